@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 status=0
 for dtype in f16 bf16; do
   "$build/iron" build --emit cubin --cuda-profile sm_90a --dtype "$dtype" \
-    --filter '^(iron_gemm_warpgroup_nk|iron_gemm_fp8_.*|iron_wg_mma_probe_.*)$' -o "$work/$dtype" >/dev/null || exit 1
+    --filter '^(iron_gemm_warpgroup_(nk|kn)|iron_gemm_fp8_.*|iron_wg_mma_probe_.*)$' -o "$work/$dtype" >/dev/null || exit 1
   for cubin in "$work/$dtype"/cubin/*.cubin; do
     sass=$(cuobjdump -sass "$cubin")
     gmma=$(grep -cE '[HQ]GMMA' <<<"$sass")
@@ -22,7 +22,7 @@ for dtype in f16 bf16; do
     verdict=ok
     if [ "$gmma" -eq 0 ] || [ "$hmma" -ne 0 ]; then verdict=MISS; status=1; fi
     case "$(basename "$cubin")" in
-      iron_gemm_warpgroup_nk_* | iron_gemm_fp8_*) if [ "$tma" -eq 0 ]; then verdict=MISS; status=1; fi ;;
+      iron_gemm_warpgroup_* | iron_gemm_fp8_*) if [ "$tma" -eq 0 ]; then verdict=MISS; status=1; fi ;;
     esac
     kinds=$(grep -oE '[HQ]GMMA' <<<"$sass" | sort -u | tr '\n' ' ')
     echo "$verdict $(basename "$cubin"): $gmma warpgroup products (${kinds% }), $hmma HMMA, $tma UTMALDG"

@@ -31,25 +31,26 @@
 /// ## Dispatch
 /// Tiled: a grid of ceil(n / 128) × ceil(m / 128) groups of exactly 128 threads.
 ///
-/// ## iron_gemm_warpgroup_nk
-/// The same product for `b` [n, k], written on warpgroup products (kernels/gemm/
-/// gemm_warpgroup.hpp). With its tuning knobs (docs/tuning.md) at their defaults (bm = 128, bn =
-/// 256, stages = 4, lag = 1, band = 8): a group of 384 threads owns a 128×256 tile, two warpgroups
-/// multiplying and the third loading (a specialized pipeline); each 64-column step of a and b lands
-/// in a ring of 128-byte swizzled rows. On sm_90a the loading warpgroup's first thread issues each
-/// step as TMA copies once the multiplying warpgroups have freed its slot, and each of those
-/// multiplies its 64 rows by the 256 columns in one `wgmma` product (a 4-stage ring of 48 KB
-/// stages, products in flight one step), and the tile's sums reach `out` through 33 KB of shared
-/// memory 32 rows at a time, so that each warp stores 32 consecutive columns of a row; every other
-/// target takes the tile's two 128-column halves one after the other through a 3-stage ring of
-/// 32 KB stages, as fragment products (a target query picks the path; both sum in the same
-/// order). f32 takes iron_gemm_nk's path (no warpgroup
-/// instruction reads f32). The error bound is iron_gemm's.
-/// The knobs: bm and bn, the tile's rows (128 or 64: two multiplying warpgroups or one) and
-/// columns (256, 128 or 64): smaller tiles make more groups for a small m · n; stages and lag, the
-/// sm_90a ring; band, the tile rows of the launch order's bands. Dispatch: a grid of ceil(n / bn) ×
-/// ceil(m / bm) groups of exactly 2 · bm + 128 threads (for f32, ceil(n / 128) × ceil(m / 128)
-/// groups of 128).
+/// ## iron_gemm_warpgroup_nk, iron_gemm_warpgroup_kn
+/// The same product for `b` [n, k] (nk) or [k, n] (kn), written on warpgroup products
+/// (kernels/gemm/gemm_warpgroup.hpp). With its tuning knobs (docs/tuning.md) at their defaults (bm
+/// = 128, bn = 256, stages = 4, lag = 1, band = 8): a group of 384 threads owns a 128×256 tile, two
+/// warpgroups multiplying and the third loading (a specialized pipeline); each 64-column step of a
+/// and b lands in a ring of 128-byte swizzled rows (kn: b's 64 rows of the step as four 64-column
+/// panels, one TMA box each, which wgmma reads MN-major through its descriptor's panel offset). On
+/// sm_90a the loading warpgroup's first thread issues each step as TMA copies once the multiplying
+/// warpgroups have freed its slot, and each of those multiplies its 64 rows by the 256 columns in
+/// one `wgmma` product (a 4-stage ring of 48 KB stages, products in flight one step), and the
+/// tile's sums reach `out` through 33 KB of shared memory 32 rows at a time, so that each warp
+/// stores 32 consecutive columns of a row; every other target takes the tile's two 128-column
+/// halves one after the other through a 3-stage ring of 32 KB stages, as fragment products (a
+/// target query picks the path; both sum in the same order). f32 takes iron_gemm_nk's
+/// (iron_gemm_kn's) path (no warpgroup instruction reads f32). The error bound is iron_gemm's. The
+/// knobs: bm and bn, the tile's rows (128 or 64: two multiplying warpgroups or one) and columns
+/// (256, 128 or 64): smaller tiles make more groups for a small m · n; stages and lag, the sm_90a
+/// ring; band, the tile rows of the launch order's bands; persistent, a group a multiprocessor
+/// (then k, and for kn n, multiples of 8). Dispatch: a grid of ceil(n / bn) × ceil(m / bm) groups
+/// of exactly 2 · bm + 128 threads (for f32, ceil(n / 128) × ceil(m / 128) groups of 128).
 #include <iron/iron.hpp>
 
 #include "gemm_tiles.hpp"
@@ -78,10 +79,11 @@ IRON_KERNEL_TEMPLATE(iron_gemm, (MatrixLayout B_LAYOUT),
 IRON_KERNEL_VARIANT(iron_gemm, kn, MatrixLayout::RowMajor);
 IRON_KERNEL_VARIANT(iron_gemm, nk, MatrixLayout::ColMajor);
 
-IRON_KERNEL(iron_gemm_warpgroup_nk, (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> m,
-                                     Constexpr<u32> n, Constexpr<u32> k, Constexpr<f32> alpha)) {
+IRON_KERNEL_TEMPLATE(iron_gemm_warpgroup, (MatrixLayout B_LAYOUT),
+                     (Tensor<T> a, Tensor<T> b, Out<T> out, Constexpr<u32> m, Constexpr<u32> n,
+                      Constexpr<u32> k, Constexpr<f32> alpha)) {
   layout(a, "[m, k]");
-  layout(b, "[n, k]");
+  layout(b, B_LAYOUT == row_major ? "[k, n]" : "[n, k]");
   layout(out, "[m, n]");
   const auto write = [&](const auto& r, const auto& c, const Expr<f32>& sum) {
     store(out[r * n + c], cast<T>(sum * alpha));
@@ -89,12 +91,20 @@ IRON_KERNEL(iron_gemm_warpgroup_nk, (Tensor<T> a, Tensor<T> b, Out<T> out, Const
   if constexpr (lane_bytes<T>() == 2) {
     const gemm::warpgroup::Shape shape = gemm::warpgroup::tuned_shape();
     gemm::warpgroup::declare<T>(shape, k);
-    gemm::warpgroup::tile_product(a, b, m, n, k, write, shape);
+    if constexpr (B_LAYOUT == row_major) {
+      // A persistent launch's copies of b's rows are TMA's too.
+      if (shape.persistent) require_multiple_of(n, 16 / lane_bytes<T>());
+      gemm::warpgroup::tile_product(a, gemm::warpgroup::RowsB<T>{b}, m, n, k, write, shape);
+    } else {
+      gemm::warpgroup::tile_product(a, b, m, n, k, write, shape);
+    }
   } else {
     gemm::declare();
-    gemm::product(a, gemm::DenseB<T, col_major>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u), write);
+    gemm::product(a, gemm::DenseB<T, B_LAYOUT>{b, Expr<u32>(0u)}, m, n, k, Expr<u32>(0u), write);
   }
 }
+IRON_KERNEL_VARIANT(iron_gemm_warpgroup, nk, MatrixLayout::ColMajor);
+IRON_KERNEL_VARIANT(iron_gemm_warpgroup, kn, MatrixLayout::RowMajor);
 
 IRON_KERNEL_TEMPLATE(iron_gemm_batched, (MatrixLayout B_LAYOUT),
                      (Tensor<T> a, Tensor<T> b, Out<T> out, [[maybe_unused]] Constexpr<u32> batch,
@@ -124,6 +134,10 @@ IRON_GEOMETRY(iron_gemm_warpgroup_nk) {
   return q.dtype == DType::F32 ? gemm::geometry(q) : gemm::warpgroup::tuned_geometry(q);
 }
 IRON_TUNING(iron_gemm_warpgroup_nk) { return gemm::warpgroup::tuning_space(); }
+IRON_GEOMETRY(iron_gemm_warpgroup_kn) {
+  return q.dtype == DType::F32 ? gemm::geometry(q) : gemm::warpgroup::tuned_geometry(q);
+}
+IRON_TUNING(iron_gemm_warpgroup_kn) { return gemm::warpgroup::tuning_space(); }
 IRON_GEOMETRY(iron_gemm_batched_kn) {
   return gemm::geometry(q, static_cast<std::uint32_t>(q.constant("batch")));
 }
@@ -319,6 +333,7 @@ IRON_TEST(iron_gemm_nk, tuned_rolled_slices_130x136x328, F32, F16, BF16) {
 // partial last step and a half tile wholly outside, k not a multiple of 8 (the element-by-element
 // path), one row.
 constexpr const char* kWarpgroup = "iron_gemm_warpgroup_nk";
+constexpr const char* kWarpgroupRows = "iron_gemm_warpgroup_kn";
 IRON_TEST(iron_gemm_warpgroup_nk, tiles_256x512x320, F32, F16, BF16) {
   return gemm_setup(false, 256, 512, 320, dt, rng, 1.0, kWarpgroup);
 }
@@ -374,9 +389,10 @@ IRON_TEST(iron_gemm_warpgroup_nk, tuned_bands_of_4_640x260x64, F16, BF16) {
 // that wraps mid-tile, no product in flight); one group taking every tile of 128-column tiles.
 testing::TestSetup persistent_setup(std::size_t m, std::size_t n, std::size_t k, DType dt,
                                     testing::Rng& rng, std::uint32_t groups,
-                                    dsl::TuningConfig config) {
+                                    dsl::TuningConfig config, bool b_rows = false) {
   config["persistent"] = 1;
-  testing::TestSetup setup = gemm_setup(false, m, n, k, dt, rng, 1.0, kWarpgroup, config);
+  testing::TestSetup setup =
+      gemm_setup(b_rows, m, n, k, dt, rng, 1.0, b_rows ? kWarpgroupRows : kWarpgroup, config);
   setup.groups(groups);
   return setup;
 }
@@ -389,6 +405,36 @@ IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_small_tiles_640x300x72, F16, 
 }
 IRON_TEST(iron_gemm_warpgroup_nk, tuned_persistent_one_group_200x260x64, F16, BF16) {
   return persistent_setup(200, 260, 64, dt, rng, 1, {{"bn", 128}});
+}
+
+// b as [k, n]: whole tiles over five steps, each step's b four 64-column panels; n past a tile
+// with rows of whole 16-byte pieces (the TMA path) and without (n = 300: element by element);
+// primes; one row; 128- and 64-column tiles (two panels, one); the small-m rule's 64×64 tiles on
+// a ring as deep as fits; persistent groups running on from tile to tile.
+IRON_TEST(iron_gemm_warpgroup_kn, tiles_256x512x320, F32, F16, BF16) {
+  return gemm_setup(true, 256, 512, 320, dt, rng, 1.0, kWarpgroupRows);
+}
+IRON_TEST(iron_gemm_warpgroup_kn, past_a_tile_129x264x72, F16, BF16) {
+  return gemm_setup(true, 129, 264, 72, dt, rng, 0.5, kWarpgroupRows);
+}
+IRON_TEST(iron_gemm_warpgroup_kn, unaligned_rows_129x300x72, F16, BF16) {
+  return gemm_setup(true, 129, 300, 72, dt, rng, 1.0, kWarpgroupRows);
+}
+IRON_TEST(iron_gemm_warpgroup_kn, primes_37x23x19, F32, F16, BF16) {
+  return gemm_setup(true, 37, 23, 19, dt, rng, 1.0, kWarpgroupRows);
+}
+IRON_TEST(iron_gemm_warpgroup_kn, vector_1x136x16, F16, BF16) {
+  return gemm_setup(true, 1, 136, 16, dt, rng, 1.0, kWarpgroupRows);
+}
+IRON_TEST(iron_gemm_warpgroup_kn, tuned_narrow_129x200x136, F16, BF16) {
+  return gemm_setup(true, 129, 200, 136, dt, rng, 1.0, kWarpgroupRows, {{"bn", 128}});
+}
+IRON_TEST(iron_gemm_warpgroup_kn, tuned_fill_stages_70x136x1800, F16, BF16) {
+  return gemm_setup(true, 70, 136, 1800, dt, rng, 1.0, kWarpgroupRows,
+                    {{"bm", 64}, {"bn", 64}, {"stages", 16}});
+}
+IRON_TEST(iron_gemm_warpgroup_kn, tuned_persistent_129x296x136, F16, BF16) {
+  return persistent_setup(129, 296, 136, dt, rng, 3, {}, true);
 }
 
 // Batches: the weight shared by every batch (stride 0), and batches with a gap between them.
@@ -429,6 +475,12 @@ IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n4096_k4096, F16, BF16) {
 }
 IRON_BENCH(iron_gemm_warpgroup_nk, m8192_n8192_k8192, BF16) {
   return gemm_bench(false, 8192, 8192, 8192, dt, kWarpgroup);
+}
+IRON_BENCH(iron_gemm_warpgroup_kn, m4096_n4096_k4096, F16, BF16) {
+  return gemm_bench(true, 4096, 4096, 4096, dt, kWarpgroupRows);
+}
+IRON_BENCH(iron_gemm_warpgroup_kn, m8192_n8192_k8192, BF16) {
+  return gemm_bench(true, 8192, 8192, 8192, dt, kWarpgroupRows);
 }
 IRON_BENCH(iron_gemm_warpgroup_nk, m4096_n14336_k4096, BF16) {
   return gemm_bench(false, 4096, 14336, 4096, dt, kWarpgroup);

@@ -1,9 +1,9 @@
-/// The product of iron_gemm_warpgroup_nk: a group's 128×256 tile of a · bᵀ by two consumer
-/// warpgroups, each a 64×256 warpgroup product a step on sm_90a (Hopper's wgmma), two 128×128
-/// halves of 64×128 products elsewhere, lowered to each simdgroup's fragment products; a third
-/// warpgroup loads (a specialized pipeline: on sm_90a its first thread issues the TMA copies)
-/// (docs/tensor-cores.md, "Warpgroup products", "Specialized pipelines", "One source, each
-/// target's path"). See kernels/gemm/gemm.cpp.
+/// The product of iron_gemm_warpgroup_nk (and, b given as [k, n], iron_gemm_warpgroup_kn): a
+/// group's 128×256 tile of a · bᵀ by two consumer warpgroups, each a 64×256 warpgroup product a
+/// step on sm_90a (Hopper's wgmma), two 128×128 halves of 64×128 products elsewhere, lowered to
+/// each simdgroup's fragment products; a third warpgroup loads (a specialized pipeline: on sm_90a
+/// its first thread issues the TMA copies) (docs/tensor-cores.md, "Warpgroup products",
+/// "Specialized pipelines", "One source, each target's path"). See kernels/gemm/gemm.cpp.
 #pragma once
 
 #include <cmath>
@@ -164,6 +164,83 @@ struct Rings {
   dsl::Shared<T> b = make(kStageB);
 };
 
+/// b given as [k, n] (row-major): a plain tensor b is [n, k], a weight's layout. A step of it
+/// lands in the ring as BN / step panels of step rows of k by one 128-byte row of n each, one TMA
+/// box a panel, which the warpgroup product reads in place (B row-major in panels).
+template <class T>
+struct RowsB {
+  using Element = T;
+  const dsl::Tensor<T>& tensor;
+};
+template <class B>
+inline constexpr bool kRowsB = false;
+template <class T>
+inline constexpr bool kRowsB<RowsB<T>> = true;
+
+template <class T>
+const dsl::Tensor<T>& tensor_of(const dsl::Tensor<T>& b) {
+  return b;
+}
+template <class T>
+const dsl::Tensor<T>& tensor_of(const RowsB<T>& b) {
+  return b.tensor;
+}
+
+/// Whether the rows of a [m, k] and of b are whole 16-byte pieces of T (asynchronous and TMA
+/// copies): k's, and n's where b is [k, n].
+template <class T, class B>
+dsl::Expr<bool> rows_whole(const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k) {
+  constexpr std::uint32_t kPiece = 16 / dsl::lane_bytes<T>();
+  if constexpr (kRowsB<B>) {
+    return k % kPiece == 0u && n % kPiece == 0u;
+  } else {
+    return k % kPiece == 0u;
+  }
+}
+
+/// Starts copying the step at k p0 of b's columns col0 … col0 + BN - 1 to ring[at …]: BN rows of
+/// STEP (b [n, k]) or BN / STEP panels of STEP × STEP (b [k, n]).
+template <std::uint32_t BN, std::uint32_t STEP, class T, class B>
+void copy_b_async(const dsl::Shared<T>& ring, const dsl::Expr<dsl::u32>& at, const B& b,
+                  const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                  const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& p0) {
+  using namespace iron::dsl;
+  if constexpr (kRowsB<B>) {
+    static_assert(BN % STEP == 0, "a [k, n] tile is whole panels");
+    static_assert(dsl::lane_bytes<T>() == 2, "a [k, n] B is read row-major: 16-bit operands only");
+    for (std::uint32_t j = 0; j < BN / STEP; ++j) {
+      copy_tile_async<STEP, STEP>(ring, at + j * STEP * STEP, tensor_of(b), Expr<u32>(0u), k, n, p0,
+                                  col0 + j * STEP);
+    }
+  } else {
+    copy_tile_async<BN, STEP>(ring, at, b, Expr<u32>(0u), n, k, col0, p0);
+  }
+}
+
+/// copy_b_async's step element by element (the path for any width) to tile[0 …], each element
+/// converted to the tile's R (b [n, k]; a [k, n] b is 16-bit, as its ring).
+template <std::uint32_t BN, std::uint32_t STEP, class R, class B>
+void copy_b(const dsl::Shared<R>& tile, const B& b, const dsl::Expr<dsl::u32>& n,
+            const dsl::Expr<dsl::u32>& k, const dsl::Expr<dsl::u32>& col0,
+            const dsl::Expr<dsl::u32>& p0) {
+  using namespace iron::dsl;
+  if constexpr (kRowsB<B>) {
+    static_assert(std::is_same_v<typename B::Element, R>, "16-bit rings hold b as it is");
+    // Row r, column c of the step: panel c / STEP, at (c / STEP) · STEP² + r · STEP + c % STEP.
+    for (auto v : range(thread_id<0>(), STEP * BN, group_size<0>())) {
+      auto r = v / BN;
+      auto c = v % BN;
+      auto to = c / STEP * (STEP * STEP) + r * STEP + c % STEP;
+      IRON_IF(p0 + r < k && col0 + c < n) {
+        store(tile[to], load(tensor_of(b)[(p0 + r) * n + col0 + c]));
+      }
+      IRON_ELSE { store(tile[to], 0.0f); }
+    }
+  } else {
+    copy_tile(Matrix{b, Expr<u32>(0u), n, k}, tile, STEP, col0, p0, BN, STEP);
+  }
+}
+
 /// Calls epilogue(r, c, sum) for every element (r, c) < (m, n) of the BM×BN tile at (row0,
 /// col0) whose sums the consumers' accumulators hold (simdgroup s: rows 16·s …), kStagedRows
 /// rows at a time through shared memory, each warp's calls on 32 consecutive columns of a row.
@@ -226,7 +303,7 @@ struct NoBlockScales {};
 /// (product, persistent_product): the consumer warpgroup `group` multiplies rows 64·group … of
 /// the tile; with `blocks` (see product) each block's products go to `block` and are folded in,
 /// scaled, once the block's last step is multiplied.
-template <std::uint32_t BM, std::uint32_t BN, class R, bool RING, class Blocks>
+template <std::uint32_t BM, std::uint32_t BN, class R, bool RING, class Blocks, bool B_ROWS = false>
 struct StepProducts {
   static constexpr bool kBlockScaled = !std::is_same_v<Blocks, NoBlockScales>;
   static constexpr std::uint32_t kStep = Rings<R, BM, BN, RING>::kStep;
@@ -277,7 +354,12 @@ struct StepProducts {
                 std::uint32_t in_flight, const dsl::Expr<dsl::u32>& p0) {
     using namespace iron::dsl;
     FragAcc<16, BN>& into = kBlockScaled ? *block : acc;
-    warpgroup_mma<kStep>(into, rings.a, a0 + group * 64u * kStep, kStep, rings.b, b0, kStep);
+    if constexpr (B_ROWS) {
+      warpgroup_mma<kStep>(into, rings.a, a0 + group * 64u * kStep, kStep, rings.b, b0, kStep,
+                           row_major, kStep * kStep);
+    } else {
+      warpgroup_mma<kStep>(into, rings.a, a0 + group * 64u * kStep, kStep, rings.b, b0, kStep);
+    }
     warpgroup_commit();
     warpgroup_wait(kBlockScaled ? 0 : in_flight, into);
     if constexpr (kBlockScaled) {
@@ -290,21 +372,21 @@ struct StepProducts {
 };
 
 /// Calls epilogue(r, c, sum) for every element (r, c) of the BM×BN tile of a · bᵀ at (row0,
-/// col0) inside out (a [m, k], b [n, k], both T = f16, bf16 or an 8-bit float), sum the f32
-/// Σ_p a[r, p] · b[c, p], through `rings` of R: a ring of `stages` steps, each step's product in
-/// flight `lag` more steps (pipelined's lag) where R is T and the rows are whole 16-byte pieces;
-/// else step by step, each element converted to R on its way in (exactly: R holds every T
-/// value). STAGED: the sums reach the epilogue through shared memory (staged_epilogue), else each
-/// lane hands over the elements it holds. WHOLE_TILES as staged_epilogue.
-/// With `blocks` (a type with kBlock, a multiple of the step, row_scale(r, kb) and
+/// col0) inside out (a [m, k], b [n, k], both T = f16, bf16 or an 8-bit float; or b RowsB, [k, n]
+/// of 16-bit T), sum the f32 Σ_p a[r, p] · b(p, c), through `rings` of R: a ring of `stages` steps,
+/// each step's product in flight `lag` more steps (pipelined's lag) where R is T and the rows are
+/// whole 16-byte pieces; else step by step, each element converted to R on its way in (exactly: R
+/// holds every T value). STAGED: the sums reach the epilogue through shared memory
+/// (staged_epilogue), else each lane hands over the elements it holds. WHOLE_TILES as
+/// staged_epilogue. With `blocks` (a type with kBlock, a multiple of the step, row_scale(r, kb) and
 /// column_scale(col0, kb)), the sum is instead Σ_kb blocks.row_scale(r, kb) ·
 /// blocks.column_scale(col0, kb) · Σ_{p in block kb} a[r, p] · b[c, p]: each block's
 /// products accumulate apart and are folded in, scaled, once the block's last step is
 /// multiplied (so lag is 0).
-template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class R,
-          bool RING, class Epilogue, class Blocks = NoBlockScales>
+template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class B,
+          class R, bool RING, class Epilogue, class Blocks = NoBlockScales>
 void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uint32_t lag,
-             const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+             const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
              const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue,
              const Blocks& blocks = {}) {
@@ -317,9 +399,8 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   const Shared<R>& tile_b = rings.b;
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
-  const Matrix<T> mb{b, Expr<u32>(0u), n, k};
 
-  StepProducts<BM, BN, R, RING, Blocks> steps(rings, blocks, m, k);
+  StepProducts<BM, BN, R, RING, Blocks, kRowsB<B>> steps(rings, blocks, m, k);
   FragAcc<16, BN>& acc = steps.acc;
   const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight,
                             const Expr<u32>& p0) {
@@ -328,7 +409,7 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   const auto step_by_step = [&] {
     for (auto p0 : range(0u, k, kStep)) {
       copy_tile(ma, tile_a, kStep, row0, p0, BM, kStep);
-      copy_tile(mb, tile_b, kStep, col0, p0, BN, kStep);
+      copy_b<BN, kStep>(tile_b, b, n, k, col0, p0);
       fence_async_proxy();
       barrier();
       IRON_IF(consumer) { multiply(Expr<u32>(0u), Expr<u32>(0u), 0, p0); }
@@ -337,12 +418,12 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   };
   if constexpr (RING) {
     static_assert(std::is_same_v<T, R>, "a ring fills by copies, which convert nothing");
-    IRON_IF(specialized(k % (16 / lane_bytes<T>()) == 0u)) {
+    IRON_IF(specialized(rows_whole<T, B>(n, k))) {
       pipelined(
           0u, k, kStep, stages,
           [&](const Expr<u32>& p0, const Expr<u32>& slot) {
             copy_tile_async<BM, kStep>(tile_a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
-            copy_tile_async<BN, kStep>(tile_b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
+            copy_b_async<BN, kStep>(tile_b, slot * kStageB, b, n, k, col0, p0);
           },
           [&](const Expr<u32>& p0, const Expr<u32>& slot) {
             multiply(slot * kStageA, slot * kStageB, lag, p0);
@@ -401,9 +482,9 @@ void with_tile(const Shape& shape, Run&& run) {
 
 /// The BM×BN tile at (row0, col0) on a target without warpgroup products: pieces of at most 128
 /// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at).
-template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class T, class Epilogue,
+template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class T, class B, class Epilogue,
           class Blocks>
-void pieces_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+void pieces_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                     const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                     Epilogue&& epilogue, const Blocks& blocks) {
@@ -425,8 +506,8 @@ void pieces_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl:
 /// so both paths give the same bits. 8-bit floats multiply as such on sm_90a (128 of k a step);
 /// elsewhere they are converted to f16 on their way to shared memory (fallback_ring_t), step by
 /// step. WHOLE_TILES as staged_epilogue; `blocks` as product's.
-template <bool WHOLE_TILES = true, class T, class Epilogue, class Blocks = NoBlockScales>
-void tile_product_at(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+template <bool WHOLE_TILES = true, class T, class B, class Epilogue, class Blocks = NoBlockScales>
+void tile_product_at(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                      Epilogue&& epilogue, const Shape& shape = {}, const Blocks& blocks = {}) {
@@ -466,17 +547,16 @@ struct PersistentTiles {
 /// consumers); the consumers count theirs in variables, since their arithmetic a step runs
 /// between their products. Its copies are TMA's, so k % (16 / sizeof(T)) == 0 (the contract of
 /// a persistent launch).
-template <std::uint32_t BM, std::uint32_t BN, class T, class Epilogue, class Blocks>
+template <std::uint32_t BM, std::uint32_t BN, class T, class B, class Epilogue, class Blocks>
 void persistent_product(const Rings<T, BM, BN>& rings, const Shape& shape,
-                        const PersistentTiles& tiles, const dsl::Tensor<T>& a,
-                        const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
-                        const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
-                        Epilogue&& epilogue, const Blocks& blocks) {
+                        const PersistentTiles& tiles, const dsl::Tensor<T>& a, const B& b,
+                        const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
+                        const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue, const Blocks& blocks) {
   using namespace iron::dsl;
   constexpr std::uint32_t kStep = Rings<T, BM, BN>::kStep;
   constexpr std::uint32_t kStageA = Rings<T, BM, BN>::kStageA;
   constexpr std::uint32_t kStageB = Rings<T, BM, BN>::kStageB;
-  StepProducts<BM, BN, T, true, Blocks> steps(rings, blocks, m, k);
+  StepProducts<BM, BN, T, true, Blocks, kRowsB<B>> steps(rings, blocks, m, k);
   auto per_tile = (k + (kStep - 1u)) / kStep;
   const auto origin = [&](const Expr<u32>& order) {
     return banded_position(order, tiles.tiles_m, tiles.tiles_n, BM, BN, shape.band);
@@ -491,7 +571,7 @@ void persistent_product(const Rings<T, BM, BN>& rings, const Shape& shape,
         auto p0 = (q - t * per_tile) * kStep;
         auto [row0, col0] = origin(tiles.first + t * tiles.stride);
         copy_tile_async<BM, kStep>(rings.a, slot * kStageA, a, Expr<u32>(0u), m, k, row0, p0);
-        copy_tile_async<BN, kStep>(rings.b, slot * kStageB, b, Expr<u32>(0u), n, k, col0, p0);
+        copy_b_async<BN, kStep>(rings.b, slot * kStageB, b, n, k, col0, p0);
       },
       [&](const Expr<u32>&, const Expr<u32>& slot) {
         auto p0 = compute_p0.get();
@@ -512,11 +592,10 @@ void persistent_product(const Rings<T, BM, BN>& rings, const Shape& shape,
 /// tile_product with a group a multiprocessor (Shape::persistent): on sm_90a persistent_product;
 /// elsewhere each of the group's tiles in turn as tile_product_at's pieces. Both sum every
 /// element in the same k order, so both paths give the same bits.
-template <class T, class Epilogue, class Blocks>
-void persistent_tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b,
-                             const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
-                             const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue, const Shape& shape,
-                             const Blocks& blocks) {
+template <class T, class B, class Epilogue, class Blocks>
+void persistent_tile_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
+                             const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
+                             Epilogue&& epilogue, const Shape& shape, const Blocks& blocks) {
   using namespace iron::dsl;
   with_tile(shape, [&]<std::uint32_t BM, std::uint32_t BN>() {
     const PersistentTiles tiles{(m + (BM - 1u)) / BM, (n + (BN - 1u)) / BN};
@@ -536,8 +615,8 @@ void persistent_tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b,
 
 /// This group's tile in the banded launch order (banded_tile), as tile_product_at; or, with
 /// shape.persistent, each of this group's tiles (persistent_tile_product).
-template <class T, class Epilogue, class Blocks = NoBlockScales>
-void tile_product(const dsl::Tensor<T>& a, const dsl::Tensor<T>& b, const dsl::Expr<dsl::u32>& m,
+template <class T, class B, class Epilogue, class Blocks = NoBlockScales>
+void tile_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k, Epilogue&& epilogue,
                   const Shape& shape = {}, const Blocks& blocks = {}) {
   if (shape.persistent) {

@@ -546,9 +546,12 @@ std::size_t op_arity(const Op& op) {
   const bool vector_store =
       op.lanes > 1 && info.has(kWritesMemory) &&
       (info.types == TypeRule::TensorAccess || info.types == TypeRule::SharedAccess);
-  // wg.mma's register form has its A fragment where the shared form has A's offset and stride.
+  // wg.mma's register form has its A fragment where the shared form has A's offset and stride;
+  // a row-major B adds its panel stride.
   const bool registers_form = op.kind == OpKind::WgMma && op.shared < 0;
-  return info.operands + (vector_store ? op.lanes - 1 : 0) - (registers_form ? 1 : 0);
+  const bool b_panels = op.kind == OpKind::WgMma && op.layout == MatrixLayout::RowMajor;
+  return info.operands + (vector_store ? op.lanes - 1 : 0) - (registers_form ? 1 : 0) +
+         (b_panels ? 1 : 0);
 }
 
 std::size_t op_block_count(OpKind k) { return op_info(k).blocks; }

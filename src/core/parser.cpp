@@ -900,8 +900,8 @@ class Parser {
     op.fragment.cols = c.integer<std::uint32_t>("the box's columns");
   }
 
-  /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row|col, K`, or the register
-  /// form `%d, %a, @b[%offset], %stride, row|col, K`.
+  /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row %panel|col, K`, or the
+  /// register form `%d, %a, @b[%offset], %stride, row %panel|col, K`.
   void warpgroup_operands(Cursor& c, Op& op) const {
     op.args.push_back(c.value("the accumulator"));
     const auto operand = [&](int& alloc) {
@@ -925,6 +925,7 @@ class Parser {
     const auto l = parse_matrix_layout(layout);
     if (!l) c.fail_here(fmt::format("unknown layout '{}' (expected row or col)", layout));
     op.layout = *l;
+    if (op.layout == MatrixLayout::RowMajor) op.args.push_back(c.value("a row-major B's panels"));
     c.punct(',', "before K");
     op.ivalue = c.integer<std::int64_t>("K, the product's depth");
   }

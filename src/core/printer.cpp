@@ -9,6 +9,7 @@
 
 #include "iron/core/error.hpp"
 #include "iron/core/op_views.hpp"
+#include "op_rules.hpp"
 
 namespace iron::ir {
 namespace {
@@ -226,18 +227,23 @@ class Printer {
         if (op.kind == OpKind::MbarInval || op.kind == OpKind::MbarArrive) return text;
         return text + fmt::format(", {}", op.ivalue);
       }
-      case OpAttributes::WarpgroupOperands:
+      case OpAttributes::WarpgroupOperands: {
+        IRON_INTERNAL_ASSERT(op.args.size() == op_arity(op), "wg.mma without its operands");
+        // A row-major B's layout carries its panel stride: `row %p`.
+        const bool panels = op.layout == MatrixLayout::RowMajor;
+        const std::string layout =
+            panels ? fmt::format("{} {}", matrix_layout_name(op.layout), value(op.args.back()))
+                   : std::string(matrix_layout_name(op.layout));
         if (op.shared < 0) {
-          IRON_INTERNAL_ASSERT(op.args.size() == 4, "wg.mma's register form without 4 operands");
           return fmt::format(" {}, {}, {}[{}], {}, {}, {}", value(op.args[0]), value(op.args[1]),
-                             shared_name(op.shared_b), value(op.args[2]), value(op.args[3]),
-                             matrix_layout_name(op.layout), op.ivalue);
+                             shared_name(op.shared_b), value(op.args[2]), value(op.args[3]), layout,
+                             op.ivalue);
         }
-        IRON_INTERNAL_ASSERT(op.args.size() == 5, "wg.mma without its five operands");
         return fmt::format(" {}, {}[{}], {}, {}[{}], {}, {}, {}", value(op.args[0]),
                            shared_name(op.shared), value(op.args[1]), value(op.args[2]),
-                           shared_name(op.shared_b), value(op.args[3]), value(op.args[4]),
-                           matrix_layout_name(op.layout), op.ivalue);
+                           shared_name(op.shared_b), value(op.args[3]), value(op.args[4]), layout,
+                           op.ivalue);
+      }
       case OpAttributes::FragmentMemory: {
         IRON_INTERNAL_ASSERT(op.args.size() == 3, "frag.load/store without its three operands");
         const std::string target = op.shared >= 0 ? shared_name(op.shared) : param_name(op.param);

@@ -121,10 +121,11 @@ void record_copy_tile(int shared, ir::ValueId at, int param, ir::ValueId base, i
 }
 
 void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,
-                   int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride,
+                   int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride, ir::ValueId b_panel,
                    ir::MatrixLayout b_layout, std::uint32_t k) {
-  ir::Op& op = Tracer::current().record(ir::OpKind::WgMma, DType::F32,
-                                        {d, a_offset, a_stride, b_offset, b_stride});
+  std::vector<ir::ValueId> args = {d, a_offset, a_stride, b_offset, b_stride};
+  if (b_layout == ir::MatrixLayout::RowMajor) args.push_back(b_panel);
+  ir::Op& op = Tracer::current().record(ir::OpKind::WgMma, DType::F32, std::move(args));
   op.shared = a_alloc;
   op.shared_b = b_alloc;
   op.layout = b_layout;
@@ -132,8 +133,11 @@ void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId
 }
 
 void record_wg_mma_registers(ir::ValueId d, ir::ValueId a, int b_alloc, ir::ValueId b_offset,
-                             ir::ValueId b_stride, ir::MatrixLayout b_layout, std::uint32_t k) {
-  ir::Op& op = Tracer::current().record(ir::OpKind::WgMma, DType::F32, {d, a, b_offset, b_stride});
+                             ir::ValueId b_stride, ir::ValueId b_panel, ir::MatrixLayout b_layout,
+                             std::uint32_t k) {
+  std::vector<ir::ValueId> args = {d, a, b_offset, b_stride};
+  if (b_layout == ir::MatrixLayout::RowMajor) args.push_back(b_panel);
+  ir::Op& op = Tracer::current().record(ir::OpKind::WgMma, DType::F32, std::move(args));
   op.shared_b = b_alloc;
   op.layout = b_layout;
   op.ivalue = k;

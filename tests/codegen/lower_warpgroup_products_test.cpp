@@ -154,7 +154,7 @@ TEST(PassLowerWarpgroupProducts, TheVerifierHoldsEightBitProductsToTheInstructio
             std::string::npos);
   EXPECT_NE(problems_with("col, 64", "col, 160").find("multiple of 32 from 32 to 128"),
             std::string::npos);
-  EXPECT_NE(problems_with("col, 64", "row, 64").find("column-major ([n, k]) only"),
+  EXPECT_NE(problems_with("col, 64", "row %2, 64").find("column-major ([n, k]) only"),
             std::string::npos);
 }
 
@@ -172,13 +172,13 @@ TEST(PassLowerWarpgroupProducts, OrderingOpsStayWhileAProductRunsAsWgmma) {
   std::string text(kProduct);
   // A row-major B of rows 128 elements apart: not one swizzled row, so never an MN-major wgmma.
   const std::string second =
-      "  %7 = const 128 : u32\n  wg.mma %1, @tb[%2], %3, @tb[%2], %7, row, 16 : f32\n";
+      "  %7 = const 128 : u32\n  wg.mma %1, @tb[%2], %3, @tb[%2], %7, row %2, 16 : f32\n";
   text.insert(text.find("  wg.commit"), second);
   const std::string lowered =
       run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma));
   EXPECT_NE(lowered.find("wg.mma %1, @ta[%2], %3, @tb[%2], %3, col, 32"), std::string::npos)
       << lowered;
-  EXPECT_EQ(lowered.find("row, 16"), std::string::npos)
+  EXPECT_EQ(lowered.find("row %2, 16"), std::string::npos)
       << "the row-major B product is lowered" << lowered;
   EXPECT_NE(lowered.find("wg.commit"), std::string::npos) << lowered;
   EXPECT_NE(lowered.find("wg.wait %1, 0"), std::string::npos) << lowered;
@@ -204,7 +204,7 @@ constexpr std::string_view kRegisterForm = R"(kernel wgr dtype=bf16 mode=tiled
   %7 = frag %6, a, 16, 32 : bf16
   fence.proxy.async
   barrier
-  wg.mma %1, %7, @tb[%2], %3, row, 32 : f32
+  wg.mma %1, %7, @tb[%2], %3, row %2, 32 : f32
   wg.commit
   wg.wait %1, 0
   %8 = frag.get %1, 0 : f32
@@ -311,13 +311,64 @@ TEST(PassLowerWarpgroupProducts, TheRegisterFormMovesSlotsUnderMetalsLaneMap) {
       << lowered;
 }
 
-TEST(PassLowerWarpgroupProducts, ARowMajorBWiderThanASwizzledRowIsLoweredOnHopper) {
+/// kRegisterForm with a row-major B of 128 columns: two panels of one swizzled row, `panel`
+/// elements apart.
+std::string two_panels(const std::string& panel) {
+  std::string text(kRegisterForm);
+  text.replace(text.find("acc, 16, 64"), 11, "acc, 16, 128");
+  text.replace(text.find("bf16[2048]"), 10, "bf16[8192]");
+  text.replace(text.find("  wg.mma"), 0, "  %9 = const " + panel + " : u32\n");
+  text.replace(text.find("row %2"), 6, "row %9");
+  return text;
+}
+
+TEST(PassLowerWarpgroupProducts, ARowMajorBWiderThanASwizzledRowWithoutPanelsIsLoweredOnHopper) {
   std::string text(kRegisterForm);
   text.replace(text.find("acc, 16, 64"), 11, "acc, 16, 128");
   const std::string lowered =
       run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma));
   EXPECT_EQ(lowered.find("wg.mma"), std::string::npos) << lowered;
   EXPECT_NE(lowered.find("frag.mma"), std::string::npos) << lowered;
+}
+
+TEST(PassLowerWarpgroupProducts, ARowMajorBInPanelsOnSwizzleAtomsStaysOnHopper) {
+  const std::string text = two_panels("2048");  // 4096 bytes: four 1024-byte atoms
+  EXPECT_EQ(run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90, MmaStrategy::Wgmma)),
+            canonical(text));
+}
+
+TEST(PassLowerWarpgroupProducts, PanelsOffTheSwizzleAtomsAreLoweredOnHopper) {
+  const std::string lowered = run_pass(lower_warpgroup_products, two_panels("2056"),
+                                       TargetProfile::cuda(90, MmaStrategy::Wgmma));
+  EXPECT_EQ(lowered.find("wg.mma"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("frag.mma"), std::string::npos) << lowered;
+}
+
+TEST(PassLowerWarpgroupProducts, PanelsBecomeOneLoadEachPlacedIntoTheBFragment) {
+  const std::string lowered =
+      run_pass(lower_warpgroup_products, two_panels("2048"), TargetProfile::cuda(90));
+  const auto count = [&](const std::string& what) {
+    int n = 0;
+    for (std::size_t at = lowered.find(what); at != std::string::npos;
+         at = lowered.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  // K = 32: two steps of 16, each a 16×128 B fragment filled from two 16×64 panel loads (32
+  // slots a lane each) beside the 16×16 A fragment's 8 slots, then one product.
+  EXPECT_EQ(count(", b, 16, 128 : bf16"), 2) << lowered;
+  EXPECT_EQ(count(", b, 16, 64 : bf16"), 4) << lowered;
+  EXPECT_EQ(count("frag.load @tb["), 4) << lowered;
+  EXPECT_EQ(count("frag.set "), 2 * (2 * 32 + 8)) << lowered;
+  EXPECT_EQ(count("frag.mma "), 2) << lowered;
+  EXPECT_NE(lowered.find("%9"), std::string::npos) << "the second panel's offset" << lowered;
+}
+
+TEST(PassLowerWarpgroupProducts, PanelsOfAStrideThePassCannotKnowAreAnError) {
+  std::string text = two_panels("2048");
+  text.replace(text.find("  %3 = const 64 : u32"), 21, "  %3 = builtin thread_id.y : u32");
+  EXPECT_THROW(run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90)), Error);
 }
 
 }  // namespace

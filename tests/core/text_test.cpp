@@ -98,7 +98,7 @@ constexpr std::string_view kEveryOp =
   async.wait 1
   fence.proxy.async
   wg.mma %101, @shm0[%20], %11, @shm0[%20], %11, col, 16 : f32
-  wg.mma %101, @shm0[%20], %11, @shm0[%20], %11, row, 64 : f32
+  wg.mma %101, @shm0[%20], %11, @shm0[%20], %11, row %20, 64 : f32
   wg.commit
   wg.wait %101, 1
   %112 = target.has warpgroup_products : bool

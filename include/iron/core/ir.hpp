@@ -90,14 +90,16 @@ struct Block {
 ///   valid], lanes = the elements of 16 bytes: the thread starts copying them (zeros when valid is
 ///   false). AsyncCommit closes the thread's group of started copies; AsyncWait (ivalue = N)
 ///   waits until at most N of its groups are unfinished.
-///   WgMma: shared (A) and shared_b (B), args=[d, a_offset, a_stride, b_offset, b_stride],
-///   ivalue = K, `layout` = B's: the warpgroup (4 simdgroups) multiplies; simdgroup s adds to d
-///   (its 16×N accumulator) rows 16·(s % 4) … of A (row-major, 64×K at a_offset) times B (K×N at
-///   b_offset, column-major: (k, n) at b_offset + n·b_stride + k), asynchronously: d is ready and
-///   the operands free after a WgWait. The register form (shared = -1, args=[d, a, b_offset,
-///   b_stride]) takes A from simdgroup s's own 16×K A fragment `a` (rows 16·(s % 4) … of the
-///   64×K), which must not change until the WgWait; B row-major is (k, n) at b_offset +
-///   k·b_stride + n. WgCommit closes the simdgroup's group of started products;
+///   WgMma: shared (A) and shared_b (B), args=[d, a_offset, a_stride, b_offset, b_stride] and,
+///   for a row-major B, b_panel; ivalue = K, `layout` = B's: the warpgroup (4 simdgroups)
+///   multiplies; simdgroup s adds to d (its 16×N accumulator) rows 16·(s % 4) … of A (row-major,
+///   64×K at a_offset) times B (K×N at b_offset, column-major: (k, n) at b_offset + n·b_stride +
+///   k), asynchronously: d is ready and the operands free after a WgWait. A row-major B is read
+///   in panels of b_stride columns, b_panel elements apart: (k, n) at b_offset +
+///   (n / b_stride)·b_panel + k·b_stride + n % b_stride (one panel where N ≤ b_stride). The
+///   register form (shared = -1, args=[d, a, b_offset, b_stride(, b_panel)]) takes A from
+///   simdgroup s's own 16×K A fragment `a` (rows 16·(s % 4) … of the 64×K), which must not change
+///   until the WgWait. WgCommit closes the simdgroup's group of started products;
 ///   WgWait (args=[d], ivalue = N) waits until at most N of its groups are unfinished.
 ///   TargetHas: a bool, ivalue = a TargetFeature: whether the target compiled for has it.
 ///   CopyTile: shared (destination), param (source tensor), args=[dst_index, base, height, width,

@@ -159,6 +159,9 @@ class WgMmaOp : public OpView<O> {
   typename OpView<O>::Id& a_stride() const { return this->arg(2); }
   typename OpView<O>::Id& b_offset() const { return this->arg(a_in_registers() ? 2 : 3); }
   typename OpView<O>::Id& b_stride() const { return this->arg(a_in_registers() ? 3 : 4); }
+  /// A row-major B's panel stride: the elements between its panels of b_stride() columns.
+  typename OpView<O>::Id& b_panel() const { return this->arg(a_in_registers() ? 4 : 5); }
+  bool b_in_panels() const { return b_layout() == MatrixLayout::RowMajor; }
   /// The depth of the product: A's columns and B's rows.
   std::uint32_t k() const { return static_cast<std::uint32_t>(this->op().ivalue); }
   MatrixLayout b_layout() const { return this->op().layout; }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "iron/dsl/fragments.hpp"
 
@@ -25,14 +26,22 @@ namespace iron::dsl {
 
 namespace detail {
 void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,
-                   int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride, MatrixLayout b_layout,
-                   std::uint32_t k);
+                   int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride, ir::ValueId b_panel,
+                   MatrixLayout b_layout, std::uint32_t k);
 void record_wg_mma_registers(ir::ValueId d, ir::ValueId a, int b_alloc, ir::ValueId b_offset,
-                             ir::ValueId b_stride, MatrixLayout b_layout, std::uint32_t k);
+                             ir::ValueId b_stride, ir::ValueId b_panel, MatrixLayout b_layout,
+                             std::uint32_t k);
 void record_wg_commit();
 void record_wg_wait(ir::ValueId d, std::int64_t pending);
 void record_fence_proxy_async();
 void record_wg_turn(ir::TurnStep step, std::uint32_t warpgroups);
+
+/// A row-major B's panel stride as recorded: the one given, else 0 (a B of one panel); none
+/// for a column-major B.
+inline ir::ValueId panel_id(MatrixLayout b_layout, const std::optional<Index>& panel) {
+  if (b_layout != MatrixLayout::RowMajor) return ir::kNoValue;
+  return panel ? panel->id() : Expr<u32>(0u).id();
+}
 }  // namespace detail
 
 /// The columns of K one Hopper instruction takes for operands of T (32 bytes of 8-bit floats, 16
@@ -48,11 +57,14 @@ constexpr std::uint32_t warpgroup_k_max() {
 
 /// Starts d += rows 16·(s % 4) … 16·(s % 4) + 15 of A · B for simdgroup s: A row-major, 64×K
 /// from a[a_offset] (rows a_stride apart); B K×N from b[b_offset], column-major ((k, n) at
-/// b_offset + n·b_stride + k, the layout of a weight [n, k]) or row-major. Every simdgroup of the
-/// warpgroup reaches it with the same offsets and strides; K is 16, 32, 48 or 64 (32, 64, 96 or
-/// 128 for the 8-bit floats). f16 and bf16 operands may run as one Hopper instruction; f32 ones
-/// always run as fragment products; 8-bit floats (both operands of one type, B column-major)
-/// run only as the Hopper instruction, so another target's path converts them first.
+/// b_offset + n·b_stride + k, the layout of a weight [n, k]) or row-major in panels of b_stride
+/// columns, b_panel elements apart ((k, n) at b_offset + (n / b_stride)·b_panel + k·b_stride +
+/// n % b_stride: a [k, n] tile wider than one 128-byte row, as its TMA boxes land; b_panel is
+/// unused where N ≤ b_stride). Every simdgroup of the warpgroup reaches it with the same offsets
+/// and strides; K is 16, 32, 48 or 64 (32, 64, 96 or 128 for the 8-bit floats). f16 and bf16
+/// operands may run as one Hopper instruction; f32 ones always run as fragment products; 8-bit
+/// floats (both operands of one type, B column-major) run only as the Hopper instruction, so
+/// another target's path converts them first.
 template <std::uint32_t K, Element T, std::uint32_t N>
 requires(K % warpgroup_k_step<T>() == 0 && K >= warpgroup_k_step<T>() &&
          K <= warpgroup_k_max<T>() && N % 8 == 0 &&
@@ -60,26 +72,29 @@ requires(K % warpgroup_k_step<T>() == 0 && K >= warpgroup_k_step<T>() &&
                                       detail::Index a_stride, const Shared<T>& b,
                                       detail::Index b_offset, detail::Index b_stride,
                                       MatrixLayout b_layout = col_major,
+                                      std::optional<detail::Index> b_panel = std::nullopt,
                                       SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_wg_mma(d.id(), a.alloc(), a_offset.id(), a_stride.id(), b.alloc(), b_offset.id(),
-                        b_stride.id(), b_layout, K);
+                        b_stride.id(), detail::panel_id(b_layout, b_panel), b_layout, K);
 }
 
 /// Starts d += a · B for simdgroup s, its A rows 16·(s % 4) … of the warpgroup's 64×K held in its
 /// own registers (an accumulator made an operand by to_a, as attention's weights are): B K×N
-/// from b[b_offset], row-major ((k, n) at b_offset + k·b_stride + n, the layout of values
-/// [keys, d]) or column-major. `a` may not be written until a warpgroup_wait leaves the group
-/// done. f16 and bf16 operands may run as one Hopper instruction per 16 columns of K.
+/// from b[b_offset], row-major (the layout of values [keys, d]; in panels of b_stride columns
+/// b_panel apart, as above) or column-major. `a` may not be written until a warpgroup_wait
+/// leaves the group done. f16 and bf16 operands may run as one Hopper instruction per 16
+/// columns of K.
 template <Element T, std::uint32_t K, std::uint32_t N>
 requires(K % 16 == 0 && K >= 16 && K <= 256 && N % 8 == 0 &&
          N <= 256) void warpgroup_mma(FragAcc<16, N>& d, const FragA<T, 16, K>& a,
                                       const Shared<T>& b, detail::Index b_offset,
                                       detail::Index b_stride, MatrixLayout b_layout = row_major,
+                                      std::optional<detail::Index> b_panel = std::nullopt,
                                       SourceLocation where = SourceLocation::current()) {
   detail::at(where);
-  detail::record_wg_mma_registers(d.id(), a.id(), b.alloc(), b_offset.id(), b_stride.id(), b_layout,
-                                  K);
+  detail::record_wg_mma_registers(d.id(), a.id(), b.alloc(), b_offset.id(), b_stride.id(),
+                                  detail::panel_id(b_layout, b_panel), b_layout, K);
 }
 
 /// Closes the calling simdgroup's group of started warpgroup products.

@@ -184,7 +184,8 @@ class BodyWriter {
           .k = mma.k(),
           .input = cx_.kernel.shared.at(op.shared_b).dtype,
           .a_in_registers = registers,
-          .b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor};
+          .b_rows = mma.b_in_panels(),
+          .b_panel = mma.b_in_panels() ? values_.name(mma.b_panel()) : std::string()};
       return line(cx_.dialect.warpgroup_product(p, needs), op.loc);
     }
     if (op.kind == OpKind::WgCommit) return line(cx_.dialect.warpgroup_commit(needs), op.loc);

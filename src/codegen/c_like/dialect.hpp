@@ -68,6 +68,7 @@ struct WarpgroupProduct {
   DType input = DType::BF16;
   bool a_in_registers = false;  ///< a names the A fragment (else A's first element in shared)
   bool b_rows = false;          ///< B row-major ([k, n], MN-major), else column-major ([n, k])
+  std::string b_panel;          ///< b_rows: the elements between B's panels of one row
 };
 
 /// The spelling of an op kind in a dialect's table of the few kinds it covers.

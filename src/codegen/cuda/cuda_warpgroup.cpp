@@ -3,7 +3,8 @@
 /// of 8-bit floats, both operands K-major) whose shared operands
 /// are matrix descriptors of 128-byte swizzled tiles: K-major (8-row groups 1024 bytes apart; the
 /// start address moves 32 bytes per 16 columns) or, for a row-major B, MN-major (the transpose
-/// bit set; the start moves 16 rows, 2048 bytes). The register form passes the simdgroup's A
+/// bit set; the start moves 16 rows, 2048 bytes; its 64-column panels b_panel elements apart,
+/// the descriptor's leading offset). The register form passes the simdgroup's A
 /// fragment, four registers per 16 columns, in mma.m16n8k16's A layout. The accumulator is the
 /// simdgroup's 16×N fragment: its slots are the instruction's registers in order (slot 4j + e of an
 /// m16n8 tile j is register 4j + e). Empty register fences on the accumulator before the fence and
@@ -20,6 +21,8 @@ namespace iron::codegen::cuda {
 namespace {
 
 constexpr std::uint32_t kMaxWidth = 256;
+/// Columns of a 16-bit MN-major panel: one 128-byte swizzled row.
+constexpr std::uint32_t kPanelColumns = 64;
 
 /// The PTX type of wgmma operands of t.
 std::string_view ptx_operand_type(DType t) {
@@ -53,7 +56,8 @@ std::string product_name(DType t, std::uint32_t n, bool a_in_registers) {
 
 /// The helper for width n, element type t and where A is: K / 16 instructions on d, B's
 /// descriptor advanced 16 columns of K each (32 bytes along a K-major row; 16 rows of 128 bytes
-/// down an MN-major B, B_ROWS), A's likewise or its registers 16 columns at a time.
+/// down an MN-major B, B_ROWS, whose panels of 64 columns lie b_panel elements apart where n
+/// is wider than one), A's likewise or its registers 16 columns at a time.
 c_like::Helper product_helper(DType t, std::uint32_t n, bool a_in_registers) {
   const std::uint32_t regs = n / 2;
   const auto [list, outputs] = accumulator_operands(regs);
@@ -74,11 +78,13 @@ c_like::Helper product_helper(DType t, std::uint32_t n, bool a_in_registers) {
                      : "\"l\"(da + 2ull * kk)";
   std::string text = fmt::format(
       R"(// d (this simdgroup's 16×{0} part of the warpgroup's 64×{0}) += A · B, K deep, by wgmma; A {1};
-// B K-major ([n, k]) or, B_ROWS, MN-major ([k, n] in 128-byte rows, N ≤ 64).
+// B K-major ([n, k]) or, B_ROWS, MN-major ([k, n] in 128-byte rows, panels b_panel apart).
 template <int K, int B_ROWS>
-__device__ __forceinline__ void {2}(float* d, {3} a, const void* b) {{
+__device__ __forceinline__ void {2}(float* d, {3} a, const void* b,
+                                   [[maybe_unused]] unsigned int b_panel) {{
   {4}
-  const unsigned long long db = B_ROWS ? iron_wgmma_descriptor_rows(b) : iron_wgmma_descriptor(b);
+  const unsigned long long db =
+      B_ROWS ? iron_wgmma_descriptor_rows(b, {14}) : iron_wgmma_descriptor(b);
   iron_wgmma_fence_registers<{5}>(d);
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
@@ -95,7 +101,8 @@ __device__ __forceinline__ void {2}(float* d, {3} a, const void* b) {{
       name, a_in_registers ? "const unsigned int*" : "const void*",
       a_in_registers ? "unsigned int ar[K / 4];\n  iron_wgmma_fence_operand<K / 4>(ar, a);"
                      : "const unsigned long long da = iron_wgmma_descriptor(a);",
-      regs, b_op + 1, ptx_type, list, a_text, b_op, transposes, outputs, a_inputs);
+      regs, b_op + 1, ptx_type, list, a_text, b_op, transposes, outputs, a_inputs,
+      n > kPanelColumns ? "2u * b_panel" : "1024u");
   return {name,
           {"iron_wgmma_descriptor", "iron_wgmma_descriptor_rows", "iron_wgmma_fence_registers",
            "iron_wgmma_fence_operand"},
@@ -112,7 +119,7 @@ c_like::Helper product_helper_8bit(DType t, std::uint32_t n) {
       R"(// d (this simdgroup's 16×{0} part of the warpgroup's 64×{0}) += A · B, K deep, by wgmma on
 // {1} operands: A and B K-major in shared memory (B as [n, k]).
 template <int K, int B_ROWS>
-__device__ __forceinline__ void {2}(float* d, const void* a, const void* b) {{
+__device__ __forceinline__ void {2}(float* d, const void* a, const void* b, unsigned int) {{
   static_assert(B_ROWS == 0, "8-bit operands are read K-major");
   const unsigned long long da = iron_wgmma_descriptor(a);
   const unsigned long long db = iron_wgmma_descriptor(b);
@@ -149,12 +156,14 @@ __device__ __forceinline__ unsigned long long iron_wgmma_descriptor(const void* 
 )"},
         {"iron_wgmma_descriptor_rows",
          {},
-         R"(// The descriptor of an MN-major tile of at most 64 columns in 128-byte swizzled rows at p
-// (row k holds columns 0 … 63 of k): 8-row groups 1024 bytes apart (bits 32-45), the leading
-// offset set alike (one 64-column group, so the instruction steps over none), 128-byte swizzle.
-__device__ __forceinline__ unsigned long long iron_wgmma_descriptor_rows(const void* p) {
+         R"(// The descriptor of an MN-major tile in 128-byte swizzled rows at p, in panels of 64 columns
+// (row k of a panel holds its columns of k): 8-row groups 1024 bytes apart (bits 32-45), the
+// panels panel_bytes apart (the leading offset, bits 16-29), 128-byte swizzle.
+__device__ __forceinline__ unsigned long long iron_wgmma_descriptor_rows(const void* p,
+                                                                        unsigned int panel_bytes) {
   const unsigned long long address = static_cast<unsigned int>(__cvta_generic_to_shared(p));
-  return ((address & 0x3FFFFull) >> 4) | (64ull << 16) | (64ull << 32) | (1ull << 62);
+  return ((address & 0x3FFFFull) >> 4) | (static_cast<unsigned long long>(panel_bytes >> 4) << 16) |
+         (64ull << 32) | (1ull << 62);
 }
 )"},
         {"iron_wgmma_fence_operand",
@@ -211,7 +220,8 @@ std::string wgmma_product(const c_like::WarpgroupProduct& p, c_like::Needs& need
   needs.helpers.insert(helper);
   const std::string a =
       p.a_in_registers ? fmt::format("reinterpret_cast<const unsigned int*>({}.x)", p.a) : p.a;
-  return fmt::format("{}<{}, {}>({}.x, {}, {});", helper, p.k, p.b_rows ? 1 : 0, p.d, a, p.b);
+  return fmt::format("{}<{}, {}>({}.x, {}, {}, {});", helper, p.k, p.b_rows ? 1 : 0, p.d, a, p.b,
+                     p.b_rows ? p.b_panel : "0u");
 }
 
 std::string wgmma_commit() {

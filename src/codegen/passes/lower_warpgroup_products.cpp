@@ -5,6 +5,8 @@
 ///   row %b = frag 0, b, 16, N : T;    frag.load @B[b_offset + kk (· b_stride when row-major)], %b,
 ///   … frag.mma %d, %a, %b
 ///
+/// (a row-major B wider than its stride: one load a panel, b_panel apart, each placed into %b's
+/// columns slot by slot)
 /// (the register form's A: columns kk … kk + 15 of the simdgroup's A fragment, moved slot by
 /// slot into a 16×16 one), the same sums in the same order (the simulator's contract),
 /// synchronous, so the warpgroup's
@@ -30,6 +32,8 @@ using ir::OpKind;
 using ir::ValueId;
 
 constexpr std::uint32_t kSwizzleRowBytes = 128;  ///< the Hopper instruction's widest swizzle
+/// A row-major B's panels start on the 128-byte swizzle's 8-row atoms.
+constexpr std::int64_t kPanelAlignment = 1024;
 
 /// The Const op that defines each value, where one does.
 std::unordered_map<ValueId, const ir::Op*> constants(const ir::Kernel& kernel) {
@@ -48,21 +52,33 @@ bool one_swizzled_row(const ir::Kernel& kernel, int alloc, ValueId stride,
          c != known.end() && c->second->ivalue == a.swizzle;
 }
 
+/// Whether the instruction's descriptor reaches every panel of a row-major B of n columns: one
+/// panel, or panels a constant whole number of 1024-byte swizzle atoms apart (its leading offset,
+/// 14 bits of 16 bytes).
+bool panels_addressable(const ir::Kernel& kernel, const ir::Op& op, std::uint32_t n,
+                        const std::unordered_map<ValueId, const ir::Op*>& known) {
+  const std::size_t element_bytes = dtype_size(kernel.shared[op.shared_b].dtype);
+  if (n * element_bytes <= kSwizzleRowBytes) return true;
+  const auto c = known.find(ir::WgMmaOp<const ir::Op>(op).b_panel());
+  if (c == known.end()) return false;
+  const std::int64_t bytes = c->second->ivalue * static_cast<std::int64_t>(element_bytes);
+  return bytes > 0 && bytes % kPanelAlignment == 0 && bytes / 16 < (std::int64_t{1} << 14);
+}
+
 /// Whether the Hopper instruction reads the op's operands where they are: A in registers or in
 /// 128-byte swizzled rows along K; B in such rows along K (column-major) or, row-major, along N
-/// with N within one row (its k-th row 128 bytes after the (k−1)-th).
+/// in panels of one row (its k-th row 128 bytes after the (k−1)-th; panels_addressable).
 bool qualifies(const ir::Kernel& kernel, const ir::Op& op, const TargetProfile& target,
                const std::unordered_map<ValueId, const ir::Op*>& known,
                const std::unordered_map<ValueId, std::uint32_t>& columns) {
   const ir::WgMmaOp<const ir::Op> mma(op);
   const bool b_rows = mma.b_layout() == ir::MatrixLayout::RowMajor;
-  const std::uint32_t row_elements = kSwizzleRowBytes / 2;
   const std::size_t element_bytes = dtype_size(kernel.shared[op.shared_b].dtype);
   return target.kind == TargetKind::Cuda && target.mma == MmaStrategy::Wgmma &&
          element_bytes <= 2 && target.swizzled_shared &&
          (mma.a_in_registers() || one_swizzled_row(kernel, op.shared, mma.a_stride(), known)) &&
          one_swizzled_row(kernel, op.shared_b, mma.b_stride(), known) &&
-         (!b_rows || columns.at(mma.d()) <= row_elements);
+         (!b_rows || panels_addressable(kernel, op, columns.at(mma.d()), known));
 }
 
 /// Each fragment's columns (a product's N).
@@ -140,8 +156,55 @@ class Lowering {
         load(b, op.shared, a_at, a, mma.a_stride(), ir::MatrixLayout::RowMajor, t);
       }
       const ValueId f = fragment(b, t, {ir::FragmentRole::B, 16, n});
-      load(b, op.shared_b, b_at, f, mma.b_stride(), mma.b_layout(), t);
+      const std::uint32_t width = b_rows ? panel_width(op, n) : n;
+      if (width == n) {
+        load(b, op.shared_b, b_at, f, mma.b_stride(), mma.b_layout(), t);
+      } else {
+        for (std::uint32_t c = 0; c < n; c += width) {
+          const ValueId skip =
+              b.make(OpKind::Mul, u32, {b.constant(u32, c / width), index(b, mma.b_panel())})
+                  .result;
+          const ValueId at = b.make(OpKind::Add, u32, {b_at, skip}).result;
+          const std::uint32_t cols = std::min(width, n - c);
+          const ValueId panel = fragment(b, t, {ir::FragmentRole::B, 16, cols});
+          load(b, op.shared_b, at, panel, mma.b_stride(), mma.b_layout(), t);
+          place_columns(b, panel, cols, f, n, c, t, lane_map(target_));
+        }
+      }
       b.make(OpKind::FragMma, DType::F32, {mma.d(), a, f});
+    }
+  }
+
+  /// The columns of each panel a row-major B of n columns is read in: its constant stride, or
+  /// n where that is at least n. Error for a stride the pass cannot know, since the panels are
+  /// split here.
+  std::uint32_t panel_width(const ir::Op& op, std::uint32_t n) const {
+    const ir::WgMmaOp<const ir::Op> mma(op);
+    const auto c = known_.find(mma.b_stride());
+    if (c == known_.end()) {
+      throw Error(fmt::format(
+          "wg.mma at {}: a row-major B's stride must be a constant on target {}, which reads its "
+          "panels apart (the panels of b_stride columns are split when the pass runs)",
+          format_loc(op.loc), target_.name));
+    }
+    const auto stride = static_cast<std::uint32_t>(c->second->ivalue);
+    return stride >= n ? n : stride;
+  }
+
+  /// The 16×cols B fragment `from` into columns col0 … of the 16×n `to`, slot by slot under the
+  /// target's lane map: on both maps the lane that holds (r, c) of `from` holds (r, col0 + c) of
+  /// `to` (col0 and cols multiples of 8), in a slot that depends on neither the lane nor r and c
+  /// beyond the slot's own.
+  void place_columns(ir::Builder& b, ValueId from, std::uint32_t cols, ValueId to, std::uint32_t n,
+                     std::uint32_t col0, DType t, ir::LaneMap map) const {
+    const ir::FragmentShape from_shape{ir::FragmentRole::B, 16, cols};
+    const ir::FragmentShape to_shape{ir::FragmentRole::B, 16, n};
+    for (std::uint32_t e = 0; e < from_shape.elements_per_lane(); ++e) {
+      const ir::FragmentCoord at = ir::fragment_coord(map, from_shape, 0, e);
+      ir::Op& get = b.make(OpKind::FragGet, t, {from});
+      get.ivalue = e;
+      b.make(OpKind::FragSet, t, {to, get.result}).ivalue =
+          ir::fragment_owner(map, to_shape, at.row, at.col + col0).slot;
     }
   }
 

@@ -51,6 +51,7 @@ class Marker {
         }
         push(mma.b_offset());
         push(mma.b_stride());
+        if (mma.b_in_panels()) push(mma.b_panel());
       }
       if (in.exec == Exec::FragLoad || in.exec == Exec::FragStore) {
         push(ir::FragAccessOp(*in.op).offset());

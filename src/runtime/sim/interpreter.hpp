@@ -163,6 +163,7 @@ class GroupRunner {
   struct WgOperand {
     int alloc = -1;
     std::int64_t offset = 0, stride = 0;
+    std::int64_t panel = 0;  ///< a row-major B's: the elements between its panels
   };
   WgOperand wg_operand(const Instr& in, std::uint32_t first, int which);
   /// The product of the simdgroup whose first thread is `lead`, started (ops[0] unused in the

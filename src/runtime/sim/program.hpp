@@ -66,7 +66,7 @@ struct Instr {
   Exec exec = Exec::Constant;
   DType type = DType::U32;  ///< the op's type (result, stored or declared value)
   std::uint8_t operands = 0;
-  DType arg_types[5] = {};  ///< types of args: compare operands, cast source, index, lane, …
+  DType arg_types[6] = {};  ///< types of args: compare operands, cast source, index, lane, …
   ir::Builtin builtin = ir::Builtin::ThreadId;
   std::uint8_t axis = 0;
   bool on_shared = false;      ///< memory op on a threadgroup allocation (else a tensor)
@@ -90,7 +90,7 @@ struct Instr {
   std::uint32_t result = 0;    ///< value row written (a scratch row when the op has none); a
                                ///< vector load writes `lanes` rows from here, one per lane, and
                                ///< a register array owns `elements` rows from here
-  std::uint32_t args[5] = {};  ///< value rows read; an extract reads its lane's row; regs.*
+  std::uint32_t args[6] = {};  ///< value rows read; an extract reads its lane's row; regs.*
                                ///< read the array's first row (its elements follow it);
                                ///< frag.* and wg.* read each fragment's first row
   std::uint32_t lane_args =

@@ -4,6 +4,8 @@
 /// have been fenced for the asynchronous proxy by their writers. Each breach is a finding. The
 /// group runs in lock-step, so a product's reads are recorded again at its wait: another
 /// simdgroup's write before the next barrier then races with them, as it may on the hardware.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -18,6 +20,8 @@ constexpr std::uint32_t kRowsPerSimdgroup = 16;
 
 /// The bytes of a swizzled row that the Hopper instruction's 128-byte swizzle reads.
 constexpr std::int64_t kSwizzleRowBytes = 128;
+/// The 128-byte swizzle repeats every 8 rows: where a row-major B's panels start.
+constexpr std::int64_t kSwizzleAtomBytes = 8 * kSwizzleRowBytes;
 
 /// The first row of the fragment `in` writes, if it writes one.
 std::optional<std::uint32_t> written_fragment(const Instr& in) {
@@ -59,18 +63,35 @@ GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t fi
   WgOperand op{which == 0 ? in.buffer : in.source, int_value(row(off_row)[first], off_type),
                int_value(row(stride_row)[first], stride_type)};
   const ir::SharedAlloc& alloc = kernel.shared[op.alloc];
+  // A row-major B's panel stride follows its stride.
+  const bool panels = which == 1 && in.layout == ir::MatrixLayout::RowMajor;
+  const std::uint32_t panel_row = panels ? in.args[at + 2] : 0;
+  const DType panel_type = panels ? in.arg_types[at + 2] : DType::U32;
+  if (panels) op.panel = int_value(row(panel_row)[first], panel_type);
   for (std::uint32_t t = first; t < first + kWarpgroup; ++t) {
     if (wraps(off_row)[t] != 0) report_index_wrap(in, t, off_row);
     if (wraps(stride_row)[t] != 0) report_index_wrap(in, t, stride_row);
+    if (panels && wraps(panel_row)[t] != 0) report_index_wrap(in, t, panel_row);
     if (int_value(row(off_row)[t], off_type) != op.offset ||
-        int_value(row(stride_row)[t], stride_type) != op.stride) {
+        int_value(row(stride_row)[t], stride_type) != op.stride ||
+        (panels && int_value(row(panel_row)[t], panel_type) != op.panel)) {
       throw report_.warpgroup_operand(in, first, alloc.name, op.offset, op.stride,
-                                      "the threads of the warpgroup disagree on it");
+                                      "the threads of the warpgroup disagree on it or its panels");
     }
   }
   if (op.offset < 0 || op.stride < 0 || op.offset % 8 != 0 || op.stride % 8 != 0) {
     throw report_.warpgroup_operand(in, first, alloc.name, op.offset, op.stride,
                                     "both are multiples of 8 elements (16-byte rows)");
+  }
+  // Panels past the first: a whole number of them, from a row's start, 8-element multiples apart.
+  const bool several_panels = panels && in.fragment.cols > op.stride;
+  if (several_panels &&
+      (op.stride == 0 || op.offset % op.stride != 0 || op.panel < 0 || op.panel % 8 != 0)) {
+    throw report_.warpgroup_operand(
+        in, first, alloc.name, op.offset, op.stride,
+        fmt::format("a row-major B of {} columns is read in panels of its stride: the offset at a "
+                    "row's start and the panel stride ({}) a multiple of 8 elements",
+                    in.fragment.cols, op.panel));
   }
   // Operands in swizzled 16-bit or 8-bit rows must be placed as the Hopper instruction reads
   // them: rows of A and of a column-major B run along k (K columns within a row, from a multiple
@@ -80,10 +101,12 @@ GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t fi
   if (alloc.swizzle != 0 && element_bytes <= 2) {
     const auto row_bytes = static_cast<std::int64_t>(alloc.swizzle) * element_bytes;
     const std::int64_t column = op.offset % op.stride;
-    const std::int64_t width = along_k ? in.inner : in.fragment.cols;
+    const std::int64_t width =
+        along_k ? in.inner : std::min<std::int64_t>(in.fragment.cols, op.stride);
     if (row_bytes != kSwizzleRowBytes || op.stride != alloc.swizzle ||
         column * element_bytes % (along_k ? 32 : kSwizzleRowBytes) != 0 ||
-        op.offset / op.stride % 8 != 0 || column + width > op.stride) {
+        op.offset / op.stride % 8 != 0 || column + width > op.stride ||
+        (several_panels && op.panel * element_bytes % kSwizzleAtomBytes != 0)) {
       throw report_.warpgroup_operand(
           in, first, alloc.name, op.offset, op.stride,
           along_k ? "an operand in swizzled rows is read as the Hopper instruction reads it: "
@@ -91,7 +114,8 @@ GroupRunner::WgOperand GroupRunner::wg_operand(const Instr& in, std::uint32_t fi
                     "and of 32 bytes, and K columns within the row"
                   : "a row-major B in swizzled rows is read as the Hopper instruction reads it: "
                     "rows of 128 bytes, the stride one row, the offset at a multiple of 8 rows "
-                    "and the row's start, and N columns within the row");
+                    "and the row's start, and N columns within the row or in panels of one row "
+                    "a multiple of 1024 bytes apart");
     }
   }
   return op;
@@ -118,6 +142,12 @@ void GroupRunner::wg_product(const Instr& in, std::uint32_t lead, const WgOperan
     product.reads.emplace_back(op.alloc, i);
     return as_float(shared_.data(op.alloc)[i]);
   };
+  // Where (k, n) of a row-major B lies: in panels of its stride's columns, its panel stride apart.
+  const auto b_row_major_index = [](const WgOperand& op, std::uint32_t kk, std::uint32_t c) {
+    const std::int64_t panel = op.stride == 0 ? 0 : c / op.stride;
+    const std::int64_t column = op.stride == 0 ? c : c % op.stride;
+    return op.offset + panel * op.panel + std::int64_t{kk} * op.stride + column;
+  };
   std::vector<float> a(std::size_t{kRowsPerSimdgroup} * k);
   std::vector<float> b(std::size_t{k} * n);
   const ir::FragmentShape a_shape{ir::FragmentRole::A, kRowsPerSimdgroup, k};
@@ -131,7 +161,7 @@ void GroupRunner::wg_product(const Instr& in, std::uint32_t lead, const WgOperan
   for (std::uint32_t kk = 0; kk < k; ++kk) {
     for (std::uint32_t c = 0; c < n; ++c) {
       b[std::size_t{kk} * n + c] =
-          read(ops[1], b_rows ? ops[1].offset + std::int64_t{kk} * ops[1].stride + c
+          read(ops[1], b_rows ? b_row_major_index(ops[1], kk, c)
                               : ops[1].offset + std::int64_t{c} * ops[1].stride + kk);
     }
   }

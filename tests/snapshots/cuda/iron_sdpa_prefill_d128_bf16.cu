@@ -573,4382 +573,4382 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
     iron_frag_fill(v355, 0.0f);
     iron_frag<float, 2, 16, 64> v357;
     iron_frag_fill(v357, 0.0f);
-    const bool v16480 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
-    if (v16480) {
+    const bool v16492 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
+    if (v16492) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v16484 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16485 = v16484 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16487 = v16484 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16489 = v16487 << 3u;
-        const unsigned int v16490 = v347 + v16485;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16491 = v16490 < v37;
-        const unsigned int v16492 = v16491 ? v16490 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16493 = v31 + v16492;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16494 = v16493 * v2;
-        const unsigned int v16495 = v16494 + v28;
-        const unsigned int v16496 = v16495 << 7u;
-        const unsigned int v16497 = v16496 + v16489;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16500 = v16489 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16502 = v16485 << 6u;
-        const unsigned int v16504 = v16489 >> 6u;
-        const unsigned int v16506 = v16504 << 13u;
-        const unsigned int v16508 = v16506 + v16502;
-        const unsigned int v16509 = v16508 + v16500;
-        iron_copy_async<16>(shm1 + (v16509 ^ (((v16509 >> 6u) & 7u) << 3u)), k + v16497, v16491);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16511 = v16484 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16512 = v16511 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16513 = v16511 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16514 = v16513 << 3u;
-        const unsigned int v16515 = v347 + v16512;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16516 = v16515 < v37;
-        const unsigned int v16517 = v16516 ? v16515 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16518 = v31 + v16517;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16519 = v16518 * v2;
-        const unsigned int v16520 = v16519 + v28;
-        const unsigned int v16521 = v16520 << 7u;
-        const unsigned int v16522 = v16521 + v16514;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16523 = v16514 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16524 = v16512 << 6u;
-        const unsigned int v16525 = v16514 >> 6u;
-        const unsigned int v16526 = v16525 << 13u;
-        const unsigned int v16528 = v16526 + v16524;
-        const unsigned int v16529 = v16528 + v16523;
-        iron_copy_async<16>(shm1 + (v16529 ^ (((v16529 >> 6u) & 7u) << 3u)), k + v16522, v16516);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16531 = v16484 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16532 = v16531 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16533 = v16531 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16534 = v16533 << 3u;
-        const unsigned int v16535 = v347 + v16532;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16536 = v16535 < v37;
-        const unsigned int v16537 = v16536 ? v16535 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16538 = v31 + v16537;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16539 = v16538 * v2;
-        const unsigned int v16540 = v16539 + v28;
-        const unsigned int v16541 = v16540 << 7u;
-        const unsigned int v16542 = v16541 + v16534;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16543 = v16534 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16544 = v16532 << 6u;
-        const unsigned int v16545 = v16534 >> 6u;
-        const unsigned int v16546 = v16545 << 13u;
-        const unsigned int v16548 = v16546 + v16544;
-        const unsigned int v16549 = v16548 + v16543;
-        iron_copy_async<16>(shm1 + (v16549 ^ (((v16549 >> 6u) & 7u) << 3u)), k + v16542, v16536);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16551 = v16484 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16552 = v16551 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16553 = v16551 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16554 = v16553 << 3u;
-        const unsigned int v16555 = v347 + v16552;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16556 = v16555 < v37;
-        const unsigned int v16557 = v16556 ? v16555 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16558 = v31 + v16557;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16559 = v16558 * v2;
-        const unsigned int v16560 = v16559 + v28;
-        const unsigned int v16561 = v16560 << 7u;
-        const unsigned int v16562 = v16561 + v16554;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16563 = v16554 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16564 = v16552 << 6u;
-        const unsigned int v16565 = v16554 >> 6u;
-        const unsigned int v16566 = v16565 << 13u;
-        const unsigned int v16568 = v16566 + v16564;
-        const unsigned int v16569 = v16568 + v16563;
-        iron_copy_async<16>(shm1 + (v16569 ^ (((v16569 >> 6u) & 7u) << 3u)), k + v16562, v16556);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16571 = v16484 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16572 = v16571 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16573 = v16571 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16574 = v16573 << 3u;
-        const unsigned int v16575 = v347 + v16572;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16576 = v16575 < v37;
-        const unsigned int v16577 = v16576 ? v16575 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16578 = v31 + v16577;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16579 = v16578 * v2;
-        const unsigned int v16580 = v16579 + v28;
-        const unsigned int v16581 = v16580 << 7u;
-        const unsigned int v16582 = v16581 + v16574;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16583 = v16574 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16584 = v16572 << 6u;
-        const unsigned int v16585 = v16574 >> 6u;
-        const unsigned int v16586 = v16585 << 13u;
-        const unsigned int v16588 = v16586 + v16584;
-        const unsigned int v16589 = v16588 + v16583;
-        iron_copy_async<16>(shm1 + (v16589 ^ (((v16589 >> 6u) & 7u) << 3u)), k + v16582, v16576);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16591 = v16484 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16592 = v16591 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16593 = v16591 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16594 = v16593 << 3u;
-        const unsigned int v16595 = v347 + v16592;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16596 = v16595 < v37;
-        const unsigned int v16597 = v16596 ? v16595 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16598 = v31 + v16597;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16599 = v16598 * v2;
-        const unsigned int v16600 = v16599 + v28;
-        const unsigned int v16601 = v16600 << 7u;
-        const unsigned int v16602 = v16601 + v16594;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16603 = v16594 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16604 = v16592 << 6u;
-        const unsigned int v16605 = v16594 >> 6u;
-        const unsigned int v16606 = v16605 << 13u;
-        const unsigned int v16608 = v16606 + v16604;
-        const unsigned int v16609 = v16608 + v16603;
-        iron_copy_async<16>(shm1 + (v16609 ^ (((v16609 >> 6u) & 7u) << 3u)), k + v16602, v16596);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16611 = v16484 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16612 = v16611 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16613 = v16611 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16614 = v16613 << 3u;
-        const unsigned int v16615 = v347 + v16612;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16616 = v16615 < v37;
-        const unsigned int v16617 = v16616 ? v16615 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16618 = v31 + v16617;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16619 = v16618 * v2;
-        const unsigned int v16620 = v16619 + v28;
-        const unsigned int v16621 = v16620 << 7u;
-        const unsigned int v16622 = v16621 + v16614;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16623 = v16614 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16624 = v16612 << 6u;
-        const unsigned int v16625 = v16614 >> 6u;
-        const unsigned int v16626 = v16625 << 13u;
-        const unsigned int v16628 = v16626 + v16624;
-        const unsigned int v16629 = v16628 + v16623;
-        iron_copy_async<16>(shm1 + (v16629 ^ (((v16629 >> 6u) & 7u) << 3u)), k + v16622, v16616);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16631 = v16484 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16632 = v16631 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16633 = v16631 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16634 = v16633 << 3u;
-        const unsigned int v16635 = v347 + v16632;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16636 = v16635 < v37;
-        const unsigned int v16637 = v16636 ? v16635 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16638 = v31 + v16637;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16639 = v16638 * v2;
-        const unsigned int v16640 = v16639 + v28;
-        const unsigned int v16641 = v16640 << 7u;
-        const unsigned int v16642 = v16641 + v16634;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16643 = v16634 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16644 = v16632 << 6u;
-        const unsigned int v16645 = v16634 >> 6u;
-        const unsigned int v16646 = v16645 << 13u;
-        const unsigned int v16648 = v16646 + v16644;
-        const unsigned int v16649 = v16648 + v16643;
-        iron_copy_async<16>(shm1 + (v16649 ^ (((v16649 >> 6u) & 7u) << 3u)), k + v16642, v16636);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v16509 ^ (((v16509 >> 6u) & 7u) << 3u)), v + v16497, v16491);
-        iron_copy_async<16>(shm2 + (v16529 ^ (((v16529 >> 6u) & 7u) << 3u)), v + v16522, v16516);
-        iron_copy_async<16>(shm2 + (v16549 ^ (((v16549 >> 6u) & 7u) << 3u)), v + v16542, v16536);
-        iron_copy_async<16>(shm2 + (v16569 ^ (((v16569 >> 6u) & 7u) << 3u)), v + v16562, v16556);
-        iron_copy_async<16>(shm2 + (v16589 ^ (((v16589 >> 6u) & 7u) << 3u)), v + v16582, v16576);
-        iron_copy_async<16>(shm2 + (v16609 ^ (((v16609 >> 6u) & 7u) << 3u)), v + v16602, v16596);
-        iron_copy_async<16>(shm2 + (v16629 ^ (((v16629 >> 6u) & 7u) << 3u)), v + v16622, v16616);
-        iron_copy_async<16>(shm2 + (v16649 ^ (((v16649 >> 6u) & 7u) << 3u)), v + v16642, v16636);
+        const unsigned int v16496 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16497 = v16496 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16499 = v16496 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16501 = v16499 << 3u;
+        const unsigned int v16502 = v347 + v16497;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16503 = v16502 < v37;
+        const unsigned int v16504 = v16503 ? v16502 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16505 = v31 + v16504;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16506 = v16505 * v2;
+        const unsigned int v16507 = v16506 + v28;
+        const unsigned int v16508 = v16507 << 7u;
+        const unsigned int v16509 = v16508 + v16501;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16512 = v16501 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16514 = v16497 << 6u;
+        const unsigned int v16516 = v16501 >> 6u;
+        const unsigned int v16518 = v16516 << 13u;
+        const unsigned int v16520 = v16518 + v16514;
+        const unsigned int v16521 = v16520 + v16512;
+        iron_copy_async<16>(shm1 + (v16521 ^ (((v16521 >> 6u) & 7u) << 3u)), k + v16509, v16503);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16523 = v16496 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16524 = v16523 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16525 = v16523 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16526 = v16525 << 3u;
+        const unsigned int v16527 = v347 + v16524;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16528 = v16527 < v37;
+        const unsigned int v16529 = v16528 ? v16527 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16530 = v31 + v16529;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16531 = v16530 * v2;
+        const unsigned int v16532 = v16531 + v28;
+        const unsigned int v16533 = v16532 << 7u;
+        const unsigned int v16534 = v16533 + v16526;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16535 = v16526 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16536 = v16524 << 6u;
+        const unsigned int v16537 = v16526 >> 6u;
+        const unsigned int v16538 = v16537 << 13u;
+        const unsigned int v16540 = v16538 + v16536;
+        const unsigned int v16541 = v16540 + v16535;
+        iron_copy_async<16>(shm1 + (v16541 ^ (((v16541 >> 6u) & 7u) << 3u)), k + v16534, v16528);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16543 = v16496 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16544 = v16543 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16545 = v16543 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16546 = v16545 << 3u;
+        const unsigned int v16547 = v347 + v16544;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16548 = v16547 < v37;
+        const unsigned int v16549 = v16548 ? v16547 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16550 = v31 + v16549;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16551 = v16550 * v2;
+        const unsigned int v16552 = v16551 + v28;
+        const unsigned int v16553 = v16552 << 7u;
+        const unsigned int v16554 = v16553 + v16546;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16555 = v16546 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16556 = v16544 << 6u;
+        const unsigned int v16557 = v16546 >> 6u;
+        const unsigned int v16558 = v16557 << 13u;
+        const unsigned int v16560 = v16558 + v16556;
+        const unsigned int v16561 = v16560 + v16555;
+        iron_copy_async<16>(shm1 + (v16561 ^ (((v16561 >> 6u) & 7u) << 3u)), k + v16554, v16548);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16563 = v16496 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16564 = v16563 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16565 = v16563 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16566 = v16565 << 3u;
+        const unsigned int v16567 = v347 + v16564;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16568 = v16567 < v37;
+        const unsigned int v16569 = v16568 ? v16567 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16570 = v31 + v16569;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16571 = v16570 * v2;
+        const unsigned int v16572 = v16571 + v28;
+        const unsigned int v16573 = v16572 << 7u;
+        const unsigned int v16574 = v16573 + v16566;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16575 = v16566 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16576 = v16564 << 6u;
+        const unsigned int v16577 = v16566 >> 6u;
+        const unsigned int v16578 = v16577 << 13u;
+        const unsigned int v16580 = v16578 + v16576;
+        const unsigned int v16581 = v16580 + v16575;
+        iron_copy_async<16>(shm1 + (v16581 ^ (((v16581 >> 6u) & 7u) << 3u)), k + v16574, v16568);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16583 = v16496 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16584 = v16583 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16585 = v16583 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16586 = v16585 << 3u;
+        const unsigned int v16587 = v347 + v16584;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16588 = v16587 < v37;
+        const unsigned int v16589 = v16588 ? v16587 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16590 = v31 + v16589;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16591 = v16590 * v2;
+        const unsigned int v16592 = v16591 + v28;
+        const unsigned int v16593 = v16592 << 7u;
+        const unsigned int v16594 = v16593 + v16586;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16595 = v16586 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16596 = v16584 << 6u;
+        const unsigned int v16597 = v16586 >> 6u;
+        const unsigned int v16598 = v16597 << 13u;
+        const unsigned int v16600 = v16598 + v16596;
+        const unsigned int v16601 = v16600 + v16595;
+        iron_copy_async<16>(shm1 + (v16601 ^ (((v16601 >> 6u) & 7u) << 3u)), k + v16594, v16588);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16603 = v16496 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16604 = v16603 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16605 = v16603 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16606 = v16605 << 3u;
+        const unsigned int v16607 = v347 + v16604;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16608 = v16607 < v37;
+        const unsigned int v16609 = v16608 ? v16607 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16610 = v31 + v16609;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16611 = v16610 * v2;
+        const unsigned int v16612 = v16611 + v28;
+        const unsigned int v16613 = v16612 << 7u;
+        const unsigned int v16614 = v16613 + v16606;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16615 = v16606 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16616 = v16604 << 6u;
+        const unsigned int v16617 = v16606 >> 6u;
+        const unsigned int v16618 = v16617 << 13u;
+        const unsigned int v16620 = v16618 + v16616;
+        const unsigned int v16621 = v16620 + v16615;
+        iron_copy_async<16>(shm1 + (v16621 ^ (((v16621 >> 6u) & 7u) << 3u)), k + v16614, v16608);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16623 = v16496 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16624 = v16623 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16625 = v16623 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16626 = v16625 << 3u;
+        const unsigned int v16627 = v347 + v16624;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16628 = v16627 < v37;
+        const unsigned int v16629 = v16628 ? v16627 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16630 = v31 + v16629;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16631 = v16630 * v2;
+        const unsigned int v16632 = v16631 + v28;
+        const unsigned int v16633 = v16632 << 7u;
+        const unsigned int v16634 = v16633 + v16626;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16635 = v16626 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16636 = v16624 << 6u;
+        const unsigned int v16637 = v16626 >> 6u;
+        const unsigned int v16638 = v16637 << 13u;
+        const unsigned int v16640 = v16638 + v16636;
+        const unsigned int v16641 = v16640 + v16635;
+        iron_copy_async<16>(shm1 + (v16641 ^ (((v16641 >> 6u) & 7u) << 3u)), k + v16634, v16628);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16643 = v16496 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16644 = v16643 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16645 = v16643 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16646 = v16645 << 3u;
+        const unsigned int v16647 = v347 + v16644;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16648 = v16647 < v37;
+        const unsigned int v16649 = v16648 ? v16647 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16650 = v31 + v16649;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16651 = v16650 * v2;
+        const unsigned int v16652 = v16651 + v28;
+        const unsigned int v16653 = v16652 << 7u;
+        const unsigned int v16654 = v16653 + v16646;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16655 = v16646 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16656 = v16644 << 6u;
+        const unsigned int v16657 = v16646 >> 6u;
+        const unsigned int v16658 = v16657 << 13u;
+        const unsigned int v16660 = v16658 + v16656;
+        const unsigned int v16661 = v16660 + v16655;
+        iron_copy_async<16>(shm1 + (v16661 ^ (((v16661 >> 6u) & 7u) << 3u)), k + v16654, v16648);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v16521 ^ (((v16521 >> 6u) & 7u) << 3u)), v + v16509, v16503);
+        iron_copy_async<16>(shm2 + (v16541 ^ (((v16541 >> 6u) & 7u) << 3u)), v + v16534, v16528);
+        iron_copy_async<16>(shm2 + (v16561 ^ (((v16561 >> 6u) & 7u) << 3u)), v + v16554, v16548);
+        iron_copy_async<16>(shm2 + (v16581 ^ (((v16581 >> 6u) & 7u) << 3u)), v + v16574, v16568);
+        iron_copy_async<16>(shm2 + (v16601 ^ (((v16601 >> 6u) & 7u) << 3u)), v + v16594, v16588);
+        iron_copy_async<16>(shm2 + (v16621 ^ (((v16621 >> 6u) & 7u) << 3u)), v + v16614, v16608);
+        iron_copy_async<16>(shm2 + (v16641 ^ (((v16641 >> 6u) & 7u) << 3u)), v + v16634, v16628);
+        iron_copy_async<16>(shm2 + (v16661 ^ (((v16661 >> 6u) & 7u) << 3u)), v + v16654, v16648);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
 
-    for (unsigned int v11340 = v347; v11340 < v334; v11340 += 128u) {
-      const unsigned int v11341 = v11340 - v347;
-      const unsigned int v11342 = v11341 >> 7u;
-      const unsigned int v11344 = v11342 & 1u;
+    for (unsigned int v11348 = v347; v11348 < v334; v11348 += 128u) {
+      const unsigned int v11349 = v11348 - v347;
+      const unsigned int v11350 = v11349 >> 7u;
+      const unsigned int v11352 = v11350 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v11347 = v11340 + 128u;
-      const unsigned int v11349 = v11342 + 1u;
-      const unsigned int v11350 = v11349 & 1u;
-      const bool v11351 = v11347 < v334;
-      if (v11351) {
+      const unsigned int v11355 = v11348 + 128u;
+      const unsigned int v11357 = v11350 + 1u;
+      const unsigned int v11358 = v11357 & 1u;
+      const bool v11359 = v11355 < v334;
+      if (v11359) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v11356 = v11350 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v11358 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11361 = v11358 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11364 = v11358 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11365 = v11364 << 3u;
-          const unsigned int v11366 = v11347 + v11361;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11367 = v11366 < v37;
-          const unsigned int v11370 = v11367 ? v11366 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11372 = v31 + v11370;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11373 = v11372 * v2;
-          const unsigned int v11374 = v11373 + v28;
-          const unsigned int v11375 = v11374 << 7u;
-          const unsigned int v11376 = v11375 + v11365;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11378 = v11365 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11380 = v11361 << 6u;
-          const unsigned int v11383 = v11365 >> 6u;
-          const unsigned int v11384 = v11383 << 13u;
-          const unsigned int v11385 = v11356 + v11384;
-          const unsigned int v11386 = v11385 + v11380;
-          const unsigned int v11387 = v11386 + v11378;
-          iron_copy_async<16>(shm1 + (v11387 ^ (((v11387 >> 6u) & 7u) << 3u)), k + v11376, v11367);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11390 = v11358 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11392 = v11390 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11395 = v11390 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11396 = v11395 << 3u;
-          const unsigned int v11397 = v11347 + v11392;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11398 = v11397 < v37;
-          const unsigned int v11401 = v11398 ? v11397 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11403 = v31 + v11401;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11404 = v11403 * v2;
-          const unsigned int v11405 = v11404 + v28;
-          const unsigned int v11406 = v11405 << 7u;
-          const unsigned int v11407 = v11406 + v11396;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11409 = v11396 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11411 = v11392 << 6u;
-          const unsigned int v11414 = v11396 >> 6u;
-          const unsigned int v11415 = v11414 << 13u;
-          const unsigned int v11416 = v11356 + v11415;
-          const unsigned int v11417 = v11416 + v11411;
-          const unsigned int v11418 = v11417 + v11409;
-          iron_copy_async<16>(shm1 + (v11418 ^ (((v11418 >> 6u) & 7u) << 3u)), k + v11407, v11398);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11421 = v11358 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11423 = v11421 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11426 = v11421 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11427 = v11426 << 3u;
-          const unsigned int v11428 = v11347 + v11423;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11429 = v11428 < v37;
-          const unsigned int v11432 = v11429 ? v11428 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11434 = v31 + v11432;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11435 = v11434 * v2;
-          const unsigned int v11436 = v11435 + v28;
-          const unsigned int v11437 = v11436 << 7u;
-          const unsigned int v11438 = v11437 + v11427;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11440 = v11427 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11442 = v11423 << 6u;
-          const unsigned int v11445 = v11427 >> 6u;
-          const unsigned int v11446 = v11445 << 13u;
-          const unsigned int v11447 = v11356 + v11446;
-          const unsigned int v11448 = v11447 + v11442;
-          const unsigned int v11449 = v11448 + v11440;
-          iron_copy_async<16>(shm1 + (v11449 ^ (((v11449 >> 6u) & 7u) << 3u)), k + v11438, v11429);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11452 = v11358 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11454 = v11452 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11457 = v11452 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11458 = v11457 << 3u;
-          const unsigned int v11459 = v11347 + v11454;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11460 = v11459 < v37;
-          const unsigned int v11463 = v11460 ? v11459 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11465 = v31 + v11463;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11466 = v11465 * v2;
-          const unsigned int v11467 = v11466 + v28;
-          const unsigned int v11468 = v11467 << 7u;
-          const unsigned int v11469 = v11468 + v11458;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11471 = v11458 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11473 = v11454 << 6u;
-          const unsigned int v11476 = v11458 >> 6u;
-          const unsigned int v11477 = v11476 << 13u;
-          const unsigned int v11478 = v11356 + v11477;
-          const unsigned int v11479 = v11478 + v11473;
-          const unsigned int v11480 = v11479 + v11471;
-          iron_copy_async<16>(shm1 + (v11480 ^ (((v11480 >> 6u) & 7u) << 3u)), k + v11469, v11460);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11483 = v11358 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11485 = v11483 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11488 = v11483 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11489 = v11488 << 3u;
-          const unsigned int v11490 = v11347 + v11485;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11491 = v11490 < v37;
-          const unsigned int v11494 = v11491 ? v11490 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11496 = v31 + v11494;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11497 = v11496 * v2;
-          const unsigned int v11498 = v11497 + v28;
-          const unsigned int v11499 = v11498 << 7u;
-          const unsigned int v11500 = v11499 + v11489;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11502 = v11489 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11504 = v11485 << 6u;
-          const unsigned int v11507 = v11489 >> 6u;
-          const unsigned int v11508 = v11507 << 13u;
-          const unsigned int v11509 = v11356 + v11508;
-          const unsigned int v11510 = v11509 + v11504;
-          const unsigned int v11511 = v11510 + v11502;
-          iron_copy_async<16>(shm1 + (v11511 ^ (((v11511 >> 6u) & 7u) << 3u)), k + v11500, v11491);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11514 = v11358 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11516 = v11514 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11519 = v11514 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11520 = v11519 << 3u;
-          const unsigned int v11521 = v11347 + v11516;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11522 = v11521 < v37;
-          const unsigned int v11525 = v11522 ? v11521 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11527 = v31 + v11525;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11528 = v11527 * v2;
-          const unsigned int v11529 = v11528 + v28;
-          const unsigned int v11530 = v11529 << 7u;
-          const unsigned int v11531 = v11530 + v11520;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11533 = v11520 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11535 = v11516 << 6u;
-          const unsigned int v11538 = v11520 >> 6u;
-          const unsigned int v11539 = v11538 << 13u;
-          const unsigned int v11540 = v11356 + v11539;
-          const unsigned int v11541 = v11540 + v11535;
-          const unsigned int v11542 = v11541 + v11533;
-          iron_copy_async<16>(shm1 + (v11542 ^ (((v11542 >> 6u) & 7u) << 3u)), k + v11531, v11522);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11545 = v11358 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11547 = v11545 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11550 = v11545 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11551 = v11550 << 3u;
-          const unsigned int v11552 = v11347 + v11547;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11553 = v11552 < v37;
-          const unsigned int v11556 = v11553 ? v11552 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11558 = v31 + v11556;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11559 = v11558 * v2;
-          const unsigned int v11560 = v11559 + v28;
-          const unsigned int v11561 = v11560 << 7u;
-          const unsigned int v11562 = v11561 + v11551;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11564 = v11551 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11566 = v11547 << 6u;
-          const unsigned int v11569 = v11551 >> 6u;
-          const unsigned int v11570 = v11569 << 13u;
-          const unsigned int v11571 = v11356 + v11570;
-          const unsigned int v11572 = v11571 + v11566;
-          const unsigned int v11573 = v11572 + v11564;
-          iron_copy_async<16>(shm1 + (v11573 ^ (((v11573 >> 6u) & 7u) << 3u)), k + v11562, v11553);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11576 = v11358 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11578 = v11576 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11581 = v11576 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11582 = v11581 << 3u;
-          const unsigned int v11583 = v11347 + v11578;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11584 = v11583 < v37;
-          const unsigned int v11587 = v11584 ? v11583 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11589 = v31 + v11587;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11590 = v11589 * v2;
-          const unsigned int v11591 = v11590 + v28;
-          const unsigned int v11592 = v11591 << 7u;
-          const unsigned int v11593 = v11592 + v11582;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11595 = v11582 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11597 = v11578 << 6u;
-          const unsigned int v11600 = v11582 >> 6u;
-          const unsigned int v11601 = v11600 << 13u;
-          const unsigned int v11602 = v11356 + v11601;
-          const unsigned int v11603 = v11602 + v11597;
-          const unsigned int v11604 = v11603 + v11595;
-          iron_copy_async<16>(shm1 + (v11604 ^ (((v11604 >> 6u) & 7u) << 3u)), k + v11593, v11584);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v11387 ^ (((v11387 >> 6u) & 7u) << 3u)), v + v11376, v11367);
-          iron_copy_async<16>(shm2 + (v11418 ^ (((v11418 >> 6u) & 7u) << 3u)), v + v11407, v11398);
-          iron_copy_async<16>(shm2 + (v11449 ^ (((v11449 >> 6u) & 7u) << 3u)), v + v11438, v11429);
-          iron_copy_async<16>(shm2 + (v11480 ^ (((v11480 >> 6u) & 7u) << 3u)), v + v11469, v11460);
-          iron_copy_async<16>(shm2 + (v11511 ^ (((v11511 >> 6u) & 7u) << 3u)), v + v11500, v11491);
-          iron_copy_async<16>(shm2 + (v11542 ^ (((v11542 >> 6u) & 7u) << 3u)), v + v11531, v11522);
-          iron_copy_async<16>(shm2 + (v11573 ^ (((v11573 >> 6u) & 7u) << 3u)), v + v11562, v11553);
-          iron_copy_async<16>(shm2 + (v11604 ^ (((v11604 >> 6u) & 7u) << 3u)), v + v11593, v11584);
+          const unsigned int v11364 = v11358 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v11366 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11369 = v11366 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11372 = v11366 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11373 = v11372 << 3u;
+          const unsigned int v11374 = v11355 + v11369;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11375 = v11374 < v37;
+          const unsigned int v11378 = v11375 ? v11374 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11380 = v31 + v11378;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11381 = v11380 * v2;
+          const unsigned int v11382 = v11381 + v28;
+          const unsigned int v11383 = v11382 << 7u;
+          const unsigned int v11384 = v11383 + v11373;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11386 = v11373 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11388 = v11369 << 6u;
+          const unsigned int v11391 = v11373 >> 6u;
+          const unsigned int v11392 = v11391 << 13u;
+          const unsigned int v11393 = v11364 + v11392;
+          const unsigned int v11394 = v11393 + v11388;
+          const unsigned int v11395 = v11394 + v11386;
+          iron_copy_async<16>(shm1 + (v11395 ^ (((v11395 >> 6u) & 7u) << 3u)), k + v11384, v11375);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11398 = v11366 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11400 = v11398 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11403 = v11398 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11404 = v11403 << 3u;
+          const unsigned int v11405 = v11355 + v11400;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11406 = v11405 < v37;
+          const unsigned int v11409 = v11406 ? v11405 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11411 = v31 + v11409;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11412 = v11411 * v2;
+          const unsigned int v11413 = v11412 + v28;
+          const unsigned int v11414 = v11413 << 7u;
+          const unsigned int v11415 = v11414 + v11404;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11417 = v11404 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11419 = v11400 << 6u;
+          const unsigned int v11422 = v11404 >> 6u;
+          const unsigned int v11423 = v11422 << 13u;
+          const unsigned int v11424 = v11364 + v11423;
+          const unsigned int v11425 = v11424 + v11419;
+          const unsigned int v11426 = v11425 + v11417;
+          iron_copy_async<16>(shm1 + (v11426 ^ (((v11426 >> 6u) & 7u) << 3u)), k + v11415, v11406);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11429 = v11366 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11431 = v11429 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11434 = v11429 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11435 = v11434 << 3u;
+          const unsigned int v11436 = v11355 + v11431;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11437 = v11436 < v37;
+          const unsigned int v11440 = v11437 ? v11436 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11442 = v31 + v11440;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11443 = v11442 * v2;
+          const unsigned int v11444 = v11443 + v28;
+          const unsigned int v11445 = v11444 << 7u;
+          const unsigned int v11446 = v11445 + v11435;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11448 = v11435 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11450 = v11431 << 6u;
+          const unsigned int v11453 = v11435 >> 6u;
+          const unsigned int v11454 = v11453 << 13u;
+          const unsigned int v11455 = v11364 + v11454;
+          const unsigned int v11456 = v11455 + v11450;
+          const unsigned int v11457 = v11456 + v11448;
+          iron_copy_async<16>(shm1 + (v11457 ^ (((v11457 >> 6u) & 7u) << 3u)), k + v11446, v11437);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11460 = v11366 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11462 = v11460 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11465 = v11460 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11466 = v11465 << 3u;
+          const unsigned int v11467 = v11355 + v11462;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11468 = v11467 < v37;
+          const unsigned int v11471 = v11468 ? v11467 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11473 = v31 + v11471;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11474 = v11473 * v2;
+          const unsigned int v11475 = v11474 + v28;
+          const unsigned int v11476 = v11475 << 7u;
+          const unsigned int v11477 = v11476 + v11466;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11479 = v11466 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11481 = v11462 << 6u;
+          const unsigned int v11484 = v11466 >> 6u;
+          const unsigned int v11485 = v11484 << 13u;
+          const unsigned int v11486 = v11364 + v11485;
+          const unsigned int v11487 = v11486 + v11481;
+          const unsigned int v11488 = v11487 + v11479;
+          iron_copy_async<16>(shm1 + (v11488 ^ (((v11488 >> 6u) & 7u) << 3u)), k + v11477, v11468);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11491 = v11366 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11493 = v11491 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11496 = v11491 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11497 = v11496 << 3u;
+          const unsigned int v11498 = v11355 + v11493;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11499 = v11498 < v37;
+          const unsigned int v11502 = v11499 ? v11498 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11504 = v31 + v11502;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11505 = v11504 * v2;
+          const unsigned int v11506 = v11505 + v28;
+          const unsigned int v11507 = v11506 << 7u;
+          const unsigned int v11508 = v11507 + v11497;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11510 = v11497 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11512 = v11493 << 6u;
+          const unsigned int v11515 = v11497 >> 6u;
+          const unsigned int v11516 = v11515 << 13u;
+          const unsigned int v11517 = v11364 + v11516;
+          const unsigned int v11518 = v11517 + v11512;
+          const unsigned int v11519 = v11518 + v11510;
+          iron_copy_async<16>(shm1 + (v11519 ^ (((v11519 >> 6u) & 7u) << 3u)), k + v11508, v11499);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11522 = v11366 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11524 = v11522 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11527 = v11522 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11528 = v11527 << 3u;
+          const unsigned int v11529 = v11355 + v11524;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11530 = v11529 < v37;
+          const unsigned int v11533 = v11530 ? v11529 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11535 = v31 + v11533;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11536 = v11535 * v2;
+          const unsigned int v11537 = v11536 + v28;
+          const unsigned int v11538 = v11537 << 7u;
+          const unsigned int v11539 = v11538 + v11528;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11541 = v11528 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11543 = v11524 << 6u;
+          const unsigned int v11546 = v11528 >> 6u;
+          const unsigned int v11547 = v11546 << 13u;
+          const unsigned int v11548 = v11364 + v11547;
+          const unsigned int v11549 = v11548 + v11543;
+          const unsigned int v11550 = v11549 + v11541;
+          iron_copy_async<16>(shm1 + (v11550 ^ (((v11550 >> 6u) & 7u) << 3u)), k + v11539, v11530);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11553 = v11366 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11555 = v11553 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11558 = v11553 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11559 = v11558 << 3u;
+          const unsigned int v11560 = v11355 + v11555;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11561 = v11560 < v37;
+          const unsigned int v11564 = v11561 ? v11560 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11566 = v31 + v11564;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11567 = v11566 * v2;
+          const unsigned int v11568 = v11567 + v28;
+          const unsigned int v11569 = v11568 << 7u;
+          const unsigned int v11570 = v11569 + v11559;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11572 = v11559 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11574 = v11555 << 6u;
+          const unsigned int v11577 = v11559 >> 6u;
+          const unsigned int v11578 = v11577 << 13u;
+          const unsigned int v11579 = v11364 + v11578;
+          const unsigned int v11580 = v11579 + v11574;
+          const unsigned int v11581 = v11580 + v11572;
+          iron_copy_async<16>(shm1 + (v11581 ^ (((v11581 >> 6u) & 7u) << 3u)), k + v11570, v11561);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11584 = v11366 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11586 = v11584 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11589 = v11584 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11590 = v11589 << 3u;
+          const unsigned int v11591 = v11355 + v11586;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11592 = v11591 < v37;
+          const unsigned int v11595 = v11592 ? v11591 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11597 = v31 + v11595;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11598 = v11597 * v2;
+          const unsigned int v11599 = v11598 + v28;
+          const unsigned int v11600 = v11599 << 7u;
+          const unsigned int v11601 = v11600 + v11590;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11603 = v11590 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11605 = v11586 << 6u;
+          const unsigned int v11608 = v11590 >> 6u;
+          const unsigned int v11609 = v11608 << 13u;
+          const unsigned int v11610 = v11364 + v11609;
+          const unsigned int v11611 = v11610 + v11605;
+          const unsigned int v11612 = v11611 + v11603;
+          iron_copy_async<16>(shm1 + (v11612 ^ (((v11612 >> 6u) & 7u) << 3u)), k + v11601, v11592);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v11395 ^ (((v11395 >> 6u) & 7u) << 3u)), v + v11384, v11375);
+          iron_copy_async<16>(shm2 + (v11426 ^ (((v11426 >> 6u) & 7u) << 3u)), v + v11415, v11406);
+          iron_copy_async<16>(shm2 + (v11457 ^ (((v11457 >> 6u) & 7u) << 3u)), v + v11446, v11437);
+          iron_copy_async<16>(shm2 + (v11488 ^ (((v11488 >> 6u) & 7u) << 3u)), v + v11477, v11468);
+          iron_copy_async<16>(shm2 + (v11519 ^ (((v11519 >> 6u) & 7u) << 3u)), v + v11508, v11499);
+          iron_copy_async<16>(shm2 + (v11550 ^ (((v11550 >> 6u) & 7u) << 3u)), v + v11539, v11530);
+          iron_copy_async<16>(shm2 + (v11581 ^ (((v11581 >> 6u) & 7u) << 3u)), v + v11570, v11561);
+          iron_copy_async<16>(shm2 + (v11612 ^ (((v11612 >> 6u) & 7u) << 3u)), v + v11601, v11592);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11859;  // kernels/sdpa/flash_warpgroup.hpp:266
-        iron_frag_fill(v11859, 0.0f);
-        const unsigned int v11863 = v11344 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11868 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v11869 = v11868 << 6u;
-        const unsigned int v15774 = v41 & 3u;
-        const unsigned int v15776 = v15774 << 4u;
-        const unsigned int v15778 = v15776 << 6u;
-        const unsigned int v15780 = v11869 + v15778;
-        iron_frag<iron_bf16, 0, 16, 16> v15787;
-        iron_frag_fill(v15787, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15787, shm0, v15780, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15789;
-        iron_frag_fill(v15789, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15789, shm1, v11863, 64u);
-        iron_frag_mma_sync(v11859, v15787, v15789);
-        const unsigned int v15791 = v15780 + 16u;
-        const unsigned int v15794 = v11863 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15796;
-        iron_frag_fill(v15796, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15796, shm0, v15791, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15798;
-        iron_frag_fill(v15798, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15798, shm1, v15794, 64u);
-        iron_frag_mma_sync(v11859, v15796, v15798);
-        const unsigned int v15800 = v15780 + 32u;
-        const unsigned int v15803 = v11863 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15805;
-        iron_frag_fill(v15805, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15805, shm0, v15800, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15807;
-        iron_frag_fill(v15807, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15807, shm1, v15803, 64u);
-        iron_frag_mma_sync(v11859, v15805, v15807);
-        const unsigned int v15809 = v15780 + 48u;
-        const unsigned int v15812 = v11863 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15814;
-        iron_frag_fill(v15814, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15814, shm0, v15809, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15816;
-        iron_frag_fill(v15816, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15816, shm1, v15812, 64u);
-        iron_frag_mma_sync(v11859, v15814, v15816);
-        const unsigned int v11876 = v11863 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11883 = 8192u + v11869;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v15825 = v11883 + v15778;
-        iron_frag<iron_bf16, 0, 16, 16> v15832;
-        iron_frag_fill(v15832, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15832, shm0, v15825, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15834;
-        iron_frag_fill(v15834, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15834, shm1, v11876, 64u);
-        iron_frag_mma_sync(v11859, v15832, v15834);
-        const unsigned int v15836 = v15825 + 16u;
-        const unsigned int v15839 = v11876 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15841;
-        iron_frag_fill(v15841, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15841, shm0, v15836, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15843;
-        iron_frag_fill(v15843, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15843, shm1, v15839, 64u);
-        iron_frag_mma_sync(v11859, v15841, v15843);
-        const unsigned int v15845 = v15825 + 32u;
-        const unsigned int v15848 = v11876 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15850;
-        iron_frag_fill(v15850, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15850, shm0, v15845, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15852;
-        iron_frag_fill(v15852, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15852, shm1, v15848, 64u);
-        iron_frag_mma_sync(v11859, v15850, v15852);
-        const unsigned int v15854 = v15825 + 48u;
-        const unsigned int v15857 = v11876 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15859;
-        iron_frag_fill(v15859, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15859, shm0, v15854, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15861;
-        iron_frag_fill(v15861, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15861, shm1, v15857, 64u);
-        iron_frag_mma_sync(v11859, v15859, v15861);
-        iron_frag<float, 2, 16, 8> v11885;  // kernels/sdpa/flash_tile.hpp:347
-        iron_frag_fill(v11885, 0.0f);
-        const bool v11887 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-        if (v11887) {
-          const bool v11890 = v11347 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11898 = v11347 + v18;
-          const bool v11899 = v11898 <= v304;
-          const bool v11900 = v311 || v11899;
-          const bool v11901 = v11890 && v11900;
-          const bool v11903 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11904 = v11340 + v7;
-          const unsigned int v11905 = v11904 + v18;
-          const unsigned int v11906 = v301 + v37;
-          const bool v11907 = v11906 <= v11905;
-          const bool v11908 = v11903 || v11907;
-          const bool v11909 = v11901 && v11908;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11910 = !v11909;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11910) {
-            iron_frag<float, 2, 16, 8> v11912;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11912, 0.0f);
-            iron_frag<float, 2, 16, 8> v11914;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v11914, 0.0f);
-            const unsigned int v11916 = static_cast<unsigned int>(v11912.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11918 = v46 + v11916;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11920 = v11918 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11921 = v11920 + 1u;
-            const unsigned int v11923 = v11921 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11932 = v11923 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11936 = v11921 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11937 = v317 && v11936;
-            const unsigned int v11938 = v11937 ? v11932 : v305;
-            const unsigned int v11941 = v11938 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11942 = min(v11941, 128u);
-            const bool v11943 = v11938 > v11340;
-            const unsigned int v11944 = v11943 ? v11942 : v305;
-            const float v11945 = __uint_as_float(v11944);
-            v11912.x[0] = v11945;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11947 = static_cast<unsigned int>(v11912.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11949 = v46 + v11947;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11951 = v11949 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11952 = v11951 + 1u;
-            const unsigned int v11954 = v11952 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11963 = v11954 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11967 = v11952 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11968 = v317 && v11967;
-            const unsigned int v11969 = v11968 ? v11963 : v305;
-            const unsigned int v11972 = v11969 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11973 = min(v11972, 128u);
-            const bool v11974 = v11969 > v11340;
-            const unsigned int v11975 = v11974 ? v11973 : v305;
-            const float v11976 = __uint_as_float(v11975);
-            v11912.x[1] = v11976;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11978 = static_cast<unsigned int>(v11912.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11980 = v46 + v11978;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11982 = v11980 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11983 = v11982 + 1u;
-            const unsigned int v11985 = v11983 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11994 = v11985 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11998 = v11983 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11999 = v317 && v11998;
-            const unsigned int v12000 = v11999 ? v11994 : v305;
-            const unsigned int v12003 = v12000 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12004 = min(v12003, 128u);
-            const bool v12005 = v12000 > v11340;
-            const unsigned int v12006 = v12005 ? v12004 : v305;
-            const float v12007 = __uint_as_float(v12006);
-            v11912.x[2] = v12007;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12009 = static_cast<unsigned int>(v11912.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12011 = v46 + v12009;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12013 = v12011 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12014 = v12013 + 1u;
-            const unsigned int v12016 = v12014 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12025 = v12016 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12029 = v12014 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12030 = v317 && v12029;
-            const unsigned int v12031 = v12030 ? v12025 : v305;
-            const unsigned int v12034 = v12031 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12035 = min(v12034, 128u);
-            const bool v12036 = v12031 > v11340;
-            const unsigned int v12037 = v12036 ? v12035 : v305;
-            const float v12038 = __uint_as_float(v12037);
-            v11912.x[3] = v12038;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12040 = static_cast<unsigned int>(v11914.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12042 = v46 + v12040;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12044 = v12042 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12045 = v12044 + 1u;
-            const unsigned int v12047 = v12045 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12048 = min(v37, v12047);
-            const bool v12049 = v12045 > v18;
-            const unsigned int v12050 = v12049 ? v12048 : v305;
-            const unsigned int v12053 = v311 ? v37 : v12050;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12065 = v12053 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12066 = min(v12065, 128u);
-            const bool v12067 = v12053 > v11340;
-            const unsigned int v12068 = v12067 ? v12066 : v305;
-            const float v12069 = __uint_as_float(v12068);
-            v11914.x[0] = v12069;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12071 = static_cast<unsigned int>(v11914.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12073 = v46 + v12071;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12075 = v12073 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12076 = v12075 + 1u;
-            const unsigned int v12078 = v12076 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12079 = min(v37, v12078);
-            const bool v12080 = v12076 > v18;
-            const unsigned int v12081 = v12080 ? v12079 : v305;
-            const unsigned int v12084 = v311 ? v37 : v12081;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12096 = v12084 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12097 = min(v12096, 128u);
-            const bool v12098 = v12084 > v11340;
-            const unsigned int v12099 = v12098 ? v12097 : v305;
-            const float v12100 = __uint_as_float(v12099);
-            v11914.x[1] = v12100;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12102 = static_cast<unsigned int>(v11914.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12104 = v46 + v12102;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12106 = v12104 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12107 = v12106 + 1u;
-            const unsigned int v12109 = v12107 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12110 = min(v37, v12109);
-            const bool v12111 = v12107 > v18;
-            const unsigned int v12112 = v12111 ? v12110 : v305;
-            const unsigned int v12115 = v311 ? v37 : v12112;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12127 = v12115 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12128 = min(v12127, 128u);
-            const bool v12129 = v12115 > v11340;
-            const unsigned int v12130 = v12129 ? v12128 : v305;
-            const float v12131 = __uint_as_float(v12130);
-            v11914.x[2] = v12131;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12133 = static_cast<unsigned int>(v11914.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12135 = v46 + v12133;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12137 = v12135 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12138 = v12137 + 1u;
-            const unsigned int v12140 = v12138 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12141 = min(v37, v12140);
-            const bool v12142 = v12138 > v18;
-            const unsigned int v12143 = v12142 ? v12141 : v305;
-            const unsigned int v12146 = v311 ? v37 : v12143;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12158 = v12146 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12159 = min(v12158, 128u);
-            const bool v12160 = v12146 > v11340;
-            const unsigned int v12161 = v12160 ? v12159 : v305;
-            const float v12162 = __uint_as_float(v12161);
-            v11914.x[3] = v12162;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12163 = static_cast<unsigned int>(v11859.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v12165 = v11859.x[0];
-            const float v12166 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12167 = __float_as_uint(v12166);
-            const bool v12168 = v12163 >= v12167;
-            const float v12169 = v11914.x[0];
-            const unsigned int v12170 = __float_as_uint(v12169);
-            const bool v12171 = v12163 < v12170;
-            const bool v12172 = v12168 && v12171;
-            const float v12174 = v12172 ? v12165 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[0] = v12174;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12175 = static_cast<unsigned int>(v11859.col(1, iron_linear_thread() & 31u));
-            const float v12177 = v11859.x[1];
-            const float v12178 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12179 = __float_as_uint(v12178);
-            const bool v12180 = v12175 >= v12179;
-            const float v12181 = v11914.x[0];
-            const unsigned int v12182 = __float_as_uint(v12181);
-            const bool v12183 = v12175 < v12182;
-            const bool v12184 = v12180 && v12183;
-            const float v12186 = v12184 ? v12177 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[1] = v12186;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12187 = static_cast<unsigned int>(v11859.col(2, iron_linear_thread() & 31u));
-            const float v12189 = v11859.x[2];
-            const float v12190 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12191 = __float_as_uint(v12190);
-            const bool v12192 = v12187 >= v12191;
-            const float v12193 = v11914.x[2];
-            const unsigned int v12194 = __float_as_uint(v12193);
-            const bool v12195 = v12187 < v12194;
-            const bool v12196 = v12192 && v12195;
-            const float v12198 = v12196 ? v12189 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[2] = v12198;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12199 = static_cast<unsigned int>(v11859.col(3, iron_linear_thread() & 31u));
-            const float v12201 = v11859.x[3];
-            const float v12202 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12203 = __float_as_uint(v12202);
-            const bool v12204 = v12199 >= v12203;
-            const float v12205 = v11914.x[2];
-            const unsigned int v12206 = __float_as_uint(v12205);
-            const bool v12207 = v12199 < v12206;
-            const bool v12208 = v12204 && v12207;
-            const float v12210 = v12208 ? v12201 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[3] = v12210;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12211 = static_cast<unsigned int>(v11859.col(4, iron_linear_thread() & 31u));
-            const float v12213 = v11859.x[4];
-            const float v12214 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12215 = __float_as_uint(v12214);
-            const bool v12216 = v12211 >= v12215;
-            const float v12217 = v11914.x[0];
-            const unsigned int v12218 = __float_as_uint(v12217);
-            const bool v12219 = v12211 < v12218;
-            const bool v12220 = v12216 && v12219;
-            const float v12222 = v12220 ? v12213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[4] = v12222;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12223 = static_cast<unsigned int>(v11859.col(5, iron_linear_thread() & 31u));
-            const float v12225 = v11859.x[5];
-            const float v12226 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12227 = __float_as_uint(v12226);
-            const bool v12228 = v12223 >= v12227;
-            const float v12229 = v11914.x[0];
-            const unsigned int v12230 = __float_as_uint(v12229);
-            const bool v12231 = v12223 < v12230;
-            const bool v12232 = v12228 && v12231;
-            const float v12234 = v12232 ? v12225 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[5] = v12234;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12235 = static_cast<unsigned int>(v11859.col(6, iron_linear_thread() & 31u));
-            const float v12237 = v11859.x[6];
-            const float v12238 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12239 = __float_as_uint(v12238);
-            const bool v12240 = v12235 >= v12239;
-            const float v12241 = v11914.x[2];
-            const unsigned int v12242 = __float_as_uint(v12241);
-            const bool v12243 = v12235 < v12242;
-            const bool v12244 = v12240 && v12243;
-            const float v12246 = v12244 ? v12237 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[6] = v12246;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12247 = static_cast<unsigned int>(v11859.col(7, iron_linear_thread() & 31u));
-            const float v12249 = v11859.x[7];
-            const float v12250 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12251 = __float_as_uint(v12250);
-            const bool v12252 = v12247 >= v12251;
-            const float v12253 = v11914.x[2];
-            const unsigned int v12254 = __float_as_uint(v12253);
-            const bool v12255 = v12247 < v12254;
-            const bool v12256 = v12252 && v12255;
-            const float v12258 = v12256 ? v12249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[7] = v12258;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12259 = static_cast<unsigned int>(v11859.col(8, iron_linear_thread() & 31u));
-            const float v12261 = v11859.x[8];
-            const float v12262 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12263 = __float_as_uint(v12262);
-            const bool v12264 = v12259 >= v12263;
-            const float v12265 = v11914.x[0];
-            const unsigned int v12266 = __float_as_uint(v12265);
-            const bool v12267 = v12259 < v12266;
-            const bool v12268 = v12264 && v12267;
-            const float v12270 = v12268 ? v12261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[8] = v12270;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12271 = static_cast<unsigned int>(v11859.col(9, iron_linear_thread() & 31u));
-            const float v12273 = v11859.x[9];
-            const float v12274 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12275 = __float_as_uint(v12274);
-            const bool v12276 = v12271 >= v12275;
-            const float v12277 = v11914.x[0];
-            const unsigned int v12278 = __float_as_uint(v12277);
-            const bool v12279 = v12271 < v12278;
-            const bool v12280 = v12276 && v12279;
-            const float v12282 = v12280 ? v12273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[9] = v12282;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12283 = static_cast<unsigned int>(v11859.col(10, iron_linear_thread() & 31u));
-            const float v12285 = v11859.x[10];
-            const float v12286 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12287 = __float_as_uint(v12286);
-            const bool v12288 = v12283 >= v12287;
-            const float v12289 = v11914.x[2];
-            const unsigned int v12290 = __float_as_uint(v12289);
-            const bool v12291 = v12283 < v12290;
-            const bool v12292 = v12288 && v12291;
-            const float v12294 = v12292 ? v12285 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[10] = v12294;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12295 = static_cast<unsigned int>(v11859.col(11, iron_linear_thread() & 31u));
-            const float v12297 = v11859.x[11];
-            const float v12298 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12299 = __float_as_uint(v12298);
-            const bool v12300 = v12295 >= v12299;
-            const float v12301 = v11914.x[2];
-            const unsigned int v12302 = __float_as_uint(v12301);
-            const bool v12303 = v12295 < v12302;
-            const bool v12304 = v12300 && v12303;
-            const float v12306 = v12304 ? v12297 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[11] = v12306;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12307 = static_cast<unsigned int>(v11859.col(12, iron_linear_thread() & 31u));
-            const float v12309 = v11859.x[12];
-            const float v12310 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12311 = __float_as_uint(v12310);
-            const bool v12312 = v12307 >= v12311;
-            const float v12313 = v11914.x[0];
-            const unsigned int v12314 = __float_as_uint(v12313);
-            const bool v12315 = v12307 < v12314;
-            const bool v12316 = v12312 && v12315;
-            const float v12318 = v12316 ? v12309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[12] = v12318;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12319 = static_cast<unsigned int>(v11859.col(13, iron_linear_thread() & 31u));
-            const float v12321 = v11859.x[13];
-            const float v12322 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12323 = __float_as_uint(v12322);
-            const bool v12324 = v12319 >= v12323;
-            const float v12325 = v11914.x[0];
-            const unsigned int v12326 = __float_as_uint(v12325);
-            const bool v12327 = v12319 < v12326;
-            const bool v12328 = v12324 && v12327;
-            const float v12330 = v12328 ? v12321 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[13] = v12330;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12331 = static_cast<unsigned int>(v11859.col(14, iron_linear_thread() & 31u));
-            const float v12333 = v11859.x[14];
-            const float v12334 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12335 = __float_as_uint(v12334);
-            const bool v12336 = v12331 >= v12335;
-            const float v12337 = v11914.x[2];
-            const unsigned int v12338 = __float_as_uint(v12337);
-            const bool v12339 = v12331 < v12338;
-            const bool v12340 = v12336 && v12339;
-            const float v12342 = v12340 ? v12333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[14] = v12342;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12343 = static_cast<unsigned int>(v11859.col(15, iron_linear_thread() & 31u));
-            const float v12345 = v11859.x[15];
-            const float v12346 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12347 = __float_as_uint(v12346);
-            const bool v12348 = v12343 >= v12347;
-            const float v12349 = v11914.x[2];
-            const unsigned int v12350 = __float_as_uint(v12349);
-            const bool v12351 = v12343 < v12350;
-            const bool v12352 = v12348 && v12351;
-            const float v12354 = v12352 ? v12345 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[15] = v12354;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12355 = static_cast<unsigned int>(v11859.col(16, iron_linear_thread() & 31u));
-            const float v12357 = v11859.x[16];
-            const float v12358 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12359 = __float_as_uint(v12358);
-            const bool v12360 = v12355 >= v12359;
-            const float v12361 = v11914.x[0];
-            const unsigned int v12362 = __float_as_uint(v12361);
-            const bool v12363 = v12355 < v12362;
-            const bool v12364 = v12360 && v12363;
-            const float v12366 = v12364 ? v12357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[16] = v12366;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12367 = static_cast<unsigned int>(v11859.col(17, iron_linear_thread() & 31u));
-            const float v12369 = v11859.x[17];
-            const float v12370 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12371 = __float_as_uint(v12370);
-            const bool v12372 = v12367 >= v12371;
-            const float v12373 = v11914.x[0];
-            const unsigned int v12374 = __float_as_uint(v12373);
-            const bool v12375 = v12367 < v12374;
-            const bool v12376 = v12372 && v12375;
-            const float v12378 = v12376 ? v12369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[17] = v12378;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12379 = static_cast<unsigned int>(v11859.col(18, iron_linear_thread() & 31u));
-            const float v12381 = v11859.x[18];
-            const float v12382 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12383 = __float_as_uint(v12382);
-            const bool v12384 = v12379 >= v12383;
-            const float v12385 = v11914.x[2];
-            const unsigned int v12386 = __float_as_uint(v12385);
-            const bool v12387 = v12379 < v12386;
-            const bool v12388 = v12384 && v12387;
-            const float v12390 = v12388 ? v12381 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[18] = v12390;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12391 = static_cast<unsigned int>(v11859.col(19, iron_linear_thread() & 31u));
-            const float v12393 = v11859.x[19];
-            const float v12394 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12395 = __float_as_uint(v12394);
-            const bool v12396 = v12391 >= v12395;
-            const float v12397 = v11914.x[2];
-            const unsigned int v12398 = __float_as_uint(v12397);
-            const bool v12399 = v12391 < v12398;
-            const bool v12400 = v12396 && v12399;
-            const float v12402 = v12400 ? v12393 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[19] = v12402;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12403 = static_cast<unsigned int>(v11859.col(20, iron_linear_thread() & 31u));
-            const float v12405 = v11859.x[20];
-            const float v12406 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12407 = __float_as_uint(v12406);
-            const bool v12408 = v12403 >= v12407;
-            const float v12409 = v11914.x[0];
-            const unsigned int v12410 = __float_as_uint(v12409);
-            const bool v12411 = v12403 < v12410;
-            const bool v12412 = v12408 && v12411;
-            const float v12414 = v12412 ? v12405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[20] = v12414;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12415 = static_cast<unsigned int>(v11859.col(21, iron_linear_thread() & 31u));
-            const float v12417 = v11859.x[21];
-            const float v12418 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12419 = __float_as_uint(v12418);
-            const bool v12420 = v12415 >= v12419;
-            const float v12421 = v11914.x[0];
-            const unsigned int v12422 = __float_as_uint(v12421);
-            const bool v12423 = v12415 < v12422;
-            const bool v12424 = v12420 && v12423;
-            const float v12426 = v12424 ? v12417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[21] = v12426;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12427 = static_cast<unsigned int>(v11859.col(22, iron_linear_thread() & 31u));
-            const float v12429 = v11859.x[22];
-            const float v12430 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12431 = __float_as_uint(v12430);
-            const bool v12432 = v12427 >= v12431;
-            const float v12433 = v11914.x[2];
-            const unsigned int v12434 = __float_as_uint(v12433);
-            const bool v12435 = v12427 < v12434;
-            const bool v12436 = v12432 && v12435;
-            const float v12438 = v12436 ? v12429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[22] = v12438;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12439 = static_cast<unsigned int>(v11859.col(23, iron_linear_thread() & 31u));
-            const float v12441 = v11859.x[23];
-            const float v12442 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12443 = __float_as_uint(v12442);
-            const bool v12444 = v12439 >= v12443;
-            const float v12445 = v11914.x[2];
-            const unsigned int v12446 = __float_as_uint(v12445);
-            const bool v12447 = v12439 < v12446;
-            const bool v12448 = v12444 && v12447;
-            const float v12450 = v12448 ? v12441 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[23] = v12450;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12451 = static_cast<unsigned int>(v11859.col(24, iron_linear_thread() & 31u));
-            const float v12453 = v11859.x[24];
-            const float v12454 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12455 = __float_as_uint(v12454);
-            const bool v12456 = v12451 >= v12455;
-            const float v12457 = v11914.x[0];
-            const unsigned int v12458 = __float_as_uint(v12457);
-            const bool v12459 = v12451 < v12458;
-            const bool v12460 = v12456 && v12459;
-            const float v12462 = v12460 ? v12453 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[24] = v12462;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12463 = static_cast<unsigned int>(v11859.col(25, iron_linear_thread() & 31u));
-            const float v12465 = v11859.x[25];
-            const float v12466 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12467 = __float_as_uint(v12466);
-            const bool v12468 = v12463 >= v12467;
-            const float v12469 = v11914.x[0];
-            const unsigned int v12470 = __float_as_uint(v12469);
-            const bool v12471 = v12463 < v12470;
-            const bool v12472 = v12468 && v12471;
-            const float v12474 = v12472 ? v12465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[25] = v12474;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12475 = static_cast<unsigned int>(v11859.col(26, iron_linear_thread() & 31u));
-            const float v12477 = v11859.x[26];
-            const float v12478 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12479 = __float_as_uint(v12478);
-            const bool v12480 = v12475 >= v12479;
-            const float v12481 = v11914.x[2];
-            const unsigned int v12482 = __float_as_uint(v12481);
-            const bool v12483 = v12475 < v12482;
-            const bool v12484 = v12480 && v12483;
-            const float v12486 = v12484 ? v12477 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[26] = v12486;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12487 = static_cast<unsigned int>(v11859.col(27, iron_linear_thread() & 31u));
-            const float v12489 = v11859.x[27];
-            const float v12490 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12491 = __float_as_uint(v12490);
-            const bool v12492 = v12487 >= v12491;
-            const float v12493 = v11914.x[2];
-            const unsigned int v12494 = __float_as_uint(v12493);
-            const bool v12495 = v12487 < v12494;
-            const bool v12496 = v12492 && v12495;
-            const float v12498 = v12496 ? v12489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[27] = v12498;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12499 = static_cast<unsigned int>(v11859.col(28, iron_linear_thread() & 31u));
-            const float v12501 = v11859.x[28];
-            const float v12502 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12503 = __float_as_uint(v12502);
-            const bool v12504 = v12499 >= v12503;
-            const float v12505 = v11914.x[0];
-            const unsigned int v12506 = __float_as_uint(v12505);
-            const bool v12507 = v12499 < v12506;
-            const bool v12508 = v12504 && v12507;
-            const float v12510 = v12508 ? v12501 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[28] = v12510;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12511 = static_cast<unsigned int>(v11859.col(29, iron_linear_thread() & 31u));
-            const float v12513 = v11859.x[29];
-            const float v12514 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12515 = __float_as_uint(v12514);
-            const bool v12516 = v12511 >= v12515;
-            const float v12517 = v11914.x[0];
-            const unsigned int v12518 = __float_as_uint(v12517);
-            const bool v12519 = v12511 < v12518;
-            const bool v12520 = v12516 && v12519;
-            const float v12522 = v12520 ? v12513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[29] = v12522;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12523 = static_cast<unsigned int>(v11859.col(30, iron_linear_thread() & 31u));
-            const float v12525 = v11859.x[30];
-            const float v12526 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12527 = __float_as_uint(v12526);
-            const bool v12528 = v12523 >= v12527;
-            const float v12529 = v11914.x[2];
-            const unsigned int v12530 = __float_as_uint(v12529);
-            const bool v12531 = v12523 < v12530;
-            const bool v12532 = v12528 && v12531;
-            const float v12534 = v12532 ? v12525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[30] = v12534;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12535 = static_cast<unsigned int>(v11859.col(31, iron_linear_thread() & 31u));
-            const float v12537 = v11859.x[31];
-            const float v12538 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12539 = __float_as_uint(v12538);
-            const bool v12540 = v12535 >= v12539;
-            const float v12541 = v11914.x[2];
-            const unsigned int v12542 = __float_as_uint(v12541);
-            const bool v12543 = v12535 < v12542;
-            const bool v12544 = v12540 && v12543;
-            const float v12546 = v12544 ? v12537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[31] = v12546;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12547 = static_cast<unsigned int>(v11859.col(32, iron_linear_thread() & 31u));
-            const float v12549 = v11859.x[32];
-            const float v12550 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12551 = __float_as_uint(v12550);
-            const bool v12552 = v12547 >= v12551;
-            const float v12553 = v11914.x[0];
-            const unsigned int v12554 = __float_as_uint(v12553);
-            const bool v12555 = v12547 < v12554;
-            const bool v12556 = v12552 && v12555;
-            const float v12558 = v12556 ? v12549 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[32] = v12558;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12559 = static_cast<unsigned int>(v11859.col(33, iron_linear_thread() & 31u));
-            const float v12561 = v11859.x[33];
-            const float v12562 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12563 = __float_as_uint(v12562);
-            const bool v12564 = v12559 >= v12563;
-            const float v12565 = v11914.x[0];
-            const unsigned int v12566 = __float_as_uint(v12565);
-            const bool v12567 = v12559 < v12566;
-            const bool v12568 = v12564 && v12567;
-            const float v12570 = v12568 ? v12561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[33] = v12570;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12571 = static_cast<unsigned int>(v11859.col(34, iron_linear_thread() & 31u));
-            const float v12573 = v11859.x[34];
-            const float v12574 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12575 = __float_as_uint(v12574);
-            const bool v12576 = v12571 >= v12575;
-            const float v12577 = v11914.x[2];
-            const unsigned int v12578 = __float_as_uint(v12577);
-            const bool v12579 = v12571 < v12578;
-            const bool v12580 = v12576 && v12579;
-            const float v12582 = v12580 ? v12573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[34] = v12582;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12583 = static_cast<unsigned int>(v11859.col(35, iron_linear_thread() & 31u));
-            const float v12585 = v11859.x[35];
-            const float v12586 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12587 = __float_as_uint(v12586);
-            const bool v12588 = v12583 >= v12587;
-            const float v12589 = v11914.x[2];
-            const unsigned int v12590 = __float_as_uint(v12589);
-            const bool v12591 = v12583 < v12590;
-            const bool v12592 = v12588 && v12591;
-            const float v12594 = v12592 ? v12585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[35] = v12594;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12595 = static_cast<unsigned int>(v11859.col(36, iron_linear_thread() & 31u));
-            const float v12597 = v11859.x[36];
-            const float v12598 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12599 = __float_as_uint(v12598);
-            const bool v12600 = v12595 >= v12599;
-            const float v12601 = v11914.x[0];
-            const unsigned int v12602 = __float_as_uint(v12601);
-            const bool v12603 = v12595 < v12602;
-            const bool v12604 = v12600 && v12603;
-            const float v12606 = v12604 ? v12597 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[36] = v12606;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12607 = static_cast<unsigned int>(v11859.col(37, iron_linear_thread() & 31u));
-            const float v12609 = v11859.x[37];
-            const float v12610 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12611 = __float_as_uint(v12610);
-            const bool v12612 = v12607 >= v12611;
-            const float v12613 = v11914.x[0];
-            const unsigned int v12614 = __float_as_uint(v12613);
-            const bool v12615 = v12607 < v12614;
-            const bool v12616 = v12612 && v12615;
-            const float v12618 = v12616 ? v12609 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[37] = v12618;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12619 = static_cast<unsigned int>(v11859.col(38, iron_linear_thread() & 31u));
-            const float v12621 = v11859.x[38];
-            const float v12622 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12623 = __float_as_uint(v12622);
-            const bool v12624 = v12619 >= v12623;
-            const float v12625 = v11914.x[2];
-            const unsigned int v12626 = __float_as_uint(v12625);
-            const bool v12627 = v12619 < v12626;
-            const bool v12628 = v12624 && v12627;
-            const float v12630 = v12628 ? v12621 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[38] = v12630;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12631 = static_cast<unsigned int>(v11859.col(39, iron_linear_thread() & 31u));
-            const float v12633 = v11859.x[39];
-            const float v12634 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12635 = __float_as_uint(v12634);
-            const bool v12636 = v12631 >= v12635;
-            const float v12637 = v11914.x[2];
-            const unsigned int v12638 = __float_as_uint(v12637);
-            const bool v12639 = v12631 < v12638;
-            const bool v12640 = v12636 && v12639;
-            const float v12642 = v12640 ? v12633 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[39] = v12642;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12643 = static_cast<unsigned int>(v11859.col(40, iron_linear_thread() & 31u));
-            const float v12645 = v11859.x[40];
-            const float v12646 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12647 = __float_as_uint(v12646);
-            const bool v12648 = v12643 >= v12647;
-            const float v12649 = v11914.x[0];
-            const unsigned int v12650 = __float_as_uint(v12649);
-            const bool v12651 = v12643 < v12650;
-            const bool v12652 = v12648 && v12651;
-            const float v12654 = v12652 ? v12645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[40] = v12654;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12655 = static_cast<unsigned int>(v11859.col(41, iron_linear_thread() & 31u));
-            const float v12657 = v11859.x[41];
-            const float v12658 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12659 = __float_as_uint(v12658);
-            const bool v12660 = v12655 >= v12659;
-            const float v12661 = v11914.x[0];
-            const unsigned int v12662 = __float_as_uint(v12661);
-            const bool v12663 = v12655 < v12662;
-            const bool v12664 = v12660 && v12663;
-            const float v12666 = v12664 ? v12657 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[41] = v12666;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12667 = static_cast<unsigned int>(v11859.col(42, iron_linear_thread() & 31u));
-            const float v12669 = v11859.x[42];
-            const float v12670 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12671 = __float_as_uint(v12670);
-            const bool v12672 = v12667 >= v12671;
-            const float v12673 = v11914.x[2];
-            const unsigned int v12674 = __float_as_uint(v12673);
-            const bool v12675 = v12667 < v12674;
-            const bool v12676 = v12672 && v12675;
-            const float v12678 = v12676 ? v12669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[42] = v12678;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12679 = static_cast<unsigned int>(v11859.col(43, iron_linear_thread() & 31u));
-            const float v12681 = v11859.x[43];
-            const float v12682 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12683 = __float_as_uint(v12682);
-            const bool v12684 = v12679 >= v12683;
-            const float v12685 = v11914.x[2];
-            const unsigned int v12686 = __float_as_uint(v12685);
-            const bool v12687 = v12679 < v12686;
-            const bool v12688 = v12684 && v12687;
-            const float v12690 = v12688 ? v12681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[43] = v12690;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12691 = static_cast<unsigned int>(v11859.col(44, iron_linear_thread() & 31u));
-            const float v12693 = v11859.x[44];
-            const float v12694 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12695 = __float_as_uint(v12694);
-            const bool v12696 = v12691 >= v12695;
-            const float v12697 = v11914.x[0];
-            const unsigned int v12698 = __float_as_uint(v12697);
-            const bool v12699 = v12691 < v12698;
-            const bool v12700 = v12696 && v12699;
-            const float v12702 = v12700 ? v12693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[44] = v12702;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12703 = static_cast<unsigned int>(v11859.col(45, iron_linear_thread() & 31u));
-            const float v12705 = v11859.x[45];
-            const float v12706 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12707 = __float_as_uint(v12706);
-            const bool v12708 = v12703 >= v12707;
-            const float v12709 = v11914.x[0];
-            const unsigned int v12710 = __float_as_uint(v12709);
-            const bool v12711 = v12703 < v12710;
-            const bool v12712 = v12708 && v12711;
-            const float v12714 = v12712 ? v12705 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[45] = v12714;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12715 = static_cast<unsigned int>(v11859.col(46, iron_linear_thread() & 31u));
-            const float v12717 = v11859.x[46];
-            const float v12718 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12719 = __float_as_uint(v12718);
-            const bool v12720 = v12715 >= v12719;
-            const float v12721 = v11914.x[2];
-            const unsigned int v12722 = __float_as_uint(v12721);
-            const bool v12723 = v12715 < v12722;
-            const bool v12724 = v12720 && v12723;
-            const float v12726 = v12724 ? v12717 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[46] = v12726;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12727 = static_cast<unsigned int>(v11859.col(47, iron_linear_thread() & 31u));
-            const float v12729 = v11859.x[47];
-            const float v12730 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12731 = __float_as_uint(v12730);
-            const bool v12732 = v12727 >= v12731;
-            const float v12733 = v11914.x[2];
-            const unsigned int v12734 = __float_as_uint(v12733);
-            const bool v12735 = v12727 < v12734;
-            const bool v12736 = v12732 && v12735;
-            const float v12738 = v12736 ? v12729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[47] = v12738;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12739 = static_cast<unsigned int>(v11859.col(48, iron_linear_thread() & 31u));
-            const float v12741 = v11859.x[48];
-            const float v12742 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12743 = __float_as_uint(v12742);
-            const bool v12744 = v12739 >= v12743;
-            const float v12745 = v11914.x[0];
-            const unsigned int v12746 = __float_as_uint(v12745);
-            const bool v12747 = v12739 < v12746;
-            const bool v12748 = v12744 && v12747;
-            const float v12750 = v12748 ? v12741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[48] = v12750;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12751 = static_cast<unsigned int>(v11859.col(49, iron_linear_thread() & 31u));
-            const float v12753 = v11859.x[49];
-            const float v12754 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12755 = __float_as_uint(v12754);
-            const bool v12756 = v12751 >= v12755;
-            const float v12757 = v11914.x[0];
-            const unsigned int v12758 = __float_as_uint(v12757);
-            const bool v12759 = v12751 < v12758;
-            const bool v12760 = v12756 && v12759;
-            const float v12762 = v12760 ? v12753 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[49] = v12762;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12763 = static_cast<unsigned int>(v11859.col(50, iron_linear_thread() & 31u));
-            const float v12765 = v11859.x[50];
-            const float v12766 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12767 = __float_as_uint(v12766);
-            const bool v12768 = v12763 >= v12767;
-            const float v12769 = v11914.x[2];
-            const unsigned int v12770 = __float_as_uint(v12769);
-            const bool v12771 = v12763 < v12770;
-            const bool v12772 = v12768 && v12771;
-            const float v12774 = v12772 ? v12765 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[50] = v12774;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12775 = static_cast<unsigned int>(v11859.col(51, iron_linear_thread() & 31u));
-            const float v12777 = v11859.x[51];
-            const float v12778 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12779 = __float_as_uint(v12778);
-            const bool v12780 = v12775 >= v12779;
-            const float v12781 = v11914.x[2];
-            const unsigned int v12782 = __float_as_uint(v12781);
-            const bool v12783 = v12775 < v12782;
-            const bool v12784 = v12780 && v12783;
-            const float v12786 = v12784 ? v12777 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[51] = v12786;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12787 = static_cast<unsigned int>(v11859.col(52, iron_linear_thread() & 31u));
-            const float v12789 = v11859.x[52];
-            const float v12790 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12791 = __float_as_uint(v12790);
-            const bool v12792 = v12787 >= v12791;
-            const float v12793 = v11914.x[0];
-            const unsigned int v12794 = __float_as_uint(v12793);
-            const bool v12795 = v12787 < v12794;
-            const bool v12796 = v12792 && v12795;
-            const float v12798 = v12796 ? v12789 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[52] = v12798;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12799 = static_cast<unsigned int>(v11859.col(53, iron_linear_thread() & 31u));
-            const float v12801 = v11859.x[53];
-            const float v12802 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12803 = __float_as_uint(v12802);
-            const bool v12804 = v12799 >= v12803;
-            const float v12805 = v11914.x[0];
-            const unsigned int v12806 = __float_as_uint(v12805);
-            const bool v12807 = v12799 < v12806;
-            const bool v12808 = v12804 && v12807;
-            const float v12810 = v12808 ? v12801 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[53] = v12810;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12811 = static_cast<unsigned int>(v11859.col(54, iron_linear_thread() & 31u));
-            const float v12813 = v11859.x[54];
-            const float v12814 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12815 = __float_as_uint(v12814);
-            const bool v12816 = v12811 >= v12815;
-            const float v12817 = v11914.x[2];
-            const unsigned int v12818 = __float_as_uint(v12817);
-            const bool v12819 = v12811 < v12818;
-            const bool v12820 = v12816 && v12819;
-            const float v12822 = v12820 ? v12813 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[54] = v12822;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12823 = static_cast<unsigned int>(v11859.col(55, iron_linear_thread() & 31u));
-            const float v12825 = v11859.x[55];
-            const float v12826 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12827 = __float_as_uint(v12826);
-            const bool v12828 = v12823 >= v12827;
-            const float v12829 = v11914.x[2];
-            const unsigned int v12830 = __float_as_uint(v12829);
-            const bool v12831 = v12823 < v12830;
-            const bool v12832 = v12828 && v12831;
-            const float v12834 = v12832 ? v12825 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[55] = v12834;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12835 = static_cast<unsigned int>(v11859.col(56, iron_linear_thread() & 31u));
-            const float v12837 = v11859.x[56];
-            const float v12838 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12839 = __float_as_uint(v12838);
-            const bool v12840 = v12835 >= v12839;
-            const float v12841 = v11914.x[0];
-            const unsigned int v12842 = __float_as_uint(v12841);
-            const bool v12843 = v12835 < v12842;
-            const bool v12844 = v12840 && v12843;
-            const float v12846 = v12844 ? v12837 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[56] = v12846;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12847 = static_cast<unsigned int>(v11859.col(57, iron_linear_thread() & 31u));
-            const float v12849 = v11859.x[57];
-            const float v12850 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12851 = __float_as_uint(v12850);
-            const bool v12852 = v12847 >= v12851;
-            const float v12853 = v11914.x[0];
-            const unsigned int v12854 = __float_as_uint(v12853);
-            const bool v12855 = v12847 < v12854;
-            const bool v12856 = v12852 && v12855;
-            const float v12858 = v12856 ? v12849 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[57] = v12858;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12859 = static_cast<unsigned int>(v11859.col(58, iron_linear_thread() & 31u));
-            const float v12861 = v11859.x[58];
-            const float v12862 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12863 = __float_as_uint(v12862);
-            const bool v12864 = v12859 >= v12863;
-            const float v12865 = v11914.x[2];
-            const unsigned int v12866 = __float_as_uint(v12865);
-            const bool v12867 = v12859 < v12866;
-            const bool v12868 = v12864 && v12867;
-            const float v12870 = v12868 ? v12861 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[58] = v12870;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12871 = static_cast<unsigned int>(v11859.col(59, iron_linear_thread() & 31u));
-            const float v12873 = v11859.x[59];
-            const float v12874 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12875 = __float_as_uint(v12874);
-            const bool v12876 = v12871 >= v12875;
-            const float v12877 = v11914.x[2];
-            const unsigned int v12878 = __float_as_uint(v12877);
-            const bool v12879 = v12871 < v12878;
-            const bool v12880 = v12876 && v12879;
-            const float v12882 = v12880 ? v12873 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[59] = v12882;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12883 = static_cast<unsigned int>(v11859.col(60, iron_linear_thread() & 31u));
-            const float v12885 = v11859.x[60];
-            const float v12886 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12887 = __float_as_uint(v12886);
-            const bool v12888 = v12883 >= v12887;
-            const float v12889 = v11914.x[0];
-            const unsigned int v12890 = __float_as_uint(v12889);
-            const bool v12891 = v12883 < v12890;
-            const bool v12892 = v12888 && v12891;
-            const float v12894 = v12892 ? v12885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[60] = v12894;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12895 = static_cast<unsigned int>(v11859.col(61, iron_linear_thread() & 31u));
-            const float v12897 = v11859.x[61];
-            const float v12898 = v11912.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12899 = __float_as_uint(v12898);
-            const bool v12900 = v12895 >= v12899;
-            const float v12901 = v11914.x[0];
-            const unsigned int v12902 = __float_as_uint(v12901);
-            const bool v12903 = v12895 < v12902;
-            const bool v12904 = v12900 && v12903;
-            const float v12906 = v12904 ? v12897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[61] = v12906;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12907 = static_cast<unsigned int>(v11859.col(62, iron_linear_thread() & 31u));
-            const float v12909 = v11859.x[62];
-            const float v12910 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12911 = __float_as_uint(v12910);
-            const bool v12912 = v12907 >= v12911;
-            const float v12913 = v11914.x[2];
-            const unsigned int v12914 = __float_as_uint(v12913);
-            const bool v12915 = v12907 < v12914;
-            const bool v12916 = v12912 && v12915;
-            const float v12918 = v12916 ? v12909 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[62] = v12918;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12919 = static_cast<unsigned int>(v11859.col(63, iron_linear_thread() & 31u));
-            const float v12921 = v11859.x[63];
-            const float v12922 = v11912.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12923 = __float_as_uint(v12922);
-            const bool v12924 = v12919 >= v12923;
-            const float v12925 = v11914.x[2];
-            const unsigned int v12926 = __float_as_uint(v12925);
-            const bool v12927 = v12919 < v12926;
-            const bool v12928 = v12924 && v12927;
-            const float v12930 = v12928 ? v12921 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[63] = v12930;  // kernels/sdpa/flash_tile.hpp:176
+        iron_frag<float, 2, 16, 128> v11867;  // kernels/sdpa/flash_warpgroup.hpp:266
+        iron_frag_fill(v11867, 0.0f);
+        const unsigned int v11871 = v11352 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11876 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v11877 = v11876 << 6u;
+        const unsigned int v15786 = v41 & 3u;
+        const unsigned int v15788 = v15786 << 4u;
+        const unsigned int v15790 = v15788 << 6u;
+        const unsigned int v15792 = v11877 + v15790;
+        iron_frag<iron_bf16, 0, 16, 16> v15799;
+        iron_frag_fill(v15799, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15799, shm0, v15792, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15801;
+        iron_frag_fill(v15801, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15801, shm1, v11871, 64u);
+        iron_frag_mma_sync(v11867, v15799, v15801);
+        const unsigned int v15803 = v15792 + 16u;
+        const unsigned int v15806 = v11871 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15808;
+        iron_frag_fill(v15808, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15808, shm0, v15803, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15810;
+        iron_frag_fill(v15810, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15810, shm1, v15806, 64u);
+        iron_frag_mma_sync(v11867, v15808, v15810);
+        const unsigned int v15812 = v15792 + 32u;
+        const unsigned int v15815 = v11871 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15817;
+        iron_frag_fill(v15817, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15817, shm0, v15812, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15819;
+        iron_frag_fill(v15819, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15819, shm1, v15815, 64u);
+        iron_frag_mma_sync(v11867, v15817, v15819);
+        const unsigned int v15821 = v15792 + 48u;
+        const unsigned int v15824 = v11871 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15826;
+        iron_frag_fill(v15826, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15826, shm0, v15821, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15828;
+        iron_frag_fill(v15828, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15828, shm1, v15824, 64u);
+        iron_frag_mma_sync(v11867, v15826, v15828);
+        const unsigned int v11884 = v11871 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11891 = 8192u + v11877;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v15837 = v11891 + v15790;
+        iron_frag<iron_bf16, 0, 16, 16> v15844;
+        iron_frag_fill(v15844, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15844, shm0, v15837, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15846;
+        iron_frag_fill(v15846, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15846, shm1, v11884, 64u);
+        iron_frag_mma_sync(v11867, v15844, v15846);
+        const unsigned int v15848 = v15837 + 16u;
+        const unsigned int v15851 = v11884 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15853;
+        iron_frag_fill(v15853, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15853, shm0, v15848, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15855;
+        iron_frag_fill(v15855, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15855, shm1, v15851, 64u);
+        iron_frag_mma_sync(v11867, v15853, v15855);
+        const unsigned int v15857 = v15837 + 32u;
+        const unsigned int v15860 = v11884 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15862;
+        iron_frag_fill(v15862, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15862, shm0, v15857, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15864;
+        iron_frag_fill(v15864, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15864, shm1, v15860, 64u);
+        iron_frag_mma_sync(v11867, v15862, v15864);
+        const unsigned int v15866 = v15837 + 48u;
+        const unsigned int v15869 = v11884 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15871;
+        iron_frag_fill(v15871, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15871, shm0, v15866, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15873;
+        iron_frag_fill(v15873, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15873, shm1, v15869, 64u);
+        iron_frag_mma_sync(v11867, v15871, v15873);
+        iron_frag<float, 2, 16, 8> v11893;  // kernels/sdpa/flash_tile.hpp:347
+        iron_frag_fill(v11893, 0.0f);
+        const bool v11895 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+        if (v11895) {
+          const bool v11898 = v11355 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v11906 = v11355 + v18;
+          const bool v11907 = v11906 <= v304;
+          const bool v11908 = v311 || v11907;
+          const bool v11909 = v11898 && v11908;
+          const bool v11911 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v11912 = v11348 + v7;
+          const unsigned int v11913 = v11912 + v18;
+          const unsigned int v11914 = v301 + v37;
+          const bool v11915 = v11914 <= v11913;
+          const bool v11916 = v11911 || v11915;
+          const bool v11917 = v11909 && v11916;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v11918 = !v11917;  // kernels/sdpa/flash_tile.hpp:190
+          if (v11918) {
+            iron_frag<float, 2, 16, 8> v11920;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v11920, 0.0f);
+            iron_frag<float, 2, 16, 8> v11922;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v11922, 0.0f);
+            const unsigned int v11924 = static_cast<unsigned int>(v11920.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11926 = v46 + v11924;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11928 = v11926 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11929 = v11928 + 1u;
+            const unsigned int v11931 = v11929 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11940 = v11931 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11944 = v11929 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11945 = v317 && v11944;
+            const unsigned int v11946 = v11945 ? v11940 : v305;
+            const unsigned int v11949 = v11946 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11950 = min(v11949, 128u);
+            const bool v11951 = v11946 > v11348;
+            const unsigned int v11952 = v11951 ? v11950 : v305;
+            const float v11953 = __uint_as_float(v11952);
+            v11920.x[0] = v11953;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11955 = static_cast<unsigned int>(v11920.row(1, iron_linear_thread() & 31u));
+            const unsigned int v11957 = v46 + v11955;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11959 = v11957 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11960 = v11959 + 1u;
+            const unsigned int v11962 = v11960 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v11971 = v11962 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v11975 = v11960 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v11976 = v317 && v11975;
+            const unsigned int v11977 = v11976 ? v11971 : v305;
+            const unsigned int v11980 = v11977 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v11981 = min(v11980, 128u);
+            const bool v11982 = v11977 > v11348;
+            const unsigned int v11983 = v11982 ? v11981 : v305;
+            const float v11984 = __uint_as_float(v11983);
+            v11920.x[1] = v11984;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11986 = static_cast<unsigned int>(v11920.row(2, iron_linear_thread() & 31u));
+            const unsigned int v11988 = v46 + v11986;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11990 = v11988 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11991 = v11990 + 1u;
+            const unsigned int v11993 = v11991 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12002 = v11993 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12006 = v11991 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12007 = v317 && v12006;
+            const unsigned int v12008 = v12007 ? v12002 : v305;
+            const unsigned int v12011 = v12008 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12012 = min(v12011, 128u);
+            const bool v12013 = v12008 > v11348;
+            const unsigned int v12014 = v12013 ? v12012 : v305;
+            const float v12015 = __uint_as_float(v12014);
+            v11920.x[2] = v12015;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12017 = static_cast<unsigned int>(v11920.row(3, iron_linear_thread() & 31u));
+            const unsigned int v12019 = v46 + v12017;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12021 = v12019 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12022 = v12021 + 1u;
+            const unsigned int v12024 = v12022 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12033 = v12024 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12037 = v12022 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12038 = v317 && v12037;
+            const unsigned int v12039 = v12038 ? v12033 : v305;
+            const unsigned int v12042 = v12039 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12043 = min(v12042, 128u);
+            const bool v12044 = v12039 > v11348;
+            const unsigned int v12045 = v12044 ? v12043 : v305;
+            const float v12046 = __uint_as_float(v12045);
+            v11920.x[3] = v12046;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12048 = static_cast<unsigned int>(v11922.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12050 = v46 + v12048;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12052 = v12050 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12053 = v12052 + 1u;
+            const unsigned int v12055 = v12053 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12056 = min(v37, v12055);
+            const bool v12057 = v12053 > v18;
+            const unsigned int v12058 = v12057 ? v12056 : v305;
+            const unsigned int v12061 = v311 ? v37 : v12058;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12073 = v12061 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12074 = min(v12073, 128u);
+            const bool v12075 = v12061 > v11348;
+            const unsigned int v12076 = v12075 ? v12074 : v305;
+            const float v12077 = __uint_as_float(v12076);
+            v11922.x[0] = v12077;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12079 = static_cast<unsigned int>(v11922.row(1, iron_linear_thread() & 31u));
+            const unsigned int v12081 = v46 + v12079;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12083 = v12081 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12084 = v12083 + 1u;
+            const unsigned int v12086 = v12084 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12087 = min(v37, v12086);
+            const bool v12088 = v12084 > v18;
+            const unsigned int v12089 = v12088 ? v12087 : v305;
+            const unsigned int v12092 = v311 ? v37 : v12089;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12104 = v12092 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12105 = min(v12104, 128u);
+            const bool v12106 = v12092 > v11348;
+            const unsigned int v12107 = v12106 ? v12105 : v305;
+            const float v12108 = __uint_as_float(v12107);
+            v11922.x[1] = v12108;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12110 = static_cast<unsigned int>(v11922.row(2, iron_linear_thread() & 31u));
+            const unsigned int v12112 = v46 + v12110;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12114 = v12112 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12115 = v12114 + 1u;
+            const unsigned int v12117 = v12115 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12118 = min(v37, v12117);
+            const bool v12119 = v12115 > v18;
+            const unsigned int v12120 = v12119 ? v12118 : v305;
+            const unsigned int v12123 = v311 ? v37 : v12120;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12135 = v12123 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12136 = min(v12135, 128u);
+            const bool v12137 = v12123 > v11348;
+            const unsigned int v12138 = v12137 ? v12136 : v305;
+            const float v12139 = __uint_as_float(v12138);
+            v11922.x[2] = v12139;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12141 = static_cast<unsigned int>(v11922.row(3, iron_linear_thread() & 31u));
+            const unsigned int v12143 = v46 + v12141;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12145 = v12143 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12146 = v12145 + 1u;
+            const unsigned int v12148 = v12146 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12149 = min(v37, v12148);
+            const bool v12150 = v12146 > v18;
+            const unsigned int v12151 = v12150 ? v12149 : v305;
+            const unsigned int v12154 = v311 ? v37 : v12151;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12166 = v12154 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12167 = min(v12166, 128u);
+            const bool v12168 = v12154 > v11348;
+            const unsigned int v12169 = v12168 ? v12167 : v305;
+            const float v12170 = __uint_as_float(v12169);
+            v11922.x[3] = v12170;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12171 = static_cast<unsigned int>(v11867.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v12173 = v11867.x[0];
+            const float v12174 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12175 = __float_as_uint(v12174);
+            const bool v12176 = v12171 >= v12175;
+            const float v12177 = v11922.x[0];
+            const unsigned int v12178 = __float_as_uint(v12177);
+            const bool v12179 = v12171 < v12178;
+            const bool v12180 = v12176 && v12179;
+            const float v12182 = v12180 ? v12173 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[0] = v12182;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12183 = static_cast<unsigned int>(v11867.col(1, iron_linear_thread() & 31u));
+            const float v12185 = v11867.x[1];
+            const float v12186 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12187 = __float_as_uint(v12186);
+            const bool v12188 = v12183 >= v12187;
+            const float v12189 = v11922.x[0];
+            const unsigned int v12190 = __float_as_uint(v12189);
+            const bool v12191 = v12183 < v12190;
+            const bool v12192 = v12188 && v12191;
+            const float v12194 = v12192 ? v12185 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[1] = v12194;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12195 = static_cast<unsigned int>(v11867.col(2, iron_linear_thread() & 31u));
+            const float v12197 = v11867.x[2];
+            const float v12198 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12199 = __float_as_uint(v12198);
+            const bool v12200 = v12195 >= v12199;
+            const float v12201 = v11922.x[2];
+            const unsigned int v12202 = __float_as_uint(v12201);
+            const bool v12203 = v12195 < v12202;
+            const bool v12204 = v12200 && v12203;
+            const float v12206 = v12204 ? v12197 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[2] = v12206;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12207 = static_cast<unsigned int>(v11867.col(3, iron_linear_thread() & 31u));
+            const float v12209 = v11867.x[3];
+            const float v12210 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12211 = __float_as_uint(v12210);
+            const bool v12212 = v12207 >= v12211;
+            const float v12213 = v11922.x[2];
+            const unsigned int v12214 = __float_as_uint(v12213);
+            const bool v12215 = v12207 < v12214;
+            const bool v12216 = v12212 && v12215;
+            const float v12218 = v12216 ? v12209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[3] = v12218;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12219 = static_cast<unsigned int>(v11867.col(4, iron_linear_thread() & 31u));
+            const float v12221 = v11867.x[4];
+            const float v12222 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12223 = __float_as_uint(v12222);
+            const bool v12224 = v12219 >= v12223;
+            const float v12225 = v11922.x[0];
+            const unsigned int v12226 = __float_as_uint(v12225);
+            const bool v12227 = v12219 < v12226;
+            const bool v12228 = v12224 && v12227;
+            const float v12230 = v12228 ? v12221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[4] = v12230;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12231 = static_cast<unsigned int>(v11867.col(5, iron_linear_thread() & 31u));
+            const float v12233 = v11867.x[5];
+            const float v12234 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12235 = __float_as_uint(v12234);
+            const bool v12236 = v12231 >= v12235;
+            const float v12237 = v11922.x[0];
+            const unsigned int v12238 = __float_as_uint(v12237);
+            const bool v12239 = v12231 < v12238;
+            const bool v12240 = v12236 && v12239;
+            const float v12242 = v12240 ? v12233 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[5] = v12242;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12243 = static_cast<unsigned int>(v11867.col(6, iron_linear_thread() & 31u));
+            const float v12245 = v11867.x[6];
+            const float v12246 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12247 = __float_as_uint(v12246);
+            const bool v12248 = v12243 >= v12247;
+            const float v12249 = v11922.x[2];
+            const unsigned int v12250 = __float_as_uint(v12249);
+            const bool v12251 = v12243 < v12250;
+            const bool v12252 = v12248 && v12251;
+            const float v12254 = v12252 ? v12245 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[6] = v12254;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12255 = static_cast<unsigned int>(v11867.col(7, iron_linear_thread() & 31u));
+            const float v12257 = v11867.x[7];
+            const float v12258 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12259 = __float_as_uint(v12258);
+            const bool v12260 = v12255 >= v12259;
+            const float v12261 = v11922.x[2];
+            const unsigned int v12262 = __float_as_uint(v12261);
+            const bool v12263 = v12255 < v12262;
+            const bool v12264 = v12260 && v12263;
+            const float v12266 = v12264 ? v12257 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[7] = v12266;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12267 = static_cast<unsigned int>(v11867.col(8, iron_linear_thread() & 31u));
+            const float v12269 = v11867.x[8];
+            const float v12270 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12271 = __float_as_uint(v12270);
+            const bool v12272 = v12267 >= v12271;
+            const float v12273 = v11922.x[0];
+            const unsigned int v12274 = __float_as_uint(v12273);
+            const bool v12275 = v12267 < v12274;
+            const bool v12276 = v12272 && v12275;
+            const float v12278 = v12276 ? v12269 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[8] = v12278;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12279 = static_cast<unsigned int>(v11867.col(9, iron_linear_thread() & 31u));
+            const float v12281 = v11867.x[9];
+            const float v12282 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12283 = __float_as_uint(v12282);
+            const bool v12284 = v12279 >= v12283;
+            const float v12285 = v11922.x[0];
+            const unsigned int v12286 = __float_as_uint(v12285);
+            const bool v12287 = v12279 < v12286;
+            const bool v12288 = v12284 && v12287;
+            const float v12290 = v12288 ? v12281 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[9] = v12290;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12291 = static_cast<unsigned int>(v11867.col(10, iron_linear_thread() & 31u));
+            const float v12293 = v11867.x[10];
+            const float v12294 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12295 = __float_as_uint(v12294);
+            const bool v12296 = v12291 >= v12295;
+            const float v12297 = v11922.x[2];
+            const unsigned int v12298 = __float_as_uint(v12297);
+            const bool v12299 = v12291 < v12298;
+            const bool v12300 = v12296 && v12299;
+            const float v12302 = v12300 ? v12293 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[10] = v12302;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12303 = static_cast<unsigned int>(v11867.col(11, iron_linear_thread() & 31u));
+            const float v12305 = v11867.x[11];
+            const float v12306 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12307 = __float_as_uint(v12306);
+            const bool v12308 = v12303 >= v12307;
+            const float v12309 = v11922.x[2];
+            const unsigned int v12310 = __float_as_uint(v12309);
+            const bool v12311 = v12303 < v12310;
+            const bool v12312 = v12308 && v12311;
+            const float v12314 = v12312 ? v12305 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[11] = v12314;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12315 = static_cast<unsigned int>(v11867.col(12, iron_linear_thread() & 31u));
+            const float v12317 = v11867.x[12];
+            const float v12318 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12319 = __float_as_uint(v12318);
+            const bool v12320 = v12315 >= v12319;
+            const float v12321 = v11922.x[0];
+            const unsigned int v12322 = __float_as_uint(v12321);
+            const bool v12323 = v12315 < v12322;
+            const bool v12324 = v12320 && v12323;
+            const float v12326 = v12324 ? v12317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[12] = v12326;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12327 = static_cast<unsigned int>(v11867.col(13, iron_linear_thread() & 31u));
+            const float v12329 = v11867.x[13];
+            const float v12330 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12331 = __float_as_uint(v12330);
+            const bool v12332 = v12327 >= v12331;
+            const float v12333 = v11922.x[0];
+            const unsigned int v12334 = __float_as_uint(v12333);
+            const bool v12335 = v12327 < v12334;
+            const bool v12336 = v12332 && v12335;
+            const float v12338 = v12336 ? v12329 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[13] = v12338;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12339 = static_cast<unsigned int>(v11867.col(14, iron_linear_thread() & 31u));
+            const float v12341 = v11867.x[14];
+            const float v12342 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12343 = __float_as_uint(v12342);
+            const bool v12344 = v12339 >= v12343;
+            const float v12345 = v11922.x[2];
+            const unsigned int v12346 = __float_as_uint(v12345);
+            const bool v12347 = v12339 < v12346;
+            const bool v12348 = v12344 && v12347;
+            const float v12350 = v12348 ? v12341 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[14] = v12350;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12351 = static_cast<unsigned int>(v11867.col(15, iron_linear_thread() & 31u));
+            const float v12353 = v11867.x[15];
+            const float v12354 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12355 = __float_as_uint(v12354);
+            const bool v12356 = v12351 >= v12355;
+            const float v12357 = v11922.x[2];
+            const unsigned int v12358 = __float_as_uint(v12357);
+            const bool v12359 = v12351 < v12358;
+            const bool v12360 = v12356 && v12359;
+            const float v12362 = v12360 ? v12353 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[15] = v12362;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12363 = static_cast<unsigned int>(v11867.col(16, iron_linear_thread() & 31u));
+            const float v12365 = v11867.x[16];
+            const float v12366 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12367 = __float_as_uint(v12366);
+            const bool v12368 = v12363 >= v12367;
+            const float v12369 = v11922.x[0];
+            const unsigned int v12370 = __float_as_uint(v12369);
+            const bool v12371 = v12363 < v12370;
+            const bool v12372 = v12368 && v12371;
+            const float v12374 = v12372 ? v12365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[16] = v12374;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12375 = static_cast<unsigned int>(v11867.col(17, iron_linear_thread() & 31u));
+            const float v12377 = v11867.x[17];
+            const float v12378 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12379 = __float_as_uint(v12378);
+            const bool v12380 = v12375 >= v12379;
+            const float v12381 = v11922.x[0];
+            const unsigned int v12382 = __float_as_uint(v12381);
+            const bool v12383 = v12375 < v12382;
+            const bool v12384 = v12380 && v12383;
+            const float v12386 = v12384 ? v12377 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[17] = v12386;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12387 = static_cast<unsigned int>(v11867.col(18, iron_linear_thread() & 31u));
+            const float v12389 = v11867.x[18];
+            const float v12390 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12391 = __float_as_uint(v12390);
+            const bool v12392 = v12387 >= v12391;
+            const float v12393 = v11922.x[2];
+            const unsigned int v12394 = __float_as_uint(v12393);
+            const bool v12395 = v12387 < v12394;
+            const bool v12396 = v12392 && v12395;
+            const float v12398 = v12396 ? v12389 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[18] = v12398;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12399 = static_cast<unsigned int>(v11867.col(19, iron_linear_thread() & 31u));
+            const float v12401 = v11867.x[19];
+            const float v12402 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12403 = __float_as_uint(v12402);
+            const bool v12404 = v12399 >= v12403;
+            const float v12405 = v11922.x[2];
+            const unsigned int v12406 = __float_as_uint(v12405);
+            const bool v12407 = v12399 < v12406;
+            const bool v12408 = v12404 && v12407;
+            const float v12410 = v12408 ? v12401 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[19] = v12410;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12411 = static_cast<unsigned int>(v11867.col(20, iron_linear_thread() & 31u));
+            const float v12413 = v11867.x[20];
+            const float v12414 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12415 = __float_as_uint(v12414);
+            const bool v12416 = v12411 >= v12415;
+            const float v12417 = v11922.x[0];
+            const unsigned int v12418 = __float_as_uint(v12417);
+            const bool v12419 = v12411 < v12418;
+            const bool v12420 = v12416 && v12419;
+            const float v12422 = v12420 ? v12413 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[20] = v12422;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12423 = static_cast<unsigned int>(v11867.col(21, iron_linear_thread() & 31u));
+            const float v12425 = v11867.x[21];
+            const float v12426 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12427 = __float_as_uint(v12426);
+            const bool v12428 = v12423 >= v12427;
+            const float v12429 = v11922.x[0];
+            const unsigned int v12430 = __float_as_uint(v12429);
+            const bool v12431 = v12423 < v12430;
+            const bool v12432 = v12428 && v12431;
+            const float v12434 = v12432 ? v12425 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[21] = v12434;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12435 = static_cast<unsigned int>(v11867.col(22, iron_linear_thread() & 31u));
+            const float v12437 = v11867.x[22];
+            const float v12438 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12439 = __float_as_uint(v12438);
+            const bool v12440 = v12435 >= v12439;
+            const float v12441 = v11922.x[2];
+            const unsigned int v12442 = __float_as_uint(v12441);
+            const bool v12443 = v12435 < v12442;
+            const bool v12444 = v12440 && v12443;
+            const float v12446 = v12444 ? v12437 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[22] = v12446;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12447 = static_cast<unsigned int>(v11867.col(23, iron_linear_thread() & 31u));
+            const float v12449 = v11867.x[23];
+            const float v12450 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12451 = __float_as_uint(v12450);
+            const bool v12452 = v12447 >= v12451;
+            const float v12453 = v11922.x[2];
+            const unsigned int v12454 = __float_as_uint(v12453);
+            const bool v12455 = v12447 < v12454;
+            const bool v12456 = v12452 && v12455;
+            const float v12458 = v12456 ? v12449 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[23] = v12458;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12459 = static_cast<unsigned int>(v11867.col(24, iron_linear_thread() & 31u));
+            const float v12461 = v11867.x[24];
+            const float v12462 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12463 = __float_as_uint(v12462);
+            const bool v12464 = v12459 >= v12463;
+            const float v12465 = v11922.x[0];
+            const unsigned int v12466 = __float_as_uint(v12465);
+            const bool v12467 = v12459 < v12466;
+            const bool v12468 = v12464 && v12467;
+            const float v12470 = v12468 ? v12461 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[24] = v12470;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12471 = static_cast<unsigned int>(v11867.col(25, iron_linear_thread() & 31u));
+            const float v12473 = v11867.x[25];
+            const float v12474 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12475 = __float_as_uint(v12474);
+            const bool v12476 = v12471 >= v12475;
+            const float v12477 = v11922.x[0];
+            const unsigned int v12478 = __float_as_uint(v12477);
+            const bool v12479 = v12471 < v12478;
+            const bool v12480 = v12476 && v12479;
+            const float v12482 = v12480 ? v12473 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[25] = v12482;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12483 = static_cast<unsigned int>(v11867.col(26, iron_linear_thread() & 31u));
+            const float v12485 = v11867.x[26];
+            const float v12486 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12487 = __float_as_uint(v12486);
+            const bool v12488 = v12483 >= v12487;
+            const float v12489 = v11922.x[2];
+            const unsigned int v12490 = __float_as_uint(v12489);
+            const bool v12491 = v12483 < v12490;
+            const bool v12492 = v12488 && v12491;
+            const float v12494 = v12492 ? v12485 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[26] = v12494;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12495 = static_cast<unsigned int>(v11867.col(27, iron_linear_thread() & 31u));
+            const float v12497 = v11867.x[27];
+            const float v12498 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12499 = __float_as_uint(v12498);
+            const bool v12500 = v12495 >= v12499;
+            const float v12501 = v11922.x[2];
+            const unsigned int v12502 = __float_as_uint(v12501);
+            const bool v12503 = v12495 < v12502;
+            const bool v12504 = v12500 && v12503;
+            const float v12506 = v12504 ? v12497 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[27] = v12506;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12507 = static_cast<unsigned int>(v11867.col(28, iron_linear_thread() & 31u));
+            const float v12509 = v11867.x[28];
+            const float v12510 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12511 = __float_as_uint(v12510);
+            const bool v12512 = v12507 >= v12511;
+            const float v12513 = v11922.x[0];
+            const unsigned int v12514 = __float_as_uint(v12513);
+            const bool v12515 = v12507 < v12514;
+            const bool v12516 = v12512 && v12515;
+            const float v12518 = v12516 ? v12509 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[28] = v12518;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12519 = static_cast<unsigned int>(v11867.col(29, iron_linear_thread() & 31u));
+            const float v12521 = v11867.x[29];
+            const float v12522 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12523 = __float_as_uint(v12522);
+            const bool v12524 = v12519 >= v12523;
+            const float v12525 = v11922.x[0];
+            const unsigned int v12526 = __float_as_uint(v12525);
+            const bool v12527 = v12519 < v12526;
+            const bool v12528 = v12524 && v12527;
+            const float v12530 = v12528 ? v12521 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[29] = v12530;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12531 = static_cast<unsigned int>(v11867.col(30, iron_linear_thread() & 31u));
+            const float v12533 = v11867.x[30];
+            const float v12534 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12535 = __float_as_uint(v12534);
+            const bool v12536 = v12531 >= v12535;
+            const float v12537 = v11922.x[2];
+            const unsigned int v12538 = __float_as_uint(v12537);
+            const bool v12539 = v12531 < v12538;
+            const bool v12540 = v12536 && v12539;
+            const float v12542 = v12540 ? v12533 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[30] = v12542;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12543 = static_cast<unsigned int>(v11867.col(31, iron_linear_thread() & 31u));
+            const float v12545 = v11867.x[31];
+            const float v12546 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12547 = __float_as_uint(v12546);
+            const bool v12548 = v12543 >= v12547;
+            const float v12549 = v11922.x[2];
+            const unsigned int v12550 = __float_as_uint(v12549);
+            const bool v12551 = v12543 < v12550;
+            const bool v12552 = v12548 && v12551;
+            const float v12554 = v12552 ? v12545 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[31] = v12554;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12555 = static_cast<unsigned int>(v11867.col(32, iron_linear_thread() & 31u));
+            const float v12557 = v11867.x[32];
+            const float v12558 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12559 = __float_as_uint(v12558);
+            const bool v12560 = v12555 >= v12559;
+            const float v12561 = v11922.x[0];
+            const unsigned int v12562 = __float_as_uint(v12561);
+            const bool v12563 = v12555 < v12562;
+            const bool v12564 = v12560 && v12563;
+            const float v12566 = v12564 ? v12557 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[32] = v12566;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12567 = static_cast<unsigned int>(v11867.col(33, iron_linear_thread() & 31u));
+            const float v12569 = v11867.x[33];
+            const float v12570 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12571 = __float_as_uint(v12570);
+            const bool v12572 = v12567 >= v12571;
+            const float v12573 = v11922.x[0];
+            const unsigned int v12574 = __float_as_uint(v12573);
+            const bool v12575 = v12567 < v12574;
+            const bool v12576 = v12572 && v12575;
+            const float v12578 = v12576 ? v12569 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[33] = v12578;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12579 = static_cast<unsigned int>(v11867.col(34, iron_linear_thread() & 31u));
+            const float v12581 = v11867.x[34];
+            const float v12582 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12583 = __float_as_uint(v12582);
+            const bool v12584 = v12579 >= v12583;
+            const float v12585 = v11922.x[2];
+            const unsigned int v12586 = __float_as_uint(v12585);
+            const bool v12587 = v12579 < v12586;
+            const bool v12588 = v12584 && v12587;
+            const float v12590 = v12588 ? v12581 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[34] = v12590;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12591 = static_cast<unsigned int>(v11867.col(35, iron_linear_thread() & 31u));
+            const float v12593 = v11867.x[35];
+            const float v12594 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12595 = __float_as_uint(v12594);
+            const bool v12596 = v12591 >= v12595;
+            const float v12597 = v11922.x[2];
+            const unsigned int v12598 = __float_as_uint(v12597);
+            const bool v12599 = v12591 < v12598;
+            const bool v12600 = v12596 && v12599;
+            const float v12602 = v12600 ? v12593 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[35] = v12602;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12603 = static_cast<unsigned int>(v11867.col(36, iron_linear_thread() & 31u));
+            const float v12605 = v11867.x[36];
+            const float v12606 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12607 = __float_as_uint(v12606);
+            const bool v12608 = v12603 >= v12607;
+            const float v12609 = v11922.x[0];
+            const unsigned int v12610 = __float_as_uint(v12609);
+            const bool v12611 = v12603 < v12610;
+            const bool v12612 = v12608 && v12611;
+            const float v12614 = v12612 ? v12605 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[36] = v12614;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12615 = static_cast<unsigned int>(v11867.col(37, iron_linear_thread() & 31u));
+            const float v12617 = v11867.x[37];
+            const float v12618 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12619 = __float_as_uint(v12618);
+            const bool v12620 = v12615 >= v12619;
+            const float v12621 = v11922.x[0];
+            const unsigned int v12622 = __float_as_uint(v12621);
+            const bool v12623 = v12615 < v12622;
+            const bool v12624 = v12620 && v12623;
+            const float v12626 = v12624 ? v12617 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[37] = v12626;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12627 = static_cast<unsigned int>(v11867.col(38, iron_linear_thread() & 31u));
+            const float v12629 = v11867.x[38];
+            const float v12630 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12631 = __float_as_uint(v12630);
+            const bool v12632 = v12627 >= v12631;
+            const float v12633 = v11922.x[2];
+            const unsigned int v12634 = __float_as_uint(v12633);
+            const bool v12635 = v12627 < v12634;
+            const bool v12636 = v12632 && v12635;
+            const float v12638 = v12636 ? v12629 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[38] = v12638;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12639 = static_cast<unsigned int>(v11867.col(39, iron_linear_thread() & 31u));
+            const float v12641 = v11867.x[39];
+            const float v12642 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12643 = __float_as_uint(v12642);
+            const bool v12644 = v12639 >= v12643;
+            const float v12645 = v11922.x[2];
+            const unsigned int v12646 = __float_as_uint(v12645);
+            const bool v12647 = v12639 < v12646;
+            const bool v12648 = v12644 && v12647;
+            const float v12650 = v12648 ? v12641 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[39] = v12650;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12651 = static_cast<unsigned int>(v11867.col(40, iron_linear_thread() & 31u));
+            const float v12653 = v11867.x[40];
+            const float v12654 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12655 = __float_as_uint(v12654);
+            const bool v12656 = v12651 >= v12655;
+            const float v12657 = v11922.x[0];
+            const unsigned int v12658 = __float_as_uint(v12657);
+            const bool v12659 = v12651 < v12658;
+            const bool v12660 = v12656 && v12659;
+            const float v12662 = v12660 ? v12653 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[40] = v12662;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12663 = static_cast<unsigned int>(v11867.col(41, iron_linear_thread() & 31u));
+            const float v12665 = v11867.x[41];
+            const float v12666 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12667 = __float_as_uint(v12666);
+            const bool v12668 = v12663 >= v12667;
+            const float v12669 = v11922.x[0];
+            const unsigned int v12670 = __float_as_uint(v12669);
+            const bool v12671 = v12663 < v12670;
+            const bool v12672 = v12668 && v12671;
+            const float v12674 = v12672 ? v12665 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[41] = v12674;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12675 = static_cast<unsigned int>(v11867.col(42, iron_linear_thread() & 31u));
+            const float v12677 = v11867.x[42];
+            const float v12678 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12679 = __float_as_uint(v12678);
+            const bool v12680 = v12675 >= v12679;
+            const float v12681 = v11922.x[2];
+            const unsigned int v12682 = __float_as_uint(v12681);
+            const bool v12683 = v12675 < v12682;
+            const bool v12684 = v12680 && v12683;
+            const float v12686 = v12684 ? v12677 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[42] = v12686;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12687 = static_cast<unsigned int>(v11867.col(43, iron_linear_thread() & 31u));
+            const float v12689 = v11867.x[43];
+            const float v12690 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12691 = __float_as_uint(v12690);
+            const bool v12692 = v12687 >= v12691;
+            const float v12693 = v11922.x[2];
+            const unsigned int v12694 = __float_as_uint(v12693);
+            const bool v12695 = v12687 < v12694;
+            const bool v12696 = v12692 && v12695;
+            const float v12698 = v12696 ? v12689 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[43] = v12698;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12699 = static_cast<unsigned int>(v11867.col(44, iron_linear_thread() & 31u));
+            const float v12701 = v11867.x[44];
+            const float v12702 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12703 = __float_as_uint(v12702);
+            const bool v12704 = v12699 >= v12703;
+            const float v12705 = v11922.x[0];
+            const unsigned int v12706 = __float_as_uint(v12705);
+            const bool v12707 = v12699 < v12706;
+            const bool v12708 = v12704 && v12707;
+            const float v12710 = v12708 ? v12701 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[44] = v12710;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12711 = static_cast<unsigned int>(v11867.col(45, iron_linear_thread() & 31u));
+            const float v12713 = v11867.x[45];
+            const float v12714 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12715 = __float_as_uint(v12714);
+            const bool v12716 = v12711 >= v12715;
+            const float v12717 = v11922.x[0];
+            const unsigned int v12718 = __float_as_uint(v12717);
+            const bool v12719 = v12711 < v12718;
+            const bool v12720 = v12716 && v12719;
+            const float v12722 = v12720 ? v12713 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[45] = v12722;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12723 = static_cast<unsigned int>(v11867.col(46, iron_linear_thread() & 31u));
+            const float v12725 = v11867.x[46];
+            const float v12726 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12727 = __float_as_uint(v12726);
+            const bool v12728 = v12723 >= v12727;
+            const float v12729 = v11922.x[2];
+            const unsigned int v12730 = __float_as_uint(v12729);
+            const bool v12731 = v12723 < v12730;
+            const bool v12732 = v12728 && v12731;
+            const float v12734 = v12732 ? v12725 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[46] = v12734;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12735 = static_cast<unsigned int>(v11867.col(47, iron_linear_thread() & 31u));
+            const float v12737 = v11867.x[47];
+            const float v12738 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12739 = __float_as_uint(v12738);
+            const bool v12740 = v12735 >= v12739;
+            const float v12741 = v11922.x[2];
+            const unsigned int v12742 = __float_as_uint(v12741);
+            const bool v12743 = v12735 < v12742;
+            const bool v12744 = v12740 && v12743;
+            const float v12746 = v12744 ? v12737 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[47] = v12746;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12747 = static_cast<unsigned int>(v11867.col(48, iron_linear_thread() & 31u));
+            const float v12749 = v11867.x[48];
+            const float v12750 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12751 = __float_as_uint(v12750);
+            const bool v12752 = v12747 >= v12751;
+            const float v12753 = v11922.x[0];
+            const unsigned int v12754 = __float_as_uint(v12753);
+            const bool v12755 = v12747 < v12754;
+            const bool v12756 = v12752 && v12755;
+            const float v12758 = v12756 ? v12749 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[48] = v12758;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12759 = static_cast<unsigned int>(v11867.col(49, iron_linear_thread() & 31u));
+            const float v12761 = v11867.x[49];
+            const float v12762 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12763 = __float_as_uint(v12762);
+            const bool v12764 = v12759 >= v12763;
+            const float v12765 = v11922.x[0];
+            const unsigned int v12766 = __float_as_uint(v12765);
+            const bool v12767 = v12759 < v12766;
+            const bool v12768 = v12764 && v12767;
+            const float v12770 = v12768 ? v12761 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[49] = v12770;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12771 = static_cast<unsigned int>(v11867.col(50, iron_linear_thread() & 31u));
+            const float v12773 = v11867.x[50];
+            const float v12774 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12775 = __float_as_uint(v12774);
+            const bool v12776 = v12771 >= v12775;
+            const float v12777 = v11922.x[2];
+            const unsigned int v12778 = __float_as_uint(v12777);
+            const bool v12779 = v12771 < v12778;
+            const bool v12780 = v12776 && v12779;
+            const float v12782 = v12780 ? v12773 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[50] = v12782;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12783 = static_cast<unsigned int>(v11867.col(51, iron_linear_thread() & 31u));
+            const float v12785 = v11867.x[51];
+            const float v12786 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12787 = __float_as_uint(v12786);
+            const bool v12788 = v12783 >= v12787;
+            const float v12789 = v11922.x[2];
+            const unsigned int v12790 = __float_as_uint(v12789);
+            const bool v12791 = v12783 < v12790;
+            const bool v12792 = v12788 && v12791;
+            const float v12794 = v12792 ? v12785 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[51] = v12794;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12795 = static_cast<unsigned int>(v11867.col(52, iron_linear_thread() & 31u));
+            const float v12797 = v11867.x[52];
+            const float v12798 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12799 = __float_as_uint(v12798);
+            const bool v12800 = v12795 >= v12799;
+            const float v12801 = v11922.x[0];
+            const unsigned int v12802 = __float_as_uint(v12801);
+            const bool v12803 = v12795 < v12802;
+            const bool v12804 = v12800 && v12803;
+            const float v12806 = v12804 ? v12797 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[52] = v12806;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12807 = static_cast<unsigned int>(v11867.col(53, iron_linear_thread() & 31u));
+            const float v12809 = v11867.x[53];
+            const float v12810 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12811 = __float_as_uint(v12810);
+            const bool v12812 = v12807 >= v12811;
+            const float v12813 = v11922.x[0];
+            const unsigned int v12814 = __float_as_uint(v12813);
+            const bool v12815 = v12807 < v12814;
+            const bool v12816 = v12812 && v12815;
+            const float v12818 = v12816 ? v12809 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[53] = v12818;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12819 = static_cast<unsigned int>(v11867.col(54, iron_linear_thread() & 31u));
+            const float v12821 = v11867.x[54];
+            const float v12822 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12823 = __float_as_uint(v12822);
+            const bool v12824 = v12819 >= v12823;
+            const float v12825 = v11922.x[2];
+            const unsigned int v12826 = __float_as_uint(v12825);
+            const bool v12827 = v12819 < v12826;
+            const bool v12828 = v12824 && v12827;
+            const float v12830 = v12828 ? v12821 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[54] = v12830;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12831 = static_cast<unsigned int>(v11867.col(55, iron_linear_thread() & 31u));
+            const float v12833 = v11867.x[55];
+            const float v12834 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12835 = __float_as_uint(v12834);
+            const bool v12836 = v12831 >= v12835;
+            const float v12837 = v11922.x[2];
+            const unsigned int v12838 = __float_as_uint(v12837);
+            const bool v12839 = v12831 < v12838;
+            const bool v12840 = v12836 && v12839;
+            const float v12842 = v12840 ? v12833 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[55] = v12842;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12843 = static_cast<unsigned int>(v11867.col(56, iron_linear_thread() & 31u));
+            const float v12845 = v11867.x[56];
+            const float v12846 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12847 = __float_as_uint(v12846);
+            const bool v12848 = v12843 >= v12847;
+            const float v12849 = v11922.x[0];
+            const unsigned int v12850 = __float_as_uint(v12849);
+            const bool v12851 = v12843 < v12850;
+            const bool v12852 = v12848 && v12851;
+            const float v12854 = v12852 ? v12845 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[56] = v12854;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12855 = static_cast<unsigned int>(v11867.col(57, iron_linear_thread() & 31u));
+            const float v12857 = v11867.x[57];
+            const float v12858 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12859 = __float_as_uint(v12858);
+            const bool v12860 = v12855 >= v12859;
+            const float v12861 = v11922.x[0];
+            const unsigned int v12862 = __float_as_uint(v12861);
+            const bool v12863 = v12855 < v12862;
+            const bool v12864 = v12860 && v12863;
+            const float v12866 = v12864 ? v12857 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[57] = v12866;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12867 = static_cast<unsigned int>(v11867.col(58, iron_linear_thread() & 31u));
+            const float v12869 = v11867.x[58];
+            const float v12870 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12871 = __float_as_uint(v12870);
+            const bool v12872 = v12867 >= v12871;
+            const float v12873 = v11922.x[2];
+            const unsigned int v12874 = __float_as_uint(v12873);
+            const bool v12875 = v12867 < v12874;
+            const bool v12876 = v12872 && v12875;
+            const float v12878 = v12876 ? v12869 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[58] = v12878;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12879 = static_cast<unsigned int>(v11867.col(59, iron_linear_thread() & 31u));
+            const float v12881 = v11867.x[59];
+            const float v12882 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12883 = __float_as_uint(v12882);
+            const bool v12884 = v12879 >= v12883;
+            const float v12885 = v11922.x[2];
+            const unsigned int v12886 = __float_as_uint(v12885);
+            const bool v12887 = v12879 < v12886;
+            const bool v12888 = v12884 && v12887;
+            const float v12890 = v12888 ? v12881 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[59] = v12890;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12891 = static_cast<unsigned int>(v11867.col(60, iron_linear_thread() & 31u));
+            const float v12893 = v11867.x[60];
+            const float v12894 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12895 = __float_as_uint(v12894);
+            const bool v12896 = v12891 >= v12895;
+            const float v12897 = v11922.x[0];
+            const unsigned int v12898 = __float_as_uint(v12897);
+            const bool v12899 = v12891 < v12898;
+            const bool v12900 = v12896 && v12899;
+            const float v12902 = v12900 ? v12893 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[60] = v12902;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12903 = static_cast<unsigned int>(v11867.col(61, iron_linear_thread() & 31u));
+            const float v12905 = v11867.x[61];
+            const float v12906 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12907 = __float_as_uint(v12906);
+            const bool v12908 = v12903 >= v12907;
+            const float v12909 = v11922.x[0];
+            const unsigned int v12910 = __float_as_uint(v12909);
+            const bool v12911 = v12903 < v12910;
+            const bool v12912 = v12908 && v12911;
+            const float v12914 = v12912 ? v12905 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[61] = v12914;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12915 = static_cast<unsigned int>(v11867.col(62, iron_linear_thread() & 31u));
+            const float v12917 = v11867.x[62];
+            const float v12918 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12919 = __float_as_uint(v12918);
+            const bool v12920 = v12915 >= v12919;
+            const float v12921 = v11922.x[2];
+            const unsigned int v12922 = __float_as_uint(v12921);
+            const bool v12923 = v12915 < v12922;
+            const bool v12924 = v12920 && v12923;
+            const float v12926 = v12924 ? v12917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[62] = v12926;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12927 = static_cast<unsigned int>(v11867.col(63, iron_linear_thread() & 31u));
+            const float v12929 = v11867.x[63];
+            const float v12930 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12931 = __float_as_uint(v12930);
+            const bool v12932 = v12927 >= v12931;
+            const float v12933 = v11922.x[2];
+            const unsigned int v12934 = __float_as_uint(v12933);
+            const bool v12935 = v12927 < v12934;
+            const bool v12936 = v12932 && v12935;
+            const float v12938 = v12936 ? v12929 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[63] = v12938;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v12932;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v12932, 0.0f);
-          iron_frag_row_reduce<false>(v12932, v11859);
-          const float v12935 = v12932.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v12936 = v12935 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12932.x[0] = v12936;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12939 = v12932.x[1];
-          const float v12940 = v12939 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12932.x[1] = v12940;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12943 = v12932.x[2];
+          iron_frag<float, 2, 16, 8> v12940;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v12940, 0.0f);
+          iron_frag_row_reduce<false>(v12940, v11867);
+          const float v12943 = v12940.x[0];  // kernels/sdpa/flash_tile.hpp:212
           const float v12944 = v12943 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12932.x[2] = v12944;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12947 = v12932.x[3];
+          v12940.x[0] = v12944;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12947 = v12940.x[1];
           const float v12948 = v12947 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12932.x[3] = v12948;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v12950;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v12950, 0.0f);
-          const float v12954 = v12932.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12955 = v351.x[0];
-          const float v12956 = fmaxf(v12955, v12954);
-          const bool v12959 = v12956 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12960 = v12959 ? 0.0f : v12956;
-          v12950.x[0] = v12960;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12964 = v12932.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12965 = v351.x[1];
-          const float v12966 = fmaxf(v12965, v12964);
-          const bool v12969 = v12966 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12970 = v12969 ? 0.0f : v12966;
-          v12950.x[1] = v12970;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12974 = v12932.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12975 = v351.x[2];
-          const float v12976 = fmaxf(v12975, v12974);
-          const bool v12979 = v12976 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12980 = v12979 ? 0.0f : v12976;
-          v12950.x[2] = v12980;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12984 = v12932.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12985 = v351.x[3];
-          const float v12986 = fmaxf(v12985, v12984);
-          const bool v12989 = v12986 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12990 = v12989 ? 0.0f : v12986;
-          v12950.x[3] = v12990;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12994 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v12996 = v12955 - v12994;
-          const float v12997 = iron_exp2_approx(v12996);
-          v11885.x[0] = v12997;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13001 = v12950.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13003 = v12965 - v13001;
-          const float v13004 = iron_exp2_approx(v13003);
-          v11885.x[1] = v13004;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13008 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13010 = v12975 - v13008;
-          const float v13011 = iron_exp2_approx(v13010);
-          v11885.x[2] = v13011;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13015 = v12950.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13017 = v12985 - v13015;
-          const float v13018 = iron_exp2_approx(v13017);
-          v11885.x[3] = v13018;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v12956;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13026 = v351.x[1];
-          const float v13028 = fmaxf(v13026, v12964);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v13028;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13031 = v351.x[2];
-          const float v13033 = fmaxf(v13031, v12974);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v13033;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13036 = v351.x[3];
-          const float v13038 = fmaxf(v13036, v12984);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v13038;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13041 = v11859.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v13042 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13043 = -v13042;
-          const float v13044 = fmaf(v13041, v349, v13043);
-          const float v13045 = iron_exp2_approx(v13044);
-          v11859.x[0] = v13045;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13048 = v11859.x[1];
-          const float v13049 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13050 = -v13049;
-          const float v13051 = fmaf(v13048, v349, v13050);
-          const float v13052 = iron_exp2_approx(v13051);
-          v11859.x[1] = v13052;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13055 = v11859.x[2];
-          const float v13056 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13057 = -v13056;
-          const float v13058 = fmaf(v13055, v349, v13057);
-          const float v13059 = iron_exp2_approx(v13058);
-          v11859.x[2] = v13059;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13062 = v11859.x[3];
-          const float v13063 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13064 = -v13063;
-          const float v13065 = fmaf(v13062, v349, v13064);
-          const float v13066 = iron_exp2_approx(v13065);
-          v11859.x[3] = v13066;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13069 = v11859.x[4];
-          const float v13070 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13071 = -v13070;
-          const float v13072 = fmaf(v13069, v349, v13071);
-          const float v13073 = iron_exp2_approx(v13072);
-          v11859.x[4] = v13073;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13076 = v11859.x[5];
-          const float v13077 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13078 = -v13077;
-          const float v13079 = fmaf(v13076, v349, v13078);
-          const float v13080 = iron_exp2_approx(v13079);
-          v11859.x[5] = v13080;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13083 = v11859.x[6];
-          const float v13084 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13085 = -v13084;
-          const float v13086 = fmaf(v13083, v349, v13085);
-          const float v13087 = iron_exp2_approx(v13086);
-          v11859.x[6] = v13087;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13090 = v11859.x[7];
-          const float v13091 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13092 = -v13091;
-          const float v13093 = fmaf(v13090, v349, v13092);
-          const float v13094 = iron_exp2_approx(v13093);
-          v11859.x[7] = v13094;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13097 = v11859.x[8];
-          const float v13098 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13099 = -v13098;
-          const float v13100 = fmaf(v13097, v349, v13099);
-          const float v13101 = iron_exp2_approx(v13100);
-          v11859.x[8] = v13101;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13104 = v11859.x[9];
-          const float v13105 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13106 = -v13105;
-          const float v13107 = fmaf(v13104, v349, v13106);
-          const float v13108 = iron_exp2_approx(v13107);
-          v11859.x[9] = v13108;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13111 = v11859.x[10];
-          const float v13112 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13113 = -v13112;
-          const float v13114 = fmaf(v13111, v349, v13113);
-          const float v13115 = iron_exp2_approx(v13114);
-          v11859.x[10] = v13115;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13118 = v11859.x[11];
-          const float v13119 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13120 = -v13119;
-          const float v13121 = fmaf(v13118, v349, v13120);
-          const float v13122 = iron_exp2_approx(v13121);
-          v11859.x[11] = v13122;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13125 = v11859.x[12];
-          const float v13126 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13127 = -v13126;
-          const float v13128 = fmaf(v13125, v349, v13127);
-          const float v13129 = iron_exp2_approx(v13128);
-          v11859.x[12] = v13129;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13132 = v11859.x[13];
-          const float v13133 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13134 = -v13133;
-          const float v13135 = fmaf(v13132, v349, v13134);
-          const float v13136 = iron_exp2_approx(v13135);
-          v11859.x[13] = v13136;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13139 = v11859.x[14];
-          const float v13140 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13141 = -v13140;
-          const float v13142 = fmaf(v13139, v349, v13141);
-          const float v13143 = iron_exp2_approx(v13142);
-          v11859.x[14] = v13143;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13146 = v11859.x[15];
-          const float v13147 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13148 = -v13147;
-          const float v13149 = fmaf(v13146, v349, v13148);
-          const float v13150 = iron_exp2_approx(v13149);
-          v11859.x[15] = v13150;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13153 = v11859.x[16];
-          const float v13154 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13155 = -v13154;
-          const float v13156 = fmaf(v13153, v349, v13155);
-          const float v13157 = iron_exp2_approx(v13156);
-          v11859.x[16] = v13157;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13160 = v11859.x[17];
-          const float v13161 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13162 = -v13161;
-          const float v13163 = fmaf(v13160, v349, v13162);
-          const float v13164 = iron_exp2_approx(v13163);
-          v11859.x[17] = v13164;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13167 = v11859.x[18];
-          const float v13168 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13169 = -v13168;
-          const float v13170 = fmaf(v13167, v349, v13169);
-          const float v13171 = iron_exp2_approx(v13170);
-          v11859.x[18] = v13171;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13174 = v11859.x[19];
-          const float v13175 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13176 = -v13175;
-          const float v13177 = fmaf(v13174, v349, v13176);
-          const float v13178 = iron_exp2_approx(v13177);
-          v11859.x[19] = v13178;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13181 = v11859.x[20];
-          const float v13182 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13183 = -v13182;
-          const float v13184 = fmaf(v13181, v349, v13183);
-          const float v13185 = iron_exp2_approx(v13184);
-          v11859.x[20] = v13185;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13188 = v11859.x[21];
-          const float v13189 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13190 = -v13189;
-          const float v13191 = fmaf(v13188, v349, v13190);
-          const float v13192 = iron_exp2_approx(v13191);
-          v11859.x[21] = v13192;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13195 = v11859.x[22];
-          const float v13196 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13197 = -v13196;
-          const float v13198 = fmaf(v13195, v349, v13197);
-          const float v13199 = iron_exp2_approx(v13198);
-          v11859.x[22] = v13199;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13202 = v11859.x[23];
-          const float v13203 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13204 = -v13203;
-          const float v13205 = fmaf(v13202, v349, v13204);
-          const float v13206 = iron_exp2_approx(v13205);
-          v11859.x[23] = v13206;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13209 = v11859.x[24];
-          const float v13210 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13211 = -v13210;
-          const float v13212 = fmaf(v13209, v349, v13211);
-          const float v13213 = iron_exp2_approx(v13212);
-          v11859.x[24] = v13213;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13216 = v11859.x[25];
-          const float v13217 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13218 = -v13217;
-          const float v13219 = fmaf(v13216, v349, v13218);
-          const float v13220 = iron_exp2_approx(v13219);
-          v11859.x[25] = v13220;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13223 = v11859.x[26];
-          const float v13224 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13225 = -v13224;
-          const float v13226 = fmaf(v13223, v349, v13225);
-          const float v13227 = iron_exp2_approx(v13226);
-          v11859.x[26] = v13227;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13230 = v11859.x[27];
-          const float v13231 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13232 = -v13231;
-          const float v13233 = fmaf(v13230, v349, v13232);
-          const float v13234 = iron_exp2_approx(v13233);
-          v11859.x[27] = v13234;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13237 = v11859.x[28];
-          const float v13238 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13239 = -v13238;
-          const float v13240 = fmaf(v13237, v349, v13239);
-          const float v13241 = iron_exp2_approx(v13240);
-          v11859.x[28] = v13241;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13244 = v11859.x[29];
-          const float v13245 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13246 = -v13245;
-          const float v13247 = fmaf(v13244, v349, v13246);
-          const float v13248 = iron_exp2_approx(v13247);
-          v11859.x[29] = v13248;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13251 = v11859.x[30];
-          const float v13252 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13253 = -v13252;
-          const float v13254 = fmaf(v13251, v349, v13253);
-          const float v13255 = iron_exp2_approx(v13254);
-          v11859.x[30] = v13255;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13258 = v11859.x[31];
-          const float v13259 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13260 = -v13259;
-          const float v13261 = fmaf(v13258, v349, v13260);
-          const float v13262 = iron_exp2_approx(v13261);
-          v11859.x[31] = v13262;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13265 = v11859.x[32];
-          const float v13266 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13267 = -v13266;
-          const float v13268 = fmaf(v13265, v349, v13267);
-          const float v13269 = iron_exp2_approx(v13268);
-          v11859.x[32] = v13269;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13272 = v11859.x[33];
-          const float v13273 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13274 = -v13273;
-          const float v13275 = fmaf(v13272, v349, v13274);
-          const float v13276 = iron_exp2_approx(v13275);
-          v11859.x[33] = v13276;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13279 = v11859.x[34];
-          const float v13280 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13281 = -v13280;
-          const float v13282 = fmaf(v13279, v349, v13281);
-          const float v13283 = iron_exp2_approx(v13282);
-          v11859.x[34] = v13283;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13286 = v11859.x[35];
-          const float v13287 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13288 = -v13287;
-          const float v13289 = fmaf(v13286, v349, v13288);
-          const float v13290 = iron_exp2_approx(v13289);
-          v11859.x[35] = v13290;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13293 = v11859.x[36];
-          const float v13294 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13295 = -v13294;
-          const float v13296 = fmaf(v13293, v349, v13295);
-          const float v13297 = iron_exp2_approx(v13296);
-          v11859.x[36] = v13297;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13300 = v11859.x[37];
-          const float v13301 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13302 = -v13301;
-          const float v13303 = fmaf(v13300, v349, v13302);
-          const float v13304 = iron_exp2_approx(v13303);
-          v11859.x[37] = v13304;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13307 = v11859.x[38];
-          const float v13308 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13309 = -v13308;
-          const float v13310 = fmaf(v13307, v349, v13309);
-          const float v13311 = iron_exp2_approx(v13310);
-          v11859.x[38] = v13311;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13314 = v11859.x[39];
-          const float v13315 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13316 = -v13315;
-          const float v13317 = fmaf(v13314, v349, v13316);
-          const float v13318 = iron_exp2_approx(v13317);
-          v11859.x[39] = v13318;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13321 = v11859.x[40];
-          const float v13322 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13323 = -v13322;
-          const float v13324 = fmaf(v13321, v349, v13323);
-          const float v13325 = iron_exp2_approx(v13324);
-          v11859.x[40] = v13325;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13328 = v11859.x[41];
-          const float v13329 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13330 = -v13329;
-          const float v13331 = fmaf(v13328, v349, v13330);
-          const float v13332 = iron_exp2_approx(v13331);
-          v11859.x[41] = v13332;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13335 = v11859.x[42];
-          const float v13336 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13337 = -v13336;
-          const float v13338 = fmaf(v13335, v349, v13337);
-          const float v13339 = iron_exp2_approx(v13338);
-          v11859.x[42] = v13339;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13342 = v11859.x[43];
-          const float v13343 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13344 = -v13343;
-          const float v13345 = fmaf(v13342, v349, v13344);
-          const float v13346 = iron_exp2_approx(v13345);
-          v11859.x[43] = v13346;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13349 = v11859.x[44];
-          const float v13350 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13351 = -v13350;
-          const float v13352 = fmaf(v13349, v349, v13351);
-          const float v13353 = iron_exp2_approx(v13352);
-          v11859.x[44] = v13353;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13356 = v11859.x[45];
-          const float v13357 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13358 = -v13357;
-          const float v13359 = fmaf(v13356, v349, v13358);
-          const float v13360 = iron_exp2_approx(v13359);
-          v11859.x[45] = v13360;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13363 = v11859.x[46];
-          const float v13364 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13365 = -v13364;
-          const float v13366 = fmaf(v13363, v349, v13365);
-          const float v13367 = iron_exp2_approx(v13366);
-          v11859.x[46] = v13367;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13370 = v11859.x[47];
-          const float v13371 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13372 = -v13371;
-          const float v13373 = fmaf(v13370, v349, v13372);
-          const float v13374 = iron_exp2_approx(v13373);
-          v11859.x[47] = v13374;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13377 = v11859.x[48];
-          const float v13378 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13379 = -v13378;
-          const float v13380 = fmaf(v13377, v349, v13379);
-          const float v13381 = iron_exp2_approx(v13380);
-          v11859.x[48] = v13381;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13384 = v11859.x[49];
-          const float v13385 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13386 = -v13385;
-          const float v13387 = fmaf(v13384, v349, v13386);
-          const float v13388 = iron_exp2_approx(v13387);
-          v11859.x[49] = v13388;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13391 = v11859.x[50];
-          const float v13392 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13393 = -v13392;
-          const float v13394 = fmaf(v13391, v349, v13393);
-          const float v13395 = iron_exp2_approx(v13394);
-          v11859.x[50] = v13395;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13398 = v11859.x[51];
-          const float v13399 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13400 = -v13399;
-          const float v13401 = fmaf(v13398, v349, v13400);
-          const float v13402 = iron_exp2_approx(v13401);
-          v11859.x[51] = v13402;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13405 = v11859.x[52];
-          const float v13406 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13407 = -v13406;
-          const float v13408 = fmaf(v13405, v349, v13407);
-          const float v13409 = iron_exp2_approx(v13408);
-          v11859.x[52] = v13409;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13412 = v11859.x[53];
-          const float v13413 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13414 = -v13413;
-          const float v13415 = fmaf(v13412, v349, v13414);
-          const float v13416 = iron_exp2_approx(v13415);
-          v11859.x[53] = v13416;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13419 = v11859.x[54];
-          const float v13420 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13421 = -v13420;
-          const float v13422 = fmaf(v13419, v349, v13421);
-          const float v13423 = iron_exp2_approx(v13422);
-          v11859.x[54] = v13423;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13426 = v11859.x[55];
-          const float v13427 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13428 = -v13427;
-          const float v13429 = fmaf(v13426, v349, v13428);
-          const float v13430 = iron_exp2_approx(v13429);
-          v11859.x[55] = v13430;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13433 = v11859.x[56];
-          const float v13434 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13435 = -v13434;
-          const float v13436 = fmaf(v13433, v349, v13435);
-          const float v13437 = iron_exp2_approx(v13436);
-          v11859.x[56] = v13437;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13440 = v11859.x[57];
-          const float v13441 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13442 = -v13441;
-          const float v13443 = fmaf(v13440, v349, v13442);
-          const float v13444 = iron_exp2_approx(v13443);
-          v11859.x[57] = v13444;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13447 = v11859.x[58];
-          const float v13448 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13449 = -v13448;
-          const float v13450 = fmaf(v13447, v349, v13449);
-          const float v13451 = iron_exp2_approx(v13450);
-          v11859.x[58] = v13451;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13454 = v11859.x[59];
-          const float v13455 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13456 = -v13455;
-          const float v13457 = fmaf(v13454, v349, v13456);
-          const float v13458 = iron_exp2_approx(v13457);
-          v11859.x[59] = v13458;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13461 = v11859.x[60];
-          const float v13462 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13463 = -v13462;
-          const float v13464 = fmaf(v13461, v349, v13463);
-          const float v13465 = iron_exp2_approx(v13464);
-          v11859.x[60] = v13465;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13468 = v11859.x[61];
-          const float v13469 = v12950.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13470 = -v13469;
-          const float v13471 = fmaf(v13468, v349, v13470);
-          const float v13472 = iron_exp2_approx(v13471);
-          v11859.x[61] = v13472;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13475 = v11859.x[62];
-          const float v13476 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13477 = -v13476;
-          const float v13478 = fmaf(v13475, v349, v13477);
-          const float v13479 = iron_exp2_approx(v13478);
-          v11859.x[62] = v13479;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13482 = v11859.x[63];
-          const float v13483 = v12950.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13484 = -v13483;
-          const float v13485 = fmaf(v13482, v349, v13484);
-          const float v13486 = iron_exp2_approx(v13485);
-          v11859.x[63] = v13486;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v13488;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v13488, 0.0f);
-          iron_frag_row_reduce<true>(v13488, v11859);
-          const float v13491 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v13492 = v13488.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13493 = v11885.x[0];
-          const float v13494 = v13491 * v13493;
-          const float v13495 = v13494 + v13492;
-          v353.x[0] = v13495;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13498 = v353.x[1];
-          const float v13499 = v13488.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13500 = v11885.x[1];
-          const float v13501 = v13498 * v13500;
-          const float v13502 = v13501 + v13499;
-          v353.x[1] = v13502;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13505 = v353.x[2];
-          const float v13506 = v13488.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13507 = v11885.x[2];
-          const float v13508 = v13505 * v13507;
-          const float v13509 = v13508 + v13506;
-          v353.x[2] = v13509;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13512 = v353.x[3];
-          const float v13513 = v13488.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13514 = v11885.x[3];
-          const float v13515 = v13512 * v13514;
-          const float v13516 = v13515 + v13513;
-          v353.x[3] = v13516;  // kernels/sdpa/flash_tile.hpp:234
+          v12940.x[1] = v12948;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12951 = v12940.x[2];
+          const float v12952 = v12951 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12940.x[2] = v12952;  // kernels/sdpa/flash_tile.hpp:212
+          const float v12955 = v12940.x[3];
+          const float v12956 = v12955 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v12940.x[3] = v12956;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v12958;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v12958, 0.0f);
+          const float v12962 = v12940.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12963 = v351.x[0];
+          const float v12964 = fmaxf(v12963, v12962);
+          const bool v12967 = v12964 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12968 = v12967 ? 0.0f : v12964;
+          v12958.x[0] = v12968;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12972 = v12940.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12973 = v351.x[1];
+          const float v12974 = fmaxf(v12973, v12972);
+          const bool v12977 = v12974 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12978 = v12977 ? 0.0f : v12974;
+          v12958.x[1] = v12978;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12982 = v12940.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12983 = v351.x[2];
+          const float v12984 = fmaxf(v12983, v12982);
+          const bool v12987 = v12984 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12988 = v12987 ? 0.0f : v12984;
+          v12958.x[2] = v12988;  // kernels/sdpa/flash_tile.hpp:217
+          const float v12992 = v12940.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v12993 = v351.x[3];
+          const float v12994 = fmaxf(v12993, v12992);
+          const bool v12997 = v12994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v12998 = v12997 ? 0.0f : v12994;
+          v12958.x[3] = v12998;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13002 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13004 = v12963 - v13002;
+          const float v13005 = iron_exp2_approx(v13004);
+          v11893.x[0] = v13005;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13009 = v12958.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13011 = v12973 - v13009;
+          const float v13012 = iron_exp2_approx(v13011);
+          v11893.x[1] = v13012;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13016 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13018 = v12983 - v13016;
+          const float v13019 = iron_exp2_approx(v13018);
+          v11893.x[2] = v13019;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13023 = v12958.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13025 = v12993 - v13023;
+          const float v13026 = iron_exp2_approx(v13025);
+          v11893.x[3] = v13026;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v12964;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13034 = v351.x[1];
+          const float v13036 = fmaxf(v13034, v12972);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v13036;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13039 = v351.x[2];
+          const float v13041 = fmaxf(v13039, v12982);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v13041;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13044 = v351.x[3];
+          const float v13046 = fmaxf(v13044, v12992);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v13046;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13049 = v11867.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v13050 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13051 = -v13050;
+          const float v13052 = fmaf(v13049, v349, v13051);
+          const float v13053 = iron_exp2_approx(v13052);
+          v11867.x[0] = v13053;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13056 = v11867.x[1];
+          const float v13057 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13058 = -v13057;
+          const float v13059 = fmaf(v13056, v349, v13058);
+          const float v13060 = iron_exp2_approx(v13059);
+          v11867.x[1] = v13060;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13063 = v11867.x[2];
+          const float v13064 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13065 = -v13064;
+          const float v13066 = fmaf(v13063, v349, v13065);
+          const float v13067 = iron_exp2_approx(v13066);
+          v11867.x[2] = v13067;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13070 = v11867.x[3];
+          const float v13071 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13072 = -v13071;
+          const float v13073 = fmaf(v13070, v349, v13072);
+          const float v13074 = iron_exp2_approx(v13073);
+          v11867.x[3] = v13074;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13077 = v11867.x[4];
+          const float v13078 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13079 = -v13078;
+          const float v13080 = fmaf(v13077, v349, v13079);
+          const float v13081 = iron_exp2_approx(v13080);
+          v11867.x[4] = v13081;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13084 = v11867.x[5];
+          const float v13085 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13086 = -v13085;
+          const float v13087 = fmaf(v13084, v349, v13086);
+          const float v13088 = iron_exp2_approx(v13087);
+          v11867.x[5] = v13088;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13091 = v11867.x[6];
+          const float v13092 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13093 = -v13092;
+          const float v13094 = fmaf(v13091, v349, v13093);
+          const float v13095 = iron_exp2_approx(v13094);
+          v11867.x[6] = v13095;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13098 = v11867.x[7];
+          const float v13099 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13100 = -v13099;
+          const float v13101 = fmaf(v13098, v349, v13100);
+          const float v13102 = iron_exp2_approx(v13101);
+          v11867.x[7] = v13102;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13105 = v11867.x[8];
+          const float v13106 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13107 = -v13106;
+          const float v13108 = fmaf(v13105, v349, v13107);
+          const float v13109 = iron_exp2_approx(v13108);
+          v11867.x[8] = v13109;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13112 = v11867.x[9];
+          const float v13113 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13114 = -v13113;
+          const float v13115 = fmaf(v13112, v349, v13114);
+          const float v13116 = iron_exp2_approx(v13115);
+          v11867.x[9] = v13116;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13119 = v11867.x[10];
+          const float v13120 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13121 = -v13120;
+          const float v13122 = fmaf(v13119, v349, v13121);
+          const float v13123 = iron_exp2_approx(v13122);
+          v11867.x[10] = v13123;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13126 = v11867.x[11];
+          const float v13127 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13128 = -v13127;
+          const float v13129 = fmaf(v13126, v349, v13128);
+          const float v13130 = iron_exp2_approx(v13129);
+          v11867.x[11] = v13130;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13133 = v11867.x[12];
+          const float v13134 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13135 = -v13134;
+          const float v13136 = fmaf(v13133, v349, v13135);
+          const float v13137 = iron_exp2_approx(v13136);
+          v11867.x[12] = v13137;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13140 = v11867.x[13];
+          const float v13141 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13142 = -v13141;
+          const float v13143 = fmaf(v13140, v349, v13142);
+          const float v13144 = iron_exp2_approx(v13143);
+          v11867.x[13] = v13144;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13147 = v11867.x[14];
+          const float v13148 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13149 = -v13148;
+          const float v13150 = fmaf(v13147, v349, v13149);
+          const float v13151 = iron_exp2_approx(v13150);
+          v11867.x[14] = v13151;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13154 = v11867.x[15];
+          const float v13155 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13156 = -v13155;
+          const float v13157 = fmaf(v13154, v349, v13156);
+          const float v13158 = iron_exp2_approx(v13157);
+          v11867.x[15] = v13158;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13161 = v11867.x[16];
+          const float v13162 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13163 = -v13162;
+          const float v13164 = fmaf(v13161, v349, v13163);
+          const float v13165 = iron_exp2_approx(v13164);
+          v11867.x[16] = v13165;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13168 = v11867.x[17];
+          const float v13169 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13170 = -v13169;
+          const float v13171 = fmaf(v13168, v349, v13170);
+          const float v13172 = iron_exp2_approx(v13171);
+          v11867.x[17] = v13172;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13175 = v11867.x[18];
+          const float v13176 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13177 = -v13176;
+          const float v13178 = fmaf(v13175, v349, v13177);
+          const float v13179 = iron_exp2_approx(v13178);
+          v11867.x[18] = v13179;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13182 = v11867.x[19];
+          const float v13183 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13184 = -v13183;
+          const float v13185 = fmaf(v13182, v349, v13184);
+          const float v13186 = iron_exp2_approx(v13185);
+          v11867.x[19] = v13186;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13189 = v11867.x[20];
+          const float v13190 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13191 = -v13190;
+          const float v13192 = fmaf(v13189, v349, v13191);
+          const float v13193 = iron_exp2_approx(v13192);
+          v11867.x[20] = v13193;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13196 = v11867.x[21];
+          const float v13197 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13198 = -v13197;
+          const float v13199 = fmaf(v13196, v349, v13198);
+          const float v13200 = iron_exp2_approx(v13199);
+          v11867.x[21] = v13200;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13203 = v11867.x[22];
+          const float v13204 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13205 = -v13204;
+          const float v13206 = fmaf(v13203, v349, v13205);
+          const float v13207 = iron_exp2_approx(v13206);
+          v11867.x[22] = v13207;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13210 = v11867.x[23];
+          const float v13211 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13212 = -v13211;
+          const float v13213 = fmaf(v13210, v349, v13212);
+          const float v13214 = iron_exp2_approx(v13213);
+          v11867.x[23] = v13214;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13217 = v11867.x[24];
+          const float v13218 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13219 = -v13218;
+          const float v13220 = fmaf(v13217, v349, v13219);
+          const float v13221 = iron_exp2_approx(v13220);
+          v11867.x[24] = v13221;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13224 = v11867.x[25];
+          const float v13225 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13226 = -v13225;
+          const float v13227 = fmaf(v13224, v349, v13226);
+          const float v13228 = iron_exp2_approx(v13227);
+          v11867.x[25] = v13228;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13231 = v11867.x[26];
+          const float v13232 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13233 = -v13232;
+          const float v13234 = fmaf(v13231, v349, v13233);
+          const float v13235 = iron_exp2_approx(v13234);
+          v11867.x[26] = v13235;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13238 = v11867.x[27];
+          const float v13239 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13240 = -v13239;
+          const float v13241 = fmaf(v13238, v349, v13240);
+          const float v13242 = iron_exp2_approx(v13241);
+          v11867.x[27] = v13242;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13245 = v11867.x[28];
+          const float v13246 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13247 = -v13246;
+          const float v13248 = fmaf(v13245, v349, v13247);
+          const float v13249 = iron_exp2_approx(v13248);
+          v11867.x[28] = v13249;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13252 = v11867.x[29];
+          const float v13253 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13254 = -v13253;
+          const float v13255 = fmaf(v13252, v349, v13254);
+          const float v13256 = iron_exp2_approx(v13255);
+          v11867.x[29] = v13256;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13259 = v11867.x[30];
+          const float v13260 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13261 = -v13260;
+          const float v13262 = fmaf(v13259, v349, v13261);
+          const float v13263 = iron_exp2_approx(v13262);
+          v11867.x[30] = v13263;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13266 = v11867.x[31];
+          const float v13267 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13268 = -v13267;
+          const float v13269 = fmaf(v13266, v349, v13268);
+          const float v13270 = iron_exp2_approx(v13269);
+          v11867.x[31] = v13270;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13273 = v11867.x[32];
+          const float v13274 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13275 = -v13274;
+          const float v13276 = fmaf(v13273, v349, v13275);
+          const float v13277 = iron_exp2_approx(v13276);
+          v11867.x[32] = v13277;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13280 = v11867.x[33];
+          const float v13281 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13282 = -v13281;
+          const float v13283 = fmaf(v13280, v349, v13282);
+          const float v13284 = iron_exp2_approx(v13283);
+          v11867.x[33] = v13284;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13287 = v11867.x[34];
+          const float v13288 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13289 = -v13288;
+          const float v13290 = fmaf(v13287, v349, v13289);
+          const float v13291 = iron_exp2_approx(v13290);
+          v11867.x[34] = v13291;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13294 = v11867.x[35];
+          const float v13295 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13296 = -v13295;
+          const float v13297 = fmaf(v13294, v349, v13296);
+          const float v13298 = iron_exp2_approx(v13297);
+          v11867.x[35] = v13298;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13301 = v11867.x[36];
+          const float v13302 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13303 = -v13302;
+          const float v13304 = fmaf(v13301, v349, v13303);
+          const float v13305 = iron_exp2_approx(v13304);
+          v11867.x[36] = v13305;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13308 = v11867.x[37];
+          const float v13309 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13310 = -v13309;
+          const float v13311 = fmaf(v13308, v349, v13310);
+          const float v13312 = iron_exp2_approx(v13311);
+          v11867.x[37] = v13312;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13315 = v11867.x[38];
+          const float v13316 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13317 = -v13316;
+          const float v13318 = fmaf(v13315, v349, v13317);
+          const float v13319 = iron_exp2_approx(v13318);
+          v11867.x[38] = v13319;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13322 = v11867.x[39];
+          const float v13323 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13324 = -v13323;
+          const float v13325 = fmaf(v13322, v349, v13324);
+          const float v13326 = iron_exp2_approx(v13325);
+          v11867.x[39] = v13326;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13329 = v11867.x[40];
+          const float v13330 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13331 = -v13330;
+          const float v13332 = fmaf(v13329, v349, v13331);
+          const float v13333 = iron_exp2_approx(v13332);
+          v11867.x[40] = v13333;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13336 = v11867.x[41];
+          const float v13337 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13338 = -v13337;
+          const float v13339 = fmaf(v13336, v349, v13338);
+          const float v13340 = iron_exp2_approx(v13339);
+          v11867.x[41] = v13340;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13343 = v11867.x[42];
+          const float v13344 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13345 = -v13344;
+          const float v13346 = fmaf(v13343, v349, v13345);
+          const float v13347 = iron_exp2_approx(v13346);
+          v11867.x[42] = v13347;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13350 = v11867.x[43];
+          const float v13351 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13352 = -v13351;
+          const float v13353 = fmaf(v13350, v349, v13352);
+          const float v13354 = iron_exp2_approx(v13353);
+          v11867.x[43] = v13354;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13357 = v11867.x[44];
+          const float v13358 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13359 = -v13358;
+          const float v13360 = fmaf(v13357, v349, v13359);
+          const float v13361 = iron_exp2_approx(v13360);
+          v11867.x[44] = v13361;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13364 = v11867.x[45];
+          const float v13365 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13366 = -v13365;
+          const float v13367 = fmaf(v13364, v349, v13366);
+          const float v13368 = iron_exp2_approx(v13367);
+          v11867.x[45] = v13368;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13371 = v11867.x[46];
+          const float v13372 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13373 = -v13372;
+          const float v13374 = fmaf(v13371, v349, v13373);
+          const float v13375 = iron_exp2_approx(v13374);
+          v11867.x[46] = v13375;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13378 = v11867.x[47];
+          const float v13379 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13380 = -v13379;
+          const float v13381 = fmaf(v13378, v349, v13380);
+          const float v13382 = iron_exp2_approx(v13381);
+          v11867.x[47] = v13382;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13385 = v11867.x[48];
+          const float v13386 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13387 = -v13386;
+          const float v13388 = fmaf(v13385, v349, v13387);
+          const float v13389 = iron_exp2_approx(v13388);
+          v11867.x[48] = v13389;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13392 = v11867.x[49];
+          const float v13393 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13394 = -v13393;
+          const float v13395 = fmaf(v13392, v349, v13394);
+          const float v13396 = iron_exp2_approx(v13395);
+          v11867.x[49] = v13396;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13399 = v11867.x[50];
+          const float v13400 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13401 = -v13400;
+          const float v13402 = fmaf(v13399, v349, v13401);
+          const float v13403 = iron_exp2_approx(v13402);
+          v11867.x[50] = v13403;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13406 = v11867.x[51];
+          const float v13407 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13408 = -v13407;
+          const float v13409 = fmaf(v13406, v349, v13408);
+          const float v13410 = iron_exp2_approx(v13409);
+          v11867.x[51] = v13410;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13413 = v11867.x[52];
+          const float v13414 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13415 = -v13414;
+          const float v13416 = fmaf(v13413, v349, v13415);
+          const float v13417 = iron_exp2_approx(v13416);
+          v11867.x[52] = v13417;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13420 = v11867.x[53];
+          const float v13421 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13422 = -v13421;
+          const float v13423 = fmaf(v13420, v349, v13422);
+          const float v13424 = iron_exp2_approx(v13423);
+          v11867.x[53] = v13424;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13427 = v11867.x[54];
+          const float v13428 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13429 = -v13428;
+          const float v13430 = fmaf(v13427, v349, v13429);
+          const float v13431 = iron_exp2_approx(v13430);
+          v11867.x[54] = v13431;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13434 = v11867.x[55];
+          const float v13435 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13436 = -v13435;
+          const float v13437 = fmaf(v13434, v349, v13436);
+          const float v13438 = iron_exp2_approx(v13437);
+          v11867.x[55] = v13438;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13441 = v11867.x[56];
+          const float v13442 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13443 = -v13442;
+          const float v13444 = fmaf(v13441, v349, v13443);
+          const float v13445 = iron_exp2_approx(v13444);
+          v11867.x[56] = v13445;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13448 = v11867.x[57];
+          const float v13449 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13450 = -v13449;
+          const float v13451 = fmaf(v13448, v349, v13450);
+          const float v13452 = iron_exp2_approx(v13451);
+          v11867.x[57] = v13452;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13455 = v11867.x[58];
+          const float v13456 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13457 = -v13456;
+          const float v13458 = fmaf(v13455, v349, v13457);
+          const float v13459 = iron_exp2_approx(v13458);
+          v11867.x[58] = v13459;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13462 = v11867.x[59];
+          const float v13463 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13464 = -v13463;
+          const float v13465 = fmaf(v13462, v349, v13464);
+          const float v13466 = iron_exp2_approx(v13465);
+          v11867.x[59] = v13466;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13469 = v11867.x[60];
+          const float v13470 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13471 = -v13470;
+          const float v13472 = fmaf(v13469, v349, v13471);
+          const float v13473 = iron_exp2_approx(v13472);
+          v11867.x[60] = v13473;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13476 = v11867.x[61];
+          const float v13477 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13478 = -v13477;
+          const float v13479 = fmaf(v13476, v349, v13478);
+          const float v13480 = iron_exp2_approx(v13479);
+          v11867.x[61] = v13480;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13483 = v11867.x[62];
+          const float v13484 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13485 = -v13484;
+          const float v13486 = fmaf(v13483, v349, v13485);
+          const float v13487 = iron_exp2_approx(v13486);
+          v11867.x[62] = v13487;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13490 = v11867.x[63];
+          const float v13491 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13492 = -v13491;
+          const float v13493 = fmaf(v13490, v349, v13492);
+          const float v13494 = iron_exp2_approx(v13493);
+          v11867.x[63] = v13494;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v13496;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v13496, 0.0f);
+          iron_frag_row_reduce<true>(v13496, v11867);
+          const float v13499 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v13500 = v13496.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13501 = v11893.x[0];
+          const float v13502 = v13499 * v13501;
+          const float v13503 = v13502 + v13500;
+          v353.x[0] = v13503;  // kernels/sdpa/flash_tile.hpp:234
+          const float v13506 = v353.x[1];
+          const float v13507 = v13496.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13508 = v11893.x[1];
+          const float v13509 = v13506 * v13508;
+          const float v13510 = v13509 + v13507;
+          v353.x[1] = v13510;  // kernels/sdpa/flash_tile.hpp:234
+          const float v13513 = v353.x[2];
+          const float v13514 = v13496.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13515 = v11893.x[2];
+          const float v13516 = v13513 * v13515;
+          const float v13517 = v13516 + v13514;
+          v353.x[2] = v13517;  // kernels/sdpa/flash_tile.hpp:234
+          const float v13520 = v353.x[3];
+          const float v13521 = v13496.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13522 = v11893.x[3];
+          const float v13523 = v13520 * v13522;
+          const float v13524 = v13523 + v13521;
+          v353.x[3] = v13524;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v13519 = v11347 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v13527 = v11347 + v18;
-          const bool v13528 = v13527 <= v304;
-          const bool v13529 = v311 || v13528;
-          const bool v13530 = v13519 && v13529;
-          const bool v13532 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v13533 = v11340 + v7;
-          const unsigned int v13534 = v13533 + v18;
-          const unsigned int v13535 = v301 + v37;
-          const bool v13536 = v13535 <= v13534;
-          const bool v13537 = v13532 || v13536;
-          const bool v13538 = v13530 && v13537;  // kernels/sdpa/flash_tile.hpp:182
-          if (v13538) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v13541 = v11859.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v13542 = v13541 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[0] = v13542;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13545 = v11859.x[1];
-            const float v13546 = v13545 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[1] = v13546;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13549 = v11859.x[2];
+          const bool v13527 = v11355 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v13535 = v11355 + v18;
+          const bool v13536 = v13535 <= v304;
+          const bool v13537 = v311 || v13536;
+          const bool v13538 = v13527 && v13537;
+          const bool v13540 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v13541 = v11348 + v7;
+          const unsigned int v13542 = v13541 + v18;
+          const unsigned int v13543 = v301 + v37;
+          const bool v13544 = v13543 <= v13542;
+          const bool v13545 = v13540 || v13544;
+          const bool v13546 = v13538 && v13545;  // kernels/sdpa/flash_tile.hpp:182
+          if (v13546) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v13549 = v11867.x[0];  // kernels/sdpa/flash_tile.hpp:186
             const float v13550 = v13549 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[2] = v13550;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13553 = v11859.x[3];
+            v11867.x[0] = v13550;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13553 = v11867.x[1];
             const float v13554 = v13553 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[3] = v13554;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13557 = v11859.x[4];
+            v11867.x[1] = v13554;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13557 = v11867.x[2];
             const float v13558 = v13557 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[4] = v13558;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13561 = v11859.x[5];
+            v11867.x[2] = v13558;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13561 = v11867.x[3];
             const float v13562 = v13561 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[5] = v13562;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13565 = v11859.x[6];
+            v11867.x[3] = v13562;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13565 = v11867.x[4];
             const float v13566 = v13565 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[6] = v13566;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13569 = v11859.x[7];
+            v11867.x[4] = v13566;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13569 = v11867.x[5];
             const float v13570 = v13569 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[7] = v13570;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13573 = v11859.x[8];
+            v11867.x[5] = v13570;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13573 = v11867.x[6];
             const float v13574 = v13573 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[8] = v13574;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13577 = v11859.x[9];
+            v11867.x[6] = v13574;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13577 = v11867.x[7];
             const float v13578 = v13577 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[9] = v13578;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13581 = v11859.x[10];
+            v11867.x[7] = v13578;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13581 = v11867.x[8];
             const float v13582 = v13581 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[10] = v13582;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13585 = v11859.x[11];
+            v11867.x[8] = v13582;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13585 = v11867.x[9];
             const float v13586 = v13585 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[11] = v13586;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13589 = v11859.x[12];
+            v11867.x[9] = v13586;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13589 = v11867.x[10];
             const float v13590 = v13589 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[12] = v13590;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13593 = v11859.x[13];
+            v11867.x[10] = v13590;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13593 = v11867.x[11];
             const float v13594 = v13593 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[13] = v13594;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13597 = v11859.x[14];
+            v11867.x[11] = v13594;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13597 = v11867.x[12];
             const float v13598 = v13597 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[14] = v13598;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13601 = v11859.x[15];
+            v11867.x[12] = v13598;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13601 = v11867.x[13];
             const float v13602 = v13601 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[15] = v13602;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13605 = v11859.x[16];
+            v11867.x[13] = v13602;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13605 = v11867.x[14];
             const float v13606 = v13605 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[16] = v13606;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13609 = v11859.x[17];
+            v11867.x[14] = v13606;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13609 = v11867.x[15];
             const float v13610 = v13609 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[17] = v13610;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13613 = v11859.x[18];
+            v11867.x[15] = v13610;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13613 = v11867.x[16];
             const float v13614 = v13613 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[18] = v13614;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13617 = v11859.x[19];
+            v11867.x[16] = v13614;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13617 = v11867.x[17];
             const float v13618 = v13617 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[19] = v13618;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13621 = v11859.x[20];
+            v11867.x[17] = v13618;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13621 = v11867.x[18];
             const float v13622 = v13621 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[20] = v13622;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13625 = v11859.x[21];
+            v11867.x[18] = v13622;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13625 = v11867.x[19];
             const float v13626 = v13625 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[21] = v13626;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13629 = v11859.x[22];
+            v11867.x[19] = v13626;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13629 = v11867.x[20];
             const float v13630 = v13629 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[22] = v13630;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13633 = v11859.x[23];
+            v11867.x[20] = v13630;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13633 = v11867.x[21];
             const float v13634 = v13633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[23] = v13634;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13637 = v11859.x[24];
+            v11867.x[21] = v13634;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13637 = v11867.x[22];
             const float v13638 = v13637 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[24] = v13638;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13641 = v11859.x[25];
+            v11867.x[22] = v13638;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13641 = v11867.x[23];
             const float v13642 = v13641 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[25] = v13642;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13645 = v11859.x[26];
+            v11867.x[23] = v13642;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13645 = v11867.x[24];
             const float v13646 = v13645 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[26] = v13646;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13649 = v11859.x[27];
+            v11867.x[24] = v13646;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13649 = v11867.x[25];
             const float v13650 = v13649 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[27] = v13650;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13653 = v11859.x[28];
+            v11867.x[25] = v13650;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13653 = v11867.x[26];
             const float v13654 = v13653 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[28] = v13654;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13657 = v11859.x[29];
+            v11867.x[26] = v13654;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13657 = v11867.x[27];
             const float v13658 = v13657 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[29] = v13658;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13661 = v11859.x[30];
+            v11867.x[27] = v13658;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13661 = v11867.x[28];
             const float v13662 = v13661 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[30] = v13662;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13665 = v11859.x[31];
+            v11867.x[28] = v13662;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13665 = v11867.x[29];
             const float v13666 = v13665 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[31] = v13666;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13669 = v11859.x[32];
+            v11867.x[29] = v13666;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13669 = v11867.x[30];
             const float v13670 = v13669 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[32] = v13670;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13673 = v11859.x[33];
+            v11867.x[30] = v13670;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13673 = v11867.x[31];
             const float v13674 = v13673 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[33] = v13674;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13677 = v11859.x[34];
+            v11867.x[31] = v13674;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13677 = v11867.x[32];
             const float v13678 = v13677 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[34] = v13678;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13681 = v11859.x[35];
+            v11867.x[32] = v13678;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13681 = v11867.x[33];
             const float v13682 = v13681 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[35] = v13682;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13685 = v11859.x[36];
+            v11867.x[33] = v13682;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13685 = v11867.x[34];
             const float v13686 = v13685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[36] = v13686;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13689 = v11859.x[37];
+            v11867.x[34] = v13686;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13689 = v11867.x[35];
             const float v13690 = v13689 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[37] = v13690;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13693 = v11859.x[38];
+            v11867.x[35] = v13690;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13693 = v11867.x[36];
             const float v13694 = v13693 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[38] = v13694;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13697 = v11859.x[39];
+            v11867.x[36] = v13694;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13697 = v11867.x[37];
             const float v13698 = v13697 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[39] = v13698;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13701 = v11859.x[40];
+            v11867.x[37] = v13698;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13701 = v11867.x[38];
             const float v13702 = v13701 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[40] = v13702;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13705 = v11859.x[41];
+            v11867.x[38] = v13702;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13705 = v11867.x[39];
             const float v13706 = v13705 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[41] = v13706;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13709 = v11859.x[42];
+            v11867.x[39] = v13706;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13709 = v11867.x[40];
             const float v13710 = v13709 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[42] = v13710;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13713 = v11859.x[43];
+            v11867.x[40] = v13710;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13713 = v11867.x[41];
             const float v13714 = v13713 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[43] = v13714;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13717 = v11859.x[44];
+            v11867.x[41] = v13714;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13717 = v11867.x[42];
             const float v13718 = v13717 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[44] = v13718;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13721 = v11859.x[45];
+            v11867.x[42] = v13718;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13721 = v11867.x[43];
             const float v13722 = v13721 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[45] = v13722;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13725 = v11859.x[46];
+            v11867.x[43] = v13722;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13725 = v11867.x[44];
             const float v13726 = v13725 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[46] = v13726;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13729 = v11859.x[47];
+            v11867.x[44] = v13726;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13729 = v11867.x[45];
             const float v13730 = v13729 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[47] = v13730;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13733 = v11859.x[48];
+            v11867.x[45] = v13730;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13733 = v11867.x[46];
             const float v13734 = v13733 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[48] = v13734;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13737 = v11859.x[49];
+            v11867.x[46] = v13734;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13737 = v11867.x[47];
             const float v13738 = v13737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[49] = v13738;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13741 = v11859.x[50];
+            v11867.x[47] = v13738;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13741 = v11867.x[48];
             const float v13742 = v13741 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[50] = v13742;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13745 = v11859.x[51];
+            v11867.x[48] = v13742;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13745 = v11867.x[49];
             const float v13746 = v13745 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[51] = v13746;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13749 = v11859.x[52];
+            v11867.x[49] = v13746;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13749 = v11867.x[50];
             const float v13750 = v13749 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[52] = v13750;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13753 = v11859.x[53];
+            v11867.x[50] = v13750;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13753 = v11867.x[51];
             const float v13754 = v13753 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[53] = v13754;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13757 = v11859.x[54];
+            v11867.x[51] = v13754;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13757 = v11867.x[52];
             const float v13758 = v13757 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[54] = v13758;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13761 = v11859.x[55];
+            v11867.x[52] = v13758;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13761 = v11867.x[53];
             const float v13762 = v13761 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[55] = v13762;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13765 = v11859.x[56];
+            v11867.x[53] = v13762;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13765 = v11867.x[54];
             const float v13766 = v13765 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[56] = v13766;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13769 = v11859.x[57];
+            v11867.x[54] = v13766;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13769 = v11867.x[55];
             const float v13770 = v13769 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[57] = v13770;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13773 = v11859.x[58];
+            v11867.x[55] = v13770;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13773 = v11867.x[56];
             const float v13774 = v13773 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[58] = v13774;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13777 = v11859.x[59];
+            v11867.x[56] = v13774;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13777 = v11867.x[57];
             const float v13778 = v13777 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[59] = v13778;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13781 = v11859.x[60];
+            v11867.x[57] = v13778;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13781 = v11867.x[58];
             const float v13782 = v13781 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[60] = v13782;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13785 = v11859.x[61];
+            v11867.x[58] = v13782;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13785 = v11867.x[59];
             const float v13786 = v13785 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[61] = v13786;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13789 = v11859.x[62];
+            v11867.x[59] = v13786;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13789 = v11867.x[60];
             const float v13790 = v13789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[62] = v13790;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13793 = v11859.x[63];
+            v11867.x[60] = v13790;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13793 = v11867.x[61];
             const float v13794 = v13793 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11859.x[63] = v13794;  // kernels/sdpa/flash_tile.hpp:186
+            v11867.x[61] = v13794;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13797 = v11867.x[62];
+            const float v13798 = v13797 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11867.x[62] = v13798;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13801 = v11867.x[63];
+            const float v13802 = v13801 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11867.x[63] = v13802;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v13796;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v13796, 0.0f);
-            iron_frag<float, 2, 16, 8> v13798;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v13798, 0.0f);
-            const unsigned int v13800 = static_cast<unsigned int>(v13796.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13802 = v46 + v13800;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13804 = v13802 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13805 = v13804 + 1u;
-            const unsigned int v13807 = v13805 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13816 = v13807 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13820 = v13805 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13821 = v317 && v13820;
-            const unsigned int v13822 = v13821 ? v13816 : v305;
-            const unsigned int v13825 = v13822 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13826 = min(v13825, 128u);
-            const bool v13827 = v13822 > v11340;
-            const unsigned int v13828 = v13827 ? v13826 : v305;
-            const float v13829 = __uint_as_float(v13828);
-            v13796.x[0] = v13829;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13831 = static_cast<unsigned int>(v13796.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13833 = v46 + v13831;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13835 = v13833 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13836 = v13835 + 1u;
-            const unsigned int v13838 = v13836 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13847 = v13838 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13851 = v13836 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13852 = v317 && v13851;
-            const unsigned int v13853 = v13852 ? v13847 : v305;
-            const unsigned int v13856 = v13853 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13857 = min(v13856, 128u);
-            const bool v13858 = v13853 > v11340;
-            const unsigned int v13859 = v13858 ? v13857 : v305;
-            const float v13860 = __uint_as_float(v13859);
-            v13796.x[1] = v13860;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13862 = static_cast<unsigned int>(v13796.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13864 = v46 + v13862;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13866 = v13864 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13867 = v13866 + 1u;
-            const unsigned int v13869 = v13867 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13878 = v13869 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13882 = v13867 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13883 = v317 && v13882;
-            const unsigned int v13884 = v13883 ? v13878 : v305;
-            const unsigned int v13887 = v13884 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13888 = min(v13887, 128u);
-            const bool v13889 = v13884 > v11340;
-            const unsigned int v13890 = v13889 ? v13888 : v305;
-            const float v13891 = __uint_as_float(v13890);
-            v13796.x[2] = v13891;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13893 = static_cast<unsigned int>(v13796.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13895 = v46 + v13893;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13897 = v13895 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13898 = v13897 + 1u;
-            const unsigned int v13900 = v13898 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13909 = v13900 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13913 = v13898 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13914 = v317 && v13913;
-            const unsigned int v13915 = v13914 ? v13909 : v305;
-            const unsigned int v13918 = v13915 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13919 = min(v13918, 128u);
-            const bool v13920 = v13915 > v11340;
-            const unsigned int v13921 = v13920 ? v13919 : v305;
-            const float v13922 = __uint_as_float(v13921);
-            v13796.x[3] = v13922;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13924 = static_cast<unsigned int>(v13798.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13926 = v46 + v13924;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13928 = v13926 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13929 = v13928 + 1u;
-            const unsigned int v13931 = v13929 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13932 = min(v37, v13931);
-            const bool v13933 = v13929 > v18;
-            const unsigned int v13934 = v13933 ? v13932 : v305;
-            const unsigned int v13937 = v311 ? v37 : v13934;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13949 = v13937 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13950 = min(v13949, 128u);
-            const bool v13951 = v13937 > v11340;
-            const unsigned int v13952 = v13951 ? v13950 : v305;
-            const float v13953 = __uint_as_float(v13952);
-            v13798.x[0] = v13953;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13955 = static_cast<unsigned int>(v13798.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13957 = v46 + v13955;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13959 = v13957 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13960 = v13959 + 1u;
-            const unsigned int v13962 = v13960 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13963 = min(v37, v13962);
-            const bool v13964 = v13960 > v18;
-            const unsigned int v13965 = v13964 ? v13963 : v305;
-            const unsigned int v13968 = v311 ? v37 : v13965;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13980 = v13968 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13981 = min(v13980, 128u);
-            const bool v13982 = v13968 > v11340;
-            const unsigned int v13983 = v13982 ? v13981 : v305;
-            const float v13984 = __uint_as_float(v13983);
-            v13798.x[1] = v13984;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13986 = static_cast<unsigned int>(v13798.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13988 = v46 + v13986;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13990 = v13988 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13991 = v13990 + 1u;
-            const unsigned int v13993 = v13991 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13994 = min(v37, v13993);
-            const bool v13995 = v13991 > v18;
-            const unsigned int v13996 = v13995 ? v13994 : v305;
-            const unsigned int v13999 = v311 ? v37 : v13996;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14011 = v13999 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14012 = min(v14011, 128u);
-            const bool v14013 = v13999 > v11340;
-            const unsigned int v14014 = v14013 ? v14012 : v305;
-            const float v14015 = __uint_as_float(v14014);
-            v13798.x[2] = v14015;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14017 = static_cast<unsigned int>(v13798.row(3, iron_linear_thread() & 31u));
-            const unsigned int v14019 = v46 + v14017;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14021 = v14019 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14022 = v14021 + 1u;
-            const unsigned int v14024 = v14022 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14025 = min(v37, v14024);
-            const bool v14026 = v14022 > v18;
-            const unsigned int v14027 = v14026 ? v14025 : v305;
-            const unsigned int v14030 = v311 ? v37 : v14027;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14042 = v14030 - v11340;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14043 = min(v14042, 128u);
-            const bool v14044 = v14030 > v11340;
-            const unsigned int v14045 = v14044 ? v14043 : v305;
-            const float v14046 = __uint_as_float(v14045);
-            v13798.x[3] = v14046;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14047 = static_cast<unsigned int>(v11859.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v14049 = v11859.x[0];
-            const float v14050 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14051 = __float_as_uint(v14050);
-            const bool v14052 = v14047 >= v14051;
-            const float v14053 = v13798.x[0];
-            const unsigned int v14054 = __float_as_uint(v14053);
-            const bool v14055 = v14047 < v14054;
-            const bool v14056 = v14052 && v14055;
-            const float v14058 = v14049 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14059 = v14056 ? v14058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[0] = v14059;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14060 = static_cast<unsigned int>(v11859.col(1, iron_linear_thread() & 31u));
-            const float v14062 = v11859.x[1];
-            const float v14063 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14064 = __float_as_uint(v14063);
-            const bool v14065 = v14060 >= v14064;
-            const float v14066 = v13798.x[0];
-            const unsigned int v14067 = __float_as_uint(v14066);
-            const bool v14068 = v14060 < v14067;
-            const bool v14069 = v14065 && v14068;
-            const float v14071 = v14062 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14072 = v14069 ? v14071 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[1] = v14072;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14073 = static_cast<unsigned int>(v11859.col(2, iron_linear_thread() & 31u));
-            const float v14075 = v11859.x[2];
-            const float v14076 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14077 = __float_as_uint(v14076);
-            const bool v14078 = v14073 >= v14077;
-            const float v14079 = v13798.x[2];
-            const unsigned int v14080 = __float_as_uint(v14079);
-            const bool v14081 = v14073 < v14080;
-            const bool v14082 = v14078 && v14081;
-            const float v14084 = v14075 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14085 = v14082 ? v14084 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[2] = v14085;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14086 = static_cast<unsigned int>(v11859.col(3, iron_linear_thread() & 31u));
-            const float v14088 = v11859.x[3];
-            const float v14089 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14090 = __float_as_uint(v14089);
-            const bool v14091 = v14086 >= v14090;
-            const float v14092 = v13798.x[2];
-            const unsigned int v14093 = __float_as_uint(v14092);
-            const bool v14094 = v14086 < v14093;
-            const bool v14095 = v14091 && v14094;
-            const float v14097 = v14088 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14098 = v14095 ? v14097 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[3] = v14098;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14099 = static_cast<unsigned int>(v11859.col(4, iron_linear_thread() & 31u));
-            const float v14101 = v11859.x[4];
-            const float v14102 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14103 = __float_as_uint(v14102);
-            const bool v14104 = v14099 >= v14103;
-            const float v14105 = v13798.x[0];
-            const unsigned int v14106 = __float_as_uint(v14105);
-            const bool v14107 = v14099 < v14106;
-            const bool v14108 = v14104 && v14107;
-            const float v14110 = v14101 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14111 = v14108 ? v14110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[4] = v14111;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14112 = static_cast<unsigned int>(v11859.col(5, iron_linear_thread() & 31u));
-            const float v14114 = v11859.x[5];
-            const float v14115 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14116 = __float_as_uint(v14115);
-            const bool v14117 = v14112 >= v14116;
-            const float v14118 = v13798.x[0];
-            const unsigned int v14119 = __float_as_uint(v14118);
-            const bool v14120 = v14112 < v14119;
-            const bool v14121 = v14117 && v14120;
-            const float v14123 = v14114 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14124 = v14121 ? v14123 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[5] = v14124;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14125 = static_cast<unsigned int>(v11859.col(6, iron_linear_thread() & 31u));
-            const float v14127 = v11859.x[6];
-            const float v14128 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14129 = __float_as_uint(v14128);
-            const bool v14130 = v14125 >= v14129;
-            const float v14131 = v13798.x[2];
-            const unsigned int v14132 = __float_as_uint(v14131);
-            const bool v14133 = v14125 < v14132;
-            const bool v14134 = v14130 && v14133;
-            const float v14136 = v14127 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14137 = v14134 ? v14136 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[6] = v14137;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14138 = static_cast<unsigned int>(v11859.col(7, iron_linear_thread() & 31u));
-            const float v14140 = v11859.x[7];
-            const float v14141 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14142 = __float_as_uint(v14141);
-            const bool v14143 = v14138 >= v14142;
-            const float v14144 = v13798.x[2];
-            const unsigned int v14145 = __float_as_uint(v14144);
-            const bool v14146 = v14138 < v14145;
-            const bool v14147 = v14143 && v14146;
-            const float v14149 = v14140 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14150 = v14147 ? v14149 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[7] = v14150;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14151 = static_cast<unsigned int>(v11859.col(8, iron_linear_thread() & 31u));
-            const float v14153 = v11859.x[8];
-            const float v14154 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14155 = __float_as_uint(v14154);
-            const bool v14156 = v14151 >= v14155;
-            const float v14157 = v13798.x[0];
-            const unsigned int v14158 = __float_as_uint(v14157);
-            const bool v14159 = v14151 < v14158;
-            const bool v14160 = v14156 && v14159;
-            const float v14162 = v14153 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14163 = v14160 ? v14162 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[8] = v14163;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14164 = static_cast<unsigned int>(v11859.col(9, iron_linear_thread() & 31u));
-            const float v14166 = v11859.x[9];
-            const float v14167 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14168 = __float_as_uint(v14167);
-            const bool v14169 = v14164 >= v14168;
-            const float v14170 = v13798.x[0];
-            const unsigned int v14171 = __float_as_uint(v14170);
-            const bool v14172 = v14164 < v14171;
-            const bool v14173 = v14169 && v14172;
-            const float v14175 = v14166 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14176 = v14173 ? v14175 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[9] = v14176;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14177 = static_cast<unsigned int>(v11859.col(10, iron_linear_thread() & 31u));
-            const float v14179 = v11859.x[10];
-            const float v14180 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14181 = __float_as_uint(v14180);
-            const bool v14182 = v14177 >= v14181;
-            const float v14183 = v13798.x[2];
-            const unsigned int v14184 = __float_as_uint(v14183);
-            const bool v14185 = v14177 < v14184;
-            const bool v14186 = v14182 && v14185;
-            const float v14188 = v14179 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14189 = v14186 ? v14188 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[10] = v14189;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14190 = static_cast<unsigned int>(v11859.col(11, iron_linear_thread() & 31u));
-            const float v14192 = v11859.x[11];
-            const float v14193 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14194 = __float_as_uint(v14193);
-            const bool v14195 = v14190 >= v14194;
-            const float v14196 = v13798.x[2];
-            const unsigned int v14197 = __float_as_uint(v14196);
-            const bool v14198 = v14190 < v14197;
-            const bool v14199 = v14195 && v14198;
-            const float v14201 = v14192 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14202 = v14199 ? v14201 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[11] = v14202;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14203 = static_cast<unsigned int>(v11859.col(12, iron_linear_thread() & 31u));
-            const float v14205 = v11859.x[12];
-            const float v14206 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14207 = __float_as_uint(v14206);
-            const bool v14208 = v14203 >= v14207;
-            const float v14209 = v13798.x[0];
-            const unsigned int v14210 = __float_as_uint(v14209);
-            const bool v14211 = v14203 < v14210;
-            const bool v14212 = v14208 && v14211;
-            const float v14214 = v14205 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14215 = v14212 ? v14214 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[12] = v14215;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14216 = static_cast<unsigned int>(v11859.col(13, iron_linear_thread() & 31u));
-            const float v14218 = v11859.x[13];
-            const float v14219 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14220 = __float_as_uint(v14219);
-            const bool v14221 = v14216 >= v14220;
-            const float v14222 = v13798.x[0];
-            const unsigned int v14223 = __float_as_uint(v14222);
-            const bool v14224 = v14216 < v14223;
-            const bool v14225 = v14221 && v14224;
-            const float v14227 = v14218 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14228 = v14225 ? v14227 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[13] = v14228;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14229 = static_cast<unsigned int>(v11859.col(14, iron_linear_thread() & 31u));
-            const float v14231 = v11859.x[14];
-            const float v14232 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14233 = __float_as_uint(v14232);
-            const bool v14234 = v14229 >= v14233;
-            const float v14235 = v13798.x[2];
-            const unsigned int v14236 = __float_as_uint(v14235);
-            const bool v14237 = v14229 < v14236;
-            const bool v14238 = v14234 && v14237;
-            const float v14240 = v14231 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14241 = v14238 ? v14240 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[14] = v14241;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14242 = static_cast<unsigned int>(v11859.col(15, iron_linear_thread() & 31u));
-            const float v14244 = v11859.x[15];
-            const float v14245 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14246 = __float_as_uint(v14245);
-            const bool v14247 = v14242 >= v14246;
-            const float v14248 = v13798.x[2];
-            const unsigned int v14249 = __float_as_uint(v14248);
-            const bool v14250 = v14242 < v14249;
-            const bool v14251 = v14247 && v14250;
-            const float v14253 = v14244 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14254 = v14251 ? v14253 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[15] = v14254;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14255 = static_cast<unsigned int>(v11859.col(16, iron_linear_thread() & 31u));
-            const float v14257 = v11859.x[16];
-            const float v14258 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14259 = __float_as_uint(v14258);
-            const bool v14260 = v14255 >= v14259;
-            const float v14261 = v13798.x[0];
-            const unsigned int v14262 = __float_as_uint(v14261);
-            const bool v14263 = v14255 < v14262;
-            const bool v14264 = v14260 && v14263;
-            const float v14266 = v14257 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14267 = v14264 ? v14266 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[16] = v14267;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14268 = static_cast<unsigned int>(v11859.col(17, iron_linear_thread() & 31u));
-            const float v14270 = v11859.x[17];
-            const float v14271 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14272 = __float_as_uint(v14271);
-            const bool v14273 = v14268 >= v14272;
-            const float v14274 = v13798.x[0];
-            const unsigned int v14275 = __float_as_uint(v14274);
-            const bool v14276 = v14268 < v14275;
-            const bool v14277 = v14273 && v14276;
-            const float v14279 = v14270 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14280 = v14277 ? v14279 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[17] = v14280;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14281 = static_cast<unsigned int>(v11859.col(18, iron_linear_thread() & 31u));
-            const float v14283 = v11859.x[18];
-            const float v14284 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14285 = __float_as_uint(v14284);
-            const bool v14286 = v14281 >= v14285;
-            const float v14287 = v13798.x[2];
-            const unsigned int v14288 = __float_as_uint(v14287);
-            const bool v14289 = v14281 < v14288;
-            const bool v14290 = v14286 && v14289;
-            const float v14292 = v14283 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14293 = v14290 ? v14292 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[18] = v14293;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14294 = static_cast<unsigned int>(v11859.col(19, iron_linear_thread() & 31u));
-            const float v14296 = v11859.x[19];
-            const float v14297 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14298 = __float_as_uint(v14297);
-            const bool v14299 = v14294 >= v14298;
-            const float v14300 = v13798.x[2];
-            const unsigned int v14301 = __float_as_uint(v14300);
-            const bool v14302 = v14294 < v14301;
-            const bool v14303 = v14299 && v14302;
-            const float v14305 = v14296 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14306 = v14303 ? v14305 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[19] = v14306;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14307 = static_cast<unsigned int>(v11859.col(20, iron_linear_thread() & 31u));
-            const float v14309 = v11859.x[20];
-            const float v14310 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14311 = __float_as_uint(v14310);
-            const bool v14312 = v14307 >= v14311;
-            const float v14313 = v13798.x[0];
-            const unsigned int v14314 = __float_as_uint(v14313);
-            const bool v14315 = v14307 < v14314;
-            const bool v14316 = v14312 && v14315;
-            const float v14318 = v14309 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14319 = v14316 ? v14318 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[20] = v14319;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14320 = static_cast<unsigned int>(v11859.col(21, iron_linear_thread() & 31u));
-            const float v14322 = v11859.x[21];
-            const float v14323 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14324 = __float_as_uint(v14323);
-            const bool v14325 = v14320 >= v14324;
-            const float v14326 = v13798.x[0];
-            const unsigned int v14327 = __float_as_uint(v14326);
-            const bool v14328 = v14320 < v14327;
-            const bool v14329 = v14325 && v14328;
-            const float v14331 = v14322 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14332 = v14329 ? v14331 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[21] = v14332;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14333 = static_cast<unsigned int>(v11859.col(22, iron_linear_thread() & 31u));
-            const float v14335 = v11859.x[22];
-            const float v14336 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14337 = __float_as_uint(v14336);
-            const bool v14338 = v14333 >= v14337;
-            const float v14339 = v13798.x[2];
-            const unsigned int v14340 = __float_as_uint(v14339);
-            const bool v14341 = v14333 < v14340;
-            const bool v14342 = v14338 && v14341;
-            const float v14344 = v14335 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14345 = v14342 ? v14344 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[22] = v14345;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14346 = static_cast<unsigned int>(v11859.col(23, iron_linear_thread() & 31u));
-            const float v14348 = v11859.x[23];
-            const float v14349 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14350 = __float_as_uint(v14349);
-            const bool v14351 = v14346 >= v14350;
-            const float v14352 = v13798.x[2];
-            const unsigned int v14353 = __float_as_uint(v14352);
-            const bool v14354 = v14346 < v14353;
-            const bool v14355 = v14351 && v14354;
-            const float v14357 = v14348 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14358 = v14355 ? v14357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[23] = v14358;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14359 = static_cast<unsigned int>(v11859.col(24, iron_linear_thread() & 31u));
-            const float v14361 = v11859.x[24];
-            const float v14362 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14363 = __float_as_uint(v14362);
-            const bool v14364 = v14359 >= v14363;
-            const float v14365 = v13798.x[0];
-            const unsigned int v14366 = __float_as_uint(v14365);
-            const bool v14367 = v14359 < v14366;
-            const bool v14368 = v14364 && v14367;
-            const float v14370 = v14361 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14371 = v14368 ? v14370 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[24] = v14371;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14372 = static_cast<unsigned int>(v11859.col(25, iron_linear_thread() & 31u));
-            const float v14374 = v11859.x[25];
-            const float v14375 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14376 = __float_as_uint(v14375);
-            const bool v14377 = v14372 >= v14376;
-            const float v14378 = v13798.x[0];
-            const unsigned int v14379 = __float_as_uint(v14378);
-            const bool v14380 = v14372 < v14379;
-            const bool v14381 = v14377 && v14380;
-            const float v14383 = v14374 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14384 = v14381 ? v14383 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[25] = v14384;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14385 = static_cast<unsigned int>(v11859.col(26, iron_linear_thread() & 31u));
-            const float v14387 = v11859.x[26];
-            const float v14388 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14389 = __float_as_uint(v14388);
-            const bool v14390 = v14385 >= v14389;
-            const float v14391 = v13798.x[2];
-            const unsigned int v14392 = __float_as_uint(v14391);
-            const bool v14393 = v14385 < v14392;
-            const bool v14394 = v14390 && v14393;
-            const float v14396 = v14387 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14397 = v14394 ? v14396 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[26] = v14397;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14398 = static_cast<unsigned int>(v11859.col(27, iron_linear_thread() & 31u));
-            const float v14400 = v11859.x[27];
-            const float v14401 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14402 = __float_as_uint(v14401);
-            const bool v14403 = v14398 >= v14402;
-            const float v14404 = v13798.x[2];
-            const unsigned int v14405 = __float_as_uint(v14404);
-            const bool v14406 = v14398 < v14405;
-            const bool v14407 = v14403 && v14406;
-            const float v14409 = v14400 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14410 = v14407 ? v14409 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[27] = v14410;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14411 = static_cast<unsigned int>(v11859.col(28, iron_linear_thread() & 31u));
-            const float v14413 = v11859.x[28];
-            const float v14414 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14415 = __float_as_uint(v14414);
-            const bool v14416 = v14411 >= v14415;
-            const float v14417 = v13798.x[0];
-            const unsigned int v14418 = __float_as_uint(v14417);
-            const bool v14419 = v14411 < v14418;
-            const bool v14420 = v14416 && v14419;
-            const float v14422 = v14413 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14423 = v14420 ? v14422 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[28] = v14423;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14424 = static_cast<unsigned int>(v11859.col(29, iron_linear_thread() & 31u));
-            const float v14426 = v11859.x[29];
-            const float v14427 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14428 = __float_as_uint(v14427);
-            const bool v14429 = v14424 >= v14428;
-            const float v14430 = v13798.x[0];
-            const unsigned int v14431 = __float_as_uint(v14430);
-            const bool v14432 = v14424 < v14431;
-            const bool v14433 = v14429 && v14432;
-            const float v14435 = v14426 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14436 = v14433 ? v14435 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[29] = v14436;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14437 = static_cast<unsigned int>(v11859.col(30, iron_linear_thread() & 31u));
-            const float v14439 = v11859.x[30];
-            const float v14440 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14441 = __float_as_uint(v14440);
-            const bool v14442 = v14437 >= v14441;
-            const float v14443 = v13798.x[2];
-            const unsigned int v14444 = __float_as_uint(v14443);
-            const bool v14445 = v14437 < v14444;
-            const bool v14446 = v14442 && v14445;
-            const float v14448 = v14439 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14449 = v14446 ? v14448 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[30] = v14449;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14450 = static_cast<unsigned int>(v11859.col(31, iron_linear_thread() & 31u));
-            const float v14452 = v11859.x[31];
-            const float v14453 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14454 = __float_as_uint(v14453);
-            const bool v14455 = v14450 >= v14454;
-            const float v14456 = v13798.x[2];
-            const unsigned int v14457 = __float_as_uint(v14456);
-            const bool v14458 = v14450 < v14457;
-            const bool v14459 = v14455 && v14458;
-            const float v14461 = v14452 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14462 = v14459 ? v14461 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[31] = v14462;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14463 = static_cast<unsigned int>(v11859.col(32, iron_linear_thread() & 31u));
-            const float v14465 = v11859.x[32];
-            const float v14466 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14467 = __float_as_uint(v14466);
-            const bool v14468 = v14463 >= v14467;
-            const float v14469 = v13798.x[0];
-            const unsigned int v14470 = __float_as_uint(v14469);
-            const bool v14471 = v14463 < v14470;
-            const bool v14472 = v14468 && v14471;
-            const float v14474 = v14465 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14475 = v14472 ? v14474 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[32] = v14475;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14476 = static_cast<unsigned int>(v11859.col(33, iron_linear_thread() & 31u));
-            const float v14478 = v11859.x[33];
-            const float v14479 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14480 = __float_as_uint(v14479);
-            const bool v14481 = v14476 >= v14480;
-            const float v14482 = v13798.x[0];
-            const unsigned int v14483 = __float_as_uint(v14482);
-            const bool v14484 = v14476 < v14483;
-            const bool v14485 = v14481 && v14484;
-            const float v14487 = v14478 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14488 = v14485 ? v14487 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[33] = v14488;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14489 = static_cast<unsigned int>(v11859.col(34, iron_linear_thread() & 31u));
-            const float v14491 = v11859.x[34];
-            const float v14492 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14493 = __float_as_uint(v14492);
-            const bool v14494 = v14489 >= v14493;
-            const float v14495 = v13798.x[2];
-            const unsigned int v14496 = __float_as_uint(v14495);
-            const bool v14497 = v14489 < v14496;
-            const bool v14498 = v14494 && v14497;
-            const float v14500 = v14491 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14501 = v14498 ? v14500 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[34] = v14501;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14502 = static_cast<unsigned int>(v11859.col(35, iron_linear_thread() & 31u));
-            const float v14504 = v11859.x[35];
-            const float v14505 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14506 = __float_as_uint(v14505);
-            const bool v14507 = v14502 >= v14506;
-            const float v14508 = v13798.x[2];
-            const unsigned int v14509 = __float_as_uint(v14508);
-            const bool v14510 = v14502 < v14509;
-            const bool v14511 = v14507 && v14510;
-            const float v14513 = v14504 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14514 = v14511 ? v14513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[35] = v14514;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14515 = static_cast<unsigned int>(v11859.col(36, iron_linear_thread() & 31u));
-            const float v14517 = v11859.x[36];
-            const float v14518 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14519 = __float_as_uint(v14518);
-            const bool v14520 = v14515 >= v14519;
-            const float v14521 = v13798.x[0];
-            const unsigned int v14522 = __float_as_uint(v14521);
-            const bool v14523 = v14515 < v14522;
-            const bool v14524 = v14520 && v14523;
-            const float v14526 = v14517 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14527 = v14524 ? v14526 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[36] = v14527;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14528 = static_cast<unsigned int>(v11859.col(37, iron_linear_thread() & 31u));
-            const float v14530 = v11859.x[37];
-            const float v14531 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14532 = __float_as_uint(v14531);
-            const bool v14533 = v14528 >= v14532;
-            const float v14534 = v13798.x[0];
-            const unsigned int v14535 = __float_as_uint(v14534);
-            const bool v14536 = v14528 < v14535;
-            const bool v14537 = v14533 && v14536;
-            const float v14539 = v14530 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14540 = v14537 ? v14539 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[37] = v14540;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14541 = static_cast<unsigned int>(v11859.col(38, iron_linear_thread() & 31u));
-            const float v14543 = v11859.x[38];
-            const float v14544 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14545 = __float_as_uint(v14544);
-            const bool v14546 = v14541 >= v14545;
-            const float v14547 = v13798.x[2];
-            const unsigned int v14548 = __float_as_uint(v14547);
-            const bool v14549 = v14541 < v14548;
-            const bool v14550 = v14546 && v14549;
-            const float v14552 = v14543 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14553 = v14550 ? v14552 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[38] = v14553;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14554 = static_cast<unsigned int>(v11859.col(39, iron_linear_thread() & 31u));
-            const float v14556 = v11859.x[39];
-            const float v14557 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14558 = __float_as_uint(v14557);
-            const bool v14559 = v14554 >= v14558;
-            const float v14560 = v13798.x[2];
-            const unsigned int v14561 = __float_as_uint(v14560);
-            const bool v14562 = v14554 < v14561;
-            const bool v14563 = v14559 && v14562;
-            const float v14565 = v14556 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14566 = v14563 ? v14565 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[39] = v14566;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14567 = static_cast<unsigned int>(v11859.col(40, iron_linear_thread() & 31u));
-            const float v14569 = v11859.x[40];
-            const float v14570 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14571 = __float_as_uint(v14570);
-            const bool v14572 = v14567 >= v14571;
-            const float v14573 = v13798.x[0];
-            const unsigned int v14574 = __float_as_uint(v14573);
-            const bool v14575 = v14567 < v14574;
-            const bool v14576 = v14572 && v14575;
-            const float v14578 = v14569 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14579 = v14576 ? v14578 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[40] = v14579;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14580 = static_cast<unsigned int>(v11859.col(41, iron_linear_thread() & 31u));
-            const float v14582 = v11859.x[41];
-            const float v14583 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14584 = __float_as_uint(v14583);
-            const bool v14585 = v14580 >= v14584;
-            const float v14586 = v13798.x[0];
-            const unsigned int v14587 = __float_as_uint(v14586);
-            const bool v14588 = v14580 < v14587;
-            const bool v14589 = v14585 && v14588;
-            const float v14591 = v14582 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14592 = v14589 ? v14591 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[41] = v14592;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14593 = static_cast<unsigned int>(v11859.col(42, iron_linear_thread() & 31u));
-            const float v14595 = v11859.x[42];
-            const float v14596 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14597 = __float_as_uint(v14596);
-            const bool v14598 = v14593 >= v14597;
-            const float v14599 = v13798.x[2];
-            const unsigned int v14600 = __float_as_uint(v14599);
-            const bool v14601 = v14593 < v14600;
-            const bool v14602 = v14598 && v14601;
-            const float v14604 = v14595 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14605 = v14602 ? v14604 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[42] = v14605;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14606 = static_cast<unsigned int>(v11859.col(43, iron_linear_thread() & 31u));
-            const float v14608 = v11859.x[43];
-            const float v14609 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14610 = __float_as_uint(v14609);
-            const bool v14611 = v14606 >= v14610;
-            const float v14612 = v13798.x[2];
-            const unsigned int v14613 = __float_as_uint(v14612);
-            const bool v14614 = v14606 < v14613;
-            const bool v14615 = v14611 && v14614;
-            const float v14617 = v14608 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14618 = v14615 ? v14617 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[43] = v14618;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14619 = static_cast<unsigned int>(v11859.col(44, iron_linear_thread() & 31u));
-            const float v14621 = v11859.x[44];
-            const float v14622 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14623 = __float_as_uint(v14622);
-            const bool v14624 = v14619 >= v14623;
-            const float v14625 = v13798.x[0];
-            const unsigned int v14626 = __float_as_uint(v14625);
-            const bool v14627 = v14619 < v14626;
-            const bool v14628 = v14624 && v14627;
-            const float v14630 = v14621 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14631 = v14628 ? v14630 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[44] = v14631;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14632 = static_cast<unsigned int>(v11859.col(45, iron_linear_thread() & 31u));
-            const float v14634 = v11859.x[45];
-            const float v14635 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14636 = __float_as_uint(v14635);
-            const bool v14637 = v14632 >= v14636;
-            const float v14638 = v13798.x[0];
-            const unsigned int v14639 = __float_as_uint(v14638);
-            const bool v14640 = v14632 < v14639;
-            const bool v14641 = v14637 && v14640;
-            const float v14643 = v14634 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14644 = v14641 ? v14643 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[45] = v14644;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14645 = static_cast<unsigned int>(v11859.col(46, iron_linear_thread() & 31u));
-            const float v14647 = v11859.x[46];
-            const float v14648 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14649 = __float_as_uint(v14648);
-            const bool v14650 = v14645 >= v14649;
-            const float v14651 = v13798.x[2];
-            const unsigned int v14652 = __float_as_uint(v14651);
-            const bool v14653 = v14645 < v14652;
-            const bool v14654 = v14650 && v14653;
-            const float v14656 = v14647 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14657 = v14654 ? v14656 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[46] = v14657;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14658 = static_cast<unsigned int>(v11859.col(47, iron_linear_thread() & 31u));
-            const float v14660 = v11859.x[47];
-            const float v14661 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14662 = __float_as_uint(v14661);
-            const bool v14663 = v14658 >= v14662;
-            const float v14664 = v13798.x[2];
-            const unsigned int v14665 = __float_as_uint(v14664);
-            const bool v14666 = v14658 < v14665;
-            const bool v14667 = v14663 && v14666;
-            const float v14669 = v14660 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14670 = v14667 ? v14669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[47] = v14670;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14671 = static_cast<unsigned int>(v11859.col(48, iron_linear_thread() & 31u));
-            const float v14673 = v11859.x[48];
-            const float v14674 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14675 = __float_as_uint(v14674);
-            const bool v14676 = v14671 >= v14675;
-            const float v14677 = v13798.x[0];
-            const unsigned int v14678 = __float_as_uint(v14677);
-            const bool v14679 = v14671 < v14678;
-            const bool v14680 = v14676 && v14679;
-            const float v14682 = v14673 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14683 = v14680 ? v14682 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[48] = v14683;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14684 = static_cast<unsigned int>(v11859.col(49, iron_linear_thread() & 31u));
-            const float v14686 = v11859.x[49];
-            const float v14687 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14688 = __float_as_uint(v14687);
-            const bool v14689 = v14684 >= v14688;
-            const float v14690 = v13798.x[0];
-            const unsigned int v14691 = __float_as_uint(v14690);
-            const bool v14692 = v14684 < v14691;
-            const bool v14693 = v14689 && v14692;
-            const float v14695 = v14686 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14696 = v14693 ? v14695 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[49] = v14696;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14697 = static_cast<unsigned int>(v11859.col(50, iron_linear_thread() & 31u));
-            const float v14699 = v11859.x[50];
-            const float v14700 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14701 = __float_as_uint(v14700);
-            const bool v14702 = v14697 >= v14701;
-            const float v14703 = v13798.x[2];
-            const unsigned int v14704 = __float_as_uint(v14703);
-            const bool v14705 = v14697 < v14704;
-            const bool v14706 = v14702 && v14705;
-            const float v14708 = v14699 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14709 = v14706 ? v14708 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[50] = v14709;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14710 = static_cast<unsigned int>(v11859.col(51, iron_linear_thread() & 31u));
-            const float v14712 = v11859.x[51];
-            const float v14713 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14714 = __float_as_uint(v14713);
-            const bool v14715 = v14710 >= v14714;
-            const float v14716 = v13798.x[2];
-            const unsigned int v14717 = __float_as_uint(v14716);
-            const bool v14718 = v14710 < v14717;
-            const bool v14719 = v14715 && v14718;
-            const float v14721 = v14712 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14722 = v14719 ? v14721 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[51] = v14722;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14723 = static_cast<unsigned int>(v11859.col(52, iron_linear_thread() & 31u));
-            const float v14725 = v11859.x[52];
-            const float v14726 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14727 = __float_as_uint(v14726);
-            const bool v14728 = v14723 >= v14727;
-            const float v14729 = v13798.x[0];
-            const unsigned int v14730 = __float_as_uint(v14729);
-            const bool v14731 = v14723 < v14730;
-            const bool v14732 = v14728 && v14731;
-            const float v14734 = v14725 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14735 = v14732 ? v14734 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[52] = v14735;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14736 = static_cast<unsigned int>(v11859.col(53, iron_linear_thread() & 31u));
-            const float v14738 = v11859.x[53];
-            const float v14739 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14740 = __float_as_uint(v14739);
-            const bool v14741 = v14736 >= v14740;
-            const float v14742 = v13798.x[0];
-            const unsigned int v14743 = __float_as_uint(v14742);
-            const bool v14744 = v14736 < v14743;
-            const bool v14745 = v14741 && v14744;
-            const float v14747 = v14738 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14748 = v14745 ? v14747 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[53] = v14748;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14749 = static_cast<unsigned int>(v11859.col(54, iron_linear_thread() & 31u));
-            const float v14751 = v11859.x[54];
-            const float v14752 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14753 = __float_as_uint(v14752);
-            const bool v14754 = v14749 >= v14753;
-            const float v14755 = v13798.x[2];
-            const unsigned int v14756 = __float_as_uint(v14755);
-            const bool v14757 = v14749 < v14756;
-            const bool v14758 = v14754 && v14757;
-            const float v14760 = v14751 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14761 = v14758 ? v14760 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[54] = v14761;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14762 = static_cast<unsigned int>(v11859.col(55, iron_linear_thread() & 31u));
-            const float v14764 = v11859.x[55];
-            const float v14765 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14766 = __float_as_uint(v14765);
-            const bool v14767 = v14762 >= v14766;
-            const float v14768 = v13798.x[2];
-            const unsigned int v14769 = __float_as_uint(v14768);
-            const bool v14770 = v14762 < v14769;
-            const bool v14771 = v14767 && v14770;
-            const float v14773 = v14764 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14774 = v14771 ? v14773 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[55] = v14774;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14775 = static_cast<unsigned int>(v11859.col(56, iron_linear_thread() & 31u));
-            const float v14777 = v11859.x[56];
-            const float v14778 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14779 = __float_as_uint(v14778);
-            const bool v14780 = v14775 >= v14779;
-            const float v14781 = v13798.x[0];
-            const unsigned int v14782 = __float_as_uint(v14781);
-            const bool v14783 = v14775 < v14782;
-            const bool v14784 = v14780 && v14783;
-            const float v14786 = v14777 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14787 = v14784 ? v14786 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[56] = v14787;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14788 = static_cast<unsigned int>(v11859.col(57, iron_linear_thread() & 31u));
-            const float v14790 = v11859.x[57];
-            const float v14791 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14792 = __float_as_uint(v14791);
-            const bool v14793 = v14788 >= v14792;
-            const float v14794 = v13798.x[0];
-            const unsigned int v14795 = __float_as_uint(v14794);
-            const bool v14796 = v14788 < v14795;
-            const bool v14797 = v14793 && v14796;
-            const float v14799 = v14790 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14800 = v14797 ? v14799 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[57] = v14800;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14801 = static_cast<unsigned int>(v11859.col(58, iron_linear_thread() & 31u));
-            const float v14803 = v11859.x[58];
-            const float v14804 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14805 = __float_as_uint(v14804);
-            const bool v14806 = v14801 >= v14805;
-            const float v14807 = v13798.x[2];
-            const unsigned int v14808 = __float_as_uint(v14807);
-            const bool v14809 = v14801 < v14808;
-            const bool v14810 = v14806 && v14809;
-            const float v14812 = v14803 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14813 = v14810 ? v14812 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[58] = v14813;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14814 = static_cast<unsigned int>(v11859.col(59, iron_linear_thread() & 31u));
-            const float v14816 = v11859.x[59];
-            const float v14817 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14818 = __float_as_uint(v14817);
-            const bool v14819 = v14814 >= v14818;
-            const float v14820 = v13798.x[2];
-            const unsigned int v14821 = __float_as_uint(v14820);
-            const bool v14822 = v14814 < v14821;
-            const bool v14823 = v14819 && v14822;
-            const float v14825 = v14816 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14826 = v14823 ? v14825 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[59] = v14826;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14827 = static_cast<unsigned int>(v11859.col(60, iron_linear_thread() & 31u));
-            const float v14829 = v11859.x[60];
-            const float v14830 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14831 = __float_as_uint(v14830);
-            const bool v14832 = v14827 >= v14831;
-            const float v14833 = v13798.x[0];
-            const unsigned int v14834 = __float_as_uint(v14833);
-            const bool v14835 = v14827 < v14834;
-            const bool v14836 = v14832 && v14835;
-            const float v14838 = v14829 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14839 = v14836 ? v14838 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[60] = v14839;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14840 = static_cast<unsigned int>(v11859.col(61, iron_linear_thread() & 31u));
-            const float v14842 = v11859.x[61];
-            const float v14843 = v13796.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14844 = __float_as_uint(v14843);
-            const bool v14845 = v14840 >= v14844;
-            const float v14846 = v13798.x[0];
-            const unsigned int v14847 = __float_as_uint(v14846);
-            const bool v14848 = v14840 < v14847;
-            const bool v14849 = v14845 && v14848;
-            const float v14851 = v14842 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14852 = v14849 ? v14851 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[61] = v14852;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14853 = static_cast<unsigned int>(v11859.col(62, iron_linear_thread() & 31u));
-            const float v14855 = v11859.x[62];
-            const float v14856 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14857 = __float_as_uint(v14856);
-            const bool v14858 = v14853 >= v14857;
-            const float v14859 = v13798.x[2];
-            const unsigned int v14860 = __float_as_uint(v14859);
-            const bool v14861 = v14853 < v14860;
-            const bool v14862 = v14858 && v14861;
-            const float v14864 = v14855 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14865 = v14862 ? v14864 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[62] = v14865;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14866 = static_cast<unsigned int>(v11859.col(63, iron_linear_thread() & 31u));
-            const float v14868 = v11859.x[63];
-            const float v14869 = v13796.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14870 = __float_as_uint(v14869);
-            const bool v14871 = v14866 >= v14870;
-            const float v14872 = v13798.x[2];
-            const unsigned int v14873 = __float_as_uint(v14872);
-            const bool v14874 = v14866 < v14873;
-            const bool v14875 = v14871 && v14874;
-            const float v14877 = v14868 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14878 = v14875 ? v14877 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11859.x[63] = v14878;  // kernels/sdpa/flash_tile.hpp:176
+            iron_frag<float, 2, 16, 8> v13804;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v13804, 0.0f);
+            iron_frag<float, 2, 16, 8> v13806;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v13806, 0.0f);
+            const unsigned int v13808 = static_cast<unsigned int>(v13804.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13810 = v46 + v13808;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13812 = v13810 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13813 = v13812 + 1u;
+            const unsigned int v13815 = v13813 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13824 = v13815 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13828 = v13813 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13829 = v317 && v13828;
+            const unsigned int v13830 = v13829 ? v13824 : v305;
+            const unsigned int v13833 = v13830 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13834 = min(v13833, 128u);
+            const bool v13835 = v13830 > v11348;
+            const unsigned int v13836 = v13835 ? v13834 : v305;
+            const float v13837 = __uint_as_float(v13836);
+            v13804.x[0] = v13837;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13839 = static_cast<unsigned int>(v13804.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13841 = v46 + v13839;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13843 = v13841 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13844 = v13843 + 1u;
+            const unsigned int v13846 = v13844 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13855 = v13846 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13859 = v13844 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13860 = v317 && v13859;
+            const unsigned int v13861 = v13860 ? v13855 : v305;
+            const unsigned int v13864 = v13861 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13865 = min(v13864, 128u);
+            const bool v13866 = v13861 > v11348;
+            const unsigned int v13867 = v13866 ? v13865 : v305;
+            const float v13868 = __uint_as_float(v13867);
+            v13804.x[1] = v13868;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13870 = static_cast<unsigned int>(v13804.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13872 = v46 + v13870;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13874 = v13872 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13875 = v13874 + 1u;
+            const unsigned int v13877 = v13875 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13886 = v13877 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13890 = v13875 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13891 = v317 && v13890;
+            const unsigned int v13892 = v13891 ? v13886 : v305;
+            const unsigned int v13895 = v13892 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13896 = min(v13895, 128u);
+            const bool v13897 = v13892 > v11348;
+            const unsigned int v13898 = v13897 ? v13896 : v305;
+            const float v13899 = __uint_as_float(v13898);
+            v13804.x[2] = v13899;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13901 = static_cast<unsigned int>(v13804.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13903 = v46 + v13901;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13905 = v13903 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13906 = v13905 + 1u;
+            const unsigned int v13908 = v13906 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13917 = v13908 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13921 = v13906 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13922 = v317 && v13921;
+            const unsigned int v13923 = v13922 ? v13917 : v305;
+            const unsigned int v13926 = v13923 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13927 = min(v13926, 128u);
+            const bool v13928 = v13923 > v11348;
+            const unsigned int v13929 = v13928 ? v13927 : v305;
+            const float v13930 = __uint_as_float(v13929);
+            v13804.x[3] = v13930;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13932 = static_cast<unsigned int>(v13806.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13934 = v46 + v13932;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13936 = v13934 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13937 = v13936 + 1u;
+            const unsigned int v13939 = v13937 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13940 = min(v37, v13939);
+            const bool v13941 = v13937 > v18;
+            const unsigned int v13942 = v13941 ? v13940 : v305;
+            const unsigned int v13945 = v311 ? v37 : v13942;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13957 = v13945 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13958 = min(v13957, 128u);
+            const bool v13959 = v13945 > v11348;
+            const unsigned int v13960 = v13959 ? v13958 : v305;
+            const float v13961 = __uint_as_float(v13960);
+            v13806.x[0] = v13961;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13963 = static_cast<unsigned int>(v13806.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13965 = v46 + v13963;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13967 = v13965 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13968 = v13967 + 1u;
+            const unsigned int v13970 = v13968 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13971 = min(v37, v13970);
+            const bool v13972 = v13968 > v18;
+            const unsigned int v13973 = v13972 ? v13971 : v305;
+            const unsigned int v13976 = v311 ? v37 : v13973;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13988 = v13976 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13989 = min(v13988, 128u);
+            const bool v13990 = v13976 > v11348;
+            const unsigned int v13991 = v13990 ? v13989 : v305;
+            const float v13992 = __uint_as_float(v13991);
+            v13806.x[1] = v13992;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13994 = static_cast<unsigned int>(v13806.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13996 = v46 + v13994;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13998 = v13996 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13999 = v13998 + 1u;
+            const unsigned int v14001 = v13999 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14002 = min(v37, v14001);
+            const bool v14003 = v13999 > v18;
+            const unsigned int v14004 = v14003 ? v14002 : v305;
+            const unsigned int v14007 = v311 ? v37 : v14004;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14019 = v14007 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14020 = min(v14019, 128u);
+            const bool v14021 = v14007 > v11348;
+            const unsigned int v14022 = v14021 ? v14020 : v305;
+            const float v14023 = __uint_as_float(v14022);
+            v13806.x[2] = v14023;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14025 = static_cast<unsigned int>(v13806.row(3, iron_linear_thread() & 31u));
+            const unsigned int v14027 = v46 + v14025;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14029 = v14027 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14030 = v14029 + 1u;
+            const unsigned int v14032 = v14030 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14033 = min(v37, v14032);
+            const bool v14034 = v14030 > v18;
+            const unsigned int v14035 = v14034 ? v14033 : v305;
+            const unsigned int v14038 = v311 ? v37 : v14035;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14050 = v14038 - v11348;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14051 = min(v14050, 128u);
+            const bool v14052 = v14038 > v11348;
+            const unsigned int v14053 = v14052 ? v14051 : v305;
+            const float v14054 = __uint_as_float(v14053);
+            v13806.x[3] = v14054;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14055 = static_cast<unsigned int>(v11867.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v14057 = v11867.x[0];
+            const float v14058 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14059 = __float_as_uint(v14058);
+            const bool v14060 = v14055 >= v14059;
+            const float v14061 = v13806.x[0];
+            const unsigned int v14062 = __float_as_uint(v14061);
+            const bool v14063 = v14055 < v14062;
+            const bool v14064 = v14060 && v14063;
+            const float v14066 = v14057 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14067 = v14064 ? v14066 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[0] = v14067;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14068 = static_cast<unsigned int>(v11867.col(1, iron_linear_thread() & 31u));
+            const float v14070 = v11867.x[1];
+            const float v14071 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14072 = __float_as_uint(v14071);
+            const bool v14073 = v14068 >= v14072;
+            const float v14074 = v13806.x[0];
+            const unsigned int v14075 = __float_as_uint(v14074);
+            const bool v14076 = v14068 < v14075;
+            const bool v14077 = v14073 && v14076;
+            const float v14079 = v14070 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14080 = v14077 ? v14079 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[1] = v14080;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14081 = static_cast<unsigned int>(v11867.col(2, iron_linear_thread() & 31u));
+            const float v14083 = v11867.x[2];
+            const float v14084 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14085 = __float_as_uint(v14084);
+            const bool v14086 = v14081 >= v14085;
+            const float v14087 = v13806.x[2];
+            const unsigned int v14088 = __float_as_uint(v14087);
+            const bool v14089 = v14081 < v14088;
+            const bool v14090 = v14086 && v14089;
+            const float v14092 = v14083 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14093 = v14090 ? v14092 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[2] = v14093;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14094 = static_cast<unsigned int>(v11867.col(3, iron_linear_thread() & 31u));
+            const float v14096 = v11867.x[3];
+            const float v14097 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14098 = __float_as_uint(v14097);
+            const bool v14099 = v14094 >= v14098;
+            const float v14100 = v13806.x[2];
+            const unsigned int v14101 = __float_as_uint(v14100);
+            const bool v14102 = v14094 < v14101;
+            const bool v14103 = v14099 && v14102;
+            const float v14105 = v14096 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14106 = v14103 ? v14105 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[3] = v14106;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14107 = static_cast<unsigned int>(v11867.col(4, iron_linear_thread() & 31u));
+            const float v14109 = v11867.x[4];
+            const float v14110 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14111 = __float_as_uint(v14110);
+            const bool v14112 = v14107 >= v14111;
+            const float v14113 = v13806.x[0];
+            const unsigned int v14114 = __float_as_uint(v14113);
+            const bool v14115 = v14107 < v14114;
+            const bool v14116 = v14112 && v14115;
+            const float v14118 = v14109 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14119 = v14116 ? v14118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[4] = v14119;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14120 = static_cast<unsigned int>(v11867.col(5, iron_linear_thread() & 31u));
+            const float v14122 = v11867.x[5];
+            const float v14123 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14124 = __float_as_uint(v14123);
+            const bool v14125 = v14120 >= v14124;
+            const float v14126 = v13806.x[0];
+            const unsigned int v14127 = __float_as_uint(v14126);
+            const bool v14128 = v14120 < v14127;
+            const bool v14129 = v14125 && v14128;
+            const float v14131 = v14122 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14132 = v14129 ? v14131 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[5] = v14132;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14133 = static_cast<unsigned int>(v11867.col(6, iron_linear_thread() & 31u));
+            const float v14135 = v11867.x[6];
+            const float v14136 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14137 = __float_as_uint(v14136);
+            const bool v14138 = v14133 >= v14137;
+            const float v14139 = v13806.x[2];
+            const unsigned int v14140 = __float_as_uint(v14139);
+            const bool v14141 = v14133 < v14140;
+            const bool v14142 = v14138 && v14141;
+            const float v14144 = v14135 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14145 = v14142 ? v14144 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[6] = v14145;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14146 = static_cast<unsigned int>(v11867.col(7, iron_linear_thread() & 31u));
+            const float v14148 = v11867.x[7];
+            const float v14149 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14150 = __float_as_uint(v14149);
+            const bool v14151 = v14146 >= v14150;
+            const float v14152 = v13806.x[2];
+            const unsigned int v14153 = __float_as_uint(v14152);
+            const bool v14154 = v14146 < v14153;
+            const bool v14155 = v14151 && v14154;
+            const float v14157 = v14148 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14158 = v14155 ? v14157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[7] = v14158;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14159 = static_cast<unsigned int>(v11867.col(8, iron_linear_thread() & 31u));
+            const float v14161 = v11867.x[8];
+            const float v14162 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14163 = __float_as_uint(v14162);
+            const bool v14164 = v14159 >= v14163;
+            const float v14165 = v13806.x[0];
+            const unsigned int v14166 = __float_as_uint(v14165);
+            const bool v14167 = v14159 < v14166;
+            const bool v14168 = v14164 && v14167;
+            const float v14170 = v14161 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14171 = v14168 ? v14170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[8] = v14171;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14172 = static_cast<unsigned int>(v11867.col(9, iron_linear_thread() & 31u));
+            const float v14174 = v11867.x[9];
+            const float v14175 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14176 = __float_as_uint(v14175);
+            const bool v14177 = v14172 >= v14176;
+            const float v14178 = v13806.x[0];
+            const unsigned int v14179 = __float_as_uint(v14178);
+            const bool v14180 = v14172 < v14179;
+            const bool v14181 = v14177 && v14180;
+            const float v14183 = v14174 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14184 = v14181 ? v14183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[9] = v14184;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14185 = static_cast<unsigned int>(v11867.col(10, iron_linear_thread() & 31u));
+            const float v14187 = v11867.x[10];
+            const float v14188 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14189 = __float_as_uint(v14188);
+            const bool v14190 = v14185 >= v14189;
+            const float v14191 = v13806.x[2];
+            const unsigned int v14192 = __float_as_uint(v14191);
+            const bool v14193 = v14185 < v14192;
+            const bool v14194 = v14190 && v14193;
+            const float v14196 = v14187 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14197 = v14194 ? v14196 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[10] = v14197;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14198 = static_cast<unsigned int>(v11867.col(11, iron_linear_thread() & 31u));
+            const float v14200 = v11867.x[11];
+            const float v14201 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14202 = __float_as_uint(v14201);
+            const bool v14203 = v14198 >= v14202;
+            const float v14204 = v13806.x[2];
+            const unsigned int v14205 = __float_as_uint(v14204);
+            const bool v14206 = v14198 < v14205;
+            const bool v14207 = v14203 && v14206;
+            const float v14209 = v14200 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14210 = v14207 ? v14209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[11] = v14210;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14211 = static_cast<unsigned int>(v11867.col(12, iron_linear_thread() & 31u));
+            const float v14213 = v11867.x[12];
+            const float v14214 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14215 = __float_as_uint(v14214);
+            const bool v14216 = v14211 >= v14215;
+            const float v14217 = v13806.x[0];
+            const unsigned int v14218 = __float_as_uint(v14217);
+            const bool v14219 = v14211 < v14218;
+            const bool v14220 = v14216 && v14219;
+            const float v14222 = v14213 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14223 = v14220 ? v14222 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[12] = v14223;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14224 = static_cast<unsigned int>(v11867.col(13, iron_linear_thread() & 31u));
+            const float v14226 = v11867.x[13];
+            const float v14227 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14228 = __float_as_uint(v14227);
+            const bool v14229 = v14224 >= v14228;
+            const float v14230 = v13806.x[0];
+            const unsigned int v14231 = __float_as_uint(v14230);
+            const bool v14232 = v14224 < v14231;
+            const bool v14233 = v14229 && v14232;
+            const float v14235 = v14226 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14236 = v14233 ? v14235 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[13] = v14236;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14237 = static_cast<unsigned int>(v11867.col(14, iron_linear_thread() & 31u));
+            const float v14239 = v11867.x[14];
+            const float v14240 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14241 = __float_as_uint(v14240);
+            const bool v14242 = v14237 >= v14241;
+            const float v14243 = v13806.x[2];
+            const unsigned int v14244 = __float_as_uint(v14243);
+            const bool v14245 = v14237 < v14244;
+            const bool v14246 = v14242 && v14245;
+            const float v14248 = v14239 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14249 = v14246 ? v14248 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[14] = v14249;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14250 = static_cast<unsigned int>(v11867.col(15, iron_linear_thread() & 31u));
+            const float v14252 = v11867.x[15];
+            const float v14253 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14254 = __float_as_uint(v14253);
+            const bool v14255 = v14250 >= v14254;
+            const float v14256 = v13806.x[2];
+            const unsigned int v14257 = __float_as_uint(v14256);
+            const bool v14258 = v14250 < v14257;
+            const bool v14259 = v14255 && v14258;
+            const float v14261 = v14252 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14262 = v14259 ? v14261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[15] = v14262;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14263 = static_cast<unsigned int>(v11867.col(16, iron_linear_thread() & 31u));
+            const float v14265 = v11867.x[16];
+            const float v14266 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14267 = __float_as_uint(v14266);
+            const bool v14268 = v14263 >= v14267;
+            const float v14269 = v13806.x[0];
+            const unsigned int v14270 = __float_as_uint(v14269);
+            const bool v14271 = v14263 < v14270;
+            const bool v14272 = v14268 && v14271;
+            const float v14274 = v14265 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14275 = v14272 ? v14274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[16] = v14275;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14276 = static_cast<unsigned int>(v11867.col(17, iron_linear_thread() & 31u));
+            const float v14278 = v11867.x[17];
+            const float v14279 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14280 = __float_as_uint(v14279);
+            const bool v14281 = v14276 >= v14280;
+            const float v14282 = v13806.x[0];
+            const unsigned int v14283 = __float_as_uint(v14282);
+            const bool v14284 = v14276 < v14283;
+            const bool v14285 = v14281 && v14284;
+            const float v14287 = v14278 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14288 = v14285 ? v14287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[17] = v14288;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14289 = static_cast<unsigned int>(v11867.col(18, iron_linear_thread() & 31u));
+            const float v14291 = v11867.x[18];
+            const float v14292 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14293 = __float_as_uint(v14292);
+            const bool v14294 = v14289 >= v14293;
+            const float v14295 = v13806.x[2];
+            const unsigned int v14296 = __float_as_uint(v14295);
+            const bool v14297 = v14289 < v14296;
+            const bool v14298 = v14294 && v14297;
+            const float v14300 = v14291 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14301 = v14298 ? v14300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[18] = v14301;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14302 = static_cast<unsigned int>(v11867.col(19, iron_linear_thread() & 31u));
+            const float v14304 = v11867.x[19];
+            const float v14305 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14306 = __float_as_uint(v14305);
+            const bool v14307 = v14302 >= v14306;
+            const float v14308 = v13806.x[2];
+            const unsigned int v14309 = __float_as_uint(v14308);
+            const bool v14310 = v14302 < v14309;
+            const bool v14311 = v14307 && v14310;
+            const float v14313 = v14304 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14314 = v14311 ? v14313 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[19] = v14314;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14315 = static_cast<unsigned int>(v11867.col(20, iron_linear_thread() & 31u));
+            const float v14317 = v11867.x[20];
+            const float v14318 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14319 = __float_as_uint(v14318);
+            const bool v14320 = v14315 >= v14319;
+            const float v14321 = v13806.x[0];
+            const unsigned int v14322 = __float_as_uint(v14321);
+            const bool v14323 = v14315 < v14322;
+            const bool v14324 = v14320 && v14323;
+            const float v14326 = v14317 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14327 = v14324 ? v14326 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[20] = v14327;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14328 = static_cast<unsigned int>(v11867.col(21, iron_linear_thread() & 31u));
+            const float v14330 = v11867.x[21];
+            const float v14331 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14332 = __float_as_uint(v14331);
+            const bool v14333 = v14328 >= v14332;
+            const float v14334 = v13806.x[0];
+            const unsigned int v14335 = __float_as_uint(v14334);
+            const bool v14336 = v14328 < v14335;
+            const bool v14337 = v14333 && v14336;
+            const float v14339 = v14330 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14340 = v14337 ? v14339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[21] = v14340;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14341 = static_cast<unsigned int>(v11867.col(22, iron_linear_thread() & 31u));
+            const float v14343 = v11867.x[22];
+            const float v14344 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14345 = __float_as_uint(v14344);
+            const bool v14346 = v14341 >= v14345;
+            const float v14347 = v13806.x[2];
+            const unsigned int v14348 = __float_as_uint(v14347);
+            const bool v14349 = v14341 < v14348;
+            const bool v14350 = v14346 && v14349;
+            const float v14352 = v14343 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14353 = v14350 ? v14352 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[22] = v14353;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14354 = static_cast<unsigned int>(v11867.col(23, iron_linear_thread() & 31u));
+            const float v14356 = v11867.x[23];
+            const float v14357 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14358 = __float_as_uint(v14357);
+            const bool v14359 = v14354 >= v14358;
+            const float v14360 = v13806.x[2];
+            const unsigned int v14361 = __float_as_uint(v14360);
+            const bool v14362 = v14354 < v14361;
+            const bool v14363 = v14359 && v14362;
+            const float v14365 = v14356 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14366 = v14363 ? v14365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[23] = v14366;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14367 = static_cast<unsigned int>(v11867.col(24, iron_linear_thread() & 31u));
+            const float v14369 = v11867.x[24];
+            const float v14370 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14371 = __float_as_uint(v14370);
+            const bool v14372 = v14367 >= v14371;
+            const float v14373 = v13806.x[0];
+            const unsigned int v14374 = __float_as_uint(v14373);
+            const bool v14375 = v14367 < v14374;
+            const bool v14376 = v14372 && v14375;
+            const float v14378 = v14369 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14379 = v14376 ? v14378 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[24] = v14379;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14380 = static_cast<unsigned int>(v11867.col(25, iron_linear_thread() & 31u));
+            const float v14382 = v11867.x[25];
+            const float v14383 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14384 = __float_as_uint(v14383);
+            const bool v14385 = v14380 >= v14384;
+            const float v14386 = v13806.x[0];
+            const unsigned int v14387 = __float_as_uint(v14386);
+            const bool v14388 = v14380 < v14387;
+            const bool v14389 = v14385 && v14388;
+            const float v14391 = v14382 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14392 = v14389 ? v14391 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[25] = v14392;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14393 = static_cast<unsigned int>(v11867.col(26, iron_linear_thread() & 31u));
+            const float v14395 = v11867.x[26];
+            const float v14396 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14397 = __float_as_uint(v14396);
+            const bool v14398 = v14393 >= v14397;
+            const float v14399 = v13806.x[2];
+            const unsigned int v14400 = __float_as_uint(v14399);
+            const bool v14401 = v14393 < v14400;
+            const bool v14402 = v14398 && v14401;
+            const float v14404 = v14395 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14405 = v14402 ? v14404 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[26] = v14405;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14406 = static_cast<unsigned int>(v11867.col(27, iron_linear_thread() & 31u));
+            const float v14408 = v11867.x[27];
+            const float v14409 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14410 = __float_as_uint(v14409);
+            const bool v14411 = v14406 >= v14410;
+            const float v14412 = v13806.x[2];
+            const unsigned int v14413 = __float_as_uint(v14412);
+            const bool v14414 = v14406 < v14413;
+            const bool v14415 = v14411 && v14414;
+            const float v14417 = v14408 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14418 = v14415 ? v14417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[27] = v14418;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14419 = static_cast<unsigned int>(v11867.col(28, iron_linear_thread() & 31u));
+            const float v14421 = v11867.x[28];
+            const float v14422 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14423 = __float_as_uint(v14422);
+            const bool v14424 = v14419 >= v14423;
+            const float v14425 = v13806.x[0];
+            const unsigned int v14426 = __float_as_uint(v14425);
+            const bool v14427 = v14419 < v14426;
+            const bool v14428 = v14424 && v14427;
+            const float v14430 = v14421 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14431 = v14428 ? v14430 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[28] = v14431;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14432 = static_cast<unsigned int>(v11867.col(29, iron_linear_thread() & 31u));
+            const float v14434 = v11867.x[29];
+            const float v14435 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14436 = __float_as_uint(v14435);
+            const bool v14437 = v14432 >= v14436;
+            const float v14438 = v13806.x[0];
+            const unsigned int v14439 = __float_as_uint(v14438);
+            const bool v14440 = v14432 < v14439;
+            const bool v14441 = v14437 && v14440;
+            const float v14443 = v14434 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14444 = v14441 ? v14443 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[29] = v14444;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14445 = static_cast<unsigned int>(v11867.col(30, iron_linear_thread() & 31u));
+            const float v14447 = v11867.x[30];
+            const float v14448 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14449 = __float_as_uint(v14448);
+            const bool v14450 = v14445 >= v14449;
+            const float v14451 = v13806.x[2];
+            const unsigned int v14452 = __float_as_uint(v14451);
+            const bool v14453 = v14445 < v14452;
+            const bool v14454 = v14450 && v14453;
+            const float v14456 = v14447 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14457 = v14454 ? v14456 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[30] = v14457;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14458 = static_cast<unsigned int>(v11867.col(31, iron_linear_thread() & 31u));
+            const float v14460 = v11867.x[31];
+            const float v14461 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14462 = __float_as_uint(v14461);
+            const bool v14463 = v14458 >= v14462;
+            const float v14464 = v13806.x[2];
+            const unsigned int v14465 = __float_as_uint(v14464);
+            const bool v14466 = v14458 < v14465;
+            const bool v14467 = v14463 && v14466;
+            const float v14469 = v14460 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14470 = v14467 ? v14469 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[31] = v14470;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14471 = static_cast<unsigned int>(v11867.col(32, iron_linear_thread() & 31u));
+            const float v14473 = v11867.x[32];
+            const float v14474 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14475 = __float_as_uint(v14474);
+            const bool v14476 = v14471 >= v14475;
+            const float v14477 = v13806.x[0];
+            const unsigned int v14478 = __float_as_uint(v14477);
+            const bool v14479 = v14471 < v14478;
+            const bool v14480 = v14476 && v14479;
+            const float v14482 = v14473 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14483 = v14480 ? v14482 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[32] = v14483;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14484 = static_cast<unsigned int>(v11867.col(33, iron_linear_thread() & 31u));
+            const float v14486 = v11867.x[33];
+            const float v14487 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14488 = __float_as_uint(v14487);
+            const bool v14489 = v14484 >= v14488;
+            const float v14490 = v13806.x[0];
+            const unsigned int v14491 = __float_as_uint(v14490);
+            const bool v14492 = v14484 < v14491;
+            const bool v14493 = v14489 && v14492;
+            const float v14495 = v14486 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14496 = v14493 ? v14495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[33] = v14496;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14497 = static_cast<unsigned int>(v11867.col(34, iron_linear_thread() & 31u));
+            const float v14499 = v11867.x[34];
+            const float v14500 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14501 = __float_as_uint(v14500);
+            const bool v14502 = v14497 >= v14501;
+            const float v14503 = v13806.x[2];
+            const unsigned int v14504 = __float_as_uint(v14503);
+            const bool v14505 = v14497 < v14504;
+            const bool v14506 = v14502 && v14505;
+            const float v14508 = v14499 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14509 = v14506 ? v14508 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[34] = v14509;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14510 = static_cast<unsigned int>(v11867.col(35, iron_linear_thread() & 31u));
+            const float v14512 = v11867.x[35];
+            const float v14513 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14514 = __float_as_uint(v14513);
+            const bool v14515 = v14510 >= v14514;
+            const float v14516 = v13806.x[2];
+            const unsigned int v14517 = __float_as_uint(v14516);
+            const bool v14518 = v14510 < v14517;
+            const bool v14519 = v14515 && v14518;
+            const float v14521 = v14512 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14522 = v14519 ? v14521 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[35] = v14522;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14523 = static_cast<unsigned int>(v11867.col(36, iron_linear_thread() & 31u));
+            const float v14525 = v11867.x[36];
+            const float v14526 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14527 = __float_as_uint(v14526);
+            const bool v14528 = v14523 >= v14527;
+            const float v14529 = v13806.x[0];
+            const unsigned int v14530 = __float_as_uint(v14529);
+            const bool v14531 = v14523 < v14530;
+            const bool v14532 = v14528 && v14531;
+            const float v14534 = v14525 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14535 = v14532 ? v14534 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[36] = v14535;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14536 = static_cast<unsigned int>(v11867.col(37, iron_linear_thread() & 31u));
+            const float v14538 = v11867.x[37];
+            const float v14539 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14540 = __float_as_uint(v14539);
+            const bool v14541 = v14536 >= v14540;
+            const float v14542 = v13806.x[0];
+            const unsigned int v14543 = __float_as_uint(v14542);
+            const bool v14544 = v14536 < v14543;
+            const bool v14545 = v14541 && v14544;
+            const float v14547 = v14538 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14548 = v14545 ? v14547 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[37] = v14548;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14549 = static_cast<unsigned int>(v11867.col(38, iron_linear_thread() & 31u));
+            const float v14551 = v11867.x[38];
+            const float v14552 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14553 = __float_as_uint(v14552);
+            const bool v14554 = v14549 >= v14553;
+            const float v14555 = v13806.x[2];
+            const unsigned int v14556 = __float_as_uint(v14555);
+            const bool v14557 = v14549 < v14556;
+            const bool v14558 = v14554 && v14557;
+            const float v14560 = v14551 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14561 = v14558 ? v14560 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[38] = v14561;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14562 = static_cast<unsigned int>(v11867.col(39, iron_linear_thread() & 31u));
+            const float v14564 = v11867.x[39];
+            const float v14565 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14566 = __float_as_uint(v14565);
+            const bool v14567 = v14562 >= v14566;
+            const float v14568 = v13806.x[2];
+            const unsigned int v14569 = __float_as_uint(v14568);
+            const bool v14570 = v14562 < v14569;
+            const bool v14571 = v14567 && v14570;
+            const float v14573 = v14564 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14574 = v14571 ? v14573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[39] = v14574;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14575 = static_cast<unsigned int>(v11867.col(40, iron_linear_thread() & 31u));
+            const float v14577 = v11867.x[40];
+            const float v14578 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14579 = __float_as_uint(v14578);
+            const bool v14580 = v14575 >= v14579;
+            const float v14581 = v13806.x[0];
+            const unsigned int v14582 = __float_as_uint(v14581);
+            const bool v14583 = v14575 < v14582;
+            const bool v14584 = v14580 && v14583;
+            const float v14586 = v14577 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14587 = v14584 ? v14586 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[40] = v14587;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14588 = static_cast<unsigned int>(v11867.col(41, iron_linear_thread() & 31u));
+            const float v14590 = v11867.x[41];
+            const float v14591 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14592 = __float_as_uint(v14591);
+            const bool v14593 = v14588 >= v14592;
+            const float v14594 = v13806.x[0];
+            const unsigned int v14595 = __float_as_uint(v14594);
+            const bool v14596 = v14588 < v14595;
+            const bool v14597 = v14593 && v14596;
+            const float v14599 = v14590 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14600 = v14597 ? v14599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[41] = v14600;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14601 = static_cast<unsigned int>(v11867.col(42, iron_linear_thread() & 31u));
+            const float v14603 = v11867.x[42];
+            const float v14604 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14605 = __float_as_uint(v14604);
+            const bool v14606 = v14601 >= v14605;
+            const float v14607 = v13806.x[2];
+            const unsigned int v14608 = __float_as_uint(v14607);
+            const bool v14609 = v14601 < v14608;
+            const bool v14610 = v14606 && v14609;
+            const float v14612 = v14603 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14613 = v14610 ? v14612 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[42] = v14613;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14614 = static_cast<unsigned int>(v11867.col(43, iron_linear_thread() & 31u));
+            const float v14616 = v11867.x[43];
+            const float v14617 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14618 = __float_as_uint(v14617);
+            const bool v14619 = v14614 >= v14618;
+            const float v14620 = v13806.x[2];
+            const unsigned int v14621 = __float_as_uint(v14620);
+            const bool v14622 = v14614 < v14621;
+            const bool v14623 = v14619 && v14622;
+            const float v14625 = v14616 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14626 = v14623 ? v14625 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[43] = v14626;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14627 = static_cast<unsigned int>(v11867.col(44, iron_linear_thread() & 31u));
+            const float v14629 = v11867.x[44];
+            const float v14630 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14631 = __float_as_uint(v14630);
+            const bool v14632 = v14627 >= v14631;
+            const float v14633 = v13806.x[0];
+            const unsigned int v14634 = __float_as_uint(v14633);
+            const bool v14635 = v14627 < v14634;
+            const bool v14636 = v14632 && v14635;
+            const float v14638 = v14629 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14639 = v14636 ? v14638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[44] = v14639;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14640 = static_cast<unsigned int>(v11867.col(45, iron_linear_thread() & 31u));
+            const float v14642 = v11867.x[45];
+            const float v14643 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14644 = __float_as_uint(v14643);
+            const bool v14645 = v14640 >= v14644;
+            const float v14646 = v13806.x[0];
+            const unsigned int v14647 = __float_as_uint(v14646);
+            const bool v14648 = v14640 < v14647;
+            const bool v14649 = v14645 && v14648;
+            const float v14651 = v14642 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14652 = v14649 ? v14651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[45] = v14652;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14653 = static_cast<unsigned int>(v11867.col(46, iron_linear_thread() & 31u));
+            const float v14655 = v11867.x[46];
+            const float v14656 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14657 = __float_as_uint(v14656);
+            const bool v14658 = v14653 >= v14657;
+            const float v14659 = v13806.x[2];
+            const unsigned int v14660 = __float_as_uint(v14659);
+            const bool v14661 = v14653 < v14660;
+            const bool v14662 = v14658 && v14661;
+            const float v14664 = v14655 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14665 = v14662 ? v14664 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[46] = v14665;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14666 = static_cast<unsigned int>(v11867.col(47, iron_linear_thread() & 31u));
+            const float v14668 = v11867.x[47];
+            const float v14669 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14670 = __float_as_uint(v14669);
+            const bool v14671 = v14666 >= v14670;
+            const float v14672 = v13806.x[2];
+            const unsigned int v14673 = __float_as_uint(v14672);
+            const bool v14674 = v14666 < v14673;
+            const bool v14675 = v14671 && v14674;
+            const float v14677 = v14668 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14678 = v14675 ? v14677 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[47] = v14678;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14679 = static_cast<unsigned int>(v11867.col(48, iron_linear_thread() & 31u));
+            const float v14681 = v11867.x[48];
+            const float v14682 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14683 = __float_as_uint(v14682);
+            const bool v14684 = v14679 >= v14683;
+            const float v14685 = v13806.x[0];
+            const unsigned int v14686 = __float_as_uint(v14685);
+            const bool v14687 = v14679 < v14686;
+            const bool v14688 = v14684 && v14687;
+            const float v14690 = v14681 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14691 = v14688 ? v14690 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[48] = v14691;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14692 = static_cast<unsigned int>(v11867.col(49, iron_linear_thread() & 31u));
+            const float v14694 = v11867.x[49];
+            const float v14695 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14696 = __float_as_uint(v14695);
+            const bool v14697 = v14692 >= v14696;
+            const float v14698 = v13806.x[0];
+            const unsigned int v14699 = __float_as_uint(v14698);
+            const bool v14700 = v14692 < v14699;
+            const bool v14701 = v14697 && v14700;
+            const float v14703 = v14694 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14704 = v14701 ? v14703 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[49] = v14704;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14705 = static_cast<unsigned int>(v11867.col(50, iron_linear_thread() & 31u));
+            const float v14707 = v11867.x[50];
+            const float v14708 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14709 = __float_as_uint(v14708);
+            const bool v14710 = v14705 >= v14709;
+            const float v14711 = v13806.x[2];
+            const unsigned int v14712 = __float_as_uint(v14711);
+            const bool v14713 = v14705 < v14712;
+            const bool v14714 = v14710 && v14713;
+            const float v14716 = v14707 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14717 = v14714 ? v14716 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[50] = v14717;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14718 = static_cast<unsigned int>(v11867.col(51, iron_linear_thread() & 31u));
+            const float v14720 = v11867.x[51];
+            const float v14721 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14722 = __float_as_uint(v14721);
+            const bool v14723 = v14718 >= v14722;
+            const float v14724 = v13806.x[2];
+            const unsigned int v14725 = __float_as_uint(v14724);
+            const bool v14726 = v14718 < v14725;
+            const bool v14727 = v14723 && v14726;
+            const float v14729 = v14720 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14730 = v14727 ? v14729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[51] = v14730;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14731 = static_cast<unsigned int>(v11867.col(52, iron_linear_thread() & 31u));
+            const float v14733 = v11867.x[52];
+            const float v14734 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14735 = __float_as_uint(v14734);
+            const bool v14736 = v14731 >= v14735;
+            const float v14737 = v13806.x[0];
+            const unsigned int v14738 = __float_as_uint(v14737);
+            const bool v14739 = v14731 < v14738;
+            const bool v14740 = v14736 && v14739;
+            const float v14742 = v14733 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14743 = v14740 ? v14742 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[52] = v14743;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14744 = static_cast<unsigned int>(v11867.col(53, iron_linear_thread() & 31u));
+            const float v14746 = v11867.x[53];
+            const float v14747 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14748 = __float_as_uint(v14747);
+            const bool v14749 = v14744 >= v14748;
+            const float v14750 = v13806.x[0];
+            const unsigned int v14751 = __float_as_uint(v14750);
+            const bool v14752 = v14744 < v14751;
+            const bool v14753 = v14749 && v14752;
+            const float v14755 = v14746 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14756 = v14753 ? v14755 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[53] = v14756;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14757 = static_cast<unsigned int>(v11867.col(54, iron_linear_thread() & 31u));
+            const float v14759 = v11867.x[54];
+            const float v14760 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14761 = __float_as_uint(v14760);
+            const bool v14762 = v14757 >= v14761;
+            const float v14763 = v13806.x[2];
+            const unsigned int v14764 = __float_as_uint(v14763);
+            const bool v14765 = v14757 < v14764;
+            const bool v14766 = v14762 && v14765;
+            const float v14768 = v14759 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14769 = v14766 ? v14768 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[54] = v14769;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14770 = static_cast<unsigned int>(v11867.col(55, iron_linear_thread() & 31u));
+            const float v14772 = v11867.x[55];
+            const float v14773 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14774 = __float_as_uint(v14773);
+            const bool v14775 = v14770 >= v14774;
+            const float v14776 = v13806.x[2];
+            const unsigned int v14777 = __float_as_uint(v14776);
+            const bool v14778 = v14770 < v14777;
+            const bool v14779 = v14775 && v14778;
+            const float v14781 = v14772 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14782 = v14779 ? v14781 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[55] = v14782;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14783 = static_cast<unsigned int>(v11867.col(56, iron_linear_thread() & 31u));
+            const float v14785 = v11867.x[56];
+            const float v14786 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14787 = __float_as_uint(v14786);
+            const bool v14788 = v14783 >= v14787;
+            const float v14789 = v13806.x[0];
+            const unsigned int v14790 = __float_as_uint(v14789);
+            const bool v14791 = v14783 < v14790;
+            const bool v14792 = v14788 && v14791;
+            const float v14794 = v14785 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14795 = v14792 ? v14794 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[56] = v14795;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14796 = static_cast<unsigned int>(v11867.col(57, iron_linear_thread() & 31u));
+            const float v14798 = v11867.x[57];
+            const float v14799 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14800 = __float_as_uint(v14799);
+            const bool v14801 = v14796 >= v14800;
+            const float v14802 = v13806.x[0];
+            const unsigned int v14803 = __float_as_uint(v14802);
+            const bool v14804 = v14796 < v14803;
+            const bool v14805 = v14801 && v14804;
+            const float v14807 = v14798 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14808 = v14805 ? v14807 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[57] = v14808;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14809 = static_cast<unsigned int>(v11867.col(58, iron_linear_thread() & 31u));
+            const float v14811 = v11867.x[58];
+            const float v14812 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14813 = __float_as_uint(v14812);
+            const bool v14814 = v14809 >= v14813;
+            const float v14815 = v13806.x[2];
+            const unsigned int v14816 = __float_as_uint(v14815);
+            const bool v14817 = v14809 < v14816;
+            const bool v14818 = v14814 && v14817;
+            const float v14820 = v14811 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14821 = v14818 ? v14820 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[58] = v14821;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14822 = static_cast<unsigned int>(v11867.col(59, iron_linear_thread() & 31u));
+            const float v14824 = v11867.x[59];
+            const float v14825 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14826 = __float_as_uint(v14825);
+            const bool v14827 = v14822 >= v14826;
+            const float v14828 = v13806.x[2];
+            const unsigned int v14829 = __float_as_uint(v14828);
+            const bool v14830 = v14822 < v14829;
+            const bool v14831 = v14827 && v14830;
+            const float v14833 = v14824 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14834 = v14831 ? v14833 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[59] = v14834;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14835 = static_cast<unsigned int>(v11867.col(60, iron_linear_thread() & 31u));
+            const float v14837 = v11867.x[60];
+            const float v14838 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14839 = __float_as_uint(v14838);
+            const bool v14840 = v14835 >= v14839;
+            const float v14841 = v13806.x[0];
+            const unsigned int v14842 = __float_as_uint(v14841);
+            const bool v14843 = v14835 < v14842;
+            const bool v14844 = v14840 && v14843;
+            const float v14846 = v14837 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14847 = v14844 ? v14846 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[60] = v14847;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14848 = static_cast<unsigned int>(v11867.col(61, iron_linear_thread() & 31u));
+            const float v14850 = v11867.x[61];
+            const float v14851 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14852 = __float_as_uint(v14851);
+            const bool v14853 = v14848 >= v14852;
+            const float v14854 = v13806.x[0];
+            const unsigned int v14855 = __float_as_uint(v14854);
+            const bool v14856 = v14848 < v14855;
+            const bool v14857 = v14853 && v14856;
+            const float v14859 = v14850 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14860 = v14857 ? v14859 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[61] = v14860;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14861 = static_cast<unsigned int>(v11867.col(62, iron_linear_thread() & 31u));
+            const float v14863 = v11867.x[62];
+            const float v14864 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14865 = __float_as_uint(v14864);
+            const bool v14866 = v14861 >= v14865;
+            const float v14867 = v13806.x[2];
+            const unsigned int v14868 = __float_as_uint(v14867);
+            const bool v14869 = v14861 < v14868;
+            const bool v14870 = v14866 && v14869;
+            const float v14872 = v14863 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14873 = v14870 ? v14872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[62] = v14873;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14874 = static_cast<unsigned int>(v11867.col(63, iron_linear_thread() & 31u));
+            const float v14876 = v11867.x[63];
+            const float v14877 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14878 = __float_as_uint(v14877);
+            const bool v14879 = v14874 >= v14878;
+            const float v14880 = v13806.x[2];
+            const unsigned int v14881 = __float_as_uint(v14880);
+            const bool v14882 = v14874 < v14881;
+            const bool v14883 = v14879 && v14882;
+            const float v14885 = v14876 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14886 = v14883 ? v14885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11867.x[63] = v14886;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v14880;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v14880, 0.0f);
-          iron_frag_row_reduce<false>(v14880, v11859);
-          iron_frag<float, 2, 16, 8> v14882;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v14882, 0.0f);
-          const float v14886 = v14880.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14887 = v351.x[0];
-          const float v14888 = fmaxf(v14887, v14886);
-          const bool v14891 = v14888 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14892 = v14891 ? 0.0f : v14888;
-          v14882.x[0] = v14892;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14896 = v14880.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14897 = v351.x[1];
-          const float v14898 = fmaxf(v14897, v14896);
-          const bool v14901 = v14898 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14902 = v14901 ? 0.0f : v14898;
-          v14882.x[1] = v14902;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14906 = v14880.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14907 = v351.x[2];
-          const float v14908 = fmaxf(v14907, v14906);
-          const bool v14911 = v14908 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14912 = v14911 ? 0.0f : v14908;
-          v14882.x[2] = v14912;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14916 = v14880.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14917 = v351.x[3];
-          const float v14918 = fmaxf(v14917, v14916);
-          const bool v14921 = v14918 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14922 = v14921 ? 0.0f : v14918;
-          v14882.x[3] = v14922;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14926 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14928 = v14887 - v14926;
-          const float v14929 = iron_exp2_approx(v14928);
-          v11885.x[0] = v14929;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14933 = v14882.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14935 = v14897 - v14933;
-          const float v14936 = iron_exp2_approx(v14935);
-          v11885.x[1] = v14936;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14940 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14942 = v14907 - v14940;
-          const float v14943 = iron_exp2_approx(v14942);
-          v11885.x[2] = v14943;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14947 = v14882.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14949 = v14917 - v14947;
-          const float v14950 = iron_exp2_approx(v14949);
-          v11885.x[3] = v14950;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v14888;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14958 = v351.x[1];
-          const float v14960 = fmaxf(v14958, v14896);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v14960;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14963 = v351.x[2];
-          const float v14965 = fmaxf(v14963, v14906);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v14965;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14968 = v351.x[3];
-          const float v14970 = fmaxf(v14968, v14916);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v14970;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14973 = v11859.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v14974 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14975 = v14973 - v14974;
-          const float v14976 = iron_exp2_approx(v14975);
-          v11859.x[0] = v14976;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14979 = v11859.x[1];
-          const float v14980 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14981 = v14979 - v14980;
-          const float v14982 = iron_exp2_approx(v14981);
-          v11859.x[1] = v14982;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14985 = v11859.x[2];
-          const float v14986 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14987 = v14985 - v14986;
-          const float v14988 = iron_exp2_approx(v14987);
-          v11859.x[2] = v14988;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14991 = v11859.x[3];
-          const float v14992 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14993 = v14991 - v14992;
-          const float v14994 = iron_exp2_approx(v14993);
-          v11859.x[3] = v14994;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14997 = v11859.x[4];
-          const float v14998 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14999 = v14997 - v14998;
-          const float v15000 = iron_exp2_approx(v14999);
-          v11859.x[4] = v15000;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15003 = v11859.x[5];
-          const float v15004 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15005 = v15003 - v15004;
-          const float v15006 = iron_exp2_approx(v15005);
-          v11859.x[5] = v15006;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15009 = v11859.x[6];
-          const float v15010 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15011 = v15009 - v15010;
-          const float v15012 = iron_exp2_approx(v15011);
-          v11859.x[6] = v15012;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15015 = v11859.x[7];
-          const float v15016 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15017 = v15015 - v15016;
-          const float v15018 = iron_exp2_approx(v15017);
-          v11859.x[7] = v15018;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15021 = v11859.x[8];
-          const float v15022 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15023 = v15021 - v15022;
-          const float v15024 = iron_exp2_approx(v15023);
-          v11859.x[8] = v15024;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15027 = v11859.x[9];
-          const float v15028 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15029 = v15027 - v15028;
-          const float v15030 = iron_exp2_approx(v15029);
-          v11859.x[9] = v15030;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15033 = v11859.x[10];
-          const float v15034 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15035 = v15033 - v15034;
-          const float v15036 = iron_exp2_approx(v15035);
-          v11859.x[10] = v15036;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15039 = v11859.x[11];
-          const float v15040 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15041 = v15039 - v15040;
-          const float v15042 = iron_exp2_approx(v15041);
-          v11859.x[11] = v15042;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15045 = v11859.x[12];
-          const float v15046 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15047 = v15045 - v15046;
-          const float v15048 = iron_exp2_approx(v15047);
-          v11859.x[12] = v15048;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15051 = v11859.x[13];
-          const float v15052 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15053 = v15051 - v15052;
-          const float v15054 = iron_exp2_approx(v15053);
-          v11859.x[13] = v15054;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15057 = v11859.x[14];
-          const float v15058 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15059 = v15057 - v15058;
-          const float v15060 = iron_exp2_approx(v15059);
-          v11859.x[14] = v15060;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15063 = v11859.x[15];
-          const float v15064 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15065 = v15063 - v15064;
-          const float v15066 = iron_exp2_approx(v15065);
-          v11859.x[15] = v15066;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15069 = v11859.x[16];
-          const float v15070 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15071 = v15069 - v15070;
-          const float v15072 = iron_exp2_approx(v15071);
-          v11859.x[16] = v15072;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15075 = v11859.x[17];
-          const float v15076 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15077 = v15075 - v15076;
-          const float v15078 = iron_exp2_approx(v15077);
-          v11859.x[17] = v15078;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15081 = v11859.x[18];
-          const float v15082 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15083 = v15081 - v15082;
-          const float v15084 = iron_exp2_approx(v15083);
-          v11859.x[18] = v15084;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15087 = v11859.x[19];
-          const float v15088 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15089 = v15087 - v15088;
-          const float v15090 = iron_exp2_approx(v15089);
-          v11859.x[19] = v15090;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15093 = v11859.x[20];
-          const float v15094 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15095 = v15093 - v15094;
-          const float v15096 = iron_exp2_approx(v15095);
-          v11859.x[20] = v15096;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15099 = v11859.x[21];
-          const float v15100 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15101 = v15099 - v15100;
-          const float v15102 = iron_exp2_approx(v15101);
-          v11859.x[21] = v15102;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15105 = v11859.x[22];
-          const float v15106 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15107 = v15105 - v15106;
-          const float v15108 = iron_exp2_approx(v15107);
-          v11859.x[22] = v15108;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15111 = v11859.x[23];
-          const float v15112 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15113 = v15111 - v15112;
-          const float v15114 = iron_exp2_approx(v15113);
-          v11859.x[23] = v15114;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15117 = v11859.x[24];
-          const float v15118 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15119 = v15117 - v15118;
-          const float v15120 = iron_exp2_approx(v15119);
-          v11859.x[24] = v15120;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15123 = v11859.x[25];
-          const float v15124 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15125 = v15123 - v15124;
-          const float v15126 = iron_exp2_approx(v15125);
-          v11859.x[25] = v15126;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15129 = v11859.x[26];
-          const float v15130 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15131 = v15129 - v15130;
-          const float v15132 = iron_exp2_approx(v15131);
-          v11859.x[26] = v15132;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15135 = v11859.x[27];
-          const float v15136 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15137 = v15135 - v15136;
-          const float v15138 = iron_exp2_approx(v15137);
-          v11859.x[27] = v15138;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15141 = v11859.x[28];
-          const float v15142 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15143 = v15141 - v15142;
-          const float v15144 = iron_exp2_approx(v15143);
-          v11859.x[28] = v15144;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15147 = v11859.x[29];
-          const float v15148 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15149 = v15147 - v15148;
-          const float v15150 = iron_exp2_approx(v15149);
-          v11859.x[29] = v15150;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15153 = v11859.x[30];
-          const float v15154 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15155 = v15153 - v15154;
-          const float v15156 = iron_exp2_approx(v15155);
-          v11859.x[30] = v15156;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15159 = v11859.x[31];
-          const float v15160 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15161 = v15159 - v15160;
-          const float v15162 = iron_exp2_approx(v15161);
-          v11859.x[31] = v15162;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15165 = v11859.x[32];
-          const float v15166 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15167 = v15165 - v15166;
-          const float v15168 = iron_exp2_approx(v15167);
-          v11859.x[32] = v15168;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15171 = v11859.x[33];
-          const float v15172 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15173 = v15171 - v15172;
-          const float v15174 = iron_exp2_approx(v15173);
-          v11859.x[33] = v15174;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15177 = v11859.x[34];
-          const float v15178 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15179 = v15177 - v15178;
-          const float v15180 = iron_exp2_approx(v15179);
-          v11859.x[34] = v15180;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15183 = v11859.x[35];
-          const float v15184 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15185 = v15183 - v15184;
-          const float v15186 = iron_exp2_approx(v15185);
-          v11859.x[35] = v15186;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15189 = v11859.x[36];
-          const float v15190 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15191 = v15189 - v15190;
-          const float v15192 = iron_exp2_approx(v15191);
-          v11859.x[36] = v15192;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15195 = v11859.x[37];
-          const float v15196 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15197 = v15195 - v15196;
-          const float v15198 = iron_exp2_approx(v15197);
-          v11859.x[37] = v15198;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15201 = v11859.x[38];
-          const float v15202 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15203 = v15201 - v15202;
-          const float v15204 = iron_exp2_approx(v15203);
-          v11859.x[38] = v15204;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15207 = v11859.x[39];
-          const float v15208 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15209 = v15207 - v15208;
-          const float v15210 = iron_exp2_approx(v15209);
-          v11859.x[39] = v15210;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15213 = v11859.x[40];
-          const float v15214 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15215 = v15213 - v15214;
-          const float v15216 = iron_exp2_approx(v15215);
-          v11859.x[40] = v15216;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15219 = v11859.x[41];
-          const float v15220 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15221 = v15219 - v15220;
-          const float v15222 = iron_exp2_approx(v15221);
-          v11859.x[41] = v15222;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15225 = v11859.x[42];
-          const float v15226 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15227 = v15225 - v15226;
-          const float v15228 = iron_exp2_approx(v15227);
-          v11859.x[42] = v15228;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15231 = v11859.x[43];
-          const float v15232 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15233 = v15231 - v15232;
-          const float v15234 = iron_exp2_approx(v15233);
-          v11859.x[43] = v15234;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15237 = v11859.x[44];
-          const float v15238 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15239 = v15237 - v15238;
-          const float v15240 = iron_exp2_approx(v15239);
-          v11859.x[44] = v15240;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15243 = v11859.x[45];
-          const float v15244 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15245 = v15243 - v15244;
-          const float v15246 = iron_exp2_approx(v15245);
-          v11859.x[45] = v15246;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15249 = v11859.x[46];
-          const float v15250 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15251 = v15249 - v15250;
-          const float v15252 = iron_exp2_approx(v15251);
-          v11859.x[46] = v15252;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15255 = v11859.x[47];
-          const float v15256 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15257 = v15255 - v15256;
-          const float v15258 = iron_exp2_approx(v15257);
-          v11859.x[47] = v15258;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15261 = v11859.x[48];
-          const float v15262 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15263 = v15261 - v15262;
-          const float v15264 = iron_exp2_approx(v15263);
-          v11859.x[48] = v15264;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15267 = v11859.x[49];
-          const float v15268 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15269 = v15267 - v15268;
-          const float v15270 = iron_exp2_approx(v15269);
-          v11859.x[49] = v15270;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15273 = v11859.x[50];
-          const float v15274 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15275 = v15273 - v15274;
-          const float v15276 = iron_exp2_approx(v15275);
-          v11859.x[50] = v15276;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15279 = v11859.x[51];
-          const float v15280 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15281 = v15279 - v15280;
-          const float v15282 = iron_exp2_approx(v15281);
-          v11859.x[51] = v15282;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15285 = v11859.x[52];
-          const float v15286 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15287 = v15285 - v15286;
-          const float v15288 = iron_exp2_approx(v15287);
-          v11859.x[52] = v15288;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15291 = v11859.x[53];
-          const float v15292 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15293 = v15291 - v15292;
-          const float v15294 = iron_exp2_approx(v15293);
-          v11859.x[53] = v15294;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15297 = v11859.x[54];
-          const float v15298 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15299 = v15297 - v15298;
-          const float v15300 = iron_exp2_approx(v15299);
-          v11859.x[54] = v15300;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15303 = v11859.x[55];
-          const float v15304 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15305 = v15303 - v15304;
-          const float v15306 = iron_exp2_approx(v15305);
-          v11859.x[55] = v15306;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15309 = v11859.x[56];
-          const float v15310 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15311 = v15309 - v15310;
-          const float v15312 = iron_exp2_approx(v15311);
-          v11859.x[56] = v15312;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15315 = v11859.x[57];
-          const float v15316 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15317 = v15315 - v15316;
-          const float v15318 = iron_exp2_approx(v15317);
-          v11859.x[57] = v15318;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15321 = v11859.x[58];
-          const float v15322 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15323 = v15321 - v15322;
-          const float v15324 = iron_exp2_approx(v15323);
-          v11859.x[58] = v15324;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15327 = v11859.x[59];
-          const float v15328 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15329 = v15327 - v15328;
-          const float v15330 = iron_exp2_approx(v15329);
-          v11859.x[59] = v15330;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15333 = v11859.x[60];
-          const float v15334 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15335 = v15333 - v15334;
-          const float v15336 = iron_exp2_approx(v15335);
-          v11859.x[60] = v15336;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15339 = v11859.x[61];
-          const float v15340 = v14882.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15341 = v15339 - v15340;
-          const float v15342 = iron_exp2_approx(v15341);
-          v11859.x[61] = v15342;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15345 = v11859.x[62];
-          const float v15346 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15347 = v15345 - v15346;
-          const float v15348 = iron_exp2_approx(v15347);
-          v11859.x[62] = v15348;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15351 = v11859.x[63];
-          const float v15352 = v14882.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15353 = v15351 - v15352;
-          const float v15354 = iron_exp2_approx(v15353);
-          v11859.x[63] = v15354;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v15356;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v15356, 0.0f);
-          iron_frag_row_reduce<true>(v15356, v11859);
-          const float v15359 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v15360 = v15356.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15361 = v11885.x[0];
-          const float v15362 = v15359 * v15361;
-          const float v15363 = v15362 + v15360;
-          v353.x[0] = v15363;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15366 = v353.x[1];
-          const float v15367 = v15356.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15368 = v11885.x[1];
-          const float v15369 = v15366 * v15368;
-          const float v15370 = v15369 + v15367;
-          v353.x[1] = v15370;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15373 = v353.x[2];
-          const float v15374 = v15356.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15375 = v11885.x[2];
-          const float v15376 = v15373 * v15375;
-          const float v15377 = v15376 + v15374;
-          v353.x[2] = v15377;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15380 = v353.x[3];
-          const float v15381 = v15356.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15382 = v11885.x[3];
-          const float v15383 = v15380 * v15382;
-          const float v15384 = v15383 + v15381;
-          v353.x[3] = v15384;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v14888;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v14888, 0.0f);
+          iron_frag_row_reduce<false>(v14888, v11867);
+          iron_frag<float, 2, 16, 8> v14890;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v14890, 0.0f);
+          const float v14894 = v14888.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14895 = v351.x[0];
+          const float v14896 = fmaxf(v14895, v14894);
+          const bool v14899 = v14896 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14900 = v14899 ? 0.0f : v14896;
+          v14890.x[0] = v14900;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14904 = v14888.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14905 = v351.x[1];
+          const float v14906 = fmaxf(v14905, v14904);
+          const bool v14909 = v14906 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14910 = v14909 ? 0.0f : v14906;
+          v14890.x[1] = v14910;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14914 = v14888.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14915 = v351.x[2];
+          const float v14916 = fmaxf(v14915, v14914);
+          const bool v14919 = v14916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14920 = v14919 ? 0.0f : v14916;
+          v14890.x[2] = v14920;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14924 = v14888.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14925 = v351.x[3];
+          const float v14926 = fmaxf(v14925, v14924);
+          const bool v14929 = v14926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14930 = v14929 ? 0.0f : v14926;
+          v14890.x[3] = v14930;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14934 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14936 = v14895 - v14934;
+          const float v14937 = iron_exp2_approx(v14936);
+          v11893.x[0] = v14937;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14941 = v14890.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14943 = v14905 - v14941;
+          const float v14944 = iron_exp2_approx(v14943);
+          v11893.x[1] = v14944;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14948 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14950 = v14915 - v14948;
+          const float v14951 = iron_exp2_approx(v14950);
+          v11893.x[2] = v14951;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14955 = v14890.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14957 = v14925 - v14955;
+          const float v14958 = iron_exp2_approx(v14957);
+          v11893.x[3] = v14958;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v14896;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14966 = v351.x[1];
+          const float v14968 = fmaxf(v14966, v14904);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v14968;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14971 = v351.x[2];
+          const float v14973 = fmaxf(v14971, v14914);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14973;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14976 = v351.x[3];
+          const float v14978 = fmaxf(v14976, v14924);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14978;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14981 = v11867.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14982 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14983 = v14981 - v14982;
+          const float v14984 = iron_exp2_approx(v14983);
+          v11867.x[0] = v14984;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14987 = v11867.x[1];
+          const float v14988 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14989 = v14987 - v14988;
+          const float v14990 = iron_exp2_approx(v14989);
+          v11867.x[1] = v14990;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14993 = v11867.x[2];
+          const float v14994 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v14995 = v14993 - v14994;
+          const float v14996 = iron_exp2_approx(v14995);
+          v11867.x[2] = v14996;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14999 = v11867.x[3];
+          const float v15000 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15001 = v14999 - v15000;
+          const float v15002 = iron_exp2_approx(v15001);
+          v11867.x[3] = v15002;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15005 = v11867.x[4];
+          const float v15006 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15007 = v15005 - v15006;
+          const float v15008 = iron_exp2_approx(v15007);
+          v11867.x[4] = v15008;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15011 = v11867.x[5];
+          const float v15012 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15013 = v15011 - v15012;
+          const float v15014 = iron_exp2_approx(v15013);
+          v11867.x[5] = v15014;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15017 = v11867.x[6];
+          const float v15018 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15019 = v15017 - v15018;
+          const float v15020 = iron_exp2_approx(v15019);
+          v11867.x[6] = v15020;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15023 = v11867.x[7];
+          const float v15024 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15025 = v15023 - v15024;
+          const float v15026 = iron_exp2_approx(v15025);
+          v11867.x[7] = v15026;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15029 = v11867.x[8];
+          const float v15030 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15031 = v15029 - v15030;
+          const float v15032 = iron_exp2_approx(v15031);
+          v11867.x[8] = v15032;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15035 = v11867.x[9];
+          const float v15036 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15037 = v15035 - v15036;
+          const float v15038 = iron_exp2_approx(v15037);
+          v11867.x[9] = v15038;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15041 = v11867.x[10];
+          const float v15042 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15043 = v15041 - v15042;
+          const float v15044 = iron_exp2_approx(v15043);
+          v11867.x[10] = v15044;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15047 = v11867.x[11];
+          const float v15048 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15049 = v15047 - v15048;
+          const float v15050 = iron_exp2_approx(v15049);
+          v11867.x[11] = v15050;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15053 = v11867.x[12];
+          const float v15054 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15055 = v15053 - v15054;
+          const float v15056 = iron_exp2_approx(v15055);
+          v11867.x[12] = v15056;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15059 = v11867.x[13];
+          const float v15060 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15061 = v15059 - v15060;
+          const float v15062 = iron_exp2_approx(v15061);
+          v11867.x[13] = v15062;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15065 = v11867.x[14];
+          const float v15066 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15067 = v15065 - v15066;
+          const float v15068 = iron_exp2_approx(v15067);
+          v11867.x[14] = v15068;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15071 = v11867.x[15];
+          const float v15072 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15073 = v15071 - v15072;
+          const float v15074 = iron_exp2_approx(v15073);
+          v11867.x[15] = v15074;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15077 = v11867.x[16];
+          const float v15078 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15079 = v15077 - v15078;
+          const float v15080 = iron_exp2_approx(v15079);
+          v11867.x[16] = v15080;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15083 = v11867.x[17];
+          const float v15084 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15085 = v15083 - v15084;
+          const float v15086 = iron_exp2_approx(v15085);
+          v11867.x[17] = v15086;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15089 = v11867.x[18];
+          const float v15090 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15091 = v15089 - v15090;
+          const float v15092 = iron_exp2_approx(v15091);
+          v11867.x[18] = v15092;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15095 = v11867.x[19];
+          const float v15096 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15097 = v15095 - v15096;
+          const float v15098 = iron_exp2_approx(v15097);
+          v11867.x[19] = v15098;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15101 = v11867.x[20];
+          const float v15102 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15103 = v15101 - v15102;
+          const float v15104 = iron_exp2_approx(v15103);
+          v11867.x[20] = v15104;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15107 = v11867.x[21];
+          const float v15108 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15109 = v15107 - v15108;
+          const float v15110 = iron_exp2_approx(v15109);
+          v11867.x[21] = v15110;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15113 = v11867.x[22];
+          const float v15114 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15115 = v15113 - v15114;
+          const float v15116 = iron_exp2_approx(v15115);
+          v11867.x[22] = v15116;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15119 = v11867.x[23];
+          const float v15120 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15121 = v15119 - v15120;
+          const float v15122 = iron_exp2_approx(v15121);
+          v11867.x[23] = v15122;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15125 = v11867.x[24];
+          const float v15126 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15127 = v15125 - v15126;
+          const float v15128 = iron_exp2_approx(v15127);
+          v11867.x[24] = v15128;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15131 = v11867.x[25];
+          const float v15132 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15133 = v15131 - v15132;
+          const float v15134 = iron_exp2_approx(v15133);
+          v11867.x[25] = v15134;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15137 = v11867.x[26];
+          const float v15138 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15139 = v15137 - v15138;
+          const float v15140 = iron_exp2_approx(v15139);
+          v11867.x[26] = v15140;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15143 = v11867.x[27];
+          const float v15144 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15145 = v15143 - v15144;
+          const float v15146 = iron_exp2_approx(v15145);
+          v11867.x[27] = v15146;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15149 = v11867.x[28];
+          const float v15150 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15151 = v15149 - v15150;
+          const float v15152 = iron_exp2_approx(v15151);
+          v11867.x[28] = v15152;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15155 = v11867.x[29];
+          const float v15156 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15157 = v15155 - v15156;
+          const float v15158 = iron_exp2_approx(v15157);
+          v11867.x[29] = v15158;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15161 = v11867.x[30];
+          const float v15162 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15163 = v15161 - v15162;
+          const float v15164 = iron_exp2_approx(v15163);
+          v11867.x[30] = v15164;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15167 = v11867.x[31];
+          const float v15168 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15169 = v15167 - v15168;
+          const float v15170 = iron_exp2_approx(v15169);
+          v11867.x[31] = v15170;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15173 = v11867.x[32];
+          const float v15174 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15175 = v15173 - v15174;
+          const float v15176 = iron_exp2_approx(v15175);
+          v11867.x[32] = v15176;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15179 = v11867.x[33];
+          const float v15180 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15181 = v15179 - v15180;
+          const float v15182 = iron_exp2_approx(v15181);
+          v11867.x[33] = v15182;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15185 = v11867.x[34];
+          const float v15186 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15187 = v15185 - v15186;
+          const float v15188 = iron_exp2_approx(v15187);
+          v11867.x[34] = v15188;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15191 = v11867.x[35];
+          const float v15192 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15193 = v15191 - v15192;
+          const float v15194 = iron_exp2_approx(v15193);
+          v11867.x[35] = v15194;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15197 = v11867.x[36];
+          const float v15198 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15199 = v15197 - v15198;
+          const float v15200 = iron_exp2_approx(v15199);
+          v11867.x[36] = v15200;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15203 = v11867.x[37];
+          const float v15204 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15205 = v15203 - v15204;
+          const float v15206 = iron_exp2_approx(v15205);
+          v11867.x[37] = v15206;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15209 = v11867.x[38];
+          const float v15210 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15211 = v15209 - v15210;
+          const float v15212 = iron_exp2_approx(v15211);
+          v11867.x[38] = v15212;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15215 = v11867.x[39];
+          const float v15216 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15217 = v15215 - v15216;
+          const float v15218 = iron_exp2_approx(v15217);
+          v11867.x[39] = v15218;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15221 = v11867.x[40];
+          const float v15222 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15223 = v15221 - v15222;
+          const float v15224 = iron_exp2_approx(v15223);
+          v11867.x[40] = v15224;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15227 = v11867.x[41];
+          const float v15228 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15229 = v15227 - v15228;
+          const float v15230 = iron_exp2_approx(v15229);
+          v11867.x[41] = v15230;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15233 = v11867.x[42];
+          const float v15234 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15235 = v15233 - v15234;
+          const float v15236 = iron_exp2_approx(v15235);
+          v11867.x[42] = v15236;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15239 = v11867.x[43];
+          const float v15240 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15241 = v15239 - v15240;
+          const float v15242 = iron_exp2_approx(v15241);
+          v11867.x[43] = v15242;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15245 = v11867.x[44];
+          const float v15246 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15247 = v15245 - v15246;
+          const float v15248 = iron_exp2_approx(v15247);
+          v11867.x[44] = v15248;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15251 = v11867.x[45];
+          const float v15252 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15253 = v15251 - v15252;
+          const float v15254 = iron_exp2_approx(v15253);
+          v11867.x[45] = v15254;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15257 = v11867.x[46];
+          const float v15258 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15259 = v15257 - v15258;
+          const float v15260 = iron_exp2_approx(v15259);
+          v11867.x[46] = v15260;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15263 = v11867.x[47];
+          const float v15264 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15265 = v15263 - v15264;
+          const float v15266 = iron_exp2_approx(v15265);
+          v11867.x[47] = v15266;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15269 = v11867.x[48];
+          const float v15270 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15271 = v15269 - v15270;
+          const float v15272 = iron_exp2_approx(v15271);
+          v11867.x[48] = v15272;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15275 = v11867.x[49];
+          const float v15276 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15277 = v15275 - v15276;
+          const float v15278 = iron_exp2_approx(v15277);
+          v11867.x[49] = v15278;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15281 = v11867.x[50];
+          const float v15282 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15283 = v15281 - v15282;
+          const float v15284 = iron_exp2_approx(v15283);
+          v11867.x[50] = v15284;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15287 = v11867.x[51];
+          const float v15288 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15289 = v15287 - v15288;
+          const float v15290 = iron_exp2_approx(v15289);
+          v11867.x[51] = v15290;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15293 = v11867.x[52];
+          const float v15294 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15295 = v15293 - v15294;
+          const float v15296 = iron_exp2_approx(v15295);
+          v11867.x[52] = v15296;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15299 = v11867.x[53];
+          const float v15300 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15301 = v15299 - v15300;
+          const float v15302 = iron_exp2_approx(v15301);
+          v11867.x[53] = v15302;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15305 = v11867.x[54];
+          const float v15306 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15307 = v15305 - v15306;
+          const float v15308 = iron_exp2_approx(v15307);
+          v11867.x[54] = v15308;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15311 = v11867.x[55];
+          const float v15312 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15313 = v15311 - v15312;
+          const float v15314 = iron_exp2_approx(v15313);
+          v11867.x[55] = v15314;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15317 = v11867.x[56];
+          const float v15318 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15319 = v15317 - v15318;
+          const float v15320 = iron_exp2_approx(v15319);
+          v11867.x[56] = v15320;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15323 = v11867.x[57];
+          const float v15324 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15325 = v15323 - v15324;
+          const float v15326 = iron_exp2_approx(v15325);
+          v11867.x[57] = v15326;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15329 = v11867.x[58];
+          const float v15330 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15331 = v15329 - v15330;
+          const float v15332 = iron_exp2_approx(v15331);
+          v11867.x[58] = v15332;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15335 = v11867.x[59];
+          const float v15336 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15337 = v15335 - v15336;
+          const float v15338 = iron_exp2_approx(v15337);
+          v11867.x[59] = v15338;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15341 = v11867.x[60];
+          const float v15342 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15343 = v15341 - v15342;
+          const float v15344 = iron_exp2_approx(v15343);
+          v11867.x[60] = v15344;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15347 = v11867.x[61];
+          const float v15348 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15349 = v15347 - v15348;
+          const float v15350 = iron_exp2_approx(v15349);
+          v11867.x[61] = v15350;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15353 = v11867.x[62];
+          const float v15354 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15355 = v15353 - v15354;
+          const float v15356 = iron_exp2_approx(v15355);
+          v11867.x[62] = v15356;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15359 = v11867.x[63];
+          const float v15360 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15361 = v15359 - v15360;
+          const float v15362 = iron_exp2_approx(v15361);
+          v11867.x[63] = v15362;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v15364;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v15364, 0.0f);
+          iron_frag_row_reduce<true>(v15364, v11867);
+          const float v15367 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v15368 = v15364.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15369 = v11893.x[0];
+          const float v15370 = v15367 * v15369;
+          const float v15371 = v15370 + v15368;
+          v353.x[0] = v15371;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15374 = v353.x[1];
+          const float v15375 = v15364.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15376 = v11893.x[1];
+          const float v15377 = v15374 * v15376;
+          const float v15378 = v15377 + v15375;
+          v353.x[1] = v15378;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15381 = v353.x[2];
+          const float v15382 = v15364.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15383 = v11893.x[2];
+          const float v15384 = v15381 * v15383;
+          const float v15385 = v15384 + v15382;
+          v353.x[2] = v15385;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15388 = v353.x[3];
+          const float v15389 = v15364.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15390 = v11893.x[3];
+          const float v15391 = v15388 * v15390;
+          const float v15392 = v15391 + v15389;
+          v353.x[3] = v15392;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v15387 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v15388 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15389 = v15387 * v15388;
-        v355.x[0] = v15389;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15392 = v355.x[1];
-        const float v15393 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15394 = v15392 * v15393;
-        v355.x[1] = v15394;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15397 = v355.x[2];
-        const float v15398 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15399 = v15397 * v15398;
-        v355.x[2] = v15399;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15402 = v355.x[3];
-        const float v15403 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15404 = v15402 * v15403;
-        v355.x[3] = v15404;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15407 = v355.x[4];
-        const float v15408 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15409 = v15407 * v15408;
-        v355.x[4] = v15409;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15412 = v355.x[5];
-        const float v15413 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15414 = v15412 * v15413;
-        v355.x[5] = v15414;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15417 = v355.x[6];
-        const float v15418 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15419 = v15417 * v15418;
-        v355.x[6] = v15419;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15422 = v355.x[7];
-        const float v15423 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15424 = v15422 * v15423;
-        v355.x[7] = v15424;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15427 = v355.x[8];
-        const float v15428 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15429 = v15427 * v15428;
-        v355.x[8] = v15429;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15432 = v355.x[9];
-        const float v15433 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15434 = v15432 * v15433;
-        v355.x[9] = v15434;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15437 = v355.x[10];
-        const float v15438 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15439 = v15437 * v15438;
-        v355.x[10] = v15439;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15442 = v355.x[11];
-        const float v15443 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15444 = v15442 * v15443;
-        v355.x[11] = v15444;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15447 = v355.x[12];
-        const float v15448 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15449 = v15447 * v15448;
-        v355.x[12] = v15449;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15452 = v355.x[13];
-        const float v15453 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15454 = v15452 * v15453;
-        v355.x[13] = v15454;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15457 = v355.x[14];
-        const float v15458 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15459 = v15457 * v15458;
-        v355.x[14] = v15459;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15462 = v355.x[15];
-        const float v15463 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15464 = v15462 * v15463;
-        v355.x[15] = v15464;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15467 = v355.x[16];
-        const float v15468 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15469 = v15467 * v15468;
-        v355.x[16] = v15469;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15472 = v355.x[17];
-        const float v15473 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15474 = v15472 * v15473;
-        v355.x[17] = v15474;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15477 = v355.x[18];
-        const float v15478 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15479 = v15477 * v15478;
-        v355.x[18] = v15479;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15482 = v355.x[19];
-        const float v15483 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15484 = v15482 * v15483;
-        v355.x[19] = v15484;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15487 = v355.x[20];
-        const float v15488 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15489 = v15487 * v15488;
-        v355.x[20] = v15489;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15492 = v355.x[21];
-        const float v15493 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15494 = v15492 * v15493;
-        v355.x[21] = v15494;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15497 = v355.x[22];
-        const float v15498 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15499 = v15497 * v15498;
-        v355.x[22] = v15499;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15502 = v355.x[23];
-        const float v15503 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15504 = v15502 * v15503;
-        v355.x[23] = v15504;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15507 = v355.x[24];
-        const float v15508 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15509 = v15507 * v15508;
-        v355.x[24] = v15509;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15512 = v355.x[25];
-        const float v15513 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15514 = v15512 * v15513;
-        v355.x[25] = v15514;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15517 = v355.x[26];
-        const float v15518 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15519 = v15517 * v15518;
-        v355.x[26] = v15519;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15522 = v355.x[27];
-        const float v15523 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15524 = v15522 * v15523;
-        v355.x[27] = v15524;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15527 = v355.x[28];
-        const float v15528 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15529 = v15527 * v15528;
-        v355.x[28] = v15529;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15532 = v355.x[29];
-        const float v15533 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15534 = v15532 * v15533;
-        v355.x[29] = v15534;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15537 = v355.x[30];
-        const float v15538 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15539 = v15537 * v15538;
-        v355.x[30] = v15539;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15542 = v355.x[31];
-        const float v15543 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15544 = v15542 * v15543;
-        v355.x[31] = v15544;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15547 = v357.x[0];
-        const float v15548 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15549 = v15547 * v15548;
-        v357.x[0] = v15549;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15552 = v357.x[1];
-        const float v15553 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15554 = v15552 * v15553;
-        v357.x[1] = v15554;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15557 = v357.x[2];
-        const float v15558 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15559 = v15557 * v15558;
-        v357.x[2] = v15559;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15562 = v357.x[3];
-        const float v15563 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15564 = v15562 * v15563;
-        v357.x[3] = v15564;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15567 = v357.x[4];
-        const float v15568 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15569 = v15567 * v15568;
-        v357.x[4] = v15569;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15572 = v357.x[5];
-        const float v15573 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15574 = v15572 * v15573;
-        v357.x[5] = v15574;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15577 = v357.x[6];
-        const float v15578 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15579 = v15577 * v15578;
-        v357.x[6] = v15579;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15582 = v357.x[7];
-        const float v15583 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15584 = v15582 * v15583;
-        v357.x[7] = v15584;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15587 = v357.x[8];
-        const float v15588 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15589 = v15587 * v15588;
-        v357.x[8] = v15589;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15592 = v357.x[9];
-        const float v15593 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15594 = v15592 * v15593;
-        v357.x[9] = v15594;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15597 = v357.x[10];
-        const float v15598 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15599 = v15597 * v15598;
-        v357.x[10] = v15599;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15602 = v357.x[11];
-        const float v15603 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15604 = v15602 * v15603;
-        v357.x[11] = v15604;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15607 = v357.x[12];
-        const float v15608 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15609 = v15607 * v15608;
-        v357.x[12] = v15609;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15612 = v357.x[13];
-        const float v15613 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15614 = v15612 * v15613;
-        v357.x[13] = v15614;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15617 = v357.x[14];
-        const float v15618 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15619 = v15617 * v15618;
-        v357.x[14] = v15619;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15622 = v357.x[15];
-        const float v15623 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15624 = v15622 * v15623;
-        v357.x[15] = v15624;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15627 = v357.x[16];
-        const float v15628 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15629 = v15627 * v15628;
-        v357.x[16] = v15629;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15632 = v357.x[17];
-        const float v15633 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15634 = v15632 * v15633;
-        v357.x[17] = v15634;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15637 = v357.x[18];
-        const float v15638 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15639 = v15637 * v15638;
-        v357.x[18] = v15639;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15642 = v357.x[19];
-        const float v15643 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15644 = v15642 * v15643;
-        v357.x[19] = v15644;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15647 = v357.x[20];
-        const float v15648 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15649 = v15647 * v15648;
-        v357.x[20] = v15649;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15652 = v357.x[21];
-        const float v15653 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15654 = v15652 * v15653;
-        v357.x[21] = v15654;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15657 = v357.x[22];
-        const float v15658 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15659 = v15657 * v15658;
-        v357.x[22] = v15659;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15662 = v357.x[23];
-        const float v15663 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15664 = v15662 * v15663;
-        v357.x[23] = v15664;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15667 = v357.x[24];
-        const float v15668 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15669 = v15667 * v15668;
-        v357.x[24] = v15669;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15672 = v357.x[25];
-        const float v15673 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15674 = v15672 * v15673;
-        v357.x[25] = v15674;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15677 = v357.x[26];
-        const float v15678 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15679 = v15677 * v15678;
-        v357.x[26] = v15679;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15682 = v357.x[27];
-        const float v15683 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15684 = v15682 * v15683;
-        v357.x[27] = v15684;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15687 = v357.x[28];
-        const float v15688 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15689 = v15687 * v15688;
-        v357.x[28] = v15689;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15692 = v357.x[29];
-        const float v15693 = v11885.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15694 = v15692 * v15693;
-        v357.x[29] = v15694;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15697 = v357.x[30];
-        const float v15698 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15699 = v15697 * v15698;
-        v357.x[30] = v15699;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15702 = v357.x[31];
-        const float v15703 = v11885.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15704 = v15702 * v15703;
-        v357.x[31] = v15704;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v15706;  // kernels/sdpa/flash_warpgroup.hpp:175
-        iron_frag_fill(v15706, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v15706, v11859);
-        const unsigned int v15712 = v45 << 7u;
-        iron_frag_store<false>(v15706, shm3, v15712, 128u);
+        const float v15395 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v15396 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15397 = v15395 * v15396;
+        v355.x[0] = v15397;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15400 = v355.x[1];
+        const float v15401 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15402 = v15400 * v15401;
+        v355.x[1] = v15402;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15405 = v355.x[2];
+        const float v15406 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15407 = v15405 * v15406;
+        v355.x[2] = v15407;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15410 = v355.x[3];
+        const float v15411 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15412 = v15410 * v15411;
+        v355.x[3] = v15412;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15415 = v355.x[4];
+        const float v15416 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15417 = v15415 * v15416;
+        v355.x[4] = v15417;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15420 = v355.x[5];
+        const float v15421 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15422 = v15420 * v15421;
+        v355.x[5] = v15422;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15425 = v355.x[6];
+        const float v15426 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15427 = v15425 * v15426;
+        v355.x[6] = v15427;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15430 = v355.x[7];
+        const float v15431 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15432 = v15430 * v15431;
+        v355.x[7] = v15432;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15435 = v355.x[8];
+        const float v15436 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15437 = v15435 * v15436;
+        v355.x[8] = v15437;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15440 = v355.x[9];
+        const float v15441 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15442 = v15440 * v15441;
+        v355.x[9] = v15442;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15445 = v355.x[10];
+        const float v15446 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15447 = v15445 * v15446;
+        v355.x[10] = v15447;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15450 = v355.x[11];
+        const float v15451 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15452 = v15450 * v15451;
+        v355.x[11] = v15452;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15455 = v355.x[12];
+        const float v15456 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15457 = v15455 * v15456;
+        v355.x[12] = v15457;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15460 = v355.x[13];
+        const float v15461 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15462 = v15460 * v15461;
+        v355.x[13] = v15462;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15465 = v355.x[14];
+        const float v15466 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15467 = v15465 * v15466;
+        v355.x[14] = v15467;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15470 = v355.x[15];
+        const float v15471 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15472 = v15470 * v15471;
+        v355.x[15] = v15472;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15475 = v355.x[16];
+        const float v15476 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15477 = v15475 * v15476;
+        v355.x[16] = v15477;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15480 = v355.x[17];
+        const float v15481 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15482 = v15480 * v15481;
+        v355.x[17] = v15482;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15485 = v355.x[18];
+        const float v15486 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15487 = v15485 * v15486;
+        v355.x[18] = v15487;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15490 = v355.x[19];
+        const float v15491 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15492 = v15490 * v15491;
+        v355.x[19] = v15492;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15495 = v355.x[20];
+        const float v15496 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15497 = v15495 * v15496;
+        v355.x[20] = v15497;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15500 = v355.x[21];
+        const float v15501 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15502 = v15500 * v15501;
+        v355.x[21] = v15502;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15505 = v355.x[22];
+        const float v15506 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15507 = v15505 * v15506;
+        v355.x[22] = v15507;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15510 = v355.x[23];
+        const float v15511 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15512 = v15510 * v15511;
+        v355.x[23] = v15512;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15515 = v355.x[24];
+        const float v15516 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15517 = v15515 * v15516;
+        v355.x[24] = v15517;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15520 = v355.x[25];
+        const float v15521 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15522 = v15520 * v15521;
+        v355.x[25] = v15522;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15525 = v355.x[26];
+        const float v15526 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15527 = v15525 * v15526;
+        v355.x[26] = v15527;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15530 = v355.x[27];
+        const float v15531 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15532 = v15530 * v15531;
+        v355.x[27] = v15532;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15535 = v355.x[28];
+        const float v15536 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15537 = v15535 * v15536;
+        v355.x[28] = v15537;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15540 = v355.x[29];
+        const float v15541 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15542 = v15540 * v15541;
+        v355.x[29] = v15542;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15545 = v355.x[30];
+        const float v15546 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15547 = v15545 * v15546;
+        v355.x[30] = v15547;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15550 = v355.x[31];
+        const float v15551 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15552 = v15550 * v15551;
+        v355.x[31] = v15552;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15555 = v357.x[0];
+        const float v15556 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15557 = v15555 * v15556;
+        v357.x[0] = v15557;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15560 = v357.x[1];
+        const float v15561 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15562 = v15560 * v15561;
+        v357.x[1] = v15562;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15565 = v357.x[2];
+        const float v15566 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15567 = v15565 * v15566;
+        v357.x[2] = v15567;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15570 = v357.x[3];
+        const float v15571 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15572 = v15570 * v15571;
+        v357.x[3] = v15572;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15575 = v357.x[4];
+        const float v15576 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15577 = v15575 * v15576;
+        v357.x[4] = v15577;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15580 = v357.x[5];
+        const float v15581 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15582 = v15580 * v15581;
+        v357.x[5] = v15582;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15585 = v357.x[6];
+        const float v15586 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15587 = v15585 * v15586;
+        v357.x[6] = v15587;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15590 = v357.x[7];
+        const float v15591 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15592 = v15590 * v15591;
+        v357.x[7] = v15592;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15595 = v357.x[8];
+        const float v15596 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15597 = v15595 * v15596;
+        v357.x[8] = v15597;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15600 = v357.x[9];
+        const float v15601 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15602 = v15600 * v15601;
+        v357.x[9] = v15602;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15605 = v357.x[10];
+        const float v15606 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15607 = v15605 * v15606;
+        v357.x[10] = v15607;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15610 = v357.x[11];
+        const float v15611 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15612 = v15610 * v15611;
+        v357.x[11] = v15612;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15615 = v357.x[12];
+        const float v15616 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15617 = v15615 * v15616;
+        v357.x[12] = v15617;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15620 = v357.x[13];
+        const float v15621 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15622 = v15620 * v15621;
+        v357.x[13] = v15622;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15625 = v357.x[14];
+        const float v15626 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15627 = v15625 * v15626;
+        v357.x[14] = v15627;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15630 = v357.x[15];
+        const float v15631 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15632 = v15630 * v15631;
+        v357.x[15] = v15632;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15635 = v357.x[16];
+        const float v15636 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15637 = v15635 * v15636;
+        v357.x[16] = v15637;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15640 = v357.x[17];
+        const float v15641 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15642 = v15640 * v15641;
+        v357.x[17] = v15642;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15645 = v357.x[18];
+        const float v15646 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15647 = v15645 * v15646;
+        v357.x[18] = v15647;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15650 = v357.x[19];
+        const float v15651 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15652 = v15650 * v15651;
+        v357.x[19] = v15652;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15655 = v357.x[20];
+        const float v15656 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15657 = v15655 * v15656;
+        v357.x[20] = v15657;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15660 = v357.x[21];
+        const float v15661 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15662 = v15660 * v15661;
+        v357.x[21] = v15662;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15665 = v357.x[22];
+        const float v15666 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15667 = v15665 * v15666;
+        v357.x[22] = v15667;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15670 = v357.x[23];
+        const float v15671 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15672 = v15670 * v15671;
+        v357.x[23] = v15672;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15675 = v357.x[24];
+        const float v15676 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15677 = v15675 * v15676;
+        v357.x[24] = v15677;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15680 = v357.x[25];
+        const float v15681 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15682 = v15680 * v15681;
+        v357.x[25] = v15682;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15685 = v357.x[26];
+        const float v15686 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15687 = v15685 * v15686;
+        v357.x[26] = v15687;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15690 = v357.x[27];
+        const float v15691 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15692 = v15690 * v15691;
+        v357.x[27] = v15692;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15695 = v357.x[28];
+        const float v15696 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15697 = v15695 * v15696;
+        v357.x[28] = v15697;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15700 = v357.x[29];
+        const float v15701 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15702 = v15700 * v15701;
+        v357.x[29] = v15702;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15705 = v357.x[30];
+        const float v15706 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15707 = v15705 * v15706;
+        v357.x[30] = v15707;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15710 = v357.x[31];
+        const float v15711 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15712 = v15710 * v15711;
+        v357.x[31] = v15712;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v15714;  // kernels/sdpa/flash_warpgroup.hpp:175
+        iron_frag_fill(v15714, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v15714, v11867);
+        const unsigned int v15720 = v45 << 7u;
+        iron_frag_store<false>(v15714, shm3, v15720, 128u);
       }
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:270
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15720 = v11344 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15727 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15728 = v15727 << 7u;
-        const unsigned int v15864 = v41 & 3u;
-        const unsigned int v15866 = v15864 << 4u;
-        const unsigned int v15868 = v15866 << 7u;
-        const unsigned int v15870 = v15728 + v15868;
-        iron_frag<iron_bf16, 0, 16, 16> v15879;
-        iron_frag_fill(v15879, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15879, shm3, v15870, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15881;
-        iron_frag_fill(v15881, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15881, shm2, v15720, 64u);
-        iron_frag_mma_sync(v355, v15879, v15881);
-        const unsigned int v15883 = v15870 + 16u;
-        const unsigned int v15888 = v15720 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15890;
-        iron_frag_fill(v15890, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15890, shm3, v15883, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15892;
-        iron_frag_fill(v15892, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15892, shm2, v15888, 64u);
-        iron_frag_mma_sync(v355, v15890, v15892);
-        const unsigned int v15894 = v15870 + 32u;
-        const unsigned int v15899 = v15720 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15901;
-        iron_frag_fill(v15901, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15901, shm3, v15894, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15903;
-        iron_frag_fill(v15903, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15903, shm2, v15899, 64u);
-        iron_frag_mma_sync(v355, v15901, v15903);
-        const unsigned int v15905 = v15870 + 48u;
-        const unsigned int v15910 = v15720 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15912;
-        iron_frag_fill(v15912, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15912, shm3, v15905, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15914;
-        iron_frag_fill(v15914, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15914, shm2, v15910, 64u);
-        iron_frag_mma_sync(v355, v15912, v15914);
-        const unsigned int v15736 = v15720 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15743 = v15728 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15923 = v15743 + v15868;
-        iron_frag<iron_bf16, 0, 16, 16> v15932;
-        iron_frag_fill(v15932, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15932, shm3, v15923, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15934;
-        iron_frag_fill(v15934, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15934, shm2, v15736, 64u);
-        iron_frag_mma_sync(v355, v15932, v15934);
-        const unsigned int v15936 = v15923 + 16u;
-        const unsigned int v15941 = v15736 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15943;
-        iron_frag_fill(v15943, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15943, shm3, v15936, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15945;
-        iron_frag_fill(v15945, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15945, shm2, v15941, 64u);
-        iron_frag_mma_sync(v355, v15943, v15945);
-        const unsigned int v15947 = v15923 + 32u;
-        const unsigned int v15952 = v15736 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15954;
-        iron_frag_fill(v15954, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15954, shm3, v15947, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15956;
-        iron_frag_fill(v15956, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15956, shm2, v15952, 64u);
-        iron_frag_mma_sync(v355, v15954, v15956);
-        const unsigned int v15958 = v15923 + 48u;
-        const unsigned int v15963 = v15736 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15965;
-        iron_frag_fill(v15965, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15965, shm3, v15958, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15967;
-        iron_frag_fill(v15967, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15967, shm2, v15963, 64u);
-        iron_frag_mma_sync(v355, v15965, v15967);
-        const unsigned int v15749 = v15720 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15985;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v15985, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15985, shm3, v15870, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15987;
-        iron_frag_fill(v15987, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15987, shm2, v15749, 64u);
-        iron_frag_mma_sync(v357, v15985, v15987);
-        const unsigned int v15994 = v15749 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15996;
-        iron_frag_fill(v15996, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15996, shm3, v15883, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15998;
-        iron_frag_fill(v15998, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15998, shm2, v15994, 64u);
-        iron_frag_mma_sync(v357, v15996, v15998);
-        const unsigned int v16005 = v15749 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16007;
-        iron_frag_fill(v16007, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16007, shm3, v15894, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16009;
-        iron_frag_fill(v16009, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16009, shm2, v16005, 64u);
-        iron_frag_mma_sync(v357, v16007, v16009);
-        const unsigned int v16016 = v15749 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16018;
-        iron_frag_fill(v16018, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16018, shm3, v15905, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16020;
-        iron_frag_fill(v16020, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16020, shm2, v16016, 64u);
-        iron_frag_mma_sync(v357, v16018, v16020);
-        const unsigned int v15764 = v15749 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16038;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v16038, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16038, shm3, v15923, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16040;
-        iron_frag_fill(v16040, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16040, shm2, v15764, 64u);
-        iron_frag_mma_sync(v357, v16038, v16040);
-        const unsigned int v16047 = v15764 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16049;
-        iron_frag_fill(v16049, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16049, shm3, v15936, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16051;
-        iron_frag_fill(v16051, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16051, shm2, v16047, 64u);
-        iron_frag_mma_sync(v357, v16049, v16051);
-        const unsigned int v16058 = v15764 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16060;
-        iron_frag_fill(v16060, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16060, shm3, v15947, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16062;
-        iron_frag_fill(v16062, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16062, shm2, v16058, 64u);
-        iron_frag_mma_sync(v357, v16060, v16062);
-        const unsigned int v16069 = v15764 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16071;
-        iron_frag_fill(v16071, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16071, shm3, v15958, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16073;
-        iron_frag_fill(v16073, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16073, shm2, v16069, 64u);
-        iron_frag_mma_sync(v357, v16071, v16073);
+        const unsigned int v15728 = v11352 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15735 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15736 = v15735 << 7u;
+        const unsigned int v15876 = v41 & 3u;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v15878 = v15876 << 4u;
+        const unsigned int v15880 = v15878 << 7u;
+        const unsigned int v15882 = v15736 + v15880;
+        iron_frag<iron_bf16, 0, 16, 16> v15891;
+        iron_frag_fill(v15891, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15891, shm3, v15882, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15893;
+        iron_frag_fill(v15893, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15893, shm2, v15728, 64u);
+        iron_frag_mma_sync(v355, v15891, v15893);
+        const unsigned int v15895 = v15882 + 16u;
+        const unsigned int v15900 = v15728 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15902;
+        iron_frag_fill(v15902, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15902, shm3, v15895, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15904;
+        iron_frag_fill(v15904, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15904, shm2, v15900, 64u);
+        iron_frag_mma_sync(v355, v15902, v15904);
+        const unsigned int v15906 = v15882 + 32u;
+        const unsigned int v15911 = v15728 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15913;
+        iron_frag_fill(v15913, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15913, shm3, v15906, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15915;
+        iron_frag_fill(v15915, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15915, shm2, v15911, 64u);
+        iron_frag_mma_sync(v355, v15913, v15915);
+        const unsigned int v15917 = v15882 + 48u;
+        const unsigned int v15922 = v15728 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15924;
+        iron_frag_fill(v15924, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15924, shm3, v15917, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15926;
+        iron_frag_fill(v15926, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15926, shm2, v15922, 64u);
+        iron_frag_mma_sync(v355, v15924, v15926);
+        const unsigned int v15745 = v15728 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15752 = v15736 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15935 = v15752 + v15880;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag<iron_bf16, 0, 16, 16> v15944;
+        iron_frag_fill(v15944, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15944, shm3, v15935, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15946;
+        iron_frag_fill(v15946, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15946, shm2, v15745, 64u);
+        iron_frag_mma_sync(v355, v15944, v15946);
+        const unsigned int v15948 = v15935 + 16u;
+        const unsigned int v15953 = v15745 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15955;
+        iron_frag_fill(v15955, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15955, shm3, v15948, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15957;
+        iron_frag_fill(v15957, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15957, shm2, v15953, 64u);
+        iron_frag_mma_sync(v355, v15955, v15957);
+        const unsigned int v15959 = v15935 + 32u;
+        const unsigned int v15964 = v15745 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15966;
+        iron_frag_fill(v15966, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15966, shm3, v15959, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15968;
+        iron_frag_fill(v15968, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15968, shm2, v15964, 64u);
+        iron_frag_mma_sync(v355, v15966, v15968);
+        const unsigned int v15970 = v15935 + 48u;
+        const unsigned int v15975 = v15745 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15977;
+        iron_frag_fill(v15977, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15977, shm3, v15970, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15979;
+        iron_frag_fill(v15979, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15979, shm2, v15975, 64u);
+        iron_frag_mma_sync(v355, v15977, v15979);
+        const unsigned int v15759 = v15728 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v15997;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag_fill(v15997, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15997, shm3, v15882, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15999;
+        iron_frag_fill(v15999, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15999, shm2, v15759, 64u);
+        iron_frag_mma_sync(v357, v15997, v15999);
+        const unsigned int v16006 = v15759 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v16008;
+        iron_frag_fill(v16008, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16008, shm3, v15895, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16010;
+        iron_frag_fill(v16010, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16010, shm2, v16006, 64u);
+        iron_frag_mma_sync(v357, v16008, v16010);
+        const unsigned int v16017 = v15759 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v16019;
+        iron_frag_fill(v16019, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16019, shm3, v15906, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16021;
+        iron_frag_fill(v16021, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16021, shm2, v16017, 64u);
+        iron_frag_mma_sync(v357, v16019, v16021);
+        const unsigned int v16028 = v15759 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v16030;
+        iron_frag_fill(v16030, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16030, shm3, v15917, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16032;
+        iron_frag_fill(v16032, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16032, shm2, v16028, 64u);
+        iron_frag_mma_sync(v357, v16030, v16032);
+        const unsigned int v15775 = v15759 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v16050;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag_fill(v16050, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16050, shm3, v15935, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16052;
+        iron_frag_fill(v16052, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16052, shm2, v15775, 64u);
+        iron_frag_mma_sync(v357, v16050, v16052);
+        const unsigned int v16059 = v15775 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v16061;
+        iron_frag_fill(v16061, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16061, shm3, v15948, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16063;
+        iron_frag_fill(v16063, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16063, shm2, v16059, 64u);
+        iron_frag_mma_sync(v357, v16061, v16063);
+        const unsigned int v16070 = v15775 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v16072;
+        iron_frag_fill(v16072, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16072, shm3, v15959, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16074;
+        iron_frag_fill(v16074, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16074, shm2, v16070, 64u);
+        iron_frag_mma_sync(v357, v16072, v16074);
+        const unsigned int v16081 = v15775 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v16083;
+        iron_frag_fill(v16083, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16083, shm3, v15970, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16085;
+        iron_frag_fill(v16085, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16085, shm2, v16081, 64u);
+        iron_frag_mma_sync(v357, v16083, v16085);
       }
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:259
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v9050 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v9052;  // kernels/sdpa/flash_tile.hpp:261
-      iron_frag_fill(v9052, 0.0f);
-      const float v9056 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9057 = fmaxf(v9056, v9050);
-      const bool v9060 = v9057 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9061 = v9060 ? 0.0f : v9057;
-      v9052.x[0] = v9061;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9065 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9066 = fmaxf(v9065, v9050);
-      const bool v9069 = v9066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9070 = v9069 ? 0.0f : v9066;
-      v9052.x[1] = v9070;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9074 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9075 = fmaxf(v9074, v9050);
-      const bool v9078 = v9075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9079 = v9078 ? 0.0f : v9075;
-      v9052.x[2] = v9079;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9083 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9084 = fmaxf(v9083, v9050);
-      const bool v9087 = v9084 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9088 = v9087 ? 0.0f : v9084;
-      v9052.x[3] = v9088;  // kernels/sdpa/flash_tile.hpp:262
-      iron_frag<float, 2, 16, 8> v9090;  // kernels/sdpa/flash_tile.hpp:265
-      iron_frag_fill(v9090, 0.0f);
-      const float v9094 = v9052.x[0];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9095 = v9050 - v9094;
-      const float v9096 = exp2f(v9095);
-      const float v9099 = v9056 - v9094;
-      const float v9100 = exp2f(v9099);
-      const float v9101 = v353.x[0];
-      const float v9102 = v9101 * v9100;
-      const float v9103 = v9102 + v9096;
-      v9090.x[0] = v9103;  // kernels/sdpa/flash_tile.hpp:266
-      const float v9107 = v9052.x[1];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9108 = v9050 - v9107;
-      const float v9109 = exp2f(v9108);
-      const float v9112 = v9065 - v9107;
-      const float v9113 = exp2f(v9112);
-      const float v9114 = v353.x[1];
-      const float v9115 = v9114 * v9113;
-      const float v9116 = v9115 + v9109;
-      v9090.x[1] = v9116;  // kernels/sdpa/flash_tile.hpp:266
-      const float v9120 = v9052.x[2];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9121 = v9050 - v9120;
-      const float v9122 = exp2f(v9121);
-      const float v9125 = v9074 - v9120;
-      const float v9126 = exp2f(v9125);
-      const float v9127 = v353.x[2];
-      const float v9128 = v9127 * v9126;
-      const float v9129 = v9128 + v9122;
-      v9090.x[2] = v9129;  // kernels/sdpa/flash_tile.hpp:266
-      const float v9133 = v9052.x[3];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9134 = v9050 - v9133;
-      const float v9135 = exp2f(v9134);
-      const float v9138 = v9083 - v9133;
-      const float v9139 = exp2f(v9138);
-      const float v9140 = v353.x[3];
-      const float v9141 = v9140 * v9139;
-      const float v9142 = v9141 + v9135;
-      v9090.x[3] = v9142;  // kernels/sdpa/flash_tile.hpp:266
-      iron_frag<float, 2, 16, 8> v9144;  // kernels/sdpa/flash_tile.hpp:269
-      iron_frag_fill(v9144, 0.0f);
-      const float v9148 = v9090.x[0];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9154 = v9100 / v9148;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9156 = v9148 > 0.0f;
-      const float v9157 = v9156 ? v9154 : 0.0f;
-      v9144.x[0] = v9157;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9161 = v9090.x[1];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9167 = v9113 / v9161;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9169 = v9161 > 0.0f;
-      const float v9170 = v9169 ? v9167 : 0.0f;
-      v9144.x[1] = v9170;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9174 = v9090.x[2];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9180 = v9126 / v9174;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9182 = v9174 > 0.0f;
-      const float v9183 = v9182 ? v9180 : 0.0f;
-      v9144.x[2] = v9183;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9187 = v9090.x[3];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9193 = v9139 / v9187;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9195 = v9187 > 0.0f;
-      const float v9196 = v9195 ? v9193 : 0.0f;
-      v9144.x[3] = v9196;  // kernels/sdpa/flash_tile.hpp:270
-      const unsigned int v9198 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9199 = v46 + v9198;
-      const float v9200 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9201 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9202 = v9201 * v9200;
-      const float v9203 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9204 = v9203 * v9200;
-      const bool v9205 = v9199 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9205) {
-        const unsigned int v9206 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9210 = v11 + v9199;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9211 = v9210 * v1;
-        const unsigned int v9212 = v9211 + v26;
-        const unsigned int v9213 = v9212 << 7u;
-        const unsigned int v9214 = v9213 + v9206;
-        const iron_bf16 v9215 = iron_f32_to_bf16(v9202);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9216 = iron_f32_to_bf16(v9204);
-        *reinterpret_cast<iron_bf16x2*>(out + v9214) = iron_bf16x2{{v9215, v9216}};
+      const float v9058 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v9060;  // kernels/sdpa/flash_tile.hpp:261
+      iron_frag_fill(v9060, 0.0f);
+      const float v9064 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9065 = fmaxf(v9064, v9058);
+      const bool v9068 = v9065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9069 = v9068 ? 0.0f : v9065;
+      v9060.x[0] = v9069;  // kernels/sdpa/flash_tile.hpp:262
+      const float v9073 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9074 = fmaxf(v9073, v9058);
+      const bool v9077 = v9074 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9078 = v9077 ? 0.0f : v9074;
+      v9060.x[1] = v9078;  // kernels/sdpa/flash_tile.hpp:262
+      const float v9082 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9083 = fmaxf(v9082, v9058);
+      const bool v9086 = v9083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9087 = v9086 ? 0.0f : v9083;
+      v9060.x[2] = v9087;  // kernels/sdpa/flash_tile.hpp:262
+      const float v9091 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9092 = fmaxf(v9091, v9058);
+      const bool v9095 = v9092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9096 = v9095 ? 0.0f : v9092;
+      v9060.x[3] = v9096;  // kernels/sdpa/flash_tile.hpp:262
+      iron_frag<float, 2, 16, 8> v9098;  // kernels/sdpa/flash_tile.hpp:265
+      iron_frag_fill(v9098, 0.0f);
+      const float v9102 = v9060.x[0];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9103 = v9058 - v9102;
+      const float v9104 = exp2f(v9103);
+      const float v9107 = v9064 - v9102;
+      const float v9108 = exp2f(v9107);
+      const float v9109 = v353.x[0];
+      const float v9110 = v9109 * v9108;
+      const float v9111 = v9110 + v9104;
+      v9098.x[0] = v9111;  // kernels/sdpa/flash_tile.hpp:266
+      const float v9115 = v9060.x[1];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9116 = v9058 - v9115;
+      const float v9117 = exp2f(v9116);
+      const float v9120 = v9073 - v9115;
+      const float v9121 = exp2f(v9120);
+      const float v9122 = v353.x[1];
+      const float v9123 = v9122 * v9121;
+      const float v9124 = v9123 + v9117;
+      v9098.x[1] = v9124;  // kernels/sdpa/flash_tile.hpp:266
+      const float v9128 = v9060.x[2];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9129 = v9058 - v9128;
+      const float v9130 = exp2f(v9129);
+      const float v9133 = v9082 - v9128;
+      const float v9134 = exp2f(v9133);
+      const float v9135 = v353.x[2];
+      const float v9136 = v9135 * v9134;
+      const float v9137 = v9136 + v9130;
+      v9098.x[2] = v9137;  // kernels/sdpa/flash_tile.hpp:266
+      const float v9141 = v9060.x[3];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9142 = v9058 - v9141;
+      const float v9143 = exp2f(v9142);
+      const float v9146 = v9091 - v9141;
+      const float v9147 = exp2f(v9146);
+      const float v9148 = v353.x[3];
+      const float v9149 = v9148 * v9147;
+      const float v9150 = v9149 + v9143;
+      v9098.x[3] = v9150;  // kernels/sdpa/flash_tile.hpp:266
+      iron_frag<float, 2, 16, 8> v9152;  // kernels/sdpa/flash_tile.hpp:269
+      iron_frag_fill(v9152, 0.0f);
+      const float v9156 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9162 = v9108 / v9156;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9164 = v9156 > 0.0f;
+      const float v9165 = v9164 ? v9162 : 0.0f;
+      v9152.x[0] = v9165;  // kernels/sdpa/flash_tile.hpp:270
+      const float v9169 = v9098.x[1];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9175 = v9121 / v9169;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9177 = v9169 > 0.0f;
+      const float v9178 = v9177 ? v9175 : 0.0f;
+      v9152.x[1] = v9178;  // kernels/sdpa/flash_tile.hpp:270
+      const float v9182 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9188 = v9134 / v9182;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9190 = v9182 > 0.0f;
+      const float v9191 = v9190 ? v9188 : 0.0f;
+      v9152.x[2] = v9191;  // kernels/sdpa/flash_tile.hpp:270
+      const float v9195 = v9098.x[3];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9201 = v9147 / v9195;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9203 = v9195 > 0.0f;
+      const float v9204 = v9203 ? v9201 : 0.0f;
+      v9152.x[3] = v9204;  // kernels/sdpa/flash_tile.hpp:270
+      const unsigned int v9206 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9207 = v46 + v9206;
+      const float v9208 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9209 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9210 = v9209 * v9208;
+      const float v9211 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9212 = v9211 * v9208;
+      const bool v9213 = v9207 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9213) {
+        const unsigned int v9214 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9218 = v11 + v9207;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9219 = v9218 * v1;
+        const unsigned int v9220 = v9219 + v26;
+        const unsigned int v9221 = v9220 << 7u;
+        const unsigned int v9222 = v9221 + v9214;
+        const iron_bf16 v9223 = iron_f32_to_bf16(v9210);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9224 = iron_f32_to_bf16(v9212);
+        *reinterpret_cast<iron_bf16x2*>(out + v9222) = iron_bf16x2{{v9223, v9224}};
       }
-      const unsigned int v9217 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9218 = v46 + v9217;
-      const float v9219 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9220 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9221 = v9220 * v9219;
-      const float v9222 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9223 = v9222 * v9219;
-      const bool v9224 = v9218 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9224) {
-        const unsigned int v9225 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9229 = v11 + v9218;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9230 = v9229 * v1;
-        const unsigned int v9231 = v9230 + v26;
-        const unsigned int v9232 = v9231 << 7u;
-        const unsigned int v9233 = v9232 + v9225;
-        const iron_bf16 v9234 = iron_f32_to_bf16(v9221);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9235 = iron_f32_to_bf16(v9223);
-        *reinterpret_cast<iron_bf16x2*>(out + v9233) = iron_bf16x2{{v9234, v9235}};
+      const unsigned int v9225 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9226 = v46 + v9225;
+      const float v9227 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9228 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9229 = v9228 * v9227;
+      const float v9230 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9231 = v9230 * v9227;
+      const bool v9232 = v9226 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9232) {
+        const unsigned int v9233 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9237 = v11 + v9226;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9238 = v9237 * v1;
+        const unsigned int v9239 = v9238 + v26;
+        const unsigned int v9240 = v9239 << 7u;
+        const unsigned int v9241 = v9240 + v9233;
+        const iron_bf16 v9242 = iron_f32_to_bf16(v9229);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9243 = iron_f32_to_bf16(v9231);
+        *reinterpret_cast<iron_bf16x2*>(out + v9241) = iron_bf16x2{{v9242, v9243}};
       }
-      const unsigned int v9236 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9237 = v46 + v9236;
-      const float v9238 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9239 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9240 = v9239 * v9238;
-      const float v9241 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9242 = v9241 * v9238;
-      const bool v9243 = v9237 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9243) {
-        const unsigned int v9244 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9248 = v11 + v9237;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9249 = v9248 * v1;
-        const unsigned int v9250 = v9249 + v26;
-        const unsigned int v9251 = v9250 << 7u;
-        const unsigned int v9252 = v9251 + v9244;
-        const iron_bf16 v9253 = iron_f32_to_bf16(v9240);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9254 = iron_f32_to_bf16(v9242);
-        *reinterpret_cast<iron_bf16x2*>(out + v9252) = iron_bf16x2{{v9253, v9254}};
+      const unsigned int v9244 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9245 = v46 + v9244;
+      const float v9246 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9247 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9248 = v9247 * v9246;
+      const float v9249 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9250 = v9249 * v9246;
+      const bool v9251 = v9245 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9251) {
+        const unsigned int v9252 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9256 = v11 + v9245;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9257 = v9256 * v1;
+        const unsigned int v9258 = v9257 + v26;
+        const unsigned int v9259 = v9258 << 7u;
+        const unsigned int v9260 = v9259 + v9252;
+        const iron_bf16 v9261 = iron_f32_to_bf16(v9248);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9262 = iron_f32_to_bf16(v9250);
+        *reinterpret_cast<iron_bf16x2*>(out + v9260) = iron_bf16x2{{v9261, v9262}};
       }
-      const unsigned int v9255 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9256 = v46 + v9255;
-      const float v9257 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9258 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9259 = v9258 * v9257;
-      const float v9260 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9261 = v9260 * v9257;
-      const bool v9262 = v9256 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9262) {
-        const unsigned int v9263 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9267 = v11 + v9256;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9268 = v9267 * v1;
-        const unsigned int v9269 = v9268 + v26;
-        const unsigned int v9270 = v9269 << 7u;
-        const unsigned int v9271 = v9270 + v9263;
-        const iron_bf16 v9272 = iron_f32_to_bf16(v9259);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9273 = iron_f32_to_bf16(v9261);
-        *reinterpret_cast<iron_bf16x2*>(out + v9271) = iron_bf16x2{{v9272, v9273}};
+      const unsigned int v9263 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9264 = v46 + v9263;
+      const float v9265 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9266 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9267 = v9266 * v9265;
+      const float v9268 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9269 = v9268 * v9265;
+      const bool v9270 = v9264 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9270) {
+        const unsigned int v9271 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9275 = v11 + v9264;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9276 = v9275 * v1;
+        const unsigned int v9277 = v9276 + v26;
+        const unsigned int v9278 = v9277 << 7u;
+        const unsigned int v9279 = v9278 + v9271;
+        const iron_bf16 v9280 = iron_f32_to_bf16(v9267);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9281 = iron_f32_to_bf16(v9269);
+        *reinterpret_cast<iron_bf16x2*>(out + v9279) = iron_bf16x2{{v9280, v9281}};
       }
-      const unsigned int v9274 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9275 = v46 + v9274;
-      const float v9276 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9277 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9278 = v9277 * v9276;
-      const float v9279 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9280 = v9279 * v9276;
-      const bool v9281 = v9275 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9281) {
-        const unsigned int v9282 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9286 = v11 + v9275;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9287 = v9286 * v1;
-        const unsigned int v9288 = v9287 + v26;
-        const unsigned int v9289 = v9288 << 7u;
-        const unsigned int v9290 = v9289 + v9282;
-        const iron_bf16 v9291 = iron_f32_to_bf16(v9278);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9292 = iron_f32_to_bf16(v9280);
-        *reinterpret_cast<iron_bf16x2*>(out + v9290) = iron_bf16x2{{v9291, v9292}};
+      const unsigned int v9282 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9283 = v46 + v9282;
+      const float v9284 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9285 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9286 = v9285 * v9284;
+      const float v9287 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9288 = v9287 * v9284;
+      const bool v9289 = v9283 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9289) {
+        const unsigned int v9290 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9294 = v11 + v9283;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9295 = v9294 * v1;
+        const unsigned int v9296 = v9295 + v26;
+        const unsigned int v9297 = v9296 << 7u;
+        const unsigned int v9298 = v9297 + v9290;
+        const iron_bf16 v9299 = iron_f32_to_bf16(v9286);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9300 = iron_f32_to_bf16(v9288);
+        *reinterpret_cast<iron_bf16x2*>(out + v9298) = iron_bf16x2{{v9299, v9300}};
       }
-      const unsigned int v9293 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9294 = v46 + v9293;
-      const float v9295 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9296 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9297 = v9296 * v9295;
-      const float v9298 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9299 = v9298 * v9295;
-      const bool v9300 = v9294 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9300) {
-        const unsigned int v9301 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9305 = v11 + v9294;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9306 = v9305 * v1;
-        const unsigned int v9307 = v9306 + v26;
-        const unsigned int v9308 = v9307 << 7u;
-        const unsigned int v9309 = v9308 + v9301;
-        const iron_bf16 v9310 = iron_f32_to_bf16(v9297);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9311 = iron_f32_to_bf16(v9299);
-        *reinterpret_cast<iron_bf16x2*>(out + v9309) = iron_bf16x2{{v9310, v9311}};
+      const unsigned int v9301 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9302 = v46 + v9301;
+      const float v9303 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9304 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9305 = v9304 * v9303;
+      const float v9306 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9307 = v9306 * v9303;
+      const bool v9308 = v9302 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9308) {
+        const unsigned int v9309 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9313 = v11 + v9302;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9314 = v9313 * v1;
+        const unsigned int v9315 = v9314 + v26;
+        const unsigned int v9316 = v9315 << 7u;
+        const unsigned int v9317 = v9316 + v9309;
+        const iron_bf16 v9318 = iron_f32_to_bf16(v9305);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9319 = iron_f32_to_bf16(v9307);
+        *reinterpret_cast<iron_bf16x2*>(out + v9317) = iron_bf16x2{{v9318, v9319}};
       }
-      const unsigned int v9312 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9313 = v46 + v9312;
-      const float v9314 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9315 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9316 = v9315 * v9314;
-      const float v9317 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9318 = v9317 * v9314;
-      const bool v9319 = v9313 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9319) {
-        const unsigned int v9320 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9324 = v11 + v9313;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9325 = v9324 * v1;
-        const unsigned int v9326 = v9325 + v26;
-        const unsigned int v9327 = v9326 << 7u;
-        const unsigned int v9328 = v9327 + v9320;
-        const iron_bf16 v9329 = iron_f32_to_bf16(v9316);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9330 = iron_f32_to_bf16(v9318);
-        *reinterpret_cast<iron_bf16x2*>(out + v9328) = iron_bf16x2{{v9329, v9330}};
+      const unsigned int v9320 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9321 = v46 + v9320;
+      const float v9322 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9323 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9324 = v9323 * v9322;
+      const float v9325 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9326 = v9325 * v9322;
+      const bool v9327 = v9321 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9327) {
+        const unsigned int v9328 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9332 = v11 + v9321;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9333 = v9332 * v1;
+        const unsigned int v9334 = v9333 + v26;
+        const unsigned int v9335 = v9334 << 7u;
+        const unsigned int v9336 = v9335 + v9328;
+        const iron_bf16 v9337 = iron_f32_to_bf16(v9324);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9338 = iron_f32_to_bf16(v9326);
+        *reinterpret_cast<iron_bf16x2*>(out + v9336) = iron_bf16x2{{v9337, v9338}};
       }
-      const unsigned int v9331 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9332 = v46 + v9331;
-      const float v9333 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9334 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9335 = v9334 * v9333;
-      const float v9336 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9337 = v9336 * v9333;
-      const bool v9338 = v9332 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9338) {
-        const unsigned int v9339 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9343 = v11 + v9332;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9344 = v9343 * v1;
-        const unsigned int v9345 = v9344 + v26;
-        const unsigned int v9346 = v9345 << 7u;
-        const unsigned int v9347 = v9346 + v9339;
-        const iron_bf16 v9348 = iron_f32_to_bf16(v9335);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9349 = iron_f32_to_bf16(v9337);
-        *reinterpret_cast<iron_bf16x2*>(out + v9347) = iron_bf16x2{{v9348, v9349}};
+      const unsigned int v9339 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9340 = v46 + v9339;
+      const float v9341 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9342 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9343 = v9342 * v9341;
+      const float v9344 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9345 = v9344 * v9341;
+      const bool v9346 = v9340 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9346) {
+        const unsigned int v9347 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9351 = v11 + v9340;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9352 = v9351 * v1;
+        const unsigned int v9353 = v9352 + v26;
+        const unsigned int v9354 = v9353 << 7u;
+        const unsigned int v9355 = v9354 + v9347;
+        const iron_bf16 v9356 = iron_f32_to_bf16(v9343);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9357 = iron_f32_to_bf16(v9345);
+        *reinterpret_cast<iron_bf16x2*>(out + v9355) = iron_bf16x2{{v9356, v9357}};
       }
-      const unsigned int v9350 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9351 = v46 + v9350;
-      const float v9352 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9353 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9354 = v9353 * v9352;
-      const float v9355 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9356 = v9355 * v9352;
-      const bool v9357 = v9351 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9357) {
-        const unsigned int v9358 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9362 = v11 + v9351;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9363 = v9362 * v1;
-        const unsigned int v9364 = v9363 + v26;
-        const unsigned int v9365 = v9364 << 7u;
-        const unsigned int v9366 = v9365 + v9358;
-        const iron_bf16 v9367 = iron_f32_to_bf16(v9354);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9368 = iron_f32_to_bf16(v9356);
-        *reinterpret_cast<iron_bf16x2*>(out + v9366) = iron_bf16x2{{v9367, v9368}};
+      const unsigned int v9358 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9359 = v46 + v9358;
+      const float v9360 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9361 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9362 = v9361 * v9360;
+      const float v9363 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9364 = v9363 * v9360;
+      const bool v9365 = v9359 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9365) {
+        const unsigned int v9366 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9370 = v11 + v9359;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9371 = v9370 * v1;
+        const unsigned int v9372 = v9371 + v26;
+        const unsigned int v9373 = v9372 << 7u;
+        const unsigned int v9374 = v9373 + v9366;
+        const iron_bf16 v9375 = iron_f32_to_bf16(v9362);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9376 = iron_f32_to_bf16(v9364);
+        *reinterpret_cast<iron_bf16x2*>(out + v9374) = iron_bf16x2{{v9375, v9376}};
       }
-      const unsigned int v9369 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9370 = v46 + v9369;
-      const float v9371 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9372 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9373 = v9372 * v9371;
-      const float v9374 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9375 = v9374 * v9371;
-      const bool v9376 = v9370 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9376) {
-        const unsigned int v9377 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9381 = v11 + v9370;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9382 = v9381 * v1;
-        const unsigned int v9383 = v9382 + v26;
-        const unsigned int v9384 = v9383 << 7u;
-        const unsigned int v9385 = v9384 + v9377;
-        const iron_bf16 v9386 = iron_f32_to_bf16(v9373);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9387 = iron_f32_to_bf16(v9375);
-        *reinterpret_cast<iron_bf16x2*>(out + v9385) = iron_bf16x2{{v9386, v9387}};
+      const unsigned int v9377 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9378 = v46 + v9377;
+      const float v9379 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9380 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9381 = v9380 * v9379;
+      const float v9382 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9383 = v9382 * v9379;
+      const bool v9384 = v9378 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9384) {
+        const unsigned int v9385 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9389 = v11 + v9378;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9390 = v9389 * v1;
+        const unsigned int v9391 = v9390 + v26;
+        const unsigned int v9392 = v9391 << 7u;
+        const unsigned int v9393 = v9392 + v9385;
+        const iron_bf16 v9394 = iron_f32_to_bf16(v9381);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9395 = iron_f32_to_bf16(v9383);
+        *reinterpret_cast<iron_bf16x2*>(out + v9393) = iron_bf16x2{{v9394, v9395}};
       }
-      const unsigned int v9388 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9389 = v46 + v9388;
-      const float v9390 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9391 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9392 = v9391 * v9390;
-      const float v9393 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9394 = v9393 * v9390;
-      const bool v9395 = v9389 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9395) {
-        const unsigned int v9396 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9400 = v11 + v9389;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9401 = v9400 * v1;
-        const unsigned int v9402 = v9401 + v26;
-        const unsigned int v9403 = v9402 << 7u;
-        const unsigned int v9404 = v9403 + v9396;
-        const iron_bf16 v9405 = iron_f32_to_bf16(v9392);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9406 = iron_f32_to_bf16(v9394);
-        *reinterpret_cast<iron_bf16x2*>(out + v9404) = iron_bf16x2{{v9405, v9406}};
+      const unsigned int v9396 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9397 = v46 + v9396;
+      const float v9398 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9399 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9400 = v9399 * v9398;
+      const float v9401 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9402 = v9401 * v9398;
+      const bool v9403 = v9397 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9403) {
+        const unsigned int v9404 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9408 = v11 + v9397;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9409 = v9408 * v1;
+        const unsigned int v9410 = v9409 + v26;
+        const unsigned int v9411 = v9410 << 7u;
+        const unsigned int v9412 = v9411 + v9404;
+        const iron_bf16 v9413 = iron_f32_to_bf16(v9400);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9414 = iron_f32_to_bf16(v9402);
+        *reinterpret_cast<iron_bf16x2*>(out + v9412) = iron_bf16x2{{v9413, v9414}};
       }
-      const unsigned int v9407 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9408 = v46 + v9407;
-      const float v9409 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9410 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9411 = v9410 * v9409;
-      const float v9412 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9413 = v9412 * v9409;
-      const bool v9414 = v9408 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9414) {
-        const unsigned int v9415 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9419 = v11 + v9408;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9420 = v9419 * v1;
-        const unsigned int v9421 = v9420 + v26;
-        const unsigned int v9422 = v9421 << 7u;
-        const unsigned int v9423 = v9422 + v9415;
-        const iron_bf16 v9424 = iron_f32_to_bf16(v9411);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9425 = iron_f32_to_bf16(v9413);
-        *reinterpret_cast<iron_bf16x2*>(out + v9423) = iron_bf16x2{{v9424, v9425}};
+      const unsigned int v9415 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9416 = v46 + v9415;
+      const float v9417 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9418 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9419 = v9418 * v9417;
+      const float v9420 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9421 = v9420 * v9417;
+      const bool v9422 = v9416 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9422) {
+        const unsigned int v9423 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9427 = v11 + v9416;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9428 = v9427 * v1;
+        const unsigned int v9429 = v9428 + v26;
+        const unsigned int v9430 = v9429 << 7u;
+        const unsigned int v9431 = v9430 + v9423;
+        const iron_bf16 v9432 = iron_f32_to_bf16(v9419);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9433 = iron_f32_to_bf16(v9421);
+        *reinterpret_cast<iron_bf16x2*>(out + v9431) = iron_bf16x2{{v9432, v9433}};
       }
-      const unsigned int v9426 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9427 = v46 + v9426;
-      const float v9428 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9429 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9430 = v9429 * v9428;
-      const float v9431 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9432 = v9431 * v9428;
-      const bool v9433 = v9427 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9433) {
-        const unsigned int v9434 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9438 = v11 + v9427;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9439 = v9438 * v1;
-        const unsigned int v9440 = v9439 + v26;
-        const unsigned int v9441 = v9440 << 7u;
-        const unsigned int v9442 = v9441 + v9434;
-        const iron_bf16 v9443 = iron_f32_to_bf16(v9430);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9444 = iron_f32_to_bf16(v9432);
-        *reinterpret_cast<iron_bf16x2*>(out + v9442) = iron_bf16x2{{v9443, v9444}};
+      const unsigned int v9434 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9435 = v46 + v9434;
+      const float v9436 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9437 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9438 = v9437 * v9436;
+      const float v9439 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9440 = v9439 * v9436;
+      const bool v9441 = v9435 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9441) {
+        const unsigned int v9442 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9446 = v11 + v9435;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9447 = v9446 * v1;
+        const unsigned int v9448 = v9447 + v26;
+        const unsigned int v9449 = v9448 << 7u;
+        const unsigned int v9450 = v9449 + v9442;
+        const iron_bf16 v9451 = iron_f32_to_bf16(v9438);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9452 = iron_f32_to_bf16(v9440);
+        *reinterpret_cast<iron_bf16x2*>(out + v9450) = iron_bf16x2{{v9451, v9452}};
       }
-      const unsigned int v9445 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9446 = v46 + v9445;
-      const float v9447 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9448 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9449 = v9448 * v9447;
-      const float v9450 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9451 = v9450 * v9447;
-      const bool v9452 = v9446 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9452) {
-        const unsigned int v9453 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9457 = v11 + v9446;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9458 = v9457 * v1;
-        const unsigned int v9459 = v9458 + v26;
-        const unsigned int v9460 = v9459 << 7u;
-        const unsigned int v9461 = v9460 + v9453;
-        const iron_bf16 v9462 = iron_f32_to_bf16(v9449);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9463 = iron_f32_to_bf16(v9451);
-        *reinterpret_cast<iron_bf16x2*>(out + v9461) = iron_bf16x2{{v9462, v9463}};
+      const unsigned int v9453 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9454 = v46 + v9453;
+      const float v9455 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9456 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9457 = v9456 * v9455;
+      const float v9458 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9459 = v9458 * v9455;
+      const bool v9460 = v9454 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9460) {
+        const unsigned int v9461 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9465 = v11 + v9454;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9466 = v9465 * v1;
+        const unsigned int v9467 = v9466 + v26;
+        const unsigned int v9468 = v9467 << 7u;
+        const unsigned int v9469 = v9468 + v9461;
+        const iron_bf16 v9470 = iron_f32_to_bf16(v9457);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9471 = iron_f32_to_bf16(v9459);
+        *reinterpret_cast<iron_bf16x2*>(out + v9469) = iron_bf16x2{{v9470, v9471}};
       }
-      const unsigned int v9464 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9465 = v46 + v9464;
-      const float v9466 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9467 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9468 = v9467 * v9466;
-      const float v9469 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9470 = v9469 * v9466;
-      const bool v9471 = v9465 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9471) {
-        const unsigned int v9472 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9476 = v11 + v9465;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9477 = v9476 * v1;
-        const unsigned int v9478 = v9477 + v26;
-        const unsigned int v9479 = v9478 << 7u;
-        const unsigned int v9480 = v9479 + v9472;
-        const iron_bf16 v9481 = iron_f32_to_bf16(v9468);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9482 = iron_f32_to_bf16(v9470);
-        *reinterpret_cast<iron_bf16x2*>(out + v9480) = iron_bf16x2{{v9481, v9482}};
+      const unsigned int v9472 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9473 = v46 + v9472;
+      const float v9474 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9475 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9476 = v9475 * v9474;
+      const float v9477 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9478 = v9477 * v9474;
+      const bool v9479 = v9473 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9479) {
+        const unsigned int v9480 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9484 = v11 + v9473;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9485 = v9484 * v1;
+        const unsigned int v9486 = v9485 + v26;
+        const unsigned int v9487 = v9486 << 7u;
+        const unsigned int v9488 = v9487 + v9480;
+        const iron_bf16 v9489 = iron_f32_to_bf16(v9476);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9490 = iron_f32_to_bf16(v9478);
+        *reinterpret_cast<iron_bf16x2*>(out + v9488) = iron_bf16x2{{v9489, v9490}};
       }
-      const unsigned int v9483 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9484 = v46 + v9483;
-      const float v9485 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9486 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9487 = v9486 * v9485;
-      const float v9488 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9489 = v9488 * v9485;
-      const bool v9490 = v9484 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9490) {
-        const unsigned int v9491 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9495 = v11 + v9484;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9496 = v9495 * v1;
-        const unsigned int v9497 = v9496 + v26;
-        const unsigned int v9498 = v9497 << 7u;
-        const unsigned int v9499 = v9498 + v9491;
-        const iron_bf16 v9500 = iron_f32_to_bf16(v9487);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9501 = iron_f32_to_bf16(v9489);
-        *reinterpret_cast<iron_bf16x2*>(out + v9499) = iron_bf16x2{{v9500, v9501}};
+      const unsigned int v9491 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9492 = v46 + v9491;
+      const float v9493 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9494 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9495 = v9494 * v9493;
+      const float v9496 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9497 = v9496 * v9493;
+      const bool v9498 = v9492 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9498) {
+        const unsigned int v9499 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9503 = v11 + v9492;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9504 = v9503 * v1;
+        const unsigned int v9505 = v9504 + v26;
+        const unsigned int v9506 = v9505 << 7u;
+        const unsigned int v9507 = v9506 + v9499;
+        const iron_bf16 v9508 = iron_f32_to_bf16(v9495);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9509 = iron_f32_to_bf16(v9497);
+        *reinterpret_cast<iron_bf16x2*>(out + v9507) = iron_bf16x2{{v9508, v9509}};
       }
-      const unsigned int v9502 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9503 = v46 + v9502;
-      const float v9504 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9505 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9506 = v9505 * v9504;
-      const float v9507 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9508 = v9507 * v9504;
-      const bool v9509 = v9503 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9509) {
-        const unsigned int v9510 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9512 = 64u + v9510;
-        const unsigned int v9514 = v11 + v9503;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9515 = v9514 * v1;
-        const unsigned int v9516 = v9515 + v26;
-        const unsigned int v9517 = v9516 << 7u;
-        const unsigned int v9518 = v9517 + v9512;
-        const iron_bf16 v9519 = iron_f32_to_bf16(v9506);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9520 = iron_f32_to_bf16(v9508);
-        *reinterpret_cast<iron_bf16x2*>(out + v9518) = iron_bf16x2{{v9519, v9520}};
+      const unsigned int v9510 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9511 = v46 + v9510;
+      const float v9512 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9513 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9514 = v9513 * v9512;
+      const float v9515 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9516 = v9515 * v9512;
+      const bool v9517 = v9511 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9517) {
+        const unsigned int v9518 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9520 = 64u + v9518;
+        const unsigned int v9522 = v11 + v9511;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9523 = v9522 * v1;
+        const unsigned int v9524 = v9523 + v26;
+        const unsigned int v9525 = v9524 << 7u;
+        const unsigned int v9526 = v9525 + v9520;
+        const iron_bf16 v9527 = iron_f32_to_bf16(v9514);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9528 = iron_f32_to_bf16(v9516);
+        *reinterpret_cast<iron_bf16x2*>(out + v9526) = iron_bf16x2{{v9527, v9528}};
       }
-      const unsigned int v9521 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9522 = v46 + v9521;
-      const float v9523 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9524 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9525 = v9524 * v9523;
-      const float v9526 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9527 = v9526 * v9523;
-      const bool v9528 = v9522 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9528) {
-        const unsigned int v9529 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9531 = 64u + v9529;
-        const unsigned int v9533 = v11 + v9522;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9534 = v9533 * v1;
-        const unsigned int v9535 = v9534 + v26;
-        const unsigned int v9536 = v9535 << 7u;
-        const unsigned int v9537 = v9536 + v9531;
-        const iron_bf16 v9538 = iron_f32_to_bf16(v9525);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9539 = iron_f32_to_bf16(v9527);
-        *reinterpret_cast<iron_bf16x2*>(out + v9537) = iron_bf16x2{{v9538, v9539}};
+      const unsigned int v9529 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9530 = v46 + v9529;
+      const float v9531 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9532 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9533 = v9532 * v9531;
+      const float v9534 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9535 = v9534 * v9531;
+      const bool v9536 = v9530 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9536) {
+        const unsigned int v9537 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9539 = 64u + v9537;
+        const unsigned int v9541 = v11 + v9530;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9542 = v9541 * v1;
+        const unsigned int v9543 = v9542 + v26;
+        const unsigned int v9544 = v9543 << 7u;
+        const unsigned int v9545 = v9544 + v9539;
+        const iron_bf16 v9546 = iron_f32_to_bf16(v9533);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9547 = iron_f32_to_bf16(v9535);
+        *reinterpret_cast<iron_bf16x2*>(out + v9545) = iron_bf16x2{{v9546, v9547}};
       }
-      const unsigned int v9540 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9541 = v46 + v9540;
-      const float v9542 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9543 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9544 = v9543 * v9542;
-      const float v9545 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9546 = v9545 * v9542;
-      const bool v9547 = v9541 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9547) {
-        const unsigned int v9548 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9550 = 64u + v9548;
-        const unsigned int v9552 = v11 + v9541;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9553 = v9552 * v1;
-        const unsigned int v9554 = v9553 + v26;
-        const unsigned int v9555 = v9554 << 7u;
-        const unsigned int v9556 = v9555 + v9550;
-        const iron_bf16 v9557 = iron_f32_to_bf16(v9544);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9558 = iron_f32_to_bf16(v9546);
-        *reinterpret_cast<iron_bf16x2*>(out + v9556) = iron_bf16x2{{v9557, v9558}};
+      const unsigned int v9548 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9549 = v46 + v9548;
+      const float v9550 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9551 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9552 = v9551 * v9550;
+      const float v9553 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9554 = v9553 * v9550;
+      const bool v9555 = v9549 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9555) {
+        const unsigned int v9556 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9558 = 64u + v9556;
+        const unsigned int v9560 = v11 + v9549;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9561 = v9560 * v1;
+        const unsigned int v9562 = v9561 + v26;
+        const unsigned int v9563 = v9562 << 7u;
+        const unsigned int v9564 = v9563 + v9558;
+        const iron_bf16 v9565 = iron_f32_to_bf16(v9552);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9566 = iron_f32_to_bf16(v9554);
+        *reinterpret_cast<iron_bf16x2*>(out + v9564) = iron_bf16x2{{v9565, v9566}};
       }
-      const unsigned int v9559 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9560 = v46 + v9559;
-      const float v9561 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9562 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9563 = v9562 * v9561;
-      const float v9564 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9565 = v9564 * v9561;
-      const bool v9566 = v9560 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9566) {
-        const unsigned int v9567 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9569 = 64u + v9567;
-        const unsigned int v9571 = v11 + v9560;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9572 = v9571 * v1;
-        const unsigned int v9573 = v9572 + v26;
-        const unsigned int v9574 = v9573 << 7u;
-        const unsigned int v9575 = v9574 + v9569;
-        const iron_bf16 v9576 = iron_f32_to_bf16(v9563);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9577 = iron_f32_to_bf16(v9565);
-        *reinterpret_cast<iron_bf16x2*>(out + v9575) = iron_bf16x2{{v9576, v9577}};
+      const unsigned int v9567 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9568 = v46 + v9567;
+      const float v9569 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9570 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9571 = v9570 * v9569;
+      const float v9572 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9573 = v9572 * v9569;
+      const bool v9574 = v9568 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9574) {
+        const unsigned int v9575 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9577 = 64u + v9575;
+        const unsigned int v9579 = v11 + v9568;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9580 = v9579 * v1;
+        const unsigned int v9581 = v9580 + v26;
+        const unsigned int v9582 = v9581 << 7u;
+        const unsigned int v9583 = v9582 + v9577;
+        const iron_bf16 v9584 = iron_f32_to_bf16(v9571);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9585 = iron_f32_to_bf16(v9573);
+        *reinterpret_cast<iron_bf16x2*>(out + v9583) = iron_bf16x2{{v9584, v9585}};
       }
-      const unsigned int v9578 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9579 = v46 + v9578;
-      const float v9580 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9581 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9582 = v9581 * v9580;
-      const float v9583 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9584 = v9583 * v9580;
-      const bool v9585 = v9579 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9585) {
-        const unsigned int v9586 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9588 = 64u + v9586;
-        const unsigned int v9590 = v11 + v9579;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9591 = v9590 * v1;
-        const unsigned int v9592 = v9591 + v26;
-        const unsigned int v9593 = v9592 << 7u;
-        const unsigned int v9594 = v9593 + v9588;
-        const iron_bf16 v9595 = iron_f32_to_bf16(v9582);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9596 = iron_f32_to_bf16(v9584);
-        *reinterpret_cast<iron_bf16x2*>(out + v9594) = iron_bf16x2{{v9595, v9596}};
+      const unsigned int v9586 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9587 = v46 + v9586;
+      const float v9588 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9589 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9590 = v9589 * v9588;
+      const float v9591 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9592 = v9591 * v9588;
+      const bool v9593 = v9587 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9593) {
+        const unsigned int v9594 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9596 = 64u + v9594;
+        const unsigned int v9598 = v11 + v9587;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9599 = v9598 * v1;
+        const unsigned int v9600 = v9599 + v26;
+        const unsigned int v9601 = v9600 << 7u;
+        const unsigned int v9602 = v9601 + v9596;
+        const iron_bf16 v9603 = iron_f32_to_bf16(v9590);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9604 = iron_f32_to_bf16(v9592);
+        *reinterpret_cast<iron_bf16x2*>(out + v9602) = iron_bf16x2{{v9603, v9604}};
       }
-      const unsigned int v9597 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9598 = v46 + v9597;
-      const float v9599 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9600 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9601 = v9600 * v9599;
-      const float v9602 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9603 = v9602 * v9599;
-      const bool v9604 = v9598 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9604) {
-        const unsigned int v9605 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9607 = 64u + v9605;
-        const unsigned int v9609 = v11 + v9598;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9610 = v9609 * v1;
-        const unsigned int v9611 = v9610 + v26;
-        const unsigned int v9612 = v9611 << 7u;
-        const unsigned int v9613 = v9612 + v9607;
-        const iron_bf16 v9614 = iron_f32_to_bf16(v9601);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9615 = iron_f32_to_bf16(v9603);
-        *reinterpret_cast<iron_bf16x2*>(out + v9613) = iron_bf16x2{{v9614, v9615}};
+      const unsigned int v9605 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9606 = v46 + v9605;
+      const float v9607 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9608 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9609 = v9608 * v9607;
+      const float v9610 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9611 = v9610 * v9607;
+      const bool v9612 = v9606 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9612) {
+        const unsigned int v9613 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9615 = 64u + v9613;
+        const unsigned int v9617 = v11 + v9606;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9618 = v9617 * v1;
+        const unsigned int v9619 = v9618 + v26;
+        const unsigned int v9620 = v9619 << 7u;
+        const unsigned int v9621 = v9620 + v9615;
+        const iron_bf16 v9622 = iron_f32_to_bf16(v9609);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9623 = iron_f32_to_bf16(v9611);
+        *reinterpret_cast<iron_bf16x2*>(out + v9621) = iron_bf16x2{{v9622, v9623}};
       }
-      const unsigned int v9616 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9617 = v46 + v9616;
-      const float v9618 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9619 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9620 = v9619 * v9618;
-      const float v9621 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9622 = v9621 * v9618;
-      const bool v9623 = v9617 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9623) {
-        const unsigned int v9624 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9626 = 64u + v9624;
-        const unsigned int v9628 = v11 + v9617;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9629 = v9628 * v1;
-        const unsigned int v9630 = v9629 + v26;
-        const unsigned int v9631 = v9630 << 7u;
-        const unsigned int v9632 = v9631 + v9626;
-        const iron_bf16 v9633 = iron_f32_to_bf16(v9620);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9634 = iron_f32_to_bf16(v9622);
-        *reinterpret_cast<iron_bf16x2*>(out + v9632) = iron_bf16x2{{v9633, v9634}};
+      const unsigned int v9624 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9625 = v46 + v9624;
+      const float v9626 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9627 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9628 = v9627 * v9626;
+      const float v9629 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9630 = v9629 * v9626;
+      const bool v9631 = v9625 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9631) {
+        const unsigned int v9632 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9634 = 64u + v9632;
+        const unsigned int v9636 = v11 + v9625;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9637 = v9636 * v1;
+        const unsigned int v9638 = v9637 + v26;
+        const unsigned int v9639 = v9638 << 7u;
+        const unsigned int v9640 = v9639 + v9634;
+        const iron_bf16 v9641 = iron_f32_to_bf16(v9628);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9642 = iron_f32_to_bf16(v9630);
+        *reinterpret_cast<iron_bf16x2*>(out + v9640) = iron_bf16x2{{v9641, v9642}};
       }
-      const unsigned int v9635 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9636 = v46 + v9635;
-      const float v9637 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9638 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9639 = v9638 * v9637;
-      const float v9640 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9641 = v9640 * v9637;
-      const bool v9642 = v9636 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9642) {
-        const unsigned int v9643 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9645 = 64u + v9643;
-        const unsigned int v9647 = v11 + v9636;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9648 = v9647 * v1;
-        const unsigned int v9649 = v9648 + v26;
-        const unsigned int v9650 = v9649 << 7u;
-        const unsigned int v9651 = v9650 + v9645;
-        const iron_bf16 v9652 = iron_f32_to_bf16(v9639);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9653 = iron_f32_to_bf16(v9641);
-        *reinterpret_cast<iron_bf16x2*>(out + v9651) = iron_bf16x2{{v9652, v9653}};
+      const unsigned int v9643 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9644 = v46 + v9643;
+      const float v9645 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9646 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9647 = v9646 * v9645;
+      const float v9648 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9649 = v9648 * v9645;
+      const bool v9650 = v9644 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9650) {
+        const unsigned int v9651 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9653 = 64u + v9651;
+        const unsigned int v9655 = v11 + v9644;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9656 = v9655 * v1;
+        const unsigned int v9657 = v9656 + v26;
+        const unsigned int v9658 = v9657 << 7u;
+        const unsigned int v9659 = v9658 + v9653;
+        const iron_bf16 v9660 = iron_f32_to_bf16(v9647);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9661 = iron_f32_to_bf16(v9649);
+        *reinterpret_cast<iron_bf16x2*>(out + v9659) = iron_bf16x2{{v9660, v9661}};
       }
-      const unsigned int v9654 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9655 = v46 + v9654;
-      const float v9656 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9657 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9658 = v9657 * v9656;
-      const float v9659 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9660 = v9659 * v9656;
-      const bool v9661 = v9655 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9661) {
-        const unsigned int v9662 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9664 = 64u + v9662;
-        const unsigned int v9666 = v11 + v9655;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9667 = v9666 * v1;
-        const unsigned int v9668 = v9667 + v26;
-        const unsigned int v9669 = v9668 << 7u;
-        const unsigned int v9670 = v9669 + v9664;
-        const iron_bf16 v9671 = iron_f32_to_bf16(v9658);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9672 = iron_f32_to_bf16(v9660);
-        *reinterpret_cast<iron_bf16x2*>(out + v9670) = iron_bf16x2{{v9671, v9672}};
+      const unsigned int v9662 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9663 = v46 + v9662;
+      const float v9664 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9665 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9666 = v9665 * v9664;
+      const float v9667 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9668 = v9667 * v9664;
+      const bool v9669 = v9663 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9669) {
+        const unsigned int v9670 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9672 = 64u + v9670;
+        const unsigned int v9674 = v11 + v9663;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9675 = v9674 * v1;
+        const unsigned int v9676 = v9675 + v26;
+        const unsigned int v9677 = v9676 << 7u;
+        const unsigned int v9678 = v9677 + v9672;
+        const iron_bf16 v9679 = iron_f32_to_bf16(v9666);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9680 = iron_f32_to_bf16(v9668);
+        *reinterpret_cast<iron_bf16x2*>(out + v9678) = iron_bf16x2{{v9679, v9680}};
       }
-      const unsigned int v9673 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9674 = v46 + v9673;
-      const float v9675 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9676 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9677 = v9676 * v9675;
-      const float v9678 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9679 = v9678 * v9675;
-      const bool v9680 = v9674 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9680) {
-        const unsigned int v9681 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9683 = 64u + v9681;
-        const unsigned int v9685 = v11 + v9674;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9686 = v9685 * v1;
-        const unsigned int v9687 = v9686 + v26;
-        const unsigned int v9688 = v9687 << 7u;
-        const unsigned int v9689 = v9688 + v9683;
-        const iron_bf16 v9690 = iron_f32_to_bf16(v9677);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9691 = iron_f32_to_bf16(v9679);
-        *reinterpret_cast<iron_bf16x2*>(out + v9689) = iron_bf16x2{{v9690, v9691}};
+      const unsigned int v9681 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9682 = v46 + v9681;
+      const float v9683 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9684 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9685 = v9684 * v9683;
+      const float v9686 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9687 = v9686 * v9683;
+      const bool v9688 = v9682 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9688) {
+        const unsigned int v9689 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9691 = 64u + v9689;
+        const unsigned int v9693 = v11 + v9682;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9694 = v9693 * v1;
+        const unsigned int v9695 = v9694 + v26;
+        const unsigned int v9696 = v9695 << 7u;
+        const unsigned int v9697 = v9696 + v9691;
+        const iron_bf16 v9698 = iron_f32_to_bf16(v9685);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9699 = iron_f32_to_bf16(v9687);
+        *reinterpret_cast<iron_bf16x2*>(out + v9697) = iron_bf16x2{{v9698, v9699}};
       }
-      const unsigned int v9692 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9693 = v46 + v9692;
-      const float v9694 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9695 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9696 = v9695 * v9694;
-      const float v9697 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9698 = v9697 * v9694;
-      const bool v9699 = v9693 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9699) {
-        const unsigned int v9700 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9702 = 64u + v9700;
-        const unsigned int v9704 = v11 + v9693;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9705 = v9704 * v1;
-        const unsigned int v9706 = v9705 + v26;
-        const unsigned int v9707 = v9706 << 7u;
-        const unsigned int v9708 = v9707 + v9702;
-        const iron_bf16 v9709 = iron_f32_to_bf16(v9696);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9710 = iron_f32_to_bf16(v9698);
-        *reinterpret_cast<iron_bf16x2*>(out + v9708) = iron_bf16x2{{v9709, v9710}};
+      const unsigned int v9700 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9701 = v46 + v9700;
+      const float v9702 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9703 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9704 = v9703 * v9702;
+      const float v9705 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9706 = v9705 * v9702;
+      const bool v9707 = v9701 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9707) {
+        const unsigned int v9708 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9710 = 64u + v9708;
+        const unsigned int v9712 = v11 + v9701;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9713 = v9712 * v1;
+        const unsigned int v9714 = v9713 + v26;
+        const unsigned int v9715 = v9714 << 7u;
+        const unsigned int v9716 = v9715 + v9710;
+        const iron_bf16 v9717 = iron_f32_to_bf16(v9704);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9718 = iron_f32_to_bf16(v9706);
+        *reinterpret_cast<iron_bf16x2*>(out + v9716) = iron_bf16x2{{v9717, v9718}};
       }
-      const unsigned int v9711 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9712 = v46 + v9711;
-      const float v9713 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9714 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9715 = v9714 * v9713;
-      const float v9716 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9717 = v9716 * v9713;
-      const bool v9718 = v9712 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9718) {
-        const unsigned int v9719 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9721 = 64u + v9719;
-        const unsigned int v9723 = v11 + v9712;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9724 = v9723 * v1;
-        const unsigned int v9725 = v9724 + v26;
-        const unsigned int v9726 = v9725 << 7u;
-        const unsigned int v9727 = v9726 + v9721;
-        const iron_bf16 v9728 = iron_f32_to_bf16(v9715);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9729 = iron_f32_to_bf16(v9717);
-        *reinterpret_cast<iron_bf16x2*>(out + v9727) = iron_bf16x2{{v9728, v9729}};
+      const unsigned int v9719 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9720 = v46 + v9719;
+      const float v9721 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9722 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9723 = v9722 * v9721;
+      const float v9724 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9725 = v9724 * v9721;
+      const bool v9726 = v9720 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9726) {
+        const unsigned int v9727 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9729 = 64u + v9727;
+        const unsigned int v9731 = v11 + v9720;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9732 = v9731 * v1;
+        const unsigned int v9733 = v9732 + v26;
+        const unsigned int v9734 = v9733 << 7u;
+        const unsigned int v9735 = v9734 + v9729;
+        const iron_bf16 v9736 = iron_f32_to_bf16(v9723);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9737 = iron_f32_to_bf16(v9725);
+        *reinterpret_cast<iron_bf16x2*>(out + v9735) = iron_bf16x2{{v9736, v9737}};
       }
-      const unsigned int v9730 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9731 = v46 + v9730;
-      const float v9732 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9733 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9734 = v9733 * v9732;
-      const float v9735 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9736 = v9735 * v9732;
-      const bool v9737 = v9731 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9737) {
-        const unsigned int v9738 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9740 = 64u + v9738;
-        const unsigned int v9742 = v11 + v9731;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9743 = v9742 * v1;
-        const unsigned int v9744 = v9743 + v26;
-        const unsigned int v9745 = v9744 << 7u;
-        const unsigned int v9746 = v9745 + v9740;
-        const iron_bf16 v9747 = iron_f32_to_bf16(v9734);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9748 = iron_f32_to_bf16(v9736);
-        *reinterpret_cast<iron_bf16x2*>(out + v9746) = iron_bf16x2{{v9747, v9748}};
+      const unsigned int v9738 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9739 = v46 + v9738;
+      const float v9740 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9741 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9742 = v9741 * v9740;
+      const float v9743 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9744 = v9743 * v9740;
+      const bool v9745 = v9739 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9745) {
+        const unsigned int v9746 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9748 = 64u + v9746;
+        const unsigned int v9750 = v11 + v9739;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9751 = v9750 * v1;
+        const unsigned int v9752 = v9751 + v26;
+        const unsigned int v9753 = v9752 << 7u;
+        const unsigned int v9754 = v9753 + v9748;
+        const iron_bf16 v9755 = iron_f32_to_bf16(v9742);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9756 = iron_f32_to_bf16(v9744);
+        *reinterpret_cast<iron_bf16x2*>(out + v9754) = iron_bf16x2{{v9755, v9756}};
       }
-      const unsigned int v9749 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9750 = v46 + v9749;
-      const float v9751 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9752 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9753 = v9752 * v9751;
-      const float v9754 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9755 = v9754 * v9751;
-      const bool v9756 = v9750 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9756) {
-        const unsigned int v9757 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9759 = 64u + v9757;
-        const unsigned int v9761 = v11 + v9750;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9762 = v9761 * v1;
-        const unsigned int v9763 = v9762 + v26;
-        const unsigned int v9764 = v9763 << 7u;
-        const unsigned int v9765 = v9764 + v9759;
-        const iron_bf16 v9766 = iron_f32_to_bf16(v9753);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9767 = iron_f32_to_bf16(v9755);
-        *reinterpret_cast<iron_bf16x2*>(out + v9765) = iron_bf16x2{{v9766, v9767}};
+      const unsigned int v9757 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9758 = v46 + v9757;
+      const float v9759 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9760 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9761 = v9760 * v9759;
+      const float v9762 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9763 = v9762 * v9759;
+      const bool v9764 = v9758 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9764) {
+        const unsigned int v9765 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9767 = 64u + v9765;
+        const unsigned int v9769 = v11 + v9758;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9770 = v9769 * v1;
+        const unsigned int v9771 = v9770 + v26;
+        const unsigned int v9772 = v9771 << 7u;
+        const unsigned int v9773 = v9772 + v9767;
+        const iron_bf16 v9774 = iron_f32_to_bf16(v9761);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9775 = iron_f32_to_bf16(v9763);
+        *reinterpret_cast<iron_bf16x2*>(out + v9773) = iron_bf16x2{{v9774, v9775}};
       }
-      const unsigned int v9768 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9769 = v46 + v9768;
-      const float v9770 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9771 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9772 = v9771 * v9770;
-      const float v9773 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9774 = v9773 * v9770;
-      const bool v9775 = v9769 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9775) {
-        const unsigned int v9776 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9778 = 64u + v9776;
-        const unsigned int v9780 = v11 + v9769;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9781 = v9780 * v1;
-        const unsigned int v9782 = v9781 + v26;
-        const unsigned int v9783 = v9782 << 7u;
-        const unsigned int v9784 = v9783 + v9778;
-        const iron_bf16 v9785 = iron_f32_to_bf16(v9772);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9786 = iron_f32_to_bf16(v9774);
-        *reinterpret_cast<iron_bf16x2*>(out + v9784) = iron_bf16x2{{v9785, v9786}};
+      const unsigned int v9776 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9777 = v46 + v9776;
+      const float v9778 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9779 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9780 = v9779 * v9778;
+      const float v9781 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9782 = v9781 * v9778;
+      const bool v9783 = v9777 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9783) {
+        const unsigned int v9784 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9786 = 64u + v9784;
+        const unsigned int v9788 = v11 + v9777;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9789 = v9788 * v1;
+        const unsigned int v9790 = v9789 + v26;
+        const unsigned int v9791 = v9790 << 7u;
+        const unsigned int v9792 = v9791 + v9786;
+        const iron_bf16 v9793 = iron_f32_to_bf16(v9780);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9794 = iron_f32_to_bf16(v9782);
+        *reinterpret_cast<iron_bf16x2*>(out + v9792) = iron_bf16x2{{v9793, v9794}};
       }
-      const unsigned int v9787 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9788 = v46 + v9787;
-      const float v9789 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9790 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9791 = v9790 * v9789;
-      const float v9792 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9793 = v9792 * v9789;
-      const bool v9794 = v9788 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9794) {
-        const unsigned int v9795 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9797 = 64u + v9795;
-        const unsigned int v9799 = v11 + v9788;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9800 = v9799 * v1;
-        const unsigned int v9801 = v9800 + v26;
-        const unsigned int v9802 = v9801 << 7u;
-        const unsigned int v9803 = v9802 + v9797;
-        const iron_bf16 v9804 = iron_f32_to_bf16(v9791);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9805 = iron_f32_to_bf16(v9793);
-        *reinterpret_cast<iron_bf16x2*>(out + v9803) = iron_bf16x2{{v9804, v9805}};
+      const unsigned int v9795 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9796 = v46 + v9795;
+      const float v9797 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9798 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9799 = v9798 * v9797;
+      const float v9800 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9801 = v9800 * v9797;
+      const bool v9802 = v9796 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9802) {
+        const unsigned int v9803 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9805 = 64u + v9803;
+        const unsigned int v9807 = v11 + v9796;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9808 = v9807 * v1;
+        const unsigned int v9809 = v9808 + v26;
+        const unsigned int v9810 = v9809 << 7u;
+        const unsigned int v9811 = v9810 + v9805;
+        const iron_bf16 v9812 = iron_f32_to_bf16(v9799);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9813 = iron_f32_to_bf16(v9801);
+        *reinterpret_cast<iron_bf16x2*>(out + v9811) = iron_bf16x2{{v9812, v9813}};
       }
     }
   }

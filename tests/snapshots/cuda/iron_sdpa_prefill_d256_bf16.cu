@@ -726,4029 +726,4029 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v12297 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
-    if (v12297) {
-      const unsigned int v12301 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12302 = v12301 < v37;
-      const unsigned int v12303 = v12302 ? v12301 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12304 = v31 + v12303;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12305 = v12304 * v2;
-      const unsigned int v12306 = v12305 + v28;
-      const unsigned int v12307 = v12306 << 8u;
-      const unsigned int v12308 = v12307 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12311 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12313 = v12311 + v71;
-      const unsigned int v12314 = v12313 + v69;
-      iron_copy_async<16>(shm1 + (v12314 ^ (((v12314 >> 6u) & 7u) << 3u)), k + v12308, v12302);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12315 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12316 = v12315 < v37;
-      const unsigned int v12317 = v12316 ? v12315 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12318 = v31 + v12317;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12319 = v12318 * v2;
-      const unsigned int v12320 = v12319 + v28;
-      const unsigned int v12321 = v12320 << 8u;
-      const unsigned int v12322 = v12321 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12323 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12325 = v12323 + v102;
-      const unsigned int v12326 = v12325 + v100;
-      iron_copy_async<16>(shm1 + (v12326 ^ (((v12326 >> 6u) & 7u) << 3u)), k + v12322, v12316);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12327 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v12309 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
+    if (v12309) {
+      const unsigned int v12313 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v12314 = v12313 < v37;
+      const unsigned int v12315 = v12314 ? v12313 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12316 = v31 + v12315;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v12317 = v12316 * v2;
+      const unsigned int v12318 = v12317 + v28;
+      const unsigned int v12319 = v12318 << 8u;
+      const unsigned int v12320 = v12319 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12323 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12325 = v12323 + v71;
+      const unsigned int v12326 = v12325 + v69;
+      iron_copy_async<16>(shm1 + (v12326 ^ (((v12326 >> 6u) & 7u) << 3u)), k + v12320, v12314);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v12327 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12328 = v12327 < v37;
       const unsigned int v12329 = v12328 ? v12327 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12330 = v31 + v12329;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12331 = v12330 * v2;
       const unsigned int v12332 = v12331 + v28;
       const unsigned int v12333 = v12332 << 8u;
-      const unsigned int v12334 = v12333 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12335 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12337 = v12335 + v133;
-      const unsigned int v12338 = v12337 + v131;
+      const unsigned int v12334 = v12333 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12335 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12337 = v12335 + v102;
+      const unsigned int v12338 = v12337 + v100;
       iron_copy_async<16>(shm1 + (v12338 ^ (((v12338 >> 6u) & 7u) << 3u)), k + v12334, v12328);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12339 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12339 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12340 = v12339 < v37;
       const unsigned int v12341 = v12340 ? v12339 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12342 = v31 + v12341;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12343 = v12342 * v2;
       const unsigned int v12344 = v12343 + v28;
       const unsigned int v12345 = v12344 << 8u;
-      const unsigned int v12346 = v12345 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12347 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12349 = v12347 + v164;
-      const unsigned int v12350 = v12349 + v162;
+      const unsigned int v12346 = v12345 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12347 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12349 = v12347 + v133;
+      const unsigned int v12350 = v12349 + v131;
       iron_copy_async<16>(shm1 + (v12350 ^ (((v12350 >> 6u) & 7u) << 3u)), k + v12346, v12340);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12351 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12351 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12352 = v12351 < v37;
       const unsigned int v12353 = v12352 ? v12351 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12354 = v31 + v12353;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12355 = v12354 * v2;
       const unsigned int v12356 = v12355 + v28;
       const unsigned int v12357 = v12356 << 8u;
-      const unsigned int v12358 = v12357 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12359 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12361 = v12359 + v195;
-      const unsigned int v12362 = v12361 + v193;
+      const unsigned int v12358 = v12357 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12359 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12361 = v12359 + v164;
+      const unsigned int v12362 = v12361 + v162;
       iron_copy_async<16>(shm1 + (v12362 ^ (((v12362 >> 6u) & 7u) << 3u)), k + v12358, v12352);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12363 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12363 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12364 = v12363 < v37;
       const unsigned int v12365 = v12364 ? v12363 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12366 = v31 + v12365;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12367 = v12366 * v2;
       const unsigned int v12368 = v12367 + v28;
       const unsigned int v12369 = v12368 << 8u;
-      const unsigned int v12370 = v12369 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12371 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12373 = v12371 + v226;
-      const unsigned int v12374 = v12373 + v224;
+      const unsigned int v12370 = v12369 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12371 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12373 = v12371 + v195;
+      const unsigned int v12374 = v12373 + v193;
       iron_copy_async<16>(shm1 + (v12374 ^ (((v12374 >> 6u) & 7u) << 3u)), k + v12370, v12364);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12375 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12375 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12376 = v12375 < v37;
       const unsigned int v12377 = v12376 ? v12375 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12378 = v31 + v12377;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12379 = v12378 * v2;
       const unsigned int v12380 = v12379 + v28;
       const unsigned int v12381 = v12380 << 8u;
-      const unsigned int v12382 = v12381 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12383 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12385 = v12383 + v257;
-      const unsigned int v12386 = v12385 + v255;
+      const unsigned int v12382 = v12381 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12383 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12385 = v12383 + v226;
+      const unsigned int v12386 = v12385 + v224;
       iron_copy_async<16>(shm1 + (v12386 ^ (((v12386 >> 6u) & 7u) << 3u)), k + v12382, v12376);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12387 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12387 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12388 = v12387 < v37;
       const unsigned int v12389 = v12388 ? v12387 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12390 = v31 + v12389;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12391 = v12390 * v2;
       const unsigned int v12392 = v12391 + v28;
       const unsigned int v12393 = v12392 << 8u;
-      const unsigned int v12394 = v12393 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12395 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12397 = v12395 + v288;
-      const unsigned int v12398 = v12397 + v286;
+      const unsigned int v12394 = v12393 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12395 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12397 = v12395 + v257;
+      const unsigned int v12398 = v12397 + v255;
       iron_copy_async<16>(shm1 + (v12398 ^ (((v12398 >> 6u) & 7u) << 3u)), k + v12394, v12388);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v12314 ^ (((v12314 >> 6u) & 7u) << 3u)), v + v12308, v12302);
-      iron_copy_async<16>(shm2 + (v12326 ^ (((v12326 >> 6u) & 7u) << 3u)), v + v12322, v12316);
+      const unsigned int v12399 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v12400 = v12399 < v37;
+      const unsigned int v12401 = v12400 ? v12399 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12402 = v31 + v12401;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v12403 = v12402 * v2;
+      const unsigned int v12404 = v12403 + v28;
+      const unsigned int v12405 = v12404 << 8u;
+      const unsigned int v12406 = v12405 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12407 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12409 = v12407 + v288;
+      const unsigned int v12410 = v12409 + v286;
+      iron_copy_async<16>(shm1 + (v12410 ^ (((v12410 >> 6u) & 7u) << 3u)), k + v12406, v12400);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v12326 ^ (((v12326 >> 6u) & 7u) << 3u)), v + v12320, v12314);
       iron_copy_async<16>(shm2 + (v12338 ^ (((v12338 >> 6u) & 7u) << 3u)), v + v12334, v12328);
       iron_copy_async<16>(shm2 + (v12350 ^ (((v12350 >> 6u) & 7u) << 3u)), v + v12346, v12340);
       iron_copy_async<16>(shm2 + (v12362 ^ (((v12362 >> 6u) & 7u) << 3u)), v + v12358, v12352);
       iron_copy_async<16>(shm2 + (v12374 ^ (((v12374 >> 6u) & 7u) << 3u)), v + v12370, v12364);
       iron_copy_async<16>(shm2 + (v12386 ^ (((v12386 >> 6u) & 7u) << 3u)), v + v12382, v12376);
       iron_copy_async<16>(shm2 + (v12398 ^ (((v12398 >> 6u) & 7u) << 3u)), v + v12394, v12388);
+      iron_copy_async<16>(shm2 + (v12410 ^ (((v12410 >> 6u) & 7u) << 3u)), v + v12406, v12400);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-    const unsigned int v8489 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v8490 = v8489 << 6u;
-    const unsigned int v11393 = v41 & 3u;
-    const unsigned int v11395 = v11393 << 4u;
-    const unsigned int v11397 = v11395 << 6u;
-    const unsigned int v11399 = v8490 + v11397;
-    const unsigned int v11410 = v11399 + 16u;
-    const unsigned int v11419 = v11399 + 32u;
-    const unsigned int v11428 = v11399 + 48u;
-    const unsigned int v8504 = 8192u + v8490;
-    const unsigned int v11444 = v8504 + v11397;
-    const unsigned int v11455 = v11444 + 16u;
-    const unsigned int v11464 = v11444 + 32u;
-    const unsigned int v11473 = v11444 + 48u;
-    const unsigned int v8516 = 16384u + v8490;
-    const unsigned int v11489 = v8516 + v11397;
-    const unsigned int v11500 = v11489 + 16u;
-    const unsigned int v11509 = v11489 + 32u;
-    const unsigned int v11518 = v11489 + 48u;
-    const unsigned int v8528 = 24576u + v8490;
-    const unsigned int v11534 = v8528 + v11397;
-    const unsigned int v11545 = v11534 + 16u;
-    const unsigned int v11554 = v11534 + 32u;
-    const unsigned int v11563 = v11534 + 48u;
-    const bool v8532 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v10686 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v10687 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10696 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10697 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10706 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10707 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10716 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10717 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10726 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10727 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10736 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10737 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10746 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10747 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10756 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10757 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10766 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10767 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10776 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10777 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10786 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10787 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10796 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10797 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10806 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10807 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10816 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10817 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10826 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10827 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10836 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10837 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10846 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10847 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10856 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10857 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10866 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10867 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10876 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10877 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10886 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10887 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10896 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10897 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10906 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10907 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10916 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10917 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10926 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10927 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10936 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10937 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10946 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10947 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10956 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10957 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10966 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10967 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10976 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10977 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10986 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10987 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10996 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10997 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11006 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11007 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11016 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11017 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11026 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11027 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11036 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11037 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11046 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11047 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11056 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11057 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11066 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11067 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11076 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11077 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11086 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11087 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11096 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11097 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11106 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11107 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11116 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11117 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11126 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11127 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11136 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11137 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11146 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11147 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11156 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11157 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11166 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11167 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11176 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11177 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11186 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11187 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11196 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11197 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11206 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11207 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11216 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11217 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11226 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11227 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11236 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11237 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11246 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11247 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11256 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11257 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11266 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11267 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11276 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11277 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11286 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11287 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11296 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11297 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11306 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11307 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11316 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11317 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11334 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    const unsigned int v8497 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+    const unsigned int v8498 = v8497 << 6u;
+    const unsigned int v11405 = v41 & 3u;
+    const unsigned int v11407 = v11405 << 4u;
+    const unsigned int v11409 = v11407 << 6u;
+    const unsigned int v11411 = v8498 + v11409;
+    const unsigned int v11422 = v11411 + 16u;
+    const unsigned int v11431 = v11411 + 32u;
+    const unsigned int v11440 = v11411 + 48u;
+    const unsigned int v8512 = 8192u + v8498;
+    const unsigned int v11456 = v8512 + v11409;
+    const unsigned int v11467 = v11456 + 16u;
+    const unsigned int v11476 = v11456 + 32u;
+    const unsigned int v11485 = v11456 + 48u;
+    const unsigned int v8524 = 16384u + v8498;
+    const unsigned int v11501 = v8524 + v11409;
+    const unsigned int v11512 = v11501 + 16u;
+    const unsigned int v11521 = v11501 + 32u;
+    const unsigned int v11530 = v11501 + 48u;
+    const unsigned int v8536 = 24576u + v8498;
+    const unsigned int v11546 = v8536 + v11409;
+    const unsigned int v11557 = v11546 + 16u;
+    const unsigned int v11566 = v11546 + 32u;
+    const unsigned int v11575 = v11546 + 48u;
+    const bool v8540 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v10694 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v10695 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10704 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10705 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10714 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10715 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10724 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10725 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10734 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10735 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10744 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10745 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10754 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10755 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10764 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10765 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10774 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10775 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10784 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10785 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10794 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10795 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10804 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10805 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10814 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10815 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10824 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10825 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10834 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10835 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10844 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10845 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10854 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10855 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10864 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10865 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10874 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10875 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10884 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10885 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10894 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10895 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10904 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10905 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10914 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10915 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10924 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10925 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10934 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10935 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10944 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10945 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10954 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10955 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10964 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10965 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10974 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10975 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10984 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10985 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10994 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10995 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11004 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11005 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11014 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11015 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11024 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11025 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11034 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11035 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11044 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11045 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11054 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11055 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11064 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11065 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11074 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11075 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11084 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11085 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11094 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11095 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11104 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11105 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11114 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11115 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11124 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11125 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11134 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11135 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11144 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11145 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11154 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11155 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11164 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11165 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11174 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11175 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11184 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11185 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11194 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11195 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11204 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11205 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11214 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11215 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11224 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11225 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11234 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11235 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11244 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11245 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11254 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11255 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11264 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11265 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11274 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11275 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11284 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11285 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11294 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11295 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11304 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11305 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11314 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11315 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11324 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11325 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11342 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v7967 = v592; v7967 < v579; v7967 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v7968 = v7967 - v592;
-      const unsigned int v7969 = v7968 >> 6u;
-      const unsigned int v7971 = v7969 & 1u;
+    for (unsigned int v7975 = v592; v7975 < v579; v7975 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
+      const unsigned int v7976 = v7975 - v592;
+      const unsigned int v7977 = v7976 >> 6u;
+      const unsigned int v7979 = v7977 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v7974 = v7967 + 64u;
-      const unsigned int v7976 = v7969 + 1u;
-      const unsigned int v7977 = v7976 & 1u;
-      const bool v7978 = v7974 < v579;
-      if (v7978) {
-        const unsigned int v7980 = v7977 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-        const unsigned int v7990 = v7974 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v7991 = v7990 < v37;
-        const unsigned int v7994 = v7991 ? v7990 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v7996 = v31 + v7994;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v7997 = v7996 * v2;
-        const unsigned int v7998 = v7997 + v28;
-        const unsigned int v7999 = v7998 << 8u;
-        const unsigned int v8000 = v7999 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8008 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8009 = v7980 + v8008;
-        const unsigned int v8010 = v8009 + v71;
-        const unsigned int v8011 = v8010 + v69;
-        iron_copy_async<16>(shm1 + (v8011 ^ (((v8011 >> 6u) & 7u) << 3u)), k + v8000, v7991);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8021 = v7974 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8022 = v8021 < v37;
-        const unsigned int v8025 = v8022 ? v8021 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8027 = v31 + v8025;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8028 = v8027 * v2;
-        const unsigned int v8029 = v8028 + v28;
-        const unsigned int v8030 = v8029 << 8u;
-        const unsigned int v8031 = v8030 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8039 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8040 = v7980 + v8039;
-        const unsigned int v8041 = v8040 + v102;
-        const unsigned int v8042 = v8041 + v100;
-        iron_copy_async<16>(shm1 + (v8042 ^ (((v8042 >> 6u) & 7u) << 3u)), k + v8031, v8022);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8052 = v7974 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8053 = v8052 < v37;
-        const unsigned int v8056 = v8053 ? v8052 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8058 = v31 + v8056;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8059 = v8058 * v2;
-        const unsigned int v8060 = v8059 + v28;
-        const unsigned int v8061 = v8060 << 8u;
-        const unsigned int v8062 = v8061 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8070 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8071 = v7980 + v8070;
-        const unsigned int v8072 = v8071 + v133;
-        const unsigned int v8073 = v8072 + v131;
-        iron_copy_async<16>(shm1 + (v8073 ^ (((v8073 >> 6u) & 7u) << 3u)), k + v8062, v8053);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8083 = v7974 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8084 = v8083 < v37;
-        const unsigned int v8087 = v8084 ? v8083 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8089 = v31 + v8087;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8090 = v8089 * v2;
-        const unsigned int v8091 = v8090 + v28;
-        const unsigned int v8092 = v8091 << 8u;
-        const unsigned int v8093 = v8092 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8101 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8102 = v7980 + v8101;
-        const unsigned int v8103 = v8102 + v164;
-        const unsigned int v8104 = v8103 + v162;
-        iron_copy_async<16>(shm1 + (v8104 ^ (((v8104 >> 6u) & 7u) << 3u)), k + v8093, v8084);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8114 = v7974 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8115 = v8114 < v37;
-        const unsigned int v8118 = v8115 ? v8114 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8120 = v31 + v8118;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8121 = v8120 * v2;
-        const unsigned int v8122 = v8121 + v28;
-        const unsigned int v8123 = v8122 << 8u;
-        const unsigned int v8124 = v8123 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8132 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8133 = v7980 + v8132;
-        const unsigned int v8134 = v8133 + v195;
-        const unsigned int v8135 = v8134 + v193;
-        iron_copy_async<16>(shm1 + (v8135 ^ (((v8135 >> 6u) & 7u) << 3u)), k + v8124, v8115);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8145 = v7974 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8146 = v8145 < v37;
-        const unsigned int v8149 = v8146 ? v8145 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8151 = v31 + v8149;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8152 = v8151 * v2;
-        const unsigned int v8153 = v8152 + v28;
-        const unsigned int v8154 = v8153 << 8u;
-        const unsigned int v8155 = v8154 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8163 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8164 = v7980 + v8163;
-        const unsigned int v8165 = v8164 + v226;
-        const unsigned int v8166 = v8165 + v224;
-        iron_copy_async<16>(shm1 + (v8166 ^ (((v8166 >> 6u) & 7u) << 3u)), k + v8155, v8146);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8176 = v7974 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8177 = v8176 < v37;
-        const unsigned int v8180 = v8177 ? v8176 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8182 = v31 + v8180;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8183 = v8182 * v2;
-        const unsigned int v8184 = v8183 + v28;
-        const unsigned int v8185 = v8184 << 8u;
-        const unsigned int v8186 = v8185 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8194 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8195 = v7980 + v8194;
-        const unsigned int v8196 = v8195 + v257;
-        const unsigned int v8197 = v8196 + v255;
-        iron_copy_async<16>(shm1 + (v8197 ^ (((v8197 >> 6u) & 7u) << 3u)), k + v8186, v8177);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8207 = v7974 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8208 = v8207 < v37;
-        const unsigned int v8211 = v8208 ? v8207 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8213 = v31 + v8211;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8214 = v8213 * v2;
-        const unsigned int v8215 = v8214 + v28;
-        const unsigned int v8216 = v8215 << 8u;
-        const unsigned int v8217 = v8216 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8225 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8226 = v7980 + v8225;
-        const unsigned int v8227 = v8226 + v288;
-        const unsigned int v8228 = v8227 + v286;
-        iron_copy_async<16>(shm1 + (v8228 ^ (((v8228 >> 6u) & 7u) << 3u)), k + v8217, v8208);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v8011 ^ (((v8011 >> 6u) & 7u) << 3u)), v + v8000, v7991);
-        iron_copy_async<16>(shm2 + (v8042 ^ (((v8042 >> 6u) & 7u) << 3u)), v + v8031, v8022);
-        iron_copy_async<16>(shm2 + (v8073 ^ (((v8073 >> 6u) & 7u) << 3u)), v + v8062, v8053);
-        iron_copy_async<16>(shm2 + (v8104 ^ (((v8104 >> 6u) & 7u) << 3u)), v + v8093, v8084);
-        iron_copy_async<16>(shm2 + (v8135 ^ (((v8135 >> 6u) & 7u) << 3u)), v + v8124, v8115);
-        iron_copy_async<16>(shm2 + (v8166 ^ (((v8166 >> 6u) & 7u) << 3u)), v + v8155, v8146);
-        iron_copy_async<16>(shm2 + (v8197 ^ (((v8197 >> 6u) & 7u) << 3u)), v + v8186, v8177);
-        iron_copy_async<16>(shm2 + (v8228 ^ (((v8228 >> 6u) & 7u) << 3u)), v + v8217, v8208);
+      const unsigned int v7982 = v7975 + 64u;
+      const unsigned int v7984 = v7977 + 1u;
+      const unsigned int v7985 = v7984 & 1u;
+      const bool v7986 = v7982 < v579;
+      if (v7986) {
+        const unsigned int v7988 = v7985 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+        const unsigned int v7998 = v7982 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v7999 = v7998 < v37;
+        const unsigned int v8002 = v7999 ? v7998 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8004 = v31 + v8002;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8005 = v8004 * v2;
+        const unsigned int v8006 = v8005 + v28;
+        const unsigned int v8007 = v8006 << 8u;
+        const unsigned int v8008 = v8007 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8016 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8017 = v7988 + v8016;
+        const unsigned int v8018 = v8017 + v71;
+        const unsigned int v8019 = v8018 + v69;
+        iron_copy_async<16>(shm1 + (v8019 ^ (((v8019 >> 6u) & 7u) << 3u)), k + v8008, v7999);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8029 = v7982 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8030 = v8029 < v37;
+        const unsigned int v8033 = v8030 ? v8029 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8035 = v31 + v8033;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8036 = v8035 * v2;
+        const unsigned int v8037 = v8036 + v28;
+        const unsigned int v8038 = v8037 << 8u;
+        const unsigned int v8039 = v8038 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8047 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8048 = v7988 + v8047;
+        const unsigned int v8049 = v8048 + v102;
+        const unsigned int v8050 = v8049 + v100;
+        iron_copy_async<16>(shm1 + (v8050 ^ (((v8050 >> 6u) & 7u) << 3u)), k + v8039, v8030);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8060 = v7982 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8061 = v8060 < v37;
+        const unsigned int v8064 = v8061 ? v8060 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8066 = v31 + v8064;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8067 = v8066 * v2;
+        const unsigned int v8068 = v8067 + v28;
+        const unsigned int v8069 = v8068 << 8u;
+        const unsigned int v8070 = v8069 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8078 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8079 = v7988 + v8078;
+        const unsigned int v8080 = v8079 + v133;
+        const unsigned int v8081 = v8080 + v131;
+        iron_copy_async<16>(shm1 + (v8081 ^ (((v8081 >> 6u) & 7u) << 3u)), k + v8070, v8061);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8091 = v7982 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8092 = v8091 < v37;
+        const unsigned int v8095 = v8092 ? v8091 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8097 = v31 + v8095;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8098 = v8097 * v2;
+        const unsigned int v8099 = v8098 + v28;
+        const unsigned int v8100 = v8099 << 8u;
+        const unsigned int v8101 = v8100 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8109 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8110 = v7988 + v8109;
+        const unsigned int v8111 = v8110 + v164;
+        const unsigned int v8112 = v8111 + v162;
+        iron_copy_async<16>(shm1 + (v8112 ^ (((v8112 >> 6u) & 7u) << 3u)), k + v8101, v8092);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8122 = v7982 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8123 = v8122 < v37;
+        const unsigned int v8126 = v8123 ? v8122 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8128 = v31 + v8126;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8129 = v8128 * v2;
+        const unsigned int v8130 = v8129 + v28;
+        const unsigned int v8131 = v8130 << 8u;
+        const unsigned int v8132 = v8131 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8140 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8141 = v7988 + v8140;
+        const unsigned int v8142 = v8141 + v195;
+        const unsigned int v8143 = v8142 + v193;
+        iron_copy_async<16>(shm1 + (v8143 ^ (((v8143 >> 6u) & 7u) << 3u)), k + v8132, v8123);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8153 = v7982 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8154 = v8153 < v37;
+        const unsigned int v8157 = v8154 ? v8153 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8159 = v31 + v8157;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8160 = v8159 * v2;
+        const unsigned int v8161 = v8160 + v28;
+        const unsigned int v8162 = v8161 << 8u;
+        const unsigned int v8163 = v8162 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8171 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8172 = v7988 + v8171;
+        const unsigned int v8173 = v8172 + v226;
+        const unsigned int v8174 = v8173 + v224;
+        iron_copy_async<16>(shm1 + (v8174 ^ (((v8174 >> 6u) & 7u) << 3u)), k + v8163, v8154);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8184 = v7982 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8185 = v8184 < v37;
+        const unsigned int v8188 = v8185 ? v8184 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8190 = v31 + v8188;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8191 = v8190 * v2;
+        const unsigned int v8192 = v8191 + v28;
+        const unsigned int v8193 = v8192 << 8u;
+        const unsigned int v8194 = v8193 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8202 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8203 = v7988 + v8202;
+        const unsigned int v8204 = v8203 + v257;
+        const unsigned int v8205 = v8204 + v255;
+        iron_copy_async<16>(shm1 + (v8205 ^ (((v8205 >> 6u) & 7u) << 3u)), k + v8194, v8185);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8215 = v7982 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8216 = v8215 < v37;
+        const unsigned int v8219 = v8216 ? v8215 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8221 = v31 + v8219;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8222 = v8221 * v2;
+        const unsigned int v8223 = v8222 + v28;
+        const unsigned int v8224 = v8223 << 8u;
+        const unsigned int v8225 = v8224 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8233 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8234 = v7988 + v8233;
+        const unsigned int v8235 = v8234 + v288;
+        const unsigned int v8236 = v8235 + v286;
+        iron_copy_async<16>(shm1 + (v8236 ^ (((v8236 >> 6u) & 7u) << 3u)), k + v8225, v8216);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v8019 ^ (((v8019 >> 6u) & 7u) << 3u)), v + v8008, v7999);
+        iron_copy_async<16>(shm2 + (v8050 ^ (((v8050 >> 6u) & 7u) << 3u)), v + v8039, v8030);
+        iron_copy_async<16>(shm2 + (v8081 ^ (((v8081 >> 6u) & 7u) << 3u)), v + v8070, v8061);
+        iron_copy_async<16>(shm2 + (v8112 ^ (((v8112 >> 6u) & 7u) << 3u)), v + v8101, v8092);
+        iron_copy_async<16>(shm2 + (v8143 ^ (((v8143 >> 6u) & 7u) << 3u)), v + v8132, v8123);
+        iron_copy_async<16>(shm2 + (v8174 ^ (((v8174 >> 6u) & 7u) << 3u)), v + v8163, v8154);
+        iron_copy_async<16>(shm2 + (v8205 ^ (((v8205 >> 6u) & 7u) << 3u)), v + v8194, v8185);
+        iron_copy_async<16>(shm2 + (v8236 ^ (((v8236 >> 6u) & 7u) << 3u)), v + v8225, v8216);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 64> v8480;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v8480, 0.0f);
-      const unsigned int v8484 = v7971 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11406;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11406, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11406, shm0, v11399, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11408;
-      iron_frag_fill(v11408, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11408, shm1, v8484, 64u);
-      iron_frag_mma_sync(v8480, v11406, v11408);
-      const unsigned int v11413 = v8484 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11415;
-      iron_frag_fill(v11415, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11415, shm0, v11410, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11417;
-      iron_frag_fill(v11417, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11417, shm1, v11413, 64u);
-      iron_frag_mma_sync(v8480, v11415, v11417);
-      const unsigned int v11422 = v8484 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11424;
-      iron_frag_fill(v11424, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11424, shm0, v11419, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11426;
-      iron_frag_fill(v11426, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11426, shm1, v11422, 64u);
-      iron_frag_mma_sync(v8480, v11424, v11426);
-      const unsigned int v11431 = v8484 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11433;
-      iron_frag_fill(v11433, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11433, shm0, v11428, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11435;
-      iron_frag_fill(v11435, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11435, shm1, v11431, 64u);
-      iron_frag_mma_sync(v8480, v11433, v11435);
-      const unsigned int v8497 = v8484 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11451;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11451, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11451, shm0, v11444, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11453;
-      iron_frag_fill(v11453, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11453, shm1, v8497, 64u);
-      iron_frag_mma_sync(v8480, v11451, v11453);
-      const unsigned int v11458 = v8497 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11460;
-      iron_frag_fill(v11460, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11460, shm0, v11455, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11462;
-      iron_frag_fill(v11462, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11462, shm1, v11458, 64u);
-      iron_frag_mma_sync(v8480, v11460, v11462);
-      const unsigned int v11467 = v8497 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11469;
-      iron_frag_fill(v11469, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11469, shm0, v11464, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11471;
-      iron_frag_fill(v11471, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11471, shm1, v11467, 64u);
-      iron_frag_mma_sync(v8480, v11469, v11471);
-      const unsigned int v11476 = v8497 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11478;
-      iron_frag_fill(v11478, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11478, shm0, v11473, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11480;
-      iron_frag_fill(v11480, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11480, shm1, v11476, 64u);
-      iron_frag_mma_sync(v8480, v11478, v11480);
-      const unsigned int v8509 = v8484 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11496;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11496, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11496, shm0, v11489, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11498;
-      iron_frag_fill(v11498, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11498, shm1, v8509, 64u);
-      iron_frag_mma_sync(v8480, v11496, v11498);
-      const unsigned int v11503 = v8509 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11505;
-      iron_frag_fill(v11505, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11505, shm0, v11500, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11507;
-      iron_frag_fill(v11507, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11507, shm1, v11503, 64u);
-      iron_frag_mma_sync(v8480, v11505, v11507);
-      const unsigned int v11512 = v8509 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11514;
-      iron_frag_fill(v11514, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11514, shm0, v11509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11516;
-      iron_frag_fill(v11516, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11516, shm1, v11512, 64u);
-      iron_frag_mma_sync(v8480, v11514, v11516);
-      const unsigned int v11521 = v8509 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11523;
-      iron_frag_fill(v11523, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11523, shm0, v11518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11525;
-      iron_frag_fill(v11525, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11525, shm1, v11521, 64u);
-      iron_frag_mma_sync(v8480, v11523, v11525);
-      const unsigned int v8521 = v8484 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11541;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11541, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11541, shm0, v11534, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11543;
-      iron_frag_fill(v11543, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11543, shm1, v8521, 64u);
-      iron_frag_mma_sync(v8480, v11541, v11543);
-      const unsigned int v11548 = v8521 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11550;
-      iron_frag_fill(v11550, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11550, shm0, v11545, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11552;
-      iron_frag_fill(v11552, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11552, shm1, v11548, 64u);
-      iron_frag_mma_sync(v8480, v11550, v11552);
-      const unsigned int v11557 = v8521 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11559;
-      iron_frag_fill(v11559, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11559, shm0, v11554, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11561;
-      iron_frag_fill(v11561, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11561, shm1, v11557, 64u);
-      iron_frag_mma_sync(v8480, v11559, v11561);
-      const unsigned int v11566 = v8521 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11568;
-      iron_frag_fill(v11568, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11568, shm0, v11563, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11570;
-      iron_frag_fill(v11570, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11570, shm1, v11566, 64u);
-      iron_frag_mma_sync(v8480, v11568, v11570);
-      iron_frag<float, 2, 16, 8> v8530;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v8530, 0.0f);
-      if (v8532) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v8535 = v7974 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v8543 = v7974 + v18;
-        const bool v8544 = v8543 <= v549;
-        const bool v8545 = v556 || v8544;
-        const bool v8546 = v8535 && v8545;
-        const bool v8548 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v8549 = v7967 + v7;
-        const unsigned int v8550 = v8549 + v18;
-        const unsigned int v8551 = v546 + v37;
-        const bool v8552 = v8551 <= v8550;
-        const bool v8553 = v8548 || v8552;
-        const bool v8554 = v8546 && v8553;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v8555 = !v8554;  // kernels/sdpa/flash_tile.hpp:190
-        if (v8555) {
-          iron_frag<float, 2, 16, 8> v8557;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v8557, 0.0f);
-          iron_frag<float, 2, 16, 8> v8559;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v8559, 0.0f);
-          const unsigned int v8561 = static_cast<unsigned int>(v8557.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8563 = v46 + v8561;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8565 = v8563 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8566 = v8565 + 1u;
-          const unsigned int v8568 = v8566 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8577 = v8568 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8581 = v8566 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8582 = v562 && v8581;
-          const unsigned int v8583 = v8582 ? v8577 : v47;
-          const unsigned int v8586 = v8583 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8587 = min(v8586, 64u);
-          const bool v8588 = v8583 > v7967;
-          const unsigned int v8589 = v8588 ? v8587 : v47;
-          const float v8590 = __uint_as_float(v8589);
-          v8557.x[0] = v8590;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8592 = static_cast<unsigned int>(v8557.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8594 = v46 + v8592;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8596 = v8594 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8597 = v8596 + 1u;
-          const unsigned int v8599 = v8597 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8608 = v8599 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8612 = v8597 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8613 = v562 && v8612;
-          const unsigned int v8614 = v8613 ? v8608 : v47;
-          const unsigned int v8617 = v8614 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8618 = min(v8617, 64u);
-          const bool v8619 = v8614 > v7967;
-          const unsigned int v8620 = v8619 ? v8618 : v47;
-          const float v8621 = __uint_as_float(v8620);
-          v8557.x[1] = v8621;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8623 = static_cast<unsigned int>(v8557.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8625 = v46 + v8623;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8627 = v8625 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8628 = v8627 + 1u;
-          const unsigned int v8630 = v8628 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8639 = v8630 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8643 = v8628 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8644 = v562 && v8643;
-          const unsigned int v8645 = v8644 ? v8639 : v47;
-          const unsigned int v8648 = v8645 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8649 = min(v8648, 64u);
-          const bool v8650 = v8645 > v7967;
-          const unsigned int v8651 = v8650 ? v8649 : v47;
-          const float v8652 = __uint_as_float(v8651);
-          v8557.x[2] = v8652;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8654 = static_cast<unsigned int>(v8557.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8656 = v46 + v8654;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8658 = v8656 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8659 = v8658 + 1u;
-          const unsigned int v8661 = v8659 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8670 = v8661 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8674 = v8659 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8675 = v562 && v8674;
-          const unsigned int v8676 = v8675 ? v8670 : v47;
-          const unsigned int v8679 = v8676 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8680 = min(v8679, 64u);
-          const bool v8681 = v8676 > v7967;
-          const unsigned int v8682 = v8681 ? v8680 : v47;
-          const float v8683 = __uint_as_float(v8682);
-          v8557.x[3] = v8683;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8685 = static_cast<unsigned int>(v8559.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8687 = v46 + v8685;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8689 = v8687 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8690 = v8689 + 1u;
-          const unsigned int v8692 = v8690 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8693 = min(v37, v8692);
-          const bool v8694 = v8690 > v18;
-          const unsigned int v8695 = v8694 ? v8693 : v47;
-          const unsigned int v8698 = v556 ? v37 : v8695;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8710 = v8698 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8711 = min(v8710, 64u);
-          const bool v8712 = v8698 > v7967;
-          const unsigned int v8713 = v8712 ? v8711 : v47;
-          const float v8714 = __uint_as_float(v8713);
-          v8559.x[0] = v8714;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8716 = static_cast<unsigned int>(v8559.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8718 = v46 + v8716;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8720 = v8718 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8721 = v8720 + 1u;
-          const unsigned int v8723 = v8721 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8724 = min(v37, v8723);
-          const bool v8725 = v8721 > v18;
-          const unsigned int v8726 = v8725 ? v8724 : v47;
-          const unsigned int v8729 = v556 ? v37 : v8726;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8741 = v8729 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8742 = min(v8741, 64u);
-          const bool v8743 = v8729 > v7967;
-          const unsigned int v8744 = v8743 ? v8742 : v47;
-          const float v8745 = __uint_as_float(v8744);
-          v8559.x[1] = v8745;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8747 = static_cast<unsigned int>(v8559.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8749 = v46 + v8747;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8751 = v8749 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8752 = v8751 + 1u;
-          const unsigned int v8754 = v8752 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8755 = min(v37, v8754);
-          const bool v8756 = v8752 > v18;
-          const unsigned int v8757 = v8756 ? v8755 : v47;
-          const unsigned int v8760 = v556 ? v37 : v8757;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8772 = v8760 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8773 = min(v8772, 64u);
-          const bool v8774 = v8760 > v7967;
-          const unsigned int v8775 = v8774 ? v8773 : v47;
-          const float v8776 = __uint_as_float(v8775);
-          v8559.x[2] = v8776;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8778 = static_cast<unsigned int>(v8559.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8780 = v46 + v8778;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8782 = v8780 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8783 = v8782 + 1u;
-          const unsigned int v8785 = v8783 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8786 = min(v37, v8785);
-          const bool v8787 = v8783 > v18;
-          const unsigned int v8788 = v8787 ? v8786 : v47;
-          const unsigned int v8791 = v556 ? v37 : v8788;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8803 = v8791 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8804 = min(v8803, 64u);
-          const bool v8805 = v8791 > v7967;
-          const unsigned int v8806 = v8805 ? v8804 : v47;
-          const float v8807 = __uint_as_float(v8806);
-          v8559.x[3] = v8807;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8808 = static_cast<unsigned int>(v8480.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v8810 = v8480.x[0];
-          const float v8811 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8812 = __float_as_uint(v8811);
-          const bool v8813 = v8808 >= v8812;
-          const float v8814 = v8559.x[0];
-          const unsigned int v8815 = __float_as_uint(v8814);
-          const bool v8816 = v8808 < v8815;
-          const bool v8817 = v8813 && v8816;
-          const float v8819 = v8817 ? v8810 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[0] = v8819;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8820 = static_cast<unsigned int>(v8480.col(1, iron_linear_thread() & 31u));
-          const float v8822 = v8480.x[1];
-          const float v8823 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8824 = __float_as_uint(v8823);
-          const bool v8825 = v8820 >= v8824;
-          const float v8826 = v8559.x[0];
-          const unsigned int v8827 = __float_as_uint(v8826);
-          const bool v8828 = v8820 < v8827;
-          const bool v8829 = v8825 && v8828;
-          const float v8831 = v8829 ? v8822 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[1] = v8831;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8832 = static_cast<unsigned int>(v8480.col(2, iron_linear_thread() & 31u));
-          const float v8834 = v8480.x[2];
-          const float v8835 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8836 = __float_as_uint(v8835);
-          const bool v8837 = v8832 >= v8836;
-          const float v8838 = v8559.x[2];
-          const unsigned int v8839 = __float_as_uint(v8838);
-          const bool v8840 = v8832 < v8839;
-          const bool v8841 = v8837 && v8840;
-          const float v8843 = v8841 ? v8834 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[2] = v8843;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8844 = static_cast<unsigned int>(v8480.col(3, iron_linear_thread() & 31u));
-          const float v8846 = v8480.x[3];
-          const float v8847 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8848 = __float_as_uint(v8847);
-          const bool v8849 = v8844 >= v8848;
-          const float v8850 = v8559.x[2];
-          const unsigned int v8851 = __float_as_uint(v8850);
-          const bool v8852 = v8844 < v8851;
-          const bool v8853 = v8849 && v8852;
-          const float v8855 = v8853 ? v8846 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[3] = v8855;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8856 = static_cast<unsigned int>(v8480.col(4, iron_linear_thread() & 31u));
-          const float v8858 = v8480.x[4];
-          const float v8859 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8860 = __float_as_uint(v8859);
-          const bool v8861 = v8856 >= v8860;
-          const float v8862 = v8559.x[0];
-          const unsigned int v8863 = __float_as_uint(v8862);
-          const bool v8864 = v8856 < v8863;
-          const bool v8865 = v8861 && v8864;
-          const float v8867 = v8865 ? v8858 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[4] = v8867;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8868 = static_cast<unsigned int>(v8480.col(5, iron_linear_thread() & 31u));
-          const float v8870 = v8480.x[5];
-          const float v8871 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8872 = __float_as_uint(v8871);
-          const bool v8873 = v8868 >= v8872;
-          const float v8874 = v8559.x[0];
-          const unsigned int v8875 = __float_as_uint(v8874);
-          const bool v8876 = v8868 < v8875;
-          const bool v8877 = v8873 && v8876;
-          const float v8879 = v8877 ? v8870 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[5] = v8879;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8880 = static_cast<unsigned int>(v8480.col(6, iron_linear_thread() & 31u));
-          const float v8882 = v8480.x[6];
-          const float v8883 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8884 = __float_as_uint(v8883);
-          const bool v8885 = v8880 >= v8884;
-          const float v8886 = v8559.x[2];
-          const unsigned int v8887 = __float_as_uint(v8886);
-          const bool v8888 = v8880 < v8887;
-          const bool v8889 = v8885 && v8888;
-          const float v8891 = v8889 ? v8882 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[6] = v8891;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8892 = static_cast<unsigned int>(v8480.col(7, iron_linear_thread() & 31u));
-          const float v8894 = v8480.x[7];
-          const float v8895 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8896 = __float_as_uint(v8895);
-          const bool v8897 = v8892 >= v8896;
-          const float v8898 = v8559.x[2];
-          const unsigned int v8899 = __float_as_uint(v8898);
-          const bool v8900 = v8892 < v8899;
-          const bool v8901 = v8897 && v8900;
-          const float v8903 = v8901 ? v8894 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[7] = v8903;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8904 = static_cast<unsigned int>(v8480.col(8, iron_linear_thread() & 31u));
-          const float v8906 = v8480.x[8];
-          const float v8907 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8908 = __float_as_uint(v8907);
-          const bool v8909 = v8904 >= v8908;
-          const float v8910 = v8559.x[0];
-          const unsigned int v8911 = __float_as_uint(v8910);
-          const bool v8912 = v8904 < v8911;
-          const bool v8913 = v8909 && v8912;
-          const float v8915 = v8913 ? v8906 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[8] = v8915;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8916 = static_cast<unsigned int>(v8480.col(9, iron_linear_thread() & 31u));
-          const float v8918 = v8480.x[9];
-          const float v8919 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8920 = __float_as_uint(v8919);
-          const bool v8921 = v8916 >= v8920;
-          const float v8922 = v8559.x[0];
-          const unsigned int v8923 = __float_as_uint(v8922);
-          const bool v8924 = v8916 < v8923;
-          const bool v8925 = v8921 && v8924;
-          const float v8927 = v8925 ? v8918 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[9] = v8927;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8928 = static_cast<unsigned int>(v8480.col(10, iron_linear_thread() & 31u));
-          const float v8930 = v8480.x[10];
-          const float v8931 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8932 = __float_as_uint(v8931);
-          const bool v8933 = v8928 >= v8932;
-          const float v8934 = v8559.x[2];
-          const unsigned int v8935 = __float_as_uint(v8934);
-          const bool v8936 = v8928 < v8935;
-          const bool v8937 = v8933 && v8936;
-          const float v8939 = v8937 ? v8930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[10] = v8939;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8940 = static_cast<unsigned int>(v8480.col(11, iron_linear_thread() & 31u));
-          const float v8942 = v8480.x[11];
-          const float v8943 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8944 = __float_as_uint(v8943);
-          const bool v8945 = v8940 >= v8944;
-          const float v8946 = v8559.x[2];
-          const unsigned int v8947 = __float_as_uint(v8946);
-          const bool v8948 = v8940 < v8947;
-          const bool v8949 = v8945 && v8948;
-          const float v8951 = v8949 ? v8942 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[11] = v8951;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8952 = static_cast<unsigned int>(v8480.col(12, iron_linear_thread() & 31u));
-          const float v8954 = v8480.x[12];
-          const float v8955 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8956 = __float_as_uint(v8955);
-          const bool v8957 = v8952 >= v8956;
-          const float v8958 = v8559.x[0];
-          const unsigned int v8959 = __float_as_uint(v8958);
-          const bool v8960 = v8952 < v8959;
-          const bool v8961 = v8957 && v8960;
-          const float v8963 = v8961 ? v8954 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[12] = v8963;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8964 = static_cast<unsigned int>(v8480.col(13, iron_linear_thread() & 31u));
-          const float v8966 = v8480.x[13];
-          const float v8967 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8968 = __float_as_uint(v8967);
-          const bool v8969 = v8964 >= v8968;
-          const float v8970 = v8559.x[0];
-          const unsigned int v8971 = __float_as_uint(v8970);
-          const bool v8972 = v8964 < v8971;
-          const bool v8973 = v8969 && v8972;
-          const float v8975 = v8973 ? v8966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[13] = v8975;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8976 = static_cast<unsigned int>(v8480.col(14, iron_linear_thread() & 31u));
-          const float v8978 = v8480.x[14];
-          const float v8979 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8980 = __float_as_uint(v8979);
-          const bool v8981 = v8976 >= v8980;
-          const float v8982 = v8559.x[2];
-          const unsigned int v8983 = __float_as_uint(v8982);
-          const bool v8984 = v8976 < v8983;
-          const bool v8985 = v8981 && v8984;
-          const float v8987 = v8985 ? v8978 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[14] = v8987;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8988 = static_cast<unsigned int>(v8480.col(15, iron_linear_thread() & 31u));
-          const float v8990 = v8480.x[15];
-          const float v8991 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8992 = __float_as_uint(v8991);
-          const bool v8993 = v8988 >= v8992;
-          const float v8994 = v8559.x[2];
-          const unsigned int v8995 = __float_as_uint(v8994);
-          const bool v8996 = v8988 < v8995;
-          const bool v8997 = v8993 && v8996;
-          const float v8999 = v8997 ? v8990 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[15] = v8999;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9000 = static_cast<unsigned int>(v8480.col(16, iron_linear_thread() & 31u));
-          const float v9002 = v8480.x[16];
-          const float v9003 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9004 = __float_as_uint(v9003);
-          const bool v9005 = v9000 >= v9004;
-          const float v9006 = v8559.x[0];
-          const unsigned int v9007 = __float_as_uint(v9006);
-          const bool v9008 = v9000 < v9007;
-          const bool v9009 = v9005 && v9008;
-          const float v9011 = v9009 ? v9002 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[16] = v9011;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9012 = static_cast<unsigned int>(v8480.col(17, iron_linear_thread() & 31u));
-          const float v9014 = v8480.x[17];
-          const float v9015 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9016 = __float_as_uint(v9015);
-          const bool v9017 = v9012 >= v9016;
-          const float v9018 = v8559.x[0];
-          const unsigned int v9019 = __float_as_uint(v9018);
-          const bool v9020 = v9012 < v9019;
-          const bool v9021 = v9017 && v9020;
-          const float v9023 = v9021 ? v9014 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[17] = v9023;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9024 = static_cast<unsigned int>(v8480.col(18, iron_linear_thread() & 31u));
-          const float v9026 = v8480.x[18];
-          const float v9027 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9028 = __float_as_uint(v9027);
-          const bool v9029 = v9024 >= v9028;
-          const float v9030 = v8559.x[2];
-          const unsigned int v9031 = __float_as_uint(v9030);
-          const bool v9032 = v9024 < v9031;
-          const bool v9033 = v9029 && v9032;
-          const float v9035 = v9033 ? v9026 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[18] = v9035;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9036 = static_cast<unsigned int>(v8480.col(19, iron_linear_thread() & 31u));
-          const float v9038 = v8480.x[19];
-          const float v9039 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9040 = __float_as_uint(v9039);
-          const bool v9041 = v9036 >= v9040;
-          const float v9042 = v8559.x[2];
-          const unsigned int v9043 = __float_as_uint(v9042);
-          const bool v9044 = v9036 < v9043;
-          const bool v9045 = v9041 && v9044;
-          const float v9047 = v9045 ? v9038 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[19] = v9047;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9048 = static_cast<unsigned int>(v8480.col(20, iron_linear_thread() & 31u));
-          const float v9050 = v8480.x[20];
-          const float v9051 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9052 = __float_as_uint(v9051);
-          const bool v9053 = v9048 >= v9052;
-          const float v9054 = v8559.x[0];
-          const unsigned int v9055 = __float_as_uint(v9054);
-          const bool v9056 = v9048 < v9055;
-          const bool v9057 = v9053 && v9056;
-          const float v9059 = v9057 ? v9050 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[20] = v9059;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9060 = static_cast<unsigned int>(v8480.col(21, iron_linear_thread() & 31u));
-          const float v9062 = v8480.x[21];
-          const float v9063 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9064 = __float_as_uint(v9063);
-          const bool v9065 = v9060 >= v9064;
-          const float v9066 = v8559.x[0];
-          const unsigned int v9067 = __float_as_uint(v9066);
-          const bool v9068 = v9060 < v9067;
-          const bool v9069 = v9065 && v9068;
-          const float v9071 = v9069 ? v9062 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[21] = v9071;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9072 = static_cast<unsigned int>(v8480.col(22, iron_linear_thread() & 31u));
-          const float v9074 = v8480.x[22];
-          const float v9075 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9076 = __float_as_uint(v9075);
-          const bool v9077 = v9072 >= v9076;
-          const float v9078 = v8559.x[2];
-          const unsigned int v9079 = __float_as_uint(v9078);
-          const bool v9080 = v9072 < v9079;
-          const bool v9081 = v9077 && v9080;
-          const float v9083 = v9081 ? v9074 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[22] = v9083;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9084 = static_cast<unsigned int>(v8480.col(23, iron_linear_thread() & 31u));
-          const float v9086 = v8480.x[23];
-          const float v9087 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9088 = __float_as_uint(v9087);
-          const bool v9089 = v9084 >= v9088;
-          const float v9090 = v8559.x[2];
-          const unsigned int v9091 = __float_as_uint(v9090);
-          const bool v9092 = v9084 < v9091;
-          const bool v9093 = v9089 && v9092;
-          const float v9095 = v9093 ? v9086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[23] = v9095;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9096 = static_cast<unsigned int>(v8480.col(24, iron_linear_thread() & 31u));
-          const float v9098 = v8480.x[24];
-          const float v9099 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9100 = __float_as_uint(v9099);
-          const bool v9101 = v9096 >= v9100;
-          const float v9102 = v8559.x[0];
-          const unsigned int v9103 = __float_as_uint(v9102);
-          const bool v9104 = v9096 < v9103;
-          const bool v9105 = v9101 && v9104;
-          const float v9107 = v9105 ? v9098 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[24] = v9107;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9108 = static_cast<unsigned int>(v8480.col(25, iron_linear_thread() & 31u));
-          const float v9110 = v8480.x[25];
-          const float v9111 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9112 = __float_as_uint(v9111);
-          const bool v9113 = v9108 >= v9112;
-          const float v9114 = v8559.x[0];
-          const unsigned int v9115 = __float_as_uint(v9114);
-          const bool v9116 = v9108 < v9115;
-          const bool v9117 = v9113 && v9116;
-          const float v9119 = v9117 ? v9110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[25] = v9119;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9120 = static_cast<unsigned int>(v8480.col(26, iron_linear_thread() & 31u));
-          const float v9122 = v8480.x[26];
-          const float v9123 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9124 = __float_as_uint(v9123);
-          const bool v9125 = v9120 >= v9124;
-          const float v9126 = v8559.x[2];
-          const unsigned int v9127 = __float_as_uint(v9126);
-          const bool v9128 = v9120 < v9127;
-          const bool v9129 = v9125 && v9128;
-          const float v9131 = v9129 ? v9122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[26] = v9131;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9132 = static_cast<unsigned int>(v8480.col(27, iron_linear_thread() & 31u));
-          const float v9134 = v8480.x[27];
-          const float v9135 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9136 = __float_as_uint(v9135);
-          const bool v9137 = v9132 >= v9136;
-          const float v9138 = v8559.x[2];
-          const unsigned int v9139 = __float_as_uint(v9138);
-          const bool v9140 = v9132 < v9139;
-          const bool v9141 = v9137 && v9140;
-          const float v9143 = v9141 ? v9134 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[27] = v9143;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9144 = static_cast<unsigned int>(v8480.col(28, iron_linear_thread() & 31u));
-          const float v9146 = v8480.x[28];
-          const float v9147 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9148 = __float_as_uint(v9147);
-          const bool v9149 = v9144 >= v9148;
-          const float v9150 = v8559.x[0];
-          const unsigned int v9151 = __float_as_uint(v9150);
-          const bool v9152 = v9144 < v9151;
-          const bool v9153 = v9149 && v9152;
-          const float v9155 = v9153 ? v9146 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[28] = v9155;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9156 = static_cast<unsigned int>(v8480.col(29, iron_linear_thread() & 31u));
-          const float v9158 = v8480.x[29];
-          const float v9159 = v8557.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9160 = __float_as_uint(v9159);
-          const bool v9161 = v9156 >= v9160;
-          const float v9162 = v8559.x[0];
-          const unsigned int v9163 = __float_as_uint(v9162);
-          const bool v9164 = v9156 < v9163;
-          const bool v9165 = v9161 && v9164;
-          const float v9167 = v9165 ? v9158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[29] = v9167;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9168 = static_cast<unsigned int>(v8480.col(30, iron_linear_thread() & 31u));
-          const float v9170 = v8480.x[30];
-          const float v9171 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9172 = __float_as_uint(v9171);
-          const bool v9173 = v9168 >= v9172;
-          const float v9174 = v8559.x[2];
-          const unsigned int v9175 = __float_as_uint(v9174);
-          const bool v9176 = v9168 < v9175;
-          const bool v9177 = v9173 && v9176;
-          const float v9179 = v9177 ? v9170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[30] = v9179;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9180 = static_cast<unsigned int>(v8480.col(31, iron_linear_thread() & 31u));
-          const float v9182 = v8480.x[31];
-          const float v9183 = v8557.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9184 = __float_as_uint(v9183);
-          const bool v9185 = v9180 >= v9184;
-          const float v9186 = v8559.x[2];
-          const unsigned int v9187 = __float_as_uint(v9186);
-          const bool v9188 = v9180 < v9187;
-          const bool v9189 = v9185 && v9188;
-          const float v9191 = v9189 ? v9182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[31] = v9191;  // kernels/sdpa/flash_tile.hpp:176
+      iron_frag<float, 2, 16, 64> v8488;  // kernels/sdpa/flash_warpgroup.hpp:277
+      iron_frag_fill(v8488, 0.0f);
+      const unsigned int v8492 = v7979 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11418;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11418, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11418, shm0, v11411, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11420;
+      iron_frag_fill(v11420, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11420, shm1, v8492, 64u);
+      iron_frag_mma_sync(v8488, v11418, v11420);
+      const unsigned int v11425 = v8492 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11427;
+      iron_frag_fill(v11427, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11427, shm0, v11422, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11429;
+      iron_frag_fill(v11429, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11429, shm1, v11425, 64u);
+      iron_frag_mma_sync(v8488, v11427, v11429);
+      const unsigned int v11434 = v8492 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11436;
+      iron_frag_fill(v11436, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11436, shm0, v11431, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11438;
+      iron_frag_fill(v11438, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11438, shm1, v11434, 64u);
+      iron_frag_mma_sync(v8488, v11436, v11438);
+      const unsigned int v11443 = v8492 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11445;
+      iron_frag_fill(v11445, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11445, shm0, v11440, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11447;
+      iron_frag_fill(v11447, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11447, shm1, v11443, 64u);
+      iron_frag_mma_sync(v8488, v11445, v11447);
+      const unsigned int v8505 = v8492 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11463;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11463, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11463, shm0, v11456, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11465;
+      iron_frag_fill(v11465, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11465, shm1, v8505, 64u);
+      iron_frag_mma_sync(v8488, v11463, v11465);
+      const unsigned int v11470 = v8505 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11472;
+      iron_frag_fill(v11472, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11472, shm0, v11467, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11474;
+      iron_frag_fill(v11474, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11474, shm1, v11470, 64u);
+      iron_frag_mma_sync(v8488, v11472, v11474);
+      const unsigned int v11479 = v8505 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11481;
+      iron_frag_fill(v11481, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11481, shm0, v11476, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11483;
+      iron_frag_fill(v11483, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11483, shm1, v11479, 64u);
+      iron_frag_mma_sync(v8488, v11481, v11483);
+      const unsigned int v11488 = v8505 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11490;
+      iron_frag_fill(v11490, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11490, shm0, v11485, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11492;
+      iron_frag_fill(v11492, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11492, shm1, v11488, 64u);
+      iron_frag_mma_sync(v8488, v11490, v11492);
+      const unsigned int v8517 = v8492 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11508;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11508, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11508, shm0, v11501, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11510;
+      iron_frag_fill(v11510, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11510, shm1, v8517, 64u);
+      iron_frag_mma_sync(v8488, v11508, v11510);
+      const unsigned int v11515 = v8517 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11517;
+      iron_frag_fill(v11517, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11517, shm0, v11512, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11519;
+      iron_frag_fill(v11519, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11519, shm1, v11515, 64u);
+      iron_frag_mma_sync(v8488, v11517, v11519);
+      const unsigned int v11524 = v8517 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11526;
+      iron_frag_fill(v11526, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11526, shm0, v11521, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11528;
+      iron_frag_fill(v11528, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11528, shm1, v11524, 64u);
+      iron_frag_mma_sync(v8488, v11526, v11528);
+      const unsigned int v11533 = v8517 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11535;
+      iron_frag_fill(v11535, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11535, shm0, v11530, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11537;
+      iron_frag_fill(v11537, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11537, shm1, v11533, 64u);
+      iron_frag_mma_sync(v8488, v11535, v11537);
+      const unsigned int v8529 = v8492 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11553;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11553, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11553, shm0, v11546, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11555;
+      iron_frag_fill(v11555, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11555, shm1, v8529, 64u);
+      iron_frag_mma_sync(v8488, v11553, v11555);
+      const unsigned int v11560 = v8529 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11562;
+      iron_frag_fill(v11562, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11562, shm0, v11557, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11564;
+      iron_frag_fill(v11564, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11564, shm1, v11560, 64u);
+      iron_frag_mma_sync(v8488, v11562, v11564);
+      const unsigned int v11569 = v8529 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11571;
+      iron_frag_fill(v11571, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11571, shm0, v11566, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11573;
+      iron_frag_fill(v11573, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11573, shm1, v11569, 64u);
+      iron_frag_mma_sync(v8488, v11571, v11573);
+      const unsigned int v11578 = v8529 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11580;
+      iron_frag_fill(v11580, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11580, shm0, v11575, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11582;
+      iron_frag_fill(v11582, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11582, shm1, v11578, 64u);
+      iron_frag_mma_sync(v8488, v11580, v11582);
+      iron_frag<float, 2, 16, 8> v8538;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v8538, 0.0f);
+      if (v8540) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v8543 = v7982 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v8551 = v7982 + v18;
+        const bool v8552 = v8551 <= v549;
+        const bool v8553 = v556 || v8552;
+        const bool v8554 = v8543 && v8553;
+        const bool v8556 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v8557 = v7975 + v7;
+        const unsigned int v8558 = v8557 + v18;
+        const unsigned int v8559 = v546 + v37;
+        const bool v8560 = v8559 <= v8558;
+        const bool v8561 = v8556 || v8560;
+        const bool v8562 = v8554 && v8561;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v8563 = !v8562;  // kernels/sdpa/flash_tile.hpp:190
+        if (v8563) {
+          iron_frag<float, 2, 16, 8> v8565;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v8565, 0.0f);
+          iron_frag<float, 2, 16, 8> v8567;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v8567, 0.0f);
+          const unsigned int v8569 = static_cast<unsigned int>(v8565.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8571 = v46 + v8569;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8573 = v8571 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8574 = v8573 + 1u;
+          const unsigned int v8576 = v8574 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8585 = v8576 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8589 = v8574 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8590 = v562 && v8589;
+          const unsigned int v8591 = v8590 ? v8585 : v47;
+          const unsigned int v8594 = v8591 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8595 = min(v8594, 64u);
+          const bool v8596 = v8591 > v7975;
+          const unsigned int v8597 = v8596 ? v8595 : v47;
+          const float v8598 = __uint_as_float(v8597);
+          v8565.x[0] = v8598;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8600 = static_cast<unsigned int>(v8565.row(1, iron_linear_thread() & 31u));
+          const unsigned int v8602 = v46 + v8600;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8604 = v8602 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8605 = v8604 + 1u;
+          const unsigned int v8607 = v8605 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8616 = v8607 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8620 = v8605 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8621 = v562 && v8620;
+          const unsigned int v8622 = v8621 ? v8616 : v47;
+          const unsigned int v8625 = v8622 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8626 = min(v8625, 64u);
+          const bool v8627 = v8622 > v7975;
+          const unsigned int v8628 = v8627 ? v8626 : v47;
+          const float v8629 = __uint_as_float(v8628);
+          v8565.x[1] = v8629;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8631 = static_cast<unsigned int>(v8565.row(2, iron_linear_thread() & 31u));
+          const unsigned int v8633 = v46 + v8631;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8635 = v8633 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8636 = v8635 + 1u;
+          const unsigned int v8638 = v8636 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8647 = v8638 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8651 = v8636 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8652 = v562 && v8651;
+          const unsigned int v8653 = v8652 ? v8647 : v47;
+          const unsigned int v8656 = v8653 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8657 = min(v8656, 64u);
+          const bool v8658 = v8653 > v7975;
+          const unsigned int v8659 = v8658 ? v8657 : v47;
+          const float v8660 = __uint_as_float(v8659);
+          v8565.x[2] = v8660;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8662 = static_cast<unsigned int>(v8565.row(3, iron_linear_thread() & 31u));
+          const unsigned int v8664 = v46 + v8662;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8666 = v8664 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8667 = v8666 + 1u;
+          const unsigned int v8669 = v8667 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8678 = v8669 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8682 = v8667 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8683 = v562 && v8682;
+          const unsigned int v8684 = v8683 ? v8678 : v47;
+          const unsigned int v8687 = v8684 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8688 = min(v8687, 64u);
+          const bool v8689 = v8684 > v7975;
+          const unsigned int v8690 = v8689 ? v8688 : v47;
+          const float v8691 = __uint_as_float(v8690);
+          v8565.x[3] = v8691;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8693 = static_cast<unsigned int>(v8567.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8695 = v46 + v8693;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8697 = v8695 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8698 = v8697 + 1u;
+          const unsigned int v8700 = v8698 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8701 = min(v37, v8700);
+          const bool v8702 = v8698 > v18;
+          const unsigned int v8703 = v8702 ? v8701 : v47;
+          const unsigned int v8706 = v556 ? v37 : v8703;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8718 = v8706 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8719 = min(v8718, 64u);
+          const bool v8720 = v8706 > v7975;
+          const unsigned int v8721 = v8720 ? v8719 : v47;
+          const float v8722 = __uint_as_float(v8721);
+          v8567.x[0] = v8722;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8724 = static_cast<unsigned int>(v8567.row(1, iron_linear_thread() & 31u));
+          const unsigned int v8726 = v46 + v8724;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8728 = v8726 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8729 = v8728 + 1u;
+          const unsigned int v8731 = v8729 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8732 = min(v37, v8731);
+          const bool v8733 = v8729 > v18;
+          const unsigned int v8734 = v8733 ? v8732 : v47;
+          const unsigned int v8737 = v556 ? v37 : v8734;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8749 = v8737 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8750 = min(v8749, 64u);
+          const bool v8751 = v8737 > v7975;
+          const unsigned int v8752 = v8751 ? v8750 : v47;
+          const float v8753 = __uint_as_float(v8752);
+          v8567.x[1] = v8753;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8755 = static_cast<unsigned int>(v8567.row(2, iron_linear_thread() & 31u));
+          const unsigned int v8757 = v46 + v8755;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8759 = v8757 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8760 = v8759 + 1u;
+          const unsigned int v8762 = v8760 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8763 = min(v37, v8762);
+          const bool v8764 = v8760 > v18;
+          const unsigned int v8765 = v8764 ? v8763 : v47;
+          const unsigned int v8768 = v556 ? v37 : v8765;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8780 = v8768 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8781 = min(v8780, 64u);
+          const bool v8782 = v8768 > v7975;
+          const unsigned int v8783 = v8782 ? v8781 : v47;
+          const float v8784 = __uint_as_float(v8783);
+          v8567.x[2] = v8784;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8786 = static_cast<unsigned int>(v8567.row(3, iron_linear_thread() & 31u));
+          const unsigned int v8788 = v46 + v8786;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8790 = v8788 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8791 = v8790 + 1u;
+          const unsigned int v8793 = v8791 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8794 = min(v37, v8793);
+          const bool v8795 = v8791 > v18;
+          const unsigned int v8796 = v8795 ? v8794 : v47;
+          const unsigned int v8799 = v556 ? v37 : v8796;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8811 = v8799 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8812 = min(v8811, 64u);
+          const bool v8813 = v8799 > v7975;
+          const unsigned int v8814 = v8813 ? v8812 : v47;
+          const float v8815 = __uint_as_float(v8814);
+          v8567.x[3] = v8815;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8816 = static_cast<unsigned int>(v8488.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v8818 = v8488.x[0];
+          const float v8819 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8820 = __float_as_uint(v8819);
+          const bool v8821 = v8816 >= v8820;
+          const float v8822 = v8567.x[0];
+          const unsigned int v8823 = __float_as_uint(v8822);
+          const bool v8824 = v8816 < v8823;
+          const bool v8825 = v8821 && v8824;
+          const float v8827 = v8825 ? v8818 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[0] = v8827;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8828 = static_cast<unsigned int>(v8488.col(1, iron_linear_thread() & 31u));
+          const float v8830 = v8488.x[1];
+          const float v8831 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8832 = __float_as_uint(v8831);
+          const bool v8833 = v8828 >= v8832;
+          const float v8834 = v8567.x[0];
+          const unsigned int v8835 = __float_as_uint(v8834);
+          const bool v8836 = v8828 < v8835;
+          const bool v8837 = v8833 && v8836;
+          const float v8839 = v8837 ? v8830 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[1] = v8839;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8840 = static_cast<unsigned int>(v8488.col(2, iron_linear_thread() & 31u));
+          const float v8842 = v8488.x[2];
+          const float v8843 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8844 = __float_as_uint(v8843);
+          const bool v8845 = v8840 >= v8844;
+          const float v8846 = v8567.x[2];
+          const unsigned int v8847 = __float_as_uint(v8846);
+          const bool v8848 = v8840 < v8847;
+          const bool v8849 = v8845 && v8848;
+          const float v8851 = v8849 ? v8842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[2] = v8851;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8852 = static_cast<unsigned int>(v8488.col(3, iron_linear_thread() & 31u));
+          const float v8854 = v8488.x[3];
+          const float v8855 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8856 = __float_as_uint(v8855);
+          const bool v8857 = v8852 >= v8856;
+          const float v8858 = v8567.x[2];
+          const unsigned int v8859 = __float_as_uint(v8858);
+          const bool v8860 = v8852 < v8859;
+          const bool v8861 = v8857 && v8860;
+          const float v8863 = v8861 ? v8854 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[3] = v8863;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8864 = static_cast<unsigned int>(v8488.col(4, iron_linear_thread() & 31u));
+          const float v8866 = v8488.x[4];
+          const float v8867 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8868 = __float_as_uint(v8867);
+          const bool v8869 = v8864 >= v8868;
+          const float v8870 = v8567.x[0];
+          const unsigned int v8871 = __float_as_uint(v8870);
+          const bool v8872 = v8864 < v8871;
+          const bool v8873 = v8869 && v8872;
+          const float v8875 = v8873 ? v8866 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[4] = v8875;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8876 = static_cast<unsigned int>(v8488.col(5, iron_linear_thread() & 31u));
+          const float v8878 = v8488.x[5];
+          const float v8879 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8880 = __float_as_uint(v8879);
+          const bool v8881 = v8876 >= v8880;
+          const float v8882 = v8567.x[0];
+          const unsigned int v8883 = __float_as_uint(v8882);
+          const bool v8884 = v8876 < v8883;
+          const bool v8885 = v8881 && v8884;
+          const float v8887 = v8885 ? v8878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[5] = v8887;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8888 = static_cast<unsigned int>(v8488.col(6, iron_linear_thread() & 31u));
+          const float v8890 = v8488.x[6];
+          const float v8891 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8892 = __float_as_uint(v8891);
+          const bool v8893 = v8888 >= v8892;
+          const float v8894 = v8567.x[2];
+          const unsigned int v8895 = __float_as_uint(v8894);
+          const bool v8896 = v8888 < v8895;
+          const bool v8897 = v8893 && v8896;
+          const float v8899 = v8897 ? v8890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[6] = v8899;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8900 = static_cast<unsigned int>(v8488.col(7, iron_linear_thread() & 31u));
+          const float v8902 = v8488.x[7];
+          const float v8903 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8904 = __float_as_uint(v8903);
+          const bool v8905 = v8900 >= v8904;
+          const float v8906 = v8567.x[2];
+          const unsigned int v8907 = __float_as_uint(v8906);
+          const bool v8908 = v8900 < v8907;
+          const bool v8909 = v8905 && v8908;
+          const float v8911 = v8909 ? v8902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[7] = v8911;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8912 = static_cast<unsigned int>(v8488.col(8, iron_linear_thread() & 31u));
+          const float v8914 = v8488.x[8];
+          const float v8915 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8916 = __float_as_uint(v8915);
+          const bool v8917 = v8912 >= v8916;
+          const float v8918 = v8567.x[0];
+          const unsigned int v8919 = __float_as_uint(v8918);
+          const bool v8920 = v8912 < v8919;
+          const bool v8921 = v8917 && v8920;
+          const float v8923 = v8921 ? v8914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[8] = v8923;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8924 = static_cast<unsigned int>(v8488.col(9, iron_linear_thread() & 31u));
+          const float v8926 = v8488.x[9];
+          const float v8927 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8928 = __float_as_uint(v8927);
+          const bool v8929 = v8924 >= v8928;
+          const float v8930 = v8567.x[0];
+          const unsigned int v8931 = __float_as_uint(v8930);
+          const bool v8932 = v8924 < v8931;
+          const bool v8933 = v8929 && v8932;
+          const float v8935 = v8933 ? v8926 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[9] = v8935;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8936 = static_cast<unsigned int>(v8488.col(10, iron_linear_thread() & 31u));
+          const float v8938 = v8488.x[10];
+          const float v8939 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8940 = __float_as_uint(v8939);
+          const bool v8941 = v8936 >= v8940;
+          const float v8942 = v8567.x[2];
+          const unsigned int v8943 = __float_as_uint(v8942);
+          const bool v8944 = v8936 < v8943;
+          const bool v8945 = v8941 && v8944;
+          const float v8947 = v8945 ? v8938 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[10] = v8947;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8948 = static_cast<unsigned int>(v8488.col(11, iron_linear_thread() & 31u));
+          const float v8950 = v8488.x[11];
+          const float v8951 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8952 = __float_as_uint(v8951);
+          const bool v8953 = v8948 >= v8952;
+          const float v8954 = v8567.x[2];
+          const unsigned int v8955 = __float_as_uint(v8954);
+          const bool v8956 = v8948 < v8955;
+          const bool v8957 = v8953 && v8956;
+          const float v8959 = v8957 ? v8950 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[11] = v8959;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8960 = static_cast<unsigned int>(v8488.col(12, iron_linear_thread() & 31u));
+          const float v8962 = v8488.x[12];
+          const float v8963 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8964 = __float_as_uint(v8963);
+          const bool v8965 = v8960 >= v8964;
+          const float v8966 = v8567.x[0];
+          const unsigned int v8967 = __float_as_uint(v8966);
+          const bool v8968 = v8960 < v8967;
+          const bool v8969 = v8965 && v8968;
+          const float v8971 = v8969 ? v8962 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[12] = v8971;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8972 = static_cast<unsigned int>(v8488.col(13, iron_linear_thread() & 31u));
+          const float v8974 = v8488.x[13];
+          const float v8975 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8976 = __float_as_uint(v8975);
+          const bool v8977 = v8972 >= v8976;
+          const float v8978 = v8567.x[0];
+          const unsigned int v8979 = __float_as_uint(v8978);
+          const bool v8980 = v8972 < v8979;
+          const bool v8981 = v8977 && v8980;
+          const float v8983 = v8981 ? v8974 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[13] = v8983;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8984 = static_cast<unsigned int>(v8488.col(14, iron_linear_thread() & 31u));
+          const float v8986 = v8488.x[14];
+          const float v8987 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8988 = __float_as_uint(v8987);
+          const bool v8989 = v8984 >= v8988;
+          const float v8990 = v8567.x[2];
+          const unsigned int v8991 = __float_as_uint(v8990);
+          const bool v8992 = v8984 < v8991;
+          const bool v8993 = v8989 && v8992;
+          const float v8995 = v8993 ? v8986 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[14] = v8995;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8996 = static_cast<unsigned int>(v8488.col(15, iron_linear_thread() & 31u));
+          const float v8998 = v8488.x[15];
+          const float v8999 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9000 = __float_as_uint(v8999);
+          const bool v9001 = v8996 >= v9000;
+          const float v9002 = v8567.x[2];
+          const unsigned int v9003 = __float_as_uint(v9002);
+          const bool v9004 = v8996 < v9003;
+          const bool v9005 = v9001 && v9004;
+          const float v9007 = v9005 ? v8998 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[15] = v9007;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9008 = static_cast<unsigned int>(v8488.col(16, iron_linear_thread() & 31u));
+          const float v9010 = v8488.x[16];
+          const float v9011 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9012 = __float_as_uint(v9011);
+          const bool v9013 = v9008 >= v9012;
+          const float v9014 = v8567.x[0];
+          const unsigned int v9015 = __float_as_uint(v9014);
+          const bool v9016 = v9008 < v9015;
+          const bool v9017 = v9013 && v9016;
+          const float v9019 = v9017 ? v9010 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[16] = v9019;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9020 = static_cast<unsigned int>(v8488.col(17, iron_linear_thread() & 31u));
+          const float v9022 = v8488.x[17];
+          const float v9023 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9024 = __float_as_uint(v9023);
+          const bool v9025 = v9020 >= v9024;
+          const float v9026 = v8567.x[0];
+          const unsigned int v9027 = __float_as_uint(v9026);
+          const bool v9028 = v9020 < v9027;
+          const bool v9029 = v9025 && v9028;
+          const float v9031 = v9029 ? v9022 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[17] = v9031;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9032 = static_cast<unsigned int>(v8488.col(18, iron_linear_thread() & 31u));
+          const float v9034 = v8488.x[18];
+          const float v9035 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9036 = __float_as_uint(v9035);
+          const bool v9037 = v9032 >= v9036;
+          const float v9038 = v8567.x[2];
+          const unsigned int v9039 = __float_as_uint(v9038);
+          const bool v9040 = v9032 < v9039;
+          const bool v9041 = v9037 && v9040;
+          const float v9043 = v9041 ? v9034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[18] = v9043;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9044 = static_cast<unsigned int>(v8488.col(19, iron_linear_thread() & 31u));
+          const float v9046 = v8488.x[19];
+          const float v9047 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9048 = __float_as_uint(v9047);
+          const bool v9049 = v9044 >= v9048;
+          const float v9050 = v8567.x[2];
+          const unsigned int v9051 = __float_as_uint(v9050);
+          const bool v9052 = v9044 < v9051;
+          const bool v9053 = v9049 && v9052;
+          const float v9055 = v9053 ? v9046 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[19] = v9055;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9056 = static_cast<unsigned int>(v8488.col(20, iron_linear_thread() & 31u));
+          const float v9058 = v8488.x[20];
+          const float v9059 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9060 = __float_as_uint(v9059);
+          const bool v9061 = v9056 >= v9060;
+          const float v9062 = v8567.x[0];
+          const unsigned int v9063 = __float_as_uint(v9062);
+          const bool v9064 = v9056 < v9063;
+          const bool v9065 = v9061 && v9064;
+          const float v9067 = v9065 ? v9058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[20] = v9067;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9068 = static_cast<unsigned int>(v8488.col(21, iron_linear_thread() & 31u));
+          const float v9070 = v8488.x[21];
+          const float v9071 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9072 = __float_as_uint(v9071);
+          const bool v9073 = v9068 >= v9072;
+          const float v9074 = v8567.x[0];
+          const unsigned int v9075 = __float_as_uint(v9074);
+          const bool v9076 = v9068 < v9075;
+          const bool v9077 = v9073 && v9076;
+          const float v9079 = v9077 ? v9070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[21] = v9079;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9080 = static_cast<unsigned int>(v8488.col(22, iron_linear_thread() & 31u));
+          const float v9082 = v8488.x[22];
+          const float v9083 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9084 = __float_as_uint(v9083);
+          const bool v9085 = v9080 >= v9084;
+          const float v9086 = v8567.x[2];
+          const unsigned int v9087 = __float_as_uint(v9086);
+          const bool v9088 = v9080 < v9087;
+          const bool v9089 = v9085 && v9088;
+          const float v9091 = v9089 ? v9082 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[22] = v9091;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9092 = static_cast<unsigned int>(v8488.col(23, iron_linear_thread() & 31u));
+          const float v9094 = v8488.x[23];
+          const float v9095 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9096 = __float_as_uint(v9095);
+          const bool v9097 = v9092 >= v9096;
+          const float v9098 = v8567.x[2];
+          const unsigned int v9099 = __float_as_uint(v9098);
+          const bool v9100 = v9092 < v9099;
+          const bool v9101 = v9097 && v9100;
+          const float v9103 = v9101 ? v9094 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[23] = v9103;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9104 = static_cast<unsigned int>(v8488.col(24, iron_linear_thread() & 31u));
+          const float v9106 = v8488.x[24];
+          const float v9107 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9108 = __float_as_uint(v9107);
+          const bool v9109 = v9104 >= v9108;
+          const float v9110 = v8567.x[0];
+          const unsigned int v9111 = __float_as_uint(v9110);
+          const bool v9112 = v9104 < v9111;
+          const bool v9113 = v9109 && v9112;
+          const float v9115 = v9113 ? v9106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[24] = v9115;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9116 = static_cast<unsigned int>(v8488.col(25, iron_linear_thread() & 31u));
+          const float v9118 = v8488.x[25];
+          const float v9119 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9120 = __float_as_uint(v9119);
+          const bool v9121 = v9116 >= v9120;
+          const float v9122 = v8567.x[0];
+          const unsigned int v9123 = __float_as_uint(v9122);
+          const bool v9124 = v9116 < v9123;
+          const bool v9125 = v9121 && v9124;
+          const float v9127 = v9125 ? v9118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[25] = v9127;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9128 = static_cast<unsigned int>(v8488.col(26, iron_linear_thread() & 31u));
+          const float v9130 = v8488.x[26];
+          const float v9131 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9132 = __float_as_uint(v9131);
+          const bool v9133 = v9128 >= v9132;
+          const float v9134 = v8567.x[2];
+          const unsigned int v9135 = __float_as_uint(v9134);
+          const bool v9136 = v9128 < v9135;
+          const bool v9137 = v9133 && v9136;
+          const float v9139 = v9137 ? v9130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[26] = v9139;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9140 = static_cast<unsigned int>(v8488.col(27, iron_linear_thread() & 31u));
+          const float v9142 = v8488.x[27];
+          const float v9143 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9144 = __float_as_uint(v9143);
+          const bool v9145 = v9140 >= v9144;
+          const float v9146 = v8567.x[2];
+          const unsigned int v9147 = __float_as_uint(v9146);
+          const bool v9148 = v9140 < v9147;
+          const bool v9149 = v9145 && v9148;
+          const float v9151 = v9149 ? v9142 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[27] = v9151;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9152 = static_cast<unsigned int>(v8488.col(28, iron_linear_thread() & 31u));
+          const float v9154 = v8488.x[28];
+          const float v9155 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9156 = __float_as_uint(v9155);
+          const bool v9157 = v9152 >= v9156;
+          const float v9158 = v8567.x[0];
+          const unsigned int v9159 = __float_as_uint(v9158);
+          const bool v9160 = v9152 < v9159;
+          const bool v9161 = v9157 && v9160;
+          const float v9163 = v9161 ? v9154 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[28] = v9163;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9164 = static_cast<unsigned int>(v8488.col(29, iron_linear_thread() & 31u));
+          const float v9166 = v8488.x[29];
+          const float v9167 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9168 = __float_as_uint(v9167);
+          const bool v9169 = v9164 >= v9168;
+          const float v9170 = v8567.x[0];
+          const unsigned int v9171 = __float_as_uint(v9170);
+          const bool v9172 = v9164 < v9171;
+          const bool v9173 = v9169 && v9172;
+          const float v9175 = v9173 ? v9166 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[29] = v9175;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9176 = static_cast<unsigned int>(v8488.col(30, iron_linear_thread() & 31u));
+          const float v9178 = v8488.x[30];
+          const float v9179 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9180 = __float_as_uint(v9179);
+          const bool v9181 = v9176 >= v9180;
+          const float v9182 = v8567.x[2];
+          const unsigned int v9183 = __float_as_uint(v9182);
+          const bool v9184 = v9176 < v9183;
+          const bool v9185 = v9181 && v9184;
+          const float v9187 = v9185 ? v9178 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[30] = v9187;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9188 = static_cast<unsigned int>(v8488.col(31, iron_linear_thread() & 31u));
+          const float v9190 = v8488.x[31];
+          const float v9191 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9192 = __float_as_uint(v9191);
+          const bool v9193 = v9188 >= v9192;
+          const float v9194 = v8567.x[2];
+          const unsigned int v9195 = __float_as_uint(v9194);
+          const bool v9196 = v9188 < v9195;
+          const bool v9197 = v9193 && v9196;
+          const float v9199 = v9197 ? v9190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[31] = v9199;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v9193;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v9193, 0.0f);
-        iron_frag_row_reduce<false>(v9193, v8480);
-        const float v9196 = v9193.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v9197 = v9196 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9193.x[0] = v9197;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9200 = v9193.x[1];
-        const float v9201 = v9200 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9193.x[1] = v9201;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9204 = v9193.x[2];
+        iron_frag<float, 2, 16, 8> v9201;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v9201, 0.0f);
+        iron_frag_row_reduce<false>(v9201, v8488);
+        const float v9204 = v9201.x[0];  // kernels/sdpa/flash_tile.hpp:212
         const float v9205 = v9204 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9193.x[2] = v9205;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9208 = v9193.x[3];
+        v9201.x[0] = v9205;  // kernels/sdpa/flash_tile.hpp:212
+        const float v9208 = v9201.x[1];
         const float v9209 = v9208 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9193.x[3] = v9209;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v9211;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v9211, 0.0f);
-        const float v9215 = v9193.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9216 = v596.x[0];
-        const float v9217 = fmaxf(v9216, v9215);
-        const bool v9220 = v9217 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9221 = v9220 ? 0.0f : v9217;
-        v9211.x[0] = v9221;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9225 = v9193.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9226 = v596.x[1];
-        const float v9227 = fmaxf(v9226, v9225);
-        const bool v9230 = v9227 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9231 = v9230 ? 0.0f : v9227;
-        v9211.x[1] = v9231;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9235 = v9193.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9236 = v596.x[2];
-        const float v9237 = fmaxf(v9236, v9235);
-        const bool v9240 = v9237 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9241 = v9240 ? 0.0f : v9237;
-        v9211.x[2] = v9241;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9245 = v9193.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9246 = v596.x[3];
-        const float v9247 = fmaxf(v9246, v9245);
-        const bool v9250 = v9247 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9251 = v9250 ? 0.0f : v9247;
-        v9211.x[3] = v9251;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9255 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9257 = v9216 - v9255;
-        const float v9258 = iron_exp2_approx(v9257);
-        v8530.x[0] = v9258;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9262 = v9211.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9264 = v9226 - v9262;
-        const float v9265 = iron_exp2_approx(v9264);
-        v8530.x[1] = v9265;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9269 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9271 = v9236 - v9269;
-        const float v9272 = iron_exp2_approx(v9271);
-        v8530.x[2] = v9272;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9276 = v9211.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9278 = v9246 - v9276;
-        const float v9279 = iron_exp2_approx(v9278);
-        v8530.x[3] = v9279;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v9217;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9287 = v596.x[1];
-        const float v9289 = fmaxf(v9287, v9225);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v9289;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9292 = v596.x[2];
-        const float v9294 = fmaxf(v9292, v9235);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v9294;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9297 = v596.x[3];
-        const float v9299 = fmaxf(v9297, v9245);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v9299;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9302 = v8480.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v9303 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9304 = -v9303;
-        const float v9305 = fmaf(v9302, v594, v9304);
-        const float v9306 = iron_exp2_approx(v9305);
-        v8480.x[0] = v9306;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9309 = v8480.x[1];
-        const float v9310 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9311 = -v9310;
-        const float v9312 = fmaf(v9309, v594, v9311);
-        const float v9313 = iron_exp2_approx(v9312);
-        v8480.x[1] = v9313;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9316 = v8480.x[2];
-        const float v9317 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9318 = -v9317;
-        const float v9319 = fmaf(v9316, v594, v9318);
-        const float v9320 = iron_exp2_approx(v9319);
-        v8480.x[2] = v9320;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9323 = v8480.x[3];
-        const float v9324 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9325 = -v9324;
-        const float v9326 = fmaf(v9323, v594, v9325);
-        const float v9327 = iron_exp2_approx(v9326);
-        v8480.x[3] = v9327;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9330 = v8480.x[4];
-        const float v9331 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9332 = -v9331;
-        const float v9333 = fmaf(v9330, v594, v9332);
-        const float v9334 = iron_exp2_approx(v9333);
-        v8480.x[4] = v9334;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9337 = v8480.x[5];
-        const float v9338 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9339 = -v9338;
-        const float v9340 = fmaf(v9337, v594, v9339);
-        const float v9341 = iron_exp2_approx(v9340);
-        v8480.x[5] = v9341;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9344 = v8480.x[6];
-        const float v9345 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9346 = -v9345;
-        const float v9347 = fmaf(v9344, v594, v9346);
-        const float v9348 = iron_exp2_approx(v9347);
-        v8480.x[6] = v9348;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9351 = v8480.x[7];
-        const float v9352 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9353 = -v9352;
-        const float v9354 = fmaf(v9351, v594, v9353);
-        const float v9355 = iron_exp2_approx(v9354);
-        v8480.x[7] = v9355;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9358 = v8480.x[8];
-        const float v9359 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9360 = -v9359;
-        const float v9361 = fmaf(v9358, v594, v9360);
-        const float v9362 = iron_exp2_approx(v9361);
-        v8480.x[8] = v9362;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9365 = v8480.x[9];
-        const float v9366 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9367 = -v9366;
-        const float v9368 = fmaf(v9365, v594, v9367);
-        const float v9369 = iron_exp2_approx(v9368);
-        v8480.x[9] = v9369;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9372 = v8480.x[10];
-        const float v9373 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9374 = -v9373;
-        const float v9375 = fmaf(v9372, v594, v9374);
-        const float v9376 = iron_exp2_approx(v9375);
-        v8480.x[10] = v9376;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9379 = v8480.x[11];
-        const float v9380 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9381 = -v9380;
-        const float v9382 = fmaf(v9379, v594, v9381);
-        const float v9383 = iron_exp2_approx(v9382);
-        v8480.x[11] = v9383;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9386 = v8480.x[12];
-        const float v9387 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9388 = -v9387;
-        const float v9389 = fmaf(v9386, v594, v9388);
-        const float v9390 = iron_exp2_approx(v9389);
-        v8480.x[12] = v9390;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9393 = v8480.x[13];
-        const float v9394 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9395 = -v9394;
-        const float v9396 = fmaf(v9393, v594, v9395);
-        const float v9397 = iron_exp2_approx(v9396);
-        v8480.x[13] = v9397;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9400 = v8480.x[14];
-        const float v9401 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9402 = -v9401;
-        const float v9403 = fmaf(v9400, v594, v9402);
-        const float v9404 = iron_exp2_approx(v9403);
-        v8480.x[14] = v9404;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9407 = v8480.x[15];
-        const float v9408 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9409 = -v9408;
-        const float v9410 = fmaf(v9407, v594, v9409);
-        const float v9411 = iron_exp2_approx(v9410);
-        v8480.x[15] = v9411;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9414 = v8480.x[16];
-        const float v9415 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9416 = -v9415;
-        const float v9417 = fmaf(v9414, v594, v9416);
-        const float v9418 = iron_exp2_approx(v9417);
-        v8480.x[16] = v9418;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9421 = v8480.x[17];
-        const float v9422 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9423 = -v9422;
-        const float v9424 = fmaf(v9421, v594, v9423);
-        const float v9425 = iron_exp2_approx(v9424);
-        v8480.x[17] = v9425;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9428 = v8480.x[18];
-        const float v9429 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9430 = -v9429;
-        const float v9431 = fmaf(v9428, v594, v9430);
-        const float v9432 = iron_exp2_approx(v9431);
-        v8480.x[18] = v9432;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9435 = v8480.x[19];
-        const float v9436 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9437 = -v9436;
-        const float v9438 = fmaf(v9435, v594, v9437);
-        const float v9439 = iron_exp2_approx(v9438);
-        v8480.x[19] = v9439;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9442 = v8480.x[20];
-        const float v9443 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9444 = -v9443;
-        const float v9445 = fmaf(v9442, v594, v9444);
-        const float v9446 = iron_exp2_approx(v9445);
-        v8480.x[20] = v9446;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9449 = v8480.x[21];
-        const float v9450 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9451 = -v9450;
-        const float v9452 = fmaf(v9449, v594, v9451);
-        const float v9453 = iron_exp2_approx(v9452);
-        v8480.x[21] = v9453;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9456 = v8480.x[22];
-        const float v9457 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9458 = -v9457;
-        const float v9459 = fmaf(v9456, v594, v9458);
-        const float v9460 = iron_exp2_approx(v9459);
-        v8480.x[22] = v9460;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9463 = v8480.x[23];
-        const float v9464 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9465 = -v9464;
-        const float v9466 = fmaf(v9463, v594, v9465);
-        const float v9467 = iron_exp2_approx(v9466);
-        v8480.x[23] = v9467;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9470 = v8480.x[24];
-        const float v9471 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9472 = -v9471;
-        const float v9473 = fmaf(v9470, v594, v9472);
-        const float v9474 = iron_exp2_approx(v9473);
-        v8480.x[24] = v9474;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9477 = v8480.x[25];
-        const float v9478 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9479 = -v9478;
-        const float v9480 = fmaf(v9477, v594, v9479);
-        const float v9481 = iron_exp2_approx(v9480);
-        v8480.x[25] = v9481;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9484 = v8480.x[26];
-        const float v9485 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9486 = -v9485;
-        const float v9487 = fmaf(v9484, v594, v9486);
-        const float v9488 = iron_exp2_approx(v9487);
-        v8480.x[26] = v9488;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9491 = v8480.x[27];
-        const float v9492 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9493 = -v9492;
-        const float v9494 = fmaf(v9491, v594, v9493);
-        const float v9495 = iron_exp2_approx(v9494);
-        v8480.x[27] = v9495;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9498 = v8480.x[28];
-        const float v9499 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9500 = -v9499;
-        const float v9501 = fmaf(v9498, v594, v9500);
-        const float v9502 = iron_exp2_approx(v9501);
-        v8480.x[28] = v9502;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9505 = v8480.x[29];
-        const float v9506 = v9211.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9507 = -v9506;
-        const float v9508 = fmaf(v9505, v594, v9507);
-        const float v9509 = iron_exp2_approx(v9508);
-        v8480.x[29] = v9509;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9512 = v8480.x[30];
-        const float v9513 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9514 = -v9513;
-        const float v9515 = fmaf(v9512, v594, v9514);
-        const float v9516 = iron_exp2_approx(v9515);
-        v8480.x[30] = v9516;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9519 = v8480.x[31];
-        const float v9520 = v9211.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9521 = -v9520;
-        const float v9522 = fmaf(v9519, v594, v9521);
-        const float v9523 = iron_exp2_approx(v9522);
-        v8480.x[31] = v9523;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v9525;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v9525, 0.0f);
-        iron_frag_row_reduce<true>(v9525, v8480);
-        const float v9528 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v9529 = v9525.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9530 = v8530.x[0];
-        const float v9531 = v9528 * v9530;
-        const float v9532 = v9531 + v9529;
-        v598.x[0] = v9532;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9535 = v598.x[1];
-        const float v9536 = v9525.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9537 = v8530.x[1];
-        const float v9538 = v9535 * v9537;
-        const float v9539 = v9538 + v9536;
-        v598.x[1] = v9539;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9542 = v598.x[2];
-        const float v9543 = v9525.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9544 = v8530.x[2];
-        const float v9545 = v9542 * v9544;
-        const float v9546 = v9545 + v9543;
-        v598.x[2] = v9546;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9549 = v598.x[3];
-        const float v9550 = v9525.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9551 = v8530.x[3];
-        const float v9552 = v9549 * v9551;
-        const float v9553 = v9552 + v9550;
-        v598.x[3] = v9553;  // kernels/sdpa/flash_tile.hpp:234
+        v9201.x[1] = v9209;  // kernels/sdpa/flash_tile.hpp:212
+        const float v9212 = v9201.x[2];
+        const float v9213 = v9212 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v9201.x[2] = v9213;  // kernels/sdpa/flash_tile.hpp:212
+        const float v9216 = v9201.x[3];
+        const float v9217 = v9216 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v9201.x[3] = v9217;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v9219;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v9219, 0.0f);
+        const float v9223 = v9201.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9224 = v596.x[0];
+        const float v9225 = fmaxf(v9224, v9223);
+        const bool v9228 = v9225 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9229 = v9228 ? 0.0f : v9225;
+        v9219.x[0] = v9229;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9233 = v9201.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9234 = v596.x[1];
+        const float v9235 = fmaxf(v9234, v9233);
+        const bool v9238 = v9235 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9239 = v9238 ? 0.0f : v9235;
+        v9219.x[1] = v9239;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9243 = v9201.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9244 = v596.x[2];
+        const float v9245 = fmaxf(v9244, v9243);
+        const bool v9248 = v9245 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9249 = v9248 ? 0.0f : v9245;
+        v9219.x[2] = v9249;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9253 = v9201.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9254 = v596.x[3];
+        const float v9255 = fmaxf(v9254, v9253);
+        const bool v9258 = v9255 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9259 = v9258 ? 0.0f : v9255;
+        v9219.x[3] = v9259;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9263 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9265 = v9224 - v9263;
+        const float v9266 = iron_exp2_approx(v9265);
+        v8538.x[0] = v9266;  // kernels/sdpa/flash_tile.hpp:220
+        const float v9270 = v9219.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9272 = v9234 - v9270;
+        const float v9273 = iron_exp2_approx(v9272);
+        v8538.x[1] = v9273;  // kernels/sdpa/flash_tile.hpp:220
+        const float v9277 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9279 = v9244 - v9277;
+        const float v9280 = iron_exp2_approx(v9279);
+        v8538.x[2] = v9280;  // kernels/sdpa/flash_tile.hpp:220
+        const float v9284 = v9219.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9286 = v9254 - v9284;
+        const float v9287 = iron_exp2_approx(v9286);
+        v8538.x[3] = v9287;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v9225;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9295 = v596.x[1];
+        const float v9297 = fmaxf(v9295, v9233);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v9297;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9300 = v596.x[2];
+        const float v9302 = fmaxf(v9300, v9243);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v9302;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9305 = v596.x[3];
+        const float v9307 = fmaxf(v9305, v9253);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v9307;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9310 = v8488.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v9311 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9312 = -v9311;
+        const float v9313 = fmaf(v9310, v594, v9312);
+        const float v9314 = iron_exp2_approx(v9313);
+        v8488.x[0] = v9314;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9317 = v8488.x[1];
+        const float v9318 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9319 = -v9318;
+        const float v9320 = fmaf(v9317, v594, v9319);
+        const float v9321 = iron_exp2_approx(v9320);
+        v8488.x[1] = v9321;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9324 = v8488.x[2];
+        const float v9325 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9326 = -v9325;
+        const float v9327 = fmaf(v9324, v594, v9326);
+        const float v9328 = iron_exp2_approx(v9327);
+        v8488.x[2] = v9328;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9331 = v8488.x[3];
+        const float v9332 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9333 = -v9332;
+        const float v9334 = fmaf(v9331, v594, v9333);
+        const float v9335 = iron_exp2_approx(v9334);
+        v8488.x[3] = v9335;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9338 = v8488.x[4];
+        const float v9339 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9340 = -v9339;
+        const float v9341 = fmaf(v9338, v594, v9340);
+        const float v9342 = iron_exp2_approx(v9341);
+        v8488.x[4] = v9342;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9345 = v8488.x[5];
+        const float v9346 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9347 = -v9346;
+        const float v9348 = fmaf(v9345, v594, v9347);
+        const float v9349 = iron_exp2_approx(v9348);
+        v8488.x[5] = v9349;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9352 = v8488.x[6];
+        const float v9353 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9354 = -v9353;
+        const float v9355 = fmaf(v9352, v594, v9354);
+        const float v9356 = iron_exp2_approx(v9355);
+        v8488.x[6] = v9356;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9359 = v8488.x[7];
+        const float v9360 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9361 = -v9360;
+        const float v9362 = fmaf(v9359, v594, v9361);
+        const float v9363 = iron_exp2_approx(v9362);
+        v8488.x[7] = v9363;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9366 = v8488.x[8];
+        const float v9367 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9368 = -v9367;
+        const float v9369 = fmaf(v9366, v594, v9368);
+        const float v9370 = iron_exp2_approx(v9369);
+        v8488.x[8] = v9370;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9373 = v8488.x[9];
+        const float v9374 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9375 = -v9374;
+        const float v9376 = fmaf(v9373, v594, v9375);
+        const float v9377 = iron_exp2_approx(v9376);
+        v8488.x[9] = v9377;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9380 = v8488.x[10];
+        const float v9381 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9382 = -v9381;
+        const float v9383 = fmaf(v9380, v594, v9382);
+        const float v9384 = iron_exp2_approx(v9383);
+        v8488.x[10] = v9384;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9387 = v8488.x[11];
+        const float v9388 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9389 = -v9388;
+        const float v9390 = fmaf(v9387, v594, v9389);
+        const float v9391 = iron_exp2_approx(v9390);
+        v8488.x[11] = v9391;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9394 = v8488.x[12];
+        const float v9395 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9396 = -v9395;
+        const float v9397 = fmaf(v9394, v594, v9396);
+        const float v9398 = iron_exp2_approx(v9397);
+        v8488.x[12] = v9398;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9401 = v8488.x[13];
+        const float v9402 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9403 = -v9402;
+        const float v9404 = fmaf(v9401, v594, v9403);
+        const float v9405 = iron_exp2_approx(v9404);
+        v8488.x[13] = v9405;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9408 = v8488.x[14];
+        const float v9409 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9410 = -v9409;
+        const float v9411 = fmaf(v9408, v594, v9410);
+        const float v9412 = iron_exp2_approx(v9411);
+        v8488.x[14] = v9412;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9415 = v8488.x[15];
+        const float v9416 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9417 = -v9416;
+        const float v9418 = fmaf(v9415, v594, v9417);
+        const float v9419 = iron_exp2_approx(v9418);
+        v8488.x[15] = v9419;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9422 = v8488.x[16];
+        const float v9423 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9424 = -v9423;
+        const float v9425 = fmaf(v9422, v594, v9424);
+        const float v9426 = iron_exp2_approx(v9425);
+        v8488.x[16] = v9426;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9429 = v8488.x[17];
+        const float v9430 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9431 = -v9430;
+        const float v9432 = fmaf(v9429, v594, v9431);
+        const float v9433 = iron_exp2_approx(v9432);
+        v8488.x[17] = v9433;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9436 = v8488.x[18];
+        const float v9437 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9438 = -v9437;
+        const float v9439 = fmaf(v9436, v594, v9438);
+        const float v9440 = iron_exp2_approx(v9439);
+        v8488.x[18] = v9440;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9443 = v8488.x[19];
+        const float v9444 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9445 = -v9444;
+        const float v9446 = fmaf(v9443, v594, v9445);
+        const float v9447 = iron_exp2_approx(v9446);
+        v8488.x[19] = v9447;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9450 = v8488.x[20];
+        const float v9451 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9452 = -v9451;
+        const float v9453 = fmaf(v9450, v594, v9452);
+        const float v9454 = iron_exp2_approx(v9453);
+        v8488.x[20] = v9454;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9457 = v8488.x[21];
+        const float v9458 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9459 = -v9458;
+        const float v9460 = fmaf(v9457, v594, v9459);
+        const float v9461 = iron_exp2_approx(v9460);
+        v8488.x[21] = v9461;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9464 = v8488.x[22];
+        const float v9465 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9466 = -v9465;
+        const float v9467 = fmaf(v9464, v594, v9466);
+        const float v9468 = iron_exp2_approx(v9467);
+        v8488.x[22] = v9468;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9471 = v8488.x[23];
+        const float v9472 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9473 = -v9472;
+        const float v9474 = fmaf(v9471, v594, v9473);
+        const float v9475 = iron_exp2_approx(v9474);
+        v8488.x[23] = v9475;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9478 = v8488.x[24];
+        const float v9479 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9480 = -v9479;
+        const float v9481 = fmaf(v9478, v594, v9480);
+        const float v9482 = iron_exp2_approx(v9481);
+        v8488.x[24] = v9482;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9485 = v8488.x[25];
+        const float v9486 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9487 = -v9486;
+        const float v9488 = fmaf(v9485, v594, v9487);
+        const float v9489 = iron_exp2_approx(v9488);
+        v8488.x[25] = v9489;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9492 = v8488.x[26];
+        const float v9493 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9494 = -v9493;
+        const float v9495 = fmaf(v9492, v594, v9494);
+        const float v9496 = iron_exp2_approx(v9495);
+        v8488.x[26] = v9496;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9499 = v8488.x[27];
+        const float v9500 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9501 = -v9500;
+        const float v9502 = fmaf(v9499, v594, v9501);
+        const float v9503 = iron_exp2_approx(v9502);
+        v8488.x[27] = v9503;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9506 = v8488.x[28];
+        const float v9507 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9508 = -v9507;
+        const float v9509 = fmaf(v9506, v594, v9508);
+        const float v9510 = iron_exp2_approx(v9509);
+        v8488.x[28] = v9510;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9513 = v8488.x[29];
+        const float v9514 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9515 = -v9514;
+        const float v9516 = fmaf(v9513, v594, v9515);
+        const float v9517 = iron_exp2_approx(v9516);
+        v8488.x[29] = v9517;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9520 = v8488.x[30];
+        const float v9521 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9522 = -v9521;
+        const float v9523 = fmaf(v9520, v594, v9522);
+        const float v9524 = iron_exp2_approx(v9523);
+        v8488.x[30] = v9524;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9527 = v8488.x[31];
+        const float v9528 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9529 = -v9528;
+        const float v9530 = fmaf(v9527, v594, v9529);
+        const float v9531 = iron_exp2_approx(v9530);
+        v8488.x[31] = v9531;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v9533;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v9533, 0.0f);
+        iron_frag_row_reduce<true>(v9533, v8488);
+        const float v9536 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v9537 = v9533.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9538 = v8538.x[0];
+        const float v9539 = v9536 * v9538;
+        const float v9540 = v9539 + v9537;
+        v598.x[0] = v9540;  // kernels/sdpa/flash_tile.hpp:234
+        const float v9543 = v598.x[1];
+        const float v9544 = v9533.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9545 = v8538.x[1];
+        const float v9546 = v9543 * v9545;
+        const float v9547 = v9546 + v9544;
+        v598.x[1] = v9547;  // kernels/sdpa/flash_tile.hpp:234
+        const float v9550 = v598.x[2];
+        const float v9551 = v9533.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9552 = v8538.x[2];
+        const float v9553 = v9550 * v9552;
+        const float v9554 = v9553 + v9551;
+        v598.x[2] = v9554;  // kernels/sdpa/flash_tile.hpp:234
+        const float v9557 = v598.x[3];
+        const float v9558 = v9533.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9559 = v8538.x[3];
+        const float v9560 = v9557 * v9559;
+        const float v9561 = v9560 + v9558;
+        v598.x[3] = v9561;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v9556 = v7974 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v9564 = v7974 + v18;
-        const bool v9565 = v9564 <= v549;
-        const bool v9566 = v556 || v9565;
-        const bool v9567 = v9556 && v9566;
-        const bool v9569 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v9570 = v7967 + v7;
-        const unsigned int v9571 = v9570 + v18;
-        const unsigned int v9572 = v546 + v37;
-        const bool v9573 = v9572 <= v9571;
-        const bool v9574 = v9569 || v9573;
-        const bool v9575 = v9567 && v9574;  // kernels/sdpa/flash_tile.hpp:182
-        if (v9575) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v9578 = v8480.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v9579 = v9578 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[0] = v9579;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9582 = v8480.x[1];
-          const float v9583 = v9582 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[1] = v9583;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9586 = v8480.x[2];
+        const bool v9564 = v7982 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v9572 = v7982 + v18;
+        const bool v9573 = v9572 <= v549;
+        const bool v9574 = v556 || v9573;
+        const bool v9575 = v9564 && v9574;
+        const bool v9577 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v9578 = v7975 + v7;
+        const unsigned int v9579 = v9578 + v18;
+        const unsigned int v9580 = v546 + v37;
+        const bool v9581 = v9580 <= v9579;
+        const bool v9582 = v9577 || v9581;
+        const bool v9583 = v9575 && v9582;  // kernels/sdpa/flash_tile.hpp:182
+        if (v9583) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v9586 = v8488.x[0];  // kernels/sdpa/flash_tile.hpp:186
           const float v9587 = v9586 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[2] = v9587;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9590 = v8480.x[3];
+          v8488.x[0] = v9587;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9590 = v8488.x[1];
           const float v9591 = v9590 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[3] = v9591;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9594 = v8480.x[4];
+          v8488.x[1] = v9591;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9594 = v8488.x[2];
           const float v9595 = v9594 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[4] = v9595;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9598 = v8480.x[5];
+          v8488.x[2] = v9595;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9598 = v8488.x[3];
           const float v9599 = v9598 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[5] = v9599;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9602 = v8480.x[6];
+          v8488.x[3] = v9599;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9602 = v8488.x[4];
           const float v9603 = v9602 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[6] = v9603;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9606 = v8480.x[7];
+          v8488.x[4] = v9603;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9606 = v8488.x[5];
           const float v9607 = v9606 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[7] = v9607;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9610 = v8480.x[8];
+          v8488.x[5] = v9607;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9610 = v8488.x[6];
           const float v9611 = v9610 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[8] = v9611;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9614 = v8480.x[9];
+          v8488.x[6] = v9611;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9614 = v8488.x[7];
           const float v9615 = v9614 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[9] = v9615;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9618 = v8480.x[10];
+          v8488.x[7] = v9615;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9618 = v8488.x[8];
           const float v9619 = v9618 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[10] = v9619;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9622 = v8480.x[11];
+          v8488.x[8] = v9619;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9622 = v8488.x[9];
           const float v9623 = v9622 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[11] = v9623;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9626 = v8480.x[12];
+          v8488.x[9] = v9623;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9626 = v8488.x[10];
           const float v9627 = v9626 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[12] = v9627;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9630 = v8480.x[13];
+          v8488.x[10] = v9627;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9630 = v8488.x[11];
           const float v9631 = v9630 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[13] = v9631;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9634 = v8480.x[14];
+          v8488.x[11] = v9631;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9634 = v8488.x[12];
           const float v9635 = v9634 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[14] = v9635;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9638 = v8480.x[15];
+          v8488.x[12] = v9635;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9638 = v8488.x[13];
           const float v9639 = v9638 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[15] = v9639;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9642 = v8480.x[16];
+          v8488.x[13] = v9639;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9642 = v8488.x[14];
           const float v9643 = v9642 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[16] = v9643;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9646 = v8480.x[17];
+          v8488.x[14] = v9643;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9646 = v8488.x[15];
           const float v9647 = v9646 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[17] = v9647;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9650 = v8480.x[18];
+          v8488.x[15] = v9647;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9650 = v8488.x[16];
           const float v9651 = v9650 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[18] = v9651;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9654 = v8480.x[19];
+          v8488.x[16] = v9651;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9654 = v8488.x[17];
           const float v9655 = v9654 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[19] = v9655;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9658 = v8480.x[20];
+          v8488.x[17] = v9655;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9658 = v8488.x[18];
           const float v9659 = v9658 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[20] = v9659;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9662 = v8480.x[21];
+          v8488.x[18] = v9659;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9662 = v8488.x[19];
           const float v9663 = v9662 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[21] = v9663;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9666 = v8480.x[22];
+          v8488.x[19] = v9663;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9666 = v8488.x[20];
           const float v9667 = v9666 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[22] = v9667;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9670 = v8480.x[23];
+          v8488.x[20] = v9667;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9670 = v8488.x[21];
           const float v9671 = v9670 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[23] = v9671;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9674 = v8480.x[24];
+          v8488.x[21] = v9671;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9674 = v8488.x[22];
           const float v9675 = v9674 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[24] = v9675;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9678 = v8480.x[25];
+          v8488.x[22] = v9675;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9678 = v8488.x[23];
           const float v9679 = v9678 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[25] = v9679;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9682 = v8480.x[26];
+          v8488.x[23] = v9679;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9682 = v8488.x[24];
           const float v9683 = v9682 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[26] = v9683;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9686 = v8480.x[27];
+          v8488.x[24] = v9683;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9686 = v8488.x[25];
           const float v9687 = v9686 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[27] = v9687;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9690 = v8480.x[28];
+          v8488.x[25] = v9687;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9690 = v8488.x[26];
           const float v9691 = v9690 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[28] = v9691;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9694 = v8480.x[29];
+          v8488.x[26] = v9691;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9694 = v8488.x[27];
           const float v9695 = v9694 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[29] = v9695;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9698 = v8480.x[30];
+          v8488.x[27] = v9695;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9698 = v8488.x[28];
           const float v9699 = v9698 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[30] = v9699;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9702 = v8480.x[31];
+          v8488.x[28] = v9699;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9702 = v8488.x[29];
           const float v9703 = v9702 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8480.x[31] = v9703;  // kernels/sdpa/flash_tile.hpp:186
+          v8488.x[29] = v9703;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9706 = v8488.x[30];
+          const float v9707 = v9706 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v8488.x[30] = v9707;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9710 = v8488.x[31];
+          const float v9711 = v9710 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v8488.x[31] = v9711;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v9705;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v9705, 0.0f);
-          iron_frag<float, 2, 16, 8> v9707;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v9707, 0.0f);
-          const unsigned int v9709 = static_cast<unsigned int>(v9705.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9711 = v46 + v9709;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9713 = v9711 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9714 = v9713 + 1u;
-          const unsigned int v9716 = v9714 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9725 = v9716 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9729 = v9714 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9730 = v562 && v9729;
-          const unsigned int v9731 = v9730 ? v9725 : v47;
-          const unsigned int v9734 = v9731 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9735 = min(v9734, 64u);
-          const bool v9736 = v9731 > v7967;
-          const unsigned int v9737 = v9736 ? v9735 : v47;
-          const float v9738 = __uint_as_float(v9737);
-          v9705.x[0] = v9738;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9740 = static_cast<unsigned int>(v9705.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9742 = v46 + v9740;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9744 = v9742 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9745 = v9744 + 1u;
-          const unsigned int v9747 = v9745 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9756 = v9747 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9760 = v9745 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9761 = v562 && v9760;
-          const unsigned int v9762 = v9761 ? v9756 : v47;
-          const unsigned int v9765 = v9762 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9766 = min(v9765, 64u);
-          const bool v9767 = v9762 > v7967;
-          const unsigned int v9768 = v9767 ? v9766 : v47;
-          const float v9769 = __uint_as_float(v9768);
-          v9705.x[1] = v9769;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9771 = static_cast<unsigned int>(v9705.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9773 = v46 + v9771;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9775 = v9773 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9776 = v9775 + 1u;
-          const unsigned int v9778 = v9776 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9787 = v9778 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9791 = v9776 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9792 = v562 && v9791;
-          const unsigned int v9793 = v9792 ? v9787 : v47;
-          const unsigned int v9796 = v9793 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9797 = min(v9796, 64u);
-          const bool v9798 = v9793 > v7967;
-          const unsigned int v9799 = v9798 ? v9797 : v47;
-          const float v9800 = __uint_as_float(v9799);
-          v9705.x[2] = v9800;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9802 = static_cast<unsigned int>(v9705.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9804 = v46 + v9802;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9806 = v9804 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9807 = v9806 + 1u;
-          const unsigned int v9809 = v9807 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9818 = v9809 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9822 = v9807 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9823 = v562 && v9822;
-          const unsigned int v9824 = v9823 ? v9818 : v47;
-          const unsigned int v9827 = v9824 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9828 = min(v9827, 64u);
-          const bool v9829 = v9824 > v7967;
-          const unsigned int v9830 = v9829 ? v9828 : v47;
-          const float v9831 = __uint_as_float(v9830);
-          v9705.x[3] = v9831;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9833 = static_cast<unsigned int>(v9707.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9835 = v46 + v9833;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9837 = v9835 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9838 = v9837 + 1u;
-          const unsigned int v9840 = v9838 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9841 = min(v37, v9840);
-          const bool v9842 = v9838 > v18;
-          const unsigned int v9843 = v9842 ? v9841 : v47;
-          const unsigned int v9846 = v556 ? v37 : v9843;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9858 = v9846 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9859 = min(v9858, 64u);
-          const bool v9860 = v9846 > v7967;
-          const unsigned int v9861 = v9860 ? v9859 : v47;
-          const float v9862 = __uint_as_float(v9861);
-          v9707.x[0] = v9862;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9864 = static_cast<unsigned int>(v9707.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9866 = v46 + v9864;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9868 = v9866 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9869 = v9868 + 1u;
-          const unsigned int v9871 = v9869 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9872 = min(v37, v9871);
-          const bool v9873 = v9869 > v18;
-          const unsigned int v9874 = v9873 ? v9872 : v47;
-          const unsigned int v9877 = v556 ? v37 : v9874;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9889 = v9877 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9890 = min(v9889, 64u);
-          const bool v9891 = v9877 > v7967;
-          const unsigned int v9892 = v9891 ? v9890 : v47;
-          const float v9893 = __uint_as_float(v9892);
-          v9707.x[1] = v9893;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9895 = static_cast<unsigned int>(v9707.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9897 = v46 + v9895;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9899 = v9897 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9900 = v9899 + 1u;
-          const unsigned int v9902 = v9900 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9903 = min(v37, v9902);
-          const bool v9904 = v9900 > v18;
-          const unsigned int v9905 = v9904 ? v9903 : v47;
-          const unsigned int v9908 = v556 ? v37 : v9905;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9920 = v9908 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9921 = min(v9920, 64u);
-          const bool v9922 = v9908 > v7967;
-          const unsigned int v9923 = v9922 ? v9921 : v47;
-          const float v9924 = __uint_as_float(v9923);
-          v9707.x[2] = v9924;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9926 = static_cast<unsigned int>(v9707.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9928 = v46 + v9926;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9930 = v9928 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9931 = v9930 + 1u;
-          const unsigned int v9933 = v9931 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9934 = min(v37, v9933);
-          const bool v9935 = v9931 > v18;
-          const unsigned int v9936 = v9935 ? v9934 : v47;
-          const unsigned int v9939 = v556 ? v37 : v9936;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9951 = v9939 - v7967;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9952 = min(v9951, 64u);
-          const bool v9953 = v9939 > v7967;
-          const unsigned int v9954 = v9953 ? v9952 : v47;
-          const float v9955 = __uint_as_float(v9954);
-          v9707.x[3] = v9955;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9956 = static_cast<unsigned int>(v8480.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v9958 = v8480.x[0];
-          const float v9959 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9960 = __float_as_uint(v9959);
-          const bool v9961 = v9956 >= v9960;
-          const float v9962 = v9707.x[0];
-          const unsigned int v9963 = __float_as_uint(v9962);
-          const bool v9964 = v9956 < v9963;
-          const bool v9965 = v9961 && v9964;
-          const float v9967 = v9958 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v9968 = v9965 ? v9967 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[0] = v9968;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9969 = static_cast<unsigned int>(v8480.col(1, iron_linear_thread() & 31u));
-          const float v9971 = v8480.x[1];
-          const float v9972 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9973 = __float_as_uint(v9972);
-          const bool v9974 = v9969 >= v9973;
-          const float v9975 = v9707.x[0];
-          const unsigned int v9976 = __float_as_uint(v9975);
-          const bool v9977 = v9969 < v9976;
-          const bool v9978 = v9974 && v9977;
-          const float v9980 = v9971 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v9981 = v9978 ? v9980 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[1] = v9981;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9982 = static_cast<unsigned int>(v8480.col(2, iron_linear_thread() & 31u));
-          const float v9984 = v8480.x[2];
-          const float v9985 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9986 = __float_as_uint(v9985);
-          const bool v9987 = v9982 >= v9986;
-          const float v9988 = v9707.x[2];
-          const unsigned int v9989 = __float_as_uint(v9988);
-          const bool v9990 = v9982 < v9989;
-          const bool v9991 = v9987 && v9990;
-          const float v9993 = v9984 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v9994 = v9991 ? v9993 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[2] = v9994;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9995 = static_cast<unsigned int>(v8480.col(3, iron_linear_thread() & 31u));
-          const float v9997 = v8480.x[3];
-          const float v9998 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9999 = __float_as_uint(v9998);
-          const bool v10000 = v9995 >= v9999;
-          const float v10001 = v9707.x[2];
-          const unsigned int v10002 = __float_as_uint(v10001);
-          const bool v10003 = v9995 < v10002;
-          const bool v10004 = v10000 && v10003;
-          const float v10006 = v9997 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10007 = v10004 ? v10006 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[3] = v10007;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10008 = static_cast<unsigned int>(v8480.col(4, iron_linear_thread() & 31u));
-          const float v10010 = v8480.x[4];
-          const float v10011 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10012 = __float_as_uint(v10011);
-          const bool v10013 = v10008 >= v10012;
-          const float v10014 = v9707.x[0];
-          const unsigned int v10015 = __float_as_uint(v10014);
-          const bool v10016 = v10008 < v10015;
-          const bool v10017 = v10013 && v10016;
-          const float v10019 = v10010 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10020 = v10017 ? v10019 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[4] = v10020;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10021 = static_cast<unsigned int>(v8480.col(5, iron_linear_thread() & 31u));
-          const float v10023 = v8480.x[5];
-          const float v10024 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10025 = __float_as_uint(v10024);
-          const bool v10026 = v10021 >= v10025;
-          const float v10027 = v9707.x[0];
-          const unsigned int v10028 = __float_as_uint(v10027);
-          const bool v10029 = v10021 < v10028;
-          const bool v10030 = v10026 && v10029;
-          const float v10032 = v10023 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10033 = v10030 ? v10032 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[5] = v10033;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10034 = static_cast<unsigned int>(v8480.col(6, iron_linear_thread() & 31u));
-          const float v10036 = v8480.x[6];
-          const float v10037 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10038 = __float_as_uint(v10037);
-          const bool v10039 = v10034 >= v10038;
-          const float v10040 = v9707.x[2];
-          const unsigned int v10041 = __float_as_uint(v10040);
-          const bool v10042 = v10034 < v10041;
-          const bool v10043 = v10039 && v10042;
-          const float v10045 = v10036 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10046 = v10043 ? v10045 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[6] = v10046;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10047 = static_cast<unsigned int>(v8480.col(7, iron_linear_thread() & 31u));
-          const float v10049 = v8480.x[7];
-          const float v10050 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10051 = __float_as_uint(v10050);
-          const bool v10052 = v10047 >= v10051;
-          const float v10053 = v9707.x[2];
-          const unsigned int v10054 = __float_as_uint(v10053);
-          const bool v10055 = v10047 < v10054;
-          const bool v10056 = v10052 && v10055;
-          const float v10058 = v10049 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10059 = v10056 ? v10058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[7] = v10059;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10060 = static_cast<unsigned int>(v8480.col(8, iron_linear_thread() & 31u));
-          const float v10062 = v8480.x[8];
-          const float v10063 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10064 = __float_as_uint(v10063);
-          const bool v10065 = v10060 >= v10064;
-          const float v10066 = v9707.x[0];
-          const unsigned int v10067 = __float_as_uint(v10066);
-          const bool v10068 = v10060 < v10067;
-          const bool v10069 = v10065 && v10068;
-          const float v10071 = v10062 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10072 = v10069 ? v10071 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[8] = v10072;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10073 = static_cast<unsigned int>(v8480.col(9, iron_linear_thread() & 31u));
-          const float v10075 = v8480.x[9];
-          const float v10076 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10077 = __float_as_uint(v10076);
-          const bool v10078 = v10073 >= v10077;
-          const float v10079 = v9707.x[0];
-          const unsigned int v10080 = __float_as_uint(v10079);
-          const bool v10081 = v10073 < v10080;
-          const bool v10082 = v10078 && v10081;
-          const float v10084 = v10075 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10085 = v10082 ? v10084 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[9] = v10085;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10086 = static_cast<unsigned int>(v8480.col(10, iron_linear_thread() & 31u));
-          const float v10088 = v8480.x[10];
-          const float v10089 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10090 = __float_as_uint(v10089);
-          const bool v10091 = v10086 >= v10090;
-          const float v10092 = v9707.x[2];
-          const unsigned int v10093 = __float_as_uint(v10092);
-          const bool v10094 = v10086 < v10093;
-          const bool v10095 = v10091 && v10094;
-          const float v10097 = v10088 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10098 = v10095 ? v10097 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[10] = v10098;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10099 = static_cast<unsigned int>(v8480.col(11, iron_linear_thread() & 31u));
-          const float v10101 = v8480.x[11];
-          const float v10102 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10103 = __float_as_uint(v10102);
-          const bool v10104 = v10099 >= v10103;
-          const float v10105 = v9707.x[2];
-          const unsigned int v10106 = __float_as_uint(v10105);
-          const bool v10107 = v10099 < v10106;
-          const bool v10108 = v10104 && v10107;
-          const float v10110 = v10101 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10111 = v10108 ? v10110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[11] = v10111;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10112 = static_cast<unsigned int>(v8480.col(12, iron_linear_thread() & 31u));
-          const float v10114 = v8480.x[12];
-          const float v10115 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10116 = __float_as_uint(v10115);
-          const bool v10117 = v10112 >= v10116;
-          const float v10118 = v9707.x[0];
-          const unsigned int v10119 = __float_as_uint(v10118);
-          const bool v10120 = v10112 < v10119;
-          const bool v10121 = v10117 && v10120;
-          const float v10123 = v10114 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10124 = v10121 ? v10123 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[12] = v10124;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10125 = static_cast<unsigned int>(v8480.col(13, iron_linear_thread() & 31u));
-          const float v10127 = v8480.x[13];
-          const float v10128 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10129 = __float_as_uint(v10128);
-          const bool v10130 = v10125 >= v10129;
-          const float v10131 = v9707.x[0];
-          const unsigned int v10132 = __float_as_uint(v10131);
-          const bool v10133 = v10125 < v10132;
-          const bool v10134 = v10130 && v10133;
-          const float v10136 = v10127 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10137 = v10134 ? v10136 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[13] = v10137;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10138 = static_cast<unsigned int>(v8480.col(14, iron_linear_thread() & 31u));
-          const float v10140 = v8480.x[14];
-          const float v10141 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10142 = __float_as_uint(v10141);
-          const bool v10143 = v10138 >= v10142;
-          const float v10144 = v9707.x[2];
-          const unsigned int v10145 = __float_as_uint(v10144);
-          const bool v10146 = v10138 < v10145;
-          const bool v10147 = v10143 && v10146;
-          const float v10149 = v10140 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10150 = v10147 ? v10149 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[14] = v10150;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10151 = static_cast<unsigned int>(v8480.col(15, iron_linear_thread() & 31u));
-          const float v10153 = v8480.x[15];
-          const float v10154 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10155 = __float_as_uint(v10154);
-          const bool v10156 = v10151 >= v10155;
-          const float v10157 = v9707.x[2];
-          const unsigned int v10158 = __float_as_uint(v10157);
-          const bool v10159 = v10151 < v10158;
-          const bool v10160 = v10156 && v10159;
-          const float v10162 = v10153 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10163 = v10160 ? v10162 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[15] = v10163;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10164 = static_cast<unsigned int>(v8480.col(16, iron_linear_thread() & 31u));
-          const float v10166 = v8480.x[16];
-          const float v10167 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10168 = __float_as_uint(v10167);
-          const bool v10169 = v10164 >= v10168;
-          const float v10170 = v9707.x[0];
-          const unsigned int v10171 = __float_as_uint(v10170);
-          const bool v10172 = v10164 < v10171;
-          const bool v10173 = v10169 && v10172;
-          const float v10175 = v10166 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10176 = v10173 ? v10175 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[16] = v10176;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10177 = static_cast<unsigned int>(v8480.col(17, iron_linear_thread() & 31u));
-          const float v10179 = v8480.x[17];
-          const float v10180 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10181 = __float_as_uint(v10180);
-          const bool v10182 = v10177 >= v10181;
-          const float v10183 = v9707.x[0];
-          const unsigned int v10184 = __float_as_uint(v10183);
-          const bool v10185 = v10177 < v10184;
-          const bool v10186 = v10182 && v10185;
-          const float v10188 = v10179 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10189 = v10186 ? v10188 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[17] = v10189;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10190 = static_cast<unsigned int>(v8480.col(18, iron_linear_thread() & 31u));
-          const float v10192 = v8480.x[18];
-          const float v10193 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10194 = __float_as_uint(v10193);
-          const bool v10195 = v10190 >= v10194;
-          const float v10196 = v9707.x[2];
-          const unsigned int v10197 = __float_as_uint(v10196);
-          const bool v10198 = v10190 < v10197;
-          const bool v10199 = v10195 && v10198;
-          const float v10201 = v10192 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10202 = v10199 ? v10201 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[18] = v10202;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10203 = static_cast<unsigned int>(v8480.col(19, iron_linear_thread() & 31u));
-          const float v10205 = v8480.x[19];
-          const float v10206 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10207 = __float_as_uint(v10206);
-          const bool v10208 = v10203 >= v10207;
-          const float v10209 = v9707.x[2];
-          const unsigned int v10210 = __float_as_uint(v10209);
-          const bool v10211 = v10203 < v10210;
-          const bool v10212 = v10208 && v10211;
-          const float v10214 = v10205 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10215 = v10212 ? v10214 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[19] = v10215;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10216 = static_cast<unsigned int>(v8480.col(20, iron_linear_thread() & 31u));
-          const float v10218 = v8480.x[20];
-          const float v10219 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10220 = __float_as_uint(v10219);
-          const bool v10221 = v10216 >= v10220;
-          const float v10222 = v9707.x[0];
-          const unsigned int v10223 = __float_as_uint(v10222);
-          const bool v10224 = v10216 < v10223;
-          const bool v10225 = v10221 && v10224;
-          const float v10227 = v10218 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10228 = v10225 ? v10227 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[20] = v10228;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10229 = static_cast<unsigned int>(v8480.col(21, iron_linear_thread() & 31u));
-          const float v10231 = v8480.x[21];
-          const float v10232 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10233 = __float_as_uint(v10232);
-          const bool v10234 = v10229 >= v10233;
-          const float v10235 = v9707.x[0];
-          const unsigned int v10236 = __float_as_uint(v10235);
-          const bool v10237 = v10229 < v10236;
-          const bool v10238 = v10234 && v10237;
-          const float v10240 = v10231 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10241 = v10238 ? v10240 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[21] = v10241;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10242 = static_cast<unsigned int>(v8480.col(22, iron_linear_thread() & 31u));
-          const float v10244 = v8480.x[22];
-          const float v10245 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10246 = __float_as_uint(v10245);
-          const bool v10247 = v10242 >= v10246;
-          const float v10248 = v9707.x[2];
-          const unsigned int v10249 = __float_as_uint(v10248);
-          const bool v10250 = v10242 < v10249;
-          const bool v10251 = v10247 && v10250;
-          const float v10253 = v10244 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10254 = v10251 ? v10253 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[22] = v10254;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10255 = static_cast<unsigned int>(v8480.col(23, iron_linear_thread() & 31u));
-          const float v10257 = v8480.x[23];
-          const float v10258 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10259 = __float_as_uint(v10258);
-          const bool v10260 = v10255 >= v10259;
-          const float v10261 = v9707.x[2];
-          const unsigned int v10262 = __float_as_uint(v10261);
-          const bool v10263 = v10255 < v10262;
-          const bool v10264 = v10260 && v10263;
-          const float v10266 = v10257 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10267 = v10264 ? v10266 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[23] = v10267;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10268 = static_cast<unsigned int>(v8480.col(24, iron_linear_thread() & 31u));
-          const float v10270 = v8480.x[24];
-          const float v10271 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10272 = __float_as_uint(v10271);
-          const bool v10273 = v10268 >= v10272;
-          const float v10274 = v9707.x[0];
-          const unsigned int v10275 = __float_as_uint(v10274);
-          const bool v10276 = v10268 < v10275;
-          const bool v10277 = v10273 && v10276;
-          const float v10279 = v10270 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10280 = v10277 ? v10279 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[24] = v10280;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10281 = static_cast<unsigned int>(v8480.col(25, iron_linear_thread() & 31u));
-          const float v10283 = v8480.x[25];
-          const float v10284 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10285 = __float_as_uint(v10284);
-          const bool v10286 = v10281 >= v10285;
-          const float v10287 = v9707.x[0];
-          const unsigned int v10288 = __float_as_uint(v10287);
-          const bool v10289 = v10281 < v10288;
-          const bool v10290 = v10286 && v10289;
-          const float v10292 = v10283 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10293 = v10290 ? v10292 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[25] = v10293;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10294 = static_cast<unsigned int>(v8480.col(26, iron_linear_thread() & 31u));
-          const float v10296 = v8480.x[26];
-          const float v10297 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10298 = __float_as_uint(v10297);
-          const bool v10299 = v10294 >= v10298;
-          const float v10300 = v9707.x[2];
-          const unsigned int v10301 = __float_as_uint(v10300);
-          const bool v10302 = v10294 < v10301;
-          const bool v10303 = v10299 && v10302;
-          const float v10305 = v10296 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10306 = v10303 ? v10305 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[26] = v10306;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10307 = static_cast<unsigned int>(v8480.col(27, iron_linear_thread() & 31u));
-          const float v10309 = v8480.x[27];
-          const float v10310 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10311 = __float_as_uint(v10310);
-          const bool v10312 = v10307 >= v10311;
-          const float v10313 = v9707.x[2];
-          const unsigned int v10314 = __float_as_uint(v10313);
-          const bool v10315 = v10307 < v10314;
-          const bool v10316 = v10312 && v10315;
-          const float v10318 = v10309 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10319 = v10316 ? v10318 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[27] = v10319;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10320 = static_cast<unsigned int>(v8480.col(28, iron_linear_thread() & 31u));
-          const float v10322 = v8480.x[28];
-          const float v10323 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10324 = __float_as_uint(v10323);
-          const bool v10325 = v10320 >= v10324;
-          const float v10326 = v9707.x[0];
-          const unsigned int v10327 = __float_as_uint(v10326);
-          const bool v10328 = v10320 < v10327;
-          const bool v10329 = v10325 && v10328;
-          const float v10331 = v10322 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10332 = v10329 ? v10331 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[28] = v10332;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10333 = static_cast<unsigned int>(v8480.col(29, iron_linear_thread() & 31u));
-          const float v10335 = v8480.x[29];
-          const float v10336 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10337 = __float_as_uint(v10336);
-          const bool v10338 = v10333 >= v10337;
-          const float v10339 = v9707.x[0];
-          const unsigned int v10340 = __float_as_uint(v10339);
-          const bool v10341 = v10333 < v10340;
-          const bool v10342 = v10338 && v10341;
-          const float v10344 = v10335 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10345 = v10342 ? v10344 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[29] = v10345;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10346 = static_cast<unsigned int>(v8480.col(30, iron_linear_thread() & 31u));
-          const float v10348 = v8480.x[30];
-          const float v10349 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10350 = __float_as_uint(v10349);
-          const bool v10351 = v10346 >= v10350;
-          const float v10352 = v9707.x[2];
-          const unsigned int v10353 = __float_as_uint(v10352);
-          const bool v10354 = v10346 < v10353;
-          const bool v10355 = v10351 && v10354;
-          const float v10357 = v10348 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10358 = v10355 ? v10357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[30] = v10358;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10359 = static_cast<unsigned int>(v8480.col(31, iron_linear_thread() & 31u));
-          const float v10361 = v8480.x[31];
-          const float v10362 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10363 = __float_as_uint(v10362);
-          const bool v10364 = v10359 >= v10363;
-          const float v10365 = v9707.x[2];
-          const unsigned int v10366 = __float_as_uint(v10365);
-          const bool v10367 = v10359 < v10366;
-          const bool v10368 = v10364 && v10367;
-          const float v10370 = v10361 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10371 = v10368 ? v10370 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8480.x[31] = v10371;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v9713;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v9713, 0.0f);
+          iron_frag<float, 2, 16, 8> v9715;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v9715, 0.0f);
+          const unsigned int v9717 = static_cast<unsigned int>(v9713.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9719 = v46 + v9717;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9721 = v9719 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9722 = v9721 + 1u;
+          const unsigned int v9724 = v9722 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9733 = v9724 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9737 = v9722 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9738 = v562 && v9737;
+          const unsigned int v9739 = v9738 ? v9733 : v47;
+          const unsigned int v9742 = v9739 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9743 = min(v9742, 64u);
+          const bool v9744 = v9739 > v7975;
+          const unsigned int v9745 = v9744 ? v9743 : v47;
+          const float v9746 = __uint_as_float(v9745);
+          v9713.x[0] = v9746;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9748 = static_cast<unsigned int>(v9713.row(1, iron_linear_thread() & 31u));
+          const unsigned int v9750 = v46 + v9748;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9752 = v9750 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9753 = v9752 + 1u;
+          const unsigned int v9755 = v9753 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9764 = v9755 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9768 = v9753 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9769 = v562 && v9768;
+          const unsigned int v9770 = v9769 ? v9764 : v47;
+          const unsigned int v9773 = v9770 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9774 = min(v9773, 64u);
+          const bool v9775 = v9770 > v7975;
+          const unsigned int v9776 = v9775 ? v9774 : v47;
+          const float v9777 = __uint_as_float(v9776);
+          v9713.x[1] = v9777;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9779 = static_cast<unsigned int>(v9713.row(2, iron_linear_thread() & 31u));
+          const unsigned int v9781 = v46 + v9779;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9783 = v9781 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9784 = v9783 + 1u;
+          const unsigned int v9786 = v9784 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9795 = v9786 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9799 = v9784 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9800 = v562 && v9799;
+          const unsigned int v9801 = v9800 ? v9795 : v47;
+          const unsigned int v9804 = v9801 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9805 = min(v9804, 64u);
+          const bool v9806 = v9801 > v7975;
+          const unsigned int v9807 = v9806 ? v9805 : v47;
+          const float v9808 = __uint_as_float(v9807);
+          v9713.x[2] = v9808;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9810 = static_cast<unsigned int>(v9713.row(3, iron_linear_thread() & 31u));
+          const unsigned int v9812 = v46 + v9810;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9814 = v9812 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9815 = v9814 + 1u;
+          const unsigned int v9817 = v9815 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9826 = v9817 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9830 = v9815 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9831 = v562 && v9830;
+          const unsigned int v9832 = v9831 ? v9826 : v47;
+          const unsigned int v9835 = v9832 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9836 = min(v9835, 64u);
+          const bool v9837 = v9832 > v7975;
+          const unsigned int v9838 = v9837 ? v9836 : v47;
+          const float v9839 = __uint_as_float(v9838);
+          v9713.x[3] = v9839;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9841 = static_cast<unsigned int>(v9715.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9843 = v46 + v9841;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9845 = v9843 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9846 = v9845 + 1u;
+          const unsigned int v9848 = v9846 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9849 = min(v37, v9848);
+          const bool v9850 = v9846 > v18;
+          const unsigned int v9851 = v9850 ? v9849 : v47;
+          const unsigned int v9854 = v556 ? v37 : v9851;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9866 = v9854 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9867 = min(v9866, 64u);
+          const bool v9868 = v9854 > v7975;
+          const unsigned int v9869 = v9868 ? v9867 : v47;
+          const float v9870 = __uint_as_float(v9869);
+          v9715.x[0] = v9870;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9872 = static_cast<unsigned int>(v9715.row(1, iron_linear_thread() & 31u));
+          const unsigned int v9874 = v46 + v9872;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9876 = v9874 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9877 = v9876 + 1u;
+          const unsigned int v9879 = v9877 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9880 = min(v37, v9879);
+          const bool v9881 = v9877 > v18;
+          const unsigned int v9882 = v9881 ? v9880 : v47;
+          const unsigned int v9885 = v556 ? v37 : v9882;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9897 = v9885 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9898 = min(v9897, 64u);
+          const bool v9899 = v9885 > v7975;
+          const unsigned int v9900 = v9899 ? v9898 : v47;
+          const float v9901 = __uint_as_float(v9900);
+          v9715.x[1] = v9901;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9903 = static_cast<unsigned int>(v9715.row(2, iron_linear_thread() & 31u));
+          const unsigned int v9905 = v46 + v9903;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9907 = v9905 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9908 = v9907 + 1u;
+          const unsigned int v9910 = v9908 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9911 = min(v37, v9910);
+          const bool v9912 = v9908 > v18;
+          const unsigned int v9913 = v9912 ? v9911 : v47;
+          const unsigned int v9916 = v556 ? v37 : v9913;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9928 = v9916 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9929 = min(v9928, 64u);
+          const bool v9930 = v9916 > v7975;
+          const unsigned int v9931 = v9930 ? v9929 : v47;
+          const float v9932 = __uint_as_float(v9931);
+          v9715.x[2] = v9932;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9934 = static_cast<unsigned int>(v9715.row(3, iron_linear_thread() & 31u));
+          const unsigned int v9936 = v46 + v9934;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9938 = v9936 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9939 = v9938 + 1u;
+          const unsigned int v9941 = v9939 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9942 = min(v37, v9941);
+          const bool v9943 = v9939 > v18;
+          const unsigned int v9944 = v9943 ? v9942 : v47;
+          const unsigned int v9947 = v556 ? v37 : v9944;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9959 = v9947 - v7975;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9960 = min(v9959, 64u);
+          const bool v9961 = v9947 > v7975;
+          const unsigned int v9962 = v9961 ? v9960 : v47;
+          const float v9963 = __uint_as_float(v9962);
+          v9715.x[3] = v9963;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9964 = static_cast<unsigned int>(v8488.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v9966 = v8488.x[0];
+          const float v9967 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9968 = __float_as_uint(v9967);
+          const bool v9969 = v9964 >= v9968;
+          const float v9970 = v9715.x[0];
+          const unsigned int v9971 = __float_as_uint(v9970);
+          const bool v9972 = v9964 < v9971;
+          const bool v9973 = v9969 && v9972;
+          const float v9975 = v9966 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v9976 = v9973 ? v9975 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[0] = v9976;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9977 = static_cast<unsigned int>(v8488.col(1, iron_linear_thread() & 31u));
+          const float v9979 = v8488.x[1];
+          const float v9980 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9981 = __float_as_uint(v9980);
+          const bool v9982 = v9977 >= v9981;
+          const float v9983 = v9715.x[0];
+          const unsigned int v9984 = __float_as_uint(v9983);
+          const bool v9985 = v9977 < v9984;
+          const bool v9986 = v9982 && v9985;
+          const float v9988 = v9979 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v9989 = v9986 ? v9988 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[1] = v9989;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9990 = static_cast<unsigned int>(v8488.col(2, iron_linear_thread() & 31u));
+          const float v9992 = v8488.x[2];
+          const float v9993 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9994 = __float_as_uint(v9993);
+          const bool v9995 = v9990 >= v9994;
+          const float v9996 = v9715.x[2];
+          const unsigned int v9997 = __float_as_uint(v9996);
+          const bool v9998 = v9990 < v9997;
+          const bool v9999 = v9995 && v9998;
+          const float v10001 = v9992 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10002 = v9999 ? v10001 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[2] = v10002;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10003 = static_cast<unsigned int>(v8488.col(3, iron_linear_thread() & 31u));
+          const float v10005 = v8488.x[3];
+          const float v10006 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10007 = __float_as_uint(v10006);
+          const bool v10008 = v10003 >= v10007;
+          const float v10009 = v9715.x[2];
+          const unsigned int v10010 = __float_as_uint(v10009);
+          const bool v10011 = v10003 < v10010;
+          const bool v10012 = v10008 && v10011;
+          const float v10014 = v10005 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10015 = v10012 ? v10014 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[3] = v10015;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10016 = static_cast<unsigned int>(v8488.col(4, iron_linear_thread() & 31u));
+          const float v10018 = v8488.x[4];
+          const float v10019 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10020 = __float_as_uint(v10019);
+          const bool v10021 = v10016 >= v10020;
+          const float v10022 = v9715.x[0];
+          const unsigned int v10023 = __float_as_uint(v10022);
+          const bool v10024 = v10016 < v10023;
+          const bool v10025 = v10021 && v10024;
+          const float v10027 = v10018 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10028 = v10025 ? v10027 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[4] = v10028;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10029 = static_cast<unsigned int>(v8488.col(5, iron_linear_thread() & 31u));
+          const float v10031 = v8488.x[5];
+          const float v10032 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10033 = __float_as_uint(v10032);
+          const bool v10034 = v10029 >= v10033;
+          const float v10035 = v9715.x[0];
+          const unsigned int v10036 = __float_as_uint(v10035);
+          const bool v10037 = v10029 < v10036;
+          const bool v10038 = v10034 && v10037;
+          const float v10040 = v10031 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10041 = v10038 ? v10040 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[5] = v10041;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10042 = static_cast<unsigned int>(v8488.col(6, iron_linear_thread() & 31u));
+          const float v10044 = v8488.x[6];
+          const float v10045 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10046 = __float_as_uint(v10045);
+          const bool v10047 = v10042 >= v10046;
+          const float v10048 = v9715.x[2];
+          const unsigned int v10049 = __float_as_uint(v10048);
+          const bool v10050 = v10042 < v10049;
+          const bool v10051 = v10047 && v10050;
+          const float v10053 = v10044 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10054 = v10051 ? v10053 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[6] = v10054;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10055 = static_cast<unsigned int>(v8488.col(7, iron_linear_thread() & 31u));
+          const float v10057 = v8488.x[7];
+          const float v10058 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10059 = __float_as_uint(v10058);
+          const bool v10060 = v10055 >= v10059;
+          const float v10061 = v9715.x[2];
+          const unsigned int v10062 = __float_as_uint(v10061);
+          const bool v10063 = v10055 < v10062;
+          const bool v10064 = v10060 && v10063;
+          const float v10066 = v10057 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10067 = v10064 ? v10066 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[7] = v10067;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10068 = static_cast<unsigned int>(v8488.col(8, iron_linear_thread() & 31u));
+          const float v10070 = v8488.x[8];
+          const float v10071 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10072 = __float_as_uint(v10071);
+          const bool v10073 = v10068 >= v10072;
+          const float v10074 = v9715.x[0];
+          const unsigned int v10075 = __float_as_uint(v10074);
+          const bool v10076 = v10068 < v10075;
+          const bool v10077 = v10073 && v10076;
+          const float v10079 = v10070 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10080 = v10077 ? v10079 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[8] = v10080;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10081 = static_cast<unsigned int>(v8488.col(9, iron_linear_thread() & 31u));
+          const float v10083 = v8488.x[9];
+          const float v10084 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10085 = __float_as_uint(v10084);
+          const bool v10086 = v10081 >= v10085;
+          const float v10087 = v9715.x[0];
+          const unsigned int v10088 = __float_as_uint(v10087);
+          const bool v10089 = v10081 < v10088;
+          const bool v10090 = v10086 && v10089;
+          const float v10092 = v10083 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10093 = v10090 ? v10092 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[9] = v10093;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10094 = static_cast<unsigned int>(v8488.col(10, iron_linear_thread() & 31u));
+          const float v10096 = v8488.x[10];
+          const float v10097 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10098 = __float_as_uint(v10097);
+          const bool v10099 = v10094 >= v10098;
+          const float v10100 = v9715.x[2];
+          const unsigned int v10101 = __float_as_uint(v10100);
+          const bool v10102 = v10094 < v10101;
+          const bool v10103 = v10099 && v10102;
+          const float v10105 = v10096 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10106 = v10103 ? v10105 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[10] = v10106;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10107 = static_cast<unsigned int>(v8488.col(11, iron_linear_thread() & 31u));
+          const float v10109 = v8488.x[11];
+          const float v10110 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10111 = __float_as_uint(v10110);
+          const bool v10112 = v10107 >= v10111;
+          const float v10113 = v9715.x[2];
+          const unsigned int v10114 = __float_as_uint(v10113);
+          const bool v10115 = v10107 < v10114;
+          const bool v10116 = v10112 && v10115;
+          const float v10118 = v10109 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10119 = v10116 ? v10118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[11] = v10119;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10120 = static_cast<unsigned int>(v8488.col(12, iron_linear_thread() & 31u));
+          const float v10122 = v8488.x[12];
+          const float v10123 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10124 = __float_as_uint(v10123);
+          const bool v10125 = v10120 >= v10124;
+          const float v10126 = v9715.x[0];
+          const unsigned int v10127 = __float_as_uint(v10126);
+          const bool v10128 = v10120 < v10127;
+          const bool v10129 = v10125 && v10128;
+          const float v10131 = v10122 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10132 = v10129 ? v10131 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[12] = v10132;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10133 = static_cast<unsigned int>(v8488.col(13, iron_linear_thread() & 31u));
+          const float v10135 = v8488.x[13];
+          const float v10136 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10137 = __float_as_uint(v10136);
+          const bool v10138 = v10133 >= v10137;
+          const float v10139 = v9715.x[0];
+          const unsigned int v10140 = __float_as_uint(v10139);
+          const bool v10141 = v10133 < v10140;
+          const bool v10142 = v10138 && v10141;
+          const float v10144 = v10135 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10145 = v10142 ? v10144 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[13] = v10145;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10146 = static_cast<unsigned int>(v8488.col(14, iron_linear_thread() & 31u));
+          const float v10148 = v8488.x[14];
+          const float v10149 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10150 = __float_as_uint(v10149);
+          const bool v10151 = v10146 >= v10150;
+          const float v10152 = v9715.x[2];
+          const unsigned int v10153 = __float_as_uint(v10152);
+          const bool v10154 = v10146 < v10153;
+          const bool v10155 = v10151 && v10154;
+          const float v10157 = v10148 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10158 = v10155 ? v10157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[14] = v10158;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10159 = static_cast<unsigned int>(v8488.col(15, iron_linear_thread() & 31u));
+          const float v10161 = v8488.x[15];
+          const float v10162 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10163 = __float_as_uint(v10162);
+          const bool v10164 = v10159 >= v10163;
+          const float v10165 = v9715.x[2];
+          const unsigned int v10166 = __float_as_uint(v10165);
+          const bool v10167 = v10159 < v10166;
+          const bool v10168 = v10164 && v10167;
+          const float v10170 = v10161 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10171 = v10168 ? v10170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[15] = v10171;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10172 = static_cast<unsigned int>(v8488.col(16, iron_linear_thread() & 31u));
+          const float v10174 = v8488.x[16];
+          const float v10175 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10176 = __float_as_uint(v10175);
+          const bool v10177 = v10172 >= v10176;
+          const float v10178 = v9715.x[0];
+          const unsigned int v10179 = __float_as_uint(v10178);
+          const bool v10180 = v10172 < v10179;
+          const bool v10181 = v10177 && v10180;
+          const float v10183 = v10174 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10184 = v10181 ? v10183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[16] = v10184;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10185 = static_cast<unsigned int>(v8488.col(17, iron_linear_thread() & 31u));
+          const float v10187 = v8488.x[17];
+          const float v10188 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10189 = __float_as_uint(v10188);
+          const bool v10190 = v10185 >= v10189;
+          const float v10191 = v9715.x[0];
+          const unsigned int v10192 = __float_as_uint(v10191);
+          const bool v10193 = v10185 < v10192;
+          const bool v10194 = v10190 && v10193;
+          const float v10196 = v10187 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10197 = v10194 ? v10196 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[17] = v10197;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10198 = static_cast<unsigned int>(v8488.col(18, iron_linear_thread() & 31u));
+          const float v10200 = v8488.x[18];
+          const float v10201 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10202 = __float_as_uint(v10201);
+          const bool v10203 = v10198 >= v10202;
+          const float v10204 = v9715.x[2];
+          const unsigned int v10205 = __float_as_uint(v10204);
+          const bool v10206 = v10198 < v10205;
+          const bool v10207 = v10203 && v10206;
+          const float v10209 = v10200 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10210 = v10207 ? v10209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[18] = v10210;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10211 = static_cast<unsigned int>(v8488.col(19, iron_linear_thread() & 31u));
+          const float v10213 = v8488.x[19];
+          const float v10214 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10215 = __float_as_uint(v10214);
+          const bool v10216 = v10211 >= v10215;
+          const float v10217 = v9715.x[2];
+          const unsigned int v10218 = __float_as_uint(v10217);
+          const bool v10219 = v10211 < v10218;
+          const bool v10220 = v10216 && v10219;
+          const float v10222 = v10213 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10223 = v10220 ? v10222 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[19] = v10223;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10224 = static_cast<unsigned int>(v8488.col(20, iron_linear_thread() & 31u));
+          const float v10226 = v8488.x[20];
+          const float v10227 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10228 = __float_as_uint(v10227);
+          const bool v10229 = v10224 >= v10228;
+          const float v10230 = v9715.x[0];
+          const unsigned int v10231 = __float_as_uint(v10230);
+          const bool v10232 = v10224 < v10231;
+          const bool v10233 = v10229 && v10232;
+          const float v10235 = v10226 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10236 = v10233 ? v10235 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[20] = v10236;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10237 = static_cast<unsigned int>(v8488.col(21, iron_linear_thread() & 31u));
+          const float v10239 = v8488.x[21];
+          const float v10240 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10241 = __float_as_uint(v10240);
+          const bool v10242 = v10237 >= v10241;
+          const float v10243 = v9715.x[0];
+          const unsigned int v10244 = __float_as_uint(v10243);
+          const bool v10245 = v10237 < v10244;
+          const bool v10246 = v10242 && v10245;
+          const float v10248 = v10239 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10249 = v10246 ? v10248 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[21] = v10249;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10250 = static_cast<unsigned int>(v8488.col(22, iron_linear_thread() & 31u));
+          const float v10252 = v8488.x[22];
+          const float v10253 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10254 = __float_as_uint(v10253);
+          const bool v10255 = v10250 >= v10254;
+          const float v10256 = v9715.x[2];
+          const unsigned int v10257 = __float_as_uint(v10256);
+          const bool v10258 = v10250 < v10257;
+          const bool v10259 = v10255 && v10258;
+          const float v10261 = v10252 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10262 = v10259 ? v10261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[22] = v10262;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10263 = static_cast<unsigned int>(v8488.col(23, iron_linear_thread() & 31u));
+          const float v10265 = v8488.x[23];
+          const float v10266 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10267 = __float_as_uint(v10266);
+          const bool v10268 = v10263 >= v10267;
+          const float v10269 = v9715.x[2];
+          const unsigned int v10270 = __float_as_uint(v10269);
+          const bool v10271 = v10263 < v10270;
+          const bool v10272 = v10268 && v10271;
+          const float v10274 = v10265 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10275 = v10272 ? v10274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[23] = v10275;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10276 = static_cast<unsigned int>(v8488.col(24, iron_linear_thread() & 31u));
+          const float v10278 = v8488.x[24];
+          const float v10279 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10280 = __float_as_uint(v10279);
+          const bool v10281 = v10276 >= v10280;
+          const float v10282 = v9715.x[0];
+          const unsigned int v10283 = __float_as_uint(v10282);
+          const bool v10284 = v10276 < v10283;
+          const bool v10285 = v10281 && v10284;
+          const float v10287 = v10278 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10288 = v10285 ? v10287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[24] = v10288;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10289 = static_cast<unsigned int>(v8488.col(25, iron_linear_thread() & 31u));
+          const float v10291 = v8488.x[25];
+          const float v10292 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10293 = __float_as_uint(v10292);
+          const bool v10294 = v10289 >= v10293;
+          const float v10295 = v9715.x[0];
+          const unsigned int v10296 = __float_as_uint(v10295);
+          const bool v10297 = v10289 < v10296;
+          const bool v10298 = v10294 && v10297;
+          const float v10300 = v10291 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10301 = v10298 ? v10300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[25] = v10301;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10302 = static_cast<unsigned int>(v8488.col(26, iron_linear_thread() & 31u));
+          const float v10304 = v8488.x[26];
+          const float v10305 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10306 = __float_as_uint(v10305);
+          const bool v10307 = v10302 >= v10306;
+          const float v10308 = v9715.x[2];
+          const unsigned int v10309 = __float_as_uint(v10308);
+          const bool v10310 = v10302 < v10309;
+          const bool v10311 = v10307 && v10310;
+          const float v10313 = v10304 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10314 = v10311 ? v10313 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[26] = v10314;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10315 = static_cast<unsigned int>(v8488.col(27, iron_linear_thread() & 31u));
+          const float v10317 = v8488.x[27];
+          const float v10318 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10319 = __float_as_uint(v10318);
+          const bool v10320 = v10315 >= v10319;
+          const float v10321 = v9715.x[2];
+          const unsigned int v10322 = __float_as_uint(v10321);
+          const bool v10323 = v10315 < v10322;
+          const bool v10324 = v10320 && v10323;
+          const float v10326 = v10317 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10327 = v10324 ? v10326 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[27] = v10327;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10328 = static_cast<unsigned int>(v8488.col(28, iron_linear_thread() & 31u));
+          const float v10330 = v8488.x[28];
+          const float v10331 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10332 = __float_as_uint(v10331);
+          const bool v10333 = v10328 >= v10332;
+          const float v10334 = v9715.x[0];
+          const unsigned int v10335 = __float_as_uint(v10334);
+          const bool v10336 = v10328 < v10335;
+          const bool v10337 = v10333 && v10336;
+          const float v10339 = v10330 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10340 = v10337 ? v10339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[28] = v10340;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10341 = static_cast<unsigned int>(v8488.col(29, iron_linear_thread() & 31u));
+          const float v10343 = v8488.x[29];
+          const float v10344 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10345 = __float_as_uint(v10344);
+          const bool v10346 = v10341 >= v10345;
+          const float v10347 = v9715.x[0];
+          const unsigned int v10348 = __float_as_uint(v10347);
+          const bool v10349 = v10341 < v10348;
+          const bool v10350 = v10346 && v10349;
+          const float v10352 = v10343 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10353 = v10350 ? v10352 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[29] = v10353;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10354 = static_cast<unsigned int>(v8488.col(30, iron_linear_thread() & 31u));
+          const float v10356 = v8488.x[30];
+          const float v10357 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10358 = __float_as_uint(v10357);
+          const bool v10359 = v10354 >= v10358;
+          const float v10360 = v9715.x[2];
+          const unsigned int v10361 = __float_as_uint(v10360);
+          const bool v10362 = v10354 < v10361;
+          const bool v10363 = v10359 && v10362;
+          const float v10365 = v10356 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10366 = v10363 ? v10365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[30] = v10366;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10367 = static_cast<unsigned int>(v8488.col(31, iron_linear_thread() & 31u));
+          const float v10369 = v8488.x[31];
+          const float v10370 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10371 = __float_as_uint(v10370);
+          const bool v10372 = v10367 >= v10371;
+          const float v10373 = v9715.x[2];
+          const unsigned int v10374 = __float_as_uint(v10373);
+          const bool v10375 = v10367 < v10374;
+          const bool v10376 = v10372 && v10375;
+          const float v10378 = v10369 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10379 = v10376 ? v10378 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8488.x[31] = v10379;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v10373;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v10373, 0.0f);
-        iron_frag_row_reduce<false>(v10373, v8480);
-        iron_frag<float, 2, 16, 8> v10375;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v10375, 0.0f);
-        const float v10379 = v10373.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10380 = v596.x[0];
-        const float v10381 = fmaxf(v10380, v10379);
-        const bool v10384 = v10381 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10385 = v10384 ? 0.0f : v10381;
-        v10375.x[0] = v10385;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10389 = v10373.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10390 = v596.x[1];
-        const float v10391 = fmaxf(v10390, v10389);
-        const bool v10394 = v10391 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10395 = v10394 ? 0.0f : v10391;
-        v10375.x[1] = v10395;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10399 = v10373.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10400 = v596.x[2];
-        const float v10401 = fmaxf(v10400, v10399);
-        const bool v10404 = v10401 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10405 = v10404 ? 0.0f : v10401;
-        v10375.x[2] = v10405;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10409 = v10373.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10410 = v596.x[3];
-        const float v10411 = fmaxf(v10410, v10409);
-        const bool v10414 = v10411 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10415 = v10414 ? 0.0f : v10411;
-        v10375.x[3] = v10415;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10419 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10421 = v10380 - v10419;
-        const float v10422 = iron_exp2_approx(v10421);
-        v8530.x[0] = v10422;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10426 = v10375.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10428 = v10390 - v10426;
-        const float v10429 = iron_exp2_approx(v10428);
-        v8530.x[1] = v10429;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10433 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10435 = v10400 - v10433;
-        const float v10436 = iron_exp2_approx(v10435);
-        v8530.x[2] = v10436;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10440 = v10375.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10442 = v10410 - v10440;
-        const float v10443 = iron_exp2_approx(v10442);
-        v8530.x[3] = v10443;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v10381;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10451 = v596.x[1];
-        const float v10453 = fmaxf(v10451, v10389);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v10453;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10456 = v596.x[2];
-        const float v10458 = fmaxf(v10456, v10399);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v10458;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10461 = v596.x[3];
-        const float v10463 = fmaxf(v10461, v10409);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v10463;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10466 = v8480.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v10467 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10468 = v10466 - v10467;
-        const float v10469 = iron_exp2_approx(v10468);
-        v8480.x[0] = v10469;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10472 = v8480.x[1];
-        const float v10473 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10474 = v10472 - v10473;
-        const float v10475 = iron_exp2_approx(v10474);
-        v8480.x[1] = v10475;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10478 = v8480.x[2];
-        const float v10479 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10480 = v10478 - v10479;
-        const float v10481 = iron_exp2_approx(v10480);
-        v8480.x[2] = v10481;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10484 = v8480.x[3];
-        const float v10485 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10486 = v10484 - v10485;
-        const float v10487 = iron_exp2_approx(v10486);
-        v8480.x[3] = v10487;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10490 = v8480.x[4];
-        const float v10491 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10492 = v10490 - v10491;
-        const float v10493 = iron_exp2_approx(v10492);
-        v8480.x[4] = v10493;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10496 = v8480.x[5];
-        const float v10497 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10498 = v10496 - v10497;
-        const float v10499 = iron_exp2_approx(v10498);
-        v8480.x[5] = v10499;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10502 = v8480.x[6];
-        const float v10503 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10504 = v10502 - v10503;
-        const float v10505 = iron_exp2_approx(v10504);
-        v8480.x[6] = v10505;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10508 = v8480.x[7];
-        const float v10509 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10510 = v10508 - v10509;
-        const float v10511 = iron_exp2_approx(v10510);
-        v8480.x[7] = v10511;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10514 = v8480.x[8];
-        const float v10515 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10516 = v10514 - v10515;
-        const float v10517 = iron_exp2_approx(v10516);
-        v8480.x[8] = v10517;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10520 = v8480.x[9];
-        const float v10521 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10522 = v10520 - v10521;
-        const float v10523 = iron_exp2_approx(v10522);
-        v8480.x[9] = v10523;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10526 = v8480.x[10];
-        const float v10527 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10528 = v10526 - v10527;
-        const float v10529 = iron_exp2_approx(v10528);
-        v8480.x[10] = v10529;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10532 = v8480.x[11];
-        const float v10533 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10534 = v10532 - v10533;
-        const float v10535 = iron_exp2_approx(v10534);
-        v8480.x[11] = v10535;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10538 = v8480.x[12];
-        const float v10539 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10540 = v10538 - v10539;
-        const float v10541 = iron_exp2_approx(v10540);
-        v8480.x[12] = v10541;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10544 = v8480.x[13];
-        const float v10545 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10546 = v10544 - v10545;
-        const float v10547 = iron_exp2_approx(v10546);
-        v8480.x[13] = v10547;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10550 = v8480.x[14];
-        const float v10551 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10552 = v10550 - v10551;
-        const float v10553 = iron_exp2_approx(v10552);
-        v8480.x[14] = v10553;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10556 = v8480.x[15];
-        const float v10557 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10558 = v10556 - v10557;
-        const float v10559 = iron_exp2_approx(v10558);
-        v8480.x[15] = v10559;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10562 = v8480.x[16];
-        const float v10563 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10564 = v10562 - v10563;
-        const float v10565 = iron_exp2_approx(v10564);
-        v8480.x[16] = v10565;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10568 = v8480.x[17];
-        const float v10569 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10570 = v10568 - v10569;
-        const float v10571 = iron_exp2_approx(v10570);
-        v8480.x[17] = v10571;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10574 = v8480.x[18];
-        const float v10575 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10576 = v10574 - v10575;
-        const float v10577 = iron_exp2_approx(v10576);
-        v8480.x[18] = v10577;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10580 = v8480.x[19];
-        const float v10581 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10582 = v10580 - v10581;
-        const float v10583 = iron_exp2_approx(v10582);
-        v8480.x[19] = v10583;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10586 = v8480.x[20];
-        const float v10587 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10588 = v10586 - v10587;
-        const float v10589 = iron_exp2_approx(v10588);
-        v8480.x[20] = v10589;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10592 = v8480.x[21];
-        const float v10593 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10594 = v10592 - v10593;
-        const float v10595 = iron_exp2_approx(v10594);
-        v8480.x[21] = v10595;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10598 = v8480.x[22];
-        const float v10599 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10600 = v10598 - v10599;
-        const float v10601 = iron_exp2_approx(v10600);
-        v8480.x[22] = v10601;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10604 = v8480.x[23];
-        const float v10605 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10606 = v10604 - v10605;
-        const float v10607 = iron_exp2_approx(v10606);
-        v8480.x[23] = v10607;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10610 = v8480.x[24];
-        const float v10611 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10612 = v10610 - v10611;
-        const float v10613 = iron_exp2_approx(v10612);
-        v8480.x[24] = v10613;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10616 = v8480.x[25];
-        const float v10617 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10618 = v10616 - v10617;
-        const float v10619 = iron_exp2_approx(v10618);
-        v8480.x[25] = v10619;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10622 = v8480.x[26];
-        const float v10623 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10624 = v10622 - v10623;
-        const float v10625 = iron_exp2_approx(v10624);
-        v8480.x[26] = v10625;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10628 = v8480.x[27];
-        const float v10629 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10630 = v10628 - v10629;
-        const float v10631 = iron_exp2_approx(v10630);
-        v8480.x[27] = v10631;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10634 = v8480.x[28];
-        const float v10635 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10636 = v10634 - v10635;
-        const float v10637 = iron_exp2_approx(v10636);
-        v8480.x[28] = v10637;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10640 = v8480.x[29];
-        const float v10641 = v10375.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10642 = v10640 - v10641;
-        const float v10643 = iron_exp2_approx(v10642);
-        v8480.x[29] = v10643;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10646 = v8480.x[30];
-        const float v10647 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10648 = v10646 - v10647;
-        const float v10649 = iron_exp2_approx(v10648);
-        v8480.x[30] = v10649;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10652 = v8480.x[31];
-        const float v10653 = v10375.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10654 = v10652 - v10653;
-        const float v10655 = iron_exp2_approx(v10654);
-        v8480.x[31] = v10655;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v10657;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v10657, 0.0f);
-        iron_frag_row_reduce<true>(v10657, v8480);
-        const float v10660 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v10661 = v10657.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10662 = v8530.x[0];
-        const float v10663 = v10660 * v10662;
-        const float v10664 = v10663 + v10661;
-        v598.x[0] = v10664;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10667 = v598.x[1];
-        const float v10668 = v10657.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10669 = v8530.x[1];
-        const float v10670 = v10667 * v10669;
-        const float v10671 = v10670 + v10668;
-        v598.x[1] = v10671;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10674 = v598.x[2];
-        const float v10675 = v10657.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10676 = v8530.x[2];
-        const float v10677 = v10674 * v10676;
-        const float v10678 = v10677 + v10675;
-        v598.x[2] = v10678;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10681 = v598.x[3];
-        const float v10682 = v10657.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10683 = v8530.x[3];
-        const float v10684 = v10681 * v10683;
-        const float v10685 = v10684 + v10682;
-        v598.x[3] = v10685;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v10381;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v10381, 0.0f);
+        iron_frag_row_reduce<false>(v10381, v8488);
+        iron_frag<float, 2, 16, 8> v10383;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v10383, 0.0f);
+        const float v10387 = v10381.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10388 = v596.x[0];
+        const float v10389 = fmaxf(v10388, v10387);
+        const bool v10392 = v10389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10393 = v10392 ? 0.0f : v10389;
+        v10383.x[0] = v10393;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10397 = v10381.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10398 = v596.x[1];
+        const float v10399 = fmaxf(v10398, v10397);
+        const bool v10402 = v10399 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10403 = v10402 ? 0.0f : v10399;
+        v10383.x[1] = v10403;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10407 = v10381.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10408 = v596.x[2];
+        const float v10409 = fmaxf(v10408, v10407);
+        const bool v10412 = v10409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10413 = v10412 ? 0.0f : v10409;
+        v10383.x[2] = v10413;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10417 = v10381.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10418 = v596.x[3];
+        const float v10419 = fmaxf(v10418, v10417);
+        const bool v10422 = v10419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10423 = v10422 ? 0.0f : v10419;
+        v10383.x[3] = v10423;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10427 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10429 = v10388 - v10427;
+        const float v10430 = iron_exp2_approx(v10429);
+        v8538.x[0] = v10430;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10434 = v10383.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10436 = v10398 - v10434;
+        const float v10437 = iron_exp2_approx(v10436);
+        v8538.x[1] = v10437;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10441 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10443 = v10408 - v10441;
+        const float v10444 = iron_exp2_approx(v10443);
+        v8538.x[2] = v10444;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10448 = v10383.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10450 = v10418 - v10448;
+        const float v10451 = iron_exp2_approx(v10450);
+        v8538.x[3] = v10451;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v10389;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10459 = v596.x[1];
+        const float v10461 = fmaxf(v10459, v10397);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v10461;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10464 = v596.x[2];
+        const float v10466 = fmaxf(v10464, v10407);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v10466;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10469 = v596.x[3];
+        const float v10471 = fmaxf(v10469, v10417);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v10471;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10474 = v8488.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v10475 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10476 = v10474 - v10475;
+        const float v10477 = iron_exp2_approx(v10476);
+        v8488.x[0] = v10477;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10480 = v8488.x[1];
+        const float v10481 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10482 = v10480 - v10481;
+        const float v10483 = iron_exp2_approx(v10482);
+        v8488.x[1] = v10483;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10486 = v8488.x[2];
+        const float v10487 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10488 = v10486 - v10487;
+        const float v10489 = iron_exp2_approx(v10488);
+        v8488.x[2] = v10489;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10492 = v8488.x[3];
+        const float v10493 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10494 = v10492 - v10493;
+        const float v10495 = iron_exp2_approx(v10494);
+        v8488.x[3] = v10495;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10498 = v8488.x[4];
+        const float v10499 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10500 = v10498 - v10499;
+        const float v10501 = iron_exp2_approx(v10500);
+        v8488.x[4] = v10501;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10504 = v8488.x[5];
+        const float v10505 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10506 = v10504 - v10505;
+        const float v10507 = iron_exp2_approx(v10506);
+        v8488.x[5] = v10507;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10510 = v8488.x[6];
+        const float v10511 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10512 = v10510 - v10511;
+        const float v10513 = iron_exp2_approx(v10512);
+        v8488.x[6] = v10513;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10516 = v8488.x[7];
+        const float v10517 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10518 = v10516 - v10517;
+        const float v10519 = iron_exp2_approx(v10518);
+        v8488.x[7] = v10519;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10522 = v8488.x[8];
+        const float v10523 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10524 = v10522 - v10523;
+        const float v10525 = iron_exp2_approx(v10524);
+        v8488.x[8] = v10525;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10528 = v8488.x[9];
+        const float v10529 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10530 = v10528 - v10529;
+        const float v10531 = iron_exp2_approx(v10530);
+        v8488.x[9] = v10531;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10534 = v8488.x[10];
+        const float v10535 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10536 = v10534 - v10535;
+        const float v10537 = iron_exp2_approx(v10536);
+        v8488.x[10] = v10537;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10540 = v8488.x[11];
+        const float v10541 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10542 = v10540 - v10541;
+        const float v10543 = iron_exp2_approx(v10542);
+        v8488.x[11] = v10543;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10546 = v8488.x[12];
+        const float v10547 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10548 = v10546 - v10547;
+        const float v10549 = iron_exp2_approx(v10548);
+        v8488.x[12] = v10549;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10552 = v8488.x[13];
+        const float v10553 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10554 = v10552 - v10553;
+        const float v10555 = iron_exp2_approx(v10554);
+        v8488.x[13] = v10555;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10558 = v8488.x[14];
+        const float v10559 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10560 = v10558 - v10559;
+        const float v10561 = iron_exp2_approx(v10560);
+        v8488.x[14] = v10561;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10564 = v8488.x[15];
+        const float v10565 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10566 = v10564 - v10565;
+        const float v10567 = iron_exp2_approx(v10566);
+        v8488.x[15] = v10567;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10570 = v8488.x[16];
+        const float v10571 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10572 = v10570 - v10571;
+        const float v10573 = iron_exp2_approx(v10572);
+        v8488.x[16] = v10573;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10576 = v8488.x[17];
+        const float v10577 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10578 = v10576 - v10577;
+        const float v10579 = iron_exp2_approx(v10578);
+        v8488.x[17] = v10579;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10582 = v8488.x[18];
+        const float v10583 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10584 = v10582 - v10583;
+        const float v10585 = iron_exp2_approx(v10584);
+        v8488.x[18] = v10585;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10588 = v8488.x[19];
+        const float v10589 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10590 = v10588 - v10589;
+        const float v10591 = iron_exp2_approx(v10590);
+        v8488.x[19] = v10591;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10594 = v8488.x[20];
+        const float v10595 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10596 = v10594 - v10595;
+        const float v10597 = iron_exp2_approx(v10596);
+        v8488.x[20] = v10597;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10600 = v8488.x[21];
+        const float v10601 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10602 = v10600 - v10601;
+        const float v10603 = iron_exp2_approx(v10602);
+        v8488.x[21] = v10603;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10606 = v8488.x[22];
+        const float v10607 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10608 = v10606 - v10607;
+        const float v10609 = iron_exp2_approx(v10608);
+        v8488.x[22] = v10609;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10612 = v8488.x[23];
+        const float v10613 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10614 = v10612 - v10613;
+        const float v10615 = iron_exp2_approx(v10614);
+        v8488.x[23] = v10615;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10618 = v8488.x[24];
+        const float v10619 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10620 = v10618 - v10619;
+        const float v10621 = iron_exp2_approx(v10620);
+        v8488.x[24] = v10621;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10624 = v8488.x[25];
+        const float v10625 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10626 = v10624 - v10625;
+        const float v10627 = iron_exp2_approx(v10626);
+        v8488.x[25] = v10627;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10630 = v8488.x[26];
+        const float v10631 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10632 = v10630 - v10631;
+        const float v10633 = iron_exp2_approx(v10632);
+        v8488.x[26] = v10633;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10636 = v8488.x[27];
+        const float v10637 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10638 = v10636 - v10637;
+        const float v10639 = iron_exp2_approx(v10638);
+        v8488.x[27] = v10639;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10642 = v8488.x[28];
+        const float v10643 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10644 = v10642 - v10643;
+        const float v10645 = iron_exp2_approx(v10644);
+        v8488.x[28] = v10645;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10648 = v8488.x[29];
+        const float v10649 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10650 = v10648 - v10649;
+        const float v10651 = iron_exp2_approx(v10650);
+        v8488.x[29] = v10651;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10654 = v8488.x[30];
+        const float v10655 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10656 = v10654 - v10655;
+        const float v10657 = iron_exp2_approx(v10656);
+        v8488.x[30] = v10657;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10660 = v8488.x[31];
+        const float v10661 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10662 = v10660 - v10661;
+        const float v10663 = iron_exp2_approx(v10662);
+        v8488.x[31] = v10663;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v10665;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v10665, 0.0f);
+        iron_frag_row_reduce<true>(v10665, v8488);
+        const float v10668 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v10669 = v10665.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10670 = v8538.x[0];
+        const float v10671 = v10668 * v10670;
+        const float v10672 = v10671 + v10669;
+        v598.x[0] = v10672;  // kernels/sdpa/flash_tile.hpp:234
+        const float v10675 = v598.x[1];
+        const float v10676 = v10665.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10677 = v8538.x[1];
+        const float v10678 = v10675 * v10677;
+        const float v10679 = v10678 + v10676;
+        v598.x[1] = v10679;  // kernels/sdpa/flash_tile.hpp:234
+        const float v10682 = v598.x[2];
+        const float v10683 = v10665.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10684 = v8538.x[2];
+        const float v10685 = v10682 * v10684;
+        const float v10686 = v10685 + v10683;
+        v598.x[2] = v10686;  // kernels/sdpa/flash_tile.hpp:234
+        const float v10689 = v598.x[3];
+        const float v10690 = v10665.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10691 = v8538.x[3];
+        const float v10692 = v10689 * v10691;
+        const float v10693 = v10692 + v10690;
+        v598.x[3] = v10693;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v10688 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v10689 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10690 = v10688 * v10689;
-      v600.x[0] = v10690;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10693 = v600.x[1];
-      const float v10694 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10695 = v10693 * v10694;
-      v600.x[1] = v10695;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10698 = v600.x[2];
-      const float v10699 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10700 = v10698 * v10699;
-      v600.x[2] = v10700;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10703 = v600.x[3];
-      const float v10704 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10705 = v10703 * v10704;
-      v600.x[3] = v10705;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10708 = v600.x[4];
-      const float v10709 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10710 = v10708 * v10709;
-      v600.x[4] = v10710;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10713 = v600.x[5];
-      const float v10714 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10715 = v10713 * v10714;
-      v600.x[5] = v10715;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10718 = v600.x[6];
-      const float v10719 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10720 = v10718 * v10719;
-      v600.x[6] = v10720;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10723 = v600.x[7];
-      const float v10724 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10725 = v10723 * v10724;
-      v600.x[7] = v10725;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10728 = v600.x[8];
-      const float v10729 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10730 = v10728 * v10729;
-      v600.x[8] = v10730;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10733 = v600.x[9];
-      const float v10734 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10735 = v10733 * v10734;
-      v600.x[9] = v10735;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10738 = v600.x[10];
-      const float v10739 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10740 = v10738 * v10739;
-      v600.x[10] = v10740;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10743 = v600.x[11];
-      const float v10744 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10745 = v10743 * v10744;
-      v600.x[11] = v10745;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10748 = v600.x[12];
-      const float v10749 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10750 = v10748 * v10749;
-      v600.x[12] = v10750;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10753 = v600.x[13];
-      const float v10754 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10755 = v10753 * v10754;
-      v600.x[13] = v10755;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10758 = v600.x[14];
-      const float v10759 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10760 = v10758 * v10759;
-      v600.x[14] = v10760;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10763 = v600.x[15];
-      const float v10764 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10765 = v10763 * v10764;
-      v600.x[15] = v10765;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10768 = v600.x[16];
-      const float v10769 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10770 = v10768 * v10769;
-      v600.x[16] = v10770;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10773 = v600.x[17];
-      const float v10774 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10775 = v10773 * v10774;
-      v600.x[17] = v10775;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10778 = v600.x[18];
-      const float v10779 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10780 = v10778 * v10779;
-      v600.x[18] = v10780;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10783 = v600.x[19];
-      const float v10784 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10785 = v10783 * v10784;
-      v600.x[19] = v10785;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10788 = v600.x[20];
-      const float v10789 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10790 = v10788 * v10789;
-      v600.x[20] = v10790;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10793 = v600.x[21];
-      const float v10794 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10795 = v10793 * v10794;
-      v600.x[21] = v10795;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10798 = v600.x[22];
-      const float v10799 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10800 = v10798 * v10799;
-      v600.x[22] = v10800;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10803 = v600.x[23];
-      const float v10804 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10805 = v10803 * v10804;
-      v600.x[23] = v10805;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10808 = v600.x[24];
-      const float v10809 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10810 = v10808 * v10809;
-      v600.x[24] = v10810;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10813 = v600.x[25];
-      const float v10814 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10815 = v10813 * v10814;
-      v600.x[25] = v10815;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10818 = v600.x[26];
-      const float v10819 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10820 = v10818 * v10819;
-      v600.x[26] = v10820;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10823 = v600.x[27];
-      const float v10824 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10825 = v10823 * v10824;
-      v600.x[27] = v10825;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10828 = v600.x[28];
-      const float v10829 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10830 = v10828 * v10829;
-      v600.x[28] = v10830;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10833 = v600.x[29];
-      const float v10834 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10835 = v10833 * v10834;
-      v600.x[29] = v10835;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10838 = v600.x[30];
-      const float v10839 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10840 = v10838 * v10839;
-      v600.x[30] = v10840;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10843 = v600.x[31];
-      const float v10844 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10845 = v10843 * v10844;
-      v600.x[31] = v10845;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10848 = v602.x[0];
-      const float v10849 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10850 = v10848 * v10849;
-      v602.x[0] = v10850;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10853 = v602.x[1];
-      const float v10854 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10855 = v10853 * v10854;
-      v602.x[1] = v10855;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10858 = v602.x[2];
-      const float v10859 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10860 = v10858 * v10859;
-      v602.x[2] = v10860;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10863 = v602.x[3];
-      const float v10864 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10865 = v10863 * v10864;
-      v602.x[3] = v10865;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10868 = v602.x[4];
-      const float v10869 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10870 = v10868 * v10869;
-      v602.x[4] = v10870;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10873 = v602.x[5];
-      const float v10874 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10875 = v10873 * v10874;
-      v602.x[5] = v10875;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10878 = v602.x[6];
-      const float v10879 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10880 = v10878 * v10879;
-      v602.x[6] = v10880;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10883 = v602.x[7];
-      const float v10884 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10885 = v10883 * v10884;
-      v602.x[7] = v10885;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10888 = v602.x[8];
-      const float v10889 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10890 = v10888 * v10889;
-      v602.x[8] = v10890;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10893 = v602.x[9];
-      const float v10894 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10895 = v10893 * v10894;
-      v602.x[9] = v10895;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10898 = v602.x[10];
-      const float v10899 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10900 = v10898 * v10899;
-      v602.x[10] = v10900;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10903 = v602.x[11];
-      const float v10904 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10905 = v10903 * v10904;
-      v602.x[11] = v10905;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10908 = v602.x[12];
-      const float v10909 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10910 = v10908 * v10909;
-      v602.x[12] = v10910;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10913 = v602.x[13];
-      const float v10914 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10915 = v10913 * v10914;
-      v602.x[13] = v10915;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10918 = v602.x[14];
-      const float v10919 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10920 = v10918 * v10919;
-      v602.x[14] = v10920;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10923 = v602.x[15];
-      const float v10924 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10925 = v10923 * v10924;
-      v602.x[15] = v10925;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10928 = v602.x[16];
-      const float v10929 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10930 = v10928 * v10929;
-      v602.x[16] = v10930;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10933 = v602.x[17];
-      const float v10934 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10935 = v10933 * v10934;
-      v602.x[17] = v10935;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10938 = v602.x[18];
-      const float v10939 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10940 = v10938 * v10939;
-      v602.x[18] = v10940;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10943 = v602.x[19];
-      const float v10944 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10945 = v10943 * v10944;
-      v602.x[19] = v10945;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10948 = v602.x[20];
-      const float v10949 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10950 = v10948 * v10949;
-      v602.x[20] = v10950;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10953 = v602.x[21];
-      const float v10954 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10955 = v10953 * v10954;
-      v602.x[21] = v10955;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10958 = v602.x[22];
-      const float v10959 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10960 = v10958 * v10959;
-      v602.x[22] = v10960;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10963 = v602.x[23];
-      const float v10964 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10965 = v10963 * v10964;
-      v602.x[23] = v10965;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10968 = v602.x[24];
-      const float v10969 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10970 = v10968 * v10969;
-      v602.x[24] = v10970;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10973 = v602.x[25];
-      const float v10974 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10975 = v10973 * v10974;
-      v602.x[25] = v10975;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10978 = v602.x[26];
-      const float v10979 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10980 = v10978 * v10979;
-      v602.x[26] = v10980;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10983 = v602.x[27];
-      const float v10984 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10985 = v10983 * v10984;
-      v602.x[27] = v10985;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10988 = v602.x[28];
-      const float v10989 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10990 = v10988 * v10989;
-      v602.x[28] = v10990;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10993 = v602.x[29];
-      const float v10994 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10995 = v10993 * v10994;
-      v602.x[29] = v10995;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10998 = v602.x[30];
-      const float v10999 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11000 = v10998 * v10999;
-      v602.x[30] = v11000;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11003 = v602.x[31];
-      const float v11004 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11005 = v11003 * v11004;
-      v602.x[31] = v11005;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11008 = v604.x[0];
-      const float v11009 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11010 = v11008 * v11009;
-      v604.x[0] = v11010;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11013 = v604.x[1];
-      const float v11014 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11015 = v11013 * v11014;
-      v604.x[1] = v11015;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11018 = v604.x[2];
-      const float v11019 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11020 = v11018 * v11019;
-      v604.x[2] = v11020;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11023 = v604.x[3];
-      const float v11024 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11025 = v11023 * v11024;
-      v604.x[3] = v11025;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11028 = v604.x[4];
-      const float v11029 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11030 = v11028 * v11029;
-      v604.x[4] = v11030;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11033 = v604.x[5];
-      const float v11034 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11035 = v11033 * v11034;
-      v604.x[5] = v11035;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11038 = v604.x[6];
-      const float v11039 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11040 = v11038 * v11039;
-      v604.x[6] = v11040;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11043 = v604.x[7];
-      const float v11044 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11045 = v11043 * v11044;
-      v604.x[7] = v11045;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11048 = v604.x[8];
-      const float v11049 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11050 = v11048 * v11049;
-      v604.x[8] = v11050;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11053 = v604.x[9];
-      const float v11054 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11055 = v11053 * v11054;
-      v604.x[9] = v11055;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11058 = v604.x[10];
-      const float v11059 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11060 = v11058 * v11059;
-      v604.x[10] = v11060;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11063 = v604.x[11];
-      const float v11064 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11065 = v11063 * v11064;
-      v604.x[11] = v11065;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11068 = v604.x[12];
-      const float v11069 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11070 = v11068 * v11069;
-      v604.x[12] = v11070;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11073 = v604.x[13];
-      const float v11074 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11075 = v11073 * v11074;
-      v604.x[13] = v11075;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11078 = v604.x[14];
-      const float v11079 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11080 = v11078 * v11079;
-      v604.x[14] = v11080;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11083 = v604.x[15];
-      const float v11084 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11085 = v11083 * v11084;
-      v604.x[15] = v11085;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11088 = v604.x[16];
-      const float v11089 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11090 = v11088 * v11089;
-      v604.x[16] = v11090;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11093 = v604.x[17];
-      const float v11094 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11095 = v11093 * v11094;
-      v604.x[17] = v11095;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11098 = v604.x[18];
-      const float v11099 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11100 = v11098 * v11099;
-      v604.x[18] = v11100;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11103 = v604.x[19];
-      const float v11104 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11105 = v11103 * v11104;
-      v604.x[19] = v11105;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11108 = v604.x[20];
-      const float v11109 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11110 = v11108 * v11109;
-      v604.x[20] = v11110;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11113 = v604.x[21];
-      const float v11114 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11115 = v11113 * v11114;
-      v604.x[21] = v11115;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11118 = v604.x[22];
-      const float v11119 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11120 = v11118 * v11119;
-      v604.x[22] = v11120;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11123 = v604.x[23];
-      const float v11124 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11125 = v11123 * v11124;
-      v604.x[23] = v11125;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11128 = v604.x[24];
-      const float v11129 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11130 = v11128 * v11129;
-      v604.x[24] = v11130;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11133 = v604.x[25];
-      const float v11134 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11135 = v11133 * v11134;
-      v604.x[25] = v11135;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11138 = v604.x[26];
-      const float v11139 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11140 = v11138 * v11139;
-      v604.x[26] = v11140;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11143 = v604.x[27];
-      const float v11144 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11145 = v11143 * v11144;
-      v604.x[27] = v11145;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11148 = v604.x[28];
-      const float v11149 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11150 = v11148 * v11149;
-      v604.x[28] = v11150;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11153 = v604.x[29];
-      const float v11154 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11155 = v11153 * v11154;
-      v604.x[29] = v11155;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11158 = v604.x[30];
-      const float v11159 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11160 = v11158 * v11159;
-      v604.x[30] = v11160;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11163 = v604.x[31];
-      const float v11164 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11165 = v11163 * v11164;
-      v604.x[31] = v11165;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11168 = v606.x[0];
-      const float v11169 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11170 = v11168 * v11169;
-      v606.x[0] = v11170;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11173 = v606.x[1];
-      const float v11174 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11175 = v11173 * v11174;
-      v606.x[1] = v11175;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11178 = v606.x[2];
-      const float v11179 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11180 = v11178 * v11179;
-      v606.x[2] = v11180;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11183 = v606.x[3];
-      const float v11184 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11185 = v11183 * v11184;
-      v606.x[3] = v11185;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11188 = v606.x[4];
-      const float v11189 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11190 = v11188 * v11189;
-      v606.x[4] = v11190;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11193 = v606.x[5];
-      const float v11194 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11195 = v11193 * v11194;
-      v606.x[5] = v11195;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11198 = v606.x[6];
-      const float v11199 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11200 = v11198 * v11199;
-      v606.x[6] = v11200;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11203 = v606.x[7];
-      const float v11204 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11205 = v11203 * v11204;
-      v606.x[7] = v11205;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11208 = v606.x[8];
-      const float v11209 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11210 = v11208 * v11209;
-      v606.x[8] = v11210;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11213 = v606.x[9];
-      const float v11214 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11215 = v11213 * v11214;
-      v606.x[9] = v11215;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11218 = v606.x[10];
-      const float v11219 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11220 = v11218 * v11219;
-      v606.x[10] = v11220;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11223 = v606.x[11];
-      const float v11224 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11225 = v11223 * v11224;
-      v606.x[11] = v11225;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11228 = v606.x[12];
-      const float v11229 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11230 = v11228 * v11229;
-      v606.x[12] = v11230;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11233 = v606.x[13];
-      const float v11234 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11235 = v11233 * v11234;
-      v606.x[13] = v11235;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11238 = v606.x[14];
-      const float v11239 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11240 = v11238 * v11239;
-      v606.x[14] = v11240;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11243 = v606.x[15];
-      const float v11244 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11245 = v11243 * v11244;
-      v606.x[15] = v11245;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11248 = v606.x[16];
-      const float v11249 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11250 = v11248 * v11249;
-      v606.x[16] = v11250;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11253 = v606.x[17];
-      const float v11254 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11255 = v11253 * v11254;
-      v606.x[17] = v11255;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11258 = v606.x[18];
-      const float v11259 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11260 = v11258 * v11259;
-      v606.x[18] = v11260;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11263 = v606.x[19];
-      const float v11264 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11265 = v11263 * v11264;
-      v606.x[19] = v11265;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11268 = v606.x[20];
-      const float v11269 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11270 = v11268 * v11269;
-      v606.x[20] = v11270;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11273 = v606.x[21];
-      const float v11274 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11275 = v11273 * v11274;
-      v606.x[21] = v11275;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11278 = v606.x[22];
-      const float v11279 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11280 = v11278 * v11279;
-      v606.x[22] = v11280;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11283 = v606.x[23];
-      const float v11284 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11285 = v11283 * v11284;
-      v606.x[23] = v11285;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11288 = v606.x[24];
-      const float v11289 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11290 = v11288 * v11289;
-      v606.x[24] = v11290;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11293 = v606.x[25];
-      const float v11294 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11295 = v11293 * v11294;
-      v606.x[25] = v11295;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11298 = v606.x[26];
-      const float v11299 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11300 = v11298 * v11299;
-      v606.x[26] = v11300;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11303 = v606.x[27];
-      const float v11304 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11305 = v11303 * v11304;
-      v606.x[27] = v11305;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11308 = v606.x[28];
-      const float v11309 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11310 = v11308 * v11309;
-      v606.x[28] = v11310;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11313 = v606.x[29];
-      const float v11314 = v8530.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11315 = v11313 * v11314;
-      v606.x[29] = v11315;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11318 = v606.x[30];
-      const float v11319 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11320 = v11318 * v11319;
-      v606.x[30] = v11320;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11323 = v606.x[31];
-      const float v11324 = v8530.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11325 = v11323 * v11324;
-      v606.x[31] = v11325;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v11328;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v11328, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v11328, v8480);
-      iron_frag_store<false>(v11328, shm3, v11334, 64u);
+      const float v10696 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v10697 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10698 = v10696 * v10697;
+      v600.x[0] = v10698;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10701 = v600.x[1];
+      const float v10702 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10703 = v10701 * v10702;
+      v600.x[1] = v10703;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10706 = v600.x[2];
+      const float v10707 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10708 = v10706 * v10707;
+      v600.x[2] = v10708;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10711 = v600.x[3];
+      const float v10712 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10713 = v10711 * v10712;
+      v600.x[3] = v10713;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10716 = v600.x[4];
+      const float v10717 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10718 = v10716 * v10717;
+      v600.x[4] = v10718;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10721 = v600.x[5];
+      const float v10722 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10723 = v10721 * v10722;
+      v600.x[5] = v10723;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10726 = v600.x[6];
+      const float v10727 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10728 = v10726 * v10727;
+      v600.x[6] = v10728;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10731 = v600.x[7];
+      const float v10732 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10733 = v10731 * v10732;
+      v600.x[7] = v10733;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10736 = v600.x[8];
+      const float v10737 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10738 = v10736 * v10737;
+      v600.x[8] = v10738;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10741 = v600.x[9];
+      const float v10742 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10743 = v10741 * v10742;
+      v600.x[9] = v10743;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10746 = v600.x[10];
+      const float v10747 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10748 = v10746 * v10747;
+      v600.x[10] = v10748;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10751 = v600.x[11];
+      const float v10752 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10753 = v10751 * v10752;
+      v600.x[11] = v10753;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10756 = v600.x[12];
+      const float v10757 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10758 = v10756 * v10757;
+      v600.x[12] = v10758;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10761 = v600.x[13];
+      const float v10762 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10763 = v10761 * v10762;
+      v600.x[13] = v10763;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10766 = v600.x[14];
+      const float v10767 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10768 = v10766 * v10767;
+      v600.x[14] = v10768;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10771 = v600.x[15];
+      const float v10772 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10773 = v10771 * v10772;
+      v600.x[15] = v10773;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10776 = v600.x[16];
+      const float v10777 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10778 = v10776 * v10777;
+      v600.x[16] = v10778;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10781 = v600.x[17];
+      const float v10782 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10783 = v10781 * v10782;
+      v600.x[17] = v10783;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10786 = v600.x[18];
+      const float v10787 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10788 = v10786 * v10787;
+      v600.x[18] = v10788;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10791 = v600.x[19];
+      const float v10792 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10793 = v10791 * v10792;
+      v600.x[19] = v10793;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10796 = v600.x[20];
+      const float v10797 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10798 = v10796 * v10797;
+      v600.x[20] = v10798;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10801 = v600.x[21];
+      const float v10802 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10803 = v10801 * v10802;
+      v600.x[21] = v10803;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10806 = v600.x[22];
+      const float v10807 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10808 = v10806 * v10807;
+      v600.x[22] = v10808;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10811 = v600.x[23];
+      const float v10812 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10813 = v10811 * v10812;
+      v600.x[23] = v10813;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10816 = v600.x[24];
+      const float v10817 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10818 = v10816 * v10817;
+      v600.x[24] = v10818;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10821 = v600.x[25];
+      const float v10822 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10823 = v10821 * v10822;
+      v600.x[25] = v10823;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10826 = v600.x[26];
+      const float v10827 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10828 = v10826 * v10827;
+      v600.x[26] = v10828;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10831 = v600.x[27];
+      const float v10832 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10833 = v10831 * v10832;
+      v600.x[27] = v10833;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10836 = v600.x[28];
+      const float v10837 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10838 = v10836 * v10837;
+      v600.x[28] = v10838;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10841 = v600.x[29];
+      const float v10842 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10843 = v10841 * v10842;
+      v600.x[29] = v10843;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10846 = v600.x[30];
+      const float v10847 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10848 = v10846 * v10847;
+      v600.x[30] = v10848;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10851 = v600.x[31];
+      const float v10852 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10853 = v10851 * v10852;
+      v600.x[31] = v10853;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10856 = v602.x[0];
+      const float v10857 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10858 = v10856 * v10857;
+      v602.x[0] = v10858;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10861 = v602.x[1];
+      const float v10862 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10863 = v10861 * v10862;
+      v602.x[1] = v10863;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10866 = v602.x[2];
+      const float v10867 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10868 = v10866 * v10867;
+      v602.x[2] = v10868;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10871 = v602.x[3];
+      const float v10872 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10873 = v10871 * v10872;
+      v602.x[3] = v10873;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10876 = v602.x[4];
+      const float v10877 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10878 = v10876 * v10877;
+      v602.x[4] = v10878;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10881 = v602.x[5];
+      const float v10882 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10883 = v10881 * v10882;
+      v602.x[5] = v10883;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10886 = v602.x[6];
+      const float v10887 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10888 = v10886 * v10887;
+      v602.x[6] = v10888;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10891 = v602.x[7];
+      const float v10892 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10893 = v10891 * v10892;
+      v602.x[7] = v10893;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10896 = v602.x[8];
+      const float v10897 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10898 = v10896 * v10897;
+      v602.x[8] = v10898;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10901 = v602.x[9];
+      const float v10902 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10903 = v10901 * v10902;
+      v602.x[9] = v10903;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10906 = v602.x[10];
+      const float v10907 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10908 = v10906 * v10907;
+      v602.x[10] = v10908;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10911 = v602.x[11];
+      const float v10912 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10913 = v10911 * v10912;
+      v602.x[11] = v10913;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10916 = v602.x[12];
+      const float v10917 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10918 = v10916 * v10917;
+      v602.x[12] = v10918;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10921 = v602.x[13];
+      const float v10922 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10923 = v10921 * v10922;
+      v602.x[13] = v10923;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10926 = v602.x[14];
+      const float v10927 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10928 = v10926 * v10927;
+      v602.x[14] = v10928;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10931 = v602.x[15];
+      const float v10932 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10933 = v10931 * v10932;
+      v602.x[15] = v10933;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10936 = v602.x[16];
+      const float v10937 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10938 = v10936 * v10937;
+      v602.x[16] = v10938;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10941 = v602.x[17];
+      const float v10942 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10943 = v10941 * v10942;
+      v602.x[17] = v10943;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10946 = v602.x[18];
+      const float v10947 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10948 = v10946 * v10947;
+      v602.x[18] = v10948;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10951 = v602.x[19];
+      const float v10952 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10953 = v10951 * v10952;
+      v602.x[19] = v10953;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10956 = v602.x[20];
+      const float v10957 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10958 = v10956 * v10957;
+      v602.x[20] = v10958;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10961 = v602.x[21];
+      const float v10962 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10963 = v10961 * v10962;
+      v602.x[21] = v10963;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10966 = v602.x[22];
+      const float v10967 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10968 = v10966 * v10967;
+      v602.x[22] = v10968;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10971 = v602.x[23];
+      const float v10972 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10973 = v10971 * v10972;
+      v602.x[23] = v10973;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10976 = v602.x[24];
+      const float v10977 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10978 = v10976 * v10977;
+      v602.x[24] = v10978;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10981 = v602.x[25];
+      const float v10982 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10983 = v10981 * v10982;
+      v602.x[25] = v10983;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10986 = v602.x[26];
+      const float v10987 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10988 = v10986 * v10987;
+      v602.x[26] = v10988;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10991 = v602.x[27];
+      const float v10992 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10993 = v10991 * v10992;
+      v602.x[27] = v10993;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10996 = v602.x[28];
+      const float v10997 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10998 = v10996 * v10997;
+      v602.x[28] = v10998;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11001 = v602.x[29];
+      const float v11002 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11003 = v11001 * v11002;
+      v602.x[29] = v11003;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11006 = v602.x[30];
+      const float v11007 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11008 = v11006 * v11007;
+      v602.x[30] = v11008;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11011 = v602.x[31];
+      const float v11012 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11013 = v11011 * v11012;
+      v602.x[31] = v11013;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11016 = v604.x[0];
+      const float v11017 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11018 = v11016 * v11017;
+      v604.x[0] = v11018;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11021 = v604.x[1];
+      const float v11022 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11023 = v11021 * v11022;
+      v604.x[1] = v11023;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11026 = v604.x[2];
+      const float v11027 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11028 = v11026 * v11027;
+      v604.x[2] = v11028;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11031 = v604.x[3];
+      const float v11032 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11033 = v11031 * v11032;
+      v604.x[3] = v11033;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11036 = v604.x[4];
+      const float v11037 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11038 = v11036 * v11037;
+      v604.x[4] = v11038;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11041 = v604.x[5];
+      const float v11042 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11043 = v11041 * v11042;
+      v604.x[5] = v11043;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11046 = v604.x[6];
+      const float v11047 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11048 = v11046 * v11047;
+      v604.x[6] = v11048;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11051 = v604.x[7];
+      const float v11052 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11053 = v11051 * v11052;
+      v604.x[7] = v11053;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11056 = v604.x[8];
+      const float v11057 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11058 = v11056 * v11057;
+      v604.x[8] = v11058;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11061 = v604.x[9];
+      const float v11062 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11063 = v11061 * v11062;
+      v604.x[9] = v11063;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11066 = v604.x[10];
+      const float v11067 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11068 = v11066 * v11067;
+      v604.x[10] = v11068;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11071 = v604.x[11];
+      const float v11072 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11073 = v11071 * v11072;
+      v604.x[11] = v11073;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11076 = v604.x[12];
+      const float v11077 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11078 = v11076 * v11077;
+      v604.x[12] = v11078;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11081 = v604.x[13];
+      const float v11082 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11083 = v11081 * v11082;
+      v604.x[13] = v11083;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11086 = v604.x[14];
+      const float v11087 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11088 = v11086 * v11087;
+      v604.x[14] = v11088;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11091 = v604.x[15];
+      const float v11092 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11093 = v11091 * v11092;
+      v604.x[15] = v11093;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11096 = v604.x[16];
+      const float v11097 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11098 = v11096 * v11097;
+      v604.x[16] = v11098;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11101 = v604.x[17];
+      const float v11102 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11103 = v11101 * v11102;
+      v604.x[17] = v11103;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11106 = v604.x[18];
+      const float v11107 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11108 = v11106 * v11107;
+      v604.x[18] = v11108;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11111 = v604.x[19];
+      const float v11112 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11113 = v11111 * v11112;
+      v604.x[19] = v11113;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11116 = v604.x[20];
+      const float v11117 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11118 = v11116 * v11117;
+      v604.x[20] = v11118;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11121 = v604.x[21];
+      const float v11122 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11123 = v11121 * v11122;
+      v604.x[21] = v11123;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11126 = v604.x[22];
+      const float v11127 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11128 = v11126 * v11127;
+      v604.x[22] = v11128;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11131 = v604.x[23];
+      const float v11132 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11133 = v11131 * v11132;
+      v604.x[23] = v11133;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11136 = v604.x[24];
+      const float v11137 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11138 = v11136 * v11137;
+      v604.x[24] = v11138;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11141 = v604.x[25];
+      const float v11142 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11143 = v11141 * v11142;
+      v604.x[25] = v11143;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11146 = v604.x[26];
+      const float v11147 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11148 = v11146 * v11147;
+      v604.x[26] = v11148;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11151 = v604.x[27];
+      const float v11152 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11153 = v11151 * v11152;
+      v604.x[27] = v11153;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11156 = v604.x[28];
+      const float v11157 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11158 = v11156 * v11157;
+      v604.x[28] = v11158;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11161 = v604.x[29];
+      const float v11162 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11163 = v11161 * v11162;
+      v604.x[29] = v11163;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11166 = v604.x[30];
+      const float v11167 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11168 = v11166 * v11167;
+      v604.x[30] = v11168;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11171 = v604.x[31];
+      const float v11172 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11173 = v11171 * v11172;
+      v604.x[31] = v11173;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11176 = v606.x[0];
+      const float v11177 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11178 = v11176 * v11177;
+      v606.x[0] = v11178;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11181 = v606.x[1];
+      const float v11182 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11183 = v11181 * v11182;
+      v606.x[1] = v11183;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11186 = v606.x[2];
+      const float v11187 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11188 = v11186 * v11187;
+      v606.x[2] = v11188;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11191 = v606.x[3];
+      const float v11192 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11193 = v11191 * v11192;
+      v606.x[3] = v11193;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11196 = v606.x[4];
+      const float v11197 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11198 = v11196 * v11197;
+      v606.x[4] = v11198;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11201 = v606.x[5];
+      const float v11202 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11203 = v11201 * v11202;
+      v606.x[5] = v11203;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11206 = v606.x[6];
+      const float v11207 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11208 = v11206 * v11207;
+      v606.x[6] = v11208;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11211 = v606.x[7];
+      const float v11212 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11213 = v11211 * v11212;
+      v606.x[7] = v11213;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11216 = v606.x[8];
+      const float v11217 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11218 = v11216 * v11217;
+      v606.x[8] = v11218;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11221 = v606.x[9];
+      const float v11222 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11223 = v11221 * v11222;
+      v606.x[9] = v11223;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11226 = v606.x[10];
+      const float v11227 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11228 = v11226 * v11227;
+      v606.x[10] = v11228;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11231 = v606.x[11];
+      const float v11232 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11233 = v11231 * v11232;
+      v606.x[11] = v11233;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11236 = v606.x[12];
+      const float v11237 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11238 = v11236 * v11237;
+      v606.x[12] = v11238;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11241 = v606.x[13];
+      const float v11242 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11243 = v11241 * v11242;
+      v606.x[13] = v11243;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11246 = v606.x[14];
+      const float v11247 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11248 = v11246 * v11247;
+      v606.x[14] = v11248;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11251 = v606.x[15];
+      const float v11252 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11253 = v11251 * v11252;
+      v606.x[15] = v11253;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11256 = v606.x[16];
+      const float v11257 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11258 = v11256 * v11257;
+      v606.x[16] = v11258;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11261 = v606.x[17];
+      const float v11262 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11263 = v11261 * v11262;
+      v606.x[17] = v11263;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11266 = v606.x[18];
+      const float v11267 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11268 = v11266 * v11267;
+      v606.x[18] = v11268;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11271 = v606.x[19];
+      const float v11272 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11273 = v11271 * v11272;
+      v606.x[19] = v11273;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11276 = v606.x[20];
+      const float v11277 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11278 = v11276 * v11277;
+      v606.x[20] = v11278;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11281 = v606.x[21];
+      const float v11282 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11283 = v11281 * v11282;
+      v606.x[21] = v11283;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11286 = v606.x[22];
+      const float v11287 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11288 = v11286 * v11287;
+      v606.x[22] = v11288;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11291 = v606.x[23];
+      const float v11292 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11293 = v11291 * v11292;
+      v606.x[23] = v11293;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11296 = v606.x[24];
+      const float v11297 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11298 = v11296 * v11297;
+      v606.x[24] = v11298;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11301 = v606.x[25];
+      const float v11302 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11303 = v11301 * v11302;
+      v606.x[25] = v11303;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11306 = v606.x[26];
+      const float v11307 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11308 = v11306 * v11307;
+      v606.x[26] = v11308;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11311 = v606.x[27];
+      const float v11312 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11313 = v11311 * v11312;
+      v606.x[27] = v11313;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11316 = v606.x[28];
+      const float v11317 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11318 = v11316 * v11317;
+      v606.x[28] = v11318;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11321 = v606.x[29];
+      const float v11322 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11323 = v11321 * v11322;
+      v606.x[29] = v11323;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11326 = v606.x[30];
+      const float v11327 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11328 = v11326 * v11327;
+      v606.x[30] = v11328;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11331 = v606.x[31];
+      const float v11332 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11333 = v11331 * v11332;
+      v606.x[31] = v11333;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 64> v11336;  // kernels/sdpa/flash_warpgroup.hpp:175
+      iron_frag_fill(v11336, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v11336, v8488);
+      iron_frag_store<false>(v11336, shm3, v11342, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v11588;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v11588, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11588, shm3, v11399, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11590;
-      iron_frag_fill(v11590, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11590, shm2, v8484, 64u);
-      iron_frag_mma_sync(v600, v11588, v11590);
-      const unsigned int v11597 = v8484 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11599;
-      iron_frag_fill(v11599, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11599, shm3, v11410, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11601;
-      iron_frag_fill(v11601, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11601, shm2, v11597, 64u);
-      iron_frag_mma_sync(v600, v11599, v11601);
-      const unsigned int v11608 = v8484 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11610;
-      iron_frag_fill(v11610, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11610, shm3, v11419, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11612;
-      iron_frag_fill(v11612, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11612, shm2, v11608, 64u);
-      iron_frag_mma_sync(v600, v11610, v11612);
-      const unsigned int v11619 = v8484 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11621;
-      iron_frag_fill(v11621, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11621, shm3, v11428, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11623;
-      iron_frag_fill(v11623, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11623, shm2, v11619, 64u);
-      iron_frag_mma_sync(v600, v11621, v11623);
-      iron_frag<iron_bf16, 0, 16, 16> v11641;
-      iron_frag_fill(v11641, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11641, shm3, v11399, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11643;
-      iron_frag_fill(v11643, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11643, shm2, v8497, 64u);
-      iron_frag_mma_sync(v602, v11641, v11643);
-      const unsigned int v11650 = v8497 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11652;
-      iron_frag_fill(v11652, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11652, shm3, v11410, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11654;
-      iron_frag_fill(v11654, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11654, shm2, v11650, 64u);
-      iron_frag_mma_sync(v602, v11652, v11654);
-      const unsigned int v11661 = v8497 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11663;
-      iron_frag_fill(v11663, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11663, shm3, v11419, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11665;
-      iron_frag_fill(v11665, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11665, shm2, v11661, 64u);
-      iron_frag_mma_sync(v602, v11663, v11665);
-      const unsigned int v11672 = v8497 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11674;
-      iron_frag_fill(v11674, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11674, shm3, v11428, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11676;
-      iron_frag_fill(v11676, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11676, shm2, v11672, 64u);
-      iron_frag_mma_sync(v602, v11674, v11676);
-      iron_frag<iron_bf16, 0, 16, 16> v11694;
-      iron_frag_fill(v11694, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11694, shm3, v11399, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11696;
-      iron_frag_fill(v11696, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11696, shm2, v8509, 64u);
-      iron_frag_mma_sync(v604, v11694, v11696);
-      const unsigned int v11703 = v8509 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11705;
-      iron_frag_fill(v11705, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11705, shm3, v11410, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11707;
-      iron_frag_fill(v11707, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11707, shm2, v11703, 64u);
-      iron_frag_mma_sync(v604, v11705, v11707);
-      const unsigned int v11714 = v8509 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11716;
-      iron_frag_fill(v11716, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11716, shm3, v11419, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11718;
-      iron_frag_fill(v11718, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11718, shm2, v11714, 64u);
-      iron_frag_mma_sync(v604, v11716, v11718);
-      const unsigned int v11725 = v8509 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11727;
-      iron_frag_fill(v11727, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11727, shm3, v11428, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11729;
-      iron_frag_fill(v11729, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11729, shm2, v11725, 64u);
-      iron_frag_mma_sync(v604, v11727, v11729);
-      iron_frag<iron_bf16, 0, 16, 16> v11747;
-      iron_frag_fill(v11747, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11747, shm3, v11399, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11749;
-      iron_frag_fill(v11749, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11749, shm2, v8521, 64u);
-      iron_frag_mma_sync(v606, v11747, v11749);
-      const unsigned int v11756 = v8521 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11758;
-      iron_frag_fill(v11758, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11758, shm3, v11410, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11760;
-      iron_frag_fill(v11760, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11760, shm2, v11756, 64u);
-      iron_frag_mma_sync(v606, v11758, v11760);
-      const unsigned int v11767 = v8521 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11769;
-      iron_frag_fill(v11769, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11769, shm3, v11419, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11771;
-      iron_frag_fill(v11771, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11771, shm2, v11767, 64u);
-      iron_frag_mma_sync(v606, v11769, v11771);
-      const unsigned int v11778 = v8521 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11780;
-      iron_frag_fill(v11780, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11780, shm3, v11428, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11782;
-      iron_frag_fill(v11782, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11782, shm2, v11778, 64u);
-      iron_frag_mma_sync(v606, v11780, v11782);
+      iron_frag<iron_bf16, 0, 16, 16> v11600;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag_fill(v11600, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11600, shm3, v11411, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11602;
+      iron_frag_fill(v11602, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11602, shm2, v8492, 64u);
+      iron_frag_mma_sync(v600, v11600, v11602);
+      const unsigned int v11609 = v8492 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11611;
+      iron_frag_fill(v11611, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11611, shm3, v11422, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11613;
+      iron_frag_fill(v11613, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11613, shm2, v11609, 64u);
+      iron_frag_mma_sync(v600, v11611, v11613);
+      const unsigned int v11620 = v8492 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11622;
+      iron_frag_fill(v11622, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11622, shm3, v11431, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11624;
+      iron_frag_fill(v11624, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11624, shm2, v11620, 64u);
+      iron_frag_mma_sync(v600, v11622, v11624);
+      const unsigned int v11631 = v8492 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11633;
+      iron_frag_fill(v11633, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11633, shm3, v11440, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11635;
+      iron_frag_fill(v11635, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11635, shm2, v11631, 64u);
+      iron_frag_mma_sync(v600, v11633, v11635);
+      iron_frag<iron_bf16, 0, 16, 16> v11653;
+      iron_frag_fill(v11653, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11653, shm3, v11411, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11655;
+      iron_frag_fill(v11655, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11655, shm2, v8505, 64u);
+      iron_frag_mma_sync(v602, v11653, v11655);
+      const unsigned int v11662 = v8505 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11664;
+      iron_frag_fill(v11664, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11664, shm3, v11422, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11666;
+      iron_frag_fill(v11666, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11666, shm2, v11662, 64u);
+      iron_frag_mma_sync(v602, v11664, v11666);
+      const unsigned int v11673 = v8505 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11675;
+      iron_frag_fill(v11675, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11675, shm3, v11431, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11677;
+      iron_frag_fill(v11677, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11677, shm2, v11673, 64u);
+      iron_frag_mma_sync(v602, v11675, v11677);
+      const unsigned int v11684 = v8505 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11686;
+      iron_frag_fill(v11686, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11686, shm3, v11440, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11688;
+      iron_frag_fill(v11688, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11688, shm2, v11684, 64u);
+      iron_frag_mma_sync(v602, v11686, v11688);
+      iron_frag<iron_bf16, 0, 16, 16> v11706;
+      iron_frag_fill(v11706, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11706, shm3, v11411, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11708;
+      iron_frag_fill(v11708, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11708, shm2, v8517, 64u);
+      iron_frag_mma_sync(v604, v11706, v11708);
+      const unsigned int v11715 = v8517 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11717;
+      iron_frag_fill(v11717, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11717, shm3, v11422, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11719;
+      iron_frag_fill(v11719, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11719, shm2, v11715, 64u);
+      iron_frag_mma_sync(v604, v11717, v11719);
+      const unsigned int v11726 = v8517 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11728;
+      iron_frag_fill(v11728, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11728, shm3, v11431, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11730;
+      iron_frag_fill(v11730, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11730, shm2, v11726, 64u);
+      iron_frag_mma_sync(v604, v11728, v11730);
+      const unsigned int v11737 = v8517 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11739;
+      iron_frag_fill(v11739, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11739, shm3, v11440, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11741;
+      iron_frag_fill(v11741, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11741, shm2, v11737, 64u);
+      iron_frag_mma_sync(v604, v11739, v11741);
+      iron_frag<iron_bf16, 0, 16, 16> v11759;
+      iron_frag_fill(v11759, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11759, shm3, v11411, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11761;
+      iron_frag_fill(v11761, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11761, shm2, v8529, 64u);
+      iron_frag_mma_sync(v606, v11759, v11761);
+      const unsigned int v11768 = v8529 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11770;
+      iron_frag_fill(v11770, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11770, shm3, v11422, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11772;
+      iron_frag_fill(v11772, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11772, shm2, v11768, 64u);
+      iron_frag_mma_sync(v606, v11770, v11772);
+      const unsigned int v11779 = v8529 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11781;
+      iron_frag_fill(v11781, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11781, shm3, v11431, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11783;
+      iron_frag_fill(v11783, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11783, shm2, v11779, 64u);
+      iron_frag_mma_sync(v606, v11781, v11783);
+      const unsigned int v11790 = v8529 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11792;
+      iron_frag_fill(v11792, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11792, shm3, v11440, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11794;
+      iron_frag_fill(v11794, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11794, shm2, v11790, 64u);
+      iron_frag_mma_sync(v606, v11792, v11794);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v4048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v4050;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v4050, 0.0f);
-    const float v4054 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4055 = fmaxf(v4054, v4048);
-    const bool v4058 = v4055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4059 = v4058 ? 0.0f : v4055;
-    v4050.x[0] = v4059;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4063 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4064 = fmaxf(v4063, v4048);
-    const bool v4067 = v4064 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4068 = v4067 ? 0.0f : v4064;
-    v4050.x[1] = v4068;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4072 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4073 = fmaxf(v4072, v4048);
-    const bool v4076 = v4073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4077 = v4076 ? 0.0f : v4073;
-    v4050.x[2] = v4077;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4081 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4082 = fmaxf(v4081, v4048);
-    const bool v4085 = v4082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4086 = v4085 ? 0.0f : v4082;
-    v4050.x[3] = v4086;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v4088;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v4088, 0.0f);
-    const float v4092 = v4050.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4093 = v4048 - v4092;
-    const float v4094 = exp2f(v4093);
-    const float v4097 = v4054 - v4092;
-    const float v4098 = exp2f(v4097);
-    const float v4099 = v598.x[0];
-    const float v4100 = v4099 * v4098;
-    const float v4101 = v4100 + v4094;
-    v4088.x[0] = v4101;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4105 = v4050.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4106 = v4048 - v4105;
-    const float v4107 = exp2f(v4106);
-    const float v4110 = v4063 - v4105;
-    const float v4111 = exp2f(v4110);
-    const float v4112 = v598.x[1];
-    const float v4113 = v4112 * v4111;
-    const float v4114 = v4113 + v4107;
-    v4088.x[1] = v4114;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4118 = v4050.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4119 = v4048 - v4118;
-    const float v4120 = exp2f(v4119);
-    const float v4123 = v4072 - v4118;
-    const float v4124 = exp2f(v4123);
-    const float v4125 = v598.x[2];
-    const float v4126 = v4125 * v4124;
-    const float v4127 = v4126 + v4120;
-    v4088.x[2] = v4127;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4131 = v4050.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4132 = v4048 - v4131;
-    const float v4133 = exp2f(v4132);
-    const float v4136 = v4081 - v4131;
-    const float v4137 = exp2f(v4136);
-    const float v4138 = v598.x[3];
-    const float v4139 = v4138 * v4137;
-    const float v4140 = v4139 + v4133;
-    v4088.x[3] = v4140;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v4142;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v4142, 0.0f);
-    const float v4146 = v4088.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4152 = v4098 / v4146;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4154 = v4146 > 0.0f;
-    const float v4155 = v4154 ? v4152 : 0.0f;
-    v4142.x[0] = v4155;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4159 = v4088.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4165 = v4111 / v4159;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4167 = v4159 > 0.0f;
-    const float v4168 = v4167 ? v4165 : 0.0f;
-    v4142.x[1] = v4168;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4172 = v4088.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4178 = v4124 / v4172;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4180 = v4172 > 0.0f;
-    const float v4181 = v4180 ? v4178 : 0.0f;
-    v4142.x[2] = v4181;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4185 = v4088.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4191 = v4137 / v4185;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4193 = v4185 > 0.0f;
-    const float v4194 = v4193 ? v4191 : 0.0f;
-    v4142.x[3] = v4194;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4197 = v46 + v10687;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4198 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4199 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4200 = v4199 * v4198;
-    const float v4201 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4202 = v4201 * v4198;
-    const bool v4203 = v4197 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4203) {
-      const unsigned int v4208 = v11 + v4197;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4209 = v4208 * v1;
-      const unsigned int v4210 = v4209 + v26;
-      const unsigned int v4211 = v4210 << 8u;
-      const unsigned int v4212 = v4211 + v10686;
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4200);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4214 = iron_f32_to_bf16(v4202);
-      *reinterpret_cast<iron_bf16x2*>(out + v4212) = iron_bf16x2{{v4213, v4214}};
+    const float v4056 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v4058;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v4058, 0.0f);
+    const float v4062 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4063 = fmaxf(v4062, v4056);
+    const bool v4066 = v4063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4067 = v4066 ? 0.0f : v4063;
+    v4058.x[0] = v4067;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4071 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4072 = fmaxf(v4071, v4056);
+    const bool v4075 = v4072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4076 = v4075 ? 0.0f : v4072;
+    v4058.x[1] = v4076;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4080 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4081 = fmaxf(v4080, v4056);
+    const bool v4084 = v4081 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4085 = v4084 ? 0.0f : v4081;
+    v4058.x[2] = v4085;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4089 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4090 = fmaxf(v4089, v4056);
+    const bool v4093 = v4090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4094 = v4093 ? 0.0f : v4090;
+    v4058.x[3] = v4094;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v4096;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v4096, 0.0f);
+    const float v4100 = v4058.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4101 = v4056 - v4100;
+    const float v4102 = exp2f(v4101);
+    const float v4105 = v4062 - v4100;
+    const float v4106 = exp2f(v4105);
+    const float v4107 = v598.x[0];
+    const float v4108 = v4107 * v4106;
+    const float v4109 = v4108 + v4102;
+    v4096.x[0] = v4109;  // kernels/sdpa/flash_tile.hpp:266
+    const float v4113 = v4058.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4114 = v4056 - v4113;
+    const float v4115 = exp2f(v4114);
+    const float v4118 = v4071 - v4113;
+    const float v4119 = exp2f(v4118);
+    const float v4120 = v598.x[1];
+    const float v4121 = v4120 * v4119;
+    const float v4122 = v4121 + v4115;
+    v4096.x[1] = v4122;  // kernels/sdpa/flash_tile.hpp:266
+    const float v4126 = v4058.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4127 = v4056 - v4126;
+    const float v4128 = exp2f(v4127);
+    const float v4131 = v4080 - v4126;
+    const float v4132 = exp2f(v4131);
+    const float v4133 = v598.x[2];
+    const float v4134 = v4133 * v4132;
+    const float v4135 = v4134 + v4128;
+    v4096.x[2] = v4135;  // kernels/sdpa/flash_tile.hpp:266
+    const float v4139 = v4058.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4140 = v4056 - v4139;
+    const float v4141 = exp2f(v4140);
+    const float v4144 = v4089 - v4139;
+    const float v4145 = exp2f(v4144);
+    const float v4146 = v598.x[3];
+    const float v4147 = v4146 * v4145;
+    const float v4148 = v4147 + v4141;
+    v4096.x[3] = v4148;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v4150;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v4150, 0.0f);
+    const float v4154 = v4096.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4160 = v4106 / v4154;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4162 = v4154 > 0.0f;
+    const float v4163 = v4162 ? v4160 : 0.0f;
+    v4150.x[0] = v4163;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4167 = v4096.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4173 = v4119 / v4167;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4175 = v4167 > 0.0f;
+    const float v4176 = v4175 ? v4173 : 0.0f;
+    v4150.x[1] = v4176;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4180 = v4096.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4186 = v4132 / v4180;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4188 = v4180 > 0.0f;
+    const float v4189 = v4188 ? v4186 : 0.0f;
+    v4150.x[2] = v4189;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4193 = v4096.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4199 = v4145 / v4193;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4201 = v4193 > 0.0f;
+    const float v4202 = v4201 ? v4199 : 0.0f;
+    v4150.x[3] = v4202;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v4205 = v46 + v10695;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4206 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4207 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4208 = v4207 * v4206;
+    const float v4209 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4210 = v4209 * v4206;
+    const bool v4211 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4211) {
+      const unsigned int v4216 = v11 + v4205;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4217 = v4216 * v1;
+      const unsigned int v4218 = v4217 + v26;
+      const unsigned int v4219 = v4218 << 8u;
+      const unsigned int v4220 = v4219 + v10694;
+      const iron_bf16 v4221 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4222 = iron_f32_to_bf16(v4210);
+      *reinterpret_cast<iron_bf16x2*>(out + v4220) = iron_bf16x2{{v4221, v4222}};
     }
-    const unsigned int v4216 = v46 + v10697;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4217 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4218 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4219 = v4218 * v4217;
-    const float v4220 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4221 = v4220 * v4217;
-    const bool v4222 = v4216 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4222) {
-      const unsigned int v4227 = v11 + v4216;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4228 = v4227 * v1;
-      const unsigned int v4229 = v4228 + v26;
-      const unsigned int v4230 = v4229 << 8u;
-      const unsigned int v4231 = v4230 + v10696;
-      const iron_bf16 v4232 = iron_f32_to_bf16(v4219);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4233 = iron_f32_to_bf16(v4221);
-      *reinterpret_cast<iron_bf16x2*>(out + v4231) = iron_bf16x2{{v4232, v4233}};
+    const unsigned int v4224 = v46 + v10705;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4225 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4226 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4227 = v4226 * v4225;
+    const float v4228 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4229 = v4228 * v4225;
+    const bool v4230 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4230) {
+      const unsigned int v4235 = v11 + v4224;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4236 = v4235 * v1;
+      const unsigned int v4237 = v4236 + v26;
+      const unsigned int v4238 = v4237 << 8u;
+      const unsigned int v4239 = v4238 + v10704;
+      const iron_bf16 v4240 = iron_f32_to_bf16(v4227);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4241 = iron_f32_to_bf16(v4229);
+      *reinterpret_cast<iron_bf16x2*>(out + v4239) = iron_bf16x2{{v4240, v4241}};
     }
-    const unsigned int v4235 = v46 + v10707;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4236 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4237 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4238 = v4237 * v4236;
-    const float v4239 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4240 = v4239 * v4236;
-    const bool v4241 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4241) {
-      const unsigned int v4246 = v11 + v4235;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4247 = v4246 * v1;
-      const unsigned int v4248 = v4247 + v26;
-      const unsigned int v4249 = v4248 << 8u;
-      const unsigned int v4250 = v4249 + v10706;
-      const iron_bf16 v4251 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4252 = iron_f32_to_bf16(v4240);
-      *reinterpret_cast<iron_bf16x2*>(out + v4250) = iron_bf16x2{{v4251, v4252}};
+    const unsigned int v4243 = v46 + v10715;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4244 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4245 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4246 = v4245 * v4244;
+    const float v4247 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4248 = v4247 * v4244;
+    const bool v4249 = v4243 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4249) {
+      const unsigned int v4254 = v11 + v4243;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4255 = v4254 * v1;
+      const unsigned int v4256 = v4255 + v26;
+      const unsigned int v4257 = v4256 << 8u;
+      const unsigned int v4258 = v4257 + v10714;
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4246);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4260 = iron_f32_to_bf16(v4248);
+      *reinterpret_cast<iron_bf16x2*>(out + v4258) = iron_bf16x2{{v4259, v4260}};
     }
-    const unsigned int v4254 = v46 + v10717;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4255 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4256 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4257 = v4256 * v4255;
-    const float v4258 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4259 = v4258 * v4255;
-    const bool v4260 = v4254 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4260) {
-      const unsigned int v4265 = v11 + v4254;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4266 = v4265 * v1;
-      const unsigned int v4267 = v4266 + v26;
-      const unsigned int v4268 = v4267 << 8u;
-      const unsigned int v4269 = v4268 + v10716;
-      const iron_bf16 v4270 = iron_f32_to_bf16(v4257);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4271 = iron_f32_to_bf16(v4259);
-      *reinterpret_cast<iron_bf16x2*>(out + v4269) = iron_bf16x2{{v4270, v4271}};
+    const unsigned int v4262 = v46 + v10725;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4263 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4264 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4265 = v4264 * v4263;
+    const float v4266 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4267 = v4266 * v4263;
+    const bool v4268 = v4262 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4268) {
+      const unsigned int v4273 = v11 + v4262;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4274 = v4273 * v1;
+      const unsigned int v4275 = v4274 + v26;
+      const unsigned int v4276 = v4275 << 8u;
+      const unsigned int v4277 = v4276 + v10724;
+      const iron_bf16 v4278 = iron_f32_to_bf16(v4265);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4279 = iron_f32_to_bf16(v4267);
+      *reinterpret_cast<iron_bf16x2*>(out + v4277) = iron_bf16x2{{v4278, v4279}};
     }
-    const unsigned int v4273 = v46 + v10727;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4274 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4275 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4276 = v4275 * v4274;
-    const float v4277 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4278 = v4277 * v4274;
-    const bool v4279 = v4273 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4279) {
-      const unsigned int v4284 = v11 + v4273;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4285 = v4284 * v1;
-      const unsigned int v4286 = v4285 + v26;
-      const unsigned int v4287 = v4286 << 8u;
-      const unsigned int v4288 = v4287 + v10726;
-      const iron_bf16 v4289 = iron_f32_to_bf16(v4276);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4290 = iron_f32_to_bf16(v4278);
-      *reinterpret_cast<iron_bf16x2*>(out + v4288) = iron_bf16x2{{v4289, v4290}};
+    const unsigned int v4281 = v46 + v10735;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4282 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4283 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4284 = v4283 * v4282;
+    const float v4285 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4286 = v4285 * v4282;
+    const bool v4287 = v4281 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4287) {
+      const unsigned int v4292 = v11 + v4281;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4293 = v4292 * v1;
+      const unsigned int v4294 = v4293 + v26;
+      const unsigned int v4295 = v4294 << 8u;
+      const unsigned int v4296 = v4295 + v10734;
+      const iron_bf16 v4297 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4298 = iron_f32_to_bf16(v4286);
+      *reinterpret_cast<iron_bf16x2*>(out + v4296) = iron_bf16x2{{v4297, v4298}};
     }
-    const unsigned int v4292 = v46 + v10737;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4293 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4294 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4295 = v4294 * v4293;
-    const float v4296 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4297 = v4296 * v4293;
-    const bool v4298 = v4292 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4298) {
-      const unsigned int v4303 = v11 + v4292;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4304 = v4303 * v1;
-      const unsigned int v4305 = v4304 + v26;
-      const unsigned int v4306 = v4305 << 8u;
-      const unsigned int v4307 = v4306 + v10736;
-      const iron_bf16 v4308 = iron_f32_to_bf16(v4295);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4297);
-      *reinterpret_cast<iron_bf16x2*>(out + v4307) = iron_bf16x2{{v4308, v4309}};
+    const unsigned int v4300 = v46 + v10745;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4301 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4302 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4303 = v4302 * v4301;
+    const float v4304 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4305 = v4304 * v4301;
+    const bool v4306 = v4300 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4306) {
+      const unsigned int v4311 = v11 + v4300;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v26;
+      const unsigned int v4314 = v4313 << 8u;
+      const unsigned int v4315 = v4314 + v10744;
+      const iron_bf16 v4316 = iron_f32_to_bf16(v4303);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4317 = iron_f32_to_bf16(v4305);
+      *reinterpret_cast<iron_bf16x2*>(out + v4315) = iron_bf16x2{{v4316, v4317}};
     }
-    const unsigned int v4311 = v46 + v10747;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4312 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4313 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4314 = v4313 * v4312;
-    const float v4315 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4316 = v4315 * v4312;
-    const bool v4317 = v4311 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4317) {
-      const unsigned int v4322 = v11 + v4311;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4323 = v4322 * v1;
-      const unsigned int v4324 = v4323 + v26;
-      const unsigned int v4325 = v4324 << 8u;
-      const unsigned int v4326 = v4325 + v10746;
-      const iron_bf16 v4327 = iron_f32_to_bf16(v4314);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4328 = iron_f32_to_bf16(v4316);
-      *reinterpret_cast<iron_bf16x2*>(out + v4326) = iron_bf16x2{{v4327, v4328}};
+    const unsigned int v4319 = v46 + v10755;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4320 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4321 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4322 = v4321 * v4320;
+    const float v4323 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4324 = v4323 * v4320;
+    const bool v4325 = v4319 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4325) {
+      const unsigned int v4330 = v11 + v4319;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4331 = v4330 * v1;
+      const unsigned int v4332 = v4331 + v26;
+      const unsigned int v4333 = v4332 << 8u;
+      const unsigned int v4334 = v4333 + v10754;
+      const iron_bf16 v4335 = iron_f32_to_bf16(v4322);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4336 = iron_f32_to_bf16(v4324);
+      *reinterpret_cast<iron_bf16x2*>(out + v4334) = iron_bf16x2{{v4335, v4336}};
     }
-    const unsigned int v4330 = v46 + v10757;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4331 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4332 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4333 = v4332 * v4331;
-    const float v4334 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4335 = v4334 * v4331;
-    const bool v4336 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4336) {
-      const unsigned int v4341 = v11 + v4330;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v26;
-      const unsigned int v4344 = v4343 << 8u;
-      const unsigned int v4345 = v4344 + v10756;
-      const iron_bf16 v4346 = iron_f32_to_bf16(v4333);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4347 = iron_f32_to_bf16(v4335);
-      *reinterpret_cast<iron_bf16x2*>(out + v4345) = iron_bf16x2{{v4346, v4347}};
+    const unsigned int v4338 = v46 + v10765;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4339 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4340 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4341 = v4340 * v4339;
+    const float v4342 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4343 = v4342 * v4339;
+    const bool v4344 = v4338 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4344) {
+      const unsigned int v4349 = v11 + v4338;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4350 = v4349 * v1;
+      const unsigned int v4351 = v4350 + v26;
+      const unsigned int v4352 = v4351 << 8u;
+      const unsigned int v4353 = v4352 + v10764;
+      const iron_bf16 v4354 = iron_f32_to_bf16(v4341);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4355 = iron_f32_to_bf16(v4343);
+      *reinterpret_cast<iron_bf16x2*>(out + v4353) = iron_bf16x2{{v4354, v4355}};
     }
-    const unsigned int v4349 = v46 + v10767;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4350 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4351 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4352 = v4351 * v4350;
-    const float v4353 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4354 = v4353 * v4350;
-    const bool v4355 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4355) {
-      const unsigned int v4360 = v11 + v4349;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4361 = v4360 * v1;
-      const unsigned int v4362 = v4361 + v26;
-      const unsigned int v4363 = v4362 << 8u;
-      const unsigned int v4364 = v4363 + v10766;
-      const iron_bf16 v4365 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4366 = iron_f32_to_bf16(v4354);
-      *reinterpret_cast<iron_bf16x2*>(out + v4364) = iron_bf16x2{{v4365, v4366}};
+    const unsigned int v4357 = v46 + v10775;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4358 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4359 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4360 = v4359 * v4358;
+    const float v4361 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4362 = v4361 * v4358;
+    const bool v4363 = v4357 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4363) {
+      const unsigned int v4368 = v11 + v4357;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4369 = v4368 * v1;
+      const unsigned int v4370 = v4369 + v26;
+      const unsigned int v4371 = v4370 << 8u;
+      const unsigned int v4372 = v4371 + v10774;
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4360);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4374 = iron_f32_to_bf16(v4362);
+      *reinterpret_cast<iron_bf16x2*>(out + v4372) = iron_bf16x2{{v4373, v4374}};
     }
-    const unsigned int v4368 = v46 + v10777;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4369 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4370 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4371 = v4370 * v4369;
-    const float v4372 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4373 = v4372 * v4369;
-    const bool v4374 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4374) {
-      const unsigned int v4379 = v11 + v4368;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4380 = v4379 * v1;
-      const unsigned int v4381 = v4380 + v26;
-      const unsigned int v4382 = v4381 << 8u;
-      const unsigned int v4383 = v4382 + v10776;
-      const iron_bf16 v4384 = iron_f32_to_bf16(v4371);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4385 = iron_f32_to_bf16(v4373);
-      *reinterpret_cast<iron_bf16x2*>(out + v4383) = iron_bf16x2{{v4384, v4385}};
+    const unsigned int v4376 = v46 + v10785;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4377 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4378 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4379 = v4378 * v4377;
+    const float v4380 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4381 = v4380 * v4377;
+    const bool v4382 = v4376 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4382) {
+      const unsigned int v4387 = v11 + v4376;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4388 = v4387 * v1;
+      const unsigned int v4389 = v4388 + v26;
+      const unsigned int v4390 = v4389 << 8u;
+      const unsigned int v4391 = v4390 + v10784;
+      const iron_bf16 v4392 = iron_f32_to_bf16(v4379);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4393 = iron_f32_to_bf16(v4381);
+      *reinterpret_cast<iron_bf16x2*>(out + v4391) = iron_bf16x2{{v4392, v4393}};
     }
-    const unsigned int v4387 = v46 + v10787;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4388 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4389 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4390 = v4389 * v4388;
-    const float v4391 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4392 = v4391 * v4388;
-    const bool v4393 = v4387 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4393) {
-      const unsigned int v4398 = v11 + v4387;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4399 = v4398 * v1;
-      const unsigned int v4400 = v4399 + v26;
-      const unsigned int v4401 = v4400 << 8u;
-      const unsigned int v4402 = v4401 + v10786;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4390);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4404 = iron_f32_to_bf16(v4392);
-      *reinterpret_cast<iron_bf16x2*>(out + v4402) = iron_bf16x2{{v4403, v4404}};
+    const unsigned int v4395 = v46 + v10795;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4396 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4397 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4398 = v4397 * v4396;
+    const float v4399 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4400 = v4399 * v4396;
+    const bool v4401 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4401) {
+      const unsigned int v4406 = v11 + v4395;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4407 = v4406 * v1;
+      const unsigned int v4408 = v4407 + v26;
+      const unsigned int v4409 = v4408 << 8u;
+      const unsigned int v4410 = v4409 + v10794;
+      const iron_bf16 v4411 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4412 = iron_f32_to_bf16(v4400);
+      *reinterpret_cast<iron_bf16x2*>(out + v4410) = iron_bf16x2{{v4411, v4412}};
     }
-    const unsigned int v4406 = v46 + v10797;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4407 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4408 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4409 = v4408 * v4407;
-    const float v4410 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4411 = v4410 * v4407;
-    const bool v4412 = v4406 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4412) {
-      const unsigned int v4417 = v11 + v4406;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4418 = v4417 * v1;
-      const unsigned int v4419 = v4418 + v26;
-      const unsigned int v4420 = v4419 << 8u;
-      const unsigned int v4421 = v4420 + v10796;
-      const iron_bf16 v4422 = iron_f32_to_bf16(v4409);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4423 = iron_f32_to_bf16(v4411);
-      *reinterpret_cast<iron_bf16x2*>(out + v4421) = iron_bf16x2{{v4422, v4423}};
+    const unsigned int v4414 = v46 + v10805;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4415 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4416 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4417 = v4416 * v4415;
+    const float v4418 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4419 = v4418 * v4415;
+    const bool v4420 = v4414 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4420) {
+      const unsigned int v4425 = v11 + v4414;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4426 = v4425 * v1;
+      const unsigned int v4427 = v4426 + v26;
+      const unsigned int v4428 = v4427 << 8u;
+      const unsigned int v4429 = v4428 + v10804;
+      const iron_bf16 v4430 = iron_f32_to_bf16(v4417);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4431 = iron_f32_to_bf16(v4419);
+      *reinterpret_cast<iron_bf16x2*>(out + v4429) = iron_bf16x2{{v4430, v4431}};
     }
-    const unsigned int v4425 = v46 + v10807;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4426 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4427 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4428 = v4427 * v4426;
-    const float v4429 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4430 = v4429 * v4426;
-    const bool v4431 = v4425 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4431) {
-      const unsigned int v4436 = v11 + v4425;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4437 = v4436 * v1;
-      const unsigned int v4438 = v4437 + v26;
-      const unsigned int v4439 = v4438 << 8u;
-      const unsigned int v4440 = v4439 + v10806;
-      const iron_bf16 v4441 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4442 = iron_f32_to_bf16(v4430);
-      *reinterpret_cast<iron_bf16x2*>(out + v4440) = iron_bf16x2{{v4441, v4442}};
+    const unsigned int v4433 = v46 + v10815;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4434 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4435 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4436 = v4435 * v4434;
+    const float v4437 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4438 = v4437 * v4434;
+    const bool v4439 = v4433 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4439) {
+      const unsigned int v4444 = v11 + v4433;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4445 = v4444 * v1;
+      const unsigned int v4446 = v4445 + v26;
+      const unsigned int v4447 = v4446 << 8u;
+      const unsigned int v4448 = v4447 + v10814;
+      const iron_bf16 v4449 = iron_f32_to_bf16(v4436);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4450 = iron_f32_to_bf16(v4438);
+      *reinterpret_cast<iron_bf16x2*>(out + v4448) = iron_bf16x2{{v4449, v4450}};
     }
-    const unsigned int v4444 = v46 + v10817;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4445 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4446 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4447 = v4446 * v4445;
-    const float v4448 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4449 = v4448 * v4445;
-    const bool v4450 = v4444 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4450) {
-      const unsigned int v4455 = v11 + v4444;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v26;
-      const unsigned int v4458 = v4457 << 8u;
-      const unsigned int v4459 = v4458 + v10816;
-      const iron_bf16 v4460 = iron_f32_to_bf16(v4447);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4461 = iron_f32_to_bf16(v4449);
-      *reinterpret_cast<iron_bf16x2*>(out + v4459) = iron_bf16x2{{v4460, v4461}};
+    const unsigned int v4452 = v46 + v10825;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4453 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4454 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4455 = v4454 * v4453;
+    const float v4456 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4457 = v4456 * v4453;
+    const bool v4458 = v4452 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4458) {
+      const unsigned int v4463 = v11 + v4452;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4464 = v4463 * v1;
+      const unsigned int v4465 = v4464 + v26;
+      const unsigned int v4466 = v4465 << 8u;
+      const unsigned int v4467 = v4466 + v10824;
+      const iron_bf16 v4468 = iron_f32_to_bf16(v4455);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4457);
+      *reinterpret_cast<iron_bf16x2*>(out + v4467) = iron_bf16x2{{v4468, v4469}};
     }
-    const unsigned int v4463 = v46 + v10827;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4464 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4465 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4466 = v4465 * v4464;
-    const float v4467 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4468 = v4467 * v4464;
-    const bool v4469 = v4463 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4469) {
-      const unsigned int v4474 = v11 + v4463;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4475 = v4474 * v1;
-      const unsigned int v4476 = v4475 + v26;
-      const unsigned int v4477 = v4476 << 8u;
-      const unsigned int v4478 = v4477 + v10826;
-      const iron_bf16 v4479 = iron_f32_to_bf16(v4466);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4480 = iron_f32_to_bf16(v4468);
-      *reinterpret_cast<iron_bf16x2*>(out + v4478) = iron_bf16x2{{v4479, v4480}};
+    const unsigned int v4471 = v46 + v10835;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4472 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4473 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4474 = v4473 * v4472;
+    const float v4475 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4476 = v4475 * v4472;
+    const bool v4477 = v4471 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4477) {
+      const unsigned int v4482 = v11 + v4471;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4483 = v4482 * v1;
+      const unsigned int v4484 = v4483 + v26;
+      const unsigned int v4485 = v4484 << 8u;
+      const unsigned int v4486 = v4485 + v10834;
+      const iron_bf16 v4487 = iron_f32_to_bf16(v4474);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4488 = iron_f32_to_bf16(v4476);
+      *reinterpret_cast<iron_bf16x2*>(out + v4486) = iron_bf16x2{{v4487, v4488}};
     }
-    const unsigned int v4482 = v46 + v10837;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4483 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4484 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4485 = v4484 * v4483;
-    const float v4486 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4487 = v4486 * v4483;
-    const bool v4488 = v4482 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4488) {
-      const unsigned int v4493 = v11 + v4482;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4494 = v4493 * v1;
-      const unsigned int v4495 = v4494 + v26;
-      const unsigned int v4496 = v4495 << 8u;
-      const unsigned int v4497 = v4496 + v10836;
-      const iron_bf16 v4498 = iron_f32_to_bf16(v4485);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4487);
-      *reinterpret_cast<iron_bf16x2*>(out + v4497) = iron_bf16x2{{v4498, v4499}};
+    const unsigned int v4490 = v46 + v10845;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4491 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4492 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4493 = v4492 * v4491;
+    const float v4494 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4495 = v4494 * v4491;
+    const bool v4496 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4496) {
+      const unsigned int v4501 = v11 + v4490;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4502 = v4501 * v1;
+      const unsigned int v4503 = v4502 + v26;
+      const unsigned int v4504 = v4503 << 8u;
+      const unsigned int v4505 = v4504 + v10844;
+      const iron_bf16 v4506 = iron_f32_to_bf16(v4493);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4507 = iron_f32_to_bf16(v4495);
+      *reinterpret_cast<iron_bf16x2*>(out + v4505) = iron_bf16x2{{v4506, v4507}};
     }
-    const unsigned int v4501 = v46 + v10847;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4502 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4503 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4504 = v4503 * v4502;
-    const float v4505 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4506 = v4505 * v4502;
-    const bool v4507 = v4501 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4507) {
-      const unsigned int v4510 = 64u + v10846;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4512 = v11 + v4501;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4513 = v4512 * v1;
-      const unsigned int v4514 = v4513 + v26;
-      const unsigned int v4515 = v4514 << 8u;
-      const unsigned int v4516 = v4515 + v4510;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4504);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4518 = iron_f32_to_bf16(v4506);
-      *reinterpret_cast<iron_bf16x2*>(out + v4516) = iron_bf16x2{{v4517, v4518}};
+    const unsigned int v4509 = v46 + v10855;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4510 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4511 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4512 = v4511 * v4510;
+    const float v4513 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4514 = v4513 * v4510;
+    const bool v4515 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4515) {
+      const unsigned int v4518 = 64u + v10854;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4520 = v11 + v4509;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4521 = v4520 * v1;
+      const unsigned int v4522 = v4521 + v26;
+      const unsigned int v4523 = v4522 << 8u;
+      const unsigned int v4524 = v4523 + v4518;
+      const iron_bf16 v4525 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4526 = iron_f32_to_bf16(v4514);
+      *reinterpret_cast<iron_bf16x2*>(out + v4524) = iron_bf16x2{{v4525, v4526}};
     }
-    const unsigned int v4520 = v46 + v10857;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4521 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4522 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4523 = v4522 * v4521;
-    const float v4524 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4525 = v4524 * v4521;
-    const bool v4526 = v4520 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4526) {
-      const unsigned int v4529 = 64u + v10856;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4531 = v11 + v4520;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4532 = v4531 * v1;
-      const unsigned int v4533 = v4532 + v26;
-      const unsigned int v4534 = v4533 << 8u;
-      const unsigned int v4535 = v4534 + v4529;
-      const iron_bf16 v4536 = iron_f32_to_bf16(v4523);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4537 = iron_f32_to_bf16(v4525);
-      *reinterpret_cast<iron_bf16x2*>(out + v4535) = iron_bf16x2{{v4536, v4537}};
+    const unsigned int v4528 = v46 + v10865;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4529 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4530 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4531 = v4530 * v4529;
+    const float v4532 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4533 = v4532 * v4529;
+    const bool v4534 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4534) {
+      const unsigned int v4537 = 64u + v10864;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4539 = v11 + v4528;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4540 = v4539 * v1;
+      const unsigned int v4541 = v4540 + v26;
+      const unsigned int v4542 = v4541 << 8u;
+      const unsigned int v4543 = v4542 + v4537;
+      const iron_bf16 v4544 = iron_f32_to_bf16(v4531);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4545 = iron_f32_to_bf16(v4533);
+      *reinterpret_cast<iron_bf16x2*>(out + v4543) = iron_bf16x2{{v4544, v4545}};
     }
-    const unsigned int v4539 = v46 + v10867;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4540 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4541 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4542 = v4541 * v4540;
-    const float v4543 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4544 = v4543 * v4540;
-    const bool v4545 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4545) {
-      const unsigned int v4548 = 64u + v10866;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4550 = v11 + v4539;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4551 = v4550 * v1;
-      const unsigned int v4552 = v4551 + v26;
-      const unsigned int v4553 = v4552 << 8u;
-      const unsigned int v4554 = v4553 + v4548;
-      const iron_bf16 v4555 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4556 = iron_f32_to_bf16(v4544);
-      *reinterpret_cast<iron_bf16x2*>(out + v4554) = iron_bf16x2{{v4555, v4556}};
+    const unsigned int v4547 = v46 + v10875;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4548 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4549 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4550 = v4549 * v4548;
+    const float v4551 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4552 = v4551 * v4548;
+    const bool v4553 = v4547 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4553) {
+      const unsigned int v4556 = 64u + v10874;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4558 = v11 + v4547;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4559 = v4558 * v1;
+      const unsigned int v4560 = v4559 + v26;
+      const unsigned int v4561 = v4560 << 8u;
+      const unsigned int v4562 = v4561 + v4556;
+      const iron_bf16 v4563 = iron_f32_to_bf16(v4550);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4564 = iron_f32_to_bf16(v4552);
+      *reinterpret_cast<iron_bf16x2*>(out + v4562) = iron_bf16x2{{v4563, v4564}};
     }
-    const unsigned int v4558 = v46 + v10877;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4559 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4560 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4561 = v4560 * v4559;
-    const float v4562 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4563 = v4562 * v4559;
-    const bool v4564 = v4558 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4564) {
-      const unsigned int v4567 = 64u + v10876;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4569 = v11 + v4558;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4570 = v4569 * v1;
-      const unsigned int v4571 = v4570 + v26;
-      const unsigned int v4572 = v4571 << 8u;
-      const unsigned int v4573 = v4572 + v4567;
-      const iron_bf16 v4574 = iron_f32_to_bf16(v4561);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4575 = iron_f32_to_bf16(v4563);
-      *reinterpret_cast<iron_bf16x2*>(out + v4573) = iron_bf16x2{{v4574, v4575}};
+    const unsigned int v4566 = v46 + v10885;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4567 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4568 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4569 = v4568 * v4567;
+    const float v4570 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4571 = v4570 * v4567;
+    const bool v4572 = v4566 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4572) {
+      const unsigned int v4575 = 64u + v10884;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4577 = v11 + v4566;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4578 = v4577 * v1;
+      const unsigned int v4579 = v4578 + v26;
+      const unsigned int v4580 = v4579 << 8u;
+      const unsigned int v4581 = v4580 + v4575;
+      const iron_bf16 v4582 = iron_f32_to_bf16(v4569);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4583 = iron_f32_to_bf16(v4571);
+      *reinterpret_cast<iron_bf16x2*>(out + v4581) = iron_bf16x2{{v4582, v4583}};
     }
-    const unsigned int v4577 = v46 + v10887;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4578 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4579 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4580 = v4579 * v4578;
-    const float v4581 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4582 = v4581 * v4578;
-    const bool v4583 = v4577 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4583) {
-      const unsigned int v4586 = 64u + v10886;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4588 = v11 + v4577;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4589 = v4588 * v1;
-      const unsigned int v4590 = v4589 + v26;
-      const unsigned int v4591 = v4590 << 8u;
-      const unsigned int v4592 = v4591 + v4586;
-      const iron_bf16 v4593 = iron_f32_to_bf16(v4580);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4594 = iron_f32_to_bf16(v4582);
-      *reinterpret_cast<iron_bf16x2*>(out + v4592) = iron_bf16x2{{v4593, v4594}};
+    const unsigned int v4585 = v46 + v10895;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4586 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4587 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4588 = v4587 * v4586;
+    const float v4589 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4590 = v4589 * v4586;
+    const bool v4591 = v4585 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4591) {
+      const unsigned int v4594 = 64u + v10894;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4596 = v11 + v4585;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4597 = v4596 * v1;
+      const unsigned int v4598 = v4597 + v26;
+      const unsigned int v4599 = v4598 << 8u;
+      const unsigned int v4600 = v4599 + v4594;
+      const iron_bf16 v4601 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4602 = iron_f32_to_bf16(v4590);
+      *reinterpret_cast<iron_bf16x2*>(out + v4600) = iron_bf16x2{{v4601, v4602}};
     }
-    const unsigned int v4596 = v46 + v10897;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4597 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4598 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4599 = v4598 * v4597;
-    const float v4600 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4601 = v4600 * v4597;
-    const bool v4602 = v4596 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4602) {
-      const unsigned int v4605 = 64u + v10896;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4607 = v11 + v4596;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4608 = v4607 * v1;
-      const unsigned int v4609 = v4608 + v26;
-      const unsigned int v4610 = v4609 << 8u;
-      const unsigned int v4611 = v4610 + v4605;
-      const iron_bf16 v4612 = iron_f32_to_bf16(v4599);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4601);
-      *reinterpret_cast<iron_bf16x2*>(out + v4611) = iron_bf16x2{{v4612, v4613}};
+    const unsigned int v4604 = v46 + v10905;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4605 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4606 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4607 = v4606 * v4605;
+    const float v4608 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4609 = v4608 * v4605;
+    const bool v4610 = v4604 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4610) {
+      const unsigned int v4613 = 64u + v10904;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4615 = v11 + v4604;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v26;
+      const unsigned int v4618 = v4617 << 8u;
+      const unsigned int v4619 = v4618 + v4613;
+      const iron_bf16 v4620 = iron_f32_to_bf16(v4607);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4621 = iron_f32_to_bf16(v4609);
+      *reinterpret_cast<iron_bf16x2*>(out + v4619) = iron_bf16x2{{v4620, v4621}};
     }
-    const unsigned int v4615 = v46 + v10907;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4616 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4617 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4618 = v4617 * v4616;
-    const float v4619 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4620 = v4619 * v4616;
-    const bool v4621 = v4615 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4621) {
-      const unsigned int v4624 = 64u + v10906;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4626 = v11 + v4615;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4627 = v4626 * v1;
-      const unsigned int v4628 = v4627 + v26;
-      const unsigned int v4629 = v4628 << 8u;
-      const unsigned int v4630 = v4629 + v4624;
-      const iron_bf16 v4631 = iron_f32_to_bf16(v4618);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4632 = iron_f32_to_bf16(v4620);
-      *reinterpret_cast<iron_bf16x2*>(out + v4630) = iron_bf16x2{{v4631, v4632}};
+    const unsigned int v4623 = v46 + v10915;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4624 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4625 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4626 = v4625 * v4624;
+    const float v4627 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4628 = v4627 * v4624;
+    const bool v4629 = v4623 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4629) {
+      const unsigned int v4632 = 64u + v10914;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4634 = v11 + v4623;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4635 = v4634 * v1;
+      const unsigned int v4636 = v4635 + v26;
+      const unsigned int v4637 = v4636 << 8u;
+      const unsigned int v4638 = v4637 + v4632;
+      const iron_bf16 v4639 = iron_f32_to_bf16(v4626);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4640 = iron_f32_to_bf16(v4628);
+      *reinterpret_cast<iron_bf16x2*>(out + v4638) = iron_bf16x2{{v4639, v4640}};
     }
-    const unsigned int v4634 = v46 + v10917;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4635 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4636 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4637 = v4636 * v4635;
-    const float v4638 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4639 = v4638 * v4635;
-    const bool v4640 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4640) {
-      const unsigned int v4643 = 64u + v10916;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4645 = v11 + v4634;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v26;
-      const unsigned int v4648 = v4647 << 8u;
-      const unsigned int v4649 = v4648 + v4643;
-      const iron_bf16 v4650 = iron_f32_to_bf16(v4637);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4651 = iron_f32_to_bf16(v4639);
-      *reinterpret_cast<iron_bf16x2*>(out + v4649) = iron_bf16x2{{v4650, v4651}};
+    const unsigned int v4642 = v46 + v10925;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4643 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4644 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4645 = v4644 * v4643;
+    const float v4646 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4647 = v4646 * v4643;
+    const bool v4648 = v4642 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4648) {
+      const unsigned int v4651 = 64u + v10924;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4653 = v11 + v4642;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4654 = v4653 * v1;
+      const unsigned int v4655 = v4654 + v26;
+      const unsigned int v4656 = v4655 << 8u;
+      const unsigned int v4657 = v4656 + v4651;
+      const iron_bf16 v4658 = iron_f32_to_bf16(v4645);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4659 = iron_f32_to_bf16(v4647);
+      *reinterpret_cast<iron_bf16x2*>(out + v4657) = iron_bf16x2{{v4658, v4659}};
     }
-    const unsigned int v4653 = v46 + v10927;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4654 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4655 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4656 = v4655 * v4654;
-    const float v4657 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4658 = v4657 * v4654;
-    const bool v4659 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4659) {
-      const unsigned int v4662 = 64u + v10926;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4664 = v11 + v4653;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4665 = v4664 * v1;
-      const unsigned int v4666 = v4665 + v26;
-      const unsigned int v4667 = v4666 << 8u;
-      const unsigned int v4668 = v4667 + v4662;
-      const iron_bf16 v4669 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4670 = iron_f32_to_bf16(v4658);
-      *reinterpret_cast<iron_bf16x2*>(out + v4668) = iron_bf16x2{{v4669, v4670}};
+    const unsigned int v4661 = v46 + v10935;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4662 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4663 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4664 = v4663 * v4662;
+    const float v4665 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4666 = v4665 * v4662;
+    const bool v4667 = v4661 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4667) {
+      const unsigned int v4670 = 64u + v10934;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4672 = v11 + v4661;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4673 = v4672 * v1;
+      const unsigned int v4674 = v4673 + v26;
+      const unsigned int v4675 = v4674 << 8u;
+      const unsigned int v4676 = v4675 + v4670;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4664);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4678 = iron_f32_to_bf16(v4666);
+      *reinterpret_cast<iron_bf16x2*>(out + v4676) = iron_bf16x2{{v4677, v4678}};
     }
-    const unsigned int v4672 = v46 + v10937;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4673 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4674 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4675 = v4674 * v4673;
-    const float v4676 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4677 = v4676 * v4673;
-    const bool v4678 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4678) {
-      const unsigned int v4681 = 64u + v10936;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4683 = v11 + v4672;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4684 = v4683 * v1;
-      const unsigned int v4685 = v4684 + v26;
-      const unsigned int v4686 = v4685 << 8u;
-      const unsigned int v4687 = v4686 + v4681;
-      const iron_bf16 v4688 = iron_f32_to_bf16(v4675);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4689 = iron_f32_to_bf16(v4677);
-      *reinterpret_cast<iron_bf16x2*>(out + v4687) = iron_bf16x2{{v4688, v4689}};
+    const unsigned int v4680 = v46 + v10945;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4681 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4682 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4683 = v4682 * v4681;
+    const float v4684 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4685 = v4684 * v4681;
+    const bool v4686 = v4680 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4686) {
+      const unsigned int v4689 = 64u + v10944;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4691 = v11 + v4680;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4692 = v4691 * v1;
+      const unsigned int v4693 = v4692 + v26;
+      const unsigned int v4694 = v4693 << 8u;
+      const unsigned int v4695 = v4694 + v4689;
+      const iron_bf16 v4696 = iron_f32_to_bf16(v4683);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4697 = iron_f32_to_bf16(v4685);
+      *reinterpret_cast<iron_bf16x2*>(out + v4695) = iron_bf16x2{{v4696, v4697}};
     }
-    const unsigned int v4691 = v46 + v10947;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4692 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4693 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4694 = v4693 * v4692;
-    const float v4695 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4696 = v4695 * v4692;
-    const bool v4697 = v4691 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4697) {
-      const unsigned int v4700 = 64u + v10946;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4702 = v11 + v4691;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4703 = v4702 * v1;
-      const unsigned int v4704 = v4703 + v26;
-      const unsigned int v4705 = v4704 << 8u;
-      const unsigned int v4706 = v4705 + v4700;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4694);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4708 = iron_f32_to_bf16(v4696);
-      *reinterpret_cast<iron_bf16x2*>(out + v4706) = iron_bf16x2{{v4707, v4708}};
+    const unsigned int v4699 = v46 + v10955;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4700 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4701 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4702 = v4701 * v4700;
+    const float v4703 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4704 = v4703 * v4700;
+    const bool v4705 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4705) {
+      const unsigned int v4708 = 64u + v10954;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4710 = v11 + v4699;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4711 = v4710 * v1;
+      const unsigned int v4712 = v4711 + v26;
+      const unsigned int v4713 = v4712 << 8u;
+      const unsigned int v4714 = v4713 + v4708;
+      const iron_bf16 v4715 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4716 = iron_f32_to_bf16(v4704);
+      *reinterpret_cast<iron_bf16x2*>(out + v4714) = iron_bf16x2{{v4715, v4716}};
     }
-    const unsigned int v4710 = v46 + v10957;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4711 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4712 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4713 = v4712 * v4711;
-    const float v4714 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4715 = v4714 * v4711;
-    const bool v4716 = v4710 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4716) {
-      const unsigned int v4719 = 64u + v10956;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4721 = v11 + v4710;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4722 = v4721 * v1;
-      const unsigned int v4723 = v4722 + v26;
-      const unsigned int v4724 = v4723 << 8u;
-      const unsigned int v4725 = v4724 + v4719;
-      const iron_bf16 v4726 = iron_f32_to_bf16(v4713);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4727 = iron_f32_to_bf16(v4715);
-      *reinterpret_cast<iron_bf16x2*>(out + v4725) = iron_bf16x2{{v4726, v4727}};
+    const unsigned int v4718 = v46 + v10965;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4719 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4720 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4721 = v4720 * v4719;
+    const float v4722 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4723 = v4722 * v4719;
+    const bool v4724 = v4718 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4724) {
+      const unsigned int v4727 = 64u + v10964;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4729 = v11 + v4718;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4730 = v4729 * v1;
+      const unsigned int v4731 = v4730 + v26;
+      const unsigned int v4732 = v4731 << 8u;
+      const unsigned int v4733 = v4732 + v4727;
+      const iron_bf16 v4734 = iron_f32_to_bf16(v4721);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4735 = iron_f32_to_bf16(v4723);
+      *reinterpret_cast<iron_bf16x2*>(out + v4733) = iron_bf16x2{{v4734, v4735}};
     }
-    const unsigned int v4729 = v46 + v10967;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4730 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4731 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4732 = v4731 * v4730;
-    const float v4733 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4734 = v4733 * v4730;
-    const bool v4735 = v4729 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4735) {
-      const unsigned int v4738 = 64u + v10966;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4740 = v11 + v4729;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4741 = v4740 * v1;
-      const unsigned int v4742 = v4741 + v26;
-      const unsigned int v4743 = v4742 << 8u;
-      const unsigned int v4744 = v4743 + v4738;
-      const iron_bf16 v4745 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4746 = iron_f32_to_bf16(v4734);
-      *reinterpret_cast<iron_bf16x2*>(out + v4744) = iron_bf16x2{{v4745, v4746}};
+    const unsigned int v4737 = v46 + v10975;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4738 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4739 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4740 = v4739 * v4738;
+    const float v4741 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4742 = v4741 * v4738;
+    const bool v4743 = v4737 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4743) {
+      const unsigned int v4746 = 64u + v10974;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4748 = v11 + v4737;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4749 = v4748 * v1;
+      const unsigned int v4750 = v4749 + v26;
+      const unsigned int v4751 = v4750 << 8u;
+      const unsigned int v4752 = v4751 + v4746;
+      const iron_bf16 v4753 = iron_f32_to_bf16(v4740);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4754 = iron_f32_to_bf16(v4742);
+      *reinterpret_cast<iron_bf16x2*>(out + v4752) = iron_bf16x2{{v4753, v4754}};
     }
-    const unsigned int v4748 = v46 + v10977;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4749 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4750 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4751 = v4750 * v4749;
-    const float v4752 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4753 = v4752 * v4749;
-    const bool v4754 = v4748 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4754) {
-      const unsigned int v4757 = 64u + v10976;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4759 = v11 + v4748;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v26;
-      const unsigned int v4762 = v4761 << 8u;
-      const unsigned int v4763 = v4762 + v4757;
-      const iron_bf16 v4764 = iron_f32_to_bf16(v4751);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4765 = iron_f32_to_bf16(v4753);
-      *reinterpret_cast<iron_bf16x2*>(out + v4763) = iron_bf16x2{{v4764, v4765}};
+    const unsigned int v4756 = v46 + v10985;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4757 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4758 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4759 = v4758 * v4757;
+    const float v4760 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4761 = v4760 * v4757;
+    const bool v4762 = v4756 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4762) {
+      const unsigned int v4765 = 64u + v10984;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4767 = v11 + v4756;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4768 = v4767 * v1;
+      const unsigned int v4769 = v4768 + v26;
+      const unsigned int v4770 = v4769 << 8u;
+      const unsigned int v4771 = v4770 + v4765;
+      const iron_bf16 v4772 = iron_f32_to_bf16(v4759);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4761);
+      *reinterpret_cast<iron_bf16x2*>(out + v4771) = iron_bf16x2{{v4772, v4773}};
     }
-    const unsigned int v4767 = v46 + v10987;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4768 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4769 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4770 = v4769 * v4768;
-    const float v4771 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4772 = v4771 * v4768;
-    const bool v4773 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4773) {
-      const unsigned int v4776 = 64u + v10986;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4778 = v11 + v4767;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4779 = v4778 * v1;
-      const unsigned int v4780 = v4779 + v26;
-      const unsigned int v4781 = v4780 << 8u;
-      const unsigned int v4782 = v4781 + v4776;
-      const iron_bf16 v4783 = iron_f32_to_bf16(v4770);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4784 = iron_f32_to_bf16(v4772);
-      *reinterpret_cast<iron_bf16x2*>(out + v4782) = iron_bf16x2{{v4783, v4784}};
+    const unsigned int v4775 = v46 + v10995;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4776 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4777 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4778 = v4777 * v4776;
+    const float v4779 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4780 = v4779 * v4776;
+    const bool v4781 = v4775 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4781) {
+      const unsigned int v4784 = 64u + v10994;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4786 = v11 + v4775;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4787 = v4786 * v1;
+      const unsigned int v4788 = v4787 + v26;
+      const unsigned int v4789 = v4788 << 8u;
+      const unsigned int v4790 = v4789 + v4784;
+      const iron_bf16 v4791 = iron_f32_to_bf16(v4778);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4792 = iron_f32_to_bf16(v4780);
+      *reinterpret_cast<iron_bf16x2*>(out + v4790) = iron_bf16x2{{v4791, v4792}};
     }
-    const unsigned int v4786 = v46 + v10997;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4787 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4788 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4789 = v4788 * v4787;
-    const float v4790 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4791 = v4790 * v4787;
-    const bool v4792 = v4786 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4792) {
-      const unsigned int v4795 = 64u + v10996;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4797 = v11 + v4786;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4798 = v4797 * v1;
-      const unsigned int v4799 = v4798 + v26;
-      const unsigned int v4800 = v4799 << 8u;
-      const unsigned int v4801 = v4800 + v4795;
-      const iron_bf16 v4802 = iron_f32_to_bf16(v4789);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4791);
-      *reinterpret_cast<iron_bf16x2*>(out + v4801) = iron_bf16x2{{v4802, v4803}};
+    const unsigned int v4794 = v46 + v11005;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4795 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4796 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4797 = v4796 * v4795;
+    const float v4798 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4799 = v4798 * v4795;
+    const bool v4800 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4800) {
+      const unsigned int v4803 = 64u + v11004;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4805 = v11 + v4794;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4806 = v4805 * v1;
+      const unsigned int v4807 = v4806 + v26;
+      const unsigned int v4808 = v4807 << 8u;
+      const unsigned int v4809 = v4808 + v4803;
+      const iron_bf16 v4810 = iron_f32_to_bf16(v4797);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4811 = iron_f32_to_bf16(v4799);
+      *reinterpret_cast<iron_bf16x2*>(out + v4809) = iron_bf16x2{{v4810, v4811}};
     }
-    const unsigned int v4805 = v46 + v11007;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4806 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4807 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4808 = v4807 * v4806;
-    const float v4809 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4810 = v4809 * v4806;
-    const bool v4811 = v4805 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4811) {
-      const unsigned int v4814 = 128u + v11006;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4816 = v11 + v4805;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4817 = v4816 * v1;
-      const unsigned int v4818 = v4817 + v26;
-      const unsigned int v4819 = v4818 << 8u;
-      const unsigned int v4820 = v4819 + v4814;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4808);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4822 = iron_f32_to_bf16(v4810);
-      *reinterpret_cast<iron_bf16x2*>(out + v4820) = iron_bf16x2{{v4821, v4822}};
+    const unsigned int v4813 = v46 + v11015;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4814 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4815 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4816 = v4815 * v4814;
+    const float v4817 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4818 = v4817 * v4814;
+    const bool v4819 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4819) {
+      const unsigned int v4822 = 128u + v11014;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4824 = v11 + v4813;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4825 = v4824 * v1;
+      const unsigned int v4826 = v4825 + v26;
+      const unsigned int v4827 = v4826 << 8u;
+      const unsigned int v4828 = v4827 + v4822;
+      const iron_bf16 v4829 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4830 = iron_f32_to_bf16(v4818);
+      *reinterpret_cast<iron_bf16x2*>(out + v4828) = iron_bf16x2{{v4829, v4830}};
     }
-    const unsigned int v4824 = v46 + v11017;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4825 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4826 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4827 = v4826 * v4825;
-    const float v4828 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4829 = v4828 * v4825;
-    const bool v4830 = v4824 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4830) {
-      const unsigned int v4833 = 128u + v11016;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4835 = v11 + v4824;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4836 = v4835 * v1;
-      const unsigned int v4837 = v4836 + v26;
-      const unsigned int v4838 = v4837 << 8u;
-      const unsigned int v4839 = v4838 + v4833;
-      const iron_bf16 v4840 = iron_f32_to_bf16(v4827);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4841 = iron_f32_to_bf16(v4829);
-      *reinterpret_cast<iron_bf16x2*>(out + v4839) = iron_bf16x2{{v4840, v4841}};
+    const unsigned int v4832 = v46 + v11025;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4833 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4834 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4835 = v4834 * v4833;
+    const float v4836 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4837 = v4836 * v4833;
+    const bool v4838 = v4832 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4838) {
+      const unsigned int v4841 = 128u + v11024;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4843 = v11 + v4832;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4844 = v4843 * v1;
+      const unsigned int v4845 = v4844 + v26;
+      const unsigned int v4846 = v4845 << 8u;
+      const unsigned int v4847 = v4846 + v4841;
+      const iron_bf16 v4848 = iron_f32_to_bf16(v4835);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4849 = iron_f32_to_bf16(v4837);
+      *reinterpret_cast<iron_bf16x2*>(out + v4847) = iron_bf16x2{{v4848, v4849}};
     }
-    const unsigned int v4843 = v46 + v11027;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4844 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4845 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4846 = v4845 * v4844;
-    const float v4847 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4848 = v4847 * v4844;
-    const bool v4849 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4849) {
-      const unsigned int v4852 = 128u + v11026;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4854 = v11 + v4843;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4855 = v4854 * v1;
-      const unsigned int v4856 = v4855 + v26;
-      const unsigned int v4857 = v4856 << 8u;
-      const unsigned int v4858 = v4857 + v4852;
-      const iron_bf16 v4859 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4860 = iron_f32_to_bf16(v4848);
-      *reinterpret_cast<iron_bf16x2*>(out + v4858) = iron_bf16x2{{v4859, v4860}};
+    const unsigned int v4851 = v46 + v11035;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4852 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4853 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4854 = v4853 * v4852;
+    const float v4855 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4856 = v4855 * v4852;
+    const bool v4857 = v4851 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4857) {
+      const unsigned int v4860 = 128u + v11034;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4862 = v11 + v4851;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4863 = v4862 * v1;
+      const unsigned int v4864 = v4863 + v26;
+      const unsigned int v4865 = v4864 << 8u;
+      const unsigned int v4866 = v4865 + v4860;
+      const iron_bf16 v4867 = iron_f32_to_bf16(v4854);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4868 = iron_f32_to_bf16(v4856);
+      *reinterpret_cast<iron_bf16x2*>(out + v4866) = iron_bf16x2{{v4867, v4868}};
     }
-    const unsigned int v4862 = v46 + v11037;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4863 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4864 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4865 = v4864 * v4863;
-    const float v4866 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4867 = v4866 * v4863;
-    const bool v4868 = v4862 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4868) {
-      const unsigned int v4871 = 128u + v11036;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4873 = v11 + v4862;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4874 = v4873 * v1;
-      const unsigned int v4875 = v4874 + v26;
-      const unsigned int v4876 = v4875 << 8u;
-      const unsigned int v4877 = v4876 + v4871;
-      const iron_bf16 v4878 = iron_f32_to_bf16(v4865);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4879 = iron_f32_to_bf16(v4867);
-      *reinterpret_cast<iron_bf16x2*>(out + v4877) = iron_bf16x2{{v4878, v4879}};
+    const unsigned int v4870 = v46 + v11045;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4871 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4872 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4873 = v4872 * v4871;
+    const float v4874 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4875 = v4874 * v4871;
+    const bool v4876 = v4870 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4876) {
+      const unsigned int v4879 = 128u + v11044;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4881 = v11 + v4870;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4882 = v4881 * v1;
+      const unsigned int v4883 = v4882 + v26;
+      const unsigned int v4884 = v4883 << 8u;
+      const unsigned int v4885 = v4884 + v4879;
+      const iron_bf16 v4886 = iron_f32_to_bf16(v4873);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4887 = iron_f32_to_bf16(v4875);
+      *reinterpret_cast<iron_bf16x2*>(out + v4885) = iron_bf16x2{{v4886, v4887}};
     }
-    const unsigned int v4881 = v46 + v11047;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4882 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4883 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4884 = v4883 * v4882;
-    const float v4885 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4886 = v4885 * v4882;
-    const bool v4887 = v4881 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4887) {
-      const unsigned int v4890 = 128u + v11046;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4892 = v11 + v4881;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4893 = v4892 * v1;
-      const unsigned int v4894 = v4893 + v26;
-      const unsigned int v4895 = v4894 << 8u;
-      const unsigned int v4896 = v4895 + v4890;
-      const iron_bf16 v4897 = iron_f32_to_bf16(v4884);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4898 = iron_f32_to_bf16(v4886);
-      *reinterpret_cast<iron_bf16x2*>(out + v4896) = iron_bf16x2{{v4897, v4898}};
+    const unsigned int v4889 = v46 + v11055;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4890 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4891 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4892 = v4891 * v4890;
+    const float v4893 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4894 = v4893 * v4890;
+    const bool v4895 = v4889 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4895) {
+      const unsigned int v4898 = 128u + v11054;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4900 = v11 + v4889;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4901 = v4900 * v1;
+      const unsigned int v4902 = v4901 + v26;
+      const unsigned int v4903 = v4902 << 8u;
+      const unsigned int v4904 = v4903 + v4898;
+      const iron_bf16 v4905 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4906 = iron_f32_to_bf16(v4894);
+      *reinterpret_cast<iron_bf16x2*>(out + v4904) = iron_bf16x2{{v4905, v4906}};
     }
-    const unsigned int v4900 = v46 + v11057;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4901 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4902 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4903 = v4902 * v4901;
-    const float v4904 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4905 = v4904 * v4901;
-    const bool v4906 = v4900 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4906) {
-      const unsigned int v4909 = 128u + v11056;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4911 = v11 + v4900;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4912 = v4911 * v1;
-      const unsigned int v4913 = v4912 + v26;
-      const unsigned int v4914 = v4913 << 8u;
-      const unsigned int v4915 = v4914 + v4909;
-      const iron_bf16 v4916 = iron_f32_to_bf16(v4903);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4905);
-      *reinterpret_cast<iron_bf16x2*>(out + v4915) = iron_bf16x2{{v4916, v4917}};
+    const unsigned int v4908 = v46 + v11065;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4909 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4910 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4911 = v4910 * v4909;
+    const float v4912 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4913 = v4912 * v4909;
+    const bool v4914 = v4908 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4914) {
+      const unsigned int v4917 = 128u + v11064;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4919 = v11 + v4908;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v26;
+      const unsigned int v4922 = v4921 << 8u;
+      const unsigned int v4923 = v4922 + v4917;
+      const iron_bf16 v4924 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4925 = iron_f32_to_bf16(v4913);
+      *reinterpret_cast<iron_bf16x2*>(out + v4923) = iron_bf16x2{{v4924, v4925}};
     }
-    const unsigned int v4919 = v46 + v11067;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4920 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4921 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4922 = v4921 * v4920;
-    const float v4923 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4924 = v4923 * v4920;
-    const bool v4925 = v4919 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4925) {
-      const unsigned int v4928 = 128u + v11066;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4930 = v11 + v4919;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4931 = v4930 * v1;
-      const unsigned int v4932 = v4931 + v26;
-      const unsigned int v4933 = v4932 << 8u;
-      const unsigned int v4934 = v4933 + v4928;
-      const iron_bf16 v4935 = iron_f32_to_bf16(v4922);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4936 = iron_f32_to_bf16(v4924);
-      *reinterpret_cast<iron_bf16x2*>(out + v4934) = iron_bf16x2{{v4935, v4936}};
+    const unsigned int v4927 = v46 + v11075;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4928 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4929 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4930 = v4929 * v4928;
+    const float v4931 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4932 = v4931 * v4928;
+    const bool v4933 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4933) {
+      const unsigned int v4936 = 128u + v11074;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4938 = v11 + v4927;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4939 = v4938 * v1;
+      const unsigned int v4940 = v4939 + v26;
+      const unsigned int v4941 = v4940 << 8u;
+      const unsigned int v4942 = v4941 + v4936;
+      const iron_bf16 v4943 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4944 = iron_f32_to_bf16(v4932);
+      *reinterpret_cast<iron_bf16x2*>(out + v4942) = iron_bf16x2{{v4943, v4944}};
     }
-    const unsigned int v4938 = v46 + v11077;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4939 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4940 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4941 = v4940 * v4939;
-    const float v4942 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4943 = v4942 * v4939;
-    const bool v4944 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4944) {
-      const unsigned int v4947 = 128u + v11076;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4949 = v11 + v4938;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v26;
-      const unsigned int v4952 = v4951 << 8u;
-      const unsigned int v4953 = v4952 + v4947;
-      const iron_bf16 v4954 = iron_f32_to_bf16(v4941);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4955 = iron_f32_to_bf16(v4943);
-      *reinterpret_cast<iron_bf16x2*>(out + v4953) = iron_bf16x2{{v4954, v4955}};
+    const unsigned int v4946 = v46 + v11085;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4947 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4948 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4949 = v4948 * v4947;
+    const float v4950 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4951 = v4950 * v4947;
+    const bool v4952 = v4946 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4952) {
+      const unsigned int v4955 = 128u + v11084;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4957 = v11 + v4946;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4958 = v4957 * v1;
+      const unsigned int v4959 = v4958 + v26;
+      const unsigned int v4960 = v4959 << 8u;
+      const unsigned int v4961 = v4960 + v4955;
+      const iron_bf16 v4962 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4951);
+      *reinterpret_cast<iron_bf16x2*>(out + v4961) = iron_bf16x2{{v4962, v4963}};
     }
-    const unsigned int v4957 = v46 + v11087;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4958 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4959 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4960 = v4959 * v4958;
-    const float v4961 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4962 = v4961 * v4958;
-    const bool v4963 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4963) {
-      const unsigned int v4966 = 128u + v11086;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4968 = v11 + v4957;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4969 = v4968 * v1;
-      const unsigned int v4970 = v4969 + v26;
-      const unsigned int v4971 = v4970 << 8u;
-      const unsigned int v4972 = v4971 + v4966;
-      const iron_bf16 v4973 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4974 = iron_f32_to_bf16(v4962);
-      *reinterpret_cast<iron_bf16x2*>(out + v4972) = iron_bf16x2{{v4973, v4974}};
+    const unsigned int v4965 = v46 + v11095;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4966 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4967 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4968 = v4967 * v4966;
+    const float v4969 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4970 = v4969 * v4966;
+    const bool v4971 = v4965 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4971) {
+      const unsigned int v4974 = 128u + v11094;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4976 = v11 + v4965;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4977 = v4976 * v1;
+      const unsigned int v4978 = v4977 + v26;
+      const unsigned int v4979 = v4978 << 8u;
+      const unsigned int v4980 = v4979 + v4974;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4982 = iron_f32_to_bf16(v4970);
+      *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4981, v4982}};
     }
-    const unsigned int v4976 = v46 + v11097;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4977 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4978 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4979 = v4978 * v4977;
-    const float v4980 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4981 = v4980 * v4977;
-    const bool v4982 = v4976 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4982) {
-      const unsigned int v4985 = 128u + v11096;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4987 = v11 + v4976;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4988 = v4987 * v1;
-      const unsigned int v4989 = v4988 + v26;
-      const unsigned int v4990 = v4989 << 8u;
-      const unsigned int v4991 = v4990 + v4985;
-      const iron_bf16 v4992 = iron_f32_to_bf16(v4979);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4993 = iron_f32_to_bf16(v4981);
-      *reinterpret_cast<iron_bf16x2*>(out + v4991) = iron_bf16x2{{v4992, v4993}};
+    const unsigned int v4984 = v46 + v11105;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4985 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4986 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4987 = v4986 * v4985;
+    const float v4988 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4989 = v4988 * v4985;
+    const bool v4990 = v4984 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4990) {
+      const unsigned int v4993 = 128u + v11104;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4995 = v11 + v4984;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4996 = v4995 * v1;
+      const unsigned int v4997 = v4996 + v26;
+      const unsigned int v4998 = v4997 << 8u;
+      const unsigned int v4999 = v4998 + v4993;
+      const iron_bf16 v5000 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5001 = iron_f32_to_bf16(v4989);
+      *reinterpret_cast<iron_bf16x2*>(out + v4999) = iron_bf16x2{{v5000, v5001}};
     }
-    const unsigned int v4995 = v46 + v11107;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4996 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4997 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4998 = v4997 * v4996;
-    const float v4999 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5000 = v4999 * v4996;
-    const bool v5001 = v4995 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5001) {
-      const unsigned int v5004 = 128u + v11106;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5006 = v11 + v4995;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5007 = v5006 * v1;
-      const unsigned int v5008 = v5007 + v26;
-      const unsigned int v5009 = v5008 << 8u;
-      const unsigned int v5010 = v5009 + v5004;
-      const iron_bf16 v5011 = iron_f32_to_bf16(v4998);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5012 = iron_f32_to_bf16(v5000);
-      *reinterpret_cast<iron_bf16x2*>(out + v5010) = iron_bf16x2{{v5011, v5012}};
+    const unsigned int v5003 = v46 + v11115;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5004 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5005 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5006 = v5005 * v5004;
+    const float v5007 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5008 = v5007 * v5004;
+    const bool v5009 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5009) {
+      const unsigned int v5012 = 128u + v11114;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5014 = v11 + v5003;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5015 = v5014 * v1;
+      const unsigned int v5016 = v5015 + v26;
+      const unsigned int v5017 = v5016 << 8u;
+      const unsigned int v5018 = v5017 + v5012;
+      const iron_bf16 v5019 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5020 = iron_f32_to_bf16(v5008);
+      *reinterpret_cast<iron_bf16x2*>(out + v5018) = iron_bf16x2{{v5019, v5020}};
     }
-    const unsigned int v5014 = v46 + v11117;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5015 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5016 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5017 = v5016 * v5015;
-    const float v5018 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5019 = v5018 * v5015;
-    const bool v5020 = v5014 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5020) {
-      const unsigned int v5023 = 128u + v11116;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5025 = v11 + v5014;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5026 = v5025 * v1;
-      const unsigned int v5027 = v5026 + v26;
-      const unsigned int v5028 = v5027 << 8u;
-      const unsigned int v5029 = v5028 + v5023;
-      const iron_bf16 v5030 = iron_f32_to_bf16(v5017);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5031 = iron_f32_to_bf16(v5019);
-      *reinterpret_cast<iron_bf16x2*>(out + v5029) = iron_bf16x2{{v5030, v5031}};
+    const unsigned int v5022 = v46 + v11125;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5023 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5024 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5025 = v5024 * v5023;
+    const float v5026 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5027 = v5026 * v5023;
+    const bool v5028 = v5022 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5028) {
+      const unsigned int v5031 = 128u + v11124;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5033 = v11 + v5022;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5034 = v5033 * v1;
+      const unsigned int v5035 = v5034 + v26;
+      const unsigned int v5036 = v5035 << 8u;
+      const unsigned int v5037 = v5036 + v5031;
+      const iron_bf16 v5038 = iron_f32_to_bf16(v5025);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5039 = iron_f32_to_bf16(v5027);
+      *reinterpret_cast<iron_bf16x2*>(out + v5037) = iron_bf16x2{{v5038, v5039}};
     }
-    const unsigned int v5033 = v46 + v11127;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5034 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5035 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5036 = v5035 * v5034;
-    const float v5037 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5038 = v5037 * v5034;
-    const bool v5039 = v5033 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5039) {
-      const unsigned int v5042 = 128u + v11126;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5044 = v11 + v5033;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5045 = v5044 * v1;
-      const unsigned int v5046 = v5045 + v26;
-      const unsigned int v5047 = v5046 << 8u;
-      const unsigned int v5048 = v5047 + v5042;
-      const iron_bf16 v5049 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5050 = iron_f32_to_bf16(v5038);
-      *reinterpret_cast<iron_bf16x2*>(out + v5048) = iron_bf16x2{{v5049, v5050}};
+    const unsigned int v5041 = v46 + v11135;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5042 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5043 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5044 = v5043 * v5042;
+    const float v5045 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5046 = v5045 * v5042;
+    const bool v5047 = v5041 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5047) {
+      const unsigned int v5050 = 128u + v11134;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5052 = v11 + v5041;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5053 = v5052 * v1;
+      const unsigned int v5054 = v5053 + v26;
+      const unsigned int v5055 = v5054 << 8u;
+      const unsigned int v5056 = v5055 + v5050;
+      const iron_bf16 v5057 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5058 = iron_f32_to_bf16(v5046);
+      *reinterpret_cast<iron_bf16x2*>(out + v5056) = iron_bf16x2{{v5057, v5058}};
     }
-    const unsigned int v5052 = v46 + v11137;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5053 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5054 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5055 = v5054 * v5053;
-    const float v5056 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5057 = v5056 * v5053;
-    const bool v5058 = v5052 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5058) {
-      const unsigned int v5061 = 128u + v11136;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5063 = v11 + v5052;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5064 = v5063 * v1;
-      const unsigned int v5065 = v5064 + v26;
-      const unsigned int v5066 = v5065 << 8u;
-      const unsigned int v5067 = v5066 + v5061;
-      const iron_bf16 v5068 = iron_f32_to_bf16(v5055);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5069 = iron_f32_to_bf16(v5057);
-      *reinterpret_cast<iron_bf16x2*>(out + v5067) = iron_bf16x2{{v5068, v5069}};
+    const unsigned int v5060 = v46 + v11145;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5061 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5062 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5063 = v5062 * v5061;
+    const float v5064 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5065 = v5064 * v5061;
+    const bool v5066 = v5060 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5066) {
+      const unsigned int v5069 = 128u + v11144;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5071 = v11 + v5060;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5072 = v5071 * v1;
+      const unsigned int v5073 = v5072 + v26;
+      const unsigned int v5074 = v5073 << 8u;
+      const unsigned int v5075 = v5074 + v5069;
+      const iron_bf16 v5076 = iron_f32_to_bf16(v5063);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5077 = iron_f32_to_bf16(v5065);
+      *reinterpret_cast<iron_bf16x2*>(out + v5075) = iron_bf16x2{{v5076, v5077}};
     }
-    const unsigned int v5071 = v46 + v11147;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5072 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5073 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5074 = v5073 * v5072;
-    const float v5075 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5076 = v5075 * v5072;
-    const bool v5077 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5077) {
-      const unsigned int v5080 = 128u + v11146;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5082 = v11 + v5071;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5083 = v5082 * v1;
-      const unsigned int v5084 = v5083 + v26;
-      const unsigned int v5085 = v5084 << 8u;
-      const unsigned int v5086 = v5085 + v5080;
-      const iron_bf16 v5087 = iron_f32_to_bf16(v5074);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5088 = iron_f32_to_bf16(v5076);
-      *reinterpret_cast<iron_bf16x2*>(out + v5086) = iron_bf16x2{{v5087, v5088}};
+    const unsigned int v5079 = v46 + v11155;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5080 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5081 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5082 = v5081 * v5080;
+    const float v5083 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5084 = v5083 * v5080;
+    const bool v5085 = v5079 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5085) {
+      const unsigned int v5088 = 128u + v11154;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5090 = v11 + v5079;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5091 = v5090 * v1;
+      const unsigned int v5092 = v5091 + v26;
+      const unsigned int v5093 = v5092 << 8u;
+      const unsigned int v5094 = v5093 + v5088;
+      const iron_bf16 v5095 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5096 = iron_f32_to_bf16(v5084);
+      *reinterpret_cast<iron_bf16x2*>(out + v5094) = iron_bf16x2{{v5095, v5096}};
     }
-    const unsigned int v5090 = v46 + v11157;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5091 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5092 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5093 = v5092 * v5091;
-    const float v5094 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5095 = v5094 * v5091;
-    const bool v5096 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5096) {
-      const unsigned int v5099 = 128u + v11156;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5101 = v11 + v5090;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5102 = v5101 * v1;
-      const unsigned int v5103 = v5102 + v26;
-      const unsigned int v5104 = v5103 << 8u;
-      const unsigned int v5105 = v5104 + v5099;
-      const iron_bf16 v5106 = iron_f32_to_bf16(v5093);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5095);
-      *reinterpret_cast<iron_bf16x2*>(out + v5105) = iron_bf16x2{{v5106, v5107}};
+    const unsigned int v5098 = v46 + v11165;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5099 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5100 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5101 = v5100 * v5099;
+    const float v5102 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5103 = v5102 * v5099;
+    const bool v5104 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5104) {
+      const unsigned int v5107 = 128u + v11164;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5109 = v11 + v5098;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v26;
+      const unsigned int v5112 = v5111 << 8u;
+      const unsigned int v5113 = v5112 + v5107;
+      const iron_bf16 v5114 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5115 = iron_f32_to_bf16(v5103);
+      *reinterpret_cast<iron_bf16x2*>(out + v5113) = iron_bf16x2{{v5114, v5115}};
     }
-    const unsigned int v5109 = v46 + v11167;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5110 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5111 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5112 = v5111 * v5110;
-    const float v5113 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5114 = v5113 * v5110;
-    const bool v5115 = v5109 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5115) {
-      const unsigned int v5118 = 192u + v11166;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5120 = v11 + v5109;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5121 = v5120 * v1;
-      const unsigned int v5122 = v5121 + v26;
-      const unsigned int v5123 = v5122 << 8u;
-      const unsigned int v5124 = v5123 + v5118;
-      const iron_bf16 v5125 = iron_f32_to_bf16(v5112);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5126 = iron_f32_to_bf16(v5114);
-      *reinterpret_cast<iron_bf16x2*>(out + v5124) = iron_bf16x2{{v5125, v5126}};
+    const unsigned int v5117 = v46 + v11175;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5118 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5119 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5120 = v5119 * v5118;
+    const float v5121 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5122 = v5121 * v5118;
+    const bool v5123 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5123) {
+      const unsigned int v5126 = 192u + v11174;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5128 = v11 + v5117;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5129 = v5128 * v1;
+      const unsigned int v5130 = v5129 + v26;
+      const unsigned int v5131 = v5130 << 8u;
+      const unsigned int v5132 = v5131 + v5126;
+      const iron_bf16 v5133 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5134 = iron_f32_to_bf16(v5122);
+      *reinterpret_cast<iron_bf16x2*>(out + v5132) = iron_bf16x2{{v5133, v5134}};
     }
-    const unsigned int v5128 = v46 + v11177;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5129 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5130 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5131 = v5130 * v5129;
-    const float v5132 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5133 = v5132 * v5129;
-    const bool v5134 = v5128 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5134) {
-      const unsigned int v5137 = 192u + v11176;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5139 = v11 + v5128;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5140 = v5139 * v1;
-      const unsigned int v5141 = v5140 + v26;
-      const unsigned int v5142 = v5141 << 8u;
-      const unsigned int v5143 = v5142 + v5137;
-      const iron_bf16 v5144 = iron_f32_to_bf16(v5131);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5145 = iron_f32_to_bf16(v5133);
-      *reinterpret_cast<iron_bf16x2*>(out + v5143) = iron_bf16x2{{v5144, v5145}};
+    const unsigned int v5136 = v46 + v11185;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5137 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5138 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5139 = v5138 * v5137;
+    const float v5140 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5141 = v5140 * v5137;
+    const bool v5142 = v5136 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5142) {
+      const unsigned int v5145 = 192u + v11184;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5147 = v11 + v5136;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5148 = v5147 * v1;
+      const unsigned int v5149 = v5148 + v26;
+      const unsigned int v5150 = v5149 << 8u;
+      const unsigned int v5151 = v5150 + v5145;
+      const iron_bf16 v5152 = iron_f32_to_bf16(v5139);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5153 = iron_f32_to_bf16(v5141);
+      *reinterpret_cast<iron_bf16x2*>(out + v5151) = iron_bf16x2{{v5152, v5153}};
     }
-    const unsigned int v5147 = v46 + v11187;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5148 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5149 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5150 = v5149 * v5148;
-    const float v5151 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5152 = v5151 * v5148;
-    const bool v5153 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5153) {
-      const unsigned int v5156 = 192u + v11186;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5158 = v11 + v5147;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5159 = v5158 * v1;
-      const unsigned int v5160 = v5159 + v26;
-      const unsigned int v5161 = v5160 << 8u;
-      const unsigned int v5162 = v5161 + v5156;
-      const iron_bf16 v5163 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5164 = iron_f32_to_bf16(v5152);
-      *reinterpret_cast<iron_bf16x2*>(out + v5162) = iron_bf16x2{{v5163, v5164}};
+    const unsigned int v5155 = v46 + v11195;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5156 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5157 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5158 = v5157 * v5156;
+    const float v5159 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5160 = v5159 * v5156;
+    const bool v5161 = v5155 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5161) {
+      const unsigned int v5164 = 192u + v11194;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5166 = v11 + v5155;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5167 = v5166 * v1;
+      const unsigned int v5168 = v5167 + v26;
+      const unsigned int v5169 = v5168 << 8u;
+      const unsigned int v5170 = v5169 + v5164;
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5158);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5172 = iron_f32_to_bf16(v5160);
+      *reinterpret_cast<iron_bf16x2*>(out + v5170) = iron_bf16x2{{v5171, v5172}};
     }
-    const unsigned int v5166 = v46 + v11197;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5167 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5168 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5169 = v5168 * v5167;
-    const float v5170 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5171 = v5170 * v5167;
-    const bool v5172 = v5166 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5172) {
-      const unsigned int v5175 = 192u + v11196;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5177 = v11 + v5166;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v26;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v5175;
-      const iron_bf16 v5182 = iron_f32_to_bf16(v5169);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5183 = iron_f32_to_bf16(v5171);
-      *reinterpret_cast<iron_bf16x2*>(out + v5181) = iron_bf16x2{{v5182, v5183}};
+    const unsigned int v5174 = v46 + v11205;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5175 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5176 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5177 = v5176 * v5175;
+    const float v5178 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5179 = v5178 * v5175;
+    const bool v5180 = v5174 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5180) {
+      const unsigned int v5183 = 192u + v11204;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5185 = v11 + v5174;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5186 = v5185 * v1;
+      const unsigned int v5187 = v5186 + v26;
+      const unsigned int v5188 = v5187 << 8u;
+      const unsigned int v5189 = v5188 + v5183;
+      const iron_bf16 v5190 = iron_f32_to_bf16(v5177);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5191 = iron_f32_to_bf16(v5179);
+      *reinterpret_cast<iron_bf16x2*>(out + v5189) = iron_bf16x2{{v5190, v5191}};
     }
-    const unsigned int v5185 = v46 + v11207;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5186 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5187 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5188 = v5187 * v5186;
-    const float v5189 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5190 = v5189 * v5186;
-    const bool v5191 = v5185 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5191) {
-      const unsigned int v5194 = 192u + v11206;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5196 = v11 + v5185;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5197 = v5196 * v1;
-      const unsigned int v5198 = v5197 + v26;
-      const unsigned int v5199 = v5198 << 8u;
-      const unsigned int v5200 = v5199 + v5194;
-      const iron_bf16 v5201 = iron_f32_to_bf16(v5188);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5202 = iron_f32_to_bf16(v5190);
-      *reinterpret_cast<iron_bf16x2*>(out + v5200) = iron_bf16x2{{v5201, v5202}};
+    const unsigned int v5193 = v46 + v11215;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5194 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5195 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5196 = v5195 * v5194;
+    const float v5197 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5198 = v5197 * v5194;
+    const bool v5199 = v5193 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5199) {
+      const unsigned int v5202 = 192u + v11214;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5204 = v11 + v5193;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v26;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v5202;
+      const iron_bf16 v5209 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5210 = iron_f32_to_bf16(v5198);
+      *reinterpret_cast<iron_bf16x2*>(out + v5208) = iron_bf16x2{{v5209, v5210}};
     }
-    const unsigned int v5204 = v46 + v11217;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5205 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5206 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5207 = v5206 * v5205;
-    const float v5208 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5209 = v5208 * v5205;
-    const bool v5210 = v5204 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5210) {
-      const unsigned int v5213 = 192u + v11216;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5215 = v11 + v5204;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5216 = v5215 * v1;
-      const unsigned int v5217 = v5216 + v26;
-      const unsigned int v5218 = v5217 << 8u;
-      const unsigned int v5219 = v5218 + v5213;
-      const iron_bf16 v5220 = iron_f32_to_bf16(v5207);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5221 = iron_f32_to_bf16(v5209);
-      *reinterpret_cast<iron_bf16x2*>(out + v5219) = iron_bf16x2{{v5220, v5221}};
+    const unsigned int v5212 = v46 + v11225;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5213 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5214 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5215 = v5214 * v5213;
+    const float v5216 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5217 = v5216 * v5213;
+    const bool v5218 = v5212 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5218) {
+      const unsigned int v5221 = 192u + v11224;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5223 = v11 + v5212;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5224 = v5223 * v1;
+      const unsigned int v5225 = v5224 + v26;
+      const unsigned int v5226 = v5225 << 8u;
+      const unsigned int v5227 = v5226 + v5221;
+      const iron_bf16 v5228 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5229 = iron_f32_to_bf16(v5217);
+      *reinterpret_cast<iron_bf16x2*>(out + v5227) = iron_bf16x2{{v5228, v5229}};
     }
-    const unsigned int v5223 = v46 + v11227;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5224 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5225 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5226 = v5225 * v5224;
-    const float v5227 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5228 = v5227 * v5224;
-    const bool v5229 = v5223 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5229) {
-      const unsigned int v5232 = 192u + v11226;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5234 = v11 + v5223;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5235 = v5234 * v1;
-      const unsigned int v5236 = v5235 + v26;
-      const unsigned int v5237 = v5236 << 8u;
-      const unsigned int v5238 = v5237 + v5232;
-      const iron_bf16 v5239 = iron_f32_to_bf16(v5226);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5240 = iron_f32_to_bf16(v5228);
-      *reinterpret_cast<iron_bf16x2*>(out + v5238) = iron_bf16x2{{v5239, v5240}};
+    const unsigned int v5231 = v46 + v11235;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5232 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5233 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5234 = v5233 * v5232;
+    const float v5235 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5236 = v5235 * v5232;
+    const bool v5237 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5237) {
+      const unsigned int v5240 = 192u + v11234;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5242 = v11 + v5231;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5243 = v5242 * v1;
+      const unsigned int v5244 = v5243 + v26;
+      const unsigned int v5245 = v5244 << 8u;
+      const unsigned int v5246 = v5245 + v5240;
+      const iron_bf16 v5247 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5248 = iron_f32_to_bf16(v5236);
+      *reinterpret_cast<iron_bf16x2*>(out + v5246) = iron_bf16x2{{v5247, v5248}};
     }
-    const unsigned int v5242 = v46 + v11237;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5243 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5244 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5245 = v5244 * v5243;
-    const float v5246 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5247 = v5246 * v5243;
-    const bool v5248 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5248) {
-      const unsigned int v5251 = 192u + v11236;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5253 = v11 + v5242;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v26;
-      const unsigned int v5256 = v5255 << 8u;
-      const unsigned int v5257 = v5256 + v5251;
-      const iron_bf16 v5258 = iron_f32_to_bf16(v5245);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5259 = iron_f32_to_bf16(v5247);
-      *reinterpret_cast<iron_bf16x2*>(out + v5257) = iron_bf16x2{{v5258, v5259}};
+    const unsigned int v5250 = v46 + v11245;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5251 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5252 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5253 = v5252 * v5251;
+    const float v5254 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5255 = v5254 * v5251;
+    const bool v5256 = v5250 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5256) {
+      const unsigned int v5259 = 192u + v11244;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5261 = v11 + v5250;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5262 = v5261 * v1;
+      const unsigned int v5263 = v5262 + v26;
+      const unsigned int v5264 = v5263 << 8u;
+      const unsigned int v5265 = v5264 + v5259;
+      const iron_bf16 v5266 = iron_f32_to_bf16(v5253);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5255);
+      *reinterpret_cast<iron_bf16x2*>(out + v5265) = iron_bf16x2{{v5266, v5267}};
     }
-    const unsigned int v5261 = v46 + v11247;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5262 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5263 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5264 = v5263 * v5262;
-    const float v5265 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5266 = v5265 * v5262;
-    const bool v5267 = v5261 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5267) {
-      const unsigned int v5270 = 192u + v11246;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5272 = v11 + v5261;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5273 = v5272 * v1;
-      const unsigned int v5274 = v5273 + v26;
-      const unsigned int v5275 = v5274 << 8u;
-      const unsigned int v5276 = v5275 + v5270;
-      const iron_bf16 v5277 = iron_f32_to_bf16(v5264);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5278 = iron_f32_to_bf16(v5266);
-      *reinterpret_cast<iron_bf16x2*>(out + v5276) = iron_bf16x2{{v5277, v5278}};
+    const unsigned int v5269 = v46 + v11255;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5270 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5271 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5272 = v5271 * v5270;
+    const float v5273 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5274 = v5273 * v5270;
+    const bool v5275 = v5269 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5275) {
+      const unsigned int v5278 = 192u + v11254;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5280 = v11 + v5269;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5281 = v5280 * v1;
+      const unsigned int v5282 = v5281 + v26;
+      const unsigned int v5283 = v5282 << 8u;
+      const unsigned int v5284 = v5283 + v5278;
+      const iron_bf16 v5285 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5286 = iron_f32_to_bf16(v5274);
+      *reinterpret_cast<iron_bf16x2*>(out + v5284) = iron_bf16x2{{v5285, v5286}};
     }
-    const unsigned int v5280 = v46 + v11257;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5281 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5282 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5283 = v5282 * v5281;
-    const float v5284 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5285 = v5284 * v5281;
-    const bool v5286 = v5280 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5286) {
-      const unsigned int v5289 = 192u + v11256;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5291 = v11 + v5280;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5292 = v5291 * v1;
-      const unsigned int v5293 = v5292 + v26;
-      const unsigned int v5294 = v5293 << 8u;
-      const unsigned int v5295 = v5294 + v5289;
-      const iron_bf16 v5296 = iron_f32_to_bf16(v5283);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5297 = iron_f32_to_bf16(v5285);
-      *reinterpret_cast<iron_bf16x2*>(out + v5295) = iron_bf16x2{{v5296, v5297}};
+    const unsigned int v5288 = v46 + v11265;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5289 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5290 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5291 = v5290 * v5289;
+    const float v5292 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5293 = v5292 * v5289;
+    const bool v5294 = v5288 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5294) {
+      const unsigned int v5297 = 192u + v11264;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5299 = v11 + v5288;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5300 = v5299 * v1;
+      const unsigned int v5301 = v5300 + v26;
+      const unsigned int v5302 = v5301 << 8u;
+      const unsigned int v5303 = v5302 + v5297;
+      const iron_bf16 v5304 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5305 = iron_f32_to_bf16(v5293);
+      *reinterpret_cast<iron_bf16x2*>(out + v5303) = iron_bf16x2{{v5304, v5305}};
     }
-    const unsigned int v5299 = v46 + v11267;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5300 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5301 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5302 = v5301 * v5300;
-    const float v5303 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5304 = v5303 * v5300;
-    const bool v5305 = v5299 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5305) {
-      const unsigned int v5308 = 192u + v11266;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5310 = v11 + v5299;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5311 = v5310 * v1;
-      const unsigned int v5312 = v5311 + v26;
-      const unsigned int v5313 = v5312 << 8u;
-      const unsigned int v5314 = v5313 + v5308;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5302);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5316 = iron_f32_to_bf16(v5304);
-      *reinterpret_cast<iron_bf16x2*>(out + v5314) = iron_bf16x2{{v5315, v5316}};
+    const unsigned int v5307 = v46 + v11275;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5308 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5309 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5310 = v5309 * v5308;
+    const float v5311 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5312 = v5311 * v5308;
+    const bool v5313 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5313) {
+      const unsigned int v5316 = 192u + v11274;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5318 = v11 + v5307;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5319 = v5318 * v1;
+      const unsigned int v5320 = v5319 + v26;
+      const unsigned int v5321 = v5320 << 8u;
+      const unsigned int v5322 = v5321 + v5316;
+      const iron_bf16 v5323 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5324 = iron_f32_to_bf16(v5312);
+      *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5323, v5324}};
     }
-    const unsigned int v5318 = v46 + v11277;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5319 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5320 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5321 = v5320 * v5319;
-    const float v5322 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5323 = v5322 * v5319;
-    const bool v5324 = v5318 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5324) {
-      const unsigned int v5327 = 192u + v11276;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5329 = v11 + v5318;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5330 = v5329 * v1;
-      const unsigned int v5331 = v5330 + v26;
-      const unsigned int v5332 = v5331 << 8u;
-      const unsigned int v5333 = v5332 + v5327;
-      const iron_bf16 v5334 = iron_f32_to_bf16(v5321);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5335 = iron_f32_to_bf16(v5323);
-      *reinterpret_cast<iron_bf16x2*>(out + v5333) = iron_bf16x2{{v5334, v5335}};
+    const unsigned int v5326 = v46 + v11285;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5327 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5328 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5329 = v5328 * v5327;
+    const float v5330 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5331 = v5330 * v5327;
+    const bool v5332 = v5326 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5332) {
+      const unsigned int v5335 = 192u + v11284;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5337 = v11 + v5326;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5338 = v5337 * v1;
+      const unsigned int v5339 = v5338 + v26;
+      const unsigned int v5340 = v5339 << 8u;
+      const unsigned int v5341 = v5340 + v5335;
+      const iron_bf16 v5342 = iron_f32_to_bf16(v5329);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5343 = iron_f32_to_bf16(v5331);
+      *reinterpret_cast<iron_bf16x2*>(out + v5341) = iron_bf16x2{{v5342, v5343}};
     }
-    const unsigned int v5337 = v46 + v11287;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5338 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5339 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5340 = v5339 * v5338;
-    const float v5341 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5342 = v5341 * v5338;
-    const bool v5343 = v5337 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5343) {
-      const unsigned int v5346 = 192u + v11286;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5348 = v11 + v5337;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5349 = v5348 * v1;
-      const unsigned int v5350 = v5349 + v26;
-      const unsigned int v5351 = v5350 << 8u;
-      const unsigned int v5352 = v5351 + v5346;
-      const iron_bf16 v5353 = iron_f32_to_bf16(v5340);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5354 = iron_f32_to_bf16(v5342);
-      *reinterpret_cast<iron_bf16x2*>(out + v5352) = iron_bf16x2{{v5353, v5354}};
+    const unsigned int v5345 = v46 + v11295;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5346 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5347 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5348 = v5347 * v5346;
+    const float v5349 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5350 = v5349 * v5346;
+    const bool v5351 = v5345 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5351) {
+      const unsigned int v5354 = 192u + v11294;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5356 = v11 + v5345;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5357 = v5356 * v1;
+      const unsigned int v5358 = v5357 + v26;
+      const unsigned int v5359 = v5358 << 8u;
+      const unsigned int v5360 = v5359 + v5354;
+      const iron_bf16 v5361 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5362 = iron_f32_to_bf16(v5350);
+      *reinterpret_cast<iron_bf16x2*>(out + v5360) = iron_bf16x2{{v5361, v5362}};
     }
-    const unsigned int v5356 = v46 + v11297;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5357 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5358 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5359 = v5358 * v5357;
-    const float v5360 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5361 = v5360 * v5357;
-    const bool v5362 = v5356 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5362) {
-      const unsigned int v5365 = 192u + v11296;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5367 = v11 + v5356;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5368 = v5367 * v1;
-      const unsigned int v5369 = v5368 + v26;
-      const unsigned int v5370 = v5369 << 8u;
-      const unsigned int v5371 = v5370 + v5365;
-      const iron_bf16 v5372 = iron_f32_to_bf16(v5359);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5373 = iron_f32_to_bf16(v5361);
-      *reinterpret_cast<iron_bf16x2*>(out + v5371) = iron_bf16x2{{v5372, v5373}};
+    const unsigned int v5364 = v46 + v11305;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5365 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5366 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5367 = v5366 * v5365;
+    const float v5368 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5369 = v5368 * v5365;
+    const bool v5370 = v5364 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5370) {
+      const unsigned int v5373 = 192u + v11304;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5375 = v11 + v5364;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5376 = v5375 * v1;
+      const unsigned int v5377 = v5376 + v26;
+      const unsigned int v5378 = v5377 << 8u;
+      const unsigned int v5379 = v5378 + v5373;
+      const iron_bf16 v5380 = iron_f32_to_bf16(v5367);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5381 = iron_f32_to_bf16(v5369);
+      *reinterpret_cast<iron_bf16x2*>(out + v5379) = iron_bf16x2{{v5380, v5381}};
     }
-    const unsigned int v5375 = v46 + v11307;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5376 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5377 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5378 = v5377 * v5376;
-    const float v5379 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5380 = v5379 * v5376;
-    const bool v5381 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5381) {
-      const unsigned int v5384 = 192u + v11306;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5386 = v11 + v5375;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5387 = v5386 * v1;
-      const unsigned int v5388 = v5387 + v26;
-      const unsigned int v5389 = v5388 << 8u;
-      const unsigned int v5390 = v5389 + v5384;
-      const iron_bf16 v5391 = iron_f32_to_bf16(v5378);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5392 = iron_f32_to_bf16(v5380);
-      *reinterpret_cast<iron_bf16x2*>(out + v5390) = iron_bf16x2{{v5391, v5392}};
+    const unsigned int v5383 = v46 + v11315;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5384 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5385 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5386 = v5385 * v5384;
+    const float v5387 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5388 = v5387 * v5384;
+    const bool v5389 = v5383 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5389) {
+      const unsigned int v5392 = 192u + v11314;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5394 = v11 + v5383;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5395 = v5394 * v1;
+      const unsigned int v5396 = v5395 + v26;
+      const unsigned int v5397 = v5396 << 8u;
+      const unsigned int v5398 = v5397 + v5392;
+      const iron_bf16 v5399 = iron_f32_to_bf16(v5386);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5400 = iron_f32_to_bf16(v5388);
+      *reinterpret_cast<iron_bf16x2*>(out + v5398) = iron_bf16x2{{v5399, v5400}};
     }
-    const unsigned int v5394 = v46 + v11317;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5395 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5396 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5397 = v5396 * v5395;
-    const float v5398 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5399 = v5398 * v5395;
-    const bool v5400 = v5394 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5400) {
-      const unsigned int v5403 = 192u + v11316;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5405 = v11 + v5394;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5406 = v5405 * v1;
-      const unsigned int v5407 = v5406 + v26;
-      const unsigned int v5408 = v5407 << 8u;
-      const unsigned int v5409 = v5408 + v5403;
-      const iron_bf16 v5410 = iron_f32_to_bf16(v5397);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5411 = iron_f32_to_bf16(v5399);
-      *reinterpret_cast<iron_bf16x2*>(out + v5409) = iron_bf16x2{{v5410, v5411}};
+    const unsigned int v5402 = v46 + v11325;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5403 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5404 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5405 = v5404 * v5403;
+    const float v5406 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5407 = v5406 * v5403;
+    const bool v5408 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5408) {
+      const unsigned int v5411 = 192u + v11324;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5413 = v11 + v5402;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5414 = v5413 * v1;
+      const unsigned int v5415 = v5414 + v26;
+      const unsigned int v5416 = v5415 << 8u;
+      const unsigned int v5417 = v5416 + v5411;
+      const iron_bf16 v5418 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5419 = iron_f32_to_bf16(v5407);
+      *reinterpret_cast<iron_bf16x2*>(out + v5417) = iron_bf16x2{{v5418, v5419}};
     }
   }
 }

@@ -575,4442 +575,4442 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
     iron_frag_fill(v355, 0.0f);
     iron_frag<float, 2, 16, 64> v357;
     iron_frag_fill(v357, 0.0f);
-    const bool v16544 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
-    if (v16544) {
+    const bool v16556 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
+    if (v16556) {
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v16548 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16549 = v16548 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16551 = v16548 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16553 = v16551 << 3u;
-        const unsigned int v16554 = v347 + v16549;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16555 = v16554 < v37;
-        const unsigned int v16556 = v16555 ? v16554 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16557 = v31 + v16556;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16558 = v16557 * v2;
-        const unsigned int v16559 = v16558 + v28;
-        const unsigned int v16560 = v16559 << 7u;
-        const unsigned int v16561 = v16560 + v16553;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16564 = v16553 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16566 = v16549 << 6u;
-        const unsigned int v16568 = v16553 >> 6u;
-        const unsigned int v16570 = v16568 << 13u;
-        const unsigned int v16572 = v16570 + v16566;
-        const unsigned int v16573 = v16572 + v16564;
-        iron_copy_async<16>(shm1 + (v16573 ^ (((v16573 >> 6u) & 7u) << 3u)), k + v16561, v16555);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16575 = v16548 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16576 = v16575 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16577 = v16575 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16578 = v16577 << 3u;
-        const unsigned int v16579 = v347 + v16576;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16580 = v16579 < v37;
-        const unsigned int v16581 = v16580 ? v16579 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16582 = v31 + v16581;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16583 = v16582 * v2;
-        const unsigned int v16584 = v16583 + v28;
-        const unsigned int v16585 = v16584 << 7u;
-        const unsigned int v16586 = v16585 + v16578;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16587 = v16578 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16588 = v16576 << 6u;
-        const unsigned int v16589 = v16578 >> 6u;
-        const unsigned int v16590 = v16589 << 13u;
-        const unsigned int v16592 = v16590 + v16588;
-        const unsigned int v16593 = v16592 + v16587;
-        iron_copy_async<16>(shm1 + (v16593 ^ (((v16593 >> 6u) & 7u) << 3u)), k + v16586, v16580);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16595 = v16548 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16596 = v16595 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16597 = v16595 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16598 = v16597 << 3u;
-        const unsigned int v16599 = v347 + v16596;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16600 = v16599 < v37;
-        const unsigned int v16601 = v16600 ? v16599 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16602 = v31 + v16601;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16603 = v16602 * v2;
-        const unsigned int v16604 = v16603 + v28;
-        const unsigned int v16605 = v16604 << 7u;
-        const unsigned int v16606 = v16605 + v16598;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16607 = v16598 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16608 = v16596 << 6u;
-        const unsigned int v16609 = v16598 >> 6u;
-        const unsigned int v16610 = v16609 << 13u;
-        const unsigned int v16612 = v16610 + v16608;
-        const unsigned int v16613 = v16612 + v16607;
-        iron_copy_async<16>(shm1 + (v16613 ^ (((v16613 >> 6u) & 7u) << 3u)), k + v16606, v16600);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16615 = v16548 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16616 = v16615 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16617 = v16615 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16618 = v16617 << 3u;
-        const unsigned int v16619 = v347 + v16616;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16620 = v16619 < v37;
-        const unsigned int v16621 = v16620 ? v16619 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16622 = v31 + v16621;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16623 = v16622 * v2;
-        const unsigned int v16624 = v16623 + v28;
-        const unsigned int v16625 = v16624 << 7u;
-        const unsigned int v16626 = v16625 + v16618;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16627 = v16618 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16628 = v16616 << 6u;
-        const unsigned int v16629 = v16618 >> 6u;
-        const unsigned int v16630 = v16629 << 13u;
-        const unsigned int v16632 = v16630 + v16628;
-        const unsigned int v16633 = v16632 + v16627;
-        iron_copy_async<16>(shm1 + (v16633 ^ (((v16633 >> 6u) & 7u) << 3u)), k + v16626, v16620);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16635 = v16548 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16636 = v16635 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16637 = v16635 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16638 = v16637 << 3u;
-        const unsigned int v16639 = v347 + v16636;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16640 = v16639 < v37;
-        const unsigned int v16641 = v16640 ? v16639 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16642 = v31 + v16641;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16643 = v16642 * v2;
-        const unsigned int v16644 = v16643 + v28;
-        const unsigned int v16645 = v16644 << 7u;
-        const unsigned int v16646 = v16645 + v16638;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16647 = v16638 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16648 = v16636 << 6u;
-        const unsigned int v16649 = v16638 >> 6u;
-        const unsigned int v16650 = v16649 << 13u;
-        const unsigned int v16652 = v16650 + v16648;
-        const unsigned int v16653 = v16652 + v16647;
-        iron_copy_async<16>(shm1 + (v16653 ^ (((v16653 >> 6u) & 7u) << 3u)), k + v16646, v16640);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16655 = v16548 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16656 = v16655 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16657 = v16655 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16658 = v16657 << 3u;
-        const unsigned int v16659 = v347 + v16656;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16660 = v16659 < v37;
-        const unsigned int v16661 = v16660 ? v16659 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16662 = v31 + v16661;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16663 = v16662 * v2;
-        const unsigned int v16664 = v16663 + v28;
-        const unsigned int v16665 = v16664 << 7u;
-        const unsigned int v16666 = v16665 + v16658;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16667 = v16658 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16668 = v16656 << 6u;
-        const unsigned int v16669 = v16658 >> 6u;
-        const unsigned int v16670 = v16669 << 13u;
-        const unsigned int v16672 = v16670 + v16668;
-        const unsigned int v16673 = v16672 + v16667;
-        iron_copy_async<16>(shm1 + (v16673 ^ (((v16673 >> 6u) & 7u) << 3u)), k + v16666, v16660);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16675 = v16548 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16676 = v16675 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16677 = v16675 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16678 = v16677 << 3u;
-        const unsigned int v16679 = v347 + v16676;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16680 = v16679 < v37;
-        const unsigned int v16681 = v16680 ? v16679 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16682 = v31 + v16681;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16683 = v16682 * v2;
-        const unsigned int v16684 = v16683 + v28;
-        const unsigned int v16685 = v16684 << 7u;
-        const unsigned int v16686 = v16685 + v16678;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16687 = v16678 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16688 = v16676 << 6u;
-        const unsigned int v16689 = v16678 >> 6u;
-        const unsigned int v16690 = v16689 << 13u;
-        const unsigned int v16692 = v16690 + v16688;
-        const unsigned int v16693 = v16692 + v16687;
-        iron_copy_async<16>(shm1 + (v16693 ^ (((v16693 >> 6u) & 7u) << 3u)), k + v16686, v16680);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16695 = v16548 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16696 = v16695 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16697 = v16695 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16698 = v16697 << 3u;
-        const unsigned int v16699 = v347 + v16696;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16700 = v16699 < v37;
-        const unsigned int v16701 = v16700 ? v16699 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16702 = v31 + v16701;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16703 = v16702 * v2;
-        const unsigned int v16704 = v16703 + v28;
-        const unsigned int v16705 = v16704 << 7u;
-        const unsigned int v16706 = v16705 + v16698;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16707 = v16698 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16708 = v16696 << 6u;
-        const unsigned int v16709 = v16698 >> 6u;
-        const unsigned int v16710 = v16709 << 13u;
-        const unsigned int v16712 = v16710 + v16708;
-        const unsigned int v16713 = v16712 + v16707;
-        iron_copy_async<16>(shm1 + (v16713 ^ (((v16713 >> 6u) & 7u) << 3u)), k + v16706, v16700);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v16573 ^ (((v16573 >> 6u) & 7u) << 3u)), v + v16561, v16555);
-        iron_copy_async<16>(shm2 + (v16593 ^ (((v16593 >> 6u) & 7u) << 3u)), v + v16586, v16580);
-        iron_copy_async<16>(shm2 + (v16613 ^ (((v16613 >> 6u) & 7u) << 3u)), v + v16606, v16600);
-        iron_copy_async<16>(shm2 + (v16633 ^ (((v16633 >> 6u) & 7u) << 3u)), v + v16626, v16620);
-        iron_copy_async<16>(shm2 + (v16653 ^ (((v16653 >> 6u) & 7u) << 3u)), v + v16646, v16640);
-        iron_copy_async<16>(shm2 + (v16673 ^ (((v16673 >> 6u) & 7u) << 3u)), v + v16666, v16660);
-        iron_copy_async<16>(shm2 + (v16693 ^ (((v16693 >> 6u) & 7u) << 3u)), v + v16686, v16680);
-        iron_copy_async<16>(shm2 + (v16713 ^ (((v16713 >> 6u) & 7u) << 3u)), v + v16706, v16700);
+        const unsigned int v16560 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16561 = v16560 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16563 = v16560 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16565 = v16563 << 3u;
+        const unsigned int v16566 = v347 + v16561;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16567 = v16566 < v37;
+        const unsigned int v16568 = v16567 ? v16566 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16569 = v31 + v16568;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16570 = v16569 * v2;
+        const unsigned int v16571 = v16570 + v28;
+        const unsigned int v16572 = v16571 << 7u;
+        const unsigned int v16573 = v16572 + v16565;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16576 = v16565 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16578 = v16561 << 6u;
+        const unsigned int v16580 = v16565 >> 6u;
+        const unsigned int v16582 = v16580 << 13u;
+        const unsigned int v16584 = v16582 + v16578;
+        const unsigned int v16585 = v16584 + v16576;
+        iron_copy_async<16>(shm1 + (v16585 ^ (((v16585 >> 6u) & 7u) << 3u)), k + v16573, v16567);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16587 = v16560 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16588 = v16587 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16589 = v16587 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16590 = v16589 << 3u;
+        const unsigned int v16591 = v347 + v16588;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16592 = v16591 < v37;
+        const unsigned int v16593 = v16592 ? v16591 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16594 = v31 + v16593;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16595 = v16594 * v2;
+        const unsigned int v16596 = v16595 + v28;
+        const unsigned int v16597 = v16596 << 7u;
+        const unsigned int v16598 = v16597 + v16590;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16599 = v16590 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16600 = v16588 << 6u;
+        const unsigned int v16601 = v16590 >> 6u;
+        const unsigned int v16602 = v16601 << 13u;
+        const unsigned int v16604 = v16602 + v16600;
+        const unsigned int v16605 = v16604 + v16599;
+        iron_copy_async<16>(shm1 + (v16605 ^ (((v16605 >> 6u) & 7u) << 3u)), k + v16598, v16592);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16607 = v16560 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16608 = v16607 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16609 = v16607 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16610 = v16609 << 3u;
+        const unsigned int v16611 = v347 + v16608;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16612 = v16611 < v37;
+        const unsigned int v16613 = v16612 ? v16611 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16614 = v31 + v16613;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16615 = v16614 * v2;
+        const unsigned int v16616 = v16615 + v28;
+        const unsigned int v16617 = v16616 << 7u;
+        const unsigned int v16618 = v16617 + v16610;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16619 = v16610 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16620 = v16608 << 6u;
+        const unsigned int v16621 = v16610 >> 6u;
+        const unsigned int v16622 = v16621 << 13u;
+        const unsigned int v16624 = v16622 + v16620;
+        const unsigned int v16625 = v16624 + v16619;
+        iron_copy_async<16>(shm1 + (v16625 ^ (((v16625 >> 6u) & 7u) << 3u)), k + v16618, v16612);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16627 = v16560 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16628 = v16627 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16629 = v16627 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16630 = v16629 << 3u;
+        const unsigned int v16631 = v347 + v16628;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16632 = v16631 < v37;
+        const unsigned int v16633 = v16632 ? v16631 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16634 = v31 + v16633;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16635 = v16634 * v2;
+        const unsigned int v16636 = v16635 + v28;
+        const unsigned int v16637 = v16636 << 7u;
+        const unsigned int v16638 = v16637 + v16630;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16639 = v16630 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16640 = v16628 << 6u;
+        const unsigned int v16641 = v16630 >> 6u;
+        const unsigned int v16642 = v16641 << 13u;
+        const unsigned int v16644 = v16642 + v16640;
+        const unsigned int v16645 = v16644 + v16639;
+        iron_copy_async<16>(shm1 + (v16645 ^ (((v16645 >> 6u) & 7u) << 3u)), k + v16638, v16632);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16647 = v16560 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16648 = v16647 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16649 = v16647 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16650 = v16649 << 3u;
+        const unsigned int v16651 = v347 + v16648;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16652 = v16651 < v37;
+        const unsigned int v16653 = v16652 ? v16651 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16654 = v31 + v16653;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16655 = v16654 * v2;
+        const unsigned int v16656 = v16655 + v28;
+        const unsigned int v16657 = v16656 << 7u;
+        const unsigned int v16658 = v16657 + v16650;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16659 = v16650 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16660 = v16648 << 6u;
+        const unsigned int v16661 = v16650 >> 6u;
+        const unsigned int v16662 = v16661 << 13u;
+        const unsigned int v16664 = v16662 + v16660;
+        const unsigned int v16665 = v16664 + v16659;
+        iron_copy_async<16>(shm1 + (v16665 ^ (((v16665 >> 6u) & 7u) << 3u)), k + v16658, v16652);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16667 = v16560 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16668 = v16667 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16669 = v16667 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16670 = v16669 << 3u;
+        const unsigned int v16671 = v347 + v16668;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16672 = v16671 < v37;
+        const unsigned int v16673 = v16672 ? v16671 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16674 = v31 + v16673;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16675 = v16674 * v2;
+        const unsigned int v16676 = v16675 + v28;
+        const unsigned int v16677 = v16676 << 7u;
+        const unsigned int v16678 = v16677 + v16670;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16679 = v16670 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16680 = v16668 << 6u;
+        const unsigned int v16681 = v16670 >> 6u;
+        const unsigned int v16682 = v16681 << 13u;
+        const unsigned int v16684 = v16682 + v16680;
+        const unsigned int v16685 = v16684 + v16679;
+        iron_copy_async<16>(shm1 + (v16685 ^ (((v16685 >> 6u) & 7u) << 3u)), k + v16678, v16672);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16687 = v16560 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16688 = v16687 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16689 = v16687 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16690 = v16689 << 3u;
+        const unsigned int v16691 = v347 + v16688;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16692 = v16691 < v37;
+        const unsigned int v16693 = v16692 ? v16691 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16694 = v31 + v16693;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16695 = v16694 * v2;
+        const unsigned int v16696 = v16695 + v28;
+        const unsigned int v16697 = v16696 << 7u;
+        const unsigned int v16698 = v16697 + v16690;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16699 = v16690 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16700 = v16688 << 6u;
+        const unsigned int v16701 = v16690 >> 6u;
+        const unsigned int v16702 = v16701 << 13u;
+        const unsigned int v16704 = v16702 + v16700;
+        const unsigned int v16705 = v16704 + v16699;
+        iron_copy_async<16>(shm1 + (v16705 ^ (((v16705 >> 6u) & 7u) << 3u)), k + v16698, v16692);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v16707 = v16560 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v16708 = v16707 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v16709 = v16707 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v16710 = v16709 << 3u;
+        const unsigned int v16711 = v347 + v16708;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v16712 = v16711 < v37;
+        const unsigned int v16713 = v16712 ? v16711 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16714 = v31 + v16713;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v16715 = v16714 * v2;
+        const unsigned int v16716 = v16715 + v28;
+        const unsigned int v16717 = v16716 << 7u;
+        const unsigned int v16718 = v16717 + v16710;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v16719 = v16710 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v16720 = v16708 << 6u;
+        const unsigned int v16721 = v16710 >> 6u;
+        const unsigned int v16722 = v16721 << 13u;
+        const unsigned int v16724 = v16722 + v16720;
+        const unsigned int v16725 = v16724 + v16719;
+        iron_copy_async<16>(shm1 + (v16725 ^ (((v16725 >> 6u) & 7u) << 3u)), k + v16718, v16712);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v16585 ^ (((v16585 >> 6u) & 7u) << 3u)), v + v16573, v16567);
+        iron_copy_async<16>(shm2 + (v16605 ^ (((v16605 >> 6u) & 7u) << 3u)), v + v16598, v16592);
+        iron_copy_async<16>(shm2 + (v16625 ^ (((v16625 >> 6u) & 7u) << 3u)), v + v16618, v16612);
+        iron_copy_async<16>(shm2 + (v16645 ^ (((v16645 >> 6u) & 7u) << 3u)), v + v16638, v16632);
+        iron_copy_async<16>(shm2 + (v16665 ^ (((v16665 >> 6u) & 7u) << 3u)), v + v16658, v16652);
+        iron_copy_async<16>(shm2 + (v16685 ^ (((v16685 >> 6u) & 7u) << 3u)), v + v16678, v16672);
+        iron_copy_async<16>(shm2 + (v16705 ^ (((v16705 >> 6u) & 7u) << 3u)), v + v16698, v16692);
+        iron_copy_async<16>(shm2 + (v16725 ^ (((v16725 >> 6u) & 7u) << 3u)), v + v16718, v16712);
       }
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
 
-    for (unsigned int v11404 = v347; v11404 < v334; v11404 += 128u) {
-      const unsigned int v11405 = v11404 - v347;
-      const unsigned int v11406 = v11405 >> 7u;
-      const unsigned int v11408 = v11406 & 1u;
+    for (unsigned int v11412 = v347; v11412 < v334; v11412 += 128u) {
+      const unsigned int v11413 = v11412 - v347;
+      const unsigned int v11414 = v11413 >> 7u;
+      const unsigned int v11416 = v11414 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v11411 = v11404 + 128u;
-      const unsigned int v11413 = v11406 + 1u;
-      const unsigned int v11414 = v11413 & 1u;
-      const bool v11415 = v11411 < v334;
-      if (v11415) {
+      const unsigned int v11419 = v11412 + 128u;
+      const unsigned int v11421 = v11414 + 1u;
+      const unsigned int v11422 = v11421 & 1u;
+      const bool v11423 = v11419 < v334;
+      if (v11423) {
         if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v11420 = v11414 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v11422 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11425 = v11422 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11428 = v11422 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11429 = v11428 << 3u;
-          const unsigned int v11430 = v11411 + v11425;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11431 = v11430 < v37;
-          const unsigned int v11434 = v11431 ? v11430 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11436 = v31 + v11434;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11437 = v11436 * v2;
-          const unsigned int v11438 = v11437 + v28;
-          const unsigned int v11439 = v11438 << 7u;
-          const unsigned int v11440 = v11439 + v11429;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11442 = v11429 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11444 = v11425 << 6u;
-          const unsigned int v11447 = v11429 >> 6u;
-          const unsigned int v11448 = v11447 << 13u;
-          const unsigned int v11449 = v11420 + v11448;
-          const unsigned int v11450 = v11449 + v11444;
-          const unsigned int v11451 = v11450 + v11442;
-          iron_copy_async<16>(shm1 + (v11451 ^ (((v11451 >> 6u) & 7u) << 3u)), k + v11440, v11431);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11454 = v11422 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11456 = v11454 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11459 = v11454 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11460 = v11459 << 3u;
-          const unsigned int v11461 = v11411 + v11456;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11462 = v11461 < v37;
-          const unsigned int v11465 = v11462 ? v11461 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11467 = v31 + v11465;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11468 = v11467 * v2;
-          const unsigned int v11469 = v11468 + v28;
-          const unsigned int v11470 = v11469 << 7u;
-          const unsigned int v11471 = v11470 + v11460;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11473 = v11460 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11475 = v11456 << 6u;
-          const unsigned int v11478 = v11460 >> 6u;
-          const unsigned int v11479 = v11478 << 13u;
-          const unsigned int v11480 = v11420 + v11479;
-          const unsigned int v11481 = v11480 + v11475;
-          const unsigned int v11482 = v11481 + v11473;
-          iron_copy_async<16>(shm1 + (v11482 ^ (((v11482 >> 6u) & 7u) << 3u)), k + v11471, v11462);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11485 = v11422 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11487 = v11485 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11490 = v11485 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11491 = v11490 << 3u;
-          const unsigned int v11492 = v11411 + v11487;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11493 = v11492 < v37;
-          const unsigned int v11496 = v11493 ? v11492 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11498 = v31 + v11496;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11499 = v11498 * v2;
-          const unsigned int v11500 = v11499 + v28;
-          const unsigned int v11501 = v11500 << 7u;
-          const unsigned int v11502 = v11501 + v11491;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11504 = v11491 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11506 = v11487 << 6u;
-          const unsigned int v11509 = v11491 >> 6u;
-          const unsigned int v11510 = v11509 << 13u;
-          const unsigned int v11511 = v11420 + v11510;
-          const unsigned int v11512 = v11511 + v11506;
-          const unsigned int v11513 = v11512 + v11504;
-          iron_copy_async<16>(shm1 + (v11513 ^ (((v11513 >> 6u) & 7u) << 3u)), k + v11502, v11493);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11516 = v11422 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11518 = v11516 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11521 = v11516 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11522 = v11521 << 3u;
-          const unsigned int v11523 = v11411 + v11518;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11524 = v11523 < v37;
-          const unsigned int v11527 = v11524 ? v11523 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11529 = v31 + v11527;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11530 = v11529 * v2;
-          const unsigned int v11531 = v11530 + v28;
-          const unsigned int v11532 = v11531 << 7u;
-          const unsigned int v11533 = v11532 + v11522;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11535 = v11522 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11537 = v11518 << 6u;
-          const unsigned int v11540 = v11522 >> 6u;
-          const unsigned int v11541 = v11540 << 13u;
-          const unsigned int v11542 = v11420 + v11541;
-          const unsigned int v11543 = v11542 + v11537;
-          const unsigned int v11544 = v11543 + v11535;
-          iron_copy_async<16>(shm1 + (v11544 ^ (((v11544 >> 6u) & 7u) << 3u)), k + v11533, v11524);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11547 = v11422 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11549 = v11547 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11552 = v11547 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11553 = v11552 << 3u;
-          const unsigned int v11554 = v11411 + v11549;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11555 = v11554 < v37;
-          const unsigned int v11558 = v11555 ? v11554 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11560 = v31 + v11558;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11561 = v11560 * v2;
-          const unsigned int v11562 = v11561 + v28;
-          const unsigned int v11563 = v11562 << 7u;
-          const unsigned int v11564 = v11563 + v11553;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11566 = v11553 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11568 = v11549 << 6u;
-          const unsigned int v11571 = v11553 >> 6u;
-          const unsigned int v11572 = v11571 << 13u;
-          const unsigned int v11573 = v11420 + v11572;
-          const unsigned int v11574 = v11573 + v11568;
-          const unsigned int v11575 = v11574 + v11566;
-          iron_copy_async<16>(shm1 + (v11575 ^ (((v11575 >> 6u) & 7u) << 3u)), k + v11564, v11555);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11578 = v11422 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11580 = v11578 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11583 = v11578 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11584 = v11583 << 3u;
-          const unsigned int v11585 = v11411 + v11580;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11586 = v11585 < v37;
-          const unsigned int v11589 = v11586 ? v11585 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11591 = v31 + v11589;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11592 = v11591 * v2;
-          const unsigned int v11593 = v11592 + v28;
-          const unsigned int v11594 = v11593 << 7u;
-          const unsigned int v11595 = v11594 + v11584;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11597 = v11584 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11599 = v11580 << 6u;
-          const unsigned int v11602 = v11584 >> 6u;
-          const unsigned int v11603 = v11602 << 13u;
-          const unsigned int v11604 = v11420 + v11603;
-          const unsigned int v11605 = v11604 + v11599;
-          const unsigned int v11606 = v11605 + v11597;
-          iron_copy_async<16>(shm1 + (v11606 ^ (((v11606 >> 6u) & 7u) << 3u)), k + v11595, v11586);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11609 = v11422 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11611 = v11609 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11614 = v11609 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11615 = v11614 << 3u;
-          const unsigned int v11616 = v11411 + v11611;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11617 = v11616 < v37;
-          const unsigned int v11620 = v11617 ? v11616 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11622 = v31 + v11620;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11623 = v11622 * v2;
-          const unsigned int v11624 = v11623 + v28;
-          const unsigned int v11625 = v11624 << 7u;
-          const unsigned int v11626 = v11625 + v11615;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11628 = v11615 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11630 = v11611 << 6u;
-          const unsigned int v11633 = v11615 >> 6u;
-          const unsigned int v11634 = v11633 << 13u;
-          const unsigned int v11635 = v11420 + v11634;
-          const unsigned int v11636 = v11635 + v11630;
-          const unsigned int v11637 = v11636 + v11628;
-          iron_copy_async<16>(shm1 + (v11637 ^ (((v11637 >> 6u) & 7u) << 3u)), k + v11626, v11617);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11640 = v11422 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11642 = v11640 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11645 = v11640 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11646 = v11645 << 3u;
-          const unsigned int v11647 = v11411 + v11642;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11648 = v11647 < v37;
-          const unsigned int v11651 = v11648 ? v11647 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11653 = v31 + v11651;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11654 = v11653 * v2;
-          const unsigned int v11655 = v11654 + v28;
-          const unsigned int v11656 = v11655 << 7u;
-          const unsigned int v11657 = v11656 + v11646;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11659 = v11646 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11661 = v11642 << 6u;
-          const unsigned int v11664 = v11646 >> 6u;
-          const unsigned int v11665 = v11664 << 13u;
-          const unsigned int v11666 = v11420 + v11665;
-          const unsigned int v11667 = v11666 + v11661;
-          const unsigned int v11668 = v11667 + v11659;
-          iron_copy_async<16>(shm1 + (v11668 ^ (((v11668 >> 6u) & 7u) << 3u)), k + v11657, v11648);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v11451 ^ (((v11451 >> 6u) & 7u) << 3u)), v + v11440, v11431);
-          iron_copy_async<16>(shm2 + (v11482 ^ (((v11482 >> 6u) & 7u) << 3u)), v + v11471, v11462);
-          iron_copy_async<16>(shm2 + (v11513 ^ (((v11513 >> 6u) & 7u) << 3u)), v + v11502, v11493);
-          iron_copy_async<16>(shm2 + (v11544 ^ (((v11544 >> 6u) & 7u) << 3u)), v + v11533, v11524);
-          iron_copy_async<16>(shm2 + (v11575 ^ (((v11575 >> 6u) & 7u) << 3u)), v + v11564, v11555);
-          iron_copy_async<16>(shm2 + (v11606 ^ (((v11606 >> 6u) & 7u) << 3u)), v + v11595, v11586);
-          iron_copy_async<16>(shm2 + (v11637 ^ (((v11637 >> 6u) & 7u) << 3u)), v + v11626, v11617);
-          iron_copy_async<16>(shm2 + (v11668 ^ (((v11668 >> 6u) & 7u) << 3u)), v + v11657, v11648);
+          const unsigned int v11428 = v11422 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v11430 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11433 = v11430 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11436 = v11430 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11437 = v11436 << 3u;
+          const unsigned int v11438 = v11419 + v11433;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11439 = v11438 < v37;
+          const unsigned int v11442 = v11439 ? v11438 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11444 = v31 + v11442;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11445 = v11444 * v2;
+          const unsigned int v11446 = v11445 + v28;
+          const unsigned int v11447 = v11446 << 7u;
+          const unsigned int v11448 = v11447 + v11437;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11450 = v11437 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11452 = v11433 << 6u;
+          const unsigned int v11455 = v11437 >> 6u;
+          const unsigned int v11456 = v11455 << 13u;
+          const unsigned int v11457 = v11428 + v11456;
+          const unsigned int v11458 = v11457 + v11452;
+          const unsigned int v11459 = v11458 + v11450;
+          iron_copy_async<16>(shm1 + (v11459 ^ (((v11459 >> 6u) & 7u) << 3u)), k + v11448, v11439);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11462 = v11430 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11464 = v11462 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11467 = v11462 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11468 = v11467 << 3u;
+          const unsigned int v11469 = v11419 + v11464;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11470 = v11469 < v37;
+          const unsigned int v11473 = v11470 ? v11469 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11475 = v31 + v11473;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11476 = v11475 * v2;
+          const unsigned int v11477 = v11476 + v28;
+          const unsigned int v11478 = v11477 << 7u;
+          const unsigned int v11479 = v11478 + v11468;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11481 = v11468 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11483 = v11464 << 6u;
+          const unsigned int v11486 = v11468 >> 6u;
+          const unsigned int v11487 = v11486 << 13u;
+          const unsigned int v11488 = v11428 + v11487;
+          const unsigned int v11489 = v11488 + v11483;
+          const unsigned int v11490 = v11489 + v11481;
+          iron_copy_async<16>(shm1 + (v11490 ^ (((v11490 >> 6u) & 7u) << 3u)), k + v11479, v11470);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11493 = v11430 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11495 = v11493 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11498 = v11493 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11499 = v11498 << 3u;
+          const unsigned int v11500 = v11419 + v11495;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11501 = v11500 < v37;
+          const unsigned int v11504 = v11501 ? v11500 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11506 = v31 + v11504;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11507 = v11506 * v2;
+          const unsigned int v11508 = v11507 + v28;
+          const unsigned int v11509 = v11508 << 7u;
+          const unsigned int v11510 = v11509 + v11499;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11512 = v11499 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11514 = v11495 << 6u;
+          const unsigned int v11517 = v11499 >> 6u;
+          const unsigned int v11518 = v11517 << 13u;
+          const unsigned int v11519 = v11428 + v11518;
+          const unsigned int v11520 = v11519 + v11514;
+          const unsigned int v11521 = v11520 + v11512;
+          iron_copy_async<16>(shm1 + (v11521 ^ (((v11521 >> 6u) & 7u) << 3u)), k + v11510, v11501);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11524 = v11430 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11526 = v11524 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11529 = v11524 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11530 = v11529 << 3u;
+          const unsigned int v11531 = v11419 + v11526;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11532 = v11531 < v37;
+          const unsigned int v11535 = v11532 ? v11531 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11537 = v31 + v11535;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11538 = v11537 * v2;
+          const unsigned int v11539 = v11538 + v28;
+          const unsigned int v11540 = v11539 << 7u;
+          const unsigned int v11541 = v11540 + v11530;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11543 = v11530 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11545 = v11526 << 6u;
+          const unsigned int v11548 = v11530 >> 6u;
+          const unsigned int v11549 = v11548 << 13u;
+          const unsigned int v11550 = v11428 + v11549;
+          const unsigned int v11551 = v11550 + v11545;
+          const unsigned int v11552 = v11551 + v11543;
+          iron_copy_async<16>(shm1 + (v11552 ^ (((v11552 >> 6u) & 7u) << 3u)), k + v11541, v11532);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11555 = v11430 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11557 = v11555 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11560 = v11555 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11561 = v11560 << 3u;
+          const unsigned int v11562 = v11419 + v11557;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11563 = v11562 < v37;
+          const unsigned int v11566 = v11563 ? v11562 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11568 = v31 + v11566;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11569 = v11568 * v2;
+          const unsigned int v11570 = v11569 + v28;
+          const unsigned int v11571 = v11570 << 7u;
+          const unsigned int v11572 = v11571 + v11561;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11574 = v11561 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11576 = v11557 << 6u;
+          const unsigned int v11579 = v11561 >> 6u;
+          const unsigned int v11580 = v11579 << 13u;
+          const unsigned int v11581 = v11428 + v11580;
+          const unsigned int v11582 = v11581 + v11576;
+          const unsigned int v11583 = v11582 + v11574;
+          iron_copy_async<16>(shm1 + (v11583 ^ (((v11583 >> 6u) & 7u) << 3u)), k + v11572, v11563);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11586 = v11430 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11588 = v11586 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11591 = v11586 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11592 = v11591 << 3u;
+          const unsigned int v11593 = v11419 + v11588;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11594 = v11593 < v37;
+          const unsigned int v11597 = v11594 ? v11593 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11599 = v31 + v11597;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11600 = v11599 * v2;
+          const unsigned int v11601 = v11600 + v28;
+          const unsigned int v11602 = v11601 << 7u;
+          const unsigned int v11603 = v11602 + v11592;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11605 = v11592 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11607 = v11588 << 6u;
+          const unsigned int v11610 = v11592 >> 6u;
+          const unsigned int v11611 = v11610 << 13u;
+          const unsigned int v11612 = v11428 + v11611;
+          const unsigned int v11613 = v11612 + v11607;
+          const unsigned int v11614 = v11613 + v11605;
+          iron_copy_async<16>(shm1 + (v11614 ^ (((v11614 >> 6u) & 7u) << 3u)), k + v11603, v11594);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11617 = v11430 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11619 = v11617 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11622 = v11617 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11623 = v11622 << 3u;
+          const unsigned int v11624 = v11419 + v11619;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11625 = v11624 < v37;
+          const unsigned int v11628 = v11625 ? v11624 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11630 = v31 + v11628;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11631 = v11630 * v2;
+          const unsigned int v11632 = v11631 + v28;
+          const unsigned int v11633 = v11632 << 7u;
+          const unsigned int v11634 = v11633 + v11623;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11636 = v11623 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11638 = v11619 << 6u;
+          const unsigned int v11641 = v11623 >> 6u;
+          const unsigned int v11642 = v11641 << 13u;
+          const unsigned int v11643 = v11428 + v11642;
+          const unsigned int v11644 = v11643 + v11638;
+          const unsigned int v11645 = v11644 + v11636;
+          iron_copy_async<16>(shm1 + (v11645 ^ (((v11645 >> 6u) & 7u) << 3u)), k + v11634, v11625);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v11648 = v11430 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v11650 = v11648 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v11653 = v11648 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v11654 = v11653 << 3u;
+          const unsigned int v11655 = v11419 + v11650;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v11656 = v11655 < v37;
+          const unsigned int v11659 = v11656 ? v11655 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11661 = v31 + v11659;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v11662 = v11661 * v2;
+          const unsigned int v11663 = v11662 + v28;
+          const unsigned int v11664 = v11663 << 7u;
+          const unsigned int v11665 = v11664 + v11654;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v11667 = v11654 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v11669 = v11650 << 6u;
+          const unsigned int v11672 = v11654 >> 6u;
+          const unsigned int v11673 = v11672 << 13u;
+          const unsigned int v11674 = v11428 + v11673;
+          const unsigned int v11675 = v11674 + v11669;
+          const unsigned int v11676 = v11675 + v11667;
+          iron_copy_async<16>(shm1 + (v11676 ^ (((v11676 >> 6u) & 7u) << 3u)), k + v11665, v11656);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v11459 ^ (((v11459 >> 6u) & 7u) << 3u)), v + v11448, v11439);
+          iron_copy_async<16>(shm2 + (v11490 ^ (((v11490 >> 6u) & 7u) << 3u)), v + v11479, v11470);
+          iron_copy_async<16>(shm2 + (v11521 ^ (((v11521 >> 6u) & 7u) << 3u)), v + v11510, v11501);
+          iron_copy_async<16>(shm2 + (v11552 ^ (((v11552 >> 6u) & 7u) << 3u)), v + v11541, v11532);
+          iron_copy_async<16>(shm2 + (v11583 ^ (((v11583 >> 6u) & 7u) << 3u)), v + v11572, v11563);
+          iron_copy_async<16>(shm2 + (v11614 ^ (((v11614 >> 6u) & 7u) << 3u)), v + v11603, v11594);
+          iron_copy_async<16>(shm2 + (v11645 ^ (((v11645 >> 6u) & 7u) << 3u)), v + v11634, v11625);
+          iron_copy_async<16>(shm2 + (v11676 ^ (((v11676 >> 6u) & 7u) << 3u)), v + v11665, v11656);
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11923;  // kernels/sdpa/flash_warpgroup.hpp:266
-        iron_frag_fill(v11923, 0.0f);
-        const unsigned int v11927 = v11408 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11932 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v11933 = v11932 << 6u;
-        const unsigned int v15838 = v41 & 3u;
-        const unsigned int v15840 = v15838 << 4u;
-        const unsigned int v15842 = v15840 << 6u;
-        const unsigned int v15844 = v11933 + v15842;
-        iron_frag<iron_bf16, 0, 16, 16> v15851;
-        iron_frag_fill(v15851, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15851, shm0, v15844, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15853;
-        iron_frag_fill(v15853, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15853, shm1, v11927, 64u);
-        iron_frag_mma_sync(v11923, v15851, v15853);
-        const unsigned int v15855 = v15844 + 16u;
-        const unsigned int v15858 = v11927 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15860;
-        iron_frag_fill(v15860, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15860, shm0, v15855, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15862;
-        iron_frag_fill(v15862, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15862, shm1, v15858, 64u);
-        iron_frag_mma_sync(v11923, v15860, v15862);
-        const unsigned int v15864 = v15844 + 32u;
-        const unsigned int v15867 = v11927 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15869;
-        iron_frag_fill(v15869, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15869, shm0, v15864, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15871;
-        iron_frag_fill(v15871, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15871, shm1, v15867, 64u);
-        iron_frag_mma_sync(v11923, v15869, v15871);
-        const unsigned int v15873 = v15844 + 48u;
-        const unsigned int v15876 = v11927 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15878;
-        iron_frag_fill(v15878, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15878, shm0, v15873, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15880;
-        iron_frag_fill(v15880, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15880, shm1, v15876, 64u);
-        iron_frag_mma_sync(v11923, v15878, v15880);
-        const unsigned int v11940 = v11927 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11947 = 8192u + v11933;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v15889 = v11947 + v15842;
-        iron_frag<iron_bf16, 0, 16, 16> v15896;
-        iron_frag_fill(v15896, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15896, shm0, v15889, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15898;
-        iron_frag_fill(v15898, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15898, shm1, v11940, 64u);
-        iron_frag_mma_sync(v11923, v15896, v15898);
-        const unsigned int v15900 = v15889 + 16u;
-        const unsigned int v15903 = v11940 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15905;
-        iron_frag_fill(v15905, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15905, shm0, v15900, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15907;
-        iron_frag_fill(v15907, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15907, shm1, v15903, 64u);
-        iron_frag_mma_sync(v11923, v15905, v15907);
-        const unsigned int v15909 = v15889 + 32u;
-        const unsigned int v15912 = v11940 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15914;
-        iron_frag_fill(v15914, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15914, shm0, v15909, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15916;
-        iron_frag_fill(v15916, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15916, shm1, v15912, 64u);
-        iron_frag_mma_sync(v11923, v15914, v15916);
-        const unsigned int v15918 = v15889 + 48u;
-        const unsigned int v15921 = v11940 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15923;
-        iron_frag_fill(v15923, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15923, shm0, v15918, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15925;
-        iron_frag_fill(v15925, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15925, shm1, v15921, 64u);
-        iron_frag_mma_sync(v11923, v15923, v15925);
-        iron_frag<float, 2, 16, 8> v11949;  // kernels/sdpa/flash_tile.hpp:347
-        iron_frag_fill(v11949, 0.0f);
-        const bool v11951 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-        if (v11951) {
-          const bool v11954 = v11411 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11962 = v11411 + v18;
-          const bool v11963 = v11962 <= v304;
-          const bool v11964 = v311 || v11963;
-          const bool v11965 = v11954 && v11964;
-          const bool v11967 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11968 = v11404 + v7;
-          const unsigned int v11969 = v11968 + v18;
-          const unsigned int v11970 = v301 + v37;
-          const bool v11971 = v11970 <= v11969;
-          const bool v11972 = v11967 || v11971;
-          const bool v11973 = v11965 && v11972;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11974 = !v11973;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11974) {
-            iron_frag<float, 2, 16, 8> v11976;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11976, 0.0f);
-            iron_frag<float, 2, 16, 8> v11978;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v11978, 0.0f);
-            const unsigned int v11980 = static_cast<unsigned int>(v11976.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11982 = v46 + v11980;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11984 = v11982 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11985 = v11984 + 1u;
-            const unsigned int v11987 = v11985 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11996 = v11987 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12000 = v11985 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12001 = v317 && v12000;
-            const unsigned int v12002 = v12001 ? v11996 : v305;
-            const unsigned int v12005 = v12002 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12006 = min(v12005, 128u);
-            const bool v12007 = v12002 > v11404;
-            const unsigned int v12008 = v12007 ? v12006 : v305;
-            const float v12009 = __uint_as_float(v12008);
-            v11976.x[0] = v12009;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12011 = static_cast<unsigned int>(v11976.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12013 = v46 + v12011;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12015 = v12013 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12016 = v12015 + 1u;
-            const unsigned int v12018 = v12016 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12027 = v12018 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12031 = v12016 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12032 = v317 && v12031;
-            const unsigned int v12033 = v12032 ? v12027 : v305;
-            const unsigned int v12036 = v12033 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12037 = min(v12036, 128u);
-            const bool v12038 = v12033 > v11404;
-            const unsigned int v12039 = v12038 ? v12037 : v305;
-            const float v12040 = __uint_as_float(v12039);
-            v11976.x[1] = v12040;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12042 = static_cast<unsigned int>(v11976.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12044 = v46 + v12042;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12046 = v12044 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12047 = v12046 + 1u;
-            const unsigned int v12049 = v12047 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12058 = v12049 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12062 = v12047 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12063 = v317 && v12062;
-            const unsigned int v12064 = v12063 ? v12058 : v305;
-            const unsigned int v12067 = v12064 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12068 = min(v12067, 128u);
-            const bool v12069 = v12064 > v11404;
-            const unsigned int v12070 = v12069 ? v12068 : v305;
-            const float v12071 = __uint_as_float(v12070);
-            v11976.x[2] = v12071;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12073 = static_cast<unsigned int>(v11976.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12075 = v46 + v12073;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12077 = v12075 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12078 = v12077 + 1u;
-            const unsigned int v12080 = v12078 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12089 = v12080 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12093 = v12078 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12094 = v317 && v12093;
-            const unsigned int v12095 = v12094 ? v12089 : v305;
-            const unsigned int v12098 = v12095 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12099 = min(v12098, 128u);
-            const bool v12100 = v12095 > v11404;
-            const unsigned int v12101 = v12100 ? v12099 : v305;
-            const float v12102 = __uint_as_float(v12101);
-            v11976.x[3] = v12102;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12104 = static_cast<unsigned int>(v11978.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12106 = v46 + v12104;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12108 = v12106 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12109 = v12108 + 1u;
-            const unsigned int v12111 = v12109 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12112 = min(v37, v12111);
-            const bool v12113 = v12109 > v18;
-            const unsigned int v12114 = v12113 ? v12112 : v305;
-            const unsigned int v12117 = v311 ? v37 : v12114;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12129 = v12117 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12130 = min(v12129, 128u);
-            const bool v12131 = v12117 > v11404;
-            const unsigned int v12132 = v12131 ? v12130 : v305;
-            const float v12133 = __uint_as_float(v12132);
-            v11978.x[0] = v12133;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12135 = static_cast<unsigned int>(v11978.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12137 = v46 + v12135;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12139 = v12137 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12140 = v12139 + 1u;
-            const unsigned int v12142 = v12140 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12143 = min(v37, v12142);
-            const bool v12144 = v12140 > v18;
-            const unsigned int v12145 = v12144 ? v12143 : v305;
-            const unsigned int v12148 = v311 ? v37 : v12145;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12160 = v12148 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12161 = min(v12160, 128u);
-            const bool v12162 = v12148 > v11404;
-            const unsigned int v12163 = v12162 ? v12161 : v305;
-            const float v12164 = __uint_as_float(v12163);
-            v11978.x[1] = v12164;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12166 = static_cast<unsigned int>(v11978.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12168 = v46 + v12166;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12170 = v12168 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12171 = v12170 + 1u;
-            const unsigned int v12173 = v12171 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12174 = min(v37, v12173);
-            const bool v12175 = v12171 > v18;
-            const unsigned int v12176 = v12175 ? v12174 : v305;
-            const unsigned int v12179 = v311 ? v37 : v12176;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12191 = v12179 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12192 = min(v12191, 128u);
-            const bool v12193 = v12179 > v11404;
-            const unsigned int v12194 = v12193 ? v12192 : v305;
-            const float v12195 = __uint_as_float(v12194);
-            v11978.x[2] = v12195;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12197 = static_cast<unsigned int>(v11978.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12199 = v46 + v12197;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12201 = v12199 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12202 = v12201 + 1u;
-            const unsigned int v12204 = v12202 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12205 = min(v37, v12204);
-            const bool v12206 = v12202 > v18;
-            const unsigned int v12207 = v12206 ? v12205 : v305;
-            const unsigned int v12210 = v311 ? v37 : v12207;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12222 = v12210 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12223 = min(v12222, 128u);
-            const bool v12224 = v12210 > v11404;
-            const unsigned int v12225 = v12224 ? v12223 : v305;
-            const float v12226 = __uint_as_float(v12225);
-            v11978.x[3] = v12226;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12227 = static_cast<unsigned int>(v11923.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v12229 = v11923.x[0];
-            const float v12230 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12231 = __float_as_uint(v12230);
-            const bool v12232 = v12227 >= v12231;
-            const float v12233 = v11978.x[0];
-            const unsigned int v12234 = __float_as_uint(v12233);
-            const bool v12235 = v12227 < v12234;
-            const bool v12236 = v12232 && v12235;
-            const float v12238 = v12236 ? v12229 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[0] = v12238;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12239 = static_cast<unsigned int>(v11923.col(1, iron_linear_thread() & 31u));
-            const float v12241 = v11923.x[1];
-            const float v12242 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12243 = __float_as_uint(v12242);
-            const bool v12244 = v12239 >= v12243;
-            const float v12245 = v11978.x[0];
-            const unsigned int v12246 = __float_as_uint(v12245);
-            const bool v12247 = v12239 < v12246;
-            const bool v12248 = v12244 && v12247;
-            const float v12250 = v12248 ? v12241 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[1] = v12250;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12251 = static_cast<unsigned int>(v11923.col(2, iron_linear_thread() & 31u));
-            const float v12253 = v11923.x[2];
-            const float v12254 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12255 = __float_as_uint(v12254);
-            const bool v12256 = v12251 >= v12255;
-            const float v12257 = v11978.x[2];
-            const unsigned int v12258 = __float_as_uint(v12257);
-            const bool v12259 = v12251 < v12258;
-            const bool v12260 = v12256 && v12259;
-            const float v12262 = v12260 ? v12253 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[2] = v12262;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12263 = static_cast<unsigned int>(v11923.col(3, iron_linear_thread() & 31u));
-            const float v12265 = v11923.x[3];
-            const float v12266 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12267 = __float_as_uint(v12266);
-            const bool v12268 = v12263 >= v12267;
-            const float v12269 = v11978.x[2];
-            const unsigned int v12270 = __float_as_uint(v12269);
-            const bool v12271 = v12263 < v12270;
-            const bool v12272 = v12268 && v12271;
-            const float v12274 = v12272 ? v12265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[3] = v12274;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12275 = static_cast<unsigned int>(v11923.col(4, iron_linear_thread() & 31u));
-            const float v12277 = v11923.x[4];
-            const float v12278 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12279 = __float_as_uint(v12278);
-            const bool v12280 = v12275 >= v12279;
-            const float v12281 = v11978.x[0];
-            const unsigned int v12282 = __float_as_uint(v12281);
-            const bool v12283 = v12275 < v12282;
-            const bool v12284 = v12280 && v12283;
-            const float v12286 = v12284 ? v12277 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[4] = v12286;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12287 = static_cast<unsigned int>(v11923.col(5, iron_linear_thread() & 31u));
-            const float v12289 = v11923.x[5];
-            const float v12290 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12291 = __float_as_uint(v12290);
-            const bool v12292 = v12287 >= v12291;
-            const float v12293 = v11978.x[0];
-            const unsigned int v12294 = __float_as_uint(v12293);
-            const bool v12295 = v12287 < v12294;
-            const bool v12296 = v12292 && v12295;
-            const float v12298 = v12296 ? v12289 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[5] = v12298;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12299 = static_cast<unsigned int>(v11923.col(6, iron_linear_thread() & 31u));
-            const float v12301 = v11923.x[6];
-            const float v12302 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12303 = __float_as_uint(v12302);
-            const bool v12304 = v12299 >= v12303;
-            const float v12305 = v11978.x[2];
-            const unsigned int v12306 = __float_as_uint(v12305);
-            const bool v12307 = v12299 < v12306;
-            const bool v12308 = v12304 && v12307;
-            const float v12310 = v12308 ? v12301 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[6] = v12310;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12311 = static_cast<unsigned int>(v11923.col(7, iron_linear_thread() & 31u));
-            const float v12313 = v11923.x[7];
-            const float v12314 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12315 = __float_as_uint(v12314);
-            const bool v12316 = v12311 >= v12315;
-            const float v12317 = v11978.x[2];
-            const unsigned int v12318 = __float_as_uint(v12317);
-            const bool v12319 = v12311 < v12318;
-            const bool v12320 = v12316 && v12319;
-            const float v12322 = v12320 ? v12313 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[7] = v12322;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12323 = static_cast<unsigned int>(v11923.col(8, iron_linear_thread() & 31u));
-            const float v12325 = v11923.x[8];
-            const float v12326 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12327 = __float_as_uint(v12326);
-            const bool v12328 = v12323 >= v12327;
-            const float v12329 = v11978.x[0];
-            const unsigned int v12330 = __float_as_uint(v12329);
-            const bool v12331 = v12323 < v12330;
-            const bool v12332 = v12328 && v12331;
-            const float v12334 = v12332 ? v12325 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[8] = v12334;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12335 = static_cast<unsigned int>(v11923.col(9, iron_linear_thread() & 31u));
-            const float v12337 = v11923.x[9];
-            const float v12338 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12339 = __float_as_uint(v12338);
-            const bool v12340 = v12335 >= v12339;
-            const float v12341 = v11978.x[0];
-            const unsigned int v12342 = __float_as_uint(v12341);
-            const bool v12343 = v12335 < v12342;
-            const bool v12344 = v12340 && v12343;
-            const float v12346 = v12344 ? v12337 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[9] = v12346;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12347 = static_cast<unsigned int>(v11923.col(10, iron_linear_thread() & 31u));
-            const float v12349 = v11923.x[10];
-            const float v12350 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12351 = __float_as_uint(v12350);
-            const bool v12352 = v12347 >= v12351;
-            const float v12353 = v11978.x[2];
-            const unsigned int v12354 = __float_as_uint(v12353);
-            const bool v12355 = v12347 < v12354;
-            const bool v12356 = v12352 && v12355;
-            const float v12358 = v12356 ? v12349 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[10] = v12358;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12359 = static_cast<unsigned int>(v11923.col(11, iron_linear_thread() & 31u));
-            const float v12361 = v11923.x[11];
-            const float v12362 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12363 = __float_as_uint(v12362);
-            const bool v12364 = v12359 >= v12363;
-            const float v12365 = v11978.x[2];
-            const unsigned int v12366 = __float_as_uint(v12365);
-            const bool v12367 = v12359 < v12366;
-            const bool v12368 = v12364 && v12367;
-            const float v12370 = v12368 ? v12361 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[11] = v12370;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12371 = static_cast<unsigned int>(v11923.col(12, iron_linear_thread() & 31u));
-            const float v12373 = v11923.x[12];
-            const float v12374 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12375 = __float_as_uint(v12374);
-            const bool v12376 = v12371 >= v12375;
-            const float v12377 = v11978.x[0];
-            const unsigned int v12378 = __float_as_uint(v12377);
-            const bool v12379 = v12371 < v12378;
-            const bool v12380 = v12376 && v12379;
-            const float v12382 = v12380 ? v12373 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[12] = v12382;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12383 = static_cast<unsigned int>(v11923.col(13, iron_linear_thread() & 31u));
-            const float v12385 = v11923.x[13];
-            const float v12386 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12387 = __float_as_uint(v12386);
-            const bool v12388 = v12383 >= v12387;
-            const float v12389 = v11978.x[0];
-            const unsigned int v12390 = __float_as_uint(v12389);
-            const bool v12391 = v12383 < v12390;
-            const bool v12392 = v12388 && v12391;
-            const float v12394 = v12392 ? v12385 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[13] = v12394;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12395 = static_cast<unsigned int>(v11923.col(14, iron_linear_thread() & 31u));
-            const float v12397 = v11923.x[14];
-            const float v12398 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12399 = __float_as_uint(v12398);
-            const bool v12400 = v12395 >= v12399;
-            const float v12401 = v11978.x[2];
-            const unsigned int v12402 = __float_as_uint(v12401);
-            const bool v12403 = v12395 < v12402;
-            const bool v12404 = v12400 && v12403;
-            const float v12406 = v12404 ? v12397 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[14] = v12406;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12407 = static_cast<unsigned int>(v11923.col(15, iron_linear_thread() & 31u));
-            const float v12409 = v11923.x[15];
-            const float v12410 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12411 = __float_as_uint(v12410);
-            const bool v12412 = v12407 >= v12411;
-            const float v12413 = v11978.x[2];
-            const unsigned int v12414 = __float_as_uint(v12413);
-            const bool v12415 = v12407 < v12414;
-            const bool v12416 = v12412 && v12415;
-            const float v12418 = v12416 ? v12409 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[15] = v12418;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12419 = static_cast<unsigned int>(v11923.col(16, iron_linear_thread() & 31u));
-            const float v12421 = v11923.x[16];
-            const float v12422 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12423 = __float_as_uint(v12422);
-            const bool v12424 = v12419 >= v12423;
-            const float v12425 = v11978.x[0];
-            const unsigned int v12426 = __float_as_uint(v12425);
-            const bool v12427 = v12419 < v12426;
-            const bool v12428 = v12424 && v12427;
-            const float v12430 = v12428 ? v12421 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[16] = v12430;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12431 = static_cast<unsigned int>(v11923.col(17, iron_linear_thread() & 31u));
-            const float v12433 = v11923.x[17];
-            const float v12434 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12435 = __float_as_uint(v12434);
-            const bool v12436 = v12431 >= v12435;
-            const float v12437 = v11978.x[0];
-            const unsigned int v12438 = __float_as_uint(v12437);
-            const bool v12439 = v12431 < v12438;
-            const bool v12440 = v12436 && v12439;
-            const float v12442 = v12440 ? v12433 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[17] = v12442;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12443 = static_cast<unsigned int>(v11923.col(18, iron_linear_thread() & 31u));
-            const float v12445 = v11923.x[18];
-            const float v12446 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12447 = __float_as_uint(v12446);
-            const bool v12448 = v12443 >= v12447;
-            const float v12449 = v11978.x[2];
-            const unsigned int v12450 = __float_as_uint(v12449);
-            const bool v12451 = v12443 < v12450;
-            const bool v12452 = v12448 && v12451;
-            const float v12454 = v12452 ? v12445 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[18] = v12454;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12455 = static_cast<unsigned int>(v11923.col(19, iron_linear_thread() & 31u));
-            const float v12457 = v11923.x[19];
-            const float v12458 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12459 = __float_as_uint(v12458);
-            const bool v12460 = v12455 >= v12459;
-            const float v12461 = v11978.x[2];
-            const unsigned int v12462 = __float_as_uint(v12461);
-            const bool v12463 = v12455 < v12462;
-            const bool v12464 = v12460 && v12463;
-            const float v12466 = v12464 ? v12457 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[19] = v12466;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12467 = static_cast<unsigned int>(v11923.col(20, iron_linear_thread() & 31u));
-            const float v12469 = v11923.x[20];
-            const float v12470 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12471 = __float_as_uint(v12470);
-            const bool v12472 = v12467 >= v12471;
-            const float v12473 = v11978.x[0];
-            const unsigned int v12474 = __float_as_uint(v12473);
-            const bool v12475 = v12467 < v12474;
-            const bool v12476 = v12472 && v12475;
-            const float v12478 = v12476 ? v12469 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[20] = v12478;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12479 = static_cast<unsigned int>(v11923.col(21, iron_linear_thread() & 31u));
-            const float v12481 = v11923.x[21];
-            const float v12482 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12483 = __float_as_uint(v12482);
-            const bool v12484 = v12479 >= v12483;
-            const float v12485 = v11978.x[0];
-            const unsigned int v12486 = __float_as_uint(v12485);
-            const bool v12487 = v12479 < v12486;
-            const bool v12488 = v12484 && v12487;
-            const float v12490 = v12488 ? v12481 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[21] = v12490;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12491 = static_cast<unsigned int>(v11923.col(22, iron_linear_thread() & 31u));
-            const float v12493 = v11923.x[22];
-            const float v12494 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12495 = __float_as_uint(v12494);
-            const bool v12496 = v12491 >= v12495;
-            const float v12497 = v11978.x[2];
-            const unsigned int v12498 = __float_as_uint(v12497);
-            const bool v12499 = v12491 < v12498;
-            const bool v12500 = v12496 && v12499;
-            const float v12502 = v12500 ? v12493 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[22] = v12502;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12503 = static_cast<unsigned int>(v11923.col(23, iron_linear_thread() & 31u));
-            const float v12505 = v11923.x[23];
-            const float v12506 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12507 = __float_as_uint(v12506);
-            const bool v12508 = v12503 >= v12507;
-            const float v12509 = v11978.x[2];
-            const unsigned int v12510 = __float_as_uint(v12509);
-            const bool v12511 = v12503 < v12510;
-            const bool v12512 = v12508 && v12511;
-            const float v12514 = v12512 ? v12505 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[23] = v12514;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12515 = static_cast<unsigned int>(v11923.col(24, iron_linear_thread() & 31u));
-            const float v12517 = v11923.x[24];
-            const float v12518 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12519 = __float_as_uint(v12518);
-            const bool v12520 = v12515 >= v12519;
-            const float v12521 = v11978.x[0];
-            const unsigned int v12522 = __float_as_uint(v12521);
-            const bool v12523 = v12515 < v12522;
-            const bool v12524 = v12520 && v12523;
-            const float v12526 = v12524 ? v12517 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[24] = v12526;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12527 = static_cast<unsigned int>(v11923.col(25, iron_linear_thread() & 31u));
-            const float v12529 = v11923.x[25];
-            const float v12530 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12531 = __float_as_uint(v12530);
-            const bool v12532 = v12527 >= v12531;
-            const float v12533 = v11978.x[0];
-            const unsigned int v12534 = __float_as_uint(v12533);
-            const bool v12535 = v12527 < v12534;
-            const bool v12536 = v12532 && v12535;
-            const float v12538 = v12536 ? v12529 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[25] = v12538;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12539 = static_cast<unsigned int>(v11923.col(26, iron_linear_thread() & 31u));
-            const float v12541 = v11923.x[26];
-            const float v12542 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12543 = __float_as_uint(v12542);
-            const bool v12544 = v12539 >= v12543;
-            const float v12545 = v11978.x[2];
-            const unsigned int v12546 = __float_as_uint(v12545);
-            const bool v12547 = v12539 < v12546;
-            const bool v12548 = v12544 && v12547;
-            const float v12550 = v12548 ? v12541 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[26] = v12550;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12551 = static_cast<unsigned int>(v11923.col(27, iron_linear_thread() & 31u));
-            const float v12553 = v11923.x[27];
-            const float v12554 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12555 = __float_as_uint(v12554);
-            const bool v12556 = v12551 >= v12555;
-            const float v12557 = v11978.x[2];
-            const unsigned int v12558 = __float_as_uint(v12557);
-            const bool v12559 = v12551 < v12558;
-            const bool v12560 = v12556 && v12559;
-            const float v12562 = v12560 ? v12553 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[27] = v12562;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12563 = static_cast<unsigned int>(v11923.col(28, iron_linear_thread() & 31u));
-            const float v12565 = v11923.x[28];
-            const float v12566 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12567 = __float_as_uint(v12566);
-            const bool v12568 = v12563 >= v12567;
-            const float v12569 = v11978.x[0];
-            const unsigned int v12570 = __float_as_uint(v12569);
-            const bool v12571 = v12563 < v12570;
-            const bool v12572 = v12568 && v12571;
-            const float v12574 = v12572 ? v12565 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[28] = v12574;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12575 = static_cast<unsigned int>(v11923.col(29, iron_linear_thread() & 31u));
-            const float v12577 = v11923.x[29];
-            const float v12578 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12579 = __float_as_uint(v12578);
-            const bool v12580 = v12575 >= v12579;
-            const float v12581 = v11978.x[0];
-            const unsigned int v12582 = __float_as_uint(v12581);
-            const bool v12583 = v12575 < v12582;
-            const bool v12584 = v12580 && v12583;
-            const float v12586 = v12584 ? v12577 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[29] = v12586;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12587 = static_cast<unsigned int>(v11923.col(30, iron_linear_thread() & 31u));
-            const float v12589 = v11923.x[30];
-            const float v12590 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12591 = __float_as_uint(v12590);
-            const bool v12592 = v12587 >= v12591;
-            const float v12593 = v11978.x[2];
-            const unsigned int v12594 = __float_as_uint(v12593);
-            const bool v12595 = v12587 < v12594;
-            const bool v12596 = v12592 && v12595;
-            const float v12598 = v12596 ? v12589 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[30] = v12598;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12599 = static_cast<unsigned int>(v11923.col(31, iron_linear_thread() & 31u));
-            const float v12601 = v11923.x[31];
-            const float v12602 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12603 = __float_as_uint(v12602);
-            const bool v12604 = v12599 >= v12603;
-            const float v12605 = v11978.x[2];
-            const unsigned int v12606 = __float_as_uint(v12605);
-            const bool v12607 = v12599 < v12606;
-            const bool v12608 = v12604 && v12607;
-            const float v12610 = v12608 ? v12601 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[31] = v12610;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12611 = static_cast<unsigned int>(v11923.col(32, iron_linear_thread() & 31u));
-            const float v12613 = v11923.x[32];
-            const float v12614 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12615 = __float_as_uint(v12614);
-            const bool v12616 = v12611 >= v12615;
-            const float v12617 = v11978.x[0];
-            const unsigned int v12618 = __float_as_uint(v12617);
-            const bool v12619 = v12611 < v12618;
-            const bool v12620 = v12616 && v12619;
-            const float v12622 = v12620 ? v12613 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[32] = v12622;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12623 = static_cast<unsigned int>(v11923.col(33, iron_linear_thread() & 31u));
-            const float v12625 = v11923.x[33];
-            const float v12626 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12627 = __float_as_uint(v12626);
-            const bool v12628 = v12623 >= v12627;
-            const float v12629 = v11978.x[0];
-            const unsigned int v12630 = __float_as_uint(v12629);
-            const bool v12631 = v12623 < v12630;
-            const bool v12632 = v12628 && v12631;
-            const float v12634 = v12632 ? v12625 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[33] = v12634;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12635 = static_cast<unsigned int>(v11923.col(34, iron_linear_thread() & 31u));
-            const float v12637 = v11923.x[34];
-            const float v12638 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12639 = __float_as_uint(v12638);
-            const bool v12640 = v12635 >= v12639;
-            const float v12641 = v11978.x[2];
-            const unsigned int v12642 = __float_as_uint(v12641);
-            const bool v12643 = v12635 < v12642;
-            const bool v12644 = v12640 && v12643;
-            const float v12646 = v12644 ? v12637 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[34] = v12646;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12647 = static_cast<unsigned int>(v11923.col(35, iron_linear_thread() & 31u));
-            const float v12649 = v11923.x[35];
-            const float v12650 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12651 = __float_as_uint(v12650);
-            const bool v12652 = v12647 >= v12651;
-            const float v12653 = v11978.x[2];
-            const unsigned int v12654 = __float_as_uint(v12653);
-            const bool v12655 = v12647 < v12654;
-            const bool v12656 = v12652 && v12655;
-            const float v12658 = v12656 ? v12649 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[35] = v12658;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12659 = static_cast<unsigned int>(v11923.col(36, iron_linear_thread() & 31u));
-            const float v12661 = v11923.x[36];
-            const float v12662 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12663 = __float_as_uint(v12662);
-            const bool v12664 = v12659 >= v12663;
-            const float v12665 = v11978.x[0];
-            const unsigned int v12666 = __float_as_uint(v12665);
-            const bool v12667 = v12659 < v12666;
-            const bool v12668 = v12664 && v12667;
-            const float v12670 = v12668 ? v12661 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[36] = v12670;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12671 = static_cast<unsigned int>(v11923.col(37, iron_linear_thread() & 31u));
-            const float v12673 = v11923.x[37];
-            const float v12674 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12675 = __float_as_uint(v12674);
-            const bool v12676 = v12671 >= v12675;
-            const float v12677 = v11978.x[0];
-            const unsigned int v12678 = __float_as_uint(v12677);
-            const bool v12679 = v12671 < v12678;
-            const bool v12680 = v12676 && v12679;
-            const float v12682 = v12680 ? v12673 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[37] = v12682;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12683 = static_cast<unsigned int>(v11923.col(38, iron_linear_thread() & 31u));
-            const float v12685 = v11923.x[38];
-            const float v12686 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12687 = __float_as_uint(v12686);
-            const bool v12688 = v12683 >= v12687;
-            const float v12689 = v11978.x[2];
-            const unsigned int v12690 = __float_as_uint(v12689);
-            const bool v12691 = v12683 < v12690;
-            const bool v12692 = v12688 && v12691;
-            const float v12694 = v12692 ? v12685 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[38] = v12694;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12695 = static_cast<unsigned int>(v11923.col(39, iron_linear_thread() & 31u));
-            const float v12697 = v11923.x[39];
-            const float v12698 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12699 = __float_as_uint(v12698);
-            const bool v12700 = v12695 >= v12699;
-            const float v12701 = v11978.x[2];
-            const unsigned int v12702 = __float_as_uint(v12701);
-            const bool v12703 = v12695 < v12702;
-            const bool v12704 = v12700 && v12703;
-            const float v12706 = v12704 ? v12697 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[39] = v12706;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12707 = static_cast<unsigned int>(v11923.col(40, iron_linear_thread() & 31u));
-            const float v12709 = v11923.x[40];
-            const float v12710 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12711 = __float_as_uint(v12710);
-            const bool v12712 = v12707 >= v12711;
-            const float v12713 = v11978.x[0];
-            const unsigned int v12714 = __float_as_uint(v12713);
-            const bool v12715 = v12707 < v12714;
-            const bool v12716 = v12712 && v12715;
-            const float v12718 = v12716 ? v12709 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[40] = v12718;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12719 = static_cast<unsigned int>(v11923.col(41, iron_linear_thread() & 31u));
-            const float v12721 = v11923.x[41];
-            const float v12722 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12723 = __float_as_uint(v12722);
-            const bool v12724 = v12719 >= v12723;
-            const float v12725 = v11978.x[0];
-            const unsigned int v12726 = __float_as_uint(v12725);
-            const bool v12727 = v12719 < v12726;
-            const bool v12728 = v12724 && v12727;
-            const float v12730 = v12728 ? v12721 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[41] = v12730;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12731 = static_cast<unsigned int>(v11923.col(42, iron_linear_thread() & 31u));
-            const float v12733 = v11923.x[42];
-            const float v12734 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12735 = __float_as_uint(v12734);
-            const bool v12736 = v12731 >= v12735;
-            const float v12737 = v11978.x[2];
-            const unsigned int v12738 = __float_as_uint(v12737);
-            const bool v12739 = v12731 < v12738;
-            const bool v12740 = v12736 && v12739;
-            const float v12742 = v12740 ? v12733 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[42] = v12742;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12743 = static_cast<unsigned int>(v11923.col(43, iron_linear_thread() & 31u));
-            const float v12745 = v11923.x[43];
-            const float v12746 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12747 = __float_as_uint(v12746);
-            const bool v12748 = v12743 >= v12747;
-            const float v12749 = v11978.x[2];
-            const unsigned int v12750 = __float_as_uint(v12749);
-            const bool v12751 = v12743 < v12750;
-            const bool v12752 = v12748 && v12751;
-            const float v12754 = v12752 ? v12745 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[43] = v12754;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12755 = static_cast<unsigned int>(v11923.col(44, iron_linear_thread() & 31u));
-            const float v12757 = v11923.x[44];
-            const float v12758 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12759 = __float_as_uint(v12758);
-            const bool v12760 = v12755 >= v12759;
-            const float v12761 = v11978.x[0];
-            const unsigned int v12762 = __float_as_uint(v12761);
-            const bool v12763 = v12755 < v12762;
-            const bool v12764 = v12760 && v12763;
-            const float v12766 = v12764 ? v12757 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[44] = v12766;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12767 = static_cast<unsigned int>(v11923.col(45, iron_linear_thread() & 31u));
-            const float v12769 = v11923.x[45];
-            const float v12770 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12771 = __float_as_uint(v12770);
-            const bool v12772 = v12767 >= v12771;
-            const float v12773 = v11978.x[0];
-            const unsigned int v12774 = __float_as_uint(v12773);
-            const bool v12775 = v12767 < v12774;
-            const bool v12776 = v12772 && v12775;
-            const float v12778 = v12776 ? v12769 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[45] = v12778;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12779 = static_cast<unsigned int>(v11923.col(46, iron_linear_thread() & 31u));
-            const float v12781 = v11923.x[46];
-            const float v12782 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12783 = __float_as_uint(v12782);
-            const bool v12784 = v12779 >= v12783;
-            const float v12785 = v11978.x[2];
-            const unsigned int v12786 = __float_as_uint(v12785);
-            const bool v12787 = v12779 < v12786;
-            const bool v12788 = v12784 && v12787;
-            const float v12790 = v12788 ? v12781 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[46] = v12790;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12791 = static_cast<unsigned int>(v11923.col(47, iron_linear_thread() & 31u));
-            const float v12793 = v11923.x[47];
-            const float v12794 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12795 = __float_as_uint(v12794);
-            const bool v12796 = v12791 >= v12795;
-            const float v12797 = v11978.x[2];
-            const unsigned int v12798 = __float_as_uint(v12797);
-            const bool v12799 = v12791 < v12798;
-            const bool v12800 = v12796 && v12799;
-            const float v12802 = v12800 ? v12793 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[47] = v12802;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12803 = static_cast<unsigned int>(v11923.col(48, iron_linear_thread() & 31u));
-            const float v12805 = v11923.x[48];
-            const float v12806 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12807 = __float_as_uint(v12806);
-            const bool v12808 = v12803 >= v12807;
-            const float v12809 = v11978.x[0];
-            const unsigned int v12810 = __float_as_uint(v12809);
-            const bool v12811 = v12803 < v12810;
-            const bool v12812 = v12808 && v12811;
-            const float v12814 = v12812 ? v12805 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[48] = v12814;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12815 = static_cast<unsigned int>(v11923.col(49, iron_linear_thread() & 31u));
-            const float v12817 = v11923.x[49];
-            const float v12818 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12819 = __float_as_uint(v12818);
-            const bool v12820 = v12815 >= v12819;
-            const float v12821 = v11978.x[0];
-            const unsigned int v12822 = __float_as_uint(v12821);
-            const bool v12823 = v12815 < v12822;
-            const bool v12824 = v12820 && v12823;
-            const float v12826 = v12824 ? v12817 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[49] = v12826;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12827 = static_cast<unsigned int>(v11923.col(50, iron_linear_thread() & 31u));
-            const float v12829 = v11923.x[50];
-            const float v12830 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12831 = __float_as_uint(v12830);
-            const bool v12832 = v12827 >= v12831;
-            const float v12833 = v11978.x[2];
-            const unsigned int v12834 = __float_as_uint(v12833);
-            const bool v12835 = v12827 < v12834;
-            const bool v12836 = v12832 && v12835;
-            const float v12838 = v12836 ? v12829 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[50] = v12838;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12839 = static_cast<unsigned int>(v11923.col(51, iron_linear_thread() & 31u));
-            const float v12841 = v11923.x[51];
-            const float v12842 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12843 = __float_as_uint(v12842);
-            const bool v12844 = v12839 >= v12843;
-            const float v12845 = v11978.x[2];
-            const unsigned int v12846 = __float_as_uint(v12845);
-            const bool v12847 = v12839 < v12846;
-            const bool v12848 = v12844 && v12847;
-            const float v12850 = v12848 ? v12841 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[51] = v12850;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12851 = static_cast<unsigned int>(v11923.col(52, iron_linear_thread() & 31u));
-            const float v12853 = v11923.x[52];
-            const float v12854 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12855 = __float_as_uint(v12854);
-            const bool v12856 = v12851 >= v12855;
-            const float v12857 = v11978.x[0];
-            const unsigned int v12858 = __float_as_uint(v12857);
-            const bool v12859 = v12851 < v12858;
-            const bool v12860 = v12856 && v12859;
-            const float v12862 = v12860 ? v12853 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[52] = v12862;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12863 = static_cast<unsigned int>(v11923.col(53, iron_linear_thread() & 31u));
-            const float v12865 = v11923.x[53];
-            const float v12866 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12867 = __float_as_uint(v12866);
-            const bool v12868 = v12863 >= v12867;
-            const float v12869 = v11978.x[0];
-            const unsigned int v12870 = __float_as_uint(v12869);
-            const bool v12871 = v12863 < v12870;
-            const bool v12872 = v12868 && v12871;
-            const float v12874 = v12872 ? v12865 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[53] = v12874;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12875 = static_cast<unsigned int>(v11923.col(54, iron_linear_thread() & 31u));
-            const float v12877 = v11923.x[54];
-            const float v12878 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12879 = __float_as_uint(v12878);
-            const bool v12880 = v12875 >= v12879;
-            const float v12881 = v11978.x[2];
-            const unsigned int v12882 = __float_as_uint(v12881);
-            const bool v12883 = v12875 < v12882;
-            const bool v12884 = v12880 && v12883;
-            const float v12886 = v12884 ? v12877 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[54] = v12886;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12887 = static_cast<unsigned int>(v11923.col(55, iron_linear_thread() & 31u));
-            const float v12889 = v11923.x[55];
-            const float v12890 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12891 = __float_as_uint(v12890);
-            const bool v12892 = v12887 >= v12891;
-            const float v12893 = v11978.x[2];
-            const unsigned int v12894 = __float_as_uint(v12893);
-            const bool v12895 = v12887 < v12894;
-            const bool v12896 = v12892 && v12895;
-            const float v12898 = v12896 ? v12889 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[55] = v12898;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12899 = static_cast<unsigned int>(v11923.col(56, iron_linear_thread() & 31u));
-            const float v12901 = v11923.x[56];
-            const float v12902 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12903 = __float_as_uint(v12902);
-            const bool v12904 = v12899 >= v12903;
-            const float v12905 = v11978.x[0];
-            const unsigned int v12906 = __float_as_uint(v12905);
-            const bool v12907 = v12899 < v12906;
-            const bool v12908 = v12904 && v12907;
-            const float v12910 = v12908 ? v12901 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[56] = v12910;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12911 = static_cast<unsigned int>(v11923.col(57, iron_linear_thread() & 31u));
-            const float v12913 = v11923.x[57];
-            const float v12914 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12915 = __float_as_uint(v12914);
-            const bool v12916 = v12911 >= v12915;
-            const float v12917 = v11978.x[0];
-            const unsigned int v12918 = __float_as_uint(v12917);
-            const bool v12919 = v12911 < v12918;
-            const bool v12920 = v12916 && v12919;
-            const float v12922 = v12920 ? v12913 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[57] = v12922;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12923 = static_cast<unsigned int>(v11923.col(58, iron_linear_thread() & 31u));
-            const float v12925 = v11923.x[58];
-            const float v12926 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12927 = __float_as_uint(v12926);
-            const bool v12928 = v12923 >= v12927;
-            const float v12929 = v11978.x[2];
-            const unsigned int v12930 = __float_as_uint(v12929);
-            const bool v12931 = v12923 < v12930;
-            const bool v12932 = v12928 && v12931;
-            const float v12934 = v12932 ? v12925 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[58] = v12934;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12935 = static_cast<unsigned int>(v11923.col(59, iron_linear_thread() & 31u));
-            const float v12937 = v11923.x[59];
-            const float v12938 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12939 = __float_as_uint(v12938);
-            const bool v12940 = v12935 >= v12939;
-            const float v12941 = v11978.x[2];
-            const unsigned int v12942 = __float_as_uint(v12941);
-            const bool v12943 = v12935 < v12942;
-            const bool v12944 = v12940 && v12943;
-            const float v12946 = v12944 ? v12937 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[59] = v12946;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12947 = static_cast<unsigned int>(v11923.col(60, iron_linear_thread() & 31u));
-            const float v12949 = v11923.x[60];
-            const float v12950 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12951 = __float_as_uint(v12950);
-            const bool v12952 = v12947 >= v12951;
-            const float v12953 = v11978.x[0];
-            const unsigned int v12954 = __float_as_uint(v12953);
-            const bool v12955 = v12947 < v12954;
-            const bool v12956 = v12952 && v12955;
-            const float v12958 = v12956 ? v12949 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[60] = v12958;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12959 = static_cast<unsigned int>(v11923.col(61, iron_linear_thread() & 31u));
-            const float v12961 = v11923.x[61];
-            const float v12962 = v11976.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12963 = __float_as_uint(v12962);
-            const bool v12964 = v12959 >= v12963;
-            const float v12965 = v11978.x[0];
-            const unsigned int v12966 = __float_as_uint(v12965);
-            const bool v12967 = v12959 < v12966;
-            const bool v12968 = v12964 && v12967;
-            const float v12970 = v12968 ? v12961 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[61] = v12970;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12971 = static_cast<unsigned int>(v11923.col(62, iron_linear_thread() & 31u));
-            const float v12973 = v11923.x[62];
-            const float v12974 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12975 = __float_as_uint(v12974);
-            const bool v12976 = v12971 >= v12975;
-            const float v12977 = v11978.x[2];
-            const unsigned int v12978 = __float_as_uint(v12977);
-            const bool v12979 = v12971 < v12978;
-            const bool v12980 = v12976 && v12979;
-            const float v12982 = v12980 ? v12973 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[62] = v12982;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12983 = static_cast<unsigned int>(v11923.col(63, iron_linear_thread() & 31u));
-            const float v12985 = v11923.x[63];
-            const float v12986 = v11976.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12987 = __float_as_uint(v12986);
-            const bool v12988 = v12983 >= v12987;
-            const float v12989 = v11978.x[2];
-            const unsigned int v12990 = __float_as_uint(v12989);
-            const bool v12991 = v12983 < v12990;
-            const bool v12992 = v12988 && v12991;
-            const float v12994 = v12992 ? v12985 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[63] = v12994;  // kernels/sdpa/flash_tile.hpp:176
+        iron_frag<float, 2, 16, 128> v11931;  // kernels/sdpa/flash_warpgroup.hpp:266
+        iron_frag_fill(v11931, 0.0f);
+        const unsigned int v11935 = v11416 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11940 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v11941 = v11940 << 6u;
+        const unsigned int v15850 = v41 & 3u;
+        const unsigned int v15852 = v15850 << 4u;
+        const unsigned int v15854 = v15852 << 6u;
+        const unsigned int v15856 = v11941 + v15854;
+        iron_frag<iron_bf16, 0, 16, 16> v15863;
+        iron_frag_fill(v15863, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15863, shm0, v15856, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15865;
+        iron_frag_fill(v15865, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15865, shm1, v11935, 64u);
+        iron_frag_mma_sync(v11931, v15863, v15865);
+        const unsigned int v15867 = v15856 + 16u;
+        const unsigned int v15870 = v11935 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15872;
+        iron_frag_fill(v15872, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15872, shm0, v15867, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15874;
+        iron_frag_fill(v15874, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15874, shm1, v15870, 64u);
+        iron_frag_mma_sync(v11931, v15872, v15874);
+        const unsigned int v15876 = v15856 + 32u;
+        const unsigned int v15879 = v11935 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15881;
+        iron_frag_fill(v15881, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15881, shm0, v15876, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15883;
+        iron_frag_fill(v15883, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15883, shm1, v15879, 64u);
+        iron_frag_mma_sync(v11931, v15881, v15883);
+        const unsigned int v15885 = v15856 + 48u;
+        const unsigned int v15888 = v11935 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15890;
+        iron_frag_fill(v15890, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15890, shm0, v15885, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15892;
+        iron_frag_fill(v15892, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15892, shm1, v15888, 64u);
+        iron_frag_mma_sync(v11931, v15890, v15892);
+        const unsigned int v11948 = v11935 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+        const unsigned int v11955 = 8192u + v11941;  // kernels/sdpa/flash_warpgroup.hpp:141
+        const unsigned int v15901 = v11955 + v15854;
+        iron_frag<iron_bf16, 0, 16, 16> v15908;
+        iron_frag_fill(v15908, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15908, shm0, v15901, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15910;
+        iron_frag_fill(v15910, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15910, shm1, v11948, 64u);
+        iron_frag_mma_sync(v11931, v15908, v15910);
+        const unsigned int v15912 = v15901 + 16u;
+        const unsigned int v15915 = v11948 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v15917;
+        iron_frag_fill(v15917, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15917, shm0, v15912, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15919;
+        iron_frag_fill(v15919, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15919, shm1, v15915, 64u);
+        iron_frag_mma_sync(v11931, v15917, v15919);
+        const unsigned int v15921 = v15901 + 32u;
+        const unsigned int v15924 = v11948 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v15926;
+        iron_frag_fill(v15926, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15926, shm0, v15921, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15928;
+        iron_frag_fill(v15928, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15928, shm1, v15924, 64u);
+        iron_frag_mma_sync(v11931, v15926, v15928);
+        const unsigned int v15930 = v15901 + 48u;
+        const unsigned int v15933 = v11948 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v15935;
+        iron_frag_fill(v15935, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15935, shm0, v15930, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v15937;
+        iron_frag_fill(v15937, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v15937, shm1, v15933, 64u);
+        iron_frag_mma_sync(v11931, v15935, v15937);
+        iron_frag<float, 2, 16, 8> v11957;  // kernels/sdpa/flash_tile.hpp:347
+        iron_frag_fill(v11957, 0.0f);
+        const bool v11959 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+        if (v11959) {
+          const bool v11962 = v11419 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v11970 = v11419 + v18;
+          const bool v11971 = v11970 <= v304;
+          const bool v11972 = v311 || v11971;
+          const bool v11973 = v11962 && v11972;
+          const bool v11975 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v11976 = v11412 + v7;
+          const unsigned int v11977 = v11976 + v18;
+          const unsigned int v11978 = v301 + v37;
+          const bool v11979 = v11978 <= v11977;
+          const bool v11980 = v11975 || v11979;
+          const bool v11981 = v11973 && v11980;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v11982 = !v11981;  // kernels/sdpa/flash_tile.hpp:190
+          if (v11982) {
+            iron_frag<float, 2, 16, 8> v11984;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v11984, 0.0f);
+            iron_frag<float, 2, 16, 8> v11986;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v11986, 0.0f);
+            const unsigned int v11988 = static_cast<unsigned int>(v11984.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v11990 = v46 + v11988;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v11992 = v11990 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v11993 = v11992 + 1u;
+            const unsigned int v11995 = v11993 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12004 = v11995 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12008 = v11993 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12009 = v317 && v12008;
+            const unsigned int v12010 = v12009 ? v12004 : v305;
+            const unsigned int v12013 = v12010 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12014 = min(v12013, 128u);
+            const bool v12015 = v12010 > v11412;
+            const unsigned int v12016 = v12015 ? v12014 : v305;
+            const float v12017 = __uint_as_float(v12016);
+            v11984.x[0] = v12017;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12019 = static_cast<unsigned int>(v11984.row(1, iron_linear_thread() & 31u));
+            const unsigned int v12021 = v46 + v12019;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12023 = v12021 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12024 = v12023 + 1u;
+            const unsigned int v12026 = v12024 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12035 = v12026 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12039 = v12024 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12040 = v317 && v12039;
+            const unsigned int v12041 = v12040 ? v12035 : v305;
+            const unsigned int v12044 = v12041 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12045 = min(v12044, 128u);
+            const bool v12046 = v12041 > v11412;
+            const unsigned int v12047 = v12046 ? v12045 : v305;
+            const float v12048 = __uint_as_float(v12047);
+            v11984.x[1] = v12048;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12050 = static_cast<unsigned int>(v11984.row(2, iron_linear_thread() & 31u));
+            const unsigned int v12052 = v46 + v12050;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12054 = v12052 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12055 = v12054 + 1u;
+            const unsigned int v12057 = v12055 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12066 = v12057 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12070 = v12055 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12071 = v317 && v12070;
+            const unsigned int v12072 = v12071 ? v12066 : v305;
+            const unsigned int v12075 = v12072 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12076 = min(v12075, 128u);
+            const bool v12077 = v12072 > v11412;
+            const unsigned int v12078 = v12077 ? v12076 : v305;
+            const float v12079 = __uint_as_float(v12078);
+            v11984.x[2] = v12079;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12081 = static_cast<unsigned int>(v11984.row(3, iron_linear_thread() & 31u));
+            const unsigned int v12083 = v46 + v12081;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v12085 = v12083 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12086 = v12085 + 1u;
+            const unsigned int v12088 = v12086 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12097 = v12088 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v12101 = v12086 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v12102 = v317 && v12101;
+            const unsigned int v12103 = v12102 ? v12097 : v305;
+            const unsigned int v12106 = v12103 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12107 = min(v12106, 128u);
+            const bool v12108 = v12103 > v11412;
+            const unsigned int v12109 = v12108 ? v12107 : v305;
+            const float v12110 = __uint_as_float(v12109);
+            v11984.x[3] = v12110;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v12112 = static_cast<unsigned int>(v11986.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12114 = v46 + v12112;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12116 = v12114 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12117 = v12116 + 1u;
+            const unsigned int v12119 = v12117 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12120 = min(v37, v12119);
+            const bool v12121 = v12117 > v18;
+            const unsigned int v12122 = v12121 ? v12120 : v305;
+            const unsigned int v12125 = v311 ? v37 : v12122;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12137 = v12125 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12138 = min(v12137, 128u);
+            const bool v12139 = v12125 > v11412;
+            const unsigned int v12140 = v12139 ? v12138 : v305;
+            const float v12141 = __uint_as_float(v12140);
+            v11986.x[0] = v12141;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12143 = static_cast<unsigned int>(v11986.row(1, iron_linear_thread() & 31u));
+            const unsigned int v12145 = v46 + v12143;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12147 = v12145 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12148 = v12147 + 1u;
+            const unsigned int v12150 = v12148 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12151 = min(v37, v12150);
+            const bool v12152 = v12148 > v18;
+            const unsigned int v12153 = v12152 ? v12151 : v305;
+            const unsigned int v12156 = v311 ? v37 : v12153;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12168 = v12156 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12169 = min(v12168, 128u);
+            const bool v12170 = v12156 > v11412;
+            const unsigned int v12171 = v12170 ? v12169 : v305;
+            const float v12172 = __uint_as_float(v12171);
+            v11986.x[1] = v12172;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12174 = static_cast<unsigned int>(v11986.row(2, iron_linear_thread() & 31u));
+            const unsigned int v12176 = v46 + v12174;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12178 = v12176 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12179 = v12178 + 1u;
+            const unsigned int v12181 = v12179 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12182 = min(v37, v12181);
+            const bool v12183 = v12179 > v18;
+            const unsigned int v12184 = v12183 ? v12182 : v305;
+            const unsigned int v12187 = v311 ? v37 : v12184;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12199 = v12187 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12200 = min(v12199, 128u);
+            const bool v12201 = v12187 > v11412;
+            const unsigned int v12202 = v12201 ? v12200 : v305;
+            const float v12203 = __uint_as_float(v12202);
+            v11986.x[2] = v12203;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12205 = static_cast<unsigned int>(v11986.row(3, iron_linear_thread() & 31u));
+            const unsigned int v12207 = v46 + v12205;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v12209 = v12207 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v12210 = v12209 + 1u;
+            const unsigned int v12212 = v12210 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v12213 = min(v37, v12212);
+            const bool v12214 = v12210 > v18;
+            const unsigned int v12215 = v12214 ? v12213 : v305;
+            const unsigned int v12218 = v311 ? v37 : v12215;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v12230 = v12218 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v12231 = min(v12230, 128u);
+            const bool v12232 = v12218 > v11412;
+            const unsigned int v12233 = v12232 ? v12231 : v305;
+            const float v12234 = __uint_as_float(v12233);
+            v11986.x[3] = v12234;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v12235 = static_cast<unsigned int>(v11931.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v12237 = v11931.x[0];
+            const float v12238 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12239 = __float_as_uint(v12238);
+            const bool v12240 = v12235 >= v12239;
+            const float v12241 = v11986.x[0];
+            const unsigned int v12242 = __float_as_uint(v12241);
+            const bool v12243 = v12235 < v12242;
+            const bool v12244 = v12240 && v12243;
+            const float v12246 = v12244 ? v12237 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[0] = v12246;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12247 = static_cast<unsigned int>(v11931.col(1, iron_linear_thread() & 31u));
+            const float v12249 = v11931.x[1];
+            const float v12250 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12251 = __float_as_uint(v12250);
+            const bool v12252 = v12247 >= v12251;
+            const float v12253 = v11986.x[0];
+            const unsigned int v12254 = __float_as_uint(v12253);
+            const bool v12255 = v12247 < v12254;
+            const bool v12256 = v12252 && v12255;
+            const float v12258 = v12256 ? v12249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[1] = v12258;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12259 = static_cast<unsigned int>(v11931.col(2, iron_linear_thread() & 31u));
+            const float v12261 = v11931.x[2];
+            const float v12262 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12263 = __float_as_uint(v12262);
+            const bool v12264 = v12259 >= v12263;
+            const float v12265 = v11986.x[2];
+            const unsigned int v12266 = __float_as_uint(v12265);
+            const bool v12267 = v12259 < v12266;
+            const bool v12268 = v12264 && v12267;
+            const float v12270 = v12268 ? v12261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[2] = v12270;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12271 = static_cast<unsigned int>(v11931.col(3, iron_linear_thread() & 31u));
+            const float v12273 = v11931.x[3];
+            const float v12274 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12275 = __float_as_uint(v12274);
+            const bool v12276 = v12271 >= v12275;
+            const float v12277 = v11986.x[2];
+            const unsigned int v12278 = __float_as_uint(v12277);
+            const bool v12279 = v12271 < v12278;
+            const bool v12280 = v12276 && v12279;
+            const float v12282 = v12280 ? v12273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[3] = v12282;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12283 = static_cast<unsigned int>(v11931.col(4, iron_linear_thread() & 31u));
+            const float v12285 = v11931.x[4];
+            const float v12286 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12287 = __float_as_uint(v12286);
+            const bool v12288 = v12283 >= v12287;
+            const float v12289 = v11986.x[0];
+            const unsigned int v12290 = __float_as_uint(v12289);
+            const bool v12291 = v12283 < v12290;
+            const bool v12292 = v12288 && v12291;
+            const float v12294 = v12292 ? v12285 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[4] = v12294;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12295 = static_cast<unsigned int>(v11931.col(5, iron_linear_thread() & 31u));
+            const float v12297 = v11931.x[5];
+            const float v12298 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12299 = __float_as_uint(v12298);
+            const bool v12300 = v12295 >= v12299;
+            const float v12301 = v11986.x[0];
+            const unsigned int v12302 = __float_as_uint(v12301);
+            const bool v12303 = v12295 < v12302;
+            const bool v12304 = v12300 && v12303;
+            const float v12306 = v12304 ? v12297 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[5] = v12306;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12307 = static_cast<unsigned int>(v11931.col(6, iron_linear_thread() & 31u));
+            const float v12309 = v11931.x[6];
+            const float v12310 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12311 = __float_as_uint(v12310);
+            const bool v12312 = v12307 >= v12311;
+            const float v12313 = v11986.x[2];
+            const unsigned int v12314 = __float_as_uint(v12313);
+            const bool v12315 = v12307 < v12314;
+            const bool v12316 = v12312 && v12315;
+            const float v12318 = v12316 ? v12309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[6] = v12318;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12319 = static_cast<unsigned int>(v11931.col(7, iron_linear_thread() & 31u));
+            const float v12321 = v11931.x[7];
+            const float v12322 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12323 = __float_as_uint(v12322);
+            const bool v12324 = v12319 >= v12323;
+            const float v12325 = v11986.x[2];
+            const unsigned int v12326 = __float_as_uint(v12325);
+            const bool v12327 = v12319 < v12326;
+            const bool v12328 = v12324 && v12327;
+            const float v12330 = v12328 ? v12321 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[7] = v12330;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12331 = static_cast<unsigned int>(v11931.col(8, iron_linear_thread() & 31u));
+            const float v12333 = v11931.x[8];
+            const float v12334 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12335 = __float_as_uint(v12334);
+            const bool v12336 = v12331 >= v12335;
+            const float v12337 = v11986.x[0];
+            const unsigned int v12338 = __float_as_uint(v12337);
+            const bool v12339 = v12331 < v12338;
+            const bool v12340 = v12336 && v12339;
+            const float v12342 = v12340 ? v12333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[8] = v12342;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12343 = static_cast<unsigned int>(v11931.col(9, iron_linear_thread() & 31u));
+            const float v12345 = v11931.x[9];
+            const float v12346 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12347 = __float_as_uint(v12346);
+            const bool v12348 = v12343 >= v12347;
+            const float v12349 = v11986.x[0];
+            const unsigned int v12350 = __float_as_uint(v12349);
+            const bool v12351 = v12343 < v12350;
+            const bool v12352 = v12348 && v12351;
+            const float v12354 = v12352 ? v12345 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[9] = v12354;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12355 = static_cast<unsigned int>(v11931.col(10, iron_linear_thread() & 31u));
+            const float v12357 = v11931.x[10];
+            const float v12358 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12359 = __float_as_uint(v12358);
+            const bool v12360 = v12355 >= v12359;
+            const float v12361 = v11986.x[2];
+            const unsigned int v12362 = __float_as_uint(v12361);
+            const bool v12363 = v12355 < v12362;
+            const bool v12364 = v12360 && v12363;
+            const float v12366 = v12364 ? v12357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[10] = v12366;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12367 = static_cast<unsigned int>(v11931.col(11, iron_linear_thread() & 31u));
+            const float v12369 = v11931.x[11];
+            const float v12370 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12371 = __float_as_uint(v12370);
+            const bool v12372 = v12367 >= v12371;
+            const float v12373 = v11986.x[2];
+            const unsigned int v12374 = __float_as_uint(v12373);
+            const bool v12375 = v12367 < v12374;
+            const bool v12376 = v12372 && v12375;
+            const float v12378 = v12376 ? v12369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[11] = v12378;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12379 = static_cast<unsigned int>(v11931.col(12, iron_linear_thread() & 31u));
+            const float v12381 = v11931.x[12];
+            const float v12382 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12383 = __float_as_uint(v12382);
+            const bool v12384 = v12379 >= v12383;
+            const float v12385 = v11986.x[0];
+            const unsigned int v12386 = __float_as_uint(v12385);
+            const bool v12387 = v12379 < v12386;
+            const bool v12388 = v12384 && v12387;
+            const float v12390 = v12388 ? v12381 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[12] = v12390;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12391 = static_cast<unsigned int>(v11931.col(13, iron_linear_thread() & 31u));
+            const float v12393 = v11931.x[13];
+            const float v12394 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12395 = __float_as_uint(v12394);
+            const bool v12396 = v12391 >= v12395;
+            const float v12397 = v11986.x[0];
+            const unsigned int v12398 = __float_as_uint(v12397);
+            const bool v12399 = v12391 < v12398;
+            const bool v12400 = v12396 && v12399;
+            const float v12402 = v12400 ? v12393 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[13] = v12402;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12403 = static_cast<unsigned int>(v11931.col(14, iron_linear_thread() & 31u));
+            const float v12405 = v11931.x[14];
+            const float v12406 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12407 = __float_as_uint(v12406);
+            const bool v12408 = v12403 >= v12407;
+            const float v12409 = v11986.x[2];
+            const unsigned int v12410 = __float_as_uint(v12409);
+            const bool v12411 = v12403 < v12410;
+            const bool v12412 = v12408 && v12411;
+            const float v12414 = v12412 ? v12405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[14] = v12414;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12415 = static_cast<unsigned int>(v11931.col(15, iron_linear_thread() & 31u));
+            const float v12417 = v11931.x[15];
+            const float v12418 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12419 = __float_as_uint(v12418);
+            const bool v12420 = v12415 >= v12419;
+            const float v12421 = v11986.x[2];
+            const unsigned int v12422 = __float_as_uint(v12421);
+            const bool v12423 = v12415 < v12422;
+            const bool v12424 = v12420 && v12423;
+            const float v12426 = v12424 ? v12417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[15] = v12426;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12427 = static_cast<unsigned int>(v11931.col(16, iron_linear_thread() & 31u));
+            const float v12429 = v11931.x[16];
+            const float v12430 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12431 = __float_as_uint(v12430);
+            const bool v12432 = v12427 >= v12431;
+            const float v12433 = v11986.x[0];
+            const unsigned int v12434 = __float_as_uint(v12433);
+            const bool v12435 = v12427 < v12434;
+            const bool v12436 = v12432 && v12435;
+            const float v12438 = v12436 ? v12429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[16] = v12438;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12439 = static_cast<unsigned int>(v11931.col(17, iron_linear_thread() & 31u));
+            const float v12441 = v11931.x[17];
+            const float v12442 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12443 = __float_as_uint(v12442);
+            const bool v12444 = v12439 >= v12443;
+            const float v12445 = v11986.x[0];
+            const unsigned int v12446 = __float_as_uint(v12445);
+            const bool v12447 = v12439 < v12446;
+            const bool v12448 = v12444 && v12447;
+            const float v12450 = v12448 ? v12441 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[17] = v12450;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12451 = static_cast<unsigned int>(v11931.col(18, iron_linear_thread() & 31u));
+            const float v12453 = v11931.x[18];
+            const float v12454 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12455 = __float_as_uint(v12454);
+            const bool v12456 = v12451 >= v12455;
+            const float v12457 = v11986.x[2];
+            const unsigned int v12458 = __float_as_uint(v12457);
+            const bool v12459 = v12451 < v12458;
+            const bool v12460 = v12456 && v12459;
+            const float v12462 = v12460 ? v12453 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[18] = v12462;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12463 = static_cast<unsigned int>(v11931.col(19, iron_linear_thread() & 31u));
+            const float v12465 = v11931.x[19];
+            const float v12466 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12467 = __float_as_uint(v12466);
+            const bool v12468 = v12463 >= v12467;
+            const float v12469 = v11986.x[2];
+            const unsigned int v12470 = __float_as_uint(v12469);
+            const bool v12471 = v12463 < v12470;
+            const bool v12472 = v12468 && v12471;
+            const float v12474 = v12472 ? v12465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[19] = v12474;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12475 = static_cast<unsigned int>(v11931.col(20, iron_linear_thread() & 31u));
+            const float v12477 = v11931.x[20];
+            const float v12478 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12479 = __float_as_uint(v12478);
+            const bool v12480 = v12475 >= v12479;
+            const float v12481 = v11986.x[0];
+            const unsigned int v12482 = __float_as_uint(v12481);
+            const bool v12483 = v12475 < v12482;
+            const bool v12484 = v12480 && v12483;
+            const float v12486 = v12484 ? v12477 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[20] = v12486;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12487 = static_cast<unsigned int>(v11931.col(21, iron_linear_thread() & 31u));
+            const float v12489 = v11931.x[21];
+            const float v12490 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12491 = __float_as_uint(v12490);
+            const bool v12492 = v12487 >= v12491;
+            const float v12493 = v11986.x[0];
+            const unsigned int v12494 = __float_as_uint(v12493);
+            const bool v12495 = v12487 < v12494;
+            const bool v12496 = v12492 && v12495;
+            const float v12498 = v12496 ? v12489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[21] = v12498;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12499 = static_cast<unsigned int>(v11931.col(22, iron_linear_thread() & 31u));
+            const float v12501 = v11931.x[22];
+            const float v12502 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12503 = __float_as_uint(v12502);
+            const bool v12504 = v12499 >= v12503;
+            const float v12505 = v11986.x[2];
+            const unsigned int v12506 = __float_as_uint(v12505);
+            const bool v12507 = v12499 < v12506;
+            const bool v12508 = v12504 && v12507;
+            const float v12510 = v12508 ? v12501 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[22] = v12510;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12511 = static_cast<unsigned int>(v11931.col(23, iron_linear_thread() & 31u));
+            const float v12513 = v11931.x[23];
+            const float v12514 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12515 = __float_as_uint(v12514);
+            const bool v12516 = v12511 >= v12515;
+            const float v12517 = v11986.x[2];
+            const unsigned int v12518 = __float_as_uint(v12517);
+            const bool v12519 = v12511 < v12518;
+            const bool v12520 = v12516 && v12519;
+            const float v12522 = v12520 ? v12513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[23] = v12522;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12523 = static_cast<unsigned int>(v11931.col(24, iron_linear_thread() & 31u));
+            const float v12525 = v11931.x[24];
+            const float v12526 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12527 = __float_as_uint(v12526);
+            const bool v12528 = v12523 >= v12527;
+            const float v12529 = v11986.x[0];
+            const unsigned int v12530 = __float_as_uint(v12529);
+            const bool v12531 = v12523 < v12530;
+            const bool v12532 = v12528 && v12531;
+            const float v12534 = v12532 ? v12525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[24] = v12534;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12535 = static_cast<unsigned int>(v11931.col(25, iron_linear_thread() & 31u));
+            const float v12537 = v11931.x[25];
+            const float v12538 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12539 = __float_as_uint(v12538);
+            const bool v12540 = v12535 >= v12539;
+            const float v12541 = v11986.x[0];
+            const unsigned int v12542 = __float_as_uint(v12541);
+            const bool v12543 = v12535 < v12542;
+            const bool v12544 = v12540 && v12543;
+            const float v12546 = v12544 ? v12537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[25] = v12546;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12547 = static_cast<unsigned int>(v11931.col(26, iron_linear_thread() & 31u));
+            const float v12549 = v11931.x[26];
+            const float v12550 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12551 = __float_as_uint(v12550);
+            const bool v12552 = v12547 >= v12551;
+            const float v12553 = v11986.x[2];
+            const unsigned int v12554 = __float_as_uint(v12553);
+            const bool v12555 = v12547 < v12554;
+            const bool v12556 = v12552 && v12555;
+            const float v12558 = v12556 ? v12549 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[26] = v12558;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12559 = static_cast<unsigned int>(v11931.col(27, iron_linear_thread() & 31u));
+            const float v12561 = v11931.x[27];
+            const float v12562 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12563 = __float_as_uint(v12562);
+            const bool v12564 = v12559 >= v12563;
+            const float v12565 = v11986.x[2];
+            const unsigned int v12566 = __float_as_uint(v12565);
+            const bool v12567 = v12559 < v12566;
+            const bool v12568 = v12564 && v12567;
+            const float v12570 = v12568 ? v12561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[27] = v12570;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12571 = static_cast<unsigned int>(v11931.col(28, iron_linear_thread() & 31u));
+            const float v12573 = v11931.x[28];
+            const float v12574 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12575 = __float_as_uint(v12574);
+            const bool v12576 = v12571 >= v12575;
+            const float v12577 = v11986.x[0];
+            const unsigned int v12578 = __float_as_uint(v12577);
+            const bool v12579 = v12571 < v12578;
+            const bool v12580 = v12576 && v12579;
+            const float v12582 = v12580 ? v12573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[28] = v12582;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12583 = static_cast<unsigned int>(v11931.col(29, iron_linear_thread() & 31u));
+            const float v12585 = v11931.x[29];
+            const float v12586 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12587 = __float_as_uint(v12586);
+            const bool v12588 = v12583 >= v12587;
+            const float v12589 = v11986.x[0];
+            const unsigned int v12590 = __float_as_uint(v12589);
+            const bool v12591 = v12583 < v12590;
+            const bool v12592 = v12588 && v12591;
+            const float v12594 = v12592 ? v12585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[29] = v12594;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12595 = static_cast<unsigned int>(v11931.col(30, iron_linear_thread() & 31u));
+            const float v12597 = v11931.x[30];
+            const float v12598 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12599 = __float_as_uint(v12598);
+            const bool v12600 = v12595 >= v12599;
+            const float v12601 = v11986.x[2];
+            const unsigned int v12602 = __float_as_uint(v12601);
+            const bool v12603 = v12595 < v12602;
+            const bool v12604 = v12600 && v12603;
+            const float v12606 = v12604 ? v12597 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[30] = v12606;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12607 = static_cast<unsigned int>(v11931.col(31, iron_linear_thread() & 31u));
+            const float v12609 = v11931.x[31];
+            const float v12610 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12611 = __float_as_uint(v12610);
+            const bool v12612 = v12607 >= v12611;
+            const float v12613 = v11986.x[2];
+            const unsigned int v12614 = __float_as_uint(v12613);
+            const bool v12615 = v12607 < v12614;
+            const bool v12616 = v12612 && v12615;
+            const float v12618 = v12616 ? v12609 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[31] = v12618;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12619 = static_cast<unsigned int>(v11931.col(32, iron_linear_thread() & 31u));
+            const float v12621 = v11931.x[32];
+            const float v12622 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12623 = __float_as_uint(v12622);
+            const bool v12624 = v12619 >= v12623;
+            const float v12625 = v11986.x[0];
+            const unsigned int v12626 = __float_as_uint(v12625);
+            const bool v12627 = v12619 < v12626;
+            const bool v12628 = v12624 && v12627;
+            const float v12630 = v12628 ? v12621 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[32] = v12630;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12631 = static_cast<unsigned int>(v11931.col(33, iron_linear_thread() & 31u));
+            const float v12633 = v11931.x[33];
+            const float v12634 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12635 = __float_as_uint(v12634);
+            const bool v12636 = v12631 >= v12635;
+            const float v12637 = v11986.x[0];
+            const unsigned int v12638 = __float_as_uint(v12637);
+            const bool v12639 = v12631 < v12638;
+            const bool v12640 = v12636 && v12639;
+            const float v12642 = v12640 ? v12633 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[33] = v12642;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12643 = static_cast<unsigned int>(v11931.col(34, iron_linear_thread() & 31u));
+            const float v12645 = v11931.x[34];
+            const float v12646 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12647 = __float_as_uint(v12646);
+            const bool v12648 = v12643 >= v12647;
+            const float v12649 = v11986.x[2];
+            const unsigned int v12650 = __float_as_uint(v12649);
+            const bool v12651 = v12643 < v12650;
+            const bool v12652 = v12648 && v12651;
+            const float v12654 = v12652 ? v12645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[34] = v12654;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12655 = static_cast<unsigned int>(v11931.col(35, iron_linear_thread() & 31u));
+            const float v12657 = v11931.x[35];
+            const float v12658 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12659 = __float_as_uint(v12658);
+            const bool v12660 = v12655 >= v12659;
+            const float v12661 = v11986.x[2];
+            const unsigned int v12662 = __float_as_uint(v12661);
+            const bool v12663 = v12655 < v12662;
+            const bool v12664 = v12660 && v12663;
+            const float v12666 = v12664 ? v12657 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[35] = v12666;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12667 = static_cast<unsigned int>(v11931.col(36, iron_linear_thread() & 31u));
+            const float v12669 = v11931.x[36];
+            const float v12670 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12671 = __float_as_uint(v12670);
+            const bool v12672 = v12667 >= v12671;
+            const float v12673 = v11986.x[0];
+            const unsigned int v12674 = __float_as_uint(v12673);
+            const bool v12675 = v12667 < v12674;
+            const bool v12676 = v12672 && v12675;
+            const float v12678 = v12676 ? v12669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[36] = v12678;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12679 = static_cast<unsigned int>(v11931.col(37, iron_linear_thread() & 31u));
+            const float v12681 = v11931.x[37];
+            const float v12682 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12683 = __float_as_uint(v12682);
+            const bool v12684 = v12679 >= v12683;
+            const float v12685 = v11986.x[0];
+            const unsigned int v12686 = __float_as_uint(v12685);
+            const bool v12687 = v12679 < v12686;
+            const bool v12688 = v12684 && v12687;
+            const float v12690 = v12688 ? v12681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[37] = v12690;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12691 = static_cast<unsigned int>(v11931.col(38, iron_linear_thread() & 31u));
+            const float v12693 = v11931.x[38];
+            const float v12694 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12695 = __float_as_uint(v12694);
+            const bool v12696 = v12691 >= v12695;
+            const float v12697 = v11986.x[2];
+            const unsigned int v12698 = __float_as_uint(v12697);
+            const bool v12699 = v12691 < v12698;
+            const bool v12700 = v12696 && v12699;
+            const float v12702 = v12700 ? v12693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[38] = v12702;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12703 = static_cast<unsigned int>(v11931.col(39, iron_linear_thread() & 31u));
+            const float v12705 = v11931.x[39];
+            const float v12706 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12707 = __float_as_uint(v12706);
+            const bool v12708 = v12703 >= v12707;
+            const float v12709 = v11986.x[2];
+            const unsigned int v12710 = __float_as_uint(v12709);
+            const bool v12711 = v12703 < v12710;
+            const bool v12712 = v12708 && v12711;
+            const float v12714 = v12712 ? v12705 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[39] = v12714;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12715 = static_cast<unsigned int>(v11931.col(40, iron_linear_thread() & 31u));
+            const float v12717 = v11931.x[40];
+            const float v12718 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12719 = __float_as_uint(v12718);
+            const bool v12720 = v12715 >= v12719;
+            const float v12721 = v11986.x[0];
+            const unsigned int v12722 = __float_as_uint(v12721);
+            const bool v12723 = v12715 < v12722;
+            const bool v12724 = v12720 && v12723;
+            const float v12726 = v12724 ? v12717 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[40] = v12726;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12727 = static_cast<unsigned int>(v11931.col(41, iron_linear_thread() & 31u));
+            const float v12729 = v11931.x[41];
+            const float v12730 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12731 = __float_as_uint(v12730);
+            const bool v12732 = v12727 >= v12731;
+            const float v12733 = v11986.x[0];
+            const unsigned int v12734 = __float_as_uint(v12733);
+            const bool v12735 = v12727 < v12734;
+            const bool v12736 = v12732 && v12735;
+            const float v12738 = v12736 ? v12729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[41] = v12738;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12739 = static_cast<unsigned int>(v11931.col(42, iron_linear_thread() & 31u));
+            const float v12741 = v11931.x[42];
+            const float v12742 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12743 = __float_as_uint(v12742);
+            const bool v12744 = v12739 >= v12743;
+            const float v12745 = v11986.x[2];
+            const unsigned int v12746 = __float_as_uint(v12745);
+            const bool v12747 = v12739 < v12746;
+            const bool v12748 = v12744 && v12747;
+            const float v12750 = v12748 ? v12741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[42] = v12750;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12751 = static_cast<unsigned int>(v11931.col(43, iron_linear_thread() & 31u));
+            const float v12753 = v11931.x[43];
+            const float v12754 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12755 = __float_as_uint(v12754);
+            const bool v12756 = v12751 >= v12755;
+            const float v12757 = v11986.x[2];
+            const unsigned int v12758 = __float_as_uint(v12757);
+            const bool v12759 = v12751 < v12758;
+            const bool v12760 = v12756 && v12759;
+            const float v12762 = v12760 ? v12753 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[43] = v12762;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12763 = static_cast<unsigned int>(v11931.col(44, iron_linear_thread() & 31u));
+            const float v12765 = v11931.x[44];
+            const float v12766 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12767 = __float_as_uint(v12766);
+            const bool v12768 = v12763 >= v12767;
+            const float v12769 = v11986.x[0];
+            const unsigned int v12770 = __float_as_uint(v12769);
+            const bool v12771 = v12763 < v12770;
+            const bool v12772 = v12768 && v12771;
+            const float v12774 = v12772 ? v12765 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[44] = v12774;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12775 = static_cast<unsigned int>(v11931.col(45, iron_linear_thread() & 31u));
+            const float v12777 = v11931.x[45];
+            const float v12778 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12779 = __float_as_uint(v12778);
+            const bool v12780 = v12775 >= v12779;
+            const float v12781 = v11986.x[0];
+            const unsigned int v12782 = __float_as_uint(v12781);
+            const bool v12783 = v12775 < v12782;
+            const bool v12784 = v12780 && v12783;
+            const float v12786 = v12784 ? v12777 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[45] = v12786;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12787 = static_cast<unsigned int>(v11931.col(46, iron_linear_thread() & 31u));
+            const float v12789 = v11931.x[46];
+            const float v12790 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12791 = __float_as_uint(v12790);
+            const bool v12792 = v12787 >= v12791;
+            const float v12793 = v11986.x[2];
+            const unsigned int v12794 = __float_as_uint(v12793);
+            const bool v12795 = v12787 < v12794;
+            const bool v12796 = v12792 && v12795;
+            const float v12798 = v12796 ? v12789 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[46] = v12798;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12799 = static_cast<unsigned int>(v11931.col(47, iron_linear_thread() & 31u));
+            const float v12801 = v11931.x[47];
+            const float v12802 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12803 = __float_as_uint(v12802);
+            const bool v12804 = v12799 >= v12803;
+            const float v12805 = v11986.x[2];
+            const unsigned int v12806 = __float_as_uint(v12805);
+            const bool v12807 = v12799 < v12806;
+            const bool v12808 = v12804 && v12807;
+            const float v12810 = v12808 ? v12801 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[47] = v12810;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12811 = static_cast<unsigned int>(v11931.col(48, iron_linear_thread() & 31u));
+            const float v12813 = v11931.x[48];
+            const float v12814 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12815 = __float_as_uint(v12814);
+            const bool v12816 = v12811 >= v12815;
+            const float v12817 = v11986.x[0];
+            const unsigned int v12818 = __float_as_uint(v12817);
+            const bool v12819 = v12811 < v12818;
+            const bool v12820 = v12816 && v12819;
+            const float v12822 = v12820 ? v12813 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[48] = v12822;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12823 = static_cast<unsigned int>(v11931.col(49, iron_linear_thread() & 31u));
+            const float v12825 = v11931.x[49];
+            const float v12826 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12827 = __float_as_uint(v12826);
+            const bool v12828 = v12823 >= v12827;
+            const float v12829 = v11986.x[0];
+            const unsigned int v12830 = __float_as_uint(v12829);
+            const bool v12831 = v12823 < v12830;
+            const bool v12832 = v12828 && v12831;
+            const float v12834 = v12832 ? v12825 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[49] = v12834;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12835 = static_cast<unsigned int>(v11931.col(50, iron_linear_thread() & 31u));
+            const float v12837 = v11931.x[50];
+            const float v12838 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12839 = __float_as_uint(v12838);
+            const bool v12840 = v12835 >= v12839;
+            const float v12841 = v11986.x[2];
+            const unsigned int v12842 = __float_as_uint(v12841);
+            const bool v12843 = v12835 < v12842;
+            const bool v12844 = v12840 && v12843;
+            const float v12846 = v12844 ? v12837 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[50] = v12846;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12847 = static_cast<unsigned int>(v11931.col(51, iron_linear_thread() & 31u));
+            const float v12849 = v11931.x[51];
+            const float v12850 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12851 = __float_as_uint(v12850);
+            const bool v12852 = v12847 >= v12851;
+            const float v12853 = v11986.x[2];
+            const unsigned int v12854 = __float_as_uint(v12853);
+            const bool v12855 = v12847 < v12854;
+            const bool v12856 = v12852 && v12855;
+            const float v12858 = v12856 ? v12849 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[51] = v12858;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12859 = static_cast<unsigned int>(v11931.col(52, iron_linear_thread() & 31u));
+            const float v12861 = v11931.x[52];
+            const float v12862 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12863 = __float_as_uint(v12862);
+            const bool v12864 = v12859 >= v12863;
+            const float v12865 = v11986.x[0];
+            const unsigned int v12866 = __float_as_uint(v12865);
+            const bool v12867 = v12859 < v12866;
+            const bool v12868 = v12864 && v12867;
+            const float v12870 = v12868 ? v12861 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[52] = v12870;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12871 = static_cast<unsigned int>(v11931.col(53, iron_linear_thread() & 31u));
+            const float v12873 = v11931.x[53];
+            const float v12874 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12875 = __float_as_uint(v12874);
+            const bool v12876 = v12871 >= v12875;
+            const float v12877 = v11986.x[0];
+            const unsigned int v12878 = __float_as_uint(v12877);
+            const bool v12879 = v12871 < v12878;
+            const bool v12880 = v12876 && v12879;
+            const float v12882 = v12880 ? v12873 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[53] = v12882;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12883 = static_cast<unsigned int>(v11931.col(54, iron_linear_thread() & 31u));
+            const float v12885 = v11931.x[54];
+            const float v12886 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12887 = __float_as_uint(v12886);
+            const bool v12888 = v12883 >= v12887;
+            const float v12889 = v11986.x[2];
+            const unsigned int v12890 = __float_as_uint(v12889);
+            const bool v12891 = v12883 < v12890;
+            const bool v12892 = v12888 && v12891;
+            const float v12894 = v12892 ? v12885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[54] = v12894;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12895 = static_cast<unsigned int>(v11931.col(55, iron_linear_thread() & 31u));
+            const float v12897 = v11931.x[55];
+            const float v12898 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12899 = __float_as_uint(v12898);
+            const bool v12900 = v12895 >= v12899;
+            const float v12901 = v11986.x[2];
+            const unsigned int v12902 = __float_as_uint(v12901);
+            const bool v12903 = v12895 < v12902;
+            const bool v12904 = v12900 && v12903;
+            const float v12906 = v12904 ? v12897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[55] = v12906;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12907 = static_cast<unsigned int>(v11931.col(56, iron_linear_thread() & 31u));
+            const float v12909 = v11931.x[56];
+            const float v12910 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12911 = __float_as_uint(v12910);
+            const bool v12912 = v12907 >= v12911;
+            const float v12913 = v11986.x[0];
+            const unsigned int v12914 = __float_as_uint(v12913);
+            const bool v12915 = v12907 < v12914;
+            const bool v12916 = v12912 && v12915;
+            const float v12918 = v12916 ? v12909 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[56] = v12918;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12919 = static_cast<unsigned int>(v11931.col(57, iron_linear_thread() & 31u));
+            const float v12921 = v11931.x[57];
+            const float v12922 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12923 = __float_as_uint(v12922);
+            const bool v12924 = v12919 >= v12923;
+            const float v12925 = v11986.x[0];
+            const unsigned int v12926 = __float_as_uint(v12925);
+            const bool v12927 = v12919 < v12926;
+            const bool v12928 = v12924 && v12927;
+            const float v12930 = v12928 ? v12921 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[57] = v12930;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12931 = static_cast<unsigned int>(v11931.col(58, iron_linear_thread() & 31u));
+            const float v12933 = v11931.x[58];
+            const float v12934 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12935 = __float_as_uint(v12934);
+            const bool v12936 = v12931 >= v12935;
+            const float v12937 = v11986.x[2];
+            const unsigned int v12938 = __float_as_uint(v12937);
+            const bool v12939 = v12931 < v12938;
+            const bool v12940 = v12936 && v12939;
+            const float v12942 = v12940 ? v12933 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[58] = v12942;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12943 = static_cast<unsigned int>(v11931.col(59, iron_linear_thread() & 31u));
+            const float v12945 = v11931.x[59];
+            const float v12946 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12947 = __float_as_uint(v12946);
+            const bool v12948 = v12943 >= v12947;
+            const float v12949 = v11986.x[2];
+            const unsigned int v12950 = __float_as_uint(v12949);
+            const bool v12951 = v12943 < v12950;
+            const bool v12952 = v12948 && v12951;
+            const float v12954 = v12952 ? v12945 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[59] = v12954;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12955 = static_cast<unsigned int>(v11931.col(60, iron_linear_thread() & 31u));
+            const float v12957 = v11931.x[60];
+            const float v12958 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12959 = __float_as_uint(v12958);
+            const bool v12960 = v12955 >= v12959;
+            const float v12961 = v11986.x[0];
+            const unsigned int v12962 = __float_as_uint(v12961);
+            const bool v12963 = v12955 < v12962;
+            const bool v12964 = v12960 && v12963;
+            const float v12966 = v12964 ? v12957 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[60] = v12966;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12967 = static_cast<unsigned int>(v11931.col(61, iron_linear_thread() & 31u));
+            const float v12969 = v11931.x[61];
+            const float v12970 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12971 = __float_as_uint(v12970);
+            const bool v12972 = v12967 >= v12971;
+            const float v12973 = v11986.x[0];
+            const unsigned int v12974 = __float_as_uint(v12973);
+            const bool v12975 = v12967 < v12974;
+            const bool v12976 = v12972 && v12975;
+            const float v12978 = v12976 ? v12969 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[61] = v12978;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12979 = static_cast<unsigned int>(v11931.col(62, iron_linear_thread() & 31u));
+            const float v12981 = v11931.x[62];
+            const float v12982 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12983 = __float_as_uint(v12982);
+            const bool v12984 = v12979 >= v12983;
+            const float v12985 = v11986.x[2];
+            const unsigned int v12986 = __float_as_uint(v12985);
+            const bool v12987 = v12979 < v12986;
+            const bool v12988 = v12984 && v12987;
+            const float v12990 = v12988 ? v12981 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[62] = v12990;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v12991 = static_cast<unsigned int>(v11931.col(63, iron_linear_thread() & 31u));
+            const float v12993 = v11931.x[63];
+            const float v12994 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v12995 = __float_as_uint(v12994);
+            const bool v12996 = v12991 >= v12995;
+            const float v12997 = v11986.x[2];
+            const unsigned int v12998 = __float_as_uint(v12997);
+            const bool v12999 = v12991 < v12998;
+            const bool v13000 = v12996 && v12999;
+            const float v13002 = v13000 ? v12993 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[63] = v13002;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v12996;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v12996, 0.0f);
-          iron_frag_row_reduce<false>(v12996, v11923);
-          const float v12999 = v12996.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v13000 = v12999 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12996.x[0] = v13000;  // kernels/sdpa/flash_tile.hpp:212
-          const float v13003 = v12996.x[1];
-          const float v13004 = v13003 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12996.x[1] = v13004;  // kernels/sdpa/flash_tile.hpp:212
-          const float v13007 = v12996.x[2];
+          iron_frag<float, 2, 16, 8> v13004;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v13004, 0.0f);
+          iron_frag_row_reduce<false>(v13004, v11931);
+          const float v13007 = v13004.x[0];  // kernels/sdpa/flash_tile.hpp:212
           const float v13008 = v13007 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12996.x[2] = v13008;  // kernels/sdpa/flash_tile.hpp:212
-          const float v13011 = v12996.x[3];
+          v13004.x[0] = v13008;  // kernels/sdpa/flash_tile.hpp:212
+          const float v13011 = v13004.x[1];
           const float v13012 = v13011 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12996.x[3] = v13012;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v13014;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v13014, 0.0f);
-          const float v13018 = v12996.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13019 = v351.x[0];
-          const float v13020 = fmaxf(v13019, v13018);
-          const bool v13023 = v13020 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13024 = v13023 ? 0.0f : v13020;
-          v13014.x[0] = v13024;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13028 = v12996.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13029 = v351.x[1];
-          const float v13030 = fmaxf(v13029, v13028);
-          const bool v13033 = v13030 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13034 = v13033 ? 0.0f : v13030;
-          v13014.x[1] = v13034;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13038 = v12996.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13039 = v351.x[2];
-          const float v13040 = fmaxf(v13039, v13038);
-          const bool v13043 = v13040 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13044 = v13043 ? 0.0f : v13040;
-          v13014.x[2] = v13044;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13048 = v12996.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13049 = v351.x[3];
-          const float v13050 = fmaxf(v13049, v13048);
-          const bool v13053 = v13050 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13054 = v13053 ? 0.0f : v13050;
-          v13014.x[3] = v13054;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13058 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13060 = v13019 - v13058;
-          const float v13061 = iron_exp2_approx(v13060);
-          v11949.x[0] = v13061;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13065 = v13014.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13067 = v13029 - v13065;
-          const float v13068 = iron_exp2_approx(v13067);
-          v11949.x[1] = v13068;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13072 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13074 = v13039 - v13072;
-          const float v13075 = iron_exp2_approx(v13074);
-          v11949.x[2] = v13075;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13079 = v13014.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13081 = v13049 - v13079;
-          const float v13082 = iron_exp2_approx(v13081);
-          v11949.x[3] = v13082;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v13020;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13090 = v351.x[1];
-          const float v13092 = fmaxf(v13090, v13028);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v13092;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13095 = v351.x[2];
-          const float v13097 = fmaxf(v13095, v13038);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v13097;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13100 = v351.x[3];
-          const float v13102 = fmaxf(v13100, v13048);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v13102;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13105 = v11923.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v13106 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13107 = -v13106;
-          const float v13108 = fmaf(v13105, v349, v13107);
-          const float v13109 = iron_exp2_approx(v13108);
-          v11923.x[0] = v13109;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13112 = v11923.x[1];
-          const float v13113 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13114 = -v13113;
-          const float v13115 = fmaf(v13112, v349, v13114);
-          const float v13116 = iron_exp2_approx(v13115);
-          v11923.x[1] = v13116;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13119 = v11923.x[2];
-          const float v13120 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13121 = -v13120;
-          const float v13122 = fmaf(v13119, v349, v13121);
-          const float v13123 = iron_exp2_approx(v13122);
-          v11923.x[2] = v13123;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13126 = v11923.x[3];
-          const float v13127 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13128 = -v13127;
-          const float v13129 = fmaf(v13126, v349, v13128);
-          const float v13130 = iron_exp2_approx(v13129);
-          v11923.x[3] = v13130;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13133 = v11923.x[4];
-          const float v13134 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13135 = -v13134;
-          const float v13136 = fmaf(v13133, v349, v13135);
-          const float v13137 = iron_exp2_approx(v13136);
-          v11923.x[4] = v13137;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13140 = v11923.x[5];
-          const float v13141 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13142 = -v13141;
-          const float v13143 = fmaf(v13140, v349, v13142);
-          const float v13144 = iron_exp2_approx(v13143);
-          v11923.x[5] = v13144;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13147 = v11923.x[6];
-          const float v13148 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13149 = -v13148;
-          const float v13150 = fmaf(v13147, v349, v13149);
-          const float v13151 = iron_exp2_approx(v13150);
-          v11923.x[6] = v13151;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13154 = v11923.x[7];
-          const float v13155 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13156 = -v13155;
-          const float v13157 = fmaf(v13154, v349, v13156);
-          const float v13158 = iron_exp2_approx(v13157);
-          v11923.x[7] = v13158;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13161 = v11923.x[8];
-          const float v13162 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13163 = -v13162;
-          const float v13164 = fmaf(v13161, v349, v13163);
-          const float v13165 = iron_exp2_approx(v13164);
-          v11923.x[8] = v13165;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13168 = v11923.x[9];
-          const float v13169 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13170 = -v13169;
-          const float v13171 = fmaf(v13168, v349, v13170);
-          const float v13172 = iron_exp2_approx(v13171);
-          v11923.x[9] = v13172;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13175 = v11923.x[10];
-          const float v13176 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13177 = -v13176;
-          const float v13178 = fmaf(v13175, v349, v13177);
-          const float v13179 = iron_exp2_approx(v13178);
-          v11923.x[10] = v13179;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13182 = v11923.x[11];
-          const float v13183 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13184 = -v13183;
-          const float v13185 = fmaf(v13182, v349, v13184);
-          const float v13186 = iron_exp2_approx(v13185);
-          v11923.x[11] = v13186;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13189 = v11923.x[12];
-          const float v13190 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13191 = -v13190;
-          const float v13192 = fmaf(v13189, v349, v13191);
-          const float v13193 = iron_exp2_approx(v13192);
-          v11923.x[12] = v13193;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13196 = v11923.x[13];
-          const float v13197 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13198 = -v13197;
-          const float v13199 = fmaf(v13196, v349, v13198);
-          const float v13200 = iron_exp2_approx(v13199);
-          v11923.x[13] = v13200;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13203 = v11923.x[14];
-          const float v13204 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13205 = -v13204;
-          const float v13206 = fmaf(v13203, v349, v13205);
-          const float v13207 = iron_exp2_approx(v13206);
-          v11923.x[14] = v13207;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13210 = v11923.x[15];
-          const float v13211 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13212 = -v13211;
-          const float v13213 = fmaf(v13210, v349, v13212);
-          const float v13214 = iron_exp2_approx(v13213);
-          v11923.x[15] = v13214;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13217 = v11923.x[16];
-          const float v13218 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13219 = -v13218;
-          const float v13220 = fmaf(v13217, v349, v13219);
-          const float v13221 = iron_exp2_approx(v13220);
-          v11923.x[16] = v13221;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13224 = v11923.x[17];
-          const float v13225 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13226 = -v13225;
-          const float v13227 = fmaf(v13224, v349, v13226);
-          const float v13228 = iron_exp2_approx(v13227);
-          v11923.x[17] = v13228;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13231 = v11923.x[18];
-          const float v13232 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13233 = -v13232;
-          const float v13234 = fmaf(v13231, v349, v13233);
-          const float v13235 = iron_exp2_approx(v13234);
-          v11923.x[18] = v13235;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13238 = v11923.x[19];
-          const float v13239 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13240 = -v13239;
-          const float v13241 = fmaf(v13238, v349, v13240);
-          const float v13242 = iron_exp2_approx(v13241);
-          v11923.x[19] = v13242;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13245 = v11923.x[20];
-          const float v13246 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13247 = -v13246;
-          const float v13248 = fmaf(v13245, v349, v13247);
-          const float v13249 = iron_exp2_approx(v13248);
-          v11923.x[20] = v13249;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13252 = v11923.x[21];
-          const float v13253 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13254 = -v13253;
-          const float v13255 = fmaf(v13252, v349, v13254);
-          const float v13256 = iron_exp2_approx(v13255);
-          v11923.x[21] = v13256;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13259 = v11923.x[22];
-          const float v13260 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13261 = -v13260;
-          const float v13262 = fmaf(v13259, v349, v13261);
-          const float v13263 = iron_exp2_approx(v13262);
-          v11923.x[22] = v13263;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13266 = v11923.x[23];
-          const float v13267 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13268 = -v13267;
-          const float v13269 = fmaf(v13266, v349, v13268);
-          const float v13270 = iron_exp2_approx(v13269);
-          v11923.x[23] = v13270;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13273 = v11923.x[24];
-          const float v13274 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13275 = -v13274;
-          const float v13276 = fmaf(v13273, v349, v13275);
-          const float v13277 = iron_exp2_approx(v13276);
-          v11923.x[24] = v13277;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13280 = v11923.x[25];
-          const float v13281 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13282 = -v13281;
-          const float v13283 = fmaf(v13280, v349, v13282);
-          const float v13284 = iron_exp2_approx(v13283);
-          v11923.x[25] = v13284;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13287 = v11923.x[26];
-          const float v13288 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13289 = -v13288;
-          const float v13290 = fmaf(v13287, v349, v13289);
-          const float v13291 = iron_exp2_approx(v13290);
-          v11923.x[26] = v13291;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13294 = v11923.x[27];
-          const float v13295 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13296 = -v13295;
-          const float v13297 = fmaf(v13294, v349, v13296);
-          const float v13298 = iron_exp2_approx(v13297);
-          v11923.x[27] = v13298;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13301 = v11923.x[28];
-          const float v13302 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13303 = -v13302;
-          const float v13304 = fmaf(v13301, v349, v13303);
-          const float v13305 = iron_exp2_approx(v13304);
-          v11923.x[28] = v13305;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13308 = v11923.x[29];
-          const float v13309 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13310 = -v13309;
-          const float v13311 = fmaf(v13308, v349, v13310);
-          const float v13312 = iron_exp2_approx(v13311);
-          v11923.x[29] = v13312;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13315 = v11923.x[30];
-          const float v13316 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13317 = -v13316;
-          const float v13318 = fmaf(v13315, v349, v13317);
-          const float v13319 = iron_exp2_approx(v13318);
-          v11923.x[30] = v13319;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13322 = v11923.x[31];
-          const float v13323 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13324 = -v13323;
-          const float v13325 = fmaf(v13322, v349, v13324);
-          const float v13326 = iron_exp2_approx(v13325);
-          v11923.x[31] = v13326;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13329 = v11923.x[32];
-          const float v13330 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13331 = -v13330;
-          const float v13332 = fmaf(v13329, v349, v13331);
-          const float v13333 = iron_exp2_approx(v13332);
-          v11923.x[32] = v13333;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13336 = v11923.x[33];
-          const float v13337 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13338 = -v13337;
-          const float v13339 = fmaf(v13336, v349, v13338);
-          const float v13340 = iron_exp2_approx(v13339);
-          v11923.x[33] = v13340;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13343 = v11923.x[34];
-          const float v13344 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13345 = -v13344;
-          const float v13346 = fmaf(v13343, v349, v13345);
-          const float v13347 = iron_exp2_approx(v13346);
-          v11923.x[34] = v13347;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13350 = v11923.x[35];
-          const float v13351 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13352 = -v13351;
-          const float v13353 = fmaf(v13350, v349, v13352);
-          const float v13354 = iron_exp2_approx(v13353);
-          v11923.x[35] = v13354;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13357 = v11923.x[36];
-          const float v13358 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13359 = -v13358;
-          const float v13360 = fmaf(v13357, v349, v13359);
-          const float v13361 = iron_exp2_approx(v13360);
-          v11923.x[36] = v13361;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13364 = v11923.x[37];
-          const float v13365 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13366 = -v13365;
-          const float v13367 = fmaf(v13364, v349, v13366);
-          const float v13368 = iron_exp2_approx(v13367);
-          v11923.x[37] = v13368;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13371 = v11923.x[38];
-          const float v13372 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13373 = -v13372;
-          const float v13374 = fmaf(v13371, v349, v13373);
-          const float v13375 = iron_exp2_approx(v13374);
-          v11923.x[38] = v13375;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13378 = v11923.x[39];
-          const float v13379 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13380 = -v13379;
-          const float v13381 = fmaf(v13378, v349, v13380);
-          const float v13382 = iron_exp2_approx(v13381);
-          v11923.x[39] = v13382;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13385 = v11923.x[40];
-          const float v13386 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13387 = -v13386;
-          const float v13388 = fmaf(v13385, v349, v13387);
-          const float v13389 = iron_exp2_approx(v13388);
-          v11923.x[40] = v13389;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13392 = v11923.x[41];
-          const float v13393 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13394 = -v13393;
-          const float v13395 = fmaf(v13392, v349, v13394);
-          const float v13396 = iron_exp2_approx(v13395);
-          v11923.x[41] = v13396;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13399 = v11923.x[42];
-          const float v13400 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13401 = -v13400;
-          const float v13402 = fmaf(v13399, v349, v13401);
-          const float v13403 = iron_exp2_approx(v13402);
-          v11923.x[42] = v13403;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13406 = v11923.x[43];
-          const float v13407 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13408 = -v13407;
-          const float v13409 = fmaf(v13406, v349, v13408);
-          const float v13410 = iron_exp2_approx(v13409);
-          v11923.x[43] = v13410;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13413 = v11923.x[44];
-          const float v13414 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13415 = -v13414;
-          const float v13416 = fmaf(v13413, v349, v13415);
-          const float v13417 = iron_exp2_approx(v13416);
-          v11923.x[44] = v13417;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13420 = v11923.x[45];
-          const float v13421 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13422 = -v13421;
-          const float v13423 = fmaf(v13420, v349, v13422);
-          const float v13424 = iron_exp2_approx(v13423);
-          v11923.x[45] = v13424;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13427 = v11923.x[46];
-          const float v13428 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13429 = -v13428;
-          const float v13430 = fmaf(v13427, v349, v13429);
-          const float v13431 = iron_exp2_approx(v13430);
-          v11923.x[46] = v13431;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13434 = v11923.x[47];
-          const float v13435 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13436 = -v13435;
-          const float v13437 = fmaf(v13434, v349, v13436);
-          const float v13438 = iron_exp2_approx(v13437);
-          v11923.x[47] = v13438;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13441 = v11923.x[48];
-          const float v13442 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13443 = -v13442;
-          const float v13444 = fmaf(v13441, v349, v13443);
-          const float v13445 = iron_exp2_approx(v13444);
-          v11923.x[48] = v13445;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13448 = v11923.x[49];
-          const float v13449 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13450 = -v13449;
-          const float v13451 = fmaf(v13448, v349, v13450);
-          const float v13452 = iron_exp2_approx(v13451);
-          v11923.x[49] = v13452;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13455 = v11923.x[50];
-          const float v13456 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13457 = -v13456;
-          const float v13458 = fmaf(v13455, v349, v13457);
-          const float v13459 = iron_exp2_approx(v13458);
-          v11923.x[50] = v13459;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13462 = v11923.x[51];
-          const float v13463 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13464 = -v13463;
-          const float v13465 = fmaf(v13462, v349, v13464);
-          const float v13466 = iron_exp2_approx(v13465);
-          v11923.x[51] = v13466;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13469 = v11923.x[52];
-          const float v13470 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13471 = -v13470;
-          const float v13472 = fmaf(v13469, v349, v13471);
-          const float v13473 = iron_exp2_approx(v13472);
-          v11923.x[52] = v13473;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13476 = v11923.x[53];
-          const float v13477 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13478 = -v13477;
-          const float v13479 = fmaf(v13476, v349, v13478);
-          const float v13480 = iron_exp2_approx(v13479);
-          v11923.x[53] = v13480;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13483 = v11923.x[54];
-          const float v13484 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13485 = -v13484;
-          const float v13486 = fmaf(v13483, v349, v13485);
-          const float v13487 = iron_exp2_approx(v13486);
-          v11923.x[54] = v13487;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13490 = v11923.x[55];
-          const float v13491 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13492 = -v13491;
-          const float v13493 = fmaf(v13490, v349, v13492);
-          const float v13494 = iron_exp2_approx(v13493);
-          v11923.x[55] = v13494;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13497 = v11923.x[56];
-          const float v13498 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13499 = -v13498;
-          const float v13500 = fmaf(v13497, v349, v13499);
-          const float v13501 = iron_exp2_approx(v13500);
-          v11923.x[56] = v13501;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13504 = v11923.x[57];
-          const float v13505 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13506 = -v13505;
-          const float v13507 = fmaf(v13504, v349, v13506);
-          const float v13508 = iron_exp2_approx(v13507);
-          v11923.x[57] = v13508;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13511 = v11923.x[58];
-          const float v13512 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13513 = -v13512;
-          const float v13514 = fmaf(v13511, v349, v13513);
-          const float v13515 = iron_exp2_approx(v13514);
-          v11923.x[58] = v13515;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13518 = v11923.x[59];
-          const float v13519 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13520 = -v13519;
-          const float v13521 = fmaf(v13518, v349, v13520);
-          const float v13522 = iron_exp2_approx(v13521);
-          v11923.x[59] = v13522;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13525 = v11923.x[60];
-          const float v13526 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13527 = -v13526;
-          const float v13528 = fmaf(v13525, v349, v13527);
-          const float v13529 = iron_exp2_approx(v13528);
-          v11923.x[60] = v13529;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13532 = v11923.x[61];
-          const float v13533 = v13014.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13534 = -v13533;
-          const float v13535 = fmaf(v13532, v349, v13534);
-          const float v13536 = iron_exp2_approx(v13535);
-          v11923.x[61] = v13536;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13539 = v11923.x[62];
-          const float v13540 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13541 = -v13540;
-          const float v13542 = fmaf(v13539, v349, v13541);
-          const float v13543 = iron_exp2_approx(v13542);
-          v11923.x[62] = v13543;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13546 = v11923.x[63];
-          const float v13547 = v13014.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13548 = -v13547;
-          const float v13549 = fmaf(v13546, v349, v13548);
-          const float v13550 = iron_exp2_approx(v13549);
-          v11923.x[63] = v13550;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v13552;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v13552, 0.0f);
-          iron_frag_row_reduce<true>(v13552, v11923);
-          const float v13555 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v13556 = v13552.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13557 = v11949.x[0];
-          const float v13558 = v13555 * v13557;
-          const float v13559 = v13558 + v13556;
-          v353.x[0] = v13559;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13562 = v353.x[1];
-          const float v13563 = v13552.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13564 = v11949.x[1];
-          const float v13565 = v13562 * v13564;
-          const float v13566 = v13565 + v13563;
-          v353.x[1] = v13566;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13569 = v353.x[2];
-          const float v13570 = v13552.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13571 = v11949.x[2];
-          const float v13572 = v13569 * v13571;
-          const float v13573 = v13572 + v13570;
-          v353.x[2] = v13573;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13576 = v353.x[3];
-          const float v13577 = v13552.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13578 = v11949.x[3];
-          const float v13579 = v13576 * v13578;
-          const float v13580 = v13579 + v13577;
-          v353.x[3] = v13580;  // kernels/sdpa/flash_tile.hpp:234
+          v13004.x[1] = v13012;  // kernels/sdpa/flash_tile.hpp:212
+          const float v13015 = v13004.x[2];
+          const float v13016 = v13015 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v13004.x[2] = v13016;  // kernels/sdpa/flash_tile.hpp:212
+          const float v13019 = v13004.x[3];
+          const float v13020 = v13019 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v13004.x[3] = v13020;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v13022;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v13022, 0.0f);
+          const float v13026 = v13004.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13027 = v351.x[0];
+          const float v13028 = fmaxf(v13027, v13026);
+          const bool v13031 = v13028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13032 = v13031 ? 0.0f : v13028;
+          v13022.x[0] = v13032;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13036 = v13004.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13037 = v351.x[1];
+          const float v13038 = fmaxf(v13037, v13036);
+          const bool v13041 = v13038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13042 = v13041 ? 0.0f : v13038;
+          v13022.x[1] = v13042;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13046 = v13004.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13047 = v351.x[2];
+          const float v13048 = fmaxf(v13047, v13046);
+          const bool v13051 = v13048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13052 = v13051 ? 0.0f : v13048;
+          v13022.x[2] = v13052;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13056 = v13004.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v13057 = v351.x[3];
+          const float v13058 = fmaxf(v13057, v13056);
+          const bool v13061 = v13058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v13062 = v13061 ? 0.0f : v13058;
+          v13022.x[3] = v13062;  // kernels/sdpa/flash_tile.hpp:217
+          const float v13066 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13068 = v13027 - v13066;
+          const float v13069 = iron_exp2_approx(v13068);
+          v11957.x[0] = v13069;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13073 = v13022.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13075 = v13037 - v13073;
+          const float v13076 = iron_exp2_approx(v13075);
+          v11957.x[1] = v13076;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13080 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13082 = v13047 - v13080;
+          const float v13083 = iron_exp2_approx(v13082);
+          v11957.x[2] = v13083;  // kernels/sdpa/flash_tile.hpp:220
+          const float v13087 = v13022.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v13089 = v13057 - v13087;
+          const float v13090 = iron_exp2_approx(v13089);
+          v11957.x[3] = v13090;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v13028;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13098 = v351.x[1];
+          const float v13100 = fmaxf(v13098, v13036);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v13100;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13103 = v351.x[2];
+          const float v13105 = fmaxf(v13103, v13046);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v13105;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13108 = v351.x[3];
+          const float v13110 = fmaxf(v13108, v13056);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v13110;  // kernels/sdpa/flash_tile.hpp:223
+          const float v13113 = v11931.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v13114 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13115 = -v13114;
+          const float v13116 = fmaf(v13113, v349, v13115);
+          const float v13117 = iron_exp2_approx(v13116);
+          v11931.x[0] = v13117;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13120 = v11931.x[1];
+          const float v13121 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13122 = -v13121;
+          const float v13123 = fmaf(v13120, v349, v13122);
+          const float v13124 = iron_exp2_approx(v13123);
+          v11931.x[1] = v13124;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13127 = v11931.x[2];
+          const float v13128 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13129 = -v13128;
+          const float v13130 = fmaf(v13127, v349, v13129);
+          const float v13131 = iron_exp2_approx(v13130);
+          v11931.x[2] = v13131;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13134 = v11931.x[3];
+          const float v13135 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13136 = -v13135;
+          const float v13137 = fmaf(v13134, v349, v13136);
+          const float v13138 = iron_exp2_approx(v13137);
+          v11931.x[3] = v13138;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13141 = v11931.x[4];
+          const float v13142 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13143 = -v13142;
+          const float v13144 = fmaf(v13141, v349, v13143);
+          const float v13145 = iron_exp2_approx(v13144);
+          v11931.x[4] = v13145;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13148 = v11931.x[5];
+          const float v13149 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13150 = -v13149;
+          const float v13151 = fmaf(v13148, v349, v13150);
+          const float v13152 = iron_exp2_approx(v13151);
+          v11931.x[5] = v13152;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13155 = v11931.x[6];
+          const float v13156 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13157 = -v13156;
+          const float v13158 = fmaf(v13155, v349, v13157);
+          const float v13159 = iron_exp2_approx(v13158);
+          v11931.x[6] = v13159;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13162 = v11931.x[7];
+          const float v13163 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13164 = -v13163;
+          const float v13165 = fmaf(v13162, v349, v13164);
+          const float v13166 = iron_exp2_approx(v13165);
+          v11931.x[7] = v13166;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13169 = v11931.x[8];
+          const float v13170 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13171 = -v13170;
+          const float v13172 = fmaf(v13169, v349, v13171);
+          const float v13173 = iron_exp2_approx(v13172);
+          v11931.x[8] = v13173;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13176 = v11931.x[9];
+          const float v13177 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13178 = -v13177;
+          const float v13179 = fmaf(v13176, v349, v13178);
+          const float v13180 = iron_exp2_approx(v13179);
+          v11931.x[9] = v13180;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13183 = v11931.x[10];
+          const float v13184 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13185 = -v13184;
+          const float v13186 = fmaf(v13183, v349, v13185);
+          const float v13187 = iron_exp2_approx(v13186);
+          v11931.x[10] = v13187;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13190 = v11931.x[11];
+          const float v13191 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13192 = -v13191;
+          const float v13193 = fmaf(v13190, v349, v13192);
+          const float v13194 = iron_exp2_approx(v13193);
+          v11931.x[11] = v13194;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13197 = v11931.x[12];
+          const float v13198 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13199 = -v13198;
+          const float v13200 = fmaf(v13197, v349, v13199);
+          const float v13201 = iron_exp2_approx(v13200);
+          v11931.x[12] = v13201;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13204 = v11931.x[13];
+          const float v13205 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13206 = -v13205;
+          const float v13207 = fmaf(v13204, v349, v13206);
+          const float v13208 = iron_exp2_approx(v13207);
+          v11931.x[13] = v13208;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13211 = v11931.x[14];
+          const float v13212 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13213 = -v13212;
+          const float v13214 = fmaf(v13211, v349, v13213);
+          const float v13215 = iron_exp2_approx(v13214);
+          v11931.x[14] = v13215;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13218 = v11931.x[15];
+          const float v13219 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13220 = -v13219;
+          const float v13221 = fmaf(v13218, v349, v13220);
+          const float v13222 = iron_exp2_approx(v13221);
+          v11931.x[15] = v13222;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13225 = v11931.x[16];
+          const float v13226 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13227 = -v13226;
+          const float v13228 = fmaf(v13225, v349, v13227);
+          const float v13229 = iron_exp2_approx(v13228);
+          v11931.x[16] = v13229;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13232 = v11931.x[17];
+          const float v13233 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13234 = -v13233;
+          const float v13235 = fmaf(v13232, v349, v13234);
+          const float v13236 = iron_exp2_approx(v13235);
+          v11931.x[17] = v13236;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13239 = v11931.x[18];
+          const float v13240 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13241 = -v13240;
+          const float v13242 = fmaf(v13239, v349, v13241);
+          const float v13243 = iron_exp2_approx(v13242);
+          v11931.x[18] = v13243;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13246 = v11931.x[19];
+          const float v13247 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13248 = -v13247;
+          const float v13249 = fmaf(v13246, v349, v13248);
+          const float v13250 = iron_exp2_approx(v13249);
+          v11931.x[19] = v13250;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13253 = v11931.x[20];
+          const float v13254 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13255 = -v13254;
+          const float v13256 = fmaf(v13253, v349, v13255);
+          const float v13257 = iron_exp2_approx(v13256);
+          v11931.x[20] = v13257;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13260 = v11931.x[21];
+          const float v13261 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13262 = -v13261;
+          const float v13263 = fmaf(v13260, v349, v13262);
+          const float v13264 = iron_exp2_approx(v13263);
+          v11931.x[21] = v13264;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13267 = v11931.x[22];
+          const float v13268 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13269 = -v13268;
+          const float v13270 = fmaf(v13267, v349, v13269);
+          const float v13271 = iron_exp2_approx(v13270);
+          v11931.x[22] = v13271;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13274 = v11931.x[23];
+          const float v13275 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13276 = -v13275;
+          const float v13277 = fmaf(v13274, v349, v13276);
+          const float v13278 = iron_exp2_approx(v13277);
+          v11931.x[23] = v13278;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13281 = v11931.x[24];
+          const float v13282 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13283 = -v13282;
+          const float v13284 = fmaf(v13281, v349, v13283);
+          const float v13285 = iron_exp2_approx(v13284);
+          v11931.x[24] = v13285;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13288 = v11931.x[25];
+          const float v13289 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13290 = -v13289;
+          const float v13291 = fmaf(v13288, v349, v13290);
+          const float v13292 = iron_exp2_approx(v13291);
+          v11931.x[25] = v13292;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13295 = v11931.x[26];
+          const float v13296 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13297 = -v13296;
+          const float v13298 = fmaf(v13295, v349, v13297);
+          const float v13299 = iron_exp2_approx(v13298);
+          v11931.x[26] = v13299;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13302 = v11931.x[27];
+          const float v13303 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13304 = -v13303;
+          const float v13305 = fmaf(v13302, v349, v13304);
+          const float v13306 = iron_exp2_approx(v13305);
+          v11931.x[27] = v13306;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13309 = v11931.x[28];
+          const float v13310 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13311 = -v13310;
+          const float v13312 = fmaf(v13309, v349, v13311);
+          const float v13313 = iron_exp2_approx(v13312);
+          v11931.x[28] = v13313;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13316 = v11931.x[29];
+          const float v13317 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13318 = -v13317;
+          const float v13319 = fmaf(v13316, v349, v13318);
+          const float v13320 = iron_exp2_approx(v13319);
+          v11931.x[29] = v13320;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13323 = v11931.x[30];
+          const float v13324 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13325 = -v13324;
+          const float v13326 = fmaf(v13323, v349, v13325);
+          const float v13327 = iron_exp2_approx(v13326);
+          v11931.x[30] = v13327;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13330 = v11931.x[31];
+          const float v13331 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13332 = -v13331;
+          const float v13333 = fmaf(v13330, v349, v13332);
+          const float v13334 = iron_exp2_approx(v13333);
+          v11931.x[31] = v13334;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13337 = v11931.x[32];
+          const float v13338 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13339 = -v13338;
+          const float v13340 = fmaf(v13337, v349, v13339);
+          const float v13341 = iron_exp2_approx(v13340);
+          v11931.x[32] = v13341;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13344 = v11931.x[33];
+          const float v13345 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13346 = -v13345;
+          const float v13347 = fmaf(v13344, v349, v13346);
+          const float v13348 = iron_exp2_approx(v13347);
+          v11931.x[33] = v13348;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13351 = v11931.x[34];
+          const float v13352 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13353 = -v13352;
+          const float v13354 = fmaf(v13351, v349, v13353);
+          const float v13355 = iron_exp2_approx(v13354);
+          v11931.x[34] = v13355;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13358 = v11931.x[35];
+          const float v13359 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13360 = -v13359;
+          const float v13361 = fmaf(v13358, v349, v13360);
+          const float v13362 = iron_exp2_approx(v13361);
+          v11931.x[35] = v13362;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13365 = v11931.x[36];
+          const float v13366 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13367 = -v13366;
+          const float v13368 = fmaf(v13365, v349, v13367);
+          const float v13369 = iron_exp2_approx(v13368);
+          v11931.x[36] = v13369;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13372 = v11931.x[37];
+          const float v13373 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13374 = -v13373;
+          const float v13375 = fmaf(v13372, v349, v13374);
+          const float v13376 = iron_exp2_approx(v13375);
+          v11931.x[37] = v13376;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13379 = v11931.x[38];
+          const float v13380 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13381 = -v13380;
+          const float v13382 = fmaf(v13379, v349, v13381);
+          const float v13383 = iron_exp2_approx(v13382);
+          v11931.x[38] = v13383;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13386 = v11931.x[39];
+          const float v13387 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13388 = -v13387;
+          const float v13389 = fmaf(v13386, v349, v13388);
+          const float v13390 = iron_exp2_approx(v13389);
+          v11931.x[39] = v13390;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13393 = v11931.x[40];
+          const float v13394 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13395 = -v13394;
+          const float v13396 = fmaf(v13393, v349, v13395);
+          const float v13397 = iron_exp2_approx(v13396);
+          v11931.x[40] = v13397;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13400 = v11931.x[41];
+          const float v13401 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13402 = -v13401;
+          const float v13403 = fmaf(v13400, v349, v13402);
+          const float v13404 = iron_exp2_approx(v13403);
+          v11931.x[41] = v13404;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13407 = v11931.x[42];
+          const float v13408 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13409 = -v13408;
+          const float v13410 = fmaf(v13407, v349, v13409);
+          const float v13411 = iron_exp2_approx(v13410);
+          v11931.x[42] = v13411;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13414 = v11931.x[43];
+          const float v13415 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13416 = -v13415;
+          const float v13417 = fmaf(v13414, v349, v13416);
+          const float v13418 = iron_exp2_approx(v13417);
+          v11931.x[43] = v13418;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13421 = v11931.x[44];
+          const float v13422 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13423 = -v13422;
+          const float v13424 = fmaf(v13421, v349, v13423);
+          const float v13425 = iron_exp2_approx(v13424);
+          v11931.x[44] = v13425;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13428 = v11931.x[45];
+          const float v13429 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13430 = -v13429;
+          const float v13431 = fmaf(v13428, v349, v13430);
+          const float v13432 = iron_exp2_approx(v13431);
+          v11931.x[45] = v13432;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13435 = v11931.x[46];
+          const float v13436 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13437 = -v13436;
+          const float v13438 = fmaf(v13435, v349, v13437);
+          const float v13439 = iron_exp2_approx(v13438);
+          v11931.x[46] = v13439;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13442 = v11931.x[47];
+          const float v13443 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13444 = -v13443;
+          const float v13445 = fmaf(v13442, v349, v13444);
+          const float v13446 = iron_exp2_approx(v13445);
+          v11931.x[47] = v13446;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13449 = v11931.x[48];
+          const float v13450 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13451 = -v13450;
+          const float v13452 = fmaf(v13449, v349, v13451);
+          const float v13453 = iron_exp2_approx(v13452);
+          v11931.x[48] = v13453;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13456 = v11931.x[49];
+          const float v13457 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13458 = -v13457;
+          const float v13459 = fmaf(v13456, v349, v13458);
+          const float v13460 = iron_exp2_approx(v13459);
+          v11931.x[49] = v13460;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13463 = v11931.x[50];
+          const float v13464 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13465 = -v13464;
+          const float v13466 = fmaf(v13463, v349, v13465);
+          const float v13467 = iron_exp2_approx(v13466);
+          v11931.x[50] = v13467;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13470 = v11931.x[51];
+          const float v13471 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13472 = -v13471;
+          const float v13473 = fmaf(v13470, v349, v13472);
+          const float v13474 = iron_exp2_approx(v13473);
+          v11931.x[51] = v13474;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13477 = v11931.x[52];
+          const float v13478 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13479 = -v13478;
+          const float v13480 = fmaf(v13477, v349, v13479);
+          const float v13481 = iron_exp2_approx(v13480);
+          v11931.x[52] = v13481;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13484 = v11931.x[53];
+          const float v13485 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13486 = -v13485;
+          const float v13487 = fmaf(v13484, v349, v13486);
+          const float v13488 = iron_exp2_approx(v13487);
+          v11931.x[53] = v13488;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13491 = v11931.x[54];
+          const float v13492 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13493 = -v13492;
+          const float v13494 = fmaf(v13491, v349, v13493);
+          const float v13495 = iron_exp2_approx(v13494);
+          v11931.x[54] = v13495;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13498 = v11931.x[55];
+          const float v13499 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13500 = -v13499;
+          const float v13501 = fmaf(v13498, v349, v13500);
+          const float v13502 = iron_exp2_approx(v13501);
+          v11931.x[55] = v13502;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13505 = v11931.x[56];
+          const float v13506 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13507 = -v13506;
+          const float v13508 = fmaf(v13505, v349, v13507);
+          const float v13509 = iron_exp2_approx(v13508);
+          v11931.x[56] = v13509;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13512 = v11931.x[57];
+          const float v13513 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13514 = -v13513;
+          const float v13515 = fmaf(v13512, v349, v13514);
+          const float v13516 = iron_exp2_approx(v13515);
+          v11931.x[57] = v13516;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13519 = v11931.x[58];
+          const float v13520 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13521 = -v13520;
+          const float v13522 = fmaf(v13519, v349, v13521);
+          const float v13523 = iron_exp2_approx(v13522);
+          v11931.x[58] = v13523;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13526 = v11931.x[59];
+          const float v13527 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13528 = -v13527;
+          const float v13529 = fmaf(v13526, v349, v13528);
+          const float v13530 = iron_exp2_approx(v13529);
+          v11931.x[59] = v13530;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13533 = v11931.x[60];
+          const float v13534 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13535 = -v13534;
+          const float v13536 = fmaf(v13533, v349, v13535);
+          const float v13537 = iron_exp2_approx(v13536);
+          v11931.x[60] = v13537;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13540 = v11931.x[61];
+          const float v13541 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13542 = -v13541;
+          const float v13543 = fmaf(v13540, v349, v13542);
+          const float v13544 = iron_exp2_approx(v13543);
+          v11931.x[61] = v13544;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13547 = v11931.x[62];
+          const float v13548 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13549 = -v13548;
+          const float v13550 = fmaf(v13547, v349, v13549);
+          const float v13551 = iron_exp2_approx(v13550);
+          v11931.x[62] = v13551;  // kernels/sdpa/flash_tile.hpp:226
+          const float v13554 = v11931.x[63];
+          const float v13555 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v13556 = -v13555;
+          const float v13557 = fmaf(v13554, v349, v13556);
+          const float v13558 = iron_exp2_approx(v13557);
+          v11931.x[63] = v13558;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v13560;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v13560, 0.0f);
+          iron_frag_row_reduce<true>(v13560, v11931);
+          const float v13563 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v13564 = v13560.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13565 = v11957.x[0];
+          const float v13566 = v13563 * v13565;
+          const float v13567 = v13566 + v13564;
+          v353.x[0] = v13567;  // kernels/sdpa/flash_tile.hpp:234
+          const float v13570 = v353.x[1];
+          const float v13571 = v13560.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13572 = v11957.x[1];
+          const float v13573 = v13570 * v13572;
+          const float v13574 = v13573 + v13571;
+          v353.x[1] = v13574;  // kernels/sdpa/flash_tile.hpp:234
+          const float v13577 = v353.x[2];
+          const float v13578 = v13560.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13579 = v11957.x[2];
+          const float v13580 = v13577 * v13579;
+          const float v13581 = v13580 + v13578;
+          v353.x[2] = v13581;  // kernels/sdpa/flash_tile.hpp:234
+          const float v13584 = v353.x[3];
+          const float v13585 = v13560.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v13586 = v11957.x[3];
+          const float v13587 = v13584 * v13586;
+          const float v13588 = v13587 + v13585;
+          v353.x[3] = v13588;  // kernels/sdpa/flash_tile.hpp:234
         } else {
-          const bool v13583 = v11411 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v13591 = v11411 + v18;
-          const bool v13592 = v13591 <= v304;
-          const bool v13593 = v311 || v13592;
-          const bool v13594 = v13583 && v13593;
-          const bool v13596 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v13597 = v11404 + v7;
-          const unsigned int v13598 = v13597 + v18;
-          const unsigned int v13599 = v301 + v37;
-          const bool v13600 = v13599 <= v13598;
-          const bool v13601 = v13596 || v13600;
-          const bool v13602 = v13594 && v13601;  // kernels/sdpa/flash_tile.hpp:182
-          if (v13602) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v13605 = v11923.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v13606 = v13605 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[0] = v13606;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13609 = v11923.x[1];
-            const float v13610 = v13609 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[1] = v13610;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13613 = v11923.x[2];
+          const bool v13591 = v11419 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v13599 = v11419 + v18;
+          const bool v13600 = v13599 <= v304;
+          const bool v13601 = v311 || v13600;
+          const bool v13602 = v13591 && v13601;
+          const bool v13604 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v13605 = v11412 + v7;
+          const unsigned int v13606 = v13605 + v18;
+          const unsigned int v13607 = v301 + v37;
+          const bool v13608 = v13607 <= v13606;
+          const bool v13609 = v13604 || v13608;
+          const bool v13610 = v13602 && v13609;  // kernels/sdpa/flash_tile.hpp:182
+          if (v13610) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v13613 = v11931.x[0];  // kernels/sdpa/flash_tile.hpp:186
             const float v13614 = v13613 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[2] = v13614;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13617 = v11923.x[3];
+            v11931.x[0] = v13614;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13617 = v11931.x[1];
             const float v13618 = v13617 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[3] = v13618;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13621 = v11923.x[4];
+            v11931.x[1] = v13618;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13621 = v11931.x[2];
             const float v13622 = v13621 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[4] = v13622;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13625 = v11923.x[5];
+            v11931.x[2] = v13622;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13625 = v11931.x[3];
             const float v13626 = v13625 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[5] = v13626;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13629 = v11923.x[6];
+            v11931.x[3] = v13626;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13629 = v11931.x[4];
             const float v13630 = v13629 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[6] = v13630;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13633 = v11923.x[7];
+            v11931.x[4] = v13630;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13633 = v11931.x[5];
             const float v13634 = v13633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[7] = v13634;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13637 = v11923.x[8];
+            v11931.x[5] = v13634;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13637 = v11931.x[6];
             const float v13638 = v13637 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[8] = v13638;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13641 = v11923.x[9];
+            v11931.x[6] = v13638;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13641 = v11931.x[7];
             const float v13642 = v13641 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[9] = v13642;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13645 = v11923.x[10];
+            v11931.x[7] = v13642;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13645 = v11931.x[8];
             const float v13646 = v13645 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[10] = v13646;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13649 = v11923.x[11];
+            v11931.x[8] = v13646;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13649 = v11931.x[9];
             const float v13650 = v13649 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[11] = v13650;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13653 = v11923.x[12];
+            v11931.x[9] = v13650;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13653 = v11931.x[10];
             const float v13654 = v13653 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[12] = v13654;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13657 = v11923.x[13];
+            v11931.x[10] = v13654;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13657 = v11931.x[11];
             const float v13658 = v13657 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[13] = v13658;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13661 = v11923.x[14];
+            v11931.x[11] = v13658;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13661 = v11931.x[12];
             const float v13662 = v13661 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[14] = v13662;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13665 = v11923.x[15];
+            v11931.x[12] = v13662;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13665 = v11931.x[13];
             const float v13666 = v13665 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[15] = v13666;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13669 = v11923.x[16];
+            v11931.x[13] = v13666;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13669 = v11931.x[14];
             const float v13670 = v13669 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[16] = v13670;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13673 = v11923.x[17];
+            v11931.x[14] = v13670;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13673 = v11931.x[15];
             const float v13674 = v13673 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[17] = v13674;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13677 = v11923.x[18];
+            v11931.x[15] = v13674;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13677 = v11931.x[16];
             const float v13678 = v13677 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[18] = v13678;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13681 = v11923.x[19];
+            v11931.x[16] = v13678;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13681 = v11931.x[17];
             const float v13682 = v13681 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[19] = v13682;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13685 = v11923.x[20];
+            v11931.x[17] = v13682;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13685 = v11931.x[18];
             const float v13686 = v13685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[20] = v13686;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13689 = v11923.x[21];
+            v11931.x[18] = v13686;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13689 = v11931.x[19];
             const float v13690 = v13689 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[21] = v13690;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13693 = v11923.x[22];
+            v11931.x[19] = v13690;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13693 = v11931.x[20];
             const float v13694 = v13693 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[22] = v13694;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13697 = v11923.x[23];
+            v11931.x[20] = v13694;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13697 = v11931.x[21];
             const float v13698 = v13697 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[23] = v13698;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13701 = v11923.x[24];
+            v11931.x[21] = v13698;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13701 = v11931.x[22];
             const float v13702 = v13701 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[24] = v13702;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13705 = v11923.x[25];
+            v11931.x[22] = v13702;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13705 = v11931.x[23];
             const float v13706 = v13705 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[25] = v13706;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13709 = v11923.x[26];
+            v11931.x[23] = v13706;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13709 = v11931.x[24];
             const float v13710 = v13709 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[26] = v13710;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13713 = v11923.x[27];
+            v11931.x[24] = v13710;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13713 = v11931.x[25];
             const float v13714 = v13713 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[27] = v13714;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13717 = v11923.x[28];
+            v11931.x[25] = v13714;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13717 = v11931.x[26];
             const float v13718 = v13717 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[28] = v13718;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13721 = v11923.x[29];
+            v11931.x[26] = v13718;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13721 = v11931.x[27];
             const float v13722 = v13721 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[29] = v13722;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13725 = v11923.x[30];
+            v11931.x[27] = v13722;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13725 = v11931.x[28];
             const float v13726 = v13725 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[30] = v13726;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13729 = v11923.x[31];
+            v11931.x[28] = v13726;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13729 = v11931.x[29];
             const float v13730 = v13729 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[31] = v13730;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13733 = v11923.x[32];
+            v11931.x[29] = v13730;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13733 = v11931.x[30];
             const float v13734 = v13733 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[32] = v13734;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13737 = v11923.x[33];
+            v11931.x[30] = v13734;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13737 = v11931.x[31];
             const float v13738 = v13737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[33] = v13738;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13741 = v11923.x[34];
+            v11931.x[31] = v13738;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13741 = v11931.x[32];
             const float v13742 = v13741 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[34] = v13742;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13745 = v11923.x[35];
+            v11931.x[32] = v13742;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13745 = v11931.x[33];
             const float v13746 = v13745 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[35] = v13746;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13749 = v11923.x[36];
+            v11931.x[33] = v13746;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13749 = v11931.x[34];
             const float v13750 = v13749 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[36] = v13750;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13753 = v11923.x[37];
+            v11931.x[34] = v13750;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13753 = v11931.x[35];
             const float v13754 = v13753 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[37] = v13754;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13757 = v11923.x[38];
+            v11931.x[35] = v13754;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13757 = v11931.x[36];
             const float v13758 = v13757 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[38] = v13758;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13761 = v11923.x[39];
+            v11931.x[36] = v13758;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13761 = v11931.x[37];
             const float v13762 = v13761 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[39] = v13762;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13765 = v11923.x[40];
+            v11931.x[37] = v13762;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13765 = v11931.x[38];
             const float v13766 = v13765 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[40] = v13766;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13769 = v11923.x[41];
+            v11931.x[38] = v13766;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13769 = v11931.x[39];
             const float v13770 = v13769 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[41] = v13770;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13773 = v11923.x[42];
+            v11931.x[39] = v13770;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13773 = v11931.x[40];
             const float v13774 = v13773 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[42] = v13774;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13777 = v11923.x[43];
+            v11931.x[40] = v13774;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13777 = v11931.x[41];
             const float v13778 = v13777 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[43] = v13778;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13781 = v11923.x[44];
+            v11931.x[41] = v13778;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13781 = v11931.x[42];
             const float v13782 = v13781 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[44] = v13782;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13785 = v11923.x[45];
+            v11931.x[42] = v13782;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13785 = v11931.x[43];
             const float v13786 = v13785 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[45] = v13786;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13789 = v11923.x[46];
+            v11931.x[43] = v13786;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13789 = v11931.x[44];
             const float v13790 = v13789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[46] = v13790;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13793 = v11923.x[47];
+            v11931.x[44] = v13790;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13793 = v11931.x[45];
             const float v13794 = v13793 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[47] = v13794;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13797 = v11923.x[48];
+            v11931.x[45] = v13794;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13797 = v11931.x[46];
             const float v13798 = v13797 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[48] = v13798;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13801 = v11923.x[49];
+            v11931.x[46] = v13798;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13801 = v11931.x[47];
             const float v13802 = v13801 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[49] = v13802;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13805 = v11923.x[50];
+            v11931.x[47] = v13802;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13805 = v11931.x[48];
             const float v13806 = v13805 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[50] = v13806;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13809 = v11923.x[51];
+            v11931.x[48] = v13806;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13809 = v11931.x[49];
             const float v13810 = v13809 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[51] = v13810;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13813 = v11923.x[52];
+            v11931.x[49] = v13810;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13813 = v11931.x[50];
             const float v13814 = v13813 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[52] = v13814;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13817 = v11923.x[53];
+            v11931.x[50] = v13814;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13817 = v11931.x[51];
             const float v13818 = v13817 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[53] = v13818;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13821 = v11923.x[54];
+            v11931.x[51] = v13818;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13821 = v11931.x[52];
             const float v13822 = v13821 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[54] = v13822;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13825 = v11923.x[55];
+            v11931.x[52] = v13822;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13825 = v11931.x[53];
             const float v13826 = v13825 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[55] = v13826;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13829 = v11923.x[56];
+            v11931.x[53] = v13826;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13829 = v11931.x[54];
             const float v13830 = v13829 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[56] = v13830;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13833 = v11923.x[57];
+            v11931.x[54] = v13830;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13833 = v11931.x[55];
             const float v13834 = v13833 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[57] = v13834;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13837 = v11923.x[58];
+            v11931.x[55] = v13834;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13837 = v11931.x[56];
             const float v13838 = v13837 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[58] = v13838;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13841 = v11923.x[59];
+            v11931.x[56] = v13838;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13841 = v11931.x[57];
             const float v13842 = v13841 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[59] = v13842;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13845 = v11923.x[60];
+            v11931.x[57] = v13842;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13845 = v11931.x[58];
             const float v13846 = v13845 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[60] = v13846;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13849 = v11923.x[61];
+            v11931.x[58] = v13846;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13849 = v11931.x[59];
             const float v13850 = v13849 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[61] = v13850;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13853 = v11923.x[62];
+            v11931.x[59] = v13850;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13853 = v11931.x[60];
             const float v13854 = v13853 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[62] = v13854;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13857 = v11923.x[63];
+            v11931.x[60] = v13854;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13857 = v11931.x[61];
             const float v13858 = v13857 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11923.x[63] = v13858;  // kernels/sdpa/flash_tile.hpp:186
+            v11931.x[61] = v13858;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13861 = v11931.x[62];
+            const float v13862 = v13861 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11931.x[62] = v13862;  // kernels/sdpa/flash_tile.hpp:186
+            const float v13865 = v11931.x[63];
+            const float v13866 = v13865 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v11931.x[63] = v13866;  // kernels/sdpa/flash_tile.hpp:186
           } else {
-            iron_frag<float, 2, 16, 8> v13860;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v13860, 0.0f);
-            iron_frag<float, 2, 16, 8> v13862;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v13862, 0.0f);
-            const unsigned int v13864 = static_cast<unsigned int>(v13860.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13866 = v46 + v13864;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13868 = v13866 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13869 = v13868 + 1u;
-            const unsigned int v13871 = v13869 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13880 = v13871 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13884 = v13869 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13885 = v317 && v13884;
-            const unsigned int v13886 = v13885 ? v13880 : v305;
-            const unsigned int v13889 = v13886 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13890 = min(v13889, 128u);
-            const bool v13891 = v13886 > v11404;
-            const unsigned int v13892 = v13891 ? v13890 : v305;
-            const float v13893 = __uint_as_float(v13892);
-            v13860.x[0] = v13893;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13895 = static_cast<unsigned int>(v13860.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13897 = v46 + v13895;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13899 = v13897 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13900 = v13899 + 1u;
-            const unsigned int v13902 = v13900 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13911 = v13902 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13915 = v13900 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13916 = v317 && v13915;
-            const unsigned int v13917 = v13916 ? v13911 : v305;
-            const unsigned int v13920 = v13917 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13921 = min(v13920, 128u);
-            const bool v13922 = v13917 > v11404;
-            const unsigned int v13923 = v13922 ? v13921 : v305;
-            const float v13924 = __uint_as_float(v13923);
-            v13860.x[1] = v13924;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13926 = static_cast<unsigned int>(v13860.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13928 = v46 + v13926;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13930 = v13928 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13931 = v13930 + 1u;
-            const unsigned int v13933 = v13931 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13942 = v13933 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13946 = v13931 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13947 = v317 && v13946;
-            const unsigned int v13948 = v13947 ? v13942 : v305;
-            const unsigned int v13951 = v13948 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13952 = min(v13951, 128u);
-            const bool v13953 = v13948 > v11404;
-            const unsigned int v13954 = v13953 ? v13952 : v305;
-            const float v13955 = __uint_as_float(v13954);
-            v13860.x[2] = v13955;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13957 = static_cast<unsigned int>(v13860.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13959 = v46 + v13957;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13961 = v13959 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13962 = v13961 + 1u;
-            const unsigned int v13964 = v13962 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13973 = v13964 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13977 = v13962 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13978 = v317 && v13977;
-            const unsigned int v13979 = v13978 ? v13973 : v305;
-            const unsigned int v13982 = v13979 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13983 = min(v13982, 128u);
-            const bool v13984 = v13979 > v11404;
-            const unsigned int v13985 = v13984 ? v13983 : v305;
-            const float v13986 = __uint_as_float(v13985);
-            v13860.x[3] = v13986;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13988 = static_cast<unsigned int>(v13862.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13990 = v46 + v13988;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13992 = v13990 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13993 = v13992 + 1u;
-            const unsigned int v13995 = v13993 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13996 = min(v37, v13995);
-            const bool v13997 = v13993 > v18;
-            const unsigned int v13998 = v13997 ? v13996 : v305;
-            const unsigned int v14001 = v311 ? v37 : v13998;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14013 = v14001 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14014 = min(v14013, 128u);
-            const bool v14015 = v14001 > v11404;
-            const unsigned int v14016 = v14015 ? v14014 : v305;
-            const float v14017 = __uint_as_float(v14016);
-            v13862.x[0] = v14017;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14019 = static_cast<unsigned int>(v13862.row(1, iron_linear_thread() & 31u));
-            const unsigned int v14021 = v46 + v14019;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14023 = v14021 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14024 = v14023 + 1u;
-            const unsigned int v14026 = v14024 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14027 = min(v37, v14026);
-            const bool v14028 = v14024 > v18;
-            const unsigned int v14029 = v14028 ? v14027 : v305;
-            const unsigned int v14032 = v311 ? v37 : v14029;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14044 = v14032 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14045 = min(v14044, 128u);
-            const bool v14046 = v14032 > v11404;
-            const unsigned int v14047 = v14046 ? v14045 : v305;
-            const float v14048 = __uint_as_float(v14047);
-            v13862.x[1] = v14048;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14050 = static_cast<unsigned int>(v13862.row(2, iron_linear_thread() & 31u));
-            const unsigned int v14052 = v46 + v14050;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14054 = v14052 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14055 = v14054 + 1u;
-            const unsigned int v14057 = v14055 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14058 = min(v37, v14057);
-            const bool v14059 = v14055 > v18;
-            const unsigned int v14060 = v14059 ? v14058 : v305;
-            const unsigned int v14063 = v311 ? v37 : v14060;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14075 = v14063 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14076 = min(v14075, 128u);
-            const bool v14077 = v14063 > v11404;
-            const unsigned int v14078 = v14077 ? v14076 : v305;
-            const float v14079 = __uint_as_float(v14078);
-            v13862.x[2] = v14079;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14081 = static_cast<unsigned int>(v13862.row(3, iron_linear_thread() & 31u));
-            const unsigned int v14083 = v46 + v14081;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14085 = v14083 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14086 = v14085 + 1u;
-            const unsigned int v14088 = v14086 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14089 = min(v37, v14088);
-            const bool v14090 = v14086 > v18;
-            const unsigned int v14091 = v14090 ? v14089 : v305;
-            const unsigned int v14094 = v311 ? v37 : v14091;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14106 = v14094 - v11404;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14107 = min(v14106, 128u);
-            const bool v14108 = v14094 > v11404;
-            const unsigned int v14109 = v14108 ? v14107 : v305;
-            const float v14110 = __uint_as_float(v14109);
-            v13862.x[3] = v14110;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14111 = static_cast<unsigned int>(v11923.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v14113 = v11923.x[0];
-            const float v14114 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14115 = __float_as_uint(v14114);
-            const bool v14116 = v14111 >= v14115;
-            const float v14117 = v13862.x[0];
-            const unsigned int v14118 = __float_as_uint(v14117);
-            const bool v14119 = v14111 < v14118;
-            const bool v14120 = v14116 && v14119;
-            const float v14122 = v14113 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14123 = v14120 ? v14122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[0] = v14123;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14124 = static_cast<unsigned int>(v11923.col(1, iron_linear_thread() & 31u));
-            const float v14126 = v11923.x[1];
-            const float v14127 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14128 = __float_as_uint(v14127);
-            const bool v14129 = v14124 >= v14128;
-            const float v14130 = v13862.x[0];
-            const unsigned int v14131 = __float_as_uint(v14130);
-            const bool v14132 = v14124 < v14131;
-            const bool v14133 = v14129 && v14132;
-            const float v14135 = v14126 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14136 = v14133 ? v14135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[1] = v14136;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14137 = static_cast<unsigned int>(v11923.col(2, iron_linear_thread() & 31u));
-            const float v14139 = v11923.x[2];
-            const float v14140 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14141 = __float_as_uint(v14140);
-            const bool v14142 = v14137 >= v14141;
-            const float v14143 = v13862.x[2];
-            const unsigned int v14144 = __float_as_uint(v14143);
-            const bool v14145 = v14137 < v14144;
-            const bool v14146 = v14142 && v14145;
-            const float v14148 = v14139 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14149 = v14146 ? v14148 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[2] = v14149;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14150 = static_cast<unsigned int>(v11923.col(3, iron_linear_thread() & 31u));
-            const float v14152 = v11923.x[3];
-            const float v14153 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14154 = __float_as_uint(v14153);
-            const bool v14155 = v14150 >= v14154;
-            const float v14156 = v13862.x[2];
-            const unsigned int v14157 = __float_as_uint(v14156);
-            const bool v14158 = v14150 < v14157;
-            const bool v14159 = v14155 && v14158;
-            const float v14161 = v14152 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14162 = v14159 ? v14161 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[3] = v14162;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14163 = static_cast<unsigned int>(v11923.col(4, iron_linear_thread() & 31u));
-            const float v14165 = v11923.x[4];
-            const float v14166 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14167 = __float_as_uint(v14166);
-            const bool v14168 = v14163 >= v14167;
-            const float v14169 = v13862.x[0];
-            const unsigned int v14170 = __float_as_uint(v14169);
-            const bool v14171 = v14163 < v14170;
-            const bool v14172 = v14168 && v14171;
-            const float v14174 = v14165 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14175 = v14172 ? v14174 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[4] = v14175;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14176 = static_cast<unsigned int>(v11923.col(5, iron_linear_thread() & 31u));
-            const float v14178 = v11923.x[5];
-            const float v14179 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14180 = __float_as_uint(v14179);
-            const bool v14181 = v14176 >= v14180;
-            const float v14182 = v13862.x[0];
-            const unsigned int v14183 = __float_as_uint(v14182);
-            const bool v14184 = v14176 < v14183;
-            const bool v14185 = v14181 && v14184;
-            const float v14187 = v14178 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14188 = v14185 ? v14187 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[5] = v14188;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14189 = static_cast<unsigned int>(v11923.col(6, iron_linear_thread() & 31u));
-            const float v14191 = v11923.x[6];
-            const float v14192 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14193 = __float_as_uint(v14192);
-            const bool v14194 = v14189 >= v14193;
-            const float v14195 = v13862.x[2];
-            const unsigned int v14196 = __float_as_uint(v14195);
-            const bool v14197 = v14189 < v14196;
-            const bool v14198 = v14194 && v14197;
-            const float v14200 = v14191 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14201 = v14198 ? v14200 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[6] = v14201;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14202 = static_cast<unsigned int>(v11923.col(7, iron_linear_thread() & 31u));
-            const float v14204 = v11923.x[7];
-            const float v14205 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14206 = __float_as_uint(v14205);
-            const bool v14207 = v14202 >= v14206;
-            const float v14208 = v13862.x[2];
-            const unsigned int v14209 = __float_as_uint(v14208);
-            const bool v14210 = v14202 < v14209;
-            const bool v14211 = v14207 && v14210;
-            const float v14213 = v14204 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14214 = v14211 ? v14213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[7] = v14214;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14215 = static_cast<unsigned int>(v11923.col(8, iron_linear_thread() & 31u));
-            const float v14217 = v11923.x[8];
-            const float v14218 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14219 = __float_as_uint(v14218);
-            const bool v14220 = v14215 >= v14219;
-            const float v14221 = v13862.x[0];
-            const unsigned int v14222 = __float_as_uint(v14221);
-            const bool v14223 = v14215 < v14222;
-            const bool v14224 = v14220 && v14223;
-            const float v14226 = v14217 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14227 = v14224 ? v14226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[8] = v14227;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14228 = static_cast<unsigned int>(v11923.col(9, iron_linear_thread() & 31u));
-            const float v14230 = v11923.x[9];
-            const float v14231 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14232 = __float_as_uint(v14231);
-            const bool v14233 = v14228 >= v14232;
-            const float v14234 = v13862.x[0];
-            const unsigned int v14235 = __float_as_uint(v14234);
-            const bool v14236 = v14228 < v14235;
-            const bool v14237 = v14233 && v14236;
-            const float v14239 = v14230 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14240 = v14237 ? v14239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[9] = v14240;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14241 = static_cast<unsigned int>(v11923.col(10, iron_linear_thread() & 31u));
-            const float v14243 = v11923.x[10];
-            const float v14244 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14245 = __float_as_uint(v14244);
-            const bool v14246 = v14241 >= v14245;
-            const float v14247 = v13862.x[2];
-            const unsigned int v14248 = __float_as_uint(v14247);
-            const bool v14249 = v14241 < v14248;
-            const bool v14250 = v14246 && v14249;
-            const float v14252 = v14243 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14253 = v14250 ? v14252 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[10] = v14253;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14254 = static_cast<unsigned int>(v11923.col(11, iron_linear_thread() & 31u));
-            const float v14256 = v11923.x[11];
-            const float v14257 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14258 = __float_as_uint(v14257);
-            const bool v14259 = v14254 >= v14258;
-            const float v14260 = v13862.x[2];
-            const unsigned int v14261 = __float_as_uint(v14260);
-            const bool v14262 = v14254 < v14261;
-            const bool v14263 = v14259 && v14262;
-            const float v14265 = v14256 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14266 = v14263 ? v14265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[11] = v14266;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14267 = static_cast<unsigned int>(v11923.col(12, iron_linear_thread() & 31u));
-            const float v14269 = v11923.x[12];
-            const float v14270 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14271 = __float_as_uint(v14270);
-            const bool v14272 = v14267 >= v14271;
-            const float v14273 = v13862.x[0];
-            const unsigned int v14274 = __float_as_uint(v14273);
-            const bool v14275 = v14267 < v14274;
-            const bool v14276 = v14272 && v14275;
-            const float v14278 = v14269 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14279 = v14276 ? v14278 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[12] = v14279;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14280 = static_cast<unsigned int>(v11923.col(13, iron_linear_thread() & 31u));
-            const float v14282 = v11923.x[13];
-            const float v14283 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14284 = __float_as_uint(v14283);
-            const bool v14285 = v14280 >= v14284;
-            const float v14286 = v13862.x[0];
-            const unsigned int v14287 = __float_as_uint(v14286);
-            const bool v14288 = v14280 < v14287;
-            const bool v14289 = v14285 && v14288;
-            const float v14291 = v14282 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14292 = v14289 ? v14291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[13] = v14292;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14293 = static_cast<unsigned int>(v11923.col(14, iron_linear_thread() & 31u));
-            const float v14295 = v11923.x[14];
-            const float v14296 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14297 = __float_as_uint(v14296);
-            const bool v14298 = v14293 >= v14297;
-            const float v14299 = v13862.x[2];
-            const unsigned int v14300 = __float_as_uint(v14299);
-            const bool v14301 = v14293 < v14300;
-            const bool v14302 = v14298 && v14301;
-            const float v14304 = v14295 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14305 = v14302 ? v14304 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[14] = v14305;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14306 = static_cast<unsigned int>(v11923.col(15, iron_linear_thread() & 31u));
-            const float v14308 = v11923.x[15];
-            const float v14309 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14310 = __float_as_uint(v14309);
-            const bool v14311 = v14306 >= v14310;
-            const float v14312 = v13862.x[2];
-            const unsigned int v14313 = __float_as_uint(v14312);
-            const bool v14314 = v14306 < v14313;
-            const bool v14315 = v14311 && v14314;
-            const float v14317 = v14308 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14318 = v14315 ? v14317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[15] = v14318;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14319 = static_cast<unsigned int>(v11923.col(16, iron_linear_thread() & 31u));
-            const float v14321 = v11923.x[16];
-            const float v14322 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14323 = __float_as_uint(v14322);
-            const bool v14324 = v14319 >= v14323;
-            const float v14325 = v13862.x[0];
-            const unsigned int v14326 = __float_as_uint(v14325);
-            const bool v14327 = v14319 < v14326;
-            const bool v14328 = v14324 && v14327;
-            const float v14330 = v14321 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14331 = v14328 ? v14330 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[16] = v14331;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14332 = static_cast<unsigned int>(v11923.col(17, iron_linear_thread() & 31u));
-            const float v14334 = v11923.x[17];
-            const float v14335 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14336 = __float_as_uint(v14335);
-            const bool v14337 = v14332 >= v14336;
-            const float v14338 = v13862.x[0];
-            const unsigned int v14339 = __float_as_uint(v14338);
-            const bool v14340 = v14332 < v14339;
-            const bool v14341 = v14337 && v14340;
-            const float v14343 = v14334 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14344 = v14341 ? v14343 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[17] = v14344;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14345 = static_cast<unsigned int>(v11923.col(18, iron_linear_thread() & 31u));
-            const float v14347 = v11923.x[18];
-            const float v14348 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14349 = __float_as_uint(v14348);
-            const bool v14350 = v14345 >= v14349;
-            const float v14351 = v13862.x[2];
-            const unsigned int v14352 = __float_as_uint(v14351);
-            const bool v14353 = v14345 < v14352;
-            const bool v14354 = v14350 && v14353;
-            const float v14356 = v14347 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14357 = v14354 ? v14356 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[18] = v14357;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14358 = static_cast<unsigned int>(v11923.col(19, iron_linear_thread() & 31u));
-            const float v14360 = v11923.x[19];
-            const float v14361 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14362 = __float_as_uint(v14361);
-            const bool v14363 = v14358 >= v14362;
-            const float v14364 = v13862.x[2];
-            const unsigned int v14365 = __float_as_uint(v14364);
-            const bool v14366 = v14358 < v14365;
-            const bool v14367 = v14363 && v14366;
-            const float v14369 = v14360 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14370 = v14367 ? v14369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[19] = v14370;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14371 = static_cast<unsigned int>(v11923.col(20, iron_linear_thread() & 31u));
-            const float v14373 = v11923.x[20];
-            const float v14374 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14375 = __float_as_uint(v14374);
-            const bool v14376 = v14371 >= v14375;
-            const float v14377 = v13862.x[0];
-            const unsigned int v14378 = __float_as_uint(v14377);
-            const bool v14379 = v14371 < v14378;
-            const bool v14380 = v14376 && v14379;
-            const float v14382 = v14373 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14383 = v14380 ? v14382 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[20] = v14383;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14384 = static_cast<unsigned int>(v11923.col(21, iron_linear_thread() & 31u));
-            const float v14386 = v11923.x[21];
-            const float v14387 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14388 = __float_as_uint(v14387);
-            const bool v14389 = v14384 >= v14388;
-            const float v14390 = v13862.x[0];
-            const unsigned int v14391 = __float_as_uint(v14390);
-            const bool v14392 = v14384 < v14391;
-            const bool v14393 = v14389 && v14392;
-            const float v14395 = v14386 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14396 = v14393 ? v14395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[21] = v14396;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14397 = static_cast<unsigned int>(v11923.col(22, iron_linear_thread() & 31u));
-            const float v14399 = v11923.x[22];
-            const float v14400 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14401 = __float_as_uint(v14400);
-            const bool v14402 = v14397 >= v14401;
-            const float v14403 = v13862.x[2];
-            const unsigned int v14404 = __float_as_uint(v14403);
-            const bool v14405 = v14397 < v14404;
-            const bool v14406 = v14402 && v14405;
-            const float v14408 = v14399 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14409 = v14406 ? v14408 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[22] = v14409;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14410 = static_cast<unsigned int>(v11923.col(23, iron_linear_thread() & 31u));
-            const float v14412 = v11923.x[23];
-            const float v14413 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14414 = __float_as_uint(v14413);
-            const bool v14415 = v14410 >= v14414;
-            const float v14416 = v13862.x[2];
-            const unsigned int v14417 = __float_as_uint(v14416);
-            const bool v14418 = v14410 < v14417;
-            const bool v14419 = v14415 && v14418;
-            const float v14421 = v14412 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14422 = v14419 ? v14421 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[23] = v14422;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14423 = static_cast<unsigned int>(v11923.col(24, iron_linear_thread() & 31u));
-            const float v14425 = v11923.x[24];
-            const float v14426 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14427 = __float_as_uint(v14426);
-            const bool v14428 = v14423 >= v14427;
-            const float v14429 = v13862.x[0];
-            const unsigned int v14430 = __float_as_uint(v14429);
-            const bool v14431 = v14423 < v14430;
-            const bool v14432 = v14428 && v14431;
-            const float v14434 = v14425 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14435 = v14432 ? v14434 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[24] = v14435;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14436 = static_cast<unsigned int>(v11923.col(25, iron_linear_thread() & 31u));
-            const float v14438 = v11923.x[25];
-            const float v14439 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14440 = __float_as_uint(v14439);
-            const bool v14441 = v14436 >= v14440;
-            const float v14442 = v13862.x[0];
-            const unsigned int v14443 = __float_as_uint(v14442);
-            const bool v14444 = v14436 < v14443;
-            const bool v14445 = v14441 && v14444;
-            const float v14447 = v14438 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14448 = v14445 ? v14447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[25] = v14448;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14449 = static_cast<unsigned int>(v11923.col(26, iron_linear_thread() & 31u));
-            const float v14451 = v11923.x[26];
-            const float v14452 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14453 = __float_as_uint(v14452);
-            const bool v14454 = v14449 >= v14453;
-            const float v14455 = v13862.x[2];
-            const unsigned int v14456 = __float_as_uint(v14455);
-            const bool v14457 = v14449 < v14456;
-            const bool v14458 = v14454 && v14457;
-            const float v14460 = v14451 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14461 = v14458 ? v14460 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[26] = v14461;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14462 = static_cast<unsigned int>(v11923.col(27, iron_linear_thread() & 31u));
-            const float v14464 = v11923.x[27];
-            const float v14465 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14466 = __float_as_uint(v14465);
-            const bool v14467 = v14462 >= v14466;
-            const float v14468 = v13862.x[2];
-            const unsigned int v14469 = __float_as_uint(v14468);
-            const bool v14470 = v14462 < v14469;
-            const bool v14471 = v14467 && v14470;
-            const float v14473 = v14464 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14474 = v14471 ? v14473 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[27] = v14474;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14475 = static_cast<unsigned int>(v11923.col(28, iron_linear_thread() & 31u));
-            const float v14477 = v11923.x[28];
-            const float v14478 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14479 = __float_as_uint(v14478);
-            const bool v14480 = v14475 >= v14479;
-            const float v14481 = v13862.x[0];
-            const unsigned int v14482 = __float_as_uint(v14481);
-            const bool v14483 = v14475 < v14482;
-            const bool v14484 = v14480 && v14483;
-            const float v14486 = v14477 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14487 = v14484 ? v14486 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[28] = v14487;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14488 = static_cast<unsigned int>(v11923.col(29, iron_linear_thread() & 31u));
-            const float v14490 = v11923.x[29];
-            const float v14491 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14492 = __float_as_uint(v14491);
-            const bool v14493 = v14488 >= v14492;
-            const float v14494 = v13862.x[0];
-            const unsigned int v14495 = __float_as_uint(v14494);
-            const bool v14496 = v14488 < v14495;
-            const bool v14497 = v14493 && v14496;
-            const float v14499 = v14490 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14500 = v14497 ? v14499 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[29] = v14500;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14501 = static_cast<unsigned int>(v11923.col(30, iron_linear_thread() & 31u));
-            const float v14503 = v11923.x[30];
-            const float v14504 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14505 = __float_as_uint(v14504);
-            const bool v14506 = v14501 >= v14505;
-            const float v14507 = v13862.x[2];
-            const unsigned int v14508 = __float_as_uint(v14507);
-            const bool v14509 = v14501 < v14508;
-            const bool v14510 = v14506 && v14509;
-            const float v14512 = v14503 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14513 = v14510 ? v14512 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[30] = v14513;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14514 = static_cast<unsigned int>(v11923.col(31, iron_linear_thread() & 31u));
-            const float v14516 = v11923.x[31];
-            const float v14517 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14518 = __float_as_uint(v14517);
-            const bool v14519 = v14514 >= v14518;
-            const float v14520 = v13862.x[2];
-            const unsigned int v14521 = __float_as_uint(v14520);
-            const bool v14522 = v14514 < v14521;
-            const bool v14523 = v14519 && v14522;
-            const float v14525 = v14516 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14526 = v14523 ? v14525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[31] = v14526;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14527 = static_cast<unsigned int>(v11923.col(32, iron_linear_thread() & 31u));
-            const float v14529 = v11923.x[32];
-            const float v14530 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14531 = __float_as_uint(v14530);
-            const bool v14532 = v14527 >= v14531;
-            const float v14533 = v13862.x[0];
-            const unsigned int v14534 = __float_as_uint(v14533);
-            const bool v14535 = v14527 < v14534;
-            const bool v14536 = v14532 && v14535;
-            const float v14538 = v14529 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14539 = v14536 ? v14538 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[32] = v14539;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14540 = static_cast<unsigned int>(v11923.col(33, iron_linear_thread() & 31u));
-            const float v14542 = v11923.x[33];
-            const float v14543 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14544 = __float_as_uint(v14543);
-            const bool v14545 = v14540 >= v14544;
-            const float v14546 = v13862.x[0];
-            const unsigned int v14547 = __float_as_uint(v14546);
-            const bool v14548 = v14540 < v14547;
-            const bool v14549 = v14545 && v14548;
-            const float v14551 = v14542 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14552 = v14549 ? v14551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[33] = v14552;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14553 = static_cast<unsigned int>(v11923.col(34, iron_linear_thread() & 31u));
-            const float v14555 = v11923.x[34];
-            const float v14556 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14557 = __float_as_uint(v14556);
-            const bool v14558 = v14553 >= v14557;
-            const float v14559 = v13862.x[2];
-            const unsigned int v14560 = __float_as_uint(v14559);
-            const bool v14561 = v14553 < v14560;
-            const bool v14562 = v14558 && v14561;
-            const float v14564 = v14555 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14565 = v14562 ? v14564 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[34] = v14565;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14566 = static_cast<unsigned int>(v11923.col(35, iron_linear_thread() & 31u));
-            const float v14568 = v11923.x[35];
-            const float v14569 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14570 = __float_as_uint(v14569);
-            const bool v14571 = v14566 >= v14570;
-            const float v14572 = v13862.x[2];
-            const unsigned int v14573 = __float_as_uint(v14572);
-            const bool v14574 = v14566 < v14573;
-            const bool v14575 = v14571 && v14574;
-            const float v14577 = v14568 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14578 = v14575 ? v14577 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[35] = v14578;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14579 = static_cast<unsigned int>(v11923.col(36, iron_linear_thread() & 31u));
-            const float v14581 = v11923.x[36];
-            const float v14582 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14583 = __float_as_uint(v14582);
-            const bool v14584 = v14579 >= v14583;
-            const float v14585 = v13862.x[0];
-            const unsigned int v14586 = __float_as_uint(v14585);
-            const bool v14587 = v14579 < v14586;
-            const bool v14588 = v14584 && v14587;
-            const float v14590 = v14581 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14591 = v14588 ? v14590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[36] = v14591;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14592 = static_cast<unsigned int>(v11923.col(37, iron_linear_thread() & 31u));
-            const float v14594 = v11923.x[37];
-            const float v14595 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14596 = __float_as_uint(v14595);
-            const bool v14597 = v14592 >= v14596;
-            const float v14598 = v13862.x[0];
-            const unsigned int v14599 = __float_as_uint(v14598);
-            const bool v14600 = v14592 < v14599;
-            const bool v14601 = v14597 && v14600;
-            const float v14603 = v14594 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14604 = v14601 ? v14603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[37] = v14604;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14605 = static_cast<unsigned int>(v11923.col(38, iron_linear_thread() & 31u));
-            const float v14607 = v11923.x[38];
-            const float v14608 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14609 = __float_as_uint(v14608);
-            const bool v14610 = v14605 >= v14609;
-            const float v14611 = v13862.x[2];
-            const unsigned int v14612 = __float_as_uint(v14611);
-            const bool v14613 = v14605 < v14612;
-            const bool v14614 = v14610 && v14613;
-            const float v14616 = v14607 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14617 = v14614 ? v14616 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[38] = v14617;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14618 = static_cast<unsigned int>(v11923.col(39, iron_linear_thread() & 31u));
-            const float v14620 = v11923.x[39];
-            const float v14621 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14622 = __float_as_uint(v14621);
-            const bool v14623 = v14618 >= v14622;
-            const float v14624 = v13862.x[2];
-            const unsigned int v14625 = __float_as_uint(v14624);
-            const bool v14626 = v14618 < v14625;
-            const bool v14627 = v14623 && v14626;
-            const float v14629 = v14620 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14630 = v14627 ? v14629 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[39] = v14630;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14631 = static_cast<unsigned int>(v11923.col(40, iron_linear_thread() & 31u));
-            const float v14633 = v11923.x[40];
-            const float v14634 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14635 = __float_as_uint(v14634);
-            const bool v14636 = v14631 >= v14635;
-            const float v14637 = v13862.x[0];
-            const unsigned int v14638 = __float_as_uint(v14637);
-            const bool v14639 = v14631 < v14638;
-            const bool v14640 = v14636 && v14639;
-            const float v14642 = v14633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14643 = v14640 ? v14642 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[40] = v14643;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14644 = static_cast<unsigned int>(v11923.col(41, iron_linear_thread() & 31u));
-            const float v14646 = v11923.x[41];
-            const float v14647 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14648 = __float_as_uint(v14647);
-            const bool v14649 = v14644 >= v14648;
-            const float v14650 = v13862.x[0];
-            const unsigned int v14651 = __float_as_uint(v14650);
-            const bool v14652 = v14644 < v14651;
-            const bool v14653 = v14649 && v14652;
-            const float v14655 = v14646 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14656 = v14653 ? v14655 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[41] = v14656;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14657 = static_cast<unsigned int>(v11923.col(42, iron_linear_thread() & 31u));
-            const float v14659 = v11923.x[42];
-            const float v14660 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14661 = __float_as_uint(v14660);
-            const bool v14662 = v14657 >= v14661;
-            const float v14663 = v13862.x[2];
-            const unsigned int v14664 = __float_as_uint(v14663);
-            const bool v14665 = v14657 < v14664;
-            const bool v14666 = v14662 && v14665;
-            const float v14668 = v14659 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14669 = v14666 ? v14668 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[42] = v14669;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14670 = static_cast<unsigned int>(v11923.col(43, iron_linear_thread() & 31u));
-            const float v14672 = v11923.x[43];
-            const float v14673 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14674 = __float_as_uint(v14673);
-            const bool v14675 = v14670 >= v14674;
-            const float v14676 = v13862.x[2];
-            const unsigned int v14677 = __float_as_uint(v14676);
-            const bool v14678 = v14670 < v14677;
-            const bool v14679 = v14675 && v14678;
-            const float v14681 = v14672 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14682 = v14679 ? v14681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[43] = v14682;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14683 = static_cast<unsigned int>(v11923.col(44, iron_linear_thread() & 31u));
-            const float v14685 = v11923.x[44];
-            const float v14686 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14687 = __float_as_uint(v14686);
-            const bool v14688 = v14683 >= v14687;
-            const float v14689 = v13862.x[0];
-            const unsigned int v14690 = __float_as_uint(v14689);
-            const bool v14691 = v14683 < v14690;
-            const bool v14692 = v14688 && v14691;
-            const float v14694 = v14685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14695 = v14692 ? v14694 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[44] = v14695;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14696 = static_cast<unsigned int>(v11923.col(45, iron_linear_thread() & 31u));
-            const float v14698 = v11923.x[45];
-            const float v14699 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14700 = __float_as_uint(v14699);
-            const bool v14701 = v14696 >= v14700;
-            const float v14702 = v13862.x[0];
-            const unsigned int v14703 = __float_as_uint(v14702);
-            const bool v14704 = v14696 < v14703;
-            const bool v14705 = v14701 && v14704;
-            const float v14707 = v14698 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14708 = v14705 ? v14707 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[45] = v14708;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14709 = static_cast<unsigned int>(v11923.col(46, iron_linear_thread() & 31u));
-            const float v14711 = v11923.x[46];
-            const float v14712 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14713 = __float_as_uint(v14712);
-            const bool v14714 = v14709 >= v14713;
-            const float v14715 = v13862.x[2];
-            const unsigned int v14716 = __float_as_uint(v14715);
-            const bool v14717 = v14709 < v14716;
-            const bool v14718 = v14714 && v14717;
-            const float v14720 = v14711 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14721 = v14718 ? v14720 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[46] = v14721;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14722 = static_cast<unsigned int>(v11923.col(47, iron_linear_thread() & 31u));
-            const float v14724 = v11923.x[47];
-            const float v14725 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14726 = __float_as_uint(v14725);
-            const bool v14727 = v14722 >= v14726;
-            const float v14728 = v13862.x[2];
-            const unsigned int v14729 = __float_as_uint(v14728);
-            const bool v14730 = v14722 < v14729;
-            const bool v14731 = v14727 && v14730;
-            const float v14733 = v14724 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14734 = v14731 ? v14733 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[47] = v14734;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14735 = static_cast<unsigned int>(v11923.col(48, iron_linear_thread() & 31u));
-            const float v14737 = v11923.x[48];
-            const float v14738 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14739 = __float_as_uint(v14738);
-            const bool v14740 = v14735 >= v14739;
-            const float v14741 = v13862.x[0];
-            const unsigned int v14742 = __float_as_uint(v14741);
-            const bool v14743 = v14735 < v14742;
-            const bool v14744 = v14740 && v14743;
-            const float v14746 = v14737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14747 = v14744 ? v14746 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[48] = v14747;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14748 = static_cast<unsigned int>(v11923.col(49, iron_linear_thread() & 31u));
-            const float v14750 = v11923.x[49];
-            const float v14751 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14752 = __float_as_uint(v14751);
-            const bool v14753 = v14748 >= v14752;
-            const float v14754 = v13862.x[0];
-            const unsigned int v14755 = __float_as_uint(v14754);
-            const bool v14756 = v14748 < v14755;
-            const bool v14757 = v14753 && v14756;
-            const float v14759 = v14750 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14760 = v14757 ? v14759 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[49] = v14760;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14761 = static_cast<unsigned int>(v11923.col(50, iron_linear_thread() & 31u));
-            const float v14763 = v11923.x[50];
-            const float v14764 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14765 = __float_as_uint(v14764);
-            const bool v14766 = v14761 >= v14765;
-            const float v14767 = v13862.x[2];
-            const unsigned int v14768 = __float_as_uint(v14767);
-            const bool v14769 = v14761 < v14768;
-            const bool v14770 = v14766 && v14769;
-            const float v14772 = v14763 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14773 = v14770 ? v14772 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[50] = v14773;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14774 = static_cast<unsigned int>(v11923.col(51, iron_linear_thread() & 31u));
-            const float v14776 = v11923.x[51];
-            const float v14777 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14778 = __float_as_uint(v14777);
-            const bool v14779 = v14774 >= v14778;
-            const float v14780 = v13862.x[2];
-            const unsigned int v14781 = __float_as_uint(v14780);
-            const bool v14782 = v14774 < v14781;
-            const bool v14783 = v14779 && v14782;
-            const float v14785 = v14776 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14786 = v14783 ? v14785 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[51] = v14786;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14787 = static_cast<unsigned int>(v11923.col(52, iron_linear_thread() & 31u));
-            const float v14789 = v11923.x[52];
-            const float v14790 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14791 = __float_as_uint(v14790);
-            const bool v14792 = v14787 >= v14791;
-            const float v14793 = v13862.x[0];
-            const unsigned int v14794 = __float_as_uint(v14793);
-            const bool v14795 = v14787 < v14794;
-            const bool v14796 = v14792 && v14795;
-            const float v14798 = v14789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14799 = v14796 ? v14798 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[52] = v14799;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14800 = static_cast<unsigned int>(v11923.col(53, iron_linear_thread() & 31u));
-            const float v14802 = v11923.x[53];
-            const float v14803 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14804 = __float_as_uint(v14803);
-            const bool v14805 = v14800 >= v14804;
-            const float v14806 = v13862.x[0];
-            const unsigned int v14807 = __float_as_uint(v14806);
-            const bool v14808 = v14800 < v14807;
-            const bool v14809 = v14805 && v14808;
-            const float v14811 = v14802 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14812 = v14809 ? v14811 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[53] = v14812;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14813 = static_cast<unsigned int>(v11923.col(54, iron_linear_thread() & 31u));
-            const float v14815 = v11923.x[54];
-            const float v14816 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14817 = __float_as_uint(v14816);
-            const bool v14818 = v14813 >= v14817;
-            const float v14819 = v13862.x[2];
-            const unsigned int v14820 = __float_as_uint(v14819);
-            const bool v14821 = v14813 < v14820;
-            const bool v14822 = v14818 && v14821;
-            const float v14824 = v14815 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14825 = v14822 ? v14824 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[54] = v14825;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14826 = static_cast<unsigned int>(v11923.col(55, iron_linear_thread() & 31u));
-            const float v14828 = v11923.x[55];
-            const float v14829 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14830 = __float_as_uint(v14829);
-            const bool v14831 = v14826 >= v14830;
-            const float v14832 = v13862.x[2];
-            const unsigned int v14833 = __float_as_uint(v14832);
-            const bool v14834 = v14826 < v14833;
-            const bool v14835 = v14831 && v14834;
-            const float v14837 = v14828 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14838 = v14835 ? v14837 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[55] = v14838;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14839 = static_cast<unsigned int>(v11923.col(56, iron_linear_thread() & 31u));
-            const float v14841 = v11923.x[56];
-            const float v14842 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14843 = __float_as_uint(v14842);
-            const bool v14844 = v14839 >= v14843;
-            const float v14845 = v13862.x[0];
-            const unsigned int v14846 = __float_as_uint(v14845);
-            const bool v14847 = v14839 < v14846;
-            const bool v14848 = v14844 && v14847;
-            const float v14850 = v14841 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14851 = v14848 ? v14850 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[56] = v14851;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14852 = static_cast<unsigned int>(v11923.col(57, iron_linear_thread() & 31u));
-            const float v14854 = v11923.x[57];
-            const float v14855 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14856 = __float_as_uint(v14855);
-            const bool v14857 = v14852 >= v14856;
-            const float v14858 = v13862.x[0];
-            const unsigned int v14859 = __float_as_uint(v14858);
-            const bool v14860 = v14852 < v14859;
-            const bool v14861 = v14857 && v14860;
-            const float v14863 = v14854 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14864 = v14861 ? v14863 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[57] = v14864;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14865 = static_cast<unsigned int>(v11923.col(58, iron_linear_thread() & 31u));
-            const float v14867 = v11923.x[58];
-            const float v14868 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14869 = __float_as_uint(v14868);
-            const bool v14870 = v14865 >= v14869;
-            const float v14871 = v13862.x[2];
-            const unsigned int v14872 = __float_as_uint(v14871);
-            const bool v14873 = v14865 < v14872;
-            const bool v14874 = v14870 && v14873;
-            const float v14876 = v14867 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14877 = v14874 ? v14876 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[58] = v14877;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14878 = static_cast<unsigned int>(v11923.col(59, iron_linear_thread() & 31u));
-            const float v14880 = v11923.x[59];
-            const float v14881 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14882 = __float_as_uint(v14881);
-            const bool v14883 = v14878 >= v14882;
-            const float v14884 = v13862.x[2];
-            const unsigned int v14885 = __float_as_uint(v14884);
-            const bool v14886 = v14878 < v14885;
-            const bool v14887 = v14883 && v14886;
-            const float v14889 = v14880 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14890 = v14887 ? v14889 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[59] = v14890;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14891 = static_cast<unsigned int>(v11923.col(60, iron_linear_thread() & 31u));
-            const float v14893 = v11923.x[60];
-            const float v14894 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14895 = __float_as_uint(v14894);
-            const bool v14896 = v14891 >= v14895;
-            const float v14897 = v13862.x[0];
-            const unsigned int v14898 = __float_as_uint(v14897);
-            const bool v14899 = v14891 < v14898;
-            const bool v14900 = v14896 && v14899;
-            const float v14902 = v14893 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14903 = v14900 ? v14902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[60] = v14903;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14904 = static_cast<unsigned int>(v11923.col(61, iron_linear_thread() & 31u));
-            const float v14906 = v11923.x[61];
-            const float v14907 = v13860.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14908 = __float_as_uint(v14907);
-            const bool v14909 = v14904 >= v14908;
-            const float v14910 = v13862.x[0];
-            const unsigned int v14911 = __float_as_uint(v14910);
-            const bool v14912 = v14904 < v14911;
-            const bool v14913 = v14909 && v14912;
-            const float v14915 = v14906 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14916 = v14913 ? v14915 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[61] = v14916;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14917 = static_cast<unsigned int>(v11923.col(62, iron_linear_thread() & 31u));
-            const float v14919 = v11923.x[62];
-            const float v14920 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14921 = __float_as_uint(v14920);
-            const bool v14922 = v14917 >= v14921;
-            const float v14923 = v13862.x[2];
-            const unsigned int v14924 = __float_as_uint(v14923);
-            const bool v14925 = v14917 < v14924;
-            const bool v14926 = v14922 && v14925;
-            const float v14928 = v14919 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14929 = v14926 ? v14928 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[62] = v14929;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14930 = static_cast<unsigned int>(v11923.col(63, iron_linear_thread() & 31u));
-            const float v14932 = v11923.x[63];
-            const float v14933 = v13860.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14934 = __float_as_uint(v14933);
-            const bool v14935 = v14930 >= v14934;
-            const float v14936 = v13862.x[2];
-            const unsigned int v14937 = __float_as_uint(v14936);
-            const bool v14938 = v14930 < v14937;
-            const bool v14939 = v14935 && v14938;
-            const float v14941 = v14932 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14942 = v14939 ? v14941 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11923.x[63] = v14942;  // kernels/sdpa/flash_tile.hpp:176
+            iron_frag<float, 2, 16, 8> v13868;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v13868, 0.0f);
+            iron_frag<float, 2, 16, 8> v13870;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v13870, 0.0f);
+            const unsigned int v13872 = static_cast<unsigned int>(v13868.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13874 = v46 + v13872;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13876 = v13874 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13877 = v13876 + 1u;
+            const unsigned int v13879 = v13877 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13888 = v13879 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13892 = v13877 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13893 = v317 && v13892;
+            const unsigned int v13894 = v13893 ? v13888 : v305;
+            const unsigned int v13897 = v13894 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13898 = min(v13897, 128u);
+            const bool v13899 = v13894 > v11412;
+            const unsigned int v13900 = v13899 ? v13898 : v305;
+            const float v13901 = __uint_as_float(v13900);
+            v13868.x[0] = v13901;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13903 = static_cast<unsigned int>(v13868.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13905 = v46 + v13903;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13907 = v13905 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13908 = v13907 + 1u;
+            const unsigned int v13910 = v13908 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13919 = v13910 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13923 = v13908 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13924 = v317 && v13923;
+            const unsigned int v13925 = v13924 ? v13919 : v305;
+            const unsigned int v13928 = v13925 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13929 = min(v13928, 128u);
+            const bool v13930 = v13925 > v11412;
+            const unsigned int v13931 = v13930 ? v13929 : v305;
+            const float v13932 = __uint_as_float(v13931);
+            v13868.x[1] = v13932;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13934 = static_cast<unsigned int>(v13868.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13936 = v46 + v13934;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13938 = v13936 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13939 = v13938 + 1u;
+            const unsigned int v13941 = v13939 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13950 = v13941 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13954 = v13939 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13955 = v317 && v13954;
+            const unsigned int v13956 = v13955 ? v13950 : v305;
+            const unsigned int v13959 = v13956 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13960 = min(v13959, 128u);
+            const bool v13961 = v13956 > v11412;
+            const unsigned int v13962 = v13961 ? v13960 : v305;
+            const float v13963 = __uint_as_float(v13962);
+            v13868.x[2] = v13963;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13965 = static_cast<unsigned int>(v13868.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13967 = v46 + v13965;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13969 = v13967 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13970 = v13969 + 1u;
+            const unsigned int v13972 = v13970 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13981 = v13972 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13985 = v13970 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13986 = v317 && v13985;
+            const unsigned int v13987 = v13986 ? v13981 : v305;
+            const unsigned int v13990 = v13987 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13991 = min(v13990, 128u);
+            const bool v13992 = v13987 > v11412;
+            const unsigned int v13993 = v13992 ? v13991 : v305;
+            const float v13994 = __uint_as_float(v13993);
+            v13868.x[3] = v13994;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13996 = static_cast<unsigned int>(v13870.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13998 = v46 + v13996;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14000 = v13998 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14001 = v14000 + 1u;
+            const unsigned int v14003 = v14001 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14004 = min(v37, v14003);
+            const bool v14005 = v14001 > v18;
+            const unsigned int v14006 = v14005 ? v14004 : v305;
+            const unsigned int v14009 = v311 ? v37 : v14006;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14021 = v14009 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14022 = min(v14021, 128u);
+            const bool v14023 = v14009 > v11412;
+            const unsigned int v14024 = v14023 ? v14022 : v305;
+            const float v14025 = __uint_as_float(v14024);
+            v13870.x[0] = v14025;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14027 = static_cast<unsigned int>(v13870.row(1, iron_linear_thread() & 31u));
+            const unsigned int v14029 = v46 + v14027;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14031 = v14029 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14032 = v14031 + 1u;
+            const unsigned int v14034 = v14032 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14035 = min(v37, v14034);
+            const bool v14036 = v14032 > v18;
+            const unsigned int v14037 = v14036 ? v14035 : v305;
+            const unsigned int v14040 = v311 ? v37 : v14037;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14052 = v14040 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14053 = min(v14052, 128u);
+            const bool v14054 = v14040 > v11412;
+            const unsigned int v14055 = v14054 ? v14053 : v305;
+            const float v14056 = __uint_as_float(v14055);
+            v13870.x[1] = v14056;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14058 = static_cast<unsigned int>(v13870.row(2, iron_linear_thread() & 31u));
+            const unsigned int v14060 = v46 + v14058;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14062 = v14060 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14063 = v14062 + 1u;
+            const unsigned int v14065 = v14063 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14066 = min(v37, v14065);
+            const bool v14067 = v14063 > v18;
+            const unsigned int v14068 = v14067 ? v14066 : v305;
+            const unsigned int v14071 = v311 ? v37 : v14068;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14083 = v14071 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14084 = min(v14083, 128u);
+            const bool v14085 = v14071 > v11412;
+            const unsigned int v14086 = v14085 ? v14084 : v305;
+            const float v14087 = __uint_as_float(v14086);
+            v13870.x[2] = v14087;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14089 = static_cast<unsigned int>(v13870.row(3, iron_linear_thread() & 31u));
+            const unsigned int v14091 = v46 + v14089;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14093 = v14091 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14094 = v14093 + 1u;
+            const unsigned int v14096 = v14094 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14097 = min(v37, v14096);
+            const bool v14098 = v14094 > v18;
+            const unsigned int v14099 = v14098 ? v14097 : v305;
+            const unsigned int v14102 = v311 ? v37 : v14099;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14114 = v14102 - v11412;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14115 = min(v14114, 128u);
+            const bool v14116 = v14102 > v11412;
+            const unsigned int v14117 = v14116 ? v14115 : v305;
+            const float v14118 = __uint_as_float(v14117);
+            v13870.x[3] = v14118;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14119 = static_cast<unsigned int>(v11931.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v14121 = v11931.x[0];
+            const float v14122 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14123 = __float_as_uint(v14122);
+            const bool v14124 = v14119 >= v14123;
+            const float v14125 = v13870.x[0];
+            const unsigned int v14126 = __float_as_uint(v14125);
+            const bool v14127 = v14119 < v14126;
+            const bool v14128 = v14124 && v14127;
+            const float v14130 = v14121 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14131 = v14128 ? v14130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[0] = v14131;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14132 = static_cast<unsigned int>(v11931.col(1, iron_linear_thread() & 31u));
+            const float v14134 = v11931.x[1];
+            const float v14135 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14136 = __float_as_uint(v14135);
+            const bool v14137 = v14132 >= v14136;
+            const float v14138 = v13870.x[0];
+            const unsigned int v14139 = __float_as_uint(v14138);
+            const bool v14140 = v14132 < v14139;
+            const bool v14141 = v14137 && v14140;
+            const float v14143 = v14134 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14144 = v14141 ? v14143 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[1] = v14144;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14145 = static_cast<unsigned int>(v11931.col(2, iron_linear_thread() & 31u));
+            const float v14147 = v11931.x[2];
+            const float v14148 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14149 = __float_as_uint(v14148);
+            const bool v14150 = v14145 >= v14149;
+            const float v14151 = v13870.x[2];
+            const unsigned int v14152 = __float_as_uint(v14151);
+            const bool v14153 = v14145 < v14152;
+            const bool v14154 = v14150 && v14153;
+            const float v14156 = v14147 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14157 = v14154 ? v14156 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[2] = v14157;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14158 = static_cast<unsigned int>(v11931.col(3, iron_linear_thread() & 31u));
+            const float v14160 = v11931.x[3];
+            const float v14161 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14162 = __float_as_uint(v14161);
+            const bool v14163 = v14158 >= v14162;
+            const float v14164 = v13870.x[2];
+            const unsigned int v14165 = __float_as_uint(v14164);
+            const bool v14166 = v14158 < v14165;
+            const bool v14167 = v14163 && v14166;
+            const float v14169 = v14160 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14170 = v14167 ? v14169 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[3] = v14170;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14171 = static_cast<unsigned int>(v11931.col(4, iron_linear_thread() & 31u));
+            const float v14173 = v11931.x[4];
+            const float v14174 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14175 = __float_as_uint(v14174);
+            const bool v14176 = v14171 >= v14175;
+            const float v14177 = v13870.x[0];
+            const unsigned int v14178 = __float_as_uint(v14177);
+            const bool v14179 = v14171 < v14178;
+            const bool v14180 = v14176 && v14179;
+            const float v14182 = v14173 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14183 = v14180 ? v14182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[4] = v14183;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14184 = static_cast<unsigned int>(v11931.col(5, iron_linear_thread() & 31u));
+            const float v14186 = v11931.x[5];
+            const float v14187 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14188 = __float_as_uint(v14187);
+            const bool v14189 = v14184 >= v14188;
+            const float v14190 = v13870.x[0];
+            const unsigned int v14191 = __float_as_uint(v14190);
+            const bool v14192 = v14184 < v14191;
+            const bool v14193 = v14189 && v14192;
+            const float v14195 = v14186 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14196 = v14193 ? v14195 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[5] = v14196;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14197 = static_cast<unsigned int>(v11931.col(6, iron_linear_thread() & 31u));
+            const float v14199 = v11931.x[6];
+            const float v14200 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14201 = __float_as_uint(v14200);
+            const bool v14202 = v14197 >= v14201;
+            const float v14203 = v13870.x[2];
+            const unsigned int v14204 = __float_as_uint(v14203);
+            const bool v14205 = v14197 < v14204;
+            const bool v14206 = v14202 && v14205;
+            const float v14208 = v14199 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14209 = v14206 ? v14208 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[6] = v14209;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14210 = static_cast<unsigned int>(v11931.col(7, iron_linear_thread() & 31u));
+            const float v14212 = v11931.x[7];
+            const float v14213 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14214 = __float_as_uint(v14213);
+            const bool v14215 = v14210 >= v14214;
+            const float v14216 = v13870.x[2];
+            const unsigned int v14217 = __float_as_uint(v14216);
+            const bool v14218 = v14210 < v14217;
+            const bool v14219 = v14215 && v14218;
+            const float v14221 = v14212 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14222 = v14219 ? v14221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[7] = v14222;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14223 = static_cast<unsigned int>(v11931.col(8, iron_linear_thread() & 31u));
+            const float v14225 = v11931.x[8];
+            const float v14226 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14227 = __float_as_uint(v14226);
+            const bool v14228 = v14223 >= v14227;
+            const float v14229 = v13870.x[0];
+            const unsigned int v14230 = __float_as_uint(v14229);
+            const bool v14231 = v14223 < v14230;
+            const bool v14232 = v14228 && v14231;
+            const float v14234 = v14225 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14235 = v14232 ? v14234 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[8] = v14235;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14236 = static_cast<unsigned int>(v11931.col(9, iron_linear_thread() & 31u));
+            const float v14238 = v11931.x[9];
+            const float v14239 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14240 = __float_as_uint(v14239);
+            const bool v14241 = v14236 >= v14240;
+            const float v14242 = v13870.x[0];
+            const unsigned int v14243 = __float_as_uint(v14242);
+            const bool v14244 = v14236 < v14243;
+            const bool v14245 = v14241 && v14244;
+            const float v14247 = v14238 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14248 = v14245 ? v14247 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[9] = v14248;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14249 = static_cast<unsigned int>(v11931.col(10, iron_linear_thread() & 31u));
+            const float v14251 = v11931.x[10];
+            const float v14252 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14253 = __float_as_uint(v14252);
+            const bool v14254 = v14249 >= v14253;
+            const float v14255 = v13870.x[2];
+            const unsigned int v14256 = __float_as_uint(v14255);
+            const bool v14257 = v14249 < v14256;
+            const bool v14258 = v14254 && v14257;
+            const float v14260 = v14251 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14261 = v14258 ? v14260 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[10] = v14261;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14262 = static_cast<unsigned int>(v11931.col(11, iron_linear_thread() & 31u));
+            const float v14264 = v11931.x[11];
+            const float v14265 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14266 = __float_as_uint(v14265);
+            const bool v14267 = v14262 >= v14266;
+            const float v14268 = v13870.x[2];
+            const unsigned int v14269 = __float_as_uint(v14268);
+            const bool v14270 = v14262 < v14269;
+            const bool v14271 = v14267 && v14270;
+            const float v14273 = v14264 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14274 = v14271 ? v14273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[11] = v14274;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14275 = static_cast<unsigned int>(v11931.col(12, iron_linear_thread() & 31u));
+            const float v14277 = v11931.x[12];
+            const float v14278 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14279 = __float_as_uint(v14278);
+            const bool v14280 = v14275 >= v14279;
+            const float v14281 = v13870.x[0];
+            const unsigned int v14282 = __float_as_uint(v14281);
+            const bool v14283 = v14275 < v14282;
+            const bool v14284 = v14280 && v14283;
+            const float v14286 = v14277 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14287 = v14284 ? v14286 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[12] = v14287;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14288 = static_cast<unsigned int>(v11931.col(13, iron_linear_thread() & 31u));
+            const float v14290 = v11931.x[13];
+            const float v14291 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14292 = __float_as_uint(v14291);
+            const bool v14293 = v14288 >= v14292;
+            const float v14294 = v13870.x[0];
+            const unsigned int v14295 = __float_as_uint(v14294);
+            const bool v14296 = v14288 < v14295;
+            const bool v14297 = v14293 && v14296;
+            const float v14299 = v14290 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14300 = v14297 ? v14299 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[13] = v14300;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14301 = static_cast<unsigned int>(v11931.col(14, iron_linear_thread() & 31u));
+            const float v14303 = v11931.x[14];
+            const float v14304 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14305 = __float_as_uint(v14304);
+            const bool v14306 = v14301 >= v14305;
+            const float v14307 = v13870.x[2];
+            const unsigned int v14308 = __float_as_uint(v14307);
+            const bool v14309 = v14301 < v14308;
+            const bool v14310 = v14306 && v14309;
+            const float v14312 = v14303 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14313 = v14310 ? v14312 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[14] = v14313;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14314 = static_cast<unsigned int>(v11931.col(15, iron_linear_thread() & 31u));
+            const float v14316 = v11931.x[15];
+            const float v14317 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14318 = __float_as_uint(v14317);
+            const bool v14319 = v14314 >= v14318;
+            const float v14320 = v13870.x[2];
+            const unsigned int v14321 = __float_as_uint(v14320);
+            const bool v14322 = v14314 < v14321;
+            const bool v14323 = v14319 && v14322;
+            const float v14325 = v14316 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14326 = v14323 ? v14325 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[15] = v14326;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14327 = static_cast<unsigned int>(v11931.col(16, iron_linear_thread() & 31u));
+            const float v14329 = v11931.x[16];
+            const float v14330 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14331 = __float_as_uint(v14330);
+            const bool v14332 = v14327 >= v14331;
+            const float v14333 = v13870.x[0];
+            const unsigned int v14334 = __float_as_uint(v14333);
+            const bool v14335 = v14327 < v14334;
+            const bool v14336 = v14332 && v14335;
+            const float v14338 = v14329 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14339 = v14336 ? v14338 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[16] = v14339;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14340 = static_cast<unsigned int>(v11931.col(17, iron_linear_thread() & 31u));
+            const float v14342 = v11931.x[17];
+            const float v14343 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14344 = __float_as_uint(v14343);
+            const bool v14345 = v14340 >= v14344;
+            const float v14346 = v13870.x[0];
+            const unsigned int v14347 = __float_as_uint(v14346);
+            const bool v14348 = v14340 < v14347;
+            const bool v14349 = v14345 && v14348;
+            const float v14351 = v14342 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14352 = v14349 ? v14351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[17] = v14352;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14353 = static_cast<unsigned int>(v11931.col(18, iron_linear_thread() & 31u));
+            const float v14355 = v11931.x[18];
+            const float v14356 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14357 = __float_as_uint(v14356);
+            const bool v14358 = v14353 >= v14357;
+            const float v14359 = v13870.x[2];
+            const unsigned int v14360 = __float_as_uint(v14359);
+            const bool v14361 = v14353 < v14360;
+            const bool v14362 = v14358 && v14361;
+            const float v14364 = v14355 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14365 = v14362 ? v14364 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[18] = v14365;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14366 = static_cast<unsigned int>(v11931.col(19, iron_linear_thread() & 31u));
+            const float v14368 = v11931.x[19];
+            const float v14369 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14370 = __float_as_uint(v14369);
+            const bool v14371 = v14366 >= v14370;
+            const float v14372 = v13870.x[2];
+            const unsigned int v14373 = __float_as_uint(v14372);
+            const bool v14374 = v14366 < v14373;
+            const bool v14375 = v14371 && v14374;
+            const float v14377 = v14368 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14378 = v14375 ? v14377 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[19] = v14378;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14379 = static_cast<unsigned int>(v11931.col(20, iron_linear_thread() & 31u));
+            const float v14381 = v11931.x[20];
+            const float v14382 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14383 = __float_as_uint(v14382);
+            const bool v14384 = v14379 >= v14383;
+            const float v14385 = v13870.x[0];
+            const unsigned int v14386 = __float_as_uint(v14385);
+            const bool v14387 = v14379 < v14386;
+            const bool v14388 = v14384 && v14387;
+            const float v14390 = v14381 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14391 = v14388 ? v14390 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[20] = v14391;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14392 = static_cast<unsigned int>(v11931.col(21, iron_linear_thread() & 31u));
+            const float v14394 = v11931.x[21];
+            const float v14395 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14396 = __float_as_uint(v14395);
+            const bool v14397 = v14392 >= v14396;
+            const float v14398 = v13870.x[0];
+            const unsigned int v14399 = __float_as_uint(v14398);
+            const bool v14400 = v14392 < v14399;
+            const bool v14401 = v14397 && v14400;
+            const float v14403 = v14394 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14404 = v14401 ? v14403 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[21] = v14404;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14405 = static_cast<unsigned int>(v11931.col(22, iron_linear_thread() & 31u));
+            const float v14407 = v11931.x[22];
+            const float v14408 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14409 = __float_as_uint(v14408);
+            const bool v14410 = v14405 >= v14409;
+            const float v14411 = v13870.x[2];
+            const unsigned int v14412 = __float_as_uint(v14411);
+            const bool v14413 = v14405 < v14412;
+            const bool v14414 = v14410 && v14413;
+            const float v14416 = v14407 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14417 = v14414 ? v14416 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[22] = v14417;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14418 = static_cast<unsigned int>(v11931.col(23, iron_linear_thread() & 31u));
+            const float v14420 = v11931.x[23];
+            const float v14421 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14422 = __float_as_uint(v14421);
+            const bool v14423 = v14418 >= v14422;
+            const float v14424 = v13870.x[2];
+            const unsigned int v14425 = __float_as_uint(v14424);
+            const bool v14426 = v14418 < v14425;
+            const bool v14427 = v14423 && v14426;
+            const float v14429 = v14420 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14430 = v14427 ? v14429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[23] = v14430;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14431 = static_cast<unsigned int>(v11931.col(24, iron_linear_thread() & 31u));
+            const float v14433 = v11931.x[24];
+            const float v14434 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14435 = __float_as_uint(v14434);
+            const bool v14436 = v14431 >= v14435;
+            const float v14437 = v13870.x[0];
+            const unsigned int v14438 = __float_as_uint(v14437);
+            const bool v14439 = v14431 < v14438;
+            const bool v14440 = v14436 && v14439;
+            const float v14442 = v14433 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14443 = v14440 ? v14442 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[24] = v14443;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14444 = static_cast<unsigned int>(v11931.col(25, iron_linear_thread() & 31u));
+            const float v14446 = v11931.x[25];
+            const float v14447 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14448 = __float_as_uint(v14447);
+            const bool v14449 = v14444 >= v14448;
+            const float v14450 = v13870.x[0];
+            const unsigned int v14451 = __float_as_uint(v14450);
+            const bool v14452 = v14444 < v14451;
+            const bool v14453 = v14449 && v14452;
+            const float v14455 = v14446 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14456 = v14453 ? v14455 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[25] = v14456;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14457 = static_cast<unsigned int>(v11931.col(26, iron_linear_thread() & 31u));
+            const float v14459 = v11931.x[26];
+            const float v14460 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14461 = __float_as_uint(v14460);
+            const bool v14462 = v14457 >= v14461;
+            const float v14463 = v13870.x[2];
+            const unsigned int v14464 = __float_as_uint(v14463);
+            const bool v14465 = v14457 < v14464;
+            const bool v14466 = v14462 && v14465;
+            const float v14468 = v14459 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14469 = v14466 ? v14468 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[26] = v14469;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14470 = static_cast<unsigned int>(v11931.col(27, iron_linear_thread() & 31u));
+            const float v14472 = v11931.x[27];
+            const float v14473 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14474 = __float_as_uint(v14473);
+            const bool v14475 = v14470 >= v14474;
+            const float v14476 = v13870.x[2];
+            const unsigned int v14477 = __float_as_uint(v14476);
+            const bool v14478 = v14470 < v14477;
+            const bool v14479 = v14475 && v14478;
+            const float v14481 = v14472 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14482 = v14479 ? v14481 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[27] = v14482;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14483 = static_cast<unsigned int>(v11931.col(28, iron_linear_thread() & 31u));
+            const float v14485 = v11931.x[28];
+            const float v14486 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14487 = __float_as_uint(v14486);
+            const bool v14488 = v14483 >= v14487;
+            const float v14489 = v13870.x[0];
+            const unsigned int v14490 = __float_as_uint(v14489);
+            const bool v14491 = v14483 < v14490;
+            const bool v14492 = v14488 && v14491;
+            const float v14494 = v14485 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14495 = v14492 ? v14494 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[28] = v14495;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14496 = static_cast<unsigned int>(v11931.col(29, iron_linear_thread() & 31u));
+            const float v14498 = v11931.x[29];
+            const float v14499 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14500 = __float_as_uint(v14499);
+            const bool v14501 = v14496 >= v14500;
+            const float v14502 = v13870.x[0];
+            const unsigned int v14503 = __float_as_uint(v14502);
+            const bool v14504 = v14496 < v14503;
+            const bool v14505 = v14501 && v14504;
+            const float v14507 = v14498 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14508 = v14505 ? v14507 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[29] = v14508;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14509 = static_cast<unsigned int>(v11931.col(30, iron_linear_thread() & 31u));
+            const float v14511 = v11931.x[30];
+            const float v14512 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14513 = __float_as_uint(v14512);
+            const bool v14514 = v14509 >= v14513;
+            const float v14515 = v13870.x[2];
+            const unsigned int v14516 = __float_as_uint(v14515);
+            const bool v14517 = v14509 < v14516;
+            const bool v14518 = v14514 && v14517;
+            const float v14520 = v14511 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14521 = v14518 ? v14520 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[30] = v14521;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14522 = static_cast<unsigned int>(v11931.col(31, iron_linear_thread() & 31u));
+            const float v14524 = v11931.x[31];
+            const float v14525 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14526 = __float_as_uint(v14525);
+            const bool v14527 = v14522 >= v14526;
+            const float v14528 = v13870.x[2];
+            const unsigned int v14529 = __float_as_uint(v14528);
+            const bool v14530 = v14522 < v14529;
+            const bool v14531 = v14527 && v14530;
+            const float v14533 = v14524 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14534 = v14531 ? v14533 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[31] = v14534;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14535 = static_cast<unsigned int>(v11931.col(32, iron_linear_thread() & 31u));
+            const float v14537 = v11931.x[32];
+            const float v14538 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14539 = __float_as_uint(v14538);
+            const bool v14540 = v14535 >= v14539;
+            const float v14541 = v13870.x[0];
+            const unsigned int v14542 = __float_as_uint(v14541);
+            const bool v14543 = v14535 < v14542;
+            const bool v14544 = v14540 && v14543;
+            const float v14546 = v14537 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14547 = v14544 ? v14546 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[32] = v14547;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14548 = static_cast<unsigned int>(v11931.col(33, iron_linear_thread() & 31u));
+            const float v14550 = v11931.x[33];
+            const float v14551 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14552 = __float_as_uint(v14551);
+            const bool v14553 = v14548 >= v14552;
+            const float v14554 = v13870.x[0];
+            const unsigned int v14555 = __float_as_uint(v14554);
+            const bool v14556 = v14548 < v14555;
+            const bool v14557 = v14553 && v14556;
+            const float v14559 = v14550 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14560 = v14557 ? v14559 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[33] = v14560;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14561 = static_cast<unsigned int>(v11931.col(34, iron_linear_thread() & 31u));
+            const float v14563 = v11931.x[34];
+            const float v14564 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14565 = __float_as_uint(v14564);
+            const bool v14566 = v14561 >= v14565;
+            const float v14567 = v13870.x[2];
+            const unsigned int v14568 = __float_as_uint(v14567);
+            const bool v14569 = v14561 < v14568;
+            const bool v14570 = v14566 && v14569;
+            const float v14572 = v14563 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14573 = v14570 ? v14572 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[34] = v14573;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14574 = static_cast<unsigned int>(v11931.col(35, iron_linear_thread() & 31u));
+            const float v14576 = v11931.x[35];
+            const float v14577 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14578 = __float_as_uint(v14577);
+            const bool v14579 = v14574 >= v14578;
+            const float v14580 = v13870.x[2];
+            const unsigned int v14581 = __float_as_uint(v14580);
+            const bool v14582 = v14574 < v14581;
+            const bool v14583 = v14579 && v14582;
+            const float v14585 = v14576 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14586 = v14583 ? v14585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[35] = v14586;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14587 = static_cast<unsigned int>(v11931.col(36, iron_linear_thread() & 31u));
+            const float v14589 = v11931.x[36];
+            const float v14590 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14591 = __float_as_uint(v14590);
+            const bool v14592 = v14587 >= v14591;
+            const float v14593 = v13870.x[0];
+            const unsigned int v14594 = __float_as_uint(v14593);
+            const bool v14595 = v14587 < v14594;
+            const bool v14596 = v14592 && v14595;
+            const float v14598 = v14589 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14599 = v14596 ? v14598 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[36] = v14599;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14600 = static_cast<unsigned int>(v11931.col(37, iron_linear_thread() & 31u));
+            const float v14602 = v11931.x[37];
+            const float v14603 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14604 = __float_as_uint(v14603);
+            const bool v14605 = v14600 >= v14604;
+            const float v14606 = v13870.x[0];
+            const unsigned int v14607 = __float_as_uint(v14606);
+            const bool v14608 = v14600 < v14607;
+            const bool v14609 = v14605 && v14608;
+            const float v14611 = v14602 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14612 = v14609 ? v14611 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[37] = v14612;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14613 = static_cast<unsigned int>(v11931.col(38, iron_linear_thread() & 31u));
+            const float v14615 = v11931.x[38];
+            const float v14616 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14617 = __float_as_uint(v14616);
+            const bool v14618 = v14613 >= v14617;
+            const float v14619 = v13870.x[2];
+            const unsigned int v14620 = __float_as_uint(v14619);
+            const bool v14621 = v14613 < v14620;
+            const bool v14622 = v14618 && v14621;
+            const float v14624 = v14615 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14625 = v14622 ? v14624 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[38] = v14625;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14626 = static_cast<unsigned int>(v11931.col(39, iron_linear_thread() & 31u));
+            const float v14628 = v11931.x[39];
+            const float v14629 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14630 = __float_as_uint(v14629);
+            const bool v14631 = v14626 >= v14630;
+            const float v14632 = v13870.x[2];
+            const unsigned int v14633 = __float_as_uint(v14632);
+            const bool v14634 = v14626 < v14633;
+            const bool v14635 = v14631 && v14634;
+            const float v14637 = v14628 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14638 = v14635 ? v14637 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[39] = v14638;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14639 = static_cast<unsigned int>(v11931.col(40, iron_linear_thread() & 31u));
+            const float v14641 = v11931.x[40];
+            const float v14642 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14643 = __float_as_uint(v14642);
+            const bool v14644 = v14639 >= v14643;
+            const float v14645 = v13870.x[0];
+            const unsigned int v14646 = __float_as_uint(v14645);
+            const bool v14647 = v14639 < v14646;
+            const bool v14648 = v14644 && v14647;
+            const float v14650 = v14641 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14651 = v14648 ? v14650 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[40] = v14651;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14652 = static_cast<unsigned int>(v11931.col(41, iron_linear_thread() & 31u));
+            const float v14654 = v11931.x[41];
+            const float v14655 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14656 = __float_as_uint(v14655);
+            const bool v14657 = v14652 >= v14656;
+            const float v14658 = v13870.x[0];
+            const unsigned int v14659 = __float_as_uint(v14658);
+            const bool v14660 = v14652 < v14659;
+            const bool v14661 = v14657 && v14660;
+            const float v14663 = v14654 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14664 = v14661 ? v14663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[41] = v14664;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14665 = static_cast<unsigned int>(v11931.col(42, iron_linear_thread() & 31u));
+            const float v14667 = v11931.x[42];
+            const float v14668 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14669 = __float_as_uint(v14668);
+            const bool v14670 = v14665 >= v14669;
+            const float v14671 = v13870.x[2];
+            const unsigned int v14672 = __float_as_uint(v14671);
+            const bool v14673 = v14665 < v14672;
+            const bool v14674 = v14670 && v14673;
+            const float v14676 = v14667 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14677 = v14674 ? v14676 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[42] = v14677;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14678 = static_cast<unsigned int>(v11931.col(43, iron_linear_thread() & 31u));
+            const float v14680 = v11931.x[43];
+            const float v14681 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14682 = __float_as_uint(v14681);
+            const bool v14683 = v14678 >= v14682;
+            const float v14684 = v13870.x[2];
+            const unsigned int v14685 = __float_as_uint(v14684);
+            const bool v14686 = v14678 < v14685;
+            const bool v14687 = v14683 && v14686;
+            const float v14689 = v14680 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14690 = v14687 ? v14689 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[43] = v14690;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14691 = static_cast<unsigned int>(v11931.col(44, iron_linear_thread() & 31u));
+            const float v14693 = v11931.x[44];
+            const float v14694 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14695 = __float_as_uint(v14694);
+            const bool v14696 = v14691 >= v14695;
+            const float v14697 = v13870.x[0];
+            const unsigned int v14698 = __float_as_uint(v14697);
+            const bool v14699 = v14691 < v14698;
+            const bool v14700 = v14696 && v14699;
+            const float v14702 = v14693 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14703 = v14700 ? v14702 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[44] = v14703;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14704 = static_cast<unsigned int>(v11931.col(45, iron_linear_thread() & 31u));
+            const float v14706 = v11931.x[45];
+            const float v14707 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14708 = __float_as_uint(v14707);
+            const bool v14709 = v14704 >= v14708;
+            const float v14710 = v13870.x[0];
+            const unsigned int v14711 = __float_as_uint(v14710);
+            const bool v14712 = v14704 < v14711;
+            const bool v14713 = v14709 && v14712;
+            const float v14715 = v14706 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14716 = v14713 ? v14715 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[45] = v14716;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14717 = static_cast<unsigned int>(v11931.col(46, iron_linear_thread() & 31u));
+            const float v14719 = v11931.x[46];
+            const float v14720 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14721 = __float_as_uint(v14720);
+            const bool v14722 = v14717 >= v14721;
+            const float v14723 = v13870.x[2];
+            const unsigned int v14724 = __float_as_uint(v14723);
+            const bool v14725 = v14717 < v14724;
+            const bool v14726 = v14722 && v14725;
+            const float v14728 = v14719 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14729 = v14726 ? v14728 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[46] = v14729;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14730 = static_cast<unsigned int>(v11931.col(47, iron_linear_thread() & 31u));
+            const float v14732 = v11931.x[47];
+            const float v14733 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14734 = __float_as_uint(v14733);
+            const bool v14735 = v14730 >= v14734;
+            const float v14736 = v13870.x[2];
+            const unsigned int v14737 = __float_as_uint(v14736);
+            const bool v14738 = v14730 < v14737;
+            const bool v14739 = v14735 && v14738;
+            const float v14741 = v14732 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14742 = v14739 ? v14741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[47] = v14742;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14743 = static_cast<unsigned int>(v11931.col(48, iron_linear_thread() & 31u));
+            const float v14745 = v11931.x[48];
+            const float v14746 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14747 = __float_as_uint(v14746);
+            const bool v14748 = v14743 >= v14747;
+            const float v14749 = v13870.x[0];
+            const unsigned int v14750 = __float_as_uint(v14749);
+            const bool v14751 = v14743 < v14750;
+            const bool v14752 = v14748 && v14751;
+            const float v14754 = v14745 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14755 = v14752 ? v14754 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[48] = v14755;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14756 = static_cast<unsigned int>(v11931.col(49, iron_linear_thread() & 31u));
+            const float v14758 = v11931.x[49];
+            const float v14759 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14760 = __float_as_uint(v14759);
+            const bool v14761 = v14756 >= v14760;
+            const float v14762 = v13870.x[0];
+            const unsigned int v14763 = __float_as_uint(v14762);
+            const bool v14764 = v14756 < v14763;
+            const bool v14765 = v14761 && v14764;
+            const float v14767 = v14758 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14768 = v14765 ? v14767 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[49] = v14768;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14769 = static_cast<unsigned int>(v11931.col(50, iron_linear_thread() & 31u));
+            const float v14771 = v11931.x[50];
+            const float v14772 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14773 = __float_as_uint(v14772);
+            const bool v14774 = v14769 >= v14773;
+            const float v14775 = v13870.x[2];
+            const unsigned int v14776 = __float_as_uint(v14775);
+            const bool v14777 = v14769 < v14776;
+            const bool v14778 = v14774 && v14777;
+            const float v14780 = v14771 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14781 = v14778 ? v14780 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[50] = v14781;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14782 = static_cast<unsigned int>(v11931.col(51, iron_linear_thread() & 31u));
+            const float v14784 = v11931.x[51];
+            const float v14785 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14786 = __float_as_uint(v14785);
+            const bool v14787 = v14782 >= v14786;
+            const float v14788 = v13870.x[2];
+            const unsigned int v14789 = __float_as_uint(v14788);
+            const bool v14790 = v14782 < v14789;
+            const bool v14791 = v14787 && v14790;
+            const float v14793 = v14784 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14794 = v14791 ? v14793 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[51] = v14794;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14795 = static_cast<unsigned int>(v11931.col(52, iron_linear_thread() & 31u));
+            const float v14797 = v11931.x[52];
+            const float v14798 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14799 = __float_as_uint(v14798);
+            const bool v14800 = v14795 >= v14799;
+            const float v14801 = v13870.x[0];
+            const unsigned int v14802 = __float_as_uint(v14801);
+            const bool v14803 = v14795 < v14802;
+            const bool v14804 = v14800 && v14803;
+            const float v14806 = v14797 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14807 = v14804 ? v14806 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[52] = v14807;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14808 = static_cast<unsigned int>(v11931.col(53, iron_linear_thread() & 31u));
+            const float v14810 = v11931.x[53];
+            const float v14811 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14812 = __float_as_uint(v14811);
+            const bool v14813 = v14808 >= v14812;
+            const float v14814 = v13870.x[0];
+            const unsigned int v14815 = __float_as_uint(v14814);
+            const bool v14816 = v14808 < v14815;
+            const bool v14817 = v14813 && v14816;
+            const float v14819 = v14810 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14820 = v14817 ? v14819 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[53] = v14820;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14821 = static_cast<unsigned int>(v11931.col(54, iron_linear_thread() & 31u));
+            const float v14823 = v11931.x[54];
+            const float v14824 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14825 = __float_as_uint(v14824);
+            const bool v14826 = v14821 >= v14825;
+            const float v14827 = v13870.x[2];
+            const unsigned int v14828 = __float_as_uint(v14827);
+            const bool v14829 = v14821 < v14828;
+            const bool v14830 = v14826 && v14829;
+            const float v14832 = v14823 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14833 = v14830 ? v14832 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[54] = v14833;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14834 = static_cast<unsigned int>(v11931.col(55, iron_linear_thread() & 31u));
+            const float v14836 = v11931.x[55];
+            const float v14837 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14838 = __float_as_uint(v14837);
+            const bool v14839 = v14834 >= v14838;
+            const float v14840 = v13870.x[2];
+            const unsigned int v14841 = __float_as_uint(v14840);
+            const bool v14842 = v14834 < v14841;
+            const bool v14843 = v14839 && v14842;
+            const float v14845 = v14836 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14846 = v14843 ? v14845 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[55] = v14846;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14847 = static_cast<unsigned int>(v11931.col(56, iron_linear_thread() & 31u));
+            const float v14849 = v11931.x[56];
+            const float v14850 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14851 = __float_as_uint(v14850);
+            const bool v14852 = v14847 >= v14851;
+            const float v14853 = v13870.x[0];
+            const unsigned int v14854 = __float_as_uint(v14853);
+            const bool v14855 = v14847 < v14854;
+            const bool v14856 = v14852 && v14855;
+            const float v14858 = v14849 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14859 = v14856 ? v14858 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[56] = v14859;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14860 = static_cast<unsigned int>(v11931.col(57, iron_linear_thread() & 31u));
+            const float v14862 = v11931.x[57];
+            const float v14863 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14864 = __float_as_uint(v14863);
+            const bool v14865 = v14860 >= v14864;
+            const float v14866 = v13870.x[0];
+            const unsigned int v14867 = __float_as_uint(v14866);
+            const bool v14868 = v14860 < v14867;
+            const bool v14869 = v14865 && v14868;
+            const float v14871 = v14862 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14872 = v14869 ? v14871 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[57] = v14872;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14873 = static_cast<unsigned int>(v11931.col(58, iron_linear_thread() & 31u));
+            const float v14875 = v11931.x[58];
+            const float v14876 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14877 = __float_as_uint(v14876);
+            const bool v14878 = v14873 >= v14877;
+            const float v14879 = v13870.x[2];
+            const unsigned int v14880 = __float_as_uint(v14879);
+            const bool v14881 = v14873 < v14880;
+            const bool v14882 = v14878 && v14881;
+            const float v14884 = v14875 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14885 = v14882 ? v14884 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[58] = v14885;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14886 = static_cast<unsigned int>(v11931.col(59, iron_linear_thread() & 31u));
+            const float v14888 = v11931.x[59];
+            const float v14889 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14890 = __float_as_uint(v14889);
+            const bool v14891 = v14886 >= v14890;
+            const float v14892 = v13870.x[2];
+            const unsigned int v14893 = __float_as_uint(v14892);
+            const bool v14894 = v14886 < v14893;
+            const bool v14895 = v14891 && v14894;
+            const float v14897 = v14888 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14898 = v14895 ? v14897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[59] = v14898;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14899 = static_cast<unsigned int>(v11931.col(60, iron_linear_thread() & 31u));
+            const float v14901 = v11931.x[60];
+            const float v14902 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14903 = __float_as_uint(v14902);
+            const bool v14904 = v14899 >= v14903;
+            const float v14905 = v13870.x[0];
+            const unsigned int v14906 = __float_as_uint(v14905);
+            const bool v14907 = v14899 < v14906;
+            const bool v14908 = v14904 && v14907;
+            const float v14910 = v14901 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14911 = v14908 ? v14910 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[60] = v14911;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14912 = static_cast<unsigned int>(v11931.col(61, iron_linear_thread() & 31u));
+            const float v14914 = v11931.x[61];
+            const float v14915 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14916 = __float_as_uint(v14915);
+            const bool v14917 = v14912 >= v14916;
+            const float v14918 = v13870.x[0];
+            const unsigned int v14919 = __float_as_uint(v14918);
+            const bool v14920 = v14912 < v14919;
+            const bool v14921 = v14917 && v14920;
+            const float v14923 = v14914 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14924 = v14921 ? v14923 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[61] = v14924;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14925 = static_cast<unsigned int>(v11931.col(62, iron_linear_thread() & 31u));
+            const float v14927 = v11931.x[62];
+            const float v14928 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14929 = __float_as_uint(v14928);
+            const bool v14930 = v14925 >= v14929;
+            const float v14931 = v13870.x[2];
+            const unsigned int v14932 = __float_as_uint(v14931);
+            const bool v14933 = v14925 < v14932;
+            const bool v14934 = v14930 && v14933;
+            const float v14936 = v14927 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14937 = v14934 ? v14936 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[62] = v14937;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14938 = static_cast<unsigned int>(v11931.col(63, iron_linear_thread() & 31u));
+            const float v14940 = v11931.x[63];
+            const float v14941 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14942 = __float_as_uint(v14941);
+            const bool v14943 = v14938 >= v14942;
+            const float v14944 = v13870.x[2];
+            const unsigned int v14945 = __float_as_uint(v14944);
+            const bool v14946 = v14938 < v14945;
+            const bool v14947 = v14943 && v14946;
+            const float v14949 = v14940 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v14950 = v14947 ? v14949 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v11931.x[63] = v14950;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v14944;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v14944, 0.0f);
-          iron_frag_row_reduce<false>(v14944, v11923);
-          iron_frag<float, 2, 16, 8> v14946;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v14946, 0.0f);
-          const float v14950 = v14944.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14951 = v351.x[0];
-          const float v14952 = fmaxf(v14951, v14950);
-          const bool v14955 = v14952 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14956 = v14955 ? 0.0f : v14952;
-          v14946.x[0] = v14956;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14960 = v14944.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14961 = v351.x[1];
-          const float v14962 = fmaxf(v14961, v14960);
-          const bool v14965 = v14962 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14966 = v14965 ? 0.0f : v14962;
-          v14946.x[1] = v14966;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14970 = v14944.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14971 = v351.x[2];
-          const float v14972 = fmaxf(v14971, v14970);
-          const bool v14975 = v14972 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14976 = v14975 ? 0.0f : v14972;
-          v14946.x[2] = v14976;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14980 = v14944.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14981 = v351.x[3];
-          const float v14982 = fmaxf(v14981, v14980);
-          const bool v14985 = v14982 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14986 = v14985 ? 0.0f : v14982;
-          v14946.x[3] = v14986;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14990 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14992 = v14951 - v14990;
-          const float v14993 = iron_exp2_approx(v14992);
-          v11949.x[0] = v14993;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14997 = v14946.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14999 = v14961 - v14997;
-          const float v15000 = iron_exp2_approx(v14999);
-          v11949.x[1] = v15000;  // kernels/sdpa/flash_tile.hpp:220
-          const float v15004 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v15006 = v14971 - v15004;
-          const float v15007 = iron_exp2_approx(v15006);
-          v11949.x[2] = v15007;  // kernels/sdpa/flash_tile.hpp:220
-          const float v15011 = v14946.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v15013 = v14981 - v15011;
-          const float v15014 = iron_exp2_approx(v15013);
-          v11949.x[3] = v15014;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v14952;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15022 = v351.x[1];
-          const float v15024 = fmaxf(v15022, v14960);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v15024;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15027 = v351.x[2];
-          const float v15029 = fmaxf(v15027, v14970);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v15029;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15032 = v351.x[3];
-          const float v15034 = fmaxf(v15032, v14980);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v15034;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15037 = v11923.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v15038 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15039 = v15037 - v15038;
-          const float v15040 = iron_exp2_approx(v15039);
-          v11923.x[0] = v15040;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15043 = v11923.x[1];
-          const float v15044 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15045 = v15043 - v15044;
-          const float v15046 = iron_exp2_approx(v15045);
-          v11923.x[1] = v15046;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15049 = v11923.x[2];
-          const float v15050 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15051 = v15049 - v15050;
-          const float v15052 = iron_exp2_approx(v15051);
-          v11923.x[2] = v15052;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15055 = v11923.x[3];
-          const float v15056 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15057 = v15055 - v15056;
-          const float v15058 = iron_exp2_approx(v15057);
-          v11923.x[3] = v15058;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15061 = v11923.x[4];
-          const float v15062 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15063 = v15061 - v15062;
-          const float v15064 = iron_exp2_approx(v15063);
-          v11923.x[4] = v15064;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15067 = v11923.x[5];
-          const float v15068 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15069 = v15067 - v15068;
-          const float v15070 = iron_exp2_approx(v15069);
-          v11923.x[5] = v15070;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15073 = v11923.x[6];
-          const float v15074 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15075 = v15073 - v15074;
-          const float v15076 = iron_exp2_approx(v15075);
-          v11923.x[6] = v15076;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15079 = v11923.x[7];
-          const float v15080 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15081 = v15079 - v15080;
-          const float v15082 = iron_exp2_approx(v15081);
-          v11923.x[7] = v15082;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15085 = v11923.x[8];
-          const float v15086 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15087 = v15085 - v15086;
-          const float v15088 = iron_exp2_approx(v15087);
-          v11923.x[8] = v15088;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15091 = v11923.x[9];
-          const float v15092 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15093 = v15091 - v15092;
-          const float v15094 = iron_exp2_approx(v15093);
-          v11923.x[9] = v15094;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15097 = v11923.x[10];
-          const float v15098 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15099 = v15097 - v15098;
-          const float v15100 = iron_exp2_approx(v15099);
-          v11923.x[10] = v15100;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15103 = v11923.x[11];
-          const float v15104 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15105 = v15103 - v15104;
-          const float v15106 = iron_exp2_approx(v15105);
-          v11923.x[11] = v15106;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15109 = v11923.x[12];
-          const float v15110 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15111 = v15109 - v15110;
-          const float v15112 = iron_exp2_approx(v15111);
-          v11923.x[12] = v15112;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15115 = v11923.x[13];
-          const float v15116 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15117 = v15115 - v15116;
-          const float v15118 = iron_exp2_approx(v15117);
-          v11923.x[13] = v15118;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15121 = v11923.x[14];
-          const float v15122 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15123 = v15121 - v15122;
-          const float v15124 = iron_exp2_approx(v15123);
-          v11923.x[14] = v15124;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15127 = v11923.x[15];
-          const float v15128 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15129 = v15127 - v15128;
-          const float v15130 = iron_exp2_approx(v15129);
-          v11923.x[15] = v15130;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15133 = v11923.x[16];
-          const float v15134 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15135 = v15133 - v15134;
-          const float v15136 = iron_exp2_approx(v15135);
-          v11923.x[16] = v15136;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15139 = v11923.x[17];
-          const float v15140 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15141 = v15139 - v15140;
-          const float v15142 = iron_exp2_approx(v15141);
-          v11923.x[17] = v15142;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15145 = v11923.x[18];
-          const float v15146 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15147 = v15145 - v15146;
-          const float v15148 = iron_exp2_approx(v15147);
-          v11923.x[18] = v15148;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15151 = v11923.x[19];
-          const float v15152 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15153 = v15151 - v15152;
-          const float v15154 = iron_exp2_approx(v15153);
-          v11923.x[19] = v15154;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15157 = v11923.x[20];
-          const float v15158 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15159 = v15157 - v15158;
-          const float v15160 = iron_exp2_approx(v15159);
-          v11923.x[20] = v15160;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15163 = v11923.x[21];
-          const float v15164 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15165 = v15163 - v15164;
-          const float v15166 = iron_exp2_approx(v15165);
-          v11923.x[21] = v15166;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15169 = v11923.x[22];
-          const float v15170 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15171 = v15169 - v15170;
-          const float v15172 = iron_exp2_approx(v15171);
-          v11923.x[22] = v15172;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15175 = v11923.x[23];
-          const float v15176 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15177 = v15175 - v15176;
-          const float v15178 = iron_exp2_approx(v15177);
-          v11923.x[23] = v15178;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15181 = v11923.x[24];
-          const float v15182 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15183 = v15181 - v15182;
-          const float v15184 = iron_exp2_approx(v15183);
-          v11923.x[24] = v15184;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15187 = v11923.x[25];
-          const float v15188 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15189 = v15187 - v15188;
-          const float v15190 = iron_exp2_approx(v15189);
-          v11923.x[25] = v15190;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15193 = v11923.x[26];
-          const float v15194 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15195 = v15193 - v15194;
-          const float v15196 = iron_exp2_approx(v15195);
-          v11923.x[26] = v15196;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15199 = v11923.x[27];
-          const float v15200 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15201 = v15199 - v15200;
-          const float v15202 = iron_exp2_approx(v15201);
-          v11923.x[27] = v15202;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15205 = v11923.x[28];
-          const float v15206 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15207 = v15205 - v15206;
-          const float v15208 = iron_exp2_approx(v15207);
-          v11923.x[28] = v15208;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15211 = v11923.x[29];
-          const float v15212 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15213 = v15211 - v15212;
-          const float v15214 = iron_exp2_approx(v15213);
-          v11923.x[29] = v15214;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15217 = v11923.x[30];
-          const float v15218 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15219 = v15217 - v15218;
-          const float v15220 = iron_exp2_approx(v15219);
-          v11923.x[30] = v15220;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15223 = v11923.x[31];
-          const float v15224 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15225 = v15223 - v15224;
-          const float v15226 = iron_exp2_approx(v15225);
-          v11923.x[31] = v15226;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15229 = v11923.x[32];
-          const float v15230 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15231 = v15229 - v15230;
-          const float v15232 = iron_exp2_approx(v15231);
-          v11923.x[32] = v15232;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15235 = v11923.x[33];
-          const float v15236 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15237 = v15235 - v15236;
-          const float v15238 = iron_exp2_approx(v15237);
-          v11923.x[33] = v15238;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15241 = v11923.x[34];
-          const float v15242 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15243 = v15241 - v15242;
-          const float v15244 = iron_exp2_approx(v15243);
-          v11923.x[34] = v15244;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15247 = v11923.x[35];
-          const float v15248 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15249 = v15247 - v15248;
-          const float v15250 = iron_exp2_approx(v15249);
-          v11923.x[35] = v15250;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15253 = v11923.x[36];
-          const float v15254 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15255 = v15253 - v15254;
-          const float v15256 = iron_exp2_approx(v15255);
-          v11923.x[36] = v15256;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15259 = v11923.x[37];
-          const float v15260 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15261 = v15259 - v15260;
-          const float v15262 = iron_exp2_approx(v15261);
-          v11923.x[37] = v15262;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15265 = v11923.x[38];
-          const float v15266 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15267 = v15265 - v15266;
-          const float v15268 = iron_exp2_approx(v15267);
-          v11923.x[38] = v15268;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15271 = v11923.x[39];
-          const float v15272 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15273 = v15271 - v15272;
-          const float v15274 = iron_exp2_approx(v15273);
-          v11923.x[39] = v15274;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15277 = v11923.x[40];
-          const float v15278 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15279 = v15277 - v15278;
-          const float v15280 = iron_exp2_approx(v15279);
-          v11923.x[40] = v15280;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15283 = v11923.x[41];
-          const float v15284 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15285 = v15283 - v15284;
-          const float v15286 = iron_exp2_approx(v15285);
-          v11923.x[41] = v15286;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15289 = v11923.x[42];
-          const float v15290 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15291 = v15289 - v15290;
-          const float v15292 = iron_exp2_approx(v15291);
-          v11923.x[42] = v15292;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15295 = v11923.x[43];
-          const float v15296 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15297 = v15295 - v15296;
-          const float v15298 = iron_exp2_approx(v15297);
-          v11923.x[43] = v15298;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15301 = v11923.x[44];
-          const float v15302 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15303 = v15301 - v15302;
-          const float v15304 = iron_exp2_approx(v15303);
-          v11923.x[44] = v15304;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15307 = v11923.x[45];
-          const float v15308 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15309 = v15307 - v15308;
-          const float v15310 = iron_exp2_approx(v15309);
-          v11923.x[45] = v15310;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15313 = v11923.x[46];
-          const float v15314 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15315 = v15313 - v15314;
-          const float v15316 = iron_exp2_approx(v15315);
-          v11923.x[46] = v15316;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15319 = v11923.x[47];
-          const float v15320 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15321 = v15319 - v15320;
-          const float v15322 = iron_exp2_approx(v15321);
-          v11923.x[47] = v15322;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15325 = v11923.x[48];
-          const float v15326 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15327 = v15325 - v15326;
-          const float v15328 = iron_exp2_approx(v15327);
-          v11923.x[48] = v15328;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15331 = v11923.x[49];
-          const float v15332 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15333 = v15331 - v15332;
-          const float v15334 = iron_exp2_approx(v15333);
-          v11923.x[49] = v15334;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15337 = v11923.x[50];
-          const float v15338 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15339 = v15337 - v15338;
-          const float v15340 = iron_exp2_approx(v15339);
-          v11923.x[50] = v15340;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15343 = v11923.x[51];
-          const float v15344 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15345 = v15343 - v15344;
-          const float v15346 = iron_exp2_approx(v15345);
-          v11923.x[51] = v15346;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15349 = v11923.x[52];
-          const float v15350 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15351 = v15349 - v15350;
-          const float v15352 = iron_exp2_approx(v15351);
-          v11923.x[52] = v15352;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15355 = v11923.x[53];
-          const float v15356 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15357 = v15355 - v15356;
-          const float v15358 = iron_exp2_approx(v15357);
-          v11923.x[53] = v15358;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15361 = v11923.x[54];
-          const float v15362 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15363 = v15361 - v15362;
-          const float v15364 = iron_exp2_approx(v15363);
-          v11923.x[54] = v15364;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15367 = v11923.x[55];
-          const float v15368 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15369 = v15367 - v15368;
-          const float v15370 = iron_exp2_approx(v15369);
-          v11923.x[55] = v15370;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15373 = v11923.x[56];
-          const float v15374 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15375 = v15373 - v15374;
-          const float v15376 = iron_exp2_approx(v15375);
-          v11923.x[56] = v15376;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15379 = v11923.x[57];
-          const float v15380 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15381 = v15379 - v15380;
-          const float v15382 = iron_exp2_approx(v15381);
-          v11923.x[57] = v15382;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15385 = v11923.x[58];
-          const float v15386 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15387 = v15385 - v15386;
-          const float v15388 = iron_exp2_approx(v15387);
-          v11923.x[58] = v15388;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15391 = v11923.x[59];
-          const float v15392 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15393 = v15391 - v15392;
-          const float v15394 = iron_exp2_approx(v15393);
-          v11923.x[59] = v15394;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15397 = v11923.x[60];
-          const float v15398 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15399 = v15397 - v15398;
-          const float v15400 = iron_exp2_approx(v15399);
-          v11923.x[60] = v15400;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15403 = v11923.x[61];
-          const float v15404 = v14946.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15405 = v15403 - v15404;
-          const float v15406 = iron_exp2_approx(v15405);
-          v11923.x[61] = v15406;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15409 = v11923.x[62];
-          const float v15410 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15411 = v15409 - v15410;
-          const float v15412 = iron_exp2_approx(v15411);
-          v11923.x[62] = v15412;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15415 = v11923.x[63];
-          const float v15416 = v14946.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15417 = v15415 - v15416;
-          const float v15418 = iron_exp2_approx(v15417);
-          v11923.x[63] = v15418;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v15420;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v15420, 0.0f);
-          iron_frag_row_reduce<true>(v15420, v11923);
-          const float v15423 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v15424 = v15420.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15425 = v11949.x[0];
-          const float v15426 = v15423 * v15425;
-          const float v15427 = v15426 + v15424;
-          v353.x[0] = v15427;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15430 = v353.x[1];
-          const float v15431 = v15420.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15432 = v11949.x[1];
-          const float v15433 = v15430 * v15432;
-          const float v15434 = v15433 + v15431;
-          v353.x[1] = v15434;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15437 = v353.x[2];
-          const float v15438 = v15420.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15439 = v11949.x[2];
-          const float v15440 = v15437 * v15439;
-          const float v15441 = v15440 + v15438;
-          v353.x[2] = v15441;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15444 = v353.x[3];
-          const float v15445 = v15420.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15446 = v11949.x[3];
-          const float v15447 = v15444 * v15446;
-          const float v15448 = v15447 + v15445;
-          v353.x[3] = v15448;  // kernels/sdpa/flash_tile.hpp:234
+          iron_frag<float, 2, 16, 8> v14952;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v14952, 0.0f);
+          iron_frag_row_reduce<false>(v14952, v11931);
+          iron_frag<float, 2, 16, 8> v14954;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v14954, 0.0f);
+          const float v14958 = v14952.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14959 = v351.x[0];
+          const float v14960 = fmaxf(v14959, v14958);
+          const bool v14963 = v14960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14964 = v14963 ? 0.0f : v14960;
+          v14954.x[0] = v14964;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14968 = v14952.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14969 = v351.x[1];
+          const float v14970 = fmaxf(v14969, v14968);
+          const bool v14973 = v14970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14974 = v14973 ? 0.0f : v14970;
+          v14954.x[1] = v14974;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14978 = v14952.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14979 = v351.x[2];
+          const float v14980 = fmaxf(v14979, v14978);
+          const bool v14983 = v14980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14984 = v14983 ? 0.0f : v14980;
+          v14954.x[2] = v14984;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14988 = v14952.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14989 = v351.x[3];
+          const float v14990 = fmaxf(v14989, v14988);
+          const bool v14993 = v14990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14994 = v14993 ? 0.0f : v14990;
+          v14954.x[3] = v14994;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14998 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v15000 = v14959 - v14998;
+          const float v15001 = iron_exp2_approx(v15000);
+          v11957.x[0] = v15001;  // kernels/sdpa/flash_tile.hpp:220
+          const float v15005 = v14954.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v15007 = v14969 - v15005;
+          const float v15008 = iron_exp2_approx(v15007);
+          v11957.x[1] = v15008;  // kernels/sdpa/flash_tile.hpp:220
+          const float v15012 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v15014 = v14979 - v15012;
+          const float v15015 = iron_exp2_approx(v15014);
+          v11957.x[2] = v15015;  // kernels/sdpa/flash_tile.hpp:220
+          const float v15019 = v14954.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v15021 = v14989 - v15019;
+          const float v15022 = iron_exp2_approx(v15021);
+          v11957.x[3] = v15022;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v14960;  // kernels/sdpa/flash_tile.hpp:223
+          const float v15030 = v351.x[1];
+          const float v15032 = fmaxf(v15030, v14968);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v15032;  // kernels/sdpa/flash_tile.hpp:223
+          const float v15035 = v351.x[2];
+          const float v15037 = fmaxf(v15035, v14978);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v15037;  // kernels/sdpa/flash_tile.hpp:223
+          const float v15040 = v351.x[3];
+          const float v15042 = fmaxf(v15040, v14988);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v15042;  // kernels/sdpa/flash_tile.hpp:223
+          const float v15045 = v11931.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v15046 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15047 = v15045 - v15046;
+          const float v15048 = iron_exp2_approx(v15047);
+          v11931.x[0] = v15048;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15051 = v11931.x[1];
+          const float v15052 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15053 = v15051 - v15052;
+          const float v15054 = iron_exp2_approx(v15053);
+          v11931.x[1] = v15054;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15057 = v11931.x[2];
+          const float v15058 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15059 = v15057 - v15058;
+          const float v15060 = iron_exp2_approx(v15059);
+          v11931.x[2] = v15060;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15063 = v11931.x[3];
+          const float v15064 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15065 = v15063 - v15064;
+          const float v15066 = iron_exp2_approx(v15065);
+          v11931.x[3] = v15066;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15069 = v11931.x[4];
+          const float v15070 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15071 = v15069 - v15070;
+          const float v15072 = iron_exp2_approx(v15071);
+          v11931.x[4] = v15072;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15075 = v11931.x[5];
+          const float v15076 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15077 = v15075 - v15076;
+          const float v15078 = iron_exp2_approx(v15077);
+          v11931.x[5] = v15078;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15081 = v11931.x[6];
+          const float v15082 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15083 = v15081 - v15082;
+          const float v15084 = iron_exp2_approx(v15083);
+          v11931.x[6] = v15084;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15087 = v11931.x[7];
+          const float v15088 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15089 = v15087 - v15088;
+          const float v15090 = iron_exp2_approx(v15089);
+          v11931.x[7] = v15090;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15093 = v11931.x[8];
+          const float v15094 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15095 = v15093 - v15094;
+          const float v15096 = iron_exp2_approx(v15095);
+          v11931.x[8] = v15096;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15099 = v11931.x[9];
+          const float v15100 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15101 = v15099 - v15100;
+          const float v15102 = iron_exp2_approx(v15101);
+          v11931.x[9] = v15102;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15105 = v11931.x[10];
+          const float v15106 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15107 = v15105 - v15106;
+          const float v15108 = iron_exp2_approx(v15107);
+          v11931.x[10] = v15108;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15111 = v11931.x[11];
+          const float v15112 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15113 = v15111 - v15112;
+          const float v15114 = iron_exp2_approx(v15113);
+          v11931.x[11] = v15114;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15117 = v11931.x[12];
+          const float v15118 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15119 = v15117 - v15118;
+          const float v15120 = iron_exp2_approx(v15119);
+          v11931.x[12] = v15120;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15123 = v11931.x[13];
+          const float v15124 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15125 = v15123 - v15124;
+          const float v15126 = iron_exp2_approx(v15125);
+          v11931.x[13] = v15126;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15129 = v11931.x[14];
+          const float v15130 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15131 = v15129 - v15130;
+          const float v15132 = iron_exp2_approx(v15131);
+          v11931.x[14] = v15132;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15135 = v11931.x[15];
+          const float v15136 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15137 = v15135 - v15136;
+          const float v15138 = iron_exp2_approx(v15137);
+          v11931.x[15] = v15138;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15141 = v11931.x[16];
+          const float v15142 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15143 = v15141 - v15142;
+          const float v15144 = iron_exp2_approx(v15143);
+          v11931.x[16] = v15144;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15147 = v11931.x[17];
+          const float v15148 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15149 = v15147 - v15148;
+          const float v15150 = iron_exp2_approx(v15149);
+          v11931.x[17] = v15150;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15153 = v11931.x[18];
+          const float v15154 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15155 = v15153 - v15154;
+          const float v15156 = iron_exp2_approx(v15155);
+          v11931.x[18] = v15156;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15159 = v11931.x[19];
+          const float v15160 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15161 = v15159 - v15160;
+          const float v15162 = iron_exp2_approx(v15161);
+          v11931.x[19] = v15162;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15165 = v11931.x[20];
+          const float v15166 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15167 = v15165 - v15166;
+          const float v15168 = iron_exp2_approx(v15167);
+          v11931.x[20] = v15168;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15171 = v11931.x[21];
+          const float v15172 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15173 = v15171 - v15172;
+          const float v15174 = iron_exp2_approx(v15173);
+          v11931.x[21] = v15174;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15177 = v11931.x[22];
+          const float v15178 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15179 = v15177 - v15178;
+          const float v15180 = iron_exp2_approx(v15179);
+          v11931.x[22] = v15180;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15183 = v11931.x[23];
+          const float v15184 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15185 = v15183 - v15184;
+          const float v15186 = iron_exp2_approx(v15185);
+          v11931.x[23] = v15186;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15189 = v11931.x[24];
+          const float v15190 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15191 = v15189 - v15190;
+          const float v15192 = iron_exp2_approx(v15191);
+          v11931.x[24] = v15192;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15195 = v11931.x[25];
+          const float v15196 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15197 = v15195 - v15196;
+          const float v15198 = iron_exp2_approx(v15197);
+          v11931.x[25] = v15198;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15201 = v11931.x[26];
+          const float v15202 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15203 = v15201 - v15202;
+          const float v15204 = iron_exp2_approx(v15203);
+          v11931.x[26] = v15204;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15207 = v11931.x[27];
+          const float v15208 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15209 = v15207 - v15208;
+          const float v15210 = iron_exp2_approx(v15209);
+          v11931.x[27] = v15210;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15213 = v11931.x[28];
+          const float v15214 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15215 = v15213 - v15214;
+          const float v15216 = iron_exp2_approx(v15215);
+          v11931.x[28] = v15216;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15219 = v11931.x[29];
+          const float v15220 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15221 = v15219 - v15220;
+          const float v15222 = iron_exp2_approx(v15221);
+          v11931.x[29] = v15222;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15225 = v11931.x[30];
+          const float v15226 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15227 = v15225 - v15226;
+          const float v15228 = iron_exp2_approx(v15227);
+          v11931.x[30] = v15228;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15231 = v11931.x[31];
+          const float v15232 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15233 = v15231 - v15232;
+          const float v15234 = iron_exp2_approx(v15233);
+          v11931.x[31] = v15234;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15237 = v11931.x[32];
+          const float v15238 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15239 = v15237 - v15238;
+          const float v15240 = iron_exp2_approx(v15239);
+          v11931.x[32] = v15240;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15243 = v11931.x[33];
+          const float v15244 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15245 = v15243 - v15244;
+          const float v15246 = iron_exp2_approx(v15245);
+          v11931.x[33] = v15246;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15249 = v11931.x[34];
+          const float v15250 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15251 = v15249 - v15250;
+          const float v15252 = iron_exp2_approx(v15251);
+          v11931.x[34] = v15252;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15255 = v11931.x[35];
+          const float v15256 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15257 = v15255 - v15256;
+          const float v15258 = iron_exp2_approx(v15257);
+          v11931.x[35] = v15258;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15261 = v11931.x[36];
+          const float v15262 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15263 = v15261 - v15262;
+          const float v15264 = iron_exp2_approx(v15263);
+          v11931.x[36] = v15264;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15267 = v11931.x[37];
+          const float v15268 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15269 = v15267 - v15268;
+          const float v15270 = iron_exp2_approx(v15269);
+          v11931.x[37] = v15270;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15273 = v11931.x[38];
+          const float v15274 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15275 = v15273 - v15274;
+          const float v15276 = iron_exp2_approx(v15275);
+          v11931.x[38] = v15276;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15279 = v11931.x[39];
+          const float v15280 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15281 = v15279 - v15280;
+          const float v15282 = iron_exp2_approx(v15281);
+          v11931.x[39] = v15282;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15285 = v11931.x[40];
+          const float v15286 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15287 = v15285 - v15286;
+          const float v15288 = iron_exp2_approx(v15287);
+          v11931.x[40] = v15288;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15291 = v11931.x[41];
+          const float v15292 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15293 = v15291 - v15292;
+          const float v15294 = iron_exp2_approx(v15293);
+          v11931.x[41] = v15294;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15297 = v11931.x[42];
+          const float v15298 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15299 = v15297 - v15298;
+          const float v15300 = iron_exp2_approx(v15299);
+          v11931.x[42] = v15300;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15303 = v11931.x[43];
+          const float v15304 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15305 = v15303 - v15304;
+          const float v15306 = iron_exp2_approx(v15305);
+          v11931.x[43] = v15306;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15309 = v11931.x[44];
+          const float v15310 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15311 = v15309 - v15310;
+          const float v15312 = iron_exp2_approx(v15311);
+          v11931.x[44] = v15312;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15315 = v11931.x[45];
+          const float v15316 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15317 = v15315 - v15316;
+          const float v15318 = iron_exp2_approx(v15317);
+          v11931.x[45] = v15318;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15321 = v11931.x[46];
+          const float v15322 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15323 = v15321 - v15322;
+          const float v15324 = iron_exp2_approx(v15323);
+          v11931.x[46] = v15324;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15327 = v11931.x[47];
+          const float v15328 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15329 = v15327 - v15328;
+          const float v15330 = iron_exp2_approx(v15329);
+          v11931.x[47] = v15330;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15333 = v11931.x[48];
+          const float v15334 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15335 = v15333 - v15334;
+          const float v15336 = iron_exp2_approx(v15335);
+          v11931.x[48] = v15336;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15339 = v11931.x[49];
+          const float v15340 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15341 = v15339 - v15340;
+          const float v15342 = iron_exp2_approx(v15341);
+          v11931.x[49] = v15342;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15345 = v11931.x[50];
+          const float v15346 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15347 = v15345 - v15346;
+          const float v15348 = iron_exp2_approx(v15347);
+          v11931.x[50] = v15348;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15351 = v11931.x[51];
+          const float v15352 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15353 = v15351 - v15352;
+          const float v15354 = iron_exp2_approx(v15353);
+          v11931.x[51] = v15354;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15357 = v11931.x[52];
+          const float v15358 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15359 = v15357 - v15358;
+          const float v15360 = iron_exp2_approx(v15359);
+          v11931.x[52] = v15360;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15363 = v11931.x[53];
+          const float v15364 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15365 = v15363 - v15364;
+          const float v15366 = iron_exp2_approx(v15365);
+          v11931.x[53] = v15366;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15369 = v11931.x[54];
+          const float v15370 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15371 = v15369 - v15370;
+          const float v15372 = iron_exp2_approx(v15371);
+          v11931.x[54] = v15372;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15375 = v11931.x[55];
+          const float v15376 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15377 = v15375 - v15376;
+          const float v15378 = iron_exp2_approx(v15377);
+          v11931.x[55] = v15378;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15381 = v11931.x[56];
+          const float v15382 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15383 = v15381 - v15382;
+          const float v15384 = iron_exp2_approx(v15383);
+          v11931.x[56] = v15384;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15387 = v11931.x[57];
+          const float v15388 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15389 = v15387 - v15388;
+          const float v15390 = iron_exp2_approx(v15389);
+          v11931.x[57] = v15390;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15393 = v11931.x[58];
+          const float v15394 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15395 = v15393 - v15394;
+          const float v15396 = iron_exp2_approx(v15395);
+          v11931.x[58] = v15396;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15399 = v11931.x[59];
+          const float v15400 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15401 = v15399 - v15400;
+          const float v15402 = iron_exp2_approx(v15401);
+          v11931.x[59] = v15402;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15405 = v11931.x[60];
+          const float v15406 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15407 = v15405 - v15406;
+          const float v15408 = iron_exp2_approx(v15407);
+          v11931.x[60] = v15408;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15411 = v11931.x[61];
+          const float v15412 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15413 = v15411 - v15412;
+          const float v15414 = iron_exp2_approx(v15413);
+          v11931.x[61] = v15414;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15417 = v11931.x[62];
+          const float v15418 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15419 = v15417 - v15418;
+          const float v15420 = iron_exp2_approx(v15419);
+          v11931.x[62] = v15420;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15423 = v11931.x[63];
+          const float v15424 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v15425 = v15423 - v15424;
+          const float v15426 = iron_exp2_approx(v15425);
+          v11931.x[63] = v15426;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v15428;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v15428, 0.0f);
+          iron_frag_row_reduce<true>(v15428, v11931);
+          const float v15431 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v15432 = v15428.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15433 = v11957.x[0];
+          const float v15434 = v15431 * v15433;
+          const float v15435 = v15434 + v15432;
+          v353.x[0] = v15435;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15438 = v353.x[1];
+          const float v15439 = v15428.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15440 = v11957.x[1];
+          const float v15441 = v15438 * v15440;
+          const float v15442 = v15441 + v15439;
+          v353.x[1] = v15442;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15445 = v353.x[2];
+          const float v15446 = v15428.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15447 = v11957.x[2];
+          const float v15448 = v15445 * v15447;
+          const float v15449 = v15448 + v15446;
+          v353.x[2] = v15449;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15452 = v353.x[3];
+          const float v15453 = v15428.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15454 = v11957.x[3];
+          const float v15455 = v15452 * v15454;
+          const float v15456 = v15455 + v15453;
+          v353.x[3] = v15456;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v15451 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v15452 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15453 = v15451 * v15452;
-        v355.x[0] = v15453;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15456 = v355.x[1];
-        const float v15457 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15458 = v15456 * v15457;
-        v355.x[1] = v15458;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15461 = v355.x[2];
-        const float v15462 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15463 = v15461 * v15462;
-        v355.x[2] = v15463;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15466 = v355.x[3];
-        const float v15467 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15468 = v15466 * v15467;
-        v355.x[3] = v15468;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15471 = v355.x[4];
-        const float v15472 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15473 = v15471 * v15472;
-        v355.x[4] = v15473;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15476 = v355.x[5];
-        const float v15477 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15478 = v15476 * v15477;
-        v355.x[5] = v15478;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15481 = v355.x[6];
-        const float v15482 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15483 = v15481 * v15482;
-        v355.x[6] = v15483;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15486 = v355.x[7];
-        const float v15487 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15488 = v15486 * v15487;
-        v355.x[7] = v15488;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15491 = v355.x[8];
-        const float v15492 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15493 = v15491 * v15492;
-        v355.x[8] = v15493;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15496 = v355.x[9];
-        const float v15497 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15498 = v15496 * v15497;
-        v355.x[9] = v15498;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15501 = v355.x[10];
-        const float v15502 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15503 = v15501 * v15502;
-        v355.x[10] = v15503;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15506 = v355.x[11];
-        const float v15507 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15508 = v15506 * v15507;
-        v355.x[11] = v15508;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15511 = v355.x[12];
-        const float v15512 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15513 = v15511 * v15512;
-        v355.x[12] = v15513;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15516 = v355.x[13];
-        const float v15517 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15518 = v15516 * v15517;
-        v355.x[13] = v15518;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15521 = v355.x[14];
-        const float v15522 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15523 = v15521 * v15522;
-        v355.x[14] = v15523;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15526 = v355.x[15];
-        const float v15527 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15528 = v15526 * v15527;
-        v355.x[15] = v15528;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15531 = v355.x[16];
-        const float v15532 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15533 = v15531 * v15532;
-        v355.x[16] = v15533;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15536 = v355.x[17];
-        const float v15537 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15538 = v15536 * v15537;
-        v355.x[17] = v15538;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15541 = v355.x[18];
-        const float v15542 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15543 = v15541 * v15542;
-        v355.x[18] = v15543;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15546 = v355.x[19];
-        const float v15547 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15548 = v15546 * v15547;
-        v355.x[19] = v15548;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15551 = v355.x[20];
-        const float v15552 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15553 = v15551 * v15552;
-        v355.x[20] = v15553;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15556 = v355.x[21];
-        const float v15557 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15558 = v15556 * v15557;
-        v355.x[21] = v15558;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15561 = v355.x[22];
-        const float v15562 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15563 = v15561 * v15562;
-        v355.x[22] = v15563;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15566 = v355.x[23];
-        const float v15567 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15568 = v15566 * v15567;
-        v355.x[23] = v15568;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15571 = v355.x[24];
-        const float v15572 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15573 = v15571 * v15572;
-        v355.x[24] = v15573;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15576 = v355.x[25];
-        const float v15577 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15578 = v15576 * v15577;
-        v355.x[25] = v15578;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15581 = v355.x[26];
-        const float v15582 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15583 = v15581 * v15582;
-        v355.x[26] = v15583;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15586 = v355.x[27];
-        const float v15587 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15588 = v15586 * v15587;
-        v355.x[27] = v15588;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15591 = v355.x[28];
-        const float v15592 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15593 = v15591 * v15592;
-        v355.x[28] = v15593;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15596 = v355.x[29];
-        const float v15597 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15598 = v15596 * v15597;
-        v355.x[29] = v15598;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15601 = v355.x[30];
-        const float v15602 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15603 = v15601 * v15602;
-        v355.x[30] = v15603;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15606 = v355.x[31];
-        const float v15607 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15608 = v15606 * v15607;
-        v355.x[31] = v15608;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15611 = v357.x[0];
-        const float v15612 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15613 = v15611 * v15612;
-        v357.x[0] = v15613;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15616 = v357.x[1];
-        const float v15617 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15618 = v15616 * v15617;
-        v357.x[1] = v15618;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15621 = v357.x[2];
-        const float v15622 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15623 = v15621 * v15622;
-        v357.x[2] = v15623;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15626 = v357.x[3];
-        const float v15627 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15628 = v15626 * v15627;
-        v357.x[3] = v15628;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15631 = v357.x[4];
-        const float v15632 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15633 = v15631 * v15632;
-        v357.x[4] = v15633;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15636 = v357.x[5];
-        const float v15637 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15638 = v15636 * v15637;
-        v357.x[5] = v15638;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15641 = v357.x[6];
-        const float v15642 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15643 = v15641 * v15642;
-        v357.x[6] = v15643;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15646 = v357.x[7];
-        const float v15647 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15648 = v15646 * v15647;
-        v357.x[7] = v15648;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15651 = v357.x[8];
-        const float v15652 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15653 = v15651 * v15652;
-        v357.x[8] = v15653;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15656 = v357.x[9];
-        const float v15657 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15658 = v15656 * v15657;
-        v357.x[9] = v15658;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15661 = v357.x[10];
-        const float v15662 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15663 = v15661 * v15662;
-        v357.x[10] = v15663;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15666 = v357.x[11];
-        const float v15667 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15668 = v15666 * v15667;
-        v357.x[11] = v15668;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15671 = v357.x[12];
-        const float v15672 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15673 = v15671 * v15672;
-        v357.x[12] = v15673;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15676 = v357.x[13];
-        const float v15677 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15678 = v15676 * v15677;
-        v357.x[13] = v15678;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15681 = v357.x[14];
-        const float v15682 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15683 = v15681 * v15682;
-        v357.x[14] = v15683;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15686 = v357.x[15];
-        const float v15687 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15688 = v15686 * v15687;
-        v357.x[15] = v15688;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15691 = v357.x[16];
-        const float v15692 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15693 = v15691 * v15692;
-        v357.x[16] = v15693;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15696 = v357.x[17];
-        const float v15697 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15698 = v15696 * v15697;
-        v357.x[17] = v15698;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15701 = v357.x[18];
-        const float v15702 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15703 = v15701 * v15702;
-        v357.x[18] = v15703;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15706 = v357.x[19];
-        const float v15707 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15708 = v15706 * v15707;
-        v357.x[19] = v15708;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15711 = v357.x[20];
-        const float v15712 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15713 = v15711 * v15712;
-        v357.x[20] = v15713;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15716 = v357.x[21];
-        const float v15717 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15718 = v15716 * v15717;
-        v357.x[21] = v15718;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15721 = v357.x[22];
-        const float v15722 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15723 = v15721 * v15722;
-        v357.x[22] = v15723;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15726 = v357.x[23];
-        const float v15727 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15728 = v15726 * v15727;
-        v357.x[23] = v15728;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15731 = v357.x[24];
-        const float v15732 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15733 = v15731 * v15732;
-        v357.x[24] = v15733;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15736 = v357.x[25];
-        const float v15737 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15738 = v15736 * v15737;
-        v357.x[25] = v15738;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15741 = v357.x[26];
-        const float v15742 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15743 = v15741 * v15742;
-        v357.x[26] = v15743;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15746 = v357.x[27];
-        const float v15747 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15748 = v15746 * v15747;
-        v357.x[27] = v15748;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15751 = v357.x[28];
-        const float v15752 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15753 = v15751 * v15752;
-        v357.x[28] = v15753;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15756 = v357.x[29];
-        const float v15757 = v11949.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15758 = v15756 * v15757;
-        v357.x[29] = v15758;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15761 = v357.x[30];
-        const float v15762 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15763 = v15761 * v15762;
-        v357.x[30] = v15763;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15766 = v357.x[31];
-        const float v15767 = v11949.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15768 = v15766 * v15767;
-        v357.x[31] = v15768;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v15770;  // kernels/sdpa/flash_warpgroup.hpp:175
-        iron_frag_fill(v15770, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v15770, v11923);
-        const unsigned int v15776 = v45 << 7u;
-        iron_frag_store<false>(v15770, shm3, v15776, 128u);
+        const float v15459 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v15460 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15461 = v15459 * v15460;
+        v355.x[0] = v15461;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15464 = v355.x[1];
+        const float v15465 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15466 = v15464 * v15465;
+        v355.x[1] = v15466;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15469 = v355.x[2];
+        const float v15470 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15471 = v15469 * v15470;
+        v355.x[2] = v15471;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15474 = v355.x[3];
+        const float v15475 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15476 = v15474 * v15475;
+        v355.x[3] = v15476;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15479 = v355.x[4];
+        const float v15480 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15481 = v15479 * v15480;
+        v355.x[4] = v15481;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15484 = v355.x[5];
+        const float v15485 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15486 = v15484 * v15485;
+        v355.x[5] = v15486;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15489 = v355.x[6];
+        const float v15490 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15491 = v15489 * v15490;
+        v355.x[6] = v15491;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15494 = v355.x[7];
+        const float v15495 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15496 = v15494 * v15495;
+        v355.x[7] = v15496;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15499 = v355.x[8];
+        const float v15500 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15501 = v15499 * v15500;
+        v355.x[8] = v15501;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15504 = v355.x[9];
+        const float v15505 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15506 = v15504 * v15505;
+        v355.x[9] = v15506;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15509 = v355.x[10];
+        const float v15510 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15511 = v15509 * v15510;
+        v355.x[10] = v15511;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15514 = v355.x[11];
+        const float v15515 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15516 = v15514 * v15515;
+        v355.x[11] = v15516;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15519 = v355.x[12];
+        const float v15520 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15521 = v15519 * v15520;
+        v355.x[12] = v15521;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15524 = v355.x[13];
+        const float v15525 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15526 = v15524 * v15525;
+        v355.x[13] = v15526;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15529 = v355.x[14];
+        const float v15530 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15531 = v15529 * v15530;
+        v355.x[14] = v15531;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15534 = v355.x[15];
+        const float v15535 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15536 = v15534 * v15535;
+        v355.x[15] = v15536;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15539 = v355.x[16];
+        const float v15540 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15541 = v15539 * v15540;
+        v355.x[16] = v15541;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15544 = v355.x[17];
+        const float v15545 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15546 = v15544 * v15545;
+        v355.x[17] = v15546;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15549 = v355.x[18];
+        const float v15550 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15551 = v15549 * v15550;
+        v355.x[18] = v15551;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15554 = v355.x[19];
+        const float v15555 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15556 = v15554 * v15555;
+        v355.x[19] = v15556;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15559 = v355.x[20];
+        const float v15560 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15561 = v15559 * v15560;
+        v355.x[20] = v15561;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15564 = v355.x[21];
+        const float v15565 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15566 = v15564 * v15565;
+        v355.x[21] = v15566;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15569 = v355.x[22];
+        const float v15570 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15571 = v15569 * v15570;
+        v355.x[22] = v15571;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15574 = v355.x[23];
+        const float v15575 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15576 = v15574 * v15575;
+        v355.x[23] = v15576;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15579 = v355.x[24];
+        const float v15580 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15581 = v15579 * v15580;
+        v355.x[24] = v15581;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15584 = v355.x[25];
+        const float v15585 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15586 = v15584 * v15585;
+        v355.x[25] = v15586;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15589 = v355.x[26];
+        const float v15590 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15591 = v15589 * v15590;
+        v355.x[26] = v15591;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15594 = v355.x[27];
+        const float v15595 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15596 = v15594 * v15595;
+        v355.x[27] = v15596;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15599 = v355.x[28];
+        const float v15600 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15601 = v15599 * v15600;
+        v355.x[28] = v15601;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15604 = v355.x[29];
+        const float v15605 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15606 = v15604 * v15605;
+        v355.x[29] = v15606;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15609 = v355.x[30];
+        const float v15610 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15611 = v15609 * v15610;
+        v355.x[30] = v15611;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15614 = v355.x[31];
+        const float v15615 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15616 = v15614 * v15615;
+        v355.x[31] = v15616;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15619 = v357.x[0];
+        const float v15620 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15621 = v15619 * v15620;
+        v357.x[0] = v15621;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15624 = v357.x[1];
+        const float v15625 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15626 = v15624 * v15625;
+        v357.x[1] = v15626;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15629 = v357.x[2];
+        const float v15630 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15631 = v15629 * v15630;
+        v357.x[2] = v15631;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15634 = v357.x[3];
+        const float v15635 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15636 = v15634 * v15635;
+        v357.x[3] = v15636;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15639 = v357.x[4];
+        const float v15640 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15641 = v15639 * v15640;
+        v357.x[4] = v15641;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15644 = v357.x[5];
+        const float v15645 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15646 = v15644 * v15645;
+        v357.x[5] = v15646;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15649 = v357.x[6];
+        const float v15650 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15651 = v15649 * v15650;
+        v357.x[6] = v15651;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15654 = v357.x[7];
+        const float v15655 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15656 = v15654 * v15655;
+        v357.x[7] = v15656;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15659 = v357.x[8];
+        const float v15660 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15661 = v15659 * v15660;
+        v357.x[8] = v15661;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15664 = v357.x[9];
+        const float v15665 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15666 = v15664 * v15665;
+        v357.x[9] = v15666;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15669 = v357.x[10];
+        const float v15670 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15671 = v15669 * v15670;
+        v357.x[10] = v15671;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15674 = v357.x[11];
+        const float v15675 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15676 = v15674 * v15675;
+        v357.x[11] = v15676;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15679 = v357.x[12];
+        const float v15680 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15681 = v15679 * v15680;
+        v357.x[12] = v15681;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15684 = v357.x[13];
+        const float v15685 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15686 = v15684 * v15685;
+        v357.x[13] = v15686;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15689 = v357.x[14];
+        const float v15690 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15691 = v15689 * v15690;
+        v357.x[14] = v15691;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15694 = v357.x[15];
+        const float v15695 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15696 = v15694 * v15695;
+        v357.x[15] = v15696;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15699 = v357.x[16];
+        const float v15700 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15701 = v15699 * v15700;
+        v357.x[16] = v15701;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15704 = v357.x[17];
+        const float v15705 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15706 = v15704 * v15705;
+        v357.x[17] = v15706;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15709 = v357.x[18];
+        const float v15710 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15711 = v15709 * v15710;
+        v357.x[18] = v15711;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15714 = v357.x[19];
+        const float v15715 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15716 = v15714 * v15715;
+        v357.x[19] = v15716;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15719 = v357.x[20];
+        const float v15720 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15721 = v15719 * v15720;
+        v357.x[20] = v15721;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15724 = v357.x[21];
+        const float v15725 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15726 = v15724 * v15725;
+        v357.x[21] = v15726;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15729 = v357.x[22];
+        const float v15730 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15731 = v15729 * v15730;
+        v357.x[22] = v15731;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15734 = v357.x[23];
+        const float v15735 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15736 = v15734 * v15735;
+        v357.x[23] = v15736;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15739 = v357.x[24];
+        const float v15740 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15741 = v15739 * v15740;
+        v357.x[24] = v15741;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15744 = v357.x[25];
+        const float v15745 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15746 = v15744 * v15745;
+        v357.x[25] = v15746;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15749 = v357.x[26];
+        const float v15750 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15751 = v15749 * v15750;
+        v357.x[26] = v15751;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15754 = v357.x[27];
+        const float v15755 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15756 = v15754 * v15755;
+        v357.x[27] = v15756;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15759 = v357.x[28];
+        const float v15760 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15761 = v15759 * v15760;
+        v357.x[28] = v15761;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15764 = v357.x[29];
+        const float v15765 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15766 = v15764 * v15765;
+        v357.x[29] = v15766;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15769 = v357.x[30];
+        const float v15770 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15771 = v15769 * v15770;
+        v357.x[30] = v15771;  // kernels/sdpa/flash_tile.hpp:244
+        const float v15774 = v357.x[31];
+        const float v15775 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v15776 = v15774 * v15775;
+        v357.x[31] = v15776;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v15778;  // kernels/sdpa/flash_warpgroup.hpp:175
+        iron_frag_fill(v15778, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v15778, v11931);
+        const unsigned int v15784 = v45 << 7u;
+        iron_frag_store<false>(v15778, shm3, v15784, 128u);
       }
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:270
       if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15784 = v11408 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15791 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15792 = v15791 << 7u;
-        const unsigned int v15928 = v41 & 3u;
-        const unsigned int v15930 = v15928 << 4u;
-        const unsigned int v15932 = v15930 << 7u;
-        const unsigned int v15934 = v15792 + v15932;
-        iron_frag<iron_bf16, 0, 16, 16> v15943;
-        iron_frag_fill(v15943, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15943, shm3, v15934, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15945;
-        iron_frag_fill(v15945, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15945, shm2, v15784, 64u);
-        iron_frag_mma_sync(v355, v15943, v15945);
-        const unsigned int v15947 = v15934 + 16u;
-        const unsigned int v15952 = v15784 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15954;
-        iron_frag_fill(v15954, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15954, shm3, v15947, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15956;
-        iron_frag_fill(v15956, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15956, shm2, v15952, 64u);
-        iron_frag_mma_sync(v355, v15954, v15956);
-        const unsigned int v15958 = v15934 + 32u;
-        const unsigned int v15963 = v15784 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15965;
-        iron_frag_fill(v15965, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15965, shm3, v15958, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15967;
-        iron_frag_fill(v15967, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15967, shm2, v15963, 64u);
-        iron_frag_mma_sync(v355, v15965, v15967);
-        const unsigned int v15969 = v15934 + 48u;
-        const unsigned int v15974 = v15784 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15976;
-        iron_frag_fill(v15976, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15976, shm3, v15969, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15978;
-        iron_frag_fill(v15978, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15978, shm2, v15974, 64u);
-        iron_frag_mma_sync(v355, v15976, v15978);
-        const unsigned int v15800 = v15784 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15807 = v15792 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15987 = v15807 + v15932;
-        iron_frag<iron_bf16, 0, 16, 16> v15996;
-        iron_frag_fill(v15996, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15996, shm3, v15987, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15998;
-        iron_frag_fill(v15998, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15998, shm2, v15800, 64u);
-        iron_frag_mma_sync(v355, v15996, v15998);
-        const unsigned int v16000 = v15987 + 16u;
-        const unsigned int v16005 = v15800 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16007;
-        iron_frag_fill(v16007, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16007, shm3, v16000, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16009;
-        iron_frag_fill(v16009, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16009, shm2, v16005, 64u);
-        iron_frag_mma_sync(v355, v16007, v16009);
-        const unsigned int v16011 = v15987 + 32u;
-        const unsigned int v16016 = v15800 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16018;
-        iron_frag_fill(v16018, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16018, shm3, v16011, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16020;
-        iron_frag_fill(v16020, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16020, shm2, v16016, 64u);
-        iron_frag_mma_sync(v355, v16018, v16020);
-        const unsigned int v16022 = v15987 + 48u;
-        const unsigned int v16027 = v15800 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16029;
-        iron_frag_fill(v16029, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16029, shm3, v16022, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16031;
-        iron_frag_fill(v16031, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16031, shm2, v16027, 64u);
-        iron_frag_mma_sync(v355, v16029, v16031);
-        const unsigned int v15813 = v15784 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16049;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v16049, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16049, shm3, v15934, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16051;
-        iron_frag_fill(v16051, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16051, shm2, v15813, 64u);
-        iron_frag_mma_sync(v357, v16049, v16051);
-        const unsigned int v16058 = v15813 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16060;
-        iron_frag_fill(v16060, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16060, shm3, v15947, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16062;
-        iron_frag_fill(v16062, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16062, shm2, v16058, 64u);
-        iron_frag_mma_sync(v357, v16060, v16062);
-        const unsigned int v16069 = v15813 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16071;
-        iron_frag_fill(v16071, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16071, shm3, v15958, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16073;
-        iron_frag_fill(v16073, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16073, shm2, v16069, 64u);
-        iron_frag_mma_sync(v357, v16071, v16073);
-        const unsigned int v16080 = v15813 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16082;
-        iron_frag_fill(v16082, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16082, shm3, v15969, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16084;
-        iron_frag_fill(v16084, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16084, shm2, v16080, 64u);
-        iron_frag_mma_sync(v357, v16082, v16084);
-        const unsigned int v15828 = v15813 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16102;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v16102, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16102, shm3, v15987, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16104;
-        iron_frag_fill(v16104, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16104, shm2, v15828, 64u);
-        iron_frag_mma_sync(v357, v16102, v16104);
-        const unsigned int v16111 = v15828 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16113;
-        iron_frag_fill(v16113, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16113, shm3, v16000, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16115;
-        iron_frag_fill(v16115, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16115, shm2, v16111, 64u);
-        iron_frag_mma_sync(v357, v16113, v16115);
-        const unsigned int v16122 = v15828 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16124;
-        iron_frag_fill(v16124, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16124, shm3, v16011, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16126;
-        iron_frag_fill(v16126, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16126, shm2, v16122, 64u);
-        iron_frag_mma_sync(v357, v16124, v16126);
-        const unsigned int v16133 = v15828 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16135;
-        iron_frag_fill(v16135, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16135, shm3, v16022, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16137;
-        iron_frag_fill(v16137, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16137, shm2, v16133, 64u);
-        iron_frag_mma_sync(v357, v16135, v16137);
+        const unsigned int v15792 = v11416 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15799 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15800 = v15799 << 7u;
+        const unsigned int v15940 = v41 & 3u;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v15942 = v15940 << 4u;
+        const unsigned int v15944 = v15942 << 7u;
+        const unsigned int v15946 = v15800 + v15944;
+        iron_frag<iron_bf16, 0, 16, 16> v15955;
+        iron_frag_fill(v15955, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15955, shm3, v15946, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15957;
+        iron_frag_fill(v15957, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15957, shm2, v15792, 64u);
+        iron_frag_mma_sync(v355, v15955, v15957);
+        const unsigned int v15959 = v15946 + 16u;
+        const unsigned int v15964 = v15792 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v15966;
+        iron_frag_fill(v15966, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15966, shm3, v15959, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15968;
+        iron_frag_fill(v15968, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15968, shm2, v15964, 64u);
+        iron_frag_mma_sync(v355, v15966, v15968);
+        const unsigned int v15970 = v15946 + 32u;
+        const unsigned int v15975 = v15792 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v15977;
+        iron_frag_fill(v15977, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15977, shm3, v15970, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15979;
+        iron_frag_fill(v15979, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15979, shm2, v15975, 64u);
+        iron_frag_mma_sync(v355, v15977, v15979);
+        const unsigned int v15981 = v15946 + 48u;
+        const unsigned int v15986 = v15792 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v15988;
+        iron_frag_fill(v15988, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v15988, shm3, v15981, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v15990;
+        iron_frag_fill(v15990, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v15990, shm2, v15986, 64u);
+        iron_frag_mma_sync(v355, v15988, v15990);
+        const unsigned int v15809 = v15792 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        const unsigned int v15816 = v15800 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
+        const unsigned int v15999 = v15816 + v15944;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag<iron_bf16, 0, 16, 16> v16008;
+        iron_frag_fill(v16008, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16008, shm3, v15999, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16010;
+        iron_frag_fill(v16010, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16010, shm2, v15809, 64u);
+        iron_frag_mma_sync(v355, v16008, v16010);
+        const unsigned int v16012 = v15999 + 16u;
+        const unsigned int v16017 = v15809 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v16019;
+        iron_frag_fill(v16019, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16019, shm3, v16012, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16021;
+        iron_frag_fill(v16021, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16021, shm2, v16017, 64u);
+        iron_frag_mma_sync(v355, v16019, v16021);
+        const unsigned int v16023 = v15999 + 32u;
+        const unsigned int v16028 = v15809 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v16030;
+        iron_frag_fill(v16030, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16030, shm3, v16023, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16032;
+        iron_frag_fill(v16032, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16032, shm2, v16028, 64u);
+        iron_frag_mma_sync(v355, v16030, v16032);
+        const unsigned int v16034 = v15999 + 48u;
+        const unsigned int v16039 = v15809 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v16041;
+        iron_frag_fill(v16041, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16041, shm3, v16034, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16043;
+        iron_frag_fill(v16043, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16043, shm2, v16039, 64u);
+        iron_frag_mma_sync(v355, v16041, v16043);
+        const unsigned int v15823 = v15792 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v16061;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag_fill(v16061, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16061, shm3, v15946, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16063;
+        iron_frag_fill(v16063, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16063, shm2, v15823, 64u);
+        iron_frag_mma_sync(v357, v16061, v16063);
+        const unsigned int v16070 = v15823 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v16072;
+        iron_frag_fill(v16072, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16072, shm3, v15959, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16074;
+        iron_frag_fill(v16074, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16074, shm2, v16070, 64u);
+        iron_frag_mma_sync(v357, v16072, v16074);
+        const unsigned int v16081 = v15823 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v16083;
+        iron_frag_fill(v16083, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16083, shm3, v15970, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16085;
+        iron_frag_fill(v16085, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16085, shm2, v16081, 64u);
+        iron_frag_mma_sync(v357, v16083, v16085);
+        const unsigned int v16092 = v15823 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v16094;
+        iron_frag_fill(v16094, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16094, shm3, v15981, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16096;
+        iron_frag_fill(v16096, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16096, shm2, v16092, 64u);
+        iron_frag_mma_sync(v357, v16094, v16096);
+        const unsigned int v15839 = v15823 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag<iron_bf16, 0, 16, 16> v16114;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag_fill(v16114, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16114, shm3, v15999, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16116;
+        iron_frag_fill(v16116, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16116, shm2, v15839, 64u);
+        iron_frag_mma_sync(v357, v16114, v16116);
+        const unsigned int v16123 = v15839 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v16125;
+        iron_frag_fill(v16125, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16125, shm3, v16012, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16127;
+        iron_frag_fill(v16127, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16127, shm2, v16123, 64u);
+        iron_frag_mma_sync(v357, v16125, v16127);
+        const unsigned int v16134 = v15839 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v16136;
+        iron_frag_fill(v16136, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16136, shm3, v16023, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16138;
+        iron_frag_fill(v16138, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16138, shm2, v16134, 64u);
+        iron_frag_mma_sync(v357, v16136, v16138);
+        const unsigned int v16145 = v15839 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v16147;
+        iron_frag_fill(v16147, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v16147, shm3, v16034, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v16149;
+        iron_frag_fill(v16149, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v16149, shm2, v16145, 64u);
+        iron_frag_mma_sync(v357, v16147, v16149);
       }
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:259
     if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v9050 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v9052;  // kernels/sdpa/flash_tile.hpp:261
-      iron_frag_fill(v9052, 0.0f);
-      const float v9056 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9057 = fmaxf(v9056, v9050);
-      const bool v9060 = v9057 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9061 = v9060 ? 0.0f : v9057;
-      v9052.x[0] = v9061;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9065 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9066 = fmaxf(v9065, v9050);
-      const bool v9069 = v9066 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9070 = v9069 ? 0.0f : v9066;
-      v9052.x[1] = v9070;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9074 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9075 = fmaxf(v9074, v9050);
-      const bool v9078 = v9075 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9079 = v9078 ? 0.0f : v9075;
-      v9052.x[2] = v9079;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9083 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9084 = fmaxf(v9083, v9050);
-      const bool v9087 = v9084 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9088 = v9087 ? 0.0f : v9084;
-      v9052.x[3] = v9088;  // kernels/sdpa/flash_tile.hpp:262
-      iron_frag<float, 2, 16, 8> v9090;  // kernels/sdpa/flash_tile.hpp:265
-      iron_frag_fill(v9090, 0.0f);
-      const unsigned int v9091 = static_cast<unsigned int>(v9090.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9092 = static_cast<unsigned int>(v9090.row(0, iron_linear_thread() & 31u));
-      const float v9094 = v9052.x[0];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9095 = v9050 - v9094;
-      const float v9096 = exp2f(v9095);
-      const float v9099 = v9056 - v9094;
-      const float v9100 = exp2f(v9099);
-      const float v9101 = v353.x[0];
-      const float v9102 = v9101 * v9100;
-      const float v9103 = v9102 + v9096;
-      v9090.x[0] = v9103;  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9104 = static_cast<unsigned int>(v9090.col(1, iron_linear_thread() & 31u));
-      const unsigned int v9105 = static_cast<unsigned int>(v9090.row(1, iron_linear_thread() & 31u));
-      const float v9107 = v9052.x[1];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9108 = v9050 - v9107;
-      const float v9109 = exp2f(v9108);
-      const float v9112 = v9065 - v9107;
-      const float v9113 = exp2f(v9112);
-      const float v9114 = v353.x[1];
-      const float v9115 = v9114 * v9113;
-      const float v9116 = v9115 + v9109;
-      v9090.x[1] = v9116;  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9117 = static_cast<unsigned int>(v9090.col(2, iron_linear_thread() & 31u));
-      const unsigned int v9118 = static_cast<unsigned int>(v9090.row(2, iron_linear_thread() & 31u));
-      const float v9120 = v9052.x[2];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9121 = v9050 - v9120;
-      const float v9122 = exp2f(v9121);
-      const float v9125 = v9074 - v9120;
-      const float v9126 = exp2f(v9125);
-      const float v9127 = v353.x[2];
-      const float v9128 = v9127 * v9126;
-      const float v9129 = v9128 + v9122;
-      v9090.x[2] = v9129;  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9130 = static_cast<unsigned int>(v9090.col(3, iron_linear_thread() & 31u));
-      const unsigned int v9131 = static_cast<unsigned int>(v9090.row(3, iron_linear_thread() & 31u));
-      const float v9133 = v9052.x[3];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9134 = v9050 - v9133;
-      const float v9135 = exp2f(v9134);
-      const float v9138 = v9083 - v9133;
-      const float v9139 = exp2f(v9138);
-      const float v9140 = v353.x[3];
-      const float v9141 = v9140 * v9139;
-      const float v9142 = v9141 + v9135;
-      v9090.x[3] = v9142;  // kernels/sdpa/flash_tile.hpp:266
-      iron_frag<float, 2, 16, 8> v9144;  // kernels/sdpa/flash_tile.hpp:269
-      iron_frag_fill(v9144, 0.0f);
-      const float v9148 = v9090.x[0];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9154 = v9100 / v9148;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9156 = v9148 > 0.0f;
-      const float v9157 = v9156 ? v9154 : 0.0f;
-      v9144.x[0] = v9157;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9161 = v9090.x[1];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9167 = v9113 / v9161;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9169 = v9161 > 0.0f;
-      const float v9170 = v9169 ? v9167 : 0.0f;
-      v9144.x[1] = v9170;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9174 = v9090.x[2];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9180 = v9126 / v9174;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9182 = v9174 > 0.0f;
-      const float v9183 = v9182 ? v9180 : 0.0f;
-      v9144.x[2] = v9183;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9187 = v9090.x[3];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9193 = v9139 / v9187;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9195 = v9187 > 0.0f;
-      const float v9196 = v9195 ? v9193 : 0.0f;
-      v9144.x[3] = v9196;  // kernels/sdpa/flash_tile.hpp:270
-      const unsigned int v9198 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9199 = v46 + v9198;
-      const float v9200 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9201 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9202 = v9201 * v9200;
-      const float v9203 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9204 = v9203 * v9200;
-      const bool v9205 = v9199 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9205) {
-        const unsigned int v9206 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9210 = v11 + v9199;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9211 = v9210 * v1;
-        const unsigned int v9212 = v9211 + v26;
-        const unsigned int v9213 = v9212 << 7u;
-        const unsigned int v9214 = v9213 + v9206;
-        const iron_bf16 v9215 = iron_f32_to_bf16(v9202);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9216 = iron_f32_to_bf16(v9204);
-        *reinterpret_cast<iron_bf16x2*>(out + v9214) = iron_bf16x2{{v9215, v9216}};
+      const float v9058 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v9060;  // kernels/sdpa/flash_tile.hpp:261
+      iron_frag_fill(v9060, 0.0f);
+      const float v9064 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9065 = fmaxf(v9064, v9058);
+      const bool v9068 = v9065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9069 = v9068 ? 0.0f : v9065;
+      v9060.x[0] = v9069;  // kernels/sdpa/flash_tile.hpp:262
+      const float v9073 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9074 = fmaxf(v9073, v9058);
+      const bool v9077 = v9074 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9078 = v9077 ? 0.0f : v9074;
+      v9060.x[1] = v9078;  // kernels/sdpa/flash_tile.hpp:262
+      const float v9082 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9083 = fmaxf(v9082, v9058);
+      const bool v9086 = v9083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9087 = v9086 ? 0.0f : v9083;
+      v9060.x[2] = v9087;  // kernels/sdpa/flash_tile.hpp:262
+      const float v9091 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
+      const float v9092 = fmaxf(v9091, v9058);
+      const bool v9095 = v9092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v9096 = v9095 ? 0.0f : v9092;
+      v9060.x[3] = v9096;  // kernels/sdpa/flash_tile.hpp:262
+      iron_frag<float, 2, 16, 8> v9098;  // kernels/sdpa/flash_tile.hpp:265
+      iron_frag_fill(v9098, 0.0f);
+      const unsigned int v9099 = static_cast<unsigned int>(v9098.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v9100 = static_cast<unsigned int>(v9098.row(0, iron_linear_thread() & 31u));
+      const float v9102 = v9060.x[0];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9103 = v9058 - v9102;
+      const float v9104 = exp2f(v9103);
+      const float v9107 = v9064 - v9102;
+      const float v9108 = exp2f(v9107);
+      const float v9109 = v353.x[0];
+      const float v9110 = v9109 * v9108;
+      const float v9111 = v9110 + v9104;
+      v9098.x[0] = v9111;  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v9112 = static_cast<unsigned int>(v9098.col(1, iron_linear_thread() & 31u));
+      const unsigned int v9113 = static_cast<unsigned int>(v9098.row(1, iron_linear_thread() & 31u));
+      const float v9115 = v9060.x[1];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9116 = v9058 - v9115;
+      const float v9117 = exp2f(v9116);
+      const float v9120 = v9073 - v9115;
+      const float v9121 = exp2f(v9120);
+      const float v9122 = v353.x[1];
+      const float v9123 = v9122 * v9121;
+      const float v9124 = v9123 + v9117;
+      v9098.x[1] = v9124;  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v9125 = static_cast<unsigned int>(v9098.col(2, iron_linear_thread() & 31u));
+      const unsigned int v9126 = static_cast<unsigned int>(v9098.row(2, iron_linear_thread() & 31u));
+      const float v9128 = v9060.x[2];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9129 = v9058 - v9128;
+      const float v9130 = exp2f(v9129);
+      const float v9133 = v9082 - v9128;
+      const float v9134 = exp2f(v9133);
+      const float v9135 = v353.x[2];
+      const float v9136 = v9135 * v9134;
+      const float v9137 = v9136 + v9130;
+      v9098.x[2] = v9137;  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v9138 = static_cast<unsigned int>(v9098.col(3, iron_linear_thread() & 31u));
+      const unsigned int v9139 = static_cast<unsigned int>(v9098.row(3, iron_linear_thread() & 31u));
+      const float v9141 = v9060.x[3];  // kernels/sdpa/flash_tile.hpp:267
+      const float v9142 = v9058 - v9141;
+      const float v9143 = exp2f(v9142);
+      const float v9146 = v9091 - v9141;
+      const float v9147 = exp2f(v9146);
+      const float v9148 = v353.x[3];
+      const float v9149 = v9148 * v9147;
+      const float v9150 = v9149 + v9143;
+      v9098.x[3] = v9150;  // kernels/sdpa/flash_tile.hpp:266
+      iron_frag<float, 2, 16, 8> v9152;  // kernels/sdpa/flash_tile.hpp:269
+      iron_frag_fill(v9152, 0.0f);
+      const float v9156 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9162 = v9108 / v9156;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9164 = v9156 > 0.0f;
+      const float v9165 = v9164 ? v9162 : 0.0f;
+      v9152.x[0] = v9165;  // kernels/sdpa/flash_tile.hpp:270
+      const float v9169 = v9098.x[1];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9175 = v9121 / v9169;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9177 = v9169 > 0.0f;
+      const float v9178 = v9177 ? v9175 : 0.0f;
+      v9152.x[1] = v9178;  // kernels/sdpa/flash_tile.hpp:270
+      const float v9182 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9188 = v9134 / v9182;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9190 = v9182 > 0.0f;
+      const float v9191 = v9190 ? v9188 : 0.0f;
+      v9152.x[2] = v9191;  // kernels/sdpa/flash_tile.hpp:270
+      const float v9195 = v9098.x[3];  // kernels/sdpa/flash_tile.hpp:271
+      const float v9201 = v9147 / v9195;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v9203 = v9195 > 0.0f;
+      const float v9204 = v9203 ? v9201 : 0.0f;
+      v9152.x[3] = v9204;  // kernels/sdpa/flash_tile.hpp:270
+      const unsigned int v9206 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9207 = v46 + v9206;
+      const float v9208 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9209 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9210 = v9209 * v9208;
+      const float v9211 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9212 = v9211 * v9208;
+      const bool v9213 = v9207 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9213) {
+        const unsigned int v9214 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9218 = v11 + v9207;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9219 = v9218 * v1;
+        const unsigned int v9220 = v9219 + v26;
+        const unsigned int v9221 = v9220 << 7u;
+        const unsigned int v9222 = v9221 + v9214;
+        const iron_bf16 v9223 = iron_f32_to_bf16(v9210);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9224 = iron_f32_to_bf16(v9212);
+        *reinterpret_cast<iron_bf16x2*>(out + v9222) = iron_bf16x2{{v9223, v9224}};
       }
-      const unsigned int v9217 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9218 = v46 + v9217;
-      const float v9219 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9220 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9221 = v9220 * v9219;
-      const float v9222 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9223 = v9222 * v9219;
-      const bool v9224 = v9218 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9224) {
-        const unsigned int v9225 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9229 = v11 + v9218;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9230 = v9229 * v1;
-        const unsigned int v9231 = v9230 + v26;
-        const unsigned int v9232 = v9231 << 7u;
-        const unsigned int v9233 = v9232 + v9225;
-        const iron_bf16 v9234 = iron_f32_to_bf16(v9221);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9235 = iron_f32_to_bf16(v9223);
-        *reinterpret_cast<iron_bf16x2*>(out + v9233) = iron_bf16x2{{v9234, v9235}};
+      const unsigned int v9225 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9226 = v46 + v9225;
+      const float v9227 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9228 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9229 = v9228 * v9227;
+      const float v9230 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9231 = v9230 * v9227;
+      const bool v9232 = v9226 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9232) {
+        const unsigned int v9233 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9237 = v11 + v9226;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9238 = v9237 * v1;
+        const unsigned int v9239 = v9238 + v26;
+        const unsigned int v9240 = v9239 << 7u;
+        const unsigned int v9241 = v9240 + v9233;
+        const iron_bf16 v9242 = iron_f32_to_bf16(v9229);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9243 = iron_f32_to_bf16(v9231);
+        *reinterpret_cast<iron_bf16x2*>(out + v9241) = iron_bf16x2{{v9242, v9243}};
       }
-      const unsigned int v9236 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9237 = v46 + v9236;
-      const float v9238 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9239 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9240 = v9239 * v9238;
-      const float v9241 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9242 = v9241 * v9238;
-      const bool v9243 = v9237 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9243) {
-        const unsigned int v9244 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9248 = v11 + v9237;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9249 = v9248 * v1;
-        const unsigned int v9250 = v9249 + v26;
-        const unsigned int v9251 = v9250 << 7u;
-        const unsigned int v9252 = v9251 + v9244;
-        const iron_bf16 v9253 = iron_f32_to_bf16(v9240);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9254 = iron_f32_to_bf16(v9242);
-        *reinterpret_cast<iron_bf16x2*>(out + v9252) = iron_bf16x2{{v9253, v9254}};
+      const unsigned int v9244 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9245 = v46 + v9244;
+      const float v9246 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9247 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9248 = v9247 * v9246;
+      const float v9249 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9250 = v9249 * v9246;
+      const bool v9251 = v9245 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9251) {
+        const unsigned int v9252 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9256 = v11 + v9245;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9257 = v9256 * v1;
+        const unsigned int v9258 = v9257 + v26;
+        const unsigned int v9259 = v9258 << 7u;
+        const unsigned int v9260 = v9259 + v9252;
+        const iron_bf16 v9261 = iron_f32_to_bf16(v9248);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9262 = iron_f32_to_bf16(v9250);
+        *reinterpret_cast<iron_bf16x2*>(out + v9260) = iron_bf16x2{{v9261, v9262}};
       }
-      const unsigned int v9255 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9256 = v46 + v9255;
-      const float v9257 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9258 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9259 = v9258 * v9257;
-      const float v9260 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9261 = v9260 * v9257;
-      const bool v9262 = v9256 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9262) {
-        const unsigned int v9263 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9267 = v11 + v9256;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9268 = v9267 * v1;
-        const unsigned int v9269 = v9268 + v26;
-        const unsigned int v9270 = v9269 << 7u;
-        const unsigned int v9271 = v9270 + v9263;
-        const iron_bf16 v9272 = iron_f32_to_bf16(v9259);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9273 = iron_f32_to_bf16(v9261);
-        *reinterpret_cast<iron_bf16x2*>(out + v9271) = iron_bf16x2{{v9272, v9273}};
+      const unsigned int v9263 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9264 = v46 + v9263;
+      const float v9265 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9266 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9267 = v9266 * v9265;
+      const float v9268 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9269 = v9268 * v9265;
+      const bool v9270 = v9264 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9270) {
+        const unsigned int v9271 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9275 = v11 + v9264;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9276 = v9275 * v1;
+        const unsigned int v9277 = v9276 + v26;
+        const unsigned int v9278 = v9277 << 7u;
+        const unsigned int v9279 = v9278 + v9271;
+        const iron_bf16 v9280 = iron_f32_to_bf16(v9267);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9281 = iron_f32_to_bf16(v9269);
+        *reinterpret_cast<iron_bf16x2*>(out + v9279) = iron_bf16x2{{v9280, v9281}};
       }
-      const unsigned int v9274 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9275 = v46 + v9274;
-      const float v9276 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9277 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9278 = v9277 * v9276;
-      const float v9279 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9280 = v9279 * v9276;
-      const bool v9281 = v9275 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9281) {
-        const unsigned int v9282 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9286 = v11 + v9275;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9287 = v9286 * v1;
-        const unsigned int v9288 = v9287 + v26;
-        const unsigned int v9289 = v9288 << 7u;
-        const unsigned int v9290 = v9289 + v9282;
-        const iron_bf16 v9291 = iron_f32_to_bf16(v9278);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9292 = iron_f32_to_bf16(v9280);
-        *reinterpret_cast<iron_bf16x2*>(out + v9290) = iron_bf16x2{{v9291, v9292}};
+      const unsigned int v9282 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9283 = v46 + v9282;
+      const float v9284 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9285 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9286 = v9285 * v9284;
+      const float v9287 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9288 = v9287 * v9284;
+      const bool v9289 = v9283 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9289) {
+        const unsigned int v9290 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9294 = v11 + v9283;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9295 = v9294 * v1;
+        const unsigned int v9296 = v9295 + v26;
+        const unsigned int v9297 = v9296 << 7u;
+        const unsigned int v9298 = v9297 + v9290;
+        const iron_bf16 v9299 = iron_f32_to_bf16(v9286);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9300 = iron_f32_to_bf16(v9288);
+        *reinterpret_cast<iron_bf16x2*>(out + v9298) = iron_bf16x2{{v9299, v9300}};
       }
-      const unsigned int v9293 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9294 = v46 + v9293;
-      const float v9295 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9296 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9297 = v9296 * v9295;
-      const float v9298 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9299 = v9298 * v9295;
-      const bool v9300 = v9294 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9300) {
-        const unsigned int v9301 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9305 = v11 + v9294;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9306 = v9305 * v1;
-        const unsigned int v9307 = v9306 + v26;
-        const unsigned int v9308 = v9307 << 7u;
-        const unsigned int v9309 = v9308 + v9301;
-        const iron_bf16 v9310 = iron_f32_to_bf16(v9297);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9311 = iron_f32_to_bf16(v9299);
-        *reinterpret_cast<iron_bf16x2*>(out + v9309) = iron_bf16x2{{v9310, v9311}};
+      const unsigned int v9301 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9302 = v46 + v9301;
+      const float v9303 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9304 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9305 = v9304 * v9303;
+      const float v9306 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9307 = v9306 * v9303;
+      const bool v9308 = v9302 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9308) {
+        const unsigned int v9309 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9313 = v11 + v9302;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9314 = v9313 * v1;
+        const unsigned int v9315 = v9314 + v26;
+        const unsigned int v9316 = v9315 << 7u;
+        const unsigned int v9317 = v9316 + v9309;
+        const iron_bf16 v9318 = iron_f32_to_bf16(v9305);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9319 = iron_f32_to_bf16(v9307);
+        *reinterpret_cast<iron_bf16x2*>(out + v9317) = iron_bf16x2{{v9318, v9319}};
       }
-      const unsigned int v9312 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9313 = v46 + v9312;
-      const float v9314 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9315 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9316 = v9315 * v9314;
-      const float v9317 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9318 = v9317 * v9314;
-      const bool v9319 = v9313 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9319) {
-        const unsigned int v9320 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9324 = v11 + v9313;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9325 = v9324 * v1;
-        const unsigned int v9326 = v9325 + v26;
-        const unsigned int v9327 = v9326 << 7u;
-        const unsigned int v9328 = v9327 + v9320;
-        const iron_bf16 v9329 = iron_f32_to_bf16(v9316);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9330 = iron_f32_to_bf16(v9318);
-        *reinterpret_cast<iron_bf16x2*>(out + v9328) = iron_bf16x2{{v9329, v9330}};
+      const unsigned int v9320 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9321 = v46 + v9320;
+      const float v9322 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9323 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9324 = v9323 * v9322;
+      const float v9325 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9326 = v9325 * v9322;
+      const bool v9327 = v9321 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9327) {
+        const unsigned int v9328 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9332 = v11 + v9321;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9333 = v9332 * v1;
+        const unsigned int v9334 = v9333 + v26;
+        const unsigned int v9335 = v9334 << 7u;
+        const unsigned int v9336 = v9335 + v9328;
+        const iron_bf16 v9337 = iron_f32_to_bf16(v9324);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9338 = iron_f32_to_bf16(v9326);
+        *reinterpret_cast<iron_bf16x2*>(out + v9336) = iron_bf16x2{{v9337, v9338}};
       }
-      const unsigned int v9331 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9332 = v46 + v9331;
-      const float v9333 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9334 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9335 = v9334 * v9333;
-      const float v9336 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9337 = v9336 * v9333;
-      const bool v9338 = v9332 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9338) {
-        const unsigned int v9339 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9343 = v11 + v9332;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9344 = v9343 * v1;
-        const unsigned int v9345 = v9344 + v26;
-        const unsigned int v9346 = v9345 << 7u;
-        const unsigned int v9347 = v9346 + v9339;
-        const iron_bf16 v9348 = iron_f32_to_bf16(v9335);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9349 = iron_f32_to_bf16(v9337);
-        *reinterpret_cast<iron_bf16x2*>(out + v9347) = iron_bf16x2{{v9348, v9349}};
+      const unsigned int v9339 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9340 = v46 + v9339;
+      const float v9341 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9342 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9343 = v9342 * v9341;
+      const float v9344 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9345 = v9344 * v9341;
+      const bool v9346 = v9340 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9346) {
+        const unsigned int v9347 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9351 = v11 + v9340;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9352 = v9351 * v1;
+        const unsigned int v9353 = v9352 + v26;
+        const unsigned int v9354 = v9353 << 7u;
+        const unsigned int v9355 = v9354 + v9347;
+        const iron_bf16 v9356 = iron_f32_to_bf16(v9343);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9357 = iron_f32_to_bf16(v9345);
+        *reinterpret_cast<iron_bf16x2*>(out + v9355) = iron_bf16x2{{v9356, v9357}};
       }
-      const unsigned int v9350 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9351 = v46 + v9350;
-      const float v9352 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9353 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9354 = v9353 * v9352;
-      const float v9355 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9356 = v9355 * v9352;
-      const bool v9357 = v9351 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9357) {
-        const unsigned int v9358 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9362 = v11 + v9351;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9363 = v9362 * v1;
-        const unsigned int v9364 = v9363 + v26;
-        const unsigned int v9365 = v9364 << 7u;
-        const unsigned int v9366 = v9365 + v9358;
-        const iron_bf16 v9367 = iron_f32_to_bf16(v9354);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9368 = iron_f32_to_bf16(v9356);
-        *reinterpret_cast<iron_bf16x2*>(out + v9366) = iron_bf16x2{{v9367, v9368}};
+      const unsigned int v9358 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9359 = v46 + v9358;
+      const float v9360 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9361 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9362 = v9361 * v9360;
+      const float v9363 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9364 = v9363 * v9360;
+      const bool v9365 = v9359 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9365) {
+        const unsigned int v9366 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9370 = v11 + v9359;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9371 = v9370 * v1;
+        const unsigned int v9372 = v9371 + v26;
+        const unsigned int v9373 = v9372 << 7u;
+        const unsigned int v9374 = v9373 + v9366;
+        const iron_bf16 v9375 = iron_f32_to_bf16(v9362);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9376 = iron_f32_to_bf16(v9364);
+        *reinterpret_cast<iron_bf16x2*>(out + v9374) = iron_bf16x2{{v9375, v9376}};
       }
-      const unsigned int v9369 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9370 = v46 + v9369;
-      const float v9371 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9372 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9373 = v9372 * v9371;
-      const float v9374 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9375 = v9374 * v9371;
-      const bool v9376 = v9370 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9376) {
-        const unsigned int v9377 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9381 = v11 + v9370;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9382 = v9381 * v1;
-        const unsigned int v9383 = v9382 + v26;
-        const unsigned int v9384 = v9383 << 7u;
-        const unsigned int v9385 = v9384 + v9377;
-        const iron_bf16 v9386 = iron_f32_to_bf16(v9373);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9387 = iron_f32_to_bf16(v9375);
-        *reinterpret_cast<iron_bf16x2*>(out + v9385) = iron_bf16x2{{v9386, v9387}};
+      const unsigned int v9377 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9378 = v46 + v9377;
+      const float v9379 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9380 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9381 = v9380 * v9379;
+      const float v9382 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9383 = v9382 * v9379;
+      const bool v9384 = v9378 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9384) {
+        const unsigned int v9385 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9389 = v11 + v9378;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9390 = v9389 * v1;
+        const unsigned int v9391 = v9390 + v26;
+        const unsigned int v9392 = v9391 << 7u;
+        const unsigned int v9393 = v9392 + v9385;
+        const iron_bf16 v9394 = iron_f32_to_bf16(v9381);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9395 = iron_f32_to_bf16(v9383);
+        *reinterpret_cast<iron_bf16x2*>(out + v9393) = iron_bf16x2{{v9394, v9395}};
       }
-      const unsigned int v9388 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9389 = v46 + v9388;
-      const float v9390 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9391 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9392 = v9391 * v9390;
-      const float v9393 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9394 = v9393 * v9390;
-      const bool v9395 = v9389 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9395) {
-        const unsigned int v9396 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9400 = v11 + v9389;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9401 = v9400 * v1;
-        const unsigned int v9402 = v9401 + v26;
-        const unsigned int v9403 = v9402 << 7u;
-        const unsigned int v9404 = v9403 + v9396;
-        const iron_bf16 v9405 = iron_f32_to_bf16(v9392);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9406 = iron_f32_to_bf16(v9394);
-        *reinterpret_cast<iron_bf16x2*>(out + v9404) = iron_bf16x2{{v9405, v9406}};
+      const unsigned int v9396 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9397 = v46 + v9396;
+      const float v9398 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9399 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9400 = v9399 * v9398;
+      const float v9401 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9402 = v9401 * v9398;
+      const bool v9403 = v9397 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9403) {
+        const unsigned int v9404 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9408 = v11 + v9397;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9409 = v9408 * v1;
+        const unsigned int v9410 = v9409 + v26;
+        const unsigned int v9411 = v9410 << 7u;
+        const unsigned int v9412 = v9411 + v9404;
+        const iron_bf16 v9413 = iron_f32_to_bf16(v9400);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9414 = iron_f32_to_bf16(v9402);
+        *reinterpret_cast<iron_bf16x2*>(out + v9412) = iron_bf16x2{{v9413, v9414}};
       }
-      const unsigned int v9407 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9408 = v46 + v9407;
-      const float v9409 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9410 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9411 = v9410 * v9409;
-      const float v9412 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9413 = v9412 * v9409;
-      const bool v9414 = v9408 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9414) {
-        const unsigned int v9415 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9419 = v11 + v9408;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9420 = v9419 * v1;
-        const unsigned int v9421 = v9420 + v26;
-        const unsigned int v9422 = v9421 << 7u;
-        const unsigned int v9423 = v9422 + v9415;
-        const iron_bf16 v9424 = iron_f32_to_bf16(v9411);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9425 = iron_f32_to_bf16(v9413);
-        *reinterpret_cast<iron_bf16x2*>(out + v9423) = iron_bf16x2{{v9424, v9425}};
+      const unsigned int v9415 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9416 = v46 + v9415;
+      const float v9417 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9418 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9419 = v9418 * v9417;
+      const float v9420 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9421 = v9420 * v9417;
+      const bool v9422 = v9416 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9422) {
+        const unsigned int v9423 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9427 = v11 + v9416;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9428 = v9427 * v1;
+        const unsigned int v9429 = v9428 + v26;
+        const unsigned int v9430 = v9429 << 7u;
+        const unsigned int v9431 = v9430 + v9423;
+        const iron_bf16 v9432 = iron_f32_to_bf16(v9419);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9433 = iron_f32_to_bf16(v9421);
+        *reinterpret_cast<iron_bf16x2*>(out + v9431) = iron_bf16x2{{v9432, v9433}};
       }
-      const unsigned int v9426 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9427 = v46 + v9426;
-      const float v9428 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9429 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9430 = v9429 * v9428;
-      const float v9431 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9432 = v9431 * v9428;
-      const bool v9433 = v9427 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9433) {
-        const unsigned int v9434 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9438 = v11 + v9427;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9439 = v9438 * v1;
-        const unsigned int v9440 = v9439 + v26;
-        const unsigned int v9441 = v9440 << 7u;
-        const unsigned int v9442 = v9441 + v9434;
-        const iron_bf16 v9443 = iron_f32_to_bf16(v9430);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9444 = iron_f32_to_bf16(v9432);
-        *reinterpret_cast<iron_bf16x2*>(out + v9442) = iron_bf16x2{{v9443, v9444}};
+      const unsigned int v9434 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9435 = v46 + v9434;
+      const float v9436 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9437 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9438 = v9437 * v9436;
+      const float v9439 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9440 = v9439 * v9436;
+      const bool v9441 = v9435 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9441) {
+        const unsigned int v9442 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9446 = v11 + v9435;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9447 = v9446 * v1;
+        const unsigned int v9448 = v9447 + v26;
+        const unsigned int v9449 = v9448 << 7u;
+        const unsigned int v9450 = v9449 + v9442;
+        const iron_bf16 v9451 = iron_f32_to_bf16(v9438);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9452 = iron_f32_to_bf16(v9440);
+        *reinterpret_cast<iron_bf16x2*>(out + v9450) = iron_bf16x2{{v9451, v9452}};
       }
-      const unsigned int v9445 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9446 = v46 + v9445;
-      const float v9447 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9448 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9449 = v9448 * v9447;
-      const float v9450 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9451 = v9450 * v9447;
-      const bool v9452 = v9446 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9452) {
-        const unsigned int v9453 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9457 = v11 + v9446;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9458 = v9457 * v1;
-        const unsigned int v9459 = v9458 + v26;
-        const unsigned int v9460 = v9459 << 7u;
-        const unsigned int v9461 = v9460 + v9453;
-        const iron_bf16 v9462 = iron_f32_to_bf16(v9449);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9463 = iron_f32_to_bf16(v9451);
-        *reinterpret_cast<iron_bf16x2*>(out + v9461) = iron_bf16x2{{v9462, v9463}};
+      const unsigned int v9453 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9454 = v46 + v9453;
+      const float v9455 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9456 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9457 = v9456 * v9455;
+      const float v9458 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9459 = v9458 * v9455;
+      const bool v9460 = v9454 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9460) {
+        const unsigned int v9461 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9465 = v11 + v9454;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9466 = v9465 * v1;
+        const unsigned int v9467 = v9466 + v26;
+        const unsigned int v9468 = v9467 << 7u;
+        const unsigned int v9469 = v9468 + v9461;
+        const iron_bf16 v9470 = iron_f32_to_bf16(v9457);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9471 = iron_f32_to_bf16(v9459);
+        *reinterpret_cast<iron_bf16x2*>(out + v9469) = iron_bf16x2{{v9470, v9471}};
       }
-      const unsigned int v9464 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9465 = v46 + v9464;
-      const float v9466 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9467 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9468 = v9467 * v9466;
-      const float v9469 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9470 = v9469 * v9466;
-      const bool v9471 = v9465 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9471) {
-        const unsigned int v9472 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9476 = v11 + v9465;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9477 = v9476 * v1;
-        const unsigned int v9478 = v9477 + v26;
-        const unsigned int v9479 = v9478 << 7u;
-        const unsigned int v9480 = v9479 + v9472;
-        const iron_bf16 v9481 = iron_f32_to_bf16(v9468);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9482 = iron_f32_to_bf16(v9470);
-        *reinterpret_cast<iron_bf16x2*>(out + v9480) = iron_bf16x2{{v9481, v9482}};
+      const unsigned int v9472 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9473 = v46 + v9472;
+      const float v9474 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9475 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9476 = v9475 * v9474;
+      const float v9477 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9478 = v9477 * v9474;
+      const bool v9479 = v9473 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9479) {
+        const unsigned int v9480 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9484 = v11 + v9473;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9485 = v9484 * v1;
+        const unsigned int v9486 = v9485 + v26;
+        const unsigned int v9487 = v9486 << 7u;
+        const unsigned int v9488 = v9487 + v9480;
+        const iron_bf16 v9489 = iron_f32_to_bf16(v9476);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9490 = iron_f32_to_bf16(v9478);
+        *reinterpret_cast<iron_bf16x2*>(out + v9488) = iron_bf16x2{{v9489, v9490}};
       }
-      const unsigned int v9483 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9484 = v46 + v9483;
-      const float v9485 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9486 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9487 = v9486 * v9485;
-      const float v9488 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9489 = v9488 * v9485;
-      const bool v9490 = v9484 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9490) {
-        const unsigned int v9491 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9495 = v11 + v9484;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9496 = v9495 * v1;
-        const unsigned int v9497 = v9496 + v26;
-        const unsigned int v9498 = v9497 << 7u;
-        const unsigned int v9499 = v9498 + v9491;
-        const iron_bf16 v9500 = iron_f32_to_bf16(v9487);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9501 = iron_f32_to_bf16(v9489);
-        *reinterpret_cast<iron_bf16x2*>(out + v9499) = iron_bf16x2{{v9500, v9501}};
+      const unsigned int v9491 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9492 = v46 + v9491;
+      const float v9493 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9494 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9495 = v9494 * v9493;
+      const float v9496 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9497 = v9496 * v9493;
+      const bool v9498 = v9492 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9498) {
+        const unsigned int v9499 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9503 = v11 + v9492;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9504 = v9503 * v1;
+        const unsigned int v9505 = v9504 + v26;
+        const unsigned int v9506 = v9505 << 7u;
+        const unsigned int v9507 = v9506 + v9499;
+        const iron_bf16 v9508 = iron_f32_to_bf16(v9495);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9509 = iron_f32_to_bf16(v9497);
+        *reinterpret_cast<iron_bf16x2*>(out + v9507) = iron_bf16x2{{v9508, v9509}};
       }
-      const unsigned int v9502 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9503 = v46 + v9502;
-      const float v9504 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9505 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9506 = v9505 * v9504;
-      const float v9507 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9508 = v9507 * v9504;
-      const bool v9509 = v9503 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9509) {
-        const unsigned int v9510 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9512 = 64u + v9510;
-        const unsigned int v9514 = v11 + v9503;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9515 = v9514 * v1;
-        const unsigned int v9516 = v9515 + v26;
-        const unsigned int v9517 = v9516 << 7u;
-        const unsigned int v9518 = v9517 + v9512;
-        const iron_bf16 v9519 = iron_f32_to_bf16(v9506);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9520 = iron_f32_to_bf16(v9508);
-        *reinterpret_cast<iron_bf16x2*>(out + v9518) = iron_bf16x2{{v9519, v9520}};
+      const unsigned int v9510 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9511 = v46 + v9510;
+      const float v9512 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9513 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9514 = v9513 * v9512;
+      const float v9515 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9516 = v9515 * v9512;
+      const bool v9517 = v9511 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9517) {
+        const unsigned int v9518 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9520 = 64u + v9518;
+        const unsigned int v9522 = v11 + v9511;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9523 = v9522 * v1;
+        const unsigned int v9524 = v9523 + v26;
+        const unsigned int v9525 = v9524 << 7u;
+        const unsigned int v9526 = v9525 + v9520;
+        const iron_bf16 v9527 = iron_f32_to_bf16(v9514);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9528 = iron_f32_to_bf16(v9516);
+        *reinterpret_cast<iron_bf16x2*>(out + v9526) = iron_bf16x2{{v9527, v9528}};
       }
-      const unsigned int v9521 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9522 = v46 + v9521;
-      const float v9523 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9524 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9525 = v9524 * v9523;
-      const float v9526 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9527 = v9526 * v9523;
-      const bool v9528 = v9522 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9528) {
-        const unsigned int v9529 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9531 = 64u + v9529;
-        const unsigned int v9533 = v11 + v9522;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9534 = v9533 * v1;
-        const unsigned int v9535 = v9534 + v26;
-        const unsigned int v9536 = v9535 << 7u;
-        const unsigned int v9537 = v9536 + v9531;
-        const iron_bf16 v9538 = iron_f32_to_bf16(v9525);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9539 = iron_f32_to_bf16(v9527);
-        *reinterpret_cast<iron_bf16x2*>(out + v9537) = iron_bf16x2{{v9538, v9539}};
+      const unsigned int v9529 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9530 = v46 + v9529;
+      const float v9531 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9532 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9533 = v9532 * v9531;
+      const float v9534 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9535 = v9534 * v9531;
+      const bool v9536 = v9530 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9536) {
+        const unsigned int v9537 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9539 = 64u + v9537;
+        const unsigned int v9541 = v11 + v9530;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9542 = v9541 * v1;
+        const unsigned int v9543 = v9542 + v26;
+        const unsigned int v9544 = v9543 << 7u;
+        const unsigned int v9545 = v9544 + v9539;
+        const iron_bf16 v9546 = iron_f32_to_bf16(v9533);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9547 = iron_f32_to_bf16(v9535);
+        *reinterpret_cast<iron_bf16x2*>(out + v9545) = iron_bf16x2{{v9546, v9547}};
       }
-      const unsigned int v9540 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9541 = v46 + v9540;
-      const float v9542 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9543 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9544 = v9543 * v9542;
-      const float v9545 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9546 = v9545 * v9542;
-      const bool v9547 = v9541 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9547) {
-        const unsigned int v9548 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9550 = 64u + v9548;
-        const unsigned int v9552 = v11 + v9541;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9553 = v9552 * v1;
-        const unsigned int v9554 = v9553 + v26;
-        const unsigned int v9555 = v9554 << 7u;
-        const unsigned int v9556 = v9555 + v9550;
-        const iron_bf16 v9557 = iron_f32_to_bf16(v9544);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9558 = iron_f32_to_bf16(v9546);
-        *reinterpret_cast<iron_bf16x2*>(out + v9556) = iron_bf16x2{{v9557, v9558}};
+      const unsigned int v9548 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9549 = v46 + v9548;
+      const float v9550 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9551 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9552 = v9551 * v9550;
+      const float v9553 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9554 = v9553 * v9550;
+      const bool v9555 = v9549 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9555) {
+        const unsigned int v9556 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9558 = 64u + v9556;
+        const unsigned int v9560 = v11 + v9549;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9561 = v9560 * v1;
+        const unsigned int v9562 = v9561 + v26;
+        const unsigned int v9563 = v9562 << 7u;
+        const unsigned int v9564 = v9563 + v9558;
+        const iron_bf16 v9565 = iron_f32_to_bf16(v9552);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9566 = iron_f32_to_bf16(v9554);
+        *reinterpret_cast<iron_bf16x2*>(out + v9564) = iron_bf16x2{{v9565, v9566}};
       }
-      const unsigned int v9559 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9560 = v46 + v9559;
-      const float v9561 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9562 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9563 = v9562 * v9561;
-      const float v9564 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9565 = v9564 * v9561;
-      const bool v9566 = v9560 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9566) {
-        const unsigned int v9567 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9569 = 64u + v9567;
-        const unsigned int v9571 = v11 + v9560;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9572 = v9571 * v1;
-        const unsigned int v9573 = v9572 + v26;
-        const unsigned int v9574 = v9573 << 7u;
-        const unsigned int v9575 = v9574 + v9569;
-        const iron_bf16 v9576 = iron_f32_to_bf16(v9563);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9577 = iron_f32_to_bf16(v9565);
-        *reinterpret_cast<iron_bf16x2*>(out + v9575) = iron_bf16x2{{v9576, v9577}};
+      const unsigned int v9567 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9568 = v46 + v9567;
+      const float v9569 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9570 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9571 = v9570 * v9569;
+      const float v9572 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9573 = v9572 * v9569;
+      const bool v9574 = v9568 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9574) {
+        const unsigned int v9575 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9577 = 64u + v9575;
+        const unsigned int v9579 = v11 + v9568;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9580 = v9579 * v1;
+        const unsigned int v9581 = v9580 + v26;
+        const unsigned int v9582 = v9581 << 7u;
+        const unsigned int v9583 = v9582 + v9577;
+        const iron_bf16 v9584 = iron_f32_to_bf16(v9571);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9585 = iron_f32_to_bf16(v9573);
+        *reinterpret_cast<iron_bf16x2*>(out + v9583) = iron_bf16x2{{v9584, v9585}};
       }
-      const unsigned int v9578 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9579 = v46 + v9578;
-      const float v9580 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9581 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9582 = v9581 * v9580;
-      const float v9583 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9584 = v9583 * v9580;
-      const bool v9585 = v9579 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9585) {
-        const unsigned int v9586 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9588 = 64u + v9586;
-        const unsigned int v9590 = v11 + v9579;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9591 = v9590 * v1;
-        const unsigned int v9592 = v9591 + v26;
-        const unsigned int v9593 = v9592 << 7u;
-        const unsigned int v9594 = v9593 + v9588;
-        const iron_bf16 v9595 = iron_f32_to_bf16(v9582);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9596 = iron_f32_to_bf16(v9584);
-        *reinterpret_cast<iron_bf16x2*>(out + v9594) = iron_bf16x2{{v9595, v9596}};
+      const unsigned int v9586 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9587 = v46 + v9586;
+      const float v9588 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9589 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9590 = v9589 * v9588;
+      const float v9591 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9592 = v9591 * v9588;
+      const bool v9593 = v9587 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9593) {
+        const unsigned int v9594 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9596 = 64u + v9594;
+        const unsigned int v9598 = v11 + v9587;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9599 = v9598 * v1;
+        const unsigned int v9600 = v9599 + v26;
+        const unsigned int v9601 = v9600 << 7u;
+        const unsigned int v9602 = v9601 + v9596;
+        const iron_bf16 v9603 = iron_f32_to_bf16(v9590);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9604 = iron_f32_to_bf16(v9592);
+        *reinterpret_cast<iron_bf16x2*>(out + v9602) = iron_bf16x2{{v9603, v9604}};
       }
-      const unsigned int v9597 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9598 = v46 + v9597;
-      const float v9599 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9600 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9601 = v9600 * v9599;
-      const float v9602 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9603 = v9602 * v9599;
-      const bool v9604 = v9598 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9604) {
-        const unsigned int v9605 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9607 = 64u + v9605;
-        const unsigned int v9609 = v11 + v9598;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9610 = v9609 * v1;
-        const unsigned int v9611 = v9610 + v26;
-        const unsigned int v9612 = v9611 << 7u;
-        const unsigned int v9613 = v9612 + v9607;
-        const iron_bf16 v9614 = iron_f32_to_bf16(v9601);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9615 = iron_f32_to_bf16(v9603);
-        *reinterpret_cast<iron_bf16x2*>(out + v9613) = iron_bf16x2{{v9614, v9615}};
+      const unsigned int v9605 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9606 = v46 + v9605;
+      const float v9607 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9608 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9609 = v9608 * v9607;
+      const float v9610 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9611 = v9610 * v9607;
+      const bool v9612 = v9606 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9612) {
+        const unsigned int v9613 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9615 = 64u + v9613;
+        const unsigned int v9617 = v11 + v9606;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9618 = v9617 * v1;
+        const unsigned int v9619 = v9618 + v26;
+        const unsigned int v9620 = v9619 << 7u;
+        const unsigned int v9621 = v9620 + v9615;
+        const iron_bf16 v9622 = iron_f32_to_bf16(v9609);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9623 = iron_f32_to_bf16(v9611);
+        *reinterpret_cast<iron_bf16x2*>(out + v9621) = iron_bf16x2{{v9622, v9623}};
       }
-      const unsigned int v9616 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9617 = v46 + v9616;
-      const float v9618 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9619 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9620 = v9619 * v9618;
-      const float v9621 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9622 = v9621 * v9618;
-      const bool v9623 = v9617 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9623) {
-        const unsigned int v9624 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9626 = 64u + v9624;
-        const unsigned int v9628 = v11 + v9617;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9629 = v9628 * v1;
-        const unsigned int v9630 = v9629 + v26;
-        const unsigned int v9631 = v9630 << 7u;
-        const unsigned int v9632 = v9631 + v9626;
-        const iron_bf16 v9633 = iron_f32_to_bf16(v9620);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9634 = iron_f32_to_bf16(v9622);
-        *reinterpret_cast<iron_bf16x2*>(out + v9632) = iron_bf16x2{{v9633, v9634}};
+      const unsigned int v9624 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9625 = v46 + v9624;
+      const float v9626 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9627 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9628 = v9627 * v9626;
+      const float v9629 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9630 = v9629 * v9626;
+      const bool v9631 = v9625 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9631) {
+        const unsigned int v9632 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9634 = 64u + v9632;
+        const unsigned int v9636 = v11 + v9625;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9637 = v9636 * v1;
+        const unsigned int v9638 = v9637 + v26;
+        const unsigned int v9639 = v9638 << 7u;
+        const unsigned int v9640 = v9639 + v9634;
+        const iron_bf16 v9641 = iron_f32_to_bf16(v9628);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9642 = iron_f32_to_bf16(v9630);
+        *reinterpret_cast<iron_bf16x2*>(out + v9640) = iron_bf16x2{{v9641, v9642}};
       }
-      const unsigned int v9635 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9636 = v46 + v9635;
-      const float v9637 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9638 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9639 = v9638 * v9637;
-      const float v9640 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9641 = v9640 * v9637;
-      const bool v9642 = v9636 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9642) {
-        const unsigned int v9643 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9645 = 64u + v9643;
-        const unsigned int v9647 = v11 + v9636;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9648 = v9647 * v1;
-        const unsigned int v9649 = v9648 + v26;
-        const unsigned int v9650 = v9649 << 7u;
-        const unsigned int v9651 = v9650 + v9645;
-        const iron_bf16 v9652 = iron_f32_to_bf16(v9639);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9653 = iron_f32_to_bf16(v9641);
-        *reinterpret_cast<iron_bf16x2*>(out + v9651) = iron_bf16x2{{v9652, v9653}};
+      const unsigned int v9643 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9644 = v46 + v9643;
+      const float v9645 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9646 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9647 = v9646 * v9645;
+      const float v9648 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9649 = v9648 * v9645;
+      const bool v9650 = v9644 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9650) {
+        const unsigned int v9651 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9653 = 64u + v9651;
+        const unsigned int v9655 = v11 + v9644;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9656 = v9655 * v1;
+        const unsigned int v9657 = v9656 + v26;
+        const unsigned int v9658 = v9657 << 7u;
+        const unsigned int v9659 = v9658 + v9653;
+        const iron_bf16 v9660 = iron_f32_to_bf16(v9647);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9661 = iron_f32_to_bf16(v9649);
+        *reinterpret_cast<iron_bf16x2*>(out + v9659) = iron_bf16x2{{v9660, v9661}};
       }
-      const unsigned int v9654 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9655 = v46 + v9654;
-      const float v9656 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9657 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9658 = v9657 * v9656;
-      const float v9659 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9660 = v9659 * v9656;
-      const bool v9661 = v9655 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9661) {
-        const unsigned int v9662 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9664 = 64u + v9662;
-        const unsigned int v9666 = v11 + v9655;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9667 = v9666 * v1;
-        const unsigned int v9668 = v9667 + v26;
-        const unsigned int v9669 = v9668 << 7u;
-        const unsigned int v9670 = v9669 + v9664;
-        const iron_bf16 v9671 = iron_f32_to_bf16(v9658);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9672 = iron_f32_to_bf16(v9660);
-        *reinterpret_cast<iron_bf16x2*>(out + v9670) = iron_bf16x2{{v9671, v9672}};
+      const unsigned int v9662 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9663 = v46 + v9662;
+      const float v9664 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9665 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9666 = v9665 * v9664;
+      const float v9667 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9668 = v9667 * v9664;
+      const bool v9669 = v9663 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9669) {
+        const unsigned int v9670 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9672 = 64u + v9670;
+        const unsigned int v9674 = v11 + v9663;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9675 = v9674 * v1;
+        const unsigned int v9676 = v9675 + v26;
+        const unsigned int v9677 = v9676 << 7u;
+        const unsigned int v9678 = v9677 + v9672;
+        const iron_bf16 v9679 = iron_f32_to_bf16(v9666);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9680 = iron_f32_to_bf16(v9668);
+        *reinterpret_cast<iron_bf16x2*>(out + v9678) = iron_bf16x2{{v9679, v9680}};
       }
-      const unsigned int v9673 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9674 = v46 + v9673;
-      const float v9675 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9676 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9677 = v9676 * v9675;
-      const float v9678 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9679 = v9678 * v9675;
-      const bool v9680 = v9674 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9680) {
-        const unsigned int v9681 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9683 = 64u + v9681;
-        const unsigned int v9685 = v11 + v9674;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9686 = v9685 * v1;
-        const unsigned int v9687 = v9686 + v26;
-        const unsigned int v9688 = v9687 << 7u;
-        const unsigned int v9689 = v9688 + v9683;
-        const iron_bf16 v9690 = iron_f32_to_bf16(v9677);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9691 = iron_f32_to_bf16(v9679);
-        *reinterpret_cast<iron_bf16x2*>(out + v9689) = iron_bf16x2{{v9690, v9691}};
+      const unsigned int v9681 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9682 = v46 + v9681;
+      const float v9683 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9684 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9685 = v9684 * v9683;
+      const float v9686 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9687 = v9686 * v9683;
+      const bool v9688 = v9682 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9688) {
+        const unsigned int v9689 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9691 = 64u + v9689;
+        const unsigned int v9693 = v11 + v9682;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9694 = v9693 * v1;
+        const unsigned int v9695 = v9694 + v26;
+        const unsigned int v9696 = v9695 << 7u;
+        const unsigned int v9697 = v9696 + v9691;
+        const iron_bf16 v9698 = iron_f32_to_bf16(v9685);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9699 = iron_f32_to_bf16(v9687);
+        *reinterpret_cast<iron_bf16x2*>(out + v9697) = iron_bf16x2{{v9698, v9699}};
       }
-      const unsigned int v9692 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9693 = v46 + v9692;
-      const float v9694 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9695 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9696 = v9695 * v9694;
-      const float v9697 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9698 = v9697 * v9694;
-      const bool v9699 = v9693 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9699) {
-        const unsigned int v9700 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9702 = 64u + v9700;
-        const unsigned int v9704 = v11 + v9693;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9705 = v9704 * v1;
-        const unsigned int v9706 = v9705 + v26;
-        const unsigned int v9707 = v9706 << 7u;
-        const unsigned int v9708 = v9707 + v9702;
-        const iron_bf16 v9709 = iron_f32_to_bf16(v9696);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9710 = iron_f32_to_bf16(v9698);
-        *reinterpret_cast<iron_bf16x2*>(out + v9708) = iron_bf16x2{{v9709, v9710}};
+      const unsigned int v9700 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9701 = v46 + v9700;
+      const float v9702 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9703 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9704 = v9703 * v9702;
+      const float v9705 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9706 = v9705 * v9702;
+      const bool v9707 = v9701 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9707) {
+        const unsigned int v9708 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9710 = 64u + v9708;
+        const unsigned int v9712 = v11 + v9701;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9713 = v9712 * v1;
+        const unsigned int v9714 = v9713 + v26;
+        const unsigned int v9715 = v9714 << 7u;
+        const unsigned int v9716 = v9715 + v9710;
+        const iron_bf16 v9717 = iron_f32_to_bf16(v9704);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9718 = iron_f32_to_bf16(v9706);
+        *reinterpret_cast<iron_bf16x2*>(out + v9716) = iron_bf16x2{{v9717, v9718}};
       }
-      const unsigned int v9711 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9712 = v46 + v9711;
-      const float v9713 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9714 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9715 = v9714 * v9713;
-      const float v9716 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9717 = v9716 * v9713;
-      const bool v9718 = v9712 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9718) {
-        const unsigned int v9719 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9721 = 64u + v9719;
-        const unsigned int v9723 = v11 + v9712;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9724 = v9723 * v1;
-        const unsigned int v9725 = v9724 + v26;
-        const unsigned int v9726 = v9725 << 7u;
-        const unsigned int v9727 = v9726 + v9721;
-        const iron_bf16 v9728 = iron_f32_to_bf16(v9715);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9729 = iron_f32_to_bf16(v9717);
-        *reinterpret_cast<iron_bf16x2*>(out + v9727) = iron_bf16x2{{v9728, v9729}};
+      const unsigned int v9719 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9720 = v46 + v9719;
+      const float v9721 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9722 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9723 = v9722 * v9721;
+      const float v9724 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9725 = v9724 * v9721;
+      const bool v9726 = v9720 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9726) {
+        const unsigned int v9727 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9729 = 64u + v9727;
+        const unsigned int v9731 = v11 + v9720;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9732 = v9731 * v1;
+        const unsigned int v9733 = v9732 + v26;
+        const unsigned int v9734 = v9733 << 7u;
+        const unsigned int v9735 = v9734 + v9729;
+        const iron_bf16 v9736 = iron_f32_to_bf16(v9723);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9737 = iron_f32_to_bf16(v9725);
+        *reinterpret_cast<iron_bf16x2*>(out + v9735) = iron_bf16x2{{v9736, v9737}};
       }
-      const unsigned int v9730 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9731 = v46 + v9730;
-      const float v9732 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9733 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9734 = v9733 * v9732;
-      const float v9735 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9736 = v9735 * v9732;
-      const bool v9737 = v9731 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9737) {
-        const unsigned int v9738 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9740 = 64u + v9738;
-        const unsigned int v9742 = v11 + v9731;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9743 = v9742 * v1;
-        const unsigned int v9744 = v9743 + v26;
-        const unsigned int v9745 = v9744 << 7u;
-        const unsigned int v9746 = v9745 + v9740;
-        const iron_bf16 v9747 = iron_f32_to_bf16(v9734);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9748 = iron_f32_to_bf16(v9736);
-        *reinterpret_cast<iron_bf16x2*>(out + v9746) = iron_bf16x2{{v9747, v9748}};
+      const unsigned int v9738 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9739 = v46 + v9738;
+      const float v9740 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9741 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9742 = v9741 * v9740;
+      const float v9743 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9744 = v9743 * v9740;
+      const bool v9745 = v9739 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9745) {
+        const unsigned int v9746 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9748 = 64u + v9746;
+        const unsigned int v9750 = v11 + v9739;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9751 = v9750 * v1;
+        const unsigned int v9752 = v9751 + v26;
+        const unsigned int v9753 = v9752 << 7u;
+        const unsigned int v9754 = v9753 + v9748;
+        const iron_bf16 v9755 = iron_f32_to_bf16(v9742);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9756 = iron_f32_to_bf16(v9744);
+        *reinterpret_cast<iron_bf16x2*>(out + v9754) = iron_bf16x2{{v9755, v9756}};
       }
-      const unsigned int v9749 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9750 = v46 + v9749;
-      const float v9751 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9752 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9753 = v9752 * v9751;
-      const float v9754 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9755 = v9754 * v9751;
-      const bool v9756 = v9750 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9756) {
-        const unsigned int v9757 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9759 = 64u + v9757;
-        const unsigned int v9761 = v11 + v9750;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9762 = v9761 * v1;
-        const unsigned int v9763 = v9762 + v26;
-        const unsigned int v9764 = v9763 << 7u;
-        const unsigned int v9765 = v9764 + v9759;
-        const iron_bf16 v9766 = iron_f32_to_bf16(v9753);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9767 = iron_f32_to_bf16(v9755);
-        *reinterpret_cast<iron_bf16x2*>(out + v9765) = iron_bf16x2{{v9766, v9767}};
+      const unsigned int v9757 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9758 = v46 + v9757;
+      const float v9759 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9760 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9761 = v9760 * v9759;
+      const float v9762 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9763 = v9762 * v9759;
+      const bool v9764 = v9758 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9764) {
+        const unsigned int v9765 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9767 = 64u + v9765;
+        const unsigned int v9769 = v11 + v9758;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9770 = v9769 * v1;
+        const unsigned int v9771 = v9770 + v26;
+        const unsigned int v9772 = v9771 << 7u;
+        const unsigned int v9773 = v9772 + v9767;
+        const iron_bf16 v9774 = iron_f32_to_bf16(v9761);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9775 = iron_f32_to_bf16(v9763);
+        *reinterpret_cast<iron_bf16x2*>(out + v9773) = iron_bf16x2{{v9774, v9775}};
       }
-      const unsigned int v9768 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9769 = v46 + v9768;
-      const float v9770 = v9144.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9771 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9772 = v9771 * v9770;
-      const float v9773 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9774 = v9773 * v9770;
-      const bool v9775 = v9769 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9775) {
-        const unsigned int v9776 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9778 = 64u + v9776;
-        const unsigned int v9780 = v11 + v9769;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9781 = v9780 * v1;
-        const unsigned int v9782 = v9781 + v26;
-        const unsigned int v9783 = v9782 << 7u;
-        const unsigned int v9784 = v9783 + v9778;
-        const iron_bf16 v9785 = iron_f32_to_bf16(v9772);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9786 = iron_f32_to_bf16(v9774);
-        *reinterpret_cast<iron_bf16x2*>(out + v9784) = iron_bf16x2{{v9785, v9786}};
+      const unsigned int v9776 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9777 = v46 + v9776;
+      const float v9778 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9779 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9780 = v9779 * v9778;
+      const float v9781 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9782 = v9781 * v9778;
+      const bool v9783 = v9777 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9783) {
+        const unsigned int v9784 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9786 = 64u + v9784;
+        const unsigned int v9788 = v11 + v9777;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9789 = v9788 * v1;
+        const unsigned int v9790 = v9789 + v26;
+        const unsigned int v9791 = v9790 << 7u;
+        const unsigned int v9792 = v9791 + v9786;
+        const iron_bf16 v9793 = iron_f32_to_bf16(v9780);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9794 = iron_f32_to_bf16(v9782);
+        *reinterpret_cast<iron_bf16x2*>(out + v9792) = iron_bf16x2{{v9793, v9794}};
       }
-      const unsigned int v9787 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9788 = v46 + v9787;
-      const float v9789 = v9144.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9790 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9791 = v9790 * v9789;
-      const float v9792 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9793 = v9792 * v9789;
-      const bool v9794 = v9788 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9794) {
-        const unsigned int v9795 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9797 = 64u + v9795;
-        const unsigned int v9799 = v11 + v9788;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9800 = v9799 * v1;
-        const unsigned int v9801 = v9800 + v26;
-        const unsigned int v9802 = v9801 << 7u;
-        const unsigned int v9803 = v9802 + v9797;
-        const iron_bf16 v9804 = iron_f32_to_bf16(v9791);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9805 = iron_f32_to_bf16(v9793);
-        *reinterpret_cast<iron_bf16x2*>(out + v9803) = iron_bf16x2{{v9804, v9805}};
+      const unsigned int v9795 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v9796 = v46 + v9795;
+      const float v9797 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v9798 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v9799 = v9798 * v9797;
+      const float v9800 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v9801 = v9800 * v9797;
+      const bool v9802 = v9796 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v9802) {
+        const unsigned int v9803 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v9805 = 64u + v9803;
+        const unsigned int v9807 = v11 + v9796;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v9808 = v9807 * v1;
+        const unsigned int v9809 = v9808 + v26;
+        const unsigned int v9810 = v9809 << 7u;
+        const unsigned int v9811 = v9810 + v9805;
+        const iron_bf16 v9812 = iron_f32_to_bf16(v9799);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v9813 = iron_f32_to_bf16(v9801);
+        *reinterpret_cast<iron_bf16x2*>(out + v9811) = iron_bf16x2{{v9812, v9813}};
       }
-      const unsigned int v10831 = v46 + v9092;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10835 = log2f(v9148);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10836 = v10835 + v9094;
-      const float v10837 = v10836 * 0.6931472f;
-      const bool v10840 = v9091 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10841 = v10831 < v18;
-      const bool v10842 = v10840 && v10841;
-      if (v10842) {
-        const unsigned int v10843 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10844 = v10843 + v11;
-        const unsigned int v10845 = v10844 + v10831;
-        lse[v10845] = v10837;
+      const unsigned int v10839 = v46 + v9100;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10843 = log2f(v9156);  // kernels/sdpa/flash_tile.hpp:310
+      const float v10844 = v10843 + v9102;
+      const float v10845 = v10844 * 0.6931472f;
+      const bool v10848 = v9099 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v10849 = v10839 < v18;
+      const bool v10850 = v10848 && v10849;
+      if (v10850) {
+        const unsigned int v10851 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v10852 = v10851 + v11;
+        const unsigned int v10853 = v10852 + v10839;
+        lse[v10853] = v10845;
       }
-      const unsigned int v10847 = v46 + v9105;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10851 = log2f(v9161);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10852 = v10851 + v9107;
-      const float v10853 = v10852 * 0.6931472f;
-      const bool v10856 = v9104 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10857 = v10847 < v18;
-      const bool v10858 = v10856 && v10857;
-      if (v10858) {
-        const unsigned int v10859 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10860 = v10859 + v11;
-        const unsigned int v10861 = v10860 + v10847;
-        lse[v10861] = v10853;
+      const unsigned int v10855 = v46 + v9113;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10859 = log2f(v9169);  // kernels/sdpa/flash_tile.hpp:310
+      const float v10860 = v10859 + v9115;
+      const float v10861 = v10860 * 0.6931472f;
+      const bool v10864 = v9112 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v10865 = v10855 < v18;
+      const bool v10866 = v10864 && v10865;
+      if (v10866) {
+        const unsigned int v10867 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v10868 = v10867 + v11;
+        const unsigned int v10869 = v10868 + v10855;
+        lse[v10869] = v10861;
       }
-      const unsigned int v10863 = v46 + v9118;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10867 = log2f(v9174);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10868 = v10867 + v9120;
-      const float v10869 = v10868 * 0.6931472f;
-      const bool v10872 = v9117 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10873 = v10863 < v18;
-      const bool v10874 = v10872 && v10873;
-      if (v10874) {
-        const unsigned int v10875 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10876 = v10875 + v11;
-        const unsigned int v10877 = v10876 + v10863;
-        lse[v10877] = v10869;
+      const unsigned int v10871 = v46 + v9126;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10875 = log2f(v9182);  // kernels/sdpa/flash_tile.hpp:310
+      const float v10876 = v10875 + v9128;
+      const float v10877 = v10876 * 0.6931472f;
+      const bool v10880 = v9125 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v10881 = v10871 < v18;
+      const bool v10882 = v10880 && v10881;
+      if (v10882) {
+        const unsigned int v10883 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v10884 = v10883 + v11;
+        const unsigned int v10885 = v10884 + v10871;
+        lse[v10885] = v10877;
       }
-      const unsigned int v10879 = v46 + v9131;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10883 = log2f(v9187);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10884 = v10883 + v9133;
-      const float v10885 = v10884 * 0.6931472f;
-      const bool v10888 = v9130 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10889 = v10879 < v18;
-      const bool v10890 = v10888 && v10889;
-      if (v10890) {
-        const unsigned int v10891 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10892 = v10891 + v11;
-        const unsigned int v10893 = v10892 + v10879;
-        lse[v10893] = v10885;
+      const unsigned int v10887 = v46 + v9139;  // kernels/sdpa/flash_tile.hpp:309
+      const float v10891 = log2f(v9195);  // kernels/sdpa/flash_tile.hpp:310
+      const float v10892 = v10891 + v9141;
+      const float v10893 = v10892 * 0.6931472f;
+      const bool v10896 = v9138 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v10897 = v10887 < v18;
+      const bool v10898 = v10896 && v10897;
+      if (v10898) {
+        const unsigned int v10899 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v10900 = v10899 + v11;
+        const unsigned int v10901 = v10900 + v10887;
+        lse[v10901] = v10893;
       }
     }
   }

@@ -728,4089 +728,4089 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v12361 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
-    if (v12361) {
-      const unsigned int v12365 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12366 = v12365 < v37;
-      const unsigned int v12367 = v12366 ? v12365 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12368 = v31 + v12367;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12369 = v12368 * v2;
-      const unsigned int v12370 = v12369 + v28;
-      const unsigned int v12371 = v12370 << 8u;
-      const unsigned int v12372 = v12371 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12375 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12377 = v12375 + v71;
-      const unsigned int v12378 = v12377 + v69;
-      iron_copy_async<16>(shm1 + (v12378 ^ (((v12378 >> 6u) & 7u) << 3u)), k + v12372, v12366);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12379 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12380 = v12379 < v37;
-      const unsigned int v12381 = v12380 ? v12379 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12382 = v31 + v12381;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12383 = v12382 * v2;
-      const unsigned int v12384 = v12383 + v28;
-      const unsigned int v12385 = v12384 << 8u;
-      const unsigned int v12386 = v12385 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12387 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12389 = v12387 + v102;
-      const unsigned int v12390 = v12389 + v100;
-      iron_copy_async<16>(shm1 + (v12390 ^ (((v12390 >> 6u) & 7u) << 3u)), k + v12386, v12380);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12391 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
+    const bool v12373 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
+    if (v12373) {
+      const unsigned int v12377 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v12378 = v12377 < v37;
+      const unsigned int v12379 = v12378 ? v12377 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12380 = v31 + v12379;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v12381 = v12380 * v2;
+      const unsigned int v12382 = v12381 + v28;
+      const unsigned int v12383 = v12382 << 8u;
+      const unsigned int v12384 = v12383 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12387 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12389 = v12387 + v71;
+      const unsigned int v12390 = v12389 + v69;
+      iron_copy_async<16>(shm1 + (v12390 ^ (((v12390 >> 6u) & 7u) << 3u)), k + v12384, v12378);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v12391 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12392 = v12391 < v37;
       const unsigned int v12393 = v12392 ? v12391 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12394 = v31 + v12393;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12395 = v12394 * v2;
       const unsigned int v12396 = v12395 + v28;
       const unsigned int v12397 = v12396 << 8u;
-      const unsigned int v12398 = v12397 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12399 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12401 = v12399 + v133;
-      const unsigned int v12402 = v12401 + v131;
+      const unsigned int v12398 = v12397 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12399 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12401 = v12399 + v102;
+      const unsigned int v12402 = v12401 + v100;
       iron_copy_async<16>(shm1 + (v12402 ^ (((v12402 >> 6u) & 7u) << 3u)), k + v12398, v12392);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12403 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12403 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12404 = v12403 < v37;
       const unsigned int v12405 = v12404 ? v12403 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12406 = v31 + v12405;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12407 = v12406 * v2;
       const unsigned int v12408 = v12407 + v28;
       const unsigned int v12409 = v12408 << 8u;
-      const unsigned int v12410 = v12409 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12411 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12413 = v12411 + v164;
-      const unsigned int v12414 = v12413 + v162;
+      const unsigned int v12410 = v12409 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12411 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12413 = v12411 + v133;
+      const unsigned int v12414 = v12413 + v131;
       iron_copy_async<16>(shm1 + (v12414 ^ (((v12414 >> 6u) & 7u) << 3u)), k + v12410, v12404);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12415 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12415 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12416 = v12415 < v37;
       const unsigned int v12417 = v12416 ? v12415 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12418 = v31 + v12417;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12419 = v12418 * v2;
       const unsigned int v12420 = v12419 + v28;
       const unsigned int v12421 = v12420 << 8u;
-      const unsigned int v12422 = v12421 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12423 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12425 = v12423 + v195;
-      const unsigned int v12426 = v12425 + v193;
+      const unsigned int v12422 = v12421 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12423 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12425 = v12423 + v164;
+      const unsigned int v12426 = v12425 + v162;
       iron_copy_async<16>(shm1 + (v12426 ^ (((v12426 >> 6u) & 7u) << 3u)), k + v12422, v12416);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12427 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12427 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12428 = v12427 < v37;
       const unsigned int v12429 = v12428 ? v12427 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12430 = v31 + v12429;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12431 = v12430 * v2;
       const unsigned int v12432 = v12431 + v28;
       const unsigned int v12433 = v12432 << 8u;
-      const unsigned int v12434 = v12433 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12435 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12437 = v12435 + v226;
-      const unsigned int v12438 = v12437 + v224;
+      const unsigned int v12434 = v12433 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12435 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12437 = v12435 + v195;
+      const unsigned int v12438 = v12437 + v193;
       iron_copy_async<16>(shm1 + (v12438 ^ (((v12438 >> 6u) & 7u) << 3u)), k + v12434, v12428);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12439 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12439 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12440 = v12439 < v37;
       const unsigned int v12441 = v12440 ? v12439 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12442 = v31 + v12441;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12443 = v12442 * v2;
       const unsigned int v12444 = v12443 + v28;
       const unsigned int v12445 = v12444 << 8u;
-      const unsigned int v12446 = v12445 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12447 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12449 = v12447 + v257;
-      const unsigned int v12450 = v12449 + v255;
+      const unsigned int v12446 = v12445 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12447 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12449 = v12447 + v226;
+      const unsigned int v12450 = v12449 + v224;
       iron_copy_async<16>(shm1 + (v12450 ^ (((v12450 >> 6u) & 7u) << 3u)), k + v12446, v12440);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12451 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const unsigned int v12451 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
       const bool v12452 = v12451 < v37;
       const unsigned int v12453 = v12452 ? v12451 : v47;  // kernels/sdpa/flash_tile.hpp:85
       const unsigned int v12454 = v31 + v12453;  // kernels/sdpa/kv_sources.hpp:39
       const unsigned int v12455 = v12454 * v2;
       const unsigned int v12456 = v12455 + v28;
       const unsigned int v12457 = v12456 << 8u;
-      const unsigned int v12458 = v12457 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12459 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12461 = v12459 + v288;
-      const unsigned int v12462 = v12461 + v286;
+      const unsigned int v12458 = v12457 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12459 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12461 = v12459 + v257;
+      const unsigned int v12462 = v12461 + v255;
       iron_copy_async<16>(shm1 + (v12462 ^ (((v12462 >> 6u) & 7u) << 3u)), k + v12458, v12452);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v12378 ^ (((v12378 >> 6u) & 7u) << 3u)), v + v12372, v12366);
-      iron_copy_async<16>(shm2 + (v12390 ^ (((v12390 >> 6u) & 7u) << 3u)), v + v12386, v12380);
+      const unsigned int v12463 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v12464 = v12463 < v37;
+      const unsigned int v12465 = v12464 ? v12463 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12466 = v31 + v12465;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v12467 = v12466 * v2;
+      const unsigned int v12468 = v12467 + v28;
+      const unsigned int v12469 = v12468 << 8u;
+      const unsigned int v12470 = v12469 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v12471 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v12473 = v12471 + v288;
+      const unsigned int v12474 = v12473 + v286;
+      iron_copy_async<16>(shm1 + (v12474 ^ (((v12474 >> 6u) & 7u) << 3u)), k + v12470, v12464);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v12390 ^ (((v12390 >> 6u) & 7u) << 3u)), v + v12384, v12378);
       iron_copy_async<16>(shm2 + (v12402 ^ (((v12402 >> 6u) & 7u) << 3u)), v + v12398, v12392);
       iron_copy_async<16>(shm2 + (v12414 ^ (((v12414 >> 6u) & 7u) << 3u)), v + v12410, v12404);
       iron_copy_async<16>(shm2 + (v12426 ^ (((v12426 >> 6u) & 7u) << 3u)), v + v12422, v12416);
       iron_copy_async<16>(shm2 + (v12438 ^ (((v12438 >> 6u) & 7u) << 3u)), v + v12434, v12428);
       iron_copy_async<16>(shm2 + (v12450 ^ (((v12450 >> 6u) & 7u) << 3u)), v + v12446, v12440);
       iron_copy_async<16>(shm2 + (v12462 ^ (((v12462 >> 6u) & 7u) << 3u)), v + v12458, v12452);
+      iron_copy_async<16>(shm2 + (v12474 ^ (((v12474 >> 6u) & 7u) << 3u)), v + v12470, v12464);
     }
     asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-    const unsigned int v8553 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v8554 = v8553 << 6u;
-    const unsigned int v11457 = v41 & 3u;
-    const unsigned int v11459 = v11457 << 4u;
-    const unsigned int v11461 = v11459 << 6u;
-    const unsigned int v11463 = v8554 + v11461;
-    const unsigned int v11474 = v11463 + 16u;
-    const unsigned int v11483 = v11463 + 32u;
-    const unsigned int v11492 = v11463 + 48u;
-    const unsigned int v8568 = 8192u + v8554;
-    const unsigned int v11508 = v8568 + v11461;
-    const unsigned int v11519 = v11508 + 16u;
-    const unsigned int v11528 = v11508 + 32u;
-    const unsigned int v11537 = v11508 + 48u;
-    const unsigned int v8580 = 16384u + v8554;
-    const unsigned int v11553 = v8580 + v11461;
-    const unsigned int v11564 = v11553 + 16u;
-    const unsigned int v11573 = v11553 + 32u;
-    const unsigned int v11582 = v11553 + 48u;
-    const unsigned int v8592 = 24576u + v8554;
-    const unsigned int v11598 = v8592 + v11461;
-    const unsigned int v11609 = v11598 + 16u;
-    const unsigned int v11618 = v11598 + 32u;
-    const unsigned int v11627 = v11598 + 48u;
-    const bool v8596 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v10750 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v10751 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10760 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10761 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10770 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10771 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10780 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10781 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10790 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10791 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10800 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10801 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10810 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10811 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10820 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10821 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10830 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10831 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10840 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10841 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10850 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10851 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10860 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10861 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10870 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10871 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10880 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10881 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10890 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10891 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10900 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10901 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10910 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10911 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10920 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10921 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10930 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10931 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10940 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10941 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10950 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10951 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10960 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10961 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10970 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10971 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10980 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10981 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10990 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10991 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11000 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11001 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11010 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11011 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11020 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11021 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11030 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11031 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11040 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11041 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11050 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11051 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11060 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11061 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11070 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11071 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11080 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11081 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11090 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11091 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11100 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11101 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11110 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11111 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11120 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11121 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11130 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11131 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11140 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11141 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11150 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11151 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11160 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11161 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11170 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11171 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11180 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11181 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11190 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11191 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11200 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11201 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11210 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11211 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11220 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11221 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11230 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11231 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11240 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11241 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11250 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11251 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11260 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11261 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11270 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11271 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11280 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11281 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11290 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11291 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11300 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11301 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11310 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11311 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11320 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11321 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11330 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11331 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11340 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11341 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11350 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11351 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11360 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11361 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11370 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11371 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11380 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11381 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11398 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    const unsigned int v8561 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+    const unsigned int v8562 = v8561 << 6u;
+    const unsigned int v11469 = v41 & 3u;
+    const unsigned int v11471 = v11469 << 4u;
+    const unsigned int v11473 = v11471 << 6u;
+    const unsigned int v11475 = v8562 + v11473;
+    const unsigned int v11486 = v11475 + 16u;
+    const unsigned int v11495 = v11475 + 32u;
+    const unsigned int v11504 = v11475 + 48u;
+    const unsigned int v8576 = 8192u + v8562;
+    const unsigned int v11520 = v8576 + v11473;
+    const unsigned int v11531 = v11520 + 16u;
+    const unsigned int v11540 = v11520 + 32u;
+    const unsigned int v11549 = v11520 + 48u;
+    const unsigned int v8588 = 16384u + v8562;
+    const unsigned int v11565 = v8588 + v11473;
+    const unsigned int v11576 = v11565 + 16u;
+    const unsigned int v11585 = v11565 + 32u;
+    const unsigned int v11594 = v11565 + 48u;
+    const unsigned int v8600 = 24576u + v8562;
+    const unsigned int v11610 = v8600 + v11473;
+    const unsigned int v11621 = v11610 + 16u;
+    const unsigned int v11630 = v11610 + 32u;
+    const unsigned int v11639 = v11610 + 48u;
+    const bool v8604 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v10758 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v10759 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10768 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10769 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10778 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10779 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10788 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10789 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10798 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10799 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10808 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10809 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10818 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10819 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10828 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10829 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10838 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10839 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
+    const unsigned int v10848 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
+    const unsigned int v10849 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
+    const unsigned int v10858 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
+    const unsigned int v10859 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
+    const unsigned int v10868 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
+    const unsigned int v10869 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
+    const unsigned int v10878 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
+    const unsigned int v10879 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
+    const unsigned int v10888 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
+    const unsigned int v10889 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
+    const unsigned int v10898 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
+    const unsigned int v10899 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
+    const unsigned int v10908 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
+    const unsigned int v10909 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
+    const unsigned int v10918 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
+    const unsigned int v10919 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
+    const unsigned int v10928 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10929 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
+    const unsigned int v10938 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
+    const unsigned int v10939 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
+    const unsigned int v10948 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
+    const unsigned int v10949 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
+    const unsigned int v10958 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
+    const unsigned int v10959 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
+    const unsigned int v10968 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
+    const unsigned int v10969 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
+    const unsigned int v10978 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
+    const unsigned int v10979 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
+    const unsigned int v10988 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
+    const unsigned int v10989 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
+    const unsigned int v10998 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
+    const unsigned int v10999 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11008 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11009 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11018 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11019 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11028 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11029 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11038 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11039 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11048 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11049 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11058 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11059 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11068 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11069 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11078 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11079 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11088 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11089 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11098 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11099 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11108 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11109 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11118 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11119 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11128 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11129 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11138 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11139 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11148 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11149 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11158 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11159 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11168 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11169 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11178 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11179 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11188 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11189 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11198 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11199 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11208 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11209 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11218 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11219 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11228 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11229 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11238 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
+    const unsigned int v11239 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
+    const unsigned int v11248 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
+    const unsigned int v11249 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
+    const unsigned int v11258 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
+    const unsigned int v11259 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
+    const unsigned int v11268 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
+    const unsigned int v11269 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
+    const unsigned int v11278 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
+    const unsigned int v11279 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
+    const unsigned int v11288 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
+    const unsigned int v11289 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
+    const unsigned int v11298 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
+    const unsigned int v11299 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
+    const unsigned int v11308 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
+    const unsigned int v11309 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
+    const unsigned int v11318 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
+    const unsigned int v11319 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
+    const unsigned int v11328 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
+    const unsigned int v11329 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
+    const unsigned int v11338 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
+    const unsigned int v11339 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
+    const unsigned int v11348 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
+    const unsigned int v11349 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
+    const unsigned int v11358 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
+    const unsigned int v11359 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
+    const unsigned int v11368 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
+    const unsigned int v11369 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
+    const unsigned int v11378 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
+    const unsigned int v11379 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
+    const unsigned int v11388 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
+    const unsigned int v11389 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
+    const unsigned int v11406 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v8031 = v592; v8031 < v579; v8031 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v8032 = v8031 - v592;
-      const unsigned int v8033 = v8032 >> 6u;
-      const unsigned int v8035 = v8033 & 1u;
+    for (unsigned int v8039 = v592; v8039 < v579; v8039 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
+      const unsigned int v8040 = v8039 - v592;
+      const unsigned int v8041 = v8040 >> 6u;
+      const unsigned int v8043 = v8041 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v8038 = v8031 + 64u;
-      const unsigned int v8040 = v8033 + 1u;
-      const unsigned int v8041 = v8040 & 1u;
-      const bool v8042 = v8038 < v579;
-      if (v8042) {
-        const unsigned int v8044 = v8041 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-        const unsigned int v8054 = v8038 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8055 = v8054 < v37;
-        const unsigned int v8058 = v8055 ? v8054 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8060 = v31 + v8058;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8061 = v8060 * v2;
-        const unsigned int v8062 = v8061 + v28;
-        const unsigned int v8063 = v8062 << 8u;
-        const unsigned int v8064 = v8063 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8072 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8073 = v8044 + v8072;
-        const unsigned int v8074 = v8073 + v71;
-        const unsigned int v8075 = v8074 + v69;
-        iron_copy_async<16>(shm1 + (v8075 ^ (((v8075 >> 6u) & 7u) << 3u)), k + v8064, v8055);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8085 = v8038 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8086 = v8085 < v37;
-        const unsigned int v8089 = v8086 ? v8085 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8091 = v31 + v8089;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8092 = v8091 * v2;
-        const unsigned int v8093 = v8092 + v28;
-        const unsigned int v8094 = v8093 << 8u;
-        const unsigned int v8095 = v8094 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8103 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8104 = v8044 + v8103;
-        const unsigned int v8105 = v8104 + v102;
-        const unsigned int v8106 = v8105 + v100;
-        iron_copy_async<16>(shm1 + (v8106 ^ (((v8106 >> 6u) & 7u) << 3u)), k + v8095, v8086);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8116 = v8038 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8117 = v8116 < v37;
-        const unsigned int v8120 = v8117 ? v8116 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8122 = v31 + v8120;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8123 = v8122 * v2;
-        const unsigned int v8124 = v8123 + v28;
-        const unsigned int v8125 = v8124 << 8u;
-        const unsigned int v8126 = v8125 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8134 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8135 = v8044 + v8134;
-        const unsigned int v8136 = v8135 + v133;
-        const unsigned int v8137 = v8136 + v131;
-        iron_copy_async<16>(shm1 + (v8137 ^ (((v8137 >> 6u) & 7u) << 3u)), k + v8126, v8117);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8147 = v8038 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8148 = v8147 < v37;
-        const unsigned int v8151 = v8148 ? v8147 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8153 = v31 + v8151;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8154 = v8153 * v2;
-        const unsigned int v8155 = v8154 + v28;
-        const unsigned int v8156 = v8155 << 8u;
-        const unsigned int v8157 = v8156 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8165 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8166 = v8044 + v8165;
-        const unsigned int v8167 = v8166 + v164;
-        const unsigned int v8168 = v8167 + v162;
-        iron_copy_async<16>(shm1 + (v8168 ^ (((v8168 >> 6u) & 7u) << 3u)), k + v8157, v8148);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8178 = v8038 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8179 = v8178 < v37;
-        const unsigned int v8182 = v8179 ? v8178 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8184 = v31 + v8182;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8185 = v8184 * v2;
-        const unsigned int v8186 = v8185 + v28;
-        const unsigned int v8187 = v8186 << 8u;
-        const unsigned int v8188 = v8187 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8196 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8197 = v8044 + v8196;
-        const unsigned int v8198 = v8197 + v195;
-        const unsigned int v8199 = v8198 + v193;
-        iron_copy_async<16>(shm1 + (v8199 ^ (((v8199 >> 6u) & 7u) << 3u)), k + v8188, v8179);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8209 = v8038 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8210 = v8209 < v37;
-        const unsigned int v8213 = v8210 ? v8209 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8215 = v31 + v8213;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8216 = v8215 * v2;
-        const unsigned int v8217 = v8216 + v28;
-        const unsigned int v8218 = v8217 << 8u;
-        const unsigned int v8219 = v8218 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8227 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8228 = v8044 + v8227;
-        const unsigned int v8229 = v8228 + v226;
-        const unsigned int v8230 = v8229 + v224;
-        iron_copy_async<16>(shm1 + (v8230 ^ (((v8230 >> 6u) & 7u) << 3u)), k + v8219, v8210);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8240 = v8038 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8241 = v8240 < v37;
-        const unsigned int v8244 = v8241 ? v8240 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8246 = v31 + v8244;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8247 = v8246 * v2;
-        const unsigned int v8248 = v8247 + v28;
-        const unsigned int v8249 = v8248 << 8u;
-        const unsigned int v8250 = v8249 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8258 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8259 = v8044 + v8258;
-        const unsigned int v8260 = v8259 + v257;
-        const unsigned int v8261 = v8260 + v255;
-        iron_copy_async<16>(shm1 + (v8261 ^ (((v8261 >> 6u) & 7u) << 3u)), k + v8250, v8241);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8271 = v8038 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8272 = v8271 < v37;
-        const unsigned int v8275 = v8272 ? v8271 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8277 = v31 + v8275;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8278 = v8277 * v2;
-        const unsigned int v8279 = v8278 + v28;
-        const unsigned int v8280 = v8279 << 8u;
-        const unsigned int v8281 = v8280 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8289 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8290 = v8044 + v8289;
-        const unsigned int v8291 = v8290 + v288;
-        const unsigned int v8292 = v8291 + v286;
-        iron_copy_async<16>(shm1 + (v8292 ^ (((v8292 >> 6u) & 7u) << 3u)), k + v8281, v8272);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v8075 ^ (((v8075 >> 6u) & 7u) << 3u)), v + v8064, v8055);
-        iron_copy_async<16>(shm2 + (v8106 ^ (((v8106 >> 6u) & 7u) << 3u)), v + v8095, v8086);
-        iron_copy_async<16>(shm2 + (v8137 ^ (((v8137 >> 6u) & 7u) << 3u)), v + v8126, v8117);
-        iron_copy_async<16>(shm2 + (v8168 ^ (((v8168 >> 6u) & 7u) << 3u)), v + v8157, v8148);
-        iron_copy_async<16>(shm2 + (v8199 ^ (((v8199 >> 6u) & 7u) << 3u)), v + v8188, v8179);
-        iron_copy_async<16>(shm2 + (v8230 ^ (((v8230 >> 6u) & 7u) << 3u)), v + v8219, v8210);
-        iron_copy_async<16>(shm2 + (v8261 ^ (((v8261 >> 6u) & 7u) << 3u)), v + v8250, v8241);
-        iron_copy_async<16>(shm2 + (v8292 ^ (((v8292 >> 6u) & 7u) << 3u)), v + v8281, v8272);
+      const unsigned int v8046 = v8039 + 64u;
+      const unsigned int v8048 = v8041 + 1u;
+      const unsigned int v8049 = v8048 & 1u;
+      const bool v8050 = v8046 < v579;
+      if (v8050) {
+        const unsigned int v8052 = v8049 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+        const unsigned int v8062 = v8046 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8063 = v8062 < v37;
+        const unsigned int v8066 = v8063 ? v8062 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8068 = v31 + v8066;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8069 = v8068 * v2;
+        const unsigned int v8070 = v8069 + v28;
+        const unsigned int v8071 = v8070 << 8u;
+        const unsigned int v8072 = v8071 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8080 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8081 = v8052 + v8080;
+        const unsigned int v8082 = v8081 + v71;
+        const unsigned int v8083 = v8082 + v69;
+        iron_copy_async<16>(shm1 + (v8083 ^ (((v8083 >> 6u) & 7u) << 3u)), k + v8072, v8063);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8093 = v8046 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8094 = v8093 < v37;
+        const unsigned int v8097 = v8094 ? v8093 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8099 = v31 + v8097;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8100 = v8099 * v2;
+        const unsigned int v8101 = v8100 + v28;
+        const unsigned int v8102 = v8101 << 8u;
+        const unsigned int v8103 = v8102 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8111 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8112 = v8052 + v8111;
+        const unsigned int v8113 = v8112 + v102;
+        const unsigned int v8114 = v8113 + v100;
+        iron_copy_async<16>(shm1 + (v8114 ^ (((v8114 >> 6u) & 7u) << 3u)), k + v8103, v8094);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8124 = v8046 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8125 = v8124 < v37;
+        const unsigned int v8128 = v8125 ? v8124 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8130 = v31 + v8128;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8131 = v8130 * v2;
+        const unsigned int v8132 = v8131 + v28;
+        const unsigned int v8133 = v8132 << 8u;
+        const unsigned int v8134 = v8133 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8142 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8143 = v8052 + v8142;
+        const unsigned int v8144 = v8143 + v133;
+        const unsigned int v8145 = v8144 + v131;
+        iron_copy_async<16>(shm1 + (v8145 ^ (((v8145 >> 6u) & 7u) << 3u)), k + v8134, v8125);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8155 = v8046 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8156 = v8155 < v37;
+        const unsigned int v8159 = v8156 ? v8155 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8161 = v31 + v8159;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8162 = v8161 * v2;
+        const unsigned int v8163 = v8162 + v28;
+        const unsigned int v8164 = v8163 << 8u;
+        const unsigned int v8165 = v8164 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8173 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8174 = v8052 + v8173;
+        const unsigned int v8175 = v8174 + v164;
+        const unsigned int v8176 = v8175 + v162;
+        iron_copy_async<16>(shm1 + (v8176 ^ (((v8176 >> 6u) & 7u) << 3u)), k + v8165, v8156);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8186 = v8046 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8187 = v8186 < v37;
+        const unsigned int v8190 = v8187 ? v8186 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8192 = v31 + v8190;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8193 = v8192 * v2;
+        const unsigned int v8194 = v8193 + v28;
+        const unsigned int v8195 = v8194 << 8u;
+        const unsigned int v8196 = v8195 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8204 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8205 = v8052 + v8204;
+        const unsigned int v8206 = v8205 + v195;
+        const unsigned int v8207 = v8206 + v193;
+        iron_copy_async<16>(shm1 + (v8207 ^ (((v8207 >> 6u) & 7u) << 3u)), k + v8196, v8187);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8217 = v8046 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8218 = v8217 < v37;
+        const unsigned int v8221 = v8218 ? v8217 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8223 = v31 + v8221;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8224 = v8223 * v2;
+        const unsigned int v8225 = v8224 + v28;
+        const unsigned int v8226 = v8225 << 8u;
+        const unsigned int v8227 = v8226 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8235 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8236 = v8052 + v8235;
+        const unsigned int v8237 = v8236 + v226;
+        const unsigned int v8238 = v8237 + v224;
+        iron_copy_async<16>(shm1 + (v8238 ^ (((v8238 >> 6u) & 7u) << 3u)), k + v8227, v8218);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8248 = v8046 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8249 = v8248 < v37;
+        const unsigned int v8252 = v8249 ? v8248 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8254 = v31 + v8252;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8255 = v8254 * v2;
+        const unsigned int v8256 = v8255 + v28;
+        const unsigned int v8257 = v8256 << 8u;
+        const unsigned int v8258 = v8257 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8266 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8267 = v8052 + v8266;
+        const unsigned int v8268 = v8267 + v257;
+        const unsigned int v8269 = v8268 + v255;
+        iron_copy_async<16>(shm1 + (v8269 ^ (((v8269 >> 6u) & 7u) << 3u)), k + v8258, v8249);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v8279 = v8046 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v8280 = v8279 < v37;
+        const unsigned int v8283 = v8280 ? v8279 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8285 = v31 + v8283;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v8286 = v8285 * v2;
+        const unsigned int v8287 = v8286 + v28;
+        const unsigned int v8288 = v8287 << 8u;
+        const unsigned int v8289 = v8288 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v8297 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+        const unsigned int v8298 = v8052 + v8297;
+        const unsigned int v8299 = v8298 + v288;
+        const unsigned int v8300 = v8299 + v286;
+        iron_copy_async<16>(shm1 + (v8300 ^ (((v8300 >> 6u) & 7u) << 3u)), k + v8289, v8280);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v8083 ^ (((v8083 >> 6u) & 7u) << 3u)), v + v8072, v8063);
+        iron_copy_async<16>(shm2 + (v8114 ^ (((v8114 >> 6u) & 7u) << 3u)), v + v8103, v8094);
+        iron_copy_async<16>(shm2 + (v8145 ^ (((v8145 >> 6u) & 7u) << 3u)), v + v8134, v8125);
+        iron_copy_async<16>(shm2 + (v8176 ^ (((v8176 >> 6u) & 7u) << 3u)), v + v8165, v8156);
+        iron_copy_async<16>(shm2 + (v8207 ^ (((v8207 >> 6u) & 7u) << 3u)), v + v8196, v8187);
+        iron_copy_async<16>(shm2 + (v8238 ^ (((v8238 >> 6u) & 7u) << 3u)), v + v8227, v8218);
+        iron_copy_async<16>(shm2 + (v8269 ^ (((v8269 >> 6u) & 7u) << 3u)), v + v8258, v8249);
+        iron_copy_async<16>(shm2 + (v8300 ^ (((v8300 >> 6u) & 7u) << 3u)), v + v8289, v8280);
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 64> v8544;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v8544, 0.0f);
-      const unsigned int v8548 = v8035 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11470;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11470, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11470, shm0, v11463, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11472;
-      iron_frag_fill(v11472, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11472, shm1, v8548, 64u);
-      iron_frag_mma_sync(v8544, v11470, v11472);
-      const unsigned int v11477 = v8548 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11479;
-      iron_frag_fill(v11479, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11479, shm0, v11474, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11481;
-      iron_frag_fill(v11481, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11481, shm1, v11477, 64u);
-      iron_frag_mma_sync(v8544, v11479, v11481);
-      const unsigned int v11486 = v8548 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11488;
-      iron_frag_fill(v11488, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11488, shm0, v11483, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11490;
-      iron_frag_fill(v11490, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11490, shm1, v11486, 64u);
-      iron_frag_mma_sync(v8544, v11488, v11490);
-      const unsigned int v11495 = v8548 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11497;
-      iron_frag_fill(v11497, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11497, shm0, v11492, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11499;
-      iron_frag_fill(v11499, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11499, shm1, v11495, 64u);
-      iron_frag_mma_sync(v8544, v11497, v11499);
-      const unsigned int v8561 = v8548 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11515;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11515, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11515, shm0, v11508, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11517;
-      iron_frag_fill(v11517, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11517, shm1, v8561, 64u);
-      iron_frag_mma_sync(v8544, v11515, v11517);
-      const unsigned int v11522 = v8561 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11524;
-      iron_frag_fill(v11524, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11524, shm0, v11519, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11526;
-      iron_frag_fill(v11526, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11526, shm1, v11522, 64u);
-      iron_frag_mma_sync(v8544, v11524, v11526);
-      const unsigned int v11531 = v8561 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11533;
-      iron_frag_fill(v11533, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11533, shm0, v11528, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11535;
-      iron_frag_fill(v11535, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11535, shm1, v11531, 64u);
-      iron_frag_mma_sync(v8544, v11533, v11535);
-      const unsigned int v11540 = v8561 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11542;
-      iron_frag_fill(v11542, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11542, shm0, v11537, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11544;
-      iron_frag_fill(v11544, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11544, shm1, v11540, 64u);
-      iron_frag_mma_sync(v8544, v11542, v11544);
-      const unsigned int v8573 = v8548 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11560;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11560, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11560, shm0, v11553, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11562;
-      iron_frag_fill(v11562, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11562, shm1, v8573, 64u);
-      iron_frag_mma_sync(v8544, v11560, v11562);
-      const unsigned int v11567 = v8573 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11569;
-      iron_frag_fill(v11569, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11569, shm0, v11564, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11571;
-      iron_frag_fill(v11571, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11571, shm1, v11567, 64u);
-      iron_frag_mma_sync(v8544, v11569, v11571);
-      const unsigned int v11576 = v8573 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11578;
-      iron_frag_fill(v11578, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11578, shm0, v11573, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11580;
-      iron_frag_fill(v11580, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11580, shm1, v11576, 64u);
-      iron_frag_mma_sync(v8544, v11578, v11580);
-      const unsigned int v11585 = v8573 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11587;
-      iron_frag_fill(v11587, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11587, shm0, v11582, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11589;
-      iron_frag_fill(v11589, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11589, shm1, v11585, 64u);
-      iron_frag_mma_sync(v8544, v11587, v11589);
-      const unsigned int v8585 = v8548 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11605;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11605, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11605, shm0, v11598, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11607;
-      iron_frag_fill(v11607, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11607, shm1, v8585, 64u);
-      iron_frag_mma_sync(v8544, v11605, v11607);
-      const unsigned int v11612 = v8585 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11614;
-      iron_frag_fill(v11614, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11614, shm0, v11609, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11616;
-      iron_frag_fill(v11616, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11616, shm1, v11612, 64u);
-      iron_frag_mma_sync(v8544, v11614, v11616);
-      const unsigned int v11621 = v8585 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11623;
-      iron_frag_fill(v11623, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11623, shm0, v11618, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11625;
-      iron_frag_fill(v11625, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11625, shm1, v11621, 64u);
-      iron_frag_mma_sync(v8544, v11623, v11625);
-      const unsigned int v11630 = v8585 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11632;
-      iron_frag_fill(v11632, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11632, shm0, v11627, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11634;
-      iron_frag_fill(v11634, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11634, shm1, v11630, 64u);
-      iron_frag_mma_sync(v8544, v11632, v11634);
-      iron_frag<float, 2, 16, 8> v8594;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v8594, 0.0f);
-      if (v8596) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v8599 = v8038 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v8607 = v8038 + v18;
-        const bool v8608 = v8607 <= v549;
-        const bool v8609 = v556 || v8608;
-        const bool v8610 = v8599 && v8609;
-        const bool v8612 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v8613 = v8031 + v7;
-        const unsigned int v8614 = v8613 + v18;
-        const unsigned int v8615 = v546 + v37;
-        const bool v8616 = v8615 <= v8614;
-        const bool v8617 = v8612 || v8616;
-        const bool v8618 = v8610 && v8617;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v8619 = !v8618;  // kernels/sdpa/flash_tile.hpp:190
-        if (v8619) {
-          iron_frag<float, 2, 16, 8> v8621;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v8621, 0.0f);
-          iron_frag<float, 2, 16, 8> v8623;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v8623, 0.0f);
-          const unsigned int v8625 = static_cast<unsigned int>(v8621.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8627 = v46 + v8625;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8629 = v8627 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8630 = v8629 + 1u;
-          const unsigned int v8632 = v8630 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8641 = v8632 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8645 = v8630 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8646 = v562 && v8645;
-          const unsigned int v8647 = v8646 ? v8641 : v47;
-          const unsigned int v8650 = v8647 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8651 = min(v8650, 64u);
-          const bool v8652 = v8647 > v8031;
-          const unsigned int v8653 = v8652 ? v8651 : v47;
-          const float v8654 = __uint_as_float(v8653);
-          v8621.x[0] = v8654;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8656 = static_cast<unsigned int>(v8621.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8658 = v46 + v8656;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8660 = v8658 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8661 = v8660 + 1u;
-          const unsigned int v8663 = v8661 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8672 = v8663 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8676 = v8661 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8677 = v562 && v8676;
-          const unsigned int v8678 = v8677 ? v8672 : v47;
-          const unsigned int v8681 = v8678 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8682 = min(v8681, 64u);
-          const bool v8683 = v8678 > v8031;
-          const unsigned int v8684 = v8683 ? v8682 : v47;
-          const float v8685 = __uint_as_float(v8684);
-          v8621.x[1] = v8685;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8687 = static_cast<unsigned int>(v8621.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8689 = v46 + v8687;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8691 = v8689 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8692 = v8691 + 1u;
-          const unsigned int v8694 = v8692 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8703 = v8694 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8707 = v8692 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8708 = v562 && v8707;
-          const unsigned int v8709 = v8708 ? v8703 : v47;
-          const unsigned int v8712 = v8709 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8713 = min(v8712, 64u);
-          const bool v8714 = v8709 > v8031;
-          const unsigned int v8715 = v8714 ? v8713 : v47;
-          const float v8716 = __uint_as_float(v8715);
-          v8621.x[2] = v8716;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8718 = static_cast<unsigned int>(v8621.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8720 = v46 + v8718;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8722 = v8720 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8723 = v8722 + 1u;
-          const unsigned int v8725 = v8723 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8734 = v8725 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8738 = v8723 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8739 = v562 && v8738;
-          const unsigned int v8740 = v8739 ? v8734 : v47;
-          const unsigned int v8743 = v8740 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8744 = min(v8743, 64u);
-          const bool v8745 = v8740 > v8031;
-          const unsigned int v8746 = v8745 ? v8744 : v47;
-          const float v8747 = __uint_as_float(v8746);
-          v8621.x[3] = v8747;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8749 = static_cast<unsigned int>(v8623.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8751 = v46 + v8749;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8753 = v8751 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8754 = v8753 + 1u;
-          const unsigned int v8756 = v8754 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8757 = min(v37, v8756);
-          const bool v8758 = v8754 > v18;
-          const unsigned int v8759 = v8758 ? v8757 : v47;
-          const unsigned int v8762 = v556 ? v37 : v8759;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8774 = v8762 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8775 = min(v8774, 64u);
-          const bool v8776 = v8762 > v8031;
-          const unsigned int v8777 = v8776 ? v8775 : v47;
-          const float v8778 = __uint_as_float(v8777);
-          v8623.x[0] = v8778;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8780 = static_cast<unsigned int>(v8623.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8782 = v46 + v8780;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8784 = v8782 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8785 = v8784 + 1u;
-          const unsigned int v8787 = v8785 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8788 = min(v37, v8787);
-          const bool v8789 = v8785 > v18;
-          const unsigned int v8790 = v8789 ? v8788 : v47;
-          const unsigned int v8793 = v556 ? v37 : v8790;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8805 = v8793 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8806 = min(v8805, 64u);
-          const bool v8807 = v8793 > v8031;
-          const unsigned int v8808 = v8807 ? v8806 : v47;
-          const float v8809 = __uint_as_float(v8808);
-          v8623.x[1] = v8809;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8811 = static_cast<unsigned int>(v8623.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8813 = v46 + v8811;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8815 = v8813 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8816 = v8815 + 1u;
-          const unsigned int v8818 = v8816 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8819 = min(v37, v8818);
-          const bool v8820 = v8816 > v18;
-          const unsigned int v8821 = v8820 ? v8819 : v47;
-          const unsigned int v8824 = v556 ? v37 : v8821;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8836 = v8824 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8837 = min(v8836, 64u);
-          const bool v8838 = v8824 > v8031;
-          const unsigned int v8839 = v8838 ? v8837 : v47;
-          const float v8840 = __uint_as_float(v8839);
-          v8623.x[2] = v8840;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8842 = static_cast<unsigned int>(v8623.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8844 = v46 + v8842;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8846 = v8844 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8847 = v8846 + 1u;
-          const unsigned int v8849 = v8847 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8850 = min(v37, v8849);
-          const bool v8851 = v8847 > v18;
-          const unsigned int v8852 = v8851 ? v8850 : v47;
-          const unsigned int v8855 = v556 ? v37 : v8852;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8867 = v8855 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8868 = min(v8867, 64u);
-          const bool v8869 = v8855 > v8031;
-          const unsigned int v8870 = v8869 ? v8868 : v47;
-          const float v8871 = __uint_as_float(v8870);
-          v8623.x[3] = v8871;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8872 = static_cast<unsigned int>(v8544.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v8874 = v8544.x[0];
-          const float v8875 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8876 = __float_as_uint(v8875);
-          const bool v8877 = v8872 >= v8876;
-          const float v8878 = v8623.x[0];
-          const unsigned int v8879 = __float_as_uint(v8878);
-          const bool v8880 = v8872 < v8879;
-          const bool v8881 = v8877 && v8880;
-          const float v8883 = v8881 ? v8874 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[0] = v8883;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8884 = static_cast<unsigned int>(v8544.col(1, iron_linear_thread() & 31u));
-          const float v8886 = v8544.x[1];
-          const float v8887 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8888 = __float_as_uint(v8887);
-          const bool v8889 = v8884 >= v8888;
-          const float v8890 = v8623.x[0];
-          const unsigned int v8891 = __float_as_uint(v8890);
-          const bool v8892 = v8884 < v8891;
-          const bool v8893 = v8889 && v8892;
-          const float v8895 = v8893 ? v8886 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[1] = v8895;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8896 = static_cast<unsigned int>(v8544.col(2, iron_linear_thread() & 31u));
-          const float v8898 = v8544.x[2];
-          const float v8899 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8900 = __float_as_uint(v8899);
-          const bool v8901 = v8896 >= v8900;
-          const float v8902 = v8623.x[2];
-          const unsigned int v8903 = __float_as_uint(v8902);
-          const bool v8904 = v8896 < v8903;
-          const bool v8905 = v8901 && v8904;
-          const float v8907 = v8905 ? v8898 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[2] = v8907;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8908 = static_cast<unsigned int>(v8544.col(3, iron_linear_thread() & 31u));
-          const float v8910 = v8544.x[3];
-          const float v8911 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8912 = __float_as_uint(v8911);
-          const bool v8913 = v8908 >= v8912;
-          const float v8914 = v8623.x[2];
-          const unsigned int v8915 = __float_as_uint(v8914);
-          const bool v8916 = v8908 < v8915;
-          const bool v8917 = v8913 && v8916;
-          const float v8919 = v8917 ? v8910 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[3] = v8919;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8920 = static_cast<unsigned int>(v8544.col(4, iron_linear_thread() & 31u));
-          const float v8922 = v8544.x[4];
-          const float v8923 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8924 = __float_as_uint(v8923);
-          const bool v8925 = v8920 >= v8924;
-          const float v8926 = v8623.x[0];
-          const unsigned int v8927 = __float_as_uint(v8926);
-          const bool v8928 = v8920 < v8927;
-          const bool v8929 = v8925 && v8928;
-          const float v8931 = v8929 ? v8922 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[4] = v8931;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8932 = static_cast<unsigned int>(v8544.col(5, iron_linear_thread() & 31u));
-          const float v8934 = v8544.x[5];
-          const float v8935 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8936 = __float_as_uint(v8935);
-          const bool v8937 = v8932 >= v8936;
-          const float v8938 = v8623.x[0];
-          const unsigned int v8939 = __float_as_uint(v8938);
-          const bool v8940 = v8932 < v8939;
-          const bool v8941 = v8937 && v8940;
-          const float v8943 = v8941 ? v8934 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[5] = v8943;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8944 = static_cast<unsigned int>(v8544.col(6, iron_linear_thread() & 31u));
-          const float v8946 = v8544.x[6];
-          const float v8947 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8948 = __float_as_uint(v8947);
-          const bool v8949 = v8944 >= v8948;
-          const float v8950 = v8623.x[2];
-          const unsigned int v8951 = __float_as_uint(v8950);
-          const bool v8952 = v8944 < v8951;
-          const bool v8953 = v8949 && v8952;
-          const float v8955 = v8953 ? v8946 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[6] = v8955;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8956 = static_cast<unsigned int>(v8544.col(7, iron_linear_thread() & 31u));
-          const float v8958 = v8544.x[7];
-          const float v8959 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8960 = __float_as_uint(v8959);
-          const bool v8961 = v8956 >= v8960;
-          const float v8962 = v8623.x[2];
-          const unsigned int v8963 = __float_as_uint(v8962);
-          const bool v8964 = v8956 < v8963;
-          const bool v8965 = v8961 && v8964;
-          const float v8967 = v8965 ? v8958 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[7] = v8967;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8968 = static_cast<unsigned int>(v8544.col(8, iron_linear_thread() & 31u));
-          const float v8970 = v8544.x[8];
-          const float v8971 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8972 = __float_as_uint(v8971);
-          const bool v8973 = v8968 >= v8972;
-          const float v8974 = v8623.x[0];
-          const unsigned int v8975 = __float_as_uint(v8974);
-          const bool v8976 = v8968 < v8975;
-          const bool v8977 = v8973 && v8976;
-          const float v8979 = v8977 ? v8970 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[8] = v8979;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8980 = static_cast<unsigned int>(v8544.col(9, iron_linear_thread() & 31u));
-          const float v8982 = v8544.x[9];
-          const float v8983 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8984 = __float_as_uint(v8983);
-          const bool v8985 = v8980 >= v8984;
-          const float v8986 = v8623.x[0];
-          const unsigned int v8987 = __float_as_uint(v8986);
-          const bool v8988 = v8980 < v8987;
-          const bool v8989 = v8985 && v8988;
-          const float v8991 = v8989 ? v8982 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[9] = v8991;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8992 = static_cast<unsigned int>(v8544.col(10, iron_linear_thread() & 31u));
-          const float v8994 = v8544.x[10];
-          const float v8995 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8996 = __float_as_uint(v8995);
-          const bool v8997 = v8992 >= v8996;
-          const float v8998 = v8623.x[2];
-          const unsigned int v8999 = __float_as_uint(v8998);
-          const bool v9000 = v8992 < v8999;
-          const bool v9001 = v8997 && v9000;
-          const float v9003 = v9001 ? v8994 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[10] = v9003;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9004 = static_cast<unsigned int>(v8544.col(11, iron_linear_thread() & 31u));
-          const float v9006 = v8544.x[11];
-          const float v9007 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9008 = __float_as_uint(v9007);
-          const bool v9009 = v9004 >= v9008;
-          const float v9010 = v8623.x[2];
-          const unsigned int v9011 = __float_as_uint(v9010);
-          const bool v9012 = v9004 < v9011;
-          const bool v9013 = v9009 && v9012;
-          const float v9015 = v9013 ? v9006 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[11] = v9015;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9016 = static_cast<unsigned int>(v8544.col(12, iron_linear_thread() & 31u));
-          const float v9018 = v8544.x[12];
-          const float v9019 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9020 = __float_as_uint(v9019);
-          const bool v9021 = v9016 >= v9020;
-          const float v9022 = v8623.x[0];
-          const unsigned int v9023 = __float_as_uint(v9022);
-          const bool v9024 = v9016 < v9023;
-          const bool v9025 = v9021 && v9024;
-          const float v9027 = v9025 ? v9018 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[12] = v9027;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9028 = static_cast<unsigned int>(v8544.col(13, iron_linear_thread() & 31u));
-          const float v9030 = v8544.x[13];
-          const float v9031 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9032 = __float_as_uint(v9031);
-          const bool v9033 = v9028 >= v9032;
-          const float v9034 = v8623.x[0];
-          const unsigned int v9035 = __float_as_uint(v9034);
-          const bool v9036 = v9028 < v9035;
-          const bool v9037 = v9033 && v9036;
-          const float v9039 = v9037 ? v9030 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[13] = v9039;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9040 = static_cast<unsigned int>(v8544.col(14, iron_linear_thread() & 31u));
-          const float v9042 = v8544.x[14];
-          const float v9043 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9044 = __float_as_uint(v9043);
-          const bool v9045 = v9040 >= v9044;
-          const float v9046 = v8623.x[2];
-          const unsigned int v9047 = __float_as_uint(v9046);
-          const bool v9048 = v9040 < v9047;
-          const bool v9049 = v9045 && v9048;
-          const float v9051 = v9049 ? v9042 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[14] = v9051;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9052 = static_cast<unsigned int>(v8544.col(15, iron_linear_thread() & 31u));
-          const float v9054 = v8544.x[15];
-          const float v9055 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9056 = __float_as_uint(v9055);
-          const bool v9057 = v9052 >= v9056;
-          const float v9058 = v8623.x[2];
-          const unsigned int v9059 = __float_as_uint(v9058);
-          const bool v9060 = v9052 < v9059;
-          const bool v9061 = v9057 && v9060;
-          const float v9063 = v9061 ? v9054 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[15] = v9063;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9064 = static_cast<unsigned int>(v8544.col(16, iron_linear_thread() & 31u));
-          const float v9066 = v8544.x[16];
-          const float v9067 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9068 = __float_as_uint(v9067);
-          const bool v9069 = v9064 >= v9068;
-          const float v9070 = v8623.x[0];
-          const unsigned int v9071 = __float_as_uint(v9070);
-          const bool v9072 = v9064 < v9071;
-          const bool v9073 = v9069 && v9072;
-          const float v9075 = v9073 ? v9066 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[16] = v9075;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9076 = static_cast<unsigned int>(v8544.col(17, iron_linear_thread() & 31u));
-          const float v9078 = v8544.x[17];
-          const float v9079 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9080 = __float_as_uint(v9079);
-          const bool v9081 = v9076 >= v9080;
-          const float v9082 = v8623.x[0];
-          const unsigned int v9083 = __float_as_uint(v9082);
-          const bool v9084 = v9076 < v9083;
-          const bool v9085 = v9081 && v9084;
-          const float v9087 = v9085 ? v9078 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[17] = v9087;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9088 = static_cast<unsigned int>(v8544.col(18, iron_linear_thread() & 31u));
-          const float v9090 = v8544.x[18];
-          const float v9091 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9092 = __float_as_uint(v9091);
-          const bool v9093 = v9088 >= v9092;
-          const float v9094 = v8623.x[2];
-          const unsigned int v9095 = __float_as_uint(v9094);
-          const bool v9096 = v9088 < v9095;
-          const bool v9097 = v9093 && v9096;
-          const float v9099 = v9097 ? v9090 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[18] = v9099;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9100 = static_cast<unsigned int>(v8544.col(19, iron_linear_thread() & 31u));
-          const float v9102 = v8544.x[19];
-          const float v9103 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9104 = __float_as_uint(v9103);
-          const bool v9105 = v9100 >= v9104;
-          const float v9106 = v8623.x[2];
-          const unsigned int v9107 = __float_as_uint(v9106);
-          const bool v9108 = v9100 < v9107;
-          const bool v9109 = v9105 && v9108;
-          const float v9111 = v9109 ? v9102 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[19] = v9111;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9112 = static_cast<unsigned int>(v8544.col(20, iron_linear_thread() & 31u));
-          const float v9114 = v8544.x[20];
-          const float v9115 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9116 = __float_as_uint(v9115);
-          const bool v9117 = v9112 >= v9116;
-          const float v9118 = v8623.x[0];
-          const unsigned int v9119 = __float_as_uint(v9118);
-          const bool v9120 = v9112 < v9119;
-          const bool v9121 = v9117 && v9120;
-          const float v9123 = v9121 ? v9114 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[20] = v9123;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9124 = static_cast<unsigned int>(v8544.col(21, iron_linear_thread() & 31u));
-          const float v9126 = v8544.x[21];
-          const float v9127 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9128 = __float_as_uint(v9127);
-          const bool v9129 = v9124 >= v9128;
-          const float v9130 = v8623.x[0];
-          const unsigned int v9131 = __float_as_uint(v9130);
-          const bool v9132 = v9124 < v9131;
-          const bool v9133 = v9129 && v9132;
-          const float v9135 = v9133 ? v9126 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[21] = v9135;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9136 = static_cast<unsigned int>(v8544.col(22, iron_linear_thread() & 31u));
-          const float v9138 = v8544.x[22];
-          const float v9139 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9140 = __float_as_uint(v9139);
-          const bool v9141 = v9136 >= v9140;
-          const float v9142 = v8623.x[2];
-          const unsigned int v9143 = __float_as_uint(v9142);
-          const bool v9144 = v9136 < v9143;
-          const bool v9145 = v9141 && v9144;
-          const float v9147 = v9145 ? v9138 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[22] = v9147;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9148 = static_cast<unsigned int>(v8544.col(23, iron_linear_thread() & 31u));
-          const float v9150 = v8544.x[23];
-          const float v9151 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9152 = __float_as_uint(v9151);
-          const bool v9153 = v9148 >= v9152;
-          const float v9154 = v8623.x[2];
-          const unsigned int v9155 = __float_as_uint(v9154);
-          const bool v9156 = v9148 < v9155;
-          const bool v9157 = v9153 && v9156;
-          const float v9159 = v9157 ? v9150 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[23] = v9159;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9160 = static_cast<unsigned int>(v8544.col(24, iron_linear_thread() & 31u));
-          const float v9162 = v8544.x[24];
-          const float v9163 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9164 = __float_as_uint(v9163);
-          const bool v9165 = v9160 >= v9164;
-          const float v9166 = v8623.x[0];
-          const unsigned int v9167 = __float_as_uint(v9166);
-          const bool v9168 = v9160 < v9167;
-          const bool v9169 = v9165 && v9168;
-          const float v9171 = v9169 ? v9162 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[24] = v9171;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9172 = static_cast<unsigned int>(v8544.col(25, iron_linear_thread() & 31u));
-          const float v9174 = v8544.x[25];
-          const float v9175 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9176 = __float_as_uint(v9175);
-          const bool v9177 = v9172 >= v9176;
-          const float v9178 = v8623.x[0];
-          const unsigned int v9179 = __float_as_uint(v9178);
-          const bool v9180 = v9172 < v9179;
-          const bool v9181 = v9177 && v9180;
-          const float v9183 = v9181 ? v9174 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[25] = v9183;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9184 = static_cast<unsigned int>(v8544.col(26, iron_linear_thread() & 31u));
-          const float v9186 = v8544.x[26];
-          const float v9187 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9188 = __float_as_uint(v9187);
-          const bool v9189 = v9184 >= v9188;
-          const float v9190 = v8623.x[2];
-          const unsigned int v9191 = __float_as_uint(v9190);
-          const bool v9192 = v9184 < v9191;
-          const bool v9193 = v9189 && v9192;
-          const float v9195 = v9193 ? v9186 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[26] = v9195;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9196 = static_cast<unsigned int>(v8544.col(27, iron_linear_thread() & 31u));
-          const float v9198 = v8544.x[27];
-          const float v9199 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9200 = __float_as_uint(v9199);
-          const bool v9201 = v9196 >= v9200;
-          const float v9202 = v8623.x[2];
-          const unsigned int v9203 = __float_as_uint(v9202);
-          const bool v9204 = v9196 < v9203;
-          const bool v9205 = v9201 && v9204;
-          const float v9207 = v9205 ? v9198 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[27] = v9207;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9208 = static_cast<unsigned int>(v8544.col(28, iron_linear_thread() & 31u));
-          const float v9210 = v8544.x[28];
-          const float v9211 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9212 = __float_as_uint(v9211);
-          const bool v9213 = v9208 >= v9212;
-          const float v9214 = v8623.x[0];
-          const unsigned int v9215 = __float_as_uint(v9214);
-          const bool v9216 = v9208 < v9215;
-          const bool v9217 = v9213 && v9216;
-          const float v9219 = v9217 ? v9210 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[28] = v9219;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9220 = static_cast<unsigned int>(v8544.col(29, iron_linear_thread() & 31u));
-          const float v9222 = v8544.x[29];
-          const float v9223 = v8621.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9224 = __float_as_uint(v9223);
-          const bool v9225 = v9220 >= v9224;
-          const float v9226 = v8623.x[0];
-          const unsigned int v9227 = __float_as_uint(v9226);
-          const bool v9228 = v9220 < v9227;
-          const bool v9229 = v9225 && v9228;
-          const float v9231 = v9229 ? v9222 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[29] = v9231;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9232 = static_cast<unsigned int>(v8544.col(30, iron_linear_thread() & 31u));
-          const float v9234 = v8544.x[30];
-          const float v9235 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9236 = __float_as_uint(v9235);
-          const bool v9237 = v9232 >= v9236;
-          const float v9238 = v8623.x[2];
-          const unsigned int v9239 = __float_as_uint(v9238);
-          const bool v9240 = v9232 < v9239;
-          const bool v9241 = v9237 && v9240;
-          const float v9243 = v9241 ? v9234 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[30] = v9243;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9244 = static_cast<unsigned int>(v8544.col(31, iron_linear_thread() & 31u));
-          const float v9246 = v8544.x[31];
-          const float v9247 = v8621.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9248 = __float_as_uint(v9247);
-          const bool v9249 = v9244 >= v9248;
-          const float v9250 = v8623.x[2];
-          const unsigned int v9251 = __float_as_uint(v9250);
-          const bool v9252 = v9244 < v9251;
-          const bool v9253 = v9249 && v9252;
-          const float v9255 = v9253 ? v9246 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[31] = v9255;  // kernels/sdpa/flash_tile.hpp:176
+      iron_frag<float, 2, 16, 64> v8552;  // kernels/sdpa/flash_warpgroup.hpp:277
+      iron_frag_fill(v8552, 0.0f);
+      const unsigned int v8556 = v8043 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11482;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11482, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11482, shm0, v11475, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11484;
+      iron_frag_fill(v11484, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11484, shm1, v8556, 64u);
+      iron_frag_mma_sync(v8552, v11482, v11484);
+      const unsigned int v11489 = v8556 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11491;
+      iron_frag_fill(v11491, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11491, shm0, v11486, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11493;
+      iron_frag_fill(v11493, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11493, shm1, v11489, 64u);
+      iron_frag_mma_sync(v8552, v11491, v11493);
+      const unsigned int v11498 = v8556 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11500;
+      iron_frag_fill(v11500, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11500, shm0, v11495, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11502;
+      iron_frag_fill(v11502, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11502, shm1, v11498, 64u);
+      iron_frag_mma_sync(v8552, v11500, v11502);
+      const unsigned int v11507 = v8556 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11509;
+      iron_frag_fill(v11509, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11509, shm0, v11504, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11511;
+      iron_frag_fill(v11511, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11511, shm1, v11507, 64u);
+      iron_frag_mma_sync(v8552, v11509, v11511);
+      const unsigned int v8569 = v8556 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11527;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11527, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11527, shm0, v11520, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11529;
+      iron_frag_fill(v11529, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11529, shm1, v8569, 64u);
+      iron_frag_mma_sync(v8552, v11527, v11529);
+      const unsigned int v11534 = v8569 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11536;
+      iron_frag_fill(v11536, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11536, shm0, v11531, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11538;
+      iron_frag_fill(v11538, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11538, shm1, v11534, 64u);
+      iron_frag_mma_sync(v8552, v11536, v11538);
+      const unsigned int v11543 = v8569 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11545;
+      iron_frag_fill(v11545, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11545, shm0, v11540, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11547;
+      iron_frag_fill(v11547, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11547, shm1, v11543, 64u);
+      iron_frag_mma_sync(v8552, v11545, v11547);
+      const unsigned int v11552 = v8569 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11554;
+      iron_frag_fill(v11554, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11554, shm0, v11549, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11556;
+      iron_frag_fill(v11556, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11556, shm1, v11552, 64u);
+      iron_frag_mma_sync(v8552, v11554, v11556);
+      const unsigned int v8581 = v8556 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11572;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11572, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11572, shm0, v11565, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11574;
+      iron_frag_fill(v11574, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11574, shm1, v8581, 64u);
+      iron_frag_mma_sync(v8552, v11572, v11574);
+      const unsigned int v11579 = v8581 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11581;
+      iron_frag_fill(v11581, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11581, shm0, v11576, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11583;
+      iron_frag_fill(v11583, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11583, shm1, v11579, 64u);
+      iron_frag_mma_sync(v8552, v11581, v11583);
+      const unsigned int v11588 = v8581 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11590;
+      iron_frag_fill(v11590, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11590, shm0, v11585, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11592;
+      iron_frag_fill(v11592, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11592, shm1, v11588, 64u);
+      iron_frag_mma_sync(v8552, v11590, v11592);
+      const unsigned int v11597 = v8581 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11599;
+      iron_frag_fill(v11599, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11599, shm0, v11594, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11601;
+      iron_frag_fill(v11601, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11601, shm1, v11597, 64u);
+      iron_frag_mma_sync(v8552, v11599, v11601);
+      const unsigned int v8593 = v8556 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v11617;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v11617, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11617, shm0, v11610, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11619;
+      iron_frag_fill(v11619, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11619, shm1, v8593, 64u);
+      iron_frag_mma_sync(v8552, v11617, v11619);
+      const unsigned int v11624 = v8593 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v11626;
+      iron_frag_fill(v11626, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11626, shm0, v11621, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11628;
+      iron_frag_fill(v11628, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11628, shm1, v11624, 64u);
+      iron_frag_mma_sync(v8552, v11626, v11628);
+      const unsigned int v11633 = v8593 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v11635;
+      iron_frag_fill(v11635, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11635, shm0, v11630, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11637;
+      iron_frag_fill(v11637, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11637, shm1, v11633, 64u);
+      iron_frag_mma_sync(v8552, v11635, v11637);
+      const unsigned int v11642 = v8593 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v11644;
+      iron_frag_fill(v11644, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11644, shm0, v11639, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11646;
+      iron_frag_fill(v11646, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v11646, shm1, v11642, 64u);
+      iron_frag_mma_sync(v8552, v11644, v11646);
+      iron_frag<float, 2, 16, 8> v8602;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v8602, 0.0f);
+      if (v8604) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v8607 = v8046 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v8615 = v8046 + v18;
+        const bool v8616 = v8615 <= v549;
+        const bool v8617 = v556 || v8616;
+        const bool v8618 = v8607 && v8617;
+        const bool v8620 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v8621 = v8039 + v7;
+        const unsigned int v8622 = v8621 + v18;
+        const unsigned int v8623 = v546 + v37;
+        const bool v8624 = v8623 <= v8622;
+        const bool v8625 = v8620 || v8624;
+        const bool v8626 = v8618 && v8625;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v8627 = !v8626;  // kernels/sdpa/flash_tile.hpp:190
+        if (v8627) {
+          iron_frag<float, 2, 16, 8> v8629;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v8629, 0.0f);
+          iron_frag<float, 2, 16, 8> v8631;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v8631, 0.0f);
+          const unsigned int v8633 = static_cast<unsigned int>(v8629.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8635 = v46 + v8633;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8637 = v8635 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8638 = v8637 + 1u;
+          const unsigned int v8640 = v8638 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8649 = v8640 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8653 = v8638 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8654 = v562 && v8653;
+          const unsigned int v8655 = v8654 ? v8649 : v47;
+          const unsigned int v8658 = v8655 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8659 = min(v8658, 64u);
+          const bool v8660 = v8655 > v8039;
+          const unsigned int v8661 = v8660 ? v8659 : v47;
+          const float v8662 = __uint_as_float(v8661);
+          v8629.x[0] = v8662;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8664 = static_cast<unsigned int>(v8629.row(1, iron_linear_thread() & 31u));
+          const unsigned int v8666 = v46 + v8664;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8668 = v8666 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8669 = v8668 + 1u;
+          const unsigned int v8671 = v8669 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8680 = v8671 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8684 = v8669 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8685 = v562 && v8684;
+          const unsigned int v8686 = v8685 ? v8680 : v47;
+          const unsigned int v8689 = v8686 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8690 = min(v8689, 64u);
+          const bool v8691 = v8686 > v8039;
+          const unsigned int v8692 = v8691 ? v8690 : v47;
+          const float v8693 = __uint_as_float(v8692);
+          v8629.x[1] = v8693;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8695 = static_cast<unsigned int>(v8629.row(2, iron_linear_thread() & 31u));
+          const unsigned int v8697 = v46 + v8695;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8699 = v8697 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8700 = v8699 + 1u;
+          const unsigned int v8702 = v8700 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8711 = v8702 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8715 = v8700 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8716 = v562 && v8715;
+          const unsigned int v8717 = v8716 ? v8711 : v47;
+          const unsigned int v8720 = v8717 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8721 = min(v8720, 64u);
+          const bool v8722 = v8717 > v8039;
+          const unsigned int v8723 = v8722 ? v8721 : v47;
+          const float v8724 = __uint_as_float(v8723);
+          v8629.x[2] = v8724;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8726 = static_cast<unsigned int>(v8629.row(3, iron_linear_thread() & 31u));
+          const unsigned int v8728 = v46 + v8726;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v8730 = v8728 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8731 = v8730 + 1u;
+          const unsigned int v8733 = v8731 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8742 = v8733 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v8746 = v8731 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v8747 = v562 && v8746;
+          const unsigned int v8748 = v8747 ? v8742 : v47;
+          const unsigned int v8751 = v8748 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8752 = min(v8751, 64u);
+          const bool v8753 = v8748 > v8039;
+          const unsigned int v8754 = v8753 ? v8752 : v47;
+          const float v8755 = __uint_as_float(v8754);
+          v8629.x[3] = v8755;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v8757 = static_cast<unsigned int>(v8631.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8759 = v46 + v8757;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8761 = v8759 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8762 = v8761 + 1u;
+          const unsigned int v8764 = v8762 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8765 = min(v37, v8764);
+          const bool v8766 = v8762 > v18;
+          const unsigned int v8767 = v8766 ? v8765 : v47;
+          const unsigned int v8770 = v556 ? v37 : v8767;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8782 = v8770 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8783 = min(v8782, 64u);
+          const bool v8784 = v8770 > v8039;
+          const unsigned int v8785 = v8784 ? v8783 : v47;
+          const float v8786 = __uint_as_float(v8785);
+          v8631.x[0] = v8786;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8788 = static_cast<unsigned int>(v8631.row(1, iron_linear_thread() & 31u));
+          const unsigned int v8790 = v46 + v8788;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8792 = v8790 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8793 = v8792 + 1u;
+          const unsigned int v8795 = v8793 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8796 = min(v37, v8795);
+          const bool v8797 = v8793 > v18;
+          const unsigned int v8798 = v8797 ? v8796 : v47;
+          const unsigned int v8801 = v556 ? v37 : v8798;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8813 = v8801 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8814 = min(v8813, 64u);
+          const bool v8815 = v8801 > v8039;
+          const unsigned int v8816 = v8815 ? v8814 : v47;
+          const float v8817 = __uint_as_float(v8816);
+          v8631.x[1] = v8817;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8819 = static_cast<unsigned int>(v8631.row(2, iron_linear_thread() & 31u));
+          const unsigned int v8821 = v46 + v8819;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8823 = v8821 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8824 = v8823 + 1u;
+          const unsigned int v8826 = v8824 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8827 = min(v37, v8826);
+          const bool v8828 = v8824 > v18;
+          const unsigned int v8829 = v8828 ? v8827 : v47;
+          const unsigned int v8832 = v556 ? v37 : v8829;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8844 = v8832 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8845 = min(v8844, 64u);
+          const bool v8846 = v8832 > v8039;
+          const unsigned int v8847 = v8846 ? v8845 : v47;
+          const float v8848 = __uint_as_float(v8847);
+          v8631.x[2] = v8848;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8850 = static_cast<unsigned int>(v8631.row(3, iron_linear_thread() & 31u));
+          const unsigned int v8852 = v46 + v8850;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v8854 = v8852 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v8855 = v8854 + 1u;
+          const unsigned int v8857 = v8855 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v8858 = min(v37, v8857);
+          const bool v8859 = v8855 > v18;
+          const unsigned int v8860 = v8859 ? v8858 : v47;
+          const unsigned int v8863 = v556 ? v37 : v8860;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v8875 = v8863 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v8876 = min(v8875, 64u);
+          const bool v8877 = v8863 > v8039;
+          const unsigned int v8878 = v8877 ? v8876 : v47;
+          const float v8879 = __uint_as_float(v8878);
+          v8631.x[3] = v8879;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v8880 = static_cast<unsigned int>(v8552.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v8882 = v8552.x[0];
+          const float v8883 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8884 = __float_as_uint(v8883);
+          const bool v8885 = v8880 >= v8884;
+          const float v8886 = v8631.x[0];
+          const unsigned int v8887 = __float_as_uint(v8886);
+          const bool v8888 = v8880 < v8887;
+          const bool v8889 = v8885 && v8888;
+          const float v8891 = v8889 ? v8882 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[0] = v8891;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8892 = static_cast<unsigned int>(v8552.col(1, iron_linear_thread() & 31u));
+          const float v8894 = v8552.x[1];
+          const float v8895 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8896 = __float_as_uint(v8895);
+          const bool v8897 = v8892 >= v8896;
+          const float v8898 = v8631.x[0];
+          const unsigned int v8899 = __float_as_uint(v8898);
+          const bool v8900 = v8892 < v8899;
+          const bool v8901 = v8897 && v8900;
+          const float v8903 = v8901 ? v8894 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[1] = v8903;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8904 = static_cast<unsigned int>(v8552.col(2, iron_linear_thread() & 31u));
+          const float v8906 = v8552.x[2];
+          const float v8907 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8908 = __float_as_uint(v8907);
+          const bool v8909 = v8904 >= v8908;
+          const float v8910 = v8631.x[2];
+          const unsigned int v8911 = __float_as_uint(v8910);
+          const bool v8912 = v8904 < v8911;
+          const bool v8913 = v8909 && v8912;
+          const float v8915 = v8913 ? v8906 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[2] = v8915;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8916 = static_cast<unsigned int>(v8552.col(3, iron_linear_thread() & 31u));
+          const float v8918 = v8552.x[3];
+          const float v8919 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8920 = __float_as_uint(v8919);
+          const bool v8921 = v8916 >= v8920;
+          const float v8922 = v8631.x[2];
+          const unsigned int v8923 = __float_as_uint(v8922);
+          const bool v8924 = v8916 < v8923;
+          const bool v8925 = v8921 && v8924;
+          const float v8927 = v8925 ? v8918 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[3] = v8927;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8928 = static_cast<unsigned int>(v8552.col(4, iron_linear_thread() & 31u));
+          const float v8930 = v8552.x[4];
+          const float v8931 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8932 = __float_as_uint(v8931);
+          const bool v8933 = v8928 >= v8932;
+          const float v8934 = v8631.x[0];
+          const unsigned int v8935 = __float_as_uint(v8934);
+          const bool v8936 = v8928 < v8935;
+          const bool v8937 = v8933 && v8936;
+          const float v8939 = v8937 ? v8930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[4] = v8939;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8940 = static_cast<unsigned int>(v8552.col(5, iron_linear_thread() & 31u));
+          const float v8942 = v8552.x[5];
+          const float v8943 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8944 = __float_as_uint(v8943);
+          const bool v8945 = v8940 >= v8944;
+          const float v8946 = v8631.x[0];
+          const unsigned int v8947 = __float_as_uint(v8946);
+          const bool v8948 = v8940 < v8947;
+          const bool v8949 = v8945 && v8948;
+          const float v8951 = v8949 ? v8942 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[5] = v8951;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8952 = static_cast<unsigned int>(v8552.col(6, iron_linear_thread() & 31u));
+          const float v8954 = v8552.x[6];
+          const float v8955 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8956 = __float_as_uint(v8955);
+          const bool v8957 = v8952 >= v8956;
+          const float v8958 = v8631.x[2];
+          const unsigned int v8959 = __float_as_uint(v8958);
+          const bool v8960 = v8952 < v8959;
+          const bool v8961 = v8957 && v8960;
+          const float v8963 = v8961 ? v8954 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[6] = v8963;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8964 = static_cast<unsigned int>(v8552.col(7, iron_linear_thread() & 31u));
+          const float v8966 = v8552.x[7];
+          const float v8967 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8968 = __float_as_uint(v8967);
+          const bool v8969 = v8964 >= v8968;
+          const float v8970 = v8631.x[2];
+          const unsigned int v8971 = __float_as_uint(v8970);
+          const bool v8972 = v8964 < v8971;
+          const bool v8973 = v8969 && v8972;
+          const float v8975 = v8973 ? v8966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[7] = v8975;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8976 = static_cast<unsigned int>(v8552.col(8, iron_linear_thread() & 31u));
+          const float v8978 = v8552.x[8];
+          const float v8979 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8980 = __float_as_uint(v8979);
+          const bool v8981 = v8976 >= v8980;
+          const float v8982 = v8631.x[0];
+          const unsigned int v8983 = __float_as_uint(v8982);
+          const bool v8984 = v8976 < v8983;
+          const bool v8985 = v8981 && v8984;
+          const float v8987 = v8985 ? v8978 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[8] = v8987;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v8988 = static_cast<unsigned int>(v8552.col(9, iron_linear_thread() & 31u));
+          const float v8990 = v8552.x[9];
+          const float v8991 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v8992 = __float_as_uint(v8991);
+          const bool v8993 = v8988 >= v8992;
+          const float v8994 = v8631.x[0];
+          const unsigned int v8995 = __float_as_uint(v8994);
+          const bool v8996 = v8988 < v8995;
+          const bool v8997 = v8993 && v8996;
+          const float v8999 = v8997 ? v8990 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[9] = v8999;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9000 = static_cast<unsigned int>(v8552.col(10, iron_linear_thread() & 31u));
+          const float v9002 = v8552.x[10];
+          const float v9003 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9004 = __float_as_uint(v9003);
+          const bool v9005 = v9000 >= v9004;
+          const float v9006 = v8631.x[2];
+          const unsigned int v9007 = __float_as_uint(v9006);
+          const bool v9008 = v9000 < v9007;
+          const bool v9009 = v9005 && v9008;
+          const float v9011 = v9009 ? v9002 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[10] = v9011;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9012 = static_cast<unsigned int>(v8552.col(11, iron_linear_thread() & 31u));
+          const float v9014 = v8552.x[11];
+          const float v9015 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9016 = __float_as_uint(v9015);
+          const bool v9017 = v9012 >= v9016;
+          const float v9018 = v8631.x[2];
+          const unsigned int v9019 = __float_as_uint(v9018);
+          const bool v9020 = v9012 < v9019;
+          const bool v9021 = v9017 && v9020;
+          const float v9023 = v9021 ? v9014 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[11] = v9023;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9024 = static_cast<unsigned int>(v8552.col(12, iron_linear_thread() & 31u));
+          const float v9026 = v8552.x[12];
+          const float v9027 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9028 = __float_as_uint(v9027);
+          const bool v9029 = v9024 >= v9028;
+          const float v9030 = v8631.x[0];
+          const unsigned int v9031 = __float_as_uint(v9030);
+          const bool v9032 = v9024 < v9031;
+          const bool v9033 = v9029 && v9032;
+          const float v9035 = v9033 ? v9026 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[12] = v9035;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9036 = static_cast<unsigned int>(v8552.col(13, iron_linear_thread() & 31u));
+          const float v9038 = v8552.x[13];
+          const float v9039 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9040 = __float_as_uint(v9039);
+          const bool v9041 = v9036 >= v9040;
+          const float v9042 = v8631.x[0];
+          const unsigned int v9043 = __float_as_uint(v9042);
+          const bool v9044 = v9036 < v9043;
+          const bool v9045 = v9041 && v9044;
+          const float v9047 = v9045 ? v9038 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[13] = v9047;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9048 = static_cast<unsigned int>(v8552.col(14, iron_linear_thread() & 31u));
+          const float v9050 = v8552.x[14];
+          const float v9051 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9052 = __float_as_uint(v9051);
+          const bool v9053 = v9048 >= v9052;
+          const float v9054 = v8631.x[2];
+          const unsigned int v9055 = __float_as_uint(v9054);
+          const bool v9056 = v9048 < v9055;
+          const bool v9057 = v9053 && v9056;
+          const float v9059 = v9057 ? v9050 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[14] = v9059;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9060 = static_cast<unsigned int>(v8552.col(15, iron_linear_thread() & 31u));
+          const float v9062 = v8552.x[15];
+          const float v9063 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9064 = __float_as_uint(v9063);
+          const bool v9065 = v9060 >= v9064;
+          const float v9066 = v8631.x[2];
+          const unsigned int v9067 = __float_as_uint(v9066);
+          const bool v9068 = v9060 < v9067;
+          const bool v9069 = v9065 && v9068;
+          const float v9071 = v9069 ? v9062 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[15] = v9071;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9072 = static_cast<unsigned int>(v8552.col(16, iron_linear_thread() & 31u));
+          const float v9074 = v8552.x[16];
+          const float v9075 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9076 = __float_as_uint(v9075);
+          const bool v9077 = v9072 >= v9076;
+          const float v9078 = v8631.x[0];
+          const unsigned int v9079 = __float_as_uint(v9078);
+          const bool v9080 = v9072 < v9079;
+          const bool v9081 = v9077 && v9080;
+          const float v9083 = v9081 ? v9074 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[16] = v9083;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9084 = static_cast<unsigned int>(v8552.col(17, iron_linear_thread() & 31u));
+          const float v9086 = v8552.x[17];
+          const float v9087 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9088 = __float_as_uint(v9087);
+          const bool v9089 = v9084 >= v9088;
+          const float v9090 = v8631.x[0];
+          const unsigned int v9091 = __float_as_uint(v9090);
+          const bool v9092 = v9084 < v9091;
+          const bool v9093 = v9089 && v9092;
+          const float v9095 = v9093 ? v9086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[17] = v9095;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9096 = static_cast<unsigned int>(v8552.col(18, iron_linear_thread() & 31u));
+          const float v9098 = v8552.x[18];
+          const float v9099 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9100 = __float_as_uint(v9099);
+          const bool v9101 = v9096 >= v9100;
+          const float v9102 = v8631.x[2];
+          const unsigned int v9103 = __float_as_uint(v9102);
+          const bool v9104 = v9096 < v9103;
+          const bool v9105 = v9101 && v9104;
+          const float v9107 = v9105 ? v9098 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[18] = v9107;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9108 = static_cast<unsigned int>(v8552.col(19, iron_linear_thread() & 31u));
+          const float v9110 = v8552.x[19];
+          const float v9111 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9112 = __float_as_uint(v9111);
+          const bool v9113 = v9108 >= v9112;
+          const float v9114 = v8631.x[2];
+          const unsigned int v9115 = __float_as_uint(v9114);
+          const bool v9116 = v9108 < v9115;
+          const bool v9117 = v9113 && v9116;
+          const float v9119 = v9117 ? v9110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[19] = v9119;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9120 = static_cast<unsigned int>(v8552.col(20, iron_linear_thread() & 31u));
+          const float v9122 = v8552.x[20];
+          const float v9123 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9124 = __float_as_uint(v9123);
+          const bool v9125 = v9120 >= v9124;
+          const float v9126 = v8631.x[0];
+          const unsigned int v9127 = __float_as_uint(v9126);
+          const bool v9128 = v9120 < v9127;
+          const bool v9129 = v9125 && v9128;
+          const float v9131 = v9129 ? v9122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[20] = v9131;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9132 = static_cast<unsigned int>(v8552.col(21, iron_linear_thread() & 31u));
+          const float v9134 = v8552.x[21];
+          const float v9135 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9136 = __float_as_uint(v9135);
+          const bool v9137 = v9132 >= v9136;
+          const float v9138 = v8631.x[0];
+          const unsigned int v9139 = __float_as_uint(v9138);
+          const bool v9140 = v9132 < v9139;
+          const bool v9141 = v9137 && v9140;
+          const float v9143 = v9141 ? v9134 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[21] = v9143;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9144 = static_cast<unsigned int>(v8552.col(22, iron_linear_thread() & 31u));
+          const float v9146 = v8552.x[22];
+          const float v9147 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9148 = __float_as_uint(v9147);
+          const bool v9149 = v9144 >= v9148;
+          const float v9150 = v8631.x[2];
+          const unsigned int v9151 = __float_as_uint(v9150);
+          const bool v9152 = v9144 < v9151;
+          const bool v9153 = v9149 && v9152;
+          const float v9155 = v9153 ? v9146 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[22] = v9155;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9156 = static_cast<unsigned int>(v8552.col(23, iron_linear_thread() & 31u));
+          const float v9158 = v8552.x[23];
+          const float v9159 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9160 = __float_as_uint(v9159);
+          const bool v9161 = v9156 >= v9160;
+          const float v9162 = v8631.x[2];
+          const unsigned int v9163 = __float_as_uint(v9162);
+          const bool v9164 = v9156 < v9163;
+          const bool v9165 = v9161 && v9164;
+          const float v9167 = v9165 ? v9158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[23] = v9167;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9168 = static_cast<unsigned int>(v8552.col(24, iron_linear_thread() & 31u));
+          const float v9170 = v8552.x[24];
+          const float v9171 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9172 = __float_as_uint(v9171);
+          const bool v9173 = v9168 >= v9172;
+          const float v9174 = v8631.x[0];
+          const unsigned int v9175 = __float_as_uint(v9174);
+          const bool v9176 = v9168 < v9175;
+          const bool v9177 = v9173 && v9176;
+          const float v9179 = v9177 ? v9170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[24] = v9179;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9180 = static_cast<unsigned int>(v8552.col(25, iron_linear_thread() & 31u));
+          const float v9182 = v8552.x[25];
+          const float v9183 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9184 = __float_as_uint(v9183);
+          const bool v9185 = v9180 >= v9184;
+          const float v9186 = v8631.x[0];
+          const unsigned int v9187 = __float_as_uint(v9186);
+          const bool v9188 = v9180 < v9187;
+          const bool v9189 = v9185 && v9188;
+          const float v9191 = v9189 ? v9182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[25] = v9191;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9192 = static_cast<unsigned int>(v8552.col(26, iron_linear_thread() & 31u));
+          const float v9194 = v8552.x[26];
+          const float v9195 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9196 = __float_as_uint(v9195);
+          const bool v9197 = v9192 >= v9196;
+          const float v9198 = v8631.x[2];
+          const unsigned int v9199 = __float_as_uint(v9198);
+          const bool v9200 = v9192 < v9199;
+          const bool v9201 = v9197 && v9200;
+          const float v9203 = v9201 ? v9194 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[26] = v9203;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9204 = static_cast<unsigned int>(v8552.col(27, iron_linear_thread() & 31u));
+          const float v9206 = v8552.x[27];
+          const float v9207 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9208 = __float_as_uint(v9207);
+          const bool v9209 = v9204 >= v9208;
+          const float v9210 = v8631.x[2];
+          const unsigned int v9211 = __float_as_uint(v9210);
+          const bool v9212 = v9204 < v9211;
+          const bool v9213 = v9209 && v9212;
+          const float v9215 = v9213 ? v9206 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[27] = v9215;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9216 = static_cast<unsigned int>(v8552.col(28, iron_linear_thread() & 31u));
+          const float v9218 = v8552.x[28];
+          const float v9219 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9220 = __float_as_uint(v9219);
+          const bool v9221 = v9216 >= v9220;
+          const float v9222 = v8631.x[0];
+          const unsigned int v9223 = __float_as_uint(v9222);
+          const bool v9224 = v9216 < v9223;
+          const bool v9225 = v9221 && v9224;
+          const float v9227 = v9225 ? v9218 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[28] = v9227;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9228 = static_cast<unsigned int>(v8552.col(29, iron_linear_thread() & 31u));
+          const float v9230 = v8552.x[29];
+          const float v9231 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9232 = __float_as_uint(v9231);
+          const bool v9233 = v9228 >= v9232;
+          const float v9234 = v8631.x[0];
+          const unsigned int v9235 = __float_as_uint(v9234);
+          const bool v9236 = v9228 < v9235;
+          const bool v9237 = v9233 && v9236;
+          const float v9239 = v9237 ? v9230 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[29] = v9239;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9240 = static_cast<unsigned int>(v8552.col(30, iron_linear_thread() & 31u));
+          const float v9242 = v8552.x[30];
+          const float v9243 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9244 = __float_as_uint(v9243);
+          const bool v9245 = v9240 >= v9244;
+          const float v9246 = v8631.x[2];
+          const unsigned int v9247 = __float_as_uint(v9246);
+          const bool v9248 = v9240 < v9247;
+          const bool v9249 = v9245 && v9248;
+          const float v9251 = v9249 ? v9242 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[30] = v9251;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9252 = static_cast<unsigned int>(v8552.col(31, iron_linear_thread() & 31u));
+          const float v9254 = v8552.x[31];
+          const float v9255 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9256 = __float_as_uint(v9255);
+          const bool v9257 = v9252 >= v9256;
+          const float v9258 = v8631.x[2];
+          const unsigned int v9259 = __float_as_uint(v9258);
+          const bool v9260 = v9252 < v9259;
+          const bool v9261 = v9257 && v9260;
+          const float v9263 = v9261 ? v9254 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[31] = v9263;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v9257;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v9257, 0.0f);
-        iron_frag_row_reduce<false>(v9257, v8544);
-        const float v9260 = v9257.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v9261 = v9260 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9257.x[0] = v9261;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9264 = v9257.x[1];
-        const float v9265 = v9264 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9257.x[1] = v9265;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9268 = v9257.x[2];
+        iron_frag<float, 2, 16, 8> v9265;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v9265, 0.0f);
+        iron_frag_row_reduce<false>(v9265, v8552);
+        const float v9268 = v9265.x[0];  // kernels/sdpa/flash_tile.hpp:212
         const float v9269 = v9268 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9257.x[2] = v9269;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9272 = v9257.x[3];
+        v9265.x[0] = v9269;  // kernels/sdpa/flash_tile.hpp:212
+        const float v9272 = v9265.x[1];
         const float v9273 = v9272 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9257.x[3] = v9273;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v9275;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v9275, 0.0f);
-        const float v9279 = v9257.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9280 = v596.x[0];
-        const float v9281 = fmaxf(v9280, v9279);
-        const bool v9284 = v9281 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9285 = v9284 ? 0.0f : v9281;
-        v9275.x[0] = v9285;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9289 = v9257.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9290 = v596.x[1];
-        const float v9291 = fmaxf(v9290, v9289);
-        const bool v9294 = v9291 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9295 = v9294 ? 0.0f : v9291;
-        v9275.x[1] = v9295;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9299 = v9257.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9300 = v596.x[2];
-        const float v9301 = fmaxf(v9300, v9299);
-        const bool v9304 = v9301 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9305 = v9304 ? 0.0f : v9301;
-        v9275.x[2] = v9305;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9309 = v9257.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9310 = v596.x[3];
-        const float v9311 = fmaxf(v9310, v9309);
-        const bool v9314 = v9311 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9315 = v9314 ? 0.0f : v9311;
-        v9275.x[3] = v9315;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9319 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9321 = v9280 - v9319;
-        const float v9322 = iron_exp2_approx(v9321);
-        v8594.x[0] = v9322;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9326 = v9275.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9328 = v9290 - v9326;
-        const float v9329 = iron_exp2_approx(v9328);
-        v8594.x[1] = v9329;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9333 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9335 = v9300 - v9333;
-        const float v9336 = iron_exp2_approx(v9335);
-        v8594.x[2] = v9336;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9340 = v9275.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9342 = v9310 - v9340;
-        const float v9343 = iron_exp2_approx(v9342);
-        v8594.x[3] = v9343;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v9281;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9351 = v596.x[1];
-        const float v9353 = fmaxf(v9351, v9289);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v9353;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9356 = v596.x[2];
-        const float v9358 = fmaxf(v9356, v9299);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v9358;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9361 = v596.x[3];
-        const float v9363 = fmaxf(v9361, v9309);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v9363;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9366 = v8544.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v9367 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9368 = -v9367;
-        const float v9369 = fmaf(v9366, v594, v9368);
-        const float v9370 = iron_exp2_approx(v9369);
-        v8544.x[0] = v9370;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9373 = v8544.x[1];
-        const float v9374 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9375 = -v9374;
-        const float v9376 = fmaf(v9373, v594, v9375);
-        const float v9377 = iron_exp2_approx(v9376);
-        v8544.x[1] = v9377;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9380 = v8544.x[2];
-        const float v9381 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9382 = -v9381;
-        const float v9383 = fmaf(v9380, v594, v9382);
-        const float v9384 = iron_exp2_approx(v9383);
-        v8544.x[2] = v9384;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9387 = v8544.x[3];
-        const float v9388 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9389 = -v9388;
-        const float v9390 = fmaf(v9387, v594, v9389);
-        const float v9391 = iron_exp2_approx(v9390);
-        v8544.x[3] = v9391;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9394 = v8544.x[4];
-        const float v9395 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9396 = -v9395;
-        const float v9397 = fmaf(v9394, v594, v9396);
-        const float v9398 = iron_exp2_approx(v9397);
-        v8544.x[4] = v9398;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9401 = v8544.x[5];
-        const float v9402 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9403 = -v9402;
-        const float v9404 = fmaf(v9401, v594, v9403);
-        const float v9405 = iron_exp2_approx(v9404);
-        v8544.x[5] = v9405;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9408 = v8544.x[6];
-        const float v9409 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9410 = -v9409;
-        const float v9411 = fmaf(v9408, v594, v9410);
-        const float v9412 = iron_exp2_approx(v9411);
-        v8544.x[6] = v9412;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9415 = v8544.x[7];
-        const float v9416 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9417 = -v9416;
-        const float v9418 = fmaf(v9415, v594, v9417);
-        const float v9419 = iron_exp2_approx(v9418);
-        v8544.x[7] = v9419;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9422 = v8544.x[8];
-        const float v9423 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9424 = -v9423;
-        const float v9425 = fmaf(v9422, v594, v9424);
-        const float v9426 = iron_exp2_approx(v9425);
-        v8544.x[8] = v9426;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9429 = v8544.x[9];
-        const float v9430 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9431 = -v9430;
-        const float v9432 = fmaf(v9429, v594, v9431);
-        const float v9433 = iron_exp2_approx(v9432);
-        v8544.x[9] = v9433;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9436 = v8544.x[10];
-        const float v9437 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9438 = -v9437;
-        const float v9439 = fmaf(v9436, v594, v9438);
-        const float v9440 = iron_exp2_approx(v9439);
-        v8544.x[10] = v9440;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9443 = v8544.x[11];
-        const float v9444 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9445 = -v9444;
-        const float v9446 = fmaf(v9443, v594, v9445);
-        const float v9447 = iron_exp2_approx(v9446);
-        v8544.x[11] = v9447;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9450 = v8544.x[12];
-        const float v9451 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9452 = -v9451;
-        const float v9453 = fmaf(v9450, v594, v9452);
-        const float v9454 = iron_exp2_approx(v9453);
-        v8544.x[12] = v9454;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9457 = v8544.x[13];
-        const float v9458 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9459 = -v9458;
-        const float v9460 = fmaf(v9457, v594, v9459);
-        const float v9461 = iron_exp2_approx(v9460);
-        v8544.x[13] = v9461;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9464 = v8544.x[14];
-        const float v9465 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9466 = -v9465;
-        const float v9467 = fmaf(v9464, v594, v9466);
-        const float v9468 = iron_exp2_approx(v9467);
-        v8544.x[14] = v9468;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9471 = v8544.x[15];
-        const float v9472 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9473 = -v9472;
-        const float v9474 = fmaf(v9471, v594, v9473);
-        const float v9475 = iron_exp2_approx(v9474);
-        v8544.x[15] = v9475;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9478 = v8544.x[16];
-        const float v9479 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9480 = -v9479;
-        const float v9481 = fmaf(v9478, v594, v9480);
-        const float v9482 = iron_exp2_approx(v9481);
-        v8544.x[16] = v9482;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9485 = v8544.x[17];
-        const float v9486 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9487 = -v9486;
-        const float v9488 = fmaf(v9485, v594, v9487);
-        const float v9489 = iron_exp2_approx(v9488);
-        v8544.x[17] = v9489;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9492 = v8544.x[18];
-        const float v9493 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9494 = -v9493;
-        const float v9495 = fmaf(v9492, v594, v9494);
-        const float v9496 = iron_exp2_approx(v9495);
-        v8544.x[18] = v9496;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9499 = v8544.x[19];
-        const float v9500 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9501 = -v9500;
-        const float v9502 = fmaf(v9499, v594, v9501);
-        const float v9503 = iron_exp2_approx(v9502);
-        v8544.x[19] = v9503;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9506 = v8544.x[20];
-        const float v9507 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9508 = -v9507;
-        const float v9509 = fmaf(v9506, v594, v9508);
-        const float v9510 = iron_exp2_approx(v9509);
-        v8544.x[20] = v9510;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9513 = v8544.x[21];
-        const float v9514 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9515 = -v9514;
-        const float v9516 = fmaf(v9513, v594, v9515);
-        const float v9517 = iron_exp2_approx(v9516);
-        v8544.x[21] = v9517;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9520 = v8544.x[22];
-        const float v9521 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9522 = -v9521;
-        const float v9523 = fmaf(v9520, v594, v9522);
-        const float v9524 = iron_exp2_approx(v9523);
-        v8544.x[22] = v9524;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9527 = v8544.x[23];
-        const float v9528 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9529 = -v9528;
-        const float v9530 = fmaf(v9527, v594, v9529);
-        const float v9531 = iron_exp2_approx(v9530);
-        v8544.x[23] = v9531;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9534 = v8544.x[24];
-        const float v9535 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9536 = -v9535;
-        const float v9537 = fmaf(v9534, v594, v9536);
-        const float v9538 = iron_exp2_approx(v9537);
-        v8544.x[24] = v9538;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9541 = v8544.x[25];
-        const float v9542 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9543 = -v9542;
-        const float v9544 = fmaf(v9541, v594, v9543);
-        const float v9545 = iron_exp2_approx(v9544);
-        v8544.x[25] = v9545;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9548 = v8544.x[26];
-        const float v9549 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9550 = -v9549;
-        const float v9551 = fmaf(v9548, v594, v9550);
-        const float v9552 = iron_exp2_approx(v9551);
-        v8544.x[26] = v9552;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9555 = v8544.x[27];
-        const float v9556 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9557 = -v9556;
-        const float v9558 = fmaf(v9555, v594, v9557);
-        const float v9559 = iron_exp2_approx(v9558);
-        v8544.x[27] = v9559;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9562 = v8544.x[28];
-        const float v9563 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9564 = -v9563;
-        const float v9565 = fmaf(v9562, v594, v9564);
-        const float v9566 = iron_exp2_approx(v9565);
-        v8544.x[28] = v9566;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9569 = v8544.x[29];
-        const float v9570 = v9275.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9571 = -v9570;
-        const float v9572 = fmaf(v9569, v594, v9571);
-        const float v9573 = iron_exp2_approx(v9572);
-        v8544.x[29] = v9573;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9576 = v8544.x[30];
-        const float v9577 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9578 = -v9577;
-        const float v9579 = fmaf(v9576, v594, v9578);
-        const float v9580 = iron_exp2_approx(v9579);
-        v8544.x[30] = v9580;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9583 = v8544.x[31];
-        const float v9584 = v9275.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9585 = -v9584;
-        const float v9586 = fmaf(v9583, v594, v9585);
-        const float v9587 = iron_exp2_approx(v9586);
-        v8544.x[31] = v9587;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v9589;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v9589, 0.0f);
-        iron_frag_row_reduce<true>(v9589, v8544);
-        const float v9592 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v9593 = v9589.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9594 = v8594.x[0];
-        const float v9595 = v9592 * v9594;
-        const float v9596 = v9595 + v9593;
-        v598.x[0] = v9596;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9599 = v598.x[1];
-        const float v9600 = v9589.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9601 = v8594.x[1];
-        const float v9602 = v9599 * v9601;
-        const float v9603 = v9602 + v9600;
-        v598.x[1] = v9603;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9606 = v598.x[2];
-        const float v9607 = v9589.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9608 = v8594.x[2];
-        const float v9609 = v9606 * v9608;
-        const float v9610 = v9609 + v9607;
-        v598.x[2] = v9610;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9613 = v598.x[3];
-        const float v9614 = v9589.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9615 = v8594.x[3];
-        const float v9616 = v9613 * v9615;
-        const float v9617 = v9616 + v9614;
-        v598.x[3] = v9617;  // kernels/sdpa/flash_tile.hpp:234
+        v9265.x[1] = v9273;  // kernels/sdpa/flash_tile.hpp:212
+        const float v9276 = v9265.x[2];
+        const float v9277 = v9276 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v9265.x[2] = v9277;  // kernels/sdpa/flash_tile.hpp:212
+        const float v9280 = v9265.x[3];
+        const float v9281 = v9280 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v9265.x[3] = v9281;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v9283;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v9283, 0.0f);
+        const float v9287 = v9265.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9288 = v596.x[0];
+        const float v9289 = fmaxf(v9288, v9287);
+        const bool v9292 = v9289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9293 = v9292 ? 0.0f : v9289;
+        v9283.x[0] = v9293;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9297 = v9265.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9298 = v596.x[1];
+        const float v9299 = fmaxf(v9298, v9297);
+        const bool v9302 = v9299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9303 = v9302 ? 0.0f : v9299;
+        v9283.x[1] = v9303;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9307 = v9265.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9308 = v596.x[2];
+        const float v9309 = fmaxf(v9308, v9307);
+        const bool v9312 = v9309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9313 = v9312 ? 0.0f : v9309;
+        v9283.x[2] = v9313;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9317 = v9265.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v9318 = v596.x[3];
+        const float v9319 = fmaxf(v9318, v9317);
+        const bool v9322 = v9319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v9323 = v9322 ? 0.0f : v9319;
+        v9283.x[3] = v9323;  // kernels/sdpa/flash_tile.hpp:217
+        const float v9327 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9329 = v9288 - v9327;
+        const float v9330 = iron_exp2_approx(v9329);
+        v8602.x[0] = v9330;  // kernels/sdpa/flash_tile.hpp:220
+        const float v9334 = v9283.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9336 = v9298 - v9334;
+        const float v9337 = iron_exp2_approx(v9336);
+        v8602.x[1] = v9337;  // kernels/sdpa/flash_tile.hpp:220
+        const float v9341 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9343 = v9308 - v9341;
+        const float v9344 = iron_exp2_approx(v9343);
+        v8602.x[2] = v9344;  // kernels/sdpa/flash_tile.hpp:220
+        const float v9348 = v9283.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v9350 = v9318 - v9348;
+        const float v9351 = iron_exp2_approx(v9350);
+        v8602.x[3] = v9351;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v9289;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9359 = v596.x[1];
+        const float v9361 = fmaxf(v9359, v9297);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v9361;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9364 = v596.x[2];
+        const float v9366 = fmaxf(v9364, v9307);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v9366;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9369 = v596.x[3];
+        const float v9371 = fmaxf(v9369, v9317);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v9371;  // kernels/sdpa/flash_tile.hpp:223
+        const float v9374 = v8552.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v9375 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9376 = -v9375;
+        const float v9377 = fmaf(v9374, v594, v9376);
+        const float v9378 = iron_exp2_approx(v9377);
+        v8552.x[0] = v9378;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9381 = v8552.x[1];
+        const float v9382 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9383 = -v9382;
+        const float v9384 = fmaf(v9381, v594, v9383);
+        const float v9385 = iron_exp2_approx(v9384);
+        v8552.x[1] = v9385;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9388 = v8552.x[2];
+        const float v9389 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9390 = -v9389;
+        const float v9391 = fmaf(v9388, v594, v9390);
+        const float v9392 = iron_exp2_approx(v9391);
+        v8552.x[2] = v9392;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9395 = v8552.x[3];
+        const float v9396 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9397 = -v9396;
+        const float v9398 = fmaf(v9395, v594, v9397);
+        const float v9399 = iron_exp2_approx(v9398);
+        v8552.x[3] = v9399;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9402 = v8552.x[4];
+        const float v9403 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9404 = -v9403;
+        const float v9405 = fmaf(v9402, v594, v9404);
+        const float v9406 = iron_exp2_approx(v9405);
+        v8552.x[4] = v9406;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9409 = v8552.x[5];
+        const float v9410 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9411 = -v9410;
+        const float v9412 = fmaf(v9409, v594, v9411);
+        const float v9413 = iron_exp2_approx(v9412);
+        v8552.x[5] = v9413;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9416 = v8552.x[6];
+        const float v9417 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9418 = -v9417;
+        const float v9419 = fmaf(v9416, v594, v9418);
+        const float v9420 = iron_exp2_approx(v9419);
+        v8552.x[6] = v9420;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9423 = v8552.x[7];
+        const float v9424 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9425 = -v9424;
+        const float v9426 = fmaf(v9423, v594, v9425);
+        const float v9427 = iron_exp2_approx(v9426);
+        v8552.x[7] = v9427;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9430 = v8552.x[8];
+        const float v9431 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9432 = -v9431;
+        const float v9433 = fmaf(v9430, v594, v9432);
+        const float v9434 = iron_exp2_approx(v9433);
+        v8552.x[8] = v9434;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9437 = v8552.x[9];
+        const float v9438 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9439 = -v9438;
+        const float v9440 = fmaf(v9437, v594, v9439);
+        const float v9441 = iron_exp2_approx(v9440);
+        v8552.x[9] = v9441;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9444 = v8552.x[10];
+        const float v9445 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9446 = -v9445;
+        const float v9447 = fmaf(v9444, v594, v9446);
+        const float v9448 = iron_exp2_approx(v9447);
+        v8552.x[10] = v9448;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9451 = v8552.x[11];
+        const float v9452 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9453 = -v9452;
+        const float v9454 = fmaf(v9451, v594, v9453);
+        const float v9455 = iron_exp2_approx(v9454);
+        v8552.x[11] = v9455;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9458 = v8552.x[12];
+        const float v9459 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9460 = -v9459;
+        const float v9461 = fmaf(v9458, v594, v9460);
+        const float v9462 = iron_exp2_approx(v9461);
+        v8552.x[12] = v9462;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9465 = v8552.x[13];
+        const float v9466 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9467 = -v9466;
+        const float v9468 = fmaf(v9465, v594, v9467);
+        const float v9469 = iron_exp2_approx(v9468);
+        v8552.x[13] = v9469;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9472 = v8552.x[14];
+        const float v9473 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9474 = -v9473;
+        const float v9475 = fmaf(v9472, v594, v9474);
+        const float v9476 = iron_exp2_approx(v9475);
+        v8552.x[14] = v9476;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9479 = v8552.x[15];
+        const float v9480 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9481 = -v9480;
+        const float v9482 = fmaf(v9479, v594, v9481);
+        const float v9483 = iron_exp2_approx(v9482);
+        v8552.x[15] = v9483;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9486 = v8552.x[16];
+        const float v9487 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9488 = -v9487;
+        const float v9489 = fmaf(v9486, v594, v9488);
+        const float v9490 = iron_exp2_approx(v9489);
+        v8552.x[16] = v9490;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9493 = v8552.x[17];
+        const float v9494 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9495 = -v9494;
+        const float v9496 = fmaf(v9493, v594, v9495);
+        const float v9497 = iron_exp2_approx(v9496);
+        v8552.x[17] = v9497;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9500 = v8552.x[18];
+        const float v9501 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9502 = -v9501;
+        const float v9503 = fmaf(v9500, v594, v9502);
+        const float v9504 = iron_exp2_approx(v9503);
+        v8552.x[18] = v9504;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9507 = v8552.x[19];
+        const float v9508 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9509 = -v9508;
+        const float v9510 = fmaf(v9507, v594, v9509);
+        const float v9511 = iron_exp2_approx(v9510);
+        v8552.x[19] = v9511;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9514 = v8552.x[20];
+        const float v9515 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9516 = -v9515;
+        const float v9517 = fmaf(v9514, v594, v9516);
+        const float v9518 = iron_exp2_approx(v9517);
+        v8552.x[20] = v9518;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9521 = v8552.x[21];
+        const float v9522 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9523 = -v9522;
+        const float v9524 = fmaf(v9521, v594, v9523);
+        const float v9525 = iron_exp2_approx(v9524);
+        v8552.x[21] = v9525;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9528 = v8552.x[22];
+        const float v9529 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9530 = -v9529;
+        const float v9531 = fmaf(v9528, v594, v9530);
+        const float v9532 = iron_exp2_approx(v9531);
+        v8552.x[22] = v9532;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9535 = v8552.x[23];
+        const float v9536 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9537 = -v9536;
+        const float v9538 = fmaf(v9535, v594, v9537);
+        const float v9539 = iron_exp2_approx(v9538);
+        v8552.x[23] = v9539;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9542 = v8552.x[24];
+        const float v9543 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9544 = -v9543;
+        const float v9545 = fmaf(v9542, v594, v9544);
+        const float v9546 = iron_exp2_approx(v9545);
+        v8552.x[24] = v9546;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9549 = v8552.x[25];
+        const float v9550 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9551 = -v9550;
+        const float v9552 = fmaf(v9549, v594, v9551);
+        const float v9553 = iron_exp2_approx(v9552);
+        v8552.x[25] = v9553;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9556 = v8552.x[26];
+        const float v9557 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9558 = -v9557;
+        const float v9559 = fmaf(v9556, v594, v9558);
+        const float v9560 = iron_exp2_approx(v9559);
+        v8552.x[26] = v9560;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9563 = v8552.x[27];
+        const float v9564 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9565 = -v9564;
+        const float v9566 = fmaf(v9563, v594, v9565);
+        const float v9567 = iron_exp2_approx(v9566);
+        v8552.x[27] = v9567;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9570 = v8552.x[28];
+        const float v9571 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9572 = -v9571;
+        const float v9573 = fmaf(v9570, v594, v9572);
+        const float v9574 = iron_exp2_approx(v9573);
+        v8552.x[28] = v9574;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9577 = v8552.x[29];
+        const float v9578 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9579 = -v9578;
+        const float v9580 = fmaf(v9577, v594, v9579);
+        const float v9581 = iron_exp2_approx(v9580);
+        v8552.x[29] = v9581;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9584 = v8552.x[30];
+        const float v9585 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9586 = -v9585;
+        const float v9587 = fmaf(v9584, v594, v9586);
+        const float v9588 = iron_exp2_approx(v9587);
+        v8552.x[30] = v9588;  // kernels/sdpa/flash_tile.hpp:226
+        const float v9591 = v8552.x[31];
+        const float v9592 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v9593 = -v9592;
+        const float v9594 = fmaf(v9591, v594, v9593);
+        const float v9595 = iron_exp2_approx(v9594);
+        v8552.x[31] = v9595;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v9597;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v9597, 0.0f);
+        iron_frag_row_reduce<true>(v9597, v8552);
+        const float v9600 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v9601 = v9597.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9602 = v8602.x[0];
+        const float v9603 = v9600 * v9602;
+        const float v9604 = v9603 + v9601;
+        v598.x[0] = v9604;  // kernels/sdpa/flash_tile.hpp:234
+        const float v9607 = v598.x[1];
+        const float v9608 = v9597.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9609 = v8602.x[1];
+        const float v9610 = v9607 * v9609;
+        const float v9611 = v9610 + v9608;
+        v598.x[1] = v9611;  // kernels/sdpa/flash_tile.hpp:234
+        const float v9614 = v598.x[2];
+        const float v9615 = v9597.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9616 = v8602.x[2];
+        const float v9617 = v9614 * v9616;
+        const float v9618 = v9617 + v9615;
+        v598.x[2] = v9618;  // kernels/sdpa/flash_tile.hpp:234
+        const float v9621 = v598.x[3];
+        const float v9622 = v9597.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v9623 = v8602.x[3];
+        const float v9624 = v9621 * v9623;
+        const float v9625 = v9624 + v9622;
+        v598.x[3] = v9625;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v9620 = v8038 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v9628 = v8038 + v18;
-        const bool v9629 = v9628 <= v549;
-        const bool v9630 = v556 || v9629;
-        const bool v9631 = v9620 && v9630;
-        const bool v9633 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v9634 = v8031 + v7;
-        const unsigned int v9635 = v9634 + v18;
-        const unsigned int v9636 = v546 + v37;
-        const bool v9637 = v9636 <= v9635;
-        const bool v9638 = v9633 || v9637;
-        const bool v9639 = v9631 && v9638;  // kernels/sdpa/flash_tile.hpp:182
-        if (v9639) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v9642 = v8544.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v9643 = v9642 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[0] = v9643;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9646 = v8544.x[1];
-          const float v9647 = v9646 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[1] = v9647;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9650 = v8544.x[2];
+        const bool v9628 = v8046 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v9636 = v8046 + v18;
+        const bool v9637 = v9636 <= v549;
+        const bool v9638 = v556 || v9637;
+        const bool v9639 = v9628 && v9638;
+        const bool v9641 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v9642 = v8039 + v7;
+        const unsigned int v9643 = v9642 + v18;
+        const unsigned int v9644 = v546 + v37;
+        const bool v9645 = v9644 <= v9643;
+        const bool v9646 = v9641 || v9645;
+        const bool v9647 = v9639 && v9646;  // kernels/sdpa/flash_tile.hpp:182
+        if (v9647) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v9650 = v8552.x[0];  // kernels/sdpa/flash_tile.hpp:186
           const float v9651 = v9650 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[2] = v9651;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9654 = v8544.x[3];
+          v8552.x[0] = v9651;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9654 = v8552.x[1];
           const float v9655 = v9654 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[3] = v9655;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9658 = v8544.x[4];
+          v8552.x[1] = v9655;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9658 = v8552.x[2];
           const float v9659 = v9658 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[4] = v9659;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9662 = v8544.x[5];
+          v8552.x[2] = v9659;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9662 = v8552.x[3];
           const float v9663 = v9662 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[5] = v9663;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9666 = v8544.x[6];
+          v8552.x[3] = v9663;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9666 = v8552.x[4];
           const float v9667 = v9666 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[6] = v9667;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9670 = v8544.x[7];
+          v8552.x[4] = v9667;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9670 = v8552.x[5];
           const float v9671 = v9670 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[7] = v9671;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9674 = v8544.x[8];
+          v8552.x[5] = v9671;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9674 = v8552.x[6];
           const float v9675 = v9674 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[8] = v9675;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9678 = v8544.x[9];
+          v8552.x[6] = v9675;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9678 = v8552.x[7];
           const float v9679 = v9678 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[9] = v9679;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9682 = v8544.x[10];
+          v8552.x[7] = v9679;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9682 = v8552.x[8];
           const float v9683 = v9682 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[10] = v9683;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9686 = v8544.x[11];
+          v8552.x[8] = v9683;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9686 = v8552.x[9];
           const float v9687 = v9686 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[11] = v9687;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9690 = v8544.x[12];
+          v8552.x[9] = v9687;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9690 = v8552.x[10];
           const float v9691 = v9690 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[12] = v9691;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9694 = v8544.x[13];
+          v8552.x[10] = v9691;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9694 = v8552.x[11];
           const float v9695 = v9694 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[13] = v9695;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9698 = v8544.x[14];
+          v8552.x[11] = v9695;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9698 = v8552.x[12];
           const float v9699 = v9698 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[14] = v9699;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9702 = v8544.x[15];
+          v8552.x[12] = v9699;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9702 = v8552.x[13];
           const float v9703 = v9702 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[15] = v9703;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9706 = v8544.x[16];
+          v8552.x[13] = v9703;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9706 = v8552.x[14];
           const float v9707 = v9706 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[16] = v9707;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9710 = v8544.x[17];
+          v8552.x[14] = v9707;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9710 = v8552.x[15];
           const float v9711 = v9710 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[17] = v9711;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9714 = v8544.x[18];
+          v8552.x[15] = v9711;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9714 = v8552.x[16];
           const float v9715 = v9714 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[18] = v9715;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9718 = v8544.x[19];
+          v8552.x[16] = v9715;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9718 = v8552.x[17];
           const float v9719 = v9718 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[19] = v9719;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9722 = v8544.x[20];
+          v8552.x[17] = v9719;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9722 = v8552.x[18];
           const float v9723 = v9722 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[20] = v9723;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9726 = v8544.x[21];
+          v8552.x[18] = v9723;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9726 = v8552.x[19];
           const float v9727 = v9726 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[21] = v9727;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9730 = v8544.x[22];
+          v8552.x[19] = v9727;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9730 = v8552.x[20];
           const float v9731 = v9730 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[22] = v9731;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9734 = v8544.x[23];
+          v8552.x[20] = v9731;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9734 = v8552.x[21];
           const float v9735 = v9734 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[23] = v9735;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9738 = v8544.x[24];
+          v8552.x[21] = v9735;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9738 = v8552.x[22];
           const float v9739 = v9738 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[24] = v9739;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9742 = v8544.x[25];
+          v8552.x[22] = v9739;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9742 = v8552.x[23];
           const float v9743 = v9742 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[25] = v9743;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9746 = v8544.x[26];
+          v8552.x[23] = v9743;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9746 = v8552.x[24];
           const float v9747 = v9746 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[26] = v9747;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9750 = v8544.x[27];
+          v8552.x[24] = v9747;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9750 = v8552.x[25];
           const float v9751 = v9750 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[27] = v9751;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9754 = v8544.x[28];
+          v8552.x[25] = v9751;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9754 = v8552.x[26];
           const float v9755 = v9754 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[28] = v9755;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9758 = v8544.x[29];
+          v8552.x[26] = v9755;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9758 = v8552.x[27];
           const float v9759 = v9758 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[29] = v9759;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9762 = v8544.x[30];
+          v8552.x[27] = v9759;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9762 = v8552.x[28];
           const float v9763 = v9762 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[30] = v9763;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9766 = v8544.x[31];
+          v8552.x[28] = v9763;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9766 = v8552.x[29];
           const float v9767 = v9766 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8544.x[31] = v9767;  // kernels/sdpa/flash_tile.hpp:186
+          v8552.x[29] = v9767;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9770 = v8552.x[30];
+          const float v9771 = v9770 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v8552.x[30] = v9771;  // kernels/sdpa/flash_tile.hpp:186
+          const float v9774 = v8552.x[31];
+          const float v9775 = v9774 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v8552.x[31] = v9775;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v9769;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v9769, 0.0f);
-          iron_frag<float, 2, 16, 8> v9771;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v9771, 0.0f);
-          const unsigned int v9773 = static_cast<unsigned int>(v9769.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9775 = v46 + v9773;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9777 = v9775 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9778 = v9777 + 1u;
-          const unsigned int v9780 = v9778 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9789 = v9780 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9793 = v9778 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9794 = v562 && v9793;
-          const unsigned int v9795 = v9794 ? v9789 : v47;
-          const unsigned int v9798 = v9795 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9799 = min(v9798, 64u);
-          const bool v9800 = v9795 > v8031;
-          const unsigned int v9801 = v9800 ? v9799 : v47;
-          const float v9802 = __uint_as_float(v9801);
-          v9769.x[0] = v9802;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9804 = static_cast<unsigned int>(v9769.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9806 = v46 + v9804;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9808 = v9806 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9809 = v9808 + 1u;
-          const unsigned int v9811 = v9809 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9820 = v9811 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9824 = v9809 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9825 = v562 && v9824;
-          const unsigned int v9826 = v9825 ? v9820 : v47;
-          const unsigned int v9829 = v9826 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9830 = min(v9829, 64u);
-          const bool v9831 = v9826 > v8031;
-          const unsigned int v9832 = v9831 ? v9830 : v47;
-          const float v9833 = __uint_as_float(v9832);
-          v9769.x[1] = v9833;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9835 = static_cast<unsigned int>(v9769.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9837 = v46 + v9835;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9839 = v9837 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9840 = v9839 + 1u;
-          const unsigned int v9842 = v9840 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9851 = v9842 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9855 = v9840 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9856 = v562 && v9855;
-          const unsigned int v9857 = v9856 ? v9851 : v47;
-          const unsigned int v9860 = v9857 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9861 = min(v9860, 64u);
-          const bool v9862 = v9857 > v8031;
-          const unsigned int v9863 = v9862 ? v9861 : v47;
-          const float v9864 = __uint_as_float(v9863);
-          v9769.x[2] = v9864;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9866 = static_cast<unsigned int>(v9769.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9868 = v46 + v9866;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9870 = v9868 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9871 = v9870 + 1u;
-          const unsigned int v9873 = v9871 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9882 = v9873 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9886 = v9871 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9887 = v562 && v9886;
-          const unsigned int v9888 = v9887 ? v9882 : v47;
-          const unsigned int v9891 = v9888 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9892 = min(v9891, 64u);
-          const bool v9893 = v9888 > v8031;
-          const unsigned int v9894 = v9893 ? v9892 : v47;
-          const float v9895 = __uint_as_float(v9894);
-          v9769.x[3] = v9895;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9897 = static_cast<unsigned int>(v9771.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9899 = v46 + v9897;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9901 = v9899 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9902 = v9901 + 1u;
-          const unsigned int v9904 = v9902 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9905 = min(v37, v9904);
-          const bool v9906 = v9902 > v18;
-          const unsigned int v9907 = v9906 ? v9905 : v47;
-          const unsigned int v9910 = v556 ? v37 : v9907;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9922 = v9910 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9923 = min(v9922, 64u);
-          const bool v9924 = v9910 > v8031;
-          const unsigned int v9925 = v9924 ? v9923 : v47;
-          const float v9926 = __uint_as_float(v9925);
-          v9771.x[0] = v9926;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9928 = static_cast<unsigned int>(v9771.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9930 = v46 + v9928;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9932 = v9930 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9933 = v9932 + 1u;
-          const unsigned int v9935 = v9933 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9936 = min(v37, v9935);
-          const bool v9937 = v9933 > v18;
-          const unsigned int v9938 = v9937 ? v9936 : v47;
-          const unsigned int v9941 = v556 ? v37 : v9938;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9953 = v9941 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9954 = min(v9953, 64u);
-          const bool v9955 = v9941 > v8031;
-          const unsigned int v9956 = v9955 ? v9954 : v47;
-          const float v9957 = __uint_as_float(v9956);
-          v9771.x[1] = v9957;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9959 = static_cast<unsigned int>(v9771.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9961 = v46 + v9959;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9963 = v9961 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9964 = v9963 + 1u;
-          const unsigned int v9966 = v9964 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9967 = min(v37, v9966);
-          const bool v9968 = v9964 > v18;
-          const unsigned int v9969 = v9968 ? v9967 : v47;
-          const unsigned int v9972 = v556 ? v37 : v9969;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9984 = v9972 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9985 = min(v9984, 64u);
-          const bool v9986 = v9972 > v8031;
-          const unsigned int v9987 = v9986 ? v9985 : v47;
-          const float v9988 = __uint_as_float(v9987);
-          v9771.x[2] = v9988;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9990 = static_cast<unsigned int>(v9771.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9992 = v46 + v9990;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9994 = v9992 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9995 = v9994 + 1u;
-          const unsigned int v9997 = v9995 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9998 = min(v37, v9997);
-          const bool v9999 = v9995 > v18;
-          const unsigned int v10000 = v9999 ? v9998 : v47;
-          const unsigned int v10003 = v556 ? v37 : v10000;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10015 = v10003 - v8031;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10016 = min(v10015, 64u);
-          const bool v10017 = v10003 > v8031;
-          const unsigned int v10018 = v10017 ? v10016 : v47;
-          const float v10019 = __uint_as_float(v10018);
-          v9771.x[3] = v10019;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10020 = static_cast<unsigned int>(v8544.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v10022 = v8544.x[0];
-          const float v10023 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10024 = __float_as_uint(v10023);
-          const bool v10025 = v10020 >= v10024;
-          const float v10026 = v9771.x[0];
-          const unsigned int v10027 = __float_as_uint(v10026);
-          const bool v10028 = v10020 < v10027;
-          const bool v10029 = v10025 && v10028;
-          const float v10031 = v10022 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10032 = v10029 ? v10031 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[0] = v10032;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10033 = static_cast<unsigned int>(v8544.col(1, iron_linear_thread() & 31u));
-          const float v10035 = v8544.x[1];
-          const float v10036 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10037 = __float_as_uint(v10036);
-          const bool v10038 = v10033 >= v10037;
-          const float v10039 = v9771.x[0];
-          const unsigned int v10040 = __float_as_uint(v10039);
-          const bool v10041 = v10033 < v10040;
-          const bool v10042 = v10038 && v10041;
-          const float v10044 = v10035 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10045 = v10042 ? v10044 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[1] = v10045;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10046 = static_cast<unsigned int>(v8544.col(2, iron_linear_thread() & 31u));
-          const float v10048 = v8544.x[2];
-          const float v10049 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10050 = __float_as_uint(v10049);
-          const bool v10051 = v10046 >= v10050;
-          const float v10052 = v9771.x[2];
-          const unsigned int v10053 = __float_as_uint(v10052);
-          const bool v10054 = v10046 < v10053;
-          const bool v10055 = v10051 && v10054;
-          const float v10057 = v10048 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10058 = v10055 ? v10057 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[2] = v10058;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10059 = static_cast<unsigned int>(v8544.col(3, iron_linear_thread() & 31u));
-          const float v10061 = v8544.x[3];
-          const float v10062 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10063 = __float_as_uint(v10062);
-          const bool v10064 = v10059 >= v10063;
-          const float v10065 = v9771.x[2];
-          const unsigned int v10066 = __float_as_uint(v10065);
-          const bool v10067 = v10059 < v10066;
-          const bool v10068 = v10064 && v10067;
-          const float v10070 = v10061 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10071 = v10068 ? v10070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[3] = v10071;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10072 = static_cast<unsigned int>(v8544.col(4, iron_linear_thread() & 31u));
-          const float v10074 = v8544.x[4];
-          const float v10075 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10076 = __float_as_uint(v10075);
-          const bool v10077 = v10072 >= v10076;
-          const float v10078 = v9771.x[0];
-          const unsigned int v10079 = __float_as_uint(v10078);
-          const bool v10080 = v10072 < v10079;
-          const bool v10081 = v10077 && v10080;
-          const float v10083 = v10074 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10084 = v10081 ? v10083 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[4] = v10084;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10085 = static_cast<unsigned int>(v8544.col(5, iron_linear_thread() & 31u));
-          const float v10087 = v8544.x[5];
-          const float v10088 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10089 = __float_as_uint(v10088);
-          const bool v10090 = v10085 >= v10089;
-          const float v10091 = v9771.x[0];
-          const unsigned int v10092 = __float_as_uint(v10091);
-          const bool v10093 = v10085 < v10092;
-          const bool v10094 = v10090 && v10093;
-          const float v10096 = v10087 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10097 = v10094 ? v10096 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[5] = v10097;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10098 = static_cast<unsigned int>(v8544.col(6, iron_linear_thread() & 31u));
-          const float v10100 = v8544.x[6];
-          const float v10101 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10102 = __float_as_uint(v10101);
-          const bool v10103 = v10098 >= v10102;
-          const float v10104 = v9771.x[2];
-          const unsigned int v10105 = __float_as_uint(v10104);
-          const bool v10106 = v10098 < v10105;
-          const bool v10107 = v10103 && v10106;
-          const float v10109 = v10100 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10110 = v10107 ? v10109 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[6] = v10110;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10111 = static_cast<unsigned int>(v8544.col(7, iron_linear_thread() & 31u));
-          const float v10113 = v8544.x[7];
-          const float v10114 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10115 = __float_as_uint(v10114);
-          const bool v10116 = v10111 >= v10115;
-          const float v10117 = v9771.x[2];
-          const unsigned int v10118 = __float_as_uint(v10117);
-          const bool v10119 = v10111 < v10118;
-          const bool v10120 = v10116 && v10119;
-          const float v10122 = v10113 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10123 = v10120 ? v10122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[7] = v10123;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10124 = static_cast<unsigned int>(v8544.col(8, iron_linear_thread() & 31u));
-          const float v10126 = v8544.x[8];
-          const float v10127 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10128 = __float_as_uint(v10127);
-          const bool v10129 = v10124 >= v10128;
-          const float v10130 = v9771.x[0];
-          const unsigned int v10131 = __float_as_uint(v10130);
-          const bool v10132 = v10124 < v10131;
-          const bool v10133 = v10129 && v10132;
-          const float v10135 = v10126 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10136 = v10133 ? v10135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[8] = v10136;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10137 = static_cast<unsigned int>(v8544.col(9, iron_linear_thread() & 31u));
-          const float v10139 = v8544.x[9];
-          const float v10140 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10141 = __float_as_uint(v10140);
-          const bool v10142 = v10137 >= v10141;
-          const float v10143 = v9771.x[0];
-          const unsigned int v10144 = __float_as_uint(v10143);
-          const bool v10145 = v10137 < v10144;
-          const bool v10146 = v10142 && v10145;
-          const float v10148 = v10139 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10149 = v10146 ? v10148 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[9] = v10149;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10150 = static_cast<unsigned int>(v8544.col(10, iron_linear_thread() & 31u));
-          const float v10152 = v8544.x[10];
-          const float v10153 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10154 = __float_as_uint(v10153);
-          const bool v10155 = v10150 >= v10154;
-          const float v10156 = v9771.x[2];
-          const unsigned int v10157 = __float_as_uint(v10156);
-          const bool v10158 = v10150 < v10157;
-          const bool v10159 = v10155 && v10158;
-          const float v10161 = v10152 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10162 = v10159 ? v10161 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[10] = v10162;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10163 = static_cast<unsigned int>(v8544.col(11, iron_linear_thread() & 31u));
-          const float v10165 = v8544.x[11];
-          const float v10166 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10167 = __float_as_uint(v10166);
-          const bool v10168 = v10163 >= v10167;
-          const float v10169 = v9771.x[2];
-          const unsigned int v10170 = __float_as_uint(v10169);
-          const bool v10171 = v10163 < v10170;
-          const bool v10172 = v10168 && v10171;
-          const float v10174 = v10165 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10175 = v10172 ? v10174 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[11] = v10175;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10176 = static_cast<unsigned int>(v8544.col(12, iron_linear_thread() & 31u));
-          const float v10178 = v8544.x[12];
-          const float v10179 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10180 = __float_as_uint(v10179);
-          const bool v10181 = v10176 >= v10180;
-          const float v10182 = v9771.x[0];
-          const unsigned int v10183 = __float_as_uint(v10182);
-          const bool v10184 = v10176 < v10183;
-          const bool v10185 = v10181 && v10184;
-          const float v10187 = v10178 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10188 = v10185 ? v10187 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[12] = v10188;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10189 = static_cast<unsigned int>(v8544.col(13, iron_linear_thread() & 31u));
-          const float v10191 = v8544.x[13];
-          const float v10192 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10193 = __float_as_uint(v10192);
-          const bool v10194 = v10189 >= v10193;
-          const float v10195 = v9771.x[0];
-          const unsigned int v10196 = __float_as_uint(v10195);
-          const bool v10197 = v10189 < v10196;
-          const bool v10198 = v10194 && v10197;
-          const float v10200 = v10191 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10201 = v10198 ? v10200 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[13] = v10201;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10202 = static_cast<unsigned int>(v8544.col(14, iron_linear_thread() & 31u));
-          const float v10204 = v8544.x[14];
-          const float v10205 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10206 = __float_as_uint(v10205);
-          const bool v10207 = v10202 >= v10206;
-          const float v10208 = v9771.x[2];
-          const unsigned int v10209 = __float_as_uint(v10208);
-          const bool v10210 = v10202 < v10209;
-          const bool v10211 = v10207 && v10210;
-          const float v10213 = v10204 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10214 = v10211 ? v10213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[14] = v10214;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10215 = static_cast<unsigned int>(v8544.col(15, iron_linear_thread() & 31u));
-          const float v10217 = v8544.x[15];
-          const float v10218 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10219 = __float_as_uint(v10218);
-          const bool v10220 = v10215 >= v10219;
-          const float v10221 = v9771.x[2];
-          const unsigned int v10222 = __float_as_uint(v10221);
-          const bool v10223 = v10215 < v10222;
-          const bool v10224 = v10220 && v10223;
-          const float v10226 = v10217 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10227 = v10224 ? v10226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[15] = v10227;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10228 = static_cast<unsigned int>(v8544.col(16, iron_linear_thread() & 31u));
-          const float v10230 = v8544.x[16];
-          const float v10231 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10232 = __float_as_uint(v10231);
-          const bool v10233 = v10228 >= v10232;
-          const float v10234 = v9771.x[0];
-          const unsigned int v10235 = __float_as_uint(v10234);
-          const bool v10236 = v10228 < v10235;
-          const bool v10237 = v10233 && v10236;
-          const float v10239 = v10230 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10240 = v10237 ? v10239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[16] = v10240;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10241 = static_cast<unsigned int>(v8544.col(17, iron_linear_thread() & 31u));
-          const float v10243 = v8544.x[17];
-          const float v10244 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10245 = __float_as_uint(v10244);
-          const bool v10246 = v10241 >= v10245;
-          const float v10247 = v9771.x[0];
-          const unsigned int v10248 = __float_as_uint(v10247);
-          const bool v10249 = v10241 < v10248;
-          const bool v10250 = v10246 && v10249;
-          const float v10252 = v10243 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10253 = v10250 ? v10252 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[17] = v10253;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10254 = static_cast<unsigned int>(v8544.col(18, iron_linear_thread() & 31u));
-          const float v10256 = v8544.x[18];
-          const float v10257 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10258 = __float_as_uint(v10257);
-          const bool v10259 = v10254 >= v10258;
-          const float v10260 = v9771.x[2];
-          const unsigned int v10261 = __float_as_uint(v10260);
-          const bool v10262 = v10254 < v10261;
-          const bool v10263 = v10259 && v10262;
-          const float v10265 = v10256 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10266 = v10263 ? v10265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[18] = v10266;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10267 = static_cast<unsigned int>(v8544.col(19, iron_linear_thread() & 31u));
-          const float v10269 = v8544.x[19];
-          const float v10270 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10271 = __float_as_uint(v10270);
-          const bool v10272 = v10267 >= v10271;
-          const float v10273 = v9771.x[2];
-          const unsigned int v10274 = __float_as_uint(v10273);
-          const bool v10275 = v10267 < v10274;
-          const bool v10276 = v10272 && v10275;
-          const float v10278 = v10269 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10279 = v10276 ? v10278 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[19] = v10279;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10280 = static_cast<unsigned int>(v8544.col(20, iron_linear_thread() & 31u));
-          const float v10282 = v8544.x[20];
-          const float v10283 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10284 = __float_as_uint(v10283);
-          const bool v10285 = v10280 >= v10284;
-          const float v10286 = v9771.x[0];
-          const unsigned int v10287 = __float_as_uint(v10286);
-          const bool v10288 = v10280 < v10287;
-          const bool v10289 = v10285 && v10288;
-          const float v10291 = v10282 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10292 = v10289 ? v10291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[20] = v10292;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10293 = static_cast<unsigned int>(v8544.col(21, iron_linear_thread() & 31u));
-          const float v10295 = v8544.x[21];
-          const float v10296 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10297 = __float_as_uint(v10296);
-          const bool v10298 = v10293 >= v10297;
-          const float v10299 = v9771.x[0];
-          const unsigned int v10300 = __float_as_uint(v10299);
-          const bool v10301 = v10293 < v10300;
-          const bool v10302 = v10298 && v10301;
-          const float v10304 = v10295 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10305 = v10302 ? v10304 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[21] = v10305;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10306 = static_cast<unsigned int>(v8544.col(22, iron_linear_thread() & 31u));
-          const float v10308 = v8544.x[22];
-          const float v10309 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10310 = __float_as_uint(v10309);
-          const bool v10311 = v10306 >= v10310;
-          const float v10312 = v9771.x[2];
-          const unsigned int v10313 = __float_as_uint(v10312);
-          const bool v10314 = v10306 < v10313;
-          const bool v10315 = v10311 && v10314;
-          const float v10317 = v10308 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10318 = v10315 ? v10317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[22] = v10318;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10319 = static_cast<unsigned int>(v8544.col(23, iron_linear_thread() & 31u));
-          const float v10321 = v8544.x[23];
-          const float v10322 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10323 = __float_as_uint(v10322);
-          const bool v10324 = v10319 >= v10323;
-          const float v10325 = v9771.x[2];
-          const unsigned int v10326 = __float_as_uint(v10325);
-          const bool v10327 = v10319 < v10326;
-          const bool v10328 = v10324 && v10327;
-          const float v10330 = v10321 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10331 = v10328 ? v10330 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[23] = v10331;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10332 = static_cast<unsigned int>(v8544.col(24, iron_linear_thread() & 31u));
-          const float v10334 = v8544.x[24];
-          const float v10335 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10336 = __float_as_uint(v10335);
-          const bool v10337 = v10332 >= v10336;
-          const float v10338 = v9771.x[0];
-          const unsigned int v10339 = __float_as_uint(v10338);
-          const bool v10340 = v10332 < v10339;
-          const bool v10341 = v10337 && v10340;
-          const float v10343 = v10334 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10344 = v10341 ? v10343 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[24] = v10344;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10345 = static_cast<unsigned int>(v8544.col(25, iron_linear_thread() & 31u));
-          const float v10347 = v8544.x[25];
-          const float v10348 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10349 = __float_as_uint(v10348);
-          const bool v10350 = v10345 >= v10349;
-          const float v10351 = v9771.x[0];
-          const unsigned int v10352 = __float_as_uint(v10351);
-          const bool v10353 = v10345 < v10352;
-          const bool v10354 = v10350 && v10353;
-          const float v10356 = v10347 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10357 = v10354 ? v10356 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[25] = v10357;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10358 = static_cast<unsigned int>(v8544.col(26, iron_linear_thread() & 31u));
-          const float v10360 = v8544.x[26];
-          const float v10361 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10362 = __float_as_uint(v10361);
-          const bool v10363 = v10358 >= v10362;
-          const float v10364 = v9771.x[2];
-          const unsigned int v10365 = __float_as_uint(v10364);
-          const bool v10366 = v10358 < v10365;
-          const bool v10367 = v10363 && v10366;
-          const float v10369 = v10360 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10370 = v10367 ? v10369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[26] = v10370;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10371 = static_cast<unsigned int>(v8544.col(27, iron_linear_thread() & 31u));
-          const float v10373 = v8544.x[27];
-          const float v10374 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10375 = __float_as_uint(v10374);
-          const bool v10376 = v10371 >= v10375;
-          const float v10377 = v9771.x[2];
-          const unsigned int v10378 = __float_as_uint(v10377);
-          const bool v10379 = v10371 < v10378;
-          const bool v10380 = v10376 && v10379;
-          const float v10382 = v10373 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10383 = v10380 ? v10382 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[27] = v10383;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10384 = static_cast<unsigned int>(v8544.col(28, iron_linear_thread() & 31u));
-          const float v10386 = v8544.x[28];
-          const float v10387 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10388 = __float_as_uint(v10387);
-          const bool v10389 = v10384 >= v10388;
-          const float v10390 = v9771.x[0];
-          const unsigned int v10391 = __float_as_uint(v10390);
-          const bool v10392 = v10384 < v10391;
-          const bool v10393 = v10389 && v10392;
-          const float v10395 = v10386 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10396 = v10393 ? v10395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[28] = v10396;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10397 = static_cast<unsigned int>(v8544.col(29, iron_linear_thread() & 31u));
-          const float v10399 = v8544.x[29];
-          const float v10400 = v9769.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10401 = __float_as_uint(v10400);
-          const bool v10402 = v10397 >= v10401;
-          const float v10403 = v9771.x[0];
-          const unsigned int v10404 = __float_as_uint(v10403);
-          const bool v10405 = v10397 < v10404;
-          const bool v10406 = v10402 && v10405;
-          const float v10408 = v10399 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10409 = v10406 ? v10408 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[29] = v10409;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10410 = static_cast<unsigned int>(v8544.col(30, iron_linear_thread() & 31u));
-          const float v10412 = v8544.x[30];
-          const float v10413 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10414 = __float_as_uint(v10413);
-          const bool v10415 = v10410 >= v10414;
-          const float v10416 = v9771.x[2];
-          const unsigned int v10417 = __float_as_uint(v10416);
-          const bool v10418 = v10410 < v10417;
-          const bool v10419 = v10415 && v10418;
-          const float v10421 = v10412 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10422 = v10419 ? v10421 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[30] = v10422;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10423 = static_cast<unsigned int>(v8544.col(31, iron_linear_thread() & 31u));
-          const float v10425 = v8544.x[31];
-          const float v10426 = v9769.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10427 = __float_as_uint(v10426);
-          const bool v10428 = v10423 >= v10427;
-          const float v10429 = v9771.x[2];
-          const unsigned int v10430 = __float_as_uint(v10429);
-          const bool v10431 = v10423 < v10430;
-          const bool v10432 = v10428 && v10431;
-          const float v10434 = v10425 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10435 = v10432 ? v10434 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8544.x[31] = v10435;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v9777;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v9777, 0.0f);
+          iron_frag<float, 2, 16, 8> v9779;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v9779, 0.0f);
+          const unsigned int v9781 = static_cast<unsigned int>(v9777.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9783 = v46 + v9781;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9785 = v9783 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9786 = v9785 + 1u;
+          const unsigned int v9788 = v9786 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9797 = v9788 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9801 = v9786 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9802 = v562 && v9801;
+          const unsigned int v9803 = v9802 ? v9797 : v47;
+          const unsigned int v9806 = v9803 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9807 = min(v9806, 64u);
+          const bool v9808 = v9803 > v8039;
+          const unsigned int v9809 = v9808 ? v9807 : v47;
+          const float v9810 = __uint_as_float(v9809);
+          v9777.x[0] = v9810;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9812 = static_cast<unsigned int>(v9777.row(1, iron_linear_thread() & 31u));
+          const unsigned int v9814 = v46 + v9812;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9816 = v9814 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9817 = v9816 + 1u;
+          const unsigned int v9819 = v9817 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9828 = v9819 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9832 = v9817 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9833 = v562 && v9832;
+          const unsigned int v9834 = v9833 ? v9828 : v47;
+          const unsigned int v9837 = v9834 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9838 = min(v9837, 64u);
+          const bool v9839 = v9834 > v8039;
+          const unsigned int v9840 = v9839 ? v9838 : v47;
+          const float v9841 = __uint_as_float(v9840);
+          v9777.x[1] = v9841;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9843 = static_cast<unsigned int>(v9777.row(2, iron_linear_thread() & 31u));
+          const unsigned int v9845 = v46 + v9843;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9847 = v9845 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9848 = v9847 + 1u;
+          const unsigned int v9850 = v9848 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9859 = v9850 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9863 = v9848 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9864 = v562 && v9863;
+          const unsigned int v9865 = v9864 ? v9859 : v47;
+          const unsigned int v9868 = v9865 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9869 = min(v9868, 64u);
+          const bool v9870 = v9865 > v8039;
+          const unsigned int v9871 = v9870 ? v9869 : v47;
+          const float v9872 = __uint_as_float(v9871);
+          v9777.x[2] = v9872;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9874 = static_cast<unsigned int>(v9777.row(3, iron_linear_thread() & 31u));
+          const unsigned int v9876 = v46 + v9874;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9878 = v9876 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9879 = v9878 + 1u;
+          const unsigned int v9881 = v9879 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9890 = v9881 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9894 = v9879 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9895 = v562 && v9894;
+          const unsigned int v9896 = v9895 ? v9890 : v47;
+          const unsigned int v9899 = v9896 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9900 = min(v9899, 64u);
+          const bool v9901 = v9896 > v8039;
+          const unsigned int v9902 = v9901 ? v9900 : v47;
+          const float v9903 = __uint_as_float(v9902);
+          v9777.x[3] = v9903;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9905 = static_cast<unsigned int>(v9779.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9907 = v46 + v9905;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9909 = v9907 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9910 = v9909 + 1u;
+          const unsigned int v9912 = v9910 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9913 = min(v37, v9912);
+          const bool v9914 = v9910 > v18;
+          const unsigned int v9915 = v9914 ? v9913 : v47;
+          const unsigned int v9918 = v556 ? v37 : v9915;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9930 = v9918 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9931 = min(v9930, 64u);
+          const bool v9932 = v9918 > v8039;
+          const unsigned int v9933 = v9932 ? v9931 : v47;
+          const float v9934 = __uint_as_float(v9933);
+          v9779.x[0] = v9934;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9936 = static_cast<unsigned int>(v9779.row(1, iron_linear_thread() & 31u));
+          const unsigned int v9938 = v46 + v9936;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9940 = v9938 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9941 = v9940 + 1u;
+          const unsigned int v9943 = v9941 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9944 = min(v37, v9943);
+          const bool v9945 = v9941 > v18;
+          const unsigned int v9946 = v9945 ? v9944 : v47;
+          const unsigned int v9949 = v556 ? v37 : v9946;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9961 = v9949 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9962 = min(v9961, 64u);
+          const bool v9963 = v9949 > v8039;
+          const unsigned int v9964 = v9963 ? v9962 : v47;
+          const float v9965 = __uint_as_float(v9964);
+          v9779.x[1] = v9965;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9967 = static_cast<unsigned int>(v9779.row(2, iron_linear_thread() & 31u));
+          const unsigned int v9969 = v46 + v9967;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9971 = v9969 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9972 = v9971 + 1u;
+          const unsigned int v9974 = v9972 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9975 = min(v37, v9974);
+          const bool v9976 = v9972 > v18;
+          const unsigned int v9977 = v9976 ? v9975 : v47;
+          const unsigned int v9980 = v556 ? v37 : v9977;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9992 = v9980 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9993 = min(v9992, 64u);
+          const bool v9994 = v9980 > v8039;
+          const unsigned int v9995 = v9994 ? v9993 : v47;
+          const float v9996 = __uint_as_float(v9995);
+          v9779.x[2] = v9996;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9998 = static_cast<unsigned int>(v9779.row(3, iron_linear_thread() & 31u));
+          const unsigned int v10000 = v46 + v9998;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v10002 = v10000 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10003 = v10002 + 1u;
+          const unsigned int v10005 = v10003 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10006 = min(v37, v10005);
+          const bool v10007 = v10003 > v18;
+          const unsigned int v10008 = v10007 ? v10006 : v47;
+          const unsigned int v10011 = v556 ? v37 : v10008;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v10023 = v10011 - v8039;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10024 = min(v10023, 64u);
+          const bool v10025 = v10011 > v8039;
+          const unsigned int v10026 = v10025 ? v10024 : v47;
+          const float v10027 = __uint_as_float(v10026);
+          v9779.x[3] = v10027;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v10028 = static_cast<unsigned int>(v8552.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v10030 = v8552.x[0];
+          const float v10031 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10032 = __float_as_uint(v10031);
+          const bool v10033 = v10028 >= v10032;
+          const float v10034 = v9779.x[0];
+          const unsigned int v10035 = __float_as_uint(v10034);
+          const bool v10036 = v10028 < v10035;
+          const bool v10037 = v10033 && v10036;
+          const float v10039 = v10030 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10040 = v10037 ? v10039 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[0] = v10040;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10041 = static_cast<unsigned int>(v8552.col(1, iron_linear_thread() & 31u));
+          const float v10043 = v8552.x[1];
+          const float v10044 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10045 = __float_as_uint(v10044);
+          const bool v10046 = v10041 >= v10045;
+          const float v10047 = v9779.x[0];
+          const unsigned int v10048 = __float_as_uint(v10047);
+          const bool v10049 = v10041 < v10048;
+          const bool v10050 = v10046 && v10049;
+          const float v10052 = v10043 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10053 = v10050 ? v10052 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[1] = v10053;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10054 = static_cast<unsigned int>(v8552.col(2, iron_linear_thread() & 31u));
+          const float v10056 = v8552.x[2];
+          const float v10057 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10058 = __float_as_uint(v10057);
+          const bool v10059 = v10054 >= v10058;
+          const float v10060 = v9779.x[2];
+          const unsigned int v10061 = __float_as_uint(v10060);
+          const bool v10062 = v10054 < v10061;
+          const bool v10063 = v10059 && v10062;
+          const float v10065 = v10056 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10066 = v10063 ? v10065 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[2] = v10066;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10067 = static_cast<unsigned int>(v8552.col(3, iron_linear_thread() & 31u));
+          const float v10069 = v8552.x[3];
+          const float v10070 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10071 = __float_as_uint(v10070);
+          const bool v10072 = v10067 >= v10071;
+          const float v10073 = v9779.x[2];
+          const unsigned int v10074 = __float_as_uint(v10073);
+          const bool v10075 = v10067 < v10074;
+          const bool v10076 = v10072 && v10075;
+          const float v10078 = v10069 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10079 = v10076 ? v10078 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[3] = v10079;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10080 = static_cast<unsigned int>(v8552.col(4, iron_linear_thread() & 31u));
+          const float v10082 = v8552.x[4];
+          const float v10083 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10084 = __float_as_uint(v10083);
+          const bool v10085 = v10080 >= v10084;
+          const float v10086 = v9779.x[0];
+          const unsigned int v10087 = __float_as_uint(v10086);
+          const bool v10088 = v10080 < v10087;
+          const bool v10089 = v10085 && v10088;
+          const float v10091 = v10082 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10092 = v10089 ? v10091 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[4] = v10092;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10093 = static_cast<unsigned int>(v8552.col(5, iron_linear_thread() & 31u));
+          const float v10095 = v8552.x[5];
+          const float v10096 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10097 = __float_as_uint(v10096);
+          const bool v10098 = v10093 >= v10097;
+          const float v10099 = v9779.x[0];
+          const unsigned int v10100 = __float_as_uint(v10099);
+          const bool v10101 = v10093 < v10100;
+          const bool v10102 = v10098 && v10101;
+          const float v10104 = v10095 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10105 = v10102 ? v10104 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[5] = v10105;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10106 = static_cast<unsigned int>(v8552.col(6, iron_linear_thread() & 31u));
+          const float v10108 = v8552.x[6];
+          const float v10109 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10110 = __float_as_uint(v10109);
+          const bool v10111 = v10106 >= v10110;
+          const float v10112 = v9779.x[2];
+          const unsigned int v10113 = __float_as_uint(v10112);
+          const bool v10114 = v10106 < v10113;
+          const bool v10115 = v10111 && v10114;
+          const float v10117 = v10108 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10118 = v10115 ? v10117 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[6] = v10118;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10119 = static_cast<unsigned int>(v8552.col(7, iron_linear_thread() & 31u));
+          const float v10121 = v8552.x[7];
+          const float v10122 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10123 = __float_as_uint(v10122);
+          const bool v10124 = v10119 >= v10123;
+          const float v10125 = v9779.x[2];
+          const unsigned int v10126 = __float_as_uint(v10125);
+          const bool v10127 = v10119 < v10126;
+          const bool v10128 = v10124 && v10127;
+          const float v10130 = v10121 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10131 = v10128 ? v10130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[7] = v10131;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10132 = static_cast<unsigned int>(v8552.col(8, iron_linear_thread() & 31u));
+          const float v10134 = v8552.x[8];
+          const float v10135 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10136 = __float_as_uint(v10135);
+          const bool v10137 = v10132 >= v10136;
+          const float v10138 = v9779.x[0];
+          const unsigned int v10139 = __float_as_uint(v10138);
+          const bool v10140 = v10132 < v10139;
+          const bool v10141 = v10137 && v10140;
+          const float v10143 = v10134 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10144 = v10141 ? v10143 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[8] = v10144;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10145 = static_cast<unsigned int>(v8552.col(9, iron_linear_thread() & 31u));
+          const float v10147 = v8552.x[9];
+          const float v10148 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10149 = __float_as_uint(v10148);
+          const bool v10150 = v10145 >= v10149;
+          const float v10151 = v9779.x[0];
+          const unsigned int v10152 = __float_as_uint(v10151);
+          const bool v10153 = v10145 < v10152;
+          const bool v10154 = v10150 && v10153;
+          const float v10156 = v10147 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10157 = v10154 ? v10156 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[9] = v10157;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10158 = static_cast<unsigned int>(v8552.col(10, iron_linear_thread() & 31u));
+          const float v10160 = v8552.x[10];
+          const float v10161 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10162 = __float_as_uint(v10161);
+          const bool v10163 = v10158 >= v10162;
+          const float v10164 = v9779.x[2];
+          const unsigned int v10165 = __float_as_uint(v10164);
+          const bool v10166 = v10158 < v10165;
+          const bool v10167 = v10163 && v10166;
+          const float v10169 = v10160 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10170 = v10167 ? v10169 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[10] = v10170;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10171 = static_cast<unsigned int>(v8552.col(11, iron_linear_thread() & 31u));
+          const float v10173 = v8552.x[11];
+          const float v10174 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10175 = __float_as_uint(v10174);
+          const bool v10176 = v10171 >= v10175;
+          const float v10177 = v9779.x[2];
+          const unsigned int v10178 = __float_as_uint(v10177);
+          const bool v10179 = v10171 < v10178;
+          const bool v10180 = v10176 && v10179;
+          const float v10182 = v10173 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10183 = v10180 ? v10182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[11] = v10183;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10184 = static_cast<unsigned int>(v8552.col(12, iron_linear_thread() & 31u));
+          const float v10186 = v8552.x[12];
+          const float v10187 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10188 = __float_as_uint(v10187);
+          const bool v10189 = v10184 >= v10188;
+          const float v10190 = v9779.x[0];
+          const unsigned int v10191 = __float_as_uint(v10190);
+          const bool v10192 = v10184 < v10191;
+          const bool v10193 = v10189 && v10192;
+          const float v10195 = v10186 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10196 = v10193 ? v10195 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[12] = v10196;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10197 = static_cast<unsigned int>(v8552.col(13, iron_linear_thread() & 31u));
+          const float v10199 = v8552.x[13];
+          const float v10200 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10201 = __float_as_uint(v10200);
+          const bool v10202 = v10197 >= v10201;
+          const float v10203 = v9779.x[0];
+          const unsigned int v10204 = __float_as_uint(v10203);
+          const bool v10205 = v10197 < v10204;
+          const bool v10206 = v10202 && v10205;
+          const float v10208 = v10199 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10209 = v10206 ? v10208 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[13] = v10209;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10210 = static_cast<unsigned int>(v8552.col(14, iron_linear_thread() & 31u));
+          const float v10212 = v8552.x[14];
+          const float v10213 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10214 = __float_as_uint(v10213);
+          const bool v10215 = v10210 >= v10214;
+          const float v10216 = v9779.x[2];
+          const unsigned int v10217 = __float_as_uint(v10216);
+          const bool v10218 = v10210 < v10217;
+          const bool v10219 = v10215 && v10218;
+          const float v10221 = v10212 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10222 = v10219 ? v10221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[14] = v10222;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10223 = static_cast<unsigned int>(v8552.col(15, iron_linear_thread() & 31u));
+          const float v10225 = v8552.x[15];
+          const float v10226 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10227 = __float_as_uint(v10226);
+          const bool v10228 = v10223 >= v10227;
+          const float v10229 = v9779.x[2];
+          const unsigned int v10230 = __float_as_uint(v10229);
+          const bool v10231 = v10223 < v10230;
+          const bool v10232 = v10228 && v10231;
+          const float v10234 = v10225 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10235 = v10232 ? v10234 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[15] = v10235;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10236 = static_cast<unsigned int>(v8552.col(16, iron_linear_thread() & 31u));
+          const float v10238 = v8552.x[16];
+          const float v10239 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10240 = __float_as_uint(v10239);
+          const bool v10241 = v10236 >= v10240;
+          const float v10242 = v9779.x[0];
+          const unsigned int v10243 = __float_as_uint(v10242);
+          const bool v10244 = v10236 < v10243;
+          const bool v10245 = v10241 && v10244;
+          const float v10247 = v10238 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10248 = v10245 ? v10247 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[16] = v10248;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10249 = static_cast<unsigned int>(v8552.col(17, iron_linear_thread() & 31u));
+          const float v10251 = v8552.x[17];
+          const float v10252 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10253 = __float_as_uint(v10252);
+          const bool v10254 = v10249 >= v10253;
+          const float v10255 = v9779.x[0];
+          const unsigned int v10256 = __float_as_uint(v10255);
+          const bool v10257 = v10249 < v10256;
+          const bool v10258 = v10254 && v10257;
+          const float v10260 = v10251 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10261 = v10258 ? v10260 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[17] = v10261;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10262 = static_cast<unsigned int>(v8552.col(18, iron_linear_thread() & 31u));
+          const float v10264 = v8552.x[18];
+          const float v10265 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10266 = __float_as_uint(v10265);
+          const bool v10267 = v10262 >= v10266;
+          const float v10268 = v9779.x[2];
+          const unsigned int v10269 = __float_as_uint(v10268);
+          const bool v10270 = v10262 < v10269;
+          const bool v10271 = v10267 && v10270;
+          const float v10273 = v10264 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10274 = v10271 ? v10273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[18] = v10274;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10275 = static_cast<unsigned int>(v8552.col(19, iron_linear_thread() & 31u));
+          const float v10277 = v8552.x[19];
+          const float v10278 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10279 = __float_as_uint(v10278);
+          const bool v10280 = v10275 >= v10279;
+          const float v10281 = v9779.x[2];
+          const unsigned int v10282 = __float_as_uint(v10281);
+          const bool v10283 = v10275 < v10282;
+          const bool v10284 = v10280 && v10283;
+          const float v10286 = v10277 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10287 = v10284 ? v10286 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[19] = v10287;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10288 = static_cast<unsigned int>(v8552.col(20, iron_linear_thread() & 31u));
+          const float v10290 = v8552.x[20];
+          const float v10291 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10292 = __float_as_uint(v10291);
+          const bool v10293 = v10288 >= v10292;
+          const float v10294 = v9779.x[0];
+          const unsigned int v10295 = __float_as_uint(v10294);
+          const bool v10296 = v10288 < v10295;
+          const bool v10297 = v10293 && v10296;
+          const float v10299 = v10290 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10300 = v10297 ? v10299 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[20] = v10300;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10301 = static_cast<unsigned int>(v8552.col(21, iron_linear_thread() & 31u));
+          const float v10303 = v8552.x[21];
+          const float v10304 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10305 = __float_as_uint(v10304);
+          const bool v10306 = v10301 >= v10305;
+          const float v10307 = v9779.x[0];
+          const unsigned int v10308 = __float_as_uint(v10307);
+          const bool v10309 = v10301 < v10308;
+          const bool v10310 = v10306 && v10309;
+          const float v10312 = v10303 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10313 = v10310 ? v10312 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[21] = v10313;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10314 = static_cast<unsigned int>(v8552.col(22, iron_linear_thread() & 31u));
+          const float v10316 = v8552.x[22];
+          const float v10317 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10318 = __float_as_uint(v10317);
+          const bool v10319 = v10314 >= v10318;
+          const float v10320 = v9779.x[2];
+          const unsigned int v10321 = __float_as_uint(v10320);
+          const bool v10322 = v10314 < v10321;
+          const bool v10323 = v10319 && v10322;
+          const float v10325 = v10316 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10326 = v10323 ? v10325 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[22] = v10326;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10327 = static_cast<unsigned int>(v8552.col(23, iron_linear_thread() & 31u));
+          const float v10329 = v8552.x[23];
+          const float v10330 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10331 = __float_as_uint(v10330);
+          const bool v10332 = v10327 >= v10331;
+          const float v10333 = v9779.x[2];
+          const unsigned int v10334 = __float_as_uint(v10333);
+          const bool v10335 = v10327 < v10334;
+          const bool v10336 = v10332 && v10335;
+          const float v10338 = v10329 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10339 = v10336 ? v10338 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[23] = v10339;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10340 = static_cast<unsigned int>(v8552.col(24, iron_linear_thread() & 31u));
+          const float v10342 = v8552.x[24];
+          const float v10343 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10344 = __float_as_uint(v10343);
+          const bool v10345 = v10340 >= v10344;
+          const float v10346 = v9779.x[0];
+          const unsigned int v10347 = __float_as_uint(v10346);
+          const bool v10348 = v10340 < v10347;
+          const bool v10349 = v10345 && v10348;
+          const float v10351 = v10342 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10352 = v10349 ? v10351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[24] = v10352;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10353 = static_cast<unsigned int>(v8552.col(25, iron_linear_thread() & 31u));
+          const float v10355 = v8552.x[25];
+          const float v10356 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10357 = __float_as_uint(v10356);
+          const bool v10358 = v10353 >= v10357;
+          const float v10359 = v9779.x[0];
+          const unsigned int v10360 = __float_as_uint(v10359);
+          const bool v10361 = v10353 < v10360;
+          const bool v10362 = v10358 && v10361;
+          const float v10364 = v10355 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10365 = v10362 ? v10364 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[25] = v10365;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10366 = static_cast<unsigned int>(v8552.col(26, iron_linear_thread() & 31u));
+          const float v10368 = v8552.x[26];
+          const float v10369 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10370 = __float_as_uint(v10369);
+          const bool v10371 = v10366 >= v10370;
+          const float v10372 = v9779.x[2];
+          const unsigned int v10373 = __float_as_uint(v10372);
+          const bool v10374 = v10366 < v10373;
+          const bool v10375 = v10371 && v10374;
+          const float v10377 = v10368 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10378 = v10375 ? v10377 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[26] = v10378;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10379 = static_cast<unsigned int>(v8552.col(27, iron_linear_thread() & 31u));
+          const float v10381 = v8552.x[27];
+          const float v10382 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10383 = __float_as_uint(v10382);
+          const bool v10384 = v10379 >= v10383;
+          const float v10385 = v9779.x[2];
+          const unsigned int v10386 = __float_as_uint(v10385);
+          const bool v10387 = v10379 < v10386;
+          const bool v10388 = v10384 && v10387;
+          const float v10390 = v10381 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10391 = v10388 ? v10390 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[27] = v10391;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10392 = static_cast<unsigned int>(v8552.col(28, iron_linear_thread() & 31u));
+          const float v10394 = v8552.x[28];
+          const float v10395 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10396 = __float_as_uint(v10395);
+          const bool v10397 = v10392 >= v10396;
+          const float v10398 = v9779.x[0];
+          const unsigned int v10399 = __float_as_uint(v10398);
+          const bool v10400 = v10392 < v10399;
+          const bool v10401 = v10397 && v10400;
+          const float v10403 = v10394 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10404 = v10401 ? v10403 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[28] = v10404;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10405 = static_cast<unsigned int>(v8552.col(29, iron_linear_thread() & 31u));
+          const float v10407 = v8552.x[29];
+          const float v10408 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10409 = __float_as_uint(v10408);
+          const bool v10410 = v10405 >= v10409;
+          const float v10411 = v9779.x[0];
+          const unsigned int v10412 = __float_as_uint(v10411);
+          const bool v10413 = v10405 < v10412;
+          const bool v10414 = v10410 && v10413;
+          const float v10416 = v10407 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10417 = v10414 ? v10416 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[29] = v10417;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10418 = static_cast<unsigned int>(v8552.col(30, iron_linear_thread() & 31u));
+          const float v10420 = v8552.x[30];
+          const float v10421 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10422 = __float_as_uint(v10421);
+          const bool v10423 = v10418 >= v10422;
+          const float v10424 = v9779.x[2];
+          const unsigned int v10425 = __float_as_uint(v10424);
+          const bool v10426 = v10418 < v10425;
+          const bool v10427 = v10423 && v10426;
+          const float v10429 = v10420 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10430 = v10427 ? v10429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[30] = v10430;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10431 = static_cast<unsigned int>(v8552.col(31, iron_linear_thread() & 31u));
+          const float v10433 = v8552.x[31];
+          const float v10434 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10435 = __float_as_uint(v10434);
+          const bool v10436 = v10431 >= v10435;
+          const float v10437 = v9779.x[2];
+          const unsigned int v10438 = __float_as_uint(v10437);
+          const bool v10439 = v10431 < v10438;
+          const bool v10440 = v10436 && v10439;
+          const float v10442 = v10433 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v10443 = v10440 ? v10442 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v8552.x[31] = v10443;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v10437;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v10437, 0.0f);
-        iron_frag_row_reduce<false>(v10437, v8544);
-        iron_frag<float, 2, 16, 8> v10439;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v10439, 0.0f);
-        const float v10443 = v10437.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10444 = v596.x[0];
-        const float v10445 = fmaxf(v10444, v10443);
-        const bool v10448 = v10445 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10449 = v10448 ? 0.0f : v10445;
-        v10439.x[0] = v10449;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10453 = v10437.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10454 = v596.x[1];
-        const float v10455 = fmaxf(v10454, v10453);
-        const bool v10458 = v10455 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10459 = v10458 ? 0.0f : v10455;
-        v10439.x[1] = v10459;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10463 = v10437.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10464 = v596.x[2];
-        const float v10465 = fmaxf(v10464, v10463);
-        const bool v10468 = v10465 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10469 = v10468 ? 0.0f : v10465;
-        v10439.x[2] = v10469;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10473 = v10437.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10474 = v596.x[3];
-        const float v10475 = fmaxf(v10474, v10473);
-        const bool v10478 = v10475 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10479 = v10478 ? 0.0f : v10475;
-        v10439.x[3] = v10479;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10483 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10485 = v10444 - v10483;
-        const float v10486 = iron_exp2_approx(v10485);
-        v8594.x[0] = v10486;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10490 = v10439.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10492 = v10454 - v10490;
-        const float v10493 = iron_exp2_approx(v10492);
-        v8594.x[1] = v10493;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10497 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10499 = v10464 - v10497;
-        const float v10500 = iron_exp2_approx(v10499);
-        v8594.x[2] = v10500;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10504 = v10439.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10506 = v10474 - v10504;
-        const float v10507 = iron_exp2_approx(v10506);
-        v8594.x[3] = v10507;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v10445;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10515 = v596.x[1];
-        const float v10517 = fmaxf(v10515, v10453);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v10517;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10520 = v596.x[2];
-        const float v10522 = fmaxf(v10520, v10463);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v10522;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10525 = v596.x[3];
-        const float v10527 = fmaxf(v10525, v10473);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v10527;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10530 = v8544.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v10531 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10532 = v10530 - v10531;
-        const float v10533 = iron_exp2_approx(v10532);
-        v8544.x[0] = v10533;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10536 = v8544.x[1];
-        const float v10537 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10538 = v10536 - v10537;
-        const float v10539 = iron_exp2_approx(v10538);
-        v8544.x[1] = v10539;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10542 = v8544.x[2];
-        const float v10543 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10544 = v10542 - v10543;
-        const float v10545 = iron_exp2_approx(v10544);
-        v8544.x[2] = v10545;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10548 = v8544.x[3];
-        const float v10549 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10550 = v10548 - v10549;
-        const float v10551 = iron_exp2_approx(v10550);
-        v8544.x[3] = v10551;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10554 = v8544.x[4];
-        const float v10555 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10556 = v10554 - v10555;
-        const float v10557 = iron_exp2_approx(v10556);
-        v8544.x[4] = v10557;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10560 = v8544.x[5];
-        const float v10561 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10562 = v10560 - v10561;
-        const float v10563 = iron_exp2_approx(v10562);
-        v8544.x[5] = v10563;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10566 = v8544.x[6];
-        const float v10567 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10568 = v10566 - v10567;
-        const float v10569 = iron_exp2_approx(v10568);
-        v8544.x[6] = v10569;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10572 = v8544.x[7];
-        const float v10573 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10574 = v10572 - v10573;
-        const float v10575 = iron_exp2_approx(v10574);
-        v8544.x[7] = v10575;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10578 = v8544.x[8];
-        const float v10579 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10580 = v10578 - v10579;
-        const float v10581 = iron_exp2_approx(v10580);
-        v8544.x[8] = v10581;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10584 = v8544.x[9];
-        const float v10585 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10586 = v10584 - v10585;
-        const float v10587 = iron_exp2_approx(v10586);
-        v8544.x[9] = v10587;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10590 = v8544.x[10];
-        const float v10591 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10592 = v10590 - v10591;
-        const float v10593 = iron_exp2_approx(v10592);
-        v8544.x[10] = v10593;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10596 = v8544.x[11];
-        const float v10597 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10598 = v10596 - v10597;
-        const float v10599 = iron_exp2_approx(v10598);
-        v8544.x[11] = v10599;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10602 = v8544.x[12];
-        const float v10603 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10604 = v10602 - v10603;
-        const float v10605 = iron_exp2_approx(v10604);
-        v8544.x[12] = v10605;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10608 = v8544.x[13];
-        const float v10609 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10610 = v10608 - v10609;
-        const float v10611 = iron_exp2_approx(v10610);
-        v8544.x[13] = v10611;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10614 = v8544.x[14];
-        const float v10615 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10616 = v10614 - v10615;
-        const float v10617 = iron_exp2_approx(v10616);
-        v8544.x[14] = v10617;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10620 = v8544.x[15];
-        const float v10621 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10622 = v10620 - v10621;
-        const float v10623 = iron_exp2_approx(v10622);
-        v8544.x[15] = v10623;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10626 = v8544.x[16];
-        const float v10627 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10628 = v10626 - v10627;
-        const float v10629 = iron_exp2_approx(v10628);
-        v8544.x[16] = v10629;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10632 = v8544.x[17];
-        const float v10633 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10634 = v10632 - v10633;
-        const float v10635 = iron_exp2_approx(v10634);
-        v8544.x[17] = v10635;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10638 = v8544.x[18];
-        const float v10639 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10640 = v10638 - v10639;
-        const float v10641 = iron_exp2_approx(v10640);
-        v8544.x[18] = v10641;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10644 = v8544.x[19];
-        const float v10645 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10646 = v10644 - v10645;
-        const float v10647 = iron_exp2_approx(v10646);
-        v8544.x[19] = v10647;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10650 = v8544.x[20];
-        const float v10651 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10652 = v10650 - v10651;
-        const float v10653 = iron_exp2_approx(v10652);
-        v8544.x[20] = v10653;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10656 = v8544.x[21];
-        const float v10657 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10658 = v10656 - v10657;
-        const float v10659 = iron_exp2_approx(v10658);
-        v8544.x[21] = v10659;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10662 = v8544.x[22];
-        const float v10663 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10664 = v10662 - v10663;
-        const float v10665 = iron_exp2_approx(v10664);
-        v8544.x[22] = v10665;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10668 = v8544.x[23];
-        const float v10669 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10670 = v10668 - v10669;
-        const float v10671 = iron_exp2_approx(v10670);
-        v8544.x[23] = v10671;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10674 = v8544.x[24];
-        const float v10675 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10676 = v10674 - v10675;
-        const float v10677 = iron_exp2_approx(v10676);
-        v8544.x[24] = v10677;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10680 = v8544.x[25];
-        const float v10681 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10682 = v10680 - v10681;
-        const float v10683 = iron_exp2_approx(v10682);
-        v8544.x[25] = v10683;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10686 = v8544.x[26];
-        const float v10687 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10688 = v10686 - v10687;
-        const float v10689 = iron_exp2_approx(v10688);
-        v8544.x[26] = v10689;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10692 = v8544.x[27];
-        const float v10693 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10694 = v10692 - v10693;
-        const float v10695 = iron_exp2_approx(v10694);
-        v8544.x[27] = v10695;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10698 = v8544.x[28];
-        const float v10699 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10700 = v10698 - v10699;
-        const float v10701 = iron_exp2_approx(v10700);
-        v8544.x[28] = v10701;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10704 = v8544.x[29];
-        const float v10705 = v10439.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10706 = v10704 - v10705;
-        const float v10707 = iron_exp2_approx(v10706);
-        v8544.x[29] = v10707;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10710 = v8544.x[30];
-        const float v10711 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10712 = v10710 - v10711;
-        const float v10713 = iron_exp2_approx(v10712);
-        v8544.x[30] = v10713;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10716 = v8544.x[31];
-        const float v10717 = v10439.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10718 = v10716 - v10717;
-        const float v10719 = iron_exp2_approx(v10718);
-        v8544.x[31] = v10719;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v10721;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v10721, 0.0f);
-        iron_frag_row_reduce<true>(v10721, v8544);
-        const float v10724 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v10725 = v10721.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10726 = v8594.x[0];
-        const float v10727 = v10724 * v10726;
-        const float v10728 = v10727 + v10725;
-        v598.x[0] = v10728;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10731 = v598.x[1];
-        const float v10732 = v10721.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10733 = v8594.x[1];
-        const float v10734 = v10731 * v10733;
-        const float v10735 = v10734 + v10732;
-        v598.x[1] = v10735;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10738 = v598.x[2];
-        const float v10739 = v10721.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10740 = v8594.x[2];
-        const float v10741 = v10738 * v10740;
-        const float v10742 = v10741 + v10739;
-        v598.x[2] = v10742;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10745 = v598.x[3];
-        const float v10746 = v10721.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10747 = v8594.x[3];
-        const float v10748 = v10745 * v10747;
-        const float v10749 = v10748 + v10746;
-        v598.x[3] = v10749;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v10445;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v10445, 0.0f);
+        iron_frag_row_reduce<false>(v10445, v8552);
+        iron_frag<float, 2, 16, 8> v10447;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v10447, 0.0f);
+        const float v10451 = v10445.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10452 = v596.x[0];
+        const float v10453 = fmaxf(v10452, v10451);
+        const bool v10456 = v10453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10457 = v10456 ? 0.0f : v10453;
+        v10447.x[0] = v10457;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10461 = v10445.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10462 = v596.x[1];
+        const float v10463 = fmaxf(v10462, v10461);
+        const bool v10466 = v10463 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10467 = v10466 ? 0.0f : v10463;
+        v10447.x[1] = v10467;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10471 = v10445.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10472 = v596.x[2];
+        const float v10473 = fmaxf(v10472, v10471);
+        const bool v10476 = v10473 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10477 = v10476 ? 0.0f : v10473;
+        v10447.x[2] = v10477;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10481 = v10445.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10482 = v596.x[3];
+        const float v10483 = fmaxf(v10482, v10481);
+        const bool v10486 = v10483 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10487 = v10486 ? 0.0f : v10483;
+        v10447.x[3] = v10487;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10491 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10493 = v10452 - v10491;
+        const float v10494 = iron_exp2_approx(v10493);
+        v8602.x[0] = v10494;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10498 = v10447.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10500 = v10462 - v10498;
+        const float v10501 = iron_exp2_approx(v10500);
+        v8602.x[1] = v10501;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10505 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10507 = v10472 - v10505;
+        const float v10508 = iron_exp2_approx(v10507);
+        v8602.x[2] = v10508;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10512 = v10447.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10514 = v10482 - v10512;
+        const float v10515 = iron_exp2_approx(v10514);
+        v8602.x[3] = v10515;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v10453;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10523 = v596.x[1];
+        const float v10525 = fmaxf(v10523, v10461);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v10525;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10528 = v596.x[2];
+        const float v10530 = fmaxf(v10528, v10471);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v10530;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10533 = v596.x[3];
+        const float v10535 = fmaxf(v10533, v10481);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v10535;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10538 = v8552.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v10539 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10540 = v10538 - v10539;
+        const float v10541 = iron_exp2_approx(v10540);
+        v8552.x[0] = v10541;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10544 = v8552.x[1];
+        const float v10545 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10546 = v10544 - v10545;
+        const float v10547 = iron_exp2_approx(v10546);
+        v8552.x[1] = v10547;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10550 = v8552.x[2];
+        const float v10551 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10552 = v10550 - v10551;
+        const float v10553 = iron_exp2_approx(v10552);
+        v8552.x[2] = v10553;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10556 = v8552.x[3];
+        const float v10557 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10558 = v10556 - v10557;
+        const float v10559 = iron_exp2_approx(v10558);
+        v8552.x[3] = v10559;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10562 = v8552.x[4];
+        const float v10563 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10564 = v10562 - v10563;
+        const float v10565 = iron_exp2_approx(v10564);
+        v8552.x[4] = v10565;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10568 = v8552.x[5];
+        const float v10569 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10570 = v10568 - v10569;
+        const float v10571 = iron_exp2_approx(v10570);
+        v8552.x[5] = v10571;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10574 = v8552.x[6];
+        const float v10575 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10576 = v10574 - v10575;
+        const float v10577 = iron_exp2_approx(v10576);
+        v8552.x[6] = v10577;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10580 = v8552.x[7];
+        const float v10581 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10582 = v10580 - v10581;
+        const float v10583 = iron_exp2_approx(v10582);
+        v8552.x[7] = v10583;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10586 = v8552.x[8];
+        const float v10587 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10588 = v10586 - v10587;
+        const float v10589 = iron_exp2_approx(v10588);
+        v8552.x[8] = v10589;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10592 = v8552.x[9];
+        const float v10593 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10594 = v10592 - v10593;
+        const float v10595 = iron_exp2_approx(v10594);
+        v8552.x[9] = v10595;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10598 = v8552.x[10];
+        const float v10599 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10600 = v10598 - v10599;
+        const float v10601 = iron_exp2_approx(v10600);
+        v8552.x[10] = v10601;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10604 = v8552.x[11];
+        const float v10605 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10606 = v10604 - v10605;
+        const float v10607 = iron_exp2_approx(v10606);
+        v8552.x[11] = v10607;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10610 = v8552.x[12];
+        const float v10611 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10612 = v10610 - v10611;
+        const float v10613 = iron_exp2_approx(v10612);
+        v8552.x[12] = v10613;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10616 = v8552.x[13];
+        const float v10617 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10618 = v10616 - v10617;
+        const float v10619 = iron_exp2_approx(v10618);
+        v8552.x[13] = v10619;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10622 = v8552.x[14];
+        const float v10623 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10624 = v10622 - v10623;
+        const float v10625 = iron_exp2_approx(v10624);
+        v8552.x[14] = v10625;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10628 = v8552.x[15];
+        const float v10629 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10630 = v10628 - v10629;
+        const float v10631 = iron_exp2_approx(v10630);
+        v8552.x[15] = v10631;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10634 = v8552.x[16];
+        const float v10635 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10636 = v10634 - v10635;
+        const float v10637 = iron_exp2_approx(v10636);
+        v8552.x[16] = v10637;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10640 = v8552.x[17];
+        const float v10641 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10642 = v10640 - v10641;
+        const float v10643 = iron_exp2_approx(v10642);
+        v8552.x[17] = v10643;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10646 = v8552.x[18];
+        const float v10647 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10648 = v10646 - v10647;
+        const float v10649 = iron_exp2_approx(v10648);
+        v8552.x[18] = v10649;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10652 = v8552.x[19];
+        const float v10653 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10654 = v10652 - v10653;
+        const float v10655 = iron_exp2_approx(v10654);
+        v8552.x[19] = v10655;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10658 = v8552.x[20];
+        const float v10659 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10660 = v10658 - v10659;
+        const float v10661 = iron_exp2_approx(v10660);
+        v8552.x[20] = v10661;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10664 = v8552.x[21];
+        const float v10665 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10666 = v10664 - v10665;
+        const float v10667 = iron_exp2_approx(v10666);
+        v8552.x[21] = v10667;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10670 = v8552.x[22];
+        const float v10671 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10672 = v10670 - v10671;
+        const float v10673 = iron_exp2_approx(v10672);
+        v8552.x[22] = v10673;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10676 = v8552.x[23];
+        const float v10677 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10678 = v10676 - v10677;
+        const float v10679 = iron_exp2_approx(v10678);
+        v8552.x[23] = v10679;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10682 = v8552.x[24];
+        const float v10683 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10684 = v10682 - v10683;
+        const float v10685 = iron_exp2_approx(v10684);
+        v8552.x[24] = v10685;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10688 = v8552.x[25];
+        const float v10689 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10690 = v10688 - v10689;
+        const float v10691 = iron_exp2_approx(v10690);
+        v8552.x[25] = v10691;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10694 = v8552.x[26];
+        const float v10695 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10696 = v10694 - v10695;
+        const float v10697 = iron_exp2_approx(v10696);
+        v8552.x[26] = v10697;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10700 = v8552.x[27];
+        const float v10701 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10702 = v10700 - v10701;
+        const float v10703 = iron_exp2_approx(v10702);
+        v8552.x[27] = v10703;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10706 = v8552.x[28];
+        const float v10707 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10708 = v10706 - v10707;
+        const float v10709 = iron_exp2_approx(v10708);
+        v8552.x[28] = v10709;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10712 = v8552.x[29];
+        const float v10713 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10714 = v10712 - v10713;
+        const float v10715 = iron_exp2_approx(v10714);
+        v8552.x[29] = v10715;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10718 = v8552.x[30];
+        const float v10719 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10720 = v10718 - v10719;
+        const float v10721 = iron_exp2_approx(v10720);
+        v8552.x[30] = v10721;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10724 = v8552.x[31];
+        const float v10725 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v10726 = v10724 - v10725;
+        const float v10727 = iron_exp2_approx(v10726);
+        v8552.x[31] = v10727;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v10729;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v10729, 0.0f);
+        iron_frag_row_reduce<true>(v10729, v8552);
+        const float v10732 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v10733 = v10729.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10734 = v8602.x[0];
+        const float v10735 = v10732 * v10734;
+        const float v10736 = v10735 + v10733;
+        v598.x[0] = v10736;  // kernels/sdpa/flash_tile.hpp:234
+        const float v10739 = v598.x[1];
+        const float v10740 = v10729.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10741 = v8602.x[1];
+        const float v10742 = v10739 * v10741;
+        const float v10743 = v10742 + v10740;
+        v598.x[1] = v10743;  // kernels/sdpa/flash_tile.hpp:234
+        const float v10746 = v598.x[2];
+        const float v10747 = v10729.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10748 = v8602.x[2];
+        const float v10749 = v10746 * v10748;
+        const float v10750 = v10749 + v10747;
+        v598.x[2] = v10750;  // kernels/sdpa/flash_tile.hpp:234
+        const float v10753 = v598.x[3];
+        const float v10754 = v10729.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v10755 = v8602.x[3];
+        const float v10756 = v10753 * v10755;
+        const float v10757 = v10756 + v10754;
+        v598.x[3] = v10757;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v10752 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v10753 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10754 = v10752 * v10753;
-      v600.x[0] = v10754;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10757 = v600.x[1];
-      const float v10758 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10759 = v10757 * v10758;
-      v600.x[1] = v10759;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10762 = v600.x[2];
-      const float v10763 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10764 = v10762 * v10763;
-      v600.x[2] = v10764;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10767 = v600.x[3];
-      const float v10768 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10769 = v10767 * v10768;
-      v600.x[3] = v10769;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10772 = v600.x[4];
-      const float v10773 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10774 = v10772 * v10773;
-      v600.x[4] = v10774;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10777 = v600.x[5];
-      const float v10778 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10779 = v10777 * v10778;
-      v600.x[5] = v10779;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10782 = v600.x[6];
-      const float v10783 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10784 = v10782 * v10783;
-      v600.x[6] = v10784;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10787 = v600.x[7];
-      const float v10788 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10789 = v10787 * v10788;
-      v600.x[7] = v10789;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10792 = v600.x[8];
-      const float v10793 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10794 = v10792 * v10793;
-      v600.x[8] = v10794;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10797 = v600.x[9];
-      const float v10798 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10799 = v10797 * v10798;
-      v600.x[9] = v10799;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10802 = v600.x[10];
-      const float v10803 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10804 = v10802 * v10803;
-      v600.x[10] = v10804;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10807 = v600.x[11];
-      const float v10808 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10809 = v10807 * v10808;
-      v600.x[11] = v10809;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10812 = v600.x[12];
-      const float v10813 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10814 = v10812 * v10813;
-      v600.x[12] = v10814;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10817 = v600.x[13];
-      const float v10818 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10819 = v10817 * v10818;
-      v600.x[13] = v10819;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10822 = v600.x[14];
-      const float v10823 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10824 = v10822 * v10823;
-      v600.x[14] = v10824;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10827 = v600.x[15];
-      const float v10828 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10829 = v10827 * v10828;
-      v600.x[15] = v10829;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10832 = v600.x[16];
-      const float v10833 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10834 = v10832 * v10833;
-      v600.x[16] = v10834;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10837 = v600.x[17];
-      const float v10838 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10839 = v10837 * v10838;
-      v600.x[17] = v10839;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10842 = v600.x[18];
-      const float v10843 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10844 = v10842 * v10843;
-      v600.x[18] = v10844;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10847 = v600.x[19];
-      const float v10848 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10849 = v10847 * v10848;
-      v600.x[19] = v10849;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10852 = v600.x[20];
-      const float v10853 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10854 = v10852 * v10853;
-      v600.x[20] = v10854;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10857 = v600.x[21];
-      const float v10858 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10859 = v10857 * v10858;
-      v600.x[21] = v10859;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10862 = v600.x[22];
-      const float v10863 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10864 = v10862 * v10863;
-      v600.x[22] = v10864;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10867 = v600.x[23];
-      const float v10868 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10869 = v10867 * v10868;
-      v600.x[23] = v10869;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10872 = v600.x[24];
-      const float v10873 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10874 = v10872 * v10873;
-      v600.x[24] = v10874;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10877 = v600.x[25];
-      const float v10878 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10879 = v10877 * v10878;
-      v600.x[25] = v10879;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10882 = v600.x[26];
-      const float v10883 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10884 = v10882 * v10883;
-      v600.x[26] = v10884;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10887 = v600.x[27];
-      const float v10888 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10889 = v10887 * v10888;
-      v600.x[27] = v10889;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10892 = v600.x[28];
-      const float v10893 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10894 = v10892 * v10893;
-      v600.x[28] = v10894;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10897 = v600.x[29];
-      const float v10898 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10899 = v10897 * v10898;
-      v600.x[29] = v10899;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10902 = v600.x[30];
-      const float v10903 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10904 = v10902 * v10903;
-      v600.x[30] = v10904;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10907 = v600.x[31];
-      const float v10908 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10909 = v10907 * v10908;
-      v600.x[31] = v10909;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10912 = v602.x[0];
-      const float v10913 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10914 = v10912 * v10913;
-      v602.x[0] = v10914;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10917 = v602.x[1];
-      const float v10918 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10919 = v10917 * v10918;
-      v602.x[1] = v10919;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10922 = v602.x[2];
-      const float v10923 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10924 = v10922 * v10923;
-      v602.x[2] = v10924;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10927 = v602.x[3];
-      const float v10928 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10929 = v10927 * v10928;
-      v602.x[3] = v10929;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10932 = v602.x[4];
-      const float v10933 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10934 = v10932 * v10933;
-      v602.x[4] = v10934;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10937 = v602.x[5];
-      const float v10938 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10939 = v10937 * v10938;
-      v602.x[5] = v10939;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10942 = v602.x[6];
-      const float v10943 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10944 = v10942 * v10943;
-      v602.x[6] = v10944;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10947 = v602.x[7];
-      const float v10948 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10949 = v10947 * v10948;
-      v602.x[7] = v10949;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10952 = v602.x[8];
-      const float v10953 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10954 = v10952 * v10953;
-      v602.x[8] = v10954;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10957 = v602.x[9];
-      const float v10958 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10959 = v10957 * v10958;
-      v602.x[9] = v10959;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10962 = v602.x[10];
-      const float v10963 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10964 = v10962 * v10963;
-      v602.x[10] = v10964;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10967 = v602.x[11];
-      const float v10968 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10969 = v10967 * v10968;
-      v602.x[11] = v10969;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10972 = v602.x[12];
-      const float v10973 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10974 = v10972 * v10973;
-      v602.x[12] = v10974;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10977 = v602.x[13];
-      const float v10978 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10979 = v10977 * v10978;
-      v602.x[13] = v10979;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10982 = v602.x[14];
-      const float v10983 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10984 = v10982 * v10983;
-      v602.x[14] = v10984;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10987 = v602.x[15];
-      const float v10988 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10989 = v10987 * v10988;
-      v602.x[15] = v10989;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10992 = v602.x[16];
-      const float v10993 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10994 = v10992 * v10993;
-      v602.x[16] = v10994;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10997 = v602.x[17];
-      const float v10998 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10999 = v10997 * v10998;
-      v602.x[17] = v10999;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11002 = v602.x[18];
-      const float v11003 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11004 = v11002 * v11003;
-      v602.x[18] = v11004;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11007 = v602.x[19];
-      const float v11008 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11009 = v11007 * v11008;
-      v602.x[19] = v11009;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11012 = v602.x[20];
-      const float v11013 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11014 = v11012 * v11013;
-      v602.x[20] = v11014;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11017 = v602.x[21];
-      const float v11018 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11019 = v11017 * v11018;
-      v602.x[21] = v11019;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11022 = v602.x[22];
-      const float v11023 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11024 = v11022 * v11023;
-      v602.x[22] = v11024;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11027 = v602.x[23];
-      const float v11028 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11029 = v11027 * v11028;
-      v602.x[23] = v11029;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11032 = v602.x[24];
-      const float v11033 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11034 = v11032 * v11033;
-      v602.x[24] = v11034;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11037 = v602.x[25];
-      const float v11038 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11039 = v11037 * v11038;
-      v602.x[25] = v11039;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11042 = v602.x[26];
-      const float v11043 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11044 = v11042 * v11043;
-      v602.x[26] = v11044;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11047 = v602.x[27];
-      const float v11048 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11049 = v11047 * v11048;
-      v602.x[27] = v11049;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11052 = v602.x[28];
-      const float v11053 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11054 = v11052 * v11053;
-      v602.x[28] = v11054;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11057 = v602.x[29];
-      const float v11058 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11059 = v11057 * v11058;
-      v602.x[29] = v11059;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11062 = v602.x[30];
-      const float v11063 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11064 = v11062 * v11063;
-      v602.x[30] = v11064;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11067 = v602.x[31];
-      const float v11068 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11069 = v11067 * v11068;
-      v602.x[31] = v11069;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11072 = v604.x[0];
-      const float v11073 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11074 = v11072 * v11073;
-      v604.x[0] = v11074;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11077 = v604.x[1];
-      const float v11078 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11079 = v11077 * v11078;
-      v604.x[1] = v11079;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11082 = v604.x[2];
-      const float v11083 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11084 = v11082 * v11083;
-      v604.x[2] = v11084;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11087 = v604.x[3];
-      const float v11088 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11089 = v11087 * v11088;
-      v604.x[3] = v11089;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11092 = v604.x[4];
-      const float v11093 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11094 = v11092 * v11093;
-      v604.x[4] = v11094;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11097 = v604.x[5];
-      const float v11098 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11099 = v11097 * v11098;
-      v604.x[5] = v11099;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11102 = v604.x[6];
-      const float v11103 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11104 = v11102 * v11103;
-      v604.x[6] = v11104;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11107 = v604.x[7];
-      const float v11108 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11109 = v11107 * v11108;
-      v604.x[7] = v11109;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11112 = v604.x[8];
-      const float v11113 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11114 = v11112 * v11113;
-      v604.x[8] = v11114;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11117 = v604.x[9];
-      const float v11118 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11119 = v11117 * v11118;
-      v604.x[9] = v11119;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11122 = v604.x[10];
-      const float v11123 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11124 = v11122 * v11123;
-      v604.x[10] = v11124;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11127 = v604.x[11];
-      const float v11128 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11129 = v11127 * v11128;
-      v604.x[11] = v11129;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11132 = v604.x[12];
-      const float v11133 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11134 = v11132 * v11133;
-      v604.x[12] = v11134;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11137 = v604.x[13];
-      const float v11138 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11139 = v11137 * v11138;
-      v604.x[13] = v11139;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11142 = v604.x[14];
-      const float v11143 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11144 = v11142 * v11143;
-      v604.x[14] = v11144;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11147 = v604.x[15];
-      const float v11148 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11149 = v11147 * v11148;
-      v604.x[15] = v11149;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11152 = v604.x[16];
-      const float v11153 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11154 = v11152 * v11153;
-      v604.x[16] = v11154;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11157 = v604.x[17];
-      const float v11158 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11159 = v11157 * v11158;
-      v604.x[17] = v11159;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11162 = v604.x[18];
-      const float v11163 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11164 = v11162 * v11163;
-      v604.x[18] = v11164;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11167 = v604.x[19];
-      const float v11168 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11169 = v11167 * v11168;
-      v604.x[19] = v11169;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11172 = v604.x[20];
-      const float v11173 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11174 = v11172 * v11173;
-      v604.x[20] = v11174;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11177 = v604.x[21];
-      const float v11178 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11179 = v11177 * v11178;
-      v604.x[21] = v11179;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11182 = v604.x[22];
-      const float v11183 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11184 = v11182 * v11183;
-      v604.x[22] = v11184;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11187 = v604.x[23];
-      const float v11188 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11189 = v11187 * v11188;
-      v604.x[23] = v11189;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11192 = v604.x[24];
-      const float v11193 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11194 = v11192 * v11193;
-      v604.x[24] = v11194;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11197 = v604.x[25];
-      const float v11198 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11199 = v11197 * v11198;
-      v604.x[25] = v11199;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11202 = v604.x[26];
-      const float v11203 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11204 = v11202 * v11203;
-      v604.x[26] = v11204;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11207 = v604.x[27];
-      const float v11208 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11209 = v11207 * v11208;
-      v604.x[27] = v11209;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11212 = v604.x[28];
-      const float v11213 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11214 = v11212 * v11213;
-      v604.x[28] = v11214;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11217 = v604.x[29];
-      const float v11218 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11219 = v11217 * v11218;
-      v604.x[29] = v11219;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11222 = v604.x[30];
-      const float v11223 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11224 = v11222 * v11223;
-      v604.x[30] = v11224;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11227 = v604.x[31];
-      const float v11228 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11229 = v11227 * v11228;
-      v604.x[31] = v11229;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11232 = v606.x[0];
-      const float v11233 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11234 = v11232 * v11233;
-      v606.x[0] = v11234;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11237 = v606.x[1];
-      const float v11238 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11239 = v11237 * v11238;
-      v606.x[1] = v11239;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11242 = v606.x[2];
-      const float v11243 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11244 = v11242 * v11243;
-      v606.x[2] = v11244;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11247 = v606.x[3];
-      const float v11248 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11249 = v11247 * v11248;
-      v606.x[3] = v11249;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11252 = v606.x[4];
-      const float v11253 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11254 = v11252 * v11253;
-      v606.x[4] = v11254;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11257 = v606.x[5];
-      const float v11258 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11259 = v11257 * v11258;
-      v606.x[5] = v11259;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11262 = v606.x[6];
-      const float v11263 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11264 = v11262 * v11263;
-      v606.x[6] = v11264;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11267 = v606.x[7];
-      const float v11268 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11269 = v11267 * v11268;
-      v606.x[7] = v11269;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11272 = v606.x[8];
-      const float v11273 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11274 = v11272 * v11273;
-      v606.x[8] = v11274;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11277 = v606.x[9];
-      const float v11278 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11279 = v11277 * v11278;
-      v606.x[9] = v11279;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11282 = v606.x[10];
-      const float v11283 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11284 = v11282 * v11283;
-      v606.x[10] = v11284;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11287 = v606.x[11];
-      const float v11288 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11289 = v11287 * v11288;
-      v606.x[11] = v11289;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11292 = v606.x[12];
-      const float v11293 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11294 = v11292 * v11293;
-      v606.x[12] = v11294;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11297 = v606.x[13];
-      const float v11298 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11299 = v11297 * v11298;
-      v606.x[13] = v11299;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11302 = v606.x[14];
-      const float v11303 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11304 = v11302 * v11303;
-      v606.x[14] = v11304;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11307 = v606.x[15];
-      const float v11308 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11309 = v11307 * v11308;
-      v606.x[15] = v11309;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11312 = v606.x[16];
-      const float v11313 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11314 = v11312 * v11313;
-      v606.x[16] = v11314;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11317 = v606.x[17];
-      const float v11318 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11319 = v11317 * v11318;
-      v606.x[17] = v11319;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11322 = v606.x[18];
-      const float v11323 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11324 = v11322 * v11323;
-      v606.x[18] = v11324;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11327 = v606.x[19];
-      const float v11328 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11329 = v11327 * v11328;
-      v606.x[19] = v11329;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11332 = v606.x[20];
-      const float v11333 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11334 = v11332 * v11333;
-      v606.x[20] = v11334;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11337 = v606.x[21];
-      const float v11338 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11339 = v11337 * v11338;
-      v606.x[21] = v11339;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11342 = v606.x[22];
-      const float v11343 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11344 = v11342 * v11343;
-      v606.x[22] = v11344;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11347 = v606.x[23];
-      const float v11348 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11349 = v11347 * v11348;
-      v606.x[23] = v11349;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11352 = v606.x[24];
-      const float v11353 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11354 = v11352 * v11353;
-      v606.x[24] = v11354;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11357 = v606.x[25];
-      const float v11358 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11359 = v11357 * v11358;
-      v606.x[25] = v11359;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11362 = v606.x[26];
-      const float v11363 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11364 = v11362 * v11363;
-      v606.x[26] = v11364;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11367 = v606.x[27];
-      const float v11368 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11369 = v11367 * v11368;
-      v606.x[27] = v11369;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11372 = v606.x[28];
-      const float v11373 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11374 = v11372 * v11373;
-      v606.x[28] = v11374;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11377 = v606.x[29];
-      const float v11378 = v8594.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11379 = v11377 * v11378;
-      v606.x[29] = v11379;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11382 = v606.x[30];
-      const float v11383 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11384 = v11382 * v11383;
-      v606.x[30] = v11384;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11387 = v606.x[31];
-      const float v11388 = v8594.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11389 = v11387 * v11388;
-      v606.x[31] = v11389;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v11392;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v11392, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v11392, v8544);
-      iron_frag_store<false>(v11392, shm3, v11398, 64u);
+      const float v10760 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v10761 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10762 = v10760 * v10761;
+      v600.x[0] = v10762;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10765 = v600.x[1];
+      const float v10766 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10767 = v10765 * v10766;
+      v600.x[1] = v10767;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10770 = v600.x[2];
+      const float v10771 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10772 = v10770 * v10771;
+      v600.x[2] = v10772;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10775 = v600.x[3];
+      const float v10776 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10777 = v10775 * v10776;
+      v600.x[3] = v10777;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10780 = v600.x[4];
+      const float v10781 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10782 = v10780 * v10781;
+      v600.x[4] = v10782;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10785 = v600.x[5];
+      const float v10786 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10787 = v10785 * v10786;
+      v600.x[5] = v10787;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10790 = v600.x[6];
+      const float v10791 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10792 = v10790 * v10791;
+      v600.x[6] = v10792;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10795 = v600.x[7];
+      const float v10796 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10797 = v10795 * v10796;
+      v600.x[7] = v10797;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10800 = v600.x[8];
+      const float v10801 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10802 = v10800 * v10801;
+      v600.x[8] = v10802;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10805 = v600.x[9];
+      const float v10806 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10807 = v10805 * v10806;
+      v600.x[9] = v10807;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10810 = v600.x[10];
+      const float v10811 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10812 = v10810 * v10811;
+      v600.x[10] = v10812;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10815 = v600.x[11];
+      const float v10816 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10817 = v10815 * v10816;
+      v600.x[11] = v10817;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10820 = v600.x[12];
+      const float v10821 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10822 = v10820 * v10821;
+      v600.x[12] = v10822;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10825 = v600.x[13];
+      const float v10826 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10827 = v10825 * v10826;
+      v600.x[13] = v10827;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10830 = v600.x[14];
+      const float v10831 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10832 = v10830 * v10831;
+      v600.x[14] = v10832;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10835 = v600.x[15];
+      const float v10836 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10837 = v10835 * v10836;
+      v600.x[15] = v10837;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10840 = v600.x[16];
+      const float v10841 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10842 = v10840 * v10841;
+      v600.x[16] = v10842;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10845 = v600.x[17];
+      const float v10846 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10847 = v10845 * v10846;
+      v600.x[17] = v10847;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10850 = v600.x[18];
+      const float v10851 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10852 = v10850 * v10851;
+      v600.x[18] = v10852;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10855 = v600.x[19];
+      const float v10856 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10857 = v10855 * v10856;
+      v600.x[19] = v10857;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10860 = v600.x[20];
+      const float v10861 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10862 = v10860 * v10861;
+      v600.x[20] = v10862;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10865 = v600.x[21];
+      const float v10866 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10867 = v10865 * v10866;
+      v600.x[21] = v10867;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10870 = v600.x[22];
+      const float v10871 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10872 = v10870 * v10871;
+      v600.x[22] = v10872;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10875 = v600.x[23];
+      const float v10876 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10877 = v10875 * v10876;
+      v600.x[23] = v10877;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10880 = v600.x[24];
+      const float v10881 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10882 = v10880 * v10881;
+      v600.x[24] = v10882;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10885 = v600.x[25];
+      const float v10886 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10887 = v10885 * v10886;
+      v600.x[25] = v10887;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10890 = v600.x[26];
+      const float v10891 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10892 = v10890 * v10891;
+      v600.x[26] = v10892;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10895 = v600.x[27];
+      const float v10896 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10897 = v10895 * v10896;
+      v600.x[27] = v10897;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10900 = v600.x[28];
+      const float v10901 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10902 = v10900 * v10901;
+      v600.x[28] = v10902;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10905 = v600.x[29];
+      const float v10906 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10907 = v10905 * v10906;
+      v600.x[29] = v10907;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10910 = v600.x[30];
+      const float v10911 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10912 = v10910 * v10911;
+      v600.x[30] = v10912;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10915 = v600.x[31];
+      const float v10916 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10917 = v10915 * v10916;
+      v600.x[31] = v10917;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10920 = v602.x[0];
+      const float v10921 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10922 = v10920 * v10921;
+      v602.x[0] = v10922;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10925 = v602.x[1];
+      const float v10926 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10927 = v10925 * v10926;
+      v602.x[1] = v10927;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10930 = v602.x[2];
+      const float v10931 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10932 = v10930 * v10931;
+      v602.x[2] = v10932;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10935 = v602.x[3];
+      const float v10936 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10937 = v10935 * v10936;
+      v602.x[3] = v10937;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10940 = v602.x[4];
+      const float v10941 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10942 = v10940 * v10941;
+      v602.x[4] = v10942;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10945 = v602.x[5];
+      const float v10946 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10947 = v10945 * v10946;
+      v602.x[5] = v10947;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10950 = v602.x[6];
+      const float v10951 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10952 = v10950 * v10951;
+      v602.x[6] = v10952;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10955 = v602.x[7];
+      const float v10956 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10957 = v10955 * v10956;
+      v602.x[7] = v10957;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10960 = v602.x[8];
+      const float v10961 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10962 = v10960 * v10961;
+      v602.x[8] = v10962;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10965 = v602.x[9];
+      const float v10966 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10967 = v10965 * v10966;
+      v602.x[9] = v10967;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10970 = v602.x[10];
+      const float v10971 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10972 = v10970 * v10971;
+      v602.x[10] = v10972;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10975 = v602.x[11];
+      const float v10976 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10977 = v10975 * v10976;
+      v602.x[11] = v10977;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10980 = v602.x[12];
+      const float v10981 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10982 = v10980 * v10981;
+      v602.x[12] = v10982;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10985 = v602.x[13];
+      const float v10986 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10987 = v10985 * v10986;
+      v602.x[13] = v10987;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10990 = v602.x[14];
+      const float v10991 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10992 = v10990 * v10991;
+      v602.x[14] = v10992;  // kernels/sdpa/flash_tile.hpp:244
+      const float v10995 = v602.x[15];
+      const float v10996 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v10997 = v10995 * v10996;
+      v602.x[15] = v10997;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11000 = v602.x[16];
+      const float v11001 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11002 = v11000 * v11001;
+      v602.x[16] = v11002;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11005 = v602.x[17];
+      const float v11006 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11007 = v11005 * v11006;
+      v602.x[17] = v11007;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11010 = v602.x[18];
+      const float v11011 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11012 = v11010 * v11011;
+      v602.x[18] = v11012;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11015 = v602.x[19];
+      const float v11016 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11017 = v11015 * v11016;
+      v602.x[19] = v11017;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11020 = v602.x[20];
+      const float v11021 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11022 = v11020 * v11021;
+      v602.x[20] = v11022;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11025 = v602.x[21];
+      const float v11026 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11027 = v11025 * v11026;
+      v602.x[21] = v11027;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11030 = v602.x[22];
+      const float v11031 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11032 = v11030 * v11031;
+      v602.x[22] = v11032;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11035 = v602.x[23];
+      const float v11036 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11037 = v11035 * v11036;
+      v602.x[23] = v11037;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11040 = v602.x[24];
+      const float v11041 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11042 = v11040 * v11041;
+      v602.x[24] = v11042;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11045 = v602.x[25];
+      const float v11046 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11047 = v11045 * v11046;
+      v602.x[25] = v11047;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11050 = v602.x[26];
+      const float v11051 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11052 = v11050 * v11051;
+      v602.x[26] = v11052;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11055 = v602.x[27];
+      const float v11056 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11057 = v11055 * v11056;
+      v602.x[27] = v11057;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11060 = v602.x[28];
+      const float v11061 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11062 = v11060 * v11061;
+      v602.x[28] = v11062;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11065 = v602.x[29];
+      const float v11066 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11067 = v11065 * v11066;
+      v602.x[29] = v11067;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11070 = v602.x[30];
+      const float v11071 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11072 = v11070 * v11071;
+      v602.x[30] = v11072;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11075 = v602.x[31];
+      const float v11076 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11077 = v11075 * v11076;
+      v602.x[31] = v11077;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11080 = v604.x[0];
+      const float v11081 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11082 = v11080 * v11081;
+      v604.x[0] = v11082;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11085 = v604.x[1];
+      const float v11086 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11087 = v11085 * v11086;
+      v604.x[1] = v11087;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11090 = v604.x[2];
+      const float v11091 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11092 = v11090 * v11091;
+      v604.x[2] = v11092;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11095 = v604.x[3];
+      const float v11096 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11097 = v11095 * v11096;
+      v604.x[3] = v11097;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11100 = v604.x[4];
+      const float v11101 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11102 = v11100 * v11101;
+      v604.x[4] = v11102;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11105 = v604.x[5];
+      const float v11106 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11107 = v11105 * v11106;
+      v604.x[5] = v11107;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11110 = v604.x[6];
+      const float v11111 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11112 = v11110 * v11111;
+      v604.x[6] = v11112;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11115 = v604.x[7];
+      const float v11116 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11117 = v11115 * v11116;
+      v604.x[7] = v11117;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11120 = v604.x[8];
+      const float v11121 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11122 = v11120 * v11121;
+      v604.x[8] = v11122;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11125 = v604.x[9];
+      const float v11126 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11127 = v11125 * v11126;
+      v604.x[9] = v11127;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11130 = v604.x[10];
+      const float v11131 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11132 = v11130 * v11131;
+      v604.x[10] = v11132;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11135 = v604.x[11];
+      const float v11136 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11137 = v11135 * v11136;
+      v604.x[11] = v11137;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11140 = v604.x[12];
+      const float v11141 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11142 = v11140 * v11141;
+      v604.x[12] = v11142;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11145 = v604.x[13];
+      const float v11146 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11147 = v11145 * v11146;
+      v604.x[13] = v11147;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11150 = v604.x[14];
+      const float v11151 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11152 = v11150 * v11151;
+      v604.x[14] = v11152;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11155 = v604.x[15];
+      const float v11156 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11157 = v11155 * v11156;
+      v604.x[15] = v11157;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11160 = v604.x[16];
+      const float v11161 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11162 = v11160 * v11161;
+      v604.x[16] = v11162;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11165 = v604.x[17];
+      const float v11166 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11167 = v11165 * v11166;
+      v604.x[17] = v11167;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11170 = v604.x[18];
+      const float v11171 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11172 = v11170 * v11171;
+      v604.x[18] = v11172;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11175 = v604.x[19];
+      const float v11176 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11177 = v11175 * v11176;
+      v604.x[19] = v11177;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11180 = v604.x[20];
+      const float v11181 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11182 = v11180 * v11181;
+      v604.x[20] = v11182;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11185 = v604.x[21];
+      const float v11186 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11187 = v11185 * v11186;
+      v604.x[21] = v11187;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11190 = v604.x[22];
+      const float v11191 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11192 = v11190 * v11191;
+      v604.x[22] = v11192;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11195 = v604.x[23];
+      const float v11196 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11197 = v11195 * v11196;
+      v604.x[23] = v11197;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11200 = v604.x[24];
+      const float v11201 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11202 = v11200 * v11201;
+      v604.x[24] = v11202;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11205 = v604.x[25];
+      const float v11206 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11207 = v11205 * v11206;
+      v604.x[25] = v11207;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11210 = v604.x[26];
+      const float v11211 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11212 = v11210 * v11211;
+      v604.x[26] = v11212;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11215 = v604.x[27];
+      const float v11216 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11217 = v11215 * v11216;
+      v604.x[27] = v11217;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11220 = v604.x[28];
+      const float v11221 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11222 = v11220 * v11221;
+      v604.x[28] = v11222;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11225 = v604.x[29];
+      const float v11226 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11227 = v11225 * v11226;
+      v604.x[29] = v11227;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11230 = v604.x[30];
+      const float v11231 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11232 = v11230 * v11231;
+      v604.x[30] = v11232;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11235 = v604.x[31];
+      const float v11236 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11237 = v11235 * v11236;
+      v604.x[31] = v11237;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11240 = v606.x[0];
+      const float v11241 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11242 = v11240 * v11241;
+      v606.x[0] = v11242;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11245 = v606.x[1];
+      const float v11246 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11247 = v11245 * v11246;
+      v606.x[1] = v11247;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11250 = v606.x[2];
+      const float v11251 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11252 = v11250 * v11251;
+      v606.x[2] = v11252;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11255 = v606.x[3];
+      const float v11256 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11257 = v11255 * v11256;
+      v606.x[3] = v11257;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11260 = v606.x[4];
+      const float v11261 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11262 = v11260 * v11261;
+      v606.x[4] = v11262;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11265 = v606.x[5];
+      const float v11266 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11267 = v11265 * v11266;
+      v606.x[5] = v11267;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11270 = v606.x[6];
+      const float v11271 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11272 = v11270 * v11271;
+      v606.x[6] = v11272;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11275 = v606.x[7];
+      const float v11276 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11277 = v11275 * v11276;
+      v606.x[7] = v11277;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11280 = v606.x[8];
+      const float v11281 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11282 = v11280 * v11281;
+      v606.x[8] = v11282;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11285 = v606.x[9];
+      const float v11286 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11287 = v11285 * v11286;
+      v606.x[9] = v11287;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11290 = v606.x[10];
+      const float v11291 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11292 = v11290 * v11291;
+      v606.x[10] = v11292;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11295 = v606.x[11];
+      const float v11296 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11297 = v11295 * v11296;
+      v606.x[11] = v11297;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11300 = v606.x[12];
+      const float v11301 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11302 = v11300 * v11301;
+      v606.x[12] = v11302;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11305 = v606.x[13];
+      const float v11306 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11307 = v11305 * v11306;
+      v606.x[13] = v11307;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11310 = v606.x[14];
+      const float v11311 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11312 = v11310 * v11311;
+      v606.x[14] = v11312;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11315 = v606.x[15];
+      const float v11316 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11317 = v11315 * v11316;
+      v606.x[15] = v11317;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11320 = v606.x[16];
+      const float v11321 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11322 = v11320 * v11321;
+      v606.x[16] = v11322;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11325 = v606.x[17];
+      const float v11326 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11327 = v11325 * v11326;
+      v606.x[17] = v11327;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11330 = v606.x[18];
+      const float v11331 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11332 = v11330 * v11331;
+      v606.x[18] = v11332;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11335 = v606.x[19];
+      const float v11336 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11337 = v11335 * v11336;
+      v606.x[19] = v11337;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11340 = v606.x[20];
+      const float v11341 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11342 = v11340 * v11341;
+      v606.x[20] = v11342;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11345 = v606.x[21];
+      const float v11346 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11347 = v11345 * v11346;
+      v606.x[21] = v11347;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11350 = v606.x[22];
+      const float v11351 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11352 = v11350 * v11351;
+      v606.x[22] = v11352;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11355 = v606.x[23];
+      const float v11356 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11357 = v11355 * v11356;
+      v606.x[23] = v11357;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11360 = v606.x[24];
+      const float v11361 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11362 = v11360 * v11361;
+      v606.x[24] = v11362;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11365 = v606.x[25];
+      const float v11366 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11367 = v11365 * v11366;
+      v606.x[25] = v11367;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11370 = v606.x[26];
+      const float v11371 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11372 = v11370 * v11371;
+      v606.x[26] = v11372;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11375 = v606.x[27];
+      const float v11376 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11377 = v11375 * v11376;
+      v606.x[27] = v11377;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11380 = v606.x[28];
+      const float v11381 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11382 = v11380 * v11381;
+      v606.x[28] = v11382;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11385 = v606.x[29];
+      const float v11386 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11387 = v11385 * v11386;
+      v606.x[29] = v11387;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11390 = v606.x[30];
+      const float v11391 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11392 = v11390 * v11391;
+      v606.x[30] = v11392;  // kernels/sdpa/flash_tile.hpp:244
+      const float v11395 = v606.x[31];
+      const float v11396 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v11397 = v11395 * v11396;
+      v606.x[31] = v11397;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 64> v11400;  // kernels/sdpa/flash_warpgroup.hpp:175
+      iron_frag_fill(v11400, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v11400, v8552);
+      iron_frag_store<false>(v11400, shm3, v11406, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v11652;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v11652, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11652, shm3, v11463, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11654;
-      iron_frag_fill(v11654, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11654, shm2, v8548, 64u);
-      iron_frag_mma_sync(v600, v11652, v11654);
-      const unsigned int v11661 = v8548 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11663;
-      iron_frag_fill(v11663, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11663, shm3, v11474, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11665;
-      iron_frag_fill(v11665, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11665, shm2, v11661, 64u);
-      iron_frag_mma_sync(v600, v11663, v11665);
-      const unsigned int v11672 = v8548 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11674;
-      iron_frag_fill(v11674, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11674, shm3, v11483, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11676;
-      iron_frag_fill(v11676, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11676, shm2, v11672, 64u);
-      iron_frag_mma_sync(v600, v11674, v11676);
-      const unsigned int v11683 = v8548 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11685;
-      iron_frag_fill(v11685, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11685, shm3, v11492, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11687;
-      iron_frag_fill(v11687, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11687, shm2, v11683, 64u);
-      iron_frag_mma_sync(v600, v11685, v11687);
-      iron_frag<iron_bf16, 0, 16, 16> v11705;
-      iron_frag_fill(v11705, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11705, shm3, v11463, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11707;
-      iron_frag_fill(v11707, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11707, shm2, v8561, 64u);
-      iron_frag_mma_sync(v602, v11705, v11707);
-      const unsigned int v11714 = v8561 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11716;
-      iron_frag_fill(v11716, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11716, shm3, v11474, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11718;
-      iron_frag_fill(v11718, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11718, shm2, v11714, 64u);
-      iron_frag_mma_sync(v602, v11716, v11718);
-      const unsigned int v11725 = v8561 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11727;
-      iron_frag_fill(v11727, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11727, shm3, v11483, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11729;
-      iron_frag_fill(v11729, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11729, shm2, v11725, 64u);
-      iron_frag_mma_sync(v602, v11727, v11729);
-      const unsigned int v11736 = v8561 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11738;
-      iron_frag_fill(v11738, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11738, shm3, v11492, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11740;
-      iron_frag_fill(v11740, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11740, shm2, v11736, 64u);
-      iron_frag_mma_sync(v602, v11738, v11740);
-      iron_frag<iron_bf16, 0, 16, 16> v11758;
-      iron_frag_fill(v11758, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11758, shm3, v11463, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11760;
-      iron_frag_fill(v11760, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11760, shm2, v8573, 64u);
-      iron_frag_mma_sync(v604, v11758, v11760);
-      const unsigned int v11767 = v8573 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11769;
-      iron_frag_fill(v11769, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11769, shm3, v11474, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11771;
-      iron_frag_fill(v11771, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11771, shm2, v11767, 64u);
-      iron_frag_mma_sync(v604, v11769, v11771);
-      const unsigned int v11778 = v8573 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11780;
-      iron_frag_fill(v11780, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11780, shm3, v11483, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11782;
-      iron_frag_fill(v11782, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11782, shm2, v11778, 64u);
-      iron_frag_mma_sync(v604, v11780, v11782);
-      const unsigned int v11789 = v8573 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11791;
-      iron_frag_fill(v11791, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11791, shm3, v11492, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11793;
-      iron_frag_fill(v11793, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11793, shm2, v11789, 64u);
-      iron_frag_mma_sync(v604, v11791, v11793);
-      iron_frag<iron_bf16, 0, 16, 16> v11811;
-      iron_frag_fill(v11811, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11811, shm3, v11463, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11813;
-      iron_frag_fill(v11813, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11813, shm2, v8585, 64u);
-      iron_frag_mma_sync(v606, v11811, v11813);
-      const unsigned int v11820 = v8585 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11822;
-      iron_frag_fill(v11822, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11822, shm3, v11474, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11824;
-      iron_frag_fill(v11824, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11824, shm2, v11820, 64u);
-      iron_frag_mma_sync(v606, v11822, v11824);
-      const unsigned int v11831 = v8585 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11833;
-      iron_frag_fill(v11833, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11833, shm3, v11483, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11835;
-      iron_frag_fill(v11835, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11835, shm2, v11831, 64u);
-      iron_frag_mma_sync(v606, v11833, v11835);
-      const unsigned int v11842 = v8585 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11844;
-      iron_frag_fill(v11844, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11844, shm3, v11492, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11846;
-      iron_frag_fill(v11846, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11846, shm2, v11842, 64u);
-      iron_frag_mma_sync(v606, v11844, v11846);
+      iron_frag<iron_bf16, 0, 16, 16> v11664;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag_fill(v11664, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11664, shm3, v11475, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11666;
+      iron_frag_fill(v11666, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11666, shm2, v8556, 64u);
+      iron_frag_mma_sync(v600, v11664, v11666);
+      const unsigned int v11673 = v8556 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11675;
+      iron_frag_fill(v11675, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11675, shm3, v11486, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11677;
+      iron_frag_fill(v11677, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11677, shm2, v11673, 64u);
+      iron_frag_mma_sync(v600, v11675, v11677);
+      const unsigned int v11684 = v8556 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11686;
+      iron_frag_fill(v11686, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11686, shm3, v11495, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11688;
+      iron_frag_fill(v11688, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11688, shm2, v11684, 64u);
+      iron_frag_mma_sync(v600, v11686, v11688);
+      const unsigned int v11695 = v8556 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11697;
+      iron_frag_fill(v11697, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11697, shm3, v11504, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11699;
+      iron_frag_fill(v11699, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11699, shm2, v11695, 64u);
+      iron_frag_mma_sync(v600, v11697, v11699);
+      iron_frag<iron_bf16, 0, 16, 16> v11717;
+      iron_frag_fill(v11717, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11717, shm3, v11475, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11719;
+      iron_frag_fill(v11719, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11719, shm2, v8569, 64u);
+      iron_frag_mma_sync(v602, v11717, v11719);
+      const unsigned int v11726 = v8569 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11728;
+      iron_frag_fill(v11728, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11728, shm3, v11486, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11730;
+      iron_frag_fill(v11730, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11730, shm2, v11726, 64u);
+      iron_frag_mma_sync(v602, v11728, v11730);
+      const unsigned int v11737 = v8569 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11739;
+      iron_frag_fill(v11739, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11739, shm3, v11495, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11741;
+      iron_frag_fill(v11741, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11741, shm2, v11737, 64u);
+      iron_frag_mma_sync(v602, v11739, v11741);
+      const unsigned int v11748 = v8569 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11750;
+      iron_frag_fill(v11750, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11750, shm3, v11504, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11752;
+      iron_frag_fill(v11752, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11752, shm2, v11748, 64u);
+      iron_frag_mma_sync(v602, v11750, v11752);
+      iron_frag<iron_bf16, 0, 16, 16> v11770;
+      iron_frag_fill(v11770, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11770, shm3, v11475, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11772;
+      iron_frag_fill(v11772, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11772, shm2, v8581, 64u);
+      iron_frag_mma_sync(v604, v11770, v11772);
+      const unsigned int v11779 = v8581 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11781;
+      iron_frag_fill(v11781, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11781, shm3, v11486, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11783;
+      iron_frag_fill(v11783, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11783, shm2, v11779, 64u);
+      iron_frag_mma_sync(v604, v11781, v11783);
+      const unsigned int v11790 = v8581 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11792;
+      iron_frag_fill(v11792, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11792, shm3, v11495, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11794;
+      iron_frag_fill(v11794, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11794, shm2, v11790, 64u);
+      iron_frag_mma_sync(v604, v11792, v11794);
+      const unsigned int v11801 = v8581 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11803;
+      iron_frag_fill(v11803, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11803, shm3, v11504, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11805;
+      iron_frag_fill(v11805, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11805, shm2, v11801, 64u);
+      iron_frag_mma_sync(v604, v11803, v11805);
+      iron_frag<iron_bf16, 0, 16, 16> v11823;
+      iron_frag_fill(v11823, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11823, shm3, v11475, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11825;
+      iron_frag_fill(v11825, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11825, shm2, v8593, 64u);
+      iron_frag_mma_sync(v606, v11823, v11825);
+      const unsigned int v11832 = v8593 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v11834;
+      iron_frag_fill(v11834, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11834, shm3, v11486, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11836;
+      iron_frag_fill(v11836, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11836, shm2, v11832, 64u);
+      iron_frag_mma_sync(v606, v11834, v11836);
+      const unsigned int v11843 = v8593 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v11845;
+      iron_frag_fill(v11845, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11845, shm3, v11495, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11847;
+      iron_frag_fill(v11847, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11847, shm2, v11843, 64u);
+      iron_frag_mma_sync(v606, v11845, v11847);
+      const unsigned int v11854 = v8593 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v11856;
+      iron_frag_fill(v11856, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v11856, shm3, v11504, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v11858;
+      iron_frag_fill(v11858, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v11858, shm2, v11854, 64u);
+      iron_frag_mma_sync(v606, v11856, v11858);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v4048 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v4050;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v4050, 0.0f);
-    const float v4054 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4055 = fmaxf(v4054, v4048);
-    const bool v4058 = v4055 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4059 = v4058 ? 0.0f : v4055;
-    v4050.x[0] = v4059;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4063 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4064 = fmaxf(v4063, v4048);
-    const bool v4067 = v4064 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4068 = v4067 ? 0.0f : v4064;
-    v4050.x[1] = v4068;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4072 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4073 = fmaxf(v4072, v4048);
-    const bool v4076 = v4073 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4077 = v4076 ? 0.0f : v4073;
-    v4050.x[2] = v4077;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4081 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4082 = fmaxf(v4081, v4048);
-    const bool v4085 = v4082 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4086 = v4085 ? 0.0f : v4082;
-    v4050.x[3] = v4086;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v4088;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v4088, 0.0f);
-    const unsigned int v4089 = static_cast<unsigned int>(v4088.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4090 = static_cast<unsigned int>(v4088.row(0, iron_linear_thread() & 31u));
-    const float v4092 = v4050.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4093 = v4048 - v4092;
-    const float v4094 = exp2f(v4093);
-    const float v4097 = v4054 - v4092;
-    const float v4098 = exp2f(v4097);
-    const float v4099 = v598.x[0];
-    const float v4100 = v4099 * v4098;
-    const float v4101 = v4100 + v4094;
-    v4088.x[0] = v4101;  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4102 = static_cast<unsigned int>(v4088.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4103 = static_cast<unsigned int>(v4088.row(1, iron_linear_thread() & 31u));
-    const float v4105 = v4050.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4106 = v4048 - v4105;
-    const float v4107 = exp2f(v4106);
-    const float v4110 = v4063 - v4105;
-    const float v4111 = exp2f(v4110);
-    const float v4112 = v598.x[1];
-    const float v4113 = v4112 * v4111;
-    const float v4114 = v4113 + v4107;
-    v4088.x[1] = v4114;  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4115 = static_cast<unsigned int>(v4088.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4116 = static_cast<unsigned int>(v4088.row(2, iron_linear_thread() & 31u));
-    const float v4118 = v4050.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4119 = v4048 - v4118;
-    const float v4120 = exp2f(v4119);
-    const float v4123 = v4072 - v4118;
-    const float v4124 = exp2f(v4123);
-    const float v4125 = v598.x[2];
-    const float v4126 = v4125 * v4124;
-    const float v4127 = v4126 + v4120;
-    v4088.x[2] = v4127;  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4128 = static_cast<unsigned int>(v4088.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4129 = static_cast<unsigned int>(v4088.row(3, iron_linear_thread() & 31u));
-    const float v4131 = v4050.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4132 = v4048 - v4131;
-    const float v4133 = exp2f(v4132);
-    const float v4136 = v4081 - v4131;
-    const float v4137 = exp2f(v4136);
-    const float v4138 = v598.x[3];
-    const float v4139 = v4138 * v4137;
-    const float v4140 = v4139 + v4133;
-    v4088.x[3] = v4140;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v4142;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v4142, 0.0f);
-    const float v4146 = v4088.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4152 = v4098 / v4146;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4154 = v4146 > 0.0f;
-    const float v4155 = v4154 ? v4152 : 0.0f;
-    v4142.x[0] = v4155;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4159 = v4088.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4165 = v4111 / v4159;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4167 = v4159 > 0.0f;
-    const float v4168 = v4167 ? v4165 : 0.0f;
-    v4142.x[1] = v4168;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4172 = v4088.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4178 = v4124 / v4172;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4180 = v4172 > 0.0f;
-    const float v4181 = v4180 ? v4178 : 0.0f;
-    v4142.x[2] = v4181;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4185 = v4088.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4191 = v4137 / v4185;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4193 = v4185 > 0.0f;
-    const float v4194 = v4193 ? v4191 : 0.0f;
-    v4142.x[3] = v4194;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4197 = v46 + v10751;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4198 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4199 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4200 = v4199 * v4198;
-    const float v4201 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4202 = v4201 * v4198;
-    const bool v4203 = v4197 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4203) {
-      const unsigned int v4208 = v11 + v4197;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4209 = v4208 * v1;
-      const unsigned int v4210 = v4209 + v26;
-      const unsigned int v4211 = v4210 << 8u;
-      const unsigned int v4212 = v4211 + v10750;
-      const iron_bf16 v4213 = iron_f32_to_bf16(v4200);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4214 = iron_f32_to_bf16(v4202);
-      *reinterpret_cast<iron_bf16x2*>(out + v4212) = iron_bf16x2{{v4213, v4214}};
-    }
-    const unsigned int v4216 = v46 + v10761;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4217 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4218 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4219 = v4218 * v4217;
-    const float v4220 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4221 = v4220 * v4217;
-    const bool v4222 = v4216 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4222) {
-      const unsigned int v4227 = v11 + v4216;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4228 = v4227 * v1;
-      const unsigned int v4229 = v4228 + v26;
-      const unsigned int v4230 = v4229 << 8u;
-      const unsigned int v4231 = v4230 + v10760;
-      const iron_bf16 v4232 = iron_f32_to_bf16(v4219);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4233 = iron_f32_to_bf16(v4221);
-      *reinterpret_cast<iron_bf16x2*>(out + v4231) = iron_bf16x2{{v4232, v4233}};
-    }
-    const unsigned int v4235 = v46 + v10771;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4236 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4237 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4238 = v4237 * v4236;
-    const float v4239 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4240 = v4239 * v4236;
-    const bool v4241 = v4235 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4241) {
-      const unsigned int v4246 = v11 + v4235;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4247 = v4246 * v1;
-      const unsigned int v4248 = v4247 + v26;
-      const unsigned int v4249 = v4248 << 8u;
-      const unsigned int v4250 = v4249 + v10770;
-      const iron_bf16 v4251 = iron_f32_to_bf16(v4238);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4252 = iron_f32_to_bf16(v4240);
-      *reinterpret_cast<iron_bf16x2*>(out + v4250) = iron_bf16x2{{v4251, v4252}};
-    }
-    const unsigned int v4254 = v46 + v10781;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4255 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4256 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4257 = v4256 * v4255;
-    const float v4258 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4259 = v4258 * v4255;
-    const bool v4260 = v4254 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4260) {
-      const unsigned int v4265 = v11 + v4254;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4266 = v4265 * v1;
-      const unsigned int v4267 = v4266 + v26;
-      const unsigned int v4268 = v4267 << 8u;
-      const unsigned int v4269 = v4268 + v10780;
-      const iron_bf16 v4270 = iron_f32_to_bf16(v4257);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4271 = iron_f32_to_bf16(v4259);
-      *reinterpret_cast<iron_bf16x2*>(out + v4269) = iron_bf16x2{{v4270, v4271}};
-    }
-    const unsigned int v4273 = v46 + v10791;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4274 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4275 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4276 = v4275 * v4274;
-    const float v4277 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4278 = v4277 * v4274;
-    const bool v4279 = v4273 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4279) {
-      const unsigned int v4284 = v11 + v4273;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4285 = v4284 * v1;
-      const unsigned int v4286 = v4285 + v26;
-      const unsigned int v4287 = v4286 << 8u;
-      const unsigned int v4288 = v4287 + v10790;
-      const iron_bf16 v4289 = iron_f32_to_bf16(v4276);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4290 = iron_f32_to_bf16(v4278);
-      *reinterpret_cast<iron_bf16x2*>(out + v4288) = iron_bf16x2{{v4289, v4290}};
-    }
-    const unsigned int v4292 = v46 + v10801;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4293 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4294 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4295 = v4294 * v4293;
-    const float v4296 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4297 = v4296 * v4293;
-    const bool v4298 = v4292 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4298) {
-      const unsigned int v4303 = v11 + v4292;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4304 = v4303 * v1;
-      const unsigned int v4305 = v4304 + v26;
-      const unsigned int v4306 = v4305 << 8u;
-      const unsigned int v4307 = v4306 + v10800;
-      const iron_bf16 v4308 = iron_f32_to_bf16(v4295);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4309 = iron_f32_to_bf16(v4297);
-      *reinterpret_cast<iron_bf16x2*>(out + v4307) = iron_bf16x2{{v4308, v4309}};
-    }
-    const unsigned int v4311 = v46 + v10811;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4312 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4313 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4314 = v4313 * v4312;
-    const float v4315 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4316 = v4315 * v4312;
-    const bool v4317 = v4311 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4317) {
-      const unsigned int v4322 = v11 + v4311;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4323 = v4322 * v1;
-      const unsigned int v4324 = v4323 + v26;
-      const unsigned int v4325 = v4324 << 8u;
-      const unsigned int v4326 = v4325 + v10810;
-      const iron_bf16 v4327 = iron_f32_to_bf16(v4314);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4328 = iron_f32_to_bf16(v4316);
-      *reinterpret_cast<iron_bf16x2*>(out + v4326) = iron_bf16x2{{v4327, v4328}};
-    }
-    const unsigned int v4330 = v46 + v10821;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4331 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4332 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4333 = v4332 * v4331;
-    const float v4334 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4335 = v4334 * v4331;
-    const bool v4336 = v4330 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4336) {
-      const unsigned int v4341 = v11 + v4330;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4342 = v4341 * v1;
-      const unsigned int v4343 = v4342 + v26;
-      const unsigned int v4344 = v4343 << 8u;
-      const unsigned int v4345 = v4344 + v10820;
-      const iron_bf16 v4346 = iron_f32_to_bf16(v4333);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4347 = iron_f32_to_bf16(v4335);
-      *reinterpret_cast<iron_bf16x2*>(out + v4345) = iron_bf16x2{{v4346, v4347}};
-    }
-    const unsigned int v4349 = v46 + v10831;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4350 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4351 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4352 = v4351 * v4350;
-    const float v4353 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4354 = v4353 * v4350;
-    const bool v4355 = v4349 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4355) {
-      const unsigned int v4360 = v11 + v4349;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4361 = v4360 * v1;
-      const unsigned int v4362 = v4361 + v26;
-      const unsigned int v4363 = v4362 << 8u;
-      const unsigned int v4364 = v4363 + v10830;
-      const iron_bf16 v4365 = iron_f32_to_bf16(v4352);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4366 = iron_f32_to_bf16(v4354);
-      *reinterpret_cast<iron_bf16x2*>(out + v4364) = iron_bf16x2{{v4365, v4366}};
-    }
-    const unsigned int v4368 = v46 + v10841;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4369 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4370 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4371 = v4370 * v4369;
-    const float v4372 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4373 = v4372 * v4369;
-    const bool v4374 = v4368 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4374) {
-      const unsigned int v4379 = v11 + v4368;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4380 = v4379 * v1;
-      const unsigned int v4381 = v4380 + v26;
-      const unsigned int v4382 = v4381 << 8u;
-      const unsigned int v4383 = v4382 + v10840;
-      const iron_bf16 v4384 = iron_f32_to_bf16(v4371);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4385 = iron_f32_to_bf16(v4373);
-      *reinterpret_cast<iron_bf16x2*>(out + v4383) = iron_bf16x2{{v4384, v4385}};
-    }
-    const unsigned int v4387 = v46 + v10851;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4388 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4389 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4390 = v4389 * v4388;
-    const float v4391 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4392 = v4391 * v4388;
-    const bool v4393 = v4387 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4393) {
-      const unsigned int v4398 = v11 + v4387;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4399 = v4398 * v1;
-      const unsigned int v4400 = v4399 + v26;
-      const unsigned int v4401 = v4400 << 8u;
-      const unsigned int v4402 = v4401 + v10850;
-      const iron_bf16 v4403 = iron_f32_to_bf16(v4390);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4404 = iron_f32_to_bf16(v4392);
-      *reinterpret_cast<iron_bf16x2*>(out + v4402) = iron_bf16x2{{v4403, v4404}};
-    }
-    const unsigned int v4406 = v46 + v10861;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4407 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4408 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4409 = v4408 * v4407;
-    const float v4410 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4411 = v4410 * v4407;
-    const bool v4412 = v4406 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4412) {
-      const unsigned int v4417 = v11 + v4406;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4418 = v4417 * v1;
-      const unsigned int v4419 = v4418 + v26;
-      const unsigned int v4420 = v4419 << 8u;
-      const unsigned int v4421 = v4420 + v10860;
-      const iron_bf16 v4422 = iron_f32_to_bf16(v4409);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4423 = iron_f32_to_bf16(v4411);
-      *reinterpret_cast<iron_bf16x2*>(out + v4421) = iron_bf16x2{{v4422, v4423}};
-    }
-    const unsigned int v4425 = v46 + v10871;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4426 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4427 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4428 = v4427 * v4426;
-    const float v4429 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4430 = v4429 * v4426;
-    const bool v4431 = v4425 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4431) {
-      const unsigned int v4436 = v11 + v4425;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4437 = v4436 * v1;
-      const unsigned int v4438 = v4437 + v26;
-      const unsigned int v4439 = v4438 << 8u;
-      const unsigned int v4440 = v4439 + v10870;
-      const iron_bf16 v4441 = iron_f32_to_bf16(v4428);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4442 = iron_f32_to_bf16(v4430);
-      *reinterpret_cast<iron_bf16x2*>(out + v4440) = iron_bf16x2{{v4441, v4442}};
-    }
-    const unsigned int v4444 = v46 + v10881;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4445 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4446 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4447 = v4446 * v4445;
-    const float v4448 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4449 = v4448 * v4445;
-    const bool v4450 = v4444 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4450) {
-      const unsigned int v4455 = v11 + v4444;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4456 = v4455 * v1;
-      const unsigned int v4457 = v4456 + v26;
-      const unsigned int v4458 = v4457 << 8u;
-      const unsigned int v4459 = v4458 + v10880;
-      const iron_bf16 v4460 = iron_f32_to_bf16(v4447);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4461 = iron_f32_to_bf16(v4449);
-      *reinterpret_cast<iron_bf16x2*>(out + v4459) = iron_bf16x2{{v4460, v4461}};
-    }
-    const unsigned int v4463 = v46 + v10891;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4464 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4465 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4466 = v4465 * v4464;
-    const float v4467 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4468 = v4467 * v4464;
-    const bool v4469 = v4463 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4469) {
-      const unsigned int v4474 = v11 + v4463;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4475 = v4474 * v1;
-      const unsigned int v4476 = v4475 + v26;
-      const unsigned int v4477 = v4476 << 8u;
-      const unsigned int v4478 = v4477 + v10890;
-      const iron_bf16 v4479 = iron_f32_to_bf16(v4466);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4480 = iron_f32_to_bf16(v4468);
-      *reinterpret_cast<iron_bf16x2*>(out + v4478) = iron_bf16x2{{v4479, v4480}};
-    }
-    const unsigned int v4482 = v46 + v10901;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4483 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4484 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4485 = v4484 * v4483;
-    const float v4486 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4487 = v4486 * v4483;
-    const bool v4488 = v4482 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4488) {
-      const unsigned int v4493 = v11 + v4482;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4494 = v4493 * v1;
-      const unsigned int v4495 = v4494 + v26;
-      const unsigned int v4496 = v4495 << 8u;
-      const unsigned int v4497 = v4496 + v10900;
-      const iron_bf16 v4498 = iron_f32_to_bf16(v4485);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4499 = iron_f32_to_bf16(v4487);
-      *reinterpret_cast<iron_bf16x2*>(out + v4497) = iron_bf16x2{{v4498, v4499}};
-    }
-    const unsigned int v4501 = v46 + v10911;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4502 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4503 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4504 = v4503 * v4502;
-    const float v4505 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4506 = v4505 * v4502;
-    const bool v4507 = v4501 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4507) {
-      const unsigned int v4510 = 64u + v10910;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4512 = v11 + v4501;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4513 = v4512 * v1;
-      const unsigned int v4514 = v4513 + v26;
-      const unsigned int v4515 = v4514 << 8u;
-      const unsigned int v4516 = v4515 + v4510;
-      const iron_bf16 v4517 = iron_f32_to_bf16(v4504);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4518 = iron_f32_to_bf16(v4506);
-      *reinterpret_cast<iron_bf16x2*>(out + v4516) = iron_bf16x2{{v4517, v4518}};
-    }
-    const unsigned int v4520 = v46 + v10921;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4521 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4522 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4523 = v4522 * v4521;
-    const float v4524 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4525 = v4524 * v4521;
-    const bool v4526 = v4520 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4526) {
-      const unsigned int v4529 = 64u + v10920;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4531 = v11 + v4520;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4532 = v4531 * v1;
-      const unsigned int v4533 = v4532 + v26;
-      const unsigned int v4534 = v4533 << 8u;
-      const unsigned int v4535 = v4534 + v4529;
-      const iron_bf16 v4536 = iron_f32_to_bf16(v4523);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4537 = iron_f32_to_bf16(v4525);
-      *reinterpret_cast<iron_bf16x2*>(out + v4535) = iron_bf16x2{{v4536, v4537}};
-    }
-    const unsigned int v4539 = v46 + v10931;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4540 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4541 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4542 = v4541 * v4540;
-    const float v4543 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4544 = v4543 * v4540;
-    const bool v4545 = v4539 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4545) {
-      const unsigned int v4548 = 64u + v10930;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4550 = v11 + v4539;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4551 = v4550 * v1;
-      const unsigned int v4552 = v4551 + v26;
-      const unsigned int v4553 = v4552 << 8u;
-      const unsigned int v4554 = v4553 + v4548;
-      const iron_bf16 v4555 = iron_f32_to_bf16(v4542);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4556 = iron_f32_to_bf16(v4544);
-      *reinterpret_cast<iron_bf16x2*>(out + v4554) = iron_bf16x2{{v4555, v4556}};
-    }
-    const unsigned int v4558 = v46 + v10941;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4559 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4560 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4561 = v4560 * v4559;
-    const float v4562 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4563 = v4562 * v4559;
-    const bool v4564 = v4558 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4564) {
-      const unsigned int v4567 = 64u + v10940;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4569 = v11 + v4558;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4570 = v4569 * v1;
-      const unsigned int v4571 = v4570 + v26;
-      const unsigned int v4572 = v4571 << 8u;
-      const unsigned int v4573 = v4572 + v4567;
-      const iron_bf16 v4574 = iron_f32_to_bf16(v4561);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4575 = iron_f32_to_bf16(v4563);
-      *reinterpret_cast<iron_bf16x2*>(out + v4573) = iron_bf16x2{{v4574, v4575}};
-    }
-    const unsigned int v4577 = v46 + v10951;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4578 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4579 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4580 = v4579 * v4578;
-    const float v4581 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4582 = v4581 * v4578;
-    const bool v4583 = v4577 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4583) {
-      const unsigned int v4586 = 64u + v10950;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4588 = v11 + v4577;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4589 = v4588 * v1;
-      const unsigned int v4590 = v4589 + v26;
-      const unsigned int v4591 = v4590 << 8u;
-      const unsigned int v4592 = v4591 + v4586;
-      const iron_bf16 v4593 = iron_f32_to_bf16(v4580);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4594 = iron_f32_to_bf16(v4582);
-      *reinterpret_cast<iron_bf16x2*>(out + v4592) = iron_bf16x2{{v4593, v4594}};
-    }
-    const unsigned int v4596 = v46 + v10961;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4597 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4598 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4599 = v4598 * v4597;
-    const float v4600 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4601 = v4600 * v4597;
-    const bool v4602 = v4596 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4602) {
-      const unsigned int v4605 = 64u + v10960;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4607 = v11 + v4596;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4608 = v4607 * v1;
-      const unsigned int v4609 = v4608 + v26;
-      const unsigned int v4610 = v4609 << 8u;
-      const unsigned int v4611 = v4610 + v4605;
-      const iron_bf16 v4612 = iron_f32_to_bf16(v4599);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4613 = iron_f32_to_bf16(v4601);
-      *reinterpret_cast<iron_bf16x2*>(out + v4611) = iron_bf16x2{{v4612, v4613}};
-    }
-    const unsigned int v4615 = v46 + v10971;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4616 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4617 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4618 = v4617 * v4616;
-    const float v4619 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4620 = v4619 * v4616;
-    const bool v4621 = v4615 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4621) {
-      const unsigned int v4624 = 64u + v10970;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4626 = v11 + v4615;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4627 = v4626 * v1;
-      const unsigned int v4628 = v4627 + v26;
-      const unsigned int v4629 = v4628 << 8u;
-      const unsigned int v4630 = v4629 + v4624;
-      const iron_bf16 v4631 = iron_f32_to_bf16(v4618);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4632 = iron_f32_to_bf16(v4620);
-      *reinterpret_cast<iron_bf16x2*>(out + v4630) = iron_bf16x2{{v4631, v4632}};
-    }
-    const unsigned int v4634 = v46 + v10981;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4635 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4636 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4637 = v4636 * v4635;
-    const float v4638 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4639 = v4638 * v4635;
-    const bool v4640 = v4634 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4640) {
-      const unsigned int v4643 = 64u + v10980;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4645 = v11 + v4634;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4646 = v4645 * v1;
-      const unsigned int v4647 = v4646 + v26;
-      const unsigned int v4648 = v4647 << 8u;
-      const unsigned int v4649 = v4648 + v4643;
-      const iron_bf16 v4650 = iron_f32_to_bf16(v4637);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4651 = iron_f32_to_bf16(v4639);
-      *reinterpret_cast<iron_bf16x2*>(out + v4649) = iron_bf16x2{{v4650, v4651}};
-    }
-    const unsigned int v4653 = v46 + v10991;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4654 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4655 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4656 = v4655 * v4654;
-    const float v4657 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4658 = v4657 * v4654;
-    const bool v4659 = v4653 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4659) {
-      const unsigned int v4662 = 64u + v10990;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4664 = v11 + v4653;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4665 = v4664 * v1;
-      const unsigned int v4666 = v4665 + v26;
-      const unsigned int v4667 = v4666 << 8u;
-      const unsigned int v4668 = v4667 + v4662;
-      const iron_bf16 v4669 = iron_f32_to_bf16(v4656);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4670 = iron_f32_to_bf16(v4658);
-      *reinterpret_cast<iron_bf16x2*>(out + v4668) = iron_bf16x2{{v4669, v4670}};
-    }
-    const unsigned int v4672 = v46 + v11001;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4673 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4674 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4675 = v4674 * v4673;
-    const float v4676 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4677 = v4676 * v4673;
-    const bool v4678 = v4672 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4678) {
-      const unsigned int v4681 = 64u + v11000;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4683 = v11 + v4672;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4684 = v4683 * v1;
-      const unsigned int v4685 = v4684 + v26;
-      const unsigned int v4686 = v4685 << 8u;
-      const unsigned int v4687 = v4686 + v4681;
-      const iron_bf16 v4688 = iron_f32_to_bf16(v4675);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4689 = iron_f32_to_bf16(v4677);
-      *reinterpret_cast<iron_bf16x2*>(out + v4687) = iron_bf16x2{{v4688, v4689}};
-    }
-    const unsigned int v4691 = v46 + v11011;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4692 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4693 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4694 = v4693 * v4692;
-    const float v4695 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4696 = v4695 * v4692;
-    const bool v4697 = v4691 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4697) {
-      const unsigned int v4700 = 64u + v11010;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4702 = v11 + v4691;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4703 = v4702 * v1;
-      const unsigned int v4704 = v4703 + v26;
-      const unsigned int v4705 = v4704 << 8u;
-      const unsigned int v4706 = v4705 + v4700;
-      const iron_bf16 v4707 = iron_f32_to_bf16(v4694);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4708 = iron_f32_to_bf16(v4696);
-      *reinterpret_cast<iron_bf16x2*>(out + v4706) = iron_bf16x2{{v4707, v4708}};
-    }
-    const unsigned int v4710 = v46 + v11021;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4711 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4712 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4713 = v4712 * v4711;
-    const float v4714 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4715 = v4714 * v4711;
-    const bool v4716 = v4710 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4716) {
-      const unsigned int v4719 = 64u + v11020;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4721 = v11 + v4710;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4722 = v4721 * v1;
-      const unsigned int v4723 = v4722 + v26;
-      const unsigned int v4724 = v4723 << 8u;
-      const unsigned int v4725 = v4724 + v4719;
-      const iron_bf16 v4726 = iron_f32_to_bf16(v4713);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4727 = iron_f32_to_bf16(v4715);
-      *reinterpret_cast<iron_bf16x2*>(out + v4725) = iron_bf16x2{{v4726, v4727}};
-    }
-    const unsigned int v4729 = v46 + v11031;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4730 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4731 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4732 = v4731 * v4730;
-    const float v4733 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4734 = v4733 * v4730;
-    const bool v4735 = v4729 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4735) {
-      const unsigned int v4738 = 64u + v11030;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4740 = v11 + v4729;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4741 = v4740 * v1;
-      const unsigned int v4742 = v4741 + v26;
-      const unsigned int v4743 = v4742 << 8u;
-      const unsigned int v4744 = v4743 + v4738;
-      const iron_bf16 v4745 = iron_f32_to_bf16(v4732);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4746 = iron_f32_to_bf16(v4734);
-      *reinterpret_cast<iron_bf16x2*>(out + v4744) = iron_bf16x2{{v4745, v4746}};
-    }
-    const unsigned int v4748 = v46 + v11041;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4749 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4750 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4751 = v4750 * v4749;
-    const float v4752 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4753 = v4752 * v4749;
-    const bool v4754 = v4748 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4754) {
-      const unsigned int v4757 = 64u + v11040;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4759 = v11 + v4748;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4760 = v4759 * v1;
-      const unsigned int v4761 = v4760 + v26;
-      const unsigned int v4762 = v4761 << 8u;
-      const unsigned int v4763 = v4762 + v4757;
-      const iron_bf16 v4764 = iron_f32_to_bf16(v4751);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4765 = iron_f32_to_bf16(v4753);
-      *reinterpret_cast<iron_bf16x2*>(out + v4763) = iron_bf16x2{{v4764, v4765}};
-    }
-    const unsigned int v4767 = v46 + v11051;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4768 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4769 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4770 = v4769 * v4768;
-    const float v4771 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4772 = v4771 * v4768;
-    const bool v4773 = v4767 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4773) {
-      const unsigned int v4776 = 64u + v11050;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4778 = v11 + v4767;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4779 = v4778 * v1;
-      const unsigned int v4780 = v4779 + v26;
-      const unsigned int v4781 = v4780 << 8u;
-      const unsigned int v4782 = v4781 + v4776;
-      const iron_bf16 v4783 = iron_f32_to_bf16(v4770);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4784 = iron_f32_to_bf16(v4772);
-      *reinterpret_cast<iron_bf16x2*>(out + v4782) = iron_bf16x2{{v4783, v4784}};
-    }
-    const unsigned int v4786 = v46 + v11061;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4787 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4788 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4789 = v4788 * v4787;
-    const float v4790 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4791 = v4790 * v4787;
-    const bool v4792 = v4786 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4792) {
-      const unsigned int v4795 = 64u + v11060;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4797 = v11 + v4786;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4798 = v4797 * v1;
-      const unsigned int v4799 = v4798 + v26;
-      const unsigned int v4800 = v4799 << 8u;
-      const unsigned int v4801 = v4800 + v4795;
-      const iron_bf16 v4802 = iron_f32_to_bf16(v4789);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4803 = iron_f32_to_bf16(v4791);
-      *reinterpret_cast<iron_bf16x2*>(out + v4801) = iron_bf16x2{{v4802, v4803}};
-    }
-    const unsigned int v4805 = v46 + v11071;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4806 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4807 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4808 = v4807 * v4806;
-    const float v4809 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4810 = v4809 * v4806;
-    const bool v4811 = v4805 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4811) {
-      const unsigned int v4814 = 128u + v11070;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4816 = v11 + v4805;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4817 = v4816 * v1;
-      const unsigned int v4818 = v4817 + v26;
-      const unsigned int v4819 = v4818 << 8u;
-      const unsigned int v4820 = v4819 + v4814;
-      const iron_bf16 v4821 = iron_f32_to_bf16(v4808);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4822 = iron_f32_to_bf16(v4810);
-      *reinterpret_cast<iron_bf16x2*>(out + v4820) = iron_bf16x2{{v4821, v4822}};
-    }
-    const unsigned int v4824 = v46 + v11081;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4825 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4826 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4827 = v4826 * v4825;
-    const float v4828 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4829 = v4828 * v4825;
-    const bool v4830 = v4824 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4830) {
-      const unsigned int v4833 = 128u + v11080;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4835 = v11 + v4824;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4836 = v4835 * v1;
-      const unsigned int v4837 = v4836 + v26;
-      const unsigned int v4838 = v4837 << 8u;
-      const unsigned int v4839 = v4838 + v4833;
-      const iron_bf16 v4840 = iron_f32_to_bf16(v4827);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4841 = iron_f32_to_bf16(v4829);
-      *reinterpret_cast<iron_bf16x2*>(out + v4839) = iron_bf16x2{{v4840, v4841}};
-    }
-    const unsigned int v4843 = v46 + v11091;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4844 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4845 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4846 = v4845 * v4844;
-    const float v4847 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4848 = v4847 * v4844;
-    const bool v4849 = v4843 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4849) {
-      const unsigned int v4852 = 128u + v11090;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4854 = v11 + v4843;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4855 = v4854 * v1;
-      const unsigned int v4856 = v4855 + v26;
-      const unsigned int v4857 = v4856 << 8u;
-      const unsigned int v4858 = v4857 + v4852;
-      const iron_bf16 v4859 = iron_f32_to_bf16(v4846);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4860 = iron_f32_to_bf16(v4848);
-      *reinterpret_cast<iron_bf16x2*>(out + v4858) = iron_bf16x2{{v4859, v4860}};
-    }
-    const unsigned int v4862 = v46 + v11101;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4863 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4864 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4865 = v4864 * v4863;
-    const float v4866 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4867 = v4866 * v4863;
-    const bool v4868 = v4862 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4868) {
-      const unsigned int v4871 = 128u + v11100;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4873 = v11 + v4862;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4874 = v4873 * v1;
-      const unsigned int v4875 = v4874 + v26;
-      const unsigned int v4876 = v4875 << 8u;
-      const unsigned int v4877 = v4876 + v4871;
-      const iron_bf16 v4878 = iron_f32_to_bf16(v4865);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4879 = iron_f32_to_bf16(v4867);
-      *reinterpret_cast<iron_bf16x2*>(out + v4877) = iron_bf16x2{{v4878, v4879}};
-    }
-    const unsigned int v4881 = v46 + v11111;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4882 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4883 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4884 = v4883 * v4882;
-    const float v4885 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4886 = v4885 * v4882;
-    const bool v4887 = v4881 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4887) {
-      const unsigned int v4890 = 128u + v11110;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4892 = v11 + v4881;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4893 = v4892 * v1;
-      const unsigned int v4894 = v4893 + v26;
-      const unsigned int v4895 = v4894 << 8u;
-      const unsigned int v4896 = v4895 + v4890;
-      const iron_bf16 v4897 = iron_f32_to_bf16(v4884);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4898 = iron_f32_to_bf16(v4886);
-      *reinterpret_cast<iron_bf16x2*>(out + v4896) = iron_bf16x2{{v4897, v4898}};
-    }
-    const unsigned int v4900 = v46 + v11121;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4901 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4902 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4903 = v4902 * v4901;
-    const float v4904 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4905 = v4904 * v4901;
-    const bool v4906 = v4900 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4906) {
-      const unsigned int v4909 = 128u + v11120;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4911 = v11 + v4900;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4912 = v4911 * v1;
-      const unsigned int v4913 = v4912 + v26;
-      const unsigned int v4914 = v4913 << 8u;
-      const unsigned int v4915 = v4914 + v4909;
-      const iron_bf16 v4916 = iron_f32_to_bf16(v4903);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4905);
-      *reinterpret_cast<iron_bf16x2*>(out + v4915) = iron_bf16x2{{v4916, v4917}};
-    }
-    const unsigned int v4919 = v46 + v11131;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4920 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4921 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4922 = v4921 * v4920;
-    const float v4923 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4924 = v4923 * v4920;
-    const bool v4925 = v4919 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4925) {
-      const unsigned int v4928 = 128u + v11130;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4930 = v11 + v4919;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4931 = v4930 * v1;
-      const unsigned int v4932 = v4931 + v26;
-      const unsigned int v4933 = v4932 << 8u;
-      const unsigned int v4934 = v4933 + v4928;
-      const iron_bf16 v4935 = iron_f32_to_bf16(v4922);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4936 = iron_f32_to_bf16(v4924);
-      *reinterpret_cast<iron_bf16x2*>(out + v4934) = iron_bf16x2{{v4935, v4936}};
-    }
-    const unsigned int v4938 = v46 + v11141;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4939 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4940 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4941 = v4940 * v4939;
-    const float v4942 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4943 = v4942 * v4939;
-    const bool v4944 = v4938 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4944) {
-      const unsigned int v4947 = 128u + v11140;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4949 = v11 + v4938;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v26;
-      const unsigned int v4952 = v4951 << 8u;
-      const unsigned int v4953 = v4952 + v4947;
-      const iron_bf16 v4954 = iron_f32_to_bf16(v4941);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4955 = iron_f32_to_bf16(v4943);
-      *reinterpret_cast<iron_bf16x2*>(out + v4953) = iron_bf16x2{{v4954, v4955}};
-    }
-    const unsigned int v4957 = v46 + v11151;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4958 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4959 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4960 = v4959 * v4958;
-    const float v4961 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4962 = v4961 * v4958;
-    const bool v4963 = v4957 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4963) {
-      const unsigned int v4966 = 128u + v11150;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4968 = v11 + v4957;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4969 = v4968 * v1;
-      const unsigned int v4970 = v4969 + v26;
-      const unsigned int v4971 = v4970 << 8u;
-      const unsigned int v4972 = v4971 + v4966;
-      const iron_bf16 v4973 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4974 = iron_f32_to_bf16(v4962);
-      *reinterpret_cast<iron_bf16x2*>(out + v4972) = iron_bf16x2{{v4973, v4974}};
-    }
-    const unsigned int v4976 = v46 + v11161;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4977 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4978 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4979 = v4978 * v4977;
-    const float v4980 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4981 = v4980 * v4977;
-    const bool v4982 = v4976 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4982) {
-      const unsigned int v4985 = 128u + v11160;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4987 = v11 + v4976;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4988 = v4987 * v1;
-      const unsigned int v4989 = v4988 + v26;
-      const unsigned int v4990 = v4989 << 8u;
-      const unsigned int v4991 = v4990 + v4985;
-      const iron_bf16 v4992 = iron_f32_to_bf16(v4979);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4993 = iron_f32_to_bf16(v4981);
-      *reinterpret_cast<iron_bf16x2*>(out + v4991) = iron_bf16x2{{v4992, v4993}};
-    }
-    const unsigned int v4995 = v46 + v11171;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4996 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4997 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4998 = v4997 * v4996;
-    const float v4999 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5000 = v4999 * v4996;
-    const bool v5001 = v4995 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5001) {
-      const unsigned int v5004 = 128u + v11170;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5006 = v11 + v4995;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5007 = v5006 * v1;
-      const unsigned int v5008 = v5007 + v26;
-      const unsigned int v5009 = v5008 << 8u;
-      const unsigned int v5010 = v5009 + v5004;
-      const iron_bf16 v5011 = iron_f32_to_bf16(v4998);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5012 = iron_f32_to_bf16(v5000);
-      *reinterpret_cast<iron_bf16x2*>(out + v5010) = iron_bf16x2{{v5011, v5012}};
-    }
-    const unsigned int v5014 = v46 + v11181;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5015 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5016 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5017 = v5016 * v5015;
-    const float v5018 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5019 = v5018 * v5015;
-    const bool v5020 = v5014 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5020) {
-      const unsigned int v5023 = 128u + v11180;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5025 = v11 + v5014;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5026 = v5025 * v1;
-      const unsigned int v5027 = v5026 + v26;
-      const unsigned int v5028 = v5027 << 8u;
-      const unsigned int v5029 = v5028 + v5023;
-      const iron_bf16 v5030 = iron_f32_to_bf16(v5017);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5031 = iron_f32_to_bf16(v5019);
-      *reinterpret_cast<iron_bf16x2*>(out + v5029) = iron_bf16x2{{v5030, v5031}};
-    }
-    const unsigned int v5033 = v46 + v11191;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5034 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5035 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5036 = v5035 * v5034;
-    const float v5037 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5038 = v5037 * v5034;
-    const bool v5039 = v5033 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5039) {
-      const unsigned int v5042 = 128u + v11190;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5044 = v11 + v5033;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5045 = v5044 * v1;
-      const unsigned int v5046 = v5045 + v26;
-      const unsigned int v5047 = v5046 << 8u;
-      const unsigned int v5048 = v5047 + v5042;
-      const iron_bf16 v5049 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5050 = iron_f32_to_bf16(v5038);
-      *reinterpret_cast<iron_bf16x2*>(out + v5048) = iron_bf16x2{{v5049, v5050}};
-    }
-    const unsigned int v5052 = v46 + v11201;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5053 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5054 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5055 = v5054 * v5053;
-    const float v5056 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5057 = v5056 * v5053;
-    const bool v5058 = v5052 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5058) {
-      const unsigned int v5061 = 128u + v11200;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5063 = v11 + v5052;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5064 = v5063 * v1;
-      const unsigned int v5065 = v5064 + v26;
-      const unsigned int v5066 = v5065 << 8u;
-      const unsigned int v5067 = v5066 + v5061;
-      const iron_bf16 v5068 = iron_f32_to_bf16(v5055);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5069 = iron_f32_to_bf16(v5057);
-      *reinterpret_cast<iron_bf16x2*>(out + v5067) = iron_bf16x2{{v5068, v5069}};
-    }
-    const unsigned int v5071 = v46 + v11211;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5072 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5073 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5074 = v5073 * v5072;
-    const float v5075 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5076 = v5075 * v5072;
-    const bool v5077 = v5071 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5077) {
-      const unsigned int v5080 = 128u + v11210;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5082 = v11 + v5071;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5083 = v5082 * v1;
-      const unsigned int v5084 = v5083 + v26;
-      const unsigned int v5085 = v5084 << 8u;
-      const unsigned int v5086 = v5085 + v5080;
-      const iron_bf16 v5087 = iron_f32_to_bf16(v5074);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5088 = iron_f32_to_bf16(v5076);
-      *reinterpret_cast<iron_bf16x2*>(out + v5086) = iron_bf16x2{{v5087, v5088}};
-    }
-    const unsigned int v5090 = v46 + v11221;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5091 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5092 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5093 = v5092 * v5091;
-    const float v5094 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5095 = v5094 * v5091;
-    const bool v5096 = v5090 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5096) {
-      const unsigned int v5099 = 128u + v11220;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5101 = v11 + v5090;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5102 = v5101 * v1;
-      const unsigned int v5103 = v5102 + v26;
-      const unsigned int v5104 = v5103 << 8u;
-      const unsigned int v5105 = v5104 + v5099;
-      const iron_bf16 v5106 = iron_f32_to_bf16(v5093);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5095);
-      *reinterpret_cast<iron_bf16x2*>(out + v5105) = iron_bf16x2{{v5106, v5107}};
-    }
-    const unsigned int v5109 = v46 + v11231;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5110 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5111 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5112 = v5111 * v5110;
-    const float v5113 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5114 = v5113 * v5110;
-    const bool v5115 = v5109 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5115) {
-      const unsigned int v5118 = 192u + v11230;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5120 = v11 + v5109;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5121 = v5120 * v1;
-      const unsigned int v5122 = v5121 + v26;
-      const unsigned int v5123 = v5122 << 8u;
-      const unsigned int v5124 = v5123 + v5118;
-      const iron_bf16 v5125 = iron_f32_to_bf16(v5112);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5126 = iron_f32_to_bf16(v5114);
-      *reinterpret_cast<iron_bf16x2*>(out + v5124) = iron_bf16x2{{v5125, v5126}};
-    }
-    const unsigned int v5128 = v46 + v11241;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5129 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5130 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5131 = v5130 * v5129;
-    const float v5132 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5133 = v5132 * v5129;
-    const bool v5134 = v5128 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5134) {
-      const unsigned int v5137 = 192u + v11240;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5139 = v11 + v5128;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5140 = v5139 * v1;
-      const unsigned int v5141 = v5140 + v26;
-      const unsigned int v5142 = v5141 << 8u;
-      const unsigned int v5143 = v5142 + v5137;
-      const iron_bf16 v5144 = iron_f32_to_bf16(v5131);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5145 = iron_f32_to_bf16(v5133);
-      *reinterpret_cast<iron_bf16x2*>(out + v5143) = iron_bf16x2{{v5144, v5145}};
-    }
-    const unsigned int v5147 = v46 + v11251;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5148 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5149 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5150 = v5149 * v5148;
-    const float v5151 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5152 = v5151 * v5148;
-    const bool v5153 = v5147 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5153) {
-      const unsigned int v5156 = 192u + v11250;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5158 = v11 + v5147;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5159 = v5158 * v1;
-      const unsigned int v5160 = v5159 + v26;
-      const unsigned int v5161 = v5160 << 8u;
-      const unsigned int v5162 = v5161 + v5156;
-      const iron_bf16 v5163 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5164 = iron_f32_to_bf16(v5152);
-      *reinterpret_cast<iron_bf16x2*>(out + v5162) = iron_bf16x2{{v5163, v5164}};
-    }
-    const unsigned int v5166 = v46 + v11261;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5167 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5168 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5169 = v5168 * v5167;
-    const float v5170 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5171 = v5170 * v5167;
-    const bool v5172 = v5166 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5172) {
-      const unsigned int v5175 = 192u + v11260;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5177 = v11 + v5166;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v26;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v5175;
-      const iron_bf16 v5182 = iron_f32_to_bf16(v5169);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5183 = iron_f32_to_bf16(v5171);
-      *reinterpret_cast<iron_bf16x2*>(out + v5181) = iron_bf16x2{{v5182, v5183}};
-    }
-    const unsigned int v5185 = v46 + v11271;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5186 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5187 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5188 = v5187 * v5186;
-    const float v5189 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5190 = v5189 * v5186;
-    const bool v5191 = v5185 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5191) {
-      const unsigned int v5194 = 192u + v11270;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5196 = v11 + v5185;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5197 = v5196 * v1;
-      const unsigned int v5198 = v5197 + v26;
-      const unsigned int v5199 = v5198 << 8u;
-      const unsigned int v5200 = v5199 + v5194;
-      const iron_bf16 v5201 = iron_f32_to_bf16(v5188);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5202 = iron_f32_to_bf16(v5190);
-      *reinterpret_cast<iron_bf16x2*>(out + v5200) = iron_bf16x2{{v5201, v5202}};
-    }
-    const unsigned int v5204 = v46 + v11281;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5205 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5206 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5207 = v5206 * v5205;
-    const float v5208 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5209 = v5208 * v5205;
-    const bool v5210 = v5204 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5210) {
-      const unsigned int v5213 = 192u + v11280;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5215 = v11 + v5204;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5216 = v5215 * v1;
-      const unsigned int v5217 = v5216 + v26;
-      const unsigned int v5218 = v5217 << 8u;
-      const unsigned int v5219 = v5218 + v5213;
-      const iron_bf16 v5220 = iron_f32_to_bf16(v5207);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5221 = iron_f32_to_bf16(v5209);
-      *reinterpret_cast<iron_bf16x2*>(out + v5219) = iron_bf16x2{{v5220, v5221}};
-    }
-    const unsigned int v5223 = v46 + v11291;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5224 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5225 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5226 = v5225 * v5224;
-    const float v5227 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5228 = v5227 * v5224;
-    const bool v5229 = v5223 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5229) {
-      const unsigned int v5232 = 192u + v11290;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5234 = v11 + v5223;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5235 = v5234 * v1;
-      const unsigned int v5236 = v5235 + v26;
-      const unsigned int v5237 = v5236 << 8u;
-      const unsigned int v5238 = v5237 + v5232;
-      const iron_bf16 v5239 = iron_f32_to_bf16(v5226);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5240 = iron_f32_to_bf16(v5228);
-      *reinterpret_cast<iron_bf16x2*>(out + v5238) = iron_bf16x2{{v5239, v5240}};
-    }
-    const unsigned int v5242 = v46 + v11301;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5243 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5244 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5245 = v5244 * v5243;
-    const float v5246 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5247 = v5246 * v5243;
-    const bool v5248 = v5242 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5248) {
-      const unsigned int v5251 = 192u + v11300;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5253 = v11 + v5242;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v26;
-      const unsigned int v5256 = v5255 << 8u;
-      const unsigned int v5257 = v5256 + v5251;
-      const iron_bf16 v5258 = iron_f32_to_bf16(v5245);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5259 = iron_f32_to_bf16(v5247);
-      *reinterpret_cast<iron_bf16x2*>(out + v5257) = iron_bf16x2{{v5258, v5259}};
-    }
-    const unsigned int v5261 = v46 + v11311;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5262 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5263 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5264 = v5263 * v5262;
-    const float v5265 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5266 = v5265 * v5262;
-    const bool v5267 = v5261 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5267) {
-      const unsigned int v5270 = 192u + v11310;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5272 = v11 + v5261;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5273 = v5272 * v1;
-      const unsigned int v5274 = v5273 + v26;
-      const unsigned int v5275 = v5274 << 8u;
-      const unsigned int v5276 = v5275 + v5270;
-      const iron_bf16 v5277 = iron_f32_to_bf16(v5264);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5278 = iron_f32_to_bf16(v5266);
-      *reinterpret_cast<iron_bf16x2*>(out + v5276) = iron_bf16x2{{v5277, v5278}};
-    }
-    const unsigned int v5280 = v46 + v11321;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5281 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5282 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5283 = v5282 * v5281;
-    const float v5284 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5285 = v5284 * v5281;
-    const bool v5286 = v5280 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5286) {
-      const unsigned int v5289 = 192u + v11320;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5291 = v11 + v5280;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5292 = v5291 * v1;
-      const unsigned int v5293 = v5292 + v26;
-      const unsigned int v5294 = v5293 << 8u;
-      const unsigned int v5295 = v5294 + v5289;
-      const iron_bf16 v5296 = iron_f32_to_bf16(v5283);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5297 = iron_f32_to_bf16(v5285);
-      *reinterpret_cast<iron_bf16x2*>(out + v5295) = iron_bf16x2{{v5296, v5297}};
-    }
-    const unsigned int v5299 = v46 + v11331;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5300 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5301 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5302 = v5301 * v5300;
-    const float v5303 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5304 = v5303 * v5300;
-    const bool v5305 = v5299 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5305) {
-      const unsigned int v5308 = 192u + v11330;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5310 = v11 + v5299;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5311 = v5310 * v1;
-      const unsigned int v5312 = v5311 + v26;
-      const unsigned int v5313 = v5312 << 8u;
-      const unsigned int v5314 = v5313 + v5308;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5302);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5316 = iron_f32_to_bf16(v5304);
-      *reinterpret_cast<iron_bf16x2*>(out + v5314) = iron_bf16x2{{v5315, v5316}};
-    }
-    const unsigned int v5318 = v46 + v11341;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5319 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5320 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5321 = v5320 * v5319;
-    const float v5322 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5323 = v5322 * v5319;
-    const bool v5324 = v5318 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5324) {
-      const unsigned int v5327 = 192u + v11340;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5329 = v11 + v5318;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5330 = v5329 * v1;
-      const unsigned int v5331 = v5330 + v26;
-      const unsigned int v5332 = v5331 << 8u;
-      const unsigned int v5333 = v5332 + v5327;
-      const iron_bf16 v5334 = iron_f32_to_bf16(v5321);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5335 = iron_f32_to_bf16(v5323);
-      *reinterpret_cast<iron_bf16x2*>(out + v5333) = iron_bf16x2{{v5334, v5335}};
-    }
-    const unsigned int v5337 = v46 + v11351;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5338 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5339 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5340 = v5339 * v5338;
-    const float v5341 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5342 = v5341 * v5338;
-    const bool v5343 = v5337 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5343) {
-      const unsigned int v5346 = 192u + v11350;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5348 = v11 + v5337;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5349 = v5348 * v1;
-      const unsigned int v5350 = v5349 + v26;
-      const unsigned int v5351 = v5350 << 8u;
-      const unsigned int v5352 = v5351 + v5346;
-      const iron_bf16 v5353 = iron_f32_to_bf16(v5340);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5354 = iron_f32_to_bf16(v5342);
-      *reinterpret_cast<iron_bf16x2*>(out + v5352) = iron_bf16x2{{v5353, v5354}};
-    }
-    const unsigned int v5356 = v46 + v11361;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5357 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5358 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5359 = v5358 * v5357;
-    const float v5360 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5361 = v5360 * v5357;
-    const bool v5362 = v5356 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5362) {
-      const unsigned int v5365 = 192u + v11360;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5367 = v11 + v5356;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5368 = v5367 * v1;
-      const unsigned int v5369 = v5368 + v26;
-      const unsigned int v5370 = v5369 << 8u;
-      const unsigned int v5371 = v5370 + v5365;
-      const iron_bf16 v5372 = iron_f32_to_bf16(v5359);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5373 = iron_f32_to_bf16(v5361);
-      *reinterpret_cast<iron_bf16x2*>(out + v5371) = iron_bf16x2{{v5372, v5373}};
-    }
-    const unsigned int v5375 = v46 + v11371;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5376 = v4142.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5377 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5378 = v5377 * v5376;
-    const float v5379 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5380 = v5379 * v5376;
-    const bool v5381 = v5375 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5381) {
-      const unsigned int v5384 = 192u + v11370;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5386 = v11 + v5375;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5387 = v5386 * v1;
-      const unsigned int v5388 = v5387 + v26;
-      const unsigned int v5389 = v5388 << 8u;
-      const unsigned int v5390 = v5389 + v5384;
-      const iron_bf16 v5391 = iron_f32_to_bf16(v5378);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5392 = iron_f32_to_bf16(v5380);
-      *reinterpret_cast<iron_bf16x2*>(out + v5390) = iron_bf16x2{{v5391, v5392}};
-    }
-    const unsigned int v5394 = v46 + v11381;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5395 = v4142.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5396 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5397 = v5396 * v5395;
-    const float v5398 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5399 = v5398 * v5395;
-    const bool v5400 = v5394 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5400) {
-      const unsigned int v5403 = 192u + v11380;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5405 = v11 + v5394;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5406 = v5405 * v1;
-      const unsigned int v5407 = v5406 + v26;
-      const unsigned int v5408 = v5407 << 8u;
-      const unsigned int v5409 = v5408 + v5403;
-      const iron_bf16 v5410 = iron_f32_to_bf16(v5397);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5411 = iron_f32_to_bf16(v5399);
-      *reinterpret_cast<iron_bf16x2*>(out + v5409) = iron_bf16x2{{v5410, v5411}};
-    }
-    const unsigned int v7461 = v46 + v4090;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7465 = log2f(v4146);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7466 = v7465 + v4092;
-    const float v7467 = v7466 * 0.6931472f;
-    const bool v7470 = v4089 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7471 = v7461 < v18;
-    const bool v7472 = v7470 && v7471;
-    if (v7472) {
-      const unsigned int v7473 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7474 = v7473 + v11;
-      const unsigned int v7475 = v7474 + v7461;
-      lse[v7475] = v7467;
-    }
-    const unsigned int v7477 = v46 + v4103;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7481 = log2f(v4159);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7482 = v7481 + v4105;
-    const float v7483 = v7482 * 0.6931472f;
-    const bool v7486 = v4102 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7487 = v7477 < v18;
-    const bool v7488 = v7486 && v7487;
-    if (v7488) {
-      const unsigned int v7489 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7490 = v7489 + v11;
-      const unsigned int v7491 = v7490 + v7477;
-      lse[v7491] = v7483;
-    }
-    const unsigned int v7493 = v46 + v4116;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7497 = log2f(v4172);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7498 = v7497 + v4118;
-    const float v7499 = v7498 * 0.6931472f;
-    const bool v7502 = v4115 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7503 = v7493 < v18;
-    const bool v7504 = v7502 && v7503;
-    if (v7504) {
-      const unsigned int v7505 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7506 = v7505 + v11;
-      const unsigned int v7507 = v7506 + v7493;
-      lse[v7507] = v7499;
-    }
-    const unsigned int v7509 = v46 + v4129;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7513 = log2f(v4185);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7514 = v7513 + v4131;
-    const float v7515 = v7514 * 0.6931472f;
-    const bool v7518 = v4128 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7519 = v7509 < v18;
-    const bool v7520 = v7518 && v7519;
-    if (v7520) {
-      const unsigned int v7521 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7522 = v7521 + v11;
-      const unsigned int v7523 = v7522 + v7509;
-      lse[v7523] = v7515;
+    const float v4056 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v4058;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v4058, 0.0f);
+    const float v4062 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4063 = fmaxf(v4062, v4056);
+    const bool v4066 = v4063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4067 = v4066 ? 0.0f : v4063;
+    v4058.x[0] = v4067;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4071 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4072 = fmaxf(v4071, v4056);
+    const bool v4075 = v4072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4076 = v4075 ? 0.0f : v4072;
+    v4058.x[1] = v4076;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4080 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4081 = fmaxf(v4080, v4056);
+    const bool v4084 = v4081 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4085 = v4084 ? 0.0f : v4081;
+    v4058.x[2] = v4085;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4089 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4090 = fmaxf(v4089, v4056);
+    const bool v4093 = v4090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4094 = v4093 ? 0.0f : v4090;
+    v4058.x[3] = v4094;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v4096;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v4096, 0.0f);
+    const unsigned int v4097 = static_cast<unsigned int>(v4096.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v4098 = static_cast<unsigned int>(v4096.row(0, iron_linear_thread() & 31u));
+    const float v4100 = v4058.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4101 = v4056 - v4100;
+    const float v4102 = exp2f(v4101);
+    const float v4105 = v4062 - v4100;
+    const float v4106 = exp2f(v4105);
+    const float v4107 = v598.x[0];
+    const float v4108 = v4107 * v4106;
+    const float v4109 = v4108 + v4102;
+    v4096.x[0] = v4109;  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v4110 = static_cast<unsigned int>(v4096.col(1, iron_linear_thread() & 31u));
+    const unsigned int v4111 = static_cast<unsigned int>(v4096.row(1, iron_linear_thread() & 31u));
+    const float v4113 = v4058.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4114 = v4056 - v4113;
+    const float v4115 = exp2f(v4114);
+    const float v4118 = v4071 - v4113;
+    const float v4119 = exp2f(v4118);
+    const float v4120 = v598.x[1];
+    const float v4121 = v4120 * v4119;
+    const float v4122 = v4121 + v4115;
+    v4096.x[1] = v4122;  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v4123 = static_cast<unsigned int>(v4096.col(2, iron_linear_thread() & 31u));
+    const unsigned int v4124 = static_cast<unsigned int>(v4096.row(2, iron_linear_thread() & 31u));
+    const float v4126 = v4058.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4127 = v4056 - v4126;
+    const float v4128 = exp2f(v4127);
+    const float v4131 = v4080 - v4126;
+    const float v4132 = exp2f(v4131);
+    const float v4133 = v598.x[2];
+    const float v4134 = v4133 * v4132;
+    const float v4135 = v4134 + v4128;
+    v4096.x[2] = v4135;  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v4136 = static_cast<unsigned int>(v4096.col(3, iron_linear_thread() & 31u));
+    const unsigned int v4137 = static_cast<unsigned int>(v4096.row(3, iron_linear_thread() & 31u));
+    const float v4139 = v4058.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4140 = v4056 - v4139;
+    const float v4141 = exp2f(v4140);
+    const float v4144 = v4089 - v4139;
+    const float v4145 = exp2f(v4144);
+    const float v4146 = v598.x[3];
+    const float v4147 = v4146 * v4145;
+    const float v4148 = v4147 + v4141;
+    v4096.x[3] = v4148;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v4150;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v4150, 0.0f);
+    const float v4154 = v4096.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4160 = v4106 / v4154;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4162 = v4154 > 0.0f;
+    const float v4163 = v4162 ? v4160 : 0.0f;
+    v4150.x[0] = v4163;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4167 = v4096.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4173 = v4119 / v4167;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4175 = v4167 > 0.0f;
+    const float v4176 = v4175 ? v4173 : 0.0f;
+    v4150.x[1] = v4176;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4180 = v4096.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4186 = v4132 / v4180;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4188 = v4180 > 0.0f;
+    const float v4189 = v4188 ? v4186 : 0.0f;
+    v4150.x[2] = v4189;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4193 = v4096.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4199 = v4145 / v4193;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4201 = v4193 > 0.0f;
+    const float v4202 = v4201 ? v4199 : 0.0f;
+    v4150.x[3] = v4202;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v4205 = v46 + v10759;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4206 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4207 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4208 = v4207 * v4206;
+    const float v4209 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4210 = v4209 * v4206;
+    const bool v4211 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4211) {
+      const unsigned int v4216 = v11 + v4205;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4217 = v4216 * v1;
+      const unsigned int v4218 = v4217 + v26;
+      const unsigned int v4219 = v4218 << 8u;
+      const unsigned int v4220 = v4219 + v10758;
+      const iron_bf16 v4221 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4222 = iron_f32_to_bf16(v4210);
+      *reinterpret_cast<iron_bf16x2*>(out + v4220) = iron_bf16x2{{v4221, v4222}};
+    }
+    const unsigned int v4224 = v46 + v10769;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4225 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4226 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4227 = v4226 * v4225;
+    const float v4228 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4229 = v4228 * v4225;
+    const bool v4230 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4230) {
+      const unsigned int v4235 = v11 + v4224;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4236 = v4235 * v1;
+      const unsigned int v4237 = v4236 + v26;
+      const unsigned int v4238 = v4237 << 8u;
+      const unsigned int v4239 = v4238 + v10768;
+      const iron_bf16 v4240 = iron_f32_to_bf16(v4227);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4241 = iron_f32_to_bf16(v4229);
+      *reinterpret_cast<iron_bf16x2*>(out + v4239) = iron_bf16x2{{v4240, v4241}};
+    }
+    const unsigned int v4243 = v46 + v10779;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4244 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4245 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4246 = v4245 * v4244;
+    const float v4247 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4248 = v4247 * v4244;
+    const bool v4249 = v4243 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4249) {
+      const unsigned int v4254 = v11 + v4243;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4255 = v4254 * v1;
+      const unsigned int v4256 = v4255 + v26;
+      const unsigned int v4257 = v4256 << 8u;
+      const unsigned int v4258 = v4257 + v10778;
+      const iron_bf16 v4259 = iron_f32_to_bf16(v4246);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4260 = iron_f32_to_bf16(v4248);
+      *reinterpret_cast<iron_bf16x2*>(out + v4258) = iron_bf16x2{{v4259, v4260}};
+    }
+    const unsigned int v4262 = v46 + v10789;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4263 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4264 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4265 = v4264 * v4263;
+    const float v4266 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4267 = v4266 * v4263;
+    const bool v4268 = v4262 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4268) {
+      const unsigned int v4273 = v11 + v4262;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4274 = v4273 * v1;
+      const unsigned int v4275 = v4274 + v26;
+      const unsigned int v4276 = v4275 << 8u;
+      const unsigned int v4277 = v4276 + v10788;
+      const iron_bf16 v4278 = iron_f32_to_bf16(v4265);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4279 = iron_f32_to_bf16(v4267);
+      *reinterpret_cast<iron_bf16x2*>(out + v4277) = iron_bf16x2{{v4278, v4279}};
+    }
+    const unsigned int v4281 = v46 + v10799;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4282 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4283 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4284 = v4283 * v4282;
+    const float v4285 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4286 = v4285 * v4282;
+    const bool v4287 = v4281 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4287) {
+      const unsigned int v4292 = v11 + v4281;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4293 = v4292 * v1;
+      const unsigned int v4294 = v4293 + v26;
+      const unsigned int v4295 = v4294 << 8u;
+      const unsigned int v4296 = v4295 + v10798;
+      const iron_bf16 v4297 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4298 = iron_f32_to_bf16(v4286);
+      *reinterpret_cast<iron_bf16x2*>(out + v4296) = iron_bf16x2{{v4297, v4298}};
+    }
+    const unsigned int v4300 = v46 + v10809;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4301 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4302 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4303 = v4302 * v4301;
+    const float v4304 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4305 = v4304 * v4301;
+    const bool v4306 = v4300 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4306) {
+      const unsigned int v4311 = v11 + v4300;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4312 = v4311 * v1;
+      const unsigned int v4313 = v4312 + v26;
+      const unsigned int v4314 = v4313 << 8u;
+      const unsigned int v4315 = v4314 + v10808;
+      const iron_bf16 v4316 = iron_f32_to_bf16(v4303);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4317 = iron_f32_to_bf16(v4305);
+      *reinterpret_cast<iron_bf16x2*>(out + v4315) = iron_bf16x2{{v4316, v4317}};
+    }
+    const unsigned int v4319 = v46 + v10819;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4320 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4321 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4322 = v4321 * v4320;
+    const float v4323 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4324 = v4323 * v4320;
+    const bool v4325 = v4319 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4325) {
+      const unsigned int v4330 = v11 + v4319;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4331 = v4330 * v1;
+      const unsigned int v4332 = v4331 + v26;
+      const unsigned int v4333 = v4332 << 8u;
+      const unsigned int v4334 = v4333 + v10818;
+      const iron_bf16 v4335 = iron_f32_to_bf16(v4322);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4336 = iron_f32_to_bf16(v4324);
+      *reinterpret_cast<iron_bf16x2*>(out + v4334) = iron_bf16x2{{v4335, v4336}};
+    }
+    const unsigned int v4338 = v46 + v10829;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4339 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4340 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4341 = v4340 * v4339;
+    const float v4342 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4343 = v4342 * v4339;
+    const bool v4344 = v4338 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4344) {
+      const unsigned int v4349 = v11 + v4338;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4350 = v4349 * v1;
+      const unsigned int v4351 = v4350 + v26;
+      const unsigned int v4352 = v4351 << 8u;
+      const unsigned int v4353 = v4352 + v10828;
+      const iron_bf16 v4354 = iron_f32_to_bf16(v4341);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4355 = iron_f32_to_bf16(v4343);
+      *reinterpret_cast<iron_bf16x2*>(out + v4353) = iron_bf16x2{{v4354, v4355}};
+    }
+    const unsigned int v4357 = v46 + v10839;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4358 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4359 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4360 = v4359 * v4358;
+    const float v4361 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4362 = v4361 * v4358;
+    const bool v4363 = v4357 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4363) {
+      const unsigned int v4368 = v11 + v4357;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4369 = v4368 * v1;
+      const unsigned int v4370 = v4369 + v26;
+      const unsigned int v4371 = v4370 << 8u;
+      const unsigned int v4372 = v4371 + v10838;
+      const iron_bf16 v4373 = iron_f32_to_bf16(v4360);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4374 = iron_f32_to_bf16(v4362);
+      *reinterpret_cast<iron_bf16x2*>(out + v4372) = iron_bf16x2{{v4373, v4374}};
+    }
+    const unsigned int v4376 = v46 + v10849;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4377 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4378 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4379 = v4378 * v4377;
+    const float v4380 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4381 = v4380 * v4377;
+    const bool v4382 = v4376 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4382) {
+      const unsigned int v4387 = v11 + v4376;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4388 = v4387 * v1;
+      const unsigned int v4389 = v4388 + v26;
+      const unsigned int v4390 = v4389 << 8u;
+      const unsigned int v4391 = v4390 + v10848;
+      const iron_bf16 v4392 = iron_f32_to_bf16(v4379);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4393 = iron_f32_to_bf16(v4381);
+      *reinterpret_cast<iron_bf16x2*>(out + v4391) = iron_bf16x2{{v4392, v4393}};
+    }
+    const unsigned int v4395 = v46 + v10859;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4396 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4397 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4398 = v4397 * v4396;
+    const float v4399 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4400 = v4399 * v4396;
+    const bool v4401 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4401) {
+      const unsigned int v4406 = v11 + v4395;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4407 = v4406 * v1;
+      const unsigned int v4408 = v4407 + v26;
+      const unsigned int v4409 = v4408 << 8u;
+      const unsigned int v4410 = v4409 + v10858;
+      const iron_bf16 v4411 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4412 = iron_f32_to_bf16(v4400);
+      *reinterpret_cast<iron_bf16x2*>(out + v4410) = iron_bf16x2{{v4411, v4412}};
+    }
+    const unsigned int v4414 = v46 + v10869;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4415 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4416 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4417 = v4416 * v4415;
+    const float v4418 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4419 = v4418 * v4415;
+    const bool v4420 = v4414 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4420) {
+      const unsigned int v4425 = v11 + v4414;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4426 = v4425 * v1;
+      const unsigned int v4427 = v4426 + v26;
+      const unsigned int v4428 = v4427 << 8u;
+      const unsigned int v4429 = v4428 + v10868;
+      const iron_bf16 v4430 = iron_f32_to_bf16(v4417);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4431 = iron_f32_to_bf16(v4419);
+      *reinterpret_cast<iron_bf16x2*>(out + v4429) = iron_bf16x2{{v4430, v4431}};
+    }
+    const unsigned int v4433 = v46 + v10879;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4434 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4435 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4436 = v4435 * v4434;
+    const float v4437 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4438 = v4437 * v4434;
+    const bool v4439 = v4433 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4439) {
+      const unsigned int v4444 = v11 + v4433;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4445 = v4444 * v1;
+      const unsigned int v4446 = v4445 + v26;
+      const unsigned int v4447 = v4446 << 8u;
+      const unsigned int v4448 = v4447 + v10878;
+      const iron_bf16 v4449 = iron_f32_to_bf16(v4436);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4450 = iron_f32_to_bf16(v4438);
+      *reinterpret_cast<iron_bf16x2*>(out + v4448) = iron_bf16x2{{v4449, v4450}};
+    }
+    const unsigned int v4452 = v46 + v10889;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4453 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4454 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4455 = v4454 * v4453;
+    const float v4456 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4457 = v4456 * v4453;
+    const bool v4458 = v4452 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4458) {
+      const unsigned int v4463 = v11 + v4452;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4464 = v4463 * v1;
+      const unsigned int v4465 = v4464 + v26;
+      const unsigned int v4466 = v4465 << 8u;
+      const unsigned int v4467 = v4466 + v10888;
+      const iron_bf16 v4468 = iron_f32_to_bf16(v4455);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4469 = iron_f32_to_bf16(v4457);
+      *reinterpret_cast<iron_bf16x2*>(out + v4467) = iron_bf16x2{{v4468, v4469}};
+    }
+    const unsigned int v4471 = v46 + v10899;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4472 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4473 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4474 = v4473 * v4472;
+    const float v4475 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4476 = v4475 * v4472;
+    const bool v4477 = v4471 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4477) {
+      const unsigned int v4482 = v11 + v4471;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4483 = v4482 * v1;
+      const unsigned int v4484 = v4483 + v26;
+      const unsigned int v4485 = v4484 << 8u;
+      const unsigned int v4486 = v4485 + v10898;
+      const iron_bf16 v4487 = iron_f32_to_bf16(v4474);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4488 = iron_f32_to_bf16(v4476);
+      *reinterpret_cast<iron_bf16x2*>(out + v4486) = iron_bf16x2{{v4487, v4488}};
+    }
+    const unsigned int v4490 = v46 + v10909;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4491 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4492 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4493 = v4492 * v4491;
+    const float v4494 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4495 = v4494 * v4491;
+    const bool v4496 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4496) {
+      const unsigned int v4501 = v11 + v4490;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4502 = v4501 * v1;
+      const unsigned int v4503 = v4502 + v26;
+      const unsigned int v4504 = v4503 << 8u;
+      const unsigned int v4505 = v4504 + v10908;
+      const iron_bf16 v4506 = iron_f32_to_bf16(v4493);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4507 = iron_f32_to_bf16(v4495);
+      *reinterpret_cast<iron_bf16x2*>(out + v4505) = iron_bf16x2{{v4506, v4507}};
+    }
+    const unsigned int v4509 = v46 + v10919;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4510 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4511 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4512 = v4511 * v4510;
+    const float v4513 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4514 = v4513 * v4510;
+    const bool v4515 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4515) {
+      const unsigned int v4518 = 64u + v10918;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4520 = v11 + v4509;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4521 = v4520 * v1;
+      const unsigned int v4522 = v4521 + v26;
+      const unsigned int v4523 = v4522 << 8u;
+      const unsigned int v4524 = v4523 + v4518;
+      const iron_bf16 v4525 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4526 = iron_f32_to_bf16(v4514);
+      *reinterpret_cast<iron_bf16x2*>(out + v4524) = iron_bf16x2{{v4525, v4526}};
+    }
+    const unsigned int v4528 = v46 + v10929;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4529 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4530 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4531 = v4530 * v4529;
+    const float v4532 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4533 = v4532 * v4529;
+    const bool v4534 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4534) {
+      const unsigned int v4537 = 64u + v10928;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4539 = v11 + v4528;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4540 = v4539 * v1;
+      const unsigned int v4541 = v4540 + v26;
+      const unsigned int v4542 = v4541 << 8u;
+      const unsigned int v4543 = v4542 + v4537;
+      const iron_bf16 v4544 = iron_f32_to_bf16(v4531);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4545 = iron_f32_to_bf16(v4533);
+      *reinterpret_cast<iron_bf16x2*>(out + v4543) = iron_bf16x2{{v4544, v4545}};
+    }
+    const unsigned int v4547 = v46 + v10939;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4548 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4549 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4550 = v4549 * v4548;
+    const float v4551 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4552 = v4551 * v4548;
+    const bool v4553 = v4547 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4553) {
+      const unsigned int v4556 = 64u + v10938;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4558 = v11 + v4547;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4559 = v4558 * v1;
+      const unsigned int v4560 = v4559 + v26;
+      const unsigned int v4561 = v4560 << 8u;
+      const unsigned int v4562 = v4561 + v4556;
+      const iron_bf16 v4563 = iron_f32_to_bf16(v4550);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4564 = iron_f32_to_bf16(v4552);
+      *reinterpret_cast<iron_bf16x2*>(out + v4562) = iron_bf16x2{{v4563, v4564}};
+    }
+    const unsigned int v4566 = v46 + v10949;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4567 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4568 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4569 = v4568 * v4567;
+    const float v4570 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4571 = v4570 * v4567;
+    const bool v4572 = v4566 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4572) {
+      const unsigned int v4575 = 64u + v10948;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4577 = v11 + v4566;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4578 = v4577 * v1;
+      const unsigned int v4579 = v4578 + v26;
+      const unsigned int v4580 = v4579 << 8u;
+      const unsigned int v4581 = v4580 + v4575;
+      const iron_bf16 v4582 = iron_f32_to_bf16(v4569);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4583 = iron_f32_to_bf16(v4571);
+      *reinterpret_cast<iron_bf16x2*>(out + v4581) = iron_bf16x2{{v4582, v4583}};
+    }
+    const unsigned int v4585 = v46 + v10959;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4586 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4587 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4588 = v4587 * v4586;
+    const float v4589 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4590 = v4589 * v4586;
+    const bool v4591 = v4585 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4591) {
+      const unsigned int v4594 = 64u + v10958;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4596 = v11 + v4585;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4597 = v4596 * v1;
+      const unsigned int v4598 = v4597 + v26;
+      const unsigned int v4599 = v4598 << 8u;
+      const unsigned int v4600 = v4599 + v4594;
+      const iron_bf16 v4601 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4602 = iron_f32_to_bf16(v4590);
+      *reinterpret_cast<iron_bf16x2*>(out + v4600) = iron_bf16x2{{v4601, v4602}};
+    }
+    const unsigned int v4604 = v46 + v10969;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4605 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4606 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4607 = v4606 * v4605;
+    const float v4608 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4609 = v4608 * v4605;
+    const bool v4610 = v4604 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4610) {
+      const unsigned int v4613 = 64u + v10968;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4615 = v11 + v4604;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4616 = v4615 * v1;
+      const unsigned int v4617 = v4616 + v26;
+      const unsigned int v4618 = v4617 << 8u;
+      const unsigned int v4619 = v4618 + v4613;
+      const iron_bf16 v4620 = iron_f32_to_bf16(v4607);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4621 = iron_f32_to_bf16(v4609);
+      *reinterpret_cast<iron_bf16x2*>(out + v4619) = iron_bf16x2{{v4620, v4621}};
+    }
+    const unsigned int v4623 = v46 + v10979;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4624 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4625 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4626 = v4625 * v4624;
+    const float v4627 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4628 = v4627 * v4624;
+    const bool v4629 = v4623 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4629) {
+      const unsigned int v4632 = 64u + v10978;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4634 = v11 + v4623;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4635 = v4634 * v1;
+      const unsigned int v4636 = v4635 + v26;
+      const unsigned int v4637 = v4636 << 8u;
+      const unsigned int v4638 = v4637 + v4632;
+      const iron_bf16 v4639 = iron_f32_to_bf16(v4626);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4640 = iron_f32_to_bf16(v4628);
+      *reinterpret_cast<iron_bf16x2*>(out + v4638) = iron_bf16x2{{v4639, v4640}};
+    }
+    const unsigned int v4642 = v46 + v10989;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4643 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4644 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4645 = v4644 * v4643;
+    const float v4646 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4647 = v4646 * v4643;
+    const bool v4648 = v4642 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4648) {
+      const unsigned int v4651 = 64u + v10988;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4653 = v11 + v4642;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4654 = v4653 * v1;
+      const unsigned int v4655 = v4654 + v26;
+      const unsigned int v4656 = v4655 << 8u;
+      const unsigned int v4657 = v4656 + v4651;
+      const iron_bf16 v4658 = iron_f32_to_bf16(v4645);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4659 = iron_f32_to_bf16(v4647);
+      *reinterpret_cast<iron_bf16x2*>(out + v4657) = iron_bf16x2{{v4658, v4659}};
+    }
+    const unsigned int v4661 = v46 + v10999;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4662 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4663 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4664 = v4663 * v4662;
+    const float v4665 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4666 = v4665 * v4662;
+    const bool v4667 = v4661 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4667) {
+      const unsigned int v4670 = 64u + v10998;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4672 = v11 + v4661;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4673 = v4672 * v1;
+      const unsigned int v4674 = v4673 + v26;
+      const unsigned int v4675 = v4674 << 8u;
+      const unsigned int v4676 = v4675 + v4670;
+      const iron_bf16 v4677 = iron_f32_to_bf16(v4664);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4678 = iron_f32_to_bf16(v4666);
+      *reinterpret_cast<iron_bf16x2*>(out + v4676) = iron_bf16x2{{v4677, v4678}};
+    }
+    const unsigned int v4680 = v46 + v11009;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4681 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4682 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4683 = v4682 * v4681;
+    const float v4684 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4685 = v4684 * v4681;
+    const bool v4686 = v4680 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4686) {
+      const unsigned int v4689 = 64u + v11008;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4691 = v11 + v4680;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4692 = v4691 * v1;
+      const unsigned int v4693 = v4692 + v26;
+      const unsigned int v4694 = v4693 << 8u;
+      const unsigned int v4695 = v4694 + v4689;
+      const iron_bf16 v4696 = iron_f32_to_bf16(v4683);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4697 = iron_f32_to_bf16(v4685);
+      *reinterpret_cast<iron_bf16x2*>(out + v4695) = iron_bf16x2{{v4696, v4697}};
+    }
+    const unsigned int v4699 = v46 + v11019;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4700 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4701 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4702 = v4701 * v4700;
+    const float v4703 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4704 = v4703 * v4700;
+    const bool v4705 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4705) {
+      const unsigned int v4708 = 64u + v11018;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4710 = v11 + v4699;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4711 = v4710 * v1;
+      const unsigned int v4712 = v4711 + v26;
+      const unsigned int v4713 = v4712 << 8u;
+      const unsigned int v4714 = v4713 + v4708;
+      const iron_bf16 v4715 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4716 = iron_f32_to_bf16(v4704);
+      *reinterpret_cast<iron_bf16x2*>(out + v4714) = iron_bf16x2{{v4715, v4716}};
+    }
+    const unsigned int v4718 = v46 + v11029;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4719 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4720 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4721 = v4720 * v4719;
+    const float v4722 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4723 = v4722 * v4719;
+    const bool v4724 = v4718 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4724) {
+      const unsigned int v4727 = 64u + v11028;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4729 = v11 + v4718;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4730 = v4729 * v1;
+      const unsigned int v4731 = v4730 + v26;
+      const unsigned int v4732 = v4731 << 8u;
+      const unsigned int v4733 = v4732 + v4727;
+      const iron_bf16 v4734 = iron_f32_to_bf16(v4721);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4735 = iron_f32_to_bf16(v4723);
+      *reinterpret_cast<iron_bf16x2*>(out + v4733) = iron_bf16x2{{v4734, v4735}};
+    }
+    const unsigned int v4737 = v46 + v11039;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4738 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4739 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4740 = v4739 * v4738;
+    const float v4741 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4742 = v4741 * v4738;
+    const bool v4743 = v4737 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4743) {
+      const unsigned int v4746 = 64u + v11038;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4748 = v11 + v4737;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4749 = v4748 * v1;
+      const unsigned int v4750 = v4749 + v26;
+      const unsigned int v4751 = v4750 << 8u;
+      const unsigned int v4752 = v4751 + v4746;
+      const iron_bf16 v4753 = iron_f32_to_bf16(v4740);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4754 = iron_f32_to_bf16(v4742);
+      *reinterpret_cast<iron_bf16x2*>(out + v4752) = iron_bf16x2{{v4753, v4754}};
+    }
+    const unsigned int v4756 = v46 + v11049;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4757 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4758 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4759 = v4758 * v4757;
+    const float v4760 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4761 = v4760 * v4757;
+    const bool v4762 = v4756 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4762) {
+      const unsigned int v4765 = 64u + v11048;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4767 = v11 + v4756;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4768 = v4767 * v1;
+      const unsigned int v4769 = v4768 + v26;
+      const unsigned int v4770 = v4769 << 8u;
+      const unsigned int v4771 = v4770 + v4765;
+      const iron_bf16 v4772 = iron_f32_to_bf16(v4759);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4773 = iron_f32_to_bf16(v4761);
+      *reinterpret_cast<iron_bf16x2*>(out + v4771) = iron_bf16x2{{v4772, v4773}};
+    }
+    const unsigned int v4775 = v46 + v11059;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4776 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4777 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4778 = v4777 * v4776;
+    const float v4779 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4780 = v4779 * v4776;
+    const bool v4781 = v4775 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4781) {
+      const unsigned int v4784 = 64u + v11058;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4786 = v11 + v4775;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4787 = v4786 * v1;
+      const unsigned int v4788 = v4787 + v26;
+      const unsigned int v4789 = v4788 << 8u;
+      const unsigned int v4790 = v4789 + v4784;
+      const iron_bf16 v4791 = iron_f32_to_bf16(v4778);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4792 = iron_f32_to_bf16(v4780);
+      *reinterpret_cast<iron_bf16x2*>(out + v4790) = iron_bf16x2{{v4791, v4792}};
+    }
+    const unsigned int v4794 = v46 + v11069;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4795 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4796 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4797 = v4796 * v4795;
+    const float v4798 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4799 = v4798 * v4795;
+    const bool v4800 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4800) {
+      const unsigned int v4803 = 64u + v11068;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4805 = v11 + v4794;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4806 = v4805 * v1;
+      const unsigned int v4807 = v4806 + v26;
+      const unsigned int v4808 = v4807 << 8u;
+      const unsigned int v4809 = v4808 + v4803;
+      const iron_bf16 v4810 = iron_f32_to_bf16(v4797);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4811 = iron_f32_to_bf16(v4799);
+      *reinterpret_cast<iron_bf16x2*>(out + v4809) = iron_bf16x2{{v4810, v4811}};
+    }
+    const unsigned int v4813 = v46 + v11079;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4814 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4815 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4816 = v4815 * v4814;
+    const float v4817 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4818 = v4817 * v4814;
+    const bool v4819 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4819) {
+      const unsigned int v4822 = 128u + v11078;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4824 = v11 + v4813;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4825 = v4824 * v1;
+      const unsigned int v4826 = v4825 + v26;
+      const unsigned int v4827 = v4826 << 8u;
+      const unsigned int v4828 = v4827 + v4822;
+      const iron_bf16 v4829 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4830 = iron_f32_to_bf16(v4818);
+      *reinterpret_cast<iron_bf16x2*>(out + v4828) = iron_bf16x2{{v4829, v4830}};
+    }
+    const unsigned int v4832 = v46 + v11089;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4833 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4834 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4835 = v4834 * v4833;
+    const float v4836 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4837 = v4836 * v4833;
+    const bool v4838 = v4832 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4838) {
+      const unsigned int v4841 = 128u + v11088;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4843 = v11 + v4832;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4844 = v4843 * v1;
+      const unsigned int v4845 = v4844 + v26;
+      const unsigned int v4846 = v4845 << 8u;
+      const unsigned int v4847 = v4846 + v4841;
+      const iron_bf16 v4848 = iron_f32_to_bf16(v4835);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4849 = iron_f32_to_bf16(v4837);
+      *reinterpret_cast<iron_bf16x2*>(out + v4847) = iron_bf16x2{{v4848, v4849}};
+    }
+    const unsigned int v4851 = v46 + v11099;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4852 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4853 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4854 = v4853 * v4852;
+    const float v4855 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4856 = v4855 * v4852;
+    const bool v4857 = v4851 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4857) {
+      const unsigned int v4860 = 128u + v11098;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4862 = v11 + v4851;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4863 = v4862 * v1;
+      const unsigned int v4864 = v4863 + v26;
+      const unsigned int v4865 = v4864 << 8u;
+      const unsigned int v4866 = v4865 + v4860;
+      const iron_bf16 v4867 = iron_f32_to_bf16(v4854);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4868 = iron_f32_to_bf16(v4856);
+      *reinterpret_cast<iron_bf16x2*>(out + v4866) = iron_bf16x2{{v4867, v4868}};
+    }
+    const unsigned int v4870 = v46 + v11109;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4871 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4872 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4873 = v4872 * v4871;
+    const float v4874 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4875 = v4874 * v4871;
+    const bool v4876 = v4870 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4876) {
+      const unsigned int v4879 = 128u + v11108;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4881 = v11 + v4870;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4882 = v4881 * v1;
+      const unsigned int v4883 = v4882 + v26;
+      const unsigned int v4884 = v4883 << 8u;
+      const unsigned int v4885 = v4884 + v4879;
+      const iron_bf16 v4886 = iron_f32_to_bf16(v4873);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4887 = iron_f32_to_bf16(v4875);
+      *reinterpret_cast<iron_bf16x2*>(out + v4885) = iron_bf16x2{{v4886, v4887}};
+    }
+    const unsigned int v4889 = v46 + v11119;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4890 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4891 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4892 = v4891 * v4890;
+    const float v4893 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4894 = v4893 * v4890;
+    const bool v4895 = v4889 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4895) {
+      const unsigned int v4898 = 128u + v11118;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4900 = v11 + v4889;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4901 = v4900 * v1;
+      const unsigned int v4902 = v4901 + v26;
+      const unsigned int v4903 = v4902 << 8u;
+      const unsigned int v4904 = v4903 + v4898;
+      const iron_bf16 v4905 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4906 = iron_f32_to_bf16(v4894);
+      *reinterpret_cast<iron_bf16x2*>(out + v4904) = iron_bf16x2{{v4905, v4906}};
+    }
+    const unsigned int v4908 = v46 + v11129;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4909 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4910 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4911 = v4910 * v4909;
+    const float v4912 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4913 = v4912 * v4909;
+    const bool v4914 = v4908 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4914) {
+      const unsigned int v4917 = 128u + v11128;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4919 = v11 + v4908;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v26;
+      const unsigned int v4922 = v4921 << 8u;
+      const unsigned int v4923 = v4922 + v4917;
+      const iron_bf16 v4924 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4925 = iron_f32_to_bf16(v4913);
+      *reinterpret_cast<iron_bf16x2*>(out + v4923) = iron_bf16x2{{v4924, v4925}};
+    }
+    const unsigned int v4927 = v46 + v11139;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4928 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4929 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4930 = v4929 * v4928;
+    const float v4931 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4932 = v4931 * v4928;
+    const bool v4933 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4933) {
+      const unsigned int v4936 = 128u + v11138;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4938 = v11 + v4927;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4939 = v4938 * v1;
+      const unsigned int v4940 = v4939 + v26;
+      const unsigned int v4941 = v4940 << 8u;
+      const unsigned int v4942 = v4941 + v4936;
+      const iron_bf16 v4943 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4944 = iron_f32_to_bf16(v4932);
+      *reinterpret_cast<iron_bf16x2*>(out + v4942) = iron_bf16x2{{v4943, v4944}};
+    }
+    const unsigned int v4946 = v46 + v11149;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4947 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4948 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4949 = v4948 * v4947;
+    const float v4950 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4951 = v4950 * v4947;
+    const bool v4952 = v4946 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4952) {
+      const unsigned int v4955 = 128u + v11148;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4957 = v11 + v4946;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4958 = v4957 * v1;
+      const unsigned int v4959 = v4958 + v26;
+      const unsigned int v4960 = v4959 << 8u;
+      const unsigned int v4961 = v4960 + v4955;
+      const iron_bf16 v4962 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4951);
+      *reinterpret_cast<iron_bf16x2*>(out + v4961) = iron_bf16x2{{v4962, v4963}};
+    }
+    const unsigned int v4965 = v46 + v11159;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4966 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4967 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4968 = v4967 * v4966;
+    const float v4969 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4970 = v4969 * v4966;
+    const bool v4971 = v4965 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4971) {
+      const unsigned int v4974 = 128u + v11158;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4976 = v11 + v4965;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4977 = v4976 * v1;
+      const unsigned int v4978 = v4977 + v26;
+      const unsigned int v4979 = v4978 << 8u;
+      const unsigned int v4980 = v4979 + v4974;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4982 = iron_f32_to_bf16(v4970);
+      *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4981, v4982}};
+    }
+    const unsigned int v4984 = v46 + v11169;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4985 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4986 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4987 = v4986 * v4985;
+    const float v4988 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4989 = v4988 * v4985;
+    const bool v4990 = v4984 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4990) {
+      const unsigned int v4993 = 128u + v11168;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v4995 = v11 + v4984;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4996 = v4995 * v1;
+      const unsigned int v4997 = v4996 + v26;
+      const unsigned int v4998 = v4997 << 8u;
+      const unsigned int v4999 = v4998 + v4993;
+      const iron_bf16 v5000 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5001 = iron_f32_to_bf16(v4989);
+      *reinterpret_cast<iron_bf16x2*>(out + v4999) = iron_bf16x2{{v5000, v5001}};
+    }
+    const unsigned int v5003 = v46 + v11179;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5004 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5005 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5006 = v5005 * v5004;
+    const float v5007 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5008 = v5007 * v5004;
+    const bool v5009 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5009) {
+      const unsigned int v5012 = 128u + v11178;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5014 = v11 + v5003;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5015 = v5014 * v1;
+      const unsigned int v5016 = v5015 + v26;
+      const unsigned int v5017 = v5016 << 8u;
+      const unsigned int v5018 = v5017 + v5012;
+      const iron_bf16 v5019 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5020 = iron_f32_to_bf16(v5008);
+      *reinterpret_cast<iron_bf16x2*>(out + v5018) = iron_bf16x2{{v5019, v5020}};
+    }
+    const unsigned int v5022 = v46 + v11189;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5023 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5024 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5025 = v5024 * v5023;
+    const float v5026 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5027 = v5026 * v5023;
+    const bool v5028 = v5022 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5028) {
+      const unsigned int v5031 = 128u + v11188;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5033 = v11 + v5022;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5034 = v5033 * v1;
+      const unsigned int v5035 = v5034 + v26;
+      const unsigned int v5036 = v5035 << 8u;
+      const unsigned int v5037 = v5036 + v5031;
+      const iron_bf16 v5038 = iron_f32_to_bf16(v5025);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5039 = iron_f32_to_bf16(v5027);
+      *reinterpret_cast<iron_bf16x2*>(out + v5037) = iron_bf16x2{{v5038, v5039}};
+    }
+    const unsigned int v5041 = v46 + v11199;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5042 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5043 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5044 = v5043 * v5042;
+    const float v5045 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5046 = v5045 * v5042;
+    const bool v5047 = v5041 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5047) {
+      const unsigned int v5050 = 128u + v11198;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5052 = v11 + v5041;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5053 = v5052 * v1;
+      const unsigned int v5054 = v5053 + v26;
+      const unsigned int v5055 = v5054 << 8u;
+      const unsigned int v5056 = v5055 + v5050;
+      const iron_bf16 v5057 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5058 = iron_f32_to_bf16(v5046);
+      *reinterpret_cast<iron_bf16x2*>(out + v5056) = iron_bf16x2{{v5057, v5058}};
+    }
+    const unsigned int v5060 = v46 + v11209;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5061 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5062 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5063 = v5062 * v5061;
+    const float v5064 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5065 = v5064 * v5061;
+    const bool v5066 = v5060 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5066) {
+      const unsigned int v5069 = 128u + v11208;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5071 = v11 + v5060;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5072 = v5071 * v1;
+      const unsigned int v5073 = v5072 + v26;
+      const unsigned int v5074 = v5073 << 8u;
+      const unsigned int v5075 = v5074 + v5069;
+      const iron_bf16 v5076 = iron_f32_to_bf16(v5063);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5077 = iron_f32_to_bf16(v5065);
+      *reinterpret_cast<iron_bf16x2*>(out + v5075) = iron_bf16x2{{v5076, v5077}};
+    }
+    const unsigned int v5079 = v46 + v11219;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5080 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5081 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5082 = v5081 * v5080;
+    const float v5083 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5084 = v5083 * v5080;
+    const bool v5085 = v5079 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5085) {
+      const unsigned int v5088 = 128u + v11218;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5090 = v11 + v5079;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5091 = v5090 * v1;
+      const unsigned int v5092 = v5091 + v26;
+      const unsigned int v5093 = v5092 << 8u;
+      const unsigned int v5094 = v5093 + v5088;
+      const iron_bf16 v5095 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5096 = iron_f32_to_bf16(v5084);
+      *reinterpret_cast<iron_bf16x2*>(out + v5094) = iron_bf16x2{{v5095, v5096}};
+    }
+    const unsigned int v5098 = v46 + v11229;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5099 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5100 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5101 = v5100 * v5099;
+    const float v5102 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5103 = v5102 * v5099;
+    const bool v5104 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5104) {
+      const unsigned int v5107 = 128u + v11228;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5109 = v11 + v5098;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v26;
+      const unsigned int v5112 = v5111 << 8u;
+      const unsigned int v5113 = v5112 + v5107;
+      const iron_bf16 v5114 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5115 = iron_f32_to_bf16(v5103);
+      *reinterpret_cast<iron_bf16x2*>(out + v5113) = iron_bf16x2{{v5114, v5115}};
+    }
+    const unsigned int v5117 = v46 + v11239;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5118 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5119 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5120 = v5119 * v5118;
+    const float v5121 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5122 = v5121 * v5118;
+    const bool v5123 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5123) {
+      const unsigned int v5126 = 192u + v11238;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5128 = v11 + v5117;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5129 = v5128 * v1;
+      const unsigned int v5130 = v5129 + v26;
+      const unsigned int v5131 = v5130 << 8u;
+      const unsigned int v5132 = v5131 + v5126;
+      const iron_bf16 v5133 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5134 = iron_f32_to_bf16(v5122);
+      *reinterpret_cast<iron_bf16x2*>(out + v5132) = iron_bf16x2{{v5133, v5134}};
+    }
+    const unsigned int v5136 = v46 + v11249;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5137 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5138 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5139 = v5138 * v5137;
+    const float v5140 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5141 = v5140 * v5137;
+    const bool v5142 = v5136 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5142) {
+      const unsigned int v5145 = 192u + v11248;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5147 = v11 + v5136;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5148 = v5147 * v1;
+      const unsigned int v5149 = v5148 + v26;
+      const unsigned int v5150 = v5149 << 8u;
+      const unsigned int v5151 = v5150 + v5145;
+      const iron_bf16 v5152 = iron_f32_to_bf16(v5139);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5153 = iron_f32_to_bf16(v5141);
+      *reinterpret_cast<iron_bf16x2*>(out + v5151) = iron_bf16x2{{v5152, v5153}};
+    }
+    const unsigned int v5155 = v46 + v11259;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5156 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5157 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5158 = v5157 * v5156;
+    const float v5159 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5160 = v5159 * v5156;
+    const bool v5161 = v5155 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5161) {
+      const unsigned int v5164 = 192u + v11258;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5166 = v11 + v5155;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5167 = v5166 * v1;
+      const unsigned int v5168 = v5167 + v26;
+      const unsigned int v5169 = v5168 << 8u;
+      const unsigned int v5170 = v5169 + v5164;
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5158);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5172 = iron_f32_to_bf16(v5160);
+      *reinterpret_cast<iron_bf16x2*>(out + v5170) = iron_bf16x2{{v5171, v5172}};
+    }
+    const unsigned int v5174 = v46 + v11269;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5175 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5176 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5177 = v5176 * v5175;
+    const float v5178 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5179 = v5178 * v5175;
+    const bool v5180 = v5174 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5180) {
+      const unsigned int v5183 = 192u + v11268;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5185 = v11 + v5174;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5186 = v5185 * v1;
+      const unsigned int v5187 = v5186 + v26;
+      const unsigned int v5188 = v5187 << 8u;
+      const unsigned int v5189 = v5188 + v5183;
+      const iron_bf16 v5190 = iron_f32_to_bf16(v5177);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5191 = iron_f32_to_bf16(v5179);
+      *reinterpret_cast<iron_bf16x2*>(out + v5189) = iron_bf16x2{{v5190, v5191}};
+    }
+    const unsigned int v5193 = v46 + v11279;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5194 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5195 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5196 = v5195 * v5194;
+    const float v5197 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5198 = v5197 * v5194;
+    const bool v5199 = v5193 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5199) {
+      const unsigned int v5202 = 192u + v11278;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5204 = v11 + v5193;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v26;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v5202;
+      const iron_bf16 v5209 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5210 = iron_f32_to_bf16(v5198);
+      *reinterpret_cast<iron_bf16x2*>(out + v5208) = iron_bf16x2{{v5209, v5210}};
+    }
+    const unsigned int v5212 = v46 + v11289;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5213 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5214 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5215 = v5214 * v5213;
+    const float v5216 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5217 = v5216 * v5213;
+    const bool v5218 = v5212 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5218) {
+      const unsigned int v5221 = 192u + v11288;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5223 = v11 + v5212;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5224 = v5223 * v1;
+      const unsigned int v5225 = v5224 + v26;
+      const unsigned int v5226 = v5225 << 8u;
+      const unsigned int v5227 = v5226 + v5221;
+      const iron_bf16 v5228 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5229 = iron_f32_to_bf16(v5217);
+      *reinterpret_cast<iron_bf16x2*>(out + v5227) = iron_bf16x2{{v5228, v5229}};
+    }
+    const unsigned int v5231 = v46 + v11299;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5232 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5233 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5234 = v5233 * v5232;
+    const float v5235 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5236 = v5235 * v5232;
+    const bool v5237 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5237) {
+      const unsigned int v5240 = 192u + v11298;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5242 = v11 + v5231;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5243 = v5242 * v1;
+      const unsigned int v5244 = v5243 + v26;
+      const unsigned int v5245 = v5244 << 8u;
+      const unsigned int v5246 = v5245 + v5240;
+      const iron_bf16 v5247 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5248 = iron_f32_to_bf16(v5236);
+      *reinterpret_cast<iron_bf16x2*>(out + v5246) = iron_bf16x2{{v5247, v5248}};
+    }
+    const unsigned int v5250 = v46 + v11309;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5251 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5252 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5253 = v5252 * v5251;
+    const float v5254 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5255 = v5254 * v5251;
+    const bool v5256 = v5250 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5256) {
+      const unsigned int v5259 = 192u + v11308;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5261 = v11 + v5250;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5262 = v5261 * v1;
+      const unsigned int v5263 = v5262 + v26;
+      const unsigned int v5264 = v5263 << 8u;
+      const unsigned int v5265 = v5264 + v5259;
+      const iron_bf16 v5266 = iron_f32_to_bf16(v5253);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5255);
+      *reinterpret_cast<iron_bf16x2*>(out + v5265) = iron_bf16x2{{v5266, v5267}};
+    }
+    const unsigned int v5269 = v46 + v11319;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5270 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5271 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5272 = v5271 * v5270;
+    const float v5273 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5274 = v5273 * v5270;
+    const bool v5275 = v5269 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5275) {
+      const unsigned int v5278 = 192u + v11318;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5280 = v11 + v5269;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5281 = v5280 * v1;
+      const unsigned int v5282 = v5281 + v26;
+      const unsigned int v5283 = v5282 << 8u;
+      const unsigned int v5284 = v5283 + v5278;
+      const iron_bf16 v5285 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5286 = iron_f32_to_bf16(v5274);
+      *reinterpret_cast<iron_bf16x2*>(out + v5284) = iron_bf16x2{{v5285, v5286}};
+    }
+    const unsigned int v5288 = v46 + v11329;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5289 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5290 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5291 = v5290 * v5289;
+    const float v5292 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5293 = v5292 * v5289;
+    const bool v5294 = v5288 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5294) {
+      const unsigned int v5297 = 192u + v11328;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5299 = v11 + v5288;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5300 = v5299 * v1;
+      const unsigned int v5301 = v5300 + v26;
+      const unsigned int v5302 = v5301 << 8u;
+      const unsigned int v5303 = v5302 + v5297;
+      const iron_bf16 v5304 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5305 = iron_f32_to_bf16(v5293);
+      *reinterpret_cast<iron_bf16x2*>(out + v5303) = iron_bf16x2{{v5304, v5305}};
+    }
+    const unsigned int v5307 = v46 + v11339;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5308 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5309 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5310 = v5309 * v5308;
+    const float v5311 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5312 = v5311 * v5308;
+    const bool v5313 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5313) {
+      const unsigned int v5316 = 192u + v11338;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5318 = v11 + v5307;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5319 = v5318 * v1;
+      const unsigned int v5320 = v5319 + v26;
+      const unsigned int v5321 = v5320 << 8u;
+      const unsigned int v5322 = v5321 + v5316;
+      const iron_bf16 v5323 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5324 = iron_f32_to_bf16(v5312);
+      *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5323, v5324}};
+    }
+    const unsigned int v5326 = v46 + v11349;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5327 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5328 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5329 = v5328 * v5327;
+    const float v5330 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5331 = v5330 * v5327;
+    const bool v5332 = v5326 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5332) {
+      const unsigned int v5335 = 192u + v11348;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5337 = v11 + v5326;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5338 = v5337 * v1;
+      const unsigned int v5339 = v5338 + v26;
+      const unsigned int v5340 = v5339 << 8u;
+      const unsigned int v5341 = v5340 + v5335;
+      const iron_bf16 v5342 = iron_f32_to_bf16(v5329);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5343 = iron_f32_to_bf16(v5331);
+      *reinterpret_cast<iron_bf16x2*>(out + v5341) = iron_bf16x2{{v5342, v5343}};
+    }
+    const unsigned int v5345 = v46 + v11359;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5346 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5347 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5348 = v5347 * v5346;
+    const float v5349 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5350 = v5349 * v5346;
+    const bool v5351 = v5345 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5351) {
+      const unsigned int v5354 = 192u + v11358;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5356 = v11 + v5345;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5357 = v5356 * v1;
+      const unsigned int v5358 = v5357 + v26;
+      const unsigned int v5359 = v5358 << 8u;
+      const unsigned int v5360 = v5359 + v5354;
+      const iron_bf16 v5361 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5362 = iron_f32_to_bf16(v5350);
+      *reinterpret_cast<iron_bf16x2*>(out + v5360) = iron_bf16x2{{v5361, v5362}};
+    }
+    const unsigned int v5364 = v46 + v11369;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5365 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5366 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5367 = v5366 * v5365;
+    const float v5368 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5369 = v5368 * v5365;
+    const bool v5370 = v5364 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5370) {
+      const unsigned int v5373 = 192u + v11368;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5375 = v11 + v5364;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5376 = v5375 * v1;
+      const unsigned int v5377 = v5376 + v26;
+      const unsigned int v5378 = v5377 << 8u;
+      const unsigned int v5379 = v5378 + v5373;
+      const iron_bf16 v5380 = iron_f32_to_bf16(v5367);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5381 = iron_f32_to_bf16(v5369);
+      *reinterpret_cast<iron_bf16x2*>(out + v5379) = iron_bf16x2{{v5380, v5381}};
+    }
+    const unsigned int v5383 = v46 + v11379;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5384 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5385 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5386 = v5385 * v5384;
+    const float v5387 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5388 = v5387 * v5384;
+    const bool v5389 = v5383 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5389) {
+      const unsigned int v5392 = 192u + v11378;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5394 = v11 + v5383;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5395 = v5394 * v1;
+      const unsigned int v5396 = v5395 + v26;
+      const unsigned int v5397 = v5396 << 8u;
+      const unsigned int v5398 = v5397 + v5392;
+      const iron_bf16 v5399 = iron_f32_to_bf16(v5386);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5400 = iron_f32_to_bf16(v5388);
+      *reinterpret_cast<iron_bf16x2*>(out + v5398) = iron_bf16x2{{v5399, v5400}};
+    }
+    const unsigned int v5402 = v46 + v11389;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5403 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5404 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5405 = v5404 * v5403;
+    const float v5406 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5407 = v5406 * v5403;
+    const bool v5408 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5408) {
+      const unsigned int v5411 = 192u + v11388;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5413 = v11 + v5402;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5414 = v5413 * v1;
+      const unsigned int v5415 = v5414 + v26;
+      const unsigned int v5416 = v5415 << 8u;
+      const unsigned int v5417 = v5416 + v5411;
+      const iron_bf16 v5418 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5419 = iron_f32_to_bf16(v5407);
+      *reinterpret_cast<iron_bf16x2*>(out + v5417) = iron_bf16x2{{v5418, v5419}};
+    }
+    const unsigned int v7469 = v46 + v4098;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7473 = log2f(v4154);  // kernels/sdpa/flash_tile.hpp:310
+    const float v7474 = v7473 + v4100;
+    const float v7475 = v7474 * 0.6931472f;
+    const bool v7478 = v4097 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v7479 = v7469 < v18;
+    const bool v7480 = v7478 && v7479;
+    if (v7480) {
+      const unsigned int v7481 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v7482 = v7481 + v11;
+      const unsigned int v7483 = v7482 + v7469;
+      lse[v7483] = v7475;
+    }
+    const unsigned int v7485 = v46 + v4111;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7489 = log2f(v4167);  // kernels/sdpa/flash_tile.hpp:310
+    const float v7490 = v7489 + v4113;
+    const float v7491 = v7490 * 0.6931472f;
+    const bool v7494 = v4110 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v7495 = v7485 < v18;
+    const bool v7496 = v7494 && v7495;
+    if (v7496) {
+      const unsigned int v7497 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v7498 = v7497 + v11;
+      const unsigned int v7499 = v7498 + v7485;
+      lse[v7499] = v7491;
+    }
+    const unsigned int v7501 = v46 + v4124;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7505 = log2f(v4180);  // kernels/sdpa/flash_tile.hpp:310
+    const float v7506 = v7505 + v4126;
+    const float v7507 = v7506 * 0.6931472f;
+    const bool v7510 = v4123 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v7511 = v7501 < v18;
+    const bool v7512 = v7510 && v7511;
+    if (v7512) {
+      const unsigned int v7513 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v7514 = v7513 + v11;
+      const unsigned int v7515 = v7514 + v7501;
+      lse[v7515] = v7507;
+    }
+    const unsigned int v7517 = v46 + v4137;  // kernels/sdpa/flash_tile.hpp:309
+    const float v7521 = log2f(v4193);  // kernels/sdpa/flash_tile.hpp:310
+    const float v7522 = v7521 + v4139;
+    const float v7523 = v7522 * 0.6931472f;
+    const bool v7526 = v4136 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v7527 = v7517 < v18;
+    const bool v7528 = v7526 && v7527;
+    if (v7528) {
+      const unsigned int v7529 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v7530 = v7529 + v11;
+      const unsigned int v7531 = v7530 + v7517;
+      lse[v7531] = v7523;
     }
   }
 }

@@ -584,4855 +584,4855 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     iron_frag<float, 2, 16, 64> v364;
     iron_frag_fill(v364, 0.0f);
 
-    for (unsigned int v7272 = v42; v7272 < 1u; v7272 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v7273 = v7272 << 7u;
-      const unsigned int v7274 = v354 + v7273;
-      const bool v7275 = v7274 < v341;
-      if (v7275) {
+    for (unsigned int v7278 = v42; v7278 < 1u; v7278 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
+      const unsigned int v7279 = v7278 << 7u;
+      const unsigned int v7280 = v354 + v7279;
+      const bool v7281 = v7280 < v341;
+      if (v7281) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v7277 = v7272 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v7287 = v7274 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7288 = v7287 < v35;
-          const unsigned int v7291 = v7288 ? v7287 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7293 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7294 = v7291 & v7293;
-          const unsigned int v7295 = v7291 >> (v41 & 31);
-          const unsigned int v7296 = v32 + v7295;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7297 = block_table[v7296];
-          const unsigned int v7299 = v7297 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7300 = v7299 + v30;
-          const unsigned int v7301 = v7300 * v6;
-          const unsigned int v7302 = v7301 + v7294;
-          const unsigned int v7303 = v7302 << 7u;
-          const unsigned int v7304 = v7303 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7313 = v7277 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7314 = v7313 + v81;
-          const unsigned int v7315 = v7314 + v79;
-          iron_copy_async<16>(shm1 + (v7315 ^ (((v7315 >> 6u) & 7u) << 3u)), k_pages + v7304, v7288);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7325 = v7274 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7326 = v7325 < v35;
-          const unsigned int v7329 = v7326 ? v7325 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7332 = v7329 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7333 = v7329 >> (v41 & 31);
-          const unsigned int v7334 = v32 + v7333;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7335 = block_table[v7334];
-          const unsigned int v7337 = v7335 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7338 = v7337 + v30;
-          const unsigned int v7339 = v7338 * v6;
-          const unsigned int v7340 = v7339 + v7332;
-          const unsigned int v7341 = v7340 << 7u;
-          const unsigned int v7342 = v7341 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7351 = v7277 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7352 = v7351 + v112;
-          const unsigned int v7353 = v7352 + v110;
-          iron_copy_async<16>(shm1 + (v7353 ^ (((v7353 >> 6u) & 7u) << 3u)), k_pages + v7342, v7326);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7363 = v7274 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7364 = v7363 < v35;
-          const unsigned int v7367 = v7364 ? v7363 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7370 = v7367 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7371 = v7367 >> (v41 & 31);
-          const unsigned int v7372 = v32 + v7371;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7373 = block_table[v7372];
-          const unsigned int v7375 = v7373 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7376 = v7375 + v30;
-          const unsigned int v7377 = v7376 * v6;
-          const unsigned int v7378 = v7377 + v7370;
-          const unsigned int v7379 = v7378 << 7u;
-          const unsigned int v7380 = v7379 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7389 = v7277 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7390 = v7389 + v143;
-          const unsigned int v7391 = v7390 + v141;
-          iron_copy_async<16>(shm1 + (v7391 ^ (((v7391 >> 6u) & 7u) << 3u)), k_pages + v7380, v7364);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7401 = v7274 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7402 = v7401 < v35;
-          const unsigned int v7405 = v7402 ? v7401 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7408 = v7405 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7409 = v7405 >> (v41 & 31);
-          const unsigned int v7410 = v32 + v7409;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7411 = block_table[v7410];
-          const unsigned int v7413 = v7411 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7414 = v7413 + v30;
-          const unsigned int v7415 = v7414 * v6;
-          const unsigned int v7416 = v7415 + v7408;
-          const unsigned int v7417 = v7416 << 7u;
-          const unsigned int v7418 = v7417 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7427 = v7277 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7428 = v7427 + v174;
-          const unsigned int v7429 = v7428 + v172;
-          iron_copy_async<16>(shm1 + (v7429 ^ (((v7429 >> 6u) & 7u) << 3u)), k_pages + v7418, v7402);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7439 = v7274 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7440 = v7439 < v35;
-          const unsigned int v7443 = v7440 ? v7439 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7446 = v7443 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7447 = v7443 >> (v41 & 31);
-          const unsigned int v7448 = v32 + v7447;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7449 = block_table[v7448];
-          const unsigned int v7451 = v7449 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7452 = v7451 + v30;
-          const unsigned int v7453 = v7452 * v6;
-          const unsigned int v7454 = v7453 + v7446;
-          const unsigned int v7455 = v7454 << 7u;
-          const unsigned int v7456 = v7455 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7465 = v7277 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7466 = v7465 + v205;
-          const unsigned int v7467 = v7466 + v203;
-          iron_copy_async<16>(shm1 + (v7467 ^ (((v7467 >> 6u) & 7u) << 3u)), k_pages + v7456, v7440);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7477 = v7274 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7478 = v7477 < v35;
-          const unsigned int v7481 = v7478 ? v7477 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7484 = v7481 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7485 = v7481 >> (v41 & 31);
-          const unsigned int v7486 = v32 + v7485;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7487 = block_table[v7486];
-          const unsigned int v7489 = v7487 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7490 = v7489 + v30;
-          const unsigned int v7491 = v7490 * v6;
-          const unsigned int v7492 = v7491 + v7484;
-          const unsigned int v7493 = v7492 << 7u;
-          const unsigned int v7494 = v7493 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7503 = v7277 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7504 = v7503 + v236;
-          const unsigned int v7505 = v7504 + v234;
-          iron_copy_async<16>(shm1 + (v7505 ^ (((v7505 >> 6u) & 7u) << 3u)), k_pages + v7494, v7478);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7515 = v7274 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7516 = v7515 < v35;
-          const unsigned int v7519 = v7516 ? v7515 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7522 = v7519 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7523 = v7519 >> (v41 & 31);
-          const unsigned int v7524 = v32 + v7523;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7525 = block_table[v7524];
-          const unsigned int v7527 = v7525 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7528 = v7527 + v30;
-          const unsigned int v7529 = v7528 * v6;
-          const unsigned int v7530 = v7529 + v7522;
-          const unsigned int v7531 = v7530 << 7u;
-          const unsigned int v7532 = v7531 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7541 = v7277 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7542 = v7541 + v267;
-          const unsigned int v7543 = v7542 + v265;
-          iron_copy_async<16>(shm1 + (v7543 ^ (((v7543 >> 6u) & 7u) << 3u)), k_pages + v7532, v7516);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7553 = v7274 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7554 = v7553 < v35;
-          const unsigned int v7557 = v7554 ? v7553 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7560 = v7557 & v7293;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7561 = v7557 >> (v41 & 31);
-          const unsigned int v7562 = v32 + v7561;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7563 = block_table[v7562];
-          const unsigned int v7565 = v7563 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7566 = v7565 + v30;
-          const unsigned int v7567 = v7566 * v6;
-          const unsigned int v7568 = v7567 + v7560;
-          const unsigned int v7569 = v7568 << 7u;
-          const unsigned int v7570 = v7569 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7579 = v7277 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7580 = v7579 + v298;
-          const unsigned int v7581 = v7580 + v296;
-          iron_copy_async<16>(shm1 + (v7581 ^ (((v7581 >> 6u) & 7u) << 3u)), k_pages + v7570, v7554);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7603 = block_table[v7296];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7605 = v7603 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7606 = v7605 + v30;
-          const unsigned int v7607 = v7606 * v6;
-          const unsigned int v7608 = v7607 + v7294;
-          const unsigned int v7609 = v7608 << 7u;
-          const unsigned int v7610 = v7609 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7315 ^ (((v7315 >> 6u) & 7u) << 3u)), v_pages + v7610, v7288);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7641 = block_table[v7334];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7643 = v7641 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7644 = v7643 + v30;
-          const unsigned int v7645 = v7644 * v6;
-          const unsigned int v7646 = v7645 + v7332;
-          const unsigned int v7647 = v7646 << 7u;
-          const unsigned int v7648 = v7647 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7353 ^ (((v7353 >> 6u) & 7u) << 3u)), v_pages + v7648, v7326);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7679 = block_table[v7372];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7681 = v7679 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7682 = v7681 + v30;
-          const unsigned int v7683 = v7682 * v6;
-          const unsigned int v7684 = v7683 + v7370;
-          const unsigned int v7685 = v7684 << 7u;
-          const unsigned int v7686 = v7685 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7391 ^ (((v7391 >> 6u) & 7u) << 3u)), v_pages + v7686, v7364);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7717 = block_table[v7410];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7719 = v7717 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7720 = v7719 + v30;
-          const unsigned int v7721 = v7720 * v6;
-          const unsigned int v7722 = v7721 + v7408;
-          const unsigned int v7723 = v7722 << 7u;
-          const unsigned int v7724 = v7723 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7429 ^ (((v7429 >> 6u) & 7u) << 3u)), v_pages + v7724, v7402);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7755 = block_table[v7448];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7757 = v7755 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7758 = v7757 + v30;
-          const unsigned int v7759 = v7758 * v6;
-          const unsigned int v7760 = v7759 + v7446;
-          const unsigned int v7761 = v7760 << 7u;
-          const unsigned int v7762 = v7761 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7467 ^ (((v7467 >> 6u) & 7u) << 3u)), v_pages + v7762, v7440);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7793 = block_table[v7486];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7795 = v7793 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7796 = v7795 + v30;
-          const unsigned int v7797 = v7796 * v6;
-          const unsigned int v7798 = v7797 + v7484;
-          const unsigned int v7799 = v7798 << 7u;
-          const unsigned int v7800 = v7799 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7505 ^ (((v7505 >> 6u) & 7u) << 3u)), v_pages + v7800, v7478);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7831 = block_table[v7524];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7833 = v7831 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7834 = v7833 + v30;
-          const unsigned int v7835 = v7834 * v6;
-          const unsigned int v7836 = v7835 + v7522;
-          const unsigned int v7837 = v7836 << 7u;
-          const unsigned int v7838 = v7837 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7543 ^ (((v7543 >> 6u) & 7u) << 3u)), v_pages + v7838, v7516);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7869 = block_table[v7562];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7871 = v7869 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7872 = v7871 + v30;
-          const unsigned int v7873 = v7872 * v6;
-          const unsigned int v7874 = v7873 + v7560;
-          const unsigned int v7875 = v7874 << 7u;
-          const unsigned int v7876 = v7875 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7581 ^ (((v7581 >> 6u) & 7u) << 3u)), v_pages + v7876, v7554);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7283 = v7278 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v7293 = v7280 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7294 = v7293 < v35;
+          const unsigned int v7297 = v7294 ? v7293 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7299 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7300 = v7297 & v7299;
+          const unsigned int v7301 = v7297 >> (v41 & 31);
+          const unsigned int v7302 = v32 + v7301;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7303 = block_table[v7302];
+          const unsigned int v7305 = v7303 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7306 = v7305 + v30;
+          const unsigned int v7307 = v7306 * v6;
+          const unsigned int v7308 = v7307 + v7300;
+          const unsigned int v7309 = v7308 << 7u;
+          const unsigned int v7310 = v7309 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7319 = v7283 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7320 = v7319 + v81;
+          const unsigned int v7321 = v7320 + v79;
+          iron_copy_async<16>(shm1 + (v7321 ^ (((v7321 >> 6u) & 7u) << 3u)), k_pages + v7310, v7294);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7331 = v7280 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7332 = v7331 < v35;
+          const unsigned int v7335 = v7332 ? v7331 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7338 = v7335 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7339 = v7335 >> (v41 & 31);
+          const unsigned int v7340 = v32 + v7339;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7341 = block_table[v7340];
+          const unsigned int v7343 = v7341 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7344 = v7343 + v30;
+          const unsigned int v7345 = v7344 * v6;
+          const unsigned int v7346 = v7345 + v7338;
+          const unsigned int v7347 = v7346 << 7u;
+          const unsigned int v7348 = v7347 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7357 = v7283 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7358 = v7357 + v112;
+          const unsigned int v7359 = v7358 + v110;
+          iron_copy_async<16>(shm1 + (v7359 ^ (((v7359 >> 6u) & 7u) << 3u)), k_pages + v7348, v7332);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7369 = v7280 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7370 = v7369 < v35;
+          const unsigned int v7373 = v7370 ? v7369 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7376 = v7373 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7377 = v7373 >> (v41 & 31);
+          const unsigned int v7378 = v32 + v7377;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7379 = block_table[v7378];
+          const unsigned int v7381 = v7379 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7382 = v7381 + v30;
+          const unsigned int v7383 = v7382 * v6;
+          const unsigned int v7384 = v7383 + v7376;
+          const unsigned int v7385 = v7384 << 7u;
+          const unsigned int v7386 = v7385 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7395 = v7283 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7396 = v7395 + v143;
+          const unsigned int v7397 = v7396 + v141;
+          iron_copy_async<16>(shm1 + (v7397 ^ (((v7397 >> 6u) & 7u) << 3u)), k_pages + v7386, v7370);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7407 = v7280 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7408 = v7407 < v35;
+          const unsigned int v7411 = v7408 ? v7407 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7414 = v7411 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7415 = v7411 >> (v41 & 31);
+          const unsigned int v7416 = v32 + v7415;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7417 = block_table[v7416];
+          const unsigned int v7419 = v7417 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7420 = v7419 + v30;
+          const unsigned int v7421 = v7420 * v6;
+          const unsigned int v7422 = v7421 + v7414;
+          const unsigned int v7423 = v7422 << 7u;
+          const unsigned int v7424 = v7423 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7433 = v7283 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7434 = v7433 + v174;
+          const unsigned int v7435 = v7434 + v172;
+          iron_copy_async<16>(shm1 + (v7435 ^ (((v7435 >> 6u) & 7u) << 3u)), k_pages + v7424, v7408);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7445 = v7280 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7446 = v7445 < v35;
+          const unsigned int v7449 = v7446 ? v7445 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7452 = v7449 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7453 = v7449 >> (v41 & 31);
+          const unsigned int v7454 = v32 + v7453;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7455 = block_table[v7454];
+          const unsigned int v7457 = v7455 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7458 = v7457 + v30;
+          const unsigned int v7459 = v7458 * v6;
+          const unsigned int v7460 = v7459 + v7452;
+          const unsigned int v7461 = v7460 << 7u;
+          const unsigned int v7462 = v7461 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7471 = v7283 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7472 = v7471 + v205;
+          const unsigned int v7473 = v7472 + v203;
+          iron_copy_async<16>(shm1 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), k_pages + v7462, v7446);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7483 = v7280 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7484 = v7483 < v35;
+          const unsigned int v7487 = v7484 ? v7483 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7490 = v7487 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7491 = v7487 >> (v41 & 31);
+          const unsigned int v7492 = v32 + v7491;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7493 = block_table[v7492];
+          const unsigned int v7495 = v7493 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7496 = v7495 + v30;
+          const unsigned int v7497 = v7496 * v6;
+          const unsigned int v7498 = v7497 + v7490;
+          const unsigned int v7499 = v7498 << 7u;
+          const unsigned int v7500 = v7499 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7509 = v7283 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7510 = v7509 + v236;
+          const unsigned int v7511 = v7510 + v234;
+          iron_copy_async<16>(shm1 + (v7511 ^ (((v7511 >> 6u) & 7u) << 3u)), k_pages + v7500, v7484);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7521 = v7280 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7522 = v7521 < v35;
+          const unsigned int v7525 = v7522 ? v7521 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7528 = v7525 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7529 = v7525 >> (v41 & 31);
+          const unsigned int v7530 = v32 + v7529;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7531 = block_table[v7530];
+          const unsigned int v7533 = v7531 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7534 = v7533 + v30;
+          const unsigned int v7535 = v7534 * v6;
+          const unsigned int v7536 = v7535 + v7528;
+          const unsigned int v7537 = v7536 << 7u;
+          const unsigned int v7538 = v7537 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7547 = v7283 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7548 = v7547 + v267;
+          const unsigned int v7549 = v7548 + v265;
+          iron_copy_async<16>(shm1 + (v7549 ^ (((v7549 >> 6u) & 7u) << 3u)), k_pages + v7538, v7522);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7559 = v7280 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7560 = v7559 < v35;
+          const unsigned int v7563 = v7560 ? v7559 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7566 = v7563 & v7299;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v7567 = v7563 >> (v41 & 31);
+          const unsigned int v7568 = v32 + v7567;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7569 = block_table[v7568];
+          const unsigned int v7571 = v7569 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7572 = v7571 + v30;
+          const unsigned int v7573 = v7572 * v6;
+          const unsigned int v7574 = v7573 + v7566;
+          const unsigned int v7575 = v7574 << 7u;
+          const unsigned int v7576 = v7575 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7585 = v7283 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7586 = v7585 + v298;
+          const unsigned int v7587 = v7586 + v296;
+          iron_copy_async<16>(shm1 + (v7587 ^ (((v7587 >> 6u) & 7u) << 3u)), k_pages + v7576, v7560);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7609 = block_table[v7302];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7611 = v7609 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7612 = v7611 + v30;
+          const unsigned int v7613 = v7612 * v6;
+          const unsigned int v7614 = v7613 + v7300;
+          const unsigned int v7615 = v7614 << 7u;
+          const unsigned int v7616 = v7615 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7321 ^ (((v7321 >> 6u) & 7u) << 3u)), v_pages + v7616, v7294);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7647 = block_table[v7340];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7649 = v7647 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7650 = v7649 + v30;
+          const unsigned int v7651 = v7650 * v6;
+          const unsigned int v7652 = v7651 + v7338;
+          const unsigned int v7653 = v7652 << 7u;
+          const unsigned int v7654 = v7653 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7359 ^ (((v7359 >> 6u) & 7u) << 3u)), v_pages + v7654, v7332);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7685 = block_table[v7378];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7687 = v7685 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7688 = v7687 + v30;
+          const unsigned int v7689 = v7688 * v6;
+          const unsigned int v7690 = v7689 + v7376;
+          const unsigned int v7691 = v7690 << 7u;
+          const unsigned int v7692 = v7691 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7397 ^ (((v7397 >> 6u) & 7u) << 3u)), v_pages + v7692, v7370);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7723 = block_table[v7416];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7725 = v7723 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7726 = v7725 + v30;
+          const unsigned int v7727 = v7726 * v6;
+          const unsigned int v7728 = v7727 + v7414;
+          const unsigned int v7729 = v7728 << 7u;
+          const unsigned int v7730 = v7729 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7435 ^ (((v7435 >> 6u) & 7u) << 3u)), v_pages + v7730, v7408);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7761 = block_table[v7454];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7763 = v7761 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7764 = v7763 + v30;
+          const unsigned int v7765 = v7764 * v6;
+          const unsigned int v7766 = v7765 + v7452;
+          const unsigned int v7767 = v7766 << 7u;
+          const unsigned int v7768 = v7767 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), v_pages + v7768, v7446);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7799 = block_table[v7492];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7801 = v7799 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7802 = v7801 + v30;
+          const unsigned int v7803 = v7802 * v6;
+          const unsigned int v7804 = v7803 + v7490;
+          const unsigned int v7805 = v7804 << 7u;
+          const unsigned int v7806 = v7805 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7511 ^ (((v7511 >> 6u) & 7u) << 3u)), v_pages + v7806, v7484);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7837 = block_table[v7530];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7839 = v7837 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7840 = v7839 + v30;
+          const unsigned int v7841 = v7840 * v6;
+          const unsigned int v7842 = v7841 + v7528;
+          const unsigned int v7843 = v7842 << 7u;
+          const unsigned int v7844 = v7843 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7549 ^ (((v7549 >> 6u) & 7u) << 3u)), v_pages + v7844, v7522);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7875 = block_table[v7568];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7877 = v7875 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7878 = v7877 + v30;
+          const unsigned int v7879 = v7878 * v6;
+          const unsigned int v7880 = v7879 + v7566;
+          const unsigned int v7881 = v7880 << 7u;
+          const unsigned int v7882 = v7881 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7587 ^ (((v7587 >> 6u) & 7u) << 3u)), v_pages + v7882, v7560);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v7889 = v7272 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v7899 = v7274 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7900 = v7899 < v35;
-          const unsigned int v7903 = v7900 ? v7899 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7904 = v7903 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v7905 = v7903 / v6;
-          const unsigned int v7906 = v32 + v7905;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7907 = block_table[v7906];
-          const unsigned int v7909 = v7907 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7910 = v7909 + v30;
-          const unsigned int v7911 = v7910 * v6;
-          const unsigned int v7912 = v7911 + v7904;
-          const unsigned int v7913 = v7912 << 7u;
-          const unsigned int v7914 = v7913 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7923 = v7889 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7924 = v7923 + v81;
-          const unsigned int v7925 = v7924 + v79;
-          iron_copy_async<16>(shm1 + (v7925 ^ (((v7925 >> 6u) & 7u) << 3u)), k_pages + v7914, v7900);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7935 = v7274 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7936 = v7935 < v35;
-          const unsigned int v7939 = v7936 ? v7935 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7940 = v7939 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v7941 = v7939 / v6;
-          const unsigned int v7942 = v32 + v7941;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7943 = block_table[v7942];
-          const unsigned int v7945 = v7943 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7946 = v7945 + v30;
-          const unsigned int v7947 = v7946 * v6;
-          const unsigned int v7948 = v7947 + v7940;
-          const unsigned int v7949 = v7948 << 7u;
-          const unsigned int v7950 = v7949 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7959 = v7889 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7960 = v7959 + v112;
-          const unsigned int v7961 = v7960 + v110;
-          iron_copy_async<16>(shm1 + (v7961 ^ (((v7961 >> 6u) & 7u) << 3u)), k_pages + v7950, v7936);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7971 = v7274 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7972 = v7971 < v35;
-          const unsigned int v7975 = v7972 ? v7971 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7976 = v7975 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v7977 = v7975 / v6;
-          const unsigned int v7978 = v32 + v7977;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7979 = block_table[v7978];
-          const unsigned int v7981 = v7979 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7982 = v7981 + v30;
-          const unsigned int v7983 = v7982 * v6;
-          const unsigned int v7984 = v7983 + v7976;
-          const unsigned int v7985 = v7984 << 7u;
-          const unsigned int v7986 = v7985 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7995 = v7889 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7996 = v7995 + v143;
-          const unsigned int v7997 = v7996 + v141;
-          iron_copy_async<16>(shm1 + (v7997 ^ (((v7997 >> 6u) & 7u) << 3u)), k_pages + v7986, v7972);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8007 = v7274 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8008 = v8007 < v35;
-          const unsigned int v8011 = v8008 ? v8007 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8012 = v8011 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8013 = v8011 / v6;
-          const unsigned int v8014 = v32 + v8013;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8015 = block_table[v8014];
-          const unsigned int v8017 = v8015 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8018 = v8017 + v30;
-          const unsigned int v8019 = v8018 * v6;
-          const unsigned int v8020 = v8019 + v8012;
-          const unsigned int v8021 = v8020 << 7u;
-          const unsigned int v8022 = v8021 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8031 = v7889 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8032 = v8031 + v174;
-          const unsigned int v8033 = v8032 + v172;
-          iron_copy_async<16>(shm1 + (v8033 ^ (((v8033 >> 6u) & 7u) << 3u)), k_pages + v8022, v8008);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8043 = v7274 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8044 = v8043 < v35;
-          const unsigned int v8047 = v8044 ? v8043 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8048 = v8047 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8049 = v8047 / v6;
-          const unsigned int v8050 = v32 + v8049;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8051 = block_table[v8050];
-          const unsigned int v8053 = v8051 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8054 = v8053 + v30;
-          const unsigned int v8055 = v8054 * v6;
-          const unsigned int v8056 = v8055 + v8048;
-          const unsigned int v8057 = v8056 << 7u;
-          const unsigned int v8058 = v8057 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8067 = v7889 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8068 = v8067 + v205;
-          const unsigned int v8069 = v8068 + v203;
-          iron_copy_async<16>(shm1 + (v8069 ^ (((v8069 >> 6u) & 7u) << 3u)), k_pages + v8058, v8044);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8079 = v7274 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8080 = v8079 < v35;
-          const unsigned int v8083 = v8080 ? v8079 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8084 = v8083 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8085 = v8083 / v6;
-          const unsigned int v8086 = v32 + v8085;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8087 = block_table[v8086];
-          const unsigned int v8089 = v8087 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8090 = v8089 + v30;
-          const unsigned int v8091 = v8090 * v6;
-          const unsigned int v8092 = v8091 + v8084;
-          const unsigned int v8093 = v8092 << 7u;
-          const unsigned int v8094 = v8093 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8103 = v7889 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8104 = v8103 + v236;
-          const unsigned int v8105 = v8104 + v234;
-          iron_copy_async<16>(shm1 + (v8105 ^ (((v8105 >> 6u) & 7u) << 3u)), k_pages + v8094, v8080);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8115 = v7274 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8116 = v8115 < v35;
-          const unsigned int v8119 = v8116 ? v8115 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8120 = v8119 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8121 = v8119 / v6;
-          const unsigned int v8122 = v32 + v8121;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8123 = block_table[v8122];
-          const unsigned int v8125 = v8123 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8126 = v8125 + v30;
-          const unsigned int v8127 = v8126 * v6;
-          const unsigned int v8128 = v8127 + v8120;
-          const unsigned int v8129 = v8128 << 7u;
-          const unsigned int v8130 = v8129 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8139 = v7889 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8140 = v8139 + v267;
-          const unsigned int v8141 = v8140 + v265;
-          iron_copy_async<16>(shm1 + (v8141 ^ (((v8141 >> 6u) & 7u) << 3u)), k_pages + v8130, v8116);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8151 = v7274 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8152 = v8151 < v35;
-          const unsigned int v8155 = v8152 ? v8151 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8156 = v8155 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8157 = v8155 / v6;
-          const unsigned int v8158 = v32 + v8157;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8159 = block_table[v8158];
-          const unsigned int v8161 = v8159 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8162 = v8161 + v30;
-          const unsigned int v8163 = v8162 * v6;
-          const unsigned int v8164 = v8163 + v8156;
-          const unsigned int v8165 = v8164 << 7u;
-          const unsigned int v8166 = v8165 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8175 = v7889 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8176 = v8175 + v298;
-          const unsigned int v8177 = v8176 + v296;
-          iron_copy_async<16>(shm1 + (v8177 ^ (((v8177 >> 6u) & 7u) << 3u)), k_pages + v8166, v8152);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8197 = block_table[v7906];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8199 = v8197 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8200 = v8199 + v30;
-          const unsigned int v8201 = v8200 * v6;
-          const unsigned int v8202 = v8201 + v7904;
-          const unsigned int v8203 = v8202 << 7u;
-          const unsigned int v8204 = v8203 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7925 ^ (((v7925 >> 6u) & 7u) << 3u)), v_pages + v8204, v7900);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8233 = block_table[v7942];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8235 = v8233 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8236 = v8235 + v30;
-          const unsigned int v8237 = v8236 * v6;
-          const unsigned int v8238 = v8237 + v7940;
-          const unsigned int v8239 = v8238 << 7u;
-          const unsigned int v8240 = v8239 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7961 ^ (((v7961 >> 6u) & 7u) << 3u)), v_pages + v8240, v7936);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8269 = block_table[v7978];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8271 = v8269 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8272 = v8271 + v30;
-          const unsigned int v8273 = v8272 * v6;
-          const unsigned int v8274 = v8273 + v7976;
-          const unsigned int v8275 = v8274 << 7u;
-          const unsigned int v8276 = v8275 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7997 ^ (((v7997 >> 6u) & 7u) << 3u)), v_pages + v8276, v7972);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8305 = block_table[v8014];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8307 = v8305 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8308 = v8307 + v30;
-          const unsigned int v8309 = v8308 * v6;
-          const unsigned int v8310 = v8309 + v8012;
-          const unsigned int v8311 = v8310 << 7u;
-          const unsigned int v8312 = v8311 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8033 ^ (((v8033 >> 6u) & 7u) << 3u)), v_pages + v8312, v8008);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8341 = block_table[v8050];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8343 = v8341 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8344 = v8343 + v30;
-          const unsigned int v8345 = v8344 * v6;
-          const unsigned int v8346 = v8345 + v8048;
-          const unsigned int v8347 = v8346 << 7u;
-          const unsigned int v8348 = v8347 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8069 ^ (((v8069 >> 6u) & 7u) << 3u)), v_pages + v8348, v8044);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8377 = block_table[v8086];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8379 = v8377 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8380 = v8379 + v30;
-          const unsigned int v8381 = v8380 * v6;
-          const unsigned int v8382 = v8381 + v8084;
-          const unsigned int v8383 = v8382 << 7u;
-          const unsigned int v8384 = v8383 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8105 ^ (((v8105 >> 6u) & 7u) << 3u)), v_pages + v8384, v8080);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8413 = block_table[v8122];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8415 = v8413 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8416 = v8415 + v30;
-          const unsigned int v8417 = v8416 * v6;
-          const unsigned int v8418 = v8417 + v8120;
-          const unsigned int v8419 = v8418 << 7u;
-          const unsigned int v8420 = v8419 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8141 ^ (((v8141 >> 6u) & 7u) << 3u)), v_pages + v8420, v8116);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8449 = block_table[v8158];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8451 = v8449 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8452 = v8451 + v30;
-          const unsigned int v8453 = v8452 * v6;
-          const unsigned int v8454 = v8453 + v8156;
-          const unsigned int v8455 = v8454 << 7u;
-          const unsigned int v8456 = v8455 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8177 ^ (((v8177 >> 6u) & 7u) << 3u)), v_pages + v8456, v8152);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7895 = v7278 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v7905 = v7280 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7906 = v7905 < v35;
+          const unsigned int v7909 = v7906 ? v7905 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7910 = v7909 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7911 = v7909 / v6;
+          const unsigned int v7912 = v32 + v7911;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7913 = block_table[v7912];
+          const unsigned int v7915 = v7913 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7916 = v7915 + v30;
+          const unsigned int v7917 = v7916 * v6;
+          const unsigned int v7918 = v7917 + v7910;
+          const unsigned int v7919 = v7918 << 7u;
+          const unsigned int v7920 = v7919 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7929 = v7895 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7930 = v7929 + v81;
+          const unsigned int v7931 = v7930 + v79;
+          iron_copy_async<16>(shm1 + (v7931 ^ (((v7931 >> 6u) & 7u) << 3u)), k_pages + v7920, v7906);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7941 = v7280 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7942 = v7941 < v35;
+          const unsigned int v7945 = v7942 ? v7941 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7946 = v7945 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7947 = v7945 / v6;
+          const unsigned int v7948 = v32 + v7947;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7949 = block_table[v7948];
+          const unsigned int v7951 = v7949 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7952 = v7951 + v30;
+          const unsigned int v7953 = v7952 * v6;
+          const unsigned int v7954 = v7953 + v7946;
+          const unsigned int v7955 = v7954 << 7u;
+          const unsigned int v7956 = v7955 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7965 = v7895 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v7966 = v7965 + v112;
+          const unsigned int v7967 = v7966 + v110;
+          iron_copy_async<16>(shm1 + (v7967 ^ (((v7967 >> 6u) & 7u) << 3u)), k_pages + v7956, v7942);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v7977 = v7280 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v7978 = v7977 < v35;
+          const unsigned int v7981 = v7978 ? v7977 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v7982 = v7981 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v7983 = v7981 / v6;
+          const unsigned int v7984 = v32 + v7983;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v7985 = block_table[v7984];
+          const unsigned int v7987 = v7985 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v7988 = v7987 + v30;
+          const unsigned int v7989 = v7988 * v6;
+          const unsigned int v7990 = v7989 + v7982;
+          const unsigned int v7991 = v7990 << 7u;
+          const unsigned int v7992 = v7991 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8001 = v7895 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8002 = v8001 + v143;
+          const unsigned int v8003 = v8002 + v141;
+          iron_copy_async<16>(shm1 + (v8003 ^ (((v8003 >> 6u) & 7u) << 3u)), k_pages + v7992, v7978);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8013 = v7280 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8014 = v8013 < v35;
+          const unsigned int v8017 = v8014 ? v8013 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8018 = v8017 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8019 = v8017 / v6;
+          const unsigned int v8020 = v32 + v8019;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8021 = block_table[v8020];
+          const unsigned int v8023 = v8021 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8024 = v8023 + v30;
+          const unsigned int v8025 = v8024 * v6;
+          const unsigned int v8026 = v8025 + v8018;
+          const unsigned int v8027 = v8026 << 7u;
+          const unsigned int v8028 = v8027 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8037 = v7895 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8038 = v8037 + v174;
+          const unsigned int v8039 = v8038 + v172;
+          iron_copy_async<16>(shm1 + (v8039 ^ (((v8039 >> 6u) & 7u) << 3u)), k_pages + v8028, v8014);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8049 = v7280 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8050 = v8049 < v35;
+          const unsigned int v8053 = v8050 ? v8049 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8054 = v8053 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8055 = v8053 / v6;
+          const unsigned int v8056 = v32 + v8055;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8057 = block_table[v8056];
+          const unsigned int v8059 = v8057 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8060 = v8059 + v30;
+          const unsigned int v8061 = v8060 * v6;
+          const unsigned int v8062 = v8061 + v8054;
+          const unsigned int v8063 = v8062 << 7u;
+          const unsigned int v8064 = v8063 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8073 = v7895 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8074 = v8073 + v205;
+          const unsigned int v8075 = v8074 + v203;
+          iron_copy_async<16>(shm1 + (v8075 ^ (((v8075 >> 6u) & 7u) << 3u)), k_pages + v8064, v8050);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8085 = v7280 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8086 = v8085 < v35;
+          const unsigned int v8089 = v8086 ? v8085 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8090 = v8089 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8091 = v8089 / v6;
+          const unsigned int v8092 = v32 + v8091;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8093 = block_table[v8092];
+          const unsigned int v8095 = v8093 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8096 = v8095 + v30;
+          const unsigned int v8097 = v8096 * v6;
+          const unsigned int v8098 = v8097 + v8090;
+          const unsigned int v8099 = v8098 << 7u;
+          const unsigned int v8100 = v8099 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8109 = v7895 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8110 = v8109 + v236;
+          const unsigned int v8111 = v8110 + v234;
+          iron_copy_async<16>(shm1 + (v8111 ^ (((v8111 >> 6u) & 7u) << 3u)), k_pages + v8100, v8086);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8121 = v7280 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8122 = v8121 < v35;
+          const unsigned int v8125 = v8122 ? v8121 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8126 = v8125 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8127 = v8125 / v6;
+          const unsigned int v8128 = v32 + v8127;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8129 = block_table[v8128];
+          const unsigned int v8131 = v8129 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8132 = v8131 + v30;
+          const unsigned int v8133 = v8132 * v6;
+          const unsigned int v8134 = v8133 + v8126;
+          const unsigned int v8135 = v8134 << 7u;
+          const unsigned int v8136 = v8135 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8145 = v7895 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8146 = v8145 + v267;
+          const unsigned int v8147 = v8146 + v265;
+          iron_copy_async<16>(shm1 + (v8147 ^ (((v8147 >> 6u) & 7u) << 3u)), k_pages + v8136, v8122);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8157 = v7280 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8158 = v8157 < v35;
+          const unsigned int v8161 = v8158 ? v8157 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8162 = v8161 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8163 = v8161 / v6;
+          const unsigned int v8164 = v32 + v8163;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8165 = block_table[v8164];
+          const unsigned int v8167 = v8165 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8168 = v8167 + v30;
+          const unsigned int v8169 = v8168 * v6;
+          const unsigned int v8170 = v8169 + v8162;
+          const unsigned int v8171 = v8170 << 7u;
+          const unsigned int v8172 = v8171 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8181 = v7895 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8182 = v8181 + v298;
+          const unsigned int v8183 = v8182 + v296;
+          iron_copy_async<16>(shm1 + (v8183 ^ (((v8183 >> 6u) & 7u) << 3u)), k_pages + v8172, v8158);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8203 = block_table[v7912];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8205 = v8203 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8206 = v8205 + v30;
+          const unsigned int v8207 = v8206 * v6;
+          const unsigned int v8208 = v8207 + v7910;
+          const unsigned int v8209 = v8208 << 7u;
+          const unsigned int v8210 = v8209 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7931 ^ (((v7931 >> 6u) & 7u) << 3u)), v_pages + v8210, v7906);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8239 = block_table[v7948];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8241 = v8239 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8242 = v8241 + v30;
+          const unsigned int v8243 = v8242 * v6;
+          const unsigned int v8244 = v8243 + v7946;
+          const unsigned int v8245 = v8244 << 7u;
+          const unsigned int v8246 = v8245 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v7967 ^ (((v7967 >> 6u) & 7u) << 3u)), v_pages + v8246, v7942);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8275 = block_table[v7984];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8277 = v8275 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8278 = v8277 + v30;
+          const unsigned int v8279 = v8278 * v6;
+          const unsigned int v8280 = v8279 + v7982;
+          const unsigned int v8281 = v8280 << 7u;
+          const unsigned int v8282 = v8281 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8003 ^ (((v8003 >> 6u) & 7u) << 3u)), v_pages + v8282, v7978);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8311 = block_table[v8020];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8313 = v8311 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8314 = v8313 + v30;
+          const unsigned int v8315 = v8314 * v6;
+          const unsigned int v8316 = v8315 + v8018;
+          const unsigned int v8317 = v8316 << 7u;
+          const unsigned int v8318 = v8317 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8039 ^ (((v8039 >> 6u) & 7u) << 3u)), v_pages + v8318, v8014);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8347 = block_table[v8056];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8349 = v8347 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8350 = v8349 + v30;
+          const unsigned int v8351 = v8350 * v6;
+          const unsigned int v8352 = v8351 + v8054;
+          const unsigned int v8353 = v8352 << 7u;
+          const unsigned int v8354 = v8353 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8075 ^ (((v8075 >> 6u) & 7u) << 3u)), v_pages + v8354, v8050);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8383 = block_table[v8092];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8385 = v8383 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8386 = v8385 + v30;
+          const unsigned int v8387 = v8386 * v6;
+          const unsigned int v8388 = v8387 + v8090;
+          const unsigned int v8389 = v8388 << 7u;
+          const unsigned int v8390 = v8389 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8111 ^ (((v8111 >> 6u) & 7u) << 3u)), v_pages + v8390, v8086);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8419 = block_table[v8128];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8421 = v8419 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8422 = v8421 + v30;
+          const unsigned int v8423 = v8422 * v6;
+          const unsigned int v8424 = v8423 + v8126;
+          const unsigned int v8425 = v8424 << 7u;
+          const unsigned int v8426 = v8425 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8147 ^ (((v8147 >> 6u) & 7u) << 3u)), v_pages + v8426, v8122);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8455 = block_table[v8164];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8457 = v8455 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8458 = v8457 + v30;
+          const unsigned int v8459 = v8458 * v6;
+          const unsigned int v8460 = v8459 + v8162;
+          const unsigned int v8461 = v8460 << 7u;
+          const unsigned int v8462 = v8461 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8183 ^ (((v8183 >> 6u) & 7u) << 3u)), v_pages + v8462, v8158);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     }
-    const unsigned int v9682 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v9683 = v9682 << 6u;
-    const unsigned int v13586 = v51 & 3u;
-    const unsigned int v13588 = v13586 << 4u;
-    const unsigned int v13590 = v13588 << 6u;
-    const unsigned int v13592 = v9683 + v13590;
-    const unsigned int v13603 = v13592 + 16u;
-    const unsigned int v13612 = v13592 + 32u;
-    const unsigned int v13621 = v13592 + 48u;
-    const unsigned int v9697 = 8192u + v9683;
-    const unsigned int v13637 = v9697 + v13590;
-    const unsigned int v13648 = v13637 + 16u;
-    const unsigned int v13657 = v13637 + 32u;
-    const unsigned int v13666 = v13637 + 48u;
-    const bool v9701 = v356 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v13199 = static_cast<unsigned int>(v362.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v13200 = static_cast<unsigned int>(v362.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13209 = static_cast<unsigned int>(v362.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13210 = static_cast<unsigned int>(v362.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13219 = static_cast<unsigned int>(v362.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13220 = static_cast<unsigned int>(v362.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13229 = static_cast<unsigned int>(v362.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13230 = static_cast<unsigned int>(v362.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13239 = static_cast<unsigned int>(v362.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13240 = static_cast<unsigned int>(v362.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13249 = static_cast<unsigned int>(v362.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13250 = static_cast<unsigned int>(v362.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13259 = static_cast<unsigned int>(v362.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13260 = static_cast<unsigned int>(v362.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13269 = static_cast<unsigned int>(v362.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13270 = static_cast<unsigned int>(v362.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13279 = static_cast<unsigned int>(v362.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13280 = static_cast<unsigned int>(v362.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13289 = static_cast<unsigned int>(v362.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13290 = static_cast<unsigned int>(v362.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13299 = static_cast<unsigned int>(v362.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13300 = static_cast<unsigned int>(v362.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13309 = static_cast<unsigned int>(v362.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13310 = static_cast<unsigned int>(v362.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13319 = static_cast<unsigned int>(v362.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13320 = static_cast<unsigned int>(v362.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13329 = static_cast<unsigned int>(v362.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13330 = static_cast<unsigned int>(v362.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13339 = static_cast<unsigned int>(v362.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13340 = static_cast<unsigned int>(v362.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13349 = static_cast<unsigned int>(v362.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13350 = static_cast<unsigned int>(v362.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13359 = static_cast<unsigned int>(v364.col(0, iron_linear_thread() & 31u));
-    const unsigned int v13360 = static_cast<unsigned int>(v364.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13369 = static_cast<unsigned int>(v364.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13370 = static_cast<unsigned int>(v364.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13379 = static_cast<unsigned int>(v364.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13380 = static_cast<unsigned int>(v364.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13389 = static_cast<unsigned int>(v364.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13390 = static_cast<unsigned int>(v364.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13399 = static_cast<unsigned int>(v364.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13400 = static_cast<unsigned int>(v364.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13409 = static_cast<unsigned int>(v364.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13410 = static_cast<unsigned int>(v364.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13419 = static_cast<unsigned int>(v364.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13420 = static_cast<unsigned int>(v364.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13429 = static_cast<unsigned int>(v364.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13430 = static_cast<unsigned int>(v364.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13439 = static_cast<unsigned int>(v364.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13440 = static_cast<unsigned int>(v364.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13449 = static_cast<unsigned int>(v364.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13450 = static_cast<unsigned int>(v364.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13459 = static_cast<unsigned int>(v364.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13460 = static_cast<unsigned int>(v364.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13469 = static_cast<unsigned int>(v364.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13470 = static_cast<unsigned int>(v364.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13479 = static_cast<unsigned int>(v364.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13480 = static_cast<unsigned int>(v364.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13489 = static_cast<unsigned int>(v364.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13490 = static_cast<unsigned int>(v364.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13499 = static_cast<unsigned int>(v364.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13500 = static_cast<unsigned int>(v364.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13509 = static_cast<unsigned int>(v364.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13510 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13527 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:175
-    const unsigned int v13540 = v9682 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:181
-    const unsigned int v13680 = v13588 << 7u;
-    const unsigned int v13682 = v13540 + v13680;
-    const unsigned int v13695 = v13682 + 16u;
-    const unsigned int v13706 = v13682 + 32u;
-    const unsigned int v13717 = v13682 + 48u;
-    const unsigned int v13555 = v13540 + 64u;
-    const unsigned int v13735 = v13555 + v13680;
-    const unsigned int v13748 = v13735 + 16u;
-    const unsigned int v13759 = v13735 + 32u;
-    const unsigned int v13770 = v13735 + 48u;
+    const unsigned int v9688 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+    const unsigned int v9689 = v9688 << 6u;
+    const unsigned int v13596 = v51 & 3u;
+    const unsigned int v13598 = v13596 << 4u;
+    const unsigned int v13600 = v13598 << 6u;
+    const unsigned int v13602 = v9689 + v13600;
+    const unsigned int v13613 = v13602 + 16u;
+    const unsigned int v13622 = v13602 + 32u;
+    const unsigned int v13631 = v13602 + 48u;
+    const unsigned int v9703 = 8192u + v9689;
+    const unsigned int v13647 = v9703 + v13600;
+    const unsigned int v13658 = v13647 + 16u;
+    const unsigned int v13667 = v13647 + 32u;
+    const unsigned int v13676 = v13647 + 48u;
+    const bool v9707 = v356 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v13205 = static_cast<unsigned int>(v362.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v13206 = static_cast<unsigned int>(v362.row(0, iron_linear_thread() & 31u));
+    const unsigned int v13215 = static_cast<unsigned int>(v362.col(2, iron_linear_thread() & 31u));
+    const unsigned int v13216 = static_cast<unsigned int>(v362.row(2, iron_linear_thread() & 31u));
+    const unsigned int v13225 = static_cast<unsigned int>(v362.col(4, iron_linear_thread() & 31u));
+    const unsigned int v13226 = static_cast<unsigned int>(v362.row(4, iron_linear_thread() & 31u));
+    const unsigned int v13235 = static_cast<unsigned int>(v362.col(6, iron_linear_thread() & 31u));
+    const unsigned int v13236 = static_cast<unsigned int>(v362.row(6, iron_linear_thread() & 31u));
+    const unsigned int v13245 = static_cast<unsigned int>(v362.col(8, iron_linear_thread() & 31u));
+    const unsigned int v13246 = static_cast<unsigned int>(v362.row(8, iron_linear_thread() & 31u));
+    const unsigned int v13255 = static_cast<unsigned int>(v362.col(10, iron_linear_thread() & 31u));
+    const unsigned int v13256 = static_cast<unsigned int>(v362.row(10, iron_linear_thread() & 31u));
+    const unsigned int v13265 = static_cast<unsigned int>(v362.col(12, iron_linear_thread() & 31u));
+    const unsigned int v13266 = static_cast<unsigned int>(v362.row(12, iron_linear_thread() & 31u));
+    const unsigned int v13275 = static_cast<unsigned int>(v362.col(14, iron_linear_thread() & 31u));
+    const unsigned int v13276 = static_cast<unsigned int>(v362.row(14, iron_linear_thread() & 31u));
+    const unsigned int v13285 = static_cast<unsigned int>(v362.col(16, iron_linear_thread() & 31u));
+    const unsigned int v13286 = static_cast<unsigned int>(v362.row(16, iron_linear_thread() & 31u));
+    const unsigned int v13295 = static_cast<unsigned int>(v362.col(18, iron_linear_thread() & 31u));
+    const unsigned int v13296 = static_cast<unsigned int>(v362.row(18, iron_linear_thread() & 31u));
+    const unsigned int v13305 = static_cast<unsigned int>(v362.col(20, iron_linear_thread() & 31u));
+    const unsigned int v13306 = static_cast<unsigned int>(v362.row(20, iron_linear_thread() & 31u));
+    const unsigned int v13315 = static_cast<unsigned int>(v362.col(22, iron_linear_thread() & 31u));
+    const unsigned int v13316 = static_cast<unsigned int>(v362.row(22, iron_linear_thread() & 31u));
+    const unsigned int v13325 = static_cast<unsigned int>(v362.col(24, iron_linear_thread() & 31u));
+    const unsigned int v13326 = static_cast<unsigned int>(v362.row(24, iron_linear_thread() & 31u));
+    const unsigned int v13335 = static_cast<unsigned int>(v362.col(26, iron_linear_thread() & 31u));
+    const unsigned int v13336 = static_cast<unsigned int>(v362.row(26, iron_linear_thread() & 31u));
+    const unsigned int v13345 = static_cast<unsigned int>(v362.col(28, iron_linear_thread() & 31u));
+    const unsigned int v13346 = static_cast<unsigned int>(v362.row(28, iron_linear_thread() & 31u));
+    const unsigned int v13355 = static_cast<unsigned int>(v362.col(30, iron_linear_thread() & 31u));
+    const unsigned int v13356 = static_cast<unsigned int>(v362.row(30, iron_linear_thread() & 31u));
+    const unsigned int v13365 = static_cast<unsigned int>(v364.col(0, iron_linear_thread() & 31u));
+    const unsigned int v13366 = static_cast<unsigned int>(v364.row(0, iron_linear_thread() & 31u));
+    const unsigned int v13375 = static_cast<unsigned int>(v364.col(2, iron_linear_thread() & 31u));
+    const unsigned int v13376 = static_cast<unsigned int>(v364.row(2, iron_linear_thread() & 31u));
+    const unsigned int v13385 = static_cast<unsigned int>(v364.col(4, iron_linear_thread() & 31u));
+    const unsigned int v13386 = static_cast<unsigned int>(v364.row(4, iron_linear_thread() & 31u));
+    const unsigned int v13395 = static_cast<unsigned int>(v364.col(6, iron_linear_thread() & 31u));
+    const unsigned int v13396 = static_cast<unsigned int>(v364.row(6, iron_linear_thread() & 31u));
+    const unsigned int v13405 = static_cast<unsigned int>(v364.col(8, iron_linear_thread() & 31u));
+    const unsigned int v13406 = static_cast<unsigned int>(v364.row(8, iron_linear_thread() & 31u));
+    const unsigned int v13415 = static_cast<unsigned int>(v364.col(10, iron_linear_thread() & 31u));
+    const unsigned int v13416 = static_cast<unsigned int>(v364.row(10, iron_linear_thread() & 31u));
+    const unsigned int v13425 = static_cast<unsigned int>(v364.col(12, iron_linear_thread() & 31u));
+    const unsigned int v13426 = static_cast<unsigned int>(v364.row(12, iron_linear_thread() & 31u));
+    const unsigned int v13435 = static_cast<unsigned int>(v364.col(14, iron_linear_thread() & 31u));
+    const unsigned int v13436 = static_cast<unsigned int>(v364.row(14, iron_linear_thread() & 31u));
+    const unsigned int v13445 = static_cast<unsigned int>(v364.col(16, iron_linear_thread() & 31u));
+    const unsigned int v13446 = static_cast<unsigned int>(v364.row(16, iron_linear_thread() & 31u));
+    const unsigned int v13455 = static_cast<unsigned int>(v364.col(18, iron_linear_thread() & 31u));
+    const unsigned int v13456 = static_cast<unsigned int>(v364.row(18, iron_linear_thread() & 31u));
+    const unsigned int v13465 = static_cast<unsigned int>(v364.col(20, iron_linear_thread() & 31u));
+    const unsigned int v13466 = static_cast<unsigned int>(v364.row(20, iron_linear_thread() & 31u));
+    const unsigned int v13475 = static_cast<unsigned int>(v364.col(22, iron_linear_thread() & 31u));
+    const unsigned int v13476 = static_cast<unsigned int>(v364.row(22, iron_linear_thread() & 31u));
+    const unsigned int v13485 = static_cast<unsigned int>(v364.col(24, iron_linear_thread() & 31u));
+    const unsigned int v13486 = static_cast<unsigned int>(v364.row(24, iron_linear_thread() & 31u));
+    const unsigned int v13495 = static_cast<unsigned int>(v364.col(26, iron_linear_thread() & 31u));
+    const unsigned int v13496 = static_cast<unsigned int>(v364.row(26, iron_linear_thread() & 31u));
+    const unsigned int v13505 = static_cast<unsigned int>(v364.col(28, iron_linear_thread() & 31u));
+    const unsigned int v13506 = static_cast<unsigned int>(v364.row(28, iron_linear_thread() & 31u));
+    const unsigned int v13515 = static_cast<unsigned int>(v364.col(30, iron_linear_thread() & 31u));
+    const unsigned int v13516 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
+    const unsigned int v13533 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    const unsigned int v13546 = v9688 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:181
+    const unsigned int v13690 = v13598 << 7u;  // include/iron/dsl/warpgroup.hpp:43
+    const unsigned int v13692 = v13546 + v13690;
+    const unsigned int v13705 = v13692 + 16u;
+    const unsigned int v13716 = v13692 + 32u;
+    const unsigned int v13727 = v13692 + 48u;
+    const unsigned int v13562 = v13546 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
+    const unsigned int v13745 = v13562 + v13690;  // include/iron/dsl/warpgroup.hpp:43
+    const unsigned int v13758 = v13745 + 16u;
+    const unsigned int v13769 = v13745 + 32u;
+    const unsigned int v13780 = v13745 + 48u;
 
-    for (unsigned int v8468 = v354; v8468 < v341; v8468 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v8469 = v8468 - v354;
-      const unsigned int v8470 = v8469 >> 7u;
-      const unsigned int v8472 = v8470 & 1u;
+    for (unsigned int v8474 = v354; v8474 < v341; v8474 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:275
+      const unsigned int v8475 = v8474 - v354;
+      const unsigned int v8476 = v8475 >> 7u;
+      const unsigned int v8478 = v8476 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v8475 = v8468 + 128u;
-      const unsigned int v8477 = v8470 + 1u;
-      const unsigned int v8478 = v8477 & 1u;
-      const bool v8479 = v8475 < v341;
-      if (v8479) {
+      const unsigned int v8481 = v8474 + 128u;
+      const unsigned int v8483 = v8476 + 1u;
+      const unsigned int v8484 = v8483 & 1u;
+      const bool v8485 = v8481 < v341;
+      if (v8485) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v8481 = v8478 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v8491 = v8475 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8492 = v8491 < v35;
-          const unsigned int v8495 = v8492 ? v8491 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8497 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8498 = v8495 & v8497;
-          const unsigned int v8499 = v8495 >> (v41 & 31);
-          const unsigned int v8500 = v32 + v8499;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8501 = block_table[v8500];
-          const unsigned int v8503 = v8501 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8504 = v8503 + v30;
-          const unsigned int v8505 = v8504 * v6;
-          const unsigned int v8506 = v8505 + v8498;
-          const unsigned int v8507 = v8506 << 7u;
-          const unsigned int v8508 = v8507 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8517 = v8481 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8518 = v8517 + v81;
-          const unsigned int v8519 = v8518 + v79;
-          iron_copy_async<16>(shm1 + (v8519 ^ (((v8519 >> 6u) & 7u) << 3u)), k_pages + v8508, v8492);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8529 = v8475 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8530 = v8529 < v35;
-          const unsigned int v8533 = v8530 ? v8529 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8536 = v8533 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8537 = v8533 >> (v41 & 31);
-          const unsigned int v8538 = v32 + v8537;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8539 = block_table[v8538];
-          const unsigned int v8541 = v8539 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8542 = v8541 + v30;
-          const unsigned int v8543 = v8542 * v6;
-          const unsigned int v8544 = v8543 + v8536;
-          const unsigned int v8545 = v8544 << 7u;
-          const unsigned int v8546 = v8545 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8555 = v8481 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8556 = v8555 + v112;
-          const unsigned int v8557 = v8556 + v110;
-          iron_copy_async<16>(shm1 + (v8557 ^ (((v8557 >> 6u) & 7u) << 3u)), k_pages + v8546, v8530);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8567 = v8475 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8568 = v8567 < v35;
-          const unsigned int v8571 = v8568 ? v8567 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8574 = v8571 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8575 = v8571 >> (v41 & 31);
-          const unsigned int v8576 = v32 + v8575;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8577 = block_table[v8576];
-          const unsigned int v8579 = v8577 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8580 = v8579 + v30;
-          const unsigned int v8581 = v8580 * v6;
-          const unsigned int v8582 = v8581 + v8574;
-          const unsigned int v8583 = v8582 << 7u;
-          const unsigned int v8584 = v8583 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8593 = v8481 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8594 = v8593 + v143;
-          const unsigned int v8595 = v8594 + v141;
-          iron_copy_async<16>(shm1 + (v8595 ^ (((v8595 >> 6u) & 7u) << 3u)), k_pages + v8584, v8568);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8605 = v8475 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8606 = v8605 < v35;
-          const unsigned int v8609 = v8606 ? v8605 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8612 = v8609 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8613 = v8609 >> (v41 & 31);
-          const unsigned int v8614 = v32 + v8613;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8615 = block_table[v8614];
-          const unsigned int v8617 = v8615 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8618 = v8617 + v30;
-          const unsigned int v8619 = v8618 * v6;
-          const unsigned int v8620 = v8619 + v8612;
-          const unsigned int v8621 = v8620 << 7u;
-          const unsigned int v8622 = v8621 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8631 = v8481 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8632 = v8631 + v174;
-          const unsigned int v8633 = v8632 + v172;
-          iron_copy_async<16>(shm1 + (v8633 ^ (((v8633 >> 6u) & 7u) << 3u)), k_pages + v8622, v8606);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8643 = v8475 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8644 = v8643 < v35;
-          const unsigned int v8647 = v8644 ? v8643 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8650 = v8647 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8651 = v8647 >> (v41 & 31);
-          const unsigned int v8652 = v32 + v8651;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8653 = block_table[v8652];
-          const unsigned int v8655 = v8653 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8656 = v8655 + v30;
-          const unsigned int v8657 = v8656 * v6;
-          const unsigned int v8658 = v8657 + v8650;
-          const unsigned int v8659 = v8658 << 7u;
-          const unsigned int v8660 = v8659 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8669 = v8481 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8670 = v8669 + v205;
-          const unsigned int v8671 = v8670 + v203;
-          iron_copy_async<16>(shm1 + (v8671 ^ (((v8671 >> 6u) & 7u) << 3u)), k_pages + v8660, v8644);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8681 = v8475 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8682 = v8681 < v35;
-          const unsigned int v8685 = v8682 ? v8681 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8688 = v8685 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8689 = v8685 >> (v41 & 31);
-          const unsigned int v8690 = v32 + v8689;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8691 = block_table[v8690];
-          const unsigned int v8693 = v8691 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8694 = v8693 + v30;
-          const unsigned int v8695 = v8694 * v6;
-          const unsigned int v8696 = v8695 + v8688;
-          const unsigned int v8697 = v8696 << 7u;
-          const unsigned int v8698 = v8697 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8707 = v8481 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8708 = v8707 + v236;
-          const unsigned int v8709 = v8708 + v234;
-          iron_copy_async<16>(shm1 + (v8709 ^ (((v8709 >> 6u) & 7u) << 3u)), k_pages + v8698, v8682);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8719 = v8475 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8720 = v8719 < v35;
-          const unsigned int v8723 = v8720 ? v8719 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8726 = v8723 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8727 = v8723 >> (v41 & 31);
-          const unsigned int v8728 = v32 + v8727;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8729 = block_table[v8728];
-          const unsigned int v8731 = v8729 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8732 = v8731 + v30;
-          const unsigned int v8733 = v8732 * v6;
-          const unsigned int v8734 = v8733 + v8726;
-          const unsigned int v8735 = v8734 << 7u;
-          const unsigned int v8736 = v8735 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8745 = v8481 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8746 = v8745 + v267;
-          const unsigned int v8747 = v8746 + v265;
-          iron_copy_async<16>(shm1 + (v8747 ^ (((v8747 >> 6u) & 7u) << 3u)), k_pages + v8736, v8720);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8757 = v8475 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8758 = v8757 < v35;
-          const unsigned int v8761 = v8758 ? v8757 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8764 = v8761 & v8497;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8765 = v8761 >> (v41 & 31);
-          const unsigned int v8766 = v32 + v8765;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8767 = block_table[v8766];
-          const unsigned int v8769 = v8767 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8770 = v8769 + v30;
-          const unsigned int v8771 = v8770 * v6;
-          const unsigned int v8772 = v8771 + v8764;
-          const unsigned int v8773 = v8772 << 7u;
-          const unsigned int v8774 = v8773 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8783 = v8481 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8784 = v8783 + v298;
-          const unsigned int v8785 = v8784 + v296;
-          iron_copy_async<16>(shm1 + (v8785 ^ (((v8785 >> 6u) & 7u) << 3u)), k_pages + v8774, v8758);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8807 = block_table[v8500];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8809 = v8807 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8810 = v8809 + v30;
-          const unsigned int v8811 = v8810 * v6;
-          const unsigned int v8812 = v8811 + v8498;
-          const unsigned int v8813 = v8812 << 7u;
-          const unsigned int v8814 = v8813 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8519 ^ (((v8519 >> 6u) & 7u) << 3u)), v_pages + v8814, v8492);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8845 = block_table[v8538];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8847 = v8845 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8848 = v8847 + v30;
-          const unsigned int v8849 = v8848 * v6;
-          const unsigned int v8850 = v8849 + v8536;
-          const unsigned int v8851 = v8850 << 7u;
-          const unsigned int v8852 = v8851 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8557 ^ (((v8557 >> 6u) & 7u) << 3u)), v_pages + v8852, v8530);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8883 = block_table[v8576];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8885 = v8883 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8886 = v8885 + v30;
-          const unsigned int v8887 = v8886 * v6;
-          const unsigned int v8888 = v8887 + v8574;
-          const unsigned int v8889 = v8888 << 7u;
-          const unsigned int v8890 = v8889 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8595 ^ (((v8595 >> 6u) & 7u) << 3u)), v_pages + v8890, v8568);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8921 = block_table[v8614];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8923 = v8921 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8924 = v8923 + v30;
-          const unsigned int v8925 = v8924 * v6;
-          const unsigned int v8926 = v8925 + v8612;
-          const unsigned int v8927 = v8926 << 7u;
-          const unsigned int v8928 = v8927 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8633 ^ (((v8633 >> 6u) & 7u) << 3u)), v_pages + v8928, v8606);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8959 = block_table[v8652];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8961 = v8959 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8962 = v8961 + v30;
-          const unsigned int v8963 = v8962 * v6;
-          const unsigned int v8964 = v8963 + v8650;
-          const unsigned int v8965 = v8964 << 7u;
-          const unsigned int v8966 = v8965 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8671 ^ (((v8671 >> 6u) & 7u) << 3u)), v_pages + v8966, v8644);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8997 = block_table[v8690];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8999 = v8997 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9000 = v8999 + v30;
-          const unsigned int v9001 = v9000 * v6;
-          const unsigned int v9002 = v9001 + v8688;
-          const unsigned int v9003 = v9002 << 7u;
-          const unsigned int v9004 = v9003 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8709 ^ (((v8709 >> 6u) & 7u) << 3u)), v_pages + v9004, v8682);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9035 = block_table[v8728];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9037 = v9035 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9038 = v9037 + v30;
-          const unsigned int v9039 = v9038 * v6;
-          const unsigned int v9040 = v9039 + v8726;
-          const unsigned int v9041 = v9040 << 7u;
-          const unsigned int v9042 = v9041 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8747 ^ (((v8747 >> 6u) & 7u) << 3u)), v_pages + v9042, v8720);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9073 = block_table[v8766];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9075 = v9073 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9076 = v9075 + v30;
-          const unsigned int v9077 = v9076 * v6;
-          const unsigned int v9078 = v9077 + v8764;
-          const unsigned int v9079 = v9078 << 7u;
-          const unsigned int v9080 = v9079 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8785 ^ (((v8785 >> 6u) & 7u) << 3u)), v_pages + v9080, v8758);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8487 = v8484 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v8497 = v8481 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8498 = v8497 < v35;
+          const unsigned int v8501 = v8498 ? v8497 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8503 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8504 = v8501 & v8503;
+          const unsigned int v8505 = v8501 >> (v41 & 31);
+          const unsigned int v8506 = v32 + v8505;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8507 = block_table[v8506];
+          const unsigned int v8509 = v8507 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8510 = v8509 + v30;
+          const unsigned int v8511 = v8510 * v6;
+          const unsigned int v8512 = v8511 + v8504;
+          const unsigned int v8513 = v8512 << 7u;
+          const unsigned int v8514 = v8513 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8523 = v8487 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8524 = v8523 + v81;
+          const unsigned int v8525 = v8524 + v79;
+          iron_copy_async<16>(shm1 + (v8525 ^ (((v8525 >> 6u) & 7u) << 3u)), k_pages + v8514, v8498);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8535 = v8481 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8536 = v8535 < v35;
+          const unsigned int v8539 = v8536 ? v8535 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8542 = v8539 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8543 = v8539 >> (v41 & 31);
+          const unsigned int v8544 = v32 + v8543;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8545 = block_table[v8544];
+          const unsigned int v8547 = v8545 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8548 = v8547 + v30;
+          const unsigned int v8549 = v8548 * v6;
+          const unsigned int v8550 = v8549 + v8542;
+          const unsigned int v8551 = v8550 << 7u;
+          const unsigned int v8552 = v8551 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8561 = v8487 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8562 = v8561 + v112;
+          const unsigned int v8563 = v8562 + v110;
+          iron_copy_async<16>(shm1 + (v8563 ^ (((v8563 >> 6u) & 7u) << 3u)), k_pages + v8552, v8536);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8573 = v8481 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8574 = v8573 < v35;
+          const unsigned int v8577 = v8574 ? v8573 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8580 = v8577 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8581 = v8577 >> (v41 & 31);
+          const unsigned int v8582 = v32 + v8581;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8583 = block_table[v8582];
+          const unsigned int v8585 = v8583 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8586 = v8585 + v30;
+          const unsigned int v8587 = v8586 * v6;
+          const unsigned int v8588 = v8587 + v8580;
+          const unsigned int v8589 = v8588 << 7u;
+          const unsigned int v8590 = v8589 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8599 = v8487 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8600 = v8599 + v143;
+          const unsigned int v8601 = v8600 + v141;
+          iron_copy_async<16>(shm1 + (v8601 ^ (((v8601 >> 6u) & 7u) << 3u)), k_pages + v8590, v8574);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8611 = v8481 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8612 = v8611 < v35;
+          const unsigned int v8615 = v8612 ? v8611 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8618 = v8615 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8619 = v8615 >> (v41 & 31);
+          const unsigned int v8620 = v32 + v8619;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8621 = block_table[v8620];
+          const unsigned int v8623 = v8621 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8624 = v8623 + v30;
+          const unsigned int v8625 = v8624 * v6;
+          const unsigned int v8626 = v8625 + v8618;
+          const unsigned int v8627 = v8626 << 7u;
+          const unsigned int v8628 = v8627 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8637 = v8487 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8638 = v8637 + v174;
+          const unsigned int v8639 = v8638 + v172;
+          iron_copy_async<16>(shm1 + (v8639 ^ (((v8639 >> 6u) & 7u) << 3u)), k_pages + v8628, v8612);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8649 = v8481 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8650 = v8649 < v35;
+          const unsigned int v8653 = v8650 ? v8649 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8656 = v8653 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8657 = v8653 >> (v41 & 31);
+          const unsigned int v8658 = v32 + v8657;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8659 = block_table[v8658];
+          const unsigned int v8661 = v8659 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8662 = v8661 + v30;
+          const unsigned int v8663 = v8662 * v6;
+          const unsigned int v8664 = v8663 + v8656;
+          const unsigned int v8665 = v8664 << 7u;
+          const unsigned int v8666 = v8665 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8675 = v8487 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8676 = v8675 + v205;
+          const unsigned int v8677 = v8676 + v203;
+          iron_copy_async<16>(shm1 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), k_pages + v8666, v8650);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8687 = v8481 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8688 = v8687 < v35;
+          const unsigned int v8691 = v8688 ? v8687 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8694 = v8691 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8695 = v8691 >> (v41 & 31);
+          const unsigned int v8696 = v32 + v8695;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8697 = block_table[v8696];
+          const unsigned int v8699 = v8697 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8700 = v8699 + v30;
+          const unsigned int v8701 = v8700 * v6;
+          const unsigned int v8702 = v8701 + v8694;
+          const unsigned int v8703 = v8702 << 7u;
+          const unsigned int v8704 = v8703 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8713 = v8487 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8714 = v8713 + v236;
+          const unsigned int v8715 = v8714 + v234;
+          iron_copy_async<16>(shm1 + (v8715 ^ (((v8715 >> 6u) & 7u) << 3u)), k_pages + v8704, v8688);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8725 = v8481 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8726 = v8725 < v35;
+          const unsigned int v8729 = v8726 ? v8725 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8732 = v8729 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8733 = v8729 >> (v41 & 31);
+          const unsigned int v8734 = v32 + v8733;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8735 = block_table[v8734];
+          const unsigned int v8737 = v8735 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8738 = v8737 + v30;
+          const unsigned int v8739 = v8738 * v6;
+          const unsigned int v8740 = v8739 + v8732;
+          const unsigned int v8741 = v8740 << 7u;
+          const unsigned int v8742 = v8741 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8751 = v8487 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8752 = v8751 + v267;
+          const unsigned int v8753 = v8752 + v265;
+          iron_copy_async<16>(shm1 + (v8753 ^ (((v8753 >> 6u) & 7u) << 3u)), k_pages + v8742, v8726);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8763 = v8481 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8764 = v8763 < v35;
+          const unsigned int v8767 = v8764 ? v8763 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8770 = v8767 & v8503;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8771 = v8767 >> (v41 & 31);
+          const unsigned int v8772 = v32 + v8771;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8773 = block_table[v8772];
+          const unsigned int v8775 = v8773 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8776 = v8775 + v30;
+          const unsigned int v8777 = v8776 * v6;
+          const unsigned int v8778 = v8777 + v8770;
+          const unsigned int v8779 = v8778 << 7u;
+          const unsigned int v8780 = v8779 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8789 = v8487 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8790 = v8789 + v298;
+          const unsigned int v8791 = v8790 + v296;
+          iron_copy_async<16>(shm1 + (v8791 ^ (((v8791 >> 6u) & 7u) << 3u)), k_pages + v8780, v8764);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8813 = block_table[v8506];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8815 = v8813 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8816 = v8815 + v30;
+          const unsigned int v8817 = v8816 * v6;
+          const unsigned int v8818 = v8817 + v8504;
+          const unsigned int v8819 = v8818 << 7u;
+          const unsigned int v8820 = v8819 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8525 ^ (((v8525 >> 6u) & 7u) << 3u)), v_pages + v8820, v8498);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8851 = block_table[v8544];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8853 = v8851 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8854 = v8853 + v30;
+          const unsigned int v8855 = v8854 * v6;
+          const unsigned int v8856 = v8855 + v8542;
+          const unsigned int v8857 = v8856 << 7u;
+          const unsigned int v8858 = v8857 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8563 ^ (((v8563 >> 6u) & 7u) << 3u)), v_pages + v8858, v8536);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8889 = block_table[v8582];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8891 = v8889 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8892 = v8891 + v30;
+          const unsigned int v8893 = v8892 * v6;
+          const unsigned int v8894 = v8893 + v8580;
+          const unsigned int v8895 = v8894 << 7u;
+          const unsigned int v8896 = v8895 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8601 ^ (((v8601 >> 6u) & 7u) << 3u)), v_pages + v8896, v8574);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8927 = block_table[v8620];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8929 = v8927 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8930 = v8929 + v30;
+          const unsigned int v8931 = v8930 * v6;
+          const unsigned int v8932 = v8931 + v8618;
+          const unsigned int v8933 = v8932 << 7u;
+          const unsigned int v8934 = v8933 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8639 ^ (((v8639 >> 6u) & 7u) << 3u)), v_pages + v8934, v8612);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8965 = block_table[v8658];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8967 = v8965 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8968 = v8967 + v30;
+          const unsigned int v8969 = v8968 * v6;
+          const unsigned int v8970 = v8969 + v8656;
+          const unsigned int v8971 = v8970 << 7u;
+          const unsigned int v8972 = v8971 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), v_pages + v8972, v8650);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9003 = block_table[v8696];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9005 = v9003 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9006 = v9005 + v30;
+          const unsigned int v9007 = v9006 * v6;
+          const unsigned int v9008 = v9007 + v8694;
+          const unsigned int v9009 = v9008 << 7u;
+          const unsigned int v9010 = v9009 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8715 ^ (((v8715 >> 6u) & 7u) << 3u)), v_pages + v9010, v8688);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9041 = block_table[v8734];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9043 = v9041 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9044 = v9043 + v30;
+          const unsigned int v9045 = v9044 * v6;
+          const unsigned int v9046 = v9045 + v8732;
+          const unsigned int v9047 = v9046 << 7u;
+          const unsigned int v9048 = v9047 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8753 ^ (((v8753 >> 6u) & 7u) << 3u)), v_pages + v9048, v8726);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9079 = block_table[v8772];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9081 = v9079 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9082 = v9081 + v30;
+          const unsigned int v9083 = v9082 * v6;
+          const unsigned int v9084 = v9083 + v8770;
+          const unsigned int v9085 = v9084 << 7u;
+          const unsigned int v9086 = v9085 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8791 ^ (((v8791 >> 6u) & 7u) << 3u)), v_pages + v9086, v8764);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v9093 = v8478 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v9103 = v8475 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9104 = v9103 < v35;
-          const unsigned int v9107 = v9104 ? v9103 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9108 = v9107 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9109 = v9107 / v6;
-          const unsigned int v9110 = v32 + v9109;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9111 = block_table[v9110];
-          const unsigned int v9113 = v9111 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9114 = v9113 + v30;
-          const unsigned int v9115 = v9114 * v6;
-          const unsigned int v9116 = v9115 + v9108;
-          const unsigned int v9117 = v9116 << 7u;
-          const unsigned int v9118 = v9117 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9127 = v9093 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9128 = v9127 + v81;
-          const unsigned int v9129 = v9128 + v79;
-          iron_copy_async<16>(shm1 + (v9129 ^ (((v9129 >> 6u) & 7u) << 3u)), k_pages + v9118, v9104);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9139 = v8475 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9140 = v9139 < v35;
-          const unsigned int v9143 = v9140 ? v9139 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9144 = v9143 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9145 = v9143 / v6;
-          const unsigned int v9146 = v32 + v9145;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9147 = block_table[v9146];
-          const unsigned int v9149 = v9147 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9150 = v9149 + v30;
-          const unsigned int v9151 = v9150 * v6;
-          const unsigned int v9152 = v9151 + v9144;
-          const unsigned int v9153 = v9152 << 7u;
-          const unsigned int v9154 = v9153 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9163 = v9093 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9164 = v9163 + v112;
-          const unsigned int v9165 = v9164 + v110;
-          iron_copy_async<16>(shm1 + (v9165 ^ (((v9165 >> 6u) & 7u) << 3u)), k_pages + v9154, v9140);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9175 = v8475 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9176 = v9175 < v35;
-          const unsigned int v9179 = v9176 ? v9175 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9180 = v9179 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9181 = v9179 / v6;
-          const unsigned int v9182 = v32 + v9181;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9183 = block_table[v9182];
-          const unsigned int v9185 = v9183 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9186 = v9185 + v30;
-          const unsigned int v9187 = v9186 * v6;
-          const unsigned int v9188 = v9187 + v9180;
-          const unsigned int v9189 = v9188 << 7u;
-          const unsigned int v9190 = v9189 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9199 = v9093 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9200 = v9199 + v143;
-          const unsigned int v9201 = v9200 + v141;
-          iron_copy_async<16>(shm1 + (v9201 ^ (((v9201 >> 6u) & 7u) << 3u)), k_pages + v9190, v9176);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9211 = v8475 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9212 = v9211 < v35;
-          const unsigned int v9215 = v9212 ? v9211 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9216 = v9215 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9217 = v9215 / v6;
-          const unsigned int v9218 = v32 + v9217;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9219 = block_table[v9218];
-          const unsigned int v9221 = v9219 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9222 = v9221 + v30;
-          const unsigned int v9223 = v9222 * v6;
-          const unsigned int v9224 = v9223 + v9216;
-          const unsigned int v9225 = v9224 << 7u;
-          const unsigned int v9226 = v9225 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9235 = v9093 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9236 = v9235 + v174;
-          const unsigned int v9237 = v9236 + v172;
-          iron_copy_async<16>(shm1 + (v9237 ^ (((v9237 >> 6u) & 7u) << 3u)), k_pages + v9226, v9212);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9247 = v8475 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9248 = v9247 < v35;
-          const unsigned int v9251 = v9248 ? v9247 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9252 = v9251 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9253 = v9251 / v6;
-          const unsigned int v9254 = v32 + v9253;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9255 = block_table[v9254];
-          const unsigned int v9257 = v9255 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9258 = v9257 + v30;
-          const unsigned int v9259 = v9258 * v6;
-          const unsigned int v9260 = v9259 + v9252;
-          const unsigned int v9261 = v9260 << 7u;
-          const unsigned int v9262 = v9261 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9271 = v9093 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9272 = v9271 + v205;
-          const unsigned int v9273 = v9272 + v203;
-          iron_copy_async<16>(shm1 + (v9273 ^ (((v9273 >> 6u) & 7u) << 3u)), k_pages + v9262, v9248);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9283 = v8475 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9284 = v9283 < v35;
-          const unsigned int v9287 = v9284 ? v9283 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9288 = v9287 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9289 = v9287 / v6;
-          const unsigned int v9290 = v32 + v9289;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9291 = block_table[v9290];
-          const unsigned int v9293 = v9291 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9294 = v9293 + v30;
-          const unsigned int v9295 = v9294 * v6;
-          const unsigned int v9296 = v9295 + v9288;
-          const unsigned int v9297 = v9296 << 7u;
-          const unsigned int v9298 = v9297 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9307 = v9093 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9308 = v9307 + v236;
-          const unsigned int v9309 = v9308 + v234;
-          iron_copy_async<16>(shm1 + (v9309 ^ (((v9309 >> 6u) & 7u) << 3u)), k_pages + v9298, v9284);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9319 = v8475 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9320 = v9319 < v35;
-          const unsigned int v9323 = v9320 ? v9319 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9324 = v9323 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9325 = v9323 / v6;
-          const unsigned int v9326 = v32 + v9325;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9327 = block_table[v9326];
-          const unsigned int v9329 = v9327 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9330 = v9329 + v30;
-          const unsigned int v9331 = v9330 * v6;
-          const unsigned int v9332 = v9331 + v9324;
-          const unsigned int v9333 = v9332 << 7u;
-          const unsigned int v9334 = v9333 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9343 = v9093 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9344 = v9343 + v267;
-          const unsigned int v9345 = v9344 + v265;
-          iron_copy_async<16>(shm1 + (v9345 ^ (((v9345 >> 6u) & 7u) << 3u)), k_pages + v9334, v9320);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9355 = v8475 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9356 = v9355 < v35;
-          const unsigned int v9359 = v9356 ? v9355 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9360 = v9359 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9361 = v9359 / v6;
-          const unsigned int v9362 = v32 + v9361;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9363 = block_table[v9362];
-          const unsigned int v9365 = v9363 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9366 = v9365 + v30;
-          const unsigned int v9367 = v9366 * v6;
-          const unsigned int v9368 = v9367 + v9360;
-          const unsigned int v9369 = v9368 << 7u;
-          const unsigned int v9370 = v9369 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9379 = v9093 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9380 = v9379 + v298;
-          const unsigned int v9381 = v9380 + v296;
-          iron_copy_async<16>(shm1 + (v9381 ^ (((v9381 >> 6u) & 7u) << 3u)), k_pages + v9370, v9356);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9401 = block_table[v9110];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9403 = v9401 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9404 = v9403 + v30;
-          const unsigned int v9405 = v9404 * v6;
-          const unsigned int v9406 = v9405 + v9108;
-          const unsigned int v9407 = v9406 << 7u;
-          const unsigned int v9408 = v9407 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9129 ^ (((v9129 >> 6u) & 7u) << 3u)), v_pages + v9408, v9104);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9437 = block_table[v9146];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9439 = v9437 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9440 = v9439 + v30;
-          const unsigned int v9441 = v9440 * v6;
-          const unsigned int v9442 = v9441 + v9144;
-          const unsigned int v9443 = v9442 << 7u;
-          const unsigned int v9444 = v9443 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9165 ^ (((v9165 >> 6u) & 7u) << 3u)), v_pages + v9444, v9140);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9473 = block_table[v9182];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9475 = v9473 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9476 = v9475 + v30;
-          const unsigned int v9477 = v9476 * v6;
-          const unsigned int v9478 = v9477 + v9180;
-          const unsigned int v9479 = v9478 << 7u;
-          const unsigned int v9480 = v9479 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9201 ^ (((v9201 >> 6u) & 7u) << 3u)), v_pages + v9480, v9176);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9509 = block_table[v9218];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9511 = v9509 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9512 = v9511 + v30;
-          const unsigned int v9513 = v9512 * v6;
-          const unsigned int v9514 = v9513 + v9216;
-          const unsigned int v9515 = v9514 << 7u;
-          const unsigned int v9516 = v9515 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9237 ^ (((v9237 >> 6u) & 7u) << 3u)), v_pages + v9516, v9212);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9545 = block_table[v9254];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9547 = v9545 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9548 = v9547 + v30;
-          const unsigned int v9549 = v9548 * v6;
-          const unsigned int v9550 = v9549 + v9252;
-          const unsigned int v9551 = v9550 << 7u;
-          const unsigned int v9552 = v9551 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9273 ^ (((v9273 >> 6u) & 7u) << 3u)), v_pages + v9552, v9248);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9581 = block_table[v9290];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9583 = v9581 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9584 = v9583 + v30;
-          const unsigned int v9585 = v9584 * v6;
-          const unsigned int v9586 = v9585 + v9288;
-          const unsigned int v9587 = v9586 << 7u;
-          const unsigned int v9588 = v9587 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9309 ^ (((v9309 >> 6u) & 7u) << 3u)), v_pages + v9588, v9284);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9617 = block_table[v9326];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9619 = v9617 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9620 = v9619 + v30;
-          const unsigned int v9621 = v9620 * v6;
-          const unsigned int v9622 = v9621 + v9324;
-          const unsigned int v9623 = v9622 << 7u;
-          const unsigned int v9624 = v9623 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9345 ^ (((v9345 >> 6u) & 7u) << 3u)), v_pages + v9624, v9320);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9653 = block_table[v9362];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9655 = v9653 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9656 = v9655 + v30;
-          const unsigned int v9657 = v9656 * v6;
-          const unsigned int v9658 = v9657 + v9360;
-          const unsigned int v9659 = v9658 << 7u;
-          const unsigned int v9660 = v9659 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9381 ^ (((v9381 >> 6u) & 7u) << 3u)), v_pages + v9660, v9356);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9099 = v8484 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v9109 = v8481 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9110 = v9109 < v35;
+          const unsigned int v9113 = v9110 ? v9109 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9114 = v9113 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9115 = v9113 / v6;
+          const unsigned int v9116 = v32 + v9115;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9117 = block_table[v9116];
+          const unsigned int v9119 = v9117 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9120 = v9119 + v30;
+          const unsigned int v9121 = v9120 * v6;
+          const unsigned int v9122 = v9121 + v9114;
+          const unsigned int v9123 = v9122 << 7u;
+          const unsigned int v9124 = v9123 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9133 = v9099 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9134 = v9133 + v81;
+          const unsigned int v9135 = v9134 + v79;
+          iron_copy_async<16>(shm1 + (v9135 ^ (((v9135 >> 6u) & 7u) << 3u)), k_pages + v9124, v9110);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9145 = v8481 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9146 = v9145 < v35;
+          const unsigned int v9149 = v9146 ? v9145 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9150 = v9149 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9151 = v9149 / v6;
+          const unsigned int v9152 = v32 + v9151;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9153 = block_table[v9152];
+          const unsigned int v9155 = v9153 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9156 = v9155 + v30;
+          const unsigned int v9157 = v9156 * v6;
+          const unsigned int v9158 = v9157 + v9150;
+          const unsigned int v9159 = v9158 << 7u;
+          const unsigned int v9160 = v9159 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9169 = v9099 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9170 = v9169 + v112;
+          const unsigned int v9171 = v9170 + v110;
+          iron_copy_async<16>(shm1 + (v9171 ^ (((v9171 >> 6u) & 7u) << 3u)), k_pages + v9160, v9146);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9181 = v8481 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9182 = v9181 < v35;
+          const unsigned int v9185 = v9182 ? v9181 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9186 = v9185 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9187 = v9185 / v6;
+          const unsigned int v9188 = v32 + v9187;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9189 = block_table[v9188];
+          const unsigned int v9191 = v9189 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9192 = v9191 + v30;
+          const unsigned int v9193 = v9192 * v6;
+          const unsigned int v9194 = v9193 + v9186;
+          const unsigned int v9195 = v9194 << 7u;
+          const unsigned int v9196 = v9195 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9205 = v9099 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9206 = v9205 + v143;
+          const unsigned int v9207 = v9206 + v141;
+          iron_copy_async<16>(shm1 + (v9207 ^ (((v9207 >> 6u) & 7u) << 3u)), k_pages + v9196, v9182);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9217 = v8481 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9218 = v9217 < v35;
+          const unsigned int v9221 = v9218 ? v9217 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9222 = v9221 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9223 = v9221 / v6;
+          const unsigned int v9224 = v32 + v9223;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9225 = block_table[v9224];
+          const unsigned int v9227 = v9225 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9228 = v9227 + v30;
+          const unsigned int v9229 = v9228 * v6;
+          const unsigned int v9230 = v9229 + v9222;
+          const unsigned int v9231 = v9230 << 7u;
+          const unsigned int v9232 = v9231 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9241 = v9099 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9242 = v9241 + v174;
+          const unsigned int v9243 = v9242 + v172;
+          iron_copy_async<16>(shm1 + (v9243 ^ (((v9243 >> 6u) & 7u) << 3u)), k_pages + v9232, v9218);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9253 = v8481 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9254 = v9253 < v35;
+          const unsigned int v9257 = v9254 ? v9253 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9258 = v9257 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9259 = v9257 / v6;
+          const unsigned int v9260 = v32 + v9259;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9261 = block_table[v9260];
+          const unsigned int v9263 = v9261 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9264 = v9263 + v30;
+          const unsigned int v9265 = v9264 * v6;
+          const unsigned int v9266 = v9265 + v9258;
+          const unsigned int v9267 = v9266 << 7u;
+          const unsigned int v9268 = v9267 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9277 = v9099 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9278 = v9277 + v205;
+          const unsigned int v9279 = v9278 + v203;
+          iron_copy_async<16>(shm1 + (v9279 ^ (((v9279 >> 6u) & 7u) << 3u)), k_pages + v9268, v9254);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9289 = v8481 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9290 = v9289 < v35;
+          const unsigned int v9293 = v9290 ? v9289 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9294 = v9293 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9295 = v9293 / v6;
+          const unsigned int v9296 = v32 + v9295;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9297 = block_table[v9296];
+          const unsigned int v9299 = v9297 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9300 = v9299 + v30;
+          const unsigned int v9301 = v9300 * v6;
+          const unsigned int v9302 = v9301 + v9294;
+          const unsigned int v9303 = v9302 << 7u;
+          const unsigned int v9304 = v9303 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9313 = v9099 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9314 = v9313 + v236;
+          const unsigned int v9315 = v9314 + v234;
+          iron_copy_async<16>(shm1 + (v9315 ^ (((v9315 >> 6u) & 7u) << 3u)), k_pages + v9304, v9290);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9325 = v8481 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9326 = v9325 < v35;
+          const unsigned int v9329 = v9326 ? v9325 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9330 = v9329 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9331 = v9329 / v6;
+          const unsigned int v9332 = v32 + v9331;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9333 = block_table[v9332];
+          const unsigned int v9335 = v9333 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9336 = v9335 + v30;
+          const unsigned int v9337 = v9336 * v6;
+          const unsigned int v9338 = v9337 + v9330;
+          const unsigned int v9339 = v9338 << 7u;
+          const unsigned int v9340 = v9339 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9349 = v9099 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9350 = v9349 + v267;
+          const unsigned int v9351 = v9350 + v265;
+          iron_copy_async<16>(shm1 + (v9351 ^ (((v9351 >> 6u) & 7u) << 3u)), k_pages + v9340, v9326);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9361 = v8481 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9362 = v9361 < v35;
+          const unsigned int v9365 = v9362 ? v9361 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9366 = v9365 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9367 = v9365 / v6;
+          const unsigned int v9368 = v32 + v9367;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9369 = block_table[v9368];
+          const unsigned int v9371 = v9369 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9372 = v9371 + v30;
+          const unsigned int v9373 = v9372 * v6;
+          const unsigned int v9374 = v9373 + v9366;
+          const unsigned int v9375 = v9374 << 7u;
+          const unsigned int v9376 = v9375 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9385 = v9099 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9386 = v9385 + v298;
+          const unsigned int v9387 = v9386 + v296;
+          iron_copy_async<16>(shm1 + (v9387 ^ (((v9387 >> 6u) & 7u) << 3u)), k_pages + v9376, v9362);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9407 = block_table[v9116];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9409 = v9407 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9410 = v9409 + v30;
+          const unsigned int v9411 = v9410 * v6;
+          const unsigned int v9412 = v9411 + v9114;
+          const unsigned int v9413 = v9412 << 7u;
+          const unsigned int v9414 = v9413 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9135 ^ (((v9135 >> 6u) & 7u) << 3u)), v_pages + v9414, v9110);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9443 = block_table[v9152];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9445 = v9443 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9446 = v9445 + v30;
+          const unsigned int v9447 = v9446 * v6;
+          const unsigned int v9448 = v9447 + v9150;
+          const unsigned int v9449 = v9448 << 7u;
+          const unsigned int v9450 = v9449 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9171 ^ (((v9171 >> 6u) & 7u) << 3u)), v_pages + v9450, v9146);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9479 = block_table[v9188];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9481 = v9479 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9482 = v9481 + v30;
+          const unsigned int v9483 = v9482 * v6;
+          const unsigned int v9484 = v9483 + v9186;
+          const unsigned int v9485 = v9484 << 7u;
+          const unsigned int v9486 = v9485 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9207 ^ (((v9207 >> 6u) & 7u) << 3u)), v_pages + v9486, v9182);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9515 = block_table[v9224];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9517 = v9515 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9518 = v9517 + v30;
+          const unsigned int v9519 = v9518 * v6;
+          const unsigned int v9520 = v9519 + v9222;
+          const unsigned int v9521 = v9520 << 7u;
+          const unsigned int v9522 = v9521 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9243 ^ (((v9243 >> 6u) & 7u) << 3u)), v_pages + v9522, v9218);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9551 = block_table[v9260];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9553 = v9551 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9554 = v9553 + v30;
+          const unsigned int v9555 = v9554 * v6;
+          const unsigned int v9556 = v9555 + v9258;
+          const unsigned int v9557 = v9556 << 7u;
+          const unsigned int v9558 = v9557 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9279 ^ (((v9279 >> 6u) & 7u) << 3u)), v_pages + v9558, v9254);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9587 = block_table[v9296];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9589 = v9587 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9590 = v9589 + v30;
+          const unsigned int v9591 = v9590 * v6;
+          const unsigned int v9592 = v9591 + v9294;
+          const unsigned int v9593 = v9592 << 7u;
+          const unsigned int v9594 = v9593 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9315 ^ (((v9315 >> 6u) & 7u) << 3u)), v_pages + v9594, v9290);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9623 = block_table[v9332];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9625 = v9623 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9626 = v9625 + v30;
+          const unsigned int v9627 = v9626 * v6;
+          const unsigned int v9628 = v9627 + v9330;
+          const unsigned int v9629 = v9628 << 7u;
+          const unsigned int v9630 = v9629 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9351 ^ (((v9351 >> 6u) & 7u) << 3u)), v_pages + v9630, v9326);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9659 = block_table[v9368];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9661 = v9659 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9662 = v9661 + v30;
+          const unsigned int v9663 = v9662 * v6;
+          const unsigned int v9664 = v9663 + v9366;
+          const unsigned int v9665 = v9664 << 7u;
+          const unsigned int v9666 = v9665 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9387 ^ (((v9387 >> 6u) & 7u) << 3u)), v_pages + v9666, v9362);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 128> v9673;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v9673, 0.0f);
-      const unsigned int v9677 = v8472 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13599;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13599, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13599, shm0, v13592, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13601;
-      iron_frag_fill(v13601, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13601, shm1, v9677, 64u);
-      iron_frag_mma_sync(v9673, v13599, v13601);
-      const unsigned int v13606 = v9677 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13608;
-      iron_frag_fill(v13608, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13608, shm0, v13603, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13610;
-      iron_frag_fill(v13610, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13610, shm1, v13606, 64u);
-      iron_frag_mma_sync(v9673, v13608, v13610);
-      const unsigned int v13615 = v9677 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13617;
-      iron_frag_fill(v13617, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13617, shm0, v13612, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13619;
-      iron_frag_fill(v13619, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13619, shm1, v13615, 64u);
-      iron_frag_mma_sync(v9673, v13617, v13619);
-      const unsigned int v13624 = v9677 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13626;
-      iron_frag_fill(v13626, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13626, shm0, v13621, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13628;
-      iron_frag_fill(v13628, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13628, shm1, v13624, 64u);
-      iron_frag_mma_sync(v9673, v13626, v13628);
-      const unsigned int v9690 = v9677 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13644;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13644, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13644, shm0, v13637, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13646;
-      iron_frag_fill(v13646, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13646, shm1, v9690, 64u);
-      iron_frag_mma_sync(v9673, v13644, v13646);
-      const unsigned int v13651 = v9690 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13653;
-      iron_frag_fill(v13653, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13653, shm0, v13648, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13655;
-      iron_frag_fill(v13655, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13655, shm1, v13651, 64u);
-      iron_frag_mma_sync(v9673, v13653, v13655);
-      const unsigned int v13660 = v9690 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13662;
-      iron_frag_fill(v13662, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13662, shm0, v13657, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13664;
-      iron_frag_fill(v13664, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13664, shm1, v13660, 64u);
-      iron_frag_mma_sync(v9673, v13662, v13664);
-      const unsigned int v13669 = v9690 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13671;
-      iron_frag_fill(v13671, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13671, shm0, v13666, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13673;
-      iron_frag_fill(v13673, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13673, shm1, v13669, 64u);
-      iron_frag_mma_sync(v9673, v13671, v13673);
-      iron_frag<float, 2, 16, 8> v9699;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v9699, 0.0f);
-      if (v9701) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v9704 = v8475 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v9712 = v8475 + v20;
-        const bool v9713 = v9712 <= v311;
-        const bool v9714 = v318 || v9713;
-        const bool v9715 = v9704 && v9714;
-        const bool v9717 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v9718 = v8468 + v9;
-        const unsigned int v9719 = v9718 + v20;
-        const unsigned int v9720 = v308 + v35;
-        const bool v9721 = v9720 <= v9719;
-        const bool v9722 = v9717 || v9721;
-        const bool v9723 = v9715 && v9722;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v9724 = !v9723;  // kernels/sdpa/flash_tile.hpp:190
-        if (v9724) {
-          iron_frag<float, 2, 16, 8> v9726;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v9726, 0.0f);
-          iron_frag<float, 2, 16, 8> v9728;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v9728, 0.0f);
-          const unsigned int v9730 = static_cast<unsigned int>(v9726.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9732 = v56 + v9730;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9734 = v9732 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9735 = v9734 + 1u;
-          const unsigned int v9737 = v9735 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9746 = v9737 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9750 = v9735 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9751 = v324 && v9750;
-          const unsigned int v9752 = v9751 ? v9746 : v42;
-          const unsigned int v9755 = v9752 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9756 = min(v9755, 128u);
-          const bool v9757 = v9752 > v8468;
-          const unsigned int v9758 = v9757 ? v9756 : v42;
-          const float v9759 = __uint_as_float(v9758);
-          v9726.x[0] = v9759;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9761 = static_cast<unsigned int>(v9726.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9763 = v56 + v9761;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9765 = v9763 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9766 = v9765 + 1u;
-          const unsigned int v9768 = v9766 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9777 = v9768 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9781 = v9766 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9782 = v324 && v9781;
-          const unsigned int v9783 = v9782 ? v9777 : v42;
-          const unsigned int v9786 = v9783 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9787 = min(v9786, 128u);
-          const bool v9788 = v9783 > v8468;
-          const unsigned int v9789 = v9788 ? v9787 : v42;
-          const float v9790 = __uint_as_float(v9789);
-          v9726.x[1] = v9790;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9792 = static_cast<unsigned int>(v9726.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9794 = v56 + v9792;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9796 = v9794 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9797 = v9796 + 1u;
-          const unsigned int v9799 = v9797 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9808 = v9799 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9812 = v9797 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9813 = v324 && v9812;
-          const unsigned int v9814 = v9813 ? v9808 : v42;
-          const unsigned int v9817 = v9814 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9818 = min(v9817, 128u);
-          const bool v9819 = v9814 > v8468;
-          const unsigned int v9820 = v9819 ? v9818 : v42;
-          const float v9821 = __uint_as_float(v9820);
-          v9726.x[2] = v9821;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9823 = static_cast<unsigned int>(v9726.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9825 = v56 + v9823;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9827 = v9825 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9828 = v9827 + 1u;
-          const unsigned int v9830 = v9828 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9839 = v9830 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9843 = v9828 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9844 = v324 && v9843;
-          const unsigned int v9845 = v9844 ? v9839 : v42;
-          const unsigned int v9848 = v9845 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9849 = min(v9848, 128u);
-          const bool v9850 = v9845 > v8468;
-          const unsigned int v9851 = v9850 ? v9849 : v42;
-          const float v9852 = __uint_as_float(v9851);
-          v9726.x[3] = v9852;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9854 = static_cast<unsigned int>(v9728.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9856 = v56 + v9854;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9858 = v9856 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9859 = v9858 + 1u;
-          const unsigned int v9861 = v9859 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9862 = min(v35, v9861);
-          const bool v9863 = v9859 > v20;
-          const unsigned int v9864 = v9863 ? v9862 : v42;
-          const unsigned int v9867 = v318 ? v35 : v9864;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9879 = v9867 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9880 = min(v9879, 128u);
-          const bool v9881 = v9867 > v8468;
-          const unsigned int v9882 = v9881 ? v9880 : v42;
-          const float v9883 = __uint_as_float(v9882);
-          v9728.x[0] = v9883;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9885 = static_cast<unsigned int>(v9728.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9887 = v56 + v9885;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9889 = v9887 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9890 = v9889 + 1u;
-          const unsigned int v9892 = v9890 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9893 = min(v35, v9892);
-          const bool v9894 = v9890 > v20;
-          const unsigned int v9895 = v9894 ? v9893 : v42;
-          const unsigned int v9898 = v318 ? v35 : v9895;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9910 = v9898 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9911 = min(v9910, 128u);
-          const bool v9912 = v9898 > v8468;
-          const unsigned int v9913 = v9912 ? v9911 : v42;
-          const float v9914 = __uint_as_float(v9913);
-          v9728.x[1] = v9914;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9916 = static_cast<unsigned int>(v9728.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9918 = v56 + v9916;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9920 = v9918 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9921 = v9920 + 1u;
-          const unsigned int v9923 = v9921 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9924 = min(v35, v9923);
-          const bool v9925 = v9921 > v20;
-          const unsigned int v9926 = v9925 ? v9924 : v42;
-          const unsigned int v9929 = v318 ? v35 : v9926;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9941 = v9929 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9942 = min(v9941, 128u);
-          const bool v9943 = v9929 > v8468;
-          const unsigned int v9944 = v9943 ? v9942 : v42;
-          const float v9945 = __uint_as_float(v9944);
-          v9728.x[2] = v9945;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9947 = static_cast<unsigned int>(v9728.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9949 = v56 + v9947;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9951 = v9949 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9952 = v9951 + 1u;
-          const unsigned int v9954 = v9952 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9955 = min(v35, v9954);
-          const bool v9956 = v9952 > v20;
-          const unsigned int v9957 = v9956 ? v9955 : v42;
-          const unsigned int v9960 = v318 ? v35 : v9957;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9972 = v9960 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9973 = min(v9972, 128u);
-          const bool v9974 = v9960 > v8468;
-          const unsigned int v9975 = v9974 ? v9973 : v42;
-          const float v9976 = __uint_as_float(v9975);
-          v9728.x[3] = v9976;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9977 = static_cast<unsigned int>(v9673.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v9979 = v9673.x[0];
-          const float v9980 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9981 = __float_as_uint(v9980);
-          const bool v9982 = v9977 >= v9981;
-          const float v9983 = v9728.x[0];
-          const unsigned int v9984 = __float_as_uint(v9983);
-          const bool v9985 = v9977 < v9984;
-          const bool v9986 = v9982 && v9985;
-          const float v9988 = v9986 ? v9979 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[0] = v9988;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9989 = static_cast<unsigned int>(v9673.col(1, iron_linear_thread() & 31u));
-          const float v9991 = v9673.x[1];
-          const float v9992 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9993 = __float_as_uint(v9992);
-          const bool v9994 = v9989 >= v9993;
-          const float v9995 = v9728.x[0];
-          const unsigned int v9996 = __float_as_uint(v9995);
-          const bool v9997 = v9989 < v9996;
-          const bool v9998 = v9994 && v9997;
-          const float v10000 = v9998 ? v9991 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[1] = v10000;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10001 = static_cast<unsigned int>(v9673.col(2, iron_linear_thread() & 31u));
-          const float v10003 = v9673.x[2];
-          const float v10004 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10005 = __float_as_uint(v10004);
-          const bool v10006 = v10001 >= v10005;
-          const float v10007 = v9728.x[2];
-          const unsigned int v10008 = __float_as_uint(v10007);
-          const bool v10009 = v10001 < v10008;
-          const bool v10010 = v10006 && v10009;
-          const float v10012 = v10010 ? v10003 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[2] = v10012;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10013 = static_cast<unsigned int>(v9673.col(3, iron_linear_thread() & 31u));
-          const float v10015 = v9673.x[3];
-          const float v10016 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10017 = __float_as_uint(v10016);
-          const bool v10018 = v10013 >= v10017;
-          const float v10019 = v9728.x[2];
-          const unsigned int v10020 = __float_as_uint(v10019);
-          const bool v10021 = v10013 < v10020;
-          const bool v10022 = v10018 && v10021;
-          const float v10024 = v10022 ? v10015 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[3] = v10024;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10025 = static_cast<unsigned int>(v9673.col(4, iron_linear_thread() & 31u));
-          const float v10027 = v9673.x[4];
-          const float v10028 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10029 = __float_as_uint(v10028);
-          const bool v10030 = v10025 >= v10029;
-          const float v10031 = v9728.x[0];
-          const unsigned int v10032 = __float_as_uint(v10031);
-          const bool v10033 = v10025 < v10032;
-          const bool v10034 = v10030 && v10033;
-          const float v10036 = v10034 ? v10027 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[4] = v10036;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10037 = static_cast<unsigned int>(v9673.col(5, iron_linear_thread() & 31u));
-          const float v10039 = v9673.x[5];
-          const float v10040 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10041 = __float_as_uint(v10040);
-          const bool v10042 = v10037 >= v10041;
-          const float v10043 = v9728.x[0];
-          const unsigned int v10044 = __float_as_uint(v10043);
-          const bool v10045 = v10037 < v10044;
-          const bool v10046 = v10042 && v10045;
-          const float v10048 = v10046 ? v10039 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[5] = v10048;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10049 = static_cast<unsigned int>(v9673.col(6, iron_linear_thread() & 31u));
-          const float v10051 = v9673.x[6];
-          const float v10052 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10053 = __float_as_uint(v10052);
-          const bool v10054 = v10049 >= v10053;
-          const float v10055 = v9728.x[2];
-          const unsigned int v10056 = __float_as_uint(v10055);
-          const bool v10057 = v10049 < v10056;
-          const bool v10058 = v10054 && v10057;
-          const float v10060 = v10058 ? v10051 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[6] = v10060;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10061 = static_cast<unsigned int>(v9673.col(7, iron_linear_thread() & 31u));
-          const float v10063 = v9673.x[7];
-          const float v10064 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10065 = __float_as_uint(v10064);
-          const bool v10066 = v10061 >= v10065;
-          const float v10067 = v9728.x[2];
-          const unsigned int v10068 = __float_as_uint(v10067);
-          const bool v10069 = v10061 < v10068;
-          const bool v10070 = v10066 && v10069;
-          const float v10072 = v10070 ? v10063 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[7] = v10072;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10073 = static_cast<unsigned int>(v9673.col(8, iron_linear_thread() & 31u));
-          const float v10075 = v9673.x[8];
-          const float v10076 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10077 = __float_as_uint(v10076);
-          const bool v10078 = v10073 >= v10077;
-          const float v10079 = v9728.x[0];
-          const unsigned int v10080 = __float_as_uint(v10079);
-          const bool v10081 = v10073 < v10080;
-          const bool v10082 = v10078 && v10081;
-          const float v10084 = v10082 ? v10075 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[8] = v10084;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10085 = static_cast<unsigned int>(v9673.col(9, iron_linear_thread() & 31u));
-          const float v10087 = v9673.x[9];
-          const float v10088 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10089 = __float_as_uint(v10088);
-          const bool v10090 = v10085 >= v10089;
-          const float v10091 = v9728.x[0];
-          const unsigned int v10092 = __float_as_uint(v10091);
-          const bool v10093 = v10085 < v10092;
-          const bool v10094 = v10090 && v10093;
-          const float v10096 = v10094 ? v10087 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[9] = v10096;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10097 = static_cast<unsigned int>(v9673.col(10, iron_linear_thread() & 31u));
-          const float v10099 = v9673.x[10];
-          const float v10100 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10101 = __float_as_uint(v10100);
-          const bool v10102 = v10097 >= v10101;
-          const float v10103 = v9728.x[2];
-          const unsigned int v10104 = __float_as_uint(v10103);
-          const bool v10105 = v10097 < v10104;
-          const bool v10106 = v10102 && v10105;
-          const float v10108 = v10106 ? v10099 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[10] = v10108;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10109 = static_cast<unsigned int>(v9673.col(11, iron_linear_thread() & 31u));
-          const float v10111 = v9673.x[11];
-          const float v10112 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10113 = __float_as_uint(v10112);
-          const bool v10114 = v10109 >= v10113;
-          const float v10115 = v9728.x[2];
-          const unsigned int v10116 = __float_as_uint(v10115);
-          const bool v10117 = v10109 < v10116;
-          const bool v10118 = v10114 && v10117;
-          const float v10120 = v10118 ? v10111 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[11] = v10120;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10121 = static_cast<unsigned int>(v9673.col(12, iron_linear_thread() & 31u));
-          const float v10123 = v9673.x[12];
-          const float v10124 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10125 = __float_as_uint(v10124);
-          const bool v10126 = v10121 >= v10125;
-          const float v10127 = v9728.x[0];
-          const unsigned int v10128 = __float_as_uint(v10127);
-          const bool v10129 = v10121 < v10128;
-          const bool v10130 = v10126 && v10129;
-          const float v10132 = v10130 ? v10123 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[12] = v10132;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10133 = static_cast<unsigned int>(v9673.col(13, iron_linear_thread() & 31u));
-          const float v10135 = v9673.x[13];
-          const float v10136 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10137 = __float_as_uint(v10136);
-          const bool v10138 = v10133 >= v10137;
-          const float v10139 = v9728.x[0];
-          const unsigned int v10140 = __float_as_uint(v10139);
-          const bool v10141 = v10133 < v10140;
-          const bool v10142 = v10138 && v10141;
-          const float v10144 = v10142 ? v10135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[13] = v10144;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10145 = static_cast<unsigned int>(v9673.col(14, iron_linear_thread() & 31u));
-          const float v10147 = v9673.x[14];
-          const float v10148 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10149 = __float_as_uint(v10148);
-          const bool v10150 = v10145 >= v10149;
-          const float v10151 = v9728.x[2];
-          const unsigned int v10152 = __float_as_uint(v10151);
-          const bool v10153 = v10145 < v10152;
-          const bool v10154 = v10150 && v10153;
-          const float v10156 = v10154 ? v10147 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[14] = v10156;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10157 = static_cast<unsigned int>(v9673.col(15, iron_linear_thread() & 31u));
-          const float v10159 = v9673.x[15];
-          const float v10160 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10161 = __float_as_uint(v10160);
-          const bool v10162 = v10157 >= v10161;
-          const float v10163 = v9728.x[2];
-          const unsigned int v10164 = __float_as_uint(v10163);
-          const bool v10165 = v10157 < v10164;
-          const bool v10166 = v10162 && v10165;
-          const float v10168 = v10166 ? v10159 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[15] = v10168;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10169 = static_cast<unsigned int>(v9673.col(16, iron_linear_thread() & 31u));
-          const float v10171 = v9673.x[16];
-          const float v10172 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10173 = __float_as_uint(v10172);
-          const bool v10174 = v10169 >= v10173;
-          const float v10175 = v9728.x[0];
-          const unsigned int v10176 = __float_as_uint(v10175);
-          const bool v10177 = v10169 < v10176;
-          const bool v10178 = v10174 && v10177;
-          const float v10180 = v10178 ? v10171 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[16] = v10180;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10181 = static_cast<unsigned int>(v9673.col(17, iron_linear_thread() & 31u));
-          const float v10183 = v9673.x[17];
-          const float v10184 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10185 = __float_as_uint(v10184);
-          const bool v10186 = v10181 >= v10185;
-          const float v10187 = v9728.x[0];
-          const unsigned int v10188 = __float_as_uint(v10187);
-          const bool v10189 = v10181 < v10188;
-          const bool v10190 = v10186 && v10189;
-          const float v10192 = v10190 ? v10183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[17] = v10192;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10193 = static_cast<unsigned int>(v9673.col(18, iron_linear_thread() & 31u));
-          const float v10195 = v9673.x[18];
-          const float v10196 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10197 = __float_as_uint(v10196);
-          const bool v10198 = v10193 >= v10197;
-          const float v10199 = v9728.x[2];
-          const unsigned int v10200 = __float_as_uint(v10199);
-          const bool v10201 = v10193 < v10200;
-          const bool v10202 = v10198 && v10201;
-          const float v10204 = v10202 ? v10195 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[18] = v10204;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10205 = static_cast<unsigned int>(v9673.col(19, iron_linear_thread() & 31u));
-          const float v10207 = v9673.x[19];
-          const float v10208 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10209 = __float_as_uint(v10208);
-          const bool v10210 = v10205 >= v10209;
-          const float v10211 = v9728.x[2];
-          const unsigned int v10212 = __float_as_uint(v10211);
-          const bool v10213 = v10205 < v10212;
-          const bool v10214 = v10210 && v10213;
-          const float v10216 = v10214 ? v10207 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[19] = v10216;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10217 = static_cast<unsigned int>(v9673.col(20, iron_linear_thread() & 31u));
-          const float v10219 = v9673.x[20];
-          const float v10220 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10221 = __float_as_uint(v10220);
-          const bool v10222 = v10217 >= v10221;
-          const float v10223 = v9728.x[0];
-          const unsigned int v10224 = __float_as_uint(v10223);
-          const bool v10225 = v10217 < v10224;
-          const bool v10226 = v10222 && v10225;
-          const float v10228 = v10226 ? v10219 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[20] = v10228;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10229 = static_cast<unsigned int>(v9673.col(21, iron_linear_thread() & 31u));
-          const float v10231 = v9673.x[21];
-          const float v10232 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10233 = __float_as_uint(v10232);
-          const bool v10234 = v10229 >= v10233;
-          const float v10235 = v9728.x[0];
-          const unsigned int v10236 = __float_as_uint(v10235);
-          const bool v10237 = v10229 < v10236;
-          const bool v10238 = v10234 && v10237;
-          const float v10240 = v10238 ? v10231 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[21] = v10240;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10241 = static_cast<unsigned int>(v9673.col(22, iron_linear_thread() & 31u));
-          const float v10243 = v9673.x[22];
-          const float v10244 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10245 = __float_as_uint(v10244);
-          const bool v10246 = v10241 >= v10245;
-          const float v10247 = v9728.x[2];
-          const unsigned int v10248 = __float_as_uint(v10247);
-          const bool v10249 = v10241 < v10248;
-          const bool v10250 = v10246 && v10249;
-          const float v10252 = v10250 ? v10243 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[22] = v10252;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10253 = static_cast<unsigned int>(v9673.col(23, iron_linear_thread() & 31u));
-          const float v10255 = v9673.x[23];
-          const float v10256 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10257 = __float_as_uint(v10256);
-          const bool v10258 = v10253 >= v10257;
-          const float v10259 = v9728.x[2];
-          const unsigned int v10260 = __float_as_uint(v10259);
-          const bool v10261 = v10253 < v10260;
-          const bool v10262 = v10258 && v10261;
-          const float v10264 = v10262 ? v10255 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[23] = v10264;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10265 = static_cast<unsigned int>(v9673.col(24, iron_linear_thread() & 31u));
-          const float v10267 = v9673.x[24];
-          const float v10268 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10269 = __float_as_uint(v10268);
-          const bool v10270 = v10265 >= v10269;
-          const float v10271 = v9728.x[0];
-          const unsigned int v10272 = __float_as_uint(v10271);
-          const bool v10273 = v10265 < v10272;
-          const bool v10274 = v10270 && v10273;
-          const float v10276 = v10274 ? v10267 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[24] = v10276;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10277 = static_cast<unsigned int>(v9673.col(25, iron_linear_thread() & 31u));
-          const float v10279 = v9673.x[25];
-          const float v10280 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10281 = __float_as_uint(v10280);
-          const bool v10282 = v10277 >= v10281;
-          const float v10283 = v9728.x[0];
-          const unsigned int v10284 = __float_as_uint(v10283);
-          const bool v10285 = v10277 < v10284;
-          const bool v10286 = v10282 && v10285;
-          const float v10288 = v10286 ? v10279 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[25] = v10288;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10289 = static_cast<unsigned int>(v9673.col(26, iron_linear_thread() & 31u));
-          const float v10291 = v9673.x[26];
-          const float v10292 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10293 = __float_as_uint(v10292);
-          const bool v10294 = v10289 >= v10293;
-          const float v10295 = v9728.x[2];
-          const unsigned int v10296 = __float_as_uint(v10295);
-          const bool v10297 = v10289 < v10296;
-          const bool v10298 = v10294 && v10297;
-          const float v10300 = v10298 ? v10291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[26] = v10300;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10301 = static_cast<unsigned int>(v9673.col(27, iron_linear_thread() & 31u));
-          const float v10303 = v9673.x[27];
-          const float v10304 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10305 = __float_as_uint(v10304);
-          const bool v10306 = v10301 >= v10305;
-          const float v10307 = v9728.x[2];
-          const unsigned int v10308 = __float_as_uint(v10307);
-          const bool v10309 = v10301 < v10308;
-          const bool v10310 = v10306 && v10309;
-          const float v10312 = v10310 ? v10303 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[27] = v10312;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10313 = static_cast<unsigned int>(v9673.col(28, iron_linear_thread() & 31u));
-          const float v10315 = v9673.x[28];
-          const float v10316 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10317 = __float_as_uint(v10316);
-          const bool v10318 = v10313 >= v10317;
-          const float v10319 = v9728.x[0];
-          const unsigned int v10320 = __float_as_uint(v10319);
-          const bool v10321 = v10313 < v10320;
-          const bool v10322 = v10318 && v10321;
-          const float v10324 = v10322 ? v10315 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[28] = v10324;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10325 = static_cast<unsigned int>(v9673.col(29, iron_linear_thread() & 31u));
-          const float v10327 = v9673.x[29];
-          const float v10328 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10329 = __float_as_uint(v10328);
-          const bool v10330 = v10325 >= v10329;
-          const float v10331 = v9728.x[0];
-          const unsigned int v10332 = __float_as_uint(v10331);
-          const bool v10333 = v10325 < v10332;
-          const bool v10334 = v10330 && v10333;
-          const float v10336 = v10334 ? v10327 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[29] = v10336;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10337 = static_cast<unsigned int>(v9673.col(30, iron_linear_thread() & 31u));
-          const float v10339 = v9673.x[30];
-          const float v10340 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10341 = __float_as_uint(v10340);
-          const bool v10342 = v10337 >= v10341;
-          const float v10343 = v9728.x[2];
-          const unsigned int v10344 = __float_as_uint(v10343);
-          const bool v10345 = v10337 < v10344;
-          const bool v10346 = v10342 && v10345;
-          const float v10348 = v10346 ? v10339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[30] = v10348;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10349 = static_cast<unsigned int>(v9673.col(31, iron_linear_thread() & 31u));
-          const float v10351 = v9673.x[31];
-          const float v10352 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10353 = __float_as_uint(v10352);
-          const bool v10354 = v10349 >= v10353;
-          const float v10355 = v9728.x[2];
-          const unsigned int v10356 = __float_as_uint(v10355);
-          const bool v10357 = v10349 < v10356;
-          const bool v10358 = v10354 && v10357;
-          const float v10360 = v10358 ? v10351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[31] = v10360;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10361 = static_cast<unsigned int>(v9673.col(32, iron_linear_thread() & 31u));
-          const float v10363 = v9673.x[32];
-          const float v10364 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10365 = __float_as_uint(v10364);
-          const bool v10366 = v10361 >= v10365;
-          const float v10367 = v9728.x[0];
-          const unsigned int v10368 = __float_as_uint(v10367);
-          const bool v10369 = v10361 < v10368;
-          const bool v10370 = v10366 && v10369;
-          const float v10372 = v10370 ? v10363 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[32] = v10372;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10373 = static_cast<unsigned int>(v9673.col(33, iron_linear_thread() & 31u));
-          const float v10375 = v9673.x[33];
-          const float v10376 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10377 = __float_as_uint(v10376);
-          const bool v10378 = v10373 >= v10377;
-          const float v10379 = v9728.x[0];
-          const unsigned int v10380 = __float_as_uint(v10379);
-          const bool v10381 = v10373 < v10380;
-          const bool v10382 = v10378 && v10381;
-          const float v10384 = v10382 ? v10375 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[33] = v10384;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10385 = static_cast<unsigned int>(v9673.col(34, iron_linear_thread() & 31u));
-          const float v10387 = v9673.x[34];
-          const float v10388 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10389 = __float_as_uint(v10388);
-          const bool v10390 = v10385 >= v10389;
-          const float v10391 = v9728.x[2];
-          const unsigned int v10392 = __float_as_uint(v10391);
-          const bool v10393 = v10385 < v10392;
-          const bool v10394 = v10390 && v10393;
-          const float v10396 = v10394 ? v10387 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[34] = v10396;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10397 = static_cast<unsigned int>(v9673.col(35, iron_linear_thread() & 31u));
-          const float v10399 = v9673.x[35];
-          const float v10400 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10401 = __float_as_uint(v10400);
-          const bool v10402 = v10397 >= v10401;
-          const float v10403 = v9728.x[2];
-          const unsigned int v10404 = __float_as_uint(v10403);
-          const bool v10405 = v10397 < v10404;
-          const bool v10406 = v10402 && v10405;
-          const float v10408 = v10406 ? v10399 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[35] = v10408;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10409 = static_cast<unsigned int>(v9673.col(36, iron_linear_thread() & 31u));
-          const float v10411 = v9673.x[36];
-          const float v10412 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10413 = __float_as_uint(v10412);
-          const bool v10414 = v10409 >= v10413;
-          const float v10415 = v9728.x[0];
-          const unsigned int v10416 = __float_as_uint(v10415);
-          const bool v10417 = v10409 < v10416;
-          const bool v10418 = v10414 && v10417;
-          const float v10420 = v10418 ? v10411 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[36] = v10420;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10421 = static_cast<unsigned int>(v9673.col(37, iron_linear_thread() & 31u));
-          const float v10423 = v9673.x[37];
-          const float v10424 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10425 = __float_as_uint(v10424);
-          const bool v10426 = v10421 >= v10425;
-          const float v10427 = v9728.x[0];
-          const unsigned int v10428 = __float_as_uint(v10427);
-          const bool v10429 = v10421 < v10428;
-          const bool v10430 = v10426 && v10429;
-          const float v10432 = v10430 ? v10423 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[37] = v10432;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10433 = static_cast<unsigned int>(v9673.col(38, iron_linear_thread() & 31u));
-          const float v10435 = v9673.x[38];
-          const float v10436 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10437 = __float_as_uint(v10436);
-          const bool v10438 = v10433 >= v10437;
-          const float v10439 = v9728.x[2];
-          const unsigned int v10440 = __float_as_uint(v10439);
-          const bool v10441 = v10433 < v10440;
-          const bool v10442 = v10438 && v10441;
-          const float v10444 = v10442 ? v10435 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[38] = v10444;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10445 = static_cast<unsigned int>(v9673.col(39, iron_linear_thread() & 31u));
-          const float v10447 = v9673.x[39];
-          const float v10448 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10449 = __float_as_uint(v10448);
-          const bool v10450 = v10445 >= v10449;
-          const float v10451 = v9728.x[2];
-          const unsigned int v10452 = __float_as_uint(v10451);
-          const bool v10453 = v10445 < v10452;
-          const bool v10454 = v10450 && v10453;
-          const float v10456 = v10454 ? v10447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[39] = v10456;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10457 = static_cast<unsigned int>(v9673.col(40, iron_linear_thread() & 31u));
-          const float v10459 = v9673.x[40];
-          const float v10460 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10461 = __float_as_uint(v10460);
-          const bool v10462 = v10457 >= v10461;
-          const float v10463 = v9728.x[0];
-          const unsigned int v10464 = __float_as_uint(v10463);
-          const bool v10465 = v10457 < v10464;
-          const bool v10466 = v10462 && v10465;
-          const float v10468 = v10466 ? v10459 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[40] = v10468;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10469 = static_cast<unsigned int>(v9673.col(41, iron_linear_thread() & 31u));
-          const float v10471 = v9673.x[41];
-          const float v10472 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10473 = __float_as_uint(v10472);
-          const bool v10474 = v10469 >= v10473;
-          const float v10475 = v9728.x[0];
-          const unsigned int v10476 = __float_as_uint(v10475);
-          const bool v10477 = v10469 < v10476;
-          const bool v10478 = v10474 && v10477;
-          const float v10480 = v10478 ? v10471 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[41] = v10480;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10481 = static_cast<unsigned int>(v9673.col(42, iron_linear_thread() & 31u));
-          const float v10483 = v9673.x[42];
-          const float v10484 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10485 = __float_as_uint(v10484);
-          const bool v10486 = v10481 >= v10485;
-          const float v10487 = v9728.x[2];
-          const unsigned int v10488 = __float_as_uint(v10487);
-          const bool v10489 = v10481 < v10488;
-          const bool v10490 = v10486 && v10489;
-          const float v10492 = v10490 ? v10483 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[42] = v10492;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10493 = static_cast<unsigned int>(v9673.col(43, iron_linear_thread() & 31u));
-          const float v10495 = v9673.x[43];
-          const float v10496 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10497 = __float_as_uint(v10496);
-          const bool v10498 = v10493 >= v10497;
-          const float v10499 = v9728.x[2];
-          const unsigned int v10500 = __float_as_uint(v10499);
-          const bool v10501 = v10493 < v10500;
-          const bool v10502 = v10498 && v10501;
-          const float v10504 = v10502 ? v10495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[43] = v10504;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10505 = static_cast<unsigned int>(v9673.col(44, iron_linear_thread() & 31u));
-          const float v10507 = v9673.x[44];
-          const float v10508 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10509 = __float_as_uint(v10508);
-          const bool v10510 = v10505 >= v10509;
-          const float v10511 = v9728.x[0];
-          const unsigned int v10512 = __float_as_uint(v10511);
-          const bool v10513 = v10505 < v10512;
-          const bool v10514 = v10510 && v10513;
-          const float v10516 = v10514 ? v10507 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[44] = v10516;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10517 = static_cast<unsigned int>(v9673.col(45, iron_linear_thread() & 31u));
-          const float v10519 = v9673.x[45];
-          const float v10520 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10521 = __float_as_uint(v10520);
-          const bool v10522 = v10517 >= v10521;
-          const float v10523 = v9728.x[0];
-          const unsigned int v10524 = __float_as_uint(v10523);
-          const bool v10525 = v10517 < v10524;
-          const bool v10526 = v10522 && v10525;
-          const float v10528 = v10526 ? v10519 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[45] = v10528;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10529 = static_cast<unsigned int>(v9673.col(46, iron_linear_thread() & 31u));
-          const float v10531 = v9673.x[46];
-          const float v10532 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10533 = __float_as_uint(v10532);
-          const bool v10534 = v10529 >= v10533;
-          const float v10535 = v9728.x[2];
-          const unsigned int v10536 = __float_as_uint(v10535);
-          const bool v10537 = v10529 < v10536;
-          const bool v10538 = v10534 && v10537;
-          const float v10540 = v10538 ? v10531 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[46] = v10540;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10541 = static_cast<unsigned int>(v9673.col(47, iron_linear_thread() & 31u));
-          const float v10543 = v9673.x[47];
-          const float v10544 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10545 = __float_as_uint(v10544);
-          const bool v10546 = v10541 >= v10545;
-          const float v10547 = v9728.x[2];
-          const unsigned int v10548 = __float_as_uint(v10547);
-          const bool v10549 = v10541 < v10548;
-          const bool v10550 = v10546 && v10549;
-          const float v10552 = v10550 ? v10543 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[47] = v10552;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10553 = static_cast<unsigned int>(v9673.col(48, iron_linear_thread() & 31u));
-          const float v10555 = v9673.x[48];
-          const float v10556 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10557 = __float_as_uint(v10556);
-          const bool v10558 = v10553 >= v10557;
-          const float v10559 = v9728.x[0];
-          const unsigned int v10560 = __float_as_uint(v10559);
-          const bool v10561 = v10553 < v10560;
-          const bool v10562 = v10558 && v10561;
-          const float v10564 = v10562 ? v10555 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[48] = v10564;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10565 = static_cast<unsigned int>(v9673.col(49, iron_linear_thread() & 31u));
-          const float v10567 = v9673.x[49];
-          const float v10568 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10569 = __float_as_uint(v10568);
-          const bool v10570 = v10565 >= v10569;
-          const float v10571 = v9728.x[0];
-          const unsigned int v10572 = __float_as_uint(v10571);
-          const bool v10573 = v10565 < v10572;
-          const bool v10574 = v10570 && v10573;
-          const float v10576 = v10574 ? v10567 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[49] = v10576;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10577 = static_cast<unsigned int>(v9673.col(50, iron_linear_thread() & 31u));
-          const float v10579 = v9673.x[50];
-          const float v10580 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10581 = __float_as_uint(v10580);
-          const bool v10582 = v10577 >= v10581;
-          const float v10583 = v9728.x[2];
-          const unsigned int v10584 = __float_as_uint(v10583);
-          const bool v10585 = v10577 < v10584;
-          const bool v10586 = v10582 && v10585;
-          const float v10588 = v10586 ? v10579 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[50] = v10588;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10589 = static_cast<unsigned int>(v9673.col(51, iron_linear_thread() & 31u));
-          const float v10591 = v9673.x[51];
-          const float v10592 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10593 = __float_as_uint(v10592);
-          const bool v10594 = v10589 >= v10593;
-          const float v10595 = v9728.x[2];
-          const unsigned int v10596 = __float_as_uint(v10595);
-          const bool v10597 = v10589 < v10596;
-          const bool v10598 = v10594 && v10597;
-          const float v10600 = v10598 ? v10591 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[51] = v10600;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10601 = static_cast<unsigned int>(v9673.col(52, iron_linear_thread() & 31u));
-          const float v10603 = v9673.x[52];
-          const float v10604 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10605 = __float_as_uint(v10604);
-          const bool v10606 = v10601 >= v10605;
-          const float v10607 = v9728.x[0];
-          const unsigned int v10608 = __float_as_uint(v10607);
-          const bool v10609 = v10601 < v10608;
-          const bool v10610 = v10606 && v10609;
-          const float v10612 = v10610 ? v10603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[52] = v10612;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10613 = static_cast<unsigned int>(v9673.col(53, iron_linear_thread() & 31u));
-          const float v10615 = v9673.x[53];
-          const float v10616 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10617 = __float_as_uint(v10616);
-          const bool v10618 = v10613 >= v10617;
-          const float v10619 = v9728.x[0];
-          const unsigned int v10620 = __float_as_uint(v10619);
-          const bool v10621 = v10613 < v10620;
-          const bool v10622 = v10618 && v10621;
-          const float v10624 = v10622 ? v10615 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[53] = v10624;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10625 = static_cast<unsigned int>(v9673.col(54, iron_linear_thread() & 31u));
-          const float v10627 = v9673.x[54];
-          const float v10628 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10629 = __float_as_uint(v10628);
-          const bool v10630 = v10625 >= v10629;
-          const float v10631 = v9728.x[2];
-          const unsigned int v10632 = __float_as_uint(v10631);
-          const bool v10633 = v10625 < v10632;
-          const bool v10634 = v10630 && v10633;
-          const float v10636 = v10634 ? v10627 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[54] = v10636;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10637 = static_cast<unsigned int>(v9673.col(55, iron_linear_thread() & 31u));
-          const float v10639 = v9673.x[55];
-          const float v10640 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10641 = __float_as_uint(v10640);
-          const bool v10642 = v10637 >= v10641;
-          const float v10643 = v9728.x[2];
-          const unsigned int v10644 = __float_as_uint(v10643);
-          const bool v10645 = v10637 < v10644;
-          const bool v10646 = v10642 && v10645;
-          const float v10648 = v10646 ? v10639 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[55] = v10648;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10649 = static_cast<unsigned int>(v9673.col(56, iron_linear_thread() & 31u));
-          const float v10651 = v9673.x[56];
-          const float v10652 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10653 = __float_as_uint(v10652);
-          const bool v10654 = v10649 >= v10653;
-          const float v10655 = v9728.x[0];
-          const unsigned int v10656 = __float_as_uint(v10655);
-          const bool v10657 = v10649 < v10656;
-          const bool v10658 = v10654 && v10657;
-          const float v10660 = v10658 ? v10651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[56] = v10660;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10661 = static_cast<unsigned int>(v9673.col(57, iron_linear_thread() & 31u));
-          const float v10663 = v9673.x[57];
-          const float v10664 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10665 = __float_as_uint(v10664);
-          const bool v10666 = v10661 >= v10665;
-          const float v10667 = v9728.x[0];
-          const unsigned int v10668 = __float_as_uint(v10667);
-          const bool v10669 = v10661 < v10668;
-          const bool v10670 = v10666 && v10669;
-          const float v10672 = v10670 ? v10663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[57] = v10672;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10673 = static_cast<unsigned int>(v9673.col(58, iron_linear_thread() & 31u));
-          const float v10675 = v9673.x[58];
-          const float v10676 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10677 = __float_as_uint(v10676);
-          const bool v10678 = v10673 >= v10677;
-          const float v10679 = v9728.x[2];
-          const unsigned int v10680 = __float_as_uint(v10679);
-          const bool v10681 = v10673 < v10680;
-          const bool v10682 = v10678 && v10681;
-          const float v10684 = v10682 ? v10675 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[58] = v10684;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10685 = static_cast<unsigned int>(v9673.col(59, iron_linear_thread() & 31u));
-          const float v10687 = v9673.x[59];
-          const float v10688 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10689 = __float_as_uint(v10688);
-          const bool v10690 = v10685 >= v10689;
-          const float v10691 = v9728.x[2];
-          const unsigned int v10692 = __float_as_uint(v10691);
-          const bool v10693 = v10685 < v10692;
-          const bool v10694 = v10690 && v10693;
-          const float v10696 = v10694 ? v10687 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[59] = v10696;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10697 = static_cast<unsigned int>(v9673.col(60, iron_linear_thread() & 31u));
-          const float v10699 = v9673.x[60];
-          const float v10700 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10701 = __float_as_uint(v10700);
-          const bool v10702 = v10697 >= v10701;
-          const float v10703 = v9728.x[0];
-          const unsigned int v10704 = __float_as_uint(v10703);
-          const bool v10705 = v10697 < v10704;
-          const bool v10706 = v10702 && v10705;
-          const float v10708 = v10706 ? v10699 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[60] = v10708;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10709 = static_cast<unsigned int>(v9673.col(61, iron_linear_thread() & 31u));
-          const float v10711 = v9673.x[61];
-          const float v10712 = v9726.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10713 = __float_as_uint(v10712);
-          const bool v10714 = v10709 >= v10713;
-          const float v10715 = v9728.x[0];
-          const unsigned int v10716 = __float_as_uint(v10715);
-          const bool v10717 = v10709 < v10716;
-          const bool v10718 = v10714 && v10717;
-          const float v10720 = v10718 ? v10711 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[61] = v10720;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10721 = static_cast<unsigned int>(v9673.col(62, iron_linear_thread() & 31u));
-          const float v10723 = v9673.x[62];
-          const float v10724 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10725 = __float_as_uint(v10724);
-          const bool v10726 = v10721 >= v10725;
-          const float v10727 = v9728.x[2];
-          const unsigned int v10728 = __float_as_uint(v10727);
-          const bool v10729 = v10721 < v10728;
-          const bool v10730 = v10726 && v10729;
-          const float v10732 = v10730 ? v10723 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[62] = v10732;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10733 = static_cast<unsigned int>(v9673.col(63, iron_linear_thread() & 31u));
-          const float v10735 = v9673.x[63];
-          const float v10736 = v9726.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10737 = __float_as_uint(v10736);
-          const bool v10738 = v10733 >= v10737;
-          const float v10739 = v9728.x[2];
-          const unsigned int v10740 = __float_as_uint(v10739);
-          const bool v10741 = v10733 < v10740;
-          const bool v10742 = v10738 && v10741;
-          const float v10744 = v10742 ? v10735 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[63] = v10744;  // kernels/sdpa/flash_tile.hpp:176
+      iron_frag<float, 2, 16, 128> v9679;  // kernels/sdpa/flash_warpgroup.hpp:277
+      iron_frag_fill(v9679, 0.0f);
+      const unsigned int v9683 = v8478 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v13609;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v13609, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13609, shm0, v13602, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13611;
+      iron_frag_fill(v13611, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13611, shm1, v9683, 64u);
+      iron_frag_mma_sync(v9679, v13609, v13611);
+      const unsigned int v13616 = v9683 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v13618;
+      iron_frag_fill(v13618, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13618, shm0, v13613, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13620;
+      iron_frag_fill(v13620, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13620, shm1, v13616, 64u);
+      iron_frag_mma_sync(v9679, v13618, v13620);
+      const unsigned int v13625 = v9683 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v13627;
+      iron_frag_fill(v13627, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13627, shm0, v13622, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13629;
+      iron_frag_fill(v13629, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13629, shm1, v13625, 64u);
+      iron_frag_mma_sync(v9679, v13627, v13629);
+      const unsigned int v13634 = v9683 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v13636;
+      iron_frag_fill(v13636, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13636, shm0, v13631, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13638;
+      iron_frag_fill(v13638, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13638, shm1, v13634, 64u);
+      iron_frag_mma_sync(v9679, v13636, v13638);
+      const unsigned int v9696 = v9683 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v13654;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v13654, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13654, shm0, v13647, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13656;
+      iron_frag_fill(v13656, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13656, shm1, v9696, 64u);
+      iron_frag_mma_sync(v9679, v13654, v13656);
+      const unsigned int v13661 = v9696 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v13663;
+      iron_frag_fill(v13663, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13663, shm0, v13658, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13665;
+      iron_frag_fill(v13665, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13665, shm1, v13661, 64u);
+      iron_frag_mma_sync(v9679, v13663, v13665);
+      const unsigned int v13670 = v9696 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v13672;
+      iron_frag_fill(v13672, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13672, shm0, v13667, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13674;
+      iron_frag_fill(v13674, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13674, shm1, v13670, 64u);
+      iron_frag_mma_sync(v9679, v13672, v13674);
+      const unsigned int v13679 = v9696 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v13681;
+      iron_frag_fill(v13681, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13681, shm0, v13676, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v13683;
+      iron_frag_fill(v13683, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13683, shm1, v13679, 64u);
+      iron_frag_mma_sync(v9679, v13681, v13683);
+      iron_frag<float, 2, 16, 8> v9705;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v9705, 0.0f);
+      if (v9707) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v9710 = v8481 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v9718 = v8481 + v20;
+        const bool v9719 = v9718 <= v311;
+        const bool v9720 = v318 || v9719;
+        const bool v9721 = v9710 && v9720;
+        const bool v9723 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v9724 = v8474 + v9;
+        const unsigned int v9725 = v9724 + v20;
+        const unsigned int v9726 = v308 + v35;
+        const bool v9727 = v9726 <= v9725;
+        const bool v9728 = v9723 || v9727;
+        const bool v9729 = v9721 && v9728;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v9730 = !v9729;  // kernels/sdpa/flash_tile.hpp:190
+        if (v9730) {
+          iron_frag<float, 2, 16, 8> v9732;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v9732, 0.0f);
+          iron_frag<float, 2, 16, 8> v9734;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v9734, 0.0f);
+          const unsigned int v9736 = static_cast<unsigned int>(v9732.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9738 = v56 + v9736;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9740 = v9738 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9741 = v9740 + 1u;
+          const unsigned int v9743 = v9741 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9752 = v9743 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9756 = v9741 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9757 = v324 && v9756;
+          const unsigned int v9758 = v9757 ? v9752 : v42;
+          const unsigned int v9761 = v9758 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9762 = min(v9761, 128u);
+          const bool v9763 = v9758 > v8474;
+          const unsigned int v9764 = v9763 ? v9762 : v42;
+          const float v9765 = __uint_as_float(v9764);
+          v9732.x[0] = v9765;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9767 = static_cast<unsigned int>(v9732.row(1, iron_linear_thread() & 31u));
+          const unsigned int v9769 = v56 + v9767;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9771 = v9769 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9772 = v9771 + 1u;
+          const unsigned int v9774 = v9772 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9783 = v9774 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9787 = v9772 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9788 = v324 && v9787;
+          const unsigned int v9789 = v9788 ? v9783 : v42;
+          const unsigned int v9792 = v9789 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9793 = min(v9792, 128u);
+          const bool v9794 = v9789 > v8474;
+          const unsigned int v9795 = v9794 ? v9793 : v42;
+          const float v9796 = __uint_as_float(v9795);
+          v9732.x[1] = v9796;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9798 = static_cast<unsigned int>(v9732.row(2, iron_linear_thread() & 31u));
+          const unsigned int v9800 = v56 + v9798;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9802 = v9800 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9803 = v9802 + 1u;
+          const unsigned int v9805 = v9803 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9814 = v9805 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9818 = v9803 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9819 = v324 && v9818;
+          const unsigned int v9820 = v9819 ? v9814 : v42;
+          const unsigned int v9823 = v9820 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9824 = min(v9823, 128u);
+          const bool v9825 = v9820 > v8474;
+          const unsigned int v9826 = v9825 ? v9824 : v42;
+          const float v9827 = __uint_as_float(v9826);
+          v9732.x[2] = v9827;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9829 = static_cast<unsigned int>(v9732.row(3, iron_linear_thread() & 31u));
+          const unsigned int v9831 = v56 + v9829;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v9833 = v9831 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9834 = v9833 + 1u;
+          const unsigned int v9836 = v9834 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9845 = v9836 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v9849 = v9834 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v9850 = v324 && v9849;
+          const unsigned int v9851 = v9850 ? v9845 : v42;
+          const unsigned int v9854 = v9851 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9855 = min(v9854, 128u);
+          const bool v9856 = v9851 > v8474;
+          const unsigned int v9857 = v9856 ? v9855 : v42;
+          const float v9858 = __uint_as_float(v9857);
+          v9732.x[3] = v9858;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v9860 = static_cast<unsigned int>(v9734.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9862 = v56 + v9860;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9864 = v9862 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9865 = v9864 + 1u;
+          const unsigned int v9867 = v9865 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9868 = min(v35, v9867);
+          const bool v9869 = v9865 > v20;
+          const unsigned int v9870 = v9869 ? v9868 : v42;
+          const unsigned int v9873 = v318 ? v35 : v9870;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9885 = v9873 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9886 = min(v9885, 128u);
+          const bool v9887 = v9873 > v8474;
+          const unsigned int v9888 = v9887 ? v9886 : v42;
+          const float v9889 = __uint_as_float(v9888);
+          v9734.x[0] = v9889;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9891 = static_cast<unsigned int>(v9734.row(1, iron_linear_thread() & 31u));
+          const unsigned int v9893 = v56 + v9891;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9895 = v9893 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9896 = v9895 + 1u;
+          const unsigned int v9898 = v9896 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9899 = min(v35, v9898);
+          const bool v9900 = v9896 > v20;
+          const unsigned int v9901 = v9900 ? v9899 : v42;
+          const unsigned int v9904 = v318 ? v35 : v9901;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9916 = v9904 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9917 = min(v9916, 128u);
+          const bool v9918 = v9904 > v8474;
+          const unsigned int v9919 = v9918 ? v9917 : v42;
+          const float v9920 = __uint_as_float(v9919);
+          v9734.x[1] = v9920;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9922 = static_cast<unsigned int>(v9734.row(2, iron_linear_thread() & 31u));
+          const unsigned int v9924 = v56 + v9922;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9926 = v9924 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9927 = v9926 + 1u;
+          const unsigned int v9929 = v9927 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9930 = min(v35, v9929);
+          const bool v9931 = v9927 > v20;
+          const unsigned int v9932 = v9931 ? v9930 : v42;
+          const unsigned int v9935 = v318 ? v35 : v9932;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9947 = v9935 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9948 = min(v9947, 128u);
+          const bool v9949 = v9935 > v8474;
+          const unsigned int v9950 = v9949 ? v9948 : v42;
+          const float v9951 = __uint_as_float(v9950);
+          v9734.x[2] = v9951;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9953 = static_cast<unsigned int>(v9734.row(3, iron_linear_thread() & 31u));
+          const unsigned int v9955 = v56 + v9953;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v9957 = v9955 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v9958 = v9957 + 1u;
+          const unsigned int v9960 = v9958 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v9961 = min(v35, v9960);
+          const bool v9962 = v9958 > v20;
+          const unsigned int v9963 = v9962 ? v9961 : v42;
+          const unsigned int v9966 = v318 ? v35 : v9963;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v9978 = v9966 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v9979 = min(v9978, 128u);
+          const bool v9980 = v9966 > v8474;
+          const unsigned int v9981 = v9980 ? v9979 : v42;
+          const float v9982 = __uint_as_float(v9981);
+          v9734.x[3] = v9982;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v9983 = static_cast<unsigned int>(v9679.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v9985 = v9679.x[0];
+          const float v9986 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9987 = __float_as_uint(v9986);
+          const bool v9988 = v9983 >= v9987;
+          const float v9989 = v9734.x[0];
+          const unsigned int v9990 = __float_as_uint(v9989);
+          const bool v9991 = v9983 < v9990;
+          const bool v9992 = v9988 && v9991;
+          const float v9994 = v9992 ? v9985 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[0] = v9994;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v9995 = static_cast<unsigned int>(v9679.col(1, iron_linear_thread() & 31u));
+          const float v9997 = v9679.x[1];
+          const float v9998 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v9999 = __float_as_uint(v9998);
+          const bool v10000 = v9995 >= v9999;
+          const float v10001 = v9734.x[0];
+          const unsigned int v10002 = __float_as_uint(v10001);
+          const bool v10003 = v9995 < v10002;
+          const bool v10004 = v10000 && v10003;
+          const float v10006 = v10004 ? v9997 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[1] = v10006;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10007 = static_cast<unsigned int>(v9679.col(2, iron_linear_thread() & 31u));
+          const float v10009 = v9679.x[2];
+          const float v10010 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10011 = __float_as_uint(v10010);
+          const bool v10012 = v10007 >= v10011;
+          const float v10013 = v9734.x[2];
+          const unsigned int v10014 = __float_as_uint(v10013);
+          const bool v10015 = v10007 < v10014;
+          const bool v10016 = v10012 && v10015;
+          const float v10018 = v10016 ? v10009 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[2] = v10018;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10019 = static_cast<unsigned int>(v9679.col(3, iron_linear_thread() & 31u));
+          const float v10021 = v9679.x[3];
+          const float v10022 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10023 = __float_as_uint(v10022);
+          const bool v10024 = v10019 >= v10023;
+          const float v10025 = v9734.x[2];
+          const unsigned int v10026 = __float_as_uint(v10025);
+          const bool v10027 = v10019 < v10026;
+          const bool v10028 = v10024 && v10027;
+          const float v10030 = v10028 ? v10021 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[3] = v10030;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10031 = static_cast<unsigned int>(v9679.col(4, iron_linear_thread() & 31u));
+          const float v10033 = v9679.x[4];
+          const float v10034 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10035 = __float_as_uint(v10034);
+          const bool v10036 = v10031 >= v10035;
+          const float v10037 = v9734.x[0];
+          const unsigned int v10038 = __float_as_uint(v10037);
+          const bool v10039 = v10031 < v10038;
+          const bool v10040 = v10036 && v10039;
+          const float v10042 = v10040 ? v10033 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[4] = v10042;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10043 = static_cast<unsigned int>(v9679.col(5, iron_linear_thread() & 31u));
+          const float v10045 = v9679.x[5];
+          const float v10046 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10047 = __float_as_uint(v10046);
+          const bool v10048 = v10043 >= v10047;
+          const float v10049 = v9734.x[0];
+          const unsigned int v10050 = __float_as_uint(v10049);
+          const bool v10051 = v10043 < v10050;
+          const bool v10052 = v10048 && v10051;
+          const float v10054 = v10052 ? v10045 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[5] = v10054;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10055 = static_cast<unsigned int>(v9679.col(6, iron_linear_thread() & 31u));
+          const float v10057 = v9679.x[6];
+          const float v10058 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10059 = __float_as_uint(v10058);
+          const bool v10060 = v10055 >= v10059;
+          const float v10061 = v9734.x[2];
+          const unsigned int v10062 = __float_as_uint(v10061);
+          const bool v10063 = v10055 < v10062;
+          const bool v10064 = v10060 && v10063;
+          const float v10066 = v10064 ? v10057 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[6] = v10066;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10067 = static_cast<unsigned int>(v9679.col(7, iron_linear_thread() & 31u));
+          const float v10069 = v9679.x[7];
+          const float v10070 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10071 = __float_as_uint(v10070);
+          const bool v10072 = v10067 >= v10071;
+          const float v10073 = v9734.x[2];
+          const unsigned int v10074 = __float_as_uint(v10073);
+          const bool v10075 = v10067 < v10074;
+          const bool v10076 = v10072 && v10075;
+          const float v10078 = v10076 ? v10069 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[7] = v10078;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10079 = static_cast<unsigned int>(v9679.col(8, iron_linear_thread() & 31u));
+          const float v10081 = v9679.x[8];
+          const float v10082 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10083 = __float_as_uint(v10082);
+          const bool v10084 = v10079 >= v10083;
+          const float v10085 = v9734.x[0];
+          const unsigned int v10086 = __float_as_uint(v10085);
+          const bool v10087 = v10079 < v10086;
+          const bool v10088 = v10084 && v10087;
+          const float v10090 = v10088 ? v10081 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[8] = v10090;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10091 = static_cast<unsigned int>(v9679.col(9, iron_linear_thread() & 31u));
+          const float v10093 = v9679.x[9];
+          const float v10094 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10095 = __float_as_uint(v10094);
+          const bool v10096 = v10091 >= v10095;
+          const float v10097 = v9734.x[0];
+          const unsigned int v10098 = __float_as_uint(v10097);
+          const bool v10099 = v10091 < v10098;
+          const bool v10100 = v10096 && v10099;
+          const float v10102 = v10100 ? v10093 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[9] = v10102;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10103 = static_cast<unsigned int>(v9679.col(10, iron_linear_thread() & 31u));
+          const float v10105 = v9679.x[10];
+          const float v10106 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10107 = __float_as_uint(v10106);
+          const bool v10108 = v10103 >= v10107;
+          const float v10109 = v9734.x[2];
+          const unsigned int v10110 = __float_as_uint(v10109);
+          const bool v10111 = v10103 < v10110;
+          const bool v10112 = v10108 && v10111;
+          const float v10114 = v10112 ? v10105 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[10] = v10114;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10115 = static_cast<unsigned int>(v9679.col(11, iron_linear_thread() & 31u));
+          const float v10117 = v9679.x[11];
+          const float v10118 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10119 = __float_as_uint(v10118);
+          const bool v10120 = v10115 >= v10119;
+          const float v10121 = v9734.x[2];
+          const unsigned int v10122 = __float_as_uint(v10121);
+          const bool v10123 = v10115 < v10122;
+          const bool v10124 = v10120 && v10123;
+          const float v10126 = v10124 ? v10117 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[11] = v10126;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10127 = static_cast<unsigned int>(v9679.col(12, iron_linear_thread() & 31u));
+          const float v10129 = v9679.x[12];
+          const float v10130 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10131 = __float_as_uint(v10130);
+          const bool v10132 = v10127 >= v10131;
+          const float v10133 = v9734.x[0];
+          const unsigned int v10134 = __float_as_uint(v10133);
+          const bool v10135 = v10127 < v10134;
+          const bool v10136 = v10132 && v10135;
+          const float v10138 = v10136 ? v10129 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[12] = v10138;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10139 = static_cast<unsigned int>(v9679.col(13, iron_linear_thread() & 31u));
+          const float v10141 = v9679.x[13];
+          const float v10142 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10143 = __float_as_uint(v10142);
+          const bool v10144 = v10139 >= v10143;
+          const float v10145 = v9734.x[0];
+          const unsigned int v10146 = __float_as_uint(v10145);
+          const bool v10147 = v10139 < v10146;
+          const bool v10148 = v10144 && v10147;
+          const float v10150 = v10148 ? v10141 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[13] = v10150;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10151 = static_cast<unsigned int>(v9679.col(14, iron_linear_thread() & 31u));
+          const float v10153 = v9679.x[14];
+          const float v10154 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10155 = __float_as_uint(v10154);
+          const bool v10156 = v10151 >= v10155;
+          const float v10157 = v9734.x[2];
+          const unsigned int v10158 = __float_as_uint(v10157);
+          const bool v10159 = v10151 < v10158;
+          const bool v10160 = v10156 && v10159;
+          const float v10162 = v10160 ? v10153 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[14] = v10162;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10163 = static_cast<unsigned int>(v9679.col(15, iron_linear_thread() & 31u));
+          const float v10165 = v9679.x[15];
+          const float v10166 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10167 = __float_as_uint(v10166);
+          const bool v10168 = v10163 >= v10167;
+          const float v10169 = v9734.x[2];
+          const unsigned int v10170 = __float_as_uint(v10169);
+          const bool v10171 = v10163 < v10170;
+          const bool v10172 = v10168 && v10171;
+          const float v10174 = v10172 ? v10165 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[15] = v10174;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10175 = static_cast<unsigned int>(v9679.col(16, iron_linear_thread() & 31u));
+          const float v10177 = v9679.x[16];
+          const float v10178 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10179 = __float_as_uint(v10178);
+          const bool v10180 = v10175 >= v10179;
+          const float v10181 = v9734.x[0];
+          const unsigned int v10182 = __float_as_uint(v10181);
+          const bool v10183 = v10175 < v10182;
+          const bool v10184 = v10180 && v10183;
+          const float v10186 = v10184 ? v10177 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[16] = v10186;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10187 = static_cast<unsigned int>(v9679.col(17, iron_linear_thread() & 31u));
+          const float v10189 = v9679.x[17];
+          const float v10190 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10191 = __float_as_uint(v10190);
+          const bool v10192 = v10187 >= v10191;
+          const float v10193 = v9734.x[0];
+          const unsigned int v10194 = __float_as_uint(v10193);
+          const bool v10195 = v10187 < v10194;
+          const bool v10196 = v10192 && v10195;
+          const float v10198 = v10196 ? v10189 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[17] = v10198;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10199 = static_cast<unsigned int>(v9679.col(18, iron_linear_thread() & 31u));
+          const float v10201 = v9679.x[18];
+          const float v10202 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10203 = __float_as_uint(v10202);
+          const bool v10204 = v10199 >= v10203;
+          const float v10205 = v9734.x[2];
+          const unsigned int v10206 = __float_as_uint(v10205);
+          const bool v10207 = v10199 < v10206;
+          const bool v10208 = v10204 && v10207;
+          const float v10210 = v10208 ? v10201 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[18] = v10210;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10211 = static_cast<unsigned int>(v9679.col(19, iron_linear_thread() & 31u));
+          const float v10213 = v9679.x[19];
+          const float v10214 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10215 = __float_as_uint(v10214);
+          const bool v10216 = v10211 >= v10215;
+          const float v10217 = v9734.x[2];
+          const unsigned int v10218 = __float_as_uint(v10217);
+          const bool v10219 = v10211 < v10218;
+          const bool v10220 = v10216 && v10219;
+          const float v10222 = v10220 ? v10213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[19] = v10222;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10223 = static_cast<unsigned int>(v9679.col(20, iron_linear_thread() & 31u));
+          const float v10225 = v9679.x[20];
+          const float v10226 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10227 = __float_as_uint(v10226);
+          const bool v10228 = v10223 >= v10227;
+          const float v10229 = v9734.x[0];
+          const unsigned int v10230 = __float_as_uint(v10229);
+          const bool v10231 = v10223 < v10230;
+          const bool v10232 = v10228 && v10231;
+          const float v10234 = v10232 ? v10225 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[20] = v10234;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10235 = static_cast<unsigned int>(v9679.col(21, iron_linear_thread() & 31u));
+          const float v10237 = v9679.x[21];
+          const float v10238 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10239 = __float_as_uint(v10238);
+          const bool v10240 = v10235 >= v10239;
+          const float v10241 = v9734.x[0];
+          const unsigned int v10242 = __float_as_uint(v10241);
+          const bool v10243 = v10235 < v10242;
+          const bool v10244 = v10240 && v10243;
+          const float v10246 = v10244 ? v10237 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[21] = v10246;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10247 = static_cast<unsigned int>(v9679.col(22, iron_linear_thread() & 31u));
+          const float v10249 = v9679.x[22];
+          const float v10250 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10251 = __float_as_uint(v10250);
+          const bool v10252 = v10247 >= v10251;
+          const float v10253 = v9734.x[2];
+          const unsigned int v10254 = __float_as_uint(v10253);
+          const bool v10255 = v10247 < v10254;
+          const bool v10256 = v10252 && v10255;
+          const float v10258 = v10256 ? v10249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[22] = v10258;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10259 = static_cast<unsigned int>(v9679.col(23, iron_linear_thread() & 31u));
+          const float v10261 = v9679.x[23];
+          const float v10262 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10263 = __float_as_uint(v10262);
+          const bool v10264 = v10259 >= v10263;
+          const float v10265 = v9734.x[2];
+          const unsigned int v10266 = __float_as_uint(v10265);
+          const bool v10267 = v10259 < v10266;
+          const bool v10268 = v10264 && v10267;
+          const float v10270 = v10268 ? v10261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[23] = v10270;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10271 = static_cast<unsigned int>(v9679.col(24, iron_linear_thread() & 31u));
+          const float v10273 = v9679.x[24];
+          const float v10274 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10275 = __float_as_uint(v10274);
+          const bool v10276 = v10271 >= v10275;
+          const float v10277 = v9734.x[0];
+          const unsigned int v10278 = __float_as_uint(v10277);
+          const bool v10279 = v10271 < v10278;
+          const bool v10280 = v10276 && v10279;
+          const float v10282 = v10280 ? v10273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[24] = v10282;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10283 = static_cast<unsigned int>(v9679.col(25, iron_linear_thread() & 31u));
+          const float v10285 = v9679.x[25];
+          const float v10286 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10287 = __float_as_uint(v10286);
+          const bool v10288 = v10283 >= v10287;
+          const float v10289 = v9734.x[0];
+          const unsigned int v10290 = __float_as_uint(v10289);
+          const bool v10291 = v10283 < v10290;
+          const bool v10292 = v10288 && v10291;
+          const float v10294 = v10292 ? v10285 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[25] = v10294;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10295 = static_cast<unsigned int>(v9679.col(26, iron_linear_thread() & 31u));
+          const float v10297 = v9679.x[26];
+          const float v10298 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10299 = __float_as_uint(v10298);
+          const bool v10300 = v10295 >= v10299;
+          const float v10301 = v9734.x[2];
+          const unsigned int v10302 = __float_as_uint(v10301);
+          const bool v10303 = v10295 < v10302;
+          const bool v10304 = v10300 && v10303;
+          const float v10306 = v10304 ? v10297 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[26] = v10306;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10307 = static_cast<unsigned int>(v9679.col(27, iron_linear_thread() & 31u));
+          const float v10309 = v9679.x[27];
+          const float v10310 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10311 = __float_as_uint(v10310);
+          const bool v10312 = v10307 >= v10311;
+          const float v10313 = v9734.x[2];
+          const unsigned int v10314 = __float_as_uint(v10313);
+          const bool v10315 = v10307 < v10314;
+          const bool v10316 = v10312 && v10315;
+          const float v10318 = v10316 ? v10309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[27] = v10318;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10319 = static_cast<unsigned int>(v9679.col(28, iron_linear_thread() & 31u));
+          const float v10321 = v9679.x[28];
+          const float v10322 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10323 = __float_as_uint(v10322);
+          const bool v10324 = v10319 >= v10323;
+          const float v10325 = v9734.x[0];
+          const unsigned int v10326 = __float_as_uint(v10325);
+          const bool v10327 = v10319 < v10326;
+          const bool v10328 = v10324 && v10327;
+          const float v10330 = v10328 ? v10321 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[28] = v10330;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10331 = static_cast<unsigned int>(v9679.col(29, iron_linear_thread() & 31u));
+          const float v10333 = v9679.x[29];
+          const float v10334 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10335 = __float_as_uint(v10334);
+          const bool v10336 = v10331 >= v10335;
+          const float v10337 = v9734.x[0];
+          const unsigned int v10338 = __float_as_uint(v10337);
+          const bool v10339 = v10331 < v10338;
+          const bool v10340 = v10336 && v10339;
+          const float v10342 = v10340 ? v10333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[29] = v10342;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10343 = static_cast<unsigned int>(v9679.col(30, iron_linear_thread() & 31u));
+          const float v10345 = v9679.x[30];
+          const float v10346 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10347 = __float_as_uint(v10346);
+          const bool v10348 = v10343 >= v10347;
+          const float v10349 = v9734.x[2];
+          const unsigned int v10350 = __float_as_uint(v10349);
+          const bool v10351 = v10343 < v10350;
+          const bool v10352 = v10348 && v10351;
+          const float v10354 = v10352 ? v10345 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[30] = v10354;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10355 = static_cast<unsigned int>(v9679.col(31, iron_linear_thread() & 31u));
+          const float v10357 = v9679.x[31];
+          const float v10358 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10359 = __float_as_uint(v10358);
+          const bool v10360 = v10355 >= v10359;
+          const float v10361 = v9734.x[2];
+          const unsigned int v10362 = __float_as_uint(v10361);
+          const bool v10363 = v10355 < v10362;
+          const bool v10364 = v10360 && v10363;
+          const float v10366 = v10364 ? v10357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[31] = v10366;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10367 = static_cast<unsigned int>(v9679.col(32, iron_linear_thread() & 31u));
+          const float v10369 = v9679.x[32];
+          const float v10370 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10371 = __float_as_uint(v10370);
+          const bool v10372 = v10367 >= v10371;
+          const float v10373 = v9734.x[0];
+          const unsigned int v10374 = __float_as_uint(v10373);
+          const bool v10375 = v10367 < v10374;
+          const bool v10376 = v10372 && v10375;
+          const float v10378 = v10376 ? v10369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[32] = v10378;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10379 = static_cast<unsigned int>(v9679.col(33, iron_linear_thread() & 31u));
+          const float v10381 = v9679.x[33];
+          const float v10382 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10383 = __float_as_uint(v10382);
+          const bool v10384 = v10379 >= v10383;
+          const float v10385 = v9734.x[0];
+          const unsigned int v10386 = __float_as_uint(v10385);
+          const bool v10387 = v10379 < v10386;
+          const bool v10388 = v10384 && v10387;
+          const float v10390 = v10388 ? v10381 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[33] = v10390;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10391 = static_cast<unsigned int>(v9679.col(34, iron_linear_thread() & 31u));
+          const float v10393 = v9679.x[34];
+          const float v10394 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10395 = __float_as_uint(v10394);
+          const bool v10396 = v10391 >= v10395;
+          const float v10397 = v9734.x[2];
+          const unsigned int v10398 = __float_as_uint(v10397);
+          const bool v10399 = v10391 < v10398;
+          const bool v10400 = v10396 && v10399;
+          const float v10402 = v10400 ? v10393 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[34] = v10402;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10403 = static_cast<unsigned int>(v9679.col(35, iron_linear_thread() & 31u));
+          const float v10405 = v9679.x[35];
+          const float v10406 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10407 = __float_as_uint(v10406);
+          const bool v10408 = v10403 >= v10407;
+          const float v10409 = v9734.x[2];
+          const unsigned int v10410 = __float_as_uint(v10409);
+          const bool v10411 = v10403 < v10410;
+          const bool v10412 = v10408 && v10411;
+          const float v10414 = v10412 ? v10405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[35] = v10414;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10415 = static_cast<unsigned int>(v9679.col(36, iron_linear_thread() & 31u));
+          const float v10417 = v9679.x[36];
+          const float v10418 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10419 = __float_as_uint(v10418);
+          const bool v10420 = v10415 >= v10419;
+          const float v10421 = v9734.x[0];
+          const unsigned int v10422 = __float_as_uint(v10421);
+          const bool v10423 = v10415 < v10422;
+          const bool v10424 = v10420 && v10423;
+          const float v10426 = v10424 ? v10417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[36] = v10426;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10427 = static_cast<unsigned int>(v9679.col(37, iron_linear_thread() & 31u));
+          const float v10429 = v9679.x[37];
+          const float v10430 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10431 = __float_as_uint(v10430);
+          const bool v10432 = v10427 >= v10431;
+          const float v10433 = v9734.x[0];
+          const unsigned int v10434 = __float_as_uint(v10433);
+          const bool v10435 = v10427 < v10434;
+          const bool v10436 = v10432 && v10435;
+          const float v10438 = v10436 ? v10429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[37] = v10438;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10439 = static_cast<unsigned int>(v9679.col(38, iron_linear_thread() & 31u));
+          const float v10441 = v9679.x[38];
+          const float v10442 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10443 = __float_as_uint(v10442);
+          const bool v10444 = v10439 >= v10443;
+          const float v10445 = v9734.x[2];
+          const unsigned int v10446 = __float_as_uint(v10445);
+          const bool v10447 = v10439 < v10446;
+          const bool v10448 = v10444 && v10447;
+          const float v10450 = v10448 ? v10441 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[38] = v10450;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10451 = static_cast<unsigned int>(v9679.col(39, iron_linear_thread() & 31u));
+          const float v10453 = v9679.x[39];
+          const float v10454 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10455 = __float_as_uint(v10454);
+          const bool v10456 = v10451 >= v10455;
+          const float v10457 = v9734.x[2];
+          const unsigned int v10458 = __float_as_uint(v10457);
+          const bool v10459 = v10451 < v10458;
+          const bool v10460 = v10456 && v10459;
+          const float v10462 = v10460 ? v10453 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[39] = v10462;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10463 = static_cast<unsigned int>(v9679.col(40, iron_linear_thread() & 31u));
+          const float v10465 = v9679.x[40];
+          const float v10466 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10467 = __float_as_uint(v10466);
+          const bool v10468 = v10463 >= v10467;
+          const float v10469 = v9734.x[0];
+          const unsigned int v10470 = __float_as_uint(v10469);
+          const bool v10471 = v10463 < v10470;
+          const bool v10472 = v10468 && v10471;
+          const float v10474 = v10472 ? v10465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[40] = v10474;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10475 = static_cast<unsigned int>(v9679.col(41, iron_linear_thread() & 31u));
+          const float v10477 = v9679.x[41];
+          const float v10478 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10479 = __float_as_uint(v10478);
+          const bool v10480 = v10475 >= v10479;
+          const float v10481 = v9734.x[0];
+          const unsigned int v10482 = __float_as_uint(v10481);
+          const bool v10483 = v10475 < v10482;
+          const bool v10484 = v10480 && v10483;
+          const float v10486 = v10484 ? v10477 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[41] = v10486;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10487 = static_cast<unsigned int>(v9679.col(42, iron_linear_thread() & 31u));
+          const float v10489 = v9679.x[42];
+          const float v10490 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10491 = __float_as_uint(v10490);
+          const bool v10492 = v10487 >= v10491;
+          const float v10493 = v9734.x[2];
+          const unsigned int v10494 = __float_as_uint(v10493);
+          const bool v10495 = v10487 < v10494;
+          const bool v10496 = v10492 && v10495;
+          const float v10498 = v10496 ? v10489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[42] = v10498;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10499 = static_cast<unsigned int>(v9679.col(43, iron_linear_thread() & 31u));
+          const float v10501 = v9679.x[43];
+          const float v10502 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10503 = __float_as_uint(v10502);
+          const bool v10504 = v10499 >= v10503;
+          const float v10505 = v9734.x[2];
+          const unsigned int v10506 = __float_as_uint(v10505);
+          const bool v10507 = v10499 < v10506;
+          const bool v10508 = v10504 && v10507;
+          const float v10510 = v10508 ? v10501 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[43] = v10510;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10511 = static_cast<unsigned int>(v9679.col(44, iron_linear_thread() & 31u));
+          const float v10513 = v9679.x[44];
+          const float v10514 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10515 = __float_as_uint(v10514);
+          const bool v10516 = v10511 >= v10515;
+          const float v10517 = v9734.x[0];
+          const unsigned int v10518 = __float_as_uint(v10517);
+          const bool v10519 = v10511 < v10518;
+          const bool v10520 = v10516 && v10519;
+          const float v10522 = v10520 ? v10513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[44] = v10522;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10523 = static_cast<unsigned int>(v9679.col(45, iron_linear_thread() & 31u));
+          const float v10525 = v9679.x[45];
+          const float v10526 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10527 = __float_as_uint(v10526);
+          const bool v10528 = v10523 >= v10527;
+          const float v10529 = v9734.x[0];
+          const unsigned int v10530 = __float_as_uint(v10529);
+          const bool v10531 = v10523 < v10530;
+          const bool v10532 = v10528 && v10531;
+          const float v10534 = v10532 ? v10525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[45] = v10534;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10535 = static_cast<unsigned int>(v9679.col(46, iron_linear_thread() & 31u));
+          const float v10537 = v9679.x[46];
+          const float v10538 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10539 = __float_as_uint(v10538);
+          const bool v10540 = v10535 >= v10539;
+          const float v10541 = v9734.x[2];
+          const unsigned int v10542 = __float_as_uint(v10541);
+          const bool v10543 = v10535 < v10542;
+          const bool v10544 = v10540 && v10543;
+          const float v10546 = v10544 ? v10537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[46] = v10546;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10547 = static_cast<unsigned int>(v9679.col(47, iron_linear_thread() & 31u));
+          const float v10549 = v9679.x[47];
+          const float v10550 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10551 = __float_as_uint(v10550);
+          const bool v10552 = v10547 >= v10551;
+          const float v10553 = v9734.x[2];
+          const unsigned int v10554 = __float_as_uint(v10553);
+          const bool v10555 = v10547 < v10554;
+          const bool v10556 = v10552 && v10555;
+          const float v10558 = v10556 ? v10549 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[47] = v10558;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10559 = static_cast<unsigned int>(v9679.col(48, iron_linear_thread() & 31u));
+          const float v10561 = v9679.x[48];
+          const float v10562 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10563 = __float_as_uint(v10562);
+          const bool v10564 = v10559 >= v10563;
+          const float v10565 = v9734.x[0];
+          const unsigned int v10566 = __float_as_uint(v10565);
+          const bool v10567 = v10559 < v10566;
+          const bool v10568 = v10564 && v10567;
+          const float v10570 = v10568 ? v10561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[48] = v10570;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10571 = static_cast<unsigned int>(v9679.col(49, iron_linear_thread() & 31u));
+          const float v10573 = v9679.x[49];
+          const float v10574 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10575 = __float_as_uint(v10574);
+          const bool v10576 = v10571 >= v10575;
+          const float v10577 = v9734.x[0];
+          const unsigned int v10578 = __float_as_uint(v10577);
+          const bool v10579 = v10571 < v10578;
+          const bool v10580 = v10576 && v10579;
+          const float v10582 = v10580 ? v10573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[49] = v10582;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10583 = static_cast<unsigned int>(v9679.col(50, iron_linear_thread() & 31u));
+          const float v10585 = v9679.x[50];
+          const float v10586 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10587 = __float_as_uint(v10586);
+          const bool v10588 = v10583 >= v10587;
+          const float v10589 = v9734.x[2];
+          const unsigned int v10590 = __float_as_uint(v10589);
+          const bool v10591 = v10583 < v10590;
+          const bool v10592 = v10588 && v10591;
+          const float v10594 = v10592 ? v10585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[50] = v10594;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10595 = static_cast<unsigned int>(v9679.col(51, iron_linear_thread() & 31u));
+          const float v10597 = v9679.x[51];
+          const float v10598 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10599 = __float_as_uint(v10598);
+          const bool v10600 = v10595 >= v10599;
+          const float v10601 = v9734.x[2];
+          const unsigned int v10602 = __float_as_uint(v10601);
+          const bool v10603 = v10595 < v10602;
+          const bool v10604 = v10600 && v10603;
+          const float v10606 = v10604 ? v10597 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[51] = v10606;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10607 = static_cast<unsigned int>(v9679.col(52, iron_linear_thread() & 31u));
+          const float v10609 = v9679.x[52];
+          const float v10610 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10611 = __float_as_uint(v10610);
+          const bool v10612 = v10607 >= v10611;
+          const float v10613 = v9734.x[0];
+          const unsigned int v10614 = __float_as_uint(v10613);
+          const bool v10615 = v10607 < v10614;
+          const bool v10616 = v10612 && v10615;
+          const float v10618 = v10616 ? v10609 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[52] = v10618;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10619 = static_cast<unsigned int>(v9679.col(53, iron_linear_thread() & 31u));
+          const float v10621 = v9679.x[53];
+          const float v10622 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10623 = __float_as_uint(v10622);
+          const bool v10624 = v10619 >= v10623;
+          const float v10625 = v9734.x[0];
+          const unsigned int v10626 = __float_as_uint(v10625);
+          const bool v10627 = v10619 < v10626;
+          const bool v10628 = v10624 && v10627;
+          const float v10630 = v10628 ? v10621 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[53] = v10630;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10631 = static_cast<unsigned int>(v9679.col(54, iron_linear_thread() & 31u));
+          const float v10633 = v9679.x[54];
+          const float v10634 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10635 = __float_as_uint(v10634);
+          const bool v10636 = v10631 >= v10635;
+          const float v10637 = v9734.x[2];
+          const unsigned int v10638 = __float_as_uint(v10637);
+          const bool v10639 = v10631 < v10638;
+          const bool v10640 = v10636 && v10639;
+          const float v10642 = v10640 ? v10633 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[54] = v10642;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10643 = static_cast<unsigned int>(v9679.col(55, iron_linear_thread() & 31u));
+          const float v10645 = v9679.x[55];
+          const float v10646 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10647 = __float_as_uint(v10646);
+          const bool v10648 = v10643 >= v10647;
+          const float v10649 = v9734.x[2];
+          const unsigned int v10650 = __float_as_uint(v10649);
+          const bool v10651 = v10643 < v10650;
+          const bool v10652 = v10648 && v10651;
+          const float v10654 = v10652 ? v10645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[55] = v10654;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10655 = static_cast<unsigned int>(v9679.col(56, iron_linear_thread() & 31u));
+          const float v10657 = v9679.x[56];
+          const float v10658 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10659 = __float_as_uint(v10658);
+          const bool v10660 = v10655 >= v10659;
+          const float v10661 = v9734.x[0];
+          const unsigned int v10662 = __float_as_uint(v10661);
+          const bool v10663 = v10655 < v10662;
+          const bool v10664 = v10660 && v10663;
+          const float v10666 = v10664 ? v10657 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[56] = v10666;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10667 = static_cast<unsigned int>(v9679.col(57, iron_linear_thread() & 31u));
+          const float v10669 = v9679.x[57];
+          const float v10670 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10671 = __float_as_uint(v10670);
+          const bool v10672 = v10667 >= v10671;
+          const float v10673 = v9734.x[0];
+          const unsigned int v10674 = __float_as_uint(v10673);
+          const bool v10675 = v10667 < v10674;
+          const bool v10676 = v10672 && v10675;
+          const float v10678 = v10676 ? v10669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[57] = v10678;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10679 = static_cast<unsigned int>(v9679.col(58, iron_linear_thread() & 31u));
+          const float v10681 = v9679.x[58];
+          const float v10682 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10683 = __float_as_uint(v10682);
+          const bool v10684 = v10679 >= v10683;
+          const float v10685 = v9734.x[2];
+          const unsigned int v10686 = __float_as_uint(v10685);
+          const bool v10687 = v10679 < v10686;
+          const bool v10688 = v10684 && v10687;
+          const float v10690 = v10688 ? v10681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[58] = v10690;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10691 = static_cast<unsigned int>(v9679.col(59, iron_linear_thread() & 31u));
+          const float v10693 = v9679.x[59];
+          const float v10694 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10695 = __float_as_uint(v10694);
+          const bool v10696 = v10691 >= v10695;
+          const float v10697 = v9734.x[2];
+          const unsigned int v10698 = __float_as_uint(v10697);
+          const bool v10699 = v10691 < v10698;
+          const bool v10700 = v10696 && v10699;
+          const float v10702 = v10700 ? v10693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[59] = v10702;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10703 = static_cast<unsigned int>(v9679.col(60, iron_linear_thread() & 31u));
+          const float v10705 = v9679.x[60];
+          const float v10706 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10707 = __float_as_uint(v10706);
+          const bool v10708 = v10703 >= v10707;
+          const float v10709 = v9734.x[0];
+          const unsigned int v10710 = __float_as_uint(v10709);
+          const bool v10711 = v10703 < v10710;
+          const bool v10712 = v10708 && v10711;
+          const float v10714 = v10712 ? v10705 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[60] = v10714;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10715 = static_cast<unsigned int>(v9679.col(61, iron_linear_thread() & 31u));
+          const float v10717 = v9679.x[61];
+          const float v10718 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10719 = __float_as_uint(v10718);
+          const bool v10720 = v10715 >= v10719;
+          const float v10721 = v9734.x[0];
+          const unsigned int v10722 = __float_as_uint(v10721);
+          const bool v10723 = v10715 < v10722;
+          const bool v10724 = v10720 && v10723;
+          const float v10726 = v10724 ? v10717 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[61] = v10726;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10727 = static_cast<unsigned int>(v9679.col(62, iron_linear_thread() & 31u));
+          const float v10729 = v9679.x[62];
+          const float v10730 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10731 = __float_as_uint(v10730);
+          const bool v10732 = v10727 >= v10731;
+          const float v10733 = v9734.x[2];
+          const unsigned int v10734 = __float_as_uint(v10733);
+          const bool v10735 = v10727 < v10734;
+          const bool v10736 = v10732 && v10735;
+          const float v10738 = v10736 ? v10729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[62] = v10738;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10739 = static_cast<unsigned int>(v9679.col(63, iron_linear_thread() & 31u));
+          const float v10741 = v9679.x[63];
+          const float v10742 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10743 = __float_as_uint(v10742);
+          const bool v10744 = v10739 >= v10743;
+          const float v10745 = v9734.x[2];
+          const unsigned int v10746 = __float_as_uint(v10745);
+          const bool v10747 = v10739 < v10746;
+          const bool v10748 = v10744 && v10747;
+          const float v10750 = v10748 ? v10741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[63] = v10750;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v10746;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v10746, 0.0f);
-        iron_frag_row_reduce<false>(v10746, v9673);
-        const float v10749 = v10746.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v10750 = v10749 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10746.x[0] = v10750;  // kernels/sdpa/flash_tile.hpp:212
-        const float v10753 = v10746.x[1];
-        const float v10754 = v10753 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10746.x[1] = v10754;  // kernels/sdpa/flash_tile.hpp:212
-        const float v10757 = v10746.x[2];
-        const float v10758 = v10757 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10746.x[2] = v10758;  // kernels/sdpa/flash_tile.hpp:212
-        const float v10761 = v10746.x[3];
-        const float v10762 = v10761 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10746.x[3] = v10762;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v10764;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v10764, 0.0f);
-        const float v10768 = v10746.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10769 = v358.x[0];
-        const float v10770 = fmaxf(v10769, v10768);
-        const bool v10773 = v10770 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10774 = v10773 ? 0.0f : v10770;
-        v10764.x[0] = v10774;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10778 = v10746.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10779 = v358.x[1];
-        const float v10780 = fmaxf(v10779, v10778);
-        const bool v10783 = v10780 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10784 = v10783 ? 0.0f : v10780;
-        v10764.x[1] = v10784;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10788 = v10746.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10789 = v358.x[2];
-        const float v10790 = fmaxf(v10789, v10788);
-        const bool v10793 = v10790 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10794 = v10793 ? 0.0f : v10790;
-        v10764.x[2] = v10794;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10798 = v10746.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10799 = v358.x[3];
-        const float v10800 = fmaxf(v10799, v10798);
-        const bool v10803 = v10800 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10804 = v10803 ? 0.0f : v10800;
-        v10764.x[3] = v10804;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10808 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10810 = v10769 - v10808;
-        const float v10811 = iron_exp2_approx(v10810);
-        v9699.x[0] = v10811;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10815 = v10764.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10817 = v10779 - v10815;
-        const float v10818 = iron_exp2_approx(v10817);
-        v9699.x[1] = v10818;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10822 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10824 = v10789 - v10822;
-        const float v10825 = iron_exp2_approx(v10824);
-        v9699.x[2] = v10825;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10829 = v10764.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10831 = v10799 - v10829;
-        const float v10832 = iron_exp2_approx(v10831);
-        v9699.x[3] = v10832;  // kernels/sdpa/flash_tile.hpp:220
-        v358.x[0] = v10770;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10840 = v358.x[1];
-        const float v10842 = fmaxf(v10840, v10778);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[1] = v10842;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10845 = v358.x[2];
-        const float v10847 = fmaxf(v10845, v10788);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[2] = v10847;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10850 = v358.x[3];
-        const float v10852 = fmaxf(v10850, v10798);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[3] = v10852;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10855 = v9673.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v10856 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10857 = -v10856;
-        const float v10858 = fmaf(v10855, v356, v10857);
-        const float v10859 = iron_exp2_approx(v10858);
-        v9673.x[0] = v10859;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10862 = v9673.x[1];
-        const float v10863 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10864 = -v10863;
-        const float v10865 = fmaf(v10862, v356, v10864);
-        const float v10866 = iron_exp2_approx(v10865);
-        v9673.x[1] = v10866;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10869 = v9673.x[2];
-        const float v10870 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10871 = -v10870;
-        const float v10872 = fmaf(v10869, v356, v10871);
-        const float v10873 = iron_exp2_approx(v10872);
-        v9673.x[2] = v10873;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10876 = v9673.x[3];
-        const float v10877 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10878 = -v10877;
-        const float v10879 = fmaf(v10876, v356, v10878);
-        const float v10880 = iron_exp2_approx(v10879);
-        v9673.x[3] = v10880;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10883 = v9673.x[4];
-        const float v10884 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10885 = -v10884;
-        const float v10886 = fmaf(v10883, v356, v10885);
-        const float v10887 = iron_exp2_approx(v10886);
-        v9673.x[4] = v10887;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10890 = v9673.x[5];
-        const float v10891 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10892 = -v10891;
-        const float v10893 = fmaf(v10890, v356, v10892);
-        const float v10894 = iron_exp2_approx(v10893);
-        v9673.x[5] = v10894;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10897 = v9673.x[6];
-        const float v10898 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10899 = -v10898;
-        const float v10900 = fmaf(v10897, v356, v10899);
-        const float v10901 = iron_exp2_approx(v10900);
-        v9673.x[6] = v10901;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10904 = v9673.x[7];
-        const float v10905 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10906 = -v10905;
-        const float v10907 = fmaf(v10904, v356, v10906);
-        const float v10908 = iron_exp2_approx(v10907);
-        v9673.x[7] = v10908;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10911 = v9673.x[8];
-        const float v10912 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10913 = -v10912;
-        const float v10914 = fmaf(v10911, v356, v10913);
-        const float v10915 = iron_exp2_approx(v10914);
-        v9673.x[8] = v10915;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10918 = v9673.x[9];
-        const float v10919 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10920 = -v10919;
-        const float v10921 = fmaf(v10918, v356, v10920);
-        const float v10922 = iron_exp2_approx(v10921);
-        v9673.x[9] = v10922;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10925 = v9673.x[10];
-        const float v10926 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10927 = -v10926;
-        const float v10928 = fmaf(v10925, v356, v10927);
-        const float v10929 = iron_exp2_approx(v10928);
-        v9673.x[10] = v10929;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10932 = v9673.x[11];
-        const float v10933 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10934 = -v10933;
-        const float v10935 = fmaf(v10932, v356, v10934);
-        const float v10936 = iron_exp2_approx(v10935);
-        v9673.x[11] = v10936;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10939 = v9673.x[12];
-        const float v10940 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10941 = -v10940;
-        const float v10942 = fmaf(v10939, v356, v10941);
-        const float v10943 = iron_exp2_approx(v10942);
-        v9673.x[12] = v10943;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10946 = v9673.x[13];
-        const float v10947 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10948 = -v10947;
-        const float v10949 = fmaf(v10946, v356, v10948);
-        const float v10950 = iron_exp2_approx(v10949);
-        v9673.x[13] = v10950;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10953 = v9673.x[14];
-        const float v10954 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10955 = -v10954;
-        const float v10956 = fmaf(v10953, v356, v10955);
-        const float v10957 = iron_exp2_approx(v10956);
-        v9673.x[14] = v10957;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10960 = v9673.x[15];
-        const float v10961 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10962 = -v10961;
-        const float v10963 = fmaf(v10960, v356, v10962);
-        const float v10964 = iron_exp2_approx(v10963);
-        v9673.x[15] = v10964;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10967 = v9673.x[16];
-        const float v10968 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10969 = -v10968;
-        const float v10970 = fmaf(v10967, v356, v10969);
-        const float v10971 = iron_exp2_approx(v10970);
-        v9673.x[16] = v10971;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10974 = v9673.x[17];
-        const float v10975 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10976 = -v10975;
-        const float v10977 = fmaf(v10974, v356, v10976);
-        const float v10978 = iron_exp2_approx(v10977);
-        v9673.x[17] = v10978;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10981 = v9673.x[18];
-        const float v10982 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10983 = -v10982;
-        const float v10984 = fmaf(v10981, v356, v10983);
-        const float v10985 = iron_exp2_approx(v10984);
-        v9673.x[18] = v10985;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10988 = v9673.x[19];
-        const float v10989 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10990 = -v10989;
-        const float v10991 = fmaf(v10988, v356, v10990);
-        const float v10992 = iron_exp2_approx(v10991);
-        v9673.x[19] = v10992;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10995 = v9673.x[20];
-        const float v10996 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10997 = -v10996;
-        const float v10998 = fmaf(v10995, v356, v10997);
-        const float v10999 = iron_exp2_approx(v10998);
-        v9673.x[20] = v10999;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11002 = v9673.x[21];
-        const float v11003 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11004 = -v11003;
-        const float v11005 = fmaf(v11002, v356, v11004);
-        const float v11006 = iron_exp2_approx(v11005);
-        v9673.x[21] = v11006;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11009 = v9673.x[22];
-        const float v11010 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11011 = -v11010;
-        const float v11012 = fmaf(v11009, v356, v11011);
-        const float v11013 = iron_exp2_approx(v11012);
-        v9673.x[22] = v11013;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11016 = v9673.x[23];
-        const float v11017 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11018 = -v11017;
-        const float v11019 = fmaf(v11016, v356, v11018);
-        const float v11020 = iron_exp2_approx(v11019);
-        v9673.x[23] = v11020;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11023 = v9673.x[24];
-        const float v11024 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11025 = -v11024;
-        const float v11026 = fmaf(v11023, v356, v11025);
-        const float v11027 = iron_exp2_approx(v11026);
-        v9673.x[24] = v11027;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11030 = v9673.x[25];
-        const float v11031 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11032 = -v11031;
-        const float v11033 = fmaf(v11030, v356, v11032);
-        const float v11034 = iron_exp2_approx(v11033);
-        v9673.x[25] = v11034;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11037 = v9673.x[26];
-        const float v11038 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11039 = -v11038;
-        const float v11040 = fmaf(v11037, v356, v11039);
-        const float v11041 = iron_exp2_approx(v11040);
-        v9673.x[26] = v11041;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11044 = v9673.x[27];
-        const float v11045 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11046 = -v11045;
-        const float v11047 = fmaf(v11044, v356, v11046);
-        const float v11048 = iron_exp2_approx(v11047);
-        v9673.x[27] = v11048;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11051 = v9673.x[28];
-        const float v11052 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11053 = -v11052;
-        const float v11054 = fmaf(v11051, v356, v11053);
-        const float v11055 = iron_exp2_approx(v11054);
-        v9673.x[28] = v11055;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11058 = v9673.x[29];
-        const float v11059 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11060 = -v11059;
-        const float v11061 = fmaf(v11058, v356, v11060);
-        const float v11062 = iron_exp2_approx(v11061);
-        v9673.x[29] = v11062;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11065 = v9673.x[30];
-        const float v11066 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11067 = -v11066;
-        const float v11068 = fmaf(v11065, v356, v11067);
-        const float v11069 = iron_exp2_approx(v11068);
-        v9673.x[30] = v11069;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11072 = v9673.x[31];
-        const float v11073 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11074 = -v11073;
-        const float v11075 = fmaf(v11072, v356, v11074);
-        const float v11076 = iron_exp2_approx(v11075);
-        v9673.x[31] = v11076;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11079 = v9673.x[32];
-        const float v11080 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11081 = -v11080;
-        const float v11082 = fmaf(v11079, v356, v11081);
-        const float v11083 = iron_exp2_approx(v11082);
-        v9673.x[32] = v11083;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11086 = v9673.x[33];
-        const float v11087 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11088 = -v11087;
-        const float v11089 = fmaf(v11086, v356, v11088);
-        const float v11090 = iron_exp2_approx(v11089);
-        v9673.x[33] = v11090;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11093 = v9673.x[34];
-        const float v11094 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11095 = -v11094;
-        const float v11096 = fmaf(v11093, v356, v11095);
-        const float v11097 = iron_exp2_approx(v11096);
-        v9673.x[34] = v11097;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11100 = v9673.x[35];
-        const float v11101 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11102 = -v11101;
-        const float v11103 = fmaf(v11100, v356, v11102);
-        const float v11104 = iron_exp2_approx(v11103);
-        v9673.x[35] = v11104;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11107 = v9673.x[36];
-        const float v11108 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11109 = -v11108;
-        const float v11110 = fmaf(v11107, v356, v11109);
-        const float v11111 = iron_exp2_approx(v11110);
-        v9673.x[36] = v11111;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11114 = v9673.x[37];
-        const float v11115 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11116 = -v11115;
-        const float v11117 = fmaf(v11114, v356, v11116);
-        const float v11118 = iron_exp2_approx(v11117);
-        v9673.x[37] = v11118;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11121 = v9673.x[38];
-        const float v11122 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11123 = -v11122;
-        const float v11124 = fmaf(v11121, v356, v11123);
-        const float v11125 = iron_exp2_approx(v11124);
-        v9673.x[38] = v11125;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11128 = v9673.x[39];
-        const float v11129 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11130 = -v11129;
-        const float v11131 = fmaf(v11128, v356, v11130);
-        const float v11132 = iron_exp2_approx(v11131);
-        v9673.x[39] = v11132;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11135 = v9673.x[40];
-        const float v11136 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11137 = -v11136;
-        const float v11138 = fmaf(v11135, v356, v11137);
-        const float v11139 = iron_exp2_approx(v11138);
-        v9673.x[40] = v11139;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11142 = v9673.x[41];
-        const float v11143 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11144 = -v11143;
-        const float v11145 = fmaf(v11142, v356, v11144);
-        const float v11146 = iron_exp2_approx(v11145);
-        v9673.x[41] = v11146;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11149 = v9673.x[42];
-        const float v11150 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11151 = -v11150;
-        const float v11152 = fmaf(v11149, v356, v11151);
-        const float v11153 = iron_exp2_approx(v11152);
-        v9673.x[42] = v11153;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11156 = v9673.x[43];
-        const float v11157 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11158 = -v11157;
-        const float v11159 = fmaf(v11156, v356, v11158);
-        const float v11160 = iron_exp2_approx(v11159);
-        v9673.x[43] = v11160;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11163 = v9673.x[44];
-        const float v11164 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11165 = -v11164;
-        const float v11166 = fmaf(v11163, v356, v11165);
-        const float v11167 = iron_exp2_approx(v11166);
-        v9673.x[44] = v11167;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11170 = v9673.x[45];
-        const float v11171 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11172 = -v11171;
-        const float v11173 = fmaf(v11170, v356, v11172);
-        const float v11174 = iron_exp2_approx(v11173);
-        v9673.x[45] = v11174;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11177 = v9673.x[46];
-        const float v11178 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11179 = -v11178;
-        const float v11180 = fmaf(v11177, v356, v11179);
-        const float v11181 = iron_exp2_approx(v11180);
-        v9673.x[46] = v11181;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11184 = v9673.x[47];
-        const float v11185 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11186 = -v11185;
-        const float v11187 = fmaf(v11184, v356, v11186);
-        const float v11188 = iron_exp2_approx(v11187);
-        v9673.x[47] = v11188;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11191 = v9673.x[48];
-        const float v11192 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11193 = -v11192;
-        const float v11194 = fmaf(v11191, v356, v11193);
-        const float v11195 = iron_exp2_approx(v11194);
-        v9673.x[48] = v11195;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11198 = v9673.x[49];
-        const float v11199 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11200 = -v11199;
-        const float v11201 = fmaf(v11198, v356, v11200);
-        const float v11202 = iron_exp2_approx(v11201);
-        v9673.x[49] = v11202;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11205 = v9673.x[50];
-        const float v11206 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11207 = -v11206;
-        const float v11208 = fmaf(v11205, v356, v11207);
-        const float v11209 = iron_exp2_approx(v11208);
-        v9673.x[50] = v11209;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11212 = v9673.x[51];
-        const float v11213 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11214 = -v11213;
-        const float v11215 = fmaf(v11212, v356, v11214);
-        const float v11216 = iron_exp2_approx(v11215);
-        v9673.x[51] = v11216;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11219 = v9673.x[52];
-        const float v11220 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11221 = -v11220;
-        const float v11222 = fmaf(v11219, v356, v11221);
-        const float v11223 = iron_exp2_approx(v11222);
-        v9673.x[52] = v11223;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11226 = v9673.x[53];
-        const float v11227 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11228 = -v11227;
-        const float v11229 = fmaf(v11226, v356, v11228);
-        const float v11230 = iron_exp2_approx(v11229);
-        v9673.x[53] = v11230;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11233 = v9673.x[54];
-        const float v11234 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11235 = -v11234;
-        const float v11236 = fmaf(v11233, v356, v11235);
-        const float v11237 = iron_exp2_approx(v11236);
-        v9673.x[54] = v11237;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11240 = v9673.x[55];
-        const float v11241 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11242 = -v11241;
-        const float v11243 = fmaf(v11240, v356, v11242);
-        const float v11244 = iron_exp2_approx(v11243);
-        v9673.x[55] = v11244;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11247 = v9673.x[56];
-        const float v11248 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11249 = -v11248;
-        const float v11250 = fmaf(v11247, v356, v11249);
-        const float v11251 = iron_exp2_approx(v11250);
-        v9673.x[56] = v11251;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11254 = v9673.x[57];
-        const float v11255 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11256 = -v11255;
-        const float v11257 = fmaf(v11254, v356, v11256);
-        const float v11258 = iron_exp2_approx(v11257);
-        v9673.x[57] = v11258;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11261 = v9673.x[58];
-        const float v11262 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11263 = -v11262;
-        const float v11264 = fmaf(v11261, v356, v11263);
-        const float v11265 = iron_exp2_approx(v11264);
-        v9673.x[58] = v11265;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11268 = v9673.x[59];
-        const float v11269 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11270 = -v11269;
-        const float v11271 = fmaf(v11268, v356, v11270);
-        const float v11272 = iron_exp2_approx(v11271);
-        v9673.x[59] = v11272;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11275 = v9673.x[60];
-        const float v11276 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11277 = -v11276;
-        const float v11278 = fmaf(v11275, v356, v11277);
-        const float v11279 = iron_exp2_approx(v11278);
-        v9673.x[60] = v11279;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11282 = v9673.x[61];
-        const float v11283 = v10764.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11284 = -v11283;
-        const float v11285 = fmaf(v11282, v356, v11284);
-        const float v11286 = iron_exp2_approx(v11285);
-        v9673.x[61] = v11286;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11289 = v9673.x[62];
-        const float v11290 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11291 = -v11290;
-        const float v11292 = fmaf(v11289, v356, v11291);
-        const float v11293 = iron_exp2_approx(v11292);
-        v9673.x[62] = v11293;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11296 = v9673.x[63];
-        const float v11297 = v10764.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11298 = -v11297;
-        const float v11299 = fmaf(v11296, v356, v11298);
-        const float v11300 = iron_exp2_approx(v11299);
-        v9673.x[63] = v11300;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v11302;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v11302, 0.0f);
-        iron_frag_row_reduce<true>(v11302, v9673);
-        const float v11305 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v11306 = v11302.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11307 = v9699.x[0];
-        const float v11308 = v11305 * v11307;
-        const float v11309 = v11308 + v11306;
-        v360.x[0] = v11309;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11312 = v360.x[1];
-        const float v11313 = v11302.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11314 = v9699.x[1];
-        const float v11315 = v11312 * v11314;
-        const float v11316 = v11315 + v11313;
-        v360.x[1] = v11316;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11319 = v360.x[2];
-        const float v11320 = v11302.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11321 = v9699.x[2];
-        const float v11322 = v11319 * v11321;
-        const float v11323 = v11322 + v11320;
-        v360.x[2] = v11323;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11326 = v360.x[3];
-        const float v11327 = v11302.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11328 = v9699.x[3];
-        const float v11329 = v11326 * v11328;
-        const float v11330 = v11329 + v11327;
-        v360.x[3] = v11330;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v10752;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v10752, 0.0f);
+        iron_frag_row_reduce<false>(v10752, v9679);
+        const float v10755 = v10752.x[0];  // kernels/sdpa/flash_tile.hpp:212
+        const float v10756 = v10755 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v10752.x[0] = v10756;  // kernels/sdpa/flash_tile.hpp:212
+        const float v10759 = v10752.x[1];
+        const float v10760 = v10759 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v10752.x[1] = v10760;  // kernels/sdpa/flash_tile.hpp:212
+        const float v10763 = v10752.x[2];
+        const float v10764 = v10763 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v10752.x[2] = v10764;  // kernels/sdpa/flash_tile.hpp:212
+        const float v10767 = v10752.x[3];
+        const float v10768 = v10767 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v10752.x[3] = v10768;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v10770;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v10770, 0.0f);
+        const float v10774 = v10752.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10775 = v358.x[0];
+        const float v10776 = fmaxf(v10775, v10774);
+        const bool v10779 = v10776 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10780 = v10779 ? 0.0f : v10776;
+        v10770.x[0] = v10780;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10784 = v10752.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10785 = v358.x[1];
+        const float v10786 = fmaxf(v10785, v10784);
+        const bool v10789 = v10786 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10790 = v10789 ? 0.0f : v10786;
+        v10770.x[1] = v10790;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10794 = v10752.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10795 = v358.x[2];
+        const float v10796 = fmaxf(v10795, v10794);
+        const bool v10799 = v10796 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10800 = v10799 ? 0.0f : v10796;
+        v10770.x[2] = v10800;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10804 = v10752.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v10805 = v358.x[3];
+        const float v10806 = fmaxf(v10805, v10804);
+        const bool v10809 = v10806 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v10810 = v10809 ? 0.0f : v10806;
+        v10770.x[3] = v10810;  // kernels/sdpa/flash_tile.hpp:217
+        const float v10814 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10816 = v10775 - v10814;
+        const float v10817 = iron_exp2_approx(v10816);
+        v9705.x[0] = v10817;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10821 = v10770.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10823 = v10785 - v10821;
+        const float v10824 = iron_exp2_approx(v10823);
+        v9705.x[1] = v10824;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10828 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10830 = v10795 - v10828;
+        const float v10831 = iron_exp2_approx(v10830);
+        v9705.x[2] = v10831;  // kernels/sdpa/flash_tile.hpp:220
+        const float v10835 = v10770.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v10837 = v10805 - v10835;
+        const float v10838 = iron_exp2_approx(v10837);
+        v9705.x[3] = v10838;  // kernels/sdpa/flash_tile.hpp:220
+        v358.x[0] = v10776;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10846 = v358.x[1];
+        const float v10848 = fmaxf(v10846, v10784);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[1] = v10848;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10851 = v358.x[2];
+        const float v10853 = fmaxf(v10851, v10794);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[2] = v10853;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10856 = v358.x[3];
+        const float v10858 = fmaxf(v10856, v10804);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[3] = v10858;  // kernels/sdpa/flash_tile.hpp:223
+        const float v10861 = v9679.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v10862 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10863 = -v10862;
+        const float v10864 = fmaf(v10861, v356, v10863);
+        const float v10865 = iron_exp2_approx(v10864);
+        v9679.x[0] = v10865;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10868 = v9679.x[1];
+        const float v10869 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10870 = -v10869;
+        const float v10871 = fmaf(v10868, v356, v10870);
+        const float v10872 = iron_exp2_approx(v10871);
+        v9679.x[1] = v10872;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10875 = v9679.x[2];
+        const float v10876 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10877 = -v10876;
+        const float v10878 = fmaf(v10875, v356, v10877);
+        const float v10879 = iron_exp2_approx(v10878);
+        v9679.x[2] = v10879;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10882 = v9679.x[3];
+        const float v10883 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10884 = -v10883;
+        const float v10885 = fmaf(v10882, v356, v10884);
+        const float v10886 = iron_exp2_approx(v10885);
+        v9679.x[3] = v10886;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10889 = v9679.x[4];
+        const float v10890 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10891 = -v10890;
+        const float v10892 = fmaf(v10889, v356, v10891);
+        const float v10893 = iron_exp2_approx(v10892);
+        v9679.x[4] = v10893;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10896 = v9679.x[5];
+        const float v10897 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10898 = -v10897;
+        const float v10899 = fmaf(v10896, v356, v10898);
+        const float v10900 = iron_exp2_approx(v10899);
+        v9679.x[5] = v10900;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10903 = v9679.x[6];
+        const float v10904 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10905 = -v10904;
+        const float v10906 = fmaf(v10903, v356, v10905);
+        const float v10907 = iron_exp2_approx(v10906);
+        v9679.x[6] = v10907;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10910 = v9679.x[7];
+        const float v10911 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10912 = -v10911;
+        const float v10913 = fmaf(v10910, v356, v10912);
+        const float v10914 = iron_exp2_approx(v10913);
+        v9679.x[7] = v10914;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10917 = v9679.x[8];
+        const float v10918 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10919 = -v10918;
+        const float v10920 = fmaf(v10917, v356, v10919);
+        const float v10921 = iron_exp2_approx(v10920);
+        v9679.x[8] = v10921;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10924 = v9679.x[9];
+        const float v10925 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10926 = -v10925;
+        const float v10927 = fmaf(v10924, v356, v10926);
+        const float v10928 = iron_exp2_approx(v10927);
+        v9679.x[9] = v10928;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10931 = v9679.x[10];
+        const float v10932 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10933 = -v10932;
+        const float v10934 = fmaf(v10931, v356, v10933);
+        const float v10935 = iron_exp2_approx(v10934);
+        v9679.x[10] = v10935;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10938 = v9679.x[11];
+        const float v10939 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10940 = -v10939;
+        const float v10941 = fmaf(v10938, v356, v10940);
+        const float v10942 = iron_exp2_approx(v10941);
+        v9679.x[11] = v10942;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10945 = v9679.x[12];
+        const float v10946 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10947 = -v10946;
+        const float v10948 = fmaf(v10945, v356, v10947);
+        const float v10949 = iron_exp2_approx(v10948);
+        v9679.x[12] = v10949;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10952 = v9679.x[13];
+        const float v10953 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10954 = -v10953;
+        const float v10955 = fmaf(v10952, v356, v10954);
+        const float v10956 = iron_exp2_approx(v10955);
+        v9679.x[13] = v10956;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10959 = v9679.x[14];
+        const float v10960 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10961 = -v10960;
+        const float v10962 = fmaf(v10959, v356, v10961);
+        const float v10963 = iron_exp2_approx(v10962);
+        v9679.x[14] = v10963;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10966 = v9679.x[15];
+        const float v10967 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10968 = -v10967;
+        const float v10969 = fmaf(v10966, v356, v10968);
+        const float v10970 = iron_exp2_approx(v10969);
+        v9679.x[15] = v10970;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10973 = v9679.x[16];
+        const float v10974 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10975 = -v10974;
+        const float v10976 = fmaf(v10973, v356, v10975);
+        const float v10977 = iron_exp2_approx(v10976);
+        v9679.x[16] = v10977;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10980 = v9679.x[17];
+        const float v10981 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10982 = -v10981;
+        const float v10983 = fmaf(v10980, v356, v10982);
+        const float v10984 = iron_exp2_approx(v10983);
+        v9679.x[17] = v10984;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10987 = v9679.x[18];
+        const float v10988 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10989 = -v10988;
+        const float v10990 = fmaf(v10987, v356, v10989);
+        const float v10991 = iron_exp2_approx(v10990);
+        v9679.x[18] = v10991;  // kernels/sdpa/flash_tile.hpp:226
+        const float v10994 = v9679.x[19];
+        const float v10995 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v10996 = -v10995;
+        const float v10997 = fmaf(v10994, v356, v10996);
+        const float v10998 = iron_exp2_approx(v10997);
+        v9679.x[19] = v10998;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11001 = v9679.x[20];
+        const float v11002 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11003 = -v11002;
+        const float v11004 = fmaf(v11001, v356, v11003);
+        const float v11005 = iron_exp2_approx(v11004);
+        v9679.x[20] = v11005;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11008 = v9679.x[21];
+        const float v11009 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11010 = -v11009;
+        const float v11011 = fmaf(v11008, v356, v11010);
+        const float v11012 = iron_exp2_approx(v11011);
+        v9679.x[21] = v11012;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11015 = v9679.x[22];
+        const float v11016 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11017 = -v11016;
+        const float v11018 = fmaf(v11015, v356, v11017);
+        const float v11019 = iron_exp2_approx(v11018);
+        v9679.x[22] = v11019;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11022 = v9679.x[23];
+        const float v11023 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11024 = -v11023;
+        const float v11025 = fmaf(v11022, v356, v11024);
+        const float v11026 = iron_exp2_approx(v11025);
+        v9679.x[23] = v11026;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11029 = v9679.x[24];
+        const float v11030 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11031 = -v11030;
+        const float v11032 = fmaf(v11029, v356, v11031);
+        const float v11033 = iron_exp2_approx(v11032);
+        v9679.x[24] = v11033;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11036 = v9679.x[25];
+        const float v11037 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11038 = -v11037;
+        const float v11039 = fmaf(v11036, v356, v11038);
+        const float v11040 = iron_exp2_approx(v11039);
+        v9679.x[25] = v11040;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11043 = v9679.x[26];
+        const float v11044 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11045 = -v11044;
+        const float v11046 = fmaf(v11043, v356, v11045);
+        const float v11047 = iron_exp2_approx(v11046);
+        v9679.x[26] = v11047;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11050 = v9679.x[27];
+        const float v11051 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11052 = -v11051;
+        const float v11053 = fmaf(v11050, v356, v11052);
+        const float v11054 = iron_exp2_approx(v11053);
+        v9679.x[27] = v11054;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11057 = v9679.x[28];
+        const float v11058 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11059 = -v11058;
+        const float v11060 = fmaf(v11057, v356, v11059);
+        const float v11061 = iron_exp2_approx(v11060);
+        v9679.x[28] = v11061;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11064 = v9679.x[29];
+        const float v11065 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11066 = -v11065;
+        const float v11067 = fmaf(v11064, v356, v11066);
+        const float v11068 = iron_exp2_approx(v11067);
+        v9679.x[29] = v11068;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11071 = v9679.x[30];
+        const float v11072 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11073 = -v11072;
+        const float v11074 = fmaf(v11071, v356, v11073);
+        const float v11075 = iron_exp2_approx(v11074);
+        v9679.x[30] = v11075;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11078 = v9679.x[31];
+        const float v11079 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11080 = -v11079;
+        const float v11081 = fmaf(v11078, v356, v11080);
+        const float v11082 = iron_exp2_approx(v11081);
+        v9679.x[31] = v11082;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11085 = v9679.x[32];
+        const float v11086 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11087 = -v11086;
+        const float v11088 = fmaf(v11085, v356, v11087);
+        const float v11089 = iron_exp2_approx(v11088);
+        v9679.x[32] = v11089;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11092 = v9679.x[33];
+        const float v11093 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11094 = -v11093;
+        const float v11095 = fmaf(v11092, v356, v11094);
+        const float v11096 = iron_exp2_approx(v11095);
+        v9679.x[33] = v11096;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11099 = v9679.x[34];
+        const float v11100 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11101 = -v11100;
+        const float v11102 = fmaf(v11099, v356, v11101);
+        const float v11103 = iron_exp2_approx(v11102);
+        v9679.x[34] = v11103;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11106 = v9679.x[35];
+        const float v11107 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11108 = -v11107;
+        const float v11109 = fmaf(v11106, v356, v11108);
+        const float v11110 = iron_exp2_approx(v11109);
+        v9679.x[35] = v11110;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11113 = v9679.x[36];
+        const float v11114 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11115 = -v11114;
+        const float v11116 = fmaf(v11113, v356, v11115);
+        const float v11117 = iron_exp2_approx(v11116);
+        v9679.x[36] = v11117;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11120 = v9679.x[37];
+        const float v11121 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11122 = -v11121;
+        const float v11123 = fmaf(v11120, v356, v11122);
+        const float v11124 = iron_exp2_approx(v11123);
+        v9679.x[37] = v11124;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11127 = v9679.x[38];
+        const float v11128 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11129 = -v11128;
+        const float v11130 = fmaf(v11127, v356, v11129);
+        const float v11131 = iron_exp2_approx(v11130);
+        v9679.x[38] = v11131;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11134 = v9679.x[39];
+        const float v11135 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11136 = -v11135;
+        const float v11137 = fmaf(v11134, v356, v11136);
+        const float v11138 = iron_exp2_approx(v11137);
+        v9679.x[39] = v11138;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11141 = v9679.x[40];
+        const float v11142 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11143 = -v11142;
+        const float v11144 = fmaf(v11141, v356, v11143);
+        const float v11145 = iron_exp2_approx(v11144);
+        v9679.x[40] = v11145;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11148 = v9679.x[41];
+        const float v11149 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11150 = -v11149;
+        const float v11151 = fmaf(v11148, v356, v11150);
+        const float v11152 = iron_exp2_approx(v11151);
+        v9679.x[41] = v11152;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11155 = v9679.x[42];
+        const float v11156 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11157 = -v11156;
+        const float v11158 = fmaf(v11155, v356, v11157);
+        const float v11159 = iron_exp2_approx(v11158);
+        v9679.x[42] = v11159;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11162 = v9679.x[43];
+        const float v11163 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11164 = -v11163;
+        const float v11165 = fmaf(v11162, v356, v11164);
+        const float v11166 = iron_exp2_approx(v11165);
+        v9679.x[43] = v11166;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11169 = v9679.x[44];
+        const float v11170 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11171 = -v11170;
+        const float v11172 = fmaf(v11169, v356, v11171);
+        const float v11173 = iron_exp2_approx(v11172);
+        v9679.x[44] = v11173;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11176 = v9679.x[45];
+        const float v11177 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11178 = -v11177;
+        const float v11179 = fmaf(v11176, v356, v11178);
+        const float v11180 = iron_exp2_approx(v11179);
+        v9679.x[45] = v11180;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11183 = v9679.x[46];
+        const float v11184 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11185 = -v11184;
+        const float v11186 = fmaf(v11183, v356, v11185);
+        const float v11187 = iron_exp2_approx(v11186);
+        v9679.x[46] = v11187;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11190 = v9679.x[47];
+        const float v11191 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11192 = -v11191;
+        const float v11193 = fmaf(v11190, v356, v11192);
+        const float v11194 = iron_exp2_approx(v11193);
+        v9679.x[47] = v11194;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11197 = v9679.x[48];
+        const float v11198 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11199 = -v11198;
+        const float v11200 = fmaf(v11197, v356, v11199);
+        const float v11201 = iron_exp2_approx(v11200);
+        v9679.x[48] = v11201;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11204 = v9679.x[49];
+        const float v11205 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11206 = -v11205;
+        const float v11207 = fmaf(v11204, v356, v11206);
+        const float v11208 = iron_exp2_approx(v11207);
+        v9679.x[49] = v11208;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11211 = v9679.x[50];
+        const float v11212 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11213 = -v11212;
+        const float v11214 = fmaf(v11211, v356, v11213);
+        const float v11215 = iron_exp2_approx(v11214);
+        v9679.x[50] = v11215;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11218 = v9679.x[51];
+        const float v11219 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11220 = -v11219;
+        const float v11221 = fmaf(v11218, v356, v11220);
+        const float v11222 = iron_exp2_approx(v11221);
+        v9679.x[51] = v11222;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11225 = v9679.x[52];
+        const float v11226 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11227 = -v11226;
+        const float v11228 = fmaf(v11225, v356, v11227);
+        const float v11229 = iron_exp2_approx(v11228);
+        v9679.x[52] = v11229;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11232 = v9679.x[53];
+        const float v11233 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11234 = -v11233;
+        const float v11235 = fmaf(v11232, v356, v11234);
+        const float v11236 = iron_exp2_approx(v11235);
+        v9679.x[53] = v11236;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11239 = v9679.x[54];
+        const float v11240 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11241 = -v11240;
+        const float v11242 = fmaf(v11239, v356, v11241);
+        const float v11243 = iron_exp2_approx(v11242);
+        v9679.x[54] = v11243;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11246 = v9679.x[55];
+        const float v11247 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11248 = -v11247;
+        const float v11249 = fmaf(v11246, v356, v11248);
+        const float v11250 = iron_exp2_approx(v11249);
+        v9679.x[55] = v11250;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11253 = v9679.x[56];
+        const float v11254 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11255 = -v11254;
+        const float v11256 = fmaf(v11253, v356, v11255);
+        const float v11257 = iron_exp2_approx(v11256);
+        v9679.x[56] = v11257;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11260 = v9679.x[57];
+        const float v11261 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11262 = -v11261;
+        const float v11263 = fmaf(v11260, v356, v11262);
+        const float v11264 = iron_exp2_approx(v11263);
+        v9679.x[57] = v11264;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11267 = v9679.x[58];
+        const float v11268 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11269 = -v11268;
+        const float v11270 = fmaf(v11267, v356, v11269);
+        const float v11271 = iron_exp2_approx(v11270);
+        v9679.x[58] = v11271;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11274 = v9679.x[59];
+        const float v11275 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11276 = -v11275;
+        const float v11277 = fmaf(v11274, v356, v11276);
+        const float v11278 = iron_exp2_approx(v11277);
+        v9679.x[59] = v11278;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11281 = v9679.x[60];
+        const float v11282 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11283 = -v11282;
+        const float v11284 = fmaf(v11281, v356, v11283);
+        const float v11285 = iron_exp2_approx(v11284);
+        v9679.x[60] = v11285;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11288 = v9679.x[61];
+        const float v11289 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11290 = -v11289;
+        const float v11291 = fmaf(v11288, v356, v11290);
+        const float v11292 = iron_exp2_approx(v11291);
+        v9679.x[61] = v11292;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11295 = v9679.x[62];
+        const float v11296 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11297 = -v11296;
+        const float v11298 = fmaf(v11295, v356, v11297);
+        const float v11299 = iron_exp2_approx(v11298);
+        v9679.x[62] = v11299;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11302 = v9679.x[63];
+        const float v11303 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11304 = -v11303;
+        const float v11305 = fmaf(v11302, v356, v11304);
+        const float v11306 = iron_exp2_approx(v11305);
+        v9679.x[63] = v11306;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v11308;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v11308, 0.0f);
+        iron_frag_row_reduce<true>(v11308, v9679);
+        const float v11311 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v11312 = v11308.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11313 = v9705.x[0];
+        const float v11314 = v11311 * v11313;
+        const float v11315 = v11314 + v11312;
+        v360.x[0] = v11315;  // kernels/sdpa/flash_tile.hpp:234
+        const float v11318 = v360.x[1];
+        const float v11319 = v11308.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11320 = v9705.x[1];
+        const float v11321 = v11318 * v11320;
+        const float v11322 = v11321 + v11319;
+        v360.x[1] = v11322;  // kernels/sdpa/flash_tile.hpp:234
+        const float v11325 = v360.x[2];
+        const float v11326 = v11308.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11327 = v9705.x[2];
+        const float v11328 = v11325 * v11327;
+        const float v11329 = v11328 + v11326;
+        v360.x[2] = v11329;  // kernels/sdpa/flash_tile.hpp:234
+        const float v11332 = v360.x[3];
+        const float v11333 = v11308.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11334 = v9705.x[3];
+        const float v11335 = v11332 * v11334;
+        const float v11336 = v11335 + v11333;
+        v360.x[3] = v11336;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v11333 = v8475 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v11341 = v8475 + v20;
-        const bool v11342 = v11341 <= v311;
-        const bool v11343 = v318 || v11342;
-        const bool v11344 = v11333 && v11343;
-        const bool v11346 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v11347 = v8468 + v9;
-        const unsigned int v11348 = v11347 + v20;
-        const unsigned int v11349 = v308 + v35;
-        const bool v11350 = v11349 <= v11348;
-        const bool v11351 = v11346 || v11350;
-        const bool v11352 = v11344 && v11351;  // kernels/sdpa/flash_tile.hpp:182
-        if (v11352) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v11355 = v9673.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v11356 = v11355 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[0] = v11356;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11359 = v9673.x[1];
-          const float v11360 = v11359 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[1] = v11360;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11363 = v9673.x[2];
-          const float v11364 = v11363 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[2] = v11364;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11367 = v9673.x[3];
-          const float v11368 = v11367 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[3] = v11368;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11371 = v9673.x[4];
-          const float v11372 = v11371 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[4] = v11372;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11375 = v9673.x[5];
-          const float v11376 = v11375 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[5] = v11376;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11379 = v9673.x[6];
-          const float v11380 = v11379 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[6] = v11380;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11383 = v9673.x[7];
-          const float v11384 = v11383 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[7] = v11384;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11387 = v9673.x[8];
-          const float v11388 = v11387 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[8] = v11388;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11391 = v9673.x[9];
-          const float v11392 = v11391 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[9] = v11392;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11395 = v9673.x[10];
-          const float v11396 = v11395 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[10] = v11396;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11399 = v9673.x[11];
-          const float v11400 = v11399 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[11] = v11400;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11403 = v9673.x[12];
-          const float v11404 = v11403 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[12] = v11404;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11407 = v9673.x[13];
-          const float v11408 = v11407 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[13] = v11408;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11411 = v9673.x[14];
-          const float v11412 = v11411 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[14] = v11412;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11415 = v9673.x[15];
-          const float v11416 = v11415 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[15] = v11416;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11419 = v9673.x[16];
-          const float v11420 = v11419 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[16] = v11420;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11423 = v9673.x[17];
-          const float v11424 = v11423 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[17] = v11424;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11427 = v9673.x[18];
-          const float v11428 = v11427 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[18] = v11428;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11431 = v9673.x[19];
-          const float v11432 = v11431 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[19] = v11432;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11435 = v9673.x[20];
-          const float v11436 = v11435 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[20] = v11436;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11439 = v9673.x[21];
-          const float v11440 = v11439 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[21] = v11440;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11443 = v9673.x[22];
-          const float v11444 = v11443 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[22] = v11444;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11447 = v9673.x[23];
-          const float v11448 = v11447 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[23] = v11448;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11451 = v9673.x[24];
-          const float v11452 = v11451 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[24] = v11452;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11455 = v9673.x[25];
-          const float v11456 = v11455 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[25] = v11456;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11459 = v9673.x[26];
-          const float v11460 = v11459 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[26] = v11460;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11463 = v9673.x[27];
-          const float v11464 = v11463 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[27] = v11464;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11467 = v9673.x[28];
-          const float v11468 = v11467 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[28] = v11468;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11471 = v9673.x[29];
-          const float v11472 = v11471 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[29] = v11472;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11475 = v9673.x[30];
-          const float v11476 = v11475 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[30] = v11476;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11479 = v9673.x[31];
-          const float v11480 = v11479 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[31] = v11480;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11483 = v9673.x[32];
-          const float v11484 = v11483 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[32] = v11484;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11487 = v9673.x[33];
-          const float v11488 = v11487 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[33] = v11488;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11491 = v9673.x[34];
-          const float v11492 = v11491 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[34] = v11492;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11495 = v9673.x[35];
-          const float v11496 = v11495 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[35] = v11496;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11499 = v9673.x[36];
-          const float v11500 = v11499 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[36] = v11500;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11503 = v9673.x[37];
-          const float v11504 = v11503 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[37] = v11504;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11507 = v9673.x[38];
-          const float v11508 = v11507 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[38] = v11508;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11511 = v9673.x[39];
-          const float v11512 = v11511 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[39] = v11512;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11515 = v9673.x[40];
-          const float v11516 = v11515 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[40] = v11516;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11519 = v9673.x[41];
-          const float v11520 = v11519 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[41] = v11520;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11523 = v9673.x[42];
-          const float v11524 = v11523 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[42] = v11524;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11527 = v9673.x[43];
-          const float v11528 = v11527 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[43] = v11528;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11531 = v9673.x[44];
-          const float v11532 = v11531 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[44] = v11532;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11535 = v9673.x[45];
-          const float v11536 = v11535 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[45] = v11536;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11539 = v9673.x[46];
-          const float v11540 = v11539 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[46] = v11540;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11543 = v9673.x[47];
-          const float v11544 = v11543 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[47] = v11544;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11547 = v9673.x[48];
-          const float v11548 = v11547 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[48] = v11548;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11551 = v9673.x[49];
-          const float v11552 = v11551 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[49] = v11552;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11555 = v9673.x[50];
-          const float v11556 = v11555 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[50] = v11556;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11559 = v9673.x[51];
-          const float v11560 = v11559 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[51] = v11560;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11563 = v9673.x[52];
-          const float v11564 = v11563 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[52] = v11564;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11567 = v9673.x[53];
-          const float v11568 = v11567 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[53] = v11568;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11571 = v9673.x[54];
-          const float v11572 = v11571 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[54] = v11572;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11575 = v9673.x[55];
-          const float v11576 = v11575 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[55] = v11576;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11579 = v9673.x[56];
-          const float v11580 = v11579 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[56] = v11580;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11583 = v9673.x[57];
-          const float v11584 = v11583 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[57] = v11584;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11587 = v9673.x[58];
-          const float v11588 = v11587 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[58] = v11588;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11591 = v9673.x[59];
-          const float v11592 = v11591 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[59] = v11592;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11595 = v9673.x[60];
-          const float v11596 = v11595 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[60] = v11596;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11599 = v9673.x[61];
-          const float v11600 = v11599 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[61] = v11600;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11603 = v9673.x[62];
-          const float v11604 = v11603 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[62] = v11604;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11607 = v9673.x[63];
-          const float v11608 = v11607 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9673.x[63] = v11608;  // kernels/sdpa/flash_tile.hpp:186
+        const bool v11339 = v8481 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v11347 = v8481 + v20;
+        const bool v11348 = v11347 <= v311;
+        const bool v11349 = v318 || v11348;
+        const bool v11350 = v11339 && v11349;
+        const bool v11352 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v11353 = v8474 + v9;
+        const unsigned int v11354 = v11353 + v20;
+        const unsigned int v11355 = v308 + v35;
+        const bool v11356 = v11355 <= v11354;
+        const bool v11357 = v11352 || v11356;
+        const bool v11358 = v11350 && v11357;  // kernels/sdpa/flash_tile.hpp:182
+        if (v11358) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v11361 = v9679.x[0];  // kernels/sdpa/flash_tile.hpp:186
+          const float v11362 = v11361 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[0] = v11362;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11365 = v9679.x[1];
+          const float v11366 = v11365 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[1] = v11366;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11369 = v9679.x[2];
+          const float v11370 = v11369 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[2] = v11370;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11373 = v9679.x[3];
+          const float v11374 = v11373 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[3] = v11374;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11377 = v9679.x[4];
+          const float v11378 = v11377 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[4] = v11378;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11381 = v9679.x[5];
+          const float v11382 = v11381 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[5] = v11382;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11385 = v9679.x[6];
+          const float v11386 = v11385 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[6] = v11386;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11389 = v9679.x[7];
+          const float v11390 = v11389 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[7] = v11390;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11393 = v9679.x[8];
+          const float v11394 = v11393 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[8] = v11394;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11397 = v9679.x[9];
+          const float v11398 = v11397 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[9] = v11398;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11401 = v9679.x[10];
+          const float v11402 = v11401 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[10] = v11402;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11405 = v9679.x[11];
+          const float v11406 = v11405 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[11] = v11406;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11409 = v9679.x[12];
+          const float v11410 = v11409 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[12] = v11410;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11413 = v9679.x[13];
+          const float v11414 = v11413 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[13] = v11414;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11417 = v9679.x[14];
+          const float v11418 = v11417 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[14] = v11418;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11421 = v9679.x[15];
+          const float v11422 = v11421 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[15] = v11422;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11425 = v9679.x[16];
+          const float v11426 = v11425 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[16] = v11426;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11429 = v9679.x[17];
+          const float v11430 = v11429 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[17] = v11430;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11433 = v9679.x[18];
+          const float v11434 = v11433 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[18] = v11434;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11437 = v9679.x[19];
+          const float v11438 = v11437 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[19] = v11438;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11441 = v9679.x[20];
+          const float v11442 = v11441 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[20] = v11442;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11445 = v9679.x[21];
+          const float v11446 = v11445 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[21] = v11446;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11449 = v9679.x[22];
+          const float v11450 = v11449 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[22] = v11450;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11453 = v9679.x[23];
+          const float v11454 = v11453 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[23] = v11454;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11457 = v9679.x[24];
+          const float v11458 = v11457 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[24] = v11458;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11461 = v9679.x[25];
+          const float v11462 = v11461 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[25] = v11462;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11465 = v9679.x[26];
+          const float v11466 = v11465 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[26] = v11466;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11469 = v9679.x[27];
+          const float v11470 = v11469 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[27] = v11470;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11473 = v9679.x[28];
+          const float v11474 = v11473 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[28] = v11474;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11477 = v9679.x[29];
+          const float v11478 = v11477 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[29] = v11478;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11481 = v9679.x[30];
+          const float v11482 = v11481 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[30] = v11482;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11485 = v9679.x[31];
+          const float v11486 = v11485 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[31] = v11486;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11489 = v9679.x[32];
+          const float v11490 = v11489 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[32] = v11490;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11493 = v9679.x[33];
+          const float v11494 = v11493 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[33] = v11494;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11497 = v9679.x[34];
+          const float v11498 = v11497 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[34] = v11498;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11501 = v9679.x[35];
+          const float v11502 = v11501 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[35] = v11502;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11505 = v9679.x[36];
+          const float v11506 = v11505 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[36] = v11506;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11509 = v9679.x[37];
+          const float v11510 = v11509 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[37] = v11510;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11513 = v9679.x[38];
+          const float v11514 = v11513 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[38] = v11514;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11517 = v9679.x[39];
+          const float v11518 = v11517 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[39] = v11518;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11521 = v9679.x[40];
+          const float v11522 = v11521 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[40] = v11522;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11525 = v9679.x[41];
+          const float v11526 = v11525 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[41] = v11526;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11529 = v9679.x[42];
+          const float v11530 = v11529 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[42] = v11530;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11533 = v9679.x[43];
+          const float v11534 = v11533 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[43] = v11534;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11537 = v9679.x[44];
+          const float v11538 = v11537 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[44] = v11538;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11541 = v9679.x[45];
+          const float v11542 = v11541 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[45] = v11542;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11545 = v9679.x[46];
+          const float v11546 = v11545 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[46] = v11546;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11549 = v9679.x[47];
+          const float v11550 = v11549 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[47] = v11550;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11553 = v9679.x[48];
+          const float v11554 = v11553 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[48] = v11554;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11557 = v9679.x[49];
+          const float v11558 = v11557 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[49] = v11558;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11561 = v9679.x[50];
+          const float v11562 = v11561 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[50] = v11562;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11565 = v9679.x[51];
+          const float v11566 = v11565 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[51] = v11566;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11569 = v9679.x[52];
+          const float v11570 = v11569 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[52] = v11570;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11573 = v9679.x[53];
+          const float v11574 = v11573 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[53] = v11574;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11577 = v9679.x[54];
+          const float v11578 = v11577 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[54] = v11578;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11581 = v9679.x[55];
+          const float v11582 = v11581 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[55] = v11582;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11585 = v9679.x[56];
+          const float v11586 = v11585 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[56] = v11586;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11589 = v9679.x[57];
+          const float v11590 = v11589 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[57] = v11590;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11593 = v9679.x[58];
+          const float v11594 = v11593 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[58] = v11594;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11597 = v9679.x[59];
+          const float v11598 = v11597 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[59] = v11598;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11601 = v9679.x[60];
+          const float v11602 = v11601 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[60] = v11602;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11605 = v9679.x[61];
+          const float v11606 = v11605 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[61] = v11606;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11609 = v9679.x[62];
+          const float v11610 = v11609 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[62] = v11610;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11613 = v9679.x[63];
+          const float v11614 = v11613 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v9679.x[63] = v11614;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v11610;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v11610, 0.0f);
-          iron_frag<float, 2, 16, 8> v11612;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v11612, 0.0f);
-          const unsigned int v11614 = static_cast<unsigned int>(v11610.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11616 = v56 + v11614;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11618 = v11616 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11619 = v11618 + 1u;
-          const unsigned int v11621 = v11619 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11630 = v11621 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11634 = v11619 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11635 = v324 && v11634;
-          const unsigned int v11636 = v11635 ? v11630 : v42;
-          const unsigned int v11639 = v11636 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11640 = min(v11639, 128u);
-          const bool v11641 = v11636 > v8468;
-          const unsigned int v11642 = v11641 ? v11640 : v42;
-          const float v11643 = __uint_as_float(v11642);
-          v11610.x[0] = v11643;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11645 = static_cast<unsigned int>(v11610.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11647 = v56 + v11645;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11649 = v11647 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11650 = v11649 + 1u;
-          const unsigned int v11652 = v11650 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11661 = v11652 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11665 = v11650 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11666 = v324 && v11665;
-          const unsigned int v11667 = v11666 ? v11661 : v42;
-          const unsigned int v11670 = v11667 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11671 = min(v11670, 128u);
-          const bool v11672 = v11667 > v8468;
-          const unsigned int v11673 = v11672 ? v11671 : v42;
-          const float v11674 = __uint_as_float(v11673);
-          v11610.x[1] = v11674;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11676 = static_cast<unsigned int>(v11610.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11678 = v56 + v11676;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11680 = v11678 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11681 = v11680 + 1u;
-          const unsigned int v11683 = v11681 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11692 = v11683 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11696 = v11681 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11697 = v324 && v11696;
-          const unsigned int v11698 = v11697 ? v11692 : v42;
-          const unsigned int v11701 = v11698 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11702 = min(v11701, 128u);
-          const bool v11703 = v11698 > v8468;
-          const unsigned int v11704 = v11703 ? v11702 : v42;
-          const float v11705 = __uint_as_float(v11704);
-          v11610.x[2] = v11705;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11707 = static_cast<unsigned int>(v11610.row(3, iron_linear_thread() & 31u));
-          const unsigned int v11709 = v56 + v11707;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11711 = v11709 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11712 = v11711 + 1u;
-          const unsigned int v11714 = v11712 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11723 = v11714 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11727 = v11712 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11728 = v324 && v11727;
-          const unsigned int v11729 = v11728 ? v11723 : v42;
-          const unsigned int v11732 = v11729 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11733 = min(v11732, 128u);
-          const bool v11734 = v11729 > v8468;
-          const unsigned int v11735 = v11734 ? v11733 : v42;
-          const float v11736 = __uint_as_float(v11735);
-          v11610.x[3] = v11736;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11738 = static_cast<unsigned int>(v11612.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11740 = v56 + v11738;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11742 = v11740 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11743 = v11742 + 1u;
-          const unsigned int v11745 = v11743 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11746 = min(v35, v11745);
-          const bool v11747 = v11743 > v20;
-          const unsigned int v11748 = v11747 ? v11746 : v42;
-          const unsigned int v11751 = v318 ? v35 : v11748;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11763 = v11751 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11764 = min(v11763, 128u);
-          const bool v11765 = v11751 > v8468;
-          const unsigned int v11766 = v11765 ? v11764 : v42;
-          const float v11767 = __uint_as_float(v11766);
-          v11612.x[0] = v11767;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11769 = static_cast<unsigned int>(v11612.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11771 = v56 + v11769;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11773 = v11771 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11774 = v11773 + 1u;
-          const unsigned int v11776 = v11774 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11777 = min(v35, v11776);
-          const bool v11778 = v11774 > v20;
-          const unsigned int v11779 = v11778 ? v11777 : v42;
-          const unsigned int v11782 = v318 ? v35 : v11779;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11794 = v11782 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11795 = min(v11794, 128u);
-          const bool v11796 = v11782 > v8468;
-          const unsigned int v11797 = v11796 ? v11795 : v42;
-          const float v11798 = __uint_as_float(v11797);
-          v11612.x[1] = v11798;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11800 = static_cast<unsigned int>(v11612.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11802 = v56 + v11800;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11804 = v11802 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11805 = v11804 + 1u;
-          const unsigned int v11807 = v11805 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11808 = min(v35, v11807);
-          const bool v11809 = v11805 > v20;
-          const unsigned int v11810 = v11809 ? v11808 : v42;
-          const unsigned int v11813 = v318 ? v35 : v11810;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11825 = v11813 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11826 = min(v11825, 128u);
-          const bool v11827 = v11813 > v8468;
-          const unsigned int v11828 = v11827 ? v11826 : v42;
-          const float v11829 = __uint_as_float(v11828);
-          v11612.x[2] = v11829;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11831 = static_cast<unsigned int>(v11612.row(3, iron_linear_thread() & 31u));
-          const unsigned int v11833 = v56 + v11831;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11835 = v11833 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11836 = v11835 + 1u;
-          const unsigned int v11838 = v11836 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11839 = min(v35, v11838);
-          const bool v11840 = v11836 > v20;
-          const unsigned int v11841 = v11840 ? v11839 : v42;
-          const unsigned int v11844 = v318 ? v35 : v11841;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11856 = v11844 - v8468;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11857 = min(v11856, 128u);
-          const bool v11858 = v11844 > v8468;
-          const unsigned int v11859 = v11858 ? v11857 : v42;
-          const float v11860 = __uint_as_float(v11859);
-          v11612.x[3] = v11860;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11861 = static_cast<unsigned int>(v9673.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v11863 = v9673.x[0];
-          const float v11864 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11865 = __float_as_uint(v11864);
-          const bool v11866 = v11861 >= v11865;
-          const float v11867 = v11612.x[0];
-          const unsigned int v11868 = __float_as_uint(v11867);
-          const bool v11869 = v11861 < v11868;
-          const bool v11870 = v11866 && v11869;
-          const float v11872 = v11863 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11873 = v11870 ? v11872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[0] = v11873;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11874 = static_cast<unsigned int>(v9673.col(1, iron_linear_thread() & 31u));
-          const float v11876 = v9673.x[1];
-          const float v11877 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11878 = __float_as_uint(v11877);
-          const bool v11879 = v11874 >= v11878;
-          const float v11880 = v11612.x[0];
-          const unsigned int v11881 = __float_as_uint(v11880);
-          const bool v11882 = v11874 < v11881;
-          const bool v11883 = v11879 && v11882;
-          const float v11885 = v11876 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11886 = v11883 ? v11885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[1] = v11886;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11887 = static_cast<unsigned int>(v9673.col(2, iron_linear_thread() & 31u));
-          const float v11889 = v9673.x[2];
-          const float v11890 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11891 = __float_as_uint(v11890);
-          const bool v11892 = v11887 >= v11891;
-          const float v11893 = v11612.x[2];
-          const unsigned int v11894 = __float_as_uint(v11893);
-          const bool v11895 = v11887 < v11894;
-          const bool v11896 = v11892 && v11895;
-          const float v11898 = v11889 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11899 = v11896 ? v11898 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[2] = v11899;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11900 = static_cast<unsigned int>(v9673.col(3, iron_linear_thread() & 31u));
-          const float v11902 = v9673.x[3];
-          const float v11903 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11904 = __float_as_uint(v11903);
-          const bool v11905 = v11900 >= v11904;
-          const float v11906 = v11612.x[2];
-          const unsigned int v11907 = __float_as_uint(v11906);
-          const bool v11908 = v11900 < v11907;
-          const bool v11909 = v11905 && v11908;
-          const float v11911 = v11902 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11912 = v11909 ? v11911 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[3] = v11912;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11913 = static_cast<unsigned int>(v9673.col(4, iron_linear_thread() & 31u));
-          const float v11915 = v9673.x[4];
-          const float v11916 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11917 = __float_as_uint(v11916);
-          const bool v11918 = v11913 >= v11917;
-          const float v11919 = v11612.x[0];
-          const unsigned int v11920 = __float_as_uint(v11919);
-          const bool v11921 = v11913 < v11920;
-          const bool v11922 = v11918 && v11921;
-          const float v11924 = v11915 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11925 = v11922 ? v11924 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[4] = v11925;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11926 = static_cast<unsigned int>(v9673.col(5, iron_linear_thread() & 31u));
-          const float v11928 = v9673.x[5];
-          const float v11929 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11930 = __float_as_uint(v11929);
-          const bool v11931 = v11926 >= v11930;
-          const float v11932 = v11612.x[0];
-          const unsigned int v11933 = __float_as_uint(v11932);
-          const bool v11934 = v11926 < v11933;
-          const bool v11935 = v11931 && v11934;
-          const float v11937 = v11928 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11938 = v11935 ? v11937 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[5] = v11938;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11939 = static_cast<unsigned int>(v9673.col(6, iron_linear_thread() & 31u));
-          const float v11941 = v9673.x[6];
-          const float v11942 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11943 = __float_as_uint(v11942);
-          const bool v11944 = v11939 >= v11943;
-          const float v11945 = v11612.x[2];
-          const unsigned int v11946 = __float_as_uint(v11945);
-          const bool v11947 = v11939 < v11946;
-          const bool v11948 = v11944 && v11947;
-          const float v11950 = v11941 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11951 = v11948 ? v11950 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[6] = v11951;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11952 = static_cast<unsigned int>(v9673.col(7, iron_linear_thread() & 31u));
-          const float v11954 = v9673.x[7];
-          const float v11955 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11956 = __float_as_uint(v11955);
-          const bool v11957 = v11952 >= v11956;
-          const float v11958 = v11612.x[2];
-          const unsigned int v11959 = __float_as_uint(v11958);
-          const bool v11960 = v11952 < v11959;
-          const bool v11961 = v11957 && v11960;
-          const float v11963 = v11954 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11964 = v11961 ? v11963 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[7] = v11964;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11965 = static_cast<unsigned int>(v9673.col(8, iron_linear_thread() & 31u));
-          const float v11967 = v9673.x[8];
-          const float v11968 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11969 = __float_as_uint(v11968);
-          const bool v11970 = v11965 >= v11969;
-          const float v11971 = v11612.x[0];
-          const unsigned int v11972 = __float_as_uint(v11971);
-          const bool v11973 = v11965 < v11972;
-          const bool v11974 = v11970 && v11973;
-          const float v11976 = v11967 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11977 = v11974 ? v11976 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[8] = v11977;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11978 = static_cast<unsigned int>(v9673.col(9, iron_linear_thread() & 31u));
-          const float v11980 = v9673.x[9];
-          const float v11981 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11982 = __float_as_uint(v11981);
-          const bool v11983 = v11978 >= v11982;
-          const float v11984 = v11612.x[0];
-          const unsigned int v11985 = __float_as_uint(v11984);
-          const bool v11986 = v11978 < v11985;
-          const bool v11987 = v11983 && v11986;
-          const float v11989 = v11980 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11990 = v11987 ? v11989 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[9] = v11990;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11991 = static_cast<unsigned int>(v9673.col(10, iron_linear_thread() & 31u));
-          const float v11993 = v9673.x[10];
-          const float v11994 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11995 = __float_as_uint(v11994);
-          const bool v11996 = v11991 >= v11995;
-          const float v11997 = v11612.x[2];
-          const unsigned int v11998 = __float_as_uint(v11997);
-          const bool v11999 = v11991 < v11998;
-          const bool v12000 = v11996 && v11999;
-          const float v12002 = v11993 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12003 = v12000 ? v12002 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[10] = v12003;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12004 = static_cast<unsigned int>(v9673.col(11, iron_linear_thread() & 31u));
-          const float v12006 = v9673.x[11];
-          const float v12007 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12008 = __float_as_uint(v12007);
-          const bool v12009 = v12004 >= v12008;
-          const float v12010 = v11612.x[2];
-          const unsigned int v12011 = __float_as_uint(v12010);
-          const bool v12012 = v12004 < v12011;
-          const bool v12013 = v12009 && v12012;
-          const float v12015 = v12006 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12016 = v12013 ? v12015 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[11] = v12016;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12017 = static_cast<unsigned int>(v9673.col(12, iron_linear_thread() & 31u));
-          const float v12019 = v9673.x[12];
-          const float v12020 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12021 = __float_as_uint(v12020);
-          const bool v12022 = v12017 >= v12021;
-          const float v12023 = v11612.x[0];
-          const unsigned int v12024 = __float_as_uint(v12023);
-          const bool v12025 = v12017 < v12024;
-          const bool v12026 = v12022 && v12025;
-          const float v12028 = v12019 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12029 = v12026 ? v12028 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[12] = v12029;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12030 = static_cast<unsigned int>(v9673.col(13, iron_linear_thread() & 31u));
-          const float v12032 = v9673.x[13];
-          const float v12033 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12034 = __float_as_uint(v12033);
-          const bool v12035 = v12030 >= v12034;
-          const float v12036 = v11612.x[0];
-          const unsigned int v12037 = __float_as_uint(v12036);
-          const bool v12038 = v12030 < v12037;
-          const bool v12039 = v12035 && v12038;
-          const float v12041 = v12032 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12042 = v12039 ? v12041 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[13] = v12042;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12043 = static_cast<unsigned int>(v9673.col(14, iron_linear_thread() & 31u));
-          const float v12045 = v9673.x[14];
-          const float v12046 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12047 = __float_as_uint(v12046);
-          const bool v12048 = v12043 >= v12047;
-          const float v12049 = v11612.x[2];
-          const unsigned int v12050 = __float_as_uint(v12049);
-          const bool v12051 = v12043 < v12050;
-          const bool v12052 = v12048 && v12051;
-          const float v12054 = v12045 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12055 = v12052 ? v12054 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[14] = v12055;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12056 = static_cast<unsigned int>(v9673.col(15, iron_linear_thread() & 31u));
-          const float v12058 = v9673.x[15];
-          const float v12059 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12060 = __float_as_uint(v12059);
-          const bool v12061 = v12056 >= v12060;
-          const float v12062 = v11612.x[2];
-          const unsigned int v12063 = __float_as_uint(v12062);
-          const bool v12064 = v12056 < v12063;
-          const bool v12065 = v12061 && v12064;
-          const float v12067 = v12058 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12068 = v12065 ? v12067 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[15] = v12068;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12069 = static_cast<unsigned int>(v9673.col(16, iron_linear_thread() & 31u));
-          const float v12071 = v9673.x[16];
-          const float v12072 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12073 = __float_as_uint(v12072);
-          const bool v12074 = v12069 >= v12073;
-          const float v12075 = v11612.x[0];
-          const unsigned int v12076 = __float_as_uint(v12075);
-          const bool v12077 = v12069 < v12076;
-          const bool v12078 = v12074 && v12077;
-          const float v12080 = v12071 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12081 = v12078 ? v12080 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[16] = v12081;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12082 = static_cast<unsigned int>(v9673.col(17, iron_linear_thread() & 31u));
-          const float v12084 = v9673.x[17];
-          const float v12085 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12086 = __float_as_uint(v12085);
-          const bool v12087 = v12082 >= v12086;
-          const float v12088 = v11612.x[0];
-          const unsigned int v12089 = __float_as_uint(v12088);
-          const bool v12090 = v12082 < v12089;
-          const bool v12091 = v12087 && v12090;
-          const float v12093 = v12084 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12094 = v12091 ? v12093 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[17] = v12094;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12095 = static_cast<unsigned int>(v9673.col(18, iron_linear_thread() & 31u));
-          const float v12097 = v9673.x[18];
-          const float v12098 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12099 = __float_as_uint(v12098);
-          const bool v12100 = v12095 >= v12099;
-          const float v12101 = v11612.x[2];
-          const unsigned int v12102 = __float_as_uint(v12101);
-          const bool v12103 = v12095 < v12102;
-          const bool v12104 = v12100 && v12103;
-          const float v12106 = v12097 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12107 = v12104 ? v12106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[18] = v12107;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12108 = static_cast<unsigned int>(v9673.col(19, iron_linear_thread() & 31u));
-          const float v12110 = v9673.x[19];
-          const float v12111 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12112 = __float_as_uint(v12111);
-          const bool v12113 = v12108 >= v12112;
-          const float v12114 = v11612.x[2];
-          const unsigned int v12115 = __float_as_uint(v12114);
-          const bool v12116 = v12108 < v12115;
-          const bool v12117 = v12113 && v12116;
-          const float v12119 = v12110 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12120 = v12117 ? v12119 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[19] = v12120;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12121 = static_cast<unsigned int>(v9673.col(20, iron_linear_thread() & 31u));
-          const float v12123 = v9673.x[20];
-          const float v12124 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12125 = __float_as_uint(v12124);
-          const bool v12126 = v12121 >= v12125;
-          const float v12127 = v11612.x[0];
-          const unsigned int v12128 = __float_as_uint(v12127);
-          const bool v12129 = v12121 < v12128;
-          const bool v12130 = v12126 && v12129;
-          const float v12132 = v12123 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12133 = v12130 ? v12132 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[20] = v12133;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12134 = static_cast<unsigned int>(v9673.col(21, iron_linear_thread() & 31u));
-          const float v12136 = v9673.x[21];
-          const float v12137 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12138 = __float_as_uint(v12137);
-          const bool v12139 = v12134 >= v12138;
-          const float v12140 = v11612.x[0];
-          const unsigned int v12141 = __float_as_uint(v12140);
-          const bool v12142 = v12134 < v12141;
-          const bool v12143 = v12139 && v12142;
-          const float v12145 = v12136 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12146 = v12143 ? v12145 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[21] = v12146;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12147 = static_cast<unsigned int>(v9673.col(22, iron_linear_thread() & 31u));
-          const float v12149 = v9673.x[22];
-          const float v12150 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12151 = __float_as_uint(v12150);
-          const bool v12152 = v12147 >= v12151;
-          const float v12153 = v11612.x[2];
-          const unsigned int v12154 = __float_as_uint(v12153);
-          const bool v12155 = v12147 < v12154;
-          const bool v12156 = v12152 && v12155;
-          const float v12158 = v12149 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12159 = v12156 ? v12158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[22] = v12159;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12160 = static_cast<unsigned int>(v9673.col(23, iron_linear_thread() & 31u));
-          const float v12162 = v9673.x[23];
-          const float v12163 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12164 = __float_as_uint(v12163);
-          const bool v12165 = v12160 >= v12164;
-          const float v12166 = v11612.x[2];
-          const unsigned int v12167 = __float_as_uint(v12166);
-          const bool v12168 = v12160 < v12167;
-          const bool v12169 = v12165 && v12168;
-          const float v12171 = v12162 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12172 = v12169 ? v12171 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[23] = v12172;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12173 = static_cast<unsigned int>(v9673.col(24, iron_linear_thread() & 31u));
-          const float v12175 = v9673.x[24];
-          const float v12176 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12177 = __float_as_uint(v12176);
-          const bool v12178 = v12173 >= v12177;
-          const float v12179 = v11612.x[0];
-          const unsigned int v12180 = __float_as_uint(v12179);
-          const bool v12181 = v12173 < v12180;
-          const bool v12182 = v12178 && v12181;
-          const float v12184 = v12175 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12185 = v12182 ? v12184 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[24] = v12185;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12186 = static_cast<unsigned int>(v9673.col(25, iron_linear_thread() & 31u));
-          const float v12188 = v9673.x[25];
-          const float v12189 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12190 = __float_as_uint(v12189);
-          const bool v12191 = v12186 >= v12190;
-          const float v12192 = v11612.x[0];
-          const unsigned int v12193 = __float_as_uint(v12192);
-          const bool v12194 = v12186 < v12193;
-          const bool v12195 = v12191 && v12194;
-          const float v12197 = v12188 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12198 = v12195 ? v12197 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[25] = v12198;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12199 = static_cast<unsigned int>(v9673.col(26, iron_linear_thread() & 31u));
-          const float v12201 = v9673.x[26];
-          const float v12202 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12203 = __float_as_uint(v12202);
-          const bool v12204 = v12199 >= v12203;
-          const float v12205 = v11612.x[2];
-          const unsigned int v12206 = __float_as_uint(v12205);
-          const bool v12207 = v12199 < v12206;
-          const bool v12208 = v12204 && v12207;
-          const float v12210 = v12201 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12211 = v12208 ? v12210 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[26] = v12211;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12212 = static_cast<unsigned int>(v9673.col(27, iron_linear_thread() & 31u));
-          const float v12214 = v9673.x[27];
-          const float v12215 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12216 = __float_as_uint(v12215);
-          const bool v12217 = v12212 >= v12216;
-          const float v12218 = v11612.x[2];
-          const unsigned int v12219 = __float_as_uint(v12218);
-          const bool v12220 = v12212 < v12219;
-          const bool v12221 = v12217 && v12220;
-          const float v12223 = v12214 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12224 = v12221 ? v12223 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[27] = v12224;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12225 = static_cast<unsigned int>(v9673.col(28, iron_linear_thread() & 31u));
-          const float v12227 = v9673.x[28];
-          const float v12228 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12229 = __float_as_uint(v12228);
-          const bool v12230 = v12225 >= v12229;
-          const float v12231 = v11612.x[0];
-          const unsigned int v12232 = __float_as_uint(v12231);
-          const bool v12233 = v12225 < v12232;
-          const bool v12234 = v12230 && v12233;
-          const float v12236 = v12227 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12237 = v12234 ? v12236 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[28] = v12237;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12238 = static_cast<unsigned int>(v9673.col(29, iron_linear_thread() & 31u));
-          const float v12240 = v9673.x[29];
-          const float v12241 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12242 = __float_as_uint(v12241);
-          const bool v12243 = v12238 >= v12242;
-          const float v12244 = v11612.x[0];
-          const unsigned int v12245 = __float_as_uint(v12244);
-          const bool v12246 = v12238 < v12245;
-          const bool v12247 = v12243 && v12246;
-          const float v12249 = v12240 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12250 = v12247 ? v12249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[29] = v12250;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12251 = static_cast<unsigned int>(v9673.col(30, iron_linear_thread() & 31u));
-          const float v12253 = v9673.x[30];
-          const float v12254 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12255 = __float_as_uint(v12254);
-          const bool v12256 = v12251 >= v12255;
-          const float v12257 = v11612.x[2];
-          const unsigned int v12258 = __float_as_uint(v12257);
-          const bool v12259 = v12251 < v12258;
-          const bool v12260 = v12256 && v12259;
-          const float v12262 = v12253 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12263 = v12260 ? v12262 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[30] = v12263;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12264 = static_cast<unsigned int>(v9673.col(31, iron_linear_thread() & 31u));
-          const float v12266 = v9673.x[31];
-          const float v12267 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12268 = __float_as_uint(v12267);
-          const bool v12269 = v12264 >= v12268;
-          const float v12270 = v11612.x[2];
-          const unsigned int v12271 = __float_as_uint(v12270);
-          const bool v12272 = v12264 < v12271;
-          const bool v12273 = v12269 && v12272;
-          const float v12275 = v12266 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12276 = v12273 ? v12275 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[31] = v12276;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12277 = static_cast<unsigned int>(v9673.col(32, iron_linear_thread() & 31u));
-          const float v12279 = v9673.x[32];
-          const float v12280 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12281 = __float_as_uint(v12280);
-          const bool v12282 = v12277 >= v12281;
-          const float v12283 = v11612.x[0];
-          const unsigned int v12284 = __float_as_uint(v12283);
-          const bool v12285 = v12277 < v12284;
-          const bool v12286 = v12282 && v12285;
-          const float v12288 = v12279 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12289 = v12286 ? v12288 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[32] = v12289;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12290 = static_cast<unsigned int>(v9673.col(33, iron_linear_thread() & 31u));
-          const float v12292 = v9673.x[33];
-          const float v12293 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12294 = __float_as_uint(v12293);
-          const bool v12295 = v12290 >= v12294;
-          const float v12296 = v11612.x[0];
-          const unsigned int v12297 = __float_as_uint(v12296);
-          const bool v12298 = v12290 < v12297;
-          const bool v12299 = v12295 && v12298;
-          const float v12301 = v12292 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12302 = v12299 ? v12301 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[33] = v12302;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12303 = static_cast<unsigned int>(v9673.col(34, iron_linear_thread() & 31u));
-          const float v12305 = v9673.x[34];
-          const float v12306 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12307 = __float_as_uint(v12306);
-          const bool v12308 = v12303 >= v12307;
-          const float v12309 = v11612.x[2];
-          const unsigned int v12310 = __float_as_uint(v12309);
-          const bool v12311 = v12303 < v12310;
-          const bool v12312 = v12308 && v12311;
-          const float v12314 = v12305 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12315 = v12312 ? v12314 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[34] = v12315;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12316 = static_cast<unsigned int>(v9673.col(35, iron_linear_thread() & 31u));
-          const float v12318 = v9673.x[35];
-          const float v12319 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12320 = __float_as_uint(v12319);
-          const bool v12321 = v12316 >= v12320;
-          const float v12322 = v11612.x[2];
-          const unsigned int v12323 = __float_as_uint(v12322);
-          const bool v12324 = v12316 < v12323;
-          const bool v12325 = v12321 && v12324;
-          const float v12327 = v12318 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12328 = v12325 ? v12327 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[35] = v12328;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12329 = static_cast<unsigned int>(v9673.col(36, iron_linear_thread() & 31u));
-          const float v12331 = v9673.x[36];
-          const float v12332 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12333 = __float_as_uint(v12332);
-          const bool v12334 = v12329 >= v12333;
-          const float v12335 = v11612.x[0];
-          const unsigned int v12336 = __float_as_uint(v12335);
-          const bool v12337 = v12329 < v12336;
-          const bool v12338 = v12334 && v12337;
-          const float v12340 = v12331 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12341 = v12338 ? v12340 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[36] = v12341;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12342 = static_cast<unsigned int>(v9673.col(37, iron_linear_thread() & 31u));
-          const float v12344 = v9673.x[37];
-          const float v12345 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12346 = __float_as_uint(v12345);
-          const bool v12347 = v12342 >= v12346;
-          const float v12348 = v11612.x[0];
-          const unsigned int v12349 = __float_as_uint(v12348);
-          const bool v12350 = v12342 < v12349;
-          const bool v12351 = v12347 && v12350;
-          const float v12353 = v12344 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12354 = v12351 ? v12353 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[37] = v12354;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12355 = static_cast<unsigned int>(v9673.col(38, iron_linear_thread() & 31u));
-          const float v12357 = v9673.x[38];
-          const float v12358 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12359 = __float_as_uint(v12358);
-          const bool v12360 = v12355 >= v12359;
-          const float v12361 = v11612.x[2];
-          const unsigned int v12362 = __float_as_uint(v12361);
-          const bool v12363 = v12355 < v12362;
-          const bool v12364 = v12360 && v12363;
-          const float v12366 = v12357 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12367 = v12364 ? v12366 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[38] = v12367;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12368 = static_cast<unsigned int>(v9673.col(39, iron_linear_thread() & 31u));
-          const float v12370 = v9673.x[39];
-          const float v12371 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12372 = __float_as_uint(v12371);
-          const bool v12373 = v12368 >= v12372;
-          const float v12374 = v11612.x[2];
-          const unsigned int v12375 = __float_as_uint(v12374);
-          const bool v12376 = v12368 < v12375;
-          const bool v12377 = v12373 && v12376;
-          const float v12379 = v12370 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12380 = v12377 ? v12379 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[39] = v12380;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12381 = static_cast<unsigned int>(v9673.col(40, iron_linear_thread() & 31u));
-          const float v12383 = v9673.x[40];
-          const float v12384 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12385 = __float_as_uint(v12384);
-          const bool v12386 = v12381 >= v12385;
-          const float v12387 = v11612.x[0];
-          const unsigned int v12388 = __float_as_uint(v12387);
-          const bool v12389 = v12381 < v12388;
-          const bool v12390 = v12386 && v12389;
-          const float v12392 = v12383 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12393 = v12390 ? v12392 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[40] = v12393;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12394 = static_cast<unsigned int>(v9673.col(41, iron_linear_thread() & 31u));
-          const float v12396 = v9673.x[41];
-          const float v12397 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12398 = __float_as_uint(v12397);
-          const bool v12399 = v12394 >= v12398;
-          const float v12400 = v11612.x[0];
-          const unsigned int v12401 = __float_as_uint(v12400);
-          const bool v12402 = v12394 < v12401;
-          const bool v12403 = v12399 && v12402;
-          const float v12405 = v12396 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12406 = v12403 ? v12405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[41] = v12406;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12407 = static_cast<unsigned int>(v9673.col(42, iron_linear_thread() & 31u));
-          const float v12409 = v9673.x[42];
-          const float v12410 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12411 = __float_as_uint(v12410);
-          const bool v12412 = v12407 >= v12411;
-          const float v12413 = v11612.x[2];
-          const unsigned int v12414 = __float_as_uint(v12413);
-          const bool v12415 = v12407 < v12414;
-          const bool v12416 = v12412 && v12415;
-          const float v12418 = v12409 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12419 = v12416 ? v12418 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[42] = v12419;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12420 = static_cast<unsigned int>(v9673.col(43, iron_linear_thread() & 31u));
-          const float v12422 = v9673.x[43];
-          const float v12423 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12424 = __float_as_uint(v12423);
-          const bool v12425 = v12420 >= v12424;
-          const float v12426 = v11612.x[2];
-          const unsigned int v12427 = __float_as_uint(v12426);
-          const bool v12428 = v12420 < v12427;
-          const bool v12429 = v12425 && v12428;
-          const float v12431 = v12422 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12432 = v12429 ? v12431 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[43] = v12432;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12433 = static_cast<unsigned int>(v9673.col(44, iron_linear_thread() & 31u));
-          const float v12435 = v9673.x[44];
-          const float v12436 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12437 = __float_as_uint(v12436);
-          const bool v12438 = v12433 >= v12437;
-          const float v12439 = v11612.x[0];
-          const unsigned int v12440 = __float_as_uint(v12439);
-          const bool v12441 = v12433 < v12440;
-          const bool v12442 = v12438 && v12441;
-          const float v12444 = v12435 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12445 = v12442 ? v12444 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[44] = v12445;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12446 = static_cast<unsigned int>(v9673.col(45, iron_linear_thread() & 31u));
-          const float v12448 = v9673.x[45];
-          const float v12449 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12450 = __float_as_uint(v12449);
-          const bool v12451 = v12446 >= v12450;
-          const float v12452 = v11612.x[0];
-          const unsigned int v12453 = __float_as_uint(v12452);
-          const bool v12454 = v12446 < v12453;
-          const bool v12455 = v12451 && v12454;
-          const float v12457 = v12448 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12458 = v12455 ? v12457 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[45] = v12458;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12459 = static_cast<unsigned int>(v9673.col(46, iron_linear_thread() & 31u));
-          const float v12461 = v9673.x[46];
-          const float v12462 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12463 = __float_as_uint(v12462);
-          const bool v12464 = v12459 >= v12463;
-          const float v12465 = v11612.x[2];
-          const unsigned int v12466 = __float_as_uint(v12465);
-          const bool v12467 = v12459 < v12466;
-          const bool v12468 = v12464 && v12467;
-          const float v12470 = v12461 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12471 = v12468 ? v12470 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[46] = v12471;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12472 = static_cast<unsigned int>(v9673.col(47, iron_linear_thread() & 31u));
-          const float v12474 = v9673.x[47];
-          const float v12475 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12476 = __float_as_uint(v12475);
-          const bool v12477 = v12472 >= v12476;
-          const float v12478 = v11612.x[2];
-          const unsigned int v12479 = __float_as_uint(v12478);
-          const bool v12480 = v12472 < v12479;
-          const bool v12481 = v12477 && v12480;
-          const float v12483 = v12474 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12484 = v12481 ? v12483 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[47] = v12484;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12485 = static_cast<unsigned int>(v9673.col(48, iron_linear_thread() & 31u));
-          const float v12487 = v9673.x[48];
-          const float v12488 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12489 = __float_as_uint(v12488);
-          const bool v12490 = v12485 >= v12489;
-          const float v12491 = v11612.x[0];
-          const unsigned int v12492 = __float_as_uint(v12491);
-          const bool v12493 = v12485 < v12492;
-          const bool v12494 = v12490 && v12493;
-          const float v12496 = v12487 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12497 = v12494 ? v12496 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[48] = v12497;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12498 = static_cast<unsigned int>(v9673.col(49, iron_linear_thread() & 31u));
-          const float v12500 = v9673.x[49];
-          const float v12501 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12502 = __float_as_uint(v12501);
-          const bool v12503 = v12498 >= v12502;
-          const float v12504 = v11612.x[0];
-          const unsigned int v12505 = __float_as_uint(v12504);
-          const bool v12506 = v12498 < v12505;
-          const bool v12507 = v12503 && v12506;
-          const float v12509 = v12500 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12510 = v12507 ? v12509 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[49] = v12510;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12511 = static_cast<unsigned int>(v9673.col(50, iron_linear_thread() & 31u));
-          const float v12513 = v9673.x[50];
-          const float v12514 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12515 = __float_as_uint(v12514);
-          const bool v12516 = v12511 >= v12515;
-          const float v12517 = v11612.x[2];
-          const unsigned int v12518 = __float_as_uint(v12517);
-          const bool v12519 = v12511 < v12518;
-          const bool v12520 = v12516 && v12519;
-          const float v12522 = v12513 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12523 = v12520 ? v12522 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[50] = v12523;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12524 = static_cast<unsigned int>(v9673.col(51, iron_linear_thread() & 31u));
-          const float v12526 = v9673.x[51];
-          const float v12527 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12528 = __float_as_uint(v12527);
-          const bool v12529 = v12524 >= v12528;
-          const float v12530 = v11612.x[2];
-          const unsigned int v12531 = __float_as_uint(v12530);
-          const bool v12532 = v12524 < v12531;
-          const bool v12533 = v12529 && v12532;
-          const float v12535 = v12526 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12536 = v12533 ? v12535 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[51] = v12536;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12537 = static_cast<unsigned int>(v9673.col(52, iron_linear_thread() & 31u));
-          const float v12539 = v9673.x[52];
-          const float v12540 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12541 = __float_as_uint(v12540);
-          const bool v12542 = v12537 >= v12541;
-          const float v12543 = v11612.x[0];
-          const unsigned int v12544 = __float_as_uint(v12543);
-          const bool v12545 = v12537 < v12544;
-          const bool v12546 = v12542 && v12545;
-          const float v12548 = v12539 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12549 = v12546 ? v12548 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[52] = v12549;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12550 = static_cast<unsigned int>(v9673.col(53, iron_linear_thread() & 31u));
-          const float v12552 = v9673.x[53];
-          const float v12553 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12554 = __float_as_uint(v12553);
-          const bool v12555 = v12550 >= v12554;
-          const float v12556 = v11612.x[0];
-          const unsigned int v12557 = __float_as_uint(v12556);
-          const bool v12558 = v12550 < v12557;
-          const bool v12559 = v12555 && v12558;
-          const float v12561 = v12552 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12562 = v12559 ? v12561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[53] = v12562;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12563 = static_cast<unsigned int>(v9673.col(54, iron_linear_thread() & 31u));
-          const float v12565 = v9673.x[54];
-          const float v12566 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12567 = __float_as_uint(v12566);
-          const bool v12568 = v12563 >= v12567;
-          const float v12569 = v11612.x[2];
-          const unsigned int v12570 = __float_as_uint(v12569);
-          const bool v12571 = v12563 < v12570;
-          const bool v12572 = v12568 && v12571;
-          const float v12574 = v12565 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12575 = v12572 ? v12574 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[54] = v12575;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12576 = static_cast<unsigned int>(v9673.col(55, iron_linear_thread() & 31u));
-          const float v12578 = v9673.x[55];
-          const float v12579 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12580 = __float_as_uint(v12579);
-          const bool v12581 = v12576 >= v12580;
-          const float v12582 = v11612.x[2];
-          const unsigned int v12583 = __float_as_uint(v12582);
-          const bool v12584 = v12576 < v12583;
-          const bool v12585 = v12581 && v12584;
-          const float v12587 = v12578 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12588 = v12585 ? v12587 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[55] = v12588;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12589 = static_cast<unsigned int>(v9673.col(56, iron_linear_thread() & 31u));
-          const float v12591 = v9673.x[56];
-          const float v12592 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12593 = __float_as_uint(v12592);
-          const bool v12594 = v12589 >= v12593;
-          const float v12595 = v11612.x[0];
-          const unsigned int v12596 = __float_as_uint(v12595);
-          const bool v12597 = v12589 < v12596;
-          const bool v12598 = v12594 && v12597;
-          const float v12600 = v12591 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12601 = v12598 ? v12600 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[56] = v12601;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12602 = static_cast<unsigned int>(v9673.col(57, iron_linear_thread() & 31u));
-          const float v12604 = v9673.x[57];
-          const float v12605 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12606 = __float_as_uint(v12605);
-          const bool v12607 = v12602 >= v12606;
-          const float v12608 = v11612.x[0];
-          const unsigned int v12609 = __float_as_uint(v12608);
-          const bool v12610 = v12602 < v12609;
-          const bool v12611 = v12607 && v12610;
-          const float v12613 = v12604 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12614 = v12611 ? v12613 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[57] = v12614;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12615 = static_cast<unsigned int>(v9673.col(58, iron_linear_thread() & 31u));
-          const float v12617 = v9673.x[58];
-          const float v12618 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12619 = __float_as_uint(v12618);
-          const bool v12620 = v12615 >= v12619;
-          const float v12621 = v11612.x[2];
-          const unsigned int v12622 = __float_as_uint(v12621);
-          const bool v12623 = v12615 < v12622;
-          const bool v12624 = v12620 && v12623;
-          const float v12626 = v12617 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12627 = v12624 ? v12626 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[58] = v12627;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12628 = static_cast<unsigned int>(v9673.col(59, iron_linear_thread() & 31u));
-          const float v12630 = v9673.x[59];
-          const float v12631 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12632 = __float_as_uint(v12631);
-          const bool v12633 = v12628 >= v12632;
-          const float v12634 = v11612.x[2];
-          const unsigned int v12635 = __float_as_uint(v12634);
-          const bool v12636 = v12628 < v12635;
-          const bool v12637 = v12633 && v12636;
-          const float v12639 = v12630 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12640 = v12637 ? v12639 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[59] = v12640;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12641 = static_cast<unsigned int>(v9673.col(60, iron_linear_thread() & 31u));
-          const float v12643 = v9673.x[60];
-          const float v12644 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12645 = __float_as_uint(v12644);
-          const bool v12646 = v12641 >= v12645;
-          const float v12647 = v11612.x[0];
-          const unsigned int v12648 = __float_as_uint(v12647);
-          const bool v12649 = v12641 < v12648;
-          const bool v12650 = v12646 && v12649;
-          const float v12652 = v12643 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12653 = v12650 ? v12652 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[60] = v12653;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12654 = static_cast<unsigned int>(v9673.col(61, iron_linear_thread() & 31u));
-          const float v12656 = v9673.x[61];
-          const float v12657 = v11610.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12658 = __float_as_uint(v12657);
-          const bool v12659 = v12654 >= v12658;
-          const float v12660 = v11612.x[0];
-          const unsigned int v12661 = __float_as_uint(v12660);
-          const bool v12662 = v12654 < v12661;
-          const bool v12663 = v12659 && v12662;
-          const float v12665 = v12656 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12666 = v12663 ? v12665 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[61] = v12666;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12667 = static_cast<unsigned int>(v9673.col(62, iron_linear_thread() & 31u));
-          const float v12669 = v9673.x[62];
-          const float v12670 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12671 = __float_as_uint(v12670);
-          const bool v12672 = v12667 >= v12671;
-          const float v12673 = v11612.x[2];
-          const unsigned int v12674 = __float_as_uint(v12673);
-          const bool v12675 = v12667 < v12674;
-          const bool v12676 = v12672 && v12675;
-          const float v12678 = v12669 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12679 = v12676 ? v12678 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[62] = v12679;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12680 = static_cast<unsigned int>(v9673.col(63, iron_linear_thread() & 31u));
-          const float v12682 = v9673.x[63];
-          const float v12683 = v11610.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12684 = __float_as_uint(v12683);
-          const bool v12685 = v12680 >= v12684;
-          const float v12686 = v11612.x[2];
-          const unsigned int v12687 = __float_as_uint(v12686);
-          const bool v12688 = v12680 < v12687;
-          const bool v12689 = v12685 && v12688;
-          const float v12691 = v12682 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12692 = v12689 ? v12691 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9673.x[63] = v12692;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v11616;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v11616, 0.0f);
+          iron_frag<float, 2, 16, 8> v11618;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v11618, 0.0f);
+          const unsigned int v11620 = static_cast<unsigned int>(v11616.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11622 = v56 + v11620;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11624 = v11622 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11625 = v11624 + 1u;
+          const unsigned int v11627 = v11625 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11636 = v11627 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11640 = v11625 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11641 = v324 && v11640;
+          const unsigned int v11642 = v11641 ? v11636 : v42;
+          const unsigned int v11645 = v11642 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11646 = min(v11645, 128u);
+          const bool v11647 = v11642 > v8474;
+          const unsigned int v11648 = v11647 ? v11646 : v42;
+          const float v11649 = __uint_as_float(v11648);
+          v11616.x[0] = v11649;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11651 = static_cast<unsigned int>(v11616.row(1, iron_linear_thread() & 31u));
+          const unsigned int v11653 = v56 + v11651;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11655 = v11653 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11656 = v11655 + 1u;
+          const unsigned int v11658 = v11656 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11667 = v11658 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11671 = v11656 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11672 = v324 && v11671;
+          const unsigned int v11673 = v11672 ? v11667 : v42;
+          const unsigned int v11676 = v11673 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11677 = min(v11676, 128u);
+          const bool v11678 = v11673 > v8474;
+          const unsigned int v11679 = v11678 ? v11677 : v42;
+          const float v11680 = __uint_as_float(v11679);
+          v11616.x[1] = v11680;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11682 = static_cast<unsigned int>(v11616.row(2, iron_linear_thread() & 31u));
+          const unsigned int v11684 = v56 + v11682;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11686 = v11684 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11687 = v11686 + 1u;
+          const unsigned int v11689 = v11687 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11698 = v11689 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11702 = v11687 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11703 = v324 && v11702;
+          const unsigned int v11704 = v11703 ? v11698 : v42;
+          const unsigned int v11707 = v11704 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11708 = min(v11707, 128u);
+          const bool v11709 = v11704 > v8474;
+          const unsigned int v11710 = v11709 ? v11708 : v42;
+          const float v11711 = __uint_as_float(v11710);
+          v11616.x[2] = v11711;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11713 = static_cast<unsigned int>(v11616.row(3, iron_linear_thread() & 31u));
+          const unsigned int v11715 = v56 + v11713;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11717 = v11715 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11718 = v11717 + 1u;
+          const unsigned int v11720 = v11718 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11729 = v11720 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11733 = v11718 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11734 = v324 && v11733;
+          const unsigned int v11735 = v11734 ? v11729 : v42;
+          const unsigned int v11738 = v11735 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11739 = min(v11738, 128u);
+          const bool v11740 = v11735 > v8474;
+          const unsigned int v11741 = v11740 ? v11739 : v42;
+          const float v11742 = __uint_as_float(v11741);
+          v11616.x[3] = v11742;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11744 = static_cast<unsigned int>(v11618.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11746 = v56 + v11744;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11748 = v11746 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11749 = v11748 + 1u;
+          const unsigned int v11751 = v11749 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11752 = min(v35, v11751);
+          const bool v11753 = v11749 > v20;
+          const unsigned int v11754 = v11753 ? v11752 : v42;
+          const unsigned int v11757 = v318 ? v35 : v11754;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v11769 = v11757 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11770 = min(v11769, 128u);
+          const bool v11771 = v11757 > v8474;
+          const unsigned int v11772 = v11771 ? v11770 : v42;
+          const float v11773 = __uint_as_float(v11772);
+          v11618.x[0] = v11773;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11775 = static_cast<unsigned int>(v11618.row(1, iron_linear_thread() & 31u));
+          const unsigned int v11777 = v56 + v11775;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11779 = v11777 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11780 = v11779 + 1u;
+          const unsigned int v11782 = v11780 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11783 = min(v35, v11782);
+          const bool v11784 = v11780 > v20;
+          const unsigned int v11785 = v11784 ? v11783 : v42;
+          const unsigned int v11788 = v318 ? v35 : v11785;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v11800 = v11788 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11801 = min(v11800, 128u);
+          const bool v11802 = v11788 > v8474;
+          const unsigned int v11803 = v11802 ? v11801 : v42;
+          const float v11804 = __uint_as_float(v11803);
+          v11618.x[1] = v11804;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11806 = static_cast<unsigned int>(v11618.row(2, iron_linear_thread() & 31u));
+          const unsigned int v11808 = v56 + v11806;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11810 = v11808 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11811 = v11810 + 1u;
+          const unsigned int v11813 = v11811 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11814 = min(v35, v11813);
+          const bool v11815 = v11811 > v20;
+          const unsigned int v11816 = v11815 ? v11814 : v42;
+          const unsigned int v11819 = v318 ? v35 : v11816;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v11831 = v11819 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11832 = min(v11831, 128u);
+          const bool v11833 = v11819 > v8474;
+          const unsigned int v11834 = v11833 ? v11832 : v42;
+          const float v11835 = __uint_as_float(v11834);
+          v11618.x[2] = v11835;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11837 = static_cast<unsigned int>(v11618.row(3, iron_linear_thread() & 31u));
+          const unsigned int v11839 = v56 + v11837;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11841 = v11839 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11842 = v11841 + 1u;
+          const unsigned int v11844 = v11842 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11845 = min(v35, v11844);
+          const bool v11846 = v11842 > v20;
+          const unsigned int v11847 = v11846 ? v11845 : v42;
+          const unsigned int v11850 = v318 ? v35 : v11847;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v11862 = v11850 - v8474;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11863 = min(v11862, 128u);
+          const bool v11864 = v11850 > v8474;
+          const unsigned int v11865 = v11864 ? v11863 : v42;
+          const float v11866 = __uint_as_float(v11865);
+          v11618.x[3] = v11866;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11867 = static_cast<unsigned int>(v9679.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v11869 = v9679.x[0];
+          const float v11870 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11871 = __float_as_uint(v11870);
+          const bool v11872 = v11867 >= v11871;
+          const float v11873 = v11618.x[0];
+          const unsigned int v11874 = __float_as_uint(v11873);
+          const bool v11875 = v11867 < v11874;
+          const bool v11876 = v11872 && v11875;
+          const float v11878 = v11869 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11879 = v11876 ? v11878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[0] = v11879;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11880 = static_cast<unsigned int>(v9679.col(1, iron_linear_thread() & 31u));
+          const float v11882 = v9679.x[1];
+          const float v11883 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11884 = __float_as_uint(v11883);
+          const bool v11885 = v11880 >= v11884;
+          const float v11886 = v11618.x[0];
+          const unsigned int v11887 = __float_as_uint(v11886);
+          const bool v11888 = v11880 < v11887;
+          const bool v11889 = v11885 && v11888;
+          const float v11891 = v11882 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11892 = v11889 ? v11891 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[1] = v11892;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11893 = static_cast<unsigned int>(v9679.col(2, iron_linear_thread() & 31u));
+          const float v11895 = v9679.x[2];
+          const float v11896 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11897 = __float_as_uint(v11896);
+          const bool v11898 = v11893 >= v11897;
+          const float v11899 = v11618.x[2];
+          const unsigned int v11900 = __float_as_uint(v11899);
+          const bool v11901 = v11893 < v11900;
+          const bool v11902 = v11898 && v11901;
+          const float v11904 = v11895 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11905 = v11902 ? v11904 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[2] = v11905;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11906 = static_cast<unsigned int>(v9679.col(3, iron_linear_thread() & 31u));
+          const float v11908 = v9679.x[3];
+          const float v11909 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11910 = __float_as_uint(v11909);
+          const bool v11911 = v11906 >= v11910;
+          const float v11912 = v11618.x[2];
+          const unsigned int v11913 = __float_as_uint(v11912);
+          const bool v11914 = v11906 < v11913;
+          const bool v11915 = v11911 && v11914;
+          const float v11917 = v11908 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11918 = v11915 ? v11917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[3] = v11918;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11919 = static_cast<unsigned int>(v9679.col(4, iron_linear_thread() & 31u));
+          const float v11921 = v9679.x[4];
+          const float v11922 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11923 = __float_as_uint(v11922);
+          const bool v11924 = v11919 >= v11923;
+          const float v11925 = v11618.x[0];
+          const unsigned int v11926 = __float_as_uint(v11925);
+          const bool v11927 = v11919 < v11926;
+          const bool v11928 = v11924 && v11927;
+          const float v11930 = v11921 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11931 = v11928 ? v11930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[4] = v11931;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11932 = static_cast<unsigned int>(v9679.col(5, iron_linear_thread() & 31u));
+          const float v11934 = v9679.x[5];
+          const float v11935 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11936 = __float_as_uint(v11935);
+          const bool v11937 = v11932 >= v11936;
+          const float v11938 = v11618.x[0];
+          const unsigned int v11939 = __float_as_uint(v11938);
+          const bool v11940 = v11932 < v11939;
+          const bool v11941 = v11937 && v11940;
+          const float v11943 = v11934 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11944 = v11941 ? v11943 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[5] = v11944;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11945 = static_cast<unsigned int>(v9679.col(6, iron_linear_thread() & 31u));
+          const float v11947 = v9679.x[6];
+          const float v11948 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11949 = __float_as_uint(v11948);
+          const bool v11950 = v11945 >= v11949;
+          const float v11951 = v11618.x[2];
+          const unsigned int v11952 = __float_as_uint(v11951);
+          const bool v11953 = v11945 < v11952;
+          const bool v11954 = v11950 && v11953;
+          const float v11956 = v11947 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11957 = v11954 ? v11956 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[6] = v11957;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11958 = static_cast<unsigned int>(v9679.col(7, iron_linear_thread() & 31u));
+          const float v11960 = v9679.x[7];
+          const float v11961 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11962 = __float_as_uint(v11961);
+          const bool v11963 = v11958 >= v11962;
+          const float v11964 = v11618.x[2];
+          const unsigned int v11965 = __float_as_uint(v11964);
+          const bool v11966 = v11958 < v11965;
+          const bool v11967 = v11963 && v11966;
+          const float v11969 = v11960 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11970 = v11967 ? v11969 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[7] = v11970;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11971 = static_cast<unsigned int>(v9679.col(8, iron_linear_thread() & 31u));
+          const float v11973 = v9679.x[8];
+          const float v11974 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11975 = __float_as_uint(v11974);
+          const bool v11976 = v11971 >= v11975;
+          const float v11977 = v11618.x[0];
+          const unsigned int v11978 = __float_as_uint(v11977);
+          const bool v11979 = v11971 < v11978;
+          const bool v11980 = v11976 && v11979;
+          const float v11982 = v11973 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11983 = v11980 ? v11982 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[8] = v11983;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11984 = static_cast<unsigned int>(v9679.col(9, iron_linear_thread() & 31u));
+          const float v11986 = v9679.x[9];
+          const float v11987 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11988 = __float_as_uint(v11987);
+          const bool v11989 = v11984 >= v11988;
+          const float v11990 = v11618.x[0];
+          const unsigned int v11991 = __float_as_uint(v11990);
+          const bool v11992 = v11984 < v11991;
+          const bool v11993 = v11989 && v11992;
+          const float v11995 = v11986 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v11996 = v11993 ? v11995 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[9] = v11996;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11997 = static_cast<unsigned int>(v9679.col(10, iron_linear_thread() & 31u));
+          const float v11999 = v9679.x[10];
+          const float v12000 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12001 = __float_as_uint(v12000);
+          const bool v12002 = v11997 >= v12001;
+          const float v12003 = v11618.x[2];
+          const unsigned int v12004 = __float_as_uint(v12003);
+          const bool v12005 = v11997 < v12004;
+          const bool v12006 = v12002 && v12005;
+          const float v12008 = v11999 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12009 = v12006 ? v12008 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[10] = v12009;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12010 = static_cast<unsigned int>(v9679.col(11, iron_linear_thread() & 31u));
+          const float v12012 = v9679.x[11];
+          const float v12013 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12014 = __float_as_uint(v12013);
+          const bool v12015 = v12010 >= v12014;
+          const float v12016 = v11618.x[2];
+          const unsigned int v12017 = __float_as_uint(v12016);
+          const bool v12018 = v12010 < v12017;
+          const bool v12019 = v12015 && v12018;
+          const float v12021 = v12012 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12022 = v12019 ? v12021 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[11] = v12022;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12023 = static_cast<unsigned int>(v9679.col(12, iron_linear_thread() & 31u));
+          const float v12025 = v9679.x[12];
+          const float v12026 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12027 = __float_as_uint(v12026);
+          const bool v12028 = v12023 >= v12027;
+          const float v12029 = v11618.x[0];
+          const unsigned int v12030 = __float_as_uint(v12029);
+          const bool v12031 = v12023 < v12030;
+          const bool v12032 = v12028 && v12031;
+          const float v12034 = v12025 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12035 = v12032 ? v12034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[12] = v12035;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12036 = static_cast<unsigned int>(v9679.col(13, iron_linear_thread() & 31u));
+          const float v12038 = v9679.x[13];
+          const float v12039 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12040 = __float_as_uint(v12039);
+          const bool v12041 = v12036 >= v12040;
+          const float v12042 = v11618.x[0];
+          const unsigned int v12043 = __float_as_uint(v12042);
+          const bool v12044 = v12036 < v12043;
+          const bool v12045 = v12041 && v12044;
+          const float v12047 = v12038 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12048 = v12045 ? v12047 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[13] = v12048;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12049 = static_cast<unsigned int>(v9679.col(14, iron_linear_thread() & 31u));
+          const float v12051 = v9679.x[14];
+          const float v12052 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12053 = __float_as_uint(v12052);
+          const bool v12054 = v12049 >= v12053;
+          const float v12055 = v11618.x[2];
+          const unsigned int v12056 = __float_as_uint(v12055);
+          const bool v12057 = v12049 < v12056;
+          const bool v12058 = v12054 && v12057;
+          const float v12060 = v12051 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12061 = v12058 ? v12060 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[14] = v12061;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12062 = static_cast<unsigned int>(v9679.col(15, iron_linear_thread() & 31u));
+          const float v12064 = v9679.x[15];
+          const float v12065 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12066 = __float_as_uint(v12065);
+          const bool v12067 = v12062 >= v12066;
+          const float v12068 = v11618.x[2];
+          const unsigned int v12069 = __float_as_uint(v12068);
+          const bool v12070 = v12062 < v12069;
+          const bool v12071 = v12067 && v12070;
+          const float v12073 = v12064 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12074 = v12071 ? v12073 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[15] = v12074;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12075 = static_cast<unsigned int>(v9679.col(16, iron_linear_thread() & 31u));
+          const float v12077 = v9679.x[16];
+          const float v12078 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12079 = __float_as_uint(v12078);
+          const bool v12080 = v12075 >= v12079;
+          const float v12081 = v11618.x[0];
+          const unsigned int v12082 = __float_as_uint(v12081);
+          const bool v12083 = v12075 < v12082;
+          const bool v12084 = v12080 && v12083;
+          const float v12086 = v12077 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12087 = v12084 ? v12086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[16] = v12087;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12088 = static_cast<unsigned int>(v9679.col(17, iron_linear_thread() & 31u));
+          const float v12090 = v9679.x[17];
+          const float v12091 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12092 = __float_as_uint(v12091);
+          const bool v12093 = v12088 >= v12092;
+          const float v12094 = v11618.x[0];
+          const unsigned int v12095 = __float_as_uint(v12094);
+          const bool v12096 = v12088 < v12095;
+          const bool v12097 = v12093 && v12096;
+          const float v12099 = v12090 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12100 = v12097 ? v12099 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[17] = v12100;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12101 = static_cast<unsigned int>(v9679.col(18, iron_linear_thread() & 31u));
+          const float v12103 = v9679.x[18];
+          const float v12104 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12105 = __float_as_uint(v12104);
+          const bool v12106 = v12101 >= v12105;
+          const float v12107 = v11618.x[2];
+          const unsigned int v12108 = __float_as_uint(v12107);
+          const bool v12109 = v12101 < v12108;
+          const bool v12110 = v12106 && v12109;
+          const float v12112 = v12103 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12113 = v12110 ? v12112 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[18] = v12113;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12114 = static_cast<unsigned int>(v9679.col(19, iron_linear_thread() & 31u));
+          const float v12116 = v9679.x[19];
+          const float v12117 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12118 = __float_as_uint(v12117);
+          const bool v12119 = v12114 >= v12118;
+          const float v12120 = v11618.x[2];
+          const unsigned int v12121 = __float_as_uint(v12120);
+          const bool v12122 = v12114 < v12121;
+          const bool v12123 = v12119 && v12122;
+          const float v12125 = v12116 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12126 = v12123 ? v12125 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[19] = v12126;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12127 = static_cast<unsigned int>(v9679.col(20, iron_linear_thread() & 31u));
+          const float v12129 = v9679.x[20];
+          const float v12130 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12131 = __float_as_uint(v12130);
+          const bool v12132 = v12127 >= v12131;
+          const float v12133 = v11618.x[0];
+          const unsigned int v12134 = __float_as_uint(v12133);
+          const bool v12135 = v12127 < v12134;
+          const bool v12136 = v12132 && v12135;
+          const float v12138 = v12129 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12139 = v12136 ? v12138 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[20] = v12139;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12140 = static_cast<unsigned int>(v9679.col(21, iron_linear_thread() & 31u));
+          const float v12142 = v9679.x[21];
+          const float v12143 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12144 = __float_as_uint(v12143);
+          const bool v12145 = v12140 >= v12144;
+          const float v12146 = v11618.x[0];
+          const unsigned int v12147 = __float_as_uint(v12146);
+          const bool v12148 = v12140 < v12147;
+          const bool v12149 = v12145 && v12148;
+          const float v12151 = v12142 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12152 = v12149 ? v12151 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[21] = v12152;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12153 = static_cast<unsigned int>(v9679.col(22, iron_linear_thread() & 31u));
+          const float v12155 = v9679.x[22];
+          const float v12156 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12157 = __float_as_uint(v12156);
+          const bool v12158 = v12153 >= v12157;
+          const float v12159 = v11618.x[2];
+          const unsigned int v12160 = __float_as_uint(v12159);
+          const bool v12161 = v12153 < v12160;
+          const bool v12162 = v12158 && v12161;
+          const float v12164 = v12155 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12165 = v12162 ? v12164 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[22] = v12165;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12166 = static_cast<unsigned int>(v9679.col(23, iron_linear_thread() & 31u));
+          const float v12168 = v9679.x[23];
+          const float v12169 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12170 = __float_as_uint(v12169);
+          const bool v12171 = v12166 >= v12170;
+          const float v12172 = v11618.x[2];
+          const unsigned int v12173 = __float_as_uint(v12172);
+          const bool v12174 = v12166 < v12173;
+          const bool v12175 = v12171 && v12174;
+          const float v12177 = v12168 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12178 = v12175 ? v12177 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[23] = v12178;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12179 = static_cast<unsigned int>(v9679.col(24, iron_linear_thread() & 31u));
+          const float v12181 = v9679.x[24];
+          const float v12182 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12183 = __float_as_uint(v12182);
+          const bool v12184 = v12179 >= v12183;
+          const float v12185 = v11618.x[0];
+          const unsigned int v12186 = __float_as_uint(v12185);
+          const bool v12187 = v12179 < v12186;
+          const bool v12188 = v12184 && v12187;
+          const float v12190 = v12181 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12191 = v12188 ? v12190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[24] = v12191;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12192 = static_cast<unsigned int>(v9679.col(25, iron_linear_thread() & 31u));
+          const float v12194 = v9679.x[25];
+          const float v12195 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12196 = __float_as_uint(v12195);
+          const bool v12197 = v12192 >= v12196;
+          const float v12198 = v11618.x[0];
+          const unsigned int v12199 = __float_as_uint(v12198);
+          const bool v12200 = v12192 < v12199;
+          const bool v12201 = v12197 && v12200;
+          const float v12203 = v12194 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12204 = v12201 ? v12203 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[25] = v12204;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12205 = static_cast<unsigned int>(v9679.col(26, iron_linear_thread() & 31u));
+          const float v12207 = v9679.x[26];
+          const float v12208 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12209 = __float_as_uint(v12208);
+          const bool v12210 = v12205 >= v12209;
+          const float v12211 = v11618.x[2];
+          const unsigned int v12212 = __float_as_uint(v12211);
+          const bool v12213 = v12205 < v12212;
+          const bool v12214 = v12210 && v12213;
+          const float v12216 = v12207 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12217 = v12214 ? v12216 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[26] = v12217;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12218 = static_cast<unsigned int>(v9679.col(27, iron_linear_thread() & 31u));
+          const float v12220 = v9679.x[27];
+          const float v12221 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12222 = __float_as_uint(v12221);
+          const bool v12223 = v12218 >= v12222;
+          const float v12224 = v11618.x[2];
+          const unsigned int v12225 = __float_as_uint(v12224);
+          const bool v12226 = v12218 < v12225;
+          const bool v12227 = v12223 && v12226;
+          const float v12229 = v12220 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12230 = v12227 ? v12229 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[27] = v12230;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12231 = static_cast<unsigned int>(v9679.col(28, iron_linear_thread() & 31u));
+          const float v12233 = v9679.x[28];
+          const float v12234 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12235 = __float_as_uint(v12234);
+          const bool v12236 = v12231 >= v12235;
+          const float v12237 = v11618.x[0];
+          const unsigned int v12238 = __float_as_uint(v12237);
+          const bool v12239 = v12231 < v12238;
+          const bool v12240 = v12236 && v12239;
+          const float v12242 = v12233 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12243 = v12240 ? v12242 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[28] = v12243;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12244 = static_cast<unsigned int>(v9679.col(29, iron_linear_thread() & 31u));
+          const float v12246 = v9679.x[29];
+          const float v12247 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12248 = __float_as_uint(v12247);
+          const bool v12249 = v12244 >= v12248;
+          const float v12250 = v11618.x[0];
+          const unsigned int v12251 = __float_as_uint(v12250);
+          const bool v12252 = v12244 < v12251;
+          const bool v12253 = v12249 && v12252;
+          const float v12255 = v12246 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12256 = v12253 ? v12255 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[29] = v12256;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12257 = static_cast<unsigned int>(v9679.col(30, iron_linear_thread() & 31u));
+          const float v12259 = v9679.x[30];
+          const float v12260 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12261 = __float_as_uint(v12260);
+          const bool v12262 = v12257 >= v12261;
+          const float v12263 = v11618.x[2];
+          const unsigned int v12264 = __float_as_uint(v12263);
+          const bool v12265 = v12257 < v12264;
+          const bool v12266 = v12262 && v12265;
+          const float v12268 = v12259 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12269 = v12266 ? v12268 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[30] = v12269;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12270 = static_cast<unsigned int>(v9679.col(31, iron_linear_thread() & 31u));
+          const float v12272 = v9679.x[31];
+          const float v12273 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12274 = __float_as_uint(v12273);
+          const bool v12275 = v12270 >= v12274;
+          const float v12276 = v11618.x[2];
+          const unsigned int v12277 = __float_as_uint(v12276);
+          const bool v12278 = v12270 < v12277;
+          const bool v12279 = v12275 && v12278;
+          const float v12281 = v12272 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12282 = v12279 ? v12281 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[31] = v12282;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12283 = static_cast<unsigned int>(v9679.col(32, iron_linear_thread() & 31u));
+          const float v12285 = v9679.x[32];
+          const float v12286 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12287 = __float_as_uint(v12286);
+          const bool v12288 = v12283 >= v12287;
+          const float v12289 = v11618.x[0];
+          const unsigned int v12290 = __float_as_uint(v12289);
+          const bool v12291 = v12283 < v12290;
+          const bool v12292 = v12288 && v12291;
+          const float v12294 = v12285 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12295 = v12292 ? v12294 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[32] = v12295;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12296 = static_cast<unsigned int>(v9679.col(33, iron_linear_thread() & 31u));
+          const float v12298 = v9679.x[33];
+          const float v12299 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12300 = __float_as_uint(v12299);
+          const bool v12301 = v12296 >= v12300;
+          const float v12302 = v11618.x[0];
+          const unsigned int v12303 = __float_as_uint(v12302);
+          const bool v12304 = v12296 < v12303;
+          const bool v12305 = v12301 && v12304;
+          const float v12307 = v12298 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12308 = v12305 ? v12307 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[33] = v12308;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12309 = static_cast<unsigned int>(v9679.col(34, iron_linear_thread() & 31u));
+          const float v12311 = v9679.x[34];
+          const float v12312 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12313 = __float_as_uint(v12312);
+          const bool v12314 = v12309 >= v12313;
+          const float v12315 = v11618.x[2];
+          const unsigned int v12316 = __float_as_uint(v12315);
+          const bool v12317 = v12309 < v12316;
+          const bool v12318 = v12314 && v12317;
+          const float v12320 = v12311 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12321 = v12318 ? v12320 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[34] = v12321;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12322 = static_cast<unsigned int>(v9679.col(35, iron_linear_thread() & 31u));
+          const float v12324 = v9679.x[35];
+          const float v12325 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12326 = __float_as_uint(v12325);
+          const bool v12327 = v12322 >= v12326;
+          const float v12328 = v11618.x[2];
+          const unsigned int v12329 = __float_as_uint(v12328);
+          const bool v12330 = v12322 < v12329;
+          const bool v12331 = v12327 && v12330;
+          const float v12333 = v12324 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12334 = v12331 ? v12333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[35] = v12334;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12335 = static_cast<unsigned int>(v9679.col(36, iron_linear_thread() & 31u));
+          const float v12337 = v9679.x[36];
+          const float v12338 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12339 = __float_as_uint(v12338);
+          const bool v12340 = v12335 >= v12339;
+          const float v12341 = v11618.x[0];
+          const unsigned int v12342 = __float_as_uint(v12341);
+          const bool v12343 = v12335 < v12342;
+          const bool v12344 = v12340 && v12343;
+          const float v12346 = v12337 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12347 = v12344 ? v12346 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[36] = v12347;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12348 = static_cast<unsigned int>(v9679.col(37, iron_linear_thread() & 31u));
+          const float v12350 = v9679.x[37];
+          const float v12351 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12352 = __float_as_uint(v12351);
+          const bool v12353 = v12348 >= v12352;
+          const float v12354 = v11618.x[0];
+          const unsigned int v12355 = __float_as_uint(v12354);
+          const bool v12356 = v12348 < v12355;
+          const bool v12357 = v12353 && v12356;
+          const float v12359 = v12350 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12360 = v12357 ? v12359 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[37] = v12360;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12361 = static_cast<unsigned int>(v9679.col(38, iron_linear_thread() & 31u));
+          const float v12363 = v9679.x[38];
+          const float v12364 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12365 = __float_as_uint(v12364);
+          const bool v12366 = v12361 >= v12365;
+          const float v12367 = v11618.x[2];
+          const unsigned int v12368 = __float_as_uint(v12367);
+          const bool v12369 = v12361 < v12368;
+          const bool v12370 = v12366 && v12369;
+          const float v12372 = v12363 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12373 = v12370 ? v12372 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[38] = v12373;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12374 = static_cast<unsigned int>(v9679.col(39, iron_linear_thread() & 31u));
+          const float v12376 = v9679.x[39];
+          const float v12377 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12378 = __float_as_uint(v12377);
+          const bool v12379 = v12374 >= v12378;
+          const float v12380 = v11618.x[2];
+          const unsigned int v12381 = __float_as_uint(v12380);
+          const bool v12382 = v12374 < v12381;
+          const bool v12383 = v12379 && v12382;
+          const float v12385 = v12376 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12386 = v12383 ? v12385 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[39] = v12386;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12387 = static_cast<unsigned int>(v9679.col(40, iron_linear_thread() & 31u));
+          const float v12389 = v9679.x[40];
+          const float v12390 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12391 = __float_as_uint(v12390);
+          const bool v12392 = v12387 >= v12391;
+          const float v12393 = v11618.x[0];
+          const unsigned int v12394 = __float_as_uint(v12393);
+          const bool v12395 = v12387 < v12394;
+          const bool v12396 = v12392 && v12395;
+          const float v12398 = v12389 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12399 = v12396 ? v12398 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[40] = v12399;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12400 = static_cast<unsigned int>(v9679.col(41, iron_linear_thread() & 31u));
+          const float v12402 = v9679.x[41];
+          const float v12403 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12404 = __float_as_uint(v12403);
+          const bool v12405 = v12400 >= v12404;
+          const float v12406 = v11618.x[0];
+          const unsigned int v12407 = __float_as_uint(v12406);
+          const bool v12408 = v12400 < v12407;
+          const bool v12409 = v12405 && v12408;
+          const float v12411 = v12402 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12412 = v12409 ? v12411 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[41] = v12412;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12413 = static_cast<unsigned int>(v9679.col(42, iron_linear_thread() & 31u));
+          const float v12415 = v9679.x[42];
+          const float v12416 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12417 = __float_as_uint(v12416);
+          const bool v12418 = v12413 >= v12417;
+          const float v12419 = v11618.x[2];
+          const unsigned int v12420 = __float_as_uint(v12419);
+          const bool v12421 = v12413 < v12420;
+          const bool v12422 = v12418 && v12421;
+          const float v12424 = v12415 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12425 = v12422 ? v12424 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[42] = v12425;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12426 = static_cast<unsigned int>(v9679.col(43, iron_linear_thread() & 31u));
+          const float v12428 = v9679.x[43];
+          const float v12429 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12430 = __float_as_uint(v12429);
+          const bool v12431 = v12426 >= v12430;
+          const float v12432 = v11618.x[2];
+          const unsigned int v12433 = __float_as_uint(v12432);
+          const bool v12434 = v12426 < v12433;
+          const bool v12435 = v12431 && v12434;
+          const float v12437 = v12428 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12438 = v12435 ? v12437 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[43] = v12438;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12439 = static_cast<unsigned int>(v9679.col(44, iron_linear_thread() & 31u));
+          const float v12441 = v9679.x[44];
+          const float v12442 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12443 = __float_as_uint(v12442);
+          const bool v12444 = v12439 >= v12443;
+          const float v12445 = v11618.x[0];
+          const unsigned int v12446 = __float_as_uint(v12445);
+          const bool v12447 = v12439 < v12446;
+          const bool v12448 = v12444 && v12447;
+          const float v12450 = v12441 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12451 = v12448 ? v12450 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[44] = v12451;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12452 = static_cast<unsigned int>(v9679.col(45, iron_linear_thread() & 31u));
+          const float v12454 = v9679.x[45];
+          const float v12455 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12456 = __float_as_uint(v12455);
+          const bool v12457 = v12452 >= v12456;
+          const float v12458 = v11618.x[0];
+          const unsigned int v12459 = __float_as_uint(v12458);
+          const bool v12460 = v12452 < v12459;
+          const bool v12461 = v12457 && v12460;
+          const float v12463 = v12454 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12464 = v12461 ? v12463 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[45] = v12464;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12465 = static_cast<unsigned int>(v9679.col(46, iron_linear_thread() & 31u));
+          const float v12467 = v9679.x[46];
+          const float v12468 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12469 = __float_as_uint(v12468);
+          const bool v12470 = v12465 >= v12469;
+          const float v12471 = v11618.x[2];
+          const unsigned int v12472 = __float_as_uint(v12471);
+          const bool v12473 = v12465 < v12472;
+          const bool v12474 = v12470 && v12473;
+          const float v12476 = v12467 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12477 = v12474 ? v12476 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[46] = v12477;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12478 = static_cast<unsigned int>(v9679.col(47, iron_linear_thread() & 31u));
+          const float v12480 = v9679.x[47];
+          const float v12481 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12482 = __float_as_uint(v12481);
+          const bool v12483 = v12478 >= v12482;
+          const float v12484 = v11618.x[2];
+          const unsigned int v12485 = __float_as_uint(v12484);
+          const bool v12486 = v12478 < v12485;
+          const bool v12487 = v12483 && v12486;
+          const float v12489 = v12480 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12490 = v12487 ? v12489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[47] = v12490;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12491 = static_cast<unsigned int>(v9679.col(48, iron_linear_thread() & 31u));
+          const float v12493 = v9679.x[48];
+          const float v12494 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12495 = __float_as_uint(v12494);
+          const bool v12496 = v12491 >= v12495;
+          const float v12497 = v11618.x[0];
+          const unsigned int v12498 = __float_as_uint(v12497);
+          const bool v12499 = v12491 < v12498;
+          const bool v12500 = v12496 && v12499;
+          const float v12502 = v12493 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12503 = v12500 ? v12502 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[48] = v12503;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12504 = static_cast<unsigned int>(v9679.col(49, iron_linear_thread() & 31u));
+          const float v12506 = v9679.x[49];
+          const float v12507 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12508 = __float_as_uint(v12507);
+          const bool v12509 = v12504 >= v12508;
+          const float v12510 = v11618.x[0];
+          const unsigned int v12511 = __float_as_uint(v12510);
+          const bool v12512 = v12504 < v12511;
+          const bool v12513 = v12509 && v12512;
+          const float v12515 = v12506 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12516 = v12513 ? v12515 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[49] = v12516;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12517 = static_cast<unsigned int>(v9679.col(50, iron_linear_thread() & 31u));
+          const float v12519 = v9679.x[50];
+          const float v12520 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12521 = __float_as_uint(v12520);
+          const bool v12522 = v12517 >= v12521;
+          const float v12523 = v11618.x[2];
+          const unsigned int v12524 = __float_as_uint(v12523);
+          const bool v12525 = v12517 < v12524;
+          const bool v12526 = v12522 && v12525;
+          const float v12528 = v12519 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12529 = v12526 ? v12528 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[50] = v12529;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12530 = static_cast<unsigned int>(v9679.col(51, iron_linear_thread() & 31u));
+          const float v12532 = v9679.x[51];
+          const float v12533 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12534 = __float_as_uint(v12533);
+          const bool v12535 = v12530 >= v12534;
+          const float v12536 = v11618.x[2];
+          const unsigned int v12537 = __float_as_uint(v12536);
+          const bool v12538 = v12530 < v12537;
+          const bool v12539 = v12535 && v12538;
+          const float v12541 = v12532 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12542 = v12539 ? v12541 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[51] = v12542;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12543 = static_cast<unsigned int>(v9679.col(52, iron_linear_thread() & 31u));
+          const float v12545 = v9679.x[52];
+          const float v12546 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12547 = __float_as_uint(v12546);
+          const bool v12548 = v12543 >= v12547;
+          const float v12549 = v11618.x[0];
+          const unsigned int v12550 = __float_as_uint(v12549);
+          const bool v12551 = v12543 < v12550;
+          const bool v12552 = v12548 && v12551;
+          const float v12554 = v12545 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12555 = v12552 ? v12554 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[52] = v12555;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12556 = static_cast<unsigned int>(v9679.col(53, iron_linear_thread() & 31u));
+          const float v12558 = v9679.x[53];
+          const float v12559 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12560 = __float_as_uint(v12559);
+          const bool v12561 = v12556 >= v12560;
+          const float v12562 = v11618.x[0];
+          const unsigned int v12563 = __float_as_uint(v12562);
+          const bool v12564 = v12556 < v12563;
+          const bool v12565 = v12561 && v12564;
+          const float v12567 = v12558 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12568 = v12565 ? v12567 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[53] = v12568;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12569 = static_cast<unsigned int>(v9679.col(54, iron_linear_thread() & 31u));
+          const float v12571 = v9679.x[54];
+          const float v12572 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12573 = __float_as_uint(v12572);
+          const bool v12574 = v12569 >= v12573;
+          const float v12575 = v11618.x[2];
+          const unsigned int v12576 = __float_as_uint(v12575);
+          const bool v12577 = v12569 < v12576;
+          const bool v12578 = v12574 && v12577;
+          const float v12580 = v12571 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12581 = v12578 ? v12580 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[54] = v12581;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12582 = static_cast<unsigned int>(v9679.col(55, iron_linear_thread() & 31u));
+          const float v12584 = v9679.x[55];
+          const float v12585 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12586 = __float_as_uint(v12585);
+          const bool v12587 = v12582 >= v12586;
+          const float v12588 = v11618.x[2];
+          const unsigned int v12589 = __float_as_uint(v12588);
+          const bool v12590 = v12582 < v12589;
+          const bool v12591 = v12587 && v12590;
+          const float v12593 = v12584 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12594 = v12591 ? v12593 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[55] = v12594;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12595 = static_cast<unsigned int>(v9679.col(56, iron_linear_thread() & 31u));
+          const float v12597 = v9679.x[56];
+          const float v12598 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12599 = __float_as_uint(v12598);
+          const bool v12600 = v12595 >= v12599;
+          const float v12601 = v11618.x[0];
+          const unsigned int v12602 = __float_as_uint(v12601);
+          const bool v12603 = v12595 < v12602;
+          const bool v12604 = v12600 && v12603;
+          const float v12606 = v12597 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12607 = v12604 ? v12606 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[56] = v12607;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12608 = static_cast<unsigned int>(v9679.col(57, iron_linear_thread() & 31u));
+          const float v12610 = v9679.x[57];
+          const float v12611 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12612 = __float_as_uint(v12611);
+          const bool v12613 = v12608 >= v12612;
+          const float v12614 = v11618.x[0];
+          const unsigned int v12615 = __float_as_uint(v12614);
+          const bool v12616 = v12608 < v12615;
+          const bool v12617 = v12613 && v12616;
+          const float v12619 = v12610 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12620 = v12617 ? v12619 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[57] = v12620;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12621 = static_cast<unsigned int>(v9679.col(58, iron_linear_thread() & 31u));
+          const float v12623 = v9679.x[58];
+          const float v12624 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12625 = __float_as_uint(v12624);
+          const bool v12626 = v12621 >= v12625;
+          const float v12627 = v11618.x[2];
+          const unsigned int v12628 = __float_as_uint(v12627);
+          const bool v12629 = v12621 < v12628;
+          const bool v12630 = v12626 && v12629;
+          const float v12632 = v12623 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12633 = v12630 ? v12632 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[58] = v12633;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12634 = static_cast<unsigned int>(v9679.col(59, iron_linear_thread() & 31u));
+          const float v12636 = v9679.x[59];
+          const float v12637 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12638 = __float_as_uint(v12637);
+          const bool v12639 = v12634 >= v12638;
+          const float v12640 = v11618.x[2];
+          const unsigned int v12641 = __float_as_uint(v12640);
+          const bool v12642 = v12634 < v12641;
+          const bool v12643 = v12639 && v12642;
+          const float v12645 = v12636 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12646 = v12643 ? v12645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[59] = v12646;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12647 = static_cast<unsigned int>(v9679.col(60, iron_linear_thread() & 31u));
+          const float v12649 = v9679.x[60];
+          const float v12650 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12651 = __float_as_uint(v12650);
+          const bool v12652 = v12647 >= v12651;
+          const float v12653 = v11618.x[0];
+          const unsigned int v12654 = __float_as_uint(v12653);
+          const bool v12655 = v12647 < v12654;
+          const bool v12656 = v12652 && v12655;
+          const float v12658 = v12649 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12659 = v12656 ? v12658 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[60] = v12659;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12660 = static_cast<unsigned int>(v9679.col(61, iron_linear_thread() & 31u));
+          const float v12662 = v9679.x[61];
+          const float v12663 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12664 = __float_as_uint(v12663);
+          const bool v12665 = v12660 >= v12664;
+          const float v12666 = v11618.x[0];
+          const unsigned int v12667 = __float_as_uint(v12666);
+          const bool v12668 = v12660 < v12667;
+          const bool v12669 = v12665 && v12668;
+          const float v12671 = v12662 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12672 = v12669 ? v12671 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[61] = v12672;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12673 = static_cast<unsigned int>(v9679.col(62, iron_linear_thread() & 31u));
+          const float v12675 = v9679.x[62];
+          const float v12676 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12677 = __float_as_uint(v12676);
+          const bool v12678 = v12673 >= v12677;
+          const float v12679 = v11618.x[2];
+          const unsigned int v12680 = __float_as_uint(v12679);
+          const bool v12681 = v12673 < v12680;
+          const bool v12682 = v12678 && v12681;
+          const float v12684 = v12675 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12685 = v12682 ? v12684 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[62] = v12685;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12686 = static_cast<unsigned int>(v9679.col(63, iron_linear_thread() & 31u));
+          const float v12688 = v9679.x[63];
+          const float v12689 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12690 = __float_as_uint(v12689);
+          const bool v12691 = v12686 >= v12690;
+          const float v12692 = v11618.x[2];
+          const unsigned int v12693 = __float_as_uint(v12692);
+          const bool v12694 = v12686 < v12693;
+          const bool v12695 = v12691 && v12694;
+          const float v12697 = v12688 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12698 = v12695 ? v12697 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v9679.x[63] = v12698;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v12694;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v12694, 0.0f);
-        iron_frag_row_reduce<false>(v12694, v9673);
-        iron_frag<float, 2, 16, 8> v12696;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v12696, 0.0f);
-        const float v12700 = v12694.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12701 = v358.x[0];
-        const float v12702 = fmaxf(v12701, v12700);
-        const bool v12705 = v12702 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12706 = v12705 ? 0.0f : v12702;
-        v12696.x[0] = v12706;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12710 = v12694.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12711 = v358.x[1];
-        const float v12712 = fmaxf(v12711, v12710);
-        const bool v12715 = v12712 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12716 = v12715 ? 0.0f : v12712;
-        v12696.x[1] = v12716;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12720 = v12694.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12721 = v358.x[2];
-        const float v12722 = fmaxf(v12721, v12720);
-        const bool v12725 = v12722 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12726 = v12725 ? 0.0f : v12722;
-        v12696.x[2] = v12726;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12730 = v12694.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12731 = v358.x[3];
-        const float v12732 = fmaxf(v12731, v12730);
-        const bool v12735 = v12732 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12736 = v12735 ? 0.0f : v12732;
-        v12696.x[3] = v12736;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12740 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12742 = v12701 - v12740;
-        const float v12743 = iron_exp2_approx(v12742);
-        v9699.x[0] = v12743;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12747 = v12696.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12749 = v12711 - v12747;
-        const float v12750 = iron_exp2_approx(v12749);
-        v9699.x[1] = v12750;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12754 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12756 = v12721 - v12754;
-        const float v12757 = iron_exp2_approx(v12756);
-        v9699.x[2] = v12757;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12761 = v12696.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12763 = v12731 - v12761;
-        const float v12764 = iron_exp2_approx(v12763);
-        v9699.x[3] = v12764;  // kernels/sdpa/flash_tile.hpp:220
-        v358.x[0] = v12702;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12772 = v358.x[1];
-        const float v12774 = fmaxf(v12772, v12710);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[1] = v12774;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12777 = v358.x[2];
-        const float v12779 = fmaxf(v12777, v12720);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[2] = v12779;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12782 = v358.x[3];
-        const float v12784 = fmaxf(v12782, v12730);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[3] = v12784;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12787 = v9673.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v12788 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12789 = v12787 - v12788;
-        const float v12790 = iron_exp2_approx(v12789);
-        v9673.x[0] = v12790;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12793 = v9673.x[1];
-        const float v12794 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        iron_frag<float, 2, 16, 8> v12700;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v12700, 0.0f);
+        iron_frag_row_reduce<false>(v12700, v9679);
+        iron_frag<float, 2, 16, 8> v12702;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v12702, 0.0f);
+        const float v12706 = v12700.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12707 = v358.x[0];
+        const float v12708 = fmaxf(v12707, v12706);
+        const bool v12711 = v12708 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12712 = v12711 ? 0.0f : v12708;
+        v12702.x[0] = v12712;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12716 = v12700.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12717 = v358.x[1];
+        const float v12718 = fmaxf(v12717, v12716);
+        const bool v12721 = v12718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12722 = v12721 ? 0.0f : v12718;
+        v12702.x[1] = v12722;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12726 = v12700.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12727 = v358.x[2];
+        const float v12728 = fmaxf(v12727, v12726);
+        const bool v12731 = v12728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12732 = v12731 ? 0.0f : v12728;
+        v12702.x[2] = v12732;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12736 = v12700.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12737 = v358.x[3];
+        const float v12738 = fmaxf(v12737, v12736);
+        const bool v12741 = v12738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12742 = v12741 ? 0.0f : v12738;
+        v12702.x[3] = v12742;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12746 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12748 = v12707 - v12746;
+        const float v12749 = iron_exp2_approx(v12748);
+        v9705.x[0] = v12749;  // kernels/sdpa/flash_tile.hpp:220
+        const float v12753 = v12702.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12755 = v12717 - v12753;
+        const float v12756 = iron_exp2_approx(v12755);
+        v9705.x[1] = v12756;  // kernels/sdpa/flash_tile.hpp:220
+        const float v12760 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12762 = v12727 - v12760;
+        const float v12763 = iron_exp2_approx(v12762);
+        v9705.x[2] = v12763;  // kernels/sdpa/flash_tile.hpp:220
+        const float v12767 = v12702.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12769 = v12737 - v12767;
+        const float v12770 = iron_exp2_approx(v12769);
+        v9705.x[3] = v12770;  // kernels/sdpa/flash_tile.hpp:220
+        v358.x[0] = v12708;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12778 = v358.x[1];
+        const float v12780 = fmaxf(v12778, v12716);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[1] = v12780;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12783 = v358.x[2];
+        const float v12785 = fmaxf(v12783, v12726);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[2] = v12785;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12788 = v358.x[3];
+        const float v12790 = fmaxf(v12788, v12736);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[3] = v12790;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12793 = v9679.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v12794 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12795 = v12793 - v12794;
         const float v12796 = iron_exp2_approx(v12795);
-        v9673.x[1] = v12796;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12799 = v9673.x[2];
-        const float v12800 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[0] = v12796;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12799 = v9679.x[1];
+        const float v12800 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12801 = v12799 - v12800;
         const float v12802 = iron_exp2_approx(v12801);
-        v9673.x[2] = v12802;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12805 = v9673.x[3];
-        const float v12806 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[1] = v12802;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12805 = v9679.x[2];
+        const float v12806 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12807 = v12805 - v12806;
         const float v12808 = iron_exp2_approx(v12807);
-        v9673.x[3] = v12808;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12811 = v9673.x[4];
-        const float v12812 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[2] = v12808;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12811 = v9679.x[3];
+        const float v12812 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12813 = v12811 - v12812;
         const float v12814 = iron_exp2_approx(v12813);
-        v9673.x[4] = v12814;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12817 = v9673.x[5];
-        const float v12818 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[3] = v12814;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12817 = v9679.x[4];
+        const float v12818 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12819 = v12817 - v12818;
         const float v12820 = iron_exp2_approx(v12819);
-        v9673.x[5] = v12820;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12823 = v9673.x[6];
-        const float v12824 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[4] = v12820;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12823 = v9679.x[5];
+        const float v12824 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12825 = v12823 - v12824;
         const float v12826 = iron_exp2_approx(v12825);
-        v9673.x[6] = v12826;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12829 = v9673.x[7];
-        const float v12830 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[5] = v12826;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12829 = v9679.x[6];
+        const float v12830 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12831 = v12829 - v12830;
         const float v12832 = iron_exp2_approx(v12831);
-        v9673.x[7] = v12832;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12835 = v9673.x[8];
-        const float v12836 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[6] = v12832;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12835 = v9679.x[7];
+        const float v12836 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12837 = v12835 - v12836;
         const float v12838 = iron_exp2_approx(v12837);
-        v9673.x[8] = v12838;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12841 = v9673.x[9];
-        const float v12842 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[7] = v12838;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12841 = v9679.x[8];
+        const float v12842 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12843 = v12841 - v12842;
         const float v12844 = iron_exp2_approx(v12843);
-        v9673.x[9] = v12844;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12847 = v9673.x[10];
-        const float v12848 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[8] = v12844;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12847 = v9679.x[9];
+        const float v12848 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12849 = v12847 - v12848;
         const float v12850 = iron_exp2_approx(v12849);
-        v9673.x[10] = v12850;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12853 = v9673.x[11];
-        const float v12854 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[9] = v12850;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12853 = v9679.x[10];
+        const float v12854 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12855 = v12853 - v12854;
         const float v12856 = iron_exp2_approx(v12855);
-        v9673.x[11] = v12856;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12859 = v9673.x[12];
-        const float v12860 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[10] = v12856;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12859 = v9679.x[11];
+        const float v12860 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12861 = v12859 - v12860;
         const float v12862 = iron_exp2_approx(v12861);
-        v9673.x[12] = v12862;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12865 = v9673.x[13];
-        const float v12866 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[11] = v12862;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12865 = v9679.x[12];
+        const float v12866 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12867 = v12865 - v12866;
         const float v12868 = iron_exp2_approx(v12867);
-        v9673.x[13] = v12868;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12871 = v9673.x[14];
-        const float v12872 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[12] = v12868;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12871 = v9679.x[13];
+        const float v12872 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12873 = v12871 - v12872;
         const float v12874 = iron_exp2_approx(v12873);
-        v9673.x[14] = v12874;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12877 = v9673.x[15];
-        const float v12878 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[13] = v12874;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12877 = v9679.x[14];
+        const float v12878 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12879 = v12877 - v12878;
         const float v12880 = iron_exp2_approx(v12879);
-        v9673.x[15] = v12880;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12883 = v9673.x[16];
-        const float v12884 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[14] = v12880;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12883 = v9679.x[15];
+        const float v12884 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12885 = v12883 - v12884;
         const float v12886 = iron_exp2_approx(v12885);
-        v9673.x[16] = v12886;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12889 = v9673.x[17];
-        const float v12890 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[15] = v12886;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12889 = v9679.x[16];
+        const float v12890 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12891 = v12889 - v12890;
         const float v12892 = iron_exp2_approx(v12891);
-        v9673.x[17] = v12892;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12895 = v9673.x[18];
-        const float v12896 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[16] = v12892;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12895 = v9679.x[17];
+        const float v12896 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12897 = v12895 - v12896;
         const float v12898 = iron_exp2_approx(v12897);
-        v9673.x[18] = v12898;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12901 = v9673.x[19];
-        const float v12902 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[17] = v12898;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12901 = v9679.x[18];
+        const float v12902 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12903 = v12901 - v12902;
         const float v12904 = iron_exp2_approx(v12903);
-        v9673.x[19] = v12904;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12907 = v9673.x[20];
-        const float v12908 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[18] = v12904;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12907 = v9679.x[19];
+        const float v12908 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12909 = v12907 - v12908;
         const float v12910 = iron_exp2_approx(v12909);
-        v9673.x[20] = v12910;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12913 = v9673.x[21];
-        const float v12914 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[19] = v12910;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12913 = v9679.x[20];
+        const float v12914 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12915 = v12913 - v12914;
         const float v12916 = iron_exp2_approx(v12915);
-        v9673.x[21] = v12916;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12919 = v9673.x[22];
-        const float v12920 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[20] = v12916;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12919 = v9679.x[21];
+        const float v12920 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12921 = v12919 - v12920;
         const float v12922 = iron_exp2_approx(v12921);
-        v9673.x[22] = v12922;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12925 = v9673.x[23];
-        const float v12926 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[21] = v12922;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12925 = v9679.x[22];
+        const float v12926 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12927 = v12925 - v12926;
         const float v12928 = iron_exp2_approx(v12927);
-        v9673.x[23] = v12928;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12931 = v9673.x[24];
-        const float v12932 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[22] = v12928;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12931 = v9679.x[23];
+        const float v12932 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12933 = v12931 - v12932;
         const float v12934 = iron_exp2_approx(v12933);
-        v9673.x[24] = v12934;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12937 = v9673.x[25];
-        const float v12938 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[23] = v12934;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12937 = v9679.x[24];
+        const float v12938 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12939 = v12937 - v12938;
         const float v12940 = iron_exp2_approx(v12939);
-        v9673.x[25] = v12940;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12943 = v9673.x[26];
-        const float v12944 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[24] = v12940;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12943 = v9679.x[25];
+        const float v12944 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12945 = v12943 - v12944;
         const float v12946 = iron_exp2_approx(v12945);
-        v9673.x[26] = v12946;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12949 = v9673.x[27];
-        const float v12950 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[25] = v12946;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12949 = v9679.x[26];
+        const float v12950 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12951 = v12949 - v12950;
         const float v12952 = iron_exp2_approx(v12951);
-        v9673.x[27] = v12952;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12955 = v9673.x[28];
-        const float v12956 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[26] = v12952;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12955 = v9679.x[27];
+        const float v12956 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12957 = v12955 - v12956;
         const float v12958 = iron_exp2_approx(v12957);
-        v9673.x[28] = v12958;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12961 = v9673.x[29];
-        const float v12962 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[27] = v12958;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12961 = v9679.x[28];
+        const float v12962 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12963 = v12961 - v12962;
         const float v12964 = iron_exp2_approx(v12963);
-        v9673.x[29] = v12964;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12967 = v9673.x[30];
-        const float v12968 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[28] = v12964;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12967 = v9679.x[29];
+        const float v12968 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12969 = v12967 - v12968;
         const float v12970 = iron_exp2_approx(v12969);
-        v9673.x[30] = v12970;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12973 = v9673.x[31];
-        const float v12974 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[29] = v12970;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12973 = v9679.x[30];
+        const float v12974 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12975 = v12973 - v12974;
         const float v12976 = iron_exp2_approx(v12975);
-        v9673.x[31] = v12976;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12979 = v9673.x[32];
-        const float v12980 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[30] = v12976;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12979 = v9679.x[31];
+        const float v12980 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12981 = v12979 - v12980;
         const float v12982 = iron_exp2_approx(v12981);
-        v9673.x[32] = v12982;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12985 = v9673.x[33];
-        const float v12986 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[31] = v12982;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12985 = v9679.x[32];
+        const float v12986 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12987 = v12985 - v12986;
         const float v12988 = iron_exp2_approx(v12987);
-        v9673.x[33] = v12988;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12991 = v9673.x[34];
-        const float v12992 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[32] = v12988;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12991 = v9679.x[33];
+        const float v12992 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v12993 = v12991 - v12992;
         const float v12994 = iron_exp2_approx(v12993);
-        v9673.x[34] = v12994;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12997 = v9673.x[35];
-        const float v12998 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[33] = v12994;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12997 = v9679.x[34];
+        const float v12998 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v12999 = v12997 - v12998;
         const float v13000 = iron_exp2_approx(v12999);
-        v9673.x[35] = v13000;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13003 = v9673.x[36];
-        const float v13004 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[34] = v13000;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13003 = v9679.x[35];
+        const float v13004 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13005 = v13003 - v13004;
         const float v13006 = iron_exp2_approx(v13005);
-        v9673.x[36] = v13006;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13009 = v9673.x[37];
-        const float v13010 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[35] = v13006;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13009 = v9679.x[36];
+        const float v13010 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13011 = v13009 - v13010;
         const float v13012 = iron_exp2_approx(v13011);
-        v9673.x[37] = v13012;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13015 = v9673.x[38];
-        const float v13016 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[36] = v13012;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13015 = v9679.x[37];
+        const float v13016 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13017 = v13015 - v13016;
         const float v13018 = iron_exp2_approx(v13017);
-        v9673.x[38] = v13018;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13021 = v9673.x[39];
-        const float v13022 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[37] = v13018;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13021 = v9679.x[38];
+        const float v13022 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13023 = v13021 - v13022;
         const float v13024 = iron_exp2_approx(v13023);
-        v9673.x[39] = v13024;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13027 = v9673.x[40];
-        const float v13028 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[38] = v13024;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13027 = v9679.x[39];
+        const float v13028 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13029 = v13027 - v13028;
         const float v13030 = iron_exp2_approx(v13029);
-        v9673.x[40] = v13030;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13033 = v9673.x[41];
-        const float v13034 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[39] = v13030;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13033 = v9679.x[40];
+        const float v13034 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13035 = v13033 - v13034;
         const float v13036 = iron_exp2_approx(v13035);
-        v9673.x[41] = v13036;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13039 = v9673.x[42];
-        const float v13040 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[40] = v13036;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13039 = v9679.x[41];
+        const float v13040 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13041 = v13039 - v13040;
         const float v13042 = iron_exp2_approx(v13041);
-        v9673.x[42] = v13042;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13045 = v9673.x[43];
-        const float v13046 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[41] = v13042;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13045 = v9679.x[42];
+        const float v13046 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13047 = v13045 - v13046;
         const float v13048 = iron_exp2_approx(v13047);
-        v9673.x[43] = v13048;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13051 = v9673.x[44];
-        const float v13052 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[42] = v13048;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13051 = v9679.x[43];
+        const float v13052 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13053 = v13051 - v13052;
         const float v13054 = iron_exp2_approx(v13053);
-        v9673.x[44] = v13054;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13057 = v9673.x[45];
-        const float v13058 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[43] = v13054;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13057 = v9679.x[44];
+        const float v13058 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13059 = v13057 - v13058;
         const float v13060 = iron_exp2_approx(v13059);
-        v9673.x[45] = v13060;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13063 = v9673.x[46];
-        const float v13064 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[44] = v13060;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13063 = v9679.x[45];
+        const float v13064 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13065 = v13063 - v13064;
         const float v13066 = iron_exp2_approx(v13065);
-        v9673.x[46] = v13066;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13069 = v9673.x[47];
-        const float v13070 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[45] = v13066;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13069 = v9679.x[46];
+        const float v13070 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13071 = v13069 - v13070;
         const float v13072 = iron_exp2_approx(v13071);
-        v9673.x[47] = v13072;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13075 = v9673.x[48];
-        const float v13076 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[46] = v13072;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13075 = v9679.x[47];
+        const float v13076 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13077 = v13075 - v13076;
         const float v13078 = iron_exp2_approx(v13077);
-        v9673.x[48] = v13078;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13081 = v9673.x[49];
-        const float v13082 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[47] = v13078;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13081 = v9679.x[48];
+        const float v13082 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13083 = v13081 - v13082;
         const float v13084 = iron_exp2_approx(v13083);
-        v9673.x[49] = v13084;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13087 = v9673.x[50];
-        const float v13088 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[48] = v13084;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13087 = v9679.x[49];
+        const float v13088 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13089 = v13087 - v13088;
         const float v13090 = iron_exp2_approx(v13089);
-        v9673.x[50] = v13090;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13093 = v9673.x[51];
-        const float v13094 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[49] = v13090;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13093 = v9679.x[50];
+        const float v13094 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13095 = v13093 - v13094;
         const float v13096 = iron_exp2_approx(v13095);
-        v9673.x[51] = v13096;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13099 = v9673.x[52];
-        const float v13100 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[50] = v13096;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13099 = v9679.x[51];
+        const float v13100 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13101 = v13099 - v13100;
         const float v13102 = iron_exp2_approx(v13101);
-        v9673.x[52] = v13102;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13105 = v9673.x[53];
-        const float v13106 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[51] = v13102;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13105 = v9679.x[52];
+        const float v13106 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13107 = v13105 - v13106;
         const float v13108 = iron_exp2_approx(v13107);
-        v9673.x[53] = v13108;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13111 = v9673.x[54];
-        const float v13112 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[52] = v13108;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13111 = v9679.x[53];
+        const float v13112 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13113 = v13111 - v13112;
         const float v13114 = iron_exp2_approx(v13113);
-        v9673.x[54] = v13114;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13117 = v9673.x[55];
-        const float v13118 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[53] = v13114;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13117 = v9679.x[54];
+        const float v13118 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13119 = v13117 - v13118;
         const float v13120 = iron_exp2_approx(v13119);
-        v9673.x[55] = v13120;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13123 = v9673.x[56];
-        const float v13124 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[54] = v13120;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13123 = v9679.x[55];
+        const float v13124 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13125 = v13123 - v13124;
         const float v13126 = iron_exp2_approx(v13125);
-        v9673.x[56] = v13126;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13129 = v9673.x[57];
-        const float v13130 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[55] = v13126;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13129 = v9679.x[56];
+        const float v13130 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13131 = v13129 - v13130;
         const float v13132 = iron_exp2_approx(v13131);
-        v9673.x[57] = v13132;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13135 = v9673.x[58];
-        const float v13136 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[56] = v13132;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13135 = v9679.x[57];
+        const float v13136 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13137 = v13135 - v13136;
         const float v13138 = iron_exp2_approx(v13137);
-        v9673.x[58] = v13138;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13141 = v9673.x[59];
-        const float v13142 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[57] = v13138;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13141 = v9679.x[58];
+        const float v13142 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13143 = v13141 - v13142;
         const float v13144 = iron_exp2_approx(v13143);
-        v9673.x[59] = v13144;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13147 = v9673.x[60];
-        const float v13148 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[58] = v13144;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13147 = v9679.x[59];
+        const float v13148 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13149 = v13147 - v13148;
         const float v13150 = iron_exp2_approx(v13149);
-        v9673.x[60] = v13150;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13153 = v9673.x[61];
-        const float v13154 = v12696.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[59] = v13150;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13153 = v9679.x[60];
+        const float v13154 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13155 = v13153 - v13154;
         const float v13156 = iron_exp2_approx(v13155);
-        v9673.x[61] = v13156;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13159 = v9673.x[62];
-        const float v13160 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[60] = v13156;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13159 = v9679.x[61];
+        const float v13160 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
         const float v13161 = v13159 - v13160;
         const float v13162 = iron_exp2_approx(v13161);
-        v9673.x[62] = v13162;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13165 = v9673.x[63];
-        const float v13166 = v12696.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        v9679.x[61] = v13162;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13165 = v9679.x[62];
+        const float v13166 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
         const float v13167 = v13165 - v13166;
         const float v13168 = iron_exp2_approx(v13167);
-        v9673.x[63] = v13168;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v13170;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v13170, 0.0f);
-        iron_frag_row_reduce<true>(v13170, v9673);
-        const float v13173 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v13174 = v13170.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13175 = v9699.x[0];
-        const float v13176 = v13173 * v13175;
-        const float v13177 = v13176 + v13174;
-        v360.x[0] = v13177;  // kernels/sdpa/flash_tile.hpp:234
-        const float v13180 = v360.x[1];
-        const float v13181 = v13170.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13182 = v9699.x[1];
-        const float v13183 = v13180 * v13182;
-        const float v13184 = v13183 + v13181;
-        v360.x[1] = v13184;  // kernels/sdpa/flash_tile.hpp:234
-        const float v13187 = v360.x[2];
-        const float v13188 = v13170.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13189 = v9699.x[2];
-        const float v13190 = v13187 * v13189;
-        const float v13191 = v13190 + v13188;
-        v360.x[2] = v13191;  // kernels/sdpa/flash_tile.hpp:234
-        const float v13194 = v360.x[3];
-        const float v13195 = v13170.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13196 = v9699.x[3];
-        const float v13197 = v13194 * v13196;
-        const float v13198 = v13197 + v13195;
-        v360.x[3] = v13198;  // kernels/sdpa/flash_tile.hpp:234
+        v9679.x[62] = v13168;  // kernels/sdpa/flash_tile.hpp:226
+        const float v13171 = v9679.x[63];
+        const float v13172 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v13173 = v13171 - v13172;
+        const float v13174 = iron_exp2_approx(v13173);
+        v9679.x[63] = v13174;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v13176;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v13176, 0.0f);
+        iron_frag_row_reduce<true>(v13176, v9679);
+        const float v13179 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v13180 = v13176.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v13181 = v9705.x[0];
+        const float v13182 = v13179 * v13181;
+        const float v13183 = v13182 + v13180;
+        v360.x[0] = v13183;  // kernels/sdpa/flash_tile.hpp:234
+        const float v13186 = v360.x[1];
+        const float v13187 = v13176.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v13188 = v9705.x[1];
+        const float v13189 = v13186 * v13188;
+        const float v13190 = v13189 + v13187;
+        v360.x[1] = v13190;  // kernels/sdpa/flash_tile.hpp:234
+        const float v13193 = v360.x[2];
+        const float v13194 = v13176.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v13195 = v9705.x[2];
+        const float v13196 = v13193 * v13195;
+        const float v13197 = v13196 + v13194;
+        v360.x[2] = v13197;  // kernels/sdpa/flash_tile.hpp:234
+        const float v13200 = v360.x[3];
+        const float v13201 = v13176.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v13202 = v9705.x[3];
+        const float v13203 = v13200 * v13202;
+        const float v13204 = v13203 + v13201;
+        v360.x[3] = v13204;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v13201 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v13202 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13203 = v13201 * v13202;
-      v362.x[0] = v13203;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13206 = v362.x[1];
-      const float v13207 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13208 = v13206 * v13207;
-      v362.x[1] = v13208;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13211 = v362.x[2];
-      const float v13212 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13213 = v13211 * v13212;
-      v362.x[2] = v13213;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13216 = v362.x[3];
-      const float v13217 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13218 = v13216 * v13217;
-      v362.x[3] = v13218;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13221 = v362.x[4];
-      const float v13222 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13223 = v13221 * v13222;
-      v362.x[4] = v13223;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13226 = v362.x[5];
-      const float v13227 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13228 = v13226 * v13227;
-      v362.x[5] = v13228;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13231 = v362.x[6];
-      const float v13232 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13233 = v13231 * v13232;
-      v362.x[6] = v13233;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13236 = v362.x[7];
-      const float v13237 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13238 = v13236 * v13237;
-      v362.x[7] = v13238;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13241 = v362.x[8];
-      const float v13242 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13243 = v13241 * v13242;
-      v362.x[8] = v13243;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13246 = v362.x[9];
-      const float v13247 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13248 = v13246 * v13247;
-      v362.x[9] = v13248;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13251 = v362.x[10];
-      const float v13252 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13253 = v13251 * v13252;
-      v362.x[10] = v13253;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13256 = v362.x[11];
-      const float v13257 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13258 = v13256 * v13257;
-      v362.x[11] = v13258;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13261 = v362.x[12];
-      const float v13262 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13263 = v13261 * v13262;
-      v362.x[12] = v13263;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13266 = v362.x[13];
-      const float v13267 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13268 = v13266 * v13267;
-      v362.x[13] = v13268;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13271 = v362.x[14];
-      const float v13272 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13273 = v13271 * v13272;
-      v362.x[14] = v13273;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13276 = v362.x[15];
-      const float v13277 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13278 = v13276 * v13277;
-      v362.x[15] = v13278;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13281 = v362.x[16];
-      const float v13282 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13283 = v13281 * v13282;
-      v362.x[16] = v13283;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13286 = v362.x[17];
-      const float v13287 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13288 = v13286 * v13287;
-      v362.x[17] = v13288;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13291 = v362.x[18];
-      const float v13292 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13293 = v13291 * v13292;
-      v362.x[18] = v13293;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13296 = v362.x[19];
-      const float v13297 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13298 = v13296 * v13297;
-      v362.x[19] = v13298;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13301 = v362.x[20];
-      const float v13302 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13303 = v13301 * v13302;
-      v362.x[20] = v13303;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13306 = v362.x[21];
-      const float v13307 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13308 = v13306 * v13307;
-      v362.x[21] = v13308;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13311 = v362.x[22];
-      const float v13312 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13313 = v13311 * v13312;
-      v362.x[22] = v13313;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13316 = v362.x[23];
-      const float v13317 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13318 = v13316 * v13317;
-      v362.x[23] = v13318;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13321 = v362.x[24];
-      const float v13322 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13323 = v13321 * v13322;
-      v362.x[24] = v13323;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13326 = v362.x[25];
-      const float v13327 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13328 = v13326 * v13327;
-      v362.x[25] = v13328;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13331 = v362.x[26];
-      const float v13332 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13333 = v13331 * v13332;
-      v362.x[26] = v13333;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13336 = v362.x[27];
-      const float v13337 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13338 = v13336 * v13337;
-      v362.x[27] = v13338;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13341 = v362.x[28];
-      const float v13342 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13343 = v13341 * v13342;
-      v362.x[28] = v13343;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13346 = v362.x[29];
-      const float v13347 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13348 = v13346 * v13347;
-      v362.x[29] = v13348;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13351 = v362.x[30];
-      const float v13352 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13353 = v13351 * v13352;
-      v362.x[30] = v13353;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13356 = v362.x[31];
-      const float v13357 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13358 = v13356 * v13357;
-      v362.x[31] = v13358;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13361 = v364.x[0];
-      const float v13362 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13363 = v13361 * v13362;
-      v364.x[0] = v13363;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13366 = v364.x[1];
-      const float v13367 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13368 = v13366 * v13367;
-      v364.x[1] = v13368;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13371 = v364.x[2];
-      const float v13372 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13373 = v13371 * v13372;
-      v364.x[2] = v13373;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13376 = v364.x[3];
-      const float v13377 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13378 = v13376 * v13377;
-      v364.x[3] = v13378;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13381 = v364.x[4];
-      const float v13382 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13383 = v13381 * v13382;
-      v364.x[4] = v13383;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13386 = v364.x[5];
-      const float v13387 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13388 = v13386 * v13387;
-      v364.x[5] = v13388;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13391 = v364.x[6];
-      const float v13392 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13393 = v13391 * v13392;
-      v364.x[6] = v13393;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13396 = v364.x[7];
-      const float v13397 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13398 = v13396 * v13397;
-      v364.x[7] = v13398;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13401 = v364.x[8];
-      const float v13402 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13403 = v13401 * v13402;
-      v364.x[8] = v13403;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13406 = v364.x[9];
-      const float v13407 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13408 = v13406 * v13407;
-      v364.x[9] = v13408;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13411 = v364.x[10];
-      const float v13412 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13413 = v13411 * v13412;
-      v364.x[10] = v13413;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13416 = v364.x[11];
-      const float v13417 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13418 = v13416 * v13417;
-      v364.x[11] = v13418;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13421 = v364.x[12];
-      const float v13422 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13423 = v13421 * v13422;
-      v364.x[12] = v13423;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13426 = v364.x[13];
-      const float v13427 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13428 = v13426 * v13427;
-      v364.x[13] = v13428;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13431 = v364.x[14];
-      const float v13432 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13433 = v13431 * v13432;
-      v364.x[14] = v13433;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13436 = v364.x[15];
-      const float v13437 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13438 = v13436 * v13437;
-      v364.x[15] = v13438;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13441 = v364.x[16];
-      const float v13442 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13443 = v13441 * v13442;
-      v364.x[16] = v13443;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13446 = v364.x[17];
-      const float v13447 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13448 = v13446 * v13447;
-      v364.x[17] = v13448;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13451 = v364.x[18];
-      const float v13452 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13453 = v13451 * v13452;
-      v364.x[18] = v13453;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13456 = v364.x[19];
-      const float v13457 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13458 = v13456 * v13457;
-      v364.x[19] = v13458;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13461 = v364.x[20];
-      const float v13462 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13463 = v13461 * v13462;
-      v364.x[20] = v13463;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13466 = v364.x[21];
-      const float v13467 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13468 = v13466 * v13467;
-      v364.x[21] = v13468;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13471 = v364.x[22];
-      const float v13472 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13473 = v13471 * v13472;
-      v364.x[22] = v13473;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13476 = v364.x[23];
-      const float v13477 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13478 = v13476 * v13477;
-      v364.x[23] = v13478;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13481 = v364.x[24];
-      const float v13482 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13483 = v13481 * v13482;
-      v364.x[24] = v13483;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13486 = v364.x[25];
-      const float v13487 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13488 = v13486 * v13487;
-      v364.x[25] = v13488;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13491 = v364.x[26];
-      const float v13492 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13493 = v13491 * v13492;
-      v364.x[26] = v13493;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13496 = v364.x[27];
-      const float v13497 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13498 = v13496 * v13497;
-      v364.x[27] = v13498;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13501 = v364.x[28];
-      const float v13502 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13503 = v13501 * v13502;
-      v364.x[28] = v13503;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13506 = v364.x[29];
-      const float v13507 = v9699.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13508 = v13506 * v13507;
-      v364.x[29] = v13508;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13511 = v364.x[30];
-      const float v13512 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13513 = v13511 * v13512;
-      v364.x[30] = v13513;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13516 = v364.x[31];
-      const float v13517 = v9699.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13518 = v13516 * v13517;
-      v364.x[31] = v13518;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 128> v13521;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v13521, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v13521, v9673);
-      iron_frag_store<false>(v13521, shm3, v13527, 128u);
+      const float v13207 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v13208 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13209 = v13207 * v13208;
+      v362.x[0] = v13209;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13212 = v362.x[1];
+      const float v13213 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13214 = v13212 * v13213;
+      v362.x[1] = v13214;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13217 = v362.x[2];
+      const float v13218 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13219 = v13217 * v13218;
+      v362.x[2] = v13219;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13222 = v362.x[3];
+      const float v13223 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13224 = v13222 * v13223;
+      v362.x[3] = v13224;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13227 = v362.x[4];
+      const float v13228 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13229 = v13227 * v13228;
+      v362.x[4] = v13229;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13232 = v362.x[5];
+      const float v13233 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13234 = v13232 * v13233;
+      v362.x[5] = v13234;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13237 = v362.x[6];
+      const float v13238 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13239 = v13237 * v13238;
+      v362.x[6] = v13239;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13242 = v362.x[7];
+      const float v13243 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13244 = v13242 * v13243;
+      v362.x[7] = v13244;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13247 = v362.x[8];
+      const float v13248 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13249 = v13247 * v13248;
+      v362.x[8] = v13249;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13252 = v362.x[9];
+      const float v13253 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13254 = v13252 * v13253;
+      v362.x[9] = v13254;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13257 = v362.x[10];
+      const float v13258 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13259 = v13257 * v13258;
+      v362.x[10] = v13259;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13262 = v362.x[11];
+      const float v13263 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13264 = v13262 * v13263;
+      v362.x[11] = v13264;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13267 = v362.x[12];
+      const float v13268 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13269 = v13267 * v13268;
+      v362.x[12] = v13269;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13272 = v362.x[13];
+      const float v13273 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13274 = v13272 * v13273;
+      v362.x[13] = v13274;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13277 = v362.x[14];
+      const float v13278 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13279 = v13277 * v13278;
+      v362.x[14] = v13279;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13282 = v362.x[15];
+      const float v13283 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13284 = v13282 * v13283;
+      v362.x[15] = v13284;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13287 = v362.x[16];
+      const float v13288 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13289 = v13287 * v13288;
+      v362.x[16] = v13289;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13292 = v362.x[17];
+      const float v13293 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13294 = v13292 * v13293;
+      v362.x[17] = v13294;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13297 = v362.x[18];
+      const float v13298 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13299 = v13297 * v13298;
+      v362.x[18] = v13299;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13302 = v362.x[19];
+      const float v13303 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13304 = v13302 * v13303;
+      v362.x[19] = v13304;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13307 = v362.x[20];
+      const float v13308 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13309 = v13307 * v13308;
+      v362.x[20] = v13309;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13312 = v362.x[21];
+      const float v13313 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13314 = v13312 * v13313;
+      v362.x[21] = v13314;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13317 = v362.x[22];
+      const float v13318 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13319 = v13317 * v13318;
+      v362.x[22] = v13319;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13322 = v362.x[23];
+      const float v13323 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13324 = v13322 * v13323;
+      v362.x[23] = v13324;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13327 = v362.x[24];
+      const float v13328 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13329 = v13327 * v13328;
+      v362.x[24] = v13329;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13332 = v362.x[25];
+      const float v13333 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13334 = v13332 * v13333;
+      v362.x[25] = v13334;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13337 = v362.x[26];
+      const float v13338 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13339 = v13337 * v13338;
+      v362.x[26] = v13339;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13342 = v362.x[27];
+      const float v13343 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13344 = v13342 * v13343;
+      v362.x[27] = v13344;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13347 = v362.x[28];
+      const float v13348 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13349 = v13347 * v13348;
+      v362.x[28] = v13349;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13352 = v362.x[29];
+      const float v13353 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13354 = v13352 * v13353;
+      v362.x[29] = v13354;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13357 = v362.x[30];
+      const float v13358 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13359 = v13357 * v13358;
+      v362.x[30] = v13359;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13362 = v362.x[31];
+      const float v13363 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13364 = v13362 * v13363;
+      v362.x[31] = v13364;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13367 = v364.x[0];
+      const float v13368 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13369 = v13367 * v13368;
+      v364.x[0] = v13369;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13372 = v364.x[1];
+      const float v13373 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13374 = v13372 * v13373;
+      v364.x[1] = v13374;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13377 = v364.x[2];
+      const float v13378 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13379 = v13377 * v13378;
+      v364.x[2] = v13379;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13382 = v364.x[3];
+      const float v13383 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13384 = v13382 * v13383;
+      v364.x[3] = v13384;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13387 = v364.x[4];
+      const float v13388 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13389 = v13387 * v13388;
+      v364.x[4] = v13389;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13392 = v364.x[5];
+      const float v13393 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13394 = v13392 * v13393;
+      v364.x[5] = v13394;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13397 = v364.x[6];
+      const float v13398 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13399 = v13397 * v13398;
+      v364.x[6] = v13399;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13402 = v364.x[7];
+      const float v13403 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13404 = v13402 * v13403;
+      v364.x[7] = v13404;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13407 = v364.x[8];
+      const float v13408 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13409 = v13407 * v13408;
+      v364.x[8] = v13409;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13412 = v364.x[9];
+      const float v13413 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13414 = v13412 * v13413;
+      v364.x[9] = v13414;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13417 = v364.x[10];
+      const float v13418 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13419 = v13417 * v13418;
+      v364.x[10] = v13419;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13422 = v364.x[11];
+      const float v13423 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13424 = v13422 * v13423;
+      v364.x[11] = v13424;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13427 = v364.x[12];
+      const float v13428 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13429 = v13427 * v13428;
+      v364.x[12] = v13429;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13432 = v364.x[13];
+      const float v13433 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13434 = v13432 * v13433;
+      v364.x[13] = v13434;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13437 = v364.x[14];
+      const float v13438 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13439 = v13437 * v13438;
+      v364.x[14] = v13439;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13442 = v364.x[15];
+      const float v13443 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13444 = v13442 * v13443;
+      v364.x[15] = v13444;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13447 = v364.x[16];
+      const float v13448 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13449 = v13447 * v13448;
+      v364.x[16] = v13449;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13452 = v364.x[17];
+      const float v13453 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13454 = v13452 * v13453;
+      v364.x[17] = v13454;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13457 = v364.x[18];
+      const float v13458 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13459 = v13457 * v13458;
+      v364.x[18] = v13459;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13462 = v364.x[19];
+      const float v13463 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13464 = v13462 * v13463;
+      v364.x[19] = v13464;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13467 = v364.x[20];
+      const float v13468 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13469 = v13467 * v13468;
+      v364.x[20] = v13469;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13472 = v364.x[21];
+      const float v13473 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13474 = v13472 * v13473;
+      v364.x[21] = v13474;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13477 = v364.x[22];
+      const float v13478 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13479 = v13477 * v13478;
+      v364.x[22] = v13479;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13482 = v364.x[23];
+      const float v13483 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13484 = v13482 * v13483;
+      v364.x[23] = v13484;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13487 = v364.x[24];
+      const float v13488 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13489 = v13487 * v13488;
+      v364.x[24] = v13489;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13492 = v364.x[25];
+      const float v13493 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13494 = v13492 * v13493;
+      v364.x[25] = v13494;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13497 = v364.x[26];
+      const float v13498 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13499 = v13497 * v13498;
+      v364.x[26] = v13499;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13502 = v364.x[27];
+      const float v13503 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13504 = v13502 * v13503;
+      v364.x[27] = v13504;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13507 = v364.x[28];
+      const float v13508 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13509 = v13507 * v13508;
+      v364.x[28] = v13509;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13512 = v364.x[29];
+      const float v13513 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13514 = v13512 * v13513;
+      v364.x[29] = v13514;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13517 = v364.x[30];
+      const float v13518 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13519 = v13517 * v13518;
+      v364.x[30] = v13519;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13522 = v364.x[31];
+      const float v13523 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13524 = v13522 * v13523;
+      v364.x[31] = v13524;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 128> v13527;  // kernels/sdpa/flash_warpgroup.hpp:175
+      iron_frag_fill(v13527, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v13527, v9679);
+      iron_frag_store<false>(v13527, shm3, v13533, 128u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v13691;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13691, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13691, shm3, v13682, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13693;
-      iron_frag_fill(v13693, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13693, shm2, v9677, 64u);
-      iron_frag_mma_sync(v362, v13691, v13693);
-      const unsigned int v13700 = v9677 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13702;
-      iron_frag_fill(v13702, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13702, shm3, v13695, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13704;
-      iron_frag_fill(v13704, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13704, shm2, v13700, 64u);
-      iron_frag_mma_sync(v362, v13702, v13704);
-      const unsigned int v13711 = v9677 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13713;
-      iron_frag_fill(v13713, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13713, shm3, v13706, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13715;
-      iron_frag_fill(v13715, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13715, shm2, v13711, 64u);
-      iron_frag_mma_sync(v362, v13713, v13715);
-      const unsigned int v13722 = v9677 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13724;
-      iron_frag_fill(v13724, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13724, shm3, v13717, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13726;
-      iron_frag_fill(v13726, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13726, shm2, v13722, 64u);
-      iron_frag_mma_sync(v362, v13724, v13726);
-      const unsigned int v13548 = v9677 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-      iron_frag<iron_bf16, 0, 16, 16> v13744;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13744, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13744, shm3, v13735, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13746;
-      iron_frag_fill(v13746, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13746, shm2, v13548, 64u);
-      iron_frag_mma_sync(v362, v13744, v13746);
-      const unsigned int v13753 = v13548 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13755;
-      iron_frag_fill(v13755, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13755, shm3, v13748, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13757;
-      iron_frag_fill(v13757, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13757, shm2, v13753, 64u);
-      iron_frag_mma_sync(v362, v13755, v13757);
-      const unsigned int v13764 = v13548 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13766;
-      iron_frag_fill(v13766, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13766, shm3, v13759, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13768;
-      iron_frag_fill(v13768, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13768, shm2, v13764, 64u);
-      iron_frag_mma_sync(v362, v13766, v13768);
-      const unsigned int v13775 = v13548 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13777;
-      iron_frag_fill(v13777, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13777, shm3, v13770, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13779;
-      iron_frag_fill(v13779, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13779, shm2, v13775, 64u);
-      iron_frag_mma_sync(v362, v13777, v13779);
-      iron_frag<iron_bf16, 0, 16, 16> v13797;
-      iron_frag_fill(v13797, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13797, shm3, v13682, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13799;
-      iron_frag_fill(v13799, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13799, shm2, v9690, 64u);
-      iron_frag_mma_sync(v364, v13797, v13799);
-      const unsigned int v13806 = v9690 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13808;
-      iron_frag_fill(v13808, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13808, shm3, v13695, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13810;
-      iron_frag_fill(v13810, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13810, shm2, v13806, 64u);
-      iron_frag_mma_sync(v364, v13808, v13810);
-      const unsigned int v13817 = v9690 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13819;
-      iron_frag_fill(v13819, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13819, shm3, v13706, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13821;
-      iron_frag_fill(v13821, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13821, shm2, v13817, 64u);
-      iron_frag_mma_sync(v364, v13819, v13821);
-      const unsigned int v13828 = v9690 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13830;
-      iron_frag_fill(v13830, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13830, shm3, v13717, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13832;
-      iron_frag_fill(v13832, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13832, shm2, v13828, 64u);
-      iron_frag_mma_sync(v364, v13830, v13832);
-      const unsigned int v13576 = v9690 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-      iron_frag<iron_bf16, 0, 16, 16> v13850;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13850, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13850, shm3, v13735, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13852;
-      iron_frag_fill(v13852, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13852, shm2, v13576, 64u);
-      iron_frag_mma_sync(v364, v13850, v13852);
-      const unsigned int v13859 = v13576 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13861;
-      iron_frag_fill(v13861, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13861, shm3, v13748, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13863;
-      iron_frag_fill(v13863, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13863, shm2, v13859, 64u);
-      iron_frag_mma_sync(v364, v13861, v13863);
-      const unsigned int v13870 = v13576 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13872;
-      iron_frag_fill(v13872, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13872, shm3, v13759, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13874;
-      iron_frag_fill(v13874, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13874, shm2, v13870, 64u);
-      iron_frag_mma_sync(v364, v13872, v13874);
-      const unsigned int v13881 = v13576 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13883;
-      iron_frag_fill(v13883, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13883, shm3, v13770, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13885;
-      iron_frag_fill(v13885, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13885, shm2, v13881, 64u);
-      iron_frag_mma_sync(v364, v13883, v13885);
+      iron_frag<iron_bf16, 0, 16, 16> v13701;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag_fill(v13701, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13701, shm3, v13692, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13703;
+      iron_frag_fill(v13703, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13703, shm2, v9683, 64u);
+      iron_frag_mma_sync(v362, v13701, v13703);
+      const unsigned int v13710 = v9683 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13712;
+      iron_frag_fill(v13712, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13712, shm3, v13705, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13714;
+      iron_frag_fill(v13714, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13714, shm2, v13710, 64u);
+      iron_frag_mma_sync(v362, v13712, v13714);
+      const unsigned int v13721 = v9683 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13723;
+      iron_frag_fill(v13723, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13723, shm3, v13716, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13725;
+      iron_frag_fill(v13725, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13725, shm2, v13721, 64u);
+      iron_frag_mma_sync(v362, v13723, v13725);
+      const unsigned int v13732 = v9683 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13734;
+      iron_frag_fill(v13734, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13734, shm3, v13727, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13736;
+      iron_frag_fill(v13736, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13736, shm2, v13732, 64u);
+      iron_frag_mma_sync(v362, v13734, v13736);
+      const unsigned int v13555 = v9683 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+      iron_frag<iron_bf16, 0, 16, 16> v13754;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag_fill(v13754, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13754, shm3, v13745, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13756;
+      iron_frag_fill(v13756, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13756, shm2, v13555, 64u);
+      iron_frag_mma_sync(v362, v13754, v13756);
+      const unsigned int v13763 = v13555 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13765;
+      iron_frag_fill(v13765, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13765, shm3, v13758, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13767;
+      iron_frag_fill(v13767, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13767, shm2, v13763, 64u);
+      iron_frag_mma_sync(v362, v13765, v13767);
+      const unsigned int v13774 = v13555 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13776;
+      iron_frag_fill(v13776, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13776, shm3, v13769, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13778;
+      iron_frag_fill(v13778, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13778, shm2, v13774, 64u);
+      iron_frag_mma_sync(v362, v13776, v13778);
+      const unsigned int v13785 = v13555 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13787;
+      iron_frag_fill(v13787, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13787, shm3, v13780, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13789;
+      iron_frag_fill(v13789, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13789, shm2, v13785, 64u);
+      iron_frag_mma_sync(v362, v13787, v13789);
+      iron_frag<iron_bf16, 0, 16, 16> v13807;
+      iron_frag_fill(v13807, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13807, shm3, v13692, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13809;
+      iron_frag_fill(v13809, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13809, shm2, v9696, 64u);
+      iron_frag_mma_sync(v364, v13807, v13809);
+      const unsigned int v13816 = v9696 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13818;
+      iron_frag_fill(v13818, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13818, shm3, v13705, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13820;
+      iron_frag_fill(v13820, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13820, shm2, v13816, 64u);
+      iron_frag_mma_sync(v364, v13818, v13820);
+      const unsigned int v13827 = v9696 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13829;
+      iron_frag_fill(v13829, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13829, shm3, v13716, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13831;
+      iron_frag_fill(v13831, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13831, shm2, v13827, 64u);
+      iron_frag_mma_sync(v364, v13829, v13831);
+      const unsigned int v13838 = v9696 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13840;
+      iron_frag_fill(v13840, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13840, shm3, v13727, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13842;
+      iron_frag_fill(v13842, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13842, shm2, v13838, 64u);
+      iron_frag_mma_sync(v364, v13840, v13842);
+      const unsigned int v13585 = v9696 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
+      iron_frag<iron_bf16, 0, 16, 16> v13860;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag_fill(v13860, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13860, shm3, v13745, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13862;
+      iron_frag_fill(v13862, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13862, shm2, v13585, 64u);
+      iron_frag_mma_sync(v364, v13860, v13862);
+      const unsigned int v13869 = v13585 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13871;
+      iron_frag_fill(v13871, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13871, shm3, v13758, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13873;
+      iron_frag_fill(v13873, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13873, shm2, v13869, 64u);
+      iron_frag_mma_sync(v364, v13871, v13873);
+      const unsigned int v13880 = v13585 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13882;
+      iron_frag_fill(v13882, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13882, shm3, v13769, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13884;
+      iron_frag_fill(v13884, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13884, shm2, v13880, 64u);
+      iron_frag_mma_sync(v364, v13882, v13884);
+      const unsigned int v13891 = v13585 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13893;
+      iron_frag_fill(v13893, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13893, shm3, v13780, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v13895;
+      iron_frag_fill(v13895, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13895, shm2, v13891, 64u);
+      iron_frag_mma_sync(v364, v13893, v13895);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v5489 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v5491;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v5491, 0.0f);
-    const float v5495 = v358.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5496 = fmaxf(v5495, v5489);
-    const bool v5499 = v5496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5500 = v5499 ? 0.0f : v5496;
-    v5491.x[0] = v5500;  // kernels/sdpa/flash_tile.hpp:262
-    const float v5504 = v358.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5505 = fmaxf(v5504, v5489);
-    const bool v5508 = v5505 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5509 = v5508 ? 0.0f : v5505;
-    v5491.x[1] = v5509;  // kernels/sdpa/flash_tile.hpp:262
-    const float v5513 = v358.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5514 = fmaxf(v5513, v5489);
-    const bool v5517 = v5514 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5518 = v5517 ? 0.0f : v5514;
-    v5491.x[2] = v5518;  // kernels/sdpa/flash_tile.hpp:262
-    const float v5522 = v358.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5523 = fmaxf(v5522, v5489);
-    const bool v5526 = v5523 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5527 = v5526 ? 0.0f : v5523;
-    v5491.x[3] = v5527;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v5529;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v5529, 0.0f);
-    const float v5533 = v5491.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5534 = v5489 - v5533;
-    const float v5535 = exp2f(v5534);
-    const float v5538 = v5495 - v5533;
-    const float v5539 = exp2f(v5538);
-    const float v5540 = v360.x[0];
-    const float v5541 = v5540 * v5539;
-    const float v5542 = v5541 + v5535;
-    v5529.x[0] = v5542;  // kernels/sdpa/flash_tile.hpp:266
-    const float v5546 = v5491.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5547 = v5489 - v5546;
-    const float v5548 = exp2f(v5547);
-    const float v5551 = v5504 - v5546;
-    const float v5552 = exp2f(v5551);
-    const float v5553 = v360.x[1];
-    const float v5554 = v5553 * v5552;
-    const float v5555 = v5554 + v5548;
-    v5529.x[1] = v5555;  // kernels/sdpa/flash_tile.hpp:266
-    const float v5559 = v5491.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5560 = v5489 - v5559;
-    const float v5561 = exp2f(v5560);
-    const float v5564 = v5513 - v5559;
-    const float v5565 = exp2f(v5564);
-    const float v5566 = v360.x[2];
-    const float v5567 = v5566 * v5565;
-    const float v5568 = v5567 + v5561;
-    v5529.x[2] = v5568;  // kernels/sdpa/flash_tile.hpp:266
-    const float v5572 = v5491.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5573 = v5489 - v5572;
-    const float v5574 = exp2f(v5573);
-    const float v5577 = v5522 - v5572;
-    const float v5578 = exp2f(v5577);
-    const float v5579 = v360.x[3];
-    const float v5580 = v5579 * v5578;
-    const float v5581 = v5580 + v5574;
-    v5529.x[3] = v5581;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v5583;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v5583, 0.0f);
-    const float v5587 = v5529.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5593 = v5539 / v5587;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5595 = v5587 > 0.0f;
-    const float v5596 = v5595 ? v5593 : 0.0f;
-    v5583.x[0] = v5596;  // kernels/sdpa/flash_tile.hpp:270
-    const float v5600 = v5529.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5606 = v5552 / v5600;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5608 = v5600 > 0.0f;
-    const float v5609 = v5608 ? v5606 : 0.0f;
-    v5583.x[1] = v5609;  // kernels/sdpa/flash_tile.hpp:270
-    const float v5613 = v5529.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5619 = v5565 / v5613;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5621 = v5613 > 0.0f;
-    const float v5622 = v5621 ? v5619 : 0.0f;
-    v5583.x[2] = v5622;  // kernels/sdpa/flash_tile.hpp:270
-    const float v5626 = v5529.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5632 = v5578 / v5626;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5634 = v5626 > 0.0f;
-    const float v5635 = v5634 ? v5632 : 0.0f;
-    v5583.x[3] = v5635;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v5638 = v56 + v13200;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5639 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5640 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5641 = v5640 * v5639;
-    const float v5642 = v362.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5643 = v5642 * v5639;
-    const bool v5644 = v5638 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5644) {
-      const unsigned int v5649 = v13 + v5638;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5650 = v5649 * v1;
-      const unsigned int v5651 = v5650 + v28;
-      const unsigned int v5652 = v5651 << 7u;
-      const unsigned int v5653 = v5652 + v13199;
-      const iron_bf16 v5654 = iron_f32_to_bf16(v5641);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5655 = iron_f32_to_bf16(v5643);
-      *reinterpret_cast<iron_bf16x2*>(out + v5653) = iron_bf16x2{{v5654, v5655}};
+    const float v5495 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v5497;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v5497, 0.0f);
+    const float v5501 = v358.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v5502 = fmaxf(v5501, v5495);
+    const bool v5505 = v5502 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v5506 = v5505 ? 0.0f : v5502;
+    v5497.x[0] = v5506;  // kernels/sdpa/flash_tile.hpp:262
+    const float v5510 = v358.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v5511 = fmaxf(v5510, v5495);
+    const bool v5514 = v5511 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v5515 = v5514 ? 0.0f : v5511;
+    v5497.x[1] = v5515;  // kernels/sdpa/flash_tile.hpp:262
+    const float v5519 = v358.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v5520 = fmaxf(v5519, v5495);
+    const bool v5523 = v5520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v5524 = v5523 ? 0.0f : v5520;
+    v5497.x[2] = v5524;  // kernels/sdpa/flash_tile.hpp:262
+    const float v5528 = v358.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v5529 = fmaxf(v5528, v5495);
+    const bool v5532 = v5529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v5533 = v5532 ? 0.0f : v5529;
+    v5497.x[3] = v5533;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v5535;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v5535, 0.0f);
+    const float v5539 = v5497.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v5540 = v5495 - v5539;
+    const float v5541 = exp2f(v5540);
+    const float v5544 = v5501 - v5539;
+    const float v5545 = exp2f(v5544);
+    const float v5546 = v360.x[0];
+    const float v5547 = v5546 * v5545;
+    const float v5548 = v5547 + v5541;
+    v5535.x[0] = v5548;  // kernels/sdpa/flash_tile.hpp:266
+    const float v5552 = v5497.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v5553 = v5495 - v5552;
+    const float v5554 = exp2f(v5553);
+    const float v5557 = v5510 - v5552;
+    const float v5558 = exp2f(v5557);
+    const float v5559 = v360.x[1];
+    const float v5560 = v5559 * v5558;
+    const float v5561 = v5560 + v5554;
+    v5535.x[1] = v5561;  // kernels/sdpa/flash_tile.hpp:266
+    const float v5565 = v5497.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v5566 = v5495 - v5565;
+    const float v5567 = exp2f(v5566);
+    const float v5570 = v5519 - v5565;
+    const float v5571 = exp2f(v5570);
+    const float v5572 = v360.x[2];
+    const float v5573 = v5572 * v5571;
+    const float v5574 = v5573 + v5567;
+    v5535.x[2] = v5574;  // kernels/sdpa/flash_tile.hpp:266
+    const float v5578 = v5497.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v5579 = v5495 - v5578;
+    const float v5580 = exp2f(v5579);
+    const float v5583 = v5528 - v5578;
+    const float v5584 = exp2f(v5583);
+    const float v5585 = v360.x[3];
+    const float v5586 = v5585 * v5584;
+    const float v5587 = v5586 + v5580;
+    v5535.x[3] = v5587;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v5589;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v5589, 0.0f);
+    const float v5593 = v5535.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v5599 = v5545 / v5593;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5601 = v5593 > 0.0f;
+    const float v5602 = v5601 ? v5599 : 0.0f;
+    v5589.x[0] = v5602;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5606 = v5535.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v5612 = v5558 / v5606;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5614 = v5606 > 0.0f;
+    const float v5615 = v5614 ? v5612 : 0.0f;
+    v5589.x[1] = v5615;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5619 = v5535.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v5625 = v5571 / v5619;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5627 = v5619 > 0.0f;
+    const float v5628 = v5627 ? v5625 : 0.0f;
+    v5589.x[2] = v5628;  // kernels/sdpa/flash_tile.hpp:270
+    const float v5632 = v5535.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v5638 = v5584 / v5632;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v5640 = v5632 > 0.0f;
+    const float v5641 = v5640 ? v5638 : 0.0f;
+    v5589.x[3] = v5641;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v5644 = v56 + v13206;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5645 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5646 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5647 = v5646 * v5645;
+    const float v5648 = v362.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5649 = v5648 * v5645;
+    const bool v5650 = v5644 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5650) {
+      const unsigned int v5655 = v13 + v5644;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5656 = v5655 * v1;
+      const unsigned int v5657 = v5656 + v28;
+      const unsigned int v5658 = v5657 << 7u;
+      const unsigned int v5659 = v5658 + v13205;
+      const iron_bf16 v5660 = iron_f32_to_bf16(v5647);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5661 = iron_f32_to_bf16(v5649);
+      *reinterpret_cast<iron_bf16x2*>(out + v5659) = iron_bf16x2{{v5660, v5661}};
     }
-    const unsigned int v5657 = v56 + v13210;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5658 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5659 = v362.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5660 = v5659 * v5658;
-    const float v5661 = v362.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5662 = v5661 * v5658;
-    const bool v5663 = v5657 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5663) {
-      const unsigned int v5668 = v13 + v5657;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5669 = v5668 * v1;
-      const unsigned int v5670 = v5669 + v28;
-      const unsigned int v5671 = v5670 << 7u;
-      const unsigned int v5672 = v5671 + v13209;
-      const iron_bf16 v5673 = iron_f32_to_bf16(v5660);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5674 = iron_f32_to_bf16(v5662);
-      *reinterpret_cast<iron_bf16x2*>(out + v5672) = iron_bf16x2{{v5673, v5674}};
+    const unsigned int v5663 = v56 + v13216;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5664 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5665 = v362.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5666 = v5665 * v5664;
+    const float v5667 = v362.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5668 = v5667 * v5664;
+    const bool v5669 = v5663 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5669) {
+      const unsigned int v5674 = v13 + v5663;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5675 = v5674 * v1;
+      const unsigned int v5676 = v5675 + v28;
+      const unsigned int v5677 = v5676 << 7u;
+      const unsigned int v5678 = v5677 + v13215;
+      const iron_bf16 v5679 = iron_f32_to_bf16(v5666);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5680 = iron_f32_to_bf16(v5668);
+      *reinterpret_cast<iron_bf16x2*>(out + v5678) = iron_bf16x2{{v5679, v5680}};
     }
-    const unsigned int v5676 = v56 + v13220;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5677 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5678 = v362.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5679 = v5678 * v5677;
-    const float v5680 = v362.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5681 = v5680 * v5677;
-    const bool v5682 = v5676 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5682) {
-      const unsigned int v5687 = v13 + v5676;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5688 = v5687 * v1;
-      const unsigned int v5689 = v5688 + v28;
-      const unsigned int v5690 = v5689 << 7u;
-      const unsigned int v5691 = v5690 + v13219;
-      const iron_bf16 v5692 = iron_f32_to_bf16(v5679);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5693 = iron_f32_to_bf16(v5681);
-      *reinterpret_cast<iron_bf16x2*>(out + v5691) = iron_bf16x2{{v5692, v5693}};
+    const unsigned int v5682 = v56 + v13226;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5683 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5684 = v362.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5685 = v5684 * v5683;
+    const float v5686 = v362.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5687 = v5686 * v5683;
+    const bool v5688 = v5682 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5688) {
+      const unsigned int v5693 = v13 + v5682;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5694 = v5693 * v1;
+      const unsigned int v5695 = v5694 + v28;
+      const unsigned int v5696 = v5695 << 7u;
+      const unsigned int v5697 = v5696 + v13225;
+      const iron_bf16 v5698 = iron_f32_to_bf16(v5685);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5699 = iron_f32_to_bf16(v5687);
+      *reinterpret_cast<iron_bf16x2*>(out + v5697) = iron_bf16x2{{v5698, v5699}};
     }
-    const unsigned int v5695 = v56 + v13230;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5696 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5697 = v362.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5698 = v5697 * v5696;
-    const float v5699 = v362.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5700 = v5699 * v5696;
-    const bool v5701 = v5695 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5701) {
-      const unsigned int v5706 = v13 + v5695;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5707 = v5706 * v1;
-      const unsigned int v5708 = v5707 + v28;
-      const unsigned int v5709 = v5708 << 7u;
-      const unsigned int v5710 = v5709 + v13229;
-      const iron_bf16 v5711 = iron_f32_to_bf16(v5698);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5712 = iron_f32_to_bf16(v5700);
-      *reinterpret_cast<iron_bf16x2*>(out + v5710) = iron_bf16x2{{v5711, v5712}};
+    const unsigned int v5701 = v56 + v13236;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5702 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5703 = v362.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5704 = v5703 * v5702;
+    const float v5705 = v362.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5706 = v5705 * v5702;
+    const bool v5707 = v5701 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5707) {
+      const unsigned int v5712 = v13 + v5701;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5713 = v5712 * v1;
+      const unsigned int v5714 = v5713 + v28;
+      const unsigned int v5715 = v5714 << 7u;
+      const unsigned int v5716 = v5715 + v13235;
+      const iron_bf16 v5717 = iron_f32_to_bf16(v5704);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5718 = iron_f32_to_bf16(v5706);
+      *reinterpret_cast<iron_bf16x2*>(out + v5716) = iron_bf16x2{{v5717, v5718}};
     }
-    const unsigned int v5714 = v56 + v13240;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5715 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5716 = v362.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5717 = v5716 * v5715;
-    const float v5718 = v362.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5719 = v5718 * v5715;
-    const bool v5720 = v5714 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5720) {
-      const unsigned int v5725 = v13 + v5714;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5726 = v5725 * v1;
-      const unsigned int v5727 = v5726 + v28;
-      const unsigned int v5728 = v5727 << 7u;
-      const unsigned int v5729 = v5728 + v13239;
-      const iron_bf16 v5730 = iron_f32_to_bf16(v5717);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5731 = iron_f32_to_bf16(v5719);
-      *reinterpret_cast<iron_bf16x2*>(out + v5729) = iron_bf16x2{{v5730, v5731}};
+    const unsigned int v5720 = v56 + v13246;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5721 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5722 = v362.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5723 = v5722 * v5721;
+    const float v5724 = v362.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5725 = v5724 * v5721;
+    const bool v5726 = v5720 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5726) {
+      const unsigned int v5731 = v13 + v5720;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5732 = v5731 * v1;
+      const unsigned int v5733 = v5732 + v28;
+      const unsigned int v5734 = v5733 << 7u;
+      const unsigned int v5735 = v5734 + v13245;
+      const iron_bf16 v5736 = iron_f32_to_bf16(v5723);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5737 = iron_f32_to_bf16(v5725);
+      *reinterpret_cast<iron_bf16x2*>(out + v5735) = iron_bf16x2{{v5736, v5737}};
     }
-    const unsigned int v5733 = v56 + v13250;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5734 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5735 = v362.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5736 = v5735 * v5734;
-    const float v5737 = v362.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5738 = v5737 * v5734;
-    const bool v5739 = v5733 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5739) {
-      const unsigned int v5744 = v13 + v5733;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5745 = v5744 * v1;
-      const unsigned int v5746 = v5745 + v28;
-      const unsigned int v5747 = v5746 << 7u;
-      const unsigned int v5748 = v5747 + v13249;
-      const iron_bf16 v5749 = iron_f32_to_bf16(v5736);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5750 = iron_f32_to_bf16(v5738);
-      *reinterpret_cast<iron_bf16x2*>(out + v5748) = iron_bf16x2{{v5749, v5750}};
+    const unsigned int v5739 = v56 + v13256;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5740 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5741 = v362.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5742 = v5741 * v5740;
+    const float v5743 = v362.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5744 = v5743 * v5740;
+    const bool v5745 = v5739 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5745) {
+      const unsigned int v5750 = v13 + v5739;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5751 = v5750 * v1;
+      const unsigned int v5752 = v5751 + v28;
+      const unsigned int v5753 = v5752 << 7u;
+      const unsigned int v5754 = v5753 + v13255;
+      const iron_bf16 v5755 = iron_f32_to_bf16(v5742);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5756 = iron_f32_to_bf16(v5744);
+      *reinterpret_cast<iron_bf16x2*>(out + v5754) = iron_bf16x2{{v5755, v5756}};
     }
-    const unsigned int v5752 = v56 + v13260;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5753 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5754 = v362.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5755 = v5754 * v5753;
-    const float v5756 = v362.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5757 = v5756 * v5753;
-    const bool v5758 = v5752 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5758) {
-      const unsigned int v5763 = v13 + v5752;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5764 = v5763 * v1;
-      const unsigned int v5765 = v5764 + v28;
-      const unsigned int v5766 = v5765 << 7u;
-      const unsigned int v5767 = v5766 + v13259;
-      const iron_bf16 v5768 = iron_f32_to_bf16(v5755);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5769 = iron_f32_to_bf16(v5757);
-      *reinterpret_cast<iron_bf16x2*>(out + v5767) = iron_bf16x2{{v5768, v5769}};
+    const unsigned int v5758 = v56 + v13266;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5759 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5760 = v362.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5761 = v5760 * v5759;
+    const float v5762 = v362.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5763 = v5762 * v5759;
+    const bool v5764 = v5758 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5764) {
+      const unsigned int v5769 = v13 + v5758;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5770 = v5769 * v1;
+      const unsigned int v5771 = v5770 + v28;
+      const unsigned int v5772 = v5771 << 7u;
+      const unsigned int v5773 = v5772 + v13265;
+      const iron_bf16 v5774 = iron_f32_to_bf16(v5761);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5775 = iron_f32_to_bf16(v5763);
+      *reinterpret_cast<iron_bf16x2*>(out + v5773) = iron_bf16x2{{v5774, v5775}};
     }
-    const unsigned int v5771 = v56 + v13270;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5772 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5773 = v362.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5774 = v5773 * v5772;
-    const float v5775 = v362.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5776 = v5775 * v5772;
-    const bool v5777 = v5771 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5777) {
-      const unsigned int v5782 = v13 + v5771;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5783 = v5782 * v1;
-      const unsigned int v5784 = v5783 + v28;
-      const unsigned int v5785 = v5784 << 7u;
-      const unsigned int v5786 = v5785 + v13269;
-      const iron_bf16 v5787 = iron_f32_to_bf16(v5774);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5788 = iron_f32_to_bf16(v5776);
-      *reinterpret_cast<iron_bf16x2*>(out + v5786) = iron_bf16x2{{v5787, v5788}};
+    const unsigned int v5777 = v56 + v13276;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5778 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5779 = v362.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5780 = v5779 * v5778;
+    const float v5781 = v362.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5782 = v5781 * v5778;
+    const bool v5783 = v5777 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5783) {
+      const unsigned int v5788 = v13 + v5777;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5789 = v5788 * v1;
+      const unsigned int v5790 = v5789 + v28;
+      const unsigned int v5791 = v5790 << 7u;
+      const unsigned int v5792 = v5791 + v13275;
+      const iron_bf16 v5793 = iron_f32_to_bf16(v5780);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5794 = iron_f32_to_bf16(v5782);
+      *reinterpret_cast<iron_bf16x2*>(out + v5792) = iron_bf16x2{{v5793, v5794}};
     }
-    const unsigned int v5790 = v56 + v13280;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5791 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5792 = v362.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5793 = v5792 * v5791;
-    const float v5794 = v362.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5795 = v5794 * v5791;
-    const bool v5796 = v5790 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5796) {
-      const unsigned int v5801 = v13 + v5790;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5802 = v5801 * v1;
-      const unsigned int v5803 = v5802 + v28;
-      const unsigned int v5804 = v5803 << 7u;
-      const unsigned int v5805 = v5804 + v13279;
-      const iron_bf16 v5806 = iron_f32_to_bf16(v5793);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5807 = iron_f32_to_bf16(v5795);
-      *reinterpret_cast<iron_bf16x2*>(out + v5805) = iron_bf16x2{{v5806, v5807}};
+    const unsigned int v5796 = v56 + v13286;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5797 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5798 = v362.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5799 = v5798 * v5797;
+    const float v5800 = v362.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5801 = v5800 * v5797;
+    const bool v5802 = v5796 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5802) {
+      const unsigned int v5807 = v13 + v5796;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5808 = v5807 * v1;
+      const unsigned int v5809 = v5808 + v28;
+      const unsigned int v5810 = v5809 << 7u;
+      const unsigned int v5811 = v5810 + v13285;
+      const iron_bf16 v5812 = iron_f32_to_bf16(v5799);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5813 = iron_f32_to_bf16(v5801);
+      *reinterpret_cast<iron_bf16x2*>(out + v5811) = iron_bf16x2{{v5812, v5813}};
     }
-    const unsigned int v5809 = v56 + v13290;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5810 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5811 = v362.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5812 = v5811 * v5810;
-    const float v5813 = v362.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5814 = v5813 * v5810;
-    const bool v5815 = v5809 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5815) {
-      const unsigned int v5820 = v13 + v5809;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5821 = v5820 * v1;
-      const unsigned int v5822 = v5821 + v28;
-      const unsigned int v5823 = v5822 << 7u;
-      const unsigned int v5824 = v5823 + v13289;
-      const iron_bf16 v5825 = iron_f32_to_bf16(v5812);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5826 = iron_f32_to_bf16(v5814);
-      *reinterpret_cast<iron_bf16x2*>(out + v5824) = iron_bf16x2{{v5825, v5826}};
+    const unsigned int v5815 = v56 + v13296;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5816 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5817 = v362.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5818 = v5817 * v5816;
+    const float v5819 = v362.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5820 = v5819 * v5816;
+    const bool v5821 = v5815 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5821) {
+      const unsigned int v5826 = v13 + v5815;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5827 = v5826 * v1;
+      const unsigned int v5828 = v5827 + v28;
+      const unsigned int v5829 = v5828 << 7u;
+      const unsigned int v5830 = v5829 + v13295;
+      const iron_bf16 v5831 = iron_f32_to_bf16(v5818);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5832 = iron_f32_to_bf16(v5820);
+      *reinterpret_cast<iron_bf16x2*>(out + v5830) = iron_bf16x2{{v5831, v5832}};
     }
-    const unsigned int v5828 = v56 + v13300;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5829 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5830 = v362.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5831 = v5830 * v5829;
-    const float v5832 = v362.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5833 = v5832 * v5829;
-    const bool v5834 = v5828 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5834) {
-      const unsigned int v5839 = v13 + v5828;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5840 = v5839 * v1;
-      const unsigned int v5841 = v5840 + v28;
-      const unsigned int v5842 = v5841 << 7u;
-      const unsigned int v5843 = v5842 + v13299;
-      const iron_bf16 v5844 = iron_f32_to_bf16(v5831);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5845 = iron_f32_to_bf16(v5833);
-      *reinterpret_cast<iron_bf16x2*>(out + v5843) = iron_bf16x2{{v5844, v5845}};
+    const unsigned int v5834 = v56 + v13306;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5835 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5836 = v362.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5837 = v5836 * v5835;
+    const float v5838 = v362.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5839 = v5838 * v5835;
+    const bool v5840 = v5834 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5840) {
+      const unsigned int v5845 = v13 + v5834;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5846 = v5845 * v1;
+      const unsigned int v5847 = v5846 + v28;
+      const unsigned int v5848 = v5847 << 7u;
+      const unsigned int v5849 = v5848 + v13305;
+      const iron_bf16 v5850 = iron_f32_to_bf16(v5837);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5851 = iron_f32_to_bf16(v5839);
+      *reinterpret_cast<iron_bf16x2*>(out + v5849) = iron_bf16x2{{v5850, v5851}};
     }
-    const unsigned int v5847 = v56 + v13310;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5848 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5849 = v362.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5850 = v5849 * v5848;
-    const float v5851 = v362.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5852 = v5851 * v5848;
-    const bool v5853 = v5847 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5853) {
-      const unsigned int v5858 = v13 + v5847;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5859 = v5858 * v1;
-      const unsigned int v5860 = v5859 + v28;
-      const unsigned int v5861 = v5860 << 7u;
-      const unsigned int v5862 = v5861 + v13309;
-      const iron_bf16 v5863 = iron_f32_to_bf16(v5850);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5864 = iron_f32_to_bf16(v5852);
-      *reinterpret_cast<iron_bf16x2*>(out + v5862) = iron_bf16x2{{v5863, v5864}};
+    const unsigned int v5853 = v56 + v13316;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5854 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5855 = v362.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5856 = v5855 * v5854;
+    const float v5857 = v362.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5858 = v5857 * v5854;
+    const bool v5859 = v5853 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5859) {
+      const unsigned int v5864 = v13 + v5853;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5865 = v5864 * v1;
+      const unsigned int v5866 = v5865 + v28;
+      const unsigned int v5867 = v5866 << 7u;
+      const unsigned int v5868 = v5867 + v13315;
+      const iron_bf16 v5869 = iron_f32_to_bf16(v5856);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5870 = iron_f32_to_bf16(v5858);
+      *reinterpret_cast<iron_bf16x2*>(out + v5868) = iron_bf16x2{{v5869, v5870}};
     }
-    const unsigned int v5866 = v56 + v13320;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5867 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5868 = v362.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5869 = v5868 * v5867;
-    const float v5870 = v362.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5871 = v5870 * v5867;
-    const bool v5872 = v5866 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5872) {
-      const unsigned int v5877 = v13 + v5866;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5878 = v5877 * v1;
-      const unsigned int v5879 = v5878 + v28;
-      const unsigned int v5880 = v5879 << 7u;
-      const unsigned int v5881 = v5880 + v13319;
-      const iron_bf16 v5882 = iron_f32_to_bf16(v5869);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5883 = iron_f32_to_bf16(v5871);
-      *reinterpret_cast<iron_bf16x2*>(out + v5881) = iron_bf16x2{{v5882, v5883}};
+    const unsigned int v5872 = v56 + v13326;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5873 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5874 = v362.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5875 = v5874 * v5873;
+    const float v5876 = v362.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5877 = v5876 * v5873;
+    const bool v5878 = v5872 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5878) {
+      const unsigned int v5883 = v13 + v5872;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5884 = v5883 * v1;
+      const unsigned int v5885 = v5884 + v28;
+      const unsigned int v5886 = v5885 << 7u;
+      const unsigned int v5887 = v5886 + v13325;
+      const iron_bf16 v5888 = iron_f32_to_bf16(v5875);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5889 = iron_f32_to_bf16(v5877);
+      *reinterpret_cast<iron_bf16x2*>(out + v5887) = iron_bf16x2{{v5888, v5889}};
     }
-    const unsigned int v5885 = v56 + v13330;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5886 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5887 = v362.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5888 = v5887 * v5886;
-    const float v5889 = v362.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5890 = v5889 * v5886;
-    const bool v5891 = v5885 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5891) {
-      const unsigned int v5896 = v13 + v5885;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5897 = v5896 * v1;
-      const unsigned int v5898 = v5897 + v28;
-      const unsigned int v5899 = v5898 << 7u;
-      const unsigned int v5900 = v5899 + v13329;
-      const iron_bf16 v5901 = iron_f32_to_bf16(v5888);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5902 = iron_f32_to_bf16(v5890);
-      *reinterpret_cast<iron_bf16x2*>(out + v5900) = iron_bf16x2{{v5901, v5902}};
+    const unsigned int v5891 = v56 + v13336;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5892 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5893 = v362.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5894 = v5893 * v5892;
+    const float v5895 = v362.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5896 = v5895 * v5892;
+    const bool v5897 = v5891 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5897) {
+      const unsigned int v5902 = v13 + v5891;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5903 = v5902 * v1;
+      const unsigned int v5904 = v5903 + v28;
+      const unsigned int v5905 = v5904 << 7u;
+      const unsigned int v5906 = v5905 + v13335;
+      const iron_bf16 v5907 = iron_f32_to_bf16(v5894);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5908 = iron_f32_to_bf16(v5896);
+      *reinterpret_cast<iron_bf16x2*>(out + v5906) = iron_bf16x2{{v5907, v5908}};
     }
-    const unsigned int v5904 = v56 + v13340;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5905 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5906 = v362.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5907 = v5906 * v5905;
-    const float v5908 = v362.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5909 = v5908 * v5905;
-    const bool v5910 = v5904 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5910) {
-      const unsigned int v5915 = v13 + v5904;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5916 = v5915 * v1;
-      const unsigned int v5917 = v5916 + v28;
-      const unsigned int v5918 = v5917 << 7u;
-      const unsigned int v5919 = v5918 + v13339;
-      const iron_bf16 v5920 = iron_f32_to_bf16(v5907);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5921 = iron_f32_to_bf16(v5909);
-      *reinterpret_cast<iron_bf16x2*>(out + v5919) = iron_bf16x2{{v5920, v5921}};
+    const unsigned int v5910 = v56 + v13346;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5911 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5912 = v362.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5913 = v5912 * v5911;
+    const float v5914 = v362.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5915 = v5914 * v5911;
+    const bool v5916 = v5910 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5916) {
+      const unsigned int v5921 = v13 + v5910;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5922 = v5921 * v1;
+      const unsigned int v5923 = v5922 + v28;
+      const unsigned int v5924 = v5923 << 7u;
+      const unsigned int v5925 = v5924 + v13345;
+      const iron_bf16 v5926 = iron_f32_to_bf16(v5913);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5927 = iron_f32_to_bf16(v5915);
+      *reinterpret_cast<iron_bf16x2*>(out + v5925) = iron_bf16x2{{v5926, v5927}};
     }
-    const unsigned int v5923 = v56 + v13350;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5924 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5925 = v362.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5926 = v5925 * v5924;
-    const float v5927 = v362.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5928 = v5927 * v5924;
-    const bool v5929 = v5923 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5929) {
-      const unsigned int v5934 = v13 + v5923;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5935 = v5934 * v1;
-      const unsigned int v5936 = v5935 + v28;
-      const unsigned int v5937 = v5936 << 7u;
-      const unsigned int v5938 = v5937 + v13349;
-      const iron_bf16 v5939 = iron_f32_to_bf16(v5926);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5940 = iron_f32_to_bf16(v5928);
-      *reinterpret_cast<iron_bf16x2*>(out + v5938) = iron_bf16x2{{v5939, v5940}};
+    const unsigned int v5929 = v56 + v13356;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5930 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5931 = v362.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5932 = v5931 * v5930;
+    const float v5933 = v362.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5934 = v5933 * v5930;
+    const bool v5935 = v5929 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5935) {
+      const unsigned int v5940 = v13 + v5929;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5941 = v5940 * v1;
+      const unsigned int v5942 = v5941 + v28;
+      const unsigned int v5943 = v5942 << 7u;
+      const unsigned int v5944 = v5943 + v13355;
+      const iron_bf16 v5945 = iron_f32_to_bf16(v5932);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5946 = iron_f32_to_bf16(v5934);
+      *reinterpret_cast<iron_bf16x2*>(out + v5944) = iron_bf16x2{{v5945, v5946}};
     }
-    const unsigned int v5942 = v56 + v13360;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5943 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5944 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5945 = v5944 * v5943;
-    const float v5946 = v364.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5947 = v5946 * v5943;
-    const bool v5948 = v5942 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5948) {
-      const unsigned int v5951 = 64u + v13359;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5953 = v13 + v5942;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5954 = v5953 * v1;
-      const unsigned int v5955 = v5954 + v28;
-      const unsigned int v5956 = v5955 << 7u;
-      const unsigned int v5957 = v5956 + v5951;
-      const iron_bf16 v5958 = iron_f32_to_bf16(v5945);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5959 = iron_f32_to_bf16(v5947);
-      *reinterpret_cast<iron_bf16x2*>(out + v5957) = iron_bf16x2{{v5958, v5959}};
+    const unsigned int v5948 = v56 + v13366;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5949 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5950 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5951 = v5950 * v5949;
+    const float v5952 = v364.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5953 = v5952 * v5949;
+    const bool v5954 = v5948 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5954) {
+      const unsigned int v5957 = 64u + v13365;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5959 = v13 + v5948;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5960 = v5959 * v1;
+      const unsigned int v5961 = v5960 + v28;
+      const unsigned int v5962 = v5961 << 7u;
+      const unsigned int v5963 = v5962 + v5957;
+      const iron_bf16 v5964 = iron_f32_to_bf16(v5951);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5965 = iron_f32_to_bf16(v5953);
+      *reinterpret_cast<iron_bf16x2*>(out + v5963) = iron_bf16x2{{v5964, v5965}};
     }
-    const unsigned int v5961 = v56 + v13370;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5962 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5963 = v364.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5964 = v5963 * v5962;
-    const float v5965 = v364.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5966 = v5965 * v5962;
-    const bool v5967 = v5961 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5967) {
-      const unsigned int v5970 = 64u + v13369;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5972 = v13 + v5961;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5973 = v5972 * v1;
-      const unsigned int v5974 = v5973 + v28;
-      const unsigned int v5975 = v5974 << 7u;
-      const unsigned int v5976 = v5975 + v5970;
-      const iron_bf16 v5977 = iron_f32_to_bf16(v5964);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5978 = iron_f32_to_bf16(v5966);
-      *reinterpret_cast<iron_bf16x2*>(out + v5976) = iron_bf16x2{{v5977, v5978}};
+    const unsigned int v5967 = v56 + v13376;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5968 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5969 = v364.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5970 = v5969 * v5968;
+    const float v5971 = v364.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5972 = v5971 * v5968;
+    const bool v5973 = v5967 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5973) {
+      const unsigned int v5976 = 64u + v13375;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5978 = v13 + v5967;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5979 = v5978 * v1;
+      const unsigned int v5980 = v5979 + v28;
+      const unsigned int v5981 = v5980 << 7u;
+      const unsigned int v5982 = v5981 + v5976;
+      const iron_bf16 v5983 = iron_f32_to_bf16(v5970);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5984 = iron_f32_to_bf16(v5972);
+      *reinterpret_cast<iron_bf16x2*>(out + v5982) = iron_bf16x2{{v5983, v5984}};
     }
-    const unsigned int v5980 = v56 + v13380;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5981 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5982 = v364.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5983 = v5982 * v5981;
-    const float v5984 = v364.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5985 = v5984 * v5981;
-    const bool v5986 = v5980 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5986) {
-      const unsigned int v5989 = 64u + v13379;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5991 = v13 + v5980;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5992 = v5991 * v1;
-      const unsigned int v5993 = v5992 + v28;
-      const unsigned int v5994 = v5993 << 7u;
-      const unsigned int v5995 = v5994 + v5989;
-      const iron_bf16 v5996 = iron_f32_to_bf16(v5983);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5997 = iron_f32_to_bf16(v5985);
-      *reinterpret_cast<iron_bf16x2*>(out + v5995) = iron_bf16x2{{v5996, v5997}};
+    const unsigned int v5986 = v56 + v13386;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5987 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5988 = v364.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5989 = v5988 * v5987;
+    const float v5990 = v364.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5991 = v5990 * v5987;
+    const bool v5992 = v5986 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5992) {
+      const unsigned int v5995 = 64u + v13385;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5997 = v13 + v5986;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5998 = v5997 * v1;
+      const unsigned int v5999 = v5998 + v28;
+      const unsigned int v6000 = v5999 << 7u;
+      const unsigned int v6001 = v6000 + v5995;
+      const iron_bf16 v6002 = iron_f32_to_bf16(v5989);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6003 = iron_f32_to_bf16(v5991);
+      *reinterpret_cast<iron_bf16x2*>(out + v6001) = iron_bf16x2{{v6002, v6003}};
     }
-    const unsigned int v5999 = v56 + v13390;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6000 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6001 = v364.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6002 = v6001 * v6000;
-    const float v6003 = v364.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6004 = v6003 * v6000;
-    const bool v6005 = v5999 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6005) {
-      const unsigned int v6008 = 64u + v13389;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6010 = v13 + v5999;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6011 = v6010 * v1;
-      const unsigned int v6012 = v6011 + v28;
-      const unsigned int v6013 = v6012 << 7u;
-      const unsigned int v6014 = v6013 + v6008;
-      const iron_bf16 v6015 = iron_f32_to_bf16(v6002);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6016 = iron_f32_to_bf16(v6004);
-      *reinterpret_cast<iron_bf16x2*>(out + v6014) = iron_bf16x2{{v6015, v6016}};
+    const unsigned int v6005 = v56 + v13396;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6006 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6007 = v364.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6008 = v6007 * v6006;
+    const float v6009 = v364.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6010 = v6009 * v6006;
+    const bool v6011 = v6005 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6011) {
+      const unsigned int v6014 = 64u + v13395;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6016 = v13 + v6005;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6017 = v6016 * v1;
+      const unsigned int v6018 = v6017 + v28;
+      const unsigned int v6019 = v6018 << 7u;
+      const unsigned int v6020 = v6019 + v6014;
+      const iron_bf16 v6021 = iron_f32_to_bf16(v6008);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6022 = iron_f32_to_bf16(v6010);
+      *reinterpret_cast<iron_bf16x2*>(out + v6020) = iron_bf16x2{{v6021, v6022}};
     }
-    const unsigned int v6018 = v56 + v13400;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6019 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6020 = v364.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6021 = v6020 * v6019;
-    const float v6022 = v364.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6023 = v6022 * v6019;
-    const bool v6024 = v6018 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6024) {
-      const unsigned int v6027 = 64u + v13399;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6029 = v13 + v6018;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6030 = v6029 * v1;
-      const unsigned int v6031 = v6030 + v28;
-      const unsigned int v6032 = v6031 << 7u;
-      const unsigned int v6033 = v6032 + v6027;
-      const iron_bf16 v6034 = iron_f32_to_bf16(v6021);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6035 = iron_f32_to_bf16(v6023);
-      *reinterpret_cast<iron_bf16x2*>(out + v6033) = iron_bf16x2{{v6034, v6035}};
+    const unsigned int v6024 = v56 + v13406;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6025 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6026 = v364.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6027 = v6026 * v6025;
+    const float v6028 = v364.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6029 = v6028 * v6025;
+    const bool v6030 = v6024 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6030) {
+      const unsigned int v6033 = 64u + v13405;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6035 = v13 + v6024;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6036 = v6035 * v1;
+      const unsigned int v6037 = v6036 + v28;
+      const unsigned int v6038 = v6037 << 7u;
+      const unsigned int v6039 = v6038 + v6033;
+      const iron_bf16 v6040 = iron_f32_to_bf16(v6027);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6041 = iron_f32_to_bf16(v6029);
+      *reinterpret_cast<iron_bf16x2*>(out + v6039) = iron_bf16x2{{v6040, v6041}};
     }
-    const unsigned int v6037 = v56 + v13410;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6038 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6039 = v364.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6040 = v6039 * v6038;
-    const float v6041 = v364.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6042 = v6041 * v6038;
-    const bool v6043 = v6037 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6043) {
-      const unsigned int v6046 = 64u + v13409;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6048 = v13 + v6037;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6049 = v6048 * v1;
-      const unsigned int v6050 = v6049 + v28;
-      const unsigned int v6051 = v6050 << 7u;
-      const unsigned int v6052 = v6051 + v6046;
-      const iron_bf16 v6053 = iron_f32_to_bf16(v6040);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6054 = iron_f32_to_bf16(v6042);
-      *reinterpret_cast<iron_bf16x2*>(out + v6052) = iron_bf16x2{{v6053, v6054}};
+    const unsigned int v6043 = v56 + v13416;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6044 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6045 = v364.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6046 = v6045 * v6044;
+    const float v6047 = v364.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6048 = v6047 * v6044;
+    const bool v6049 = v6043 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6049) {
+      const unsigned int v6052 = 64u + v13415;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6054 = v13 + v6043;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6055 = v6054 * v1;
+      const unsigned int v6056 = v6055 + v28;
+      const unsigned int v6057 = v6056 << 7u;
+      const unsigned int v6058 = v6057 + v6052;
+      const iron_bf16 v6059 = iron_f32_to_bf16(v6046);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6060 = iron_f32_to_bf16(v6048);
+      *reinterpret_cast<iron_bf16x2*>(out + v6058) = iron_bf16x2{{v6059, v6060}};
     }
-    const unsigned int v6056 = v56 + v13420;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6057 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6058 = v364.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6059 = v6058 * v6057;
-    const float v6060 = v364.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6061 = v6060 * v6057;
-    const bool v6062 = v6056 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6062) {
-      const unsigned int v6065 = 64u + v13419;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6067 = v13 + v6056;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6068 = v6067 * v1;
-      const unsigned int v6069 = v6068 + v28;
-      const unsigned int v6070 = v6069 << 7u;
-      const unsigned int v6071 = v6070 + v6065;
-      const iron_bf16 v6072 = iron_f32_to_bf16(v6059);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6073 = iron_f32_to_bf16(v6061);
-      *reinterpret_cast<iron_bf16x2*>(out + v6071) = iron_bf16x2{{v6072, v6073}};
+    const unsigned int v6062 = v56 + v13426;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6063 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6064 = v364.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6065 = v6064 * v6063;
+    const float v6066 = v364.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6067 = v6066 * v6063;
+    const bool v6068 = v6062 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6068) {
+      const unsigned int v6071 = 64u + v13425;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6073 = v13 + v6062;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6074 = v6073 * v1;
+      const unsigned int v6075 = v6074 + v28;
+      const unsigned int v6076 = v6075 << 7u;
+      const unsigned int v6077 = v6076 + v6071;
+      const iron_bf16 v6078 = iron_f32_to_bf16(v6065);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6079 = iron_f32_to_bf16(v6067);
+      *reinterpret_cast<iron_bf16x2*>(out + v6077) = iron_bf16x2{{v6078, v6079}};
     }
-    const unsigned int v6075 = v56 + v13430;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6076 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6077 = v364.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6078 = v6077 * v6076;
-    const float v6079 = v364.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6080 = v6079 * v6076;
-    const bool v6081 = v6075 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6081) {
-      const unsigned int v6084 = 64u + v13429;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6086 = v13 + v6075;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6087 = v6086 * v1;
-      const unsigned int v6088 = v6087 + v28;
-      const unsigned int v6089 = v6088 << 7u;
-      const unsigned int v6090 = v6089 + v6084;
-      const iron_bf16 v6091 = iron_f32_to_bf16(v6078);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6092 = iron_f32_to_bf16(v6080);
-      *reinterpret_cast<iron_bf16x2*>(out + v6090) = iron_bf16x2{{v6091, v6092}};
+    const unsigned int v6081 = v56 + v13436;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6082 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6083 = v364.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6084 = v6083 * v6082;
+    const float v6085 = v364.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6086 = v6085 * v6082;
+    const bool v6087 = v6081 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6087) {
+      const unsigned int v6090 = 64u + v13435;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6092 = v13 + v6081;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6093 = v6092 * v1;
+      const unsigned int v6094 = v6093 + v28;
+      const unsigned int v6095 = v6094 << 7u;
+      const unsigned int v6096 = v6095 + v6090;
+      const iron_bf16 v6097 = iron_f32_to_bf16(v6084);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6098 = iron_f32_to_bf16(v6086);
+      *reinterpret_cast<iron_bf16x2*>(out + v6096) = iron_bf16x2{{v6097, v6098}};
     }
-    const unsigned int v6094 = v56 + v13440;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6095 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6096 = v364.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6097 = v6096 * v6095;
-    const float v6098 = v364.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6099 = v6098 * v6095;
-    const bool v6100 = v6094 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6100) {
-      const unsigned int v6103 = 64u + v13439;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6105 = v13 + v6094;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6106 = v6105 * v1;
-      const unsigned int v6107 = v6106 + v28;
-      const unsigned int v6108 = v6107 << 7u;
-      const unsigned int v6109 = v6108 + v6103;
-      const iron_bf16 v6110 = iron_f32_to_bf16(v6097);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6111 = iron_f32_to_bf16(v6099);
-      *reinterpret_cast<iron_bf16x2*>(out + v6109) = iron_bf16x2{{v6110, v6111}};
+    const unsigned int v6100 = v56 + v13446;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6101 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6102 = v364.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6103 = v6102 * v6101;
+    const float v6104 = v364.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6105 = v6104 * v6101;
+    const bool v6106 = v6100 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6106) {
+      const unsigned int v6109 = 64u + v13445;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6111 = v13 + v6100;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6112 = v6111 * v1;
+      const unsigned int v6113 = v6112 + v28;
+      const unsigned int v6114 = v6113 << 7u;
+      const unsigned int v6115 = v6114 + v6109;
+      const iron_bf16 v6116 = iron_f32_to_bf16(v6103);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6117 = iron_f32_to_bf16(v6105);
+      *reinterpret_cast<iron_bf16x2*>(out + v6115) = iron_bf16x2{{v6116, v6117}};
     }
-    const unsigned int v6113 = v56 + v13450;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6114 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6115 = v364.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6116 = v6115 * v6114;
-    const float v6117 = v364.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6118 = v6117 * v6114;
-    const bool v6119 = v6113 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6119) {
-      const unsigned int v6122 = 64u + v13449;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6124 = v13 + v6113;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6125 = v6124 * v1;
-      const unsigned int v6126 = v6125 + v28;
-      const unsigned int v6127 = v6126 << 7u;
-      const unsigned int v6128 = v6127 + v6122;
-      const iron_bf16 v6129 = iron_f32_to_bf16(v6116);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6130 = iron_f32_to_bf16(v6118);
-      *reinterpret_cast<iron_bf16x2*>(out + v6128) = iron_bf16x2{{v6129, v6130}};
+    const unsigned int v6119 = v56 + v13456;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6120 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6121 = v364.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6122 = v6121 * v6120;
+    const float v6123 = v364.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6124 = v6123 * v6120;
+    const bool v6125 = v6119 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6125) {
+      const unsigned int v6128 = 64u + v13455;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6130 = v13 + v6119;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6131 = v6130 * v1;
+      const unsigned int v6132 = v6131 + v28;
+      const unsigned int v6133 = v6132 << 7u;
+      const unsigned int v6134 = v6133 + v6128;
+      const iron_bf16 v6135 = iron_f32_to_bf16(v6122);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6136 = iron_f32_to_bf16(v6124);
+      *reinterpret_cast<iron_bf16x2*>(out + v6134) = iron_bf16x2{{v6135, v6136}};
     }
-    const unsigned int v6132 = v56 + v13460;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6133 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6134 = v364.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6135 = v6134 * v6133;
-    const float v6136 = v364.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6137 = v6136 * v6133;
-    const bool v6138 = v6132 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6138) {
-      const unsigned int v6141 = 64u + v13459;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6143 = v13 + v6132;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6144 = v6143 * v1;
-      const unsigned int v6145 = v6144 + v28;
-      const unsigned int v6146 = v6145 << 7u;
-      const unsigned int v6147 = v6146 + v6141;
-      const iron_bf16 v6148 = iron_f32_to_bf16(v6135);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6149 = iron_f32_to_bf16(v6137);
-      *reinterpret_cast<iron_bf16x2*>(out + v6147) = iron_bf16x2{{v6148, v6149}};
+    const unsigned int v6138 = v56 + v13466;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6139 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6140 = v364.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6141 = v6140 * v6139;
+    const float v6142 = v364.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6143 = v6142 * v6139;
+    const bool v6144 = v6138 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6144) {
+      const unsigned int v6147 = 64u + v13465;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6149 = v13 + v6138;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6150 = v6149 * v1;
+      const unsigned int v6151 = v6150 + v28;
+      const unsigned int v6152 = v6151 << 7u;
+      const unsigned int v6153 = v6152 + v6147;
+      const iron_bf16 v6154 = iron_f32_to_bf16(v6141);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6155 = iron_f32_to_bf16(v6143);
+      *reinterpret_cast<iron_bf16x2*>(out + v6153) = iron_bf16x2{{v6154, v6155}};
     }
-    const unsigned int v6151 = v56 + v13470;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6152 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6153 = v364.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6154 = v6153 * v6152;
-    const float v6155 = v364.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6156 = v6155 * v6152;
-    const bool v6157 = v6151 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6157) {
-      const unsigned int v6160 = 64u + v13469;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6162 = v13 + v6151;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6163 = v6162 * v1;
-      const unsigned int v6164 = v6163 + v28;
-      const unsigned int v6165 = v6164 << 7u;
-      const unsigned int v6166 = v6165 + v6160;
-      const iron_bf16 v6167 = iron_f32_to_bf16(v6154);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6168 = iron_f32_to_bf16(v6156);
-      *reinterpret_cast<iron_bf16x2*>(out + v6166) = iron_bf16x2{{v6167, v6168}};
+    const unsigned int v6157 = v56 + v13476;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6158 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6159 = v364.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6160 = v6159 * v6158;
+    const float v6161 = v364.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6162 = v6161 * v6158;
+    const bool v6163 = v6157 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6163) {
+      const unsigned int v6166 = 64u + v13475;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6168 = v13 + v6157;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6169 = v6168 * v1;
+      const unsigned int v6170 = v6169 + v28;
+      const unsigned int v6171 = v6170 << 7u;
+      const unsigned int v6172 = v6171 + v6166;
+      const iron_bf16 v6173 = iron_f32_to_bf16(v6160);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6174 = iron_f32_to_bf16(v6162);
+      *reinterpret_cast<iron_bf16x2*>(out + v6172) = iron_bf16x2{{v6173, v6174}};
     }
-    const unsigned int v6170 = v56 + v13480;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6171 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6172 = v364.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6173 = v6172 * v6171;
-    const float v6174 = v364.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6175 = v6174 * v6171;
-    const bool v6176 = v6170 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6176) {
-      const unsigned int v6179 = 64u + v13479;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6181 = v13 + v6170;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6182 = v6181 * v1;
-      const unsigned int v6183 = v6182 + v28;
-      const unsigned int v6184 = v6183 << 7u;
-      const unsigned int v6185 = v6184 + v6179;
-      const iron_bf16 v6186 = iron_f32_to_bf16(v6173);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6187 = iron_f32_to_bf16(v6175);
-      *reinterpret_cast<iron_bf16x2*>(out + v6185) = iron_bf16x2{{v6186, v6187}};
+    const unsigned int v6176 = v56 + v13486;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6177 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6178 = v364.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6179 = v6178 * v6177;
+    const float v6180 = v364.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6181 = v6180 * v6177;
+    const bool v6182 = v6176 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6182) {
+      const unsigned int v6185 = 64u + v13485;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6187 = v13 + v6176;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6188 = v6187 * v1;
+      const unsigned int v6189 = v6188 + v28;
+      const unsigned int v6190 = v6189 << 7u;
+      const unsigned int v6191 = v6190 + v6185;
+      const iron_bf16 v6192 = iron_f32_to_bf16(v6179);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6193 = iron_f32_to_bf16(v6181);
+      *reinterpret_cast<iron_bf16x2*>(out + v6191) = iron_bf16x2{{v6192, v6193}};
     }
-    const unsigned int v6189 = v56 + v13490;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6190 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6191 = v364.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6192 = v6191 * v6190;
-    const float v6193 = v364.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6194 = v6193 * v6190;
-    const bool v6195 = v6189 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6195) {
-      const unsigned int v6198 = 64u + v13489;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6200 = v13 + v6189;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6201 = v6200 * v1;
-      const unsigned int v6202 = v6201 + v28;
-      const unsigned int v6203 = v6202 << 7u;
-      const unsigned int v6204 = v6203 + v6198;
-      const iron_bf16 v6205 = iron_f32_to_bf16(v6192);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6206 = iron_f32_to_bf16(v6194);
-      *reinterpret_cast<iron_bf16x2*>(out + v6204) = iron_bf16x2{{v6205, v6206}};
+    const unsigned int v6195 = v56 + v13496;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6196 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6197 = v364.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6198 = v6197 * v6196;
+    const float v6199 = v364.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6200 = v6199 * v6196;
+    const bool v6201 = v6195 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6201) {
+      const unsigned int v6204 = 64u + v13495;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6206 = v13 + v6195;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6207 = v6206 * v1;
+      const unsigned int v6208 = v6207 + v28;
+      const unsigned int v6209 = v6208 << 7u;
+      const unsigned int v6210 = v6209 + v6204;
+      const iron_bf16 v6211 = iron_f32_to_bf16(v6198);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6212 = iron_f32_to_bf16(v6200);
+      *reinterpret_cast<iron_bf16x2*>(out + v6210) = iron_bf16x2{{v6211, v6212}};
     }
-    const unsigned int v6208 = v56 + v13500;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6209 = v5583.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6210 = v364.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6211 = v6210 * v6209;
-    const float v6212 = v364.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6213 = v6212 * v6209;
-    const bool v6214 = v6208 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6214) {
-      const unsigned int v6217 = 64u + v13499;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6219 = v13 + v6208;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6220 = v6219 * v1;
-      const unsigned int v6221 = v6220 + v28;
-      const unsigned int v6222 = v6221 << 7u;
-      const unsigned int v6223 = v6222 + v6217;
-      const iron_bf16 v6224 = iron_f32_to_bf16(v6211);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6225 = iron_f32_to_bf16(v6213);
-      *reinterpret_cast<iron_bf16x2*>(out + v6223) = iron_bf16x2{{v6224, v6225}};
+    const unsigned int v6214 = v56 + v13506;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6215 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6216 = v364.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6217 = v6216 * v6215;
+    const float v6218 = v364.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6219 = v6218 * v6215;
+    const bool v6220 = v6214 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6220) {
+      const unsigned int v6223 = 64u + v13505;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6225 = v13 + v6214;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6226 = v6225 * v1;
+      const unsigned int v6227 = v6226 + v28;
+      const unsigned int v6228 = v6227 << 7u;
+      const unsigned int v6229 = v6228 + v6223;
+      const iron_bf16 v6230 = iron_f32_to_bf16(v6217);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6231 = iron_f32_to_bf16(v6219);
+      *reinterpret_cast<iron_bf16x2*>(out + v6229) = iron_bf16x2{{v6230, v6231}};
     }
-    const unsigned int v6227 = v56 + v13510;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6228 = v5583.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6229 = v364.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6230 = v6229 * v6228;
-    const float v6231 = v364.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6232 = v6231 * v6228;
-    const bool v6233 = v6227 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6233) {
-      const unsigned int v6236 = 64u + v13509;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6238 = v13 + v6227;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6239 = v6238 * v1;
-      const unsigned int v6240 = v6239 + v28;
-      const unsigned int v6241 = v6240 << 7u;
-      const unsigned int v6242 = v6241 + v6236;
-      const iron_bf16 v6243 = iron_f32_to_bf16(v6230);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6244 = iron_f32_to_bf16(v6232);
-      *reinterpret_cast<iron_bf16x2*>(out + v6242) = iron_bf16x2{{v6243, v6244}};
+    const unsigned int v6233 = v56 + v13516;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6234 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6235 = v364.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6236 = v6235 * v6234;
+    const float v6237 = v364.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6238 = v6237 * v6234;
+    const bool v6239 = v6233 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6239) {
+      const unsigned int v6242 = 64u + v13515;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6244 = v13 + v6233;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6245 = v6244 * v1;
+      const unsigned int v6246 = v6245 + v28;
+      const unsigned int v6247 = v6246 << 7u;
+      const unsigned int v6248 = v6247 + v6242;
+      const iron_bf16 v6249 = iron_f32_to_bf16(v6236);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6250 = iron_f32_to_bf16(v6238);
+      *reinterpret_cast<iron_bf16x2*>(out + v6248) = iron_bf16x2{{v6249, v6250}};
     }
   }
 }

@@ -740,4660 +740,4660 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     iron_frag<float, 2, 16, 64> v616;
     iron_frag_fill(v616, 0.0f);
 
-    for (unsigned int v8166 = v42; v8166 < 1u; v8166 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v8167 = v8166 << 6u;
-      const unsigned int v8168 = v602 + v8167;
-      const bool v8169 = v8168 < v589;
-      if (v8169) {
+    for (unsigned int v8174 = v42; v8174 < 1u; v8174 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
+      const unsigned int v8175 = v8174 << 6u;
+      const unsigned int v8176 = v602 + v8175;
+      const bool v8177 = v8176 < v589;
+      if (v8177) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v8171 = v8166 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v8181 = v8168 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8182 = v8181 < v35;
-          const unsigned int v8185 = v8182 ? v8181 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8187 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8188 = v8185 & v8187;
-          const unsigned int v8189 = v8185 >> (v41 & 31);
-          const unsigned int v8190 = v32 + v8189;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8191 = block_table[v8190];
-          const unsigned int v8193 = v8191 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8194 = v8193 + v30;
-          const unsigned int v8195 = v8194 * v6;
-          const unsigned int v8196 = v8195 + v8188;
-          const unsigned int v8197 = v8196 << 8u;
-          const unsigned int v8198 = v8197 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8206 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8207 = v8171 + v8206;
-          const unsigned int v8208 = v8207 + v81;
-          const unsigned int v8209 = v8208 + v79;
-          iron_copy_async<16>(shm1 + (v8209 ^ (((v8209 >> 6u) & 7u) << 3u)), k_pages + v8198, v8182);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8219 = v8168 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8220 = v8219 < v35;
-          const unsigned int v8223 = v8220 ? v8219 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8226 = v8223 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8227 = v8223 >> (v41 & 31);
-          const unsigned int v8228 = v32 + v8227;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8229 = block_table[v8228];
-          const unsigned int v8231 = v8229 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8232 = v8231 + v30;
-          const unsigned int v8233 = v8232 * v6;
-          const unsigned int v8234 = v8233 + v8226;
-          const unsigned int v8235 = v8234 << 8u;
-          const unsigned int v8236 = v8235 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8244 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8245 = v8171 + v8244;
-          const unsigned int v8246 = v8245 + v112;
-          const unsigned int v8247 = v8246 + v110;
-          iron_copy_async<16>(shm1 + (v8247 ^ (((v8247 >> 6u) & 7u) << 3u)), k_pages + v8236, v8220);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8257 = v8168 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8258 = v8257 < v35;
-          const unsigned int v8261 = v8258 ? v8257 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8264 = v8261 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8265 = v8261 >> (v41 & 31);
-          const unsigned int v8266 = v32 + v8265;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8267 = block_table[v8266];
-          const unsigned int v8269 = v8267 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8270 = v8269 + v30;
-          const unsigned int v8271 = v8270 * v6;
-          const unsigned int v8272 = v8271 + v8264;
-          const unsigned int v8273 = v8272 << 8u;
-          const unsigned int v8274 = v8273 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8282 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8283 = v8171 + v8282;
-          const unsigned int v8284 = v8283 + v143;
-          const unsigned int v8285 = v8284 + v141;
-          iron_copy_async<16>(shm1 + (v8285 ^ (((v8285 >> 6u) & 7u) << 3u)), k_pages + v8274, v8258);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8295 = v8168 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8296 = v8295 < v35;
-          const unsigned int v8299 = v8296 ? v8295 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8302 = v8299 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8303 = v8299 >> (v41 & 31);
-          const unsigned int v8304 = v32 + v8303;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8305 = block_table[v8304];
-          const unsigned int v8307 = v8305 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8308 = v8307 + v30;
-          const unsigned int v8309 = v8308 * v6;
-          const unsigned int v8310 = v8309 + v8302;
-          const unsigned int v8311 = v8310 << 8u;
-          const unsigned int v8312 = v8311 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8320 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8321 = v8171 + v8320;
-          const unsigned int v8322 = v8321 + v174;
-          const unsigned int v8323 = v8322 + v172;
-          iron_copy_async<16>(shm1 + (v8323 ^ (((v8323 >> 6u) & 7u) << 3u)), k_pages + v8312, v8296);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8333 = v8168 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8334 = v8333 < v35;
-          const unsigned int v8337 = v8334 ? v8333 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8340 = v8337 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8341 = v8337 >> (v41 & 31);
-          const unsigned int v8342 = v32 + v8341;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8343 = block_table[v8342];
-          const unsigned int v8345 = v8343 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8346 = v8345 + v30;
-          const unsigned int v8347 = v8346 * v6;
-          const unsigned int v8348 = v8347 + v8340;
-          const unsigned int v8349 = v8348 << 8u;
-          const unsigned int v8350 = v8349 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8358 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8359 = v8171 + v8358;
-          const unsigned int v8360 = v8359 + v205;
-          const unsigned int v8361 = v8360 + v203;
-          iron_copy_async<16>(shm1 + (v8361 ^ (((v8361 >> 6u) & 7u) << 3u)), k_pages + v8350, v8334);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8371 = v8168 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8372 = v8371 < v35;
-          const unsigned int v8375 = v8372 ? v8371 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8378 = v8375 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8379 = v8375 >> (v41 & 31);
-          const unsigned int v8380 = v32 + v8379;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8381 = block_table[v8380];
-          const unsigned int v8383 = v8381 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8384 = v8383 + v30;
-          const unsigned int v8385 = v8384 * v6;
-          const unsigned int v8386 = v8385 + v8378;
-          const unsigned int v8387 = v8386 << 8u;
-          const unsigned int v8388 = v8387 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8396 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8397 = v8171 + v8396;
-          const unsigned int v8398 = v8397 + v236;
-          const unsigned int v8399 = v8398 + v234;
-          iron_copy_async<16>(shm1 + (v8399 ^ (((v8399 >> 6u) & 7u) << 3u)), k_pages + v8388, v8372);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8409 = v8168 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8410 = v8409 < v35;
-          const unsigned int v8413 = v8410 ? v8409 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8416 = v8413 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8417 = v8413 >> (v41 & 31);
-          const unsigned int v8418 = v32 + v8417;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8419 = block_table[v8418];
-          const unsigned int v8421 = v8419 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8422 = v8421 + v30;
-          const unsigned int v8423 = v8422 * v6;
-          const unsigned int v8424 = v8423 + v8416;
-          const unsigned int v8425 = v8424 << 8u;
-          const unsigned int v8426 = v8425 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8434 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8435 = v8171 + v8434;
-          const unsigned int v8436 = v8435 + v267;
-          const unsigned int v8437 = v8436 + v265;
-          iron_copy_async<16>(shm1 + (v8437 ^ (((v8437 >> 6u) & 7u) << 3u)), k_pages + v8426, v8410);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8447 = v8168 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8448 = v8447 < v35;
-          const unsigned int v8451 = v8448 ? v8447 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8454 = v8451 & v8187;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8455 = v8451 >> (v41 & 31);
-          const unsigned int v8456 = v32 + v8455;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8457 = block_table[v8456];
-          const unsigned int v8459 = v8457 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8460 = v8459 + v30;
-          const unsigned int v8461 = v8460 * v6;
-          const unsigned int v8462 = v8461 + v8454;
-          const unsigned int v8463 = v8462 << 8u;
-          const unsigned int v8464 = v8463 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8472 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8473 = v8171 + v8472;
-          const unsigned int v8474 = v8473 + v298;
-          const unsigned int v8475 = v8474 + v296;
-          iron_copy_async<16>(shm1 + (v8475 ^ (((v8475 >> 6u) & 7u) << 3u)), k_pages + v8464, v8448);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8497 = block_table[v8190];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8499 = v8497 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8500 = v8499 + v30;
-          const unsigned int v8501 = v8500 * v6;
-          const unsigned int v8502 = v8501 + v8188;
-          const unsigned int v8503 = v8502 << 8u;
-          const unsigned int v8504 = v8503 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8209 ^ (((v8209 >> 6u) & 7u) << 3u)), v_pages + v8504, v8182);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8535 = block_table[v8228];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8537 = v8535 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8538 = v8537 + v30;
-          const unsigned int v8539 = v8538 * v6;
-          const unsigned int v8540 = v8539 + v8226;
-          const unsigned int v8541 = v8540 << 8u;
-          const unsigned int v8542 = v8541 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8247 ^ (((v8247 >> 6u) & 7u) << 3u)), v_pages + v8542, v8220);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8573 = block_table[v8266];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8575 = v8573 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8576 = v8575 + v30;
-          const unsigned int v8577 = v8576 * v6;
-          const unsigned int v8578 = v8577 + v8264;
-          const unsigned int v8579 = v8578 << 8u;
-          const unsigned int v8580 = v8579 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8285 ^ (((v8285 >> 6u) & 7u) << 3u)), v_pages + v8580, v8258);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8611 = block_table[v8304];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8613 = v8611 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8614 = v8613 + v30;
-          const unsigned int v8615 = v8614 * v6;
-          const unsigned int v8616 = v8615 + v8302;
-          const unsigned int v8617 = v8616 << 8u;
-          const unsigned int v8618 = v8617 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8323 ^ (((v8323 >> 6u) & 7u) << 3u)), v_pages + v8618, v8296);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8649 = block_table[v8342];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8651 = v8649 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8652 = v8651 + v30;
-          const unsigned int v8653 = v8652 * v6;
-          const unsigned int v8654 = v8653 + v8340;
-          const unsigned int v8655 = v8654 << 8u;
-          const unsigned int v8656 = v8655 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8361 ^ (((v8361 >> 6u) & 7u) << 3u)), v_pages + v8656, v8334);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8687 = block_table[v8380];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8689 = v8687 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8690 = v8689 + v30;
-          const unsigned int v8691 = v8690 * v6;
-          const unsigned int v8692 = v8691 + v8378;
-          const unsigned int v8693 = v8692 << 8u;
-          const unsigned int v8694 = v8693 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8399 ^ (((v8399 >> 6u) & 7u) << 3u)), v_pages + v8694, v8372);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8725 = block_table[v8418];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8727 = v8725 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8728 = v8727 + v30;
-          const unsigned int v8729 = v8728 * v6;
-          const unsigned int v8730 = v8729 + v8416;
-          const unsigned int v8731 = v8730 << 8u;
-          const unsigned int v8732 = v8731 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8437 ^ (((v8437 >> 6u) & 7u) << 3u)), v_pages + v8732, v8410);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8763 = block_table[v8456];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8765 = v8763 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8766 = v8765 + v30;
-          const unsigned int v8767 = v8766 * v6;
-          const unsigned int v8768 = v8767 + v8454;
-          const unsigned int v8769 = v8768 << 8u;
-          const unsigned int v8770 = v8769 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8475 ^ (((v8475 >> 6u) & 7u) << 3u)), v_pages + v8770, v8448);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8179 = v8174 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v8189 = v8176 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8190 = v8189 < v35;
+          const unsigned int v8193 = v8190 ? v8189 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8195 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8196 = v8193 & v8195;
+          const unsigned int v8197 = v8193 >> (v41 & 31);
+          const unsigned int v8198 = v32 + v8197;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8199 = block_table[v8198];
+          const unsigned int v8201 = v8199 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8202 = v8201 + v30;
+          const unsigned int v8203 = v8202 * v6;
+          const unsigned int v8204 = v8203 + v8196;
+          const unsigned int v8205 = v8204 << 8u;
+          const unsigned int v8206 = v8205 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8214 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8215 = v8179 + v8214;
+          const unsigned int v8216 = v8215 + v81;
+          const unsigned int v8217 = v8216 + v79;
+          iron_copy_async<16>(shm1 + (v8217 ^ (((v8217 >> 6u) & 7u) << 3u)), k_pages + v8206, v8190);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8227 = v8176 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8228 = v8227 < v35;
+          const unsigned int v8231 = v8228 ? v8227 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8234 = v8231 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8235 = v8231 >> (v41 & 31);
+          const unsigned int v8236 = v32 + v8235;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8237 = block_table[v8236];
+          const unsigned int v8239 = v8237 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8240 = v8239 + v30;
+          const unsigned int v8241 = v8240 * v6;
+          const unsigned int v8242 = v8241 + v8234;
+          const unsigned int v8243 = v8242 << 8u;
+          const unsigned int v8244 = v8243 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8252 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8253 = v8179 + v8252;
+          const unsigned int v8254 = v8253 + v112;
+          const unsigned int v8255 = v8254 + v110;
+          iron_copy_async<16>(shm1 + (v8255 ^ (((v8255 >> 6u) & 7u) << 3u)), k_pages + v8244, v8228);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8265 = v8176 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8266 = v8265 < v35;
+          const unsigned int v8269 = v8266 ? v8265 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8272 = v8269 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8273 = v8269 >> (v41 & 31);
+          const unsigned int v8274 = v32 + v8273;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8275 = block_table[v8274];
+          const unsigned int v8277 = v8275 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8278 = v8277 + v30;
+          const unsigned int v8279 = v8278 * v6;
+          const unsigned int v8280 = v8279 + v8272;
+          const unsigned int v8281 = v8280 << 8u;
+          const unsigned int v8282 = v8281 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8290 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8291 = v8179 + v8290;
+          const unsigned int v8292 = v8291 + v143;
+          const unsigned int v8293 = v8292 + v141;
+          iron_copy_async<16>(shm1 + (v8293 ^ (((v8293 >> 6u) & 7u) << 3u)), k_pages + v8282, v8266);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8303 = v8176 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8304 = v8303 < v35;
+          const unsigned int v8307 = v8304 ? v8303 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8310 = v8307 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8311 = v8307 >> (v41 & 31);
+          const unsigned int v8312 = v32 + v8311;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8313 = block_table[v8312];
+          const unsigned int v8315 = v8313 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8316 = v8315 + v30;
+          const unsigned int v8317 = v8316 * v6;
+          const unsigned int v8318 = v8317 + v8310;
+          const unsigned int v8319 = v8318 << 8u;
+          const unsigned int v8320 = v8319 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8328 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8329 = v8179 + v8328;
+          const unsigned int v8330 = v8329 + v174;
+          const unsigned int v8331 = v8330 + v172;
+          iron_copy_async<16>(shm1 + (v8331 ^ (((v8331 >> 6u) & 7u) << 3u)), k_pages + v8320, v8304);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8341 = v8176 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8342 = v8341 < v35;
+          const unsigned int v8345 = v8342 ? v8341 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8348 = v8345 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8349 = v8345 >> (v41 & 31);
+          const unsigned int v8350 = v32 + v8349;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8351 = block_table[v8350];
+          const unsigned int v8353 = v8351 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8354 = v8353 + v30;
+          const unsigned int v8355 = v8354 * v6;
+          const unsigned int v8356 = v8355 + v8348;
+          const unsigned int v8357 = v8356 << 8u;
+          const unsigned int v8358 = v8357 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8366 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8367 = v8179 + v8366;
+          const unsigned int v8368 = v8367 + v205;
+          const unsigned int v8369 = v8368 + v203;
+          iron_copy_async<16>(shm1 + (v8369 ^ (((v8369 >> 6u) & 7u) << 3u)), k_pages + v8358, v8342);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8379 = v8176 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8380 = v8379 < v35;
+          const unsigned int v8383 = v8380 ? v8379 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8386 = v8383 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8387 = v8383 >> (v41 & 31);
+          const unsigned int v8388 = v32 + v8387;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8389 = block_table[v8388];
+          const unsigned int v8391 = v8389 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8392 = v8391 + v30;
+          const unsigned int v8393 = v8392 * v6;
+          const unsigned int v8394 = v8393 + v8386;
+          const unsigned int v8395 = v8394 << 8u;
+          const unsigned int v8396 = v8395 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8404 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8405 = v8179 + v8404;
+          const unsigned int v8406 = v8405 + v236;
+          const unsigned int v8407 = v8406 + v234;
+          iron_copy_async<16>(shm1 + (v8407 ^ (((v8407 >> 6u) & 7u) << 3u)), k_pages + v8396, v8380);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8417 = v8176 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8418 = v8417 < v35;
+          const unsigned int v8421 = v8418 ? v8417 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8424 = v8421 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8425 = v8421 >> (v41 & 31);
+          const unsigned int v8426 = v32 + v8425;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8427 = block_table[v8426];
+          const unsigned int v8429 = v8427 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8430 = v8429 + v30;
+          const unsigned int v8431 = v8430 * v6;
+          const unsigned int v8432 = v8431 + v8424;
+          const unsigned int v8433 = v8432 << 8u;
+          const unsigned int v8434 = v8433 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8442 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8443 = v8179 + v8442;
+          const unsigned int v8444 = v8443 + v267;
+          const unsigned int v8445 = v8444 + v265;
+          iron_copy_async<16>(shm1 + (v8445 ^ (((v8445 >> 6u) & 7u) << 3u)), k_pages + v8434, v8418);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8455 = v8176 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8456 = v8455 < v35;
+          const unsigned int v8459 = v8456 ? v8455 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8462 = v8459 & v8195;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v8463 = v8459 >> (v41 & 31);
+          const unsigned int v8464 = v32 + v8463;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8465 = block_table[v8464];
+          const unsigned int v8467 = v8465 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8468 = v8467 + v30;
+          const unsigned int v8469 = v8468 * v6;
+          const unsigned int v8470 = v8469 + v8462;
+          const unsigned int v8471 = v8470 << 8u;
+          const unsigned int v8472 = v8471 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8480 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8481 = v8179 + v8480;
+          const unsigned int v8482 = v8481 + v298;
+          const unsigned int v8483 = v8482 + v296;
+          iron_copy_async<16>(shm1 + (v8483 ^ (((v8483 >> 6u) & 7u) << 3u)), k_pages + v8472, v8456);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8505 = block_table[v8198];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8507 = v8505 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8508 = v8507 + v30;
+          const unsigned int v8509 = v8508 * v6;
+          const unsigned int v8510 = v8509 + v8196;
+          const unsigned int v8511 = v8510 << 8u;
+          const unsigned int v8512 = v8511 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8217 ^ (((v8217 >> 6u) & 7u) << 3u)), v_pages + v8512, v8190);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8543 = block_table[v8236];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8545 = v8543 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8546 = v8545 + v30;
+          const unsigned int v8547 = v8546 * v6;
+          const unsigned int v8548 = v8547 + v8234;
+          const unsigned int v8549 = v8548 << 8u;
+          const unsigned int v8550 = v8549 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8255 ^ (((v8255 >> 6u) & 7u) << 3u)), v_pages + v8550, v8228);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8581 = block_table[v8274];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8583 = v8581 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8584 = v8583 + v30;
+          const unsigned int v8585 = v8584 * v6;
+          const unsigned int v8586 = v8585 + v8272;
+          const unsigned int v8587 = v8586 << 8u;
+          const unsigned int v8588 = v8587 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8293 ^ (((v8293 >> 6u) & 7u) << 3u)), v_pages + v8588, v8266);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8619 = block_table[v8312];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8621 = v8619 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8622 = v8621 + v30;
+          const unsigned int v8623 = v8622 * v6;
+          const unsigned int v8624 = v8623 + v8310;
+          const unsigned int v8625 = v8624 << 8u;
+          const unsigned int v8626 = v8625 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8331 ^ (((v8331 >> 6u) & 7u) << 3u)), v_pages + v8626, v8304);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8657 = block_table[v8350];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8659 = v8657 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8660 = v8659 + v30;
+          const unsigned int v8661 = v8660 * v6;
+          const unsigned int v8662 = v8661 + v8348;
+          const unsigned int v8663 = v8662 << 8u;
+          const unsigned int v8664 = v8663 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8369 ^ (((v8369 >> 6u) & 7u) << 3u)), v_pages + v8664, v8342);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8695 = block_table[v8388];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8697 = v8695 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8698 = v8697 + v30;
+          const unsigned int v8699 = v8698 * v6;
+          const unsigned int v8700 = v8699 + v8386;
+          const unsigned int v8701 = v8700 << 8u;
+          const unsigned int v8702 = v8701 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8407 ^ (((v8407 >> 6u) & 7u) << 3u)), v_pages + v8702, v8380);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8733 = block_table[v8426];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8735 = v8733 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8736 = v8735 + v30;
+          const unsigned int v8737 = v8736 * v6;
+          const unsigned int v8738 = v8737 + v8424;
+          const unsigned int v8739 = v8738 << 8u;
+          const unsigned int v8740 = v8739 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8445 ^ (((v8445 >> 6u) & 7u) << 3u)), v_pages + v8740, v8418);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8771 = block_table[v8464];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8773 = v8771 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8774 = v8773 + v30;
+          const unsigned int v8775 = v8774 * v6;
+          const unsigned int v8776 = v8775 + v8462;
+          const unsigned int v8777 = v8776 << 8u;
+          const unsigned int v8778 = v8777 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8483 ^ (((v8483 >> 6u) & 7u) << 3u)), v_pages + v8778, v8456);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v8783 = v8166 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v8793 = v8168 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8794 = v8793 < v35;
-          const unsigned int v8797 = v8794 ? v8793 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8798 = v8797 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8799 = v8797 / v6;
-          const unsigned int v8800 = v32 + v8799;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8801 = block_table[v8800];
-          const unsigned int v8803 = v8801 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8804 = v8803 + v30;
-          const unsigned int v8805 = v8804 * v6;
-          const unsigned int v8806 = v8805 + v8798;
-          const unsigned int v8807 = v8806 << 8u;
-          const unsigned int v8808 = v8807 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8816 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8817 = v8783 + v8816;
-          const unsigned int v8818 = v8817 + v81;
-          const unsigned int v8819 = v8818 + v79;
-          iron_copy_async<16>(shm1 + (v8819 ^ (((v8819 >> 6u) & 7u) << 3u)), k_pages + v8808, v8794);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8829 = v8168 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8830 = v8829 < v35;
-          const unsigned int v8833 = v8830 ? v8829 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8834 = v8833 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8835 = v8833 / v6;
-          const unsigned int v8836 = v32 + v8835;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8837 = block_table[v8836];
-          const unsigned int v8839 = v8837 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8840 = v8839 + v30;
-          const unsigned int v8841 = v8840 * v6;
-          const unsigned int v8842 = v8841 + v8834;
-          const unsigned int v8843 = v8842 << 8u;
-          const unsigned int v8844 = v8843 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8852 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8853 = v8783 + v8852;
-          const unsigned int v8854 = v8853 + v112;
-          const unsigned int v8855 = v8854 + v110;
-          iron_copy_async<16>(shm1 + (v8855 ^ (((v8855 >> 6u) & 7u) << 3u)), k_pages + v8844, v8830);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8865 = v8168 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8866 = v8865 < v35;
-          const unsigned int v8869 = v8866 ? v8865 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8870 = v8869 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8871 = v8869 / v6;
-          const unsigned int v8872 = v32 + v8871;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8873 = block_table[v8872];
-          const unsigned int v8875 = v8873 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8876 = v8875 + v30;
-          const unsigned int v8877 = v8876 * v6;
-          const unsigned int v8878 = v8877 + v8870;
-          const unsigned int v8879 = v8878 << 8u;
-          const unsigned int v8880 = v8879 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8888 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8889 = v8783 + v8888;
-          const unsigned int v8890 = v8889 + v143;
-          const unsigned int v8891 = v8890 + v141;
-          iron_copy_async<16>(shm1 + (v8891 ^ (((v8891 >> 6u) & 7u) << 3u)), k_pages + v8880, v8866);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8901 = v8168 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8902 = v8901 < v35;
-          const unsigned int v8905 = v8902 ? v8901 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8906 = v8905 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8907 = v8905 / v6;
-          const unsigned int v8908 = v32 + v8907;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8909 = block_table[v8908];
-          const unsigned int v8911 = v8909 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8912 = v8911 + v30;
-          const unsigned int v8913 = v8912 * v6;
-          const unsigned int v8914 = v8913 + v8906;
-          const unsigned int v8915 = v8914 << 8u;
-          const unsigned int v8916 = v8915 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8924 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8925 = v8783 + v8924;
-          const unsigned int v8926 = v8925 + v174;
-          const unsigned int v8927 = v8926 + v172;
-          iron_copy_async<16>(shm1 + (v8927 ^ (((v8927 >> 6u) & 7u) << 3u)), k_pages + v8916, v8902);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8937 = v8168 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8938 = v8937 < v35;
-          const unsigned int v8941 = v8938 ? v8937 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8942 = v8941 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8943 = v8941 / v6;
-          const unsigned int v8944 = v32 + v8943;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8945 = block_table[v8944];
-          const unsigned int v8947 = v8945 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8948 = v8947 + v30;
-          const unsigned int v8949 = v8948 * v6;
-          const unsigned int v8950 = v8949 + v8942;
-          const unsigned int v8951 = v8950 << 8u;
-          const unsigned int v8952 = v8951 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8960 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8961 = v8783 + v8960;
-          const unsigned int v8962 = v8961 + v205;
-          const unsigned int v8963 = v8962 + v203;
-          iron_copy_async<16>(shm1 + (v8963 ^ (((v8963 >> 6u) & 7u) << 3u)), k_pages + v8952, v8938);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8973 = v8168 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8974 = v8973 < v35;
-          const unsigned int v8977 = v8974 ? v8973 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8978 = v8977 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8979 = v8977 / v6;
-          const unsigned int v8980 = v32 + v8979;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8981 = block_table[v8980];
-          const unsigned int v8983 = v8981 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8984 = v8983 + v30;
-          const unsigned int v8985 = v8984 * v6;
-          const unsigned int v8986 = v8985 + v8978;
-          const unsigned int v8987 = v8986 << 8u;
-          const unsigned int v8988 = v8987 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8996 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8997 = v8783 + v8996;
-          const unsigned int v8998 = v8997 + v236;
-          const unsigned int v8999 = v8998 + v234;
-          iron_copy_async<16>(shm1 + (v8999 ^ (((v8999 >> 6u) & 7u) << 3u)), k_pages + v8988, v8974);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9009 = v8168 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9010 = v9009 < v35;
-          const unsigned int v9013 = v9010 ? v9009 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9014 = v9013 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9015 = v9013 / v6;
-          const unsigned int v9016 = v32 + v9015;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9017 = block_table[v9016];
-          const unsigned int v9019 = v9017 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9020 = v9019 + v30;
-          const unsigned int v9021 = v9020 * v6;
-          const unsigned int v9022 = v9021 + v9014;
-          const unsigned int v9023 = v9022 << 8u;
-          const unsigned int v9024 = v9023 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9032 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9033 = v8783 + v9032;
-          const unsigned int v9034 = v9033 + v267;
-          const unsigned int v9035 = v9034 + v265;
-          iron_copy_async<16>(shm1 + (v9035 ^ (((v9035 >> 6u) & 7u) << 3u)), k_pages + v9024, v9010);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9045 = v8168 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9046 = v9045 < v35;
-          const unsigned int v9049 = v9046 ? v9045 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9050 = v9049 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9051 = v9049 / v6;
-          const unsigned int v9052 = v32 + v9051;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9053 = block_table[v9052];
-          const unsigned int v9055 = v9053 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9056 = v9055 + v30;
-          const unsigned int v9057 = v9056 * v6;
-          const unsigned int v9058 = v9057 + v9050;
-          const unsigned int v9059 = v9058 << 8u;
-          const unsigned int v9060 = v9059 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9068 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9069 = v8783 + v9068;
-          const unsigned int v9070 = v9069 + v298;
-          const unsigned int v9071 = v9070 + v296;
-          iron_copy_async<16>(shm1 + (v9071 ^ (((v9071 >> 6u) & 7u) << 3u)), k_pages + v9060, v9046);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9091 = block_table[v8800];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9093 = v9091 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9094 = v9093 + v30;
-          const unsigned int v9095 = v9094 * v6;
-          const unsigned int v9096 = v9095 + v8798;
-          const unsigned int v9097 = v9096 << 8u;
-          const unsigned int v9098 = v9097 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8819 ^ (((v8819 >> 6u) & 7u) << 3u)), v_pages + v9098, v8794);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9127 = block_table[v8836];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9129 = v9127 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9130 = v9129 + v30;
-          const unsigned int v9131 = v9130 * v6;
-          const unsigned int v9132 = v9131 + v8834;
-          const unsigned int v9133 = v9132 << 8u;
-          const unsigned int v9134 = v9133 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8855 ^ (((v8855 >> 6u) & 7u) << 3u)), v_pages + v9134, v8830);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9163 = block_table[v8872];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9165 = v9163 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9166 = v9165 + v30;
-          const unsigned int v9167 = v9166 * v6;
-          const unsigned int v9168 = v9167 + v8870;
-          const unsigned int v9169 = v9168 << 8u;
-          const unsigned int v9170 = v9169 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8891 ^ (((v8891 >> 6u) & 7u) << 3u)), v_pages + v9170, v8866);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9199 = block_table[v8908];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9201 = v9199 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9202 = v9201 + v30;
-          const unsigned int v9203 = v9202 * v6;
-          const unsigned int v9204 = v9203 + v8906;
-          const unsigned int v9205 = v9204 << 8u;
-          const unsigned int v9206 = v9205 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8927 ^ (((v8927 >> 6u) & 7u) << 3u)), v_pages + v9206, v8902);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9235 = block_table[v8944];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9237 = v9235 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9238 = v9237 + v30;
-          const unsigned int v9239 = v9238 * v6;
-          const unsigned int v9240 = v9239 + v8942;
-          const unsigned int v9241 = v9240 << 8u;
-          const unsigned int v9242 = v9241 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8963 ^ (((v8963 >> 6u) & 7u) << 3u)), v_pages + v9242, v8938);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9271 = block_table[v8980];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9273 = v9271 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9274 = v9273 + v30;
-          const unsigned int v9275 = v9274 * v6;
-          const unsigned int v9276 = v9275 + v8978;
-          const unsigned int v9277 = v9276 << 8u;
-          const unsigned int v9278 = v9277 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8999 ^ (((v8999 >> 6u) & 7u) << 3u)), v_pages + v9278, v8974);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9307 = block_table[v9016];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9309 = v9307 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9310 = v9309 + v30;
-          const unsigned int v9311 = v9310 * v6;
-          const unsigned int v9312 = v9311 + v9014;
-          const unsigned int v9313 = v9312 << 8u;
-          const unsigned int v9314 = v9313 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9035 ^ (((v9035 >> 6u) & 7u) << 3u)), v_pages + v9314, v9010);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9343 = block_table[v9052];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9345 = v9343 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9346 = v9345 + v30;
-          const unsigned int v9347 = v9346 * v6;
-          const unsigned int v9348 = v9347 + v9050;
-          const unsigned int v9349 = v9348 << 8u;
-          const unsigned int v9350 = v9349 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9071 ^ (((v9071 >> 6u) & 7u) << 3u)), v_pages + v9350, v9046);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8791 = v8174 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v8801 = v8176 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8802 = v8801 < v35;
+          const unsigned int v8805 = v8802 ? v8801 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8806 = v8805 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8807 = v8805 / v6;
+          const unsigned int v8808 = v32 + v8807;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8809 = block_table[v8808];
+          const unsigned int v8811 = v8809 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8812 = v8811 + v30;
+          const unsigned int v8813 = v8812 * v6;
+          const unsigned int v8814 = v8813 + v8806;
+          const unsigned int v8815 = v8814 << 8u;
+          const unsigned int v8816 = v8815 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8824 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8825 = v8791 + v8824;
+          const unsigned int v8826 = v8825 + v81;
+          const unsigned int v8827 = v8826 + v79;
+          iron_copy_async<16>(shm1 + (v8827 ^ (((v8827 >> 6u) & 7u) << 3u)), k_pages + v8816, v8802);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8837 = v8176 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8838 = v8837 < v35;
+          const unsigned int v8841 = v8838 ? v8837 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8842 = v8841 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8843 = v8841 / v6;
+          const unsigned int v8844 = v32 + v8843;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8845 = block_table[v8844];
+          const unsigned int v8847 = v8845 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8848 = v8847 + v30;
+          const unsigned int v8849 = v8848 * v6;
+          const unsigned int v8850 = v8849 + v8842;
+          const unsigned int v8851 = v8850 << 8u;
+          const unsigned int v8852 = v8851 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8860 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8861 = v8791 + v8860;
+          const unsigned int v8862 = v8861 + v112;
+          const unsigned int v8863 = v8862 + v110;
+          iron_copy_async<16>(shm1 + (v8863 ^ (((v8863 >> 6u) & 7u) << 3u)), k_pages + v8852, v8838);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8873 = v8176 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8874 = v8873 < v35;
+          const unsigned int v8877 = v8874 ? v8873 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8878 = v8877 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8879 = v8877 / v6;
+          const unsigned int v8880 = v32 + v8879;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8881 = block_table[v8880];
+          const unsigned int v8883 = v8881 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8884 = v8883 + v30;
+          const unsigned int v8885 = v8884 * v6;
+          const unsigned int v8886 = v8885 + v8878;
+          const unsigned int v8887 = v8886 << 8u;
+          const unsigned int v8888 = v8887 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8896 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8897 = v8791 + v8896;
+          const unsigned int v8898 = v8897 + v143;
+          const unsigned int v8899 = v8898 + v141;
+          iron_copy_async<16>(shm1 + (v8899 ^ (((v8899 >> 6u) & 7u) << 3u)), k_pages + v8888, v8874);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8909 = v8176 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8910 = v8909 < v35;
+          const unsigned int v8913 = v8910 ? v8909 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8914 = v8913 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8915 = v8913 / v6;
+          const unsigned int v8916 = v32 + v8915;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8917 = block_table[v8916];
+          const unsigned int v8919 = v8917 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8920 = v8919 + v30;
+          const unsigned int v8921 = v8920 * v6;
+          const unsigned int v8922 = v8921 + v8914;
+          const unsigned int v8923 = v8922 << 8u;
+          const unsigned int v8924 = v8923 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8932 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8933 = v8791 + v8932;
+          const unsigned int v8934 = v8933 + v174;
+          const unsigned int v8935 = v8934 + v172;
+          iron_copy_async<16>(shm1 + (v8935 ^ (((v8935 >> 6u) & 7u) << 3u)), k_pages + v8924, v8910);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8945 = v8176 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8946 = v8945 < v35;
+          const unsigned int v8949 = v8946 ? v8945 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8950 = v8949 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8951 = v8949 / v6;
+          const unsigned int v8952 = v32 + v8951;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8953 = block_table[v8952];
+          const unsigned int v8955 = v8953 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8956 = v8955 + v30;
+          const unsigned int v8957 = v8956 * v6;
+          const unsigned int v8958 = v8957 + v8950;
+          const unsigned int v8959 = v8958 << 8u;
+          const unsigned int v8960 = v8959 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8968 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v8969 = v8791 + v8968;
+          const unsigned int v8970 = v8969 + v205;
+          const unsigned int v8971 = v8970 + v203;
+          iron_copy_async<16>(shm1 + (v8971 ^ (((v8971 >> 6u) & 7u) << 3u)), k_pages + v8960, v8946);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v8981 = v8176 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v8982 = v8981 < v35;
+          const unsigned int v8985 = v8982 ? v8981 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v8986 = v8985 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v8987 = v8985 / v6;
+          const unsigned int v8988 = v32 + v8987;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v8989 = block_table[v8988];
+          const unsigned int v8991 = v8989 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v8992 = v8991 + v30;
+          const unsigned int v8993 = v8992 * v6;
+          const unsigned int v8994 = v8993 + v8986;
+          const unsigned int v8995 = v8994 << 8u;
+          const unsigned int v8996 = v8995 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9004 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9005 = v8791 + v9004;
+          const unsigned int v9006 = v9005 + v236;
+          const unsigned int v9007 = v9006 + v234;
+          iron_copy_async<16>(shm1 + (v9007 ^ (((v9007 >> 6u) & 7u) << 3u)), k_pages + v8996, v8982);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9017 = v8176 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9018 = v9017 < v35;
+          const unsigned int v9021 = v9018 ? v9017 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9022 = v9021 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9023 = v9021 / v6;
+          const unsigned int v9024 = v32 + v9023;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9025 = block_table[v9024];
+          const unsigned int v9027 = v9025 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9028 = v9027 + v30;
+          const unsigned int v9029 = v9028 * v6;
+          const unsigned int v9030 = v9029 + v9022;
+          const unsigned int v9031 = v9030 << 8u;
+          const unsigned int v9032 = v9031 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9040 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9041 = v8791 + v9040;
+          const unsigned int v9042 = v9041 + v267;
+          const unsigned int v9043 = v9042 + v265;
+          iron_copy_async<16>(shm1 + (v9043 ^ (((v9043 >> 6u) & 7u) << 3u)), k_pages + v9032, v9018);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9053 = v8176 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9054 = v9053 < v35;
+          const unsigned int v9057 = v9054 ? v9053 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9058 = v9057 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v9059 = v9057 / v6;
+          const unsigned int v9060 = v32 + v9059;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9061 = block_table[v9060];
+          const unsigned int v9063 = v9061 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9064 = v9063 + v30;
+          const unsigned int v9065 = v9064 * v6;
+          const unsigned int v9066 = v9065 + v9058;
+          const unsigned int v9067 = v9066 << 8u;
+          const unsigned int v9068 = v9067 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9076 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9077 = v8791 + v9076;
+          const unsigned int v9078 = v9077 + v298;
+          const unsigned int v9079 = v9078 + v296;
+          iron_copy_async<16>(shm1 + (v9079 ^ (((v9079 >> 6u) & 7u) << 3u)), k_pages + v9068, v9054);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9099 = block_table[v8808];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9101 = v9099 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9102 = v9101 + v30;
+          const unsigned int v9103 = v9102 * v6;
+          const unsigned int v9104 = v9103 + v8806;
+          const unsigned int v9105 = v9104 << 8u;
+          const unsigned int v9106 = v9105 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8827 ^ (((v8827 >> 6u) & 7u) << 3u)), v_pages + v9106, v8802);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9135 = block_table[v8844];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9137 = v9135 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9138 = v9137 + v30;
+          const unsigned int v9139 = v9138 * v6;
+          const unsigned int v9140 = v9139 + v8842;
+          const unsigned int v9141 = v9140 << 8u;
+          const unsigned int v9142 = v9141 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8863 ^ (((v8863 >> 6u) & 7u) << 3u)), v_pages + v9142, v8838);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9171 = block_table[v8880];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9173 = v9171 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9174 = v9173 + v30;
+          const unsigned int v9175 = v9174 * v6;
+          const unsigned int v9176 = v9175 + v8878;
+          const unsigned int v9177 = v9176 << 8u;
+          const unsigned int v9178 = v9177 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8899 ^ (((v8899 >> 6u) & 7u) << 3u)), v_pages + v9178, v8874);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9207 = block_table[v8916];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9209 = v9207 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9210 = v9209 + v30;
+          const unsigned int v9211 = v9210 * v6;
+          const unsigned int v9212 = v9211 + v8914;
+          const unsigned int v9213 = v9212 << 8u;
+          const unsigned int v9214 = v9213 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8935 ^ (((v8935 >> 6u) & 7u) << 3u)), v_pages + v9214, v8910);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9243 = block_table[v8952];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9245 = v9243 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9246 = v9245 + v30;
+          const unsigned int v9247 = v9246 * v6;
+          const unsigned int v9248 = v9247 + v8950;
+          const unsigned int v9249 = v9248 << 8u;
+          const unsigned int v9250 = v9249 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v8971 ^ (((v8971 >> 6u) & 7u) << 3u)), v_pages + v9250, v8946);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9279 = block_table[v8988];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9281 = v9279 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9282 = v9281 + v30;
+          const unsigned int v9283 = v9282 * v6;
+          const unsigned int v9284 = v9283 + v8986;
+          const unsigned int v9285 = v9284 << 8u;
+          const unsigned int v9286 = v9285 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9007 ^ (((v9007 >> 6u) & 7u) << 3u)), v_pages + v9286, v8982);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9315 = block_table[v9024];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9317 = v9315 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9318 = v9317 + v30;
+          const unsigned int v9319 = v9318 * v6;
+          const unsigned int v9320 = v9319 + v9022;
+          const unsigned int v9321 = v9320 << 8u;
+          const unsigned int v9322 = v9321 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9043 ^ (((v9043 >> 6u) & 7u) << 3u)), v_pages + v9322, v9018);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9351 = block_table[v9060];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9353 = v9351 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9354 = v9353 + v30;
+          const unsigned int v9355 = v9354 * v6;
+          const unsigned int v9356 = v9355 + v9058;
+          const unsigned int v9357 = v9356 << 8u;
+          const unsigned int v9358 = v9357 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9079 ^ (((v9079 >> 6u) & 7u) << 3u)), v_pages + v9358, v9054);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
     }
-    const unsigned int v10576 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v10577 = v10576 << 6u;
-    const unsigned int v13480 = v51 & 3u;
-    const unsigned int v13482 = v13480 << 4u;
-    const unsigned int v13484 = v13482 << 6u;
-    const unsigned int v13486 = v10577 + v13484;
-    const unsigned int v13497 = v13486 + 16u;
-    const unsigned int v13506 = v13486 + 32u;
-    const unsigned int v13515 = v13486 + 48u;
-    const unsigned int v10591 = 8192u + v10577;
-    const unsigned int v13531 = v10591 + v13484;
-    const unsigned int v13542 = v13531 + 16u;
-    const unsigned int v13551 = v13531 + 32u;
-    const unsigned int v13560 = v13531 + 48u;
-    const unsigned int v10603 = 16384u + v10577;
-    const unsigned int v13576 = v10603 + v13484;
-    const unsigned int v13587 = v13576 + 16u;
-    const unsigned int v13596 = v13576 + 32u;
-    const unsigned int v13605 = v13576 + 48u;
-    const unsigned int v10615 = 24576u + v10577;
-    const unsigned int v13621 = v10615 + v13484;
-    const unsigned int v13632 = v13621 + 16u;
-    const unsigned int v13641 = v13621 + 32u;
-    const unsigned int v13650 = v13621 + 48u;
-    const bool v10619 = v604 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v12773 = static_cast<unsigned int>(v610.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v12774 = static_cast<unsigned int>(v610.row(0, iron_linear_thread() & 31u));
-    const unsigned int v12783 = static_cast<unsigned int>(v610.col(2, iron_linear_thread() & 31u));
-    const unsigned int v12784 = static_cast<unsigned int>(v610.row(2, iron_linear_thread() & 31u));
-    const unsigned int v12793 = static_cast<unsigned int>(v610.col(4, iron_linear_thread() & 31u));
-    const unsigned int v12794 = static_cast<unsigned int>(v610.row(4, iron_linear_thread() & 31u));
-    const unsigned int v12803 = static_cast<unsigned int>(v610.col(6, iron_linear_thread() & 31u));
-    const unsigned int v12804 = static_cast<unsigned int>(v610.row(6, iron_linear_thread() & 31u));
-    const unsigned int v12813 = static_cast<unsigned int>(v610.col(8, iron_linear_thread() & 31u));
-    const unsigned int v12814 = static_cast<unsigned int>(v610.row(8, iron_linear_thread() & 31u));
-    const unsigned int v12823 = static_cast<unsigned int>(v610.col(10, iron_linear_thread() & 31u));
-    const unsigned int v12824 = static_cast<unsigned int>(v610.row(10, iron_linear_thread() & 31u));
-    const unsigned int v12833 = static_cast<unsigned int>(v610.col(12, iron_linear_thread() & 31u));
-    const unsigned int v12834 = static_cast<unsigned int>(v610.row(12, iron_linear_thread() & 31u));
-    const unsigned int v12843 = static_cast<unsigned int>(v610.col(14, iron_linear_thread() & 31u));
-    const unsigned int v12844 = static_cast<unsigned int>(v610.row(14, iron_linear_thread() & 31u));
-    const unsigned int v12853 = static_cast<unsigned int>(v610.col(16, iron_linear_thread() & 31u));
-    const unsigned int v12854 = static_cast<unsigned int>(v610.row(16, iron_linear_thread() & 31u));
-    const unsigned int v12863 = static_cast<unsigned int>(v610.col(18, iron_linear_thread() & 31u));
-    const unsigned int v12864 = static_cast<unsigned int>(v610.row(18, iron_linear_thread() & 31u));
-    const unsigned int v12873 = static_cast<unsigned int>(v610.col(20, iron_linear_thread() & 31u));
-    const unsigned int v12874 = static_cast<unsigned int>(v610.row(20, iron_linear_thread() & 31u));
-    const unsigned int v12883 = static_cast<unsigned int>(v610.col(22, iron_linear_thread() & 31u));
-    const unsigned int v12884 = static_cast<unsigned int>(v610.row(22, iron_linear_thread() & 31u));
-    const unsigned int v12893 = static_cast<unsigned int>(v610.col(24, iron_linear_thread() & 31u));
-    const unsigned int v12894 = static_cast<unsigned int>(v610.row(24, iron_linear_thread() & 31u));
-    const unsigned int v12903 = static_cast<unsigned int>(v610.col(26, iron_linear_thread() & 31u));
-    const unsigned int v12904 = static_cast<unsigned int>(v610.row(26, iron_linear_thread() & 31u));
-    const unsigned int v12913 = static_cast<unsigned int>(v610.col(28, iron_linear_thread() & 31u));
-    const unsigned int v12914 = static_cast<unsigned int>(v610.row(28, iron_linear_thread() & 31u));
-    const unsigned int v12923 = static_cast<unsigned int>(v610.col(30, iron_linear_thread() & 31u));
-    const unsigned int v12924 = static_cast<unsigned int>(v610.row(30, iron_linear_thread() & 31u));
-    const unsigned int v12933 = static_cast<unsigned int>(v612.col(0, iron_linear_thread() & 31u));
-    const unsigned int v12934 = static_cast<unsigned int>(v612.row(0, iron_linear_thread() & 31u));
-    const unsigned int v12943 = static_cast<unsigned int>(v612.col(2, iron_linear_thread() & 31u));
-    const unsigned int v12944 = static_cast<unsigned int>(v612.row(2, iron_linear_thread() & 31u));
-    const unsigned int v12953 = static_cast<unsigned int>(v612.col(4, iron_linear_thread() & 31u));
-    const unsigned int v12954 = static_cast<unsigned int>(v612.row(4, iron_linear_thread() & 31u));
-    const unsigned int v12963 = static_cast<unsigned int>(v612.col(6, iron_linear_thread() & 31u));
-    const unsigned int v12964 = static_cast<unsigned int>(v612.row(6, iron_linear_thread() & 31u));
-    const unsigned int v12973 = static_cast<unsigned int>(v612.col(8, iron_linear_thread() & 31u));
-    const unsigned int v12974 = static_cast<unsigned int>(v612.row(8, iron_linear_thread() & 31u));
-    const unsigned int v12983 = static_cast<unsigned int>(v612.col(10, iron_linear_thread() & 31u));
-    const unsigned int v12984 = static_cast<unsigned int>(v612.row(10, iron_linear_thread() & 31u));
-    const unsigned int v12993 = static_cast<unsigned int>(v612.col(12, iron_linear_thread() & 31u));
-    const unsigned int v12994 = static_cast<unsigned int>(v612.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13003 = static_cast<unsigned int>(v612.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13004 = static_cast<unsigned int>(v612.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13013 = static_cast<unsigned int>(v612.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13014 = static_cast<unsigned int>(v612.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13023 = static_cast<unsigned int>(v612.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13024 = static_cast<unsigned int>(v612.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13033 = static_cast<unsigned int>(v612.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13034 = static_cast<unsigned int>(v612.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13043 = static_cast<unsigned int>(v612.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13044 = static_cast<unsigned int>(v612.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13053 = static_cast<unsigned int>(v612.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13054 = static_cast<unsigned int>(v612.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13063 = static_cast<unsigned int>(v612.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13064 = static_cast<unsigned int>(v612.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13073 = static_cast<unsigned int>(v612.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13074 = static_cast<unsigned int>(v612.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13083 = static_cast<unsigned int>(v612.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13084 = static_cast<unsigned int>(v612.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13093 = static_cast<unsigned int>(v614.col(0, iron_linear_thread() & 31u));
-    const unsigned int v13094 = static_cast<unsigned int>(v614.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13103 = static_cast<unsigned int>(v614.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13104 = static_cast<unsigned int>(v614.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13113 = static_cast<unsigned int>(v614.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13114 = static_cast<unsigned int>(v614.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13123 = static_cast<unsigned int>(v614.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13124 = static_cast<unsigned int>(v614.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13133 = static_cast<unsigned int>(v614.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13134 = static_cast<unsigned int>(v614.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13143 = static_cast<unsigned int>(v614.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13144 = static_cast<unsigned int>(v614.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13153 = static_cast<unsigned int>(v614.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13154 = static_cast<unsigned int>(v614.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13163 = static_cast<unsigned int>(v614.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13164 = static_cast<unsigned int>(v614.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13173 = static_cast<unsigned int>(v614.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13174 = static_cast<unsigned int>(v614.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13183 = static_cast<unsigned int>(v614.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13184 = static_cast<unsigned int>(v614.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13193 = static_cast<unsigned int>(v614.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13194 = static_cast<unsigned int>(v614.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13203 = static_cast<unsigned int>(v614.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13204 = static_cast<unsigned int>(v614.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13213 = static_cast<unsigned int>(v614.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13214 = static_cast<unsigned int>(v614.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13223 = static_cast<unsigned int>(v614.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13224 = static_cast<unsigned int>(v614.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13233 = static_cast<unsigned int>(v614.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13234 = static_cast<unsigned int>(v614.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13243 = static_cast<unsigned int>(v614.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13244 = static_cast<unsigned int>(v614.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13253 = static_cast<unsigned int>(v616.col(0, iron_linear_thread() & 31u));
-    const unsigned int v13254 = static_cast<unsigned int>(v616.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13263 = static_cast<unsigned int>(v616.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13264 = static_cast<unsigned int>(v616.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13273 = static_cast<unsigned int>(v616.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13274 = static_cast<unsigned int>(v616.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13283 = static_cast<unsigned int>(v616.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13284 = static_cast<unsigned int>(v616.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13293 = static_cast<unsigned int>(v616.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13294 = static_cast<unsigned int>(v616.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13303 = static_cast<unsigned int>(v616.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13304 = static_cast<unsigned int>(v616.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13313 = static_cast<unsigned int>(v616.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13314 = static_cast<unsigned int>(v616.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13323 = static_cast<unsigned int>(v616.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13324 = static_cast<unsigned int>(v616.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13333 = static_cast<unsigned int>(v616.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13334 = static_cast<unsigned int>(v616.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13343 = static_cast<unsigned int>(v616.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13344 = static_cast<unsigned int>(v616.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13353 = static_cast<unsigned int>(v616.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13354 = static_cast<unsigned int>(v616.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13363 = static_cast<unsigned int>(v616.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13364 = static_cast<unsigned int>(v616.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13373 = static_cast<unsigned int>(v616.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13374 = static_cast<unsigned int>(v616.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13383 = static_cast<unsigned int>(v616.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13384 = static_cast<unsigned int>(v616.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13393 = static_cast<unsigned int>(v616.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13394 = static_cast<unsigned int>(v616.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13403 = static_cast<unsigned int>(v616.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13404 = static_cast<unsigned int>(v616.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13421 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    const unsigned int v10584 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
+    const unsigned int v10585 = v10584 << 6u;
+    const unsigned int v13492 = v51 & 3u;
+    const unsigned int v13494 = v13492 << 4u;
+    const unsigned int v13496 = v13494 << 6u;
+    const unsigned int v13498 = v10585 + v13496;
+    const unsigned int v13509 = v13498 + 16u;
+    const unsigned int v13518 = v13498 + 32u;
+    const unsigned int v13527 = v13498 + 48u;
+    const unsigned int v10599 = 8192u + v10585;
+    const unsigned int v13543 = v10599 + v13496;
+    const unsigned int v13554 = v13543 + 16u;
+    const unsigned int v13563 = v13543 + 32u;
+    const unsigned int v13572 = v13543 + 48u;
+    const unsigned int v10611 = 16384u + v10585;
+    const unsigned int v13588 = v10611 + v13496;
+    const unsigned int v13599 = v13588 + 16u;
+    const unsigned int v13608 = v13588 + 32u;
+    const unsigned int v13617 = v13588 + 48u;
+    const unsigned int v10623 = 24576u + v10585;
+    const unsigned int v13633 = v10623 + v13496;
+    const unsigned int v13644 = v13633 + 16u;
+    const unsigned int v13653 = v13633 + 32u;
+    const unsigned int v13662 = v13633 + 48u;
+    const bool v10627 = v604 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v12781 = static_cast<unsigned int>(v610.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v12782 = static_cast<unsigned int>(v610.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12791 = static_cast<unsigned int>(v610.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12792 = static_cast<unsigned int>(v610.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12801 = static_cast<unsigned int>(v610.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12802 = static_cast<unsigned int>(v610.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12811 = static_cast<unsigned int>(v610.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12812 = static_cast<unsigned int>(v610.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12821 = static_cast<unsigned int>(v610.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12822 = static_cast<unsigned int>(v610.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12831 = static_cast<unsigned int>(v610.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12832 = static_cast<unsigned int>(v610.row(10, iron_linear_thread() & 31u));
+    const unsigned int v12841 = static_cast<unsigned int>(v610.col(12, iron_linear_thread() & 31u));
+    const unsigned int v12842 = static_cast<unsigned int>(v610.row(12, iron_linear_thread() & 31u));
+    const unsigned int v12851 = static_cast<unsigned int>(v610.col(14, iron_linear_thread() & 31u));
+    const unsigned int v12852 = static_cast<unsigned int>(v610.row(14, iron_linear_thread() & 31u));
+    const unsigned int v12861 = static_cast<unsigned int>(v610.col(16, iron_linear_thread() & 31u));
+    const unsigned int v12862 = static_cast<unsigned int>(v610.row(16, iron_linear_thread() & 31u));
+    const unsigned int v12871 = static_cast<unsigned int>(v610.col(18, iron_linear_thread() & 31u));
+    const unsigned int v12872 = static_cast<unsigned int>(v610.row(18, iron_linear_thread() & 31u));
+    const unsigned int v12881 = static_cast<unsigned int>(v610.col(20, iron_linear_thread() & 31u));
+    const unsigned int v12882 = static_cast<unsigned int>(v610.row(20, iron_linear_thread() & 31u));
+    const unsigned int v12891 = static_cast<unsigned int>(v610.col(22, iron_linear_thread() & 31u));
+    const unsigned int v12892 = static_cast<unsigned int>(v610.row(22, iron_linear_thread() & 31u));
+    const unsigned int v12901 = static_cast<unsigned int>(v610.col(24, iron_linear_thread() & 31u));
+    const unsigned int v12902 = static_cast<unsigned int>(v610.row(24, iron_linear_thread() & 31u));
+    const unsigned int v12911 = static_cast<unsigned int>(v610.col(26, iron_linear_thread() & 31u));
+    const unsigned int v12912 = static_cast<unsigned int>(v610.row(26, iron_linear_thread() & 31u));
+    const unsigned int v12921 = static_cast<unsigned int>(v610.col(28, iron_linear_thread() & 31u));
+    const unsigned int v12922 = static_cast<unsigned int>(v610.row(28, iron_linear_thread() & 31u));
+    const unsigned int v12931 = static_cast<unsigned int>(v610.col(30, iron_linear_thread() & 31u));
+    const unsigned int v12932 = static_cast<unsigned int>(v610.row(30, iron_linear_thread() & 31u));
+    const unsigned int v12941 = static_cast<unsigned int>(v612.col(0, iron_linear_thread() & 31u));
+    const unsigned int v12942 = static_cast<unsigned int>(v612.row(0, iron_linear_thread() & 31u));
+    const unsigned int v12951 = static_cast<unsigned int>(v612.col(2, iron_linear_thread() & 31u));
+    const unsigned int v12952 = static_cast<unsigned int>(v612.row(2, iron_linear_thread() & 31u));
+    const unsigned int v12961 = static_cast<unsigned int>(v612.col(4, iron_linear_thread() & 31u));
+    const unsigned int v12962 = static_cast<unsigned int>(v612.row(4, iron_linear_thread() & 31u));
+    const unsigned int v12971 = static_cast<unsigned int>(v612.col(6, iron_linear_thread() & 31u));
+    const unsigned int v12972 = static_cast<unsigned int>(v612.row(6, iron_linear_thread() & 31u));
+    const unsigned int v12981 = static_cast<unsigned int>(v612.col(8, iron_linear_thread() & 31u));
+    const unsigned int v12982 = static_cast<unsigned int>(v612.row(8, iron_linear_thread() & 31u));
+    const unsigned int v12991 = static_cast<unsigned int>(v612.col(10, iron_linear_thread() & 31u));
+    const unsigned int v12992 = static_cast<unsigned int>(v612.row(10, iron_linear_thread() & 31u));
+    const unsigned int v13001 = static_cast<unsigned int>(v612.col(12, iron_linear_thread() & 31u));
+    const unsigned int v13002 = static_cast<unsigned int>(v612.row(12, iron_linear_thread() & 31u));
+    const unsigned int v13011 = static_cast<unsigned int>(v612.col(14, iron_linear_thread() & 31u));
+    const unsigned int v13012 = static_cast<unsigned int>(v612.row(14, iron_linear_thread() & 31u));
+    const unsigned int v13021 = static_cast<unsigned int>(v612.col(16, iron_linear_thread() & 31u));
+    const unsigned int v13022 = static_cast<unsigned int>(v612.row(16, iron_linear_thread() & 31u));
+    const unsigned int v13031 = static_cast<unsigned int>(v612.col(18, iron_linear_thread() & 31u));
+    const unsigned int v13032 = static_cast<unsigned int>(v612.row(18, iron_linear_thread() & 31u));
+    const unsigned int v13041 = static_cast<unsigned int>(v612.col(20, iron_linear_thread() & 31u));
+    const unsigned int v13042 = static_cast<unsigned int>(v612.row(20, iron_linear_thread() & 31u));
+    const unsigned int v13051 = static_cast<unsigned int>(v612.col(22, iron_linear_thread() & 31u));
+    const unsigned int v13052 = static_cast<unsigned int>(v612.row(22, iron_linear_thread() & 31u));
+    const unsigned int v13061 = static_cast<unsigned int>(v612.col(24, iron_linear_thread() & 31u));
+    const unsigned int v13062 = static_cast<unsigned int>(v612.row(24, iron_linear_thread() & 31u));
+    const unsigned int v13071 = static_cast<unsigned int>(v612.col(26, iron_linear_thread() & 31u));
+    const unsigned int v13072 = static_cast<unsigned int>(v612.row(26, iron_linear_thread() & 31u));
+    const unsigned int v13081 = static_cast<unsigned int>(v612.col(28, iron_linear_thread() & 31u));
+    const unsigned int v13082 = static_cast<unsigned int>(v612.row(28, iron_linear_thread() & 31u));
+    const unsigned int v13091 = static_cast<unsigned int>(v612.col(30, iron_linear_thread() & 31u));
+    const unsigned int v13092 = static_cast<unsigned int>(v612.row(30, iron_linear_thread() & 31u));
+    const unsigned int v13101 = static_cast<unsigned int>(v614.col(0, iron_linear_thread() & 31u));
+    const unsigned int v13102 = static_cast<unsigned int>(v614.row(0, iron_linear_thread() & 31u));
+    const unsigned int v13111 = static_cast<unsigned int>(v614.col(2, iron_linear_thread() & 31u));
+    const unsigned int v13112 = static_cast<unsigned int>(v614.row(2, iron_linear_thread() & 31u));
+    const unsigned int v13121 = static_cast<unsigned int>(v614.col(4, iron_linear_thread() & 31u));
+    const unsigned int v13122 = static_cast<unsigned int>(v614.row(4, iron_linear_thread() & 31u));
+    const unsigned int v13131 = static_cast<unsigned int>(v614.col(6, iron_linear_thread() & 31u));
+    const unsigned int v13132 = static_cast<unsigned int>(v614.row(6, iron_linear_thread() & 31u));
+    const unsigned int v13141 = static_cast<unsigned int>(v614.col(8, iron_linear_thread() & 31u));
+    const unsigned int v13142 = static_cast<unsigned int>(v614.row(8, iron_linear_thread() & 31u));
+    const unsigned int v13151 = static_cast<unsigned int>(v614.col(10, iron_linear_thread() & 31u));
+    const unsigned int v13152 = static_cast<unsigned int>(v614.row(10, iron_linear_thread() & 31u));
+    const unsigned int v13161 = static_cast<unsigned int>(v614.col(12, iron_linear_thread() & 31u));
+    const unsigned int v13162 = static_cast<unsigned int>(v614.row(12, iron_linear_thread() & 31u));
+    const unsigned int v13171 = static_cast<unsigned int>(v614.col(14, iron_linear_thread() & 31u));
+    const unsigned int v13172 = static_cast<unsigned int>(v614.row(14, iron_linear_thread() & 31u));
+    const unsigned int v13181 = static_cast<unsigned int>(v614.col(16, iron_linear_thread() & 31u));
+    const unsigned int v13182 = static_cast<unsigned int>(v614.row(16, iron_linear_thread() & 31u));
+    const unsigned int v13191 = static_cast<unsigned int>(v614.col(18, iron_linear_thread() & 31u));
+    const unsigned int v13192 = static_cast<unsigned int>(v614.row(18, iron_linear_thread() & 31u));
+    const unsigned int v13201 = static_cast<unsigned int>(v614.col(20, iron_linear_thread() & 31u));
+    const unsigned int v13202 = static_cast<unsigned int>(v614.row(20, iron_linear_thread() & 31u));
+    const unsigned int v13211 = static_cast<unsigned int>(v614.col(22, iron_linear_thread() & 31u));
+    const unsigned int v13212 = static_cast<unsigned int>(v614.row(22, iron_linear_thread() & 31u));
+    const unsigned int v13221 = static_cast<unsigned int>(v614.col(24, iron_linear_thread() & 31u));
+    const unsigned int v13222 = static_cast<unsigned int>(v614.row(24, iron_linear_thread() & 31u));
+    const unsigned int v13231 = static_cast<unsigned int>(v614.col(26, iron_linear_thread() & 31u));
+    const unsigned int v13232 = static_cast<unsigned int>(v614.row(26, iron_linear_thread() & 31u));
+    const unsigned int v13241 = static_cast<unsigned int>(v614.col(28, iron_linear_thread() & 31u));
+    const unsigned int v13242 = static_cast<unsigned int>(v614.row(28, iron_linear_thread() & 31u));
+    const unsigned int v13251 = static_cast<unsigned int>(v614.col(30, iron_linear_thread() & 31u));
+    const unsigned int v13252 = static_cast<unsigned int>(v614.row(30, iron_linear_thread() & 31u));
+    const unsigned int v13261 = static_cast<unsigned int>(v616.col(0, iron_linear_thread() & 31u));
+    const unsigned int v13262 = static_cast<unsigned int>(v616.row(0, iron_linear_thread() & 31u));
+    const unsigned int v13271 = static_cast<unsigned int>(v616.col(2, iron_linear_thread() & 31u));
+    const unsigned int v13272 = static_cast<unsigned int>(v616.row(2, iron_linear_thread() & 31u));
+    const unsigned int v13281 = static_cast<unsigned int>(v616.col(4, iron_linear_thread() & 31u));
+    const unsigned int v13282 = static_cast<unsigned int>(v616.row(4, iron_linear_thread() & 31u));
+    const unsigned int v13291 = static_cast<unsigned int>(v616.col(6, iron_linear_thread() & 31u));
+    const unsigned int v13292 = static_cast<unsigned int>(v616.row(6, iron_linear_thread() & 31u));
+    const unsigned int v13301 = static_cast<unsigned int>(v616.col(8, iron_linear_thread() & 31u));
+    const unsigned int v13302 = static_cast<unsigned int>(v616.row(8, iron_linear_thread() & 31u));
+    const unsigned int v13311 = static_cast<unsigned int>(v616.col(10, iron_linear_thread() & 31u));
+    const unsigned int v13312 = static_cast<unsigned int>(v616.row(10, iron_linear_thread() & 31u));
+    const unsigned int v13321 = static_cast<unsigned int>(v616.col(12, iron_linear_thread() & 31u));
+    const unsigned int v13322 = static_cast<unsigned int>(v616.row(12, iron_linear_thread() & 31u));
+    const unsigned int v13331 = static_cast<unsigned int>(v616.col(14, iron_linear_thread() & 31u));
+    const unsigned int v13332 = static_cast<unsigned int>(v616.row(14, iron_linear_thread() & 31u));
+    const unsigned int v13341 = static_cast<unsigned int>(v616.col(16, iron_linear_thread() & 31u));
+    const unsigned int v13342 = static_cast<unsigned int>(v616.row(16, iron_linear_thread() & 31u));
+    const unsigned int v13351 = static_cast<unsigned int>(v616.col(18, iron_linear_thread() & 31u));
+    const unsigned int v13352 = static_cast<unsigned int>(v616.row(18, iron_linear_thread() & 31u));
+    const unsigned int v13361 = static_cast<unsigned int>(v616.col(20, iron_linear_thread() & 31u));
+    const unsigned int v13362 = static_cast<unsigned int>(v616.row(20, iron_linear_thread() & 31u));
+    const unsigned int v13371 = static_cast<unsigned int>(v616.col(22, iron_linear_thread() & 31u));
+    const unsigned int v13372 = static_cast<unsigned int>(v616.row(22, iron_linear_thread() & 31u));
+    const unsigned int v13381 = static_cast<unsigned int>(v616.col(24, iron_linear_thread() & 31u));
+    const unsigned int v13382 = static_cast<unsigned int>(v616.row(24, iron_linear_thread() & 31u));
+    const unsigned int v13391 = static_cast<unsigned int>(v616.col(26, iron_linear_thread() & 31u));
+    const unsigned int v13392 = static_cast<unsigned int>(v616.row(26, iron_linear_thread() & 31u));
+    const unsigned int v13401 = static_cast<unsigned int>(v616.col(28, iron_linear_thread() & 31u));
+    const unsigned int v13402 = static_cast<unsigned int>(v616.row(28, iron_linear_thread() & 31u));
+    const unsigned int v13411 = static_cast<unsigned int>(v616.col(30, iron_linear_thread() & 31u));
+    const unsigned int v13412 = static_cast<unsigned int>(v616.row(30, iron_linear_thread() & 31u));
+    const unsigned int v13429 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
 
-    for (unsigned int v9362 = v602; v9362 < v589; v9362 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v9363 = v9362 - v602;
-      const unsigned int v9364 = v9363 >> 6u;
-      const unsigned int v9366 = v9364 & 1u;
+    for (unsigned int v9370 = v602; v9370 < v589; v9370 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
+      const unsigned int v9371 = v9370 - v602;
+      const unsigned int v9372 = v9371 >> 6u;
+      const unsigned int v9374 = v9372 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v9369 = v9362 + 64u;
-      const unsigned int v9371 = v9364 + 1u;
-      const unsigned int v9372 = v9371 & 1u;
-      const bool v9373 = v9369 < v589;
-      if (v9373) {
+      const unsigned int v9377 = v9370 + 64u;
+      const unsigned int v9379 = v9372 + 1u;
+      const unsigned int v9380 = v9379 & 1u;
+      const bool v9381 = v9377 < v589;
+      if (v9381) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v9375 = v9372 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v9385 = v9369 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9386 = v9385 < v35;
-          const unsigned int v9389 = v9386 ? v9385 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9391 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9392 = v9389 & v9391;
-          const unsigned int v9393 = v9389 >> (v41 & 31);
-          const unsigned int v9394 = v32 + v9393;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9395 = block_table[v9394];
-          const unsigned int v9397 = v9395 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9398 = v9397 + v30;
-          const unsigned int v9399 = v9398 * v6;
-          const unsigned int v9400 = v9399 + v9392;
-          const unsigned int v9401 = v9400 << 8u;
-          const unsigned int v9402 = v9401 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9410 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9411 = v9375 + v9410;
-          const unsigned int v9412 = v9411 + v81;
-          const unsigned int v9413 = v9412 + v79;
-          iron_copy_async<16>(shm1 + (v9413 ^ (((v9413 >> 6u) & 7u) << 3u)), k_pages + v9402, v9386);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9423 = v9369 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9424 = v9423 < v35;
-          const unsigned int v9427 = v9424 ? v9423 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9430 = v9427 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9431 = v9427 >> (v41 & 31);
-          const unsigned int v9432 = v32 + v9431;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9433 = block_table[v9432];
-          const unsigned int v9435 = v9433 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9436 = v9435 + v30;
-          const unsigned int v9437 = v9436 * v6;
-          const unsigned int v9438 = v9437 + v9430;
-          const unsigned int v9439 = v9438 << 8u;
-          const unsigned int v9440 = v9439 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9448 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9449 = v9375 + v9448;
-          const unsigned int v9450 = v9449 + v112;
-          const unsigned int v9451 = v9450 + v110;
-          iron_copy_async<16>(shm1 + (v9451 ^ (((v9451 >> 6u) & 7u) << 3u)), k_pages + v9440, v9424);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9461 = v9369 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9462 = v9461 < v35;
-          const unsigned int v9465 = v9462 ? v9461 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9468 = v9465 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9469 = v9465 >> (v41 & 31);
-          const unsigned int v9470 = v32 + v9469;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9471 = block_table[v9470];
-          const unsigned int v9473 = v9471 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9474 = v9473 + v30;
-          const unsigned int v9475 = v9474 * v6;
-          const unsigned int v9476 = v9475 + v9468;
-          const unsigned int v9477 = v9476 << 8u;
-          const unsigned int v9478 = v9477 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9486 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9487 = v9375 + v9486;
-          const unsigned int v9488 = v9487 + v143;
-          const unsigned int v9489 = v9488 + v141;
-          iron_copy_async<16>(shm1 + (v9489 ^ (((v9489 >> 6u) & 7u) << 3u)), k_pages + v9478, v9462);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9499 = v9369 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9500 = v9499 < v35;
-          const unsigned int v9503 = v9500 ? v9499 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9506 = v9503 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9507 = v9503 >> (v41 & 31);
-          const unsigned int v9508 = v32 + v9507;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9509 = block_table[v9508];
-          const unsigned int v9511 = v9509 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9512 = v9511 + v30;
-          const unsigned int v9513 = v9512 * v6;
-          const unsigned int v9514 = v9513 + v9506;
-          const unsigned int v9515 = v9514 << 8u;
-          const unsigned int v9516 = v9515 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9524 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9525 = v9375 + v9524;
-          const unsigned int v9526 = v9525 + v174;
-          const unsigned int v9527 = v9526 + v172;
-          iron_copy_async<16>(shm1 + (v9527 ^ (((v9527 >> 6u) & 7u) << 3u)), k_pages + v9516, v9500);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9537 = v9369 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9538 = v9537 < v35;
-          const unsigned int v9541 = v9538 ? v9537 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9544 = v9541 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9545 = v9541 >> (v41 & 31);
-          const unsigned int v9546 = v32 + v9545;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9547 = block_table[v9546];
-          const unsigned int v9549 = v9547 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9550 = v9549 + v30;
-          const unsigned int v9551 = v9550 * v6;
-          const unsigned int v9552 = v9551 + v9544;
-          const unsigned int v9553 = v9552 << 8u;
-          const unsigned int v9554 = v9553 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9562 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9563 = v9375 + v9562;
-          const unsigned int v9564 = v9563 + v205;
-          const unsigned int v9565 = v9564 + v203;
-          iron_copy_async<16>(shm1 + (v9565 ^ (((v9565 >> 6u) & 7u) << 3u)), k_pages + v9554, v9538);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9575 = v9369 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9576 = v9575 < v35;
-          const unsigned int v9579 = v9576 ? v9575 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9582 = v9579 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9583 = v9579 >> (v41 & 31);
-          const unsigned int v9584 = v32 + v9583;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9585 = block_table[v9584];
-          const unsigned int v9587 = v9585 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9588 = v9587 + v30;
-          const unsigned int v9589 = v9588 * v6;
-          const unsigned int v9590 = v9589 + v9582;
-          const unsigned int v9591 = v9590 << 8u;
-          const unsigned int v9592 = v9591 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9600 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9601 = v9375 + v9600;
-          const unsigned int v9602 = v9601 + v236;
-          const unsigned int v9603 = v9602 + v234;
-          iron_copy_async<16>(shm1 + (v9603 ^ (((v9603 >> 6u) & 7u) << 3u)), k_pages + v9592, v9576);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9613 = v9369 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9614 = v9613 < v35;
-          const unsigned int v9617 = v9614 ? v9613 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9620 = v9617 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9621 = v9617 >> (v41 & 31);
-          const unsigned int v9622 = v32 + v9621;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9623 = block_table[v9622];
-          const unsigned int v9625 = v9623 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9626 = v9625 + v30;
-          const unsigned int v9627 = v9626 * v6;
-          const unsigned int v9628 = v9627 + v9620;
-          const unsigned int v9629 = v9628 << 8u;
-          const unsigned int v9630 = v9629 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9638 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9639 = v9375 + v9638;
-          const unsigned int v9640 = v9639 + v267;
-          const unsigned int v9641 = v9640 + v265;
-          iron_copy_async<16>(shm1 + (v9641 ^ (((v9641 >> 6u) & 7u) << 3u)), k_pages + v9630, v9614);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9651 = v9369 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9652 = v9651 < v35;
-          const unsigned int v9655 = v9652 ? v9651 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9658 = v9655 & v9391;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9659 = v9655 >> (v41 & 31);
-          const unsigned int v9660 = v32 + v9659;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9661 = block_table[v9660];
-          const unsigned int v9663 = v9661 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9664 = v9663 + v30;
-          const unsigned int v9665 = v9664 * v6;
-          const unsigned int v9666 = v9665 + v9658;
-          const unsigned int v9667 = v9666 << 8u;
-          const unsigned int v9668 = v9667 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9676 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9677 = v9375 + v9676;
-          const unsigned int v9678 = v9677 + v298;
-          const unsigned int v9679 = v9678 + v296;
-          iron_copy_async<16>(shm1 + (v9679 ^ (((v9679 >> 6u) & 7u) << 3u)), k_pages + v9668, v9652);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9701 = block_table[v9394];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9703 = v9701 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9704 = v9703 + v30;
-          const unsigned int v9705 = v9704 * v6;
-          const unsigned int v9706 = v9705 + v9392;
-          const unsigned int v9707 = v9706 << 8u;
-          const unsigned int v9708 = v9707 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9413 ^ (((v9413 >> 6u) & 7u) << 3u)), v_pages + v9708, v9386);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9739 = block_table[v9432];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9741 = v9739 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9742 = v9741 + v30;
-          const unsigned int v9743 = v9742 * v6;
-          const unsigned int v9744 = v9743 + v9430;
-          const unsigned int v9745 = v9744 << 8u;
-          const unsigned int v9746 = v9745 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9451 ^ (((v9451 >> 6u) & 7u) << 3u)), v_pages + v9746, v9424);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9777 = block_table[v9470];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9779 = v9777 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9780 = v9779 + v30;
-          const unsigned int v9781 = v9780 * v6;
-          const unsigned int v9782 = v9781 + v9468;
-          const unsigned int v9783 = v9782 << 8u;
-          const unsigned int v9784 = v9783 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9489 ^ (((v9489 >> 6u) & 7u) << 3u)), v_pages + v9784, v9462);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9815 = block_table[v9508];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9817 = v9815 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9818 = v9817 + v30;
-          const unsigned int v9819 = v9818 * v6;
-          const unsigned int v9820 = v9819 + v9506;
-          const unsigned int v9821 = v9820 << 8u;
-          const unsigned int v9822 = v9821 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9527 ^ (((v9527 >> 6u) & 7u) << 3u)), v_pages + v9822, v9500);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9853 = block_table[v9546];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9855 = v9853 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9856 = v9855 + v30;
-          const unsigned int v9857 = v9856 * v6;
-          const unsigned int v9858 = v9857 + v9544;
-          const unsigned int v9859 = v9858 << 8u;
-          const unsigned int v9860 = v9859 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9565 ^ (((v9565 >> 6u) & 7u) << 3u)), v_pages + v9860, v9538);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9891 = block_table[v9584];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9893 = v9891 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9894 = v9893 + v30;
-          const unsigned int v9895 = v9894 * v6;
-          const unsigned int v9896 = v9895 + v9582;
-          const unsigned int v9897 = v9896 << 8u;
-          const unsigned int v9898 = v9897 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9603 ^ (((v9603 >> 6u) & 7u) << 3u)), v_pages + v9898, v9576);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9929 = block_table[v9622];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9931 = v9929 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9932 = v9931 + v30;
-          const unsigned int v9933 = v9932 * v6;
-          const unsigned int v9934 = v9933 + v9620;
-          const unsigned int v9935 = v9934 << 8u;
-          const unsigned int v9936 = v9935 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9641 ^ (((v9641 >> 6u) & 7u) << 3u)), v_pages + v9936, v9614);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9967 = block_table[v9660];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9969 = v9967 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9970 = v9969 + v30;
-          const unsigned int v9971 = v9970 * v6;
-          const unsigned int v9972 = v9971 + v9658;
-          const unsigned int v9973 = v9972 << 8u;
-          const unsigned int v9974 = v9973 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9679 ^ (((v9679 >> 6u) & 7u) << 3u)), v_pages + v9974, v9652);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9383 = v9380 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v9393 = v9377 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9394 = v9393 < v35;
+          const unsigned int v9397 = v9394 ? v9393 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9399 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9400 = v9397 & v9399;
+          const unsigned int v9401 = v9397 >> (v41 & 31);
+          const unsigned int v9402 = v32 + v9401;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9403 = block_table[v9402];
+          const unsigned int v9405 = v9403 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9406 = v9405 + v30;
+          const unsigned int v9407 = v9406 * v6;
+          const unsigned int v9408 = v9407 + v9400;
+          const unsigned int v9409 = v9408 << 8u;
+          const unsigned int v9410 = v9409 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9418 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9419 = v9383 + v9418;
+          const unsigned int v9420 = v9419 + v81;
+          const unsigned int v9421 = v9420 + v79;
+          iron_copy_async<16>(shm1 + (v9421 ^ (((v9421 >> 6u) & 7u) << 3u)), k_pages + v9410, v9394);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9431 = v9377 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9432 = v9431 < v35;
+          const unsigned int v9435 = v9432 ? v9431 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9438 = v9435 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9439 = v9435 >> (v41 & 31);
+          const unsigned int v9440 = v32 + v9439;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9441 = block_table[v9440];
+          const unsigned int v9443 = v9441 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9444 = v9443 + v30;
+          const unsigned int v9445 = v9444 * v6;
+          const unsigned int v9446 = v9445 + v9438;
+          const unsigned int v9447 = v9446 << 8u;
+          const unsigned int v9448 = v9447 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9456 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9457 = v9383 + v9456;
+          const unsigned int v9458 = v9457 + v112;
+          const unsigned int v9459 = v9458 + v110;
+          iron_copy_async<16>(shm1 + (v9459 ^ (((v9459 >> 6u) & 7u) << 3u)), k_pages + v9448, v9432);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9469 = v9377 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9470 = v9469 < v35;
+          const unsigned int v9473 = v9470 ? v9469 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9476 = v9473 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9477 = v9473 >> (v41 & 31);
+          const unsigned int v9478 = v32 + v9477;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9479 = block_table[v9478];
+          const unsigned int v9481 = v9479 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9482 = v9481 + v30;
+          const unsigned int v9483 = v9482 * v6;
+          const unsigned int v9484 = v9483 + v9476;
+          const unsigned int v9485 = v9484 << 8u;
+          const unsigned int v9486 = v9485 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9494 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9495 = v9383 + v9494;
+          const unsigned int v9496 = v9495 + v143;
+          const unsigned int v9497 = v9496 + v141;
+          iron_copy_async<16>(shm1 + (v9497 ^ (((v9497 >> 6u) & 7u) << 3u)), k_pages + v9486, v9470);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9507 = v9377 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9508 = v9507 < v35;
+          const unsigned int v9511 = v9508 ? v9507 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9514 = v9511 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9515 = v9511 >> (v41 & 31);
+          const unsigned int v9516 = v32 + v9515;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9517 = block_table[v9516];
+          const unsigned int v9519 = v9517 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9520 = v9519 + v30;
+          const unsigned int v9521 = v9520 * v6;
+          const unsigned int v9522 = v9521 + v9514;
+          const unsigned int v9523 = v9522 << 8u;
+          const unsigned int v9524 = v9523 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9532 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9533 = v9383 + v9532;
+          const unsigned int v9534 = v9533 + v174;
+          const unsigned int v9535 = v9534 + v172;
+          iron_copy_async<16>(shm1 + (v9535 ^ (((v9535 >> 6u) & 7u) << 3u)), k_pages + v9524, v9508);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9545 = v9377 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9546 = v9545 < v35;
+          const unsigned int v9549 = v9546 ? v9545 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9552 = v9549 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9553 = v9549 >> (v41 & 31);
+          const unsigned int v9554 = v32 + v9553;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9555 = block_table[v9554];
+          const unsigned int v9557 = v9555 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9558 = v9557 + v30;
+          const unsigned int v9559 = v9558 * v6;
+          const unsigned int v9560 = v9559 + v9552;
+          const unsigned int v9561 = v9560 << 8u;
+          const unsigned int v9562 = v9561 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9570 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9571 = v9383 + v9570;
+          const unsigned int v9572 = v9571 + v205;
+          const unsigned int v9573 = v9572 + v203;
+          iron_copy_async<16>(shm1 + (v9573 ^ (((v9573 >> 6u) & 7u) << 3u)), k_pages + v9562, v9546);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9583 = v9377 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9584 = v9583 < v35;
+          const unsigned int v9587 = v9584 ? v9583 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9590 = v9587 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9591 = v9587 >> (v41 & 31);
+          const unsigned int v9592 = v32 + v9591;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9593 = block_table[v9592];
+          const unsigned int v9595 = v9593 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9596 = v9595 + v30;
+          const unsigned int v9597 = v9596 * v6;
+          const unsigned int v9598 = v9597 + v9590;
+          const unsigned int v9599 = v9598 << 8u;
+          const unsigned int v9600 = v9599 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9608 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9609 = v9383 + v9608;
+          const unsigned int v9610 = v9609 + v236;
+          const unsigned int v9611 = v9610 + v234;
+          iron_copy_async<16>(shm1 + (v9611 ^ (((v9611 >> 6u) & 7u) << 3u)), k_pages + v9600, v9584);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9621 = v9377 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9622 = v9621 < v35;
+          const unsigned int v9625 = v9622 ? v9621 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9628 = v9625 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9629 = v9625 >> (v41 & 31);
+          const unsigned int v9630 = v32 + v9629;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9631 = block_table[v9630];
+          const unsigned int v9633 = v9631 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9634 = v9633 + v30;
+          const unsigned int v9635 = v9634 * v6;
+          const unsigned int v9636 = v9635 + v9628;
+          const unsigned int v9637 = v9636 << 8u;
+          const unsigned int v9638 = v9637 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9646 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9647 = v9383 + v9646;
+          const unsigned int v9648 = v9647 + v267;
+          const unsigned int v9649 = v9648 + v265;
+          iron_copy_async<16>(shm1 + (v9649 ^ (((v9649 >> 6u) & 7u) << 3u)), k_pages + v9638, v9622);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9659 = v9377 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v9660 = v9659 < v35;
+          const unsigned int v9663 = v9660 ? v9659 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9666 = v9663 & v9399;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v9667 = v9663 >> (v41 & 31);
+          const unsigned int v9668 = v32 + v9667;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9669 = block_table[v9668];
+          const unsigned int v9671 = v9669 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9672 = v9671 + v30;
+          const unsigned int v9673 = v9672 * v6;
+          const unsigned int v9674 = v9673 + v9666;
+          const unsigned int v9675 = v9674 << 8u;
+          const unsigned int v9676 = v9675 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v9684 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v9685 = v9383 + v9684;
+          const unsigned int v9686 = v9685 + v298;
+          const unsigned int v9687 = v9686 + v296;
+          iron_copy_async<16>(shm1 + (v9687 ^ (((v9687 >> 6u) & 7u) << 3u)), k_pages + v9676, v9660);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9709 = block_table[v9402];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9711 = v9709 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9712 = v9711 + v30;
+          const unsigned int v9713 = v9712 * v6;
+          const unsigned int v9714 = v9713 + v9400;
+          const unsigned int v9715 = v9714 << 8u;
+          const unsigned int v9716 = v9715 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9421 ^ (((v9421 >> 6u) & 7u) << 3u)), v_pages + v9716, v9394);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9747 = block_table[v9440];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9749 = v9747 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9750 = v9749 + v30;
+          const unsigned int v9751 = v9750 * v6;
+          const unsigned int v9752 = v9751 + v9438;
+          const unsigned int v9753 = v9752 << 8u;
+          const unsigned int v9754 = v9753 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9459 ^ (((v9459 >> 6u) & 7u) << 3u)), v_pages + v9754, v9432);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9785 = block_table[v9478];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9787 = v9785 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9788 = v9787 + v30;
+          const unsigned int v9789 = v9788 * v6;
+          const unsigned int v9790 = v9789 + v9476;
+          const unsigned int v9791 = v9790 << 8u;
+          const unsigned int v9792 = v9791 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9497 ^ (((v9497 >> 6u) & 7u) << 3u)), v_pages + v9792, v9470);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9823 = block_table[v9516];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9825 = v9823 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9826 = v9825 + v30;
+          const unsigned int v9827 = v9826 * v6;
+          const unsigned int v9828 = v9827 + v9514;
+          const unsigned int v9829 = v9828 << 8u;
+          const unsigned int v9830 = v9829 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9535 ^ (((v9535 >> 6u) & 7u) << 3u)), v_pages + v9830, v9508);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9861 = block_table[v9554];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9863 = v9861 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9864 = v9863 + v30;
+          const unsigned int v9865 = v9864 * v6;
+          const unsigned int v9866 = v9865 + v9552;
+          const unsigned int v9867 = v9866 << 8u;
+          const unsigned int v9868 = v9867 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9573 ^ (((v9573 >> 6u) & 7u) << 3u)), v_pages + v9868, v9546);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9899 = block_table[v9592];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9901 = v9899 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9902 = v9901 + v30;
+          const unsigned int v9903 = v9902 * v6;
+          const unsigned int v9904 = v9903 + v9590;
+          const unsigned int v9905 = v9904 << 8u;
+          const unsigned int v9906 = v9905 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9611 ^ (((v9611 >> 6u) & 7u) << 3u)), v_pages + v9906, v9584);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9937 = block_table[v9630];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9939 = v9937 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9940 = v9939 + v30;
+          const unsigned int v9941 = v9940 * v6;
+          const unsigned int v9942 = v9941 + v9628;
+          const unsigned int v9943 = v9942 << 8u;
+          const unsigned int v9944 = v9943 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9649 ^ (((v9649 >> 6u) & 7u) << 3u)), v_pages + v9944, v9622);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9975 = block_table[v9668];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v9977 = v9975 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v9978 = v9977 + v30;
+          const unsigned int v9979 = v9978 * v6;
+          const unsigned int v9980 = v9979 + v9666;
+          const unsigned int v9981 = v9980 << 8u;
+          const unsigned int v9982 = v9981 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v9687 ^ (((v9687 >> 6u) & 7u) << 3u)), v_pages + v9982, v9660);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v9987 = v9372 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v9997 = v9369 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9998 = v9997 < v35;
-          const unsigned int v10001 = v9998 ? v9997 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10002 = v10001 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10003 = v10001 / v6;
-          const unsigned int v10004 = v32 + v10003;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10005 = block_table[v10004];
-          const unsigned int v10007 = v10005 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10008 = v10007 + v30;
-          const unsigned int v10009 = v10008 * v6;
-          const unsigned int v10010 = v10009 + v10002;
-          const unsigned int v10011 = v10010 << 8u;
-          const unsigned int v10012 = v10011 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10020 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10021 = v9987 + v10020;
-          const unsigned int v10022 = v10021 + v81;
-          const unsigned int v10023 = v10022 + v79;
-          iron_copy_async<16>(shm1 + (v10023 ^ (((v10023 >> 6u) & 7u) << 3u)), k_pages + v10012, v9998);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10033 = v9369 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10034 = v10033 < v35;
-          const unsigned int v10037 = v10034 ? v10033 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10038 = v10037 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10039 = v10037 / v6;
-          const unsigned int v10040 = v32 + v10039;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10041 = block_table[v10040];
-          const unsigned int v10043 = v10041 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10044 = v10043 + v30;
-          const unsigned int v10045 = v10044 * v6;
-          const unsigned int v10046 = v10045 + v10038;
-          const unsigned int v10047 = v10046 << 8u;
-          const unsigned int v10048 = v10047 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10056 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10057 = v9987 + v10056;
-          const unsigned int v10058 = v10057 + v112;
-          const unsigned int v10059 = v10058 + v110;
-          iron_copy_async<16>(shm1 + (v10059 ^ (((v10059 >> 6u) & 7u) << 3u)), k_pages + v10048, v10034);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10069 = v9369 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10070 = v10069 < v35;
-          const unsigned int v10073 = v10070 ? v10069 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10074 = v10073 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10075 = v10073 / v6;
-          const unsigned int v10076 = v32 + v10075;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10077 = block_table[v10076];
-          const unsigned int v10079 = v10077 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10080 = v10079 + v30;
-          const unsigned int v10081 = v10080 * v6;
-          const unsigned int v10082 = v10081 + v10074;
-          const unsigned int v10083 = v10082 << 8u;
-          const unsigned int v10084 = v10083 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10092 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10093 = v9987 + v10092;
-          const unsigned int v10094 = v10093 + v143;
-          const unsigned int v10095 = v10094 + v141;
-          iron_copy_async<16>(shm1 + (v10095 ^ (((v10095 >> 6u) & 7u) << 3u)), k_pages + v10084, v10070);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10105 = v9369 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10106 = v10105 < v35;
-          const unsigned int v10109 = v10106 ? v10105 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10110 = v10109 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10111 = v10109 / v6;
-          const unsigned int v10112 = v32 + v10111;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10113 = block_table[v10112];
-          const unsigned int v10115 = v10113 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10116 = v10115 + v30;
-          const unsigned int v10117 = v10116 * v6;
-          const unsigned int v10118 = v10117 + v10110;
-          const unsigned int v10119 = v10118 << 8u;
-          const unsigned int v10120 = v10119 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10128 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10129 = v9987 + v10128;
-          const unsigned int v10130 = v10129 + v174;
-          const unsigned int v10131 = v10130 + v172;
-          iron_copy_async<16>(shm1 + (v10131 ^ (((v10131 >> 6u) & 7u) << 3u)), k_pages + v10120, v10106);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10141 = v9369 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10142 = v10141 < v35;
-          const unsigned int v10145 = v10142 ? v10141 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10146 = v10145 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10147 = v10145 / v6;
-          const unsigned int v10148 = v32 + v10147;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10149 = block_table[v10148];
-          const unsigned int v10151 = v10149 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10152 = v10151 + v30;
-          const unsigned int v10153 = v10152 * v6;
-          const unsigned int v10154 = v10153 + v10146;
-          const unsigned int v10155 = v10154 << 8u;
-          const unsigned int v10156 = v10155 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10164 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10165 = v9987 + v10164;
-          const unsigned int v10166 = v10165 + v205;
-          const unsigned int v10167 = v10166 + v203;
-          iron_copy_async<16>(shm1 + (v10167 ^ (((v10167 >> 6u) & 7u) << 3u)), k_pages + v10156, v10142);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10177 = v9369 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10178 = v10177 < v35;
-          const unsigned int v10181 = v10178 ? v10177 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10182 = v10181 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10183 = v10181 / v6;
-          const unsigned int v10184 = v32 + v10183;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10185 = block_table[v10184];
-          const unsigned int v10187 = v10185 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10188 = v10187 + v30;
-          const unsigned int v10189 = v10188 * v6;
-          const unsigned int v10190 = v10189 + v10182;
-          const unsigned int v10191 = v10190 << 8u;
-          const unsigned int v10192 = v10191 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10200 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10201 = v9987 + v10200;
-          const unsigned int v10202 = v10201 + v236;
-          const unsigned int v10203 = v10202 + v234;
-          iron_copy_async<16>(shm1 + (v10203 ^ (((v10203 >> 6u) & 7u) << 3u)), k_pages + v10192, v10178);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10213 = v9369 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10214 = v10213 < v35;
-          const unsigned int v10217 = v10214 ? v10213 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10218 = v10217 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10219 = v10217 / v6;
-          const unsigned int v10220 = v32 + v10219;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10221 = block_table[v10220];
-          const unsigned int v10223 = v10221 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10224 = v10223 + v30;
-          const unsigned int v10225 = v10224 * v6;
-          const unsigned int v10226 = v10225 + v10218;
-          const unsigned int v10227 = v10226 << 8u;
-          const unsigned int v10228 = v10227 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10236 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10237 = v9987 + v10236;
-          const unsigned int v10238 = v10237 + v267;
-          const unsigned int v10239 = v10238 + v265;
-          iron_copy_async<16>(shm1 + (v10239 ^ (((v10239 >> 6u) & 7u) << 3u)), k_pages + v10228, v10214);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10249 = v9369 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10250 = v10249 < v35;
-          const unsigned int v10253 = v10250 ? v10249 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10254 = v10253 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10255 = v10253 / v6;
-          const unsigned int v10256 = v32 + v10255;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10257 = block_table[v10256];
-          const unsigned int v10259 = v10257 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10260 = v10259 + v30;
-          const unsigned int v10261 = v10260 * v6;
-          const unsigned int v10262 = v10261 + v10254;
-          const unsigned int v10263 = v10262 << 8u;
-          const unsigned int v10264 = v10263 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10272 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10273 = v9987 + v10272;
-          const unsigned int v10274 = v10273 + v298;
-          const unsigned int v10275 = v10274 + v296;
-          iron_copy_async<16>(shm1 + (v10275 ^ (((v10275 >> 6u) & 7u) << 3u)), k_pages + v10264, v10250);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10295 = block_table[v10004];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10297 = v10295 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10298 = v10297 + v30;
-          const unsigned int v10299 = v10298 * v6;
-          const unsigned int v10300 = v10299 + v10002;
-          const unsigned int v10301 = v10300 << 8u;
-          const unsigned int v10302 = v10301 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10023 ^ (((v10023 >> 6u) & 7u) << 3u)), v_pages + v10302, v9998);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10331 = block_table[v10040];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10333 = v10331 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10334 = v10333 + v30;
-          const unsigned int v10335 = v10334 * v6;
-          const unsigned int v10336 = v10335 + v10038;
-          const unsigned int v10337 = v10336 << 8u;
-          const unsigned int v10338 = v10337 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10059 ^ (((v10059 >> 6u) & 7u) << 3u)), v_pages + v10338, v10034);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10367 = block_table[v10076];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10369 = v10367 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10370 = v10369 + v30;
-          const unsigned int v10371 = v10370 * v6;
-          const unsigned int v10372 = v10371 + v10074;
-          const unsigned int v10373 = v10372 << 8u;
-          const unsigned int v10374 = v10373 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10095 ^ (((v10095 >> 6u) & 7u) << 3u)), v_pages + v10374, v10070);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10403 = block_table[v10112];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10405 = v10403 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10406 = v10405 + v30;
-          const unsigned int v10407 = v10406 * v6;
-          const unsigned int v10408 = v10407 + v10110;
-          const unsigned int v10409 = v10408 << 8u;
-          const unsigned int v10410 = v10409 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10131 ^ (((v10131 >> 6u) & 7u) << 3u)), v_pages + v10410, v10106);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10439 = block_table[v10148];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10441 = v10439 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10442 = v10441 + v30;
-          const unsigned int v10443 = v10442 * v6;
-          const unsigned int v10444 = v10443 + v10146;
-          const unsigned int v10445 = v10444 << 8u;
-          const unsigned int v10446 = v10445 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10167 ^ (((v10167 >> 6u) & 7u) << 3u)), v_pages + v10446, v10142);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10475 = block_table[v10184];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10477 = v10475 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10478 = v10477 + v30;
-          const unsigned int v10479 = v10478 * v6;
-          const unsigned int v10480 = v10479 + v10182;
-          const unsigned int v10481 = v10480 << 8u;
-          const unsigned int v10482 = v10481 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10203 ^ (((v10203 >> 6u) & 7u) << 3u)), v_pages + v10482, v10178);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10511 = block_table[v10220];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10513 = v10511 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10514 = v10513 + v30;
-          const unsigned int v10515 = v10514 * v6;
-          const unsigned int v10516 = v10515 + v10218;
-          const unsigned int v10517 = v10516 << 8u;
-          const unsigned int v10518 = v10517 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10239 ^ (((v10239 >> 6u) & 7u) << 3u)), v_pages + v10518, v10214);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10547 = block_table[v10256];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10549 = v10547 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10550 = v10549 + v30;
-          const unsigned int v10551 = v10550 * v6;
-          const unsigned int v10552 = v10551 + v10254;
-          const unsigned int v10553 = v10552 << 8u;
-          const unsigned int v10554 = v10553 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10275 ^ (((v10275 >> 6u) & 7u) << 3u)), v_pages + v10554, v10250);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v9995 = v9380 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
+          const unsigned int v10005 = v9377 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10006 = v10005 < v35;
+          const unsigned int v10009 = v10006 ? v10005 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10010 = v10009 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10011 = v10009 / v6;
+          const unsigned int v10012 = v32 + v10011;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10013 = block_table[v10012];
+          const unsigned int v10015 = v10013 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10016 = v10015 + v30;
+          const unsigned int v10017 = v10016 * v6;
+          const unsigned int v10018 = v10017 + v10010;
+          const unsigned int v10019 = v10018 << 8u;
+          const unsigned int v10020 = v10019 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10028 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10029 = v9995 + v10028;
+          const unsigned int v10030 = v10029 + v81;
+          const unsigned int v10031 = v10030 + v79;
+          iron_copy_async<16>(shm1 + (v10031 ^ (((v10031 >> 6u) & 7u) << 3u)), k_pages + v10020, v10006);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10041 = v9377 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10042 = v10041 < v35;
+          const unsigned int v10045 = v10042 ? v10041 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10046 = v10045 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10047 = v10045 / v6;
+          const unsigned int v10048 = v32 + v10047;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10049 = block_table[v10048];
+          const unsigned int v10051 = v10049 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10052 = v10051 + v30;
+          const unsigned int v10053 = v10052 * v6;
+          const unsigned int v10054 = v10053 + v10046;
+          const unsigned int v10055 = v10054 << 8u;
+          const unsigned int v10056 = v10055 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10064 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10065 = v9995 + v10064;
+          const unsigned int v10066 = v10065 + v112;
+          const unsigned int v10067 = v10066 + v110;
+          iron_copy_async<16>(shm1 + (v10067 ^ (((v10067 >> 6u) & 7u) << 3u)), k_pages + v10056, v10042);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10077 = v9377 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10078 = v10077 < v35;
+          const unsigned int v10081 = v10078 ? v10077 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10082 = v10081 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10083 = v10081 / v6;
+          const unsigned int v10084 = v32 + v10083;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10085 = block_table[v10084];
+          const unsigned int v10087 = v10085 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10088 = v10087 + v30;
+          const unsigned int v10089 = v10088 * v6;
+          const unsigned int v10090 = v10089 + v10082;
+          const unsigned int v10091 = v10090 << 8u;
+          const unsigned int v10092 = v10091 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10100 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10101 = v9995 + v10100;
+          const unsigned int v10102 = v10101 + v143;
+          const unsigned int v10103 = v10102 + v141;
+          iron_copy_async<16>(shm1 + (v10103 ^ (((v10103 >> 6u) & 7u) << 3u)), k_pages + v10092, v10078);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10113 = v9377 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10114 = v10113 < v35;
+          const unsigned int v10117 = v10114 ? v10113 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10118 = v10117 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10119 = v10117 / v6;
+          const unsigned int v10120 = v32 + v10119;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10121 = block_table[v10120];
+          const unsigned int v10123 = v10121 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10124 = v10123 + v30;
+          const unsigned int v10125 = v10124 * v6;
+          const unsigned int v10126 = v10125 + v10118;
+          const unsigned int v10127 = v10126 << 8u;
+          const unsigned int v10128 = v10127 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10136 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10137 = v9995 + v10136;
+          const unsigned int v10138 = v10137 + v174;
+          const unsigned int v10139 = v10138 + v172;
+          iron_copy_async<16>(shm1 + (v10139 ^ (((v10139 >> 6u) & 7u) << 3u)), k_pages + v10128, v10114);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10149 = v9377 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10150 = v10149 < v35;
+          const unsigned int v10153 = v10150 ? v10149 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10154 = v10153 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10155 = v10153 / v6;
+          const unsigned int v10156 = v32 + v10155;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10157 = block_table[v10156];
+          const unsigned int v10159 = v10157 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10160 = v10159 + v30;
+          const unsigned int v10161 = v10160 * v6;
+          const unsigned int v10162 = v10161 + v10154;
+          const unsigned int v10163 = v10162 << 8u;
+          const unsigned int v10164 = v10163 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10172 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10173 = v9995 + v10172;
+          const unsigned int v10174 = v10173 + v205;
+          const unsigned int v10175 = v10174 + v203;
+          iron_copy_async<16>(shm1 + (v10175 ^ (((v10175 >> 6u) & 7u) << 3u)), k_pages + v10164, v10150);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10185 = v9377 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10186 = v10185 < v35;
+          const unsigned int v10189 = v10186 ? v10185 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10190 = v10189 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10191 = v10189 / v6;
+          const unsigned int v10192 = v32 + v10191;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10193 = block_table[v10192];
+          const unsigned int v10195 = v10193 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10196 = v10195 + v30;
+          const unsigned int v10197 = v10196 * v6;
+          const unsigned int v10198 = v10197 + v10190;
+          const unsigned int v10199 = v10198 << 8u;
+          const unsigned int v10200 = v10199 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10208 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10209 = v9995 + v10208;
+          const unsigned int v10210 = v10209 + v236;
+          const unsigned int v10211 = v10210 + v234;
+          iron_copy_async<16>(shm1 + (v10211 ^ (((v10211 >> 6u) & 7u) << 3u)), k_pages + v10200, v10186);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10221 = v9377 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10222 = v10221 < v35;
+          const unsigned int v10225 = v10222 ? v10221 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10226 = v10225 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10227 = v10225 / v6;
+          const unsigned int v10228 = v32 + v10227;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10229 = block_table[v10228];
+          const unsigned int v10231 = v10229 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10232 = v10231 + v30;
+          const unsigned int v10233 = v10232 * v6;
+          const unsigned int v10234 = v10233 + v10226;
+          const unsigned int v10235 = v10234 << 8u;
+          const unsigned int v10236 = v10235 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10244 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10245 = v9995 + v10244;
+          const unsigned int v10246 = v10245 + v267;
+          const unsigned int v10247 = v10246 + v265;
+          iron_copy_async<16>(shm1 + (v10247 ^ (((v10247 >> 6u) & 7u) << 3u)), k_pages + v10236, v10222);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10257 = v9377 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v10258 = v10257 < v35;
+          const unsigned int v10261 = v10258 ? v10257 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10262 = v10261 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v10263 = v10261 / v6;
+          const unsigned int v10264 = v32 + v10263;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10265 = block_table[v10264];
+          const unsigned int v10267 = v10265 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10268 = v10267 + v30;
+          const unsigned int v10269 = v10268 * v6;
+          const unsigned int v10270 = v10269 + v10262;
+          const unsigned int v10271 = v10270 << 8u;
+          const unsigned int v10272 = v10271 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v10280 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
+          const unsigned int v10281 = v9995 + v10280;
+          const unsigned int v10282 = v10281 + v298;
+          const unsigned int v10283 = v10282 + v296;
+          iron_copy_async<16>(shm1 + (v10283 ^ (((v10283 >> 6u) & 7u) << 3u)), k_pages + v10272, v10258);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10303 = block_table[v10012];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10305 = v10303 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10306 = v10305 + v30;
+          const unsigned int v10307 = v10306 * v6;
+          const unsigned int v10308 = v10307 + v10010;
+          const unsigned int v10309 = v10308 << 8u;
+          const unsigned int v10310 = v10309 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10031 ^ (((v10031 >> 6u) & 7u) << 3u)), v_pages + v10310, v10006);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10339 = block_table[v10048];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10341 = v10339 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10342 = v10341 + v30;
+          const unsigned int v10343 = v10342 * v6;
+          const unsigned int v10344 = v10343 + v10046;
+          const unsigned int v10345 = v10344 << 8u;
+          const unsigned int v10346 = v10345 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10067 ^ (((v10067 >> 6u) & 7u) << 3u)), v_pages + v10346, v10042);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10375 = block_table[v10084];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10377 = v10375 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10378 = v10377 + v30;
+          const unsigned int v10379 = v10378 * v6;
+          const unsigned int v10380 = v10379 + v10082;
+          const unsigned int v10381 = v10380 << 8u;
+          const unsigned int v10382 = v10381 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10103 ^ (((v10103 >> 6u) & 7u) << 3u)), v_pages + v10382, v10078);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10411 = block_table[v10120];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10413 = v10411 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10414 = v10413 + v30;
+          const unsigned int v10415 = v10414 * v6;
+          const unsigned int v10416 = v10415 + v10118;
+          const unsigned int v10417 = v10416 << 8u;
+          const unsigned int v10418 = v10417 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10139 ^ (((v10139 >> 6u) & 7u) << 3u)), v_pages + v10418, v10114);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10447 = block_table[v10156];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10449 = v10447 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10450 = v10449 + v30;
+          const unsigned int v10451 = v10450 * v6;
+          const unsigned int v10452 = v10451 + v10154;
+          const unsigned int v10453 = v10452 << 8u;
+          const unsigned int v10454 = v10453 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10175 ^ (((v10175 >> 6u) & 7u) << 3u)), v_pages + v10454, v10150);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10483 = block_table[v10192];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10485 = v10483 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10486 = v10485 + v30;
+          const unsigned int v10487 = v10486 * v6;
+          const unsigned int v10488 = v10487 + v10190;
+          const unsigned int v10489 = v10488 << 8u;
+          const unsigned int v10490 = v10489 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10211 ^ (((v10211 >> 6u) & 7u) << 3u)), v_pages + v10490, v10186);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10519 = block_table[v10228];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10521 = v10519 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10522 = v10521 + v30;
+          const unsigned int v10523 = v10522 * v6;
+          const unsigned int v10524 = v10523 + v10226;
+          const unsigned int v10525 = v10524 << 8u;
+          const unsigned int v10526 = v10525 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10247 ^ (((v10247 >> 6u) & 7u) << 3u)), v_pages + v10526, v10222);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v10555 = block_table[v10264];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v10557 = v10555 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v10558 = v10557 + v30;
+          const unsigned int v10559 = v10558 * v6;
+          const unsigned int v10560 = v10559 + v10262;
+          const unsigned int v10561 = v10560 << 8u;
+          const unsigned int v10562 = v10561 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v10283 ^ (((v10283 >> 6u) & 7u) << 3u)), v_pages + v10562, v10258);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
       asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 64> v10567;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v10567, 0.0f);
-      const unsigned int v10571 = v9366 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13493;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13493, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13493, shm0, v13486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13495;
-      iron_frag_fill(v13495, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13495, shm1, v10571, 64u);
-      iron_frag_mma_sync(v10567, v13493, v13495);
-      const unsigned int v13500 = v10571 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13502;
-      iron_frag_fill(v13502, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13502, shm0, v13497, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13504;
-      iron_frag_fill(v13504, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13504, shm1, v13500, 64u);
-      iron_frag_mma_sync(v10567, v13502, v13504);
-      const unsigned int v13509 = v10571 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13511;
-      iron_frag_fill(v13511, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13511, shm0, v13506, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13513;
-      iron_frag_fill(v13513, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13513, shm1, v13509, 64u);
-      iron_frag_mma_sync(v10567, v13511, v13513);
-      const unsigned int v13518 = v10571 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13520;
-      iron_frag_fill(v13520, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13520, shm0, v13515, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13522;
-      iron_frag_fill(v13522, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13522, shm1, v13518, 64u);
-      iron_frag_mma_sync(v10567, v13520, v13522);
-      const unsigned int v10584 = v10571 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13538;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13538, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13538, shm0, v13531, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13540;
-      iron_frag_fill(v13540, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13540, shm1, v10584, 64u);
-      iron_frag_mma_sync(v10567, v13538, v13540);
-      const unsigned int v13545 = v10584 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13547;
-      iron_frag_fill(v13547, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13547, shm0, v13542, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13549;
-      iron_frag_fill(v13549, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13549, shm1, v13545, 64u);
-      iron_frag_mma_sync(v10567, v13547, v13549);
-      const unsigned int v13554 = v10584 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13556;
-      iron_frag_fill(v13556, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13556, shm0, v13551, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13558;
-      iron_frag_fill(v13558, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13558, shm1, v13554, 64u);
-      iron_frag_mma_sync(v10567, v13556, v13558);
-      const unsigned int v13563 = v10584 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13565;
-      iron_frag_fill(v13565, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13565, shm0, v13560, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13567;
-      iron_frag_fill(v13567, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13567, shm1, v13563, 64u);
-      iron_frag_mma_sync(v10567, v13565, v13567);
-      const unsigned int v10596 = v10571 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13583;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13583, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13583, shm0, v13576, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13585;
-      iron_frag_fill(v13585, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13585, shm1, v10596, 64u);
-      iron_frag_mma_sync(v10567, v13583, v13585);
-      const unsigned int v13590 = v10596 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13592;
-      iron_frag_fill(v13592, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13592, shm0, v13587, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13594;
-      iron_frag_fill(v13594, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13594, shm1, v13590, 64u);
-      iron_frag_mma_sync(v10567, v13592, v13594);
-      const unsigned int v13599 = v10596 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13601;
-      iron_frag_fill(v13601, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13601, shm0, v13596, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13603;
-      iron_frag_fill(v13603, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13603, shm1, v13599, 64u);
-      iron_frag_mma_sync(v10567, v13601, v13603);
-      const unsigned int v13608 = v10596 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13610;
-      iron_frag_fill(v13610, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13610, shm0, v13605, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13612;
-      iron_frag_fill(v13612, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13612, shm1, v13608, 64u);
-      iron_frag_mma_sync(v10567, v13610, v13612);
-      const unsigned int v10608 = v10571 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13628;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13628, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13628, shm0, v13621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13630;
-      iron_frag_fill(v13630, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13630, shm1, v10608, 64u);
-      iron_frag_mma_sync(v10567, v13628, v13630);
-      const unsigned int v13635 = v10608 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13637;
-      iron_frag_fill(v13637, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13637, shm0, v13632, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13639;
-      iron_frag_fill(v13639, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13639, shm1, v13635, 64u);
-      iron_frag_mma_sync(v10567, v13637, v13639);
-      const unsigned int v13644 = v10608 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13646;
-      iron_frag_fill(v13646, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13646, shm0, v13641, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13648;
-      iron_frag_fill(v13648, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13648, shm1, v13644, 64u);
-      iron_frag_mma_sync(v10567, v13646, v13648);
-      const unsigned int v13653 = v10608 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13655;
-      iron_frag_fill(v13655, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13655, shm0, v13650, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13657;
-      iron_frag_fill(v13657, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13657, shm1, v13653, 64u);
-      iron_frag_mma_sync(v10567, v13655, v13657);
-      iron_frag<float, 2, 16, 8> v10617;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v10617, 0.0f);
-      if (v10619) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v10622 = v9369 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v10630 = v9369 + v20;
-        const bool v10631 = v10630 <= v559;
-        const bool v10632 = v566 || v10631;
-        const bool v10633 = v10622 && v10632;
-        const bool v10635 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v10636 = v9362 + v9;
-        const unsigned int v10637 = v10636 + v20;
-        const unsigned int v10638 = v556 + v35;
-        const bool v10639 = v10638 <= v10637;
-        const bool v10640 = v10635 || v10639;
-        const bool v10641 = v10633 && v10640;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v10642 = !v10641;  // kernels/sdpa/flash_tile.hpp:190
-        if (v10642) {
-          iron_frag<float, 2, 16, 8> v10644;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v10644, 0.0f);
-          iron_frag<float, 2, 16, 8> v10646;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v10646, 0.0f);
-          const unsigned int v10648 = static_cast<unsigned int>(v10644.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10650 = v56 + v10648;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10652 = v10650 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10653 = v10652 + 1u;
-          const unsigned int v10655 = v10653 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10664 = v10655 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10668 = v10653 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10669 = v572 && v10668;
-          const unsigned int v10670 = v10669 ? v10664 : v42;
-          const unsigned int v10673 = v10670 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10674 = min(v10673, 64u);
-          const bool v10675 = v10670 > v9362;
-          const unsigned int v10676 = v10675 ? v10674 : v42;
-          const float v10677 = __uint_as_float(v10676);
-          v10644.x[0] = v10677;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10679 = static_cast<unsigned int>(v10644.row(1, iron_linear_thread() & 31u));
-          const unsigned int v10681 = v56 + v10679;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10683 = v10681 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10684 = v10683 + 1u;
-          const unsigned int v10686 = v10684 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10695 = v10686 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10699 = v10684 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10700 = v572 && v10699;
-          const unsigned int v10701 = v10700 ? v10695 : v42;
-          const unsigned int v10704 = v10701 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10705 = min(v10704, 64u);
-          const bool v10706 = v10701 > v9362;
-          const unsigned int v10707 = v10706 ? v10705 : v42;
-          const float v10708 = __uint_as_float(v10707);
-          v10644.x[1] = v10708;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10710 = static_cast<unsigned int>(v10644.row(2, iron_linear_thread() & 31u));
-          const unsigned int v10712 = v56 + v10710;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10714 = v10712 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10715 = v10714 + 1u;
-          const unsigned int v10717 = v10715 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10726 = v10717 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10730 = v10715 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10731 = v572 && v10730;
-          const unsigned int v10732 = v10731 ? v10726 : v42;
-          const unsigned int v10735 = v10732 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10736 = min(v10735, 64u);
-          const bool v10737 = v10732 > v9362;
-          const unsigned int v10738 = v10737 ? v10736 : v42;
-          const float v10739 = __uint_as_float(v10738);
-          v10644.x[2] = v10739;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10741 = static_cast<unsigned int>(v10644.row(3, iron_linear_thread() & 31u));
-          const unsigned int v10743 = v56 + v10741;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10745 = v10743 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10746 = v10745 + 1u;
-          const unsigned int v10748 = v10746 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10757 = v10748 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10761 = v10746 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10762 = v572 && v10761;
-          const unsigned int v10763 = v10762 ? v10757 : v42;
-          const unsigned int v10766 = v10763 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10767 = min(v10766, 64u);
-          const bool v10768 = v10763 > v9362;
-          const unsigned int v10769 = v10768 ? v10767 : v42;
-          const float v10770 = __uint_as_float(v10769);
-          v10644.x[3] = v10770;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10772 = static_cast<unsigned int>(v10646.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10774 = v56 + v10772;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10776 = v10774 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10777 = v10776 + 1u;
-          const unsigned int v10779 = v10777 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10780 = min(v35, v10779);
-          const bool v10781 = v10777 > v20;
-          const unsigned int v10782 = v10781 ? v10780 : v42;
-          const unsigned int v10785 = v566 ? v35 : v10782;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10797 = v10785 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10798 = min(v10797, 64u);
-          const bool v10799 = v10785 > v9362;
-          const unsigned int v10800 = v10799 ? v10798 : v42;
-          const float v10801 = __uint_as_float(v10800);
-          v10646.x[0] = v10801;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10803 = static_cast<unsigned int>(v10646.row(1, iron_linear_thread() & 31u));
-          const unsigned int v10805 = v56 + v10803;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10807 = v10805 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10808 = v10807 + 1u;
-          const unsigned int v10810 = v10808 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10811 = min(v35, v10810);
-          const bool v10812 = v10808 > v20;
-          const unsigned int v10813 = v10812 ? v10811 : v42;
-          const unsigned int v10816 = v566 ? v35 : v10813;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10828 = v10816 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10829 = min(v10828, 64u);
-          const bool v10830 = v10816 > v9362;
-          const unsigned int v10831 = v10830 ? v10829 : v42;
-          const float v10832 = __uint_as_float(v10831);
-          v10646.x[1] = v10832;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10834 = static_cast<unsigned int>(v10646.row(2, iron_linear_thread() & 31u));
-          const unsigned int v10836 = v56 + v10834;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10838 = v10836 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10839 = v10838 + 1u;
-          const unsigned int v10841 = v10839 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10842 = min(v35, v10841);
-          const bool v10843 = v10839 > v20;
-          const unsigned int v10844 = v10843 ? v10842 : v42;
-          const unsigned int v10847 = v566 ? v35 : v10844;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10859 = v10847 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10860 = min(v10859, 64u);
-          const bool v10861 = v10847 > v9362;
-          const unsigned int v10862 = v10861 ? v10860 : v42;
-          const float v10863 = __uint_as_float(v10862);
-          v10646.x[2] = v10863;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10865 = static_cast<unsigned int>(v10646.row(3, iron_linear_thread() & 31u));
-          const unsigned int v10867 = v56 + v10865;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10869 = v10867 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10870 = v10869 + 1u;
-          const unsigned int v10872 = v10870 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10873 = min(v35, v10872);
-          const bool v10874 = v10870 > v20;
-          const unsigned int v10875 = v10874 ? v10873 : v42;
-          const unsigned int v10878 = v566 ? v35 : v10875;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10890 = v10878 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10891 = min(v10890, 64u);
-          const bool v10892 = v10878 > v9362;
-          const unsigned int v10893 = v10892 ? v10891 : v42;
-          const float v10894 = __uint_as_float(v10893);
-          v10646.x[3] = v10894;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10895 = static_cast<unsigned int>(v10567.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v10897 = v10567.x[0];
-          const float v10898 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10899 = __float_as_uint(v10898);
-          const bool v10900 = v10895 >= v10899;
-          const float v10901 = v10646.x[0];
-          const unsigned int v10902 = __float_as_uint(v10901);
-          const bool v10903 = v10895 < v10902;
-          const bool v10904 = v10900 && v10903;
-          const float v10906 = v10904 ? v10897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[0] = v10906;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10907 = static_cast<unsigned int>(v10567.col(1, iron_linear_thread() & 31u));
-          const float v10909 = v10567.x[1];
-          const float v10910 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10911 = __float_as_uint(v10910);
-          const bool v10912 = v10907 >= v10911;
-          const float v10913 = v10646.x[0];
-          const unsigned int v10914 = __float_as_uint(v10913);
-          const bool v10915 = v10907 < v10914;
-          const bool v10916 = v10912 && v10915;
-          const float v10918 = v10916 ? v10909 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[1] = v10918;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10919 = static_cast<unsigned int>(v10567.col(2, iron_linear_thread() & 31u));
-          const float v10921 = v10567.x[2];
-          const float v10922 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10923 = __float_as_uint(v10922);
-          const bool v10924 = v10919 >= v10923;
-          const float v10925 = v10646.x[2];
-          const unsigned int v10926 = __float_as_uint(v10925);
-          const bool v10927 = v10919 < v10926;
-          const bool v10928 = v10924 && v10927;
-          const float v10930 = v10928 ? v10921 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[2] = v10930;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10931 = static_cast<unsigned int>(v10567.col(3, iron_linear_thread() & 31u));
-          const float v10933 = v10567.x[3];
-          const float v10934 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10935 = __float_as_uint(v10934);
-          const bool v10936 = v10931 >= v10935;
-          const float v10937 = v10646.x[2];
-          const unsigned int v10938 = __float_as_uint(v10937);
-          const bool v10939 = v10931 < v10938;
-          const bool v10940 = v10936 && v10939;
-          const float v10942 = v10940 ? v10933 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[3] = v10942;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10943 = static_cast<unsigned int>(v10567.col(4, iron_linear_thread() & 31u));
-          const float v10945 = v10567.x[4];
-          const float v10946 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10947 = __float_as_uint(v10946);
-          const bool v10948 = v10943 >= v10947;
-          const float v10949 = v10646.x[0];
-          const unsigned int v10950 = __float_as_uint(v10949);
-          const bool v10951 = v10943 < v10950;
-          const bool v10952 = v10948 && v10951;
-          const float v10954 = v10952 ? v10945 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[4] = v10954;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10955 = static_cast<unsigned int>(v10567.col(5, iron_linear_thread() & 31u));
-          const float v10957 = v10567.x[5];
-          const float v10958 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10959 = __float_as_uint(v10958);
-          const bool v10960 = v10955 >= v10959;
-          const float v10961 = v10646.x[0];
-          const unsigned int v10962 = __float_as_uint(v10961);
-          const bool v10963 = v10955 < v10962;
-          const bool v10964 = v10960 && v10963;
-          const float v10966 = v10964 ? v10957 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[5] = v10966;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10967 = static_cast<unsigned int>(v10567.col(6, iron_linear_thread() & 31u));
-          const float v10969 = v10567.x[6];
-          const float v10970 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10971 = __float_as_uint(v10970);
-          const bool v10972 = v10967 >= v10971;
-          const float v10973 = v10646.x[2];
-          const unsigned int v10974 = __float_as_uint(v10973);
-          const bool v10975 = v10967 < v10974;
-          const bool v10976 = v10972 && v10975;
-          const float v10978 = v10976 ? v10969 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[6] = v10978;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10979 = static_cast<unsigned int>(v10567.col(7, iron_linear_thread() & 31u));
-          const float v10981 = v10567.x[7];
-          const float v10982 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10983 = __float_as_uint(v10982);
-          const bool v10984 = v10979 >= v10983;
-          const float v10985 = v10646.x[2];
-          const unsigned int v10986 = __float_as_uint(v10985);
-          const bool v10987 = v10979 < v10986;
-          const bool v10988 = v10984 && v10987;
-          const float v10990 = v10988 ? v10981 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[7] = v10990;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10991 = static_cast<unsigned int>(v10567.col(8, iron_linear_thread() & 31u));
-          const float v10993 = v10567.x[8];
-          const float v10994 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10995 = __float_as_uint(v10994);
-          const bool v10996 = v10991 >= v10995;
-          const float v10997 = v10646.x[0];
-          const unsigned int v10998 = __float_as_uint(v10997);
-          const bool v10999 = v10991 < v10998;
-          const bool v11000 = v10996 && v10999;
-          const float v11002 = v11000 ? v10993 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[8] = v11002;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11003 = static_cast<unsigned int>(v10567.col(9, iron_linear_thread() & 31u));
-          const float v11005 = v10567.x[9];
-          const float v11006 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11007 = __float_as_uint(v11006);
-          const bool v11008 = v11003 >= v11007;
-          const float v11009 = v10646.x[0];
-          const unsigned int v11010 = __float_as_uint(v11009);
-          const bool v11011 = v11003 < v11010;
-          const bool v11012 = v11008 && v11011;
-          const float v11014 = v11012 ? v11005 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[9] = v11014;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11015 = static_cast<unsigned int>(v10567.col(10, iron_linear_thread() & 31u));
-          const float v11017 = v10567.x[10];
-          const float v11018 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11019 = __float_as_uint(v11018);
-          const bool v11020 = v11015 >= v11019;
-          const float v11021 = v10646.x[2];
-          const unsigned int v11022 = __float_as_uint(v11021);
-          const bool v11023 = v11015 < v11022;
-          const bool v11024 = v11020 && v11023;
-          const float v11026 = v11024 ? v11017 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[10] = v11026;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11027 = static_cast<unsigned int>(v10567.col(11, iron_linear_thread() & 31u));
-          const float v11029 = v10567.x[11];
-          const float v11030 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11031 = __float_as_uint(v11030);
-          const bool v11032 = v11027 >= v11031;
-          const float v11033 = v10646.x[2];
-          const unsigned int v11034 = __float_as_uint(v11033);
-          const bool v11035 = v11027 < v11034;
-          const bool v11036 = v11032 && v11035;
-          const float v11038 = v11036 ? v11029 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[11] = v11038;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11039 = static_cast<unsigned int>(v10567.col(12, iron_linear_thread() & 31u));
-          const float v11041 = v10567.x[12];
-          const float v11042 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11043 = __float_as_uint(v11042);
-          const bool v11044 = v11039 >= v11043;
-          const float v11045 = v10646.x[0];
-          const unsigned int v11046 = __float_as_uint(v11045);
-          const bool v11047 = v11039 < v11046;
-          const bool v11048 = v11044 && v11047;
-          const float v11050 = v11048 ? v11041 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[12] = v11050;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11051 = static_cast<unsigned int>(v10567.col(13, iron_linear_thread() & 31u));
-          const float v11053 = v10567.x[13];
-          const float v11054 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11055 = __float_as_uint(v11054);
-          const bool v11056 = v11051 >= v11055;
-          const float v11057 = v10646.x[0];
-          const unsigned int v11058 = __float_as_uint(v11057);
-          const bool v11059 = v11051 < v11058;
-          const bool v11060 = v11056 && v11059;
-          const float v11062 = v11060 ? v11053 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[13] = v11062;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11063 = static_cast<unsigned int>(v10567.col(14, iron_linear_thread() & 31u));
-          const float v11065 = v10567.x[14];
-          const float v11066 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11067 = __float_as_uint(v11066);
-          const bool v11068 = v11063 >= v11067;
-          const float v11069 = v10646.x[2];
-          const unsigned int v11070 = __float_as_uint(v11069);
-          const bool v11071 = v11063 < v11070;
-          const bool v11072 = v11068 && v11071;
-          const float v11074 = v11072 ? v11065 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[14] = v11074;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11075 = static_cast<unsigned int>(v10567.col(15, iron_linear_thread() & 31u));
-          const float v11077 = v10567.x[15];
-          const float v11078 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11079 = __float_as_uint(v11078);
-          const bool v11080 = v11075 >= v11079;
-          const float v11081 = v10646.x[2];
-          const unsigned int v11082 = __float_as_uint(v11081);
-          const bool v11083 = v11075 < v11082;
-          const bool v11084 = v11080 && v11083;
-          const float v11086 = v11084 ? v11077 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[15] = v11086;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11087 = static_cast<unsigned int>(v10567.col(16, iron_linear_thread() & 31u));
-          const float v11089 = v10567.x[16];
-          const float v11090 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11091 = __float_as_uint(v11090);
-          const bool v11092 = v11087 >= v11091;
-          const float v11093 = v10646.x[0];
-          const unsigned int v11094 = __float_as_uint(v11093);
-          const bool v11095 = v11087 < v11094;
-          const bool v11096 = v11092 && v11095;
-          const float v11098 = v11096 ? v11089 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[16] = v11098;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11099 = static_cast<unsigned int>(v10567.col(17, iron_linear_thread() & 31u));
-          const float v11101 = v10567.x[17];
-          const float v11102 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11103 = __float_as_uint(v11102);
-          const bool v11104 = v11099 >= v11103;
-          const float v11105 = v10646.x[0];
-          const unsigned int v11106 = __float_as_uint(v11105);
-          const bool v11107 = v11099 < v11106;
-          const bool v11108 = v11104 && v11107;
-          const float v11110 = v11108 ? v11101 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[17] = v11110;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11111 = static_cast<unsigned int>(v10567.col(18, iron_linear_thread() & 31u));
-          const float v11113 = v10567.x[18];
-          const float v11114 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11115 = __float_as_uint(v11114);
-          const bool v11116 = v11111 >= v11115;
-          const float v11117 = v10646.x[2];
-          const unsigned int v11118 = __float_as_uint(v11117);
-          const bool v11119 = v11111 < v11118;
-          const bool v11120 = v11116 && v11119;
-          const float v11122 = v11120 ? v11113 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[18] = v11122;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11123 = static_cast<unsigned int>(v10567.col(19, iron_linear_thread() & 31u));
-          const float v11125 = v10567.x[19];
-          const float v11126 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11127 = __float_as_uint(v11126);
-          const bool v11128 = v11123 >= v11127;
-          const float v11129 = v10646.x[2];
-          const unsigned int v11130 = __float_as_uint(v11129);
-          const bool v11131 = v11123 < v11130;
-          const bool v11132 = v11128 && v11131;
-          const float v11134 = v11132 ? v11125 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[19] = v11134;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11135 = static_cast<unsigned int>(v10567.col(20, iron_linear_thread() & 31u));
-          const float v11137 = v10567.x[20];
-          const float v11138 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11139 = __float_as_uint(v11138);
-          const bool v11140 = v11135 >= v11139;
-          const float v11141 = v10646.x[0];
-          const unsigned int v11142 = __float_as_uint(v11141);
-          const bool v11143 = v11135 < v11142;
-          const bool v11144 = v11140 && v11143;
-          const float v11146 = v11144 ? v11137 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[20] = v11146;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11147 = static_cast<unsigned int>(v10567.col(21, iron_linear_thread() & 31u));
-          const float v11149 = v10567.x[21];
-          const float v11150 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11151 = __float_as_uint(v11150);
-          const bool v11152 = v11147 >= v11151;
-          const float v11153 = v10646.x[0];
-          const unsigned int v11154 = __float_as_uint(v11153);
-          const bool v11155 = v11147 < v11154;
-          const bool v11156 = v11152 && v11155;
-          const float v11158 = v11156 ? v11149 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[21] = v11158;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11159 = static_cast<unsigned int>(v10567.col(22, iron_linear_thread() & 31u));
-          const float v11161 = v10567.x[22];
-          const float v11162 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11163 = __float_as_uint(v11162);
-          const bool v11164 = v11159 >= v11163;
-          const float v11165 = v10646.x[2];
-          const unsigned int v11166 = __float_as_uint(v11165);
-          const bool v11167 = v11159 < v11166;
-          const bool v11168 = v11164 && v11167;
-          const float v11170 = v11168 ? v11161 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[22] = v11170;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11171 = static_cast<unsigned int>(v10567.col(23, iron_linear_thread() & 31u));
-          const float v11173 = v10567.x[23];
-          const float v11174 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11175 = __float_as_uint(v11174);
-          const bool v11176 = v11171 >= v11175;
-          const float v11177 = v10646.x[2];
-          const unsigned int v11178 = __float_as_uint(v11177);
-          const bool v11179 = v11171 < v11178;
-          const bool v11180 = v11176 && v11179;
-          const float v11182 = v11180 ? v11173 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[23] = v11182;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11183 = static_cast<unsigned int>(v10567.col(24, iron_linear_thread() & 31u));
-          const float v11185 = v10567.x[24];
-          const float v11186 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11187 = __float_as_uint(v11186);
-          const bool v11188 = v11183 >= v11187;
-          const float v11189 = v10646.x[0];
-          const unsigned int v11190 = __float_as_uint(v11189);
-          const bool v11191 = v11183 < v11190;
-          const bool v11192 = v11188 && v11191;
-          const float v11194 = v11192 ? v11185 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[24] = v11194;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11195 = static_cast<unsigned int>(v10567.col(25, iron_linear_thread() & 31u));
-          const float v11197 = v10567.x[25];
-          const float v11198 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11199 = __float_as_uint(v11198);
-          const bool v11200 = v11195 >= v11199;
-          const float v11201 = v10646.x[0];
-          const unsigned int v11202 = __float_as_uint(v11201);
-          const bool v11203 = v11195 < v11202;
-          const bool v11204 = v11200 && v11203;
-          const float v11206 = v11204 ? v11197 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[25] = v11206;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11207 = static_cast<unsigned int>(v10567.col(26, iron_linear_thread() & 31u));
-          const float v11209 = v10567.x[26];
-          const float v11210 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11211 = __float_as_uint(v11210);
-          const bool v11212 = v11207 >= v11211;
-          const float v11213 = v10646.x[2];
-          const unsigned int v11214 = __float_as_uint(v11213);
-          const bool v11215 = v11207 < v11214;
-          const bool v11216 = v11212 && v11215;
-          const float v11218 = v11216 ? v11209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[26] = v11218;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11219 = static_cast<unsigned int>(v10567.col(27, iron_linear_thread() & 31u));
-          const float v11221 = v10567.x[27];
-          const float v11222 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11223 = __float_as_uint(v11222);
-          const bool v11224 = v11219 >= v11223;
-          const float v11225 = v10646.x[2];
-          const unsigned int v11226 = __float_as_uint(v11225);
-          const bool v11227 = v11219 < v11226;
-          const bool v11228 = v11224 && v11227;
-          const float v11230 = v11228 ? v11221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[27] = v11230;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11231 = static_cast<unsigned int>(v10567.col(28, iron_linear_thread() & 31u));
-          const float v11233 = v10567.x[28];
-          const float v11234 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11235 = __float_as_uint(v11234);
-          const bool v11236 = v11231 >= v11235;
-          const float v11237 = v10646.x[0];
-          const unsigned int v11238 = __float_as_uint(v11237);
-          const bool v11239 = v11231 < v11238;
-          const bool v11240 = v11236 && v11239;
-          const float v11242 = v11240 ? v11233 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[28] = v11242;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11243 = static_cast<unsigned int>(v10567.col(29, iron_linear_thread() & 31u));
-          const float v11245 = v10567.x[29];
-          const float v11246 = v10644.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11247 = __float_as_uint(v11246);
-          const bool v11248 = v11243 >= v11247;
-          const float v11249 = v10646.x[0];
-          const unsigned int v11250 = __float_as_uint(v11249);
-          const bool v11251 = v11243 < v11250;
-          const bool v11252 = v11248 && v11251;
-          const float v11254 = v11252 ? v11245 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[29] = v11254;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11255 = static_cast<unsigned int>(v10567.col(30, iron_linear_thread() & 31u));
-          const float v11257 = v10567.x[30];
-          const float v11258 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11259 = __float_as_uint(v11258);
-          const bool v11260 = v11255 >= v11259;
-          const float v11261 = v10646.x[2];
-          const unsigned int v11262 = __float_as_uint(v11261);
-          const bool v11263 = v11255 < v11262;
-          const bool v11264 = v11260 && v11263;
-          const float v11266 = v11264 ? v11257 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[30] = v11266;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11267 = static_cast<unsigned int>(v10567.col(31, iron_linear_thread() & 31u));
-          const float v11269 = v10567.x[31];
-          const float v11270 = v10644.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11271 = __float_as_uint(v11270);
-          const bool v11272 = v11267 >= v11271;
-          const float v11273 = v10646.x[2];
-          const unsigned int v11274 = __float_as_uint(v11273);
-          const bool v11275 = v11267 < v11274;
-          const bool v11276 = v11272 && v11275;
-          const float v11278 = v11276 ? v11269 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[31] = v11278;  // kernels/sdpa/flash_tile.hpp:176
+      iron_frag<float, 2, 16, 64> v10575;  // kernels/sdpa/flash_warpgroup.hpp:277
+      iron_frag_fill(v10575, 0.0f);
+      const unsigned int v10579 = v9374 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v13505;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v13505, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13505, shm0, v13498, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13507;
+      iron_frag_fill(v13507, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13507, shm1, v10579, 64u);
+      iron_frag_mma_sync(v10575, v13505, v13507);
+      const unsigned int v13512 = v10579 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v13514;
+      iron_frag_fill(v13514, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13514, shm0, v13509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13516;
+      iron_frag_fill(v13516, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13516, shm1, v13512, 64u);
+      iron_frag_mma_sync(v10575, v13514, v13516);
+      const unsigned int v13521 = v10579 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v13523;
+      iron_frag_fill(v13523, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13523, shm0, v13518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13525;
+      iron_frag_fill(v13525, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13525, shm1, v13521, 64u);
+      iron_frag_mma_sync(v10575, v13523, v13525);
+      const unsigned int v13530 = v10579 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v13532;
+      iron_frag_fill(v13532, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13532, shm0, v13527, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13534;
+      iron_frag_fill(v13534, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13534, shm1, v13530, 64u);
+      iron_frag_mma_sync(v10575, v13532, v13534);
+      const unsigned int v10592 = v10579 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v13550;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v13550, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13550, shm0, v13543, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13552;
+      iron_frag_fill(v13552, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13552, shm1, v10592, 64u);
+      iron_frag_mma_sync(v10575, v13550, v13552);
+      const unsigned int v13557 = v10592 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v13559;
+      iron_frag_fill(v13559, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13559, shm0, v13554, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13561;
+      iron_frag_fill(v13561, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13561, shm1, v13557, 64u);
+      iron_frag_mma_sync(v10575, v13559, v13561);
+      const unsigned int v13566 = v10592 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v13568;
+      iron_frag_fill(v13568, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13568, shm0, v13563, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13570;
+      iron_frag_fill(v13570, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13570, shm1, v13566, 64u);
+      iron_frag_mma_sync(v10575, v13568, v13570);
+      const unsigned int v13575 = v10592 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v13577;
+      iron_frag_fill(v13577, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13577, shm0, v13572, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13579;
+      iron_frag_fill(v13579, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13579, shm1, v13575, 64u);
+      iron_frag_mma_sync(v10575, v13577, v13579);
+      const unsigned int v10604 = v10579 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v13595;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v13595, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13595, shm0, v13588, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13597;
+      iron_frag_fill(v13597, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13597, shm1, v10604, 64u);
+      iron_frag_mma_sync(v10575, v13595, v13597);
+      const unsigned int v13602 = v10604 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v13604;
+      iron_frag_fill(v13604, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13604, shm0, v13599, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13606;
+      iron_frag_fill(v13606, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13606, shm1, v13602, 64u);
+      iron_frag_mma_sync(v10575, v13604, v13606);
+      const unsigned int v13611 = v10604 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v13613;
+      iron_frag_fill(v13613, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13613, shm0, v13608, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13615;
+      iron_frag_fill(v13615, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13615, shm1, v13611, 64u);
+      iron_frag_mma_sync(v10575, v13613, v13615);
+      const unsigned int v13620 = v10604 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v13622;
+      iron_frag_fill(v13622, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13622, shm0, v13617, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13624;
+      iron_frag_fill(v13624, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13624, shm1, v13620, 64u);
+      iron_frag_mma_sync(v10575, v13622, v13624);
+      const unsigned int v10616 = v10579 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
+      iron_frag<iron_bf16, 0, 16, 16> v13640;  // kernels/sdpa/flash_warpgroup.hpp:141
+      iron_frag_fill(v13640, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13640, shm0, v13633, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13642;
+      iron_frag_fill(v13642, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13642, shm1, v10616, 64u);
+      iron_frag_mma_sync(v10575, v13640, v13642);
+      const unsigned int v13647 = v10616 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v13649;
+      iron_frag_fill(v13649, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13649, shm0, v13644, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13651;
+      iron_frag_fill(v13651, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13651, shm1, v13647, 64u);
+      iron_frag_mma_sync(v10575, v13649, v13651);
+      const unsigned int v13656 = v10616 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v13658;
+      iron_frag_fill(v13658, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13658, shm0, v13653, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13660;
+      iron_frag_fill(v13660, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13660, shm1, v13656, 64u);
+      iron_frag_mma_sync(v10575, v13658, v13660);
+      const unsigned int v13665 = v10616 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v13667;
+      iron_frag_fill(v13667, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13667, shm0, v13662, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13669;
+      iron_frag_fill(v13669, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v13669, shm1, v13665, 64u);
+      iron_frag_mma_sync(v10575, v13667, v13669);
+      iron_frag<float, 2, 16, 8> v10625;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v10625, 0.0f);
+      if (v10627) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v10630 = v9377 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v10638 = v9377 + v20;
+        const bool v10639 = v10638 <= v559;
+        const bool v10640 = v566 || v10639;
+        const bool v10641 = v10630 && v10640;
+        const bool v10643 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v10644 = v9370 + v9;
+        const unsigned int v10645 = v10644 + v20;
+        const unsigned int v10646 = v556 + v35;
+        const bool v10647 = v10646 <= v10645;
+        const bool v10648 = v10643 || v10647;
+        const bool v10649 = v10641 && v10648;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v10650 = !v10649;  // kernels/sdpa/flash_tile.hpp:190
+        if (v10650) {
+          iron_frag<float, 2, 16, 8> v10652;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v10652, 0.0f);
+          iron_frag<float, 2, 16, 8> v10654;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v10654, 0.0f);
+          const unsigned int v10656 = static_cast<unsigned int>(v10652.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v10658 = v56 + v10656;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v10660 = v10658 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10661 = v10660 + 1u;
+          const unsigned int v10663 = v10661 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10672 = v10663 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v10676 = v10661 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v10677 = v572 && v10676;
+          const unsigned int v10678 = v10677 ? v10672 : v42;
+          const unsigned int v10681 = v10678 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10682 = min(v10681, 64u);
+          const bool v10683 = v10678 > v9370;
+          const unsigned int v10684 = v10683 ? v10682 : v42;
+          const float v10685 = __uint_as_float(v10684);
+          v10652.x[0] = v10685;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v10687 = static_cast<unsigned int>(v10652.row(1, iron_linear_thread() & 31u));
+          const unsigned int v10689 = v56 + v10687;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v10691 = v10689 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10692 = v10691 + 1u;
+          const unsigned int v10694 = v10692 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10703 = v10694 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v10707 = v10692 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v10708 = v572 && v10707;
+          const unsigned int v10709 = v10708 ? v10703 : v42;
+          const unsigned int v10712 = v10709 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10713 = min(v10712, 64u);
+          const bool v10714 = v10709 > v9370;
+          const unsigned int v10715 = v10714 ? v10713 : v42;
+          const float v10716 = __uint_as_float(v10715);
+          v10652.x[1] = v10716;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v10718 = static_cast<unsigned int>(v10652.row(2, iron_linear_thread() & 31u));
+          const unsigned int v10720 = v56 + v10718;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v10722 = v10720 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10723 = v10722 + 1u;
+          const unsigned int v10725 = v10723 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10734 = v10725 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v10738 = v10723 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v10739 = v572 && v10738;
+          const unsigned int v10740 = v10739 ? v10734 : v42;
+          const unsigned int v10743 = v10740 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10744 = min(v10743, 64u);
+          const bool v10745 = v10740 > v9370;
+          const unsigned int v10746 = v10745 ? v10744 : v42;
+          const float v10747 = __uint_as_float(v10746);
+          v10652.x[2] = v10747;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v10749 = static_cast<unsigned int>(v10652.row(3, iron_linear_thread() & 31u));
+          const unsigned int v10751 = v56 + v10749;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v10753 = v10751 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10754 = v10753 + 1u;
+          const unsigned int v10756 = v10754 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10765 = v10756 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v10769 = v10754 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v10770 = v572 && v10769;
+          const unsigned int v10771 = v10770 ? v10765 : v42;
+          const unsigned int v10774 = v10771 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10775 = min(v10774, 64u);
+          const bool v10776 = v10771 > v9370;
+          const unsigned int v10777 = v10776 ? v10775 : v42;
+          const float v10778 = __uint_as_float(v10777);
+          v10652.x[3] = v10778;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v10780 = static_cast<unsigned int>(v10654.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v10782 = v56 + v10780;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v10784 = v10782 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10785 = v10784 + 1u;
+          const unsigned int v10787 = v10785 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10788 = min(v35, v10787);
+          const bool v10789 = v10785 > v20;
+          const unsigned int v10790 = v10789 ? v10788 : v42;
+          const unsigned int v10793 = v566 ? v35 : v10790;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v10805 = v10793 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10806 = min(v10805, 64u);
+          const bool v10807 = v10793 > v9370;
+          const unsigned int v10808 = v10807 ? v10806 : v42;
+          const float v10809 = __uint_as_float(v10808);
+          v10654.x[0] = v10809;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v10811 = static_cast<unsigned int>(v10654.row(1, iron_linear_thread() & 31u));
+          const unsigned int v10813 = v56 + v10811;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v10815 = v10813 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10816 = v10815 + 1u;
+          const unsigned int v10818 = v10816 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10819 = min(v35, v10818);
+          const bool v10820 = v10816 > v20;
+          const unsigned int v10821 = v10820 ? v10819 : v42;
+          const unsigned int v10824 = v566 ? v35 : v10821;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v10836 = v10824 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10837 = min(v10836, 64u);
+          const bool v10838 = v10824 > v9370;
+          const unsigned int v10839 = v10838 ? v10837 : v42;
+          const float v10840 = __uint_as_float(v10839);
+          v10654.x[1] = v10840;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v10842 = static_cast<unsigned int>(v10654.row(2, iron_linear_thread() & 31u));
+          const unsigned int v10844 = v56 + v10842;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v10846 = v10844 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10847 = v10846 + 1u;
+          const unsigned int v10849 = v10847 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10850 = min(v35, v10849);
+          const bool v10851 = v10847 > v20;
+          const unsigned int v10852 = v10851 ? v10850 : v42;
+          const unsigned int v10855 = v566 ? v35 : v10852;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v10867 = v10855 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10868 = min(v10867, 64u);
+          const bool v10869 = v10855 > v9370;
+          const unsigned int v10870 = v10869 ? v10868 : v42;
+          const float v10871 = __uint_as_float(v10870);
+          v10654.x[2] = v10871;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v10873 = static_cast<unsigned int>(v10654.row(3, iron_linear_thread() & 31u));
+          const unsigned int v10875 = v56 + v10873;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v10877 = v10875 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v10878 = v10877 + 1u;
+          const unsigned int v10880 = v10878 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v10881 = min(v35, v10880);
+          const bool v10882 = v10878 > v20;
+          const unsigned int v10883 = v10882 ? v10881 : v42;
+          const unsigned int v10886 = v566 ? v35 : v10883;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v10898 = v10886 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v10899 = min(v10898, 64u);
+          const bool v10900 = v10886 > v9370;
+          const unsigned int v10901 = v10900 ? v10899 : v42;
+          const float v10902 = __uint_as_float(v10901);
+          v10654.x[3] = v10902;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v10903 = static_cast<unsigned int>(v10575.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v10905 = v10575.x[0];
+          const float v10906 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10907 = __float_as_uint(v10906);
+          const bool v10908 = v10903 >= v10907;
+          const float v10909 = v10654.x[0];
+          const unsigned int v10910 = __float_as_uint(v10909);
+          const bool v10911 = v10903 < v10910;
+          const bool v10912 = v10908 && v10911;
+          const float v10914 = v10912 ? v10905 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[0] = v10914;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10915 = static_cast<unsigned int>(v10575.col(1, iron_linear_thread() & 31u));
+          const float v10917 = v10575.x[1];
+          const float v10918 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10919 = __float_as_uint(v10918);
+          const bool v10920 = v10915 >= v10919;
+          const float v10921 = v10654.x[0];
+          const unsigned int v10922 = __float_as_uint(v10921);
+          const bool v10923 = v10915 < v10922;
+          const bool v10924 = v10920 && v10923;
+          const float v10926 = v10924 ? v10917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[1] = v10926;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10927 = static_cast<unsigned int>(v10575.col(2, iron_linear_thread() & 31u));
+          const float v10929 = v10575.x[2];
+          const float v10930 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10931 = __float_as_uint(v10930);
+          const bool v10932 = v10927 >= v10931;
+          const float v10933 = v10654.x[2];
+          const unsigned int v10934 = __float_as_uint(v10933);
+          const bool v10935 = v10927 < v10934;
+          const bool v10936 = v10932 && v10935;
+          const float v10938 = v10936 ? v10929 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[2] = v10938;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10939 = static_cast<unsigned int>(v10575.col(3, iron_linear_thread() & 31u));
+          const float v10941 = v10575.x[3];
+          const float v10942 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10943 = __float_as_uint(v10942);
+          const bool v10944 = v10939 >= v10943;
+          const float v10945 = v10654.x[2];
+          const unsigned int v10946 = __float_as_uint(v10945);
+          const bool v10947 = v10939 < v10946;
+          const bool v10948 = v10944 && v10947;
+          const float v10950 = v10948 ? v10941 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[3] = v10950;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10951 = static_cast<unsigned int>(v10575.col(4, iron_linear_thread() & 31u));
+          const float v10953 = v10575.x[4];
+          const float v10954 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10955 = __float_as_uint(v10954);
+          const bool v10956 = v10951 >= v10955;
+          const float v10957 = v10654.x[0];
+          const unsigned int v10958 = __float_as_uint(v10957);
+          const bool v10959 = v10951 < v10958;
+          const bool v10960 = v10956 && v10959;
+          const float v10962 = v10960 ? v10953 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[4] = v10962;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10963 = static_cast<unsigned int>(v10575.col(5, iron_linear_thread() & 31u));
+          const float v10965 = v10575.x[5];
+          const float v10966 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10967 = __float_as_uint(v10966);
+          const bool v10968 = v10963 >= v10967;
+          const float v10969 = v10654.x[0];
+          const unsigned int v10970 = __float_as_uint(v10969);
+          const bool v10971 = v10963 < v10970;
+          const bool v10972 = v10968 && v10971;
+          const float v10974 = v10972 ? v10965 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[5] = v10974;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10975 = static_cast<unsigned int>(v10575.col(6, iron_linear_thread() & 31u));
+          const float v10977 = v10575.x[6];
+          const float v10978 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10979 = __float_as_uint(v10978);
+          const bool v10980 = v10975 >= v10979;
+          const float v10981 = v10654.x[2];
+          const unsigned int v10982 = __float_as_uint(v10981);
+          const bool v10983 = v10975 < v10982;
+          const bool v10984 = v10980 && v10983;
+          const float v10986 = v10984 ? v10977 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[6] = v10986;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10987 = static_cast<unsigned int>(v10575.col(7, iron_linear_thread() & 31u));
+          const float v10989 = v10575.x[7];
+          const float v10990 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v10991 = __float_as_uint(v10990);
+          const bool v10992 = v10987 >= v10991;
+          const float v10993 = v10654.x[2];
+          const unsigned int v10994 = __float_as_uint(v10993);
+          const bool v10995 = v10987 < v10994;
+          const bool v10996 = v10992 && v10995;
+          const float v10998 = v10996 ? v10989 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[7] = v10998;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v10999 = static_cast<unsigned int>(v10575.col(8, iron_linear_thread() & 31u));
+          const float v11001 = v10575.x[8];
+          const float v11002 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11003 = __float_as_uint(v11002);
+          const bool v11004 = v10999 >= v11003;
+          const float v11005 = v10654.x[0];
+          const unsigned int v11006 = __float_as_uint(v11005);
+          const bool v11007 = v10999 < v11006;
+          const bool v11008 = v11004 && v11007;
+          const float v11010 = v11008 ? v11001 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[8] = v11010;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11011 = static_cast<unsigned int>(v10575.col(9, iron_linear_thread() & 31u));
+          const float v11013 = v10575.x[9];
+          const float v11014 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11015 = __float_as_uint(v11014);
+          const bool v11016 = v11011 >= v11015;
+          const float v11017 = v10654.x[0];
+          const unsigned int v11018 = __float_as_uint(v11017);
+          const bool v11019 = v11011 < v11018;
+          const bool v11020 = v11016 && v11019;
+          const float v11022 = v11020 ? v11013 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[9] = v11022;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11023 = static_cast<unsigned int>(v10575.col(10, iron_linear_thread() & 31u));
+          const float v11025 = v10575.x[10];
+          const float v11026 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11027 = __float_as_uint(v11026);
+          const bool v11028 = v11023 >= v11027;
+          const float v11029 = v10654.x[2];
+          const unsigned int v11030 = __float_as_uint(v11029);
+          const bool v11031 = v11023 < v11030;
+          const bool v11032 = v11028 && v11031;
+          const float v11034 = v11032 ? v11025 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[10] = v11034;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11035 = static_cast<unsigned int>(v10575.col(11, iron_linear_thread() & 31u));
+          const float v11037 = v10575.x[11];
+          const float v11038 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11039 = __float_as_uint(v11038);
+          const bool v11040 = v11035 >= v11039;
+          const float v11041 = v10654.x[2];
+          const unsigned int v11042 = __float_as_uint(v11041);
+          const bool v11043 = v11035 < v11042;
+          const bool v11044 = v11040 && v11043;
+          const float v11046 = v11044 ? v11037 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[11] = v11046;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11047 = static_cast<unsigned int>(v10575.col(12, iron_linear_thread() & 31u));
+          const float v11049 = v10575.x[12];
+          const float v11050 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11051 = __float_as_uint(v11050);
+          const bool v11052 = v11047 >= v11051;
+          const float v11053 = v10654.x[0];
+          const unsigned int v11054 = __float_as_uint(v11053);
+          const bool v11055 = v11047 < v11054;
+          const bool v11056 = v11052 && v11055;
+          const float v11058 = v11056 ? v11049 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[12] = v11058;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11059 = static_cast<unsigned int>(v10575.col(13, iron_linear_thread() & 31u));
+          const float v11061 = v10575.x[13];
+          const float v11062 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11063 = __float_as_uint(v11062);
+          const bool v11064 = v11059 >= v11063;
+          const float v11065 = v10654.x[0];
+          const unsigned int v11066 = __float_as_uint(v11065);
+          const bool v11067 = v11059 < v11066;
+          const bool v11068 = v11064 && v11067;
+          const float v11070 = v11068 ? v11061 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[13] = v11070;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11071 = static_cast<unsigned int>(v10575.col(14, iron_linear_thread() & 31u));
+          const float v11073 = v10575.x[14];
+          const float v11074 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11075 = __float_as_uint(v11074);
+          const bool v11076 = v11071 >= v11075;
+          const float v11077 = v10654.x[2];
+          const unsigned int v11078 = __float_as_uint(v11077);
+          const bool v11079 = v11071 < v11078;
+          const bool v11080 = v11076 && v11079;
+          const float v11082 = v11080 ? v11073 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[14] = v11082;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11083 = static_cast<unsigned int>(v10575.col(15, iron_linear_thread() & 31u));
+          const float v11085 = v10575.x[15];
+          const float v11086 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11087 = __float_as_uint(v11086);
+          const bool v11088 = v11083 >= v11087;
+          const float v11089 = v10654.x[2];
+          const unsigned int v11090 = __float_as_uint(v11089);
+          const bool v11091 = v11083 < v11090;
+          const bool v11092 = v11088 && v11091;
+          const float v11094 = v11092 ? v11085 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[15] = v11094;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11095 = static_cast<unsigned int>(v10575.col(16, iron_linear_thread() & 31u));
+          const float v11097 = v10575.x[16];
+          const float v11098 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11099 = __float_as_uint(v11098);
+          const bool v11100 = v11095 >= v11099;
+          const float v11101 = v10654.x[0];
+          const unsigned int v11102 = __float_as_uint(v11101);
+          const bool v11103 = v11095 < v11102;
+          const bool v11104 = v11100 && v11103;
+          const float v11106 = v11104 ? v11097 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[16] = v11106;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11107 = static_cast<unsigned int>(v10575.col(17, iron_linear_thread() & 31u));
+          const float v11109 = v10575.x[17];
+          const float v11110 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11111 = __float_as_uint(v11110);
+          const bool v11112 = v11107 >= v11111;
+          const float v11113 = v10654.x[0];
+          const unsigned int v11114 = __float_as_uint(v11113);
+          const bool v11115 = v11107 < v11114;
+          const bool v11116 = v11112 && v11115;
+          const float v11118 = v11116 ? v11109 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[17] = v11118;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11119 = static_cast<unsigned int>(v10575.col(18, iron_linear_thread() & 31u));
+          const float v11121 = v10575.x[18];
+          const float v11122 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11123 = __float_as_uint(v11122);
+          const bool v11124 = v11119 >= v11123;
+          const float v11125 = v10654.x[2];
+          const unsigned int v11126 = __float_as_uint(v11125);
+          const bool v11127 = v11119 < v11126;
+          const bool v11128 = v11124 && v11127;
+          const float v11130 = v11128 ? v11121 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[18] = v11130;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11131 = static_cast<unsigned int>(v10575.col(19, iron_linear_thread() & 31u));
+          const float v11133 = v10575.x[19];
+          const float v11134 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11135 = __float_as_uint(v11134);
+          const bool v11136 = v11131 >= v11135;
+          const float v11137 = v10654.x[2];
+          const unsigned int v11138 = __float_as_uint(v11137);
+          const bool v11139 = v11131 < v11138;
+          const bool v11140 = v11136 && v11139;
+          const float v11142 = v11140 ? v11133 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[19] = v11142;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11143 = static_cast<unsigned int>(v10575.col(20, iron_linear_thread() & 31u));
+          const float v11145 = v10575.x[20];
+          const float v11146 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11147 = __float_as_uint(v11146);
+          const bool v11148 = v11143 >= v11147;
+          const float v11149 = v10654.x[0];
+          const unsigned int v11150 = __float_as_uint(v11149);
+          const bool v11151 = v11143 < v11150;
+          const bool v11152 = v11148 && v11151;
+          const float v11154 = v11152 ? v11145 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[20] = v11154;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11155 = static_cast<unsigned int>(v10575.col(21, iron_linear_thread() & 31u));
+          const float v11157 = v10575.x[21];
+          const float v11158 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11159 = __float_as_uint(v11158);
+          const bool v11160 = v11155 >= v11159;
+          const float v11161 = v10654.x[0];
+          const unsigned int v11162 = __float_as_uint(v11161);
+          const bool v11163 = v11155 < v11162;
+          const bool v11164 = v11160 && v11163;
+          const float v11166 = v11164 ? v11157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[21] = v11166;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11167 = static_cast<unsigned int>(v10575.col(22, iron_linear_thread() & 31u));
+          const float v11169 = v10575.x[22];
+          const float v11170 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11171 = __float_as_uint(v11170);
+          const bool v11172 = v11167 >= v11171;
+          const float v11173 = v10654.x[2];
+          const unsigned int v11174 = __float_as_uint(v11173);
+          const bool v11175 = v11167 < v11174;
+          const bool v11176 = v11172 && v11175;
+          const float v11178 = v11176 ? v11169 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[22] = v11178;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11179 = static_cast<unsigned int>(v10575.col(23, iron_linear_thread() & 31u));
+          const float v11181 = v10575.x[23];
+          const float v11182 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11183 = __float_as_uint(v11182);
+          const bool v11184 = v11179 >= v11183;
+          const float v11185 = v10654.x[2];
+          const unsigned int v11186 = __float_as_uint(v11185);
+          const bool v11187 = v11179 < v11186;
+          const bool v11188 = v11184 && v11187;
+          const float v11190 = v11188 ? v11181 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[23] = v11190;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11191 = static_cast<unsigned int>(v10575.col(24, iron_linear_thread() & 31u));
+          const float v11193 = v10575.x[24];
+          const float v11194 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11195 = __float_as_uint(v11194);
+          const bool v11196 = v11191 >= v11195;
+          const float v11197 = v10654.x[0];
+          const unsigned int v11198 = __float_as_uint(v11197);
+          const bool v11199 = v11191 < v11198;
+          const bool v11200 = v11196 && v11199;
+          const float v11202 = v11200 ? v11193 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[24] = v11202;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11203 = static_cast<unsigned int>(v10575.col(25, iron_linear_thread() & 31u));
+          const float v11205 = v10575.x[25];
+          const float v11206 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11207 = __float_as_uint(v11206);
+          const bool v11208 = v11203 >= v11207;
+          const float v11209 = v10654.x[0];
+          const unsigned int v11210 = __float_as_uint(v11209);
+          const bool v11211 = v11203 < v11210;
+          const bool v11212 = v11208 && v11211;
+          const float v11214 = v11212 ? v11205 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[25] = v11214;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11215 = static_cast<unsigned int>(v10575.col(26, iron_linear_thread() & 31u));
+          const float v11217 = v10575.x[26];
+          const float v11218 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11219 = __float_as_uint(v11218);
+          const bool v11220 = v11215 >= v11219;
+          const float v11221 = v10654.x[2];
+          const unsigned int v11222 = __float_as_uint(v11221);
+          const bool v11223 = v11215 < v11222;
+          const bool v11224 = v11220 && v11223;
+          const float v11226 = v11224 ? v11217 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[26] = v11226;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11227 = static_cast<unsigned int>(v10575.col(27, iron_linear_thread() & 31u));
+          const float v11229 = v10575.x[27];
+          const float v11230 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11231 = __float_as_uint(v11230);
+          const bool v11232 = v11227 >= v11231;
+          const float v11233 = v10654.x[2];
+          const unsigned int v11234 = __float_as_uint(v11233);
+          const bool v11235 = v11227 < v11234;
+          const bool v11236 = v11232 && v11235;
+          const float v11238 = v11236 ? v11229 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[27] = v11238;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11239 = static_cast<unsigned int>(v10575.col(28, iron_linear_thread() & 31u));
+          const float v11241 = v10575.x[28];
+          const float v11242 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11243 = __float_as_uint(v11242);
+          const bool v11244 = v11239 >= v11243;
+          const float v11245 = v10654.x[0];
+          const unsigned int v11246 = __float_as_uint(v11245);
+          const bool v11247 = v11239 < v11246;
+          const bool v11248 = v11244 && v11247;
+          const float v11250 = v11248 ? v11241 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[28] = v11250;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11251 = static_cast<unsigned int>(v10575.col(29, iron_linear_thread() & 31u));
+          const float v11253 = v10575.x[29];
+          const float v11254 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11255 = __float_as_uint(v11254);
+          const bool v11256 = v11251 >= v11255;
+          const float v11257 = v10654.x[0];
+          const unsigned int v11258 = __float_as_uint(v11257);
+          const bool v11259 = v11251 < v11258;
+          const bool v11260 = v11256 && v11259;
+          const float v11262 = v11260 ? v11253 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[29] = v11262;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11263 = static_cast<unsigned int>(v10575.col(30, iron_linear_thread() & 31u));
+          const float v11265 = v10575.x[30];
+          const float v11266 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11267 = __float_as_uint(v11266);
+          const bool v11268 = v11263 >= v11267;
+          const float v11269 = v10654.x[2];
+          const unsigned int v11270 = __float_as_uint(v11269);
+          const bool v11271 = v11263 < v11270;
+          const bool v11272 = v11268 && v11271;
+          const float v11274 = v11272 ? v11265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[30] = v11274;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v11275 = static_cast<unsigned int>(v10575.col(31, iron_linear_thread() & 31u));
+          const float v11277 = v10575.x[31];
+          const float v11278 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v11279 = __float_as_uint(v11278);
+          const bool v11280 = v11275 >= v11279;
+          const float v11281 = v10654.x[2];
+          const unsigned int v11282 = __float_as_uint(v11281);
+          const bool v11283 = v11275 < v11282;
+          const bool v11284 = v11280 && v11283;
+          const float v11286 = v11284 ? v11277 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[31] = v11286;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v11280;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v11280, 0.0f);
-        iron_frag_row_reduce<false>(v11280, v10567);
-        const float v11283 = v11280.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v11284 = v11283 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11280.x[0] = v11284;  // kernels/sdpa/flash_tile.hpp:212
-        const float v11287 = v11280.x[1];
-        const float v11288 = v11287 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11280.x[1] = v11288;  // kernels/sdpa/flash_tile.hpp:212
-        const float v11291 = v11280.x[2];
+        iron_frag<float, 2, 16, 8> v11288;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v11288, 0.0f);
+        iron_frag_row_reduce<false>(v11288, v10575);
+        const float v11291 = v11288.x[0];  // kernels/sdpa/flash_tile.hpp:212
         const float v11292 = v11291 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11280.x[2] = v11292;  // kernels/sdpa/flash_tile.hpp:212
-        const float v11295 = v11280.x[3];
+        v11288.x[0] = v11292;  // kernels/sdpa/flash_tile.hpp:212
+        const float v11295 = v11288.x[1];
         const float v11296 = v11295 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11280.x[3] = v11296;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v11298;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v11298, 0.0f);
-        const float v11302 = v11280.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11303 = v606.x[0];
-        const float v11304 = fmaxf(v11303, v11302);
-        const bool v11307 = v11304 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11308 = v11307 ? 0.0f : v11304;
-        v11298.x[0] = v11308;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11312 = v11280.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11313 = v606.x[1];
-        const float v11314 = fmaxf(v11313, v11312);
-        const bool v11317 = v11314 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11318 = v11317 ? 0.0f : v11314;
-        v11298.x[1] = v11318;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11322 = v11280.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11323 = v606.x[2];
-        const float v11324 = fmaxf(v11323, v11322);
-        const bool v11327 = v11324 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11328 = v11327 ? 0.0f : v11324;
-        v11298.x[2] = v11328;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11332 = v11280.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11333 = v606.x[3];
-        const float v11334 = fmaxf(v11333, v11332);
-        const bool v11337 = v11334 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11338 = v11337 ? 0.0f : v11334;
-        v11298.x[3] = v11338;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11342 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11344 = v11303 - v11342;
-        const float v11345 = iron_exp2_approx(v11344);
-        v10617.x[0] = v11345;  // kernels/sdpa/flash_tile.hpp:220
-        const float v11349 = v11298.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11351 = v11313 - v11349;
-        const float v11352 = iron_exp2_approx(v11351);
-        v10617.x[1] = v11352;  // kernels/sdpa/flash_tile.hpp:220
-        const float v11356 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11358 = v11323 - v11356;
-        const float v11359 = iron_exp2_approx(v11358);
-        v10617.x[2] = v11359;  // kernels/sdpa/flash_tile.hpp:220
-        const float v11363 = v11298.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11365 = v11333 - v11363;
-        const float v11366 = iron_exp2_approx(v11365);
-        v10617.x[3] = v11366;  // kernels/sdpa/flash_tile.hpp:220
-        v606.x[0] = v11304;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11374 = v606.x[1];
-        const float v11376 = fmaxf(v11374, v11312);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[1] = v11376;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11379 = v606.x[2];
-        const float v11381 = fmaxf(v11379, v11322);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[2] = v11381;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11384 = v606.x[3];
-        const float v11386 = fmaxf(v11384, v11332);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[3] = v11386;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11389 = v10567.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v11390 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11391 = -v11390;
-        const float v11392 = fmaf(v11389, v604, v11391);
-        const float v11393 = iron_exp2_approx(v11392);
-        v10567.x[0] = v11393;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11396 = v10567.x[1];
-        const float v11397 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11398 = -v11397;
-        const float v11399 = fmaf(v11396, v604, v11398);
-        const float v11400 = iron_exp2_approx(v11399);
-        v10567.x[1] = v11400;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11403 = v10567.x[2];
-        const float v11404 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11405 = -v11404;
-        const float v11406 = fmaf(v11403, v604, v11405);
-        const float v11407 = iron_exp2_approx(v11406);
-        v10567.x[2] = v11407;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11410 = v10567.x[3];
-        const float v11411 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11412 = -v11411;
-        const float v11413 = fmaf(v11410, v604, v11412);
-        const float v11414 = iron_exp2_approx(v11413);
-        v10567.x[3] = v11414;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11417 = v10567.x[4];
-        const float v11418 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11419 = -v11418;
-        const float v11420 = fmaf(v11417, v604, v11419);
-        const float v11421 = iron_exp2_approx(v11420);
-        v10567.x[4] = v11421;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11424 = v10567.x[5];
-        const float v11425 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11426 = -v11425;
-        const float v11427 = fmaf(v11424, v604, v11426);
-        const float v11428 = iron_exp2_approx(v11427);
-        v10567.x[5] = v11428;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11431 = v10567.x[6];
-        const float v11432 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11433 = -v11432;
-        const float v11434 = fmaf(v11431, v604, v11433);
-        const float v11435 = iron_exp2_approx(v11434);
-        v10567.x[6] = v11435;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11438 = v10567.x[7];
-        const float v11439 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11440 = -v11439;
-        const float v11441 = fmaf(v11438, v604, v11440);
-        const float v11442 = iron_exp2_approx(v11441);
-        v10567.x[7] = v11442;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11445 = v10567.x[8];
-        const float v11446 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11447 = -v11446;
-        const float v11448 = fmaf(v11445, v604, v11447);
-        const float v11449 = iron_exp2_approx(v11448);
-        v10567.x[8] = v11449;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11452 = v10567.x[9];
-        const float v11453 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11454 = -v11453;
-        const float v11455 = fmaf(v11452, v604, v11454);
-        const float v11456 = iron_exp2_approx(v11455);
-        v10567.x[9] = v11456;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11459 = v10567.x[10];
-        const float v11460 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11461 = -v11460;
-        const float v11462 = fmaf(v11459, v604, v11461);
-        const float v11463 = iron_exp2_approx(v11462);
-        v10567.x[10] = v11463;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11466 = v10567.x[11];
-        const float v11467 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11468 = -v11467;
-        const float v11469 = fmaf(v11466, v604, v11468);
-        const float v11470 = iron_exp2_approx(v11469);
-        v10567.x[11] = v11470;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11473 = v10567.x[12];
-        const float v11474 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11475 = -v11474;
-        const float v11476 = fmaf(v11473, v604, v11475);
-        const float v11477 = iron_exp2_approx(v11476);
-        v10567.x[12] = v11477;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11480 = v10567.x[13];
-        const float v11481 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11482 = -v11481;
-        const float v11483 = fmaf(v11480, v604, v11482);
-        const float v11484 = iron_exp2_approx(v11483);
-        v10567.x[13] = v11484;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11487 = v10567.x[14];
-        const float v11488 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11489 = -v11488;
-        const float v11490 = fmaf(v11487, v604, v11489);
-        const float v11491 = iron_exp2_approx(v11490);
-        v10567.x[14] = v11491;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11494 = v10567.x[15];
-        const float v11495 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11496 = -v11495;
-        const float v11497 = fmaf(v11494, v604, v11496);
-        const float v11498 = iron_exp2_approx(v11497);
-        v10567.x[15] = v11498;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11501 = v10567.x[16];
-        const float v11502 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11503 = -v11502;
-        const float v11504 = fmaf(v11501, v604, v11503);
-        const float v11505 = iron_exp2_approx(v11504);
-        v10567.x[16] = v11505;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11508 = v10567.x[17];
-        const float v11509 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11510 = -v11509;
-        const float v11511 = fmaf(v11508, v604, v11510);
-        const float v11512 = iron_exp2_approx(v11511);
-        v10567.x[17] = v11512;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11515 = v10567.x[18];
-        const float v11516 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11517 = -v11516;
-        const float v11518 = fmaf(v11515, v604, v11517);
-        const float v11519 = iron_exp2_approx(v11518);
-        v10567.x[18] = v11519;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11522 = v10567.x[19];
-        const float v11523 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11524 = -v11523;
-        const float v11525 = fmaf(v11522, v604, v11524);
-        const float v11526 = iron_exp2_approx(v11525);
-        v10567.x[19] = v11526;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11529 = v10567.x[20];
-        const float v11530 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11531 = -v11530;
-        const float v11532 = fmaf(v11529, v604, v11531);
-        const float v11533 = iron_exp2_approx(v11532);
-        v10567.x[20] = v11533;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11536 = v10567.x[21];
-        const float v11537 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11538 = -v11537;
-        const float v11539 = fmaf(v11536, v604, v11538);
-        const float v11540 = iron_exp2_approx(v11539);
-        v10567.x[21] = v11540;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11543 = v10567.x[22];
-        const float v11544 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11545 = -v11544;
-        const float v11546 = fmaf(v11543, v604, v11545);
-        const float v11547 = iron_exp2_approx(v11546);
-        v10567.x[22] = v11547;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11550 = v10567.x[23];
-        const float v11551 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11552 = -v11551;
-        const float v11553 = fmaf(v11550, v604, v11552);
-        const float v11554 = iron_exp2_approx(v11553);
-        v10567.x[23] = v11554;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11557 = v10567.x[24];
-        const float v11558 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11559 = -v11558;
-        const float v11560 = fmaf(v11557, v604, v11559);
-        const float v11561 = iron_exp2_approx(v11560);
-        v10567.x[24] = v11561;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11564 = v10567.x[25];
-        const float v11565 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11566 = -v11565;
-        const float v11567 = fmaf(v11564, v604, v11566);
-        const float v11568 = iron_exp2_approx(v11567);
-        v10567.x[25] = v11568;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11571 = v10567.x[26];
-        const float v11572 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11573 = -v11572;
-        const float v11574 = fmaf(v11571, v604, v11573);
-        const float v11575 = iron_exp2_approx(v11574);
-        v10567.x[26] = v11575;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11578 = v10567.x[27];
-        const float v11579 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11580 = -v11579;
-        const float v11581 = fmaf(v11578, v604, v11580);
-        const float v11582 = iron_exp2_approx(v11581);
-        v10567.x[27] = v11582;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11585 = v10567.x[28];
-        const float v11586 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11587 = -v11586;
-        const float v11588 = fmaf(v11585, v604, v11587);
-        const float v11589 = iron_exp2_approx(v11588);
-        v10567.x[28] = v11589;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11592 = v10567.x[29];
-        const float v11593 = v11298.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11594 = -v11593;
-        const float v11595 = fmaf(v11592, v604, v11594);
-        const float v11596 = iron_exp2_approx(v11595);
-        v10567.x[29] = v11596;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11599 = v10567.x[30];
-        const float v11600 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11601 = -v11600;
-        const float v11602 = fmaf(v11599, v604, v11601);
-        const float v11603 = iron_exp2_approx(v11602);
-        v10567.x[30] = v11603;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11606 = v10567.x[31];
-        const float v11607 = v11298.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11608 = -v11607;
-        const float v11609 = fmaf(v11606, v604, v11608);
-        const float v11610 = iron_exp2_approx(v11609);
-        v10567.x[31] = v11610;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v11612;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v11612, 0.0f);
-        iron_frag_row_reduce<true>(v11612, v10567);
-        const float v11615 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v11616 = v11612.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11617 = v10617.x[0];
-        const float v11618 = v11615 * v11617;
-        const float v11619 = v11618 + v11616;
-        v608.x[0] = v11619;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11622 = v608.x[1];
-        const float v11623 = v11612.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11624 = v10617.x[1];
-        const float v11625 = v11622 * v11624;
-        const float v11626 = v11625 + v11623;
-        v608.x[1] = v11626;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11629 = v608.x[2];
-        const float v11630 = v11612.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11631 = v10617.x[2];
-        const float v11632 = v11629 * v11631;
-        const float v11633 = v11632 + v11630;
-        v608.x[2] = v11633;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11636 = v608.x[3];
-        const float v11637 = v11612.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11638 = v10617.x[3];
-        const float v11639 = v11636 * v11638;
-        const float v11640 = v11639 + v11637;
-        v608.x[3] = v11640;  // kernels/sdpa/flash_tile.hpp:234
+        v11288.x[1] = v11296;  // kernels/sdpa/flash_tile.hpp:212
+        const float v11299 = v11288.x[2];
+        const float v11300 = v11299 * v604;  // kernels/sdpa/flash_tile.hpp:213
+        v11288.x[2] = v11300;  // kernels/sdpa/flash_tile.hpp:212
+        const float v11303 = v11288.x[3];
+        const float v11304 = v11303 * v604;  // kernels/sdpa/flash_tile.hpp:213
+        v11288.x[3] = v11304;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v11306;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v11306, 0.0f);
+        const float v11310 = v11288.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v11311 = v606.x[0];
+        const float v11312 = fmaxf(v11311, v11310);
+        const bool v11315 = v11312 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v11316 = v11315 ? 0.0f : v11312;
+        v11306.x[0] = v11316;  // kernels/sdpa/flash_tile.hpp:217
+        const float v11320 = v11288.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v11321 = v606.x[1];
+        const float v11322 = fmaxf(v11321, v11320);
+        const bool v11325 = v11322 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v11326 = v11325 ? 0.0f : v11322;
+        v11306.x[1] = v11326;  // kernels/sdpa/flash_tile.hpp:217
+        const float v11330 = v11288.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v11331 = v606.x[2];
+        const float v11332 = fmaxf(v11331, v11330);
+        const bool v11335 = v11332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v11336 = v11335 ? 0.0f : v11332;
+        v11306.x[2] = v11336;  // kernels/sdpa/flash_tile.hpp:217
+        const float v11340 = v11288.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v11341 = v606.x[3];
+        const float v11342 = fmaxf(v11341, v11340);
+        const bool v11345 = v11342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v11346 = v11345 ? 0.0f : v11342;
+        v11306.x[3] = v11346;  // kernels/sdpa/flash_tile.hpp:217
+        const float v11350 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v11352 = v11311 - v11350;
+        const float v11353 = iron_exp2_approx(v11352);
+        v10625.x[0] = v11353;  // kernels/sdpa/flash_tile.hpp:220
+        const float v11357 = v11306.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v11359 = v11321 - v11357;
+        const float v11360 = iron_exp2_approx(v11359);
+        v10625.x[1] = v11360;  // kernels/sdpa/flash_tile.hpp:220
+        const float v11364 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v11366 = v11331 - v11364;
+        const float v11367 = iron_exp2_approx(v11366);
+        v10625.x[2] = v11367;  // kernels/sdpa/flash_tile.hpp:220
+        const float v11371 = v11306.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v11373 = v11341 - v11371;
+        const float v11374 = iron_exp2_approx(v11373);
+        v10625.x[3] = v11374;  // kernels/sdpa/flash_tile.hpp:220
+        v606.x[0] = v11312;  // kernels/sdpa/flash_tile.hpp:223
+        const float v11382 = v606.x[1];
+        const float v11384 = fmaxf(v11382, v11320);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[1] = v11384;  // kernels/sdpa/flash_tile.hpp:223
+        const float v11387 = v606.x[2];
+        const float v11389 = fmaxf(v11387, v11330);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[2] = v11389;  // kernels/sdpa/flash_tile.hpp:223
+        const float v11392 = v606.x[3];
+        const float v11394 = fmaxf(v11392, v11340);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[3] = v11394;  // kernels/sdpa/flash_tile.hpp:223
+        const float v11397 = v10575.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v11398 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11399 = -v11398;
+        const float v11400 = fmaf(v11397, v604, v11399);
+        const float v11401 = iron_exp2_approx(v11400);
+        v10575.x[0] = v11401;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11404 = v10575.x[1];
+        const float v11405 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11406 = -v11405;
+        const float v11407 = fmaf(v11404, v604, v11406);
+        const float v11408 = iron_exp2_approx(v11407);
+        v10575.x[1] = v11408;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11411 = v10575.x[2];
+        const float v11412 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11413 = -v11412;
+        const float v11414 = fmaf(v11411, v604, v11413);
+        const float v11415 = iron_exp2_approx(v11414);
+        v10575.x[2] = v11415;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11418 = v10575.x[3];
+        const float v11419 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11420 = -v11419;
+        const float v11421 = fmaf(v11418, v604, v11420);
+        const float v11422 = iron_exp2_approx(v11421);
+        v10575.x[3] = v11422;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11425 = v10575.x[4];
+        const float v11426 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11427 = -v11426;
+        const float v11428 = fmaf(v11425, v604, v11427);
+        const float v11429 = iron_exp2_approx(v11428);
+        v10575.x[4] = v11429;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11432 = v10575.x[5];
+        const float v11433 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11434 = -v11433;
+        const float v11435 = fmaf(v11432, v604, v11434);
+        const float v11436 = iron_exp2_approx(v11435);
+        v10575.x[5] = v11436;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11439 = v10575.x[6];
+        const float v11440 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11441 = -v11440;
+        const float v11442 = fmaf(v11439, v604, v11441);
+        const float v11443 = iron_exp2_approx(v11442);
+        v10575.x[6] = v11443;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11446 = v10575.x[7];
+        const float v11447 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11448 = -v11447;
+        const float v11449 = fmaf(v11446, v604, v11448);
+        const float v11450 = iron_exp2_approx(v11449);
+        v10575.x[7] = v11450;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11453 = v10575.x[8];
+        const float v11454 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11455 = -v11454;
+        const float v11456 = fmaf(v11453, v604, v11455);
+        const float v11457 = iron_exp2_approx(v11456);
+        v10575.x[8] = v11457;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11460 = v10575.x[9];
+        const float v11461 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11462 = -v11461;
+        const float v11463 = fmaf(v11460, v604, v11462);
+        const float v11464 = iron_exp2_approx(v11463);
+        v10575.x[9] = v11464;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11467 = v10575.x[10];
+        const float v11468 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11469 = -v11468;
+        const float v11470 = fmaf(v11467, v604, v11469);
+        const float v11471 = iron_exp2_approx(v11470);
+        v10575.x[10] = v11471;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11474 = v10575.x[11];
+        const float v11475 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11476 = -v11475;
+        const float v11477 = fmaf(v11474, v604, v11476);
+        const float v11478 = iron_exp2_approx(v11477);
+        v10575.x[11] = v11478;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11481 = v10575.x[12];
+        const float v11482 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11483 = -v11482;
+        const float v11484 = fmaf(v11481, v604, v11483);
+        const float v11485 = iron_exp2_approx(v11484);
+        v10575.x[12] = v11485;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11488 = v10575.x[13];
+        const float v11489 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11490 = -v11489;
+        const float v11491 = fmaf(v11488, v604, v11490);
+        const float v11492 = iron_exp2_approx(v11491);
+        v10575.x[13] = v11492;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11495 = v10575.x[14];
+        const float v11496 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11497 = -v11496;
+        const float v11498 = fmaf(v11495, v604, v11497);
+        const float v11499 = iron_exp2_approx(v11498);
+        v10575.x[14] = v11499;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11502 = v10575.x[15];
+        const float v11503 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11504 = -v11503;
+        const float v11505 = fmaf(v11502, v604, v11504);
+        const float v11506 = iron_exp2_approx(v11505);
+        v10575.x[15] = v11506;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11509 = v10575.x[16];
+        const float v11510 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11511 = -v11510;
+        const float v11512 = fmaf(v11509, v604, v11511);
+        const float v11513 = iron_exp2_approx(v11512);
+        v10575.x[16] = v11513;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11516 = v10575.x[17];
+        const float v11517 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11518 = -v11517;
+        const float v11519 = fmaf(v11516, v604, v11518);
+        const float v11520 = iron_exp2_approx(v11519);
+        v10575.x[17] = v11520;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11523 = v10575.x[18];
+        const float v11524 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11525 = -v11524;
+        const float v11526 = fmaf(v11523, v604, v11525);
+        const float v11527 = iron_exp2_approx(v11526);
+        v10575.x[18] = v11527;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11530 = v10575.x[19];
+        const float v11531 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11532 = -v11531;
+        const float v11533 = fmaf(v11530, v604, v11532);
+        const float v11534 = iron_exp2_approx(v11533);
+        v10575.x[19] = v11534;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11537 = v10575.x[20];
+        const float v11538 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11539 = -v11538;
+        const float v11540 = fmaf(v11537, v604, v11539);
+        const float v11541 = iron_exp2_approx(v11540);
+        v10575.x[20] = v11541;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11544 = v10575.x[21];
+        const float v11545 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11546 = -v11545;
+        const float v11547 = fmaf(v11544, v604, v11546);
+        const float v11548 = iron_exp2_approx(v11547);
+        v10575.x[21] = v11548;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11551 = v10575.x[22];
+        const float v11552 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11553 = -v11552;
+        const float v11554 = fmaf(v11551, v604, v11553);
+        const float v11555 = iron_exp2_approx(v11554);
+        v10575.x[22] = v11555;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11558 = v10575.x[23];
+        const float v11559 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11560 = -v11559;
+        const float v11561 = fmaf(v11558, v604, v11560);
+        const float v11562 = iron_exp2_approx(v11561);
+        v10575.x[23] = v11562;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11565 = v10575.x[24];
+        const float v11566 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11567 = -v11566;
+        const float v11568 = fmaf(v11565, v604, v11567);
+        const float v11569 = iron_exp2_approx(v11568);
+        v10575.x[24] = v11569;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11572 = v10575.x[25];
+        const float v11573 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11574 = -v11573;
+        const float v11575 = fmaf(v11572, v604, v11574);
+        const float v11576 = iron_exp2_approx(v11575);
+        v10575.x[25] = v11576;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11579 = v10575.x[26];
+        const float v11580 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11581 = -v11580;
+        const float v11582 = fmaf(v11579, v604, v11581);
+        const float v11583 = iron_exp2_approx(v11582);
+        v10575.x[26] = v11583;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11586 = v10575.x[27];
+        const float v11587 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11588 = -v11587;
+        const float v11589 = fmaf(v11586, v604, v11588);
+        const float v11590 = iron_exp2_approx(v11589);
+        v10575.x[27] = v11590;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11593 = v10575.x[28];
+        const float v11594 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11595 = -v11594;
+        const float v11596 = fmaf(v11593, v604, v11595);
+        const float v11597 = iron_exp2_approx(v11596);
+        v10575.x[28] = v11597;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11600 = v10575.x[29];
+        const float v11601 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11602 = -v11601;
+        const float v11603 = fmaf(v11600, v604, v11602);
+        const float v11604 = iron_exp2_approx(v11603);
+        v10575.x[29] = v11604;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11607 = v10575.x[30];
+        const float v11608 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11609 = -v11608;
+        const float v11610 = fmaf(v11607, v604, v11609);
+        const float v11611 = iron_exp2_approx(v11610);
+        v10575.x[30] = v11611;  // kernels/sdpa/flash_tile.hpp:226
+        const float v11614 = v10575.x[31];
+        const float v11615 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v11616 = -v11615;
+        const float v11617 = fmaf(v11614, v604, v11616);
+        const float v11618 = iron_exp2_approx(v11617);
+        v10575.x[31] = v11618;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v11620;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v11620, 0.0f);
+        iron_frag_row_reduce<true>(v11620, v10575);
+        const float v11623 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v11624 = v11620.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11625 = v10625.x[0];
+        const float v11626 = v11623 * v11625;
+        const float v11627 = v11626 + v11624;
+        v608.x[0] = v11627;  // kernels/sdpa/flash_tile.hpp:234
+        const float v11630 = v608.x[1];
+        const float v11631 = v11620.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11632 = v10625.x[1];
+        const float v11633 = v11630 * v11632;
+        const float v11634 = v11633 + v11631;
+        v608.x[1] = v11634;  // kernels/sdpa/flash_tile.hpp:234
+        const float v11637 = v608.x[2];
+        const float v11638 = v11620.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11639 = v10625.x[2];
+        const float v11640 = v11637 * v11639;
+        const float v11641 = v11640 + v11638;
+        v608.x[2] = v11641;  // kernels/sdpa/flash_tile.hpp:234
+        const float v11644 = v608.x[3];
+        const float v11645 = v11620.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v11646 = v10625.x[3];
+        const float v11647 = v11644 * v11646;
+        const float v11648 = v11647 + v11645;
+        v608.x[3] = v11648;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v11643 = v9369 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v11651 = v9369 + v20;
-        const bool v11652 = v11651 <= v559;
-        const bool v11653 = v566 || v11652;
-        const bool v11654 = v11643 && v11653;
-        const bool v11656 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v11657 = v9362 + v9;
-        const unsigned int v11658 = v11657 + v20;
-        const unsigned int v11659 = v556 + v35;
-        const bool v11660 = v11659 <= v11658;
-        const bool v11661 = v11656 || v11660;
-        const bool v11662 = v11654 && v11661;  // kernels/sdpa/flash_tile.hpp:182
-        if (v11662) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v11665 = v10567.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v11666 = v11665 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[0] = v11666;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11669 = v10567.x[1];
-          const float v11670 = v11669 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[1] = v11670;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11673 = v10567.x[2];
+        const bool v11651 = v9377 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v11659 = v9377 + v20;
+        const bool v11660 = v11659 <= v559;
+        const bool v11661 = v566 || v11660;
+        const bool v11662 = v11651 && v11661;
+        const bool v11664 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v11665 = v9370 + v9;
+        const unsigned int v11666 = v11665 + v20;
+        const unsigned int v11667 = v556 + v35;
+        const bool v11668 = v11667 <= v11666;
+        const bool v11669 = v11664 || v11668;
+        const bool v11670 = v11662 && v11669;  // kernels/sdpa/flash_tile.hpp:182
+        if (v11670) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v11673 = v10575.x[0];  // kernels/sdpa/flash_tile.hpp:186
           const float v11674 = v11673 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[2] = v11674;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11677 = v10567.x[3];
+          v10575.x[0] = v11674;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11677 = v10575.x[1];
           const float v11678 = v11677 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[3] = v11678;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11681 = v10567.x[4];
+          v10575.x[1] = v11678;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11681 = v10575.x[2];
           const float v11682 = v11681 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[4] = v11682;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11685 = v10567.x[5];
+          v10575.x[2] = v11682;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11685 = v10575.x[3];
           const float v11686 = v11685 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[5] = v11686;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11689 = v10567.x[6];
+          v10575.x[3] = v11686;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11689 = v10575.x[4];
           const float v11690 = v11689 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[6] = v11690;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11693 = v10567.x[7];
+          v10575.x[4] = v11690;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11693 = v10575.x[5];
           const float v11694 = v11693 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[7] = v11694;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11697 = v10567.x[8];
+          v10575.x[5] = v11694;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11697 = v10575.x[6];
           const float v11698 = v11697 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[8] = v11698;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11701 = v10567.x[9];
+          v10575.x[6] = v11698;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11701 = v10575.x[7];
           const float v11702 = v11701 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[9] = v11702;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11705 = v10567.x[10];
+          v10575.x[7] = v11702;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11705 = v10575.x[8];
           const float v11706 = v11705 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[10] = v11706;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11709 = v10567.x[11];
+          v10575.x[8] = v11706;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11709 = v10575.x[9];
           const float v11710 = v11709 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[11] = v11710;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11713 = v10567.x[12];
+          v10575.x[9] = v11710;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11713 = v10575.x[10];
           const float v11714 = v11713 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[12] = v11714;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11717 = v10567.x[13];
+          v10575.x[10] = v11714;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11717 = v10575.x[11];
           const float v11718 = v11717 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[13] = v11718;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11721 = v10567.x[14];
+          v10575.x[11] = v11718;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11721 = v10575.x[12];
           const float v11722 = v11721 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[14] = v11722;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11725 = v10567.x[15];
+          v10575.x[12] = v11722;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11725 = v10575.x[13];
           const float v11726 = v11725 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[15] = v11726;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11729 = v10567.x[16];
+          v10575.x[13] = v11726;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11729 = v10575.x[14];
           const float v11730 = v11729 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[16] = v11730;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11733 = v10567.x[17];
+          v10575.x[14] = v11730;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11733 = v10575.x[15];
           const float v11734 = v11733 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[17] = v11734;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11737 = v10567.x[18];
+          v10575.x[15] = v11734;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11737 = v10575.x[16];
           const float v11738 = v11737 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[18] = v11738;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11741 = v10567.x[19];
+          v10575.x[16] = v11738;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11741 = v10575.x[17];
           const float v11742 = v11741 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[19] = v11742;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11745 = v10567.x[20];
+          v10575.x[17] = v11742;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11745 = v10575.x[18];
           const float v11746 = v11745 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[20] = v11746;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11749 = v10567.x[21];
+          v10575.x[18] = v11746;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11749 = v10575.x[19];
           const float v11750 = v11749 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[21] = v11750;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11753 = v10567.x[22];
+          v10575.x[19] = v11750;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11753 = v10575.x[20];
           const float v11754 = v11753 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[22] = v11754;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11757 = v10567.x[23];
+          v10575.x[20] = v11754;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11757 = v10575.x[21];
           const float v11758 = v11757 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[23] = v11758;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11761 = v10567.x[24];
+          v10575.x[21] = v11758;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11761 = v10575.x[22];
           const float v11762 = v11761 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[24] = v11762;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11765 = v10567.x[25];
+          v10575.x[22] = v11762;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11765 = v10575.x[23];
           const float v11766 = v11765 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[25] = v11766;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11769 = v10567.x[26];
+          v10575.x[23] = v11766;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11769 = v10575.x[24];
           const float v11770 = v11769 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[26] = v11770;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11773 = v10567.x[27];
+          v10575.x[24] = v11770;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11773 = v10575.x[25];
           const float v11774 = v11773 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[27] = v11774;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11777 = v10567.x[28];
+          v10575.x[25] = v11774;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11777 = v10575.x[26];
           const float v11778 = v11777 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[28] = v11778;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11781 = v10567.x[29];
+          v10575.x[26] = v11778;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11781 = v10575.x[27];
           const float v11782 = v11781 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[29] = v11782;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11785 = v10567.x[30];
+          v10575.x[27] = v11782;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11785 = v10575.x[28];
           const float v11786 = v11785 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[30] = v11786;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11789 = v10567.x[31];
+          v10575.x[28] = v11786;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11789 = v10575.x[29];
           const float v11790 = v11789 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10567.x[31] = v11790;  // kernels/sdpa/flash_tile.hpp:186
+          v10575.x[29] = v11790;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11793 = v10575.x[30];
+          const float v11794 = v11793 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v10575.x[30] = v11794;  // kernels/sdpa/flash_tile.hpp:186
+          const float v11797 = v10575.x[31];
+          const float v11798 = v11797 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v10575.x[31] = v11798;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v11792;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v11792, 0.0f);
-          iron_frag<float, 2, 16, 8> v11794;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v11794, 0.0f);
-          const unsigned int v11796 = static_cast<unsigned int>(v11792.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11798 = v56 + v11796;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11800 = v11798 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11801 = v11800 + 1u;
-          const unsigned int v11803 = v11801 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11812 = v11803 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11816 = v11801 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11817 = v572 && v11816;
-          const unsigned int v11818 = v11817 ? v11812 : v42;
-          const unsigned int v11821 = v11818 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11822 = min(v11821, 64u);
-          const bool v11823 = v11818 > v9362;
-          const unsigned int v11824 = v11823 ? v11822 : v42;
-          const float v11825 = __uint_as_float(v11824);
-          v11792.x[0] = v11825;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11827 = static_cast<unsigned int>(v11792.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11829 = v56 + v11827;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11831 = v11829 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11832 = v11831 + 1u;
-          const unsigned int v11834 = v11832 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11843 = v11834 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11847 = v11832 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11848 = v572 && v11847;
-          const unsigned int v11849 = v11848 ? v11843 : v42;
-          const unsigned int v11852 = v11849 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11853 = min(v11852, 64u);
-          const bool v11854 = v11849 > v9362;
-          const unsigned int v11855 = v11854 ? v11853 : v42;
-          const float v11856 = __uint_as_float(v11855);
-          v11792.x[1] = v11856;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11858 = static_cast<unsigned int>(v11792.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11860 = v56 + v11858;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11862 = v11860 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11863 = v11862 + 1u;
-          const unsigned int v11865 = v11863 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11874 = v11865 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11878 = v11863 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11879 = v572 && v11878;
-          const unsigned int v11880 = v11879 ? v11874 : v42;
-          const unsigned int v11883 = v11880 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11884 = min(v11883, 64u);
-          const bool v11885 = v11880 > v9362;
-          const unsigned int v11886 = v11885 ? v11884 : v42;
-          const float v11887 = __uint_as_float(v11886);
-          v11792.x[2] = v11887;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11889 = static_cast<unsigned int>(v11792.row(3, iron_linear_thread() & 31u));
-          const unsigned int v11891 = v56 + v11889;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11893 = v11891 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11894 = v11893 + 1u;
-          const unsigned int v11896 = v11894 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11905 = v11896 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11909 = v11894 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11910 = v572 && v11909;
-          const unsigned int v11911 = v11910 ? v11905 : v42;
-          const unsigned int v11914 = v11911 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11915 = min(v11914, 64u);
-          const bool v11916 = v11911 > v9362;
-          const unsigned int v11917 = v11916 ? v11915 : v42;
-          const float v11918 = __uint_as_float(v11917);
-          v11792.x[3] = v11918;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11920 = static_cast<unsigned int>(v11794.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11922 = v56 + v11920;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11924 = v11922 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11925 = v11924 + 1u;
-          const unsigned int v11927 = v11925 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11928 = min(v35, v11927);
-          const bool v11929 = v11925 > v20;
-          const unsigned int v11930 = v11929 ? v11928 : v42;
-          const unsigned int v11933 = v566 ? v35 : v11930;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11945 = v11933 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11946 = min(v11945, 64u);
-          const bool v11947 = v11933 > v9362;
-          const unsigned int v11948 = v11947 ? v11946 : v42;
-          const float v11949 = __uint_as_float(v11948);
-          v11794.x[0] = v11949;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11951 = static_cast<unsigned int>(v11794.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11953 = v56 + v11951;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11955 = v11953 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11956 = v11955 + 1u;
-          const unsigned int v11958 = v11956 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11959 = min(v35, v11958);
-          const bool v11960 = v11956 > v20;
-          const unsigned int v11961 = v11960 ? v11959 : v42;
-          const unsigned int v11964 = v566 ? v35 : v11961;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11976 = v11964 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11977 = min(v11976, 64u);
-          const bool v11978 = v11964 > v9362;
-          const unsigned int v11979 = v11978 ? v11977 : v42;
-          const float v11980 = __uint_as_float(v11979);
-          v11794.x[1] = v11980;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11982 = static_cast<unsigned int>(v11794.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11984 = v56 + v11982;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11986 = v11984 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11987 = v11986 + 1u;
-          const unsigned int v11989 = v11987 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11990 = min(v35, v11989);
-          const bool v11991 = v11987 > v20;
-          const unsigned int v11992 = v11991 ? v11990 : v42;
-          const unsigned int v11995 = v566 ? v35 : v11992;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v12007 = v11995 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v12008 = min(v12007, 64u);
-          const bool v12009 = v11995 > v9362;
-          const unsigned int v12010 = v12009 ? v12008 : v42;
-          const float v12011 = __uint_as_float(v12010);
-          v11794.x[2] = v12011;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v12013 = static_cast<unsigned int>(v11794.row(3, iron_linear_thread() & 31u));
-          const unsigned int v12015 = v56 + v12013;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v12017 = v12015 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v12018 = v12017 + 1u;
-          const unsigned int v12020 = v12018 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v12021 = min(v35, v12020);
-          const bool v12022 = v12018 > v20;
-          const unsigned int v12023 = v12022 ? v12021 : v42;
-          const unsigned int v12026 = v566 ? v35 : v12023;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v12038 = v12026 - v9362;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v12039 = min(v12038, 64u);
-          const bool v12040 = v12026 > v9362;
-          const unsigned int v12041 = v12040 ? v12039 : v42;
-          const float v12042 = __uint_as_float(v12041);
-          v11794.x[3] = v12042;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v12043 = static_cast<unsigned int>(v10567.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v12045 = v10567.x[0];
-          const float v12046 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12047 = __float_as_uint(v12046);
-          const bool v12048 = v12043 >= v12047;
-          const float v12049 = v11794.x[0];
-          const unsigned int v12050 = __float_as_uint(v12049);
-          const bool v12051 = v12043 < v12050;
-          const bool v12052 = v12048 && v12051;
-          const float v12054 = v12045 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12055 = v12052 ? v12054 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[0] = v12055;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12056 = static_cast<unsigned int>(v10567.col(1, iron_linear_thread() & 31u));
-          const float v12058 = v10567.x[1];
-          const float v12059 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12060 = __float_as_uint(v12059);
-          const bool v12061 = v12056 >= v12060;
-          const float v12062 = v11794.x[0];
-          const unsigned int v12063 = __float_as_uint(v12062);
-          const bool v12064 = v12056 < v12063;
-          const bool v12065 = v12061 && v12064;
-          const float v12067 = v12058 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12068 = v12065 ? v12067 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[1] = v12068;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12069 = static_cast<unsigned int>(v10567.col(2, iron_linear_thread() & 31u));
-          const float v12071 = v10567.x[2];
-          const float v12072 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12073 = __float_as_uint(v12072);
-          const bool v12074 = v12069 >= v12073;
-          const float v12075 = v11794.x[2];
-          const unsigned int v12076 = __float_as_uint(v12075);
-          const bool v12077 = v12069 < v12076;
-          const bool v12078 = v12074 && v12077;
-          const float v12080 = v12071 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12081 = v12078 ? v12080 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[2] = v12081;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12082 = static_cast<unsigned int>(v10567.col(3, iron_linear_thread() & 31u));
-          const float v12084 = v10567.x[3];
-          const float v12085 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12086 = __float_as_uint(v12085);
-          const bool v12087 = v12082 >= v12086;
-          const float v12088 = v11794.x[2];
-          const unsigned int v12089 = __float_as_uint(v12088);
-          const bool v12090 = v12082 < v12089;
-          const bool v12091 = v12087 && v12090;
-          const float v12093 = v12084 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12094 = v12091 ? v12093 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[3] = v12094;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12095 = static_cast<unsigned int>(v10567.col(4, iron_linear_thread() & 31u));
-          const float v12097 = v10567.x[4];
-          const float v12098 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12099 = __float_as_uint(v12098);
-          const bool v12100 = v12095 >= v12099;
-          const float v12101 = v11794.x[0];
-          const unsigned int v12102 = __float_as_uint(v12101);
-          const bool v12103 = v12095 < v12102;
-          const bool v12104 = v12100 && v12103;
-          const float v12106 = v12097 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12107 = v12104 ? v12106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[4] = v12107;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12108 = static_cast<unsigned int>(v10567.col(5, iron_linear_thread() & 31u));
-          const float v12110 = v10567.x[5];
-          const float v12111 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12112 = __float_as_uint(v12111);
-          const bool v12113 = v12108 >= v12112;
-          const float v12114 = v11794.x[0];
-          const unsigned int v12115 = __float_as_uint(v12114);
-          const bool v12116 = v12108 < v12115;
-          const bool v12117 = v12113 && v12116;
-          const float v12119 = v12110 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12120 = v12117 ? v12119 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[5] = v12120;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12121 = static_cast<unsigned int>(v10567.col(6, iron_linear_thread() & 31u));
-          const float v12123 = v10567.x[6];
-          const float v12124 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12125 = __float_as_uint(v12124);
-          const bool v12126 = v12121 >= v12125;
-          const float v12127 = v11794.x[2];
-          const unsigned int v12128 = __float_as_uint(v12127);
-          const bool v12129 = v12121 < v12128;
-          const bool v12130 = v12126 && v12129;
-          const float v12132 = v12123 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12133 = v12130 ? v12132 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[6] = v12133;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12134 = static_cast<unsigned int>(v10567.col(7, iron_linear_thread() & 31u));
-          const float v12136 = v10567.x[7];
-          const float v12137 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12138 = __float_as_uint(v12137);
-          const bool v12139 = v12134 >= v12138;
-          const float v12140 = v11794.x[2];
-          const unsigned int v12141 = __float_as_uint(v12140);
-          const bool v12142 = v12134 < v12141;
-          const bool v12143 = v12139 && v12142;
-          const float v12145 = v12136 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12146 = v12143 ? v12145 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[7] = v12146;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12147 = static_cast<unsigned int>(v10567.col(8, iron_linear_thread() & 31u));
-          const float v12149 = v10567.x[8];
-          const float v12150 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12151 = __float_as_uint(v12150);
-          const bool v12152 = v12147 >= v12151;
-          const float v12153 = v11794.x[0];
-          const unsigned int v12154 = __float_as_uint(v12153);
-          const bool v12155 = v12147 < v12154;
-          const bool v12156 = v12152 && v12155;
-          const float v12158 = v12149 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12159 = v12156 ? v12158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[8] = v12159;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12160 = static_cast<unsigned int>(v10567.col(9, iron_linear_thread() & 31u));
-          const float v12162 = v10567.x[9];
-          const float v12163 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12164 = __float_as_uint(v12163);
-          const bool v12165 = v12160 >= v12164;
-          const float v12166 = v11794.x[0];
-          const unsigned int v12167 = __float_as_uint(v12166);
-          const bool v12168 = v12160 < v12167;
-          const bool v12169 = v12165 && v12168;
-          const float v12171 = v12162 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12172 = v12169 ? v12171 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[9] = v12172;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12173 = static_cast<unsigned int>(v10567.col(10, iron_linear_thread() & 31u));
-          const float v12175 = v10567.x[10];
-          const float v12176 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12177 = __float_as_uint(v12176);
-          const bool v12178 = v12173 >= v12177;
-          const float v12179 = v11794.x[2];
-          const unsigned int v12180 = __float_as_uint(v12179);
-          const bool v12181 = v12173 < v12180;
-          const bool v12182 = v12178 && v12181;
-          const float v12184 = v12175 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12185 = v12182 ? v12184 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[10] = v12185;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12186 = static_cast<unsigned int>(v10567.col(11, iron_linear_thread() & 31u));
-          const float v12188 = v10567.x[11];
-          const float v12189 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12190 = __float_as_uint(v12189);
-          const bool v12191 = v12186 >= v12190;
-          const float v12192 = v11794.x[2];
-          const unsigned int v12193 = __float_as_uint(v12192);
-          const bool v12194 = v12186 < v12193;
-          const bool v12195 = v12191 && v12194;
-          const float v12197 = v12188 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12198 = v12195 ? v12197 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[11] = v12198;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12199 = static_cast<unsigned int>(v10567.col(12, iron_linear_thread() & 31u));
-          const float v12201 = v10567.x[12];
-          const float v12202 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12203 = __float_as_uint(v12202);
-          const bool v12204 = v12199 >= v12203;
-          const float v12205 = v11794.x[0];
-          const unsigned int v12206 = __float_as_uint(v12205);
-          const bool v12207 = v12199 < v12206;
-          const bool v12208 = v12204 && v12207;
-          const float v12210 = v12201 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12211 = v12208 ? v12210 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[12] = v12211;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12212 = static_cast<unsigned int>(v10567.col(13, iron_linear_thread() & 31u));
-          const float v12214 = v10567.x[13];
-          const float v12215 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12216 = __float_as_uint(v12215);
-          const bool v12217 = v12212 >= v12216;
-          const float v12218 = v11794.x[0];
-          const unsigned int v12219 = __float_as_uint(v12218);
-          const bool v12220 = v12212 < v12219;
-          const bool v12221 = v12217 && v12220;
-          const float v12223 = v12214 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12224 = v12221 ? v12223 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[13] = v12224;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12225 = static_cast<unsigned int>(v10567.col(14, iron_linear_thread() & 31u));
-          const float v12227 = v10567.x[14];
-          const float v12228 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12229 = __float_as_uint(v12228);
-          const bool v12230 = v12225 >= v12229;
-          const float v12231 = v11794.x[2];
-          const unsigned int v12232 = __float_as_uint(v12231);
-          const bool v12233 = v12225 < v12232;
-          const bool v12234 = v12230 && v12233;
-          const float v12236 = v12227 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12237 = v12234 ? v12236 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[14] = v12237;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12238 = static_cast<unsigned int>(v10567.col(15, iron_linear_thread() & 31u));
-          const float v12240 = v10567.x[15];
-          const float v12241 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12242 = __float_as_uint(v12241);
-          const bool v12243 = v12238 >= v12242;
-          const float v12244 = v11794.x[2];
-          const unsigned int v12245 = __float_as_uint(v12244);
-          const bool v12246 = v12238 < v12245;
-          const bool v12247 = v12243 && v12246;
-          const float v12249 = v12240 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12250 = v12247 ? v12249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[15] = v12250;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12251 = static_cast<unsigned int>(v10567.col(16, iron_linear_thread() & 31u));
-          const float v12253 = v10567.x[16];
-          const float v12254 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12255 = __float_as_uint(v12254);
-          const bool v12256 = v12251 >= v12255;
-          const float v12257 = v11794.x[0];
-          const unsigned int v12258 = __float_as_uint(v12257);
-          const bool v12259 = v12251 < v12258;
-          const bool v12260 = v12256 && v12259;
-          const float v12262 = v12253 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12263 = v12260 ? v12262 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[16] = v12263;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12264 = static_cast<unsigned int>(v10567.col(17, iron_linear_thread() & 31u));
-          const float v12266 = v10567.x[17];
-          const float v12267 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12268 = __float_as_uint(v12267);
-          const bool v12269 = v12264 >= v12268;
-          const float v12270 = v11794.x[0];
-          const unsigned int v12271 = __float_as_uint(v12270);
-          const bool v12272 = v12264 < v12271;
-          const bool v12273 = v12269 && v12272;
-          const float v12275 = v12266 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12276 = v12273 ? v12275 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[17] = v12276;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12277 = static_cast<unsigned int>(v10567.col(18, iron_linear_thread() & 31u));
-          const float v12279 = v10567.x[18];
-          const float v12280 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12281 = __float_as_uint(v12280);
-          const bool v12282 = v12277 >= v12281;
-          const float v12283 = v11794.x[2];
-          const unsigned int v12284 = __float_as_uint(v12283);
-          const bool v12285 = v12277 < v12284;
-          const bool v12286 = v12282 && v12285;
-          const float v12288 = v12279 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12289 = v12286 ? v12288 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[18] = v12289;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12290 = static_cast<unsigned int>(v10567.col(19, iron_linear_thread() & 31u));
-          const float v12292 = v10567.x[19];
-          const float v12293 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12294 = __float_as_uint(v12293);
-          const bool v12295 = v12290 >= v12294;
-          const float v12296 = v11794.x[2];
-          const unsigned int v12297 = __float_as_uint(v12296);
-          const bool v12298 = v12290 < v12297;
-          const bool v12299 = v12295 && v12298;
-          const float v12301 = v12292 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12302 = v12299 ? v12301 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[19] = v12302;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12303 = static_cast<unsigned int>(v10567.col(20, iron_linear_thread() & 31u));
-          const float v12305 = v10567.x[20];
-          const float v12306 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12307 = __float_as_uint(v12306);
-          const bool v12308 = v12303 >= v12307;
-          const float v12309 = v11794.x[0];
-          const unsigned int v12310 = __float_as_uint(v12309);
-          const bool v12311 = v12303 < v12310;
-          const bool v12312 = v12308 && v12311;
-          const float v12314 = v12305 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12315 = v12312 ? v12314 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[20] = v12315;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12316 = static_cast<unsigned int>(v10567.col(21, iron_linear_thread() & 31u));
-          const float v12318 = v10567.x[21];
-          const float v12319 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12320 = __float_as_uint(v12319);
-          const bool v12321 = v12316 >= v12320;
-          const float v12322 = v11794.x[0];
-          const unsigned int v12323 = __float_as_uint(v12322);
-          const bool v12324 = v12316 < v12323;
-          const bool v12325 = v12321 && v12324;
-          const float v12327 = v12318 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12328 = v12325 ? v12327 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[21] = v12328;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12329 = static_cast<unsigned int>(v10567.col(22, iron_linear_thread() & 31u));
-          const float v12331 = v10567.x[22];
-          const float v12332 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12333 = __float_as_uint(v12332);
-          const bool v12334 = v12329 >= v12333;
-          const float v12335 = v11794.x[2];
-          const unsigned int v12336 = __float_as_uint(v12335);
-          const bool v12337 = v12329 < v12336;
-          const bool v12338 = v12334 && v12337;
-          const float v12340 = v12331 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12341 = v12338 ? v12340 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[22] = v12341;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12342 = static_cast<unsigned int>(v10567.col(23, iron_linear_thread() & 31u));
-          const float v12344 = v10567.x[23];
-          const float v12345 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12346 = __float_as_uint(v12345);
-          const bool v12347 = v12342 >= v12346;
-          const float v12348 = v11794.x[2];
-          const unsigned int v12349 = __float_as_uint(v12348);
-          const bool v12350 = v12342 < v12349;
-          const bool v12351 = v12347 && v12350;
-          const float v12353 = v12344 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12354 = v12351 ? v12353 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[23] = v12354;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12355 = static_cast<unsigned int>(v10567.col(24, iron_linear_thread() & 31u));
-          const float v12357 = v10567.x[24];
-          const float v12358 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12359 = __float_as_uint(v12358);
-          const bool v12360 = v12355 >= v12359;
-          const float v12361 = v11794.x[0];
-          const unsigned int v12362 = __float_as_uint(v12361);
-          const bool v12363 = v12355 < v12362;
-          const bool v12364 = v12360 && v12363;
-          const float v12366 = v12357 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12367 = v12364 ? v12366 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[24] = v12367;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12368 = static_cast<unsigned int>(v10567.col(25, iron_linear_thread() & 31u));
-          const float v12370 = v10567.x[25];
-          const float v12371 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12372 = __float_as_uint(v12371);
-          const bool v12373 = v12368 >= v12372;
-          const float v12374 = v11794.x[0];
-          const unsigned int v12375 = __float_as_uint(v12374);
-          const bool v12376 = v12368 < v12375;
-          const bool v12377 = v12373 && v12376;
-          const float v12379 = v12370 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12380 = v12377 ? v12379 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[25] = v12380;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12381 = static_cast<unsigned int>(v10567.col(26, iron_linear_thread() & 31u));
-          const float v12383 = v10567.x[26];
-          const float v12384 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12385 = __float_as_uint(v12384);
-          const bool v12386 = v12381 >= v12385;
-          const float v12387 = v11794.x[2];
-          const unsigned int v12388 = __float_as_uint(v12387);
-          const bool v12389 = v12381 < v12388;
-          const bool v12390 = v12386 && v12389;
-          const float v12392 = v12383 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12393 = v12390 ? v12392 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[26] = v12393;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12394 = static_cast<unsigned int>(v10567.col(27, iron_linear_thread() & 31u));
-          const float v12396 = v10567.x[27];
-          const float v12397 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12398 = __float_as_uint(v12397);
-          const bool v12399 = v12394 >= v12398;
-          const float v12400 = v11794.x[2];
-          const unsigned int v12401 = __float_as_uint(v12400);
-          const bool v12402 = v12394 < v12401;
-          const bool v12403 = v12399 && v12402;
-          const float v12405 = v12396 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12406 = v12403 ? v12405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[27] = v12406;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12407 = static_cast<unsigned int>(v10567.col(28, iron_linear_thread() & 31u));
-          const float v12409 = v10567.x[28];
-          const float v12410 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12411 = __float_as_uint(v12410);
-          const bool v12412 = v12407 >= v12411;
-          const float v12413 = v11794.x[0];
-          const unsigned int v12414 = __float_as_uint(v12413);
-          const bool v12415 = v12407 < v12414;
-          const bool v12416 = v12412 && v12415;
-          const float v12418 = v12409 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12419 = v12416 ? v12418 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[28] = v12419;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12420 = static_cast<unsigned int>(v10567.col(29, iron_linear_thread() & 31u));
-          const float v12422 = v10567.x[29];
-          const float v12423 = v11792.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12424 = __float_as_uint(v12423);
-          const bool v12425 = v12420 >= v12424;
-          const float v12426 = v11794.x[0];
-          const unsigned int v12427 = __float_as_uint(v12426);
-          const bool v12428 = v12420 < v12427;
-          const bool v12429 = v12425 && v12428;
-          const float v12431 = v12422 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12432 = v12429 ? v12431 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[29] = v12432;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12433 = static_cast<unsigned int>(v10567.col(30, iron_linear_thread() & 31u));
-          const float v12435 = v10567.x[30];
-          const float v12436 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12437 = __float_as_uint(v12436);
-          const bool v12438 = v12433 >= v12437;
-          const float v12439 = v11794.x[2];
-          const unsigned int v12440 = __float_as_uint(v12439);
-          const bool v12441 = v12433 < v12440;
-          const bool v12442 = v12438 && v12441;
-          const float v12444 = v12435 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12445 = v12442 ? v12444 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[30] = v12445;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12446 = static_cast<unsigned int>(v10567.col(31, iron_linear_thread() & 31u));
-          const float v12448 = v10567.x[31];
-          const float v12449 = v11792.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12450 = __float_as_uint(v12449);
-          const bool v12451 = v12446 >= v12450;
-          const float v12452 = v11794.x[2];
-          const unsigned int v12453 = __float_as_uint(v12452);
-          const bool v12454 = v12446 < v12453;
-          const bool v12455 = v12451 && v12454;
-          const float v12457 = v12448 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12458 = v12455 ? v12457 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10567.x[31] = v12458;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v11800;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v11800, 0.0f);
+          iron_frag<float, 2, 16, 8> v11802;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v11802, 0.0f);
+          const unsigned int v11804 = static_cast<unsigned int>(v11800.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11806 = v56 + v11804;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11808 = v11806 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11809 = v11808 + 1u;
+          const unsigned int v11811 = v11809 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11820 = v11811 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11824 = v11809 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11825 = v572 && v11824;
+          const unsigned int v11826 = v11825 ? v11820 : v42;
+          const unsigned int v11829 = v11826 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11830 = min(v11829, 64u);
+          const bool v11831 = v11826 > v9370;
+          const unsigned int v11832 = v11831 ? v11830 : v42;
+          const float v11833 = __uint_as_float(v11832);
+          v11800.x[0] = v11833;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11835 = static_cast<unsigned int>(v11800.row(1, iron_linear_thread() & 31u));
+          const unsigned int v11837 = v56 + v11835;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11839 = v11837 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11840 = v11839 + 1u;
+          const unsigned int v11842 = v11840 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11851 = v11842 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11855 = v11840 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11856 = v572 && v11855;
+          const unsigned int v11857 = v11856 ? v11851 : v42;
+          const unsigned int v11860 = v11857 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11861 = min(v11860, 64u);
+          const bool v11862 = v11857 > v9370;
+          const unsigned int v11863 = v11862 ? v11861 : v42;
+          const float v11864 = __uint_as_float(v11863);
+          v11800.x[1] = v11864;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11866 = static_cast<unsigned int>(v11800.row(2, iron_linear_thread() & 31u));
+          const unsigned int v11868 = v56 + v11866;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11870 = v11868 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11871 = v11870 + 1u;
+          const unsigned int v11873 = v11871 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11882 = v11873 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11886 = v11871 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11887 = v572 && v11886;
+          const unsigned int v11888 = v11887 ? v11882 : v42;
+          const unsigned int v11891 = v11888 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11892 = min(v11891, 64u);
+          const bool v11893 = v11888 > v9370;
+          const unsigned int v11894 = v11893 ? v11892 : v42;
+          const float v11895 = __uint_as_float(v11894);
+          v11800.x[2] = v11895;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11897 = static_cast<unsigned int>(v11800.row(3, iron_linear_thread() & 31u));
+          const unsigned int v11899 = v56 + v11897;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v11901 = v11899 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11902 = v11901 + 1u;
+          const unsigned int v11904 = v11902 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11913 = v11904 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v11917 = v11902 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v11918 = v572 && v11917;
+          const unsigned int v11919 = v11918 ? v11913 : v42;
+          const unsigned int v11922 = v11919 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11923 = min(v11922, 64u);
+          const bool v11924 = v11919 > v9370;
+          const unsigned int v11925 = v11924 ? v11923 : v42;
+          const float v11926 = __uint_as_float(v11925);
+          v11800.x[3] = v11926;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v11928 = static_cast<unsigned int>(v11802.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11930 = v56 + v11928;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11932 = v11930 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11933 = v11932 + 1u;
+          const unsigned int v11935 = v11933 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11936 = min(v35, v11935);
+          const bool v11937 = v11933 > v20;
+          const unsigned int v11938 = v11937 ? v11936 : v42;
+          const unsigned int v11941 = v566 ? v35 : v11938;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v11953 = v11941 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11954 = min(v11953, 64u);
+          const bool v11955 = v11941 > v9370;
+          const unsigned int v11956 = v11955 ? v11954 : v42;
+          const float v11957 = __uint_as_float(v11956);
+          v11802.x[0] = v11957;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11959 = static_cast<unsigned int>(v11802.row(1, iron_linear_thread() & 31u));
+          const unsigned int v11961 = v56 + v11959;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11963 = v11961 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11964 = v11963 + 1u;
+          const unsigned int v11966 = v11964 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11967 = min(v35, v11966);
+          const bool v11968 = v11964 > v20;
+          const unsigned int v11969 = v11968 ? v11967 : v42;
+          const unsigned int v11972 = v566 ? v35 : v11969;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v11984 = v11972 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v11985 = min(v11984, 64u);
+          const bool v11986 = v11972 > v9370;
+          const unsigned int v11987 = v11986 ? v11985 : v42;
+          const float v11988 = __uint_as_float(v11987);
+          v11802.x[1] = v11988;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v11990 = static_cast<unsigned int>(v11802.row(2, iron_linear_thread() & 31u));
+          const unsigned int v11992 = v56 + v11990;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v11994 = v11992 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v11995 = v11994 + 1u;
+          const unsigned int v11997 = v11995 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v11998 = min(v35, v11997);
+          const bool v11999 = v11995 > v20;
+          const unsigned int v12000 = v11999 ? v11998 : v42;
+          const unsigned int v12003 = v566 ? v35 : v12000;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v12015 = v12003 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v12016 = min(v12015, 64u);
+          const bool v12017 = v12003 > v9370;
+          const unsigned int v12018 = v12017 ? v12016 : v42;
+          const float v12019 = __uint_as_float(v12018);
+          v11802.x[2] = v12019;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v12021 = static_cast<unsigned int>(v11802.row(3, iron_linear_thread() & 31u));
+          const unsigned int v12023 = v56 + v12021;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v12025 = v12023 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v12026 = v12025 + 1u;
+          const unsigned int v12028 = v12026 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v12029 = min(v35, v12028);
+          const bool v12030 = v12026 > v20;
+          const unsigned int v12031 = v12030 ? v12029 : v42;
+          const unsigned int v12034 = v566 ? v35 : v12031;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v12046 = v12034 - v9370;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v12047 = min(v12046, 64u);
+          const bool v12048 = v12034 > v9370;
+          const unsigned int v12049 = v12048 ? v12047 : v42;
+          const float v12050 = __uint_as_float(v12049);
+          v11802.x[3] = v12050;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v12051 = static_cast<unsigned int>(v10575.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v12053 = v10575.x[0];
+          const float v12054 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12055 = __float_as_uint(v12054);
+          const bool v12056 = v12051 >= v12055;
+          const float v12057 = v11802.x[0];
+          const unsigned int v12058 = __float_as_uint(v12057);
+          const bool v12059 = v12051 < v12058;
+          const bool v12060 = v12056 && v12059;
+          const float v12062 = v12053 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12063 = v12060 ? v12062 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[0] = v12063;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12064 = static_cast<unsigned int>(v10575.col(1, iron_linear_thread() & 31u));
+          const float v12066 = v10575.x[1];
+          const float v12067 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12068 = __float_as_uint(v12067);
+          const bool v12069 = v12064 >= v12068;
+          const float v12070 = v11802.x[0];
+          const unsigned int v12071 = __float_as_uint(v12070);
+          const bool v12072 = v12064 < v12071;
+          const bool v12073 = v12069 && v12072;
+          const float v12075 = v12066 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12076 = v12073 ? v12075 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[1] = v12076;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12077 = static_cast<unsigned int>(v10575.col(2, iron_linear_thread() & 31u));
+          const float v12079 = v10575.x[2];
+          const float v12080 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12081 = __float_as_uint(v12080);
+          const bool v12082 = v12077 >= v12081;
+          const float v12083 = v11802.x[2];
+          const unsigned int v12084 = __float_as_uint(v12083);
+          const bool v12085 = v12077 < v12084;
+          const bool v12086 = v12082 && v12085;
+          const float v12088 = v12079 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12089 = v12086 ? v12088 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[2] = v12089;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12090 = static_cast<unsigned int>(v10575.col(3, iron_linear_thread() & 31u));
+          const float v12092 = v10575.x[3];
+          const float v12093 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12094 = __float_as_uint(v12093);
+          const bool v12095 = v12090 >= v12094;
+          const float v12096 = v11802.x[2];
+          const unsigned int v12097 = __float_as_uint(v12096);
+          const bool v12098 = v12090 < v12097;
+          const bool v12099 = v12095 && v12098;
+          const float v12101 = v12092 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12102 = v12099 ? v12101 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[3] = v12102;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12103 = static_cast<unsigned int>(v10575.col(4, iron_linear_thread() & 31u));
+          const float v12105 = v10575.x[4];
+          const float v12106 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12107 = __float_as_uint(v12106);
+          const bool v12108 = v12103 >= v12107;
+          const float v12109 = v11802.x[0];
+          const unsigned int v12110 = __float_as_uint(v12109);
+          const bool v12111 = v12103 < v12110;
+          const bool v12112 = v12108 && v12111;
+          const float v12114 = v12105 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12115 = v12112 ? v12114 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[4] = v12115;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12116 = static_cast<unsigned int>(v10575.col(5, iron_linear_thread() & 31u));
+          const float v12118 = v10575.x[5];
+          const float v12119 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12120 = __float_as_uint(v12119);
+          const bool v12121 = v12116 >= v12120;
+          const float v12122 = v11802.x[0];
+          const unsigned int v12123 = __float_as_uint(v12122);
+          const bool v12124 = v12116 < v12123;
+          const bool v12125 = v12121 && v12124;
+          const float v12127 = v12118 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12128 = v12125 ? v12127 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[5] = v12128;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12129 = static_cast<unsigned int>(v10575.col(6, iron_linear_thread() & 31u));
+          const float v12131 = v10575.x[6];
+          const float v12132 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12133 = __float_as_uint(v12132);
+          const bool v12134 = v12129 >= v12133;
+          const float v12135 = v11802.x[2];
+          const unsigned int v12136 = __float_as_uint(v12135);
+          const bool v12137 = v12129 < v12136;
+          const bool v12138 = v12134 && v12137;
+          const float v12140 = v12131 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12141 = v12138 ? v12140 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[6] = v12141;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12142 = static_cast<unsigned int>(v10575.col(7, iron_linear_thread() & 31u));
+          const float v12144 = v10575.x[7];
+          const float v12145 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12146 = __float_as_uint(v12145);
+          const bool v12147 = v12142 >= v12146;
+          const float v12148 = v11802.x[2];
+          const unsigned int v12149 = __float_as_uint(v12148);
+          const bool v12150 = v12142 < v12149;
+          const bool v12151 = v12147 && v12150;
+          const float v12153 = v12144 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12154 = v12151 ? v12153 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[7] = v12154;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12155 = static_cast<unsigned int>(v10575.col(8, iron_linear_thread() & 31u));
+          const float v12157 = v10575.x[8];
+          const float v12158 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12159 = __float_as_uint(v12158);
+          const bool v12160 = v12155 >= v12159;
+          const float v12161 = v11802.x[0];
+          const unsigned int v12162 = __float_as_uint(v12161);
+          const bool v12163 = v12155 < v12162;
+          const bool v12164 = v12160 && v12163;
+          const float v12166 = v12157 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12167 = v12164 ? v12166 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[8] = v12167;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12168 = static_cast<unsigned int>(v10575.col(9, iron_linear_thread() & 31u));
+          const float v12170 = v10575.x[9];
+          const float v12171 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12172 = __float_as_uint(v12171);
+          const bool v12173 = v12168 >= v12172;
+          const float v12174 = v11802.x[0];
+          const unsigned int v12175 = __float_as_uint(v12174);
+          const bool v12176 = v12168 < v12175;
+          const bool v12177 = v12173 && v12176;
+          const float v12179 = v12170 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12180 = v12177 ? v12179 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[9] = v12180;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12181 = static_cast<unsigned int>(v10575.col(10, iron_linear_thread() & 31u));
+          const float v12183 = v10575.x[10];
+          const float v12184 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12185 = __float_as_uint(v12184);
+          const bool v12186 = v12181 >= v12185;
+          const float v12187 = v11802.x[2];
+          const unsigned int v12188 = __float_as_uint(v12187);
+          const bool v12189 = v12181 < v12188;
+          const bool v12190 = v12186 && v12189;
+          const float v12192 = v12183 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12193 = v12190 ? v12192 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[10] = v12193;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12194 = static_cast<unsigned int>(v10575.col(11, iron_linear_thread() & 31u));
+          const float v12196 = v10575.x[11];
+          const float v12197 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12198 = __float_as_uint(v12197);
+          const bool v12199 = v12194 >= v12198;
+          const float v12200 = v11802.x[2];
+          const unsigned int v12201 = __float_as_uint(v12200);
+          const bool v12202 = v12194 < v12201;
+          const bool v12203 = v12199 && v12202;
+          const float v12205 = v12196 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12206 = v12203 ? v12205 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[11] = v12206;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12207 = static_cast<unsigned int>(v10575.col(12, iron_linear_thread() & 31u));
+          const float v12209 = v10575.x[12];
+          const float v12210 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12211 = __float_as_uint(v12210);
+          const bool v12212 = v12207 >= v12211;
+          const float v12213 = v11802.x[0];
+          const unsigned int v12214 = __float_as_uint(v12213);
+          const bool v12215 = v12207 < v12214;
+          const bool v12216 = v12212 && v12215;
+          const float v12218 = v12209 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12219 = v12216 ? v12218 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[12] = v12219;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12220 = static_cast<unsigned int>(v10575.col(13, iron_linear_thread() & 31u));
+          const float v12222 = v10575.x[13];
+          const float v12223 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12224 = __float_as_uint(v12223);
+          const bool v12225 = v12220 >= v12224;
+          const float v12226 = v11802.x[0];
+          const unsigned int v12227 = __float_as_uint(v12226);
+          const bool v12228 = v12220 < v12227;
+          const bool v12229 = v12225 && v12228;
+          const float v12231 = v12222 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12232 = v12229 ? v12231 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[13] = v12232;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12233 = static_cast<unsigned int>(v10575.col(14, iron_linear_thread() & 31u));
+          const float v12235 = v10575.x[14];
+          const float v12236 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12237 = __float_as_uint(v12236);
+          const bool v12238 = v12233 >= v12237;
+          const float v12239 = v11802.x[2];
+          const unsigned int v12240 = __float_as_uint(v12239);
+          const bool v12241 = v12233 < v12240;
+          const bool v12242 = v12238 && v12241;
+          const float v12244 = v12235 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12245 = v12242 ? v12244 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[14] = v12245;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12246 = static_cast<unsigned int>(v10575.col(15, iron_linear_thread() & 31u));
+          const float v12248 = v10575.x[15];
+          const float v12249 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12250 = __float_as_uint(v12249);
+          const bool v12251 = v12246 >= v12250;
+          const float v12252 = v11802.x[2];
+          const unsigned int v12253 = __float_as_uint(v12252);
+          const bool v12254 = v12246 < v12253;
+          const bool v12255 = v12251 && v12254;
+          const float v12257 = v12248 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12258 = v12255 ? v12257 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[15] = v12258;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12259 = static_cast<unsigned int>(v10575.col(16, iron_linear_thread() & 31u));
+          const float v12261 = v10575.x[16];
+          const float v12262 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12263 = __float_as_uint(v12262);
+          const bool v12264 = v12259 >= v12263;
+          const float v12265 = v11802.x[0];
+          const unsigned int v12266 = __float_as_uint(v12265);
+          const bool v12267 = v12259 < v12266;
+          const bool v12268 = v12264 && v12267;
+          const float v12270 = v12261 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12271 = v12268 ? v12270 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[16] = v12271;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12272 = static_cast<unsigned int>(v10575.col(17, iron_linear_thread() & 31u));
+          const float v12274 = v10575.x[17];
+          const float v12275 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12276 = __float_as_uint(v12275);
+          const bool v12277 = v12272 >= v12276;
+          const float v12278 = v11802.x[0];
+          const unsigned int v12279 = __float_as_uint(v12278);
+          const bool v12280 = v12272 < v12279;
+          const bool v12281 = v12277 && v12280;
+          const float v12283 = v12274 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12284 = v12281 ? v12283 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[17] = v12284;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12285 = static_cast<unsigned int>(v10575.col(18, iron_linear_thread() & 31u));
+          const float v12287 = v10575.x[18];
+          const float v12288 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12289 = __float_as_uint(v12288);
+          const bool v12290 = v12285 >= v12289;
+          const float v12291 = v11802.x[2];
+          const unsigned int v12292 = __float_as_uint(v12291);
+          const bool v12293 = v12285 < v12292;
+          const bool v12294 = v12290 && v12293;
+          const float v12296 = v12287 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12297 = v12294 ? v12296 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[18] = v12297;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12298 = static_cast<unsigned int>(v10575.col(19, iron_linear_thread() & 31u));
+          const float v12300 = v10575.x[19];
+          const float v12301 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12302 = __float_as_uint(v12301);
+          const bool v12303 = v12298 >= v12302;
+          const float v12304 = v11802.x[2];
+          const unsigned int v12305 = __float_as_uint(v12304);
+          const bool v12306 = v12298 < v12305;
+          const bool v12307 = v12303 && v12306;
+          const float v12309 = v12300 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12310 = v12307 ? v12309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[19] = v12310;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12311 = static_cast<unsigned int>(v10575.col(20, iron_linear_thread() & 31u));
+          const float v12313 = v10575.x[20];
+          const float v12314 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12315 = __float_as_uint(v12314);
+          const bool v12316 = v12311 >= v12315;
+          const float v12317 = v11802.x[0];
+          const unsigned int v12318 = __float_as_uint(v12317);
+          const bool v12319 = v12311 < v12318;
+          const bool v12320 = v12316 && v12319;
+          const float v12322 = v12313 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12323 = v12320 ? v12322 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[20] = v12323;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12324 = static_cast<unsigned int>(v10575.col(21, iron_linear_thread() & 31u));
+          const float v12326 = v10575.x[21];
+          const float v12327 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12328 = __float_as_uint(v12327);
+          const bool v12329 = v12324 >= v12328;
+          const float v12330 = v11802.x[0];
+          const unsigned int v12331 = __float_as_uint(v12330);
+          const bool v12332 = v12324 < v12331;
+          const bool v12333 = v12329 && v12332;
+          const float v12335 = v12326 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12336 = v12333 ? v12335 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[21] = v12336;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12337 = static_cast<unsigned int>(v10575.col(22, iron_linear_thread() & 31u));
+          const float v12339 = v10575.x[22];
+          const float v12340 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12341 = __float_as_uint(v12340);
+          const bool v12342 = v12337 >= v12341;
+          const float v12343 = v11802.x[2];
+          const unsigned int v12344 = __float_as_uint(v12343);
+          const bool v12345 = v12337 < v12344;
+          const bool v12346 = v12342 && v12345;
+          const float v12348 = v12339 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12349 = v12346 ? v12348 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[22] = v12349;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12350 = static_cast<unsigned int>(v10575.col(23, iron_linear_thread() & 31u));
+          const float v12352 = v10575.x[23];
+          const float v12353 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12354 = __float_as_uint(v12353);
+          const bool v12355 = v12350 >= v12354;
+          const float v12356 = v11802.x[2];
+          const unsigned int v12357 = __float_as_uint(v12356);
+          const bool v12358 = v12350 < v12357;
+          const bool v12359 = v12355 && v12358;
+          const float v12361 = v12352 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12362 = v12359 ? v12361 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[23] = v12362;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12363 = static_cast<unsigned int>(v10575.col(24, iron_linear_thread() & 31u));
+          const float v12365 = v10575.x[24];
+          const float v12366 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12367 = __float_as_uint(v12366);
+          const bool v12368 = v12363 >= v12367;
+          const float v12369 = v11802.x[0];
+          const unsigned int v12370 = __float_as_uint(v12369);
+          const bool v12371 = v12363 < v12370;
+          const bool v12372 = v12368 && v12371;
+          const float v12374 = v12365 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12375 = v12372 ? v12374 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[24] = v12375;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12376 = static_cast<unsigned int>(v10575.col(25, iron_linear_thread() & 31u));
+          const float v12378 = v10575.x[25];
+          const float v12379 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12380 = __float_as_uint(v12379);
+          const bool v12381 = v12376 >= v12380;
+          const float v12382 = v11802.x[0];
+          const unsigned int v12383 = __float_as_uint(v12382);
+          const bool v12384 = v12376 < v12383;
+          const bool v12385 = v12381 && v12384;
+          const float v12387 = v12378 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12388 = v12385 ? v12387 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[25] = v12388;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12389 = static_cast<unsigned int>(v10575.col(26, iron_linear_thread() & 31u));
+          const float v12391 = v10575.x[26];
+          const float v12392 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12393 = __float_as_uint(v12392);
+          const bool v12394 = v12389 >= v12393;
+          const float v12395 = v11802.x[2];
+          const unsigned int v12396 = __float_as_uint(v12395);
+          const bool v12397 = v12389 < v12396;
+          const bool v12398 = v12394 && v12397;
+          const float v12400 = v12391 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12401 = v12398 ? v12400 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[26] = v12401;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12402 = static_cast<unsigned int>(v10575.col(27, iron_linear_thread() & 31u));
+          const float v12404 = v10575.x[27];
+          const float v12405 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12406 = __float_as_uint(v12405);
+          const bool v12407 = v12402 >= v12406;
+          const float v12408 = v11802.x[2];
+          const unsigned int v12409 = __float_as_uint(v12408);
+          const bool v12410 = v12402 < v12409;
+          const bool v12411 = v12407 && v12410;
+          const float v12413 = v12404 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12414 = v12411 ? v12413 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[27] = v12414;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12415 = static_cast<unsigned int>(v10575.col(28, iron_linear_thread() & 31u));
+          const float v12417 = v10575.x[28];
+          const float v12418 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12419 = __float_as_uint(v12418);
+          const bool v12420 = v12415 >= v12419;
+          const float v12421 = v11802.x[0];
+          const unsigned int v12422 = __float_as_uint(v12421);
+          const bool v12423 = v12415 < v12422;
+          const bool v12424 = v12420 && v12423;
+          const float v12426 = v12417 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12427 = v12424 ? v12426 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[28] = v12427;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12428 = static_cast<unsigned int>(v10575.col(29, iron_linear_thread() & 31u));
+          const float v12430 = v10575.x[29];
+          const float v12431 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12432 = __float_as_uint(v12431);
+          const bool v12433 = v12428 >= v12432;
+          const float v12434 = v11802.x[0];
+          const unsigned int v12435 = __float_as_uint(v12434);
+          const bool v12436 = v12428 < v12435;
+          const bool v12437 = v12433 && v12436;
+          const float v12439 = v12430 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12440 = v12437 ? v12439 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[29] = v12440;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12441 = static_cast<unsigned int>(v10575.col(30, iron_linear_thread() & 31u));
+          const float v12443 = v10575.x[30];
+          const float v12444 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12445 = __float_as_uint(v12444);
+          const bool v12446 = v12441 >= v12445;
+          const float v12447 = v11802.x[2];
+          const unsigned int v12448 = __float_as_uint(v12447);
+          const bool v12449 = v12441 < v12448;
+          const bool v12450 = v12446 && v12449;
+          const float v12452 = v12443 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12453 = v12450 ? v12452 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[30] = v12453;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v12454 = static_cast<unsigned int>(v10575.col(31, iron_linear_thread() & 31u));
+          const float v12456 = v10575.x[31];
+          const float v12457 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v12458 = __float_as_uint(v12457);
+          const bool v12459 = v12454 >= v12458;
+          const float v12460 = v11802.x[2];
+          const unsigned int v12461 = __float_as_uint(v12460);
+          const bool v12462 = v12454 < v12461;
+          const bool v12463 = v12459 && v12462;
+          const float v12465 = v12456 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v12466 = v12463 ? v12465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v10575.x[31] = v12466;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v12460;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v12460, 0.0f);
-        iron_frag_row_reduce<false>(v12460, v10567);
-        iron_frag<float, 2, 16, 8> v12462;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v12462, 0.0f);
-        const float v12466 = v12460.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12467 = v606.x[0];
-        const float v12468 = fmaxf(v12467, v12466);
-        const bool v12471 = v12468 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12472 = v12471 ? 0.0f : v12468;
-        v12462.x[0] = v12472;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12476 = v12460.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12477 = v606.x[1];
-        const float v12478 = fmaxf(v12477, v12476);
-        const bool v12481 = v12478 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12482 = v12481 ? 0.0f : v12478;
-        v12462.x[1] = v12482;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12486 = v12460.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12487 = v606.x[2];
-        const float v12488 = fmaxf(v12487, v12486);
-        const bool v12491 = v12488 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12492 = v12491 ? 0.0f : v12488;
-        v12462.x[2] = v12492;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12496 = v12460.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12497 = v606.x[3];
-        const float v12498 = fmaxf(v12497, v12496);
-        const bool v12501 = v12498 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12502 = v12501 ? 0.0f : v12498;
-        v12462.x[3] = v12502;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12506 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12508 = v12467 - v12506;
-        const float v12509 = iron_exp2_approx(v12508);
-        v10617.x[0] = v12509;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12513 = v12462.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12515 = v12477 - v12513;
-        const float v12516 = iron_exp2_approx(v12515);
-        v10617.x[1] = v12516;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12520 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12522 = v12487 - v12520;
-        const float v12523 = iron_exp2_approx(v12522);
-        v10617.x[2] = v12523;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12527 = v12462.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12529 = v12497 - v12527;
-        const float v12530 = iron_exp2_approx(v12529);
-        v10617.x[3] = v12530;  // kernels/sdpa/flash_tile.hpp:220
-        v606.x[0] = v12468;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12538 = v606.x[1];
-        const float v12540 = fmaxf(v12538, v12476);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[1] = v12540;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12543 = v606.x[2];
-        const float v12545 = fmaxf(v12543, v12486);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[2] = v12545;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12548 = v606.x[3];
-        const float v12550 = fmaxf(v12548, v12496);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[3] = v12550;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12553 = v10567.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v12554 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12555 = v12553 - v12554;
-        const float v12556 = iron_exp2_approx(v12555);
-        v10567.x[0] = v12556;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12559 = v10567.x[1];
-        const float v12560 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12561 = v12559 - v12560;
-        const float v12562 = iron_exp2_approx(v12561);
-        v10567.x[1] = v12562;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12565 = v10567.x[2];
-        const float v12566 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12567 = v12565 - v12566;
-        const float v12568 = iron_exp2_approx(v12567);
-        v10567.x[2] = v12568;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12571 = v10567.x[3];
-        const float v12572 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12573 = v12571 - v12572;
-        const float v12574 = iron_exp2_approx(v12573);
-        v10567.x[3] = v12574;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12577 = v10567.x[4];
-        const float v12578 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12579 = v12577 - v12578;
-        const float v12580 = iron_exp2_approx(v12579);
-        v10567.x[4] = v12580;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12583 = v10567.x[5];
-        const float v12584 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12585 = v12583 - v12584;
-        const float v12586 = iron_exp2_approx(v12585);
-        v10567.x[5] = v12586;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12589 = v10567.x[6];
-        const float v12590 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12591 = v12589 - v12590;
-        const float v12592 = iron_exp2_approx(v12591);
-        v10567.x[6] = v12592;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12595 = v10567.x[7];
-        const float v12596 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12597 = v12595 - v12596;
-        const float v12598 = iron_exp2_approx(v12597);
-        v10567.x[7] = v12598;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12601 = v10567.x[8];
-        const float v12602 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12603 = v12601 - v12602;
-        const float v12604 = iron_exp2_approx(v12603);
-        v10567.x[8] = v12604;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12607 = v10567.x[9];
-        const float v12608 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12609 = v12607 - v12608;
-        const float v12610 = iron_exp2_approx(v12609);
-        v10567.x[9] = v12610;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12613 = v10567.x[10];
-        const float v12614 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12615 = v12613 - v12614;
-        const float v12616 = iron_exp2_approx(v12615);
-        v10567.x[10] = v12616;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12619 = v10567.x[11];
-        const float v12620 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12621 = v12619 - v12620;
-        const float v12622 = iron_exp2_approx(v12621);
-        v10567.x[11] = v12622;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12625 = v10567.x[12];
-        const float v12626 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12627 = v12625 - v12626;
-        const float v12628 = iron_exp2_approx(v12627);
-        v10567.x[12] = v12628;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12631 = v10567.x[13];
-        const float v12632 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12633 = v12631 - v12632;
-        const float v12634 = iron_exp2_approx(v12633);
-        v10567.x[13] = v12634;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12637 = v10567.x[14];
-        const float v12638 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12639 = v12637 - v12638;
-        const float v12640 = iron_exp2_approx(v12639);
-        v10567.x[14] = v12640;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12643 = v10567.x[15];
-        const float v12644 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12645 = v12643 - v12644;
-        const float v12646 = iron_exp2_approx(v12645);
-        v10567.x[15] = v12646;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12649 = v10567.x[16];
-        const float v12650 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12651 = v12649 - v12650;
-        const float v12652 = iron_exp2_approx(v12651);
-        v10567.x[16] = v12652;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12655 = v10567.x[17];
-        const float v12656 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12657 = v12655 - v12656;
-        const float v12658 = iron_exp2_approx(v12657);
-        v10567.x[17] = v12658;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12661 = v10567.x[18];
-        const float v12662 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12663 = v12661 - v12662;
-        const float v12664 = iron_exp2_approx(v12663);
-        v10567.x[18] = v12664;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12667 = v10567.x[19];
-        const float v12668 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12669 = v12667 - v12668;
-        const float v12670 = iron_exp2_approx(v12669);
-        v10567.x[19] = v12670;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12673 = v10567.x[20];
-        const float v12674 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12675 = v12673 - v12674;
-        const float v12676 = iron_exp2_approx(v12675);
-        v10567.x[20] = v12676;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12679 = v10567.x[21];
-        const float v12680 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12681 = v12679 - v12680;
-        const float v12682 = iron_exp2_approx(v12681);
-        v10567.x[21] = v12682;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12685 = v10567.x[22];
-        const float v12686 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12687 = v12685 - v12686;
-        const float v12688 = iron_exp2_approx(v12687);
-        v10567.x[22] = v12688;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12691 = v10567.x[23];
-        const float v12692 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12693 = v12691 - v12692;
-        const float v12694 = iron_exp2_approx(v12693);
-        v10567.x[23] = v12694;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12697 = v10567.x[24];
-        const float v12698 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12699 = v12697 - v12698;
-        const float v12700 = iron_exp2_approx(v12699);
-        v10567.x[24] = v12700;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12703 = v10567.x[25];
-        const float v12704 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12705 = v12703 - v12704;
-        const float v12706 = iron_exp2_approx(v12705);
-        v10567.x[25] = v12706;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12709 = v10567.x[26];
-        const float v12710 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12711 = v12709 - v12710;
-        const float v12712 = iron_exp2_approx(v12711);
-        v10567.x[26] = v12712;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12715 = v10567.x[27];
-        const float v12716 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12717 = v12715 - v12716;
-        const float v12718 = iron_exp2_approx(v12717);
-        v10567.x[27] = v12718;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12721 = v10567.x[28];
-        const float v12722 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12723 = v12721 - v12722;
-        const float v12724 = iron_exp2_approx(v12723);
-        v10567.x[28] = v12724;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12727 = v10567.x[29];
-        const float v12728 = v12462.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12729 = v12727 - v12728;
-        const float v12730 = iron_exp2_approx(v12729);
-        v10567.x[29] = v12730;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12733 = v10567.x[30];
-        const float v12734 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12735 = v12733 - v12734;
-        const float v12736 = iron_exp2_approx(v12735);
-        v10567.x[30] = v12736;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12739 = v10567.x[31];
-        const float v12740 = v12462.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12741 = v12739 - v12740;
-        const float v12742 = iron_exp2_approx(v12741);
-        v10567.x[31] = v12742;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v12744;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v12744, 0.0f);
-        iron_frag_row_reduce<true>(v12744, v10567);
-        const float v12747 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v12748 = v12744.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12749 = v10617.x[0];
-        const float v12750 = v12747 * v12749;
-        const float v12751 = v12750 + v12748;
-        v608.x[0] = v12751;  // kernels/sdpa/flash_tile.hpp:234
-        const float v12754 = v608.x[1];
-        const float v12755 = v12744.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12756 = v10617.x[1];
-        const float v12757 = v12754 * v12756;
-        const float v12758 = v12757 + v12755;
-        v608.x[1] = v12758;  // kernels/sdpa/flash_tile.hpp:234
-        const float v12761 = v608.x[2];
-        const float v12762 = v12744.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12763 = v10617.x[2];
-        const float v12764 = v12761 * v12763;
-        const float v12765 = v12764 + v12762;
-        v608.x[2] = v12765;  // kernels/sdpa/flash_tile.hpp:234
-        const float v12768 = v608.x[3];
-        const float v12769 = v12744.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12770 = v10617.x[3];
-        const float v12771 = v12768 * v12770;
-        const float v12772 = v12771 + v12769;
-        v608.x[3] = v12772;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v12468;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v12468, 0.0f);
+        iron_frag_row_reduce<false>(v12468, v10575);
+        iron_frag<float, 2, 16, 8> v12470;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v12470, 0.0f);
+        const float v12474 = v12468.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12475 = v606.x[0];
+        const float v12476 = fmaxf(v12475, v12474);
+        const bool v12479 = v12476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12480 = v12479 ? 0.0f : v12476;
+        v12470.x[0] = v12480;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12484 = v12468.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12485 = v606.x[1];
+        const float v12486 = fmaxf(v12485, v12484);
+        const bool v12489 = v12486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12490 = v12489 ? 0.0f : v12486;
+        v12470.x[1] = v12490;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12494 = v12468.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12495 = v606.x[2];
+        const float v12496 = fmaxf(v12495, v12494);
+        const bool v12499 = v12496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12500 = v12499 ? 0.0f : v12496;
+        v12470.x[2] = v12500;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12504 = v12468.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v12505 = v606.x[3];
+        const float v12506 = fmaxf(v12505, v12504);
+        const bool v12509 = v12506 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v12510 = v12509 ? 0.0f : v12506;
+        v12470.x[3] = v12510;  // kernels/sdpa/flash_tile.hpp:217
+        const float v12514 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12516 = v12475 - v12514;
+        const float v12517 = iron_exp2_approx(v12516);
+        v10625.x[0] = v12517;  // kernels/sdpa/flash_tile.hpp:220
+        const float v12521 = v12470.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12523 = v12485 - v12521;
+        const float v12524 = iron_exp2_approx(v12523);
+        v10625.x[1] = v12524;  // kernels/sdpa/flash_tile.hpp:220
+        const float v12528 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12530 = v12495 - v12528;
+        const float v12531 = iron_exp2_approx(v12530);
+        v10625.x[2] = v12531;  // kernels/sdpa/flash_tile.hpp:220
+        const float v12535 = v12470.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v12537 = v12505 - v12535;
+        const float v12538 = iron_exp2_approx(v12537);
+        v10625.x[3] = v12538;  // kernels/sdpa/flash_tile.hpp:220
+        v606.x[0] = v12476;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12546 = v606.x[1];
+        const float v12548 = fmaxf(v12546, v12484);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[1] = v12548;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12551 = v606.x[2];
+        const float v12553 = fmaxf(v12551, v12494);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[2] = v12553;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12556 = v606.x[3];
+        const float v12558 = fmaxf(v12556, v12504);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[3] = v12558;  // kernels/sdpa/flash_tile.hpp:223
+        const float v12561 = v10575.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v12562 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12563 = v12561 - v12562;
+        const float v12564 = iron_exp2_approx(v12563);
+        v10575.x[0] = v12564;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12567 = v10575.x[1];
+        const float v12568 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12569 = v12567 - v12568;
+        const float v12570 = iron_exp2_approx(v12569);
+        v10575.x[1] = v12570;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12573 = v10575.x[2];
+        const float v12574 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12575 = v12573 - v12574;
+        const float v12576 = iron_exp2_approx(v12575);
+        v10575.x[2] = v12576;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12579 = v10575.x[3];
+        const float v12580 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12581 = v12579 - v12580;
+        const float v12582 = iron_exp2_approx(v12581);
+        v10575.x[3] = v12582;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12585 = v10575.x[4];
+        const float v12586 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12587 = v12585 - v12586;
+        const float v12588 = iron_exp2_approx(v12587);
+        v10575.x[4] = v12588;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12591 = v10575.x[5];
+        const float v12592 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12593 = v12591 - v12592;
+        const float v12594 = iron_exp2_approx(v12593);
+        v10575.x[5] = v12594;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12597 = v10575.x[6];
+        const float v12598 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12599 = v12597 - v12598;
+        const float v12600 = iron_exp2_approx(v12599);
+        v10575.x[6] = v12600;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12603 = v10575.x[7];
+        const float v12604 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12605 = v12603 - v12604;
+        const float v12606 = iron_exp2_approx(v12605);
+        v10575.x[7] = v12606;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12609 = v10575.x[8];
+        const float v12610 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12611 = v12609 - v12610;
+        const float v12612 = iron_exp2_approx(v12611);
+        v10575.x[8] = v12612;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12615 = v10575.x[9];
+        const float v12616 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12617 = v12615 - v12616;
+        const float v12618 = iron_exp2_approx(v12617);
+        v10575.x[9] = v12618;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12621 = v10575.x[10];
+        const float v12622 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12623 = v12621 - v12622;
+        const float v12624 = iron_exp2_approx(v12623);
+        v10575.x[10] = v12624;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12627 = v10575.x[11];
+        const float v12628 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12629 = v12627 - v12628;
+        const float v12630 = iron_exp2_approx(v12629);
+        v10575.x[11] = v12630;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12633 = v10575.x[12];
+        const float v12634 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12635 = v12633 - v12634;
+        const float v12636 = iron_exp2_approx(v12635);
+        v10575.x[12] = v12636;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12639 = v10575.x[13];
+        const float v12640 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12641 = v12639 - v12640;
+        const float v12642 = iron_exp2_approx(v12641);
+        v10575.x[13] = v12642;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12645 = v10575.x[14];
+        const float v12646 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12647 = v12645 - v12646;
+        const float v12648 = iron_exp2_approx(v12647);
+        v10575.x[14] = v12648;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12651 = v10575.x[15];
+        const float v12652 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12653 = v12651 - v12652;
+        const float v12654 = iron_exp2_approx(v12653);
+        v10575.x[15] = v12654;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12657 = v10575.x[16];
+        const float v12658 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12659 = v12657 - v12658;
+        const float v12660 = iron_exp2_approx(v12659);
+        v10575.x[16] = v12660;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12663 = v10575.x[17];
+        const float v12664 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12665 = v12663 - v12664;
+        const float v12666 = iron_exp2_approx(v12665);
+        v10575.x[17] = v12666;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12669 = v10575.x[18];
+        const float v12670 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12671 = v12669 - v12670;
+        const float v12672 = iron_exp2_approx(v12671);
+        v10575.x[18] = v12672;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12675 = v10575.x[19];
+        const float v12676 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12677 = v12675 - v12676;
+        const float v12678 = iron_exp2_approx(v12677);
+        v10575.x[19] = v12678;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12681 = v10575.x[20];
+        const float v12682 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12683 = v12681 - v12682;
+        const float v12684 = iron_exp2_approx(v12683);
+        v10575.x[20] = v12684;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12687 = v10575.x[21];
+        const float v12688 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12689 = v12687 - v12688;
+        const float v12690 = iron_exp2_approx(v12689);
+        v10575.x[21] = v12690;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12693 = v10575.x[22];
+        const float v12694 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12695 = v12693 - v12694;
+        const float v12696 = iron_exp2_approx(v12695);
+        v10575.x[22] = v12696;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12699 = v10575.x[23];
+        const float v12700 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12701 = v12699 - v12700;
+        const float v12702 = iron_exp2_approx(v12701);
+        v10575.x[23] = v12702;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12705 = v10575.x[24];
+        const float v12706 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12707 = v12705 - v12706;
+        const float v12708 = iron_exp2_approx(v12707);
+        v10575.x[24] = v12708;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12711 = v10575.x[25];
+        const float v12712 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12713 = v12711 - v12712;
+        const float v12714 = iron_exp2_approx(v12713);
+        v10575.x[25] = v12714;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12717 = v10575.x[26];
+        const float v12718 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12719 = v12717 - v12718;
+        const float v12720 = iron_exp2_approx(v12719);
+        v10575.x[26] = v12720;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12723 = v10575.x[27];
+        const float v12724 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12725 = v12723 - v12724;
+        const float v12726 = iron_exp2_approx(v12725);
+        v10575.x[27] = v12726;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12729 = v10575.x[28];
+        const float v12730 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12731 = v12729 - v12730;
+        const float v12732 = iron_exp2_approx(v12731);
+        v10575.x[28] = v12732;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12735 = v10575.x[29];
+        const float v12736 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12737 = v12735 - v12736;
+        const float v12738 = iron_exp2_approx(v12737);
+        v10575.x[29] = v12738;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12741 = v10575.x[30];
+        const float v12742 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12743 = v12741 - v12742;
+        const float v12744 = iron_exp2_approx(v12743);
+        v10575.x[30] = v12744;  // kernels/sdpa/flash_tile.hpp:226
+        const float v12747 = v10575.x[31];
+        const float v12748 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v12749 = v12747 - v12748;
+        const float v12750 = iron_exp2_approx(v12749);
+        v10575.x[31] = v12750;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v12752;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v12752, 0.0f);
+        iron_frag_row_reduce<true>(v12752, v10575);
+        const float v12755 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v12756 = v12752.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v12757 = v10625.x[0];
+        const float v12758 = v12755 * v12757;
+        const float v12759 = v12758 + v12756;
+        v608.x[0] = v12759;  // kernels/sdpa/flash_tile.hpp:234
+        const float v12762 = v608.x[1];
+        const float v12763 = v12752.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v12764 = v10625.x[1];
+        const float v12765 = v12762 * v12764;
+        const float v12766 = v12765 + v12763;
+        v608.x[1] = v12766;  // kernels/sdpa/flash_tile.hpp:234
+        const float v12769 = v608.x[2];
+        const float v12770 = v12752.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v12771 = v10625.x[2];
+        const float v12772 = v12769 * v12771;
+        const float v12773 = v12772 + v12770;
+        v608.x[2] = v12773;  // kernels/sdpa/flash_tile.hpp:234
+        const float v12776 = v608.x[3];
+        const float v12777 = v12752.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v12778 = v10625.x[3];
+        const float v12779 = v12776 * v12778;
+        const float v12780 = v12779 + v12777;
+        v608.x[3] = v12780;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v12775 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v12776 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12777 = v12775 * v12776;
-      v610.x[0] = v12777;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12780 = v610.x[1];
-      const float v12781 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12782 = v12780 * v12781;
-      v610.x[1] = v12782;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12785 = v610.x[2];
-      const float v12786 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12787 = v12785 * v12786;
-      v610.x[2] = v12787;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12790 = v610.x[3];
-      const float v12791 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12792 = v12790 * v12791;
-      v610.x[3] = v12792;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12795 = v610.x[4];
-      const float v12796 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12797 = v12795 * v12796;
-      v610.x[4] = v12797;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12800 = v610.x[5];
-      const float v12801 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12802 = v12800 * v12801;
-      v610.x[5] = v12802;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12805 = v610.x[6];
-      const float v12806 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12807 = v12805 * v12806;
-      v610.x[6] = v12807;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12810 = v610.x[7];
-      const float v12811 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12812 = v12810 * v12811;
-      v610.x[7] = v12812;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12815 = v610.x[8];
-      const float v12816 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12817 = v12815 * v12816;
-      v610.x[8] = v12817;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12820 = v610.x[9];
-      const float v12821 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12822 = v12820 * v12821;
-      v610.x[9] = v12822;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12825 = v610.x[10];
-      const float v12826 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12827 = v12825 * v12826;
-      v610.x[10] = v12827;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12830 = v610.x[11];
-      const float v12831 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12832 = v12830 * v12831;
-      v610.x[11] = v12832;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12835 = v610.x[12];
-      const float v12836 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12837 = v12835 * v12836;
-      v610.x[12] = v12837;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12840 = v610.x[13];
-      const float v12841 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12842 = v12840 * v12841;
-      v610.x[13] = v12842;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12845 = v610.x[14];
-      const float v12846 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12847 = v12845 * v12846;
-      v610.x[14] = v12847;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12850 = v610.x[15];
-      const float v12851 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12852 = v12850 * v12851;
-      v610.x[15] = v12852;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12855 = v610.x[16];
-      const float v12856 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12857 = v12855 * v12856;
-      v610.x[16] = v12857;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12860 = v610.x[17];
-      const float v12861 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12862 = v12860 * v12861;
-      v610.x[17] = v12862;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12865 = v610.x[18];
-      const float v12866 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12867 = v12865 * v12866;
-      v610.x[18] = v12867;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12870 = v610.x[19];
-      const float v12871 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12872 = v12870 * v12871;
-      v610.x[19] = v12872;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12875 = v610.x[20];
-      const float v12876 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12877 = v12875 * v12876;
-      v610.x[20] = v12877;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12880 = v610.x[21];
-      const float v12881 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12882 = v12880 * v12881;
-      v610.x[21] = v12882;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12885 = v610.x[22];
-      const float v12886 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12887 = v12885 * v12886;
-      v610.x[22] = v12887;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12890 = v610.x[23];
-      const float v12891 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12892 = v12890 * v12891;
-      v610.x[23] = v12892;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12895 = v610.x[24];
-      const float v12896 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12897 = v12895 * v12896;
-      v610.x[24] = v12897;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12900 = v610.x[25];
-      const float v12901 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12902 = v12900 * v12901;
-      v610.x[25] = v12902;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12905 = v610.x[26];
-      const float v12906 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12907 = v12905 * v12906;
-      v610.x[26] = v12907;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12910 = v610.x[27];
-      const float v12911 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12912 = v12910 * v12911;
-      v610.x[27] = v12912;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12915 = v610.x[28];
-      const float v12916 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12917 = v12915 * v12916;
-      v610.x[28] = v12917;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12920 = v610.x[29];
-      const float v12921 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12922 = v12920 * v12921;
-      v610.x[29] = v12922;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12925 = v610.x[30];
-      const float v12926 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12927 = v12925 * v12926;
-      v610.x[30] = v12927;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12930 = v610.x[31];
-      const float v12931 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12932 = v12930 * v12931;
-      v610.x[31] = v12932;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12935 = v612.x[0];
-      const float v12936 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12937 = v12935 * v12936;
-      v612.x[0] = v12937;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12940 = v612.x[1];
-      const float v12941 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12942 = v12940 * v12941;
-      v612.x[1] = v12942;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12945 = v612.x[2];
-      const float v12946 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12947 = v12945 * v12946;
-      v612.x[2] = v12947;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12950 = v612.x[3];
-      const float v12951 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12952 = v12950 * v12951;
-      v612.x[3] = v12952;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12955 = v612.x[4];
-      const float v12956 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12957 = v12955 * v12956;
-      v612.x[4] = v12957;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12960 = v612.x[5];
-      const float v12961 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12962 = v12960 * v12961;
-      v612.x[5] = v12962;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12965 = v612.x[6];
-      const float v12966 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12967 = v12965 * v12966;
-      v612.x[6] = v12967;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12970 = v612.x[7];
-      const float v12971 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12972 = v12970 * v12971;
-      v612.x[7] = v12972;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12975 = v612.x[8];
-      const float v12976 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12977 = v12975 * v12976;
-      v612.x[8] = v12977;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12980 = v612.x[9];
-      const float v12981 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12982 = v12980 * v12981;
-      v612.x[9] = v12982;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12985 = v612.x[10];
-      const float v12986 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12987 = v12985 * v12986;
-      v612.x[10] = v12987;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12990 = v612.x[11];
-      const float v12991 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12992 = v12990 * v12991;
-      v612.x[11] = v12992;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12995 = v612.x[12];
-      const float v12996 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12997 = v12995 * v12996;
-      v612.x[12] = v12997;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13000 = v612.x[13];
-      const float v13001 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13002 = v13000 * v13001;
-      v612.x[13] = v13002;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13005 = v612.x[14];
-      const float v13006 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13007 = v13005 * v13006;
-      v612.x[14] = v13007;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13010 = v612.x[15];
-      const float v13011 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13012 = v13010 * v13011;
-      v612.x[15] = v13012;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13015 = v612.x[16];
-      const float v13016 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13017 = v13015 * v13016;
-      v612.x[16] = v13017;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13020 = v612.x[17];
-      const float v13021 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13022 = v13020 * v13021;
-      v612.x[17] = v13022;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13025 = v612.x[18];
-      const float v13026 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13027 = v13025 * v13026;
-      v612.x[18] = v13027;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13030 = v612.x[19];
-      const float v13031 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13032 = v13030 * v13031;
-      v612.x[19] = v13032;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13035 = v612.x[20];
-      const float v13036 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13037 = v13035 * v13036;
-      v612.x[20] = v13037;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13040 = v612.x[21];
-      const float v13041 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13042 = v13040 * v13041;
-      v612.x[21] = v13042;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13045 = v612.x[22];
-      const float v13046 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13047 = v13045 * v13046;
-      v612.x[22] = v13047;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13050 = v612.x[23];
-      const float v13051 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13052 = v13050 * v13051;
-      v612.x[23] = v13052;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13055 = v612.x[24];
-      const float v13056 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13057 = v13055 * v13056;
-      v612.x[24] = v13057;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13060 = v612.x[25];
-      const float v13061 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13062 = v13060 * v13061;
-      v612.x[25] = v13062;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13065 = v612.x[26];
-      const float v13066 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13067 = v13065 * v13066;
-      v612.x[26] = v13067;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13070 = v612.x[27];
-      const float v13071 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13072 = v13070 * v13071;
-      v612.x[27] = v13072;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13075 = v612.x[28];
-      const float v13076 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13077 = v13075 * v13076;
-      v612.x[28] = v13077;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13080 = v612.x[29];
-      const float v13081 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13082 = v13080 * v13081;
-      v612.x[29] = v13082;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13085 = v612.x[30];
-      const float v13086 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13087 = v13085 * v13086;
-      v612.x[30] = v13087;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13090 = v612.x[31];
-      const float v13091 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13092 = v13090 * v13091;
-      v612.x[31] = v13092;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13095 = v614.x[0];
-      const float v13096 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13097 = v13095 * v13096;
-      v614.x[0] = v13097;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13100 = v614.x[1];
-      const float v13101 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13102 = v13100 * v13101;
-      v614.x[1] = v13102;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13105 = v614.x[2];
-      const float v13106 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13107 = v13105 * v13106;
-      v614.x[2] = v13107;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13110 = v614.x[3];
-      const float v13111 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13112 = v13110 * v13111;
-      v614.x[3] = v13112;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13115 = v614.x[4];
-      const float v13116 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13117 = v13115 * v13116;
-      v614.x[4] = v13117;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13120 = v614.x[5];
-      const float v13121 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13122 = v13120 * v13121;
-      v614.x[5] = v13122;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13125 = v614.x[6];
-      const float v13126 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13127 = v13125 * v13126;
-      v614.x[6] = v13127;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13130 = v614.x[7];
-      const float v13131 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13132 = v13130 * v13131;
-      v614.x[7] = v13132;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13135 = v614.x[8];
-      const float v13136 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13137 = v13135 * v13136;
-      v614.x[8] = v13137;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13140 = v614.x[9];
-      const float v13141 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13142 = v13140 * v13141;
-      v614.x[9] = v13142;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13145 = v614.x[10];
-      const float v13146 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13147 = v13145 * v13146;
-      v614.x[10] = v13147;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13150 = v614.x[11];
-      const float v13151 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13152 = v13150 * v13151;
-      v614.x[11] = v13152;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13155 = v614.x[12];
-      const float v13156 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13157 = v13155 * v13156;
-      v614.x[12] = v13157;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13160 = v614.x[13];
-      const float v13161 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13162 = v13160 * v13161;
-      v614.x[13] = v13162;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13165 = v614.x[14];
-      const float v13166 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13167 = v13165 * v13166;
-      v614.x[14] = v13167;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13170 = v614.x[15];
-      const float v13171 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13172 = v13170 * v13171;
-      v614.x[15] = v13172;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13175 = v614.x[16];
-      const float v13176 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13177 = v13175 * v13176;
-      v614.x[16] = v13177;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13180 = v614.x[17];
-      const float v13181 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13182 = v13180 * v13181;
-      v614.x[17] = v13182;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13185 = v614.x[18];
-      const float v13186 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13187 = v13185 * v13186;
-      v614.x[18] = v13187;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13190 = v614.x[19];
-      const float v13191 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13192 = v13190 * v13191;
-      v614.x[19] = v13192;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13195 = v614.x[20];
-      const float v13196 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13197 = v13195 * v13196;
-      v614.x[20] = v13197;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13200 = v614.x[21];
-      const float v13201 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13202 = v13200 * v13201;
-      v614.x[21] = v13202;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13205 = v614.x[22];
-      const float v13206 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13207 = v13205 * v13206;
-      v614.x[22] = v13207;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13210 = v614.x[23];
-      const float v13211 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13212 = v13210 * v13211;
-      v614.x[23] = v13212;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13215 = v614.x[24];
-      const float v13216 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13217 = v13215 * v13216;
-      v614.x[24] = v13217;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13220 = v614.x[25];
-      const float v13221 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13222 = v13220 * v13221;
-      v614.x[25] = v13222;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13225 = v614.x[26];
-      const float v13226 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13227 = v13225 * v13226;
-      v614.x[26] = v13227;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13230 = v614.x[27];
-      const float v13231 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13232 = v13230 * v13231;
-      v614.x[27] = v13232;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13235 = v614.x[28];
-      const float v13236 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13237 = v13235 * v13236;
-      v614.x[28] = v13237;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13240 = v614.x[29];
-      const float v13241 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13242 = v13240 * v13241;
-      v614.x[29] = v13242;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13245 = v614.x[30];
-      const float v13246 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13247 = v13245 * v13246;
-      v614.x[30] = v13247;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13250 = v614.x[31];
-      const float v13251 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13252 = v13250 * v13251;
-      v614.x[31] = v13252;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13255 = v616.x[0];
-      const float v13256 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13257 = v13255 * v13256;
-      v616.x[0] = v13257;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13260 = v616.x[1];
-      const float v13261 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13262 = v13260 * v13261;
-      v616.x[1] = v13262;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13265 = v616.x[2];
-      const float v13266 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13267 = v13265 * v13266;
-      v616.x[2] = v13267;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13270 = v616.x[3];
-      const float v13271 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13272 = v13270 * v13271;
-      v616.x[3] = v13272;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13275 = v616.x[4];
-      const float v13276 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13277 = v13275 * v13276;
-      v616.x[4] = v13277;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13280 = v616.x[5];
-      const float v13281 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13282 = v13280 * v13281;
-      v616.x[5] = v13282;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13285 = v616.x[6];
-      const float v13286 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13287 = v13285 * v13286;
-      v616.x[6] = v13287;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13290 = v616.x[7];
-      const float v13291 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13292 = v13290 * v13291;
-      v616.x[7] = v13292;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13295 = v616.x[8];
-      const float v13296 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13297 = v13295 * v13296;
-      v616.x[8] = v13297;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13300 = v616.x[9];
-      const float v13301 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13302 = v13300 * v13301;
-      v616.x[9] = v13302;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13305 = v616.x[10];
-      const float v13306 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13307 = v13305 * v13306;
-      v616.x[10] = v13307;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13310 = v616.x[11];
-      const float v13311 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13312 = v13310 * v13311;
-      v616.x[11] = v13312;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13315 = v616.x[12];
-      const float v13316 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13317 = v13315 * v13316;
-      v616.x[12] = v13317;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13320 = v616.x[13];
-      const float v13321 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13322 = v13320 * v13321;
-      v616.x[13] = v13322;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13325 = v616.x[14];
-      const float v13326 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13327 = v13325 * v13326;
-      v616.x[14] = v13327;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13330 = v616.x[15];
-      const float v13331 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13332 = v13330 * v13331;
-      v616.x[15] = v13332;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13335 = v616.x[16];
-      const float v13336 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13337 = v13335 * v13336;
-      v616.x[16] = v13337;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13340 = v616.x[17];
-      const float v13341 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13342 = v13340 * v13341;
-      v616.x[17] = v13342;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13345 = v616.x[18];
-      const float v13346 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13347 = v13345 * v13346;
-      v616.x[18] = v13347;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13350 = v616.x[19];
-      const float v13351 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13352 = v13350 * v13351;
-      v616.x[19] = v13352;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13355 = v616.x[20];
-      const float v13356 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13357 = v13355 * v13356;
-      v616.x[20] = v13357;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13360 = v616.x[21];
-      const float v13361 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13362 = v13360 * v13361;
-      v616.x[21] = v13362;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13365 = v616.x[22];
-      const float v13366 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13367 = v13365 * v13366;
-      v616.x[22] = v13367;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13370 = v616.x[23];
-      const float v13371 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13372 = v13370 * v13371;
-      v616.x[23] = v13372;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13375 = v616.x[24];
-      const float v13376 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13377 = v13375 * v13376;
-      v616.x[24] = v13377;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13380 = v616.x[25];
-      const float v13381 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13382 = v13380 * v13381;
-      v616.x[25] = v13382;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13385 = v616.x[26];
-      const float v13386 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13387 = v13385 * v13386;
-      v616.x[26] = v13387;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13390 = v616.x[27];
-      const float v13391 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13392 = v13390 * v13391;
-      v616.x[27] = v13392;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13395 = v616.x[28];
-      const float v13396 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13397 = v13395 * v13396;
-      v616.x[28] = v13397;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13400 = v616.x[29];
-      const float v13401 = v10617.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13402 = v13400 * v13401;
-      v616.x[29] = v13402;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13405 = v616.x[30];
-      const float v13406 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13407 = v13405 * v13406;
-      v616.x[30] = v13407;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13410 = v616.x[31];
-      const float v13411 = v10617.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13412 = v13410 * v13411;
-      v616.x[31] = v13412;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v13415;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v13415, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v13415, v10567);
-      iron_frag_store<false>(v13415, shm3, v13421, 64u);
+      const float v12783 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v12784 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12785 = v12783 * v12784;
+      v610.x[0] = v12785;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12788 = v610.x[1];
+      const float v12789 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12790 = v12788 * v12789;
+      v610.x[1] = v12790;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12793 = v610.x[2];
+      const float v12794 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12795 = v12793 * v12794;
+      v610.x[2] = v12795;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12798 = v610.x[3];
+      const float v12799 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12800 = v12798 * v12799;
+      v610.x[3] = v12800;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12803 = v610.x[4];
+      const float v12804 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12805 = v12803 * v12804;
+      v610.x[4] = v12805;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12808 = v610.x[5];
+      const float v12809 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12810 = v12808 * v12809;
+      v610.x[5] = v12810;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12813 = v610.x[6];
+      const float v12814 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12815 = v12813 * v12814;
+      v610.x[6] = v12815;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12818 = v610.x[7];
+      const float v12819 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12820 = v12818 * v12819;
+      v610.x[7] = v12820;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12823 = v610.x[8];
+      const float v12824 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12825 = v12823 * v12824;
+      v610.x[8] = v12825;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12828 = v610.x[9];
+      const float v12829 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12830 = v12828 * v12829;
+      v610.x[9] = v12830;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12833 = v610.x[10];
+      const float v12834 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12835 = v12833 * v12834;
+      v610.x[10] = v12835;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12838 = v610.x[11];
+      const float v12839 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12840 = v12838 * v12839;
+      v610.x[11] = v12840;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12843 = v610.x[12];
+      const float v12844 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12845 = v12843 * v12844;
+      v610.x[12] = v12845;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12848 = v610.x[13];
+      const float v12849 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12850 = v12848 * v12849;
+      v610.x[13] = v12850;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12853 = v610.x[14];
+      const float v12854 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12855 = v12853 * v12854;
+      v610.x[14] = v12855;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12858 = v610.x[15];
+      const float v12859 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12860 = v12858 * v12859;
+      v610.x[15] = v12860;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12863 = v610.x[16];
+      const float v12864 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12865 = v12863 * v12864;
+      v610.x[16] = v12865;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12868 = v610.x[17];
+      const float v12869 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12870 = v12868 * v12869;
+      v610.x[17] = v12870;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12873 = v610.x[18];
+      const float v12874 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12875 = v12873 * v12874;
+      v610.x[18] = v12875;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12878 = v610.x[19];
+      const float v12879 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12880 = v12878 * v12879;
+      v610.x[19] = v12880;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12883 = v610.x[20];
+      const float v12884 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12885 = v12883 * v12884;
+      v610.x[20] = v12885;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12888 = v610.x[21];
+      const float v12889 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12890 = v12888 * v12889;
+      v610.x[21] = v12890;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12893 = v610.x[22];
+      const float v12894 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12895 = v12893 * v12894;
+      v610.x[22] = v12895;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12898 = v610.x[23];
+      const float v12899 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12900 = v12898 * v12899;
+      v610.x[23] = v12900;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12903 = v610.x[24];
+      const float v12904 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12905 = v12903 * v12904;
+      v610.x[24] = v12905;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12908 = v610.x[25];
+      const float v12909 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12910 = v12908 * v12909;
+      v610.x[25] = v12910;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12913 = v610.x[26];
+      const float v12914 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12915 = v12913 * v12914;
+      v610.x[26] = v12915;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12918 = v610.x[27];
+      const float v12919 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12920 = v12918 * v12919;
+      v610.x[27] = v12920;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12923 = v610.x[28];
+      const float v12924 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12925 = v12923 * v12924;
+      v610.x[28] = v12925;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12928 = v610.x[29];
+      const float v12929 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12930 = v12928 * v12929;
+      v610.x[29] = v12930;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12933 = v610.x[30];
+      const float v12934 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12935 = v12933 * v12934;
+      v610.x[30] = v12935;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12938 = v610.x[31];
+      const float v12939 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12940 = v12938 * v12939;
+      v610.x[31] = v12940;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12943 = v612.x[0];
+      const float v12944 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12945 = v12943 * v12944;
+      v612.x[0] = v12945;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12948 = v612.x[1];
+      const float v12949 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12950 = v12948 * v12949;
+      v612.x[1] = v12950;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12953 = v612.x[2];
+      const float v12954 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12955 = v12953 * v12954;
+      v612.x[2] = v12955;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12958 = v612.x[3];
+      const float v12959 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12960 = v12958 * v12959;
+      v612.x[3] = v12960;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12963 = v612.x[4];
+      const float v12964 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12965 = v12963 * v12964;
+      v612.x[4] = v12965;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12968 = v612.x[5];
+      const float v12969 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12970 = v12968 * v12969;
+      v612.x[5] = v12970;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12973 = v612.x[6];
+      const float v12974 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12975 = v12973 * v12974;
+      v612.x[6] = v12975;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12978 = v612.x[7];
+      const float v12979 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12980 = v12978 * v12979;
+      v612.x[7] = v12980;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12983 = v612.x[8];
+      const float v12984 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12985 = v12983 * v12984;
+      v612.x[8] = v12985;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12988 = v612.x[9];
+      const float v12989 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12990 = v12988 * v12989;
+      v612.x[9] = v12990;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12993 = v612.x[10];
+      const float v12994 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v12995 = v12993 * v12994;
+      v612.x[10] = v12995;  // kernels/sdpa/flash_tile.hpp:244
+      const float v12998 = v612.x[11];
+      const float v12999 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13000 = v12998 * v12999;
+      v612.x[11] = v13000;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13003 = v612.x[12];
+      const float v13004 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13005 = v13003 * v13004;
+      v612.x[12] = v13005;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13008 = v612.x[13];
+      const float v13009 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13010 = v13008 * v13009;
+      v612.x[13] = v13010;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13013 = v612.x[14];
+      const float v13014 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13015 = v13013 * v13014;
+      v612.x[14] = v13015;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13018 = v612.x[15];
+      const float v13019 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13020 = v13018 * v13019;
+      v612.x[15] = v13020;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13023 = v612.x[16];
+      const float v13024 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13025 = v13023 * v13024;
+      v612.x[16] = v13025;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13028 = v612.x[17];
+      const float v13029 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13030 = v13028 * v13029;
+      v612.x[17] = v13030;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13033 = v612.x[18];
+      const float v13034 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13035 = v13033 * v13034;
+      v612.x[18] = v13035;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13038 = v612.x[19];
+      const float v13039 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13040 = v13038 * v13039;
+      v612.x[19] = v13040;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13043 = v612.x[20];
+      const float v13044 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13045 = v13043 * v13044;
+      v612.x[20] = v13045;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13048 = v612.x[21];
+      const float v13049 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13050 = v13048 * v13049;
+      v612.x[21] = v13050;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13053 = v612.x[22];
+      const float v13054 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13055 = v13053 * v13054;
+      v612.x[22] = v13055;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13058 = v612.x[23];
+      const float v13059 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13060 = v13058 * v13059;
+      v612.x[23] = v13060;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13063 = v612.x[24];
+      const float v13064 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13065 = v13063 * v13064;
+      v612.x[24] = v13065;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13068 = v612.x[25];
+      const float v13069 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13070 = v13068 * v13069;
+      v612.x[25] = v13070;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13073 = v612.x[26];
+      const float v13074 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13075 = v13073 * v13074;
+      v612.x[26] = v13075;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13078 = v612.x[27];
+      const float v13079 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13080 = v13078 * v13079;
+      v612.x[27] = v13080;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13083 = v612.x[28];
+      const float v13084 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13085 = v13083 * v13084;
+      v612.x[28] = v13085;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13088 = v612.x[29];
+      const float v13089 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13090 = v13088 * v13089;
+      v612.x[29] = v13090;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13093 = v612.x[30];
+      const float v13094 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13095 = v13093 * v13094;
+      v612.x[30] = v13095;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13098 = v612.x[31];
+      const float v13099 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13100 = v13098 * v13099;
+      v612.x[31] = v13100;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13103 = v614.x[0];
+      const float v13104 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13105 = v13103 * v13104;
+      v614.x[0] = v13105;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13108 = v614.x[1];
+      const float v13109 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13110 = v13108 * v13109;
+      v614.x[1] = v13110;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13113 = v614.x[2];
+      const float v13114 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13115 = v13113 * v13114;
+      v614.x[2] = v13115;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13118 = v614.x[3];
+      const float v13119 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13120 = v13118 * v13119;
+      v614.x[3] = v13120;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13123 = v614.x[4];
+      const float v13124 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13125 = v13123 * v13124;
+      v614.x[4] = v13125;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13128 = v614.x[5];
+      const float v13129 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13130 = v13128 * v13129;
+      v614.x[5] = v13130;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13133 = v614.x[6];
+      const float v13134 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13135 = v13133 * v13134;
+      v614.x[6] = v13135;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13138 = v614.x[7];
+      const float v13139 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13140 = v13138 * v13139;
+      v614.x[7] = v13140;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13143 = v614.x[8];
+      const float v13144 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13145 = v13143 * v13144;
+      v614.x[8] = v13145;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13148 = v614.x[9];
+      const float v13149 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13150 = v13148 * v13149;
+      v614.x[9] = v13150;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13153 = v614.x[10];
+      const float v13154 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13155 = v13153 * v13154;
+      v614.x[10] = v13155;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13158 = v614.x[11];
+      const float v13159 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13160 = v13158 * v13159;
+      v614.x[11] = v13160;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13163 = v614.x[12];
+      const float v13164 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13165 = v13163 * v13164;
+      v614.x[12] = v13165;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13168 = v614.x[13];
+      const float v13169 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13170 = v13168 * v13169;
+      v614.x[13] = v13170;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13173 = v614.x[14];
+      const float v13174 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13175 = v13173 * v13174;
+      v614.x[14] = v13175;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13178 = v614.x[15];
+      const float v13179 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13180 = v13178 * v13179;
+      v614.x[15] = v13180;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13183 = v614.x[16];
+      const float v13184 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13185 = v13183 * v13184;
+      v614.x[16] = v13185;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13188 = v614.x[17];
+      const float v13189 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13190 = v13188 * v13189;
+      v614.x[17] = v13190;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13193 = v614.x[18];
+      const float v13194 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13195 = v13193 * v13194;
+      v614.x[18] = v13195;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13198 = v614.x[19];
+      const float v13199 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13200 = v13198 * v13199;
+      v614.x[19] = v13200;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13203 = v614.x[20];
+      const float v13204 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13205 = v13203 * v13204;
+      v614.x[20] = v13205;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13208 = v614.x[21];
+      const float v13209 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13210 = v13208 * v13209;
+      v614.x[21] = v13210;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13213 = v614.x[22];
+      const float v13214 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13215 = v13213 * v13214;
+      v614.x[22] = v13215;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13218 = v614.x[23];
+      const float v13219 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13220 = v13218 * v13219;
+      v614.x[23] = v13220;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13223 = v614.x[24];
+      const float v13224 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13225 = v13223 * v13224;
+      v614.x[24] = v13225;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13228 = v614.x[25];
+      const float v13229 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13230 = v13228 * v13229;
+      v614.x[25] = v13230;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13233 = v614.x[26];
+      const float v13234 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13235 = v13233 * v13234;
+      v614.x[26] = v13235;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13238 = v614.x[27];
+      const float v13239 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13240 = v13238 * v13239;
+      v614.x[27] = v13240;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13243 = v614.x[28];
+      const float v13244 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13245 = v13243 * v13244;
+      v614.x[28] = v13245;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13248 = v614.x[29];
+      const float v13249 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13250 = v13248 * v13249;
+      v614.x[29] = v13250;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13253 = v614.x[30];
+      const float v13254 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13255 = v13253 * v13254;
+      v614.x[30] = v13255;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13258 = v614.x[31];
+      const float v13259 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13260 = v13258 * v13259;
+      v614.x[31] = v13260;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13263 = v616.x[0];
+      const float v13264 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13265 = v13263 * v13264;
+      v616.x[0] = v13265;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13268 = v616.x[1];
+      const float v13269 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13270 = v13268 * v13269;
+      v616.x[1] = v13270;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13273 = v616.x[2];
+      const float v13274 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13275 = v13273 * v13274;
+      v616.x[2] = v13275;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13278 = v616.x[3];
+      const float v13279 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13280 = v13278 * v13279;
+      v616.x[3] = v13280;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13283 = v616.x[4];
+      const float v13284 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13285 = v13283 * v13284;
+      v616.x[4] = v13285;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13288 = v616.x[5];
+      const float v13289 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13290 = v13288 * v13289;
+      v616.x[5] = v13290;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13293 = v616.x[6];
+      const float v13294 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13295 = v13293 * v13294;
+      v616.x[6] = v13295;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13298 = v616.x[7];
+      const float v13299 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13300 = v13298 * v13299;
+      v616.x[7] = v13300;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13303 = v616.x[8];
+      const float v13304 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13305 = v13303 * v13304;
+      v616.x[8] = v13305;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13308 = v616.x[9];
+      const float v13309 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13310 = v13308 * v13309;
+      v616.x[9] = v13310;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13313 = v616.x[10];
+      const float v13314 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13315 = v13313 * v13314;
+      v616.x[10] = v13315;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13318 = v616.x[11];
+      const float v13319 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13320 = v13318 * v13319;
+      v616.x[11] = v13320;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13323 = v616.x[12];
+      const float v13324 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13325 = v13323 * v13324;
+      v616.x[12] = v13325;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13328 = v616.x[13];
+      const float v13329 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13330 = v13328 * v13329;
+      v616.x[13] = v13330;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13333 = v616.x[14];
+      const float v13334 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13335 = v13333 * v13334;
+      v616.x[14] = v13335;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13338 = v616.x[15];
+      const float v13339 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13340 = v13338 * v13339;
+      v616.x[15] = v13340;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13343 = v616.x[16];
+      const float v13344 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13345 = v13343 * v13344;
+      v616.x[16] = v13345;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13348 = v616.x[17];
+      const float v13349 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13350 = v13348 * v13349;
+      v616.x[17] = v13350;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13353 = v616.x[18];
+      const float v13354 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13355 = v13353 * v13354;
+      v616.x[18] = v13355;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13358 = v616.x[19];
+      const float v13359 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13360 = v13358 * v13359;
+      v616.x[19] = v13360;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13363 = v616.x[20];
+      const float v13364 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13365 = v13363 * v13364;
+      v616.x[20] = v13365;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13368 = v616.x[21];
+      const float v13369 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13370 = v13368 * v13369;
+      v616.x[21] = v13370;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13373 = v616.x[22];
+      const float v13374 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13375 = v13373 * v13374;
+      v616.x[22] = v13375;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13378 = v616.x[23];
+      const float v13379 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13380 = v13378 * v13379;
+      v616.x[23] = v13380;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13383 = v616.x[24];
+      const float v13384 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13385 = v13383 * v13384;
+      v616.x[24] = v13385;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13388 = v616.x[25];
+      const float v13389 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13390 = v13388 * v13389;
+      v616.x[25] = v13390;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13393 = v616.x[26];
+      const float v13394 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13395 = v13393 * v13394;
+      v616.x[26] = v13395;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13398 = v616.x[27];
+      const float v13399 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13400 = v13398 * v13399;
+      v616.x[27] = v13400;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13403 = v616.x[28];
+      const float v13404 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13405 = v13403 * v13404;
+      v616.x[28] = v13405;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13408 = v616.x[29];
+      const float v13409 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13410 = v13408 * v13409;
+      v616.x[29] = v13410;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13413 = v616.x[30];
+      const float v13414 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13415 = v13413 * v13414;
+      v616.x[30] = v13415;  // kernels/sdpa/flash_tile.hpp:244
+      const float v13418 = v616.x[31];
+      const float v13419 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v13420 = v13418 * v13419;
+      v616.x[31] = v13420;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 64> v13423;  // kernels/sdpa/flash_warpgroup.hpp:175
+      iron_frag_fill(v13423, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v13423, v10575);
+      iron_frag_store<false>(v13423, shm3, v13429, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v13675;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13675, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13675, shm3, v13486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13677;
-      iron_frag_fill(v13677, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13677, shm2, v10571, 64u);
-      iron_frag_mma_sync(v610, v13675, v13677);
-      const unsigned int v13684 = v10571 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13686;
-      iron_frag_fill(v13686, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13686, shm3, v13497, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13688;
-      iron_frag_fill(v13688, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13688, shm2, v13684, 64u);
-      iron_frag_mma_sync(v610, v13686, v13688);
-      const unsigned int v13695 = v10571 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13697;
-      iron_frag_fill(v13697, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13697, shm3, v13506, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13699;
-      iron_frag_fill(v13699, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13699, shm2, v13695, 64u);
-      iron_frag_mma_sync(v610, v13697, v13699);
-      const unsigned int v13706 = v10571 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13708;
-      iron_frag_fill(v13708, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13708, shm3, v13515, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13710;
-      iron_frag_fill(v13710, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13710, shm2, v13706, 64u);
-      iron_frag_mma_sync(v610, v13708, v13710);
-      iron_frag<iron_bf16, 0, 16, 16> v13728;
-      iron_frag_fill(v13728, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13728, shm3, v13486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13730;
-      iron_frag_fill(v13730, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13730, shm2, v10584, 64u);
-      iron_frag_mma_sync(v612, v13728, v13730);
-      const unsigned int v13737 = v10584 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13739;
-      iron_frag_fill(v13739, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13739, shm3, v13497, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13741;
-      iron_frag_fill(v13741, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13741, shm2, v13737, 64u);
-      iron_frag_mma_sync(v612, v13739, v13741);
-      const unsigned int v13748 = v10584 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13750;
-      iron_frag_fill(v13750, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13750, shm3, v13506, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13752;
-      iron_frag_fill(v13752, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13752, shm2, v13748, 64u);
-      iron_frag_mma_sync(v612, v13750, v13752);
-      const unsigned int v13759 = v10584 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13761;
-      iron_frag_fill(v13761, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13761, shm3, v13515, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13763;
-      iron_frag_fill(v13763, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13763, shm2, v13759, 64u);
-      iron_frag_mma_sync(v612, v13761, v13763);
-      iron_frag<iron_bf16, 0, 16, 16> v13781;
-      iron_frag_fill(v13781, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13781, shm3, v13486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13783;
-      iron_frag_fill(v13783, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13783, shm2, v10596, 64u);
-      iron_frag_mma_sync(v614, v13781, v13783);
-      const unsigned int v13790 = v10596 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13792;
-      iron_frag_fill(v13792, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13792, shm3, v13497, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13794;
-      iron_frag_fill(v13794, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13794, shm2, v13790, 64u);
-      iron_frag_mma_sync(v614, v13792, v13794);
-      const unsigned int v13801 = v10596 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13803;
-      iron_frag_fill(v13803, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13803, shm3, v13506, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13805;
-      iron_frag_fill(v13805, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13805, shm2, v13801, 64u);
-      iron_frag_mma_sync(v614, v13803, v13805);
-      const unsigned int v13812 = v10596 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13814;
-      iron_frag_fill(v13814, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13814, shm3, v13515, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13816;
-      iron_frag_fill(v13816, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13816, shm2, v13812, 64u);
-      iron_frag_mma_sync(v614, v13814, v13816);
-      iron_frag<iron_bf16, 0, 16, 16> v13834;
-      iron_frag_fill(v13834, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13834, shm3, v13486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13836;
-      iron_frag_fill(v13836, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13836, shm2, v10608, 64u);
-      iron_frag_mma_sync(v616, v13834, v13836);
-      const unsigned int v13843 = v10608 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13845;
-      iron_frag_fill(v13845, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13845, shm3, v13497, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13847;
-      iron_frag_fill(v13847, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13847, shm2, v13843, 64u);
-      iron_frag_mma_sync(v616, v13845, v13847);
-      const unsigned int v13854 = v10608 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13856;
-      iron_frag_fill(v13856, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13856, shm3, v13506, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13858;
-      iron_frag_fill(v13858, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13858, shm2, v13854, 64u);
-      iron_frag_mma_sync(v616, v13856, v13858);
-      const unsigned int v13865 = v10608 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13867;
-      iron_frag_fill(v13867, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13867, shm3, v13515, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13869;
-      iron_frag_fill(v13869, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13869, shm2, v13865, 64u);
-      iron_frag_mma_sync(v616, v13867, v13869);
+      iron_frag<iron_bf16, 0, 16, 16> v13687;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag_fill(v13687, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13687, shm3, v13498, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13689;
+      iron_frag_fill(v13689, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13689, shm2, v10579, 64u);
+      iron_frag_mma_sync(v610, v13687, v13689);
+      const unsigned int v13696 = v10579 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13698;
+      iron_frag_fill(v13698, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13698, shm3, v13509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13700;
+      iron_frag_fill(v13700, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13700, shm2, v13696, 64u);
+      iron_frag_mma_sync(v610, v13698, v13700);
+      const unsigned int v13707 = v10579 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13709;
+      iron_frag_fill(v13709, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13709, shm3, v13518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13711;
+      iron_frag_fill(v13711, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13711, shm2, v13707, 64u);
+      iron_frag_mma_sync(v610, v13709, v13711);
+      const unsigned int v13718 = v10579 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13720;
+      iron_frag_fill(v13720, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13720, shm3, v13527, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13722;
+      iron_frag_fill(v13722, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13722, shm2, v13718, 64u);
+      iron_frag_mma_sync(v610, v13720, v13722);
+      iron_frag<iron_bf16, 0, 16, 16> v13740;
+      iron_frag_fill(v13740, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13740, shm3, v13498, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13742;
+      iron_frag_fill(v13742, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13742, shm2, v10592, 64u);
+      iron_frag_mma_sync(v612, v13740, v13742);
+      const unsigned int v13749 = v10592 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13751;
+      iron_frag_fill(v13751, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13751, shm3, v13509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13753;
+      iron_frag_fill(v13753, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13753, shm2, v13749, 64u);
+      iron_frag_mma_sync(v612, v13751, v13753);
+      const unsigned int v13760 = v10592 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13762;
+      iron_frag_fill(v13762, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13762, shm3, v13518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13764;
+      iron_frag_fill(v13764, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13764, shm2, v13760, 64u);
+      iron_frag_mma_sync(v612, v13762, v13764);
+      const unsigned int v13771 = v10592 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13773;
+      iron_frag_fill(v13773, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13773, shm3, v13527, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13775;
+      iron_frag_fill(v13775, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13775, shm2, v13771, 64u);
+      iron_frag_mma_sync(v612, v13773, v13775);
+      iron_frag<iron_bf16, 0, 16, 16> v13793;
+      iron_frag_fill(v13793, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13793, shm3, v13498, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13795;
+      iron_frag_fill(v13795, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13795, shm2, v10604, 64u);
+      iron_frag_mma_sync(v614, v13793, v13795);
+      const unsigned int v13802 = v10604 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13804;
+      iron_frag_fill(v13804, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13804, shm3, v13509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13806;
+      iron_frag_fill(v13806, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13806, shm2, v13802, 64u);
+      iron_frag_mma_sync(v614, v13804, v13806);
+      const unsigned int v13813 = v10604 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13815;
+      iron_frag_fill(v13815, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13815, shm3, v13518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13817;
+      iron_frag_fill(v13817, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13817, shm2, v13813, 64u);
+      iron_frag_mma_sync(v614, v13815, v13817);
+      const unsigned int v13824 = v10604 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13826;
+      iron_frag_fill(v13826, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13826, shm3, v13527, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13828;
+      iron_frag_fill(v13828, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13828, shm2, v13824, 64u);
+      iron_frag_mma_sync(v614, v13826, v13828);
+      iron_frag<iron_bf16, 0, 16, 16> v13846;
+      iron_frag_fill(v13846, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13846, shm3, v13498, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13848;
+      iron_frag_fill(v13848, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13848, shm2, v10616, 64u);
+      iron_frag_mma_sync(v616, v13846, v13848);
+      const unsigned int v13855 = v10616 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v13857;
+      iron_frag_fill(v13857, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13857, shm3, v13509, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13859;
+      iron_frag_fill(v13859, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13859, shm2, v13855, 64u);
+      iron_frag_mma_sync(v616, v13857, v13859);
+      const unsigned int v13866 = v10616 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v13868;
+      iron_frag_fill(v13868, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13868, shm3, v13518, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13870;
+      iron_frag_fill(v13870, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13870, shm2, v13866, 64u);
+      iron_frag_mma_sync(v616, v13868, v13870);
+      const unsigned int v13877 = v10616 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v13879;
+      iron_frag_fill(v13879, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v13879, shm3, v13527, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v13881;
+      iron_frag_fill(v13881, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v13881, shm2, v13877, 64u);
+      iron_frag_mma_sync(v616, v13879, v13881);
     }
     __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v4751 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v4753;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v4753, 0.0f);
-    const float v4757 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4758 = fmaxf(v4757, v4751);
-    const bool v4761 = v4758 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4762 = v4761 ? 0.0f : v4758;
-    v4753.x[0] = v4762;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4766 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4767 = fmaxf(v4766, v4751);
-    const bool v4770 = v4767 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4771 = v4770 ? 0.0f : v4767;
-    v4753.x[1] = v4771;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4775 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4776 = fmaxf(v4775, v4751);
-    const bool v4779 = v4776 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4780 = v4779 ? 0.0f : v4776;
-    v4753.x[2] = v4780;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4784 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4785 = fmaxf(v4784, v4751);
-    const bool v4788 = v4785 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4789 = v4788 ? 0.0f : v4785;
-    v4753.x[3] = v4789;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v4791;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v4791, 0.0f);
-    const float v4795 = v4753.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4796 = v4751 - v4795;
-    const float v4797 = exp2f(v4796);
-    const float v4800 = v4757 - v4795;
-    const float v4801 = exp2f(v4800);
-    const float v4802 = v608.x[0];
-    const float v4803 = v4802 * v4801;
-    const float v4804 = v4803 + v4797;
-    v4791.x[0] = v4804;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4808 = v4753.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4809 = v4751 - v4808;
-    const float v4810 = exp2f(v4809);
-    const float v4813 = v4766 - v4808;
-    const float v4814 = exp2f(v4813);
-    const float v4815 = v608.x[1];
-    const float v4816 = v4815 * v4814;
-    const float v4817 = v4816 + v4810;
-    v4791.x[1] = v4817;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4821 = v4753.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4822 = v4751 - v4821;
-    const float v4823 = exp2f(v4822);
-    const float v4826 = v4775 - v4821;
-    const float v4827 = exp2f(v4826);
-    const float v4828 = v608.x[2];
-    const float v4829 = v4828 * v4827;
-    const float v4830 = v4829 + v4823;
-    v4791.x[2] = v4830;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4834 = v4753.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4835 = v4751 - v4834;
-    const float v4836 = exp2f(v4835);
-    const float v4839 = v4784 - v4834;
-    const float v4840 = exp2f(v4839);
-    const float v4841 = v608.x[3];
-    const float v4842 = v4841 * v4840;
-    const float v4843 = v4842 + v4836;
-    v4791.x[3] = v4843;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v4845;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v4845, 0.0f);
-    const float v4849 = v4791.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4855 = v4801 / v4849;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4857 = v4849 > 0.0f;
-    const float v4858 = v4857 ? v4855 : 0.0f;
-    v4845.x[0] = v4858;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4862 = v4791.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4868 = v4814 / v4862;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4870 = v4862 > 0.0f;
-    const float v4871 = v4870 ? v4868 : 0.0f;
-    v4845.x[1] = v4871;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4875 = v4791.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4881 = v4827 / v4875;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4883 = v4875 > 0.0f;
-    const float v4884 = v4883 ? v4881 : 0.0f;
-    v4845.x[2] = v4884;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4888 = v4791.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4894 = v4840 / v4888;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4896 = v4888 > 0.0f;
-    const float v4897 = v4896 ? v4894 : 0.0f;
-    v4845.x[3] = v4897;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4900 = v56 + v12774;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4901 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4902 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4903 = v4902 * v4901;
-    const float v4904 = v610.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4905 = v4904 * v4901;
-    const bool v4906 = v4900 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4906) {
-      const unsigned int v4911 = v13 + v4900;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4912 = v4911 * v1;
-      const unsigned int v4913 = v4912 + v28;
-      const unsigned int v4914 = v4913 << 8u;
-      const unsigned int v4915 = v4914 + v12773;
-      const iron_bf16 v4916 = iron_f32_to_bf16(v4903);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4917 = iron_f32_to_bf16(v4905);
-      *reinterpret_cast<iron_bf16x2*>(out + v4915) = iron_bf16x2{{v4916, v4917}};
+    const float v4759 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v4761;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v4761, 0.0f);
+    const float v4765 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4766 = fmaxf(v4765, v4759);
+    const bool v4769 = v4766 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4770 = v4769 ? 0.0f : v4766;
+    v4761.x[0] = v4770;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4774 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4775 = fmaxf(v4774, v4759);
+    const bool v4778 = v4775 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4779 = v4778 ? 0.0f : v4775;
+    v4761.x[1] = v4779;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4783 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4784 = fmaxf(v4783, v4759);
+    const bool v4787 = v4784 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4788 = v4787 ? 0.0f : v4784;
+    v4761.x[2] = v4788;  // kernels/sdpa/flash_tile.hpp:262
+    const float v4792 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v4793 = fmaxf(v4792, v4759);
+    const bool v4796 = v4793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v4797 = v4796 ? 0.0f : v4793;
+    v4761.x[3] = v4797;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v4799;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v4799, 0.0f);
+    const float v4803 = v4761.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4804 = v4759 - v4803;
+    const float v4805 = exp2f(v4804);
+    const float v4808 = v4765 - v4803;
+    const float v4809 = exp2f(v4808);
+    const float v4810 = v608.x[0];
+    const float v4811 = v4810 * v4809;
+    const float v4812 = v4811 + v4805;
+    v4799.x[0] = v4812;  // kernels/sdpa/flash_tile.hpp:266
+    const float v4816 = v4761.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4817 = v4759 - v4816;
+    const float v4818 = exp2f(v4817);
+    const float v4821 = v4774 - v4816;
+    const float v4822 = exp2f(v4821);
+    const float v4823 = v608.x[1];
+    const float v4824 = v4823 * v4822;
+    const float v4825 = v4824 + v4818;
+    v4799.x[1] = v4825;  // kernels/sdpa/flash_tile.hpp:266
+    const float v4829 = v4761.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4830 = v4759 - v4829;
+    const float v4831 = exp2f(v4830);
+    const float v4834 = v4783 - v4829;
+    const float v4835 = exp2f(v4834);
+    const float v4836 = v608.x[2];
+    const float v4837 = v4836 * v4835;
+    const float v4838 = v4837 + v4831;
+    v4799.x[2] = v4838;  // kernels/sdpa/flash_tile.hpp:266
+    const float v4842 = v4761.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v4843 = v4759 - v4842;
+    const float v4844 = exp2f(v4843);
+    const float v4847 = v4792 - v4842;
+    const float v4848 = exp2f(v4847);
+    const float v4849 = v608.x[3];
+    const float v4850 = v4849 * v4848;
+    const float v4851 = v4850 + v4844;
+    v4799.x[3] = v4851;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v4853;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v4853, 0.0f);
+    const float v4857 = v4799.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4863 = v4809 / v4857;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4865 = v4857 > 0.0f;
+    const float v4866 = v4865 ? v4863 : 0.0f;
+    v4853.x[0] = v4866;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4870 = v4799.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4876 = v4822 / v4870;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4878 = v4870 > 0.0f;
+    const float v4879 = v4878 ? v4876 : 0.0f;
+    v4853.x[1] = v4879;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4883 = v4799.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4889 = v4835 / v4883;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4891 = v4883 > 0.0f;
+    const float v4892 = v4891 ? v4889 : 0.0f;
+    v4853.x[2] = v4892;  // kernels/sdpa/flash_tile.hpp:270
+    const float v4896 = v4799.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v4902 = v4848 / v4896;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v4904 = v4896 > 0.0f;
+    const float v4905 = v4904 ? v4902 : 0.0f;
+    v4853.x[3] = v4905;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v4908 = v56 + v12782;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4909 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4910 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4911 = v4910 * v4909;
+    const float v4912 = v610.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4913 = v4912 * v4909;
+    const bool v4914 = v4908 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4914) {
+      const unsigned int v4919 = v13 + v4908;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4920 = v4919 * v1;
+      const unsigned int v4921 = v4920 + v28;
+      const unsigned int v4922 = v4921 << 8u;
+      const unsigned int v4923 = v4922 + v12781;
+      const iron_bf16 v4924 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4925 = iron_f32_to_bf16(v4913);
+      *reinterpret_cast<iron_bf16x2*>(out + v4923) = iron_bf16x2{{v4924, v4925}};
     }
-    const unsigned int v4919 = v56 + v12784;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4920 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4921 = v610.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4922 = v4921 * v4920;
-    const float v4923 = v610.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4924 = v4923 * v4920;
-    const bool v4925 = v4919 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4925) {
-      const unsigned int v4930 = v13 + v4919;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4931 = v4930 * v1;
-      const unsigned int v4932 = v4931 + v28;
-      const unsigned int v4933 = v4932 << 8u;
-      const unsigned int v4934 = v4933 + v12783;
-      const iron_bf16 v4935 = iron_f32_to_bf16(v4922);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4936 = iron_f32_to_bf16(v4924);
-      *reinterpret_cast<iron_bf16x2*>(out + v4934) = iron_bf16x2{{v4935, v4936}};
+    const unsigned int v4927 = v56 + v12792;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4928 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4929 = v610.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4930 = v4929 * v4928;
+    const float v4931 = v610.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4932 = v4931 * v4928;
+    const bool v4933 = v4927 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4933) {
+      const unsigned int v4938 = v13 + v4927;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4939 = v4938 * v1;
+      const unsigned int v4940 = v4939 + v28;
+      const unsigned int v4941 = v4940 << 8u;
+      const unsigned int v4942 = v4941 + v12791;
+      const iron_bf16 v4943 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4944 = iron_f32_to_bf16(v4932);
+      *reinterpret_cast<iron_bf16x2*>(out + v4942) = iron_bf16x2{{v4943, v4944}};
     }
-    const unsigned int v4938 = v56 + v12794;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4939 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4940 = v610.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4941 = v4940 * v4939;
-    const float v4942 = v610.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4943 = v4942 * v4939;
-    const bool v4944 = v4938 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4944) {
-      const unsigned int v4949 = v13 + v4938;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4950 = v4949 * v1;
-      const unsigned int v4951 = v4950 + v28;
-      const unsigned int v4952 = v4951 << 8u;
-      const unsigned int v4953 = v4952 + v12793;
-      const iron_bf16 v4954 = iron_f32_to_bf16(v4941);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4955 = iron_f32_to_bf16(v4943);
-      *reinterpret_cast<iron_bf16x2*>(out + v4953) = iron_bf16x2{{v4954, v4955}};
+    const unsigned int v4946 = v56 + v12802;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4947 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4948 = v610.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4949 = v4948 * v4947;
+    const float v4950 = v610.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4951 = v4950 * v4947;
+    const bool v4952 = v4946 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4952) {
+      const unsigned int v4957 = v13 + v4946;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4958 = v4957 * v1;
+      const unsigned int v4959 = v4958 + v28;
+      const unsigned int v4960 = v4959 << 8u;
+      const unsigned int v4961 = v4960 + v12801;
+      const iron_bf16 v4962 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4963 = iron_f32_to_bf16(v4951);
+      *reinterpret_cast<iron_bf16x2*>(out + v4961) = iron_bf16x2{{v4962, v4963}};
     }
-    const unsigned int v4957 = v56 + v12804;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4958 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4959 = v610.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4960 = v4959 * v4958;
-    const float v4961 = v610.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4962 = v4961 * v4958;
-    const bool v4963 = v4957 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4963) {
-      const unsigned int v4968 = v13 + v4957;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4969 = v4968 * v1;
-      const unsigned int v4970 = v4969 + v28;
-      const unsigned int v4971 = v4970 << 8u;
-      const unsigned int v4972 = v4971 + v12803;
-      const iron_bf16 v4973 = iron_f32_to_bf16(v4960);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4974 = iron_f32_to_bf16(v4962);
-      *reinterpret_cast<iron_bf16x2*>(out + v4972) = iron_bf16x2{{v4973, v4974}};
+    const unsigned int v4965 = v56 + v12812;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4966 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4967 = v610.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4968 = v4967 * v4966;
+    const float v4969 = v610.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4970 = v4969 * v4966;
+    const bool v4971 = v4965 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4971) {
+      const unsigned int v4976 = v13 + v4965;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4977 = v4976 * v1;
+      const unsigned int v4978 = v4977 + v28;
+      const unsigned int v4979 = v4978 << 8u;
+      const unsigned int v4980 = v4979 + v12811;
+      const iron_bf16 v4981 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v4982 = iron_f32_to_bf16(v4970);
+      *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4981, v4982}};
     }
-    const unsigned int v4976 = v56 + v12814;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4977 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4978 = v610.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4979 = v4978 * v4977;
-    const float v4980 = v610.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4981 = v4980 * v4977;
-    const bool v4982 = v4976 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4982) {
-      const unsigned int v4987 = v13 + v4976;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4988 = v4987 * v1;
-      const unsigned int v4989 = v4988 + v28;
-      const unsigned int v4990 = v4989 << 8u;
-      const unsigned int v4991 = v4990 + v12813;
-      const iron_bf16 v4992 = iron_f32_to_bf16(v4979);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4993 = iron_f32_to_bf16(v4981);
-      *reinterpret_cast<iron_bf16x2*>(out + v4991) = iron_bf16x2{{v4992, v4993}};
+    const unsigned int v4984 = v56 + v12822;  // kernels/sdpa/flash_tile.hpp:283
+    const float v4985 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v4986 = v610.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v4987 = v4986 * v4985;
+    const float v4988 = v610.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v4989 = v4988 * v4985;
+    const bool v4990 = v4984 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v4990) {
+      const unsigned int v4995 = v13 + v4984;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v4996 = v4995 * v1;
+      const unsigned int v4997 = v4996 + v28;
+      const unsigned int v4998 = v4997 << 8u;
+      const unsigned int v4999 = v4998 + v12821;
+      const iron_bf16 v5000 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5001 = iron_f32_to_bf16(v4989);
+      *reinterpret_cast<iron_bf16x2*>(out + v4999) = iron_bf16x2{{v5000, v5001}};
     }
-    const unsigned int v4995 = v56 + v12824;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4996 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4997 = v610.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4998 = v4997 * v4996;
-    const float v4999 = v610.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5000 = v4999 * v4996;
-    const bool v5001 = v4995 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5001) {
-      const unsigned int v5006 = v13 + v4995;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5007 = v5006 * v1;
-      const unsigned int v5008 = v5007 + v28;
-      const unsigned int v5009 = v5008 << 8u;
-      const unsigned int v5010 = v5009 + v12823;
-      const iron_bf16 v5011 = iron_f32_to_bf16(v4998);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5012 = iron_f32_to_bf16(v5000);
-      *reinterpret_cast<iron_bf16x2*>(out + v5010) = iron_bf16x2{{v5011, v5012}};
+    const unsigned int v5003 = v56 + v12832;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5004 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5005 = v610.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5006 = v5005 * v5004;
+    const float v5007 = v610.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5008 = v5007 * v5004;
+    const bool v5009 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5009) {
+      const unsigned int v5014 = v13 + v5003;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5015 = v5014 * v1;
+      const unsigned int v5016 = v5015 + v28;
+      const unsigned int v5017 = v5016 << 8u;
+      const unsigned int v5018 = v5017 + v12831;
+      const iron_bf16 v5019 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5020 = iron_f32_to_bf16(v5008);
+      *reinterpret_cast<iron_bf16x2*>(out + v5018) = iron_bf16x2{{v5019, v5020}};
     }
-    const unsigned int v5014 = v56 + v12834;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5015 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5016 = v610.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5017 = v5016 * v5015;
-    const float v5018 = v610.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5019 = v5018 * v5015;
-    const bool v5020 = v5014 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5020) {
-      const unsigned int v5025 = v13 + v5014;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5026 = v5025 * v1;
-      const unsigned int v5027 = v5026 + v28;
-      const unsigned int v5028 = v5027 << 8u;
-      const unsigned int v5029 = v5028 + v12833;
-      const iron_bf16 v5030 = iron_f32_to_bf16(v5017);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5031 = iron_f32_to_bf16(v5019);
-      *reinterpret_cast<iron_bf16x2*>(out + v5029) = iron_bf16x2{{v5030, v5031}};
+    const unsigned int v5022 = v56 + v12842;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5023 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5024 = v610.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5025 = v5024 * v5023;
+    const float v5026 = v610.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5027 = v5026 * v5023;
+    const bool v5028 = v5022 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5028) {
+      const unsigned int v5033 = v13 + v5022;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5034 = v5033 * v1;
+      const unsigned int v5035 = v5034 + v28;
+      const unsigned int v5036 = v5035 << 8u;
+      const unsigned int v5037 = v5036 + v12841;
+      const iron_bf16 v5038 = iron_f32_to_bf16(v5025);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5039 = iron_f32_to_bf16(v5027);
+      *reinterpret_cast<iron_bf16x2*>(out + v5037) = iron_bf16x2{{v5038, v5039}};
     }
-    const unsigned int v5033 = v56 + v12844;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5034 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5035 = v610.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5036 = v5035 * v5034;
-    const float v5037 = v610.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5038 = v5037 * v5034;
-    const bool v5039 = v5033 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5039) {
-      const unsigned int v5044 = v13 + v5033;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5045 = v5044 * v1;
-      const unsigned int v5046 = v5045 + v28;
-      const unsigned int v5047 = v5046 << 8u;
-      const unsigned int v5048 = v5047 + v12843;
-      const iron_bf16 v5049 = iron_f32_to_bf16(v5036);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5050 = iron_f32_to_bf16(v5038);
-      *reinterpret_cast<iron_bf16x2*>(out + v5048) = iron_bf16x2{{v5049, v5050}};
+    const unsigned int v5041 = v56 + v12852;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5042 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5043 = v610.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5044 = v5043 * v5042;
+    const float v5045 = v610.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5046 = v5045 * v5042;
+    const bool v5047 = v5041 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5047) {
+      const unsigned int v5052 = v13 + v5041;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5053 = v5052 * v1;
+      const unsigned int v5054 = v5053 + v28;
+      const unsigned int v5055 = v5054 << 8u;
+      const unsigned int v5056 = v5055 + v12851;
+      const iron_bf16 v5057 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5058 = iron_f32_to_bf16(v5046);
+      *reinterpret_cast<iron_bf16x2*>(out + v5056) = iron_bf16x2{{v5057, v5058}};
     }
-    const unsigned int v5052 = v56 + v12854;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5053 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5054 = v610.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5055 = v5054 * v5053;
-    const float v5056 = v610.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5057 = v5056 * v5053;
-    const bool v5058 = v5052 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5058) {
-      const unsigned int v5063 = v13 + v5052;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5064 = v5063 * v1;
-      const unsigned int v5065 = v5064 + v28;
-      const unsigned int v5066 = v5065 << 8u;
-      const unsigned int v5067 = v5066 + v12853;
-      const iron_bf16 v5068 = iron_f32_to_bf16(v5055);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5069 = iron_f32_to_bf16(v5057);
-      *reinterpret_cast<iron_bf16x2*>(out + v5067) = iron_bf16x2{{v5068, v5069}};
+    const unsigned int v5060 = v56 + v12862;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5061 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5062 = v610.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5063 = v5062 * v5061;
+    const float v5064 = v610.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5065 = v5064 * v5061;
+    const bool v5066 = v5060 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5066) {
+      const unsigned int v5071 = v13 + v5060;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5072 = v5071 * v1;
+      const unsigned int v5073 = v5072 + v28;
+      const unsigned int v5074 = v5073 << 8u;
+      const unsigned int v5075 = v5074 + v12861;
+      const iron_bf16 v5076 = iron_f32_to_bf16(v5063);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5077 = iron_f32_to_bf16(v5065);
+      *reinterpret_cast<iron_bf16x2*>(out + v5075) = iron_bf16x2{{v5076, v5077}};
     }
-    const unsigned int v5071 = v56 + v12864;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5072 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5073 = v610.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5074 = v5073 * v5072;
-    const float v5075 = v610.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5076 = v5075 * v5072;
-    const bool v5077 = v5071 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5077) {
-      const unsigned int v5082 = v13 + v5071;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5083 = v5082 * v1;
-      const unsigned int v5084 = v5083 + v28;
-      const unsigned int v5085 = v5084 << 8u;
-      const unsigned int v5086 = v5085 + v12863;
-      const iron_bf16 v5087 = iron_f32_to_bf16(v5074);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5088 = iron_f32_to_bf16(v5076);
-      *reinterpret_cast<iron_bf16x2*>(out + v5086) = iron_bf16x2{{v5087, v5088}};
+    const unsigned int v5079 = v56 + v12872;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5080 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5081 = v610.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5082 = v5081 * v5080;
+    const float v5083 = v610.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5084 = v5083 * v5080;
+    const bool v5085 = v5079 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5085) {
+      const unsigned int v5090 = v13 + v5079;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5091 = v5090 * v1;
+      const unsigned int v5092 = v5091 + v28;
+      const unsigned int v5093 = v5092 << 8u;
+      const unsigned int v5094 = v5093 + v12871;
+      const iron_bf16 v5095 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5096 = iron_f32_to_bf16(v5084);
+      *reinterpret_cast<iron_bf16x2*>(out + v5094) = iron_bf16x2{{v5095, v5096}};
     }
-    const unsigned int v5090 = v56 + v12874;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5091 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5092 = v610.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5093 = v5092 * v5091;
-    const float v5094 = v610.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5095 = v5094 * v5091;
-    const bool v5096 = v5090 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5096) {
-      const unsigned int v5101 = v13 + v5090;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5102 = v5101 * v1;
-      const unsigned int v5103 = v5102 + v28;
-      const unsigned int v5104 = v5103 << 8u;
-      const unsigned int v5105 = v5104 + v12873;
-      const iron_bf16 v5106 = iron_f32_to_bf16(v5093);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5107 = iron_f32_to_bf16(v5095);
-      *reinterpret_cast<iron_bf16x2*>(out + v5105) = iron_bf16x2{{v5106, v5107}};
+    const unsigned int v5098 = v56 + v12882;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5099 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5100 = v610.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5101 = v5100 * v5099;
+    const float v5102 = v610.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5103 = v5102 * v5099;
+    const bool v5104 = v5098 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5104) {
+      const unsigned int v5109 = v13 + v5098;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5110 = v5109 * v1;
+      const unsigned int v5111 = v5110 + v28;
+      const unsigned int v5112 = v5111 << 8u;
+      const unsigned int v5113 = v5112 + v12881;
+      const iron_bf16 v5114 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5115 = iron_f32_to_bf16(v5103);
+      *reinterpret_cast<iron_bf16x2*>(out + v5113) = iron_bf16x2{{v5114, v5115}};
     }
-    const unsigned int v5109 = v56 + v12884;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5110 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5111 = v610.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5112 = v5111 * v5110;
-    const float v5113 = v610.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5114 = v5113 * v5110;
-    const bool v5115 = v5109 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5115) {
-      const unsigned int v5120 = v13 + v5109;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5121 = v5120 * v1;
-      const unsigned int v5122 = v5121 + v28;
-      const unsigned int v5123 = v5122 << 8u;
-      const unsigned int v5124 = v5123 + v12883;
-      const iron_bf16 v5125 = iron_f32_to_bf16(v5112);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5126 = iron_f32_to_bf16(v5114);
-      *reinterpret_cast<iron_bf16x2*>(out + v5124) = iron_bf16x2{{v5125, v5126}};
+    const unsigned int v5117 = v56 + v12892;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5118 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5119 = v610.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5120 = v5119 * v5118;
+    const float v5121 = v610.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5122 = v5121 * v5118;
+    const bool v5123 = v5117 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5123) {
+      const unsigned int v5128 = v13 + v5117;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5129 = v5128 * v1;
+      const unsigned int v5130 = v5129 + v28;
+      const unsigned int v5131 = v5130 << 8u;
+      const unsigned int v5132 = v5131 + v12891;
+      const iron_bf16 v5133 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5134 = iron_f32_to_bf16(v5122);
+      *reinterpret_cast<iron_bf16x2*>(out + v5132) = iron_bf16x2{{v5133, v5134}};
     }
-    const unsigned int v5128 = v56 + v12894;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5129 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5130 = v610.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5131 = v5130 * v5129;
-    const float v5132 = v610.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5133 = v5132 * v5129;
-    const bool v5134 = v5128 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5134) {
-      const unsigned int v5139 = v13 + v5128;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5140 = v5139 * v1;
-      const unsigned int v5141 = v5140 + v28;
-      const unsigned int v5142 = v5141 << 8u;
-      const unsigned int v5143 = v5142 + v12893;
-      const iron_bf16 v5144 = iron_f32_to_bf16(v5131);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5145 = iron_f32_to_bf16(v5133);
-      *reinterpret_cast<iron_bf16x2*>(out + v5143) = iron_bf16x2{{v5144, v5145}};
+    const unsigned int v5136 = v56 + v12902;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5137 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5138 = v610.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5139 = v5138 * v5137;
+    const float v5140 = v610.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5141 = v5140 * v5137;
+    const bool v5142 = v5136 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5142) {
+      const unsigned int v5147 = v13 + v5136;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5148 = v5147 * v1;
+      const unsigned int v5149 = v5148 + v28;
+      const unsigned int v5150 = v5149 << 8u;
+      const unsigned int v5151 = v5150 + v12901;
+      const iron_bf16 v5152 = iron_f32_to_bf16(v5139);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5153 = iron_f32_to_bf16(v5141);
+      *reinterpret_cast<iron_bf16x2*>(out + v5151) = iron_bf16x2{{v5152, v5153}};
     }
-    const unsigned int v5147 = v56 + v12904;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5148 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5149 = v610.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5150 = v5149 * v5148;
-    const float v5151 = v610.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5152 = v5151 * v5148;
-    const bool v5153 = v5147 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5153) {
-      const unsigned int v5158 = v13 + v5147;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5159 = v5158 * v1;
-      const unsigned int v5160 = v5159 + v28;
-      const unsigned int v5161 = v5160 << 8u;
-      const unsigned int v5162 = v5161 + v12903;
-      const iron_bf16 v5163 = iron_f32_to_bf16(v5150);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5164 = iron_f32_to_bf16(v5152);
-      *reinterpret_cast<iron_bf16x2*>(out + v5162) = iron_bf16x2{{v5163, v5164}};
+    const unsigned int v5155 = v56 + v12912;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5156 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5157 = v610.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5158 = v5157 * v5156;
+    const float v5159 = v610.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5160 = v5159 * v5156;
+    const bool v5161 = v5155 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5161) {
+      const unsigned int v5166 = v13 + v5155;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5167 = v5166 * v1;
+      const unsigned int v5168 = v5167 + v28;
+      const unsigned int v5169 = v5168 << 8u;
+      const unsigned int v5170 = v5169 + v12911;
+      const iron_bf16 v5171 = iron_f32_to_bf16(v5158);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5172 = iron_f32_to_bf16(v5160);
+      *reinterpret_cast<iron_bf16x2*>(out + v5170) = iron_bf16x2{{v5171, v5172}};
     }
-    const unsigned int v5166 = v56 + v12914;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5167 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5168 = v610.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5169 = v5168 * v5167;
-    const float v5170 = v610.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5171 = v5170 * v5167;
-    const bool v5172 = v5166 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5172) {
-      const unsigned int v5177 = v13 + v5166;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5178 = v5177 * v1;
-      const unsigned int v5179 = v5178 + v28;
-      const unsigned int v5180 = v5179 << 8u;
-      const unsigned int v5181 = v5180 + v12913;
-      const iron_bf16 v5182 = iron_f32_to_bf16(v5169);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5183 = iron_f32_to_bf16(v5171);
-      *reinterpret_cast<iron_bf16x2*>(out + v5181) = iron_bf16x2{{v5182, v5183}};
+    const unsigned int v5174 = v56 + v12922;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5175 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5176 = v610.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5177 = v5176 * v5175;
+    const float v5178 = v610.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5179 = v5178 * v5175;
+    const bool v5180 = v5174 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5180) {
+      const unsigned int v5185 = v13 + v5174;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5186 = v5185 * v1;
+      const unsigned int v5187 = v5186 + v28;
+      const unsigned int v5188 = v5187 << 8u;
+      const unsigned int v5189 = v5188 + v12921;
+      const iron_bf16 v5190 = iron_f32_to_bf16(v5177);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5191 = iron_f32_to_bf16(v5179);
+      *reinterpret_cast<iron_bf16x2*>(out + v5189) = iron_bf16x2{{v5190, v5191}};
     }
-    const unsigned int v5185 = v56 + v12924;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5186 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5187 = v610.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5188 = v5187 * v5186;
-    const float v5189 = v610.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5190 = v5189 * v5186;
-    const bool v5191 = v5185 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5191) {
-      const unsigned int v5196 = v13 + v5185;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5197 = v5196 * v1;
-      const unsigned int v5198 = v5197 + v28;
-      const unsigned int v5199 = v5198 << 8u;
-      const unsigned int v5200 = v5199 + v12923;
-      const iron_bf16 v5201 = iron_f32_to_bf16(v5188);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5202 = iron_f32_to_bf16(v5190);
-      *reinterpret_cast<iron_bf16x2*>(out + v5200) = iron_bf16x2{{v5201, v5202}};
+    const unsigned int v5193 = v56 + v12932;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5194 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5195 = v610.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5196 = v5195 * v5194;
+    const float v5197 = v610.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5198 = v5197 * v5194;
+    const bool v5199 = v5193 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5199) {
+      const unsigned int v5204 = v13 + v5193;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5205 = v5204 * v1;
+      const unsigned int v5206 = v5205 + v28;
+      const unsigned int v5207 = v5206 << 8u;
+      const unsigned int v5208 = v5207 + v12931;
+      const iron_bf16 v5209 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5210 = iron_f32_to_bf16(v5198);
+      *reinterpret_cast<iron_bf16x2*>(out + v5208) = iron_bf16x2{{v5209, v5210}};
     }
-    const unsigned int v5204 = v56 + v12934;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5205 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5206 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5207 = v5206 * v5205;
-    const float v5208 = v612.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5209 = v5208 * v5205;
-    const bool v5210 = v5204 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5210) {
-      const unsigned int v5213 = 64u + v12933;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5215 = v13 + v5204;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5216 = v5215 * v1;
-      const unsigned int v5217 = v5216 + v28;
-      const unsigned int v5218 = v5217 << 8u;
-      const unsigned int v5219 = v5218 + v5213;
-      const iron_bf16 v5220 = iron_f32_to_bf16(v5207);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5221 = iron_f32_to_bf16(v5209);
-      *reinterpret_cast<iron_bf16x2*>(out + v5219) = iron_bf16x2{{v5220, v5221}};
+    const unsigned int v5212 = v56 + v12942;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5213 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5214 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5215 = v5214 * v5213;
+    const float v5216 = v612.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5217 = v5216 * v5213;
+    const bool v5218 = v5212 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5218) {
+      const unsigned int v5221 = 64u + v12941;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5223 = v13 + v5212;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5224 = v5223 * v1;
+      const unsigned int v5225 = v5224 + v28;
+      const unsigned int v5226 = v5225 << 8u;
+      const unsigned int v5227 = v5226 + v5221;
+      const iron_bf16 v5228 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5229 = iron_f32_to_bf16(v5217);
+      *reinterpret_cast<iron_bf16x2*>(out + v5227) = iron_bf16x2{{v5228, v5229}};
     }
-    const unsigned int v5223 = v56 + v12944;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5224 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5225 = v612.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5226 = v5225 * v5224;
-    const float v5227 = v612.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5228 = v5227 * v5224;
-    const bool v5229 = v5223 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5229) {
-      const unsigned int v5232 = 64u + v12943;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5234 = v13 + v5223;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5235 = v5234 * v1;
-      const unsigned int v5236 = v5235 + v28;
-      const unsigned int v5237 = v5236 << 8u;
-      const unsigned int v5238 = v5237 + v5232;
-      const iron_bf16 v5239 = iron_f32_to_bf16(v5226);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5240 = iron_f32_to_bf16(v5228);
-      *reinterpret_cast<iron_bf16x2*>(out + v5238) = iron_bf16x2{{v5239, v5240}};
+    const unsigned int v5231 = v56 + v12952;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5232 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5233 = v612.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5234 = v5233 * v5232;
+    const float v5235 = v612.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5236 = v5235 * v5232;
+    const bool v5237 = v5231 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5237) {
+      const unsigned int v5240 = 64u + v12951;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5242 = v13 + v5231;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5243 = v5242 * v1;
+      const unsigned int v5244 = v5243 + v28;
+      const unsigned int v5245 = v5244 << 8u;
+      const unsigned int v5246 = v5245 + v5240;
+      const iron_bf16 v5247 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5248 = iron_f32_to_bf16(v5236);
+      *reinterpret_cast<iron_bf16x2*>(out + v5246) = iron_bf16x2{{v5247, v5248}};
     }
-    const unsigned int v5242 = v56 + v12954;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5243 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5244 = v612.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5245 = v5244 * v5243;
-    const float v5246 = v612.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5247 = v5246 * v5243;
-    const bool v5248 = v5242 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5248) {
-      const unsigned int v5251 = 64u + v12953;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5253 = v13 + v5242;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5254 = v5253 * v1;
-      const unsigned int v5255 = v5254 + v28;
-      const unsigned int v5256 = v5255 << 8u;
-      const unsigned int v5257 = v5256 + v5251;
-      const iron_bf16 v5258 = iron_f32_to_bf16(v5245);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5259 = iron_f32_to_bf16(v5247);
-      *reinterpret_cast<iron_bf16x2*>(out + v5257) = iron_bf16x2{{v5258, v5259}};
+    const unsigned int v5250 = v56 + v12962;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5251 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5252 = v612.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5253 = v5252 * v5251;
+    const float v5254 = v612.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5255 = v5254 * v5251;
+    const bool v5256 = v5250 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5256) {
+      const unsigned int v5259 = 64u + v12961;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5261 = v13 + v5250;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5262 = v5261 * v1;
+      const unsigned int v5263 = v5262 + v28;
+      const unsigned int v5264 = v5263 << 8u;
+      const unsigned int v5265 = v5264 + v5259;
+      const iron_bf16 v5266 = iron_f32_to_bf16(v5253);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5267 = iron_f32_to_bf16(v5255);
+      *reinterpret_cast<iron_bf16x2*>(out + v5265) = iron_bf16x2{{v5266, v5267}};
     }
-    const unsigned int v5261 = v56 + v12964;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5262 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5263 = v612.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5264 = v5263 * v5262;
-    const float v5265 = v612.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5266 = v5265 * v5262;
-    const bool v5267 = v5261 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5267) {
-      const unsigned int v5270 = 64u + v12963;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5272 = v13 + v5261;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5273 = v5272 * v1;
-      const unsigned int v5274 = v5273 + v28;
-      const unsigned int v5275 = v5274 << 8u;
-      const unsigned int v5276 = v5275 + v5270;
-      const iron_bf16 v5277 = iron_f32_to_bf16(v5264);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5278 = iron_f32_to_bf16(v5266);
-      *reinterpret_cast<iron_bf16x2*>(out + v5276) = iron_bf16x2{{v5277, v5278}};
+    const unsigned int v5269 = v56 + v12972;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5270 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5271 = v612.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5272 = v5271 * v5270;
+    const float v5273 = v612.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5274 = v5273 * v5270;
+    const bool v5275 = v5269 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5275) {
+      const unsigned int v5278 = 64u + v12971;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5280 = v13 + v5269;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5281 = v5280 * v1;
+      const unsigned int v5282 = v5281 + v28;
+      const unsigned int v5283 = v5282 << 8u;
+      const unsigned int v5284 = v5283 + v5278;
+      const iron_bf16 v5285 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5286 = iron_f32_to_bf16(v5274);
+      *reinterpret_cast<iron_bf16x2*>(out + v5284) = iron_bf16x2{{v5285, v5286}};
     }
-    const unsigned int v5280 = v56 + v12974;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5281 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5282 = v612.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5283 = v5282 * v5281;
-    const float v5284 = v612.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5285 = v5284 * v5281;
-    const bool v5286 = v5280 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5286) {
-      const unsigned int v5289 = 64u + v12973;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5291 = v13 + v5280;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5292 = v5291 * v1;
-      const unsigned int v5293 = v5292 + v28;
-      const unsigned int v5294 = v5293 << 8u;
-      const unsigned int v5295 = v5294 + v5289;
-      const iron_bf16 v5296 = iron_f32_to_bf16(v5283);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5297 = iron_f32_to_bf16(v5285);
-      *reinterpret_cast<iron_bf16x2*>(out + v5295) = iron_bf16x2{{v5296, v5297}};
+    const unsigned int v5288 = v56 + v12982;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5289 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5290 = v612.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5291 = v5290 * v5289;
+    const float v5292 = v612.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5293 = v5292 * v5289;
+    const bool v5294 = v5288 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5294) {
+      const unsigned int v5297 = 64u + v12981;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5299 = v13 + v5288;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5300 = v5299 * v1;
+      const unsigned int v5301 = v5300 + v28;
+      const unsigned int v5302 = v5301 << 8u;
+      const unsigned int v5303 = v5302 + v5297;
+      const iron_bf16 v5304 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5305 = iron_f32_to_bf16(v5293);
+      *reinterpret_cast<iron_bf16x2*>(out + v5303) = iron_bf16x2{{v5304, v5305}};
     }
-    const unsigned int v5299 = v56 + v12984;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5300 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5301 = v612.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5302 = v5301 * v5300;
-    const float v5303 = v612.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5304 = v5303 * v5300;
-    const bool v5305 = v5299 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5305) {
-      const unsigned int v5308 = 64u + v12983;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5310 = v13 + v5299;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5311 = v5310 * v1;
-      const unsigned int v5312 = v5311 + v28;
-      const unsigned int v5313 = v5312 << 8u;
-      const unsigned int v5314 = v5313 + v5308;
-      const iron_bf16 v5315 = iron_f32_to_bf16(v5302);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5316 = iron_f32_to_bf16(v5304);
-      *reinterpret_cast<iron_bf16x2*>(out + v5314) = iron_bf16x2{{v5315, v5316}};
+    const unsigned int v5307 = v56 + v12992;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5308 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5309 = v612.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5310 = v5309 * v5308;
+    const float v5311 = v612.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5312 = v5311 * v5308;
+    const bool v5313 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5313) {
+      const unsigned int v5316 = 64u + v12991;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5318 = v13 + v5307;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5319 = v5318 * v1;
+      const unsigned int v5320 = v5319 + v28;
+      const unsigned int v5321 = v5320 << 8u;
+      const unsigned int v5322 = v5321 + v5316;
+      const iron_bf16 v5323 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5324 = iron_f32_to_bf16(v5312);
+      *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5323, v5324}};
     }
-    const unsigned int v5318 = v56 + v12994;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5319 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5320 = v612.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5321 = v5320 * v5319;
-    const float v5322 = v612.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5323 = v5322 * v5319;
-    const bool v5324 = v5318 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5324) {
-      const unsigned int v5327 = 64u + v12993;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5329 = v13 + v5318;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5330 = v5329 * v1;
-      const unsigned int v5331 = v5330 + v28;
-      const unsigned int v5332 = v5331 << 8u;
-      const unsigned int v5333 = v5332 + v5327;
-      const iron_bf16 v5334 = iron_f32_to_bf16(v5321);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5335 = iron_f32_to_bf16(v5323);
-      *reinterpret_cast<iron_bf16x2*>(out + v5333) = iron_bf16x2{{v5334, v5335}};
+    const unsigned int v5326 = v56 + v13002;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5327 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5328 = v612.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5329 = v5328 * v5327;
+    const float v5330 = v612.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5331 = v5330 * v5327;
+    const bool v5332 = v5326 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5332) {
+      const unsigned int v5335 = 64u + v13001;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5337 = v13 + v5326;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5338 = v5337 * v1;
+      const unsigned int v5339 = v5338 + v28;
+      const unsigned int v5340 = v5339 << 8u;
+      const unsigned int v5341 = v5340 + v5335;
+      const iron_bf16 v5342 = iron_f32_to_bf16(v5329);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5343 = iron_f32_to_bf16(v5331);
+      *reinterpret_cast<iron_bf16x2*>(out + v5341) = iron_bf16x2{{v5342, v5343}};
     }
-    const unsigned int v5337 = v56 + v13004;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5338 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5339 = v612.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5340 = v5339 * v5338;
-    const float v5341 = v612.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5342 = v5341 * v5338;
-    const bool v5343 = v5337 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5343) {
-      const unsigned int v5346 = 64u + v13003;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5348 = v13 + v5337;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5349 = v5348 * v1;
-      const unsigned int v5350 = v5349 + v28;
-      const unsigned int v5351 = v5350 << 8u;
-      const unsigned int v5352 = v5351 + v5346;
-      const iron_bf16 v5353 = iron_f32_to_bf16(v5340);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5354 = iron_f32_to_bf16(v5342);
-      *reinterpret_cast<iron_bf16x2*>(out + v5352) = iron_bf16x2{{v5353, v5354}};
+    const unsigned int v5345 = v56 + v13012;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5346 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5347 = v612.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5348 = v5347 * v5346;
+    const float v5349 = v612.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5350 = v5349 * v5346;
+    const bool v5351 = v5345 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5351) {
+      const unsigned int v5354 = 64u + v13011;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5356 = v13 + v5345;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5357 = v5356 * v1;
+      const unsigned int v5358 = v5357 + v28;
+      const unsigned int v5359 = v5358 << 8u;
+      const unsigned int v5360 = v5359 + v5354;
+      const iron_bf16 v5361 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5362 = iron_f32_to_bf16(v5350);
+      *reinterpret_cast<iron_bf16x2*>(out + v5360) = iron_bf16x2{{v5361, v5362}};
     }
-    const unsigned int v5356 = v56 + v13014;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5357 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5358 = v612.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5359 = v5358 * v5357;
-    const float v5360 = v612.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5361 = v5360 * v5357;
-    const bool v5362 = v5356 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5362) {
-      const unsigned int v5365 = 64u + v13013;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5367 = v13 + v5356;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5368 = v5367 * v1;
-      const unsigned int v5369 = v5368 + v28;
-      const unsigned int v5370 = v5369 << 8u;
-      const unsigned int v5371 = v5370 + v5365;
-      const iron_bf16 v5372 = iron_f32_to_bf16(v5359);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5373 = iron_f32_to_bf16(v5361);
-      *reinterpret_cast<iron_bf16x2*>(out + v5371) = iron_bf16x2{{v5372, v5373}};
+    const unsigned int v5364 = v56 + v13022;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5365 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5366 = v612.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5367 = v5366 * v5365;
+    const float v5368 = v612.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5369 = v5368 * v5365;
+    const bool v5370 = v5364 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5370) {
+      const unsigned int v5373 = 64u + v13021;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5375 = v13 + v5364;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5376 = v5375 * v1;
+      const unsigned int v5377 = v5376 + v28;
+      const unsigned int v5378 = v5377 << 8u;
+      const unsigned int v5379 = v5378 + v5373;
+      const iron_bf16 v5380 = iron_f32_to_bf16(v5367);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5381 = iron_f32_to_bf16(v5369);
+      *reinterpret_cast<iron_bf16x2*>(out + v5379) = iron_bf16x2{{v5380, v5381}};
     }
-    const unsigned int v5375 = v56 + v13024;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5376 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5377 = v612.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5378 = v5377 * v5376;
-    const float v5379 = v612.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5380 = v5379 * v5376;
-    const bool v5381 = v5375 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5381) {
-      const unsigned int v5384 = 64u + v13023;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5386 = v13 + v5375;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5387 = v5386 * v1;
-      const unsigned int v5388 = v5387 + v28;
-      const unsigned int v5389 = v5388 << 8u;
-      const unsigned int v5390 = v5389 + v5384;
-      const iron_bf16 v5391 = iron_f32_to_bf16(v5378);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5392 = iron_f32_to_bf16(v5380);
-      *reinterpret_cast<iron_bf16x2*>(out + v5390) = iron_bf16x2{{v5391, v5392}};
+    const unsigned int v5383 = v56 + v13032;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5384 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5385 = v612.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5386 = v5385 * v5384;
+    const float v5387 = v612.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5388 = v5387 * v5384;
+    const bool v5389 = v5383 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5389) {
+      const unsigned int v5392 = 64u + v13031;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5394 = v13 + v5383;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5395 = v5394 * v1;
+      const unsigned int v5396 = v5395 + v28;
+      const unsigned int v5397 = v5396 << 8u;
+      const unsigned int v5398 = v5397 + v5392;
+      const iron_bf16 v5399 = iron_f32_to_bf16(v5386);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5400 = iron_f32_to_bf16(v5388);
+      *reinterpret_cast<iron_bf16x2*>(out + v5398) = iron_bf16x2{{v5399, v5400}};
     }
-    const unsigned int v5394 = v56 + v13034;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5395 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5396 = v612.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5397 = v5396 * v5395;
-    const float v5398 = v612.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5399 = v5398 * v5395;
-    const bool v5400 = v5394 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5400) {
-      const unsigned int v5403 = 64u + v13033;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5405 = v13 + v5394;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5406 = v5405 * v1;
-      const unsigned int v5407 = v5406 + v28;
-      const unsigned int v5408 = v5407 << 8u;
-      const unsigned int v5409 = v5408 + v5403;
-      const iron_bf16 v5410 = iron_f32_to_bf16(v5397);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5411 = iron_f32_to_bf16(v5399);
-      *reinterpret_cast<iron_bf16x2*>(out + v5409) = iron_bf16x2{{v5410, v5411}};
+    const unsigned int v5402 = v56 + v13042;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5403 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5404 = v612.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5405 = v5404 * v5403;
+    const float v5406 = v612.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5407 = v5406 * v5403;
+    const bool v5408 = v5402 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5408) {
+      const unsigned int v5411 = 64u + v13041;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5413 = v13 + v5402;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5414 = v5413 * v1;
+      const unsigned int v5415 = v5414 + v28;
+      const unsigned int v5416 = v5415 << 8u;
+      const unsigned int v5417 = v5416 + v5411;
+      const iron_bf16 v5418 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5419 = iron_f32_to_bf16(v5407);
+      *reinterpret_cast<iron_bf16x2*>(out + v5417) = iron_bf16x2{{v5418, v5419}};
     }
-    const unsigned int v5413 = v56 + v13044;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5414 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5415 = v612.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5416 = v5415 * v5414;
-    const float v5417 = v612.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5418 = v5417 * v5414;
-    const bool v5419 = v5413 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5419) {
-      const unsigned int v5422 = 64u + v13043;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5424 = v13 + v5413;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5425 = v5424 * v1;
-      const unsigned int v5426 = v5425 + v28;
-      const unsigned int v5427 = v5426 << 8u;
-      const unsigned int v5428 = v5427 + v5422;
-      const iron_bf16 v5429 = iron_f32_to_bf16(v5416);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5430 = iron_f32_to_bf16(v5418);
-      *reinterpret_cast<iron_bf16x2*>(out + v5428) = iron_bf16x2{{v5429, v5430}};
+    const unsigned int v5421 = v56 + v13052;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5422 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5423 = v612.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5424 = v5423 * v5422;
+    const float v5425 = v612.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5426 = v5425 * v5422;
+    const bool v5427 = v5421 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5427) {
+      const unsigned int v5430 = 64u + v13051;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5432 = v13 + v5421;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5433 = v5432 * v1;
+      const unsigned int v5434 = v5433 + v28;
+      const unsigned int v5435 = v5434 << 8u;
+      const unsigned int v5436 = v5435 + v5430;
+      const iron_bf16 v5437 = iron_f32_to_bf16(v5424);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5438 = iron_f32_to_bf16(v5426);
+      *reinterpret_cast<iron_bf16x2*>(out + v5436) = iron_bf16x2{{v5437, v5438}};
     }
-    const unsigned int v5432 = v56 + v13054;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5433 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5434 = v612.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5435 = v5434 * v5433;
-    const float v5436 = v612.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5437 = v5436 * v5433;
-    const bool v5438 = v5432 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5438) {
-      const unsigned int v5441 = 64u + v13053;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5443 = v13 + v5432;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5444 = v5443 * v1;
-      const unsigned int v5445 = v5444 + v28;
-      const unsigned int v5446 = v5445 << 8u;
-      const unsigned int v5447 = v5446 + v5441;
-      const iron_bf16 v5448 = iron_f32_to_bf16(v5435);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5449 = iron_f32_to_bf16(v5437);
-      *reinterpret_cast<iron_bf16x2*>(out + v5447) = iron_bf16x2{{v5448, v5449}};
+    const unsigned int v5440 = v56 + v13062;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5441 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5442 = v612.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5443 = v5442 * v5441;
+    const float v5444 = v612.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5445 = v5444 * v5441;
+    const bool v5446 = v5440 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5446) {
+      const unsigned int v5449 = 64u + v13061;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5451 = v13 + v5440;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5452 = v5451 * v1;
+      const unsigned int v5453 = v5452 + v28;
+      const unsigned int v5454 = v5453 << 8u;
+      const unsigned int v5455 = v5454 + v5449;
+      const iron_bf16 v5456 = iron_f32_to_bf16(v5443);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5457 = iron_f32_to_bf16(v5445);
+      *reinterpret_cast<iron_bf16x2*>(out + v5455) = iron_bf16x2{{v5456, v5457}};
     }
-    const unsigned int v5451 = v56 + v13064;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5452 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5453 = v612.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5454 = v5453 * v5452;
-    const float v5455 = v612.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5456 = v5455 * v5452;
-    const bool v5457 = v5451 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5457) {
-      const unsigned int v5460 = 64u + v13063;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5462 = v13 + v5451;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5463 = v5462 * v1;
-      const unsigned int v5464 = v5463 + v28;
-      const unsigned int v5465 = v5464 << 8u;
-      const unsigned int v5466 = v5465 + v5460;
-      const iron_bf16 v5467 = iron_f32_to_bf16(v5454);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5468 = iron_f32_to_bf16(v5456);
-      *reinterpret_cast<iron_bf16x2*>(out + v5466) = iron_bf16x2{{v5467, v5468}};
+    const unsigned int v5459 = v56 + v13072;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5460 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5461 = v612.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5462 = v5461 * v5460;
+    const float v5463 = v612.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5464 = v5463 * v5460;
+    const bool v5465 = v5459 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5465) {
+      const unsigned int v5468 = 64u + v13071;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5470 = v13 + v5459;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5471 = v5470 * v1;
+      const unsigned int v5472 = v5471 + v28;
+      const unsigned int v5473 = v5472 << 8u;
+      const unsigned int v5474 = v5473 + v5468;
+      const iron_bf16 v5475 = iron_f32_to_bf16(v5462);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5476 = iron_f32_to_bf16(v5464);
+      *reinterpret_cast<iron_bf16x2*>(out + v5474) = iron_bf16x2{{v5475, v5476}};
     }
-    const unsigned int v5470 = v56 + v13074;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5471 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5472 = v612.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5473 = v5472 * v5471;
-    const float v5474 = v612.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5475 = v5474 * v5471;
-    const bool v5476 = v5470 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5476) {
-      const unsigned int v5479 = 64u + v13073;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5481 = v13 + v5470;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5482 = v5481 * v1;
-      const unsigned int v5483 = v5482 + v28;
-      const unsigned int v5484 = v5483 << 8u;
-      const unsigned int v5485 = v5484 + v5479;
-      const iron_bf16 v5486 = iron_f32_to_bf16(v5473);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5487 = iron_f32_to_bf16(v5475);
-      *reinterpret_cast<iron_bf16x2*>(out + v5485) = iron_bf16x2{{v5486, v5487}};
+    const unsigned int v5478 = v56 + v13082;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5479 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5480 = v612.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5481 = v5480 * v5479;
+    const float v5482 = v612.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5483 = v5482 * v5479;
+    const bool v5484 = v5478 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5484) {
+      const unsigned int v5487 = 64u + v13081;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5489 = v13 + v5478;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5490 = v5489 * v1;
+      const unsigned int v5491 = v5490 + v28;
+      const unsigned int v5492 = v5491 << 8u;
+      const unsigned int v5493 = v5492 + v5487;
+      const iron_bf16 v5494 = iron_f32_to_bf16(v5481);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5495 = iron_f32_to_bf16(v5483);
+      *reinterpret_cast<iron_bf16x2*>(out + v5493) = iron_bf16x2{{v5494, v5495}};
     }
-    const unsigned int v5489 = v56 + v13084;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5490 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5491 = v612.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5492 = v5491 * v5490;
-    const float v5493 = v612.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5494 = v5493 * v5490;
-    const bool v5495 = v5489 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5495) {
-      const unsigned int v5498 = 64u + v13083;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5500 = v13 + v5489;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5501 = v5500 * v1;
-      const unsigned int v5502 = v5501 + v28;
-      const unsigned int v5503 = v5502 << 8u;
-      const unsigned int v5504 = v5503 + v5498;
-      const iron_bf16 v5505 = iron_f32_to_bf16(v5492);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5506 = iron_f32_to_bf16(v5494);
-      *reinterpret_cast<iron_bf16x2*>(out + v5504) = iron_bf16x2{{v5505, v5506}};
+    const unsigned int v5497 = v56 + v13092;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5498 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5499 = v612.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5500 = v5499 * v5498;
+    const float v5501 = v612.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5502 = v5501 * v5498;
+    const bool v5503 = v5497 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5503) {
+      const unsigned int v5506 = 64u + v13091;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5508 = v13 + v5497;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5509 = v5508 * v1;
+      const unsigned int v5510 = v5509 + v28;
+      const unsigned int v5511 = v5510 << 8u;
+      const unsigned int v5512 = v5511 + v5506;
+      const iron_bf16 v5513 = iron_f32_to_bf16(v5500);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5514 = iron_f32_to_bf16(v5502);
+      *reinterpret_cast<iron_bf16x2*>(out + v5512) = iron_bf16x2{{v5513, v5514}};
     }
-    const unsigned int v5508 = v56 + v13094;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5509 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5510 = v614.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5511 = v5510 * v5509;
-    const float v5512 = v614.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5513 = v5512 * v5509;
-    const bool v5514 = v5508 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5514) {
-      const unsigned int v5517 = 128u + v13093;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5519 = v13 + v5508;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5520 = v5519 * v1;
-      const unsigned int v5521 = v5520 + v28;
-      const unsigned int v5522 = v5521 << 8u;
-      const unsigned int v5523 = v5522 + v5517;
-      const iron_bf16 v5524 = iron_f32_to_bf16(v5511);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5525 = iron_f32_to_bf16(v5513);
-      *reinterpret_cast<iron_bf16x2*>(out + v5523) = iron_bf16x2{{v5524, v5525}};
+    const unsigned int v5516 = v56 + v13102;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5517 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5518 = v614.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5519 = v5518 * v5517;
+    const float v5520 = v614.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5521 = v5520 * v5517;
+    const bool v5522 = v5516 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5522) {
+      const unsigned int v5525 = 128u + v13101;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5527 = v13 + v5516;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5528 = v5527 * v1;
+      const unsigned int v5529 = v5528 + v28;
+      const unsigned int v5530 = v5529 << 8u;
+      const unsigned int v5531 = v5530 + v5525;
+      const iron_bf16 v5532 = iron_f32_to_bf16(v5519);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5533 = iron_f32_to_bf16(v5521);
+      *reinterpret_cast<iron_bf16x2*>(out + v5531) = iron_bf16x2{{v5532, v5533}};
     }
-    const unsigned int v5527 = v56 + v13104;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5528 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5529 = v614.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5530 = v5529 * v5528;
-    const float v5531 = v614.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5532 = v5531 * v5528;
-    const bool v5533 = v5527 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5533) {
-      const unsigned int v5536 = 128u + v13103;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5538 = v13 + v5527;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5539 = v5538 * v1;
-      const unsigned int v5540 = v5539 + v28;
-      const unsigned int v5541 = v5540 << 8u;
-      const unsigned int v5542 = v5541 + v5536;
-      const iron_bf16 v5543 = iron_f32_to_bf16(v5530);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5544 = iron_f32_to_bf16(v5532);
-      *reinterpret_cast<iron_bf16x2*>(out + v5542) = iron_bf16x2{{v5543, v5544}};
+    const unsigned int v5535 = v56 + v13112;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5536 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5537 = v614.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5538 = v5537 * v5536;
+    const float v5539 = v614.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5540 = v5539 * v5536;
+    const bool v5541 = v5535 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5541) {
+      const unsigned int v5544 = 128u + v13111;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5546 = v13 + v5535;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5547 = v5546 * v1;
+      const unsigned int v5548 = v5547 + v28;
+      const unsigned int v5549 = v5548 << 8u;
+      const unsigned int v5550 = v5549 + v5544;
+      const iron_bf16 v5551 = iron_f32_to_bf16(v5538);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5552 = iron_f32_to_bf16(v5540);
+      *reinterpret_cast<iron_bf16x2*>(out + v5550) = iron_bf16x2{{v5551, v5552}};
     }
-    const unsigned int v5546 = v56 + v13114;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5547 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5548 = v614.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5549 = v5548 * v5547;
-    const float v5550 = v614.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5551 = v5550 * v5547;
-    const bool v5552 = v5546 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5552) {
-      const unsigned int v5555 = 128u + v13113;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5557 = v13 + v5546;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5558 = v5557 * v1;
-      const unsigned int v5559 = v5558 + v28;
-      const unsigned int v5560 = v5559 << 8u;
-      const unsigned int v5561 = v5560 + v5555;
-      const iron_bf16 v5562 = iron_f32_to_bf16(v5549);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5563 = iron_f32_to_bf16(v5551);
-      *reinterpret_cast<iron_bf16x2*>(out + v5561) = iron_bf16x2{{v5562, v5563}};
+    const unsigned int v5554 = v56 + v13122;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5555 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5556 = v614.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5557 = v5556 * v5555;
+    const float v5558 = v614.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5559 = v5558 * v5555;
+    const bool v5560 = v5554 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5560) {
+      const unsigned int v5563 = 128u + v13121;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5565 = v13 + v5554;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5566 = v5565 * v1;
+      const unsigned int v5567 = v5566 + v28;
+      const unsigned int v5568 = v5567 << 8u;
+      const unsigned int v5569 = v5568 + v5563;
+      const iron_bf16 v5570 = iron_f32_to_bf16(v5557);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5571 = iron_f32_to_bf16(v5559);
+      *reinterpret_cast<iron_bf16x2*>(out + v5569) = iron_bf16x2{{v5570, v5571}};
     }
-    const unsigned int v5565 = v56 + v13124;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5566 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5567 = v614.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5568 = v5567 * v5566;
-    const float v5569 = v614.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5570 = v5569 * v5566;
-    const bool v5571 = v5565 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5571) {
-      const unsigned int v5574 = 128u + v13123;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5576 = v13 + v5565;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5577 = v5576 * v1;
-      const unsigned int v5578 = v5577 + v28;
-      const unsigned int v5579 = v5578 << 8u;
-      const unsigned int v5580 = v5579 + v5574;
-      const iron_bf16 v5581 = iron_f32_to_bf16(v5568);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5582 = iron_f32_to_bf16(v5570);
-      *reinterpret_cast<iron_bf16x2*>(out + v5580) = iron_bf16x2{{v5581, v5582}};
+    const unsigned int v5573 = v56 + v13132;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5574 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5575 = v614.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5576 = v5575 * v5574;
+    const float v5577 = v614.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5578 = v5577 * v5574;
+    const bool v5579 = v5573 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5579) {
+      const unsigned int v5582 = 128u + v13131;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5584 = v13 + v5573;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5585 = v5584 * v1;
+      const unsigned int v5586 = v5585 + v28;
+      const unsigned int v5587 = v5586 << 8u;
+      const unsigned int v5588 = v5587 + v5582;
+      const iron_bf16 v5589 = iron_f32_to_bf16(v5576);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5590 = iron_f32_to_bf16(v5578);
+      *reinterpret_cast<iron_bf16x2*>(out + v5588) = iron_bf16x2{{v5589, v5590}};
     }
-    const unsigned int v5584 = v56 + v13134;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5585 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5586 = v614.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5587 = v5586 * v5585;
-    const float v5588 = v614.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5589 = v5588 * v5585;
-    const bool v5590 = v5584 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5590) {
-      const unsigned int v5593 = 128u + v13133;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5595 = v13 + v5584;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5596 = v5595 * v1;
-      const unsigned int v5597 = v5596 + v28;
-      const unsigned int v5598 = v5597 << 8u;
-      const unsigned int v5599 = v5598 + v5593;
-      const iron_bf16 v5600 = iron_f32_to_bf16(v5587);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5601 = iron_f32_to_bf16(v5589);
-      *reinterpret_cast<iron_bf16x2*>(out + v5599) = iron_bf16x2{{v5600, v5601}};
+    const unsigned int v5592 = v56 + v13142;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5593 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5594 = v614.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5595 = v5594 * v5593;
+    const float v5596 = v614.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5597 = v5596 * v5593;
+    const bool v5598 = v5592 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5598) {
+      const unsigned int v5601 = 128u + v13141;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5603 = v13 + v5592;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5604 = v5603 * v1;
+      const unsigned int v5605 = v5604 + v28;
+      const unsigned int v5606 = v5605 << 8u;
+      const unsigned int v5607 = v5606 + v5601;
+      const iron_bf16 v5608 = iron_f32_to_bf16(v5595);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5609 = iron_f32_to_bf16(v5597);
+      *reinterpret_cast<iron_bf16x2*>(out + v5607) = iron_bf16x2{{v5608, v5609}};
     }
-    const unsigned int v5603 = v56 + v13144;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5604 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5605 = v614.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5606 = v5605 * v5604;
-    const float v5607 = v614.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5608 = v5607 * v5604;
-    const bool v5609 = v5603 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5609) {
-      const unsigned int v5612 = 128u + v13143;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5614 = v13 + v5603;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5615 = v5614 * v1;
-      const unsigned int v5616 = v5615 + v28;
-      const unsigned int v5617 = v5616 << 8u;
-      const unsigned int v5618 = v5617 + v5612;
-      const iron_bf16 v5619 = iron_f32_to_bf16(v5606);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5620 = iron_f32_to_bf16(v5608);
-      *reinterpret_cast<iron_bf16x2*>(out + v5618) = iron_bf16x2{{v5619, v5620}};
+    const unsigned int v5611 = v56 + v13152;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5612 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5613 = v614.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5614 = v5613 * v5612;
+    const float v5615 = v614.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5616 = v5615 * v5612;
+    const bool v5617 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5617) {
+      const unsigned int v5620 = 128u + v13151;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5622 = v13 + v5611;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5623 = v5622 * v1;
+      const unsigned int v5624 = v5623 + v28;
+      const unsigned int v5625 = v5624 << 8u;
+      const unsigned int v5626 = v5625 + v5620;
+      const iron_bf16 v5627 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5628 = iron_f32_to_bf16(v5616);
+      *reinterpret_cast<iron_bf16x2*>(out + v5626) = iron_bf16x2{{v5627, v5628}};
     }
-    const unsigned int v5622 = v56 + v13154;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5623 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5624 = v614.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5625 = v5624 * v5623;
-    const float v5626 = v614.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5627 = v5626 * v5623;
-    const bool v5628 = v5622 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5628) {
-      const unsigned int v5631 = 128u + v13153;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5633 = v13 + v5622;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5634 = v5633 * v1;
-      const unsigned int v5635 = v5634 + v28;
-      const unsigned int v5636 = v5635 << 8u;
-      const unsigned int v5637 = v5636 + v5631;
-      const iron_bf16 v5638 = iron_f32_to_bf16(v5625);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5639 = iron_f32_to_bf16(v5627);
-      *reinterpret_cast<iron_bf16x2*>(out + v5637) = iron_bf16x2{{v5638, v5639}};
+    const unsigned int v5630 = v56 + v13162;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5631 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5632 = v614.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5633 = v5632 * v5631;
+    const float v5634 = v614.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5635 = v5634 * v5631;
+    const bool v5636 = v5630 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5636) {
+      const unsigned int v5639 = 128u + v13161;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5641 = v13 + v5630;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5642 = v5641 * v1;
+      const unsigned int v5643 = v5642 + v28;
+      const unsigned int v5644 = v5643 << 8u;
+      const unsigned int v5645 = v5644 + v5639;
+      const iron_bf16 v5646 = iron_f32_to_bf16(v5633);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5647 = iron_f32_to_bf16(v5635);
+      *reinterpret_cast<iron_bf16x2*>(out + v5645) = iron_bf16x2{{v5646, v5647}};
     }
-    const unsigned int v5641 = v56 + v13164;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5642 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5643 = v614.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5644 = v5643 * v5642;
-    const float v5645 = v614.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5646 = v5645 * v5642;
-    const bool v5647 = v5641 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5647) {
-      const unsigned int v5650 = 128u + v13163;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5652 = v13 + v5641;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5653 = v5652 * v1;
-      const unsigned int v5654 = v5653 + v28;
-      const unsigned int v5655 = v5654 << 8u;
-      const unsigned int v5656 = v5655 + v5650;
-      const iron_bf16 v5657 = iron_f32_to_bf16(v5644);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5658 = iron_f32_to_bf16(v5646);
-      *reinterpret_cast<iron_bf16x2*>(out + v5656) = iron_bf16x2{{v5657, v5658}};
+    const unsigned int v5649 = v56 + v13172;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5650 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5651 = v614.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5652 = v5651 * v5650;
+    const float v5653 = v614.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5654 = v5653 * v5650;
+    const bool v5655 = v5649 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5655) {
+      const unsigned int v5658 = 128u + v13171;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5660 = v13 + v5649;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5661 = v5660 * v1;
+      const unsigned int v5662 = v5661 + v28;
+      const unsigned int v5663 = v5662 << 8u;
+      const unsigned int v5664 = v5663 + v5658;
+      const iron_bf16 v5665 = iron_f32_to_bf16(v5652);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5666 = iron_f32_to_bf16(v5654);
+      *reinterpret_cast<iron_bf16x2*>(out + v5664) = iron_bf16x2{{v5665, v5666}};
     }
-    const unsigned int v5660 = v56 + v13174;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5661 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5662 = v614.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5663 = v5662 * v5661;
-    const float v5664 = v614.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5665 = v5664 * v5661;
-    const bool v5666 = v5660 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5666) {
-      const unsigned int v5669 = 128u + v13173;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5671 = v13 + v5660;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5672 = v5671 * v1;
-      const unsigned int v5673 = v5672 + v28;
-      const unsigned int v5674 = v5673 << 8u;
-      const unsigned int v5675 = v5674 + v5669;
-      const iron_bf16 v5676 = iron_f32_to_bf16(v5663);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5677 = iron_f32_to_bf16(v5665);
-      *reinterpret_cast<iron_bf16x2*>(out + v5675) = iron_bf16x2{{v5676, v5677}};
+    const unsigned int v5668 = v56 + v13182;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5669 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5670 = v614.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5671 = v5670 * v5669;
+    const float v5672 = v614.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5673 = v5672 * v5669;
+    const bool v5674 = v5668 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5674) {
+      const unsigned int v5677 = 128u + v13181;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5679 = v13 + v5668;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5680 = v5679 * v1;
+      const unsigned int v5681 = v5680 + v28;
+      const unsigned int v5682 = v5681 << 8u;
+      const unsigned int v5683 = v5682 + v5677;
+      const iron_bf16 v5684 = iron_f32_to_bf16(v5671);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5685 = iron_f32_to_bf16(v5673);
+      *reinterpret_cast<iron_bf16x2*>(out + v5683) = iron_bf16x2{{v5684, v5685}};
     }
-    const unsigned int v5679 = v56 + v13184;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5680 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5681 = v614.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5682 = v5681 * v5680;
-    const float v5683 = v614.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5684 = v5683 * v5680;
-    const bool v5685 = v5679 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5685) {
-      const unsigned int v5688 = 128u + v13183;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5690 = v13 + v5679;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5691 = v5690 * v1;
-      const unsigned int v5692 = v5691 + v28;
-      const unsigned int v5693 = v5692 << 8u;
-      const unsigned int v5694 = v5693 + v5688;
-      const iron_bf16 v5695 = iron_f32_to_bf16(v5682);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5696 = iron_f32_to_bf16(v5684);
-      *reinterpret_cast<iron_bf16x2*>(out + v5694) = iron_bf16x2{{v5695, v5696}};
+    const unsigned int v5687 = v56 + v13192;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5688 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5689 = v614.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5690 = v5689 * v5688;
+    const float v5691 = v614.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5692 = v5691 * v5688;
+    const bool v5693 = v5687 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5693) {
+      const unsigned int v5696 = 128u + v13191;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5698 = v13 + v5687;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5699 = v5698 * v1;
+      const unsigned int v5700 = v5699 + v28;
+      const unsigned int v5701 = v5700 << 8u;
+      const unsigned int v5702 = v5701 + v5696;
+      const iron_bf16 v5703 = iron_f32_to_bf16(v5690);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5704 = iron_f32_to_bf16(v5692);
+      *reinterpret_cast<iron_bf16x2*>(out + v5702) = iron_bf16x2{{v5703, v5704}};
     }
-    const unsigned int v5698 = v56 + v13194;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5699 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5700 = v614.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5701 = v5700 * v5699;
-    const float v5702 = v614.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5703 = v5702 * v5699;
-    const bool v5704 = v5698 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5704) {
-      const unsigned int v5707 = 128u + v13193;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5709 = v13 + v5698;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5710 = v5709 * v1;
-      const unsigned int v5711 = v5710 + v28;
-      const unsigned int v5712 = v5711 << 8u;
-      const unsigned int v5713 = v5712 + v5707;
-      const iron_bf16 v5714 = iron_f32_to_bf16(v5701);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5715 = iron_f32_to_bf16(v5703);
-      *reinterpret_cast<iron_bf16x2*>(out + v5713) = iron_bf16x2{{v5714, v5715}};
+    const unsigned int v5706 = v56 + v13202;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5707 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5708 = v614.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5709 = v5708 * v5707;
+    const float v5710 = v614.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5711 = v5710 * v5707;
+    const bool v5712 = v5706 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5712) {
+      const unsigned int v5715 = 128u + v13201;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5717 = v13 + v5706;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5718 = v5717 * v1;
+      const unsigned int v5719 = v5718 + v28;
+      const unsigned int v5720 = v5719 << 8u;
+      const unsigned int v5721 = v5720 + v5715;
+      const iron_bf16 v5722 = iron_f32_to_bf16(v5709);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5723 = iron_f32_to_bf16(v5711);
+      *reinterpret_cast<iron_bf16x2*>(out + v5721) = iron_bf16x2{{v5722, v5723}};
     }
-    const unsigned int v5717 = v56 + v13204;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5718 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5719 = v614.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5720 = v5719 * v5718;
-    const float v5721 = v614.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5722 = v5721 * v5718;
-    const bool v5723 = v5717 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5723) {
-      const unsigned int v5726 = 128u + v13203;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5728 = v13 + v5717;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5729 = v5728 * v1;
-      const unsigned int v5730 = v5729 + v28;
-      const unsigned int v5731 = v5730 << 8u;
-      const unsigned int v5732 = v5731 + v5726;
-      const iron_bf16 v5733 = iron_f32_to_bf16(v5720);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5734 = iron_f32_to_bf16(v5722);
-      *reinterpret_cast<iron_bf16x2*>(out + v5732) = iron_bf16x2{{v5733, v5734}};
+    const unsigned int v5725 = v56 + v13212;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5726 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5727 = v614.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5728 = v5727 * v5726;
+    const float v5729 = v614.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5730 = v5729 * v5726;
+    const bool v5731 = v5725 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5731) {
+      const unsigned int v5734 = 128u + v13211;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5736 = v13 + v5725;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5737 = v5736 * v1;
+      const unsigned int v5738 = v5737 + v28;
+      const unsigned int v5739 = v5738 << 8u;
+      const unsigned int v5740 = v5739 + v5734;
+      const iron_bf16 v5741 = iron_f32_to_bf16(v5728);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5742 = iron_f32_to_bf16(v5730);
+      *reinterpret_cast<iron_bf16x2*>(out + v5740) = iron_bf16x2{{v5741, v5742}};
     }
-    const unsigned int v5736 = v56 + v13214;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5737 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5738 = v614.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5739 = v5738 * v5737;
-    const float v5740 = v614.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5741 = v5740 * v5737;
-    const bool v5742 = v5736 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5742) {
-      const unsigned int v5745 = 128u + v13213;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5747 = v13 + v5736;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5748 = v5747 * v1;
-      const unsigned int v5749 = v5748 + v28;
-      const unsigned int v5750 = v5749 << 8u;
-      const unsigned int v5751 = v5750 + v5745;
-      const iron_bf16 v5752 = iron_f32_to_bf16(v5739);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5753 = iron_f32_to_bf16(v5741);
-      *reinterpret_cast<iron_bf16x2*>(out + v5751) = iron_bf16x2{{v5752, v5753}};
+    const unsigned int v5744 = v56 + v13222;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5745 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5746 = v614.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5747 = v5746 * v5745;
+    const float v5748 = v614.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5749 = v5748 * v5745;
+    const bool v5750 = v5744 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5750) {
+      const unsigned int v5753 = 128u + v13221;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5755 = v13 + v5744;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5756 = v5755 * v1;
+      const unsigned int v5757 = v5756 + v28;
+      const unsigned int v5758 = v5757 << 8u;
+      const unsigned int v5759 = v5758 + v5753;
+      const iron_bf16 v5760 = iron_f32_to_bf16(v5747);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5761 = iron_f32_to_bf16(v5749);
+      *reinterpret_cast<iron_bf16x2*>(out + v5759) = iron_bf16x2{{v5760, v5761}};
     }
-    const unsigned int v5755 = v56 + v13224;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5756 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5757 = v614.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5758 = v5757 * v5756;
-    const float v5759 = v614.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5760 = v5759 * v5756;
-    const bool v5761 = v5755 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5761) {
-      const unsigned int v5764 = 128u + v13223;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5766 = v13 + v5755;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5767 = v5766 * v1;
-      const unsigned int v5768 = v5767 + v28;
-      const unsigned int v5769 = v5768 << 8u;
-      const unsigned int v5770 = v5769 + v5764;
-      const iron_bf16 v5771 = iron_f32_to_bf16(v5758);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5772 = iron_f32_to_bf16(v5760);
-      *reinterpret_cast<iron_bf16x2*>(out + v5770) = iron_bf16x2{{v5771, v5772}};
+    const unsigned int v5763 = v56 + v13232;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5764 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5765 = v614.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5766 = v5765 * v5764;
+    const float v5767 = v614.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5768 = v5767 * v5764;
+    const bool v5769 = v5763 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5769) {
+      const unsigned int v5772 = 128u + v13231;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5774 = v13 + v5763;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5775 = v5774 * v1;
+      const unsigned int v5776 = v5775 + v28;
+      const unsigned int v5777 = v5776 << 8u;
+      const unsigned int v5778 = v5777 + v5772;
+      const iron_bf16 v5779 = iron_f32_to_bf16(v5766);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5780 = iron_f32_to_bf16(v5768);
+      *reinterpret_cast<iron_bf16x2*>(out + v5778) = iron_bf16x2{{v5779, v5780}};
     }
-    const unsigned int v5774 = v56 + v13234;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5775 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5776 = v614.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5777 = v5776 * v5775;
-    const float v5778 = v614.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5779 = v5778 * v5775;
-    const bool v5780 = v5774 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5780) {
-      const unsigned int v5783 = 128u + v13233;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5785 = v13 + v5774;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5786 = v5785 * v1;
-      const unsigned int v5787 = v5786 + v28;
-      const unsigned int v5788 = v5787 << 8u;
-      const unsigned int v5789 = v5788 + v5783;
-      const iron_bf16 v5790 = iron_f32_to_bf16(v5777);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5791 = iron_f32_to_bf16(v5779);
-      *reinterpret_cast<iron_bf16x2*>(out + v5789) = iron_bf16x2{{v5790, v5791}};
+    const unsigned int v5782 = v56 + v13242;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5783 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5784 = v614.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5785 = v5784 * v5783;
+    const float v5786 = v614.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5787 = v5786 * v5783;
+    const bool v5788 = v5782 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5788) {
+      const unsigned int v5791 = 128u + v13241;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5793 = v13 + v5782;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5794 = v5793 * v1;
+      const unsigned int v5795 = v5794 + v28;
+      const unsigned int v5796 = v5795 << 8u;
+      const unsigned int v5797 = v5796 + v5791;
+      const iron_bf16 v5798 = iron_f32_to_bf16(v5785);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5799 = iron_f32_to_bf16(v5787);
+      *reinterpret_cast<iron_bf16x2*>(out + v5797) = iron_bf16x2{{v5798, v5799}};
     }
-    const unsigned int v5793 = v56 + v13244;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5794 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5795 = v614.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5796 = v5795 * v5794;
-    const float v5797 = v614.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5798 = v5797 * v5794;
-    const bool v5799 = v5793 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5799) {
-      const unsigned int v5802 = 128u + v13243;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5804 = v13 + v5793;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5805 = v5804 * v1;
-      const unsigned int v5806 = v5805 + v28;
-      const unsigned int v5807 = v5806 << 8u;
-      const unsigned int v5808 = v5807 + v5802;
-      const iron_bf16 v5809 = iron_f32_to_bf16(v5796);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5810 = iron_f32_to_bf16(v5798);
-      *reinterpret_cast<iron_bf16x2*>(out + v5808) = iron_bf16x2{{v5809, v5810}};
+    const unsigned int v5801 = v56 + v13252;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5802 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5803 = v614.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5804 = v5803 * v5802;
+    const float v5805 = v614.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5806 = v5805 * v5802;
+    const bool v5807 = v5801 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5807) {
+      const unsigned int v5810 = 128u + v13251;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5812 = v13 + v5801;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5813 = v5812 * v1;
+      const unsigned int v5814 = v5813 + v28;
+      const unsigned int v5815 = v5814 << 8u;
+      const unsigned int v5816 = v5815 + v5810;
+      const iron_bf16 v5817 = iron_f32_to_bf16(v5804);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5818 = iron_f32_to_bf16(v5806);
+      *reinterpret_cast<iron_bf16x2*>(out + v5816) = iron_bf16x2{{v5817, v5818}};
     }
-    const unsigned int v5812 = v56 + v13254;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5813 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5814 = v616.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5815 = v5814 * v5813;
-    const float v5816 = v616.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5817 = v5816 * v5813;
-    const bool v5818 = v5812 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5818) {
-      const unsigned int v5821 = 192u + v13253;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5823 = v13 + v5812;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5824 = v5823 * v1;
-      const unsigned int v5825 = v5824 + v28;
-      const unsigned int v5826 = v5825 << 8u;
-      const unsigned int v5827 = v5826 + v5821;
-      const iron_bf16 v5828 = iron_f32_to_bf16(v5815);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5829 = iron_f32_to_bf16(v5817);
-      *reinterpret_cast<iron_bf16x2*>(out + v5827) = iron_bf16x2{{v5828, v5829}};
+    const unsigned int v5820 = v56 + v13262;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5821 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5822 = v616.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5823 = v5822 * v5821;
+    const float v5824 = v616.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5825 = v5824 * v5821;
+    const bool v5826 = v5820 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5826) {
+      const unsigned int v5829 = 192u + v13261;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5831 = v13 + v5820;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5832 = v5831 * v1;
+      const unsigned int v5833 = v5832 + v28;
+      const unsigned int v5834 = v5833 << 8u;
+      const unsigned int v5835 = v5834 + v5829;
+      const iron_bf16 v5836 = iron_f32_to_bf16(v5823);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5837 = iron_f32_to_bf16(v5825);
+      *reinterpret_cast<iron_bf16x2*>(out + v5835) = iron_bf16x2{{v5836, v5837}};
     }
-    const unsigned int v5831 = v56 + v13264;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5832 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5833 = v616.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5834 = v5833 * v5832;
-    const float v5835 = v616.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5836 = v5835 * v5832;
-    const bool v5837 = v5831 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5837) {
-      const unsigned int v5840 = 192u + v13263;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5842 = v13 + v5831;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5843 = v5842 * v1;
-      const unsigned int v5844 = v5843 + v28;
-      const unsigned int v5845 = v5844 << 8u;
-      const unsigned int v5846 = v5845 + v5840;
-      const iron_bf16 v5847 = iron_f32_to_bf16(v5834);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5848 = iron_f32_to_bf16(v5836);
-      *reinterpret_cast<iron_bf16x2*>(out + v5846) = iron_bf16x2{{v5847, v5848}};
+    const unsigned int v5839 = v56 + v13272;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5840 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5841 = v616.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5842 = v5841 * v5840;
+    const float v5843 = v616.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5844 = v5843 * v5840;
+    const bool v5845 = v5839 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5845) {
+      const unsigned int v5848 = 192u + v13271;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5850 = v13 + v5839;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5851 = v5850 * v1;
+      const unsigned int v5852 = v5851 + v28;
+      const unsigned int v5853 = v5852 << 8u;
+      const unsigned int v5854 = v5853 + v5848;
+      const iron_bf16 v5855 = iron_f32_to_bf16(v5842);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5856 = iron_f32_to_bf16(v5844);
+      *reinterpret_cast<iron_bf16x2*>(out + v5854) = iron_bf16x2{{v5855, v5856}};
     }
-    const unsigned int v5850 = v56 + v13274;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5851 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5852 = v616.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5853 = v5852 * v5851;
-    const float v5854 = v616.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5855 = v5854 * v5851;
-    const bool v5856 = v5850 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5856) {
-      const unsigned int v5859 = 192u + v13273;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5861 = v13 + v5850;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5862 = v5861 * v1;
-      const unsigned int v5863 = v5862 + v28;
-      const unsigned int v5864 = v5863 << 8u;
-      const unsigned int v5865 = v5864 + v5859;
-      const iron_bf16 v5866 = iron_f32_to_bf16(v5853);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5867 = iron_f32_to_bf16(v5855);
-      *reinterpret_cast<iron_bf16x2*>(out + v5865) = iron_bf16x2{{v5866, v5867}};
+    const unsigned int v5858 = v56 + v13282;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5859 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5860 = v616.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5861 = v5860 * v5859;
+    const float v5862 = v616.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5863 = v5862 * v5859;
+    const bool v5864 = v5858 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5864) {
+      const unsigned int v5867 = 192u + v13281;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5869 = v13 + v5858;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5870 = v5869 * v1;
+      const unsigned int v5871 = v5870 + v28;
+      const unsigned int v5872 = v5871 << 8u;
+      const unsigned int v5873 = v5872 + v5867;
+      const iron_bf16 v5874 = iron_f32_to_bf16(v5861);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5875 = iron_f32_to_bf16(v5863);
+      *reinterpret_cast<iron_bf16x2*>(out + v5873) = iron_bf16x2{{v5874, v5875}};
     }
-    const unsigned int v5869 = v56 + v13284;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5870 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5871 = v616.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5872 = v5871 * v5870;
-    const float v5873 = v616.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5874 = v5873 * v5870;
-    const bool v5875 = v5869 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5875) {
-      const unsigned int v5878 = 192u + v13283;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5880 = v13 + v5869;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5881 = v5880 * v1;
-      const unsigned int v5882 = v5881 + v28;
-      const unsigned int v5883 = v5882 << 8u;
-      const unsigned int v5884 = v5883 + v5878;
-      const iron_bf16 v5885 = iron_f32_to_bf16(v5872);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5886 = iron_f32_to_bf16(v5874);
-      *reinterpret_cast<iron_bf16x2*>(out + v5884) = iron_bf16x2{{v5885, v5886}};
+    const unsigned int v5877 = v56 + v13292;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5878 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5879 = v616.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5880 = v5879 * v5878;
+    const float v5881 = v616.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5882 = v5881 * v5878;
+    const bool v5883 = v5877 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5883) {
+      const unsigned int v5886 = 192u + v13291;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5888 = v13 + v5877;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5889 = v5888 * v1;
+      const unsigned int v5890 = v5889 + v28;
+      const unsigned int v5891 = v5890 << 8u;
+      const unsigned int v5892 = v5891 + v5886;
+      const iron_bf16 v5893 = iron_f32_to_bf16(v5880);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5894 = iron_f32_to_bf16(v5882);
+      *reinterpret_cast<iron_bf16x2*>(out + v5892) = iron_bf16x2{{v5893, v5894}};
     }
-    const unsigned int v5888 = v56 + v13294;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5889 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5890 = v616.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5891 = v5890 * v5889;
-    const float v5892 = v616.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5893 = v5892 * v5889;
-    const bool v5894 = v5888 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5894) {
-      const unsigned int v5897 = 192u + v13293;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5899 = v13 + v5888;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5900 = v5899 * v1;
-      const unsigned int v5901 = v5900 + v28;
-      const unsigned int v5902 = v5901 << 8u;
-      const unsigned int v5903 = v5902 + v5897;
-      const iron_bf16 v5904 = iron_f32_to_bf16(v5891);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5905 = iron_f32_to_bf16(v5893);
-      *reinterpret_cast<iron_bf16x2*>(out + v5903) = iron_bf16x2{{v5904, v5905}};
+    const unsigned int v5896 = v56 + v13302;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5897 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5898 = v616.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5899 = v5898 * v5897;
+    const float v5900 = v616.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5901 = v5900 * v5897;
+    const bool v5902 = v5896 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5902) {
+      const unsigned int v5905 = 192u + v13301;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5907 = v13 + v5896;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5908 = v5907 * v1;
+      const unsigned int v5909 = v5908 + v28;
+      const unsigned int v5910 = v5909 << 8u;
+      const unsigned int v5911 = v5910 + v5905;
+      const iron_bf16 v5912 = iron_f32_to_bf16(v5899);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5913 = iron_f32_to_bf16(v5901);
+      *reinterpret_cast<iron_bf16x2*>(out + v5911) = iron_bf16x2{{v5912, v5913}};
     }
-    const unsigned int v5907 = v56 + v13304;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5908 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5909 = v616.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5910 = v5909 * v5908;
-    const float v5911 = v616.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5912 = v5911 * v5908;
-    const bool v5913 = v5907 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5913) {
-      const unsigned int v5916 = 192u + v13303;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5918 = v13 + v5907;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5919 = v5918 * v1;
-      const unsigned int v5920 = v5919 + v28;
-      const unsigned int v5921 = v5920 << 8u;
-      const unsigned int v5922 = v5921 + v5916;
-      const iron_bf16 v5923 = iron_f32_to_bf16(v5910);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5924 = iron_f32_to_bf16(v5912);
-      *reinterpret_cast<iron_bf16x2*>(out + v5922) = iron_bf16x2{{v5923, v5924}};
+    const unsigned int v5915 = v56 + v13312;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5916 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5917 = v616.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5918 = v5917 * v5916;
+    const float v5919 = v616.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5920 = v5919 * v5916;
+    const bool v5921 = v5915 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5921) {
+      const unsigned int v5924 = 192u + v13311;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5926 = v13 + v5915;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5927 = v5926 * v1;
+      const unsigned int v5928 = v5927 + v28;
+      const unsigned int v5929 = v5928 << 8u;
+      const unsigned int v5930 = v5929 + v5924;
+      const iron_bf16 v5931 = iron_f32_to_bf16(v5918);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5932 = iron_f32_to_bf16(v5920);
+      *reinterpret_cast<iron_bf16x2*>(out + v5930) = iron_bf16x2{{v5931, v5932}};
     }
-    const unsigned int v5926 = v56 + v13314;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5927 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5928 = v616.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5929 = v5928 * v5927;
-    const float v5930 = v616.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5931 = v5930 * v5927;
-    const bool v5932 = v5926 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5932) {
-      const unsigned int v5935 = 192u + v13313;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5937 = v13 + v5926;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5938 = v5937 * v1;
-      const unsigned int v5939 = v5938 + v28;
-      const unsigned int v5940 = v5939 << 8u;
-      const unsigned int v5941 = v5940 + v5935;
-      const iron_bf16 v5942 = iron_f32_to_bf16(v5929);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5943 = iron_f32_to_bf16(v5931);
-      *reinterpret_cast<iron_bf16x2*>(out + v5941) = iron_bf16x2{{v5942, v5943}};
+    const unsigned int v5934 = v56 + v13322;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5935 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5936 = v616.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5937 = v5936 * v5935;
+    const float v5938 = v616.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5939 = v5938 * v5935;
+    const bool v5940 = v5934 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5940) {
+      const unsigned int v5943 = 192u + v13321;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5945 = v13 + v5934;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5946 = v5945 * v1;
+      const unsigned int v5947 = v5946 + v28;
+      const unsigned int v5948 = v5947 << 8u;
+      const unsigned int v5949 = v5948 + v5943;
+      const iron_bf16 v5950 = iron_f32_to_bf16(v5937);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5951 = iron_f32_to_bf16(v5939);
+      *reinterpret_cast<iron_bf16x2*>(out + v5949) = iron_bf16x2{{v5950, v5951}};
     }
-    const unsigned int v5945 = v56 + v13324;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5946 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5947 = v616.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5948 = v5947 * v5946;
-    const float v5949 = v616.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5950 = v5949 * v5946;
-    const bool v5951 = v5945 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5951) {
-      const unsigned int v5954 = 192u + v13323;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5956 = v13 + v5945;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5957 = v5956 * v1;
-      const unsigned int v5958 = v5957 + v28;
-      const unsigned int v5959 = v5958 << 8u;
-      const unsigned int v5960 = v5959 + v5954;
-      const iron_bf16 v5961 = iron_f32_to_bf16(v5948);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5962 = iron_f32_to_bf16(v5950);
-      *reinterpret_cast<iron_bf16x2*>(out + v5960) = iron_bf16x2{{v5961, v5962}};
+    const unsigned int v5953 = v56 + v13332;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5954 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5955 = v616.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5956 = v5955 * v5954;
+    const float v5957 = v616.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5958 = v5957 * v5954;
+    const bool v5959 = v5953 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5959) {
+      const unsigned int v5962 = 192u + v13331;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5964 = v13 + v5953;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5965 = v5964 * v1;
+      const unsigned int v5966 = v5965 + v28;
+      const unsigned int v5967 = v5966 << 8u;
+      const unsigned int v5968 = v5967 + v5962;
+      const iron_bf16 v5969 = iron_f32_to_bf16(v5956);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5970 = iron_f32_to_bf16(v5958);
+      *reinterpret_cast<iron_bf16x2*>(out + v5968) = iron_bf16x2{{v5969, v5970}};
     }
-    const unsigned int v5964 = v56 + v13334;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5965 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5966 = v616.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5967 = v5966 * v5965;
-    const float v5968 = v616.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5969 = v5968 * v5965;
-    const bool v5970 = v5964 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5970) {
-      const unsigned int v5973 = 192u + v13333;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5975 = v13 + v5964;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5976 = v5975 * v1;
-      const unsigned int v5977 = v5976 + v28;
-      const unsigned int v5978 = v5977 << 8u;
-      const unsigned int v5979 = v5978 + v5973;
-      const iron_bf16 v5980 = iron_f32_to_bf16(v5967);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5981 = iron_f32_to_bf16(v5969);
-      *reinterpret_cast<iron_bf16x2*>(out + v5979) = iron_bf16x2{{v5980, v5981}};
+    const unsigned int v5972 = v56 + v13342;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5973 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5974 = v616.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5975 = v5974 * v5973;
+    const float v5976 = v616.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5977 = v5976 * v5973;
+    const bool v5978 = v5972 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5978) {
+      const unsigned int v5981 = 192u + v13341;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v5983 = v13 + v5972;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v5984 = v5983 * v1;
+      const unsigned int v5985 = v5984 + v28;
+      const unsigned int v5986 = v5985 << 8u;
+      const unsigned int v5987 = v5986 + v5981;
+      const iron_bf16 v5988 = iron_f32_to_bf16(v5975);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v5989 = iron_f32_to_bf16(v5977);
+      *reinterpret_cast<iron_bf16x2*>(out + v5987) = iron_bf16x2{{v5988, v5989}};
     }
-    const unsigned int v5983 = v56 + v13344;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5984 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5985 = v616.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5986 = v5985 * v5984;
-    const float v5987 = v616.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5988 = v5987 * v5984;
-    const bool v5989 = v5983 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5989) {
-      const unsigned int v5992 = 192u + v13343;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5994 = v13 + v5983;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5995 = v5994 * v1;
-      const unsigned int v5996 = v5995 + v28;
-      const unsigned int v5997 = v5996 << 8u;
-      const unsigned int v5998 = v5997 + v5992;
-      const iron_bf16 v5999 = iron_f32_to_bf16(v5986);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6000 = iron_f32_to_bf16(v5988);
-      *reinterpret_cast<iron_bf16x2*>(out + v5998) = iron_bf16x2{{v5999, v6000}};
+    const unsigned int v5991 = v56 + v13352;  // kernels/sdpa/flash_tile.hpp:283
+    const float v5992 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v5993 = v616.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v5994 = v5993 * v5992;
+    const float v5995 = v616.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v5996 = v5995 * v5992;
+    const bool v5997 = v5991 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v5997) {
+      const unsigned int v6000 = 192u + v13351;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6002 = v13 + v5991;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6003 = v6002 * v1;
+      const unsigned int v6004 = v6003 + v28;
+      const unsigned int v6005 = v6004 << 8u;
+      const unsigned int v6006 = v6005 + v6000;
+      const iron_bf16 v6007 = iron_f32_to_bf16(v5994);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6008 = iron_f32_to_bf16(v5996);
+      *reinterpret_cast<iron_bf16x2*>(out + v6006) = iron_bf16x2{{v6007, v6008}};
     }
-    const unsigned int v6002 = v56 + v13354;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6003 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6004 = v616.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6005 = v6004 * v6003;
-    const float v6006 = v616.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6007 = v6006 * v6003;
-    const bool v6008 = v6002 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6008) {
-      const unsigned int v6011 = 192u + v13353;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6013 = v13 + v6002;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6014 = v6013 * v1;
-      const unsigned int v6015 = v6014 + v28;
-      const unsigned int v6016 = v6015 << 8u;
-      const unsigned int v6017 = v6016 + v6011;
-      const iron_bf16 v6018 = iron_f32_to_bf16(v6005);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6019 = iron_f32_to_bf16(v6007);
-      *reinterpret_cast<iron_bf16x2*>(out + v6017) = iron_bf16x2{{v6018, v6019}};
+    const unsigned int v6010 = v56 + v13362;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6011 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6012 = v616.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6013 = v6012 * v6011;
+    const float v6014 = v616.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6015 = v6014 * v6011;
+    const bool v6016 = v6010 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6016) {
+      const unsigned int v6019 = 192u + v13361;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6021 = v13 + v6010;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6022 = v6021 * v1;
+      const unsigned int v6023 = v6022 + v28;
+      const unsigned int v6024 = v6023 << 8u;
+      const unsigned int v6025 = v6024 + v6019;
+      const iron_bf16 v6026 = iron_f32_to_bf16(v6013);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6027 = iron_f32_to_bf16(v6015);
+      *reinterpret_cast<iron_bf16x2*>(out + v6025) = iron_bf16x2{{v6026, v6027}};
     }
-    const unsigned int v6021 = v56 + v13364;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6022 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6023 = v616.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6024 = v6023 * v6022;
-    const float v6025 = v616.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6026 = v6025 * v6022;
-    const bool v6027 = v6021 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6027) {
-      const unsigned int v6030 = 192u + v13363;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6032 = v13 + v6021;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6033 = v6032 * v1;
-      const unsigned int v6034 = v6033 + v28;
-      const unsigned int v6035 = v6034 << 8u;
-      const unsigned int v6036 = v6035 + v6030;
-      const iron_bf16 v6037 = iron_f32_to_bf16(v6024);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6038 = iron_f32_to_bf16(v6026);
-      *reinterpret_cast<iron_bf16x2*>(out + v6036) = iron_bf16x2{{v6037, v6038}};
+    const unsigned int v6029 = v56 + v13372;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6030 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6031 = v616.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6032 = v6031 * v6030;
+    const float v6033 = v616.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6034 = v6033 * v6030;
+    const bool v6035 = v6029 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6035) {
+      const unsigned int v6038 = 192u + v13371;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6040 = v13 + v6029;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6041 = v6040 * v1;
+      const unsigned int v6042 = v6041 + v28;
+      const unsigned int v6043 = v6042 << 8u;
+      const unsigned int v6044 = v6043 + v6038;
+      const iron_bf16 v6045 = iron_f32_to_bf16(v6032);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6046 = iron_f32_to_bf16(v6034);
+      *reinterpret_cast<iron_bf16x2*>(out + v6044) = iron_bf16x2{{v6045, v6046}};
     }
-    const unsigned int v6040 = v56 + v13374;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6041 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6042 = v616.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6043 = v6042 * v6041;
-    const float v6044 = v616.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6045 = v6044 * v6041;
-    const bool v6046 = v6040 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6046) {
-      const unsigned int v6049 = 192u + v13373;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6051 = v13 + v6040;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6052 = v6051 * v1;
-      const unsigned int v6053 = v6052 + v28;
-      const unsigned int v6054 = v6053 << 8u;
-      const unsigned int v6055 = v6054 + v6049;
-      const iron_bf16 v6056 = iron_f32_to_bf16(v6043);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6057 = iron_f32_to_bf16(v6045);
-      *reinterpret_cast<iron_bf16x2*>(out + v6055) = iron_bf16x2{{v6056, v6057}};
+    const unsigned int v6048 = v56 + v13382;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6049 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6050 = v616.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6051 = v6050 * v6049;
+    const float v6052 = v616.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6053 = v6052 * v6049;
+    const bool v6054 = v6048 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6054) {
+      const unsigned int v6057 = 192u + v13381;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6059 = v13 + v6048;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6060 = v6059 * v1;
+      const unsigned int v6061 = v6060 + v28;
+      const unsigned int v6062 = v6061 << 8u;
+      const unsigned int v6063 = v6062 + v6057;
+      const iron_bf16 v6064 = iron_f32_to_bf16(v6051);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6065 = iron_f32_to_bf16(v6053);
+      *reinterpret_cast<iron_bf16x2*>(out + v6063) = iron_bf16x2{{v6064, v6065}};
     }
-    const unsigned int v6059 = v56 + v13384;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6060 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6061 = v616.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6062 = v6061 * v6060;
-    const float v6063 = v616.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6064 = v6063 * v6060;
-    const bool v6065 = v6059 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6065) {
-      const unsigned int v6068 = 192u + v13383;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6070 = v13 + v6059;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6071 = v6070 * v1;
-      const unsigned int v6072 = v6071 + v28;
-      const unsigned int v6073 = v6072 << 8u;
-      const unsigned int v6074 = v6073 + v6068;
-      const iron_bf16 v6075 = iron_f32_to_bf16(v6062);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6076 = iron_f32_to_bf16(v6064);
-      *reinterpret_cast<iron_bf16x2*>(out + v6074) = iron_bf16x2{{v6075, v6076}};
+    const unsigned int v6067 = v56 + v13392;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6068 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6069 = v616.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6070 = v6069 * v6068;
+    const float v6071 = v616.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6072 = v6071 * v6068;
+    const bool v6073 = v6067 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6073) {
+      const unsigned int v6076 = 192u + v13391;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6078 = v13 + v6067;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6079 = v6078 * v1;
+      const unsigned int v6080 = v6079 + v28;
+      const unsigned int v6081 = v6080 << 8u;
+      const unsigned int v6082 = v6081 + v6076;
+      const iron_bf16 v6083 = iron_f32_to_bf16(v6070);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6084 = iron_f32_to_bf16(v6072);
+      *reinterpret_cast<iron_bf16x2*>(out + v6082) = iron_bf16x2{{v6083, v6084}};
     }
-    const unsigned int v6078 = v56 + v13394;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6079 = v4845.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6080 = v616.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6081 = v6080 * v6079;
-    const float v6082 = v616.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6083 = v6082 * v6079;
-    const bool v6084 = v6078 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6084) {
-      const unsigned int v6087 = 192u + v13393;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6089 = v13 + v6078;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6090 = v6089 * v1;
-      const unsigned int v6091 = v6090 + v28;
-      const unsigned int v6092 = v6091 << 8u;
-      const unsigned int v6093 = v6092 + v6087;
-      const iron_bf16 v6094 = iron_f32_to_bf16(v6081);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6095 = iron_f32_to_bf16(v6083);
-      *reinterpret_cast<iron_bf16x2*>(out + v6093) = iron_bf16x2{{v6094, v6095}};
+    const unsigned int v6086 = v56 + v13402;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6087 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6088 = v616.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6089 = v6088 * v6087;
+    const float v6090 = v616.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6091 = v6090 * v6087;
+    const bool v6092 = v6086 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6092) {
+      const unsigned int v6095 = 192u + v13401;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6097 = v13 + v6086;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6098 = v6097 * v1;
+      const unsigned int v6099 = v6098 + v28;
+      const unsigned int v6100 = v6099 << 8u;
+      const unsigned int v6101 = v6100 + v6095;
+      const iron_bf16 v6102 = iron_f32_to_bf16(v6089);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6103 = iron_f32_to_bf16(v6091);
+      *reinterpret_cast<iron_bf16x2*>(out + v6101) = iron_bf16x2{{v6102, v6103}};
     }
-    const unsigned int v6097 = v56 + v13404;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6098 = v4845.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6099 = v616.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6100 = v6099 * v6098;
-    const float v6101 = v616.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6102 = v6101 * v6098;
-    const bool v6103 = v6097 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6103) {
-      const unsigned int v6106 = 192u + v13403;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6108 = v13 + v6097;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6109 = v6108 * v1;
-      const unsigned int v6110 = v6109 + v28;
-      const unsigned int v6111 = v6110 << 8u;
-      const unsigned int v6112 = v6111 + v6106;
-      const iron_bf16 v6113 = iron_f32_to_bf16(v6100);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6114 = iron_f32_to_bf16(v6102);
-      *reinterpret_cast<iron_bf16x2*>(out + v6112) = iron_bf16x2{{v6113, v6114}};
+    const unsigned int v6105 = v56 + v13412;  // kernels/sdpa/flash_tile.hpp:283
+    const float v6106 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v6107 = v616.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v6108 = v6107 * v6106;
+    const float v6109 = v616.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v6110 = v6109 * v6106;
+    const bool v6111 = v6105 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v6111) {
+      const unsigned int v6114 = 192u + v13411;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v6116 = v13 + v6105;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v6117 = v6116 * v1;
+      const unsigned int v6118 = v6117 + v28;
+      const unsigned int v6119 = v6118 << 8u;
+      const unsigned int v6120 = v6119 + v6114;
+      const iron_bf16 v6121 = iron_f32_to_bf16(v6108);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v6122 = iron_f32_to_bf16(v6110);
+      *reinterpret_cast<iron_bf16x2*>(out + v6120) = iron_bf16x2{{v6121, v6122}};
     }
   }
 }
