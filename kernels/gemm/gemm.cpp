@@ -137,7 +137,7 @@ IRON_TUNING(iron_gemm_warpgroup_nk) { return gemm::warpgroup::tuning_space(); }
 IRON_GEOMETRY(iron_gemm_warpgroup_kn) {
   return q.dtype == DType::F32 ? gemm::geometry(q) : gemm::warpgroup::tuned_geometry(q);
 }
-IRON_TUNING(iron_gemm_warpgroup_kn) { return gemm::warpgroup::tuning_space(); }
+IRON_TUNING(iron_gemm_warpgroup_kn) { return gemm::warpgroup::tuning_space<0, true>(); }
 IRON_GEOMETRY(iron_gemm_batched_kn) {
   return gemm::geometry(q, static_cast<std::uint32_t>(q.constant("batch")));
 }

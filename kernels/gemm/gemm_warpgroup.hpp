@@ -93,8 +93,9 @@ inline constexpr std::uint32_t kFillStages = 16;
 /// takes narrower ones, 256 → 128 → 64 columns and then 64 rows, until it has kFillTiles (at
 /// m = 128 the H200's tuner chose 64×64 for n = 4096 and 128×128 for n = 14336, bench/NOTES.md
 /// §56), with a ring as deep as the shared memory holds (kFillStages); a launch of many tiles is
-/// made `persistent` where persistent_pays; the others keep the defaults.
-template <std::uint32_t OPERAND_BYTES>
+/// made `persistent` where persistent_pays (and, B_ROWS: b [k, n], n is whole 16-byte pieces too,
+/// the persistent contract); the others keep the defaults.
+template <std::uint32_t OPERAND_BYTES, bool B_ROWS = false>
 dsl::TuningConfig prefer_tiles(DType dtype, const dsl::LaunchConstants& c) {
   const std::uint32_t bytes = OPERAND_BYTES != 0                            ? OPERAND_BYTES
                               : dtype == DType::F16 || dtype == DType::BF16 ? 2
@@ -103,7 +104,10 @@ dsl::TuningConfig prefer_tiles(DType dtype, const dsl::LaunchConstants& c) {
   const auto n = c.find("n");
   const auto k = c.find("k");
   if (bytes == 0 || m == c.end() || n == c.end() || k == c.end()) return {};
-  if (persistent_pays(m->second, n->second, k->second, bytes)) return {{"persistent", 1}};
+  if (persistent_pays(m->second, n->second, k->second, bytes) &&
+      (!B_ROWS || std::fmod(n->second, 16.0 / bytes) == 0)) {
+    return {{"persistent", 1}};
+  }
   std::uint32_t bm = kBM;
   std::uint32_t bn = kBN;
   const auto tiles = [&] { return std::ceil(m->second / bm) * std::ceil(n->second / bn); };
@@ -122,12 +126,12 @@ dsl::TuningConfig prefer_tiles(DType dtype, const dsl::LaunchConstants& c) {
 }
 
 /// The knobs of a kernel whose product is tile_product, each value list's first the default
-/// Shape, with OPERAND_BYTES's rule (prefer_tiles). A stage is (bm + bn) · 128 bytes: 6 do
-/// not fit beside 256 columns, where the compiler runs as many as fit (`iron tune` reports a
-/// configuration that compiles to another's code; kFillStages always asks for more than fit),
-/// and the persistent form keeps no product in flight past its step (`lag` changes nothing
+/// Shape, with the rule of OPERAND_BYTES and B_ROWS (prefer_tiles). A stage is (bm + bn) · 128
+/// bytes: 6 do not fit beside 256 columns, where the compiler runs as many as fit (`iron tune`
+/// reports a configuration that compiles to another's code; kFillStages always asks for more than
+/// fit), and the persistent form keeps no product in flight past its step (`lag` changes nothing
 /// under it).
-template <std::uint32_t OPERAND_BYTES = 0>
+template <std::uint32_t OPERAND_BYTES = 0, bool B_ROWS = false>
 dsl::TuningSpace tuning_space() {
   return dsl::TuningSpace{}
       .knob("bm", {kBM, kBM / 2})
@@ -136,7 +140,7 @@ dsl::TuningSpace tuning_space() {
       .knob("lag", {kWideLag, 0})
       .knob("band", {kBandRows, 4, 16})
       .knob("persistent", {0, 1})
-      .prefer(&prefer_tiles<OPERAND_BYTES>);
+      .prefer(&prefer_tiles<OPERAND_BYTES, B_ROWS>);
 }
 
 /// The Shape of the knobs in force (dsl::tuned), for a kernel that declares tuning_space().
@@ -481,14 +485,18 @@ void with_tile(const Shape& shape, Run&& run) {
 }
 
 /// The BM×BN tile at (row0, col0) on a target without warpgroup products: pieces of at most 128
-/// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at).
+/// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at). A
+/// [k, n] b takes pieces of one 64-column panel: lowered, a product across panels places each
+/// panel's fragment into the B fragment under the target's lane map, which a kernel checked on
+/// every lane map may not depend on (docs/tensor-cores.md, "Warpgroup products").
 template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class T, class B, class Epilogue,
           class Blocks>
 void pieces_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                     const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                     Epilogue&& epilogue, const Blocks& blocks) {
-  constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
+  constexpr std::uint32_t kWidest = kRowsB<B> ? step_of<T>() : kBN / 2;
+  constexpr std::uint32_t kPiece = BN < kWidest ? BN : kWidest;
   using R = fallback_ring_t<T>;
   const Rings<R, BM, kPiece, std::is_same_v<T, R>> piece;
   for (std::uint32_t h = 0; h < BN / kPiece; ++h) {

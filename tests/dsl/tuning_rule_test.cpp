@@ -3,7 +3,7 @@
 /// convolutions, whose rule puts a plain 16-bit 1×1 on the warpgroup product and whose contract
 /// under that knob refuses every other shape; the warpgroup products' rule, which makes a launch
 /// of many tiles persistent and narrows the tiles of a launch of few, and the persistent form's
-/// contract.
+/// contract (k, and for b [k, n] n, whole 16-byte pieces).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -139,6 +139,10 @@ TEST(TuningRule, AProductOfManyTilesTakesThePersistentFormAndOneOfFewNarrowerTil
         << "rows of k not whole 16-byte pieces";
   }
   EXPECT_EQ(chosen("iron_gemm_warpgroup_nk", DType::F32, gemm(4096, 4096, 4096)), TuningConfig{});
+  // b [k, n]: the persistent form's copies of its rows are TMA's too, so n is whole pieces.
+  EXPECT_EQ(chosen("iron_gemm_warpgroup_kn", DType::BF16, gemm(4096, 4096, 4096)), persistent);
+  EXPECT_EQ(chosen("iron_gemm_warpgroup_kn", DType::BF16, gemm(4096, 4100, 4096)), TuningConfig{})
+      << "rows of b not whole 16-byte pieces";
   // 8-bit operands: k a multiple of 16, whatever the output's type.
   EXPECT_EQ(chosen("iron_gemm_fp8_e4m3_nk", DType::BF16, gemm(4096, 4096, 4096)), persistent);
   EXPECT_EQ(chosen("iron_gemm_fp8_e4m3_nk", DType::F32, gemm(4096, 4096, 4096)), persistent);
@@ -160,6 +164,14 @@ TEST(TuningRule, ThePersistentContractRefusesRaggedKAndMoreGroupsThanTiles) {
   EXPECT_NE(refusal(64, 3).find("groups.x (3) must be at most ceil_div(n, 256) * ceil_div(m, 128)"),
             std::string::npos)
       << refusal(64, 3);
+}
+
+TEST(TuningRule, ThePersistentContractOfBRowsRefusesRaggedN) {
+  const std::string refusal = iron::test_support::guard_refusal(
+      "iron_gemm_warpgroup_kn",
+      {{{"m", 128}, {"n", 260}, {"k", 64}}, {}, 384, {{"persistent", 1}}, 1});
+  EXPECT_NE(refusal.find("constexpr n (260) must be a multiple of 8"), std::string::npos)
+      << refusal;
 }
 
 }  // namespace

@@ -36,11 +36,12 @@ void record_wg_wait(ir::ValueId d, std::int64_t pending);
 void record_fence_proxy_async();
 void record_wg_turn(ir::TurnStep step, std::uint32_t warpgroups);
 
-/// A row-major B's panel stride as recorded: the one given, else 0 (a B of one panel); none
-/// for a column-major B.
-inline ir::ValueId panel_id(MatrixLayout b_layout, const std::optional<Index>& panel) {
+/// A row-major B's panel stride as recorded: the one given, else 0 (a B of one panel), located
+/// at the call; none for a column-major B.
+inline ir::ValueId panel_id(MatrixLayout b_layout, const std::optional<Index>& panel,
+                            SourceLocation where) {
   if (b_layout != MatrixLayout::RowMajor) return ir::kNoValue;
-  return panel ? panel->id() : Expr<u32>(0u).id();
+  return panel ? panel->id() : Expr<u32>(0u, where).id();
 }
 }  // namespace detail
 
@@ -76,7 +77,7 @@ requires(K % warpgroup_k_step<T>() == 0 && K >= warpgroup_k_step<T>() &&
                                       SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_wg_mma(d.id(), a.alloc(), a_offset.id(), a_stride.id(), b.alloc(), b_offset.id(),
-                        b_stride.id(), detail::panel_id(b_layout, b_panel), b_layout, K);
+                        b_stride.id(), detail::panel_id(b_layout, b_panel, where), b_layout, K);
 }
 
 /// Starts d += a · B for simdgroup s, its A rows 16·(s % 4) … of the warpgroup's 64×K held in its
@@ -94,7 +95,7 @@ requires(K % 16 == 0 && K >= 16 && K <= 256 && N % 8 == 0 &&
                                       SourceLocation where = SourceLocation::current()) {
   detail::at(where);
   detail::record_wg_mma_registers(d.id(), a.id(), b.alloc(), b_offset.id(), b_stride.id(),
-                                  detail::panel_id(b_layout, b_panel), b_layout, K);
+                                  detail::panel_id(b_layout, b_panel, where), b_layout, K);
 }
 
 /// Closes the calling simdgroup's group of started warpgroup products.
