@@ -4100,7 +4100,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
         const unsigned int v15728 = v11352 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v15735 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
         const unsigned int v15736 = v15735 << 7u;
-        const unsigned int v15876 = v41 & 3u;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v15876 = v41 & 3u;
         const unsigned int v15878 = v15876 << 4u;
         const unsigned int v15880 = v15878 << 7u;
         const unsigned int v15882 = v15736 + v15880;
@@ -4140,7 +4140,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
         iron_frag_mma_sync(v355, v15924, v15926);
         const unsigned int v15745 = v15728 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v15752 = v15736 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15935 = v15752 + v15880;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v15935 = v15752 + v15880;
         iron_frag<iron_bf16, 0, 16, 16> v15944;
         iron_frag_fill(v15944, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v15944, shm3, v15935, 128u);
@@ -4176,7 +4176,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
         iron_frag_load_shared<false, 6, 3>(v15979, shm2, v15975, 64u);
         iron_frag_mma_sync(v355, v15977, v15979);
         const unsigned int v15759 = v15728 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15997;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag<iron_bf16, 0, 16, 16> v15997;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v15997, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v15997, shm3, v15882, 128u);
         iron_frag<iron_bf16, 1, 16, 64> v15999;
@@ -4208,7 +4208,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
         iron_frag_load_shared<false, 6, 3>(v16032, shm2, v16028, 64u);
         iron_frag_mma_sync(v357, v16030, v16032);
         const unsigned int v15775 = v15759 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16050;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag<iron_bf16, 0, 16, 16> v16050;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v16050, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v16050, shm3, v15935, 128u);
         iron_frag<iron_bf16, 1, 16, 64> v16052;

@@ -3405,7 +3405,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
       iron_frag_convert(v11336, v8488);
       iron_frag_store<false>(v11336, shm3, v11342, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v11600;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v11600;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v11600, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v11600, shm3, v11411, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v11602;

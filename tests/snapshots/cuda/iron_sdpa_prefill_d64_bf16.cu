@@ -3693,7 +3693,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d64_bf16(
         const unsigned int v13304 = v9348 << 13u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v13311 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
         const unsigned int v13312 = v13311 << 7u;
-        const unsigned int v13377 = v41 & 3u;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v13377 = v41 & 3u;
         const unsigned int v13379 = v13377 << 4u;
         const unsigned int v13381 = v13379 << 7u;
         const unsigned int v13383 = v13312 + v13381;
@@ -3733,7 +3733,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d64_bf16(
         iron_frag_mma_sync(v231, v13425, v13427);
         const unsigned int v13321 = v13304 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v13328 = v13312 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v13436 = v13328 + v13381;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v13436 = v13328 + v13381;
         iron_frag<iron_bf16, 0, 16, 16> v13445;
         iron_frag_fill(v13445, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v13445, shm3, v13436, 128u);

@@ -4102,7 +4102,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         const unsigned int v15792 = v11416 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v15799 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
         const unsigned int v15800 = v15799 << 7u;
-        const unsigned int v15940 = v41 & 3u;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v15940 = v41 & 3u;
         const unsigned int v15942 = v15940 << 4u;
         const unsigned int v15944 = v15942 << 7u;
         const unsigned int v15946 = v15800 + v15944;
@@ -4142,7 +4142,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         iron_frag_mma_sync(v355, v15988, v15990);
         const unsigned int v15809 = v15792 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v15816 = v15800 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15999 = v15816 + v15944;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v15999 = v15816 + v15944;
         iron_frag<iron_bf16, 0, 16, 16> v16008;
         iron_frag_fill(v16008, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v16008, shm3, v15999, 128u);
@@ -4178,7 +4178,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         iron_frag_load_shared<false, 6, 3>(v16043, shm2, v16039, 64u);
         iron_frag_mma_sync(v355, v16041, v16043);
         const unsigned int v15823 = v15792 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16061;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag<iron_bf16, 0, 16, 16> v16061;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v16061, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v16061, shm3, v15946, 128u);
         iron_frag<iron_bf16, 1, 16, 64> v16063;
@@ -4210,7 +4210,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
         iron_frag_load_shared<false, 6, 3>(v16096, shm2, v16092, 64u);
         iron_frag_mma_sync(v357, v16094, v16096);
         const unsigned int v15839 = v15823 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16114;  // include/iron/dsl/warpgroup.hpp:43
+        iron_frag<iron_bf16, 0, 16, 16> v16114;  // kernels/sdpa/flash_warpgroup.hpp:181
         iron_frag_fill(v16114, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v16114, shm3, v15999, 128u);
         iron_frag<iron_bf16, 1, 16, 64> v16116;

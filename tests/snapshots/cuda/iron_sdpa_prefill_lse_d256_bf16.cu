@@ -3407,7 +3407,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
       iron_frag_convert(v11400, v8552);
       iron_frag_store<false>(v11400, shm3, v11406, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v11664;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v11664;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v11664, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v11664, shm3, v11475, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v11666;

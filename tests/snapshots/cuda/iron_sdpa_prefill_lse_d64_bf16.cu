@@ -3695,7 +3695,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         const unsigned int v13368 = v9412 << 13u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v13375 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
         const unsigned int v13376 = v13375 << 7u;
-        const unsigned int v13441 = v41 & 3u;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v13441 = v41 & 3u;
         const unsigned int v13443 = v13441 << 4u;
         const unsigned int v13445 = v13443 << 7u;
         const unsigned int v13447 = v13376 + v13445;
@@ -3735,7 +3735,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d64_bf16
         iron_frag_mma_sync(v231, v13489, v13491);
         const unsigned int v13385 = v13368 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
         const unsigned int v13392 = v13376 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v13500 = v13392 + v13445;  // include/iron/dsl/warpgroup.hpp:43
+        const unsigned int v13500 = v13392 + v13445;
         iron_frag<iron_bf16, 0, 16, 16> v13509;
         iron_frag_fill(v13509, iron_f32_to_bf16(0.0f));
         iron_frag_load_shared<false>(v13509, shm3, v13500, 128u);

@@ -1079,13 +1079,13 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v13516 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
     const unsigned int v13533 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:175
     const unsigned int v13546 = v9688 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:181
-    const unsigned int v13690 = v13598 << 7u;  // include/iron/dsl/warpgroup.hpp:43
+    const unsigned int v13690 = v13598 << 7u;
     const unsigned int v13692 = v13546 + v13690;
     const unsigned int v13705 = v13692 + 16u;
     const unsigned int v13716 = v13692 + 32u;
     const unsigned int v13727 = v13692 + 48u;
-    const unsigned int v13562 = v13546 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-    const unsigned int v13745 = v13562 + v13690;  // include/iron/dsl/warpgroup.hpp:43
+    const unsigned int v13562 = v13546 + 64u;
+    const unsigned int v13745 = v13562 + v13690;
     const unsigned int v13758 = v13745 + 16u;
     const unsigned int v13769 = v13745 + 32u;
     const unsigned int v13780 = v13745 + 48u;
@@ -4663,7 +4663,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_convert(v13527, v9679);
       iron_frag_store<false>(v13527, shm3, v13533, 128u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v13701;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v13701;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v13701, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13701, shm3, v13692, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v13703;
@@ -4695,7 +4695,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_load_shared<false, 6, 3>(v13736, shm2, v13732, 64u);
       iron_frag_mma_sync(v362, v13734, v13736);
       const unsigned int v13555 = v9683 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-      iron_frag<iron_bf16, 0, 16, 16> v13754;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v13754;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v13754, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13754, shm3, v13745, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v13756;
@@ -4758,7 +4758,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
       iron_frag_load_shared<false, 6, 3>(v13842, shm2, v13838, 64u);
       iron_frag_mma_sync(v364, v13840, v13842);
       const unsigned int v13585 = v9696 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-      iron_frag<iron_bf16, 0, 16, 16> v13860;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v13860;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v13860, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13860, shm3, v13745, 128u);
       iron_frag<iron_bf16, 1, 16, 64> v13862;

@@ -4050,7 +4050,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
       iron_frag_convert(v13423, v10575);
       iron_frag_store<false>(v13423, shm3, v13429, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v13687;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v13687;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v13687, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v13687, shm3, v13498, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v13689;

@@ -2590,7 +2590,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d64_bf
       iron_frag_convert(v6838, v4506);
       iron_frag_store<false>(v6838, shm3, v6844, 64u);
       __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v6922;  // include/iron/dsl/warpgroup.hpp:43
+      iron_frag<iron_bf16, 0, 16, 16> v6922;  // kernels/sdpa/flash_warpgroup.hpp:181
       iron_frag_fill(v6922, iron_f32_to_bf16(0.0f));
       iron_frag_load_shared<false>(v6922, shm3, v6868, 64u);
       iron_frag<iron_bf16, 1, 16, 64> v6924;
