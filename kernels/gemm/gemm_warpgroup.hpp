@@ -150,43 +150,52 @@ inline Shape tuned_shape() {
 }
 
 /// The shared rings of a product of BM×BN: BM×step of a and BN×step of b a stage (step_of), in
-/// 128-byte swizzled rows; one stage each where RING is false (a product that only goes step by
-/// step, which no pipeline cycles).
-template <class T, std::uint32_t BM, std::uint32_t BN, bool RING = true>
+/// 128-byte swizzled rows (b in plain rows where B_SWIZZLED is false); one stage each where RING
+/// is false (a product that only goes step by step, which no pipeline cycles).
+template <class T, std::uint32_t BM, std::uint32_t BN, bool RING = true, bool B_SWIZZLED = true>
 struct Rings {
   static constexpr std::uint32_t kStep = step_of<T>();
   static constexpr std::uint32_t kStageA = BM * kStep;
   static constexpr std::uint32_t kStageB = BN * kStep;
-  static dsl::Shared<T> make(std::uint32_t size) {
+  static dsl::Shared<T> make(std::uint32_t size, bool swizzled = true) {
+    const dsl::Swizzled rows{swizzled ? kStep : 0u};
     if constexpr (RING) {
-      return dsl::ring<T>(size, dsl::Swizzled{kStep});
+      return dsl::ring<T>(size, rows);
     } else {
-      return dsl::shared<T>(size, dsl::Swizzled{kStep});
+      return dsl::shared<T>(size, rows);
     }
   }
   dsl::Shared<T> a = make(kStageA);
-  dsl::Shared<T> b = make(kStageB);
+  dsl::Shared<T> b = make(kStageB, B_SWIZZLED);
 };
 
-/// b given as [k, n] (row-major): a plain tensor b is [n, k], a weight's layout. A step of it
-/// lands in the ring as BN / step panels of step rows of k by one 128-byte row of n each, one TMA
-/// box a panel, which the warpgroup product reads in place (B row-major in panels).
-template <class T>
+/// b given as [k, n] (row-major): a plain tensor b is [n, k], a weight's layout. With PANELS a
+/// step of it lands in the ring as BN / step panels of step rows of k by one 128-byte swizzled row
+/// of n each, one TMA box a panel, which the warpgroup product reads in place (B row-major in
+/// panels); without, as step plain rows of BN (pieces_product: a lowered product across panels
+/// would place them by the target's lane map, on which a kernel checked on every map may not
+/// depend).
+template <class T, bool PANELS = true>
 struct RowsB {
   using Element = T;
   const dsl::Tensor<T>& tensor;
 };
 template <class B>
 inline constexpr bool kRowsB = false;
+template <class T, bool PANELS>
+inline constexpr bool kRowsB<RowsB<T, PANELS>> = true;
+/// Whether b's ring is in swizzled rows: all but a [k, n] b in plain rows.
+template <class B>
+inline constexpr bool kSwizzledB = true;
 template <class T>
-inline constexpr bool kRowsB<RowsB<T>> = true;
+inline constexpr bool kSwizzledB<RowsB<T, false>> = false;
 
 template <class T>
 const dsl::Tensor<T>& tensor_of(const dsl::Tensor<T>& b) {
   return b;
 }
-template <class T>
-const dsl::Tensor<T>& tensor_of(const RowsB<T>& b) {
+template <class T, bool PANELS>
+const dsl::Tensor<T>& tensor_of(const RowsB<T, PANELS>& b) {
   return b.tensor;
 }
 
@@ -203,13 +212,16 @@ dsl::Expr<bool> rows_whole(const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u3
 }
 
 /// Starts copying the step at k p0 of b's columns col0 … col0 + BN - 1 to ring[at …]: BN rows of
-/// STEP (b [n, k]) or BN / STEP panels of STEP × STEP (b [k, n]).
+/// STEP (b [n, k]), BN / STEP panels of STEP × STEP (b [k, n]) or STEP rows of BN (b [k, n] in
+/// plain rows).
 template <std::uint32_t BN, std::uint32_t STEP, class T, class B>
 void copy_b_async(const dsl::Shared<T>& ring, const dsl::Expr<dsl::u32>& at, const B& b,
                   const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                   const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& p0) {
   using namespace iron::dsl;
-  if constexpr (kRowsB<B>) {
+  if constexpr (kRowsB<B> && !kSwizzledB<B>) {
+    copy_tile_async<STEP, BN>(ring, at, tensor_of(b), Expr<u32>(0u), k, n, p0, col0);
+  } else if constexpr (kRowsB<B>) {
     static_assert(BN % STEP == 0, "a [k, n] tile is whole panels");
     static_assert(dsl::lane_bytes<T>() == 2, "a [k, n] B is read row-major: 16-bit operands only");
     for (std::uint32_t j = 0; j < BN / STEP; ++j) {
@@ -230,11 +242,12 @@ void copy_b(const dsl::Shared<R>& tile, const B& b, const dsl::Expr<dsl::u32>& n
   using namespace iron::dsl;
   if constexpr (kRowsB<B>) {
     static_assert(std::is_same_v<typename B::Element, R>, "16-bit rings hold b as it is");
-    // Row r, column c of the step: panel c / STEP, at (c / STEP) · STEP² + r · STEP + c % STEP.
+    // Row r, column c of the step: panel c / STEP, at (c / STEP) · STEP² + r · STEP + c % STEP;
+    // in plain rows at r · BN + c.
     for (auto v : range(thread_id<0>(), STEP * BN, group_size<0>())) {
       auto r = v / BN;
       auto c = v % BN;
-      auto to = c / STEP * (STEP * STEP) + r * STEP + c % STEP;
+      auto to = kSwizzledB<B> ? c / STEP * (STEP * STEP) + r * STEP + c % STEP : r * BN + c;
       IRON_IF(p0 + r < k && col0 + c < n) {
         store(tile[to], load(tensor_of(b)[(p0 + r) * n + col0 + c]));
       }
@@ -307,12 +320,13 @@ struct NoBlockScales {};
 /// (product, persistent_product): the consumer warpgroup `group` multiplies rows 64·group … of
 /// the tile; with `blocks` (see product) each block's products go to `block` and are folded in,
 /// scaled, once the block's last step is multiplied.
-template <std::uint32_t BM, std::uint32_t BN, class R, bool RING, class Blocks, bool B_ROWS = false>
+template <std::uint32_t BM, std::uint32_t BN, class R, bool RING, class Blocks, class B>
 struct StepProducts {
   static constexpr bool kBlockScaled = !std::is_same_v<Blocks, NoBlockScales>;
-  static constexpr std::uint32_t kStep = Rings<R, BM, BN, RING>::kStep;
+  using StepRings = Rings<R, BM, BN, RING, kSwizzledB<B>>;
+  static constexpr std::uint32_t kStep = StepRings::kStep;
 
-  const Rings<R, BM, BN, RING>& rings;
+  const StepRings& rings;
   const Blocks& blocks;
   dsl::Expr<dsl::u32> m;
   dsl::Expr<dsl::u32> k;
@@ -320,7 +334,7 @@ struct StepProducts {
   dsl::FragAcc<16, BN> acc;
   std::optional<dsl::FragAcc<16, BN>> block;  // the products of the block of k in hand
 
-  StepProducts(const Rings<R, BM, BN, RING>& r, const Blocks& b, const dsl::Expr<dsl::u32>& m_,
+  StepProducts(const StepRings& r, const Blocks& b, const dsl::Expr<dsl::u32>& m_,
                const dsl::Expr<dsl::u32>& k_)
       : rings(r), blocks(b), m(m_), k(k_) {
     if constexpr (kBlockScaled) {
@@ -358,7 +372,10 @@ struct StepProducts {
                 std::uint32_t in_flight, const dsl::Expr<dsl::u32>& p0) {
     using namespace iron::dsl;
     FragAcc<16, BN>& into = kBlockScaled ? *block : acc;
-    if constexpr (B_ROWS) {
+    if constexpr (kRowsB<B> && !kSwizzledB<B>) {
+      warpgroup_mma<kStep>(into, rings.a, a0 + group * 64u * kStep, kStep, rings.b, b0, BN,
+                           row_major);
+    } else if constexpr (kRowsB<B>) {
       warpgroup_mma<kStep>(into, rings.a, a0 + group * 64u * kStep, kStep, rings.b, b0, kStep,
                            row_major, kStep * kStep);
     } else {
@@ -389,8 +406,8 @@ struct StepProducts {
 /// multiplied (so lag is 0).
 template <std::uint32_t BM, std::uint32_t BN, bool STAGED, bool WHOLE_TILES, class T, class B,
           class R, bool RING, class Epilogue, class Blocks = NoBlockScales>
-void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uint32_t lag,
-             const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
+void product(const Rings<R, BM, BN, RING, kSwizzledB<B>>& rings, std::uint32_t stages,
+             std::uint32_t lag, const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
              const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
              const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue,
              const Blocks& blocks = {}) {
@@ -404,7 +421,7 @@ void product(const Rings<R, BM, BN, RING>& rings, std::uint32_t stages, std::uin
   auto consumer = simdgroup_id() < kConsumerThreads / 32u;
   const Matrix<T> ma{a, Expr<u32>(0u), m, k};
 
-  StepProducts<BM, BN, R, RING, Blocks, kRowsB<B>> steps(rings, blocks, m, k);
+  StepProducts<BM, BN, R, RING, Blocks, B> steps(rings, blocks, m, k);
   FragAcc<16, BN>& acc = steps.acc;
   const auto multiply = [&](const Expr<u32>& a0, const Expr<u32>& b0, std::uint32_t in_flight,
                             const Expr<u32>& p0) {
@@ -485,22 +502,27 @@ void with_tile(const Shape& shape, Run&& run) {
 }
 
 /// The BM×BN tile at (row0, col0) on a target without warpgroup products: pieces of at most 128
-/// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at). A
-/// [k, n] b takes pieces of one 64-column panel: lowered, a product across panels places each
-/// panel's fragment into the B fragment under the target's lane map, which a kernel checked on
-/// every lane map may not depend on (docs/tensor-cores.md, "Warpgroup products").
+/// columns one after the other through one 3-stage ring of fallback_ring_t (tile_product_at); a
+/// [k, n] b lands there in plain rows (RowsB without panels).
 template <std::uint32_t BM, std::uint32_t BN, bool WHOLE_TILES, class T, class B, class Epilogue,
           class Blocks>
 void pieces_product(const dsl::Tensor<T>& a, const B& b, const dsl::Expr<dsl::u32>& m,
                     const dsl::Expr<dsl::u32>& n, const dsl::Expr<dsl::u32>& k,
                     const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                     Epilogue&& epilogue, const Blocks& blocks) {
-  constexpr std::uint32_t kWidest = kRowsB<B> ? step_of<T>() : kBN / 2;
-  constexpr std::uint32_t kPiece = BN < kWidest ? BN : kWidest;
+  constexpr std::uint32_t kPiece = BN < kBN / 2 ? BN : kBN / 2;
   using R = fallback_ring_t<T>;
-  const Rings<R, BM, kPiece, std::is_same_v<T, R>> piece;
+  const auto piece_b = [&]() {
+    if constexpr (kRowsB<B>) {
+      return RowsB<T, false>{tensor_of(b)};
+    } else {
+      return b;
+    }
+  };
+  using PieceB = decltype(piece_b());
+  const Rings<R, BM, kPiece, std::is_same_v<T, R>, kSwizzledB<PieceB>> piece;
   for (std::uint32_t h = 0; h < BN / kPiece; ++h) {
-    product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, b, m, n, k, row0,
+    product<BM, kPiece, false, WHOLE_TILES>(piece, kStages, 0, a, piece_b(), m, n, k, row0,
                                             col0 + h * kPiece, epilogue, blocks);
   }
 }
@@ -564,7 +586,7 @@ void persistent_product(const Rings<T, BM, BN>& rings, const Shape& shape,
   constexpr std::uint32_t kStep = Rings<T, BM, BN>::kStep;
   constexpr std::uint32_t kStageA = Rings<T, BM, BN>::kStageA;
   constexpr std::uint32_t kStageB = Rings<T, BM, BN>::kStageB;
-  StepProducts<BM, BN, T, true, Blocks, kRowsB<B>> steps(rings, blocks, m, k);
+  StepProducts<BM, BN, T, true, Blocks, B> steps(rings, blocks, m, k);
   auto per_tile = (k + (kStep - 1u)) / kStep;
   const auto origin = [&](const Expr<u32>& order) {
     return banded_position(order, tiles.tiles_m, tiles.tiles_n, BM, BN, shape.band);

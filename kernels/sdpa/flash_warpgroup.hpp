@@ -2,7 +2,8 @@
 /// warpgroups take 128 query rows (16 a simdgroup); a step's scores s = q · kᵀ are one warpgroup
 /// product from shared memory (queries and keys in 128-byte swizzled panels of 64 columns), the
 /// weights stay in registers as the A operand of o += p · v (the register form, values
-/// row-major). On sm_90a each product is a chain of wgmma instructions; elsewhere
+/// row-major: on sm_90a one product across v's panels into a head_dim-wide accumulator, elsewhere
+/// one a panel). On sm_90a each product is a chain of wgmma instructions; elsewhere
 /// lower_warpgroup_products makes them each simdgroup's fragment products. See
 /// kernels/sdpa/prefill.cpp for the method and the error bound.
 #pragma once
@@ -115,6 +116,10 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
   auto scale2 = scale * kLog2e;
 
   RowState<16> rows;
+  // The output's columns: on sm_90a in one accumulator, which one product a step adds to from
+  // every panel of v; elsewhere a panel's columns an accumulator, since a lowered product across
+  // panels would place them by the target's lane map (docs/tensor-cores.md).
+  std::array<FragAcc<16, D>, 1> o_wide;
   std::array<FragAcc<16, kPanel>, kPanels> o;
   auto k_ring = panels<T, D>(kBlockK, true);
   auto v_ring = panels<T, D>(kBlockK, true);
@@ -143,31 +148,33 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
     }
     warpgroup_commit();
   };
-  // Starts o += pa · v, v's columns a panel at a time, values in `slot`, the weights pa (rounded
-  // to T) in registers (the register form, on Hopper), and commits it.
+  // Starts o_wide += pa · v, values in `slot` (D / 64 panels of kBlockK rows, one row-major B
+  // in panels), the weights pa (rounded to T) in registers (the register form), and commits it.
   const auto start_values = [&](const FragA<T, 16, kBlockK>& pa, const Expr<u32>& slot) {
-    for (std::uint32_t c = 0; c < kPanels; ++c) {
-      warpgroup_mma(o[c], pa, v_ring, slot * kStage + c * kBlockK * kPanel, kPanel);
-    }
+    warpgroup_mma(o_wide[0], pa, v_ring, slot * kStage, kPanel, row_major, kBlockK * kPanel);
     warpgroup_commit();
   };
   // The scores (in the warpgroup's turn where `turns`), then masked and the online softmax's
-  // step in log2 units (softmax_step): s becomes the step's weights.
-  const auto weigh = [&](FragAcc<16, kBlockK>& s, const Expr<u32>& p, const Expr<u32>& slot,
-                         bool turns = false) {
+  // step in log2 units (softmax_step) on the accumulators acc: s becomes the step's weights.
+  const auto weigh = [&](auto& acc, FragAcc<16, kBlockK>& s, const Expr<u32>& p,
+                         const Expr<u32>& slot, bool turns = false) {
     in_turn(turns, [&] { start_scores(s, slot); });
     warpgroup_wait(0, s);
-    softmax_step(rows, s, o, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
+    softmax_step(rows, s, acc, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
   };
-  const auto wait_values = [&] {
-    for (auto& oc : o) warpgroup_wait(0, oc);
+  const auto wait_values = [&](auto& acc) {
+    for (auto& oc : acc) warpgroup_wait(0, oc);
   };
-  // o += the weights s · v (in the warpgroup's turn where `turns`).
+  // o_wide += the weights s · v (in the warpgroup's turn where `turns`).
   const auto add_values = [&](const FragAcc<16, kBlockK>& s, const Expr<u32>& slot,
                               bool turns = false) {
     const auto pa = s.template to_a<T>();
     in_turn(turns, [&] { start_values(pa, slot); });
-    wait_values();
+    wait_values(o_wide);
+  };
+  // The output rows from the accumulators acc, each `cols` columns wide.
+  const auto finish = [&](const auto& acc, std::uint32_t cols) {
+    in_consumers([&] { rows.finish(acc, cols, warp_row, q_len, sink, store, lse); });
   };
   // Elsewhere the weights go through shared memory, whose fragment loads are the same on every
   // lane map: store_weights, a group barrier, then add_stored_values.
@@ -184,7 +191,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
       }
     }
     warpgroup_commit();
-    wait_values();
+    wait_values(o);
   };
 
   if constexpr (kProducer) {
@@ -207,7 +214,7 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
             range.begin, range.end, Expr<u32>(kBlockK), kStages, tile_copies,
             [&](const Expr<u32>& p, const Expr<u32>& slot) {
               FragAcc<16, kBlockK> s;
-              weigh(s, p, slot, turns);
+              weigh(o_wide, s, p, slot, turns);
               add_values(s, slot, turns);
             },
             0, Specialized{kThreads});
@@ -233,25 +240,26 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
               // The rescale first, pinned there by a wait with nothing in flight (its register
               // fence), so that no accumulator is touched while the scores' product runs
               // (ptxas would wait for it: C7517).
-              RowState<16>::rescale(o, alpha);
-              wait_values();
+              RowState<16>::rescale(o_wide, alpha);
+              wait_values(o_wide);
               in_turn(turns, [&] {
                 start_scores(s, slot);
                 start_values(weights, previous);
               });
               warpgroup_wait(1, s);
               softmax_weights(rows, s, alpha, p, q0, q_hi, warp_row, q_len, keys, masks, scale2);
-              wait_values();
+              wait_values(o_wide);
               weights.round_from(s);
             },
             1, Specialized{kThreads});
         in_consumers([&] {
           auto steps = (end - range.begin + (kBlockK - 1u)) / kBlockK;
-          RowState<16>::rescale(o, alpha);
+          RowState<16>::rescale(o_wide, alpha);
           start_values(weights, (steps - 1u) % kOverlapStages);
-          wait_values();
+          wait_values(o_wide);
         });
       }
+      finish(o_wide, D);
     }
     IRON_ELSE {
       // Every warpgroup meets the barrier between the weights' stores and their loads; the
@@ -264,27 +272,36 @@ void attend(const dsl::Tensor<T>& q, QRow&& q_row, const dsl::Expr<dsl::u32>& q0
           [&](const Expr<u32>& p, const Expr<u32>& slot) {
             in_consumers([&] {
               FragAcc<16, kBlockK> s;
-              weigh(s, p, slot);
+              weigh(o, s, p, slot);
               store_weights(s);
             });
             barrier();
             in_consumers([&] { add_stored_values(slot); });
           });
+      finish(o, kPanel);
     }
   } else {
-    pipelined(range.begin, range.end, Expr<u32>(kBlockK), kStages, copy_rows,
-              [&](const Expr<u32>& p, const Expr<u32>& slot) {
-                FragAcc<16, kBlockK> s;
-                weigh(s, p, slot);
-                IRON_IF(target_has(TargetFeature::WarpgroupProducts)) { add_values(s, slot); }
-                IRON_ELSE {
+    IRON_IF(target_has(TargetFeature::WarpgroupProducts)) {
+      pipelined(range.begin, range.end, Expr<u32>(kBlockK), kStages, copy_rows,
+                [&](const Expr<u32>& p, const Expr<u32>& slot) {
+                  FragAcc<16, kBlockK> s;
+                  weigh(o_wide, s, p, slot);
+                  add_values(s, slot);
+                });
+      finish(o_wide, D);
+    }
+    IRON_ELSE {
+      pipelined(range.begin, range.end, Expr<u32>(kBlockK), kStages, copy_rows,
+                [&](const Expr<u32>& p, const Expr<u32>& slot) {
+                  FragAcc<16, kBlockK> s;
+                  weigh(o, s, p, slot);
                   store_weights(s);
                   barrier();
                   add_stored_values(slot);
-                }
-              });
+                });
+      finish(o, kPanel);
+    }
   }
-  in_consumers([&] { rows.finish(o, kPanel, warp_row, q_len, sink, store, lse); });
 }
 
 }  // namespace iron::kernels::sdpa::warpgroup

@@ -379,11 +379,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:139
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:157
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:95
     const unsigned int v42 = v41 >> 2u;
-    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
+    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:96
     const unsigned int v46 = v25 + v45;
-    const bool v49 = v41 < 8u;  // kernels/sdpa/flash_warpgroup.hpp:99
+    const bool v49 = v41 < 8u;  // kernels/sdpa/flash_warpgroup.hpp:100
     if (v49) {
       const unsigned int v52 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
       const unsigned int v55 = v52 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
@@ -397,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v68 = v67 + v26;
       const unsigned int v69 = v68 << 7u;
       const unsigned int v70 = v69 + v59;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v72 = v59 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v72 = v59 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v74 = v55 << 6u;
       const unsigned int v77 = v59 >> 6u;
       const unsigned int v78 = v77 << 13u;
@@ -416,7 +416,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v99 = v98 + v26;
       const unsigned int v100 = v99 << 7u;
       const unsigned int v101 = v100 + v90;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v103 = v90 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v103 = v90 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v105 = v86 << 6u;
       const unsigned int v108 = v90 >> 6u;
       const unsigned int v109 = v108 << 13u;
@@ -435,7 +435,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v130 = v129 + v26;
       const unsigned int v131 = v130 << 7u;
       const unsigned int v132 = v131 + v121;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v134 = v121 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v134 = v121 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v136 = v117 << 6u;
       const unsigned int v139 = v121 >> 6u;
       const unsigned int v140 = v139 << 13u;
@@ -454,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v161 = v160 + v26;
       const unsigned int v162 = v161 << 7u;
       const unsigned int v163 = v162 + v152;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v165 = v152 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v165 = v152 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v167 = v148 << 6u;
       const unsigned int v170 = v152 >> 6u;
       const unsigned int v171 = v170 << 13u;
@@ -473,7 +473,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v192 = v191 + v26;
       const unsigned int v193 = v192 << 7u;
       const unsigned int v194 = v193 + v183;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v196 = v183 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v196 = v183 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v198 = v179 << 6u;
       const unsigned int v201 = v183 >> 6u;
       const unsigned int v202 = v201 << 13u;
@@ -492,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v223 = v222 + v26;
       const unsigned int v224 = v223 << 7u;
       const unsigned int v225 = v224 + v214;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v227 = v214 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v227 = v214 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v229 = v210 << 6u;
       const unsigned int v232 = v214 >> 6u;
       const unsigned int v233 = v232 << 13u;
@@ -511,7 +511,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v254 = v253 + v26;
       const unsigned int v255 = v254 << 7u;
       const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v258 = v245 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v258 = v245 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v260 = v241 << 6u;
       const unsigned int v263 = v245 >> 6u;
       const unsigned int v264 = v263 << 13u;
@@ -530,7 +530,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v285 = v284 + v26;
       const unsigned int v286 = v285 << 7u;
       const unsigned int v287 = v286 + v276;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v289 = v276 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v289 = v276 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v291 = v272 << 6u;
       const unsigned int v294 = v276 >> 6u;
       const unsigned int v295 = v294 << 13u;
@@ -538,10 +538,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
       const unsigned int v298 = v297 + v289;
       iron_copy_async<16>(shm0 + (v298 ^ (((v298 >> 6u) & 7u) << 3u)), q + v287, v278);  // kernels/sdpa/flash_tile.hpp:86
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:108
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:111
-    const unsigned int v300 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:113
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:110
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:112
+    const unsigned int v300 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:114
     const unsigned int v301 = min(v300, v18);
     const unsigned int v303 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
     const unsigned int v304 = v303 + 1u;
@@ -564,4391 +564,4391 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_d128_bf16(
     const unsigned int v334 = v311 ? v37 : v331;  // kernels/sdpa/flash_tile.hpp:126
     const unsigned int v346 = v321 >> 7u;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v347 = v346 << 7u;
-    const float v349 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:115
+    const float v349 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:116
     iron_frag<float, 2, 16, 8> v351;  // kernels/sdpa/flash_tile.hpp:197
     iron_frag_fill(v351, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v353;
     iron_frag_fill(v353, 0.0f);
-    iron_frag<float, 2, 16, 64> v355;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v355, 0.0f);
-    iron_frag<float, 2, 16, 64> v357;
+    iron_frag<float, 2, 16, 64> v357;  // /usr/include/c++/12/array:99
     iron_frag_fill(v357, 0.0f);
-    const bool v16492 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
-    if (v16492) {
-      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v16496 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16497 = v16496 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16499 = v16496 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16501 = v16499 << 3u;
-        const unsigned int v16502 = v347 + v16497;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16503 = v16502 < v37;
-        const unsigned int v16504 = v16503 ? v16502 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16505 = v31 + v16504;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16506 = v16505 * v2;
-        const unsigned int v16507 = v16506 + v28;
-        const unsigned int v16508 = v16507 << 7u;
-        const unsigned int v16509 = v16508 + v16501;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16512 = v16501 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16514 = v16497 << 6u;
-        const unsigned int v16516 = v16501 >> 6u;
-        const unsigned int v16518 = v16516 << 13u;
-        const unsigned int v16520 = v16518 + v16514;
-        const unsigned int v16521 = v16520 + v16512;
-        iron_copy_async<16>(shm1 + (v16521 ^ (((v16521 >> 6u) & 7u) << 3u)), k + v16509, v16503);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16523 = v16496 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16524 = v16523 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16525 = v16523 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16526 = v16525 << 3u;
-        const unsigned int v16527 = v347 + v16524;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16528 = v16527 < v37;
-        const unsigned int v16529 = v16528 ? v16527 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16530 = v31 + v16529;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16531 = v16530 * v2;
-        const unsigned int v16532 = v16531 + v28;
-        const unsigned int v16533 = v16532 << 7u;
-        const unsigned int v16534 = v16533 + v16526;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16535 = v16526 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16536 = v16524 << 6u;
-        const unsigned int v16537 = v16526 >> 6u;
-        const unsigned int v16538 = v16537 << 13u;
-        const unsigned int v16540 = v16538 + v16536;
-        const unsigned int v16541 = v16540 + v16535;
-        iron_copy_async<16>(shm1 + (v16541 ^ (((v16541 >> 6u) & 7u) << 3u)), k + v16534, v16528);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16543 = v16496 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16544 = v16543 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16545 = v16543 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16546 = v16545 << 3u;
-        const unsigned int v16547 = v347 + v16544;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16548 = v16547 < v37;
-        const unsigned int v16549 = v16548 ? v16547 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16550 = v31 + v16549;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16551 = v16550 * v2;
-        const unsigned int v16552 = v16551 + v28;
-        const unsigned int v16553 = v16552 << 7u;
-        const unsigned int v16554 = v16553 + v16546;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16555 = v16546 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16556 = v16544 << 6u;
-        const unsigned int v16557 = v16546 >> 6u;
-        const unsigned int v16558 = v16557 << 13u;
-        const unsigned int v16560 = v16558 + v16556;
-        const unsigned int v16561 = v16560 + v16555;
-        iron_copy_async<16>(shm1 + (v16561 ^ (((v16561 >> 6u) & 7u) << 3u)), k + v16554, v16548);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16563 = v16496 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16564 = v16563 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16565 = v16563 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16566 = v16565 << 3u;
-        const unsigned int v16567 = v347 + v16564;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16568 = v16567 < v37;
-        const unsigned int v16569 = v16568 ? v16567 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16570 = v31 + v16569;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16571 = v16570 * v2;
-        const unsigned int v16572 = v16571 + v28;
-        const unsigned int v16573 = v16572 << 7u;
-        const unsigned int v16574 = v16573 + v16566;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16575 = v16566 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16576 = v16564 << 6u;
-        const unsigned int v16577 = v16566 >> 6u;
-        const unsigned int v16578 = v16577 << 13u;
-        const unsigned int v16580 = v16578 + v16576;
-        const unsigned int v16581 = v16580 + v16575;
-        iron_copy_async<16>(shm1 + (v16581 ^ (((v16581 >> 6u) & 7u) << 3u)), k + v16574, v16568);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16583 = v16496 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16584 = v16583 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16585 = v16583 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16586 = v16585 << 3u;
-        const unsigned int v16587 = v347 + v16584;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16588 = v16587 < v37;
-        const unsigned int v16589 = v16588 ? v16587 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16590 = v31 + v16589;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16591 = v16590 * v2;
-        const unsigned int v16592 = v16591 + v28;
-        const unsigned int v16593 = v16592 << 7u;
-        const unsigned int v16594 = v16593 + v16586;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16595 = v16586 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16596 = v16584 << 6u;
-        const unsigned int v16597 = v16586 >> 6u;
-        const unsigned int v16598 = v16597 << 13u;
-        const unsigned int v16600 = v16598 + v16596;
-        const unsigned int v16601 = v16600 + v16595;
-        iron_copy_async<16>(shm1 + (v16601 ^ (((v16601 >> 6u) & 7u) << 3u)), k + v16594, v16588);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16603 = v16496 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16604 = v16603 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16605 = v16603 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16606 = v16605 << 3u;
-        const unsigned int v16607 = v347 + v16604;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16608 = v16607 < v37;
-        const unsigned int v16609 = v16608 ? v16607 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16610 = v31 + v16609;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16611 = v16610 * v2;
-        const unsigned int v16612 = v16611 + v28;
-        const unsigned int v16613 = v16612 << 7u;
-        const unsigned int v16614 = v16613 + v16606;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16615 = v16606 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16616 = v16604 << 6u;
-        const unsigned int v16617 = v16606 >> 6u;
-        const unsigned int v16618 = v16617 << 13u;
-        const unsigned int v16620 = v16618 + v16616;
-        const unsigned int v16621 = v16620 + v16615;
-        iron_copy_async<16>(shm1 + (v16621 ^ (((v16621 >> 6u) & 7u) << 3u)), k + v16614, v16608);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16623 = v16496 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16624 = v16623 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16625 = v16623 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16626 = v16625 << 3u;
-        const unsigned int v16627 = v347 + v16624;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16628 = v16627 < v37;
-        const unsigned int v16629 = v16628 ? v16627 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16630 = v31 + v16629;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16631 = v16630 * v2;
-        const unsigned int v16632 = v16631 + v28;
-        const unsigned int v16633 = v16632 << 7u;
-        const unsigned int v16634 = v16633 + v16626;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16635 = v16626 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16636 = v16624 << 6u;
-        const unsigned int v16637 = v16626 >> 6u;
-        const unsigned int v16638 = v16637 << 13u;
-        const unsigned int v16640 = v16638 + v16636;
-        const unsigned int v16641 = v16640 + v16635;
-        iron_copy_async<16>(shm1 + (v16641 ^ (((v16641 >> 6u) & 7u) << 3u)), k + v16634, v16628);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16643 = v16496 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16644 = v16643 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16645 = v16643 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16646 = v16645 << 3u;
-        const unsigned int v16647 = v347 + v16644;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16648 = v16647 < v37;
-        const unsigned int v16649 = v16648 ? v16647 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16650 = v31 + v16649;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16651 = v16650 * v2;
-        const unsigned int v16652 = v16651 + v28;
-        const unsigned int v16653 = v16652 << 7u;
-        const unsigned int v16654 = v16653 + v16646;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16655 = v16646 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16656 = v16644 << 6u;
-        const unsigned int v16657 = v16646 >> 6u;
-        const unsigned int v16658 = v16657 << 13u;
-        const unsigned int v16660 = v16658 + v16656;
-        const unsigned int v16661 = v16660 + v16655;
-        iron_copy_async<16>(shm1 + (v16661 ^ (((v16661 >> 6u) & 7u) << 3u)), k + v16654, v16648);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v16521 ^ (((v16521 >> 6u) & 7u) << 3u)), v + v16509, v16503);
-        iron_copy_async<16>(shm2 + (v16541 ^ (((v16541 >> 6u) & 7u) << 3u)), v + v16534, v16528);
-        iron_copy_async<16>(shm2 + (v16561 ^ (((v16561 >> 6u) & 7u) << 3u)), v + v16554, v16548);
-        iron_copy_async<16>(shm2 + (v16581 ^ (((v16581 >> 6u) & 7u) << 3u)), v + v16574, v16568);
-        iron_copy_async<16>(shm2 + (v16601 ^ (((v16601 >> 6u) & 7u) << 3u)), v + v16594, v16588);
-        iron_copy_async<16>(shm2 + (v16621 ^ (((v16621 >> 6u) & 7u) << 3u)), v + v16614, v16608);
-        iron_copy_async<16>(shm2 + (v16641 ^ (((v16641 >> 6u) & 7u) << 3u)), v + v16634, v16628);
-        iron_copy_async<16>(shm2 + (v16661 ^ (((v16661 >> 6u) & 7u) << 3u)), v + v16654, v16648);
+    iron_frag<float, 2, 16, 64> v359;
+    iron_frag_fill(v359, 0.0f);
+    const bool v18262 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:267
+    if (v18262) {
+      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+        const unsigned int v18266 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18267 = v18266 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18269 = v18266 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18271 = v18269 << 3u;
+        const unsigned int v18272 = v347 + v18267;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18273 = v18272 < v37;
+        const unsigned int v18274 = v18273 ? v18272 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18275 = v31 + v18274;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18276 = v18275 * v2;
+        const unsigned int v18277 = v18276 + v28;
+        const unsigned int v18278 = v18277 << 7u;
+        const unsigned int v18279 = v18278 + v18271;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18282 = v18271 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18284 = v18267 << 6u;
+        const unsigned int v18286 = v18271 >> 6u;
+        const unsigned int v18288 = v18286 << 13u;
+        const unsigned int v18290 = v18288 + v18284;
+        const unsigned int v18291 = v18290 + v18282;
+        iron_copy_async<16>(shm1 + (v18291 ^ (((v18291 >> 6u) & 7u) << 3u)), k + v18279, v18273);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18293 = v18266 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18294 = v18293 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18295 = v18293 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18296 = v18295 << 3u;
+        const unsigned int v18297 = v347 + v18294;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18298 = v18297 < v37;
+        const unsigned int v18299 = v18298 ? v18297 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18300 = v31 + v18299;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18301 = v18300 * v2;
+        const unsigned int v18302 = v18301 + v28;
+        const unsigned int v18303 = v18302 << 7u;
+        const unsigned int v18304 = v18303 + v18296;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18305 = v18296 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18306 = v18294 << 6u;
+        const unsigned int v18307 = v18296 >> 6u;
+        const unsigned int v18308 = v18307 << 13u;
+        const unsigned int v18310 = v18308 + v18306;
+        const unsigned int v18311 = v18310 + v18305;
+        iron_copy_async<16>(shm1 + (v18311 ^ (((v18311 >> 6u) & 7u) << 3u)), k + v18304, v18298);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18313 = v18266 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18314 = v18313 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18315 = v18313 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18316 = v18315 << 3u;
+        const unsigned int v18317 = v347 + v18314;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18318 = v18317 < v37;
+        const unsigned int v18319 = v18318 ? v18317 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18320 = v31 + v18319;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18321 = v18320 * v2;
+        const unsigned int v18322 = v18321 + v28;
+        const unsigned int v18323 = v18322 << 7u;
+        const unsigned int v18324 = v18323 + v18316;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18325 = v18316 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18326 = v18314 << 6u;
+        const unsigned int v18327 = v18316 >> 6u;
+        const unsigned int v18328 = v18327 << 13u;
+        const unsigned int v18330 = v18328 + v18326;
+        const unsigned int v18331 = v18330 + v18325;
+        iron_copy_async<16>(shm1 + (v18331 ^ (((v18331 >> 6u) & 7u) << 3u)), k + v18324, v18318);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18333 = v18266 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18334 = v18333 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18335 = v18333 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18336 = v18335 << 3u;
+        const unsigned int v18337 = v347 + v18334;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18338 = v18337 < v37;
+        const unsigned int v18339 = v18338 ? v18337 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18340 = v31 + v18339;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18341 = v18340 * v2;
+        const unsigned int v18342 = v18341 + v28;
+        const unsigned int v18343 = v18342 << 7u;
+        const unsigned int v18344 = v18343 + v18336;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18345 = v18336 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18346 = v18334 << 6u;
+        const unsigned int v18347 = v18336 >> 6u;
+        const unsigned int v18348 = v18347 << 13u;
+        const unsigned int v18350 = v18348 + v18346;
+        const unsigned int v18351 = v18350 + v18345;
+        iron_copy_async<16>(shm1 + (v18351 ^ (((v18351 >> 6u) & 7u) << 3u)), k + v18344, v18338);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18353 = v18266 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18354 = v18353 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18355 = v18353 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18356 = v18355 << 3u;
+        const unsigned int v18357 = v347 + v18354;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18358 = v18357 < v37;
+        const unsigned int v18359 = v18358 ? v18357 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18360 = v31 + v18359;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18361 = v18360 * v2;
+        const unsigned int v18362 = v18361 + v28;
+        const unsigned int v18363 = v18362 << 7u;
+        const unsigned int v18364 = v18363 + v18356;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18365 = v18356 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18366 = v18354 << 6u;
+        const unsigned int v18367 = v18356 >> 6u;
+        const unsigned int v18368 = v18367 << 13u;
+        const unsigned int v18370 = v18368 + v18366;
+        const unsigned int v18371 = v18370 + v18365;
+        iron_copy_async<16>(shm1 + (v18371 ^ (((v18371 >> 6u) & 7u) << 3u)), k + v18364, v18358);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18373 = v18266 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18374 = v18373 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18375 = v18373 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18376 = v18375 << 3u;
+        const unsigned int v18377 = v347 + v18374;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18378 = v18377 < v37;
+        const unsigned int v18379 = v18378 ? v18377 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18380 = v31 + v18379;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18381 = v18380 * v2;
+        const unsigned int v18382 = v18381 + v28;
+        const unsigned int v18383 = v18382 << 7u;
+        const unsigned int v18384 = v18383 + v18376;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18385 = v18376 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18386 = v18374 << 6u;
+        const unsigned int v18387 = v18376 >> 6u;
+        const unsigned int v18388 = v18387 << 13u;
+        const unsigned int v18390 = v18388 + v18386;
+        const unsigned int v18391 = v18390 + v18385;
+        iron_copy_async<16>(shm1 + (v18391 ^ (((v18391 >> 6u) & 7u) << 3u)), k + v18384, v18378);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18393 = v18266 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18394 = v18393 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18395 = v18393 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18396 = v18395 << 3u;
+        const unsigned int v18397 = v347 + v18394;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18398 = v18397 < v37;
+        const unsigned int v18399 = v18398 ? v18397 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18400 = v31 + v18399;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18401 = v18400 * v2;
+        const unsigned int v18402 = v18401 + v28;
+        const unsigned int v18403 = v18402 << 7u;
+        const unsigned int v18404 = v18403 + v18396;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18405 = v18396 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18406 = v18394 << 6u;
+        const unsigned int v18407 = v18396 >> 6u;
+        const unsigned int v18408 = v18407 << 13u;
+        const unsigned int v18410 = v18408 + v18406;
+        const unsigned int v18411 = v18410 + v18405;
+        iron_copy_async<16>(shm1 + (v18411 ^ (((v18411 >> 6u) & 7u) << 3u)), k + v18404, v18398);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18413 = v18266 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18414 = v18413 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18415 = v18413 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18416 = v18415 << 3u;
+        const unsigned int v18417 = v347 + v18414;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18418 = v18417 < v37;
+        const unsigned int v18419 = v18418 ? v18417 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18420 = v31 + v18419;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18421 = v18420 * v2;
+        const unsigned int v18422 = v18421 + v28;
+        const unsigned int v18423 = v18422 << 7u;
+        const unsigned int v18424 = v18423 + v18416;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18425 = v18416 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18426 = v18414 << 6u;
+        const unsigned int v18427 = v18416 >> 6u;
+        const unsigned int v18428 = v18427 << 13u;
+        const unsigned int v18430 = v18428 + v18426;
+        const unsigned int v18431 = v18430 + v18425;
+        iron_copy_async<16>(shm1 + (v18431 ^ (((v18431 >> 6u) & 7u) << 3u)), k + v18424, v18418);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v18291 ^ (((v18291 >> 6u) & 7u) << 3u)), v + v18279, v18273);
+        iron_copy_async<16>(shm2 + (v18311 ^ (((v18311 >> 6u) & 7u) << 3u)), v + v18304, v18298);
+        iron_copy_async<16>(shm2 + (v18331 ^ (((v18331 >> 6u) & 7u) << 3u)), v + v18324, v18318);
+        iron_copy_async<16>(shm2 + (v18351 ^ (((v18351 >> 6u) & 7u) << 3u)), v + v18344, v18338);
+        iron_copy_async<16>(shm2 + (v18371 ^ (((v18371 >> 6u) & 7u) << 3u)), v + v18364, v18358);
+        iron_copy_async<16>(shm2 + (v18391 ^ (((v18391 >> 6u) & 7u) << 3u)), v + v18384, v18378);
+        iron_copy_async<16>(shm2 + (v18411 ^ (((v18411 >> 6u) & 7u) << 3u)), v + v18404, v18398);
+        iron_copy_async<16>(shm2 + (v18431 ^ (((v18431 >> 6u) & 7u) << 3u)), v + v18424, v18418);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:267
 
-    for (unsigned int v11348 = v347; v11348 < v334; v11348 += 128u) {
-      const unsigned int v11349 = v11348 - v347;
-      const unsigned int v11350 = v11349 >> 7u;
-      const unsigned int v11352 = v11350 & 1u;
+    for (unsigned int v13118 = v347; v13118 < v334; v13118 += 128u) {
+      const unsigned int v13119 = v13118 - v347;
+      const unsigned int v13120 = v13119 >> 7u;
+      const unsigned int v13122 = v13120 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v11355 = v11348 + 128u;
-      const unsigned int v11357 = v11350 + 1u;
-      const unsigned int v11358 = v11357 & 1u;
-      const bool v11359 = v11355 < v334;
-      if (v11359) {
-        if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v11364 = v11358 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v11366 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11369 = v11366 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11372 = v11366 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11373 = v11372 << 3u;
-          const unsigned int v11374 = v11355 + v11369;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11375 = v11374 < v37;
-          const unsigned int v11378 = v11375 ? v11374 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11380 = v31 + v11378;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11381 = v11380 * v2;
-          const unsigned int v11382 = v11381 + v28;
-          const unsigned int v11383 = v11382 << 7u;
-          const unsigned int v11384 = v11383 + v11373;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11386 = v11373 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11388 = v11369 << 6u;
-          const unsigned int v11391 = v11373 >> 6u;
-          const unsigned int v11392 = v11391 << 13u;
-          const unsigned int v11393 = v11364 + v11392;
-          const unsigned int v11394 = v11393 + v11388;
-          const unsigned int v11395 = v11394 + v11386;
-          iron_copy_async<16>(shm1 + (v11395 ^ (((v11395 >> 6u) & 7u) << 3u)), k + v11384, v11375);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11398 = v11366 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11400 = v11398 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11403 = v11398 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11404 = v11403 << 3u;
-          const unsigned int v11405 = v11355 + v11400;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11406 = v11405 < v37;
-          const unsigned int v11409 = v11406 ? v11405 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11411 = v31 + v11409;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11412 = v11411 * v2;
-          const unsigned int v11413 = v11412 + v28;
-          const unsigned int v11414 = v11413 << 7u;
-          const unsigned int v11415 = v11414 + v11404;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11417 = v11404 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11419 = v11400 << 6u;
-          const unsigned int v11422 = v11404 >> 6u;
-          const unsigned int v11423 = v11422 << 13u;
-          const unsigned int v11424 = v11364 + v11423;
-          const unsigned int v11425 = v11424 + v11419;
-          const unsigned int v11426 = v11425 + v11417;
-          iron_copy_async<16>(shm1 + (v11426 ^ (((v11426 >> 6u) & 7u) << 3u)), k + v11415, v11406);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11429 = v11366 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11431 = v11429 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11434 = v11429 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11435 = v11434 << 3u;
-          const unsigned int v11436 = v11355 + v11431;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11437 = v11436 < v37;
-          const unsigned int v11440 = v11437 ? v11436 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11442 = v31 + v11440;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11443 = v11442 * v2;
-          const unsigned int v11444 = v11443 + v28;
-          const unsigned int v11445 = v11444 << 7u;
-          const unsigned int v11446 = v11445 + v11435;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11448 = v11435 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11450 = v11431 << 6u;
-          const unsigned int v11453 = v11435 >> 6u;
-          const unsigned int v11454 = v11453 << 13u;
-          const unsigned int v11455 = v11364 + v11454;
-          const unsigned int v11456 = v11455 + v11450;
-          const unsigned int v11457 = v11456 + v11448;
-          iron_copy_async<16>(shm1 + (v11457 ^ (((v11457 >> 6u) & 7u) << 3u)), k + v11446, v11437);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11460 = v11366 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11462 = v11460 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11465 = v11460 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11466 = v11465 << 3u;
-          const unsigned int v11467 = v11355 + v11462;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11468 = v11467 < v37;
-          const unsigned int v11471 = v11468 ? v11467 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11473 = v31 + v11471;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11474 = v11473 * v2;
-          const unsigned int v11475 = v11474 + v28;
-          const unsigned int v11476 = v11475 << 7u;
-          const unsigned int v11477 = v11476 + v11466;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11479 = v11466 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11481 = v11462 << 6u;
-          const unsigned int v11484 = v11466 >> 6u;
-          const unsigned int v11485 = v11484 << 13u;
-          const unsigned int v11486 = v11364 + v11485;
-          const unsigned int v11487 = v11486 + v11481;
-          const unsigned int v11488 = v11487 + v11479;
-          iron_copy_async<16>(shm1 + (v11488 ^ (((v11488 >> 6u) & 7u) << 3u)), k + v11477, v11468);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11491 = v11366 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11493 = v11491 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11496 = v11491 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11497 = v11496 << 3u;
-          const unsigned int v11498 = v11355 + v11493;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11499 = v11498 < v37;
-          const unsigned int v11502 = v11499 ? v11498 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11504 = v31 + v11502;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11505 = v11504 * v2;
-          const unsigned int v11506 = v11505 + v28;
-          const unsigned int v11507 = v11506 << 7u;
-          const unsigned int v11508 = v11507 + v11497;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11510 = v11497 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11512 = v11493 << 6u;
-          const unsigned int v11515 = v11497 >> 6u;
-          const unsigned int v11516 = v11515 << 13u;
-          const unsigned int v11517 = v11364 + v11516;
-          const unsigned int v11518 = v11517 + v11512;
-          const unsigned int v11519 = v11518 + v11510;
-          iron_copy_async<16>(shm1 + (v11519 ^ (((v11519 >> 6u) & 7u) << 3u)), k + v11508, v11499);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11522 = v11366 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11524 = v11522 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11527 = v11522 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11528 = v11527 << 3u;
-          const unsigned int v11529 = v11355 + v11524;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11530 = v11529 < v37;
-          const unsigned int v11533 = v11530 ? v11529 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11535 = v31 + v11533;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11536 = v11535 * v2;
-          const unsigned int v11537 = v11536 + v28;
-          const unsigned int v11538 = v11537 << 7u;
-          const unsigned int v11539 = v11538 + v11528;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11541 = v11528 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11543 = v11524 << 6u;
-          const unsigned int v11546 = v11528 >> 6u;
-          const unsigned int v11547 = v11546 << 13u;
-          const unsigned int v11548 = v11364 + v11547;
-          const unsigned int v11549 = v11548 + v11543;
-          const unsigned int v11550 = v11549 + v11541;
-          iron_copy_async<16>(shm1 + (v11550 ^ (((v11550 >> 6u) & 7u) << 3u)), k + v11539, v11530);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11553 = v11366 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11555 = v11553 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11558 = v11553 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11559 = v11558 << 3u;
-          const unsigned int v11560 = v11355 + v11555;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11561 = v11560 < v37;
-          const unsigned int v11564 = v11561 ? v11560 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11566 = v31 + v11564;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11567 = v11566 * v2;
-          const unsigned int v11568 = v11567 + v28;
-          const unsigned int v11569 = v11568 << 7u;
-          const unsigned int v11570 = v11569 + v11559;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11572 = v11559 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11574 = v11555 << 6u;
-          const unsigned int v11577 = v11559 >> 6u;
-          const unsigned int v11578 = v11577 << 13u;
-          const unsigned int v11579 = v11364 + v11578;
-          const unsigned int v11580 = v11579 + v11574;
-          const unsigned int v11581 = v11580 + v11572;
-          iron_copy_async<16>(shm1 + (v11581 ^ (((v11581 >> 6u) & 7u) << 3u)), k + v11570, v11561);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11584 = v11366 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11586 = v11584 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11589 = v11584 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11590 = v11589 << 3u;
-          const unsigned int v11591 = v11355 + v11586;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11592 = v11591 < v37;
-          const unsigned int v11595 = v11592 ? v11591 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11597 = v31 + v11595;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11598 = v11597 * v2;
-          const unsigned int v11599 = v11598 + v28;
-          const unsigned int v11600 = v11599 << 7u;
-          const unsigned int v11601 = v11600 + v11590;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11603 = v11590 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11605 = v11586 << 6u;
-          const unsigned int v11608 = v11590 >> 6u;
-          const unsigned int v11609 = v11608 << 13u;
-          const unsigned int v11610 = v11364 + v11609;
-          const unsigned int v11611 = v11610 + v11605;
-          const unsigned int v11612 = v11611 + v11603;
-          iron_copy_async<16>(shm1 + (v11612 ^ (((v11612 >> 6u) & 7u) << 3u)), k + v11601, v11592);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v11395 ^ (((v11395 >> 6u) & 7u) << 3u)), v + v11384, v11375);
-          iron_copy_async<16>(shm2 + (v11426 ^ (((v11426 >> 6u) & 7u) << 3u)), v + v11415, v11406);
-          iron_copy_async<16>(shm2 + (v11457 ^ (((v11457 >> 6u) & 7u) << 3u)), v + v11446, v11437);
-          iron_copy_async<16>(shm2 + (v11488 ^ (((v11488 >> 6u) & 7u) << 3u)), v + v11477, v11468);
-          iron_copy_async<16>(shm2 + (v11519 ^ (((v11519 >> 6u) & 7u) << 3u)), v + v11508, v11499);
-          iron_copy_async<16>(shm2 + (v11550 ^ (((v11550 >> 6u) & 7u) << 3u)), v + v11539, v11530);
-          iron_copy_async<16>(shm2 + (v11581 ^ (((v11581 >> 6u) & 7u) << 3u)), v + v11570, v11561);
-          iron_copy_async<16>(shm2 + (v11612 ^ (((v11612 >> 6u) & 7u) << 3u)), v + v11601, v11592);
+      const unsigned int v13125 = v13118 + 128u;
+      const unsigned int v13127 = v13120 + 1u;
+      const unsigned int v13128 = v13127 & 1u;
+      const bool v13129 = v13125 < v334;
+      if (v13129) {
+        if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+          const unsigned int v13134 = v13128 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v13136 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13139 = v13136 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13142 = v13136 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13143 = v13142 << 3u;
+          const unsigned int v13144 = v13125 + v13139;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13145 = v13144 < v37;
+          const unsigned int v13148 = v13145 ? v13144 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13150 = v31 + v13148;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13151 = v13150 * v2;
+          const unsigned int v13152 = v13151 + v28;
+          const unsigned int v13153 = v13152 << 7u;
+          const unsigned int v13154 = v13153 + v13143;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13156 = v13143 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13158 = v13139 << 6u;
+          const unsigned int v13161 = v13143 >> 6u;
+          const unsigned int v13162 = v13161 << 13u;
+          const unsigned int v13163 = v13134 + v13162;
+          const unsigned int v13164 = v13163 + v13158;
+          const unsigned int v13165 = v13164 + v13156;
+          iron_copy_async<16>(shm1 + (v13165 ^ (((v13165 >> 6u) & 7u) << 3u)), k + v13154, v13145);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13168 = v13136 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13170 = v13168 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13173 = v13168 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13174 = v13173 << 3u;
+          const unsigned int v13175 = v13125 + v13170;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13176 = v13175 < v37;
+          const unsigned int v13179 = v13176 ? v13175 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13181 = v31 + v13179;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13182 = v13181 * v2;
+          const unsigned int v13183 = v13182 + v28;
+          const unsigned int v13184 = v13183 << 7u;
+          const unsigned int v13185 = v13184 + v13174;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13187 = v13174 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13189 = v13170 << 6u;
+          const unsigned int v13192 = v13174 >> 6u;
+          const unsigned int v13193 = v13192 << 13u;
+          const unsigned int v13194 = v13134 + v13193;
+          const unsigned int v13195 = v13194 + v13189;
+          const unsigned int v13196 = v13195 + v13187;
+          iron_copy_async<16>(shm1 + (v13196 ^ (((v13196 >> 6u) & 7u) << 3u)), k + v13185, v13176);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13199 = v13136 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13201 = v13199 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13204 = v13199 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13205 = v13204 << 3u;
+          const unsigned int v13206 = v13125 + v13201;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13207 = v13206 < v37;
+          const unsigned int v13210 = v13207 ? v13206 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13212 = v31 + v13210;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13213 = v13212 * v2;
+          const unsigned int v13214 = v13213 + v28;
+          const unsigned int v13215 = v13214 << 7u;
+          const unsigned int v13216 = v13215 + v13205;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13218 = v13205 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13220 = v13201 << 6u;
+          const unsigned int v13223 = v13205 >> 6u;
+          const unsigned int v13224 = v13223 << 13u;
+          const unsigned int v13225 = v13134 + v13224;
+          const unsigned int v13226 = v13225 + v13220;
+          const unsigned int v13227 = v13226 + v13218;
+          iron_copy_async<16>(shm1 + (v13227 ^ (((v13227 >> 6u) & 7u) << 3u)), k + v13216, v13207);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13230 = v13136 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13232 = v13230 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13235 = v13230 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13236 = v13235 << 3u;
+          const unsigned int v13237 = v13125 + v13232;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13238 = v13237 < v37;
+          const unsigned int v13241 = v13238 ? v13237 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13243 = v31 + v13241;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13244 = v13243 * v2;
+          const unsigned int v13245 = v13244 + v28;
+          const unsigned int v13246 = v13245 << 7u;
+          const unsigned int v13247 = v13246 + v13236;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13249 = v13236 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13251 = v13232 << 6u;
+          const unsigned int v13254 = v13236 >> 6u;
+          const unsigned int v13255 = v13254 << 13u;
+          const unsigned int v13256 = v13134 + v13255;
+          const unsigned int v13257 = v13256 + v13251;
+          const unsigned int v13258 = v13257 + v13249;
+          iron_copy_async<16>(shm1 + (v13258 ^ (((v13258 >> 6u) & 7u) << 3u)), k + v13247, v13238);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13261 = v13136 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13263 = v13261 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13266 = v13261 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13267 = v13266 << 3u;
+          const unsigned int v13268 = v13125 + v13263;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13269 = v13268 < v37;
+          const unsigned int v13272 = v13269 ? v13268 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13274 = v31 + v13272;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13275 = v13274 * v2;
+          const unsigned int v13276 = v13275 + v28;
+          const unsigned int v13277 = v13276 << 7u;
+          const unsigned int v13278 = v13277 + v13267;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13280 = v13267 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13282 = v13263 << 6u;
+          const unsigned int v13285 = v13267 >> 6u;
+          const unsigned int v13286 = v13285 << 13u;
+          const unsigned int v13287 = v13134 + v13286;
+          const unsigned int v13288 = v13287 + v13282;
+          const unsigned int v13289 = v13288 + v13280;
+          iron_copy_async<16>(shm1 + (v13289 ^ (((v13289 >> 6u) & 7u) << 3u)), k + v13278, v13269);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13292 = v13136 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13294 = v13292 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13297 = v13292 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13298 = v13297 << 3u;
+          const unsigned int v13299 = v13125 + v13294;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13300 = v13299 < v37;
+          const unsigned int v13303 = v13300 ? v13299 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13305 = v31 + v13303;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13306 = v13305 * v2;
+          const unsigned int v13307 = v13306 + v28;
+          const unsigned int v13308 = v13307 << 7u;
+          const unsigned int v13309 = v13308 + v13298;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13311 = v13298 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13313 = v13294 << 6u;
+          const unsigned int v13316 = v13298 >> 6u;
+          const unsigned int v13317 = v13316 << 13u;
+          const unsigned int v13318 = v13134 + v13317;
+          const unsigned int v13319 = v13318 + v13313;
+          const unsigned int v13320 = v13319 + v13311;
+          iron_copy_async<16>(shm1 + (v13320 ^ (((v13320 >> 6u) & 7u) << 3u)), k + v13309, v13300);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13323 = v13136 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13325 = v13323 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13328 = v13323 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13329 = v13328 << 3u;
+          const unsigned int v13330 = v13125 + v13325;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13331 = v13330 < v37;
+          const unsigned int v13334 = v13331 ? v13330 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13336 = v31 + v13334;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13337 = v13336 * v2;
+          const unsigned int v13338 = v13337 + v28;
+          const unsigned int v13339 = v13338 << 7u;
+          const unsigned int v13340 = v13339 + v13329;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13342 = v13329 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13344 = v13325 << 6u;
+          const unsigned int v13347 = v13329 >> 6u;
+          const unsigned int v13348 = v13347 << 13u;
+          const unsigned int v13349 = v13134 + v13348;
+          const unsigned int v13350 = v13349 + v13344;
+          const unsigned int v13351 = v13350 + v13342;
+          iron_copy_async<16>(shm1 + (v13351 ^ (((v13351 >> 6u) & 7u) << 3u)), k + v13340, v13331);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13354 = v13136 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13356 = v13354 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13359 = v13354 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13360 = v13359 << 3u;
+          const unsigned int v13361 = v13125 + v13356;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13362 = v13361 < v37;
+          const unsigned int v13365 = v13362 ? v13361 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13367 = v31 + v13365;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13368 = v13367 * v2;
+          const unsigned int v13369 = v13368 + v28;
+          const unsigned int v13370 = v13369 << 7u;
+          const unsigned int v13371 = v13370 + v13360;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13373 = v13360 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13375 = v13356 << 6u;
+          const unsigned int v13378 = v13360 >> 6u;
+          const unsigned int v13379 = v13378 << 13u;
+          const unsigned int v13380 = v13134 + v13379;
+          const unsigned int v13381 = v13380 + v13375;
+          const unsigned int v13382 = v13381 + v13373;
+          iron_copy_async<16>(shm1 + (v13382 ^ (((v13382 >> 6u) & 7u) << 3u)), k + v13371, v13362);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v13165 ^ (((v13165 >> 6u) & 7u) << 3u)), v + v13154, v13145);
+          iron_copy_async<16>(shm2 + (v13196 ^ (((v13196 >> 6u) & 7u) << 3u)), v + v13185, v13176);
+          iron_copy_async<16>(shm2 + (v13227 ^ (((v13227 >> 6u) & 7u) << 3u)), v + v13216, v13207);
+          iron_copy_async<16>(shm2 + (v13258 ^ (((v13258 >> 6u) & 7u) << 3u)), v + v13247, v13238);
+          iron_copy_async<16>(shm2 + (v13289 ^ (((v13289 >> 6u) & 7u) << 3u)), v + v13278, v13269);
+          iron_copy_async<16>(shm2 + (v13320 ^ (((v13320 >> 6u) & 7u) << 3u)), v + v13309, v13300);
+          iron_copy_async<16>(shm2 + (v13351 ^ (((v13351 >> 6u) & 7u) << 3u)), v + v13340, v13331);
+          iron_copy_async<16>(shm2 + (v13382 ^ (((v13382 >> 6u) & 7u) << 3u)), v + v13371, v13362);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
-      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11867;  // kernels/sdpa/flash_warpgroup.hpp:266
-        iron_frag_fill(v11867, 0.0f);
-        const unsigned int v11871 = v11352 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11876 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v11877 = v11876 << 6u;
-        const unsigned int v15786 = v41 & 3u;
-        const unsigned int v15788 = v15786 << 4u;
-        const unsigned int v15790 = v15788 << 6u;
-        const unsigned int v15792 = v11877 + v15790;
-        iron_frag<iron_bf16, 0, 16, 16> v15799;
-        iron_frag_fill(v15799, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15799, shm0, v15792, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15801;
-        iron_frag_fill(v15801, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15801, shm1, v11871, 64u);
-        iron_frag_mma_sync(v11867, v15799, v15801);
-        const unsigned int v15803 = v15792 + 16u;
-        const unsigned int v15806 = v11871 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15808;
-        iron_frag_fill(v15808, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15808, shm0, v15803, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15810;
-        iron_frag_fill(v15810, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15810, shm1, v15806, 64u);
-        iron_frag_mma_sync(v11867, v15808, v15810);
-        const unsigned int v15812 = v15792 + 32u;
-        const unsigned int v15815 = v11871 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15817;
-        iron_frag_fill(v15817, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15817, shm0, v15812, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15819;
-        iron_frag_fill(v15819, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15819, shm1, v15815, 64u);
-        iron_frag_mma_sync(v11867, v15817, v15819);
-        const unsigned int v15821 = v15792 + 48u;
-        const unsigned int v15824 = v11871 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15826;
-        iron_frag_fill(v15826, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15826, shm0, v15821, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15828;
-        iron_frag_fill(v15828, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15828, shm1, v15824, 64u);
-        iron_frag_mma_sync(v11867, v15826, v15828);
-        const unsigned int v11884 = v11871 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11891 = 8192u + v11877;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v15837 = v11891 + v15790;
-        iron_frag<iron_bf16, 0, 16, 16> v15844;
-        iron_frag_fill(v15844, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15844, shm0, v15837, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15846;
-        iron_frag_fill(v15846, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15846, shm1, v11884, 64u);
-        iron_frag_mma_sync(v11867, v15844, v15846);
-        const unsigned int v15848 = v15837 + 16u;
-        const unsigned int v15851 = v11884 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15853;
-        iron_frag_fill(v15853, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15853, shm0, v15848, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15855;
-        iron_frag_fill(v15855, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15855, shm1, v15851, 64u);
-        iron_frag_mma_sync(v11867, v15853, v15855);
-        const unsigned int v15857 = v15837 + 32u;
-        const unsigned int v15860 = v11884 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15862;
-        iron_frag_fill(v15862, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15862, shm0, v15857, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15864;
-        iron_frag_fill(v15864, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15864, shm1, v15860, 64u);
-        iron_frag_mma_sync(v11867, v15862, v15864);
-        const unsigned int v15866 = v15837 + 48u;
-        const unsigned int v15869 = v11884 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15871;
-        iron_frag_fill(v15871, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15871, shm0, v15866, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15873;
-        iron_frag_fill(v15873, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15873, shm1, v15869, 64u);
-        iron_frag_mma_sync(v11867, v15871, v15873);
-        iron_frag<float, 2, 16, 8> v11893;  // kernels/sdpa/flash_tile.hpp:347
-        iron_frag_fill(v11893, 0.0f);
-        const bool v11895 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-        if (v11895) {
-          const bool v11898 = v11355 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11906 = v11355 + v18;
-          const bool v11907 = v11906 <= v304;
-          const bool v11908 = v311 || v11907;
-          const bool v11909 = v11898 && v11908;
-          const bool v11911 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11912 = v11348 + v7;
-          const unsigned int v11913 = v11912 + v18;
-          const unsigned int v11914 = v301 + v37;
-          const bool v11915 = v11914 <= v11913;
-          const bool v11916 = v11911 || v11915;
-          const bool v11917 = v11909 && v11916;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11918 = !v11917;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11918) {
-            iron_frag<float, 2, 16, 8> v11920;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11920, 0.0f);
-            iron_frag<float, 2, 16, 8> v11922;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v11922, 0.0f);
-            const unsigned int v11924 = static_cast<unsigned int>(v11920.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11926 = v46 + v11924;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11928 = v11926 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11929 = v11928 + 1u;
-            const unsigned int v11931 = v11929 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11940 = v11931 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11944 = v11929 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11945 = v317 && v11944;
-            const unsigned int v11946 = v11945 ? v11940 : v305;
-            const unsigned int v11949 = v11946 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11950 = min(v11949, 128u);
-            const bool v11951 = v11946 > v11348;
-            const unsigned int v11952 = v11951 ? v11950 : v305;
-            const float v11953 = __uint_as_float(v11952);
-            v11920.x[0] = v11953;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11955 = static_cast<unsigned int>(v11920.row(1, iron_linear_thread() & 31u));
-            const unsigned int v11957 = v46 + v11955;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11959 = v11957 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11960 = v11959 + 1u;
-            const unsigned int v11962 = v11960 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v11971 = v11962 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v11975 = v11960 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v11976 = v317 && v11975;
-            const unsigned int v11977 = v11976 ? v11971 : v305;
-            const unsigned int v11980 = v11977 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v11981 = min(v11980, 128u);
-            const bool v11982 = v11977 > v11348;
-            const unsigned int v11983 = v11982 ? v11981 : v305;
-            const float v11984 = __uint_as_float(v11983);
-            v11920.x[1] = v11984;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11986 = static_cast<unsigned int>(v11920.row(2, iron_linear_thread() & 31u));
-            const unsigned int v11988 = v46 + v11986;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11990 = v11988 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11991 = v11990 + 1u;
-            const unsigned int v11993 = v11991 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12002 = v11993 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12006 = v11991 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12007 = v317 && v12006;
-            const unsigned int v12008 = v12007 ? v12002 : v305;
-            const unsigned int v12011 = v12008 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12012 = min(v12011, 128u);
-            const bool v12013 = v12008 > v11348;
-            const unsigned int v12014 = v12013 ? v12012 : v305;
-            const float v12015 = __uint_as_float(v12014);
-            v11920.x[2] = v12015;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12017 = static_cast<unsigned int>(v11920.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12019 = v46 + v12017;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12021 = v12019 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12022 = v12021 + 1u;
-            const unsigned int v12024 = v12022 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12033 = v12024 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12037 = v12022 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12038 = v317 && v12037;
-            const unsigned int v12039 = v12038 ? v12033 : v305;
-            const unsigned int v12042 = v12039 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12043 = min(v12042, 128u);
-            const bool v12044 = v12039 > v11348;
-            const unsigned int v12045 = v12044 ? v12043 : v305;
-            const float v12046 = __uint_as_float(v12045);
-            v11920.x[3] = v12046;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12048 = static_cast<unsigned int>(v11922.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12050 = v46 + v12048;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12052 = v12050 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12053 = v12052 + 1u;
-            const unsigned int v12055 = v12053 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12056 = min(v37, v12055);
-            const bool v12057 = v12053 > v18;
-            const unsigned int v12058 = v12057 ? v12056 : v305;
-            const unsigned int v12061 = v311 ? v37 : v12058;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12073 = v12061 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12074 = min(v12073, 128u);
-            const bool v12075 = v12061 > v11348;
-            const unsigned int v12076 = v12075 ? v12074 : v305;
-            const float v12077 = __uint_as_float(v12076);
-            v11922.x[0] = v12077;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12079 = static_cast<unsigned int>(v11922.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12081 = v46 + v12079;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12083 = v12081 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12084 = v12083 + 1u;
-            const unsigned int v12086 = v12084 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12087 = min(v37, v12086);
-            const bool v12088 = v12084 > v18;
-            const unsigned int v12089 = v12088 ? v12087 : v305;
-            const unsigned int v12092 = v311 ? v37 : v12089;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12104 = v12092 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12105 = min(v12104, 128u);
-            const bool v12106 = v12092 > v11348;
-            const unsigned int v12107 = v12106 ? v12105 : v305;
-            const float v12108 = __uint_as_float(v12107);
-            v11922.x[1] = v12108;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12110 = static_cast<unsigned int>(v11922.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12112 = v46 + v12110;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12114 = v12112 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12115 = v12114 + 1u;
-            const unsigned int v12117 = v12115 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12118 = min(v37, v12117);
-            const bool v12119 = v12115 > v18;
-            const unsigned int v12120 = v12119 ? v12118 : v305;
-            const unsigned int v12123 = v311 ? v37 : v12120;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12135 = v12123 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12136 = min(v12135, 128u);
-            const bool v12137 = v12123 > v11348;
-            const unsigned int v12138 = v12137 ? v12136 : v305;
-            const float v12139 = __uint_as_float(v12138);
-            v11922.x[2] = v12139;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12141 = static_cast<unsigned int>(v11922.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12143 = v46 + v12141;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12145 = v12143 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12146 = v12145 + 1u;
-            const unsigned int v12148 = v12146 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12149 = min(v37, v12148);
-            const bool v12150 = v12146 > v18;
-            const unsigned int v12151 = v12150 ? v12149 : v305;
-            const unsigned int v12154 = v311 ? v37 : v12151;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12166 = v12154 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12167 = min(v12166, 128u);
-            const bool v12168 = v12154 > v11348;
-            const unsigned int v12169 = v12168 ? v12167 : v305;
-            const float v12170 = __uint_as_float(v12169);
-            v11922.x[3] = v12170;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12171 = static_cast<unsigned int>(v11867.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v12173 = v11867.x[0];
-            const float v12174 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12175 = __float_as_uint(v12174);
-            const bool v12176 = v12171 >= v12175;
-            const float v12177 = v11922.x[0];
-            const unsigned int v12178 = __float_as_uint(v12177);
-            const bool v12179 = v12171 < v12178;
-            const bool v12180 = v12176 && v12179;
-            const float v12182 = v12180 ? v12173 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[0] = v12182;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12183 = static_cast<unsigned int>(v11867.col(1, iron_linear_thread() & 31u));
-            const float v12185 = v11867.x[1];
-            const float v12186 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12187 = __float_as_uint(v12186);
-            const bool v12188 = v12183 >= v12187;
-            const float v12189 = v11922.x[0];
-            const unsigned int v12190 = __float_as_uint(v12189);
-            const bool v12191 = v12183 < v12190;
-            const bool v12192 = v12188 && v12191;
-            const float v12194 = v12192 ? v12185 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[1] = v12194;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12195 = static_cast<unsigned int>(v11867.col(2, iron_linear_thread() & 31u));
-            const float v12197 = v11867.x[2];
-            const float v12198 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12199 = __float_as_uint(v12198);
-            const bool v12200 = v12195 >= v12199;
-            const float v12201 = v11922.x[2];
-            const unsigned int v12202 = __float_as_uint(v12201);
-            const bool v12203 = v12195 < v12202;
-            const bool v12204 = v12200 && v12203;
-            const float v12206 = v12204 ? v12197 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[2] = v12206;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12207 = static_cast<unsigned int>(v11867.col(3, iron_linear_thread() & 31u));
-            const float v12209 = v11867.x[3];
-            const float v12210 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12211 = __float_as_uint(v12210);
-            const bool v12212 = v12207 >= v12211;
-            const float v12213 = v11922.x[2];
-            const unsigned int v12214 = __float_as_uint(v12213);
-            const bool v12215 = v12207 < v12214;
-            const bool v12216 = v12212 && v12215;
-            const float v12218 = v12216 ? v12209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[3] = v12218;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12219 = static_cast<unsigned int>(v11867.col(4, iron_linear_thread() & 31u));
-            const float v12221 = v11867.x[4];
-            const float v12222 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12223 = __float_as_uint(v12222);
-            const bool v12224 = v12219 >= v12223;
-            const float v12225 = v11922.x[0];
-            const unsigned int v12226 = __float_as_uint(v12225);
-            const bool v12227 = v12219 < v12226;
-            const bool v12228 = v12224 && v12227;
-            const float v12230 = v12228 ? v12221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[4] = v12230;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12231 = static_cast<unsigned int>(v11867.col(5, iron_linear_thread() & 31u));
-            const float v12233 = v11867.x[5];
-            const float v12234 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12235 = __float_as_uint(v12234);
-            const bool v12236 = v12231 >= v12235;
-            const float v12237 = v11922.x[0];
-            const unsigned int v12238 = __float_as_uint(v12237);
-            const bool v12239 = v12231 < v12238;
-            const bool v12240 = v12236 && v12239;
-            const float v12242 = v12240 ? v12233 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[5] = v12242;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12243 = static_cast<unsigned int>(v11867.col(6, iron_linear_thread() & 31u));
-            const float v12245 = v11867.x[6];
-            const float v12246 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12247 = __float_as_uint(v12246);
-            const bool v12248 = v12243 >= v12247;
-            const float v12249 = v11922.x[2];
-            const unsigned int v12250 = __float_as_uint(v12249);
-            const bool v12251 = v12243 < v12250;
-            const bool v12252 = v12248 && v12251;
-            const float v12254 = v12252 ? v12245 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[6] = v12254;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12255 = static_cast<unsigned int>(v11867.col(7, iron_linear_thread() & 31u));
-            const float v12257 = v11867.x[7];
-            const float v12258 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12259 = __float_as_uint(v12258);
-            const bool v12260 = v12255 >= v12259;
-            const float v12261 = v11922.x[2];
-            const unsigned int v12262 = __float_as_uint(v12261);
-            const bool v12263 = v12255 < v12262;
-            const bool v12264 = v12260 && v12263;
-            const float v12266 = v12264 ? v12257 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[7] = v12266;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12267 = static_cast<unsigned int>(v11867.col(8, iron_linear_thread() & 31u));
-            const float v12269 = v11867.x[8];
-            const float v12270 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12271 = __float_as_uint(v12270);
-            const bool v12272 = v12267 >= v12271;
-            const float v12273 = v11922.x[0];
-            const unsigned int v12274 = __float_as_uint(v12273);
-            const bool v12275 = v12267 < v12274;
-            const bool v12276 = v12272 && v12275;
-            const float v12278 = v12276 ? v12269 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[8] = v12278;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12279 = static_cast<unsigned int>(v11867.col(9, iron_linear_thread() & 31u));
-            const float v12281 = v11867.x[9];
-            const float v12282 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12283 = __float_as_uint(v12282);
-            const bool v12284 = v12279 >= v12283;
-            const float v12285 = v11922.x[0];
-            const unsigned int v12286 = __float_as_uint(v12285);
-            const bool v12287 = v12279 < v12286;
-            const bool v12288 = v12284 && v12287;
-            const float v12290 = v12288 ? v12281 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[9] = v12290;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12291 = static_cast<unsigned int>(v11867.col(10, iron_linear_thread() & 31u));
-            const float v12293 = v11867.x[10];
-            const float v12294 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12295 = __float_as_uint(v12294);
-            const bool v12296 = v12291 >= v12295;
-            const float v12297 = v11922.x[2];
-            const unsigned int v12298 = __float_as_uint(v12297);
-            const bool v12299 = v12291 < v12298;
-            const bool v12300 = v12296 && v12299;
-            const float v12302 = v12300 ? v12293 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[10] = v12302;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12303 = static_cast<unsigned int>(v11867.col(11, iron_linear_thread() & 31u));
-            const float v12305 = v11867.x[11];
-            const float v12306 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12307 = __float_as_uint(v12306);
-            const bool v12308 = v12303 >= v12307;
-            const float v12309 = v11922.x[2];
-            const unsigned int v12310 = __float_as_uint(v12309);
-            const bool v12311 = v12303 < v12310;
-            const bool v12312 = v12308 && v12311;
-            const float v12314 = v12312 ? v12305 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[11] = v12314;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12315 = static_cast<unsigned int>(v11867.col(12, iron_linear_thread() & 31u));
-            const float v12317 = v11867.x[12];
-            const float v12318 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12319 = __float_as_uint(v12318);
-            const bool v12320 = v12315 >= v12319;
-            const float v12321 = v11922.x[0];
-            const unsigned int v12322 = __float_as_uint(v12321);
-            const bool v12323 = v12315 < v12322;
-            const bool v12324 = v12320 && v12323;
-            const float v12326 = v12324 ? v12317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[12] = v12326;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12327 = static_cast<unsigned int>(v11867.col(13, iron_linear_thread() & 31u));
-            const float v12329 = v11867.x[13];
-            const float v12330 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12331 = __float_as_uint(v12330);
-            const bool v12332 = v12327 >= v12331;
-            const float v12333 = v11922.x[0];
-            const unsigned int v12334 = __float_as_uint(v12333);
-            const bool v12335 = v12327 < v12334;
-            const bool v12336 = v12332 && v12335;
-            const float v12338 = v12336 ? v12329 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[13] = v12338;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12339 = static_cast<unsigned int>(v11867.col(14, iron_linear_thread() & 31u));
-            const float v12341 = v11867.x[14];
-            const float v12342 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12343 = __float_as_uint(v12342);
-            const bool v12344 = v12339 >= v12343;
-            const float v12345 = v11922.x[2];
-            const unsigned int v12346 = __float_as_uint(v12345);
-            const bool v12347 = v12339 < v12346;
-            const bool v12348 = v12344 && v12347;
-            const float v12350 = v12348 ? v12341 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[14] = v12350;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12351 = static_cast<unsigned int>(v11867.col(15, iron_linear_thread() & 31u));
-            const float v12353 = v11867.x[15];
-            const float v12354 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12355 = __float_as_uint(v12354);
-            const bool v12356 = v12351 >= v12355;
-            const float v12357 = v11922.x[2];
-            const unsigned int v12358 = __float_as_uint(v12357);
-            const bool v12359 = v12351 < v12358;
-            const bool v12360 = v12356 && v12359;
-            const float v12362 = v12360 ? v12353 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[15] = v12362;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12363 = static_cast<unsigned int>(v11867.col(16, iron_linear_thread() & 31u));
-            const float v12365 = v11867.x[16];
-            const float v12366 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12367 = __float_as_uint(v12366);
-            const bool v12368 = v12363 >= v12367;
-            const float v12369 = v11922.x[0];
-            const unsigned int v12370 = __float_as_uint(v12369);
-            const bool v12371 = v12363 < v12370;
-            const bool v12372 = v12368 && v12371;
-            const float v12374 = v12372 ? v12365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[16] = v12374;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12375 = static_cast<unsigned int>(v11867.col(17, iron_linear_thread() & 31u));
-            const float v12377 = v11867.x[17];
-            const float v12378 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12379 = __float_as_uint(v12378);
-            const bool v12380 = v12375 >= v12379;
-            const float v12381 = v11922.x[0];
-            const unsigned int v12382 = __float_as_uint(v12381);
-            const bool v12383 = v12375 < v12382;
-            const bool v12384 = v12380 && v12383;
-            const float v12386 = v12384 ? v12377 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[17] = v12386;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12387 = static_cast<unsigned int>(v11867.col(18, iron_linear_thread() & 31u));
-            const float v12389 = v11867.x[18];
-            const float v12390 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12391 = __float_as_uint(v12390);
-            const bool v12392 = v12387 >= v12391;
-            const float v12393 = v11922.x[2];
-            const unsigned int v12394 = __float_as_uint(v12393);
-            const bool v12395 = v12387 < v12394;
-            const bool v12396 = v12392 && v12395;
-            const float v12398 = v12396 ? v12389 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[18] = v12398;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12399 = static_cast<unsigned int>(v11867.col(19, iron_linear_thread() & 31u));
-            const float v12401 = v11867.x[19];
-            const float v12402 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12403 = __float_as_uint(v12402);
-            const bool v12404 = v12399 >= v12403;
-            const float v12405 = v11922.x[2];
-            const unsigned int v12406 = __float_as_uint(v12405);
-            const bool v12407 = v12399 < v12406;
-            const bool v12408 = v12404 && v12407;
-            const float v12410 = v12408 ? v12401 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[19] = v12410;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12411 = static_cast<unsigned int>(v11867.col(20, iron_linear_thread() & 31u));
-            const float v12413 = v11867.x[20];
-            const float v12414 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12415 = __float_as_uint(v12414);
-            const bool v12416 = v12411 >= v12415;
-            const float v12417 = v11922.x[0];
-            const unsigned int v12418 = __float_as_uint(v12417);
-            const bool v12419 = v12411 < v12418;
-            const bool v12420 = v12416 && v12419;
-            const float v12422 = v12420 ? v12413 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[20] = v12422;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12423 = static_cast<unsigned int>(v11867.col(21, iron_linear_thread() & 31u));
-            const float v12425 = v11867.x[21];
-            const float v12426 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12427 = __float_as_uint(v12426);
-            const bool v12428 = v12423 >= v12427;
-            const float v12429 = v11922.x[0];
-            const unsigned int v12430 = __float_as_uint(v12429);
-            const bool v12431 = v12423 < v12430;
-            const bool v12432 = v12428 && v12431;
-            const float v12434 = v12432 ? v12425 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[21] = v12434;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12435 = static_cast<unsigned int>(v11867.col(22, iron_linear_thread() & 31u));
-            const float v12437 = v11867.x[22];
-            const float v12438 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12439 = __float_as_uint(v12438);
-            const bool v12440 = v12435 >= v12439;
-            const float v12441 = v11922.x[2];
-            const unsigned int v12442 = __float_as_uint(v12441);
-            const bool v12443 = v12435 < v12442;
-            const bool v12444 = v12440 && v12443;
-            const float v12446 = v12444 ? v12437 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[22] = v12446;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12447 = static_cast<unsigned int>(v11867.col(23, iron_linear_thread() & 31u));
-            const float v12449 = v11867.x[23];
-            const float v12450 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12451 = __float_as_uint(v12450);
-            const bool v12452 = v12447 >= v12451;
-            const float v12453 = v11922.x[2];
-            const unsigned int v12454 = __float_as_uint(v12453);
-            const bool v12455 = v12447 < v12454;
-            const bool v12456 = v12452 && v12455;
-            const float v12458 = v12456 ? v12449 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[23] = v12458;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12459 = static_cast<unsigned int>(v11867.col(24, iron_linear_thread() & 31u));
-            const float v12461 = v11867.x[24];
-            const float v12462 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12463 = __float_as_uint(v12462);
-            const bool v12464 = v12459 >= v12463;
-            const float v12465 = v11922.x[0];
-            const unsigned int v12466 = __float_as_uint(v12465);
-            const bool v12467 = v12459 < v12466;
-            const bool v12468 = v12464 && v12467;
-            const float v12470 = v12468 ? v12461 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[24] = v12470;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12471 = static_cast<unsigned int>(v11867.col(25, iron_linear_thread() & 31u));
-            const float v12473 = v11867.x[25];
-            const float v12474 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12475 = __float_as_uint(v12474);
-            const bool v12476 = v12471 >= v12475;
-            const float v12477 = v11922.x[0];
-            const unsigned int v12478 = __float_as_uint(v12477);
-            const bool v12479 = v12471 < v12478;
-            const bool v12480 = v12476 && v12479;
-            const float v12482 = v12480 ? v12473 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[25] = v12482;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12483 = static_cast<unsigned int>(v11867.col(26, iron_linear_thread() & 31u));
-            const float v12485 = v11867.x[26];
-            const float v12486 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12487 = __float_as_uint(v12486);
-            const bool v12488 = v12483 >= v12487;
-            const float v12489 = v11922.x[2];
-            const unsigned int v12490 = __float_as_uint(v12489);
-            const bool v12491 = v12483 < v12490;
-            const bool v12492 = v12488 && v12491;
-            const float v12494 = v12492 ? v12485 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[26] = v12494;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12495 = static_cast<unsigned int>(v11867.col(27, iron_linear_thread() & 31u));
-            const float v12497 = v11867.x[27];
-            const float v12498 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12499 = __float_as_uint(v12498);
-            const bool v12500 = v12495 >= v12499;
-            const float v12501 = v11922.x[2];
-            const unsigned int v12502 = __float_as_uint(v12501);
-            const bool v12503 = v12495 < v12502;
-            const bool v12504 = v12500 && v12503;
-            const float v12506 = v12504 ? v12497 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[27] = v12506;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12507 = static_cast<unsigned int>(v11867.col(28, iron_linear_thread() & 31u));
-            const float v12509 = v11867.x[28];
-            const float v12510 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12511 = __float_as_uint(v12510);
-            const bool v12512 = v12507 >= v12511;
-            const float v12513 = v11922.x[0];
-            const unsigned int v12514 = __float_as_uint(v12513);
-            const bool v12515 = v12507 < v12514;
-            const bool v12516 = v12512 && v12515;
-            const float v12518 = v12516 ? v12509 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[28] = v12518;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12519 = static_cast<unsigned int>(v11867.col(29, iron_linear_thread() & 31u));
-            const float v12521 = v11867.x[29];
-            const float v12522 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12523 = __float_as_uint(v12522);
-            const bool v12524 = v12519 >= v12523;
-            const float v12525 = v11922.x[0];
-            const unsigned int v12526 = __float_as_uint(v12525);
-            const bool v12527 = v12519 < v12526;
-            const bool v12528 = v12524 && v12527;
-            const float v12530 = v12528 ? v12521 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[29] = v12530;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12531 = static_cast<unsigned int>(v11867.col(30, iron_linear_thread() & 31u));
-            const float v12533 = v11867.x[30];
-            const float v12534 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12535 = __float_as_uint(v12534);
-            const bool v12536 = v12531 >= v12535;
-            const float v12537 = v11922.x[2];
-            const unsigned int v12538 = __float_as_uint(v12537);
-            const bool v12539 = v12531 < v12538;
-            const bool v12540 = v12536 && v12539;
-            const float v12542 = v12540 ? v12533 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[30] = v12542;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12543 = static_cast<unsigned int>(v11867.col(31, iron_linear_thread() & 31u));
-            const float v12545 = v11867.x[31];
-            const float v12546 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12547 = __float_as_uint(v12546);
-            const bool v12548 = v12543 >= v12547;
-            const float v12549 = v11922.x[2];
-            const unsigned int v12550 = __float_as_uint(v12549);
-            const bool v12551 = v12543 < v12550;
-            const bool v12552 = v12548 && v12551;
-            const float v12554 = v12552 ? v12545 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[31] = v12554;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12555 = static_cast<unsigned int>(v11867.col(32, iron_linear_thread() & 31u));
-            const float v12557 = v11867.x[32];
-            const float v12558 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12559 = __float_as_uint(v12558);
-            const bool v12560 = v12555 >= v12559;
-            const float v12561 = v11922.x[0];
-            const unsigned int v12562 = __float_as_uint(v12561);
-            const bool v12563 = v12555 < v12562;
-            const bool v12564 = v12560 && v12563;
-            const float v12566 = v12564 ? v12557 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[32] = v12566;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12567 = static_cast<unsigned int>(v11867.col(33, iron_linear_thread() & 31u));
-            const float v12569 = v11867.x[33];
-            const float v12570 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12571 = __float_as_uint(v12570);
-            const bool v12572 = v12567 >= v12571;
-            const float v12573 = v11922.x[0];
-            const unsigned int v12574 = __float_as_uint(v12573);
-            const bool v12575 = v12567 < v12574;
-            const bool v12576 = v12572 && v12575;
-            const float v12578 = v12576 ? v12569 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[33] = v12578;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12579 = static_cast<unsigned int>(v11867.col(34, iron_linear_thread() & 31u));
-            const float v12581 = v11867.x[34];
-            const float v12582 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12583 = __float_as_uint(v12582);
-            const bool v12584 = v12579 >= v12583;
-            const float v12585 = v11922.x[2];
-            const unsigned int v12586 = __float_as_uint(v12585);
-            const bool v12587 = v12579 < v12586;
-            const bool v12588 = v12584 && v12587;
-            const float v12590 = v12588 ? v12581 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[34] = v12590;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12591 = static_cast<unsigned int>(v11867.col(35, iron_linear_thread() & 31u));
-            const float v12593 = v11867.x[35];
-            const float v12594 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12595 = __float_as_uint(v12594);
-            const bool v12596 = v12591 >= v12595;
-            const float v12597 = v11922.x[2];
-            const unsigned int v12598 = __float_as_uint(v12597);
-            const bool v12599 = v12591 < v12598;
-            const bool v12600 = v12596 && v12599;
-            const float v12602 = v12600 ? v12593 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[35] = v12602;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12603 = static_cast<unsigned int>(v11867.col(36, iron_linear_thread() & 31u));
-            const float v12605 = v11867.x[36];
-            const float v12606 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12607 = __float_as_uint(v12606);
-            const bool v12608 = v12603 >= v12607;
-            const float v12609 = v11922.x[0];
-            const unsigned int v12610 = __float_as_uint(v12609);
-            const bool v12611 = v12603 < v12610;
-            const bool v12612 = v12608 && v12611;
-            const float v12614 = v12612 ? v12605 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[36] = v12614;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12615 = static_cast<unsigned int>(v11867.col(37, iron_linear_thread() & 31u));
-            const float v12617 = v11867.x[37];
-            const float v12618 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12619 = __float_as_uint(v12618);
-            const bool v12620 = v12615 >= v12619;
-            const float v12621 = v11922.x[0];
-            const unsigned int v12622 = __float_as_uint(v12621);
-            const bool v12623 = v12615 < v12622;
-            const bool v12624 = v12620 && v12623;
-            const float v12626 = v12624 ? v12617 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[37] = v12626;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12627 = static_cast<unsigned int>(v11867.col(38, iron_linear_thread() & 31u));
-            const float v12629 = v11867.x[38];
-            const float v12630 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12631 = __float_as_uint(v12630);
-            const bool v12632 = v12627 >= v12631;
-            const float v12633 = v11922.x[2];
-            const unsigned int v12634 = __float_as_uint(v12633);
-            const bool v12635 = v12627 < v12634;
-            const bool v12636 = v12632 && v12635;
-            const float v12638 = v12636 ? v12629 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[38] = v12638;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12639 = static_cast<unsigned int>(v11867.col(39, iron_linear_thread() & 31u));
-            const float v12641 = v11867.x[39];
-            const float v12642 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12643 = __float_as_uint(v12642);
-            const bool v12644 = v12639 >= v12643;
-            const float v12645 = v11922.x[2];
-            const unsigned int v12646 = __float_as_uint(v12645);
-            const bool v12647 = v12639 < v12646;
-            const bool v12648 = v12644 && v12647;
-            const float v12650 = v12648 ? v12641 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[39] = v12650;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12651 = static_cast<unsigned int>(v11867.col(40, iron_linear_thread() & 31u));
-            const float v12653 = v11867.x[40];
-            const float v12654 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12655 = __float_as_uint(v12654);
-            const bool v12656 = v12651 >= v12655;
-            const float v12657 = v11922.x[0];
-            const unsigned int v12658 = __float_as_uint(v12657);
-            const bool v12659 = v12651 < v12658;
-            const bool v12660 = v12656 && v12659;
-            const float v12662 = v12660 ? v12653 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[40] = v12662;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12663 = static_cast<unsigned int>(v11867.col(41, iron_linear_thread() & 31u));
-            const float v12665 = v11867.x[41];
-            const float v12666 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12667 = __float_as_uint(v12666);
-            const bool v12668 = v12663 >= v12667;
-            const float v12669 = v11922.x[0];
-            const unsigned int v12670 = __float_as_uint(v12669);
-            const bool v12671 = v12663 < v12670;
-            const bool v12672 = v12668 && v12671;
-            const float v12674 = v12672 ? v12665 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[41] = v12674;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12675 = static_cast<unsigned int>(v11867.col(42, iron_linear_thread() & 31u));
-            const float v12677 = v11867.x[42];
-            const float v12678 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12679 = __float_as_uint(v12678);
-            const bool v12680 = v12675 >= v12679;
-            const float v12681 = v11922.x[2];
-            const unsigned int v12682 = __float_as_uint(v12681);
-            const bool v12683 = v12675 < v12682;
-            const bool v12684 = v12680 && v12683;
-            const float v12686 = v12684 ? v12677 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[42] = v12686;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12687 = static_cast<unsigned int>(v11867.col(43, iron_linear_thread() & 31u));
-            const float v12689 = v11867.x[43];
-            const float v12690 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12691 = __float_as_uint(v12690);
-            const bool v12692 = v12687 >= v12691;
-            const float v12693 = v11922.x[2];
-            const unsigned int v12694 = __float_as_uint(v12693);
-            const bool v12695 = v12687 < v12694;
-            const bool v12696 = v12692 && v12695;
-            const float v12698 = v12696 ? v12689 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[43] = v12698;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12699 = static_cast<unsigned int>(v11867.col(44, iron_linear_thread() & 31u));
-            const float v12701 = v11867.x[44];
-            const float v12702 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12703 = __float_as_uint(v12702);
-            const bool v12704 = v12699 >= v12703;
-            const float v12705 = v11922.x[0];
-            const unsigned int v12706 = __float_as_uint(v12705);
-            const bool v12707 = v12699 < v12706;
-            const bool v12708 = v12704 && v12707;
-            const float v12710 = v12708 ? v12701 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[44] = v12710;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12711 = static_cast<unsigned int>(v11867.col(45, iron_linear_thread() & 31u));
-            const float v12713 = v11867.x[45];
-            const float v12714 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12715 = __float_as_uint(v12714);
-            const bool v12716 = v12711 >= v12715;
-            const float v12717 = v11922.x[0];
-            const unsigned int v12718 = __float_as_uint(v12717);
-            const bool v12719 = v12711 < v12718;
-            const bool v12720 = v12716 && v12719;
-            const float v12722 = v12720 ? v12713 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[45] = v12722;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12723 = static_cast<unsigned int>(v11867.col(46, iron_linear_thread() & 31u));
-            const float v12725 = v11867.x[46];
-            const float v12726 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12727 = __float_as_uint(v12726);
-            const bool v12728 = v12723 >= v12727;
-            const float v12729 = v11922.x[2];
-            const unsigned int v12730 = __float_as_uint(v12729);
-            const bool v12731 = v12723 < v12730;
-            const bool v12732 = v12728 && v12731;
-            const float v12734 = v12732 ? v12725 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[46] = v12734;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12735 = static_cast<unsigned int>(v11867.col(47, iron_linear_thread() & 31u));
-            const float v12737 = v11867.x[47];
-            const float v12738 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12739 = __float_as_uint(v12738);
-            const bool v12740 = v12735 >= v12739;
-            const float v12741 = v11922.x[2];
-            const unsigned int v12742 = __float_as_uint(v12741);
-            const bool v12743 = v12735 < v12742;
-            const bool v12744 = v12740 && v12743;
-            const float v12746 = v12744 ? v12737 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[47] = v12746;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12747 = static_cast<unsigned int>(v11867.col(48, iron_linear_thread() & 31u));
-            const float v12749 = v11867.x[48];
-            const float v12750 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12751 = __float_as_uint(v12750);
-            const bool v12752 = v12747 >= v12751;
-            const float v12753 = v11922.x[0];
-            const unsigned int v12754 = __float_as_uint(v12753);
-            const bool v12755 = v12747 < v12754;
-            const bool v12756 = v12752 && v12755;
-            const float v12758 = v12756 ? v12749 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[48] = v12758;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12759 = static_cast<unsigned int>(v11867.col(49, iron_linear_thread() & 31u));
-            const float v12761 = v11867.x[49];
-            const float v12762 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12763 = __float_as_uint(v12762);
-            const bool v12764 = v12759 >= v12763;
-            const float v12765 = v11922.x[0];
-            const unsigned int v12766 = __float_as_uint(v12765);
-            const bool v12767 = v12759 < v12766;
-            const bool v12768 = v12764 && v12767;
-            const float v12770 = v12768 ? v12761 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[49] = v12770;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12771 = static_cast<unsigned int>(v11867.col(50, iron_linear_thread() & 31u));
-            const float v12773 = v11867.x[50];
-            const float v12774 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12775 = __float_as_uint(v12774);
-            const bool v12776 = v12771 >= v12775;
-            const float v12777 = v11922.x[2];
-            const unsigned int v12778 = __float_as_uint(v12777);
-            const bool v12779 = v12771 < v12778;
-            const bool v12780 = v12776 && v12779;
-            const float v12782 = v12780 ? v12773 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[50] = v12782;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12783 = static_cast<unsigned int>(v11867.col(51, iron_linear_thread() & 31u));
-            const float v12785 = v11867.x[51];
-            const float v12786 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12787 = __float_as_uint(v12786);
-            const bool v12788 = v12783 >= v12787;
-            const float v12789 = v11922.x[2];
-            const unsigned int v12790 = __float_as_uint(v12789);
-            const bool v12791 = v12783 < v12790;
-            const bool v12792 = v12788 && v12791;
-            const float v12794 = v12792 ? v12785 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[51] = v12794;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12795 = static_cast<unsigned int>(v11867.col(52, iron_linear_thread() & 31u));
-            const float v12797 = v11867.x[52];
-            const float v12798 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12799 = __float_as_uint(v12798);
-            const bool v12800 = v12795 >= v12799;
-            const float v12801 = v11922.x[0];
-            const unsigned int v12802 = __float_as_uint(v12801);
-            const bool v12803 = v12795 < v12802;
-            const bool v12804 = v12800 && v12803;
-            const float v12806 = v12804 ? v12797 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[52] = v12806;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12807 = static_cast<unsigned int>(v11867.col(53, iron_linear_thread() & 31u));
-            const float v12809 = v11867.x[53];
-            const float v12810 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12811 = __float_as_uint(v12810);
-            const bool v12812 = v12807 >= v12811;
-            const float v12813 = v11922.x[0];
-            const unsigned int v12814 = __float_as_uint(v12813);
-            const bool v12815 = v12807 < v12814;
-            const bool v12816 = v12812 && v12815;
-            const float v12818 = v12816 ? v12809 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[53] = v12818;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12819 = static_cast<unsigned int>(v11867.col(54, iron_linear_thread() & 31u));
-            const float v12821 = v11867.x[54];
-            const float v12822 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12823 = __float_as_uint(v12822);
-            const bool v12824 = v12819 >= v12823;
-            const float v12825 = v11922.x[2];
-            const unsigned int v12826 = __float_as_uint(v12825);
-            const bool v12827 = v12819 < v12826;
-            const bool v12828 = v12824 && v12827;
-            const float v12830 = v12828 ? v12821 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[54] = v12830;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12831 = static_cast<unsigned int>(v11867.col(55, iron_linear_thread() & 31u));
-            const float v12833 = v11867.x[55];
-            const float v12834 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12835 = __float_as_uint(v12834);
-            const bool v12836 = v12831 >= v12835;
-            const float v12837 = v11922.x[2];
-            const unsigned int v12838 = __float_as_uint(v12837);
-            const bool v12839 = v12831 < v12838;
-            const bool v12840 = v12836 && v12839;
-            const float v12842 = v12840 ? v12833 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[55] = v12842;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12843 = static_cast<unsigned int>(v11867.col(56, iron_linear_thread() & 31u));
-            const float v12845 = v11867.x[56];
-            const float v12846 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12847 = __float_as_uint(v12846);
-            const bool v12848 = v12843 >= v12847;
-            const float v12849 = v11922.x[0];
-            const unsigned int v12850 = __float_as_uint(v12849);
-            const bool v12851 = v12843 < v12850;
-            const bool v12852 = v12848 && v12851;
-            const float v12854 = v12852 ? v12845 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[56] = v12854;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12855 = static_cast<unsigned int>(v11867.col(57, iron_linear_thread() & 31u));
-            const float v12857 = v11867.x[57];
-            const float v12858 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12859 = __float_as_uint(v12858);
-            const bool v12860 = v12855 >= v12859;
-            const float v12861 = v11922.x[0];
-            const unsigned int v12862 = __float_as_uint(v12861);
-            const bool v12863 = v12855 < v12862;
-            const bool v12864 = v12860 && v12863;
-            const float v12866 = v12864 ? v12857 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[57] = v12866;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12867 = static_cast<unsigned int>(v11867.col(58, iron_linear_thread() & 31u));
-            const float v12869 = v11867.x[58];
-            const float v12870 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12871 = __float_as_uint(v12870);
-            const bool v12872 = v12867 >= v12871;
-            const float v12873 = v11922.x[2];
-            const unsigned int v12874 = __float_as_uint(v12873);
-            const bool v12875 = v12867 < v12874;
-            const bool v12876 = v12872 && v12875;
-            const float v12878 = v12876 ? v12869 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[58] = v12878;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12879 = static_cast<unsigned int>(v11867.col(59, iron_linear_thread() & 31u));
-            const float v12881 = v11867.x[59];
-            const float v12882 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12883 = __float_as_uint(v12882);
-            const bool v12884 = v12879 >= v12883;
-            const float v12885 = v11922.x[2];
-            const unsigned int v12886 = __float_as_uint(v12885);
-            const bool v12887 = v12879 < v12886;
-            const bool v12888 = v12884 && v12887;
-            const float v12890 = v12888 ? v12881 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[59] = v12890;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12891 = static_cast<unsigned int>(v11867.col(60, iron_linear_thread() & 31u));
-            const float v12893 = v11867.x[60];
-            const float v12894 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12895 = __float_as_uint(v12894);
-            const bool v12896 = v12891 >= v12895;
-            const float v12897 = v11922.x[0];
-            const unsigned int v12898 = __float_as_uint(v12897);
-            const bool v12899 = v12891 < v12898;
-            const bool v12900 = v12896 && v12899;
-            const float v12902 = v12900 ? v12893 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[60] = v12902;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12903 = static_cast<unsigned int>(v11867.col(61, iron_linear_thread() & 31u));
-            const float v12905 = v11867.x[61];
-            const float v12906 = v11920.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12907 = __float_as_uint(v12906);
-            const bool v12908 = v12903 >= v12907;
-            const float v12909 = v11922.x[0];
-            const unsigned int v12910 = __float_as_uint(v12909);
-            const bool v12911 = v12903 < v12910;
-            const bool v12912 = v12908 && v12911;
-            const float v12914 = v12912 ? v12905 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[61] = v12914;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12915 = static_cast<unsigned int>(v11867.col(62, iron_linear_thread() & 31u));
-            const float v12917 = v11867.x[62];
-            const float v12918 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12919 = __float_as_uint(v12918);
-            const bool v12920 = v12915 >= v12919;
-            const float v12921 = v11922.x[2];
-            const unsigned int v12922 = __float_as_uint(v12921);
-            const bool v12923 = v12915 < v12922;
-            const bool v12924 = v12920 && v12923;
-            const float v12926 = v12924 ? v12917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[62] = v12926;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12927 = static_cast<unsigned int>(v11867.col(63, iron_linear_thread() & 31u));
-            const float v12929 = v11867.x[63];
-            const float v12930 = v11920.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12931 = __float_as_uint(v12930);
-            const bool v12932 = v12927 >= v12931;
-            const float v12933 = v11922.x[2];
-            const unsigned int v12934 = __float_as_uint(v12933);
-            const bool v12935 = v12927 < v12934;
-            const bool v12936 = v12932 && v12935;
-            const float v12938 = v12936 ? v12929 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[63] = v12938;  // kernels/sdpa/flash_tile.hpp:176
-          }
-          iron_frag<float, 2, 16, 8> v12940;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v12940, 0.0f);
-          iron_frag_row_reduce<false>(v12940, v11867);
-          const float v12943 = v12940.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v12944 = v12943 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12940.x[0] = v12944;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12947 = v12940.x[1];
-          const float v12948 = v12947 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12940.x[1] = v12948;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12951 = v12940.x[2];
-          const float v12952 = v12951 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12940.x[2] = v12952;  // kernels/sdpa/flash_tile.hpp:212
-          const float v12955 = v12940.x[3];
-          const float v12956 = v12955 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v12940.x[3] = v12956;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v12958;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v12958, 0.0f);
-          const float v12962 = v12940.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12963 = v351.x[0];
-          const float v12964 = fmaxf(v12963, v12962);
-          const bool v12967 = v12964 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12968 = v12967 ? 0.0f : v12964;
-          v12958.x[0] = v12968;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12972 = v12940.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12973 = v351.x[1];
-          const float v12974 = fmaxf(v12973, v12972);
-          const bool v12977 = v12974 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12978 = v12977 ? 0.0f : v12974;
-          v12958.x[1] = v12978;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12982 = v12940.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12983 = v351.x[2];
-          const float v12984 = fmaxf(v12983, v12982);
-          const bool v12987 = v12984 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12988 = v12987 ? 0.0f : v12984;
-          v12958.x[2] = v12988;  // kernels/sdpa/flash_tile.hpp:217
-          const float v12992 = v12940.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v12993 = v351.x[3];
-          const float v12994 = fmaxf(v12993, v12992);
-          const bool v12997 = v12994 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v12998 = v12997 ? 0.0f : v12994;
-          v12958.x[3] = v12998;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13002 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13004 = v12963 - v13002;
-          const float v13005 = iron_exp2_approx(v13004);
-          v11893.x[0] = v13005;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13009 = v12958.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13011 = v12973 - v13009;
-          const float v13012 = iron_exp2_approx(v13011);
-          v11893.x[1] = v13012;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13016 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13018 = v12983 - v13016;
-          const float v13019 = iron_exp2_approx(v13018);
-          v11893.x[2] = v13019;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13023 = v12958.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13025 = v12993 - v13023;
-          const float v13026 = iron_exp2_approx(v13025);
-          v11893.x[3] = v13026;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v12964;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13034 = v351.x[1];
-          const float v13036 = fmaxf(v13034, v12972);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v13036;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13039 = v351.x[2];
-          const float v13041 = fmaxf(v13039, v12982);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v13041;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13044 = v351.x[3];
-          const float v13046 = fmaxf(v13044, v12992);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v13046;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13049 = v11867.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v13050 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13051 = -v13050;
-          const float v13052 = fmaf(v13049, v349, v13051);
-          const float v13053 = iron_exp2_approx(v13052);
-          v11867.x[0] = v13053;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13056 = v11867.x[1];
-          const float v13057 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13058 = -v13057;
-          const float v13059 = fmaf(v13056, v349, v13058);
-          const float v13060 = iron_exp2_approx(v13059);
-          v11867.x[1] = v13060;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13063 = v11867.x[2];
-          const float v13064 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13065 = -v13064;
-          const float v13066 = fmaf(v13063, v349, v13065);
-          const float v13067 = iron_exp2_approx(v13066);
-          v11867.x[2] = v13067;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13070 = v11867.x[3];
-          const float v13071 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13072 = -v13071;
-          const float v13073 = fmaf(v13070, v349, v13072);
-          const float v13074 = iron_exp2_approx(v13073);
-          v11867.x[3] = v13074;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13077 = v11867.x[4];
-          const float v13078 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13079 = -v13078;
-          const float v13080 = fmaf(v13077, v349, v13079);
-          const float v13081 = iron_exp2_approx(v13080);
-          v11867.x[4] = v13081;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13084 = v11867.x[5];
-          const float v13085 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13086 = -v13085;
-          const float v13087 = fmaf(v13084, v349, v13086);
-          const float v13088 = iron_exp2_approx(v13087);
-          v11867.x[5] = v13088;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13091 = v11867.x[6];
-          const float v13092 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13093 = -v13092;
-          const float v13094 = fmaf(v13091, v349, v13093);
-          const float v13095 = iron_exp2_approx(v13094);
-          v11867.x[6] = v13095;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13098 = v11867.x[7];
-          const float v13099 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13100 = -v13099;
-          const float v13101 = fmaf(v13098, v349, v13100);
-          const float v13102 = iron_exp2_approx(v13101);
-          v11867.x[7] = v13102;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13105 = v11867.x[8];
-          const float v13106 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13107 = -v13106;
-          const float v13108 = fmaf(v13105, v349, v13107);
-          const float v13109 = iron_exp2_approx(v13108);
-          v11867.x[8] = v13109;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13112 = v11867.x[9];
-          const float v13113 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13114 = -v13113;
-          const float v13115 = fmaf(v13112, v349, v13114);
-          const float v13116 = iron_exp2_approx(v13115);
-          v11867.x[9] = v13116;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13119 = v11867.x[10];
-          const float v13120 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13121 = -v13120;
-          const float v13122 = fmaf(v13119, v349, v13121);
-          const float v13123 = iron_exp2_approx(v13122);
-          v11867.x[10] = v13123;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13126 = v11867.x[11];
-          const float v13127 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13128 = -v13127;
-          const float v13129 = fmaf(v13126, v349, v13128);
-          const float v13130 = iron_exp2_approx(v13129);
-          v11867.x[11] = v13130;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13133 = v11867.x[12];
-          const float v13134 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13135 = -v13134;
-          const float v13136 = fmaf(v13133, v349, v13135);
-          const float v13137 = iron_exp2_approx(v13136);
-          v11867.x[12] = v13137;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13140 = v11867.x[13];
-          const float v13141 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13142 = -v13141;
-          const float v13143 = fmaf(v13140, v349, v13142);
-          const float v13144 = iron_exp2_approx(v13143);
-          v11867.x[13] = v13144;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13147 = v11867.x[14];
-          const float v13148 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13149 = -v13148;
-          const float v13150 = fmaf(v13147, v349, v13149);
-          const float v13151 = iron_exp2_approx(v13150);
-          v11867.x[14] = v13151;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13154 = v11867.x[15];
-          const float v13155 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13156 = -v13155;
-          const float v13157 = fmaf(v13154, v349, v13156);
-          const float v13158 = iron_exp2_approx(v13157);
-          v11867.x[15] = v13158;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13161 = v11867.x[16];
-          const float v13162 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13163 = -v13162;
-          const float v13164 = fmaf(v13161, v349, v13163);
-          const float v13165 = iron_exp2_approx(v13164);
-          v11867.x[16] = v13165;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13168 = v11867.x[17];
-          const float v13169 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13170 = -v13169;
-          const float v13171 = fmaf(v13168, v349, v13170);
-          const float v13172 = iron_exp2_approx(v13171);
-          v11867.x[17] = v13172;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13175 = v11867.x[18];
-          const float v13176 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13177 = -v13176;
-          const float v13178 = fmaf(v13175, v349, v13177);
-          const float v13179 = iron_exp2_approx(v13178);
-          v11867.x[18] = v13179;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13182 = v11867.x[19];
-          const float v13183 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13184 = -v13183;
-          const float v13185 = fmaf(v13182, v349, v13184);
-          const float v13186 = iron_exp2_approx(v13185);
-          v11867.x[19] = v13186;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13189 = v11867.x[20];
-          const float v13190 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13191 = -v13190;
-          const float v13192 = fmaf(v13189, v349, v13191);
-          const float v13193 = iron_exp2_approx(v13192);
-          v11867.x[20] = v13193;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13196 = v11867.x[21];
-          const float v13197 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13198 = -v13197;
-          const float v13199 = fmaf(v13196, v349, v13198);
-          const float v13200 = iron_exp2_approx(v13199);
-          v11867.x[21] = v13200;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13203 = v11867.x[22];
-          const float v13204 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13205 = -v13204;
-          const float v13206 = fmaf(v13203, v349, v13205);
-          const float v13207 = iron_exp2_approx(v13206);
-          v11867.x[22] = v13207;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13210 = v11867.x[23];
-          const float v13211 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13212 = -v13211;
-          const float v13213 = fmaf(v13210, v349, v13212);
-          const float v13214 = iron_exp2_approx(v13213);
-          v11867.x[23] = v13214;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13217 = v11867.x[24];
-          const float v13218 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13219 = -v13218;
-          const float v13220 = fmaf(v13217, v349, v13219);
-          const float v13221 = iron_exp2_approx(v13220);
-          v11867.x[24] = v13221;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13224 = v11867.x[25];
-          const float v13225 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13226 = -v13225;
-          const float v13227 = fmaf(v13224, v349, v13226);
-          const float v13228 = iron_exp2_approx(v13227);
-          v11867.x[25] = v13228;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13231 = v11867.x[26];
-          const float v13232 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13233 = -v13232;
-          const float v13234 = fmaf(v13231, v349, v13233);
-          const float v13235 = iron_exp2_approx(v13234);
-          v11867.x[26] = v13235;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13238 = v11867.x[27];
-          const float v13239 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13240 = -v13239;
-          const float v13241 = fmaf(v13238, v349, v13240);
-          const float v13242 = iron_exp2_approx(v13241);
-          v11867.x[27] = v13242;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13245 = v11867.x[28];
-          const float v13246 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13247 = -v13246;
-          const float v13248 = fmaf(v13245, v349, v13247);
-          const float v13249 = iron_exp2_approx(v13248);
-          v11867.x[28] = v13249;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13252 = v11867.x[29];
-          const float v13253 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13254 = -v13253;
-          const float v13255 = fmaf(v13252, v349, v13254);
-          const float v13256 = iron_exp2_approx(v13255);
-          v11867.x[29] = v13256;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13259 = v11867.x[30];
-          const float v13260 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13261 = -v13260;
-          const float v13262 = fmaf(v13259, v349, v13261);
-          const float v13263 = iron_exp2_approx(v13262);
-          v11867.x[30] = v13263;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13266 = v11867.x[31];
-          const float v13267 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13268 = -v13267;
-          const float v13269 = fmaf(v13266, v349, v13268);
-          const float v13270 = iron_exp2_approx(v13269);
-          v11867.x[31] = v13270;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13273 = v11867.x[32];
-          const float v13274 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13275 = -v13274;
-          const float v13276 = fmaf(v13273, v349, v13275);
-          const float v13277 = iron_exp2_approx(v13276);
-          v11867.x[32] = v13277;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13280 = v11867.x[33];
-          const float v13281 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13282 = -v13281;
-          const float v13283 = fmaf(v13280, v349, v13282);
-          const float v13284 = iron_exp2_approx(v13283);
-          v11867.x[33] = v13284;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13287 = v11867.x[34];
-          const float v13288 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13289 = -v13288;
-          const float v13290 = fmaf(v13287, v349, v13289);
-          const float v13291 = iron_exp2_approx(v13290);
-          v11867.x[34] = v13291;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13294 = v11867.x[35];
-          const float v13295 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13296 = -v13295;
-          const float v13297 = fmaf(v13294, v349, v13296);
-          const float v13298 = iron_exp2_approx(v13297);
-          v11867.x[35] = v13298;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13301 = v11867.x[36];
-          const float v13302 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13303 = -v13302;
-          const float v13304 = fmaf(v13301, v349, v13303);
-          const float v13305 = iron_exp2_approx(v13304);
-          v11867.x[36] = v13305;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13308 = v11867.x[37];
-          const float v13309 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13310 = -v13309;
-          const float v13311 = fmaf(v13308, v349, v13310);
-          const float v13312 = iron_exp2_approx(v13311);
-          v11867.x[37] = v13312;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13315 = v11867.x[38];
-          const float v13316 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13317 = -v13316;
-          const float v13318 = fmaf(v13315, v349, v13317);
-          const float v13319 = iron_exp2_approx(v13318);
-          v11867.x[38] = v13319;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13322 = v11867.x[39];
-          const float v13323 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13324 = -v13323;
-          const float v13325 = fmaf(v13322, v349, v13324);
-          const float v13326 = iron_exp2_approx(v13325);
-          v11867.x[39] = v13326;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13329 = v11867.x[40];
-          const float v13330 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13331 = -v13330;
-          const float v13332 = fmaf(v13329, v349, v13331);
-          const float v13333 = iron_exp2_approx(v13332);
-          v11867.x[40] = v13333;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13336 = v11867.x[41];
-          const float v13337 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13338 = -v13337;
-          const float v13339 = fmaf(v13336, v349, v13338);
-          const float v13340 = iron_exp2_approx(v13339);
-          v11867.x[41] = v13340;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13343 = v11867.x[42];
-          const float v13344 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13345 = -v13344;
-          const float v13346 = fmaf(v13343, v349, v13345);
-          const float v13347 = iron_exp2_approx(v13346);
-          v11867.x[42] = v13347;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13350 = v11867.x[43];
-          const float v13351 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13352 = -v13351;
-          const float v13353 = fmaf(v13350, v349, v13352);
-          const float v13354 = iron_exp2_approx(v13353);
-          v11867.x[43] = v13354;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13357 = v11867.x[44];
-          const float v13358 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13359 = -v13358;
-          const float v13360 = fmaf(v13357, v349, v13359);
-          const float v13361 = iron_exp2_approx(v13360);
-          v11867.x[44] = v13361;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13364 = v11867.x[45];
-          const float v13365 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13366 = -v13365;
-          const float v13367 = fmaf(v13364, v349, v13366);
-          const float v13368 = iron_exp2_approx(v13367);
-          v11867.x[45] = v13368;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13371 = v11867.x[46];
-          const float v13372 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13373 = -v13372;
-          const float v13374 = fmaf(v13371, v349, v13373);
-          const float v13375 = iron_exp2_approx(v13374);
-          v11867.x[46] = v13375;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13378 = v11867.x[47];
-          const float v13379 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13380 = -v13379;
-          const float v13381 = fmaf(v13378, v349, v13380);
-          const float v13382 = iron_exp2_approx(v13381);
-          v11867.x[47] = v13382;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13385 = v11867.x[48];
-          const float v13386 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13387 = -v13386;
-          const float v13388 = fmaf(v13385, v349, v13387);
-          const float v13389 = iron_exp2_approx(v13388);
-          v11867.x[48] = v13389;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13392 = v11867.x[49];
-          const float v13393 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13394 = -v13393;
-          const float v13395 = fmaf(v13392, v349, v13394);
-          const float v13396 = iron_exp2_approx(v13395);
-          v11867.x[49] = v13396;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13399 = v11867.x[50];
-          const float v13400 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13401 = -v13400;
-          const float v13402 = fmaf(v13399, v349, v13401);
-          const float v13403 = iron_exp2_approx(v13402);
-          v11867.x[50] = v13403;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13406 = v11867.x[51];
-          const float v13407 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13408 = -v13407;
-          const float v13409 = fmaf(v13406, v349, v13408);
-          const float v13410 = iron_exp2_approx(v13409);
-          v11867.x[51] = v13410;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13413 = v11867.x[52];
-          const float v13414 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13415 = -v13414;
-          const float v13416 = fmaf(v13413, v349, v13415);
-          const float v13417 = iron_exp2_approx(v13416);
-          v11867.x[52] = v13417;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13420 = v11867.x[53];
-          const float v13421 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13422 = -v13421;
-          const float v13423 = fmaf(v13420, v349, v13422);
-          const float v13424 = iron_exp2_approx(v13423);
-          v11867.x[53] = v13424;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13427 = v11867.x[54];
-          const float v13428 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13429 = -v13428;
-          const float v13430 = fmaf(v13427, v349, v13429);
-          const float v13431 = iron_exp2_approx(v13430);
-          v11867.x[54] = v13431;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13434 = v11867.x[55];
-          const float v13435 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13436 = -v13435;
-          const float v13437 = fmaf(v13434, v349, v13436);
-          const float v13438 = iron_exp2_approx(v13437);
-          v11867.x[55] = v13438;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13441 = v11867.x[56];
-          const float v13442 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13443 = -v13442;
-          const float v13444 = fmaf(v13441, v349, v13443);
-          const float v13445 = iron_exp2_approx(v13444);
-          v11867.x[56] = v13445;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13448 = v11867.x[57];
-          const float v13449 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13450 = -v13449;
-          const float v13451 = fmaf(v13448, v349, v13450);
-          const float v13452 = iron_exp2_approx(v13451);
-          v11867.x[57] = v13452;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13455 = v11867.x[58];
-          const float v13456 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13457 = -v13456;
-          const float v13458 = fmaf(v13455, v349, v13457);
-          const float v13459 = iron_exp2_approx(v13458);
-          v11867.x[58] = v13459;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13462 = v11867.x[59];
-          const float v13463 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13464 = -v13463;
-          const float v13465 = fmaf(v13462, v349, v13464);
-          const float v13466 = iron_exp2_approx(v13465);
-          v11867.x[59] = v13466;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13469 = v11867.x[60];
-          const float v13470 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13471 = -v13470;
-          const float v13472 = fmaf(v13469, v349, v13471);
-          const float v13473 = iron_exp2_approx(v13472);
-          v11867.x[60] = v13473;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13476 = v11867.x[61];
-          const float v13477 = v12958.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13478 = -v13477;
-          const float v13479 = fmaf(v13476, v349, v13478);
-          const float v13480 = iron_exp2_approx(v13479);
-          v11867.x[61] = v13480;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13483 = v11867.x[62];
-          const float v13484 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13485 = -v13484;
-          const float v13486 = fmaf(v13483, v349, v13485);
-          const float v13487 = iron_exp2_approx(v13486);
-          v11867.x[62] = v13487;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13490 = v11867.x[63];
-          const float v13491 = v12958.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13492 = -v13491;
-          const float v13493 = fmaf(v13490, v349, v13492);
-          const float v13494 = iron_exp2_approx(v13493);
-          v11867.x[63] = v13494;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v13496;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v13496, 0.0f);
-          iron_frag_row_reduce<true>(v13496, v11867);
-          const float v13499 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v13500 = v13496.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13501 = v11893.x[0];
-          const float v13502 = v13499 * v13501;
-          const float v13503 = v13502 + v13500;
-          v353.x[0] = v13503;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13506 = v353.x[1];
-          const float v13507 = v13496.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13508 = v11893.x[1];
-          const float v13509 = v13506 * v13508;
-          const float v13510 = v13509 + v13507;
-          v353.x[1] = v13510;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13513 = v353.x[2];
-          const float v13514 = v13496.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13515 = v11893.x[2];
-          const float v13516 = v13513 * v13515;
-          const float v13517 = v13516 + v13514;
-          v353.x[2] = v13517;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13520 = v353.x[3];
-          const float v13521 = v13496.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13522 = v11893.x[3];
-          const float v13523 = v13520 * v13522;
-          const float v13524 = v13523 + v13521;
-          v353.x[3] = v13524;  // kernels/sdpa/flash_tile.hpp:234
-        } else {
-          const bool v13527 = v11355 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v13535 = v11355 + v18;
-          const bool v13536 = v13535 <= v304;
-          const bool v13537 = v311 || v13536;
-          const bool v13538 = v13527 && v13537;
-          const bool v13540 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v13541 = v11348 + v7;
-          const unsigned int v13542 = v13541 + v18;
-          const unsigned int v13543 = v301 + v37;
-          const bool v13544 = v13543 <= v13542;
-          const bool v13545 = v13540 || v13544;
-          const bool v13546 = v13538 && v13545;  // kernels/sdpa/flash_tile.hpp:182
-          if (v13546) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v13549 = v11867.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v13550 = v13549 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[0] = v13550;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13553 = v11867.x[1];
-            const float v13554 = v13553 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[1] = v13554;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13557 = v11867.x[2];
-            const float v13558 = v13557 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[2] = v13558;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13561 = v11867.x[3];
-            const float v13562 = v13561 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[3] = v13562;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13565 = v11867.x[4];
-            const float v13566 = v13565 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[4] = v13566;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13569 = v11867.x[5];
-            const float v13570 = v13569 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[5] = v13570;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13573 = v11867.x[6];
-            const float v13574 = v13573 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[6] = v13574;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13577 = v11867.x[7];
-            const float v13578 = v13577 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[7] = v13578;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13581 = v11867.x[8];
-            const float v13582 = v13581 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[8] = v13582;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13585 = v11867.x[9];
-            const float v13586 = v13585 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[9] = v13586;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13589 = v11867.x[10];
-            const float v13590 = v13589 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[10] = v13590;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13593 = v11867.x[11];
-            const float v13594 = v13593 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[11] = v13594;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13597 = v11867.x[12];
-            const float v13598 = v13597 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[12] = v13598;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13601 = v11867.x[13];
-            const float v13602 = v13601 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[13] = v13602;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13605 = v11867.x[14];
-            const float v13606 = v13605 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[14] = v13606;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13609 = v11867.x[15];
-            const float v13610 = v13609 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[15] = v13610;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13613 = v11867.x[16];
-            const float v13614 = v13613 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[16] = v13614;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13617 = v11867.x[17];
-            const float v13618 = v13617 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[17] = v13618;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13621 = v11867.x[18];
-            const float v13622 = v13621 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[18] = v13622;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13625 = v11867.x[19];
-            const float v13626 = v13625 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[19] = v13626;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13629 = v11867.x[20];
-            const float v13630 = v13629 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[20] = v13630;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13633 = v11867.x[21];
-            const float v13634 = v13633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[21] = v13634;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13637 = v11867.x[22];
-            const float v13638 = v13637 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[22] = v13638;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13641 = v11867.x[23];
-            const float v13642 = v13641 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[23] = v13642;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13645 = v11867.x[24];
-            const float v13646 = v13645 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[24] = v13646;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13649 = v11867.x[25];
-            const float v13650 = v13649 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[25] = v13650;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13653 = v11867.x[26];
-            const float v13654 = v13653 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[26] = v13654;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13657 = v11867.x[27];
-            const float v13658 = v13657 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[27] = v13658;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13661 = v11867.x[28];
-            const float v13662 = v13661 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[28] = v13662;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13665 = v11867.x[29];
-            const float v13666 = v13665 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[29] = v13666;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13669 = v11867.x[30];
-            const float v13670 = v13669 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[30] = v13670;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13673 = v11867.x[31];
-            const float v13674 = v13673 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[31] = v13674;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13677 = v11867.x[32];
-            const float v13678 = v13677 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[32] = v13678;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13681 = v11867.x[33];
-            const float v13682 = v13681 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[33] = v13682;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13685 = v11867.x[34];
-            const float v13686 = v13685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[34] = v13686;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13689 = v11867.x[35];
-            const float v13690 = v13689 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[35] = v13690;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13693 = v11867.x[36];
-            const float v13694 = v13693 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[36] = v13694;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13697 = v11867.x[37];
-            const float v13698 = v13697 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[37] = v13698;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13701 = v11867.x[38];
-            const float v13702 = v13701 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[38] = v13702;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13705 = v11867.x[39];
-            const float v13706 = v13705 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[39] = v13706;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13709 = v11867.x[40];
-            const float v13710 = v13709 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[40] = v13710;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13713 = v11867.x[41];
-            const float v13714 = v13713 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[41] = v13714;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13717 = v11867.x[42];
-            const float v13718 = v13717 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[42] = v13718;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13721 = v11867.x[43];
-            const float v13722 = v13721 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[43] = v13722;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13725 = v11867.x[44];
-            const float v13726 = v13725 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[44] = v13726;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13729 = v11867.x[45];
-            const float v13730 = v13729 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[45] = v13730;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13733 = v11867.x[46];
-            const float v13734 = v13733 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[46] = v13734;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13737 = v11867.x[47];
-            const float v13738 = v13737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[47] = v13738;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13741 = v11867.x[48];
-            const float v13742 = v13741 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[48] = v13742;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13745 = v11867.x[49];
-            const float v13746 = v13745 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[49] = v13746;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13749 = v11867.x[50];
-            const float v13750 = v13749 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[50] = v13750;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13753 = v11867.x[51];
-            const float v13754 = v13753 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[51] = v13754;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13757 = v11867.x[52];
-            const float v13758 = v13757 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[52] = v13758;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13761 = v11867.x[53];
-            const float v13762 = v13761 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[53] = v13762;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13765 = v11867.x[54];
-            const float v13766 = v13765 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[54] = v13766;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13769 = v11867.x[55];
-            const float v13770 = v13769 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[55] = v13770;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13773 = v11867.x[56];
-            const float v13774 = v13773 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[56] = v13774;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13777 = v11867.x[57];
-            const float v13778 = v13777 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[57] = v13778;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13781 = v11867.x[58];
-            const float v13782 = v13781 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[58] = v13782;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13785 = v11867.x[59];
-            const float v13786 = v13785 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[59] = v13786;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13789 = v11867.x[60];
-            const float v13790 = v13789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[60] = v13790;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13793 = v11867.x[61];
-            const float v13794 = v13793 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[61] = v13794;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13797 = v11867.x[62];
-            const float v13798 = v13797 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[62] = v13798;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13801 = v11867.x[63];
-            const float v13802 = v13801 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11867.x[63] = v13802;  // kernels/sdpa/flash_tile.hpp:186
-          } else {
-            iron_frag<float, 2, 16, 8> v13804;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v13804, 0.0f);
-            iron_frag<float, 2, 16, 8> v13806;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v13806, 0.0f);
-            const unsigned int v13808 = static_cast<unsigned int>(v13804.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13810 = v46 + v13808;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13812 = v13810 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13813 = v13812 + 1u;
-            const unsigned int v13815 = v13813 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13824 = v13815 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13828 = v13813 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13829 = v317 && v13828;
-            const unsigned int v13830 = v13829 ? v13824 : v305;
-            const unsigned int v13833 = v13830 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13834 = min(v13833, 128u);
-            const bool v13835 = v13830 > v11348;
-            const unsigned int v13836 = v13835 ? v13834 : v305;
-            const float v13837 = __uint_as_float(v13836);
-            v13804.x[0] = v13837;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13839 = static_cast<unsigned int>(v13804.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13841 = v46 + v13839;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13843 = v13841 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13844 = v13843 + 1u;
-            const unsigned int v13846 = v13844 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13855 = v13846 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13859 = v13844 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13860 = v317 && v13859;
-            const unsigned int v13861 = v13860 ? v13855 : v305;
-            const unsigned int v13864 = v13861 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13865 = min(v13864, 128u);
-            const bool v13866 = v13861 > v11348;
-            const unsigned int v13867 = v13866 ? v13865 : v305;
-            const float v13868 = __uint_as_float(v13867);
-            v13804.x[1] = v13868;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13870 = static_cast<unsigned int>(v13804.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13872 = v46 + v13870;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13874 = v13872 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13875 = v13874 + 1u;
-            const unsigned int v13877 = v13875 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13886 = v13877 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13890 = v13875 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13891 = v317 && v13890;
-            const unsigned int v13892 = v13891 ? v13886 : v305;
-            const unsigned int v13895 = v13892 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13896 = min(v13895, 128u);
-            const bool v13897 = v13892 > v11348;
-            const unsigned int v13898 = v13897 ? v13896 : v305;
-            const float v13899 = __uint_as_float(v13898);
-            v13804.x[2] = v13899;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13901 = static_cast<unsigned int>(v13804.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13903 = v46 + v13901;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13905 = v13903 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13906 = v13905 + 1u;
-            const unsigned int v13908 = v13906 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13917 = v13908 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13921 = v13906 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13922 = v317 && v13921;
-            const unsigned int v13923 = v13922 ? v13917 : v305;
-            const unsigned int v13926 = v13923 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13927 = min(v13926, 128u);
-            const bool v13928 = v13923 > v11348;
-            const unsigned int v13929 = v13928 ? v13927 : v305;
-            const float v13930 = __uint_as_float(v13929);
-            v13804.x[3] = v13930;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13932 = static_cast<unsigned int>(v13806.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13934 = v46 + v13932;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13936 = v13934 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13937 = v13936 + 1u;
-            const unsigned int v13939 = v13937 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13940 = min(v37, v13939);
-            const bool v13941 = v13937 > v18;
-            const unsigned int v13942 = v13941 ? v13940 : v305;
-            const unsigned int v13945 = v311 ? v37 : v13942;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13957 = v13945 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13958 = min(v13957, 128u);
-            const bool v13959 = v13945 > v11348;
-            const unsigned int v13960 = v13959 ? v13958 : v305;
-            const float v13961 = __uint_as_float(v13960);
-            v13806.x[0] = v13961;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13963 = static_cast<unsigned int>(v13806.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13965 = v46 + v13963;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13967 = v13965 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13968 = v13967 + 1u;
-            const unsigned int v13970 = v13968 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13971 = min(v37, v13970);
-            const bool v13972 = v13968 > v18;
-            const unsigned int v13973 = v13972 ? v13971 : v305;
-            const unsigned int v13976 = v311 ? v37 : v13973;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v13988 = v13976 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13989 = min(v13988, 128u);
-            const bool v13990 = v13976 > v11348;
-            const unsigned int v13991 = v13990 ? v13989 : v305;
-            const float v13992 = __uint_as_float(v13991);
-            v13806.x[1] = v13992;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13994 = static_cast<unsigned int>(v13806.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13996 = v46 + v13994;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v13998 = v13996 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13999 = v13998 + 1u;
-            const unsigned int v14001 = v13999 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14002 = min(v37, v14001);
-            const bool v14003 = v13999 > v18;
-            const unsigned int v14004 = v14003 ? v14002 : v305;
-            const unsigned int v14007 = v311 ? v37 : v14004;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14019 = v14007 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14020 = min(v14019, 128u);
-            const bool v14021 = v14007 > v11348;
-            const unsigned int v14022 = v14021 ? v14020 : v305;
-            const float v14023 = __uint_as_float(v14022);
-            v13806.x[2] = v14023;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14025 = static_cast<unsigned int>(v13806.row(3, iron_linear_thread() & 31u));
-            const unsigned int v14027 = v46 + v14025;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14029 = v14027 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14030 = v14029 + 1u;
-            const unsigned int v14032 = v14030 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14033 = min(v37, v14032);
-            const bool v14034 = v14030 > v18;
-            const unsigned int v14035 = v14034 ? v14033 : v305;
-            const unsigned int v14038 = v311 ? v37 : v14035;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14050 = v14038 - v11348;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14051 = min(v14050, 128u);
-            const bool v14052 = v14038 > v11348;
-            const unsigned int v14053 = v14052 ? v14051 : v305;
-            const float v14054 = __uint_as_float(v14053);
-            v13806.x[3] = v14054;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14055 = static_cast<unsigned int>(v11867.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v14057 = v11867.x[0];
-            const float v14058 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14059 = __float_as_uint(v14058);
-            const bool v14060 = v14055 >= v14059;
-            const float v14061 = v13806.x[0];
-            const unsigned int v14062 = __float_as_uint(v14061);
-            const bool v14063 = v14055 < v14062;
-            const bool v14064 = v14060 && v14063;
-            const float v14066 = v14057 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14067 = v14064 ? v14066 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[0] = v14067;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14068 = static_cast<unsigned int>(v11867.col(1, iron_linear_thread() & 31u));
-            const float v14070 = v11867.x[1];
-            const float v14071 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14072 = __float_as_uint(v14071);
-            const bool v14073 = v14068 >= v14072;
-            const float v14074 = v13806.x[0];
-            const unsigned int v14075 = __float_as_uint(v14074);
-            const bool v14076 = v14068 < v14075;
-            const bool v14077 = v14073 && v14076;
-            const float v14079 = v14070 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14080 = v14077 ? v14079 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[1] = v14080;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14081 = static_cast<unsigned int>(v11867.col(2, iron_linear_thread() & 31u));
-            const float v14083 = v11867.x[2];
-            const float v14084 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14085 = __float_as_uint(v14084);
-            const bool v14086 = v14081 >= v14085;
-            const float v14087 = v13806.x[2];
-            const unsigned int v14088 = __float_as_uint(v14087);
-            const bool v14089 = v14081 < v14088;
-            const bool v14090 = v14086 && v14089;
-            const float v14092 = v14083 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14093 = v14090 ? v14092 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[2] = v14093;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14094 = static_cast<unsigned int>(v11867.col(3, iron_linear_thread() & 31u));
-            const float v14096 = v11867.x[3];
-            const float v14097 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14098 = __float_as_uint(v14097);
-            const bool v14099 = v14094 >= v14098;
-            const float v14100 = v13806.x[2];
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:267
+      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+        iron_frag<float, 2, 16, 128> v13637;  // kernels/sdpa/flash_warpgroup.hpp:274
+        iron_frag_fill(v13637, 0.0f);
+        const unsigned int v13641 = v13122 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:147
+        const unsigned int v13646 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:146
+        const unsigned int v13647 = v13646 << 6u;
+        const unsigned int v17556 = v41 & 3u;
+        const unsigned int v17558 = v17556 << 4u;
+        const unsigned int v17560 = v17558 << 6u;
+        const unsigned int v17562 = v13647 + v17560;
+        iron_frag<iron_bf16, 0, 16, 16> v17569;
+        iron_frag_fill(v17569, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17569, shm0, v17562, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17571;
+        iron_frag_fill(v17571, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17571, shm1, v13641, 64u);
+        iron_frag_mma_sync(v13637, v17569, v17571);
+        const unsigned int v17573 = v17562 + 16u;
+        const unsigned int v17576 = v13641 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v17578;
+        iron_frag_fill(v17578, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17578, shm0, v17573, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17580;
+        iron_frag_fill(v17580, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17580, shm1, v17576, 64u);
+        iron_frag_mma_sync(v13637, v17578, v17580);
+        const unsigned int v17582 = v17562 + 32u;
+        const unsigned int v17585 = v13641 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v17587;
+        iron_frag_fill(v17587, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17587, shm0, v17582, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17589;
+        iron_frag_fill(v17589, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17589, shm1, v17585, 64u);
+        iron_frag_mma_sync(v13637, v17587, v17589);
+        const unsigned int v17591 = v17562 + 48u;
+        const unsigned int v17594 = v13641 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v17596;
+        iron_frag_fill(v17596, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17596, shm0, v17591, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17598;
+        iron_frag_fill(v17598, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17598, shm1, v17594, 64u);
+        iron_frag_mma_sync(v13637, v17596, v17598);
+        const unsigned int v13654 = v13641 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:147
+        const unsigned int v13661 = 8192u + v13647;  // kernels/sdpa/flash_warpgroup.hpp:146
+        const unsigned int v17607 = v13661 + v17560;
+        iron_frag<iron_bf16, 0, 16, 16> v17614;
+        iron_frag_fill(v17614, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17614, shm0, v17607, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17616;
+        iron_frag_fill(v17616, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17616, shm1, v13654, 64u);
+        iron_frag_mma_sync(v13637, v17614, v17616);
+        const unsigned int v17618 = v17607 + 16u;
+        const unsigned int v17621 = v13654 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v17623;
+        iron_frag_fill(v17623, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17623, shm0, v17618, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17625;
+        iron_frag_fill(v17625, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17625, shm1, v17621, 64u);
+        iron_frag_mma_sync(v13637, v17623, v17625);
+        const unsigned int v17627 = v17607 + 32u;
+        const unsigned int v17630 = v13654 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v17632;
+        iron_frag_fill(v17632, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17632, shm0, v17627, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17634;
+        iron_frag_fill(v17634, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17634, shm1, v17630, 64u);
+        iron_frag_mma_sync(v13637, v17632, v17634);
+        const unsigned int v17636 = v17607 + 48u;
+        const unsigned int v17639 = v13654 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v17641;
+        iron_frag_fill(v17641, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17641, shm0, v17636, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17643;
+        iron_frag_fill(v17643, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17643, shm1, v17639, 64u);
+        iron_frag_mma_sync(v13637, v17641, v17643);
+        iron_frag<float, 2, 16, 8> v13663;  // kernels/sdpa/flash_tile.hpp:347
+        iron_frag_fill(v13663, 0.0f);
+        const bool v13665 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+        if (v13665) {
+          const bool v13668 = v13125 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v13676 = v13125 + v18;
+          const bool v13677 = v13676 <= v304;
+          const bool v13678 = v311 || v13677;
+          const bool v13679 = v13668 && v13678;
+          const bool v13681 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v13682 = v13118 + v7;
+          const unsigned int v13683 = v13682 + v18;
+          const unsigned int v13684 = v301 + v37;
+          const bool v13685 = v13684 <= v13683;
+          const bool v13686 = v13681 || v13685;
+          const bool v13687 = v13679 && v13686;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v13688 = !v13687;  // kernels/sdpa/flash_tile.hpp:190
+          if (v13688) {
+            iron_frag<float, 2, 16, 8> v13690;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v13690, 0.0f);
+            iron_frag<float, 2, 16, 8> v13692;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v13692, 0.0f);
+            const unsigned int v13694 = static_cast<unsigned int>(v13690.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13696 = v46 + v13694;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13698 = v13696 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13699 = v13698 + 1u;
+            const unsigned int v13701 = v13699 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13710 = v13701 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13714 = v13699 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13715 = v317 && v13714;
+            const unsigned int v13716 = v13715 ? v13710 : v305;
+            const unsigned int v13719 = v13716 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13720 = min(v13719, 128u);
+            const bool v13721 = v13716 > v13118;
+            const unsigned int v13722 = v13721 ? v13720 : v305;
+            const float v13723 = __uint_as_float(v13722);
+            v13690.x[0] = v13723;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13725 = static_cast<unsigned int>(v13690.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13727 = v46 + v13725;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13729 = v13727 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13730 = v13729 + 1u;
+            const unsigned int v13732 = v13730 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13741 = v13732 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13745 = v13730 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13746 = v317 && v13745;
+            const unsigned int v13747 = v13746 ? v13741 : v305;
+            const unsigned int v13750 = v13747 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13751 = min(v13750, 128u);
+            const bool v13752 = v13747 > v13118;
+            const unsigned int v13753 = v13752 ? v13751 : v305;
+            const float v13754 = __uint_as_float(v13753);
+            v13690.x[1] = v13754;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13756 = static_cast<unsigned int>(v13690.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13758 = v46 + v13756;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13760 = v13758 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13761 = v13760 + 1u;
+            const unsigned int v13763 = v13761 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13772 = v13763 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13776 = v13761 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13777 = v317 && v13776;
+            const unsigned int v13778 = v13777 ? v13772 : v305;
+            const unsigned int v13781 = v13778 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13782 = min(v13781, 128u);
+            const bool v13783 = v13778 > v13118;
+            const unsigned int v13784 = v13783 ? v13782 : v305;
+            const float v13785 = __uint_as_float(v13784);
+            v13690.x[2] = v13785;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13787 = static_cast<unsigned int>(v13690.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13789 = v46 + v13787;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13791 = v13789 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13792 = v13791 + 1u;
+            const unsigned int v13794 = v13792 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13803 = v13794 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13807 = v13792 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13808 = v317 && v13807;
+            const unsigned int v13809 = v13808 ? v13803 : v305;
+            const unsigned int v13812 = v13809 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13813 = min(v13812, 128u);
+            const bool v13814 = v13809 > v13118;
+            const unsigned int v13815 = v13814 ? v13813 : v305;
+            const float v13816 = __uint_as_float(v13815);
+            v13690.x[3] = v13816;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13818 = static_cast<unsigned int>(v13692.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13820 = v46 + v13818;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13822 = v13820 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13823 = v13822 + 1u;
+            const unsigned int v13825 = v13823 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13826 = min(v37, v13825);
+            const bool v13827 = v13823 > v18;
+            const unsigned int v13828 = v13827 ? v13826 : v305;
+            const unsigned int v13831 = v311 ? v37 : v13828;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13843 = v13831 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13844 = min(v13843, 128u);
+            const bool v13845 = v13831 > v13118;
+            const unsigned int v13846 = v13845 ? v13844 : v305;
+            const float v13847 = __uint_as_float(v13846);
+            v13692.x[0] = v13847;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13849 = static_cast<unsigned int>(v13692.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13851 = v46 + v13849;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13853 = v13851 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13854 = v13853 + 1u;
+            const unsigned int v13856 = v13854 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13857 = min(v37, v13856);
+            const bool v13858 = v13854 > v18;
+            const unsigned int v13859 = v13858 ? v13857 : v305;
+            const unsigned int v13862 = v311 ? v37 : v13859;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13874 = v13862 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13875 = min(v13874, 128u);
+            const bool v13876 = v13862 > v13118;
+            const unsigned int v13877 = v13876 ? v13875 : v305;
+            const float v13878 = __uint_as_float(v13877);
+            v13692.x[1] = v13878;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13880 = static_cast<unsigned int>(v13692.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13882 = v46 + v13880;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13884 = v13882 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13885 = v13884 + 1u;
+            const unsigned int v13887 = v13885 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13888 = min(v37, v13887);
+            const bool v13889 = v13885 > v18;
+            const unsigned int v13890 = v13889 ? v13888 : v305;
+            const unsigned int v13893 = v311 ? v37 : v13890;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13905 = v13893 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13906 = min(v13905, 128u);
+            const bool v13907 = v13893 > v13118;
+            const unsigned int v13908 = v13907 ? v13906 : v305;
+            const float v13909 = __uint_as_float(v13908);
+            v13692.x[2] = v13909;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13911 = static_cast<unsigned int>(v13692.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13913 = v46 + v13911;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13915 = v13913 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13916 = v13915 + 1u;
+            const unsigned int v13918 = v13916 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13919 = min(v37, v13918);
+            const bool v13920 = v13916 > v18;
+            const unsigned int v13921 = v13920 ? v13919 : v305;
+            const unsigned int v13924 = v311 ? v37 : v13921;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13936 = v13924 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13937 = min(v13936, 128u);
+            const bool v13938 = v13924 > v13118;
+            const unsigned int v13939 = v13938 ? v13937 : v305;
+            const float v13940 = __uint_as_float(v13939);
+            v13692.x[3] = v13940;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13941 = static_cast<unsigned int>(v13637.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v13943 = v13637.x[0];
+            const float v13944 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13945 = __float_as_uint(v13944);
+            const bool v13946 = v13941 >= v13945;
+            const float v13947 = v13692.x[0];
+            const unsigned int v13948 = __float_as_uint(v13947);
+            const bool v13949 = v13941 < v13948;
+            const bool v13950 = v13946 && v13949;
+            const float v13952 = v13950 ? v13943 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[0] = v13952;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13953 = static_cast<unsigned int>(v13637.col(1, iron_linear_thread() & 31u));
+            const float v13955 = v13637.x[1];
+            const float v13956 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13957 = __float_as_uint(v13956);
+            const bool v13958 = v13953 >= v13957;
+            const float v13959 = v13692.x[0];
+            const unsigned int v13960 = __float_as_uint(v13959);
+            const bool v13961 = v13953 < v13960;
+            const bool v13962 = v13958 && v13961;
+            const float v13964 = v13962 ? v13955 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[1] = v13964;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13965 = static_cast<unsigned int>(v13637.col(2, iron_linear_thread() & 31u));
+            const float v13967 = v13637.x[2];
+            const float v13968 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13969 = __float_as_uint(v13968);
+            const bool v13970 = v13965 >= v13969;
+            const float v13971 = v13692.x[2];
+            const unsigned int v13972 = __float_as_uint(v13971);
+            const bool v13973 = v13965 < v13972;
+            const bool v13974 = v13970 && v13973;
+            const float v13976 = v13974 ? v13967 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[2] = v13976;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13977 = static_cast<unsigned int>(v13637.col(3, iron_linear_thread() & 31u));
+            const float v13979 = v13637.x[3];
+            const float v13980 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13981 = __float_as_uint(v13980);
+            const bool v13982 = v13977 >= v13981;
+            const float v13983 = v13692.x[2];
+            const unsigned int v13984 = __float_as_uint(v13983);
+            const bool v13985 = v13977 < v13984;
+            const bool v13986 = v13982 && v13985;
+            const float v13988 = v13986 ? v13979 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[3] = v13988;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v13989 = static_cast<unsigned int>(v13637.col(4, iron_linear_thread() & 31u));
+            const float v13991 = v13637.x[4];
+            const float v13992 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v13993 = __float_as_uint(v13992);
+            const bool v13994 = v13989 >= v13993;
+            const float v13995 = v13692.x[0];
+            const unsigned int v13996 = __float_as_uint(v13995);
+            const bool v13997 = v13989 < v13996;
+            const bool v13998 = v13994 && v13997;
+            const float v14000 = v13998 ? v13991 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[4] = v14000;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14001 = static_cast<unsigned int>(v13637.col(5, iron_linear_thread() & 31u));
+            const float v14003 = v13637.x[5];
+            const float v14004 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14005 = __float_as_uint(v14004);
+            const bool v14006 = v14001 >= v14005;
+            const float v14007 = v13692.x[0];
+            const unsigned int v14008 = __float_as_uint(v14007);
+            const bool v14009 = v14001 < v14008;
+            const bool v14010 = v14006 && v14009;
+            const float v14012 = v14010 ? v14003 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[5] = v14012;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14013 = static_cast<unsigned int>(v13637.col(6, iron_linear_thread() & 31u));
+            const float v14015 = v13637.x[6];
+            const float v14016 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14017 = __float_as_uint(v14016);
+            const bool v14018 = v14013 >= v14017;
+            const float v14019 = v13692.x[2];
+            const unsigned int v14020 = __float_as_uint(v14019);
+            const bool v14021 = v14013 < v14020;
+            const bool v14022 = v14018 && v14021;
+            const float v14024 = v14022 ? v14015 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[6] = v14024;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14025 = static_cast<unsigned int>(v13637.col(7, iron_linear_thread() & 31u));
+            const float v14027 = v13637.x[7];
+            const float v14028 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14029 = __float_as_uint(v14028);
+            const bool v14030 = v14025 >= v14029;
+            const float v14031 = v13692.x[2];
+            const unsigned int v14032 = __float_as_uint(v14031);
+            const bool v14033 = v14025 < v14032;
+            const bool v14034 = v14030 && v14033;
+            const float v14036 = v14034 ? v14027 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[7] = v14036;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14037 = static_cast<unsigned int>(v13637.col(8, iron_linear_thread() & 31u));
+            const float v14039 = v13637.x[8];
+            const float v14040 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14041 = __float_as_uint(v14040);
+            const bool v14042 = v14037 >= v14041;
+            const float v14043 = v13692.x[0];
+            const unsigned int v14044 = __float_as_uint(v14043);
+            const bool v14045 = v14037 < v14044;
+            const bool v14046 = v14042 && v14045;
+            const float v14048 = v14046 ? v14039 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[8] = v14048;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14049 = static_cast<unsigned int>(v13637.col(9, iron_linear_thread() & 31u));
+            const float v14051 = v13637.x[9];
+            const float v14052 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14053 = __float_as_uint(v14052);
+            const bool v14054 = v14049 >= v14053;
+            const float v14055 = v13692.x[0];
+            const unsigned int v14056 = __float_as_uint(v14055);
+            const bool v14057 = v14049 < v14056;
+            const bool v14058 = v14054 && v14057;
+            const float v14060 = v14058 ? v14051 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[9] = v14060;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14061 = static_cast<unsigned int>(v13637.col(10, iron_linear_thread() & 31u));
+            const float v14063 = v13637.x[10];
+            const float v14064 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14065 = __float_as_uint(v14064);
+            const bool v14066 = v14061 >= v14065;
+            const float v14067 = v13692.x[2];
+            const unsigned int v14068 = __float_as_uint(v14067);
+            const bool v14069 = v14061 < v14068;
+            const bool v14070 = v14066 && v14069;
+            const float v14072 = v14070 ? v14063 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[10] = v14072;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14073 = static_cast<unsigned int>(v13637.col(11, iron_linear_thread() & 31u));
+            const float v14075 = v13637.x[11];
+            const float v14076 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14077 = __float_as_uint(v14076);
+            const bool v14078 = v14073 >= v14077;
+            const float v14079 = v13692.x[2];
+            const unsigned int v14080 = __float_as_uint(v14079);
+            const bool v14081 = v14073 < v14080;
+            const bool v14082 = v14078 && v14081;
+            const float v14084 = v14082 ? v14075 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[11] = v14084;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14085 = static_cast<unsigned int>(v13637.col(12, iron_linear_thread() & 31u));
+            const float v14087 = v13637.x[12];
+            const float v14088 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14089 = __float_as_uint(v14088);
+            const bool v14090 = v14085 >= v14089;
+            const float v14091 = v13692.x[0];
+            const unsigned int v14092 = __float_as_uint(v14091);
+            const bool v14093 = v14085 < v14092;
+            const bool v14094 = v14090 && v14093;
+            const float v14096 = v14094 ? v14087 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[12] = v14096;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14097 = static_cast<unsigned int>(v13637.col(13, iron_linear_thread() & 31u));
+            const float v14099 = v13637.x[13];
+            const float v14100 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14101 = __float_as_uint(v14100);
-            const bool v14102 = v14094 < v14101;
-            const bool v14103 = v14099 && v14102;
-            const float v14105 = v14096 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14106 = v14103 ? v14105 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[3] = v14106;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14107 = static_cast<unsigned int>(v11867.col(4, iron_linear_thread() & 31u));
-            const float v14109 = v11867.x[4];
-            const float v14110 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14111 = __float_as_uint(v14110);
-            const bool v14112 = v14107 >= v14111;
-            const float v14113 = v13806.x[0];
-            const unsigned int v14114 = __float_as_uint(v14113);
-            const bool v14115 = v14107 < v14114;
-            const bool v14116 = v14112 && v14115;
-            const float v14118 = v14109 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14119 = v14116 ? v14118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[4] = v14119;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14120 = static_cast<unsigned int>(v11867.col(5, iron_linear_thread() & 31u));
-            const float v14122 = v11867.x[5];
-            const float v14123 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14124 = __float_as_uint(v14123);
-            const bool v14125 = v14120 >= v14124;
-            const float v14126 = v13806.x[0];
-            const unsigned int v14127 = __float_as_uint(v14126);
-            const bool v14128 = v14120 < v14127;
-            const bool v14129 = v14125 && v14128;
-            const float v14131 = v14122 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14132 = v14129 ? v14131 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[5] = v14132;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14133 = static_cast<unsigned int>(v11867.col(6, iron_linear_thread() & 31u));
-            const float v14135 = v11867.x[6];
-            const float v14136 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14102 = v14097 >= v14101;
+            const float v14103 = v13692.x[0];
+            const unsigned int v14104 = __float_as_uint(v14103);
+            const bool v14105 = v14097 < v14104;
+            const bool v14106 = v14102 && v14105;
+            const float v14108 = v14106 ? v14099 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[13] = v14108;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14109 = static_cast<unsigned int>(v13637.col(14, iron_linear_thread() & 31u));
+            const float v14111 = v13637.x[14];
+            const float v14112 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14113 = __float_as_uint(v14112);
+            const bool v14114 = v14109 >= v14113;
+            const float v14115 = v13692.x[2];
+            const unsigned int v14116 = __float_as_uint(v14115);
+            const bool v14117 = v14109 < v14116;
+            const bool v14118 = v14114 && v14117;
+            const float v14120 = v14118 ? v14111 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[14] = v14120;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14121 = static_cast<unsigned int>(v13637.col(15, iron_linear_thread() & 31u));
+            const float v14123 = v13637.x[15];
+            const float v14124 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14125 = __float_as_uint(v14124);
+            const bool v14126 = v14121 >= v14125;
+            const float v14127 = v13692.x[2];
+            const unsigned int v14128 = __float_as_uint(v14127);
+            const bool v14129 = v14121 < v14128;
+            const bool v14130 = v14126 && v14129;
+            const float v14132 = v14130 ? v14123 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[15] = v14132;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14133 = static_cast<unsigned int>(v13637.col(16, iron_linear_thread() & 31u));
+            const float v14135 = v13637.x[16];
+            const float v14136 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14137 = __float_as_uint(v14136);
             const bool v14138 = v14133 >= v14137;
-            const float v14139 = v13806.x[2];
+            const float v14139 = v13692.x[0];
             const unsigned int v14140 = __float_as_uint(v14139);
             const bool v14141 = v14133 < v14140;
             const bool v14142 = v14138 && v14141;
-            const float v14144 = v14135 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14145 = v14142 ? v14144 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[6] = v14145;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14146 = static_cast<unsigned int>(v11867.col(7, iron_linear_thread() & 31u));
-            const float v14148 = v11867.x[7];
-            const float v14149 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14150 = __float_as_uint(v14149);
-            const bool v14151 = v14146 >= v14150;
-            const float v14152 = v13806.x[2];
-            const unsigned int v14153 = __float_as_uint(v14152);
-            const bool v14154 = v14146 < v14153;
-            const bool v14155 = v14151 && v14154;
-            const float v14157 = v14148 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14158 = v14155 ? v14157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[7] = v14158;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14159 = static_cast<unsigned int>(v11867.col(8, iron_linear_thread() & 31u));
-            const float v14161 = v11867.x[8];
-            const float v14162 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14163 = __float_as_uint(v14162);
-            const bool v14164 = v14159 >= v14163;
-            const float v14165 = v13806.x[0];
-            const unsigned int v14166 = __float_as_uint(v14165);
-            const bool v14167 = v14159 < v14166;
-            const bool v14168 = v14164 && v14167;
-            const float v14170 = v14161 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14171 = v14168 ? v14170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[8] = v14171;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14172 = static_cast<unsigned int>(v11867.col(9, iron_linear_thread() & 31u));
-            const float v14174 = v11867.x[9];
-            const float v14175 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14144 = v14142 ? v14135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[16] = v14144;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14145 = static_cast<unsigned int>(v13637.col(17, iron_linear_thread() & 31u));
+            const float v14147 = v13637.x[17];
+            const float v14148 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14149 = __float_as_uint(v14148);
+            const bool v14150 = v14145 >= v14149;
+            const float v14151 = v13692.x[0];
+            const unsigned int v14152 = __float_as_uint(v14151);
+            const bool v14153 = v14145 < v14152;
+            const bool v14154 = v14150 && v14153;
+            const float v14156 = v14154 ? v14147 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[17] = v14156;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14157 = static_cast<unsigned int>(v13637.col(18, iron_linear_thread() & 31u));
+            const float v14159 = v13637.x[18];
+            const float v14160 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14161 = __float_as_uint(v14160);
+            const bool v14162 = v14157 >= v14161;
+            const float v14163 = v13692.x[2];
+            const unsigned int v14164 = __float_as_uint(v14163);
+            const bool v14165 = v14157 < v14164;
+            const bool v14166 = v14162 && v14165;
+            const float v14168 = v14166 ? v14159 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[18] = v14168;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14169 = static_cast<unsigned int>(v13637.col(19, iron_linear_thread() & 31u));
+            const float v14171 = v13637.x[19];
+            const float v14172 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14173 = __float_as_uint(v14172);
+            const bool v14174 = v14169 >= v14173;
+            const float v14175 = v13692.x[2];
             const unsigned int v14176 = __float_as_uint(v14175);
-            const bool v14177 = v14172 >= v14176;
-            const float v14178 = v13806.x[0];
-            const unsigned int v14179 = __float_as_uint(v14178);
-            const bool v14180 = v14172 < v14179;
-            const bool v14181 = v14177 && v14180;
-            const float v14183 = v14174 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14184 = v14181 ? v14183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[9] = v14184;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14185 = static_cast<unsigned int>(v11867.col(10, iron_linear_thread() & 31u));
-            const float v14187 = v11867.x[10];
-            const float v14188 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14189 = __float_as_uint(v14188);
-            const bool v14190 = v14185 >= v14189;
-            const float v14191 = v13806.x[2];
-            const unsigned int v14192 = __float_as_uint(v14191);
-            const bool v14193 = v14185 < v14192;
-            const bool v14194 = v14190 && v14193;
-            const float v14196 = v14187 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14197 = v14194 ? v14196 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[10] = v14197;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14198 = static_cast<unsigned int>(v11867.col(11, iron_linear_thread() & 31u));
-            const float v14200 = v11867.x[11];
-            const float v14201 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14202 = __float_as_uint(v14201);
-            const bool v14203 = v14198 >= v14202;
-            const float v14204 = v13806.x[2];
-            const unsigned int v14205 = __float_as_uint(v14204);
-            const bool v14206 = v14198 < v14205;
-            const bool v14207 = v14203 && v14206;
-            const float v14209 = v14200 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14210 = v14207 ? v14209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[11] = v14210;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14211 = static_cast<unsigned int>(v11867.col(12, iron_linear_thread() & 31u));
-            const float v14213 = v11867.x[12];
-            const float v14214 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14215 = __float_as_uint(v14214);
-            const bool v14216 = v14211 >= v14215;
-            const float v14217 = v13806.x[0];
-            const unsigned int v14218 = __float_as_uint(v14217);
-            const bool v14219 = v14211 < v14218;
-            const bool v14220 = v14216 && v14219;
-            const float v14222 = v14213 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14223 = v14220 ? v14222 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[12] = v14223;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14224 = static_cast<unsigned int>(v11867.col(13, iron_linear_thread() & 31u));
-            const float v14226 = v11867.x[13];
-            const float v14227 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14228 = __float_as_uint(v14227);
-            const bool v14229 = v14224 >= v14228;
-            const float v14230 = v13806.x[0];
-            const unsigned int v14231 = __float_as_uint(v14230);
-            const bool v14232 = v14224 < v14231;
-            const bool v14233 = v14229 && v14232;
-            const float v14235 = v14226 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14236 = v14233 ? v14235 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[13] = v14236;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14237 = static_cast<unsigned int>(v11867.col(14, iron_linear_thread() & 31u));
-            const float v14239 = v11867.x[14];
-            const float v14240 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14241 = __float_as_uint(v14240);
-            const bool v14242 = v14237 >= v14241;
-            const float v14243 = v13806.x[2];
-            const unsigned int v14244 = __float_as_uint(v14243);
-            const bool v14245 = v14237 < v14244;
-            const bool v14246 = v14242 && v14245;
-            const float v14248 = v14239 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14249 = v14246 ? v14248 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[14] = v14249;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14250 = static_cast<unsigned int>(v11867.col(15, iron_linear_thread() & 31u));
-            const float v14252 = v11867.x[15];
-            const float v14253 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14254 = __float_as_uint(v14253);
-            const bool v14255 = v14250 >= v14254;
-            const float v14256 = v13806.x[2];
+            const bool v14177 = v14169 < v14176;
+            const bool v14178 = v14174 && v14177;
+            const float v14180 = v14178 ? v14171 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[19] = v14180;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14181 = static_cast<unsigned int>(v13637.col(20, iron_linear_thread() & 31u));
+            const float v14183 = v13637.x[20];
+            const float v14184 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14185 = __float_as_uint(v14184);
+            const bool v14186 = v14181 >= v14185;
+            const float v14187 = v13692.x[0];
+            const unsigned int v14188 = __float_as_uint(v14187);
+            const bool v14189 = v14181 < v14188;
+            const bool v14190 = v14186 && v14189;
+            const float v14192 = v14190 ? v14183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[20] = v14192;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14193 = static_cast<unsigned int>(v13637.col(21, iron_linear_thread() & 31u));
+            const float v14195 = v13637.x[21];
+            const float v14196 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14197 = __float_as_uint(v14196);
+            const bool v14198 = v14193 >= v14197;
+            const float v14199 = v13692.x[0];
+            const unsigned int v14200 = __float_as_uint(v14199);
+            const bool v14201 = v14193 < v14200;
+            const bool v14202 = v14198 && v14201;
+            const float v14204 = v14202 ? v14195 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[21] = v14204;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14205 = static_cast<unsigned int>(v13637.col(22, iron_linear_thread() & 31u));
+            const float v14207 = v13637.x[22];
+            const float v14208 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14209 = __float_as_uint(v14208);
+            const bool v14210 = v14205 >= v14209;
+            const float v14211 = v13692.x[2];
+            const unsigned int v14212 = __float_as_uint(v14211);
+            const bool v14213 = v14205 < v14212;
+            const bool v14214 = v14210 && v14213;
+            const float v14216 = v14214 ? v14207 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[22] = v14216;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14217 = static_cast<unsigned int>(v13637.col(23, iron_linear_thread() & 31u));
+            const float v14219 = v13637.x[23];
+            const float v14220 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14221 = __float_as_uint(v14220);
+            const bool v14222 = v14217 >= v14221;
+            const float v14223 = v13692.x[2];
+            const unsigned int v14224 = __float_as_uint(v14223);
+            const bool v14225 = v14217 < v14224;
+            const bool v14226 = v14222 && v14225;
+            const float v14228 = v14226 ? v14219 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[23] = v14228;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14229 = static_cast<unsigned int>(v13637.col(24, iron_linear_thread() & 31u));
+            const float v14231 = v13637.x[24];
+            const float v14232 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14233 = __float_as_uint(v14232);
+            const bool v14234 = v14229 >= v14233;
+            const float v14235 = v13692.x[0];
+            const unsigned int v14236 = __float_as_uint(v14235);
+            const bool v14237 = v14229 < v14236;
+            const bool v14238 = v14234 && v14237;
+            const float v14240 = v14238 ? v14231 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[24] = v14240;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14241 = static_cast<unsigned int>(v13637.col(25, iron_linear_thread() & 31u));
+            const float v14243 = v13637.x[25];
+            const float v14244 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14245 = __float_as_uint(v14244);
+            const bool v14246 = v14241 >= v14245;
+            const float v14247 = v13692.x[0];
+            const unsigned int v14248 = __float_as_uint(v14247);
+            const bool v14249 = v14241 < v14248;
+            const bool v14250 = v14246 && v14249;
+            const float v14252 = v14250 ? v14243 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[25] = v14252;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14253 = static_cast<unsigned int>(v13637.col(26, iron_linear_thread() & 31u));
+            const float v14255 = v13637.x[26];
+            const float v14256 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14257 = __float_as_uint(v14256);
-            const bool v14258 = v14250 < v14257;
-            const bool v14259 = v14255 && v14258;
-            const float v14261 = v14252 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14262 = v14259 ? v14261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[15] = v14262;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14263 = static_cast<unsigned int>(v11867.col(16, iron_linear_thread() & 31u));
-            const float v14265 = v11867.x[16];
-            const float v14266 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14267 = __float_as_uint(v14266);
-            const bool v14268 = v14263 >= v14267;
-            const float v14269 = v13806.x[0];
-            const unsigned int v14270 = __float_as_uint(v14269);
-            const bool v14271 = v14263 < v14270;
-            const bool v14272 = v14268 && v14271;
-            const float v14274 = v14265 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14275 = v14272 ? v14274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[16] = v14275;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14276 = static_cast<unsigned int>(v11867.col(17, iron_linear_thread() & 31u));
-            const float v14278 = v11867.x[17];
-            const float v14279 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14280 = __float_as_uint(v14279);
-            const bool v14281 = v14276 >= v14280;
-            const float v14282 = v13806.x[0];
-            const unsigned int v14283 = __float_as_uint(v14282);
-            const bool v14284 = v14276 < v14283;
-            const bool v14285 = v14281 && v14284;
-            const float v14287 = v14278 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14288 = v14285 ? v14287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[17] = v14288;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14289 = static_cast<unsigned int>(v11867.col(18, iron_linear_thread() & 31u));
-            const float v14291 = v11867.x[18];
-            const float v14292 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14258 = v14253 >= v14257;
+            const float v14259 = v13692.x[2];
+            const unsigned int v14260 = __float_as_uint(v14259);
+            const bool v14261 = v14253 < v14260;
+            const bool v14262 = v14258 && v14261;
+            const float v14264 = v14262 ? v14255 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[26] = v14264;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14265 = static_cast<unsigned int>(v13637.col(27, iron_linear_thread() & 31u));
+            const float v14267 = v13637.x[27];
+            const float v14268 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14269 = __float_as_uint(v14268);
+            const bool v14270 = v14265 >= v14269;
+            const float v14271 = v13692.x[2];
+            const unsigned int v14272 = __float_as_uint(v14271);
+            const bool v14273 = v14265 < v14272;
+            const bool v14274 = v14270 && v14273;
+            const float v14276 = v14274 ? v14267 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[27] = v14276;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14277 = static_cast<unsigned int>(v13637.col(28, iron_linear_thread() & 31u));
+            const float v14279 = v13637.x[28];
+            const float v14280 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14281 = __float_as_uint(v14280);
+            const bool v14282 = v14277 >= v14281;
+            const float v14283 = v13692.x[0];
+            const unsigned int v14284 = __float_as_uint(v14283);
+            const bool v14285 = v14277 < v14284;
+            const bool v14286 = v14282 && v14285;
+            const float v14288 = v14286 ? v14279 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[28] = v14288;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14289 = static_cast<unsigned int>(v13637.col(29, iron_linear_thread() & 31u));
+            const float v14291 = v13637.x[29];
+            const float v14292 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14293 = __float_as_uint(v14292);
             const bool v14294 = v14289 >= v14293;
-            const float v14295 = v13806.x[2];
+            const float v14295 = v13692.x[0];
             const unsigned int v14296 = __float_as_uint(v14295);
             const bool v14297 = v14289 < v14296;
             const bool v14298 = v14294 && v14297;
-            const float v14300 = v14291 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14301 = v14298 ? v14300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[18] = v14301;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14302 = static_cast<unsigned int>(v11867.col(19, iron_linear_thread() & 31u));
-            const float v14304 = v11867.x[19];
-            const float v14305 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14306 = __float_as_uint(v14305);
-            const bool v14307 = v14302 >= v14306;
-            const float v14308 = v13806.x[2];
-            const unsigned int v14309 = __float_as_uint(v14308);
-            const bool v14310 = v14302 < v14309;
-            const bool v14311 = v14307 && v14310;
-            const float v14313 = v14304 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14314 = v14311 ? v14313 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[19] = v14314;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14315 = static_cast<unsigned int>(v11867.col(20, iron_linear_thread() & 31u));
-            const float v14317 = v11867.x[20];
-            const float v14318 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14319 = __float_as_uint(v14318);
-            const bool v14320 = v14315 >= v14319;
-            const float v14321 = v13806.x[0];
-            const unsigned int v14322 = __float_as_uint(v14321);
-            const bool v14323 = v14315 < v14322;
-            const bool v14324 = v14320 && v14323;
-            const float v14326 = v14317 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14327 = v14324 ? v14326 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[20] = v14327;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14328 = static_cast<unsigned int>(v11867.col(21, iron_linear_thread() & 31u));
-            const float v14330 = v11867.x[21];
-            const float v14331 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14300 = v14298 ? v14291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[29] = v14300;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14301 = static_cast<unsigned int>(v13637.col(30, iron_linear_thread() & 31u));
+            const float v14303 = v13637.x[30];
+            const float v14304 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14305 = __float_as_uint(v14304);
+            const bool v14306 = v14301 >= v14305;
+            const float v14307 = v13692.x[2];
+            const unsigned int v14308 = __float_as_uint(v14307);
+            const bool v14309 = v14301 < v14308;
+            const bool v14310 = v14306 && v14309;
+            const float v14312 = v14310 ? v14303 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[30] = v14312;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14313 = static_cast<unsigned int>(v13637.col(31, iron_linear_thread() & 31u));
+            const float v14315 = v13637.x[31];
+            const float v14316 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14317 = __float_as_uint(v14316);
+            const bool v14318 = v14313 >= v14317;
+            const float v14319 = v13692.x[2];
+            const unsigned int v14320 = __float_as_uint(v14319);
+            const bool v14321 = v14313 < v14320;
+            const bool v14322 = v14318 && v14321;
+            const float v14324 = v14322 ? v14315 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[31] = v14324;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14325 = static_cast<unsigned int>(v13637.col(32, iron_linear_thread() & 31u));
+            const float v14327 = v13637.x[32];
+            const float v14328 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14329 = __float_as_uint(v14328);
+            const bool v14330 = v14325 >= v14329;
+            const float v14331 = v13692.x[0];
             const unsigned int v14332 = __float_as_uint(v14331);
-            const bool v14333 = v14328 >= v14332;
-            const float v14334 = v13806.x[0];
-            const unsigned int v14335 = __float_as_uint(v14334);
-            const bool v14336 = v14328 < v14335;
-            const bool v14337 = v14333 && v14336;
-            const float v14339 = v14330 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14340 = v14337 ? v14339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[21] = v14340;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14341 = static_cast<unsigned int>(v11867.col(22, iron_linear_thread() & 31u));
-            const float v14343 = v11867.x[22];
-            const float v14344 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14345 = __float_as_uint(v14344);
-            const bool v14346 = v14341 >= v14345;
-            const float v14347 = v13806.x[2];
-            const unsigned int v14348 = __float_as_uint(v14347);
-            const bool v14349 = v14341 < v14348;
-            const bool v14350 = v14346 && v14349;
-            const float v14352 = v14343 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14353 = v14350 ? v14352 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[22] = v14353;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14354 = static_cast<unsigned int>(v11867.col(23, iron_linear_thread() & 31u));
-            const float v14356 = v11867.x[23];
-            const float v14357 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14358 = __float_as_uint(v14357);
-            const bool v14359 = v14354 >= v14358;
-            const float v14360 = v13806.x[2];
-            const unsigned int v14361 = __float_as_uint(v14360);
-            const bool v14362 = v14354 < v14361;
-            const bool v14363 = v14359 && v14362;
-            const float v14365 = v14356 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14366 = v14363 ? v14365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[23] = v14366;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14367 = static_cast<unsigned int>(v11867.col(24, iron_linear_thread() & 31u));
-            const float v14369 = v11867.x[24];
-            const float v14370 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14371 = __float_as_uint(v14370);
-            const bool v14372 = v14367 >= v14371;
-            const float v14373 = v13806.x[0];
-            const unsigned int v14374 = __float_as_uint(v14373);
-            const bool v14375 = v14367 < v14374;
-            const bool v14376 = v14372 && v14375;
-            const float v14378 = v14369 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14379 = v14376 ? v14378 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[24] = v14379;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14380 = static_cast<unsigned int>(v11867.col(25, iron_linear_thread() & 31u));
-            const float v14382 = v11867.x[25];
-            const float v14383 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14384 = __float_as_uint(v14383);
-            const bool v14385 = v14380 >= v14384;
-            const float v14386 = v13806.x[0];
-            const unsigned int v14387 = __float_as_uint(v14386);
-            const bool v14388 = v14380 < v14387;
-            const bool v14389 = v14385 && v14388;
-            const float v14391 = v14382 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14392 = v14389 ? v14391 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[25] = v14392;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14393 = static_cast<unsigned int>(v11867.col(26, iron_linear_thread() & 31u));
-            const float v14395 = v11867.x[26];
-            const float v14396 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14397 = __float_as_uint(v14396);
-            const bool v14398 = v14393 >= v14397;
-            const float v14399 = v13806.x[2];
-            const unsigned int v14400 = __float_as_uint(v14399);
-            const bool v14401 = v14393 < v14400;
-            const bool v14402 = v14398 && v14401;
-            const float v14404 = v14395 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14405 = v14402 ? v14404 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[26] = v14405;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14406 = static_cast<unsigned int>(v11867.col(27, iron_linear_thread() & 31u));
-            const float v14408 = v11867.x[27];
-            const float v14409 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14410 = __float_as_uint(v14409);
-            const bool v14411 = v14406 >= v14410;
-            const float v14412 = v13806.x[2];
+            const bool v14333 = v14325 < v14332;
+            const bool v14334 = v14330 && v14333;
+            const float v14336 = v14334 ? v14327 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[32] = v14336;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14337 = static_cast<unsigned int>(v13637.col(33, iron_linear_thread() & 31u));
+            const float v14339 = v13637.x[33];
+            const float v14340 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14341 = __float_as_uint(v14340);
+            const bool v14342 = v14337 >= v14341;
+            const float v14343 = v13692.x[0];
+            const unsigned int v14344 = __float_as_uint(v14343);
+            const bool v14345 = v14337 < v14344;
+            const bool v14346 = v14342 && v14345;
+            const float v14348 = v14346 ? v14339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[33] = v14348;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14349 = static_cast<unsigned int>(v13637.col(34, iron_linear_thread() & 31u));
+            const float v14351 = v13637.x[34];
+            const float v14352 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14353 = __float_as_uint(v14352);
+            const bool v14354 = v14349 >= v14353;
+            const float v14355 = v13692.x[2];
+            const unsigned int v14356 = __float_as_uint(v14355);
+            const bool v14357 = v14349 < v14356;
+            const bool v14358 = v14354 && v14357;
+            const float v14360 = v14358 ? v14351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[34] = v14360;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14361 = static_cast<unsigned int>(v13637.col(35, iron_linear_thread() & 31u));
+            const float v14363 = v13637.x[35];
+            const float v14364 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14365 = __float_as_uint(v14364);
+            const bool v14366 = v14361 >= v14365;
+            const float v14367 = v13692.x[2];
+            const unsigned int v14368 = __float_as_uint(v14367);
+            const bool v14369 = v14361 < v14368;
+            const bool v14370 = v14366 && v14369;
+            const float v14372 = v14370 ? v14363 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[35] = v14372;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14373 = static_cast<unsigned int>(v13637.col(36, iron_linear_thread() & 31u));
+            const float v14375 = v13637.x[36];
+            const float v14376 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14377 = __float_as_uint(v14376);
+            const bool v14378 = v14373 >= v14377;
+            const float v14379 = v13692.x[0];
+            const unsigned int v14380 = __float_as_uint(v14379);
+            const bool v14381 = v14373 < v14380;
+            const bool v14382 = v14378 && v14381;
+            const float v14384 = v14382 ? v14375 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[36] = v14384;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14385 = static_cast<unsigned int>(v13637.col(37, iron_linear_thread() & 31u));
+            const float v14387 = v13637.x[37];
+            const float v14388 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14389 = __float_as_uint(v14388);
+            const bool v14390 = v14385 >= v14389;
+            const float v14391 = v13692.x[0];
+            const unsigned int v14392 = __float_as_uint(v14391);
+            const bool v14393 = v14385 < v14392;
+            const bool v14394 = v14390 && v14393;
+            const float v14396 = v14394 ? v14387 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[37] = v14396;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14397 = static_cast<unsigned int>(v13637.col(38, iron_linear_thread() & 31u));
+            const float v14399 = v13637.x[38];
+            const float v14400 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14401 = __float_as_uint(v14400);
+            const bool v14402 = v14397 >= v14401;
+            const float v14403 = v13692.x[2];
+            const unsigned int v14404 = __float_as_uint(v14403);
+            const bool v14405 = v14397 < v14404;
+            const bool v14406 = v14402 && v14405;
+            const float v14408 = v14406 ? v14399 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[38] = v14408;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14409 = static_cast<unsigned int>(v13637.col(39, iron_linear_thread() & 31u));
+            const float v14411 = v13637.x[39];
+            const float v14412 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14413 = __float_as_uint(v14412);
-            const bool v14414 = v14406 < v14413;
-            const bool v14415 = v14411 && v14414;
-            const float v14417 = v14408 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14418 = v14415 ? v14417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[27] = v14418;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14419 = static_cast<unsigned int>(v11867.col(28, iron_linear_thread() & 31u));
-            const float v14421 = v11867.x[28];
-            const float v14422 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14423 = __float_as_uint(v14422);
-            const bool v14424 = v14419 >= v14423;
-            const float v14425 = v13806.x[0];
-            const unsigned int v14426 = __float_as_uint(v14425);
-            const bool v14427 = v14419 < v14426;
-            const bool v14428 = v14424 && v14427;
-            const float v14430 = v14421 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14431 = v14428 ? v14430 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[28] = v14431;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14432 = static_cast<unsigned int>(v11867.col(29, iron_linear_thread() & 31u));
-            const float v14434 = v11867.x[29];
-            const float v14435 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14436 = __float_as_uint(v14435);
-            const bool v14437 = v14432 >= v14436;
-            const float v14438 = v13806.x[0];
-            const unsigned int v14439 = __float_as_uint(v14438);
-            const bool v14440 = v14432 < v14439;
-            const bool v14441 = v14437 && v14440;
-            const float v14443 = v14434 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14444 = v14441 ? v14443 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[29] = v14444;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14445 = static_cast<unsigned int>(v11867.col(30, iron_linear_thread() & 31u));
-            const float v14447 = v11867.x[30];
-            const float v14448 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14414 = v14409 >= v14413;
+            const float v14415 = v13692.x[2];
+            const unsigned int v14416 = __float_as_uint(v14415);
+            const bool v14417 = v14409 < v14416;
+            const bool v14418 = v14414 && v14417;
+            const float v14420 = v14418 ? v14411 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[39] = v14420;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14421 = static_cast<unsigned int>(v13637.col(40, iron_linear_thread() & 31u));
+            const float v14423 = v13637.x[40];
+            const float v14424 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14425 = __float_as_uint(v14424);
+            const bool v14426 = v14421 >= v14425;
+            const float v14427 = v13692.x[0];
+            const unsigned int v14428 = __float_as_uint(v14427);
+            const bool v14429 = v14421 < v14428;
+            const bool v14430 = v14426 && v14429;
+            const float v14432 = v14430 ? v14423 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[40] = v14432;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14433 = static_cast<unsigned int>(v13637.col(41, iron_linear_thread() & 31u));
+            const float v14435 = v13637.x[41];
+            const float v14436 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14437 = __float_as_uint(v14436);
+            const bool v14438 = v14433 >= v14437;
+            const float v14439 = v13692.x[0];
+            const unsigned int v14440 = __float_as_uint(v14439);
+            const bool v14441 = v14433 < v14440;
+            const bool v14442 = v14438 && v14441;
+            const float v14444 = v14442 ? v14435 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[41] = v14444;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14445 = static_cast<unsigned int>(v13637.col(42, iron_linear_thread() & 31u));
+            const float v14447 = v13637.x[42];
+            const float v14448 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14449 = __float_as_uint(v14448);
             const bool v14450 = v14445 >= v14449;
-            const float v14451 = v13806.x[2];
+            const float v14451 = v13692.x[2];
             const unsigned int v14452 = __float_as_uint(v14451);
             const bool v14453 = v14445 < v14452;
             const bool v14454 = v14450 && v14453;
-            const float v14456 = v14447 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14457 = v14454 ? v14456 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[30] = v14457;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14458 = static_cast<unsigned int>(v11867.col(31, iron_linear_thread() & 31u));
-            const float v14460 = v11867.x[31];
-            const float v14461 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14462 = __float_as_uint(v14461);
-            const bool v14463 = v14458 >= v14462;
-            const float v14464 = v13806.x[2];
-            const unsigned int v14465 = __float_as_uint(v14464);
-            const bool v14466 = v14458 < v14465;
-            const bool v14467 = v14463 && v14466;
-            const float v14469 = v14460 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14470 = v14467 ? v14469 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[31] = v14470;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14471 = static_cast<unsigned int>(v11867.col(32, iron_linear_thread() & 31u));
-            const float v14473 = v11867.x[32];
-            const float v14474 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14475 = __float_as_uint(v14474);
-            const bool v14476 = v14471 >= v14475;
-            const float v14477 = v13806.x[0];
-            const unsigned int v14478 = __float_as_uint(v14477);
-            const bool v14479 = v14471 < v14478;
-            const bool v14480 = v14476 && v14479;
-            const float v14482 = v14473 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14483 = v14480 ? v14482 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[32] = v14483;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14484 = static_cast<unsigned int>(v11867.col(33, iron_linear_thread() & 31u));
-            const float v14486 = v11867.x[33];
-            const float v14487 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14456 = v14454 ? v14447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[42] = v14456;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14457 = static_cast<unsigned int>(v13637.col(43, iron_linear_thread() & 31u));
+            const float v14459 = v13637.x[43];
+            const float v14460 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14461 = __float_as_uint(v14460);
+            const bool v14462 = v14457 >= v14461;
+            const float v14463 = v13692.x[2];
+            const unsigned int v14464 = __float_as_uint(v14463);
+            const bool v14465 = v14457 < v14464;
+            const bool v14466 = v14462 && v14465;
+            const float v14468 = v14466 ? v14459 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[43] = v14468;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14469 = static_cast<unsigned int>(v13637.col(44, iron_linear_thread() & 31u));
+            const float v14471 = v13637.x[44];
+            const float v14472 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14473 = __float_as_uint(v14472);
+            const bool v14474 = v14469 >= v14473;
+            const float v14475 = v13692.x[0];
+            const unsigned int v14476 = __float_as_uint(v14475);
+            const bool v14477 = v14469 < v14476;
+            const bool v14478 = v14474 && v14477;
+            const float v14480 = v14478 ? v14471 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[44] = v14480;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14481 = static_cast<unsigned int>(v13637.col(45, iron_linear_thread() & 31u));
+            const float v14483 = v13637.x[45];
+            const float v14484 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14485 = __float_as_uint(v14484);
+            const bool v14486 = v14481 >= v14485;
+            const float v14487 = v13692.x[0];
             const unsigned int v14488 = __float_as_uint(v14487);
-            const bool v14489 = v14484 >= v14488;
-            const float v14490 = v13806.x[0];
-            const unsigned int v14491 = __float_as_uint(v14490);
-            const bool v14492 = v14484 < v14491;
-            const bool v14493 = v14489 && v14492;
-            const float v14495 = v14486 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14496 = v14493 ? v14495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[33] = v14496;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14497 = static_cast<unsigned int>(v11867.col(34, iron_linear_thread() & 31u));
-            const float v14499 = v11867.x[34];
-            const float v14500 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14501 = __float_as_uint(v14500);
-            const bool v14502 = v14497 >= v14501;
-            const float v14503 = v13806.x[2];
-            const unsigned int v14504 = __float_as_uint(v14503);
-            const bool v14505 = v14497 < v14504;
-            const bool v14506 = v14502 && v14505;
-            const float v14508 = v14499 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14509 = v14506 ? v14508 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[34] = v14509;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14510 = static_cast<unsigned int>(v11867.col(35, iron_linear_thread() & 31u));
-            const float v14512 = v11867.x[35];
-            const float v14513 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14514 = __float_as_uint(v14513);
-            const bool v14515 = v14510 >= v14514;
-            const float v14516 = v13806.x[2];
-            const unsigned int v14517 = __float_as_uint(v14516);
-            const bool v14518 = v14510 < v14517;
-            const bool v14519 = v14515 && v14518;
-            const float v14521 = v14512 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14522 = v14519 ? v14521 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[35] = v14522;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14523 = static_cast<unsigned int>(v11867.col(36, iron_linear_thread() & 31u));
-            const float v14525 = v11867.x[36];
-            const float v14526 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14527 = __float_as_uint(v14526);
-            const bool v14528 = v14523 >= v14527;
-            const float v14529 = v13806.x[0];
-            const unsigned int v14530 = __float_as_uint(v14529);
-            const bool v14531 = v14523 < v14530;
-            const bool v14532 = v14528 && v14531;
-            const float v14534 = v14525 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14535 = v14532 ? v14534 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[36] = v14535;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14536 = static_cast<unsigned int>(v11867.col(37, iron_linear_thread() & 31u));
-            const float v14538 = v11867.x[37];
-            const float v14539 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14540 = __float_as_uint(v14539);
-            const bool v14541 = v14536 >= v14540;
-            const float v14542 = v13806.x[0];
-            const unsigned int v14543 = __float_as_uint(v14542);
-            const bool v14544 = v14536 < v14543;
-            const bool v14545 = v14541 && v14544;
-            const float v14547 = v14538 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14548 = v14545 ? v14547 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[37] = v14548;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14549 = static_cast<unsigned int>(v11867.col(38, iron_linear_thread() & 31u));
-            const float v14551 = v11867.x[38];
-            const float v14552 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14553 = __float_as_uint(v14552);
-            const bool v14554 = v14549 >= v14553;
-            const float v14555 = v13806.x[2];
-            const unsigned int v14556 = __float_as_uint(v14555);
-            const bool v14557 = v14549 < v14556;
-            const bool v14558 = v14554 && v14557;
-            const float v14560 = v14551 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14561 = v14558 ? v14560 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[38] = v14561;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14562 = static_cast<unsigned int>(v11867.col(39, iron_linear_thread() & 31u));
-            const float v14564 = v11867.x[39];
-            const float v14565 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14566 = __float_as_uint(v14565);
-            const bool v14567 = v14562 >= v14566;
-            const float v14568 = v13806.x[2];
+            const bool v14489 = v14481 < v14488;
+            const bool v14490 = v14486 && v14489;
+            const float v14492 = v14490 ? v14483 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[45] = v14492;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14493 = static_cast<unsigned int>(v13637.col(46, iron_linear_thread() & 31u));
+            const float v14495 = v13637.x[46];
+            const float v14496 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14497 = __float_as_uint(v14496);
+            const bool v14498 = v14493 >= v14497;
+            const float v14499 = v13692.x[2];
+            const unsigned int v14500 = __float_as_uint(v14499);
+            const bool v14501 = v14493 < v14500;
+            const bool v14502 = v14498 && v14501;
+            const float v14504 = v14502 ? v14495 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[46] = v14504;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14505 = static_cast<unsigned int>(v13637.col(47, iron_linear_thread() & 31u));
+            const float v14507 = v13637.x[47];
+            const float v14508 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14509 = __float_as_uint(v14508);
+            const bool v14510 = v14505 >= v14509;
+            const float v14511 = v13692.x[2];
+            const unsigned int v14512 = __float_as_uint(v14511);
+            const bool v14513 = v14505 < v14512;
+            const bool v14514 = v14510 && v14513;
+            const float v14516 = v14514 ? v14507 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[47] = v14516;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14517 = static_cast<unsigned int>(v13637.col(48, iron_linear_thread() & 31u));
+            const float v14519 = v13637.x[48];
+            const float v14520 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14521 = __float_as_uint(v14520);
+            const bool v14522 = v14517 >= v14521;
+            const float v14523 = v13692.x[0];
+            const unsigned int v14524 = __float_as_uint(v14523);
+            const bool v14525 = v14517 < v14524;
+            const bool v14526 = v14522 && v14525;
+            const float v14528 = v14526 ? v14519 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[48] = v14528;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14529 = static_cast<unsigned int>(v13637.col(49, iron_linear_thread() & 31u));
+            const float v14531 = v13637.x[49];
+            const float v14532 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14533 = __float_as_uint(v14532);
+            const bool v14534 = v14529 >= v14533;
+            const float v14535 = v13692.x[0];
+            const unsigned int v14536 = __float_as_uint(v14535);
+            const bool v14537 = v14529 < v14536;
+            const bool v14538 = v14534 && v14537;
+            const float v14540 = v14538 ? v14531 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[49] = v14540;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14541 = static_cast<unsigned int>(v13637.col(50, iron_linear_thread() & 31u));
+            const float v14543 = v13637.x[50];
+            const float v14544 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14545 = __float_as_uint(v14544);
+            const bool v14546 = v14541 >= v14545;
+            const float v14547 = v13692.x[2];
+            const unsigned int v14548 = __float_as_uint(v14547);
+            const bool v14549 = v14541 < v14548;
+            const bool v14550 = v14546 && v14549;
+            const float v14552 = v14550 ? v14543 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[50] = v14552;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14553 = static_cast<unsigned int>(v13637.col(51, iron_linear_thread() & 31u));
+            const float v14555 = v13637.x[51];
+            const float v14556 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14557 = __float_as_uint(v14556);
+            const bool v14558 = v14553 >= v14557;
+            const float v14559 = v13692.x[2];
+            const unsigned int v14560 = __float_as_uint(v14559);
+            const bool v14561 = v14553 < v14560;
+            const bool v14562 = v14558 && v14561;
+            const float v14564 = v14562 ? v14555 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[51] = v14564;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14565 = static_cast<unsigned int>(v13637.col(52, iron_linear_thread() & 31u));
+            const float v14567 = v13637.x[52];
+            const float v14568 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14569 = __float_as_uint(v14568);
-            const bool v14570 = v14562 < v14569;
-            const bool v14571 = v14567 && v14570;
-            const float v14573 = v14564 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14574 = v14571 ? v14573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[39] = v14574;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14575 = static_cast<unsigned int>(v11867.col(40, iron_linear_thread() & 31u));
-            const float v14577 = v11867.x[40];
-            const float v14578 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14579 = __float_as_uint(v14578);
-            const bool v14580 = v14575 >= v14579;
-            const float v14581 = v13806.x[0];
-            const unsigned int v14582 = __float_as_uint(v14581);
-            const bool v14583 = v14575 < v14582;
-            const bool v14584 = v14580 && v14583;
-            const float v14586 = v14577 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14587 = v14584 ? v14586 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[40] = v14587;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14588 = static_cast<unsigned int>(v11867.col(41, iron_linear_thread() & 31u));
-            const float v14590 = v11867.x[41];
-            const float v14591 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14592 = __float_as_uint(v14591);
-            const bool v14593 = v14588 >= v14592;
-            const float v14594 = v13806.x[0];
-            const unsigned int v14595 = __float_as_uint(v14594);
-            const bool v14596 = v14588 < v14595;
-            const bool v14597 = v14593 && v14596;
-            const float v14599 = v14590 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14600 = v14597 ? v14599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[41] = v14600;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14601 = static_cast<unsigned int>(v11867.col(42, iron_linear_thread() & 31u));
-            const float v14603 = v11867.x[42];
-            const float v14604 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14570 = v14565 >= v14569;
+            const float v14571 = v13692.x[0];
+            const unsigned int v14572 = __float_as_uint(v14571);
+            const bool v14573 = v14565 < v14572;
+            const bool v14574 = v14570 && v14573;
+            const float v14576 = v14574 ? v14567 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[52] = v14576;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14577 = static_cast<unsigned int>(v13637.col(53, iron_linear_thread() & 31u));
+            const float v14579 = v13637.x[53];
+            const float v14580 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14581 = __float_as_uint(v14580);
+            const bool v14582 = v14577 >= v14581;
+            const float v14583 = v13692.x[0];
+            const unsigned int v14584 = __float_as_uint(v14583);
+            const bool v14585 = v14577 < v14584;
+            const bool v14586 = v14582 && v14585;
+            const float v14588 = v14586 ? v14579 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[53] = v14588;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14589 = static_cast<unsigned int>(v13637.col(54, iron_linear_thread() & 31u));
+            const float v14591 = v13637.x[54];
+            const float v14592 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14593 = __float_as_uint(v14592);
+            const bool v14594 = v14589 >= v14593;
+            const float v14595 = v13692.x[2];
+            const unsigned int v14596 = __float_as_uint(v14595);
+            const bool v14597 = v14589 < v14596;
+            const bool v14598 = v14594 && v14597;
+            const float v14600 = v14598 ? v14591 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[54] = v14600;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14601 = static_cast<unsigned int>(v13637.col(55, iron_linear_thread() & 31u));
+            const float v14603 = v13637.x[55];
+            const float v14604 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14605 = __float_as_uint(v14604);
             const bool v14606 = v14601 >= v14605;
-            const float v14607 = v13806.x[2];
+            const float v14607 = v13692.x[2];
             const unsigned int v14608 = __float_as_uint(v14607);
             const bool v14609 = v14601 < v14608;
             const bool v14610 = v14606 && v14609;
-            const float v14612 = v14603 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14613 = v14610 ? v14612 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[42] = v14613;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14614 = static_cast<unsigned int>(v11867.col(43, iron_linear_thread() & 31u));
-            const float v14616 = v11867.x[43];
-            const float v14617 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14618 = __float_as_uint(v14617);
-            const bool v14619 = v14614 >= v14618;
-            const float v14620 = v13806.x[2];
-            const unsigned int v14621 = __float_as_uint(v14620);
-            const bool v14622 = v14614 < v14621;
-            const bool v14623 = v14619 && v14622;
-            const float v14625 = v14616 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14626 = v14623 ? v14625 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[43] = v14626;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14627 = static_cast<unsigned int>(v11867.col(44, iron_linear_thread() & 31u));
-            const float v14629 = v11867.x[44];
-            const float v14630 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14631 = __float_as_uint(v14630);
-            const bool v14632 = v14627 >= v14631;
-            const float v14633 = v13806.x[0];
-            const unsigned int v14634 = __float_as_uint(v14633);
-            const bool v14635 = v14627 < v14634;
-            const bool v14636 = v14632 && v14635;
-            const float v14638 = v14629 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14639 = v14636 ? v14638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[44] = v14639;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14640 = static_cast<unsigned int>(v11867.col(45, iron_linear_thread() & 31u));
-            const float v14642 = v11867.x[45];
-            const float v14643 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14612 = v14610 ? v14603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[55] = v14612;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14613 = static_cast<unsigned int>(v13637.col(56, iron_linear_thread() & 31u));
+            const float v14615 = v13637.x[56];
+            const float v14616 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14617 = __float_as_uint(v14616);
+            const bool v14618 = v14613 >= v14617;
+            const float v14619 = v13692.x[0];
+            const unsigned int v14620 = __float_as_uint(v14619);
+            const bool v14621 = v14613 < v14620;
+            const bool v14622 = v14618 && v14621;
+            const float v14624 = v14622 ? v14615 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[56] = v14624;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14625 = static_cast<unsigned int>(v13637.col(57, iron_linear_thread() & 31u));
+            const float v14627 = v13637.x[57];
+            const float v14628 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14629 = __float_as_uint(v14628);
+            const bool v14630 = v14625 >= v14629;
+            const float v14631 = v13692.x[0];
+            const unsigned int v14632 = __float_as_uint(v14631);
+            const bool v14633 = v14625 < v14632;
+            const bool v14634 = v14630 && v14633;
+            const float v14636 = v14634 ? v14627 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[57] = v14636;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14637 = static_cast<unsigned int>(v13637.col(58, iron_linear_thread() & 31u));
+            const float v14639 = v13637.x[58];
+            const float v14640 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14641 = __float_as_uint(v14640);
+            const bool v14642 = v14637 >= v14641;
+            const float v14643 = v13692.x[2];
             const unsigned int v14644 = __float_as_uint(v14643);
-            const bool v14645 = v14640 >= v14644;
-            const float v14646 = v13806.x[0];
-            const unsigned int v14647 = __float_as_uint(v14646);
-            const bool v14648 = v14640 < v14647;
-            const bool v14649 = v14645 && v14648;
-            const float v14651 = v14642 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14652 = v14649 ? v14651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[45] = v14652;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14653 = static_cast<unsigned int>(v11867.col(46, iron_linear_thread() & 31u));
-            const float v14655 = v11867.x[46];
-            const float v14656 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14657 = __float_as_uint(v14656);
-            const bool v14658 = v14653 >= v14657;
-            const float v14659 = v13806.x[2];
-            const unsigned int v14660 = __float_as_uint(v14659);
-            const bool v14661 = v14653 < v14660;
-            const bool v14662 = v14658 && v14661;
-            const float v14664 = v14655 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14665 = v14662 ? v14664 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[46] = v14665;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14666 = static_cast<unsigned int>(v11867.col(47, iron_linear_thread() & 31u));
-            const float v14668 = v11867.x[47];
-            const float v14669 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14670 = __float_as_uint(v14669);
-            const bool v14671 = v14666 >= v14670;
-            const float v14672 = v13806.x[2];
-            const unsigned int v14673 = __float_as_uint(v14672);
-            const bool v14674 = v14666 < v14673;
-            const bool v14675 = v14671 && v14674;
-            const float v14677 = v14668 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14678 = v14675 ? v14677 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[47] = v14678;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14679 = static_cast<unsigned int>(v11867.col(48, iron_linear_thread() & 31u));
-            const float v14681 = v11867.x[48];
-            const float v14682 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14683 = __float_as_uint(v14682);
-            const bool v14684 = v14679 >= v14683;
-            const float v14685 = v13806.x[0];
-            const unsigned int v14686 = __float_as_uint(v14685);
-            const bool v14687 = v14679 < v14686;
-            const bool v14688 = v14684 && v14687;
-            const float v14690 = v14681 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14691 = v14688 ? v14690 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[48] = v14691;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14692 = static_cast<unsigned int>(v11867.col(49, iron_linear_thread() & 31u));
-            const float v14694 = v11867.x[49];
-            const float v14695 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14696 = __float_as_uint(v14695);
-            const bool v14697 = v14692 >= v14696;
-            const float v14698 = v13806.x[0];
-            const unsigned int v14699 = __float_as_uint(v14698);
-            const bool v14700 = v14692 < v14699;
-            const bool v14701 = v14697 && v14700;
-            const float v14703 = v14694 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14704 = v14701 ? v14703 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[49] = v14704;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14705 = static_cast<unsigned int>(v11867.col(50, iron_linear_thread() & 31u));
-            const float v14707 = v11867.x[50];
-            const float v14708 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14709 = __float_as_uint(v14708);
-            const bool v14710 = v14705 >= v14709;
-            const float v14711 = v13806.x[2];
-            const unsigned int v14712 = __float_as_uint(v14711);
-            const bool v14713 = v14705 < v14712;
-            const bool v14714 = v14710 && v14713;
-            const float v14716 = v14707 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14717 = v14714 ? v14716 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[50] = v14717;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14718 = static_cast<unsigned int>(v11867.col(51, iron_linear_thread() & 31u));
-            const float v14720 = v11867.x[51];
-            const float v14721 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14722 = __float_as_uint(v14721);
-            const bool v14723 = v14718 >= v14722;
-            const float v14724 = v13806.x[2];
-            const unsigned int v14725 = __float_as_uint(v14724);
-            const bool v14726 = v14718 < v14725;
-            const bool v14727 = v14723 && v14726;
-            const float v14729 = v14720 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14730 = v14727 ? v14729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[51] = v14730;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14731 = static_cast<unsigned int>(v11867.col(52, iron_linear_thread() & 31u));
-            const float v14733 = v11867.x[52];
-            const float v14734 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14735 = __float_as_uint(v14734);
-            const bool v14736 = v14731 >= v14735;
-            const float v14737 = v13806.x[0];
-            const unsigned int v14738 = __float_as_uint(v14737);
-            const bool v14739 = v14731 < v14738;
-            const bool v14740 = v14736 && v14739;
-            const float v14742 = v14733 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14743 = v14740 ? v14742 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[52] = v14743;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14744 = static_cast<unsigned int>(v11867.col(53, iron_linear_thread() & 31u));
-            const float v14746 = v11867.x[53];
-            const float v14747 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14748 = __float_as_uint(v14747);
-            const bool v14749 = v14744 >= v14748;
-            const float v14750 = v13806.x[0];
-            const unsigned int v14751 = __float_as_uint(v14750);
-            const bool v14752 = v14744 < v14751;
-            const bool v14753 = v14749 && v14752;
-            const float v14755 = v14746 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14756 = v14753 ? v14755 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[53] = v14756;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14757 = static_cast<unsigned int>(v11867.col(54, iron_linear_thread() & 31u));
-            const float v14759 = v11867.x[54];
-            const float v14760 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14761 = __float_as_uint(v14760);
-            const bool v14762 = v14757 >= v14761;
-            const float v14763 = v13806.x[2];
-            const unsigned int v14764 = __float_as_uint(v14763);
-            const bool v14765 = v14757 < v14764;
-            const bool v14766 = v14762 && v14765;
-            const float v14768 = v14759 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14769 = v14766 ? v14768 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[54] = v14769;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14770 = static_cast<unsigned int>(v11867.col(55, iron_linear_thread() & 31u));
-            const float v14772 = v11867.x[55];
-            const float v14773 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14774 = __float_as_uint(v14773);
-            const bool v14775 = v14770 >= v14774;
-            const float v14776 = v13806.x[2];
-            const unsigned int v14777 = __float_as_uint(v14776);
-            const bool v14778 = v14770 < v14777;
-            const bool v14779 = v14775 && v14778;
-            const float v14781 = v14772 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14782 = v14779 ? v14781 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[55] = v14782;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14783 = static_cast<unsigned int>(v11867.col(56, iron_linear_thread() & 31u));
-            const float v14785 = v11867.x[56];
-            const float v14786 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14787 = __float_as_uint(v14786);
-            const bool v14788 = v14783 >= v14787;
-            const float v14789 = v13806.x[0];
-            const unsigned int v14790 = __float_as_uint(v14789);
-            const bool v14791 = v14783 < v14790;
-            const bool v14792 = v14788 && v14791;
-            const float v14794 = v14785 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14795 = v14792 ? v14794 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[56] = v14795;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14796 = static_cast<unsigned int>(v11867.col(57, iron_linear_thread() & 31u));
-            const float v14798 = v11867.x[57];
-            const float v14799 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14800 = __float_as_uint(v14799);
-            const bool v14801 = v14796 >= v14800;
-            const float v14802 = v13806.x[0];
-            const unsigned int v14803 = __float_as_uint(v14802);
-            const bool v14804 = v14796 < v14803;
-            const bool v14805 = v14801 && v14804;
-            const float v14807 = v14798 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14808 = v14805 ? v14807 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[57] = v14808;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14809 = static_cast<unsigned int>(v11867.col(58, iron_linear_thread() & 31u));
-            const float v14811 = v11867.x[58];
-            const float v14812 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14813 = __float_as_uint(v14812);
-            const bool v14814 = v14809 >= v14813;
-            const float v14815 = v13806.x[2];
-            const unsigned int v14816 = __float_as_uint(v14815);
-            const bool v14817 = v14809 < v14816;
-            const bool v14818 = v14814 && v14817;
-            const float v14820 = v14811 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14821 = v14818 ? v14820 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[58] = v14821;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14822 = static_cast<unsigned int>(v11867.col(59, iron_linear_thread() & 31u));
-            const float v14824 = v11867.x[59];
-            const float v14825 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14826 = __float_as_uint(v14825);
-            const bool v14827 = v14822 >= v14826;
-            const float v14828 = v13806.x[2];
-            const unsigned int v14829 = __float_as_uint(v14828);
-            const bool v14830 = v14822 < v14829;
-            const bool v14831 = v14827 && v14830;
-            const float v14833 = v14824 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14834 = v14831 ? v14833 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[59] = v14834;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14835 = static_cast<unsigned int>(v11867.col(60, iron_linear_thread() & 31u));
-            const float v14837 = v11867.x[60];
-            const float v14838 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14839 = __float_as_uint(v14838);
-            const bool v14840 = v14835 >= v14839;
-            const float v14841 = v13806.x[0];
-            const unsigned int v14842 = __float_as_uint(v14841);
-            const bool v14843 = v14835 < v14842;
-            const bool v14844 = v14840 && v14843;
-            const float v14846 = v14837 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14847 = v14844 ? v14846 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[60] = v14847;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14848 = static_cast<unsigned int>(v11867.col(61, iron_linear_thread() & 31u));
-            const float v14850 = v11867.x[61];
-            const float v14851 = v13804.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14852 = __float_as_uint(v14851);
-            const bool v14853 = v14848 >= v14852;
-            const float v14854 = v13806.x[0];
-            const unsigned int v14855 = __float_as_uint(v14854);
-            const bool v14856 = v14848 < v14855;
-            const bool v14857 = v14853 && v14856;
-            const float v14859 = v14850 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14860 = v14857 ? v14859 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[61] = v14860;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14861 = static_cast<unsigned int>(v11867.col(62, iron_linear_thread() & 31u));
-            const float v14863 = v11867.x[62];
-            const float v14864 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14865 = __float_as_uint(v14864);
-            const bool v14866 = v14861 >= v14865;
-            const float v14867 = v13806.x[2];
-            const unsigned int v14868 = __float_as_uint(v14867);
-            const bool v14869 = v14861 < v14868;
-            const bool v14870 = v14866 && v14869;
-            const float v14872 = v14863 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14873 = v14870 ? v14872 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[62] = v14873;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14874 = static_cast<unsigned int>(v11867.col(63, iron_linear_thread() & 31u));
-            const float v14876 = v11867.x[63];
-            const float v14877 = v13804.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14878 = __float_as_uint(v14877);
-            const bool v14879 = v14874 >= v14878;
-            const float v14880 = v13806.x[2];
-            const unsigned int v14881 = __float_as_uint(v14880);
-            const bool v14882 = v14874 < v14881;
-            const bool v14883 = v14879 && v14882;
-            const float v14885 = v14876 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14886 = v14883 ? v14885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11867.x[63] = v14886;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v14645 = v14637 < v14644;
+            const bool v14646 = v14642 && v14645;
+            const float v14648 = v14646 ? v14639 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[58] = v14648;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14649 = static_cast<unsigned int>(v13637.col(59, iron_linear_thread() & 31u));
+            const float v14651 = v13637.x[59];
+            const float v14652 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14653 = __float_as_uint(v14652);
+            const bool v14654 = v14649 >= v14653;
+            const float v14655 = v13692.x[2];
+            const unsigned int v14656 = __float_as_uint(v14655);
+            const bool v14657 = v14649 < v14656;
+            const bool v14658 = v14654 && v14657;
+            const float v14660 = v14658 ? v14651 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[59] = v14660;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14661 = static_cast<unsigned int>(v13637.col(60, iron_linear_thread() & 31u));
+            const float v14663 = v13637.x[60];
+            const float v14664 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14665 = __float_as_uint(v14664);
+            const bool v14666 = v14661 >= v14665;
+            const float v14667 = v13692.x[0];
+            const unsigned int v14668 = __float_as_uint(v14667);
+            const bool v14669 = v14661 < v14668;
+            const bool v14670 = v14666 && v14669;
+            const float v14672 = v14670 ? v14663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[60] = v14672;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14673 = static_cast<unsigned int>(v13637.col(61, iron_linear_thread() & 31u));
+            const float v14675 = v13637.x[61];
+            const float v14676 = v13690.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14677 = __float_as_uint(v14676);
+            const bool v14678 = v14673 >= v14677;
+            const float v14679 = v13692.x[0];
+            const unsigned int v14680 = __float_as_uint(v14679);
+            const bool v14681 = v14673 < v14680;
+            const bool v14682 = v14678 && v14681;
+            const float v14684 = v14682 ? v14675 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[61] = v14684;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14685 = static_cast<unsigned int>(v13637.col(62, iron_linear_thread() & 31u));
+            const float v14687 = v13637.x[62];
+            const float v14688 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14689 = __float_as_uint(v14688);
+            const bool v14690 = v14685 >= v14689;
+            const float v14691 = v13692.x[2];
+            const unsigned int v14692 = __float_as_uint(v14691);
+            const bool v14693 = v14685 < v14692;
+            const bool v14694 = v14690 && v14693;
+            const float v14696 = v14694 ? v14687 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[62] = v14696;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14697 = static_cast<unsigned int>(v13637.col(63, iron_linear_thread() & 31u));
+            const float v14699 = v13637.x[63];
+            const float v14700 = v13690.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14701 = __float_as_uint(v14700);
+            const bool v14702 = v14697 >= v14701;
+            const float v14703 = v13692.x[2];
+            const unsigned int v14704 = __float_as_uint(v14703);
+            const bool v14705 = v14697 < v14704;
+            const bool v14706 = v14702 && v14705;
+            const float v14708 = v14706 ? v14699 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[63] = v14708;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v14888;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v14888, 0.0f);
-          iron_frag_row_reduce<false>(v14888, v11867);
-          iron_frag<float, 2, 16, 8> v14890;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v14890, 0.0f);
-          const float v14894 = v14888.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14895 = v351.x[0];
-          const float v14896 = fmaxf(v14895, v14894);
-          const bool v14899 = v14896 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14900 = v14899 ? 0.0f : v14896;
-          v14890.x[0] = v14900;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14904 = v14888.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14905 = v351.x[1];
-          const float v14906 = fmaxf(v14905, v14904);
-          const bool v14909 = v14906 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14910 = v14909 ? 0.0f : v14906;
-          v14890.x[1] = v14910;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14914 = v14888.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14915 = v351.x[2];
-          const float v14916 = fmaxf(v14915, v14914);
-          const bool v14919 = v14916 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14920 = v14919 ? 0.0f : v14916;
-          v14890.x[2] = v14920;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14924 = v14888.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14925 = v351.x[3];
-          const float v14926 = fmaxf(v14925, v14924);
-          const bool v14929 = v14926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14930 = v14929 ? 0.0f : v14926;
-          v14890.x[3] = v14930;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14934 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14936 = v14895 - v14934;
-          const float v14937 = iron_exp2_approx(v14936);
-          v11893.x[0] = v14937;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14941 = v14890.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14943 = v14905 - v14941;
-          const float v14944 = iron_exp2_approx(v14943);
-          v11893.x[1] = v14944;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14948 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14950 = v14915 - v14948;
-          const float v14951 = iron_exp2_approx(v14950);
-          v11893.x[2] = v14951;  // kernels/sdpa/flash_tile.hpp:220
-          const float v14955 = v14890.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v14957 = v14925 - v14955;
-          const float v14958 = iron_exp2_approx(v14957);
-          v11893.x[3] = v14958;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v14896;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14966 = v351.x[1];
-          const float v14968 = fmaxf(v14966, v14904);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v14968;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14971 = v351.x[2];
-          const float v14973 = fmaxf(v14971, v14914);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v14973;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14976 = v351.x[3];
-          const float v14978 = fmaxf(v14976, v14924);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v14978;  // kernels/sdpa/flash_tile.hpp:223
-          const float v14981 = v11867.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v14982 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14983 = v14981 - v14982;
+          iron_frag<float, 2, 16, 8> v14710;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v14710, 0.0f);
+          iron_frag_row_reduce<false>(v14710, v13637);
+          const float v14713 = v14710.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v14714 = v14713 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14710.x[0] = v14714;  // kernels/sdpa/flash_tile.hpp:212
+          const float v14717 = v14710.x[1];
+          const float v14718 = v14717 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14710.x[1] = v14718;  // kernels/sdpa/flash_tile.hpp:212
+          const float v14721 = v14710.x[2];
+          const float v14722 = v14721 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14710.x[2] = v14722;  // kernels/sdpa/flash_tile.hpp:212
+          const float v14725 = v14710.x[3];
+          const float v14726 = v14725 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14710.x[3] = v14726;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v14728;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v14728, 0.0f);
+          const float v14732 = v14710.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14733 = v351.x[0];
+          const float v14734 = fmaxf(v14733, v14732);
+          const bool v14737 = v14734 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14738 = v14737 ? 0.0f : v14734;
+          v14728.x[0] = v14738;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14742 = v14710.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14743 = v351.x[1];
+          const float v14744 = fmaxf(v14743, v14742);
+          const bool v14747 = v14744 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14748 = v14747 ? 0.0f : v14744;
+          v14728.x[1] = v14748;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14752 = v14710.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14753 = v351.x[2];
+          const float v14754 = fmaxf(v14753, v14752);
+          const bool v14757 = v14754 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14758 = v14757 ? 0.0f : v14754;
+          v14728.x[2] = v14758;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14762 = v14710.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14763 = v351.x[3];
+          const float v14764 = fmaxf(v14763, v14762);
+          const bool v14767 = v14764 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14768 = v14767 ? 0.0f : v14764;
+          v14728.x[3] = v14768;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14772 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14774 = v14733 - v14772;
+          const float v14775 = iron_exp2_approx(v14774);
+          v13663.x[0] = v14775;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14779 = v14728.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14781 = v14743 - v14779;
+          const float v14782 = iron_exp2_approx(v14781);
+          v13663.x[1] = v14782;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14786 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14788 = v14753 - v14786;
+          const float v14789 = iron_exp2_approx(v14788);
+          v13663.x[2] = v14789;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14793 = v14728.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14795 = v14763 - v14793;
+          const float v14796 = iron_exp2_approx(v14795);
+          v13663.x[3] = v14796;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v14734;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14804 = v351.x[1];
+          const float v14806 = fmaxf(v14804, v14742);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v14806;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14809 = v351.x[2];
+          const float v14811 = fmaxf(v14809, v14752);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14811;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14814 = v351.x[3];
+          const float v14816 = fmaxf(v14814, v14762);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14816;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14819 = v13637.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14820 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14821 = -v14820;
+          const float v14822 = fmaf(v14819, v349, v14821);
+          const float v14823 = iron_exp2_approx(v14822);
+          v13637.x[0] = v14823;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14826 = v13637.x[1];
+          const float v14827 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14828 = -v14827;
+          const float v14829 = fmaf(v14826, v349, v14828);
+          const float v14830 = iron_exp2_approx(v14829);
+          v13637.x[1] = v14830;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14833 = v13637.x[2];
+          const float v14834 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14835 = -v14834;
+          const float v14836 = fmaf(v14833, v349, v14835);
+          const float v14837 = iron_exp2_approx(v14836);
+          v13637.x[2] = v14837;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14840 = v13637.x[3];
+          const float v14841 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14842 = -v14841;
+          const float v14843 = fmaf(v14840, v349, v14842);
+          const float v14844 = iron_exp2_approx(v14843);
+          v13637.x[3] = v14844;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14847 = v13637.x[4];
+          const float v14848 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14849 = -v14848;
+          const float v14850 = fmaf(v14847, v349, v14849);
+          const float v14851 = iron_exp2_approx(v14850);
+          v13637.x[4] = v14851;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14854 = v13637.x[5];
+          const float v14855 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14856 = -v14855;
+          const float v14857 = fmaf(v14854, v349, v14856);
+          const float v14858 = iron_exp2_approx(v14857);
+          v13637.x[5] = v14858;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14861 = v13637.x[6];
+          const float v14862 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14863 = -v14862;
+          const float v14864 = fmaf(v14861, v349, v14863);
+          const float v14865 = iron_exp2_approx(v14864);
+          v13637.x[6] = v14865;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14868 = v13637.x[7];
+          const float v14869 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14870 = -v14869;
+          const float v14871 = fmaf(v14868, v349, v14870);
+          const float v14872 = iron_exp2_approx(v14871);
+          v13637.x[7] = v14872;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14875 = v13637.x[8];
+          const float v14876 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14877 = -v14876;
+          const float v14878 = fmaf(v14875, v349, v14877);
+          const float v14879 = iron_exp2_approx(v14878);
+          v13637.x[8] = v14879;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14882 = v13637.x[9];
+          const float v14883 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14884 = -v14883;
+          const float v14885 = fmaf(v14882, v349, v14884);
+          const float v14886 = iron_exp2_approx(v14885);
+          v13637.x[9] = v14886;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14889 = v13637.x[10];
+          const float v14890 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14891 = -v14890;
+          const float v14892 = fmaf(v14889, v349, v14891);
+          const float v14893 = iron_exp2_approx(v14892);
+          v13637.x[10] = v14893;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14896 = v13637.x[11];
+          const float v14897 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14898 = -v14897;
+          const float v14899 = fmaf(v14896, v349, v14898);
+          const float v14900 = iron_exp2_approx(v14899);
+          v13637.x[11] = v14900;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14903 = v13637.x[12];
+          const float v14904 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14905 = -v14904;
+          const float v14906 = fmaf(v14903, v349, v14905);
+          const float v14907 = iron_exp2_approx(v14906);
+          v13637.x[12] = v14907;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14910 = v13637.x[13];
+          const float v14911 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14912 = -v14911;
+          const float v14913 = fmaf(v14910, v349, v14912);
+          const float v14914 = iron_exp2_approx(v14913);
+          v13637.x[13] = v14914;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14917 = v13637.x[14];
+          const float v14918 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14919 = -v14918;
+          const float v14920 = fmaf(v14917, v349, v14919);
+          const float v14921 = iron_exp2_approx(v14920);
+          v13637.x[14] = v14921;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14924 = v13637.x[15];
+          const float v14925 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14926 = -v14925;
+          const float v14927 = fmaf(v14924, v349, v14926);
+          const float v14928 = iron_exp2_approx(v14927);
+          v13637.x[15] = v14928;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14931 = v13637.x[16];
+          const float v14932 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14933 = -v14932;
+          const float v14934 = fmaf(v14931, v349, v14933);
+          const float v14935 = iron_exp2_approx(v14934);
+          v13637.x[16] = v14935;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14938 = v13637.x[17];
+          const float v14939 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14940 = -v14939;
+          const float v14941 = fmaf(v14938, v349, v14940);
+          const float v14942 = iron_exp2_approx(v14941);
+          v13637.x[17] = v14942;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14945 = v13637.x[18];
+          const float v14946 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14947 = -v14946;
+          const float v14948 = fmaf(v14945, v349, v14947);
+          const float v14949 = iron_exp2_approx(v14948);
+          v13637.x[18] = v14949;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14952 = v13637.x[19];
+          const float v14953 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14954 = -v14953;
+          const float v14955 = fmaf(v14952, v349, v14954);
+          const float v14956 = iron_exp2_approx(v14955);
+          v13637.x[19] = v14956;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14959 = v13637.x[20];
+          const float v14960 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14961 = -v14960;
+          const float v14962 = fmaf(v14959, v349, v14961);
+          const float v14963 = iron_exp2_approx(v14962);
+          v13637.x[20] = v14963;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14966 = v13637.x[21];
+          const float v14967 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14968 = -v14967;
+          const float v14969 = fmaf(v14966, v349, v14968);
+          const float v14970 = iron_exp2_approx(v14969);
+          v13637.x[21] = v14970;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14973 = v13637.x[22];
+          const float v14974 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14975 = -v14974;
+          const float v14976 = fmaf(v14973, v349, v14975);
+          const float v14977 = iron_exp2_approx(v14976);
+          v13637.x[22] = v14977;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14980 = v13637.x[23];
+          const float v14981 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14982 = -v14981;
+          const float v14983 = fmaf(v14980, v349, v14982);
           const float v14984 = iron_exp2_approx(v14983);
-          v11867.x[0] = v14984;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14987 = v11867.x[1];
-          const float v14988 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14989 = v14987 - v14988;
-          const float v14990 = iron_exp2_approx(v14989);
-          v11867.x[1] = v14990;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14993 = v11867.x[2];
-          const float v14994 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v14995 = v14993 - v14994;
-          const float v14996 = iron_exp2_approx(v14995);
-          v11867.x[2] = v14996;  // kernels/sdpa/flash_tile.hpp:226
-          const float v14999 = v11867.x[3];
-          const float v15000 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15001 = v14999 - v15000;
-          const float v15002 = iron_exp2_approx(v15001);
-          v11867.x[3] = v15002;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15005 = v11867.x[4];
-          const float v15006 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15007 = v15005 - v15006;
-          const float v15008 = iron_exp2_approx(v15007);
-          v11867.x[4] = v15008;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15011 = v11867.x[5];
-          const float v15012 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15013 = v15011 - v15012;
-          const float v15014 = iron_exp2_approx(v15013);
-          v11867.x[5] = v15014;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15017 = v11867.x[6];
-          const float v15018 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15019 = v15017 - v15018;
-          const float v15020 = iron_exp2_approx(v15019);
-          v11867.x[6] = v15020;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15023 = v11867.x[7];
-          const float v15024 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15025 = v15023 - v15024;
+          v13637.x[23] = v14984;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14987 = v13637.x[24];
+          const float v14988 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14989 = -v14988;
+          const float v14990 = fmaf(v14987, v349, v14989);
+          const float v14991 = iron_exp2_approx(v14990);
+          v13637.x[24] = v14991;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14994 = v13637.x[25];
+          const float v14995 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14996 = -v14995;
+          const float v14997 = fmaf(v14994, v349, v14996);
+          const float v14998 = iron_exp2_approx(v14997);
+          v13637.x[25] = v14998;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15001 = v13637.x[26];
+          const float v15002 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15003 = -v15002;
+          const float v15004 = fmaf(v15001, v349, v15003);
+          const float v15005 = iron_exp2_approx(v15004);
+          v13637.x[26] = v15005;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15008 = v13637.x[27];
+          const float v15009 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15010 = -v15009;
+          const float v15011 = fmaf(v15008, v349, v15010);
+          const float v15012 = iron_exp2_approx(v15011);
+          v13637.x[27] = v15012;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15015 = v13637.x[28];
+          const float v15016 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15017 = -v15016;
+          const float v15018 = fmaf(v15015, v349, v15017);
+          const float v15019 = iron_exp2_approx(v15018);
+          v13637.x[28] = v15019;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15022 = v13637.x[29];
+          const float v15023 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15024 = -v15023;
+          const float v15025 = fmaf(v15022, v349, v15024);
           const float v15026 = iron_exp2_approx(v15025);
-          v11867.x[7] = v15026;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15029 = v11867.x[8];
-          const float v15030 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15031 = v15029 - v15030;
-          const float v15032 = iron_exp2_approx(v15031);
-          v11867.x[8] = v15032;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15035 = v11867.x[9];
-          const float v15036 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15037 = v15035 - v15036;
-          const float v15038 = iron_exp2_approx(v15037);
-          v11867.x[9] = v15038;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15041 = v11867.x[10];
-          const float v15042 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15043 = v15041 - v15042;
-          const float v15044 = iron_exp2_approx(v15043);
-          v11867.x[10] = v15044;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15047 = v11867.x[11];
-          const float v15048 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15049 = v15047 - v15048;
-          const float v15050 = iron_exp2_approx(v15049);
-          v11867.x[11] = v15050;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15053 = v11867.x[12];
-          const float v15054 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15055 = v15053 - v15054;
-          const float v15056 = iron_exp2_approx(v15055);
-          v11867.x[12] = v15056;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15059 = v11867.x[13];
-          const float v15060 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15061 = v15059 - v15060;
-          const float v15062 = iron_exp2_approx(v15061);
-          v11867.x[13] = v15062;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15065 = v11867.x[14];
-          const float v15066 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15067 = v15065 - v15066;
+          v13637.x[29] = v15026;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15029 = v13637.x[30];
+          const float v15030 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15031 = -v15030;
+          const float v15032 = fmaf(v15029, v349, v15031);
+          const float v15033 = iron_exp2_approx(v15032);
+          v13637.x[30] = v15033;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15036 = v13637.x[31];
+          const float v15037 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15038 = -v15037;
+          const float v15039 = fmaf(v15036, v349, v15038);
+          const float v15040 = iron_exp2_approx(v15039);
+          v13637.x[31] = v15040;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15043 = v13637.x[32];
+          const float v15044 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15045 = -v15044;
+          const float v15046 = fmaf(v15043, v349, v15045);
+          const float v15047 = iron_exp2_approx(v15046);
+          v13637.x[32] = v15047;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15050 = v13637.x[33];
+          const float v15051 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15052 = -v15051;
+          const float v15053 = fmaf(v15050, v349, v15052);
+          const float v15054 = iron_exp2_approx(v15053);
+          v13637.x[33] = v15054;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15057 = v13637.x[34];
+          const float v15058 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15059 = -v15058;
+          const float v15060 = fmaf(v15057, v349, v15059);
+          const float v15061 = iron_exp2_approx(v15060);
+          v13637.x[34] = v15061;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15064 = v13637.x[35];
+          const float v15065 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15066 = -v15065;
+          const float v15067 = fmaf(v15064, v349, v15066);
           const float v15068 = iron_exp2_approx(v15067);
-          v11867.x[14] = v15068;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15071 = v11867.x[15];
-          const float v15072 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15073 = v15071 - v15072;
-          const float v15074 = iron_exp2_approx(v15073);
-          v11867.x[15] = v15074;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15077 = v11867.x[16];
-          const float v15078 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15079 = v15077 - v15078;
-          const float v15080 = iron_exp2_approx(v15079);
-          v11867.x[16] = v15080;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15083 = v11867.x[17];
-          const float v15084 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15085 = v15083 - v15084;
-          const float v15086 = iron_exp2_approx(v15085);
-          v11867.x[17] = v15086;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15089 = v11867.x[18];
-          const float v15090 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15091 = v15089 - v15090;
-          const float v15092 = iron_exp2_approx(v15091);
-          v11867.x[18] = v15092;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15095 = v11867.x[19];
-          const float v15096 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15097 = v15095 - v15096;
-          const float v15098 = iron_exp2_approx(v15097);
-          v11867.x[19] = v15098;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15101 = v11867.x[20];
-          const float v15102 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15103 = v15101 - v15102;
-          const float v15104 = iron_exp2_approx(v15103);
-          v11867.x[20] = v15104;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15107 = v11867.x[21];
-          const float v15108 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15109 = v15107 - v15108;
+          v13637.x[35] = v15068;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15071 = v13637.x[36];
+          const float v15072 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15073 = -v15072;
+          const float v15074 = fmaf(v15071, v349, v15073);
+          const float v15075 = iron_exp2_approx(v15074);
+          v13637.x[36] = v15075;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15078 = v13637.x[37];
+          const float v15079 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15080 = -v15079;
+          const float v15081 = fmaf(v15078, v349, v15080);
+          const float v15082 = iron_exp2_approx(v15081);
+          v13637.x[37] = v15082;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15085 = v13637.x[38];
+          const float v15086 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15087 = -v15086;
+          const float v15088 = fmaf(v15085, v349, v15087);
+          const float v15089 = iron_exp2_approx(v15088);
+          v13637.x[38] = v15089;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15092 = v13637.x[39];
+          const float v15093 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15094 = -v15093;
+          const float v15095 = fmaf(v15092, v349, v15094);
+          const float v15096 = iron_exp2_approx(v15095);
+          v13637.x[39] = v15096;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15099 = v13637.x[40];
+          const float v15100 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15101 = -v15100;
+          const float v15102 = fmaf(v15099, v349, v15101);
+          const float v15103 = iron_exp2_approx(v15102);
+          v13637.x[40] = v15103;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15106 = v13637.x[41];
+          const float v15107 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15108 = -v15107;
+          const float v15109 = fmaf(v15106, v349, v15108);
           const float v15110 = iron_exp2_approx(v15109);
-          v11867.x[21] = v15110;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15113 = v11867.x[22];
-          const float v15114 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15115 = v15113 - v15114;
-          const float v15116 = iron_exp2_approx(v15115);
-          v11867.x[22] = v15116;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15119 = v11867.x[23];
-          const float v15120 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15121 = v15119 - v15120;
-          const float v15122 = iron_exp2_approx(v15121);
-          v11867.x[23] = v15122;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15125 = v11867.x[24];
-          const float v15126 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15127 = v15125 - v15126;
-          const float v15128 = iron_exp2_approx(v15127);
-          v11867.x[24] = v15128;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15131 = v11867.x[25];
-          const float v15132 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15133 = v15131 - v15132;
-          const float v15134 = iron_exp2_approx(v15133);
-          v11867.x[25] = v15134;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15137 = v11867.x[26];
-          const float v15138 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15139 = v15137 - v15138;
-          const float v15140 = iron_exp2_approx(v15139);
-          v11867.x[26] = v15140;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15143 = v11867.x[27];
-          const float v15144 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15145 = v15143 - v15144;
-          const float v15146 = iron_exp2_approx(v15145);
-          v11867.x[27] = v15146;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15149 = v11867.x[28];
-          const float v15150 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15151 = v15149 - v15150;
+          v13637.x[41] = v15110;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15113 = v13637.x[42];
+          const float v15114 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15115 = -v15114;
+          const float v15116 = fmaf(v15113, v349, v15115);
+          const float v15117 = iron_exp2_approx(v15116);
+          v13637.x[42] = v15117;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15120 = v13637.x[43];
+          const float v15121 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15122 = -v15121;
+          const float v15123 = fmaf(v15120, v349, v15122);
+          const float v15124 = iron_exp2_approx(v15123);
+          v13637.x[43] = v15124;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15127 = v13637.x[44];
+          const float v15128 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15129 = -v15128;
+          const float v15130 = fmaf(v15127, v349, v15129);
+          const float v15131 = iron_exp2_approx(v15130);
+          v13637.x[44] = v15131;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15134 = v13637.x[45];
+          const float v15135 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15136 = -v15135;
+          const float v15137 = fmaf(v15134, v349, v15136);
+          const float v15138 = iron_exp2_approx(v15137);
+          v13637.x[45] = v15138;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15141 = v13637.x[46];
+          const float v15142 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15143 = -v15142;
+          const float v15144 = fmaf(v15141, v349, v15143);
+          const float v15145 = iron_exp2_approx(v15144);
+          v13637.x[46] = v15145;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15148 = v13637.x[47];
+          const float v15149 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15150 = -v15149;
+          const float v15151 = fmaf(v15148, v349, v15150);
           const float v15152 = iron_exp2_approx(v15151);
-          v11867.x[28] = v15152;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15155 = v11867.x[29];
-          const float v15156 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15157 = v15155 - v15156;
-          const float v15158 = iron_exp2_approx(v15157);
-          v11867.x[29] = v15158;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15161 = v11867.x[30];
-          const float v15162 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15163 = v15161 - v15162;
-          const float v15164 = iron_exp2_approx(v15163);
-          v11867.x[30] = v15164;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15167 = v11867.x[31];
-          const float v15168 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15169 = v15167 - v15168;
-          const float v15170 = iron_exp2_approx(v15169);
-          v11867.x[31] = v15170;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15173 = v11867.x[32];
-          const float v15174 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15175 = v15173 - v15174;
-          const float v15176 = iron_exp2_approx(v15175);
-          v11867.x[32] = v15176;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15179 = v11867.x[33];
-          const float v15180 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15181 = v15179 - v15180;
-          const float v15182 = iron_exp2_approx(v15181);
-          v11867.x[33] = v15182;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15185 = v11867.x[34];
-          const float v15186 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15187 = v15185 - v15186;
-          const float v15188 = iron_exp2_approx(v15187);
-          v11867.x[34] = v15188;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15191 = v11867.x[35];
-          const float v15192 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15193 = v15191 - v15192;
+          v13637.x[47] = v15152;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15155 = v13637.x[48];
+          const float v15156 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15157 = -v15156;
+          const float v15158 = fmaf(v15155, v349, v15157);
+          const float v15159 = iron_exp2_approx(v15158);
+          v13637.x[48] = v15159;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15162 = v13637.x[49];
+          const float v15163 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15164 = -v15163;
+          const float v15165 = fmaf(v15162, v349, v15164);
+          const float v15166 = iron_exp2_approx(v15165);
+          v13637.x[49] = v15166;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15169 = v13637.x[50];
+          const float v15170 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15171 = -v15170;
+          const float v15172 = fmaf(v15169, v349, v15171);
+          const float v15173 = iron_exp2_approx(v15172);
+          v13637.x[50] = v15173;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15176 = v13637.x[51];
+          const float v15177 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15178 = -v15177;
+          const float v15179 = fmaf(v15176, v349, v15178);
+          const float v15180 = iron_exp2_approx(v15179);
+          v13637.x[51] = v15180;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15183 = v13637.x[52];
+          const float v15184 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15185 = -v15184;
+          const float v15186 = fmaf(v15183, v349, v15185);
+          const float v15187 = iron_exp2_approx(v15186);
+          v13637.x[52] = v15187;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15190 = v13637.x[53];
+          const float v15191 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15192 = -v15191;
+          const float v15193 = fmaf(v15190, v349, v15192);
           const float v15194 = iron_exp2_approx(v15193);
-          v11867.x[35] = v15194;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15197 = v11867.x[36];
-          const float v15198 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15199 = v15197 - v15198;
-          const float v15200 = iron_exp2_approx(v15199);
-          v11867.x[36] = v15200;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15203 = v11867.x[37];
-          const float v15204 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15205 = v15203 - v15204;
-          const float v15206 = iron_exp2_approx(v15205);
-          v11867.x[37] = v15206;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15209 = v11867.x[38];
-          const float v15210 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15211 = v15209 - v15210;
-          const float v15212 = iron_exp2_approx(v15211);
-          v11867.x[38] = v15212;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15215 = v11867.x[39];
-          const float v15216 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15217 = v15215 - v15216;
-          const float v15218 = iron_exp2_approx(v15217);
-          v11867.x[39] = v15218;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15221 = v11867.x[40];
-          const float v15222 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15223 = v15221 - v15222;
-          const float v15224 = iron_exp2_approx(v15223);
-          v11867.x[40] = v15224;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15227 = v11867.x[41];
-          const float v15228 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15229 = v15227 - v15228;
-          const float v15230 = iron_exp2_approx(v15229);
-          v11867.x[41] = v15230;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15233 = v11867.x[42];
-          const float v15234 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15235 = v15233 - v15234;
+          v13637.x[53] = v15194;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15197 = v13637.x[54];
+          const float v15198 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15199 = -v15198;
+          const float v15200 = fmaf(v15197, v349, v15199);
+          const float v15201 = iron_exp2_approx(v15200);
+          v13637.x[54] = v15201;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15204 = v13637.x[55];
+          const float v15205 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15206 = -v15205;
+          const float v15207 = fmaf(v15204, v349, v15206);
+          const float v15208 = iron_exp2_approx(v15207);
+          v13637.x[55] = v15208;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15211 = v13637.x[56];
+          const float v15212 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15213 = -v15212;
+          const float v15214 = fmaf(v15211, v349, v15213);
+          const float v15215 = iron_exp2_approx(v15214);
+          v13637.x[56] = v15215;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15218 = v13637.x[57];
+          const float v15219 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15220 = -v15219;
+          const float v15221 = fmaf(v15218, v349, v15220);
+          const float v15222 = iron_exp2_approx(v15221);
+          v13637.x[57] = v15222;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15225 = v13637.x[58];
+          const float v15226 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15227 = -v15226;
+          const float v15228 = fmaf(v15225, v349, v15227);
+          const float v15229 = iron_exp2_approx(v15228);
+          v13637.x[58] = v15229;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15232 = v13637.x[59];
+          const float v15233 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15234 = -v15233;
+          const float v15235 = fmaf(v15232, v349, v15234);
           const float v15236 = iron_exp2_approx(v15235);
-          v11867.x[42] = v15236;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15239 = v11867.x[43];
-          const float v15240 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15241 = v15239 - v15240;
-          const float v15242 = iron_exp2_approx(v15241);
-          v11867.x[43] = v15242;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15245 = v11867.x[44];
-          const float v15246 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15247 = v15245 - v15246;
-          const float v15248 = iron_exp2_approx(v15247);
-          v11867.x[44] = v15248;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15251 = v11867.x[45];
-          const float v15252 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15253 = v15251 - v15252;
-          const float v15254 = iron_exp2_approx(v15253);
-          v11867.x[45] = v15254;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15257 = v11867.x[46];
-          const float v15258 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15259 = v15257 - v15258;
-          const float v15260 = iron_exp2_approx(v15259);
-          v11867.x[46] = v15260;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15263 = v11867.x[47];
-          const float v15264 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15265 = v15263 - v15264;
-          const float v15266 = iron_exp2_approx(v15265);
-          v11867.x[47] = v15266;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15269 = v11867.x[48];
-          const float v15270 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15271 = v15269 - v15270;
-          const float v15272 = iron_exp2_approx(v15271);
-          v11867.x[48] = v15272;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15275 = v11867.x[49];
-          const float v15276 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15277 = v15275 - v15276;
-          const float v15278 = iron_exp2_approx(v15277);
-          v11867.x[49] = v15278;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15281 = v11867.x[50];
-          const float v15282 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15283 = v15281 - v15282;
-          const float v15284 = iron_exp2_approx(v15283);
-          v11867.x[50] = v15284;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15287 = v11867.x[51];
-          const float v15288 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15289 = v15287 - v15288;
-          const float v15290 = iron_exp2_approx(v15289);
-          v11867.x[51] = v15290;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15293 = v11867.x[52];
-          const float v15294 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15295 = v15293 - v15294;
-          const float v15296 = iron_exp2_approx(v15295);
-          v11867.x[52] = v15296;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15299 = v11867.x[53];
-          const float v15300 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15301 = v15299 - v15300;
-          const float v15302 = iron_exp2_approx(v15301);
-          v11867.x[53] = v15302;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15305 = v11867.x[54];
-          const float v15306 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15307 = v15305 - v15306;
-          const float v15308 = iron_exp2_approx(v15307);
-          v11867.x[54] = v15308;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15311 = v11867.x[55];
-          const float v15312 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15313 = v15311 - v15312;
-          const float v15314 = iron_exp2_approx(v15313);
-          v11867.x[55] = v15314;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15317 = v11867.x[56];
-          const float v15318 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15319 = v15317 - v15318;
-          const float v15320 = iron_exp2_approx(v15319);
-          v11867.x[56] = v15320;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15323 = v11867.x[57];
-          const float v15324 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15325 = v15323 - v15324;
-          const float v15326 = iron_exp2_approx(v15325);
-          v11867.x[57] = v15326;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15329 = v11867.x[58];
-          const float v15330 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15331 = v15329 - v15330;
-          const float v15332 = iron_exp2_approx(v15331);
-          v11867.x[58] = v15332;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15335 = v11867.x[59];
-          const float v15336 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15337 = v15335 - v15336;
-          const float v15338 = iron_exp2_approx(v15337);
-          v11867.x[59] = v15338;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15341 = v11867.x[60];
-          const float v15342 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15343 = v15341 - v15342;
-          const float v15344 = iron_exp2_approx(v15343);
-          v11867.x[60] = v15344;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15347 = v11867.x[61];
-          const float v15348 = v14890.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15349 = v15347 - v15348;
-          const float v15350 = iron_exp2_approx(v15349);
-          v11867.x[61] = v15350;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15353 = v11867.x[62];
-          const float v15354 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15355 = v15353 - v15354;
-          const float v15356 = iron_exp2_approx(v15355);
-          v11867.x[62] = v15356;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15359 = v11867.x[63];
-          const float v15360 = v14890.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15361 = v15359 - v15360;
-          const float v15362 = iron_exp2_approx(v15361);
-          v11867.x[63] = v15362;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v15364;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v15364, 0.0f);
-          iron_frag_row_reduce<true>(v15364, v11867);
-          const float v15367 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v15368 = v15364.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15369 = v11893.x[0];
-          const float v15370 = v15367 * v15369;
-          const float v15371 = v15370 + v15368;
-          v353.x[0] = v15371;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15374 = v353.x[1];
-          const float v15375 = v15364.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15376 = v11893.x[1];
-          const float v15377 = v15374 * v15376;
-          const float v15378 = v15377 + v15375;
-          v353.x[1] = v15378;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15381 = v353.x[2];
-          const float v15382 = v15364.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15383 = v11893.x[2];
-          const float v15384 = v15381 * v15383;
-          const float v15385 = v15384 + v15382;
-          v353.x[2] = v15385;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15388 = v353.x[3];
-          const float v15389 = v15364.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15390 = v11893.x[3];
-          const float v15391 = v15388 * v15390;
-          const float v15392 = v15391 + v15389;
-          v353.x[3] = v15392;  // kernels/sdpa/flash_tile.hpp:234
+          v13637.x[59] = v15236;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15239 = v13637.x[60];
+          const float v15240 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15241 = -v15240;
+          const float v15242 = fmaf(v15239, v349, v15241);
+          const float v15243 = iron_exp2_approx(v15242);
+          v13637.x[60] = v15243;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15246 = v13637.x[61];
+          const float v15247 = v14728.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15248 = -v15247;
+          const float v15249 = fmaf(v15246, v349, v15248);
+          const float v15250 = iron_exp2_approx(v15249);
+          v13637.x[61] = v15250;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15253 = v13637.x[62];
+          const float v15254 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15255 = -v15254;
+          const float v15256 = fmaf(v15253, v349, v15255);
+          const float v15257 = iron_exp2_approx(v15256);
+          v13637.x[62] = v15257;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15260 = v13637.x[63];
+          const float v15261 = v14728.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15262 = -v15261;
+          const float v15263 = fmaf(v15260, v349, v15262);
+          const float v15264 = iron_exp2_approx(v15263);
+          v13637.x[63] = v15264;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v15266;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v15266, 0.0f);
+          iron_frag_row_reduce<true>(v15266, v13637);
+          const float v15269 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v15270 = v15266.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15271 = v13663.x[0];
+          const float v15272 = v15269 * v15271;
+          const float v15273 = v15272 + v15270;
+          v353.x[0] = v15273;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15276 = v353.x[1];
+          const float v15277 = v15266.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15278 = v13663.x[1];
+          const float v15279 = v15276 * v15278;
+          const float v15280 = v15279 + v15277;
+          v353.x[1] = v15280;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15283 = v353.x[2];
+          const float v15284 = v15266.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15285 = v13663.x[2];
+          const float v15286 = v15283 * v15285;
+          const float v15287 = v15286 + v15284;
+          v353.x[2] = v15287;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15290 = v353.x[3];
+          const float v15291 = v15266.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15292 = v13663.x[3];
+          const float v15293 = v15290 * v15292;
+          const float v15294 = v15293 + v15291;
+          v353.x[3] = v15294;  // kernels/sdpa/flash_tile.hpp:234
+        } else {
+          const bool v15297 = v13125 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v15305 = v13125 + v18;
+          const bool v15306 = v15305 <= v304;
+          const bool v15307 = v311 || v15306;
+          const bool v15308 = v15297 && v15307;
+          const bool v15310 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v15311 = v13118 + v7;
+          const unsigned int v15312 = v15311 + v18;
+          const unsigned int v15313 = v301 + v37;
+          const bool v15314 = v15313 <= v15312;
+          const bool v15315 = v15310 || v15314;
+          const bool v15316 = v15308 && v15315;  // kernels/sdpa/flash_tile.hpp:182
+          if (v15316) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v15319 = v13637.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v15320 = v15319 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[0] = v15320;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15323 = v13637.x[1];
+            const float v15324 = v15323 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[1] = v15324;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15327 = v13637.x[2];
+            const float v15328 = v15327 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[2] = v15328;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15331 = v13637.x[3];
+            const float v15332 = v15331 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[3] = v15332;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15335 = v13637.x[4];
+            const float v15336 = v15335 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[4] = v15336;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15339 = v13637.x[5];
+            const float v15340 = v15339 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[5] = v15340;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15343 = v13637.x[6];
+            const float v15344 = v15343 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[6] = v15344;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15347 = v13637.x[7];
+            const float v15348 = v15347 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[7] = v15348;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15351 = v13637.x[8];
+            const float v15352 = v15351 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[8] = v15352;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15355 = v13637.x[9];
+            const float v15356 = v15355 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[9] = v15356;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15359 = v13637.x[10];
+            const float v15360 = v15359 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[10] = v15360;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15363 = v13637.x[11];
+            const float v15364 = v15363 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[11] = v15364;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15367 = v13637.x[12];
+            const float v15368 = v15367 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[12] = v15368;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15371 = v13637.x[13];
+            const float v15372 = v15371 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[13] = v15372;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15375 = v13637.x[14];
+            const float v15376 = v15375 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[14] = v15376;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15379 = v13637.x[15];
+            const float v15380 = v15379 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[15] = v15380;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15383 = v13637.x[16];
+            const float v15384 = v15383 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[16] = v15384;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15387 = v13637.x[17];
+            const float v15388 = v15387 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[17] = v15388;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15391 = v13637.x[18];
+            const float v15392 = v15391 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[18] = v15392;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15395 = v13637.x[19];
+            const float v15396 = v15395 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[19] = v15396;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15399 = v13637.x[20];
+            const float v15400 = v15399 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[20] = v15400;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15403 = v13637.x[21];
+            const float v15404 = v15403 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[21] = v15404;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15407 = v13637.x[22];
+            const float v15408 = v15407 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[22] = v15408;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15411 = v13637.x[23];
+            const float v15412 = v15411 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[23] = v15412;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15415 = v13637.x[24];
+            const float v15416 = v15415 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[24] = v15416;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15419 = v13637.x[25];
+            const float v15420 = v15419 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[25] = v15420;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15423 = v13637.x[26];
+            const float v15424 = v15423 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[26] = v15424;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15427 = v13637.x[27];
+            const float v15428 = v15427 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[27] = v15428;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15431 = v13637.x[28];
+            const float v15432 = v15431 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[28] = v15432;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15435 = v13637.x[29];
+            const float v15436 = v15435 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[29] = v15436;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15439 = v13637.x[30];
+            const float v15440 = v15439 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[30] = v15440;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15443 = v13637.x[31];
+            const float v15444 = v15443 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[31] = v15444;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15447 = v13637.x[32];
+            const float v15448 = v15447 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[32] = v15448;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15451 = v13637.x[33];
+            const float v15452 = v15451 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[33] = v15452;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15455 = v13637.x[34];
+            const float v15456 = v15455 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[34] = v15456;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15459 = v13637.x[35];
+            const float v15460 = v15459 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[35] = v15460;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15463 = v13637.x[36];
+            const float v15464 = v15463 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[36] = v15464;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15467 = v13637.x[37];
+            const float v15468 = v15467 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[37] = v15468;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15471 = v13637.x[38];
+            const float v15472 = v15471 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[38] = v15472;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15475 = v13637.x[39];
+            const float v15476 = v15475 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[39] = v15476;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15479 = v13637.x[40];
+            const float v15480 = v15479 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[40] = v15480;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15483 = v13637.x[41];
+            const float v15484 = v15483 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[41] = v15484;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15487 = v13637.x[42];
+            const float v15488 = v15487 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[42] = v15488;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15491 = v13637.x[43];
+            const float v15492 = v15491 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[43] = v15492;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15495 = v13637.x[44];
+            const float v15496 = v15495 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[44] = v15496;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15499 = v13637.x[45];
+            const float v15500 = v15499 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[45] = v15500;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15503 = v13637.x[46];
+            const float v15504 = v15503 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[46] = v15504;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15507 = v13637.x[47];
+            const float v15508 = v15507 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[47] = v15508;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15511 = v13637.x[48];
+            const float v15512 = v15511 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[48] = v15512;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15515 = v13637.x[49];
+            const float v15516 = v15515 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[49] = v15516;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15519 = v13637.x[50];
+            const float v15520 = v15519 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[50] = v15520;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15523 = v13637.x[51];
+            const float v15524 = v15523 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[51] = v15524;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15527 = v13637.x[52];
+            const float v15528 = v15527 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[52] = v15528;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15531 = v13637.x[53];
+            const float v15532 = v15531 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[53] = v15532;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15535 = v13637.x[54];
+            const float v15536 = v15535 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[54] = v15536;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15539 = v13637.x[55];
+            const float v15540 = v15539 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[55] = v15540;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15543 = v13637.x[56];
+            const float v15544 = v15543 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[56] = v15544;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15547 = v13637.x[57];
+            const float v15548 = v15547 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[57] = v15548;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15551 = v13637.x[58];
+            const float v15552 = v15551 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[58] = v15552;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15555 = v13637.x[59];
+            const float v15556 = v15555 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[59] = v15556;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15559 = v13637.x[60];
+            const float v15560 = v15559 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[60] = v15560;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15563 = v13637.x[61];
+            const float v15564 = v15563 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[61] = v15564;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15567 = v13637.x[62];
+            const float v15568 = v15567 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[62] = v15568;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15571 = v13637.x[63];
+            const float v15572 = v15571 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13637.x[63] = v15572;  // kernels/sdpa/flash_tile.hpp:186
+          } else {
+            iron_frag<float, 2, 16, 8> v15574;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v15574, 0.0f);
+            iron_frag<float, 2, 16, 8> v15576;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v15576, 0.0f);
+            const unsigned int v15578 = static_cast<unsigned int>(v15574.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15580 = v46 + v15578;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15582 = v15580 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15583 = v15582 + 1u;
+            const unsigned int v15585 = v15583 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15594 = v15585 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15598 = v15583 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15599 = v317 && v15598;
+            const unsigned int v15600 = v15599 ? v15594 : v305;
+            const unsigned int v15603 = v15600 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15604 = min(v15603, 128u);
+            const bool v15605 = v15600 > v13118;
+            const unsigned int v15606 = v15605 ? v15604 : v305;
+            const float v15607 = __uint_as_float(v15606);
+            v15574.x[0] = v15607;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15609 = static_cast<unsigned int>(v15574.row(1, iron_linear_thread() & 31u));
+            const unsigned int v15611 = v46 + v15609;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15613 = v15611 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15614 = v15613 + 1u;
+            const unsigned int v15616 = v15614 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15625 = v15616 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15629 = v15614 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15630 = v317 && v15629;
+            const unsigned int v15631 = v15630 ? v15625 : v305;
+            const unsigned int v15634 = v15631 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15635 = min(v15634, 128u);
+            const bool v15636 = v15631 > v13118;
+            const unsigned int v15637 = v15636 ? v15635 : v305;
+            const float v15638 = __uint_as_float(v15637);
+            v15574.x[1] = v15638;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15640 = static_cast<unsigned int>(v15574.row(2, iron_linear_thread() & 31u));
+            const unsigned int v15642 = v46 + v15640;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15644 = v15642 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15645 = v15644 + 1u;
+            const unsigned int v15647 = v15645 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15656 = v15647 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15660 = v15645 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15661 = v317 && v15660;
+            const unsigned int v15662 = v15661 ? v15656 : v305;
+            const unsigned int v15665 = v15662 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15666 = min(v15665, 128u);
+            const bool v15667 = v15662 > v13118;
+            const unsigned int v15668 = v15667 ? v15666 : v305;
+            const float v15669 = __uint_as_float(v15668);
+            v15574.x[2] = v15669;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15671 = static_cast<unsigned int>(v15574.row(3, iron_linear_thread() & 31u));
+            const unsigned int v15673 = v46 + v15671;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15675 = v15673 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15676 = v15675 + 1u;
+            const unsigned int v15678 = v15676 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15687 = v15678 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15691 = v15676 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15692 = v317 && v15691;
+            const unsigned int v15693 = v15692 ? v15687 : v305;
+            const unsigned int v15696 = v15693 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15697 = min(v15696, 128u);
+            const bool v15698 = v15693 > v13118;
+            const unsigned int v15699 = v15698 ? v15697 : v305;
+            const float v15700 = __uint_as_float(v15699);
+            v15574.x[3] = v15700;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15702 = static_cast<unsigned int>(v15576.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15704 = v46 + v15702;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15706 = v15704 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15707 = v15706 + 1u;
+            const unsigned int v15709 = v15707 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15710 = min(v37, v15709);
+            const bool v15711 = v15707 > v18;
+            const unsigned int v15712 = v15711 ? v15710 : v305;
+            const unsigned int v15715 = v311 ? v37 : v15712;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15727 = v15715 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15728 = min(v15727, 128u);
+            const bool v15729 = v15715 > v13118;
+            const unsigned int v15730 = v15729 ? v15728 : v305;
+            const float v15731 = __uint_as_float(v15730);
+            v15576.x[0] = v15731;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15733 = static_cast<unsigned int>(v15576.row(1, iron_linear_thread() & 31u));
+            const unsigned int v15735 = v46 + v15733;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15737 = v15735 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15738 = v15737 + 1u;
+            const unsigned int v15740 = v15738 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15741 = min(v37, v15740);
+            const bool v15742 = v15738 > v18;
+            const unsigned int v15743 = v15742 ? v15741 : v305;
+            const unsigned int v15746 = v311 ? v37 : v15743;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15758 = v15746 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15759 = min(v15758, 128u);
+            const bool v15760 = v15746 > v13118;
+            const unsigned int v15761 = v15760 ? v15759 : v305;
+            const float v15762 = __uint_as_float(v15761);
+            v15576.x[1] = v15762;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15764 = static_cast<unsigned int>(v15576.row(2, iron_linear_thread() & 31u));
+            const unsigned int v15766 = v46 + v15764;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15768 = v15766 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15769 = v15768 + 1u;
+            const unsigned int v15771 = v15769 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15772 = min(v37, v15771);
+            const bool v15773 = v15769 > v18;
+            const unsigned int v15774 = v15773 ? v15772 : v305;
+            const unsigned int v15777 = v311 ? v37 : v15774;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15789 = v15777 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15790 = min(v15789, 128u);
+            const bool v15791 = v15777 > v13118;
+            const unsigned int v15792 = v15791 ? v15790 : v305;
+            const float v15793 = __uint_as_float(v15792);
+            v15576.x[2] = v15793;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15795 = static_cast<unsigned int>(v15576.row(3, iron_linear_thread() & 31u));
+            const unsigned int v15797 = v46 + v15795;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15799 = v15797 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15800 = v15799 + 1u;
+            const unsigned int v15802 = v15800 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15803 = min(v37, v15802);
+            const bool v15804 = v15800 > v18;
+            const unsigned int v15805 = v15804 ? v15803 : v305;
+            const unsigned int v15808 = v311 ? v37 : v15805;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15820 = v15808 - v13118;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15821 = min(v15820, 128u);
+            const bool v15822 = v15808 > v13118;
+            const unsigned int v15823 = v15822 ? v15821 : v305;
+            const float v15824 = __uint_as_float(v15823);
+            v15576.x[3] = v15824;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15825 = static_cast<unsigned int>(v13637.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v15827 = v13637.x[0];
+            const float v15828 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15829 = __float_as_uint(v15828);
+            const bool v15830 = v15825 >= v15829;
+            const float v15831 = v15576.x[0];
+            const unsigned int v15832 = __float_as_uint(v15831);
+            const bool v15833 = v15825 < v15832;
+            const bool v15834 = v15830 && v15833;
+            const float v15836 = v15827 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15837 = v15834 ? v15836 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[0] = v15837;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15838 = static_cast<unsigned int>(v13637.col(1, iron_linear_thread() & 31u));
+            const float v15840 = v13637.x[1];
+            const float v15841 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15842 = __float_as_uint(v15841);
+            const bool v15843 = v15838 >= v15842;
+            const float v15844 = v15576.x[0];
+            const unsigned int v15845 = __float_as_uint(v15844);
+            const bool v15846 = v15838 < v15845;
+            const bool v15847 = v15843 && v15846;
+            const float v15849 = v15840 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15850 = v15847 ? v15849 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[1] = v15850;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15851 = static_cast<unsigned int>(v13637.col(2, iron_linear_thread() & 31u));
+            const float v15853 = v13637.x[2];
+            const float v15854 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15855 = __float_as_uint(v15854);
+            const bool v15856 = v15851 >= v15855;
+            const float v15857 = v15576.x[2];
+            const unsigned int v15858 = __float_as_uint(v15857);
+            const bool v15859 = v15851 < v15858;
+            const bool v15860 = v15856 && v15859;
+            const float v15862 = v15853 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15863 = v15860 ? v15862 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[2] = v15863;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15864 = static_cast<unsigned int>(v13637.col(3, iron_linear_thread() & 31u));
+            const float v15866 = v13637.x[3];
+            const float v15867 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15868 = __float_as_uint(v15867);
+            const bool v15869 = v15864 >= v15868;
+            const float v15870 = v15576.x[2];
+            const unsigned int v15871 = __float_as_uint(v15870);
+            const bool v15872 = v15864 < v15871;
+            const bool v15873 = v15869 && v15872;
+            const float v15875 = v15866 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15876 = v15873 ? v15875 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[3] = v15876;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15877 = static_cast<unsigned int>(v13637.col(4, iron_linear_thread() & 31u));
+            const float v15879 = v13637.x[4];
+            const float v15880 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15881 = __float_as_uint(v15880);
+            const bool v15882 = v15877 >= v15881;
+            const float v15883 = v15576.x[0];
+            const unsigned int v15884 = __float_as_uint(v15883);
+            const bool v15885 = v15877 < v15884;
+            const bool v15886 = v15882 && v15885;
+            const float v15888 = v15879 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15889 = v15886 ? v15888 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[4] = v15889;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15890 = static_cast<unsigned int>(v13637.col(5, iron_linear_thread() & 31u));
+            const float v15892 = v13637.x[5];
+            const float v15893 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15894 = __float_as_uint(v15893);
+            const bool v15895 = v15890 >= v15894;
+            const float v15896 = v15576.x[0];
+            const unsigned int v15897 = __float_as_uint(v15896);
+            const bool v15898 = v15890 < v15897;
+            const bool v15899 = v15895 && v15898;
+            const float v15901 = v15892 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15902 = v15899 ? v15901 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[5] = v15902;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15903 = static_cast<unsigned int>(v13637.col(6, iron_linear_thread() & 31u));
+            const float v15905 = v13637.x[6];
+            const float v15906 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15907 = __float_as_uint(v15906);
+            const bool v15908 = v15903 >= v15907;
+            const float v15909 = v15576.x[2];
+            const unsigned int v15910 = __float_as_uint(v15909);
+            const bool v15911 = v15903 < v15910;
+            const bool v15912 = v15908 && v15911;
+            const float v15914 = v15905 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15915 = v15912 ? v15914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[6] = v15915;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15916 = static_cast<unsigned int>(v13637.col(7, iron_linear_thread() & 31u));
+            const float v15918 = v13637.x[7];
+            const float v15919 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15920 = __float_as_uint(v15919);
+            const bool v15921 = v15916 >= v15920;
+            const float v15922 = v15576.x[2];
+            const unsigned int v15923 = __float_as_uint(v15922);
+            const bool v15924 = v15916 < v15923;
+            const bool v15925 = v15921 && v15924;
+            const float v15927 = v15918 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15928 = v15925 ? v15927 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[7] = v15928;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15929 = static_cast<unsigned int>(v13637.col(8, iron_linear_thread() & 31u));
+            const float v15931 = v13637.x[8];
+            const float v15932 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15933 = __float_as_uint(v15932);
+            const bool v15934 = v15929 >= v15933;
+            const float v15935 = v15576.x[0];
+            const unsigned int v15936 = __float_as_uint(v15935);
+            const bool v15937 = v15929 < v15936;
+            const bool v15938 = v15934 && v15937;
+            const float v15940 = v15931 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15941 = v15938 ? v15940 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[8] = v15941;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15942 = static_cast<unsigned int>(v13637.col(9, iron_linear_thread() & 31u));
+            const float v15944 = v13637.x[9];
+            const float v15945 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15946 = __float_as_uint(v15945);
+            const bool v15947 = v15942 >= v15946;
+            const float v15948 = v15576.x[0];
+            const unsigned int v15949 = __float_as_uint(v15948);
+            const bool v15950 = v15942 < v15949;
+            const bool v15951 = v15947 && v15950;
+            const float v15953 = v15944 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15954 = v15951 ? v15953 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[9] = v15954;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15955 = static_cast<unsigned int>(v13637.col(10, iron_linear_thread() & 31u));
+            const float v15957 = v13637.x[10];
+            const float v15958 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15959 = __float_as_uint(v15958);
+            const bool v15960 = v15955 >= v15959;
+            const float v15961 = v15576.x[2];
+            const unsigned int v15962 = __float_as_uint(v15961);
+            const bool v15963 = v15955 < v15962;
+            const bool v15964 = v15960 && v15963;
+            const float v15966 = v15957 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15967 = v15964 ? v15966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[10] = v15967;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15968 = static_cast<unsigned int>(v13637.col(11, iron_linear_thread() & 31u));
+            const float v15970 = v13637.x[11];
+            const float v15971 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15972 = __float_as_uint(v15971);
+            const bool v15973 = v15968 >= v15972;
+            const float v15974 = v15576.x[2];
+            const unsigned int v15975 = __float_as_uint(v15974);
+            const bool v15976 = v15968 < v15975;
+            const bool v15977 = v15973 && v15976;
+            const float v15979 = v15970 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15980 = v15977 ? v15979 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[11] = v15980;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15981 = static_cast<unsigned int>(v13637.col(12, iron_linear_thread() & 31u));
+            const float v15983 = v13637.x[12];
+            const float v15984 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15985 = __float_as_uint(v15984);
+            const bool v15986 = v15981 >= v15985;
+            const float v15987 = v15576.x[0];
+            const unsigned int v15988 = __float_as_uint(v15987);
+            const bool v15989 = v15981 < v15988;
+            const bool v15990 = v15986 && v15989;
+            const float v15992 = v15983 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15993 = v15990 ? v15992 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[12] = v15993;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15994 = static_cast<unsigned int>(v13637.col(13, iron_linear_thread() & 31u));
+            const float v15996 = v13637.x[13];
+            const float v15997 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15998 = __float_as_uint(v15997);
+            const bool v15999 = v15994 >= v15998;
+            const float v16000 = v15576.x[0];
+            const unsigned int v16001 = __float_as_uint(v16000);
+            const bool v16002 = v15994 < v16001;
+            const bool v16003 = v15999 && v16002;
+            const float v16005 = v15996 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16006 = v16003 ? v16005 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[13] = v16006;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16007 = static_cast<unsigned int>(v13637.col(14, iron_linear_thread() & 31u));
+            const float v16009 = v13637.x[14];
+            const float v16010 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16011 = __float_as_uint(v16010);
+            const bool v16012 = v16007 >= v16011;
+            const float v16013 = v15576.x[2];
+            const unsigned int v16014 = __float_as_uint(v16013);
+            const bool v16015 = v16007 < v16014;
+            const bool v16016 = v16012 && v16015;
+            const float v16018 = v16009 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16019 = v16016 ? v16018 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[14] = v16019;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16020 = static_cast<unsigned int>(v13637.col(15, iron_linear_thread() & 31u));
+            const float v16022 = v13637.x[15];
+            const float v16023 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16024 = __float_as_uint(v16023);
+            const bool v16025 = v16020 >= v16024;
+            const float v16026 = v15576.x[2];
+            const unsigned int v16027 = __float_as_uint(v16026);
+            const bool v16028 = v16020 < v16027;
+            const bool v16029 = v16025 && v16028;
+            const float v16031 = v16022 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16032 = v16029 ? v16031 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[15] = v16032;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16033 = static_cast<unsigned int>(v13637.col(16, iron_linear_thread() & 31u));
+            const float v16035 = v13637.x[16];
+            const float v16036 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16037 = __float_as_uint(v16036);
+            const bool v16038 = v16033 >= v16037;
+            const float v16039 = v15576.x[0];
+            const unsigned int v16040 = __float_as_uint(v16039);
+            const bool v16041 = v16033 < v16040;
+            const bool v16042 = v16038 && v16041;
+            const float v16044 = v16035 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16045 = v16042 ? v16044 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[16] = v16045;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16046 = static_cast<unsigned int>(v13637.col(17, iron_linear_thread() & 31u));
+            const float v16048 = v13637.x[17];
+            const float v16049 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16050 = __float_as_uint(v16049);
+            const bool v16051 = v16046 >= v16050;
+            const float v16052 = v15576.x[0];
+            const unsigned int v16053 = __float_as_uint(v16052);
+            const bool v16054 = v16046 < v16053;
+            const bool v16055 = v16051 && v16054;
+            const float v16057 = v16048 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16058 = v16055 ? v16057 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[17] = v16058;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16059 = static_cast<unsigned int>(v13637.col(18, iron_linear_thread() & 31u));
+            const float v16061 = v13637.x[18];
+            const float v16062 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16063 = __float_as_uint(v16062);
+            const bool v16064 = v16059 >= v16063;
+            const float v16065 = v15576.x[2];
+            const unsigned int v16066 = __float_as_uint(v16065);
+            const bool v16067 = v16059 < v16066;
+            const bool v16068 = v16064 && v16067;
+            const float v16070 = v16061 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16071 = v16068 ? v16070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[18] = v16071;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16072 = static_cast<unsigned int>(v13637.col(19, iron_linear_thread() & 31u));
+            const float v16074 = v13637.x[19];
+            const float v16075 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16076 = __float_as_uint(v16075);
+            const bool v16077 = v16072 >= v16076;
+            const float v16078 = v15576.x[2];
+            const unsigned int v16079 = __float_as_uint(v16078);
+            const bool v16080 = v16072 < v16079;
+            const bool v16081 = v16077 && v16080;
+            const float v16083 = v16074 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16084 = v16081 ? v16083 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[19] = v16084;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16085 = static_cast<unsigned int>(v13637.col(20, iron_linear_thread() & 31u));
+            const float v16087 = v13637.x[20];
+            const float v16088 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16089 = __float_as_uint(v16088);
+            const bool v16090 = v16085 >= v16089;
+            const float v16091 = v15576.x[0];
+            const unsigned int v16092 = __float_as_uint(v16091);
+            const bool v16093 = v16085 < v16092;
+            const bool v16094 = v16090 && v16093;
+            const float v16096 = v16087 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16097 = v16094 ? v16096 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[20] = v16097;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16098 = static_cast<unsigned int>(v13637.col(21, iron_linear_thread() & 31u));
+            const float v16100 = v13637.x[21];
+            const float v16101 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16102 = __float_as_uint(v16101);
+            const bool v16103 = v16098 >= v16102;
+            const float v16104 = v15576.x[0];
+            const unsigned int v16105 = __float_as_uint(v16104);
+            const bool v16106 = v16098 < v16105;
+            const bool v16107 = v16103 && v16106;
+            const float v16109 = v16100 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16110 = v16107 ? v16109 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[21] = v16110;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16111 = static_cast<unsigned int>(v13637.col(22, iron_linear_thread() & 31u));
+            const float v16113 = v13637.x[22];
+            const float v16114 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16115 = __float_as_uint(v16114);
+            const bool v16116 = v16111 >= v16115;
+            const float v16117 = v15576.x[2];
+            const unsigned int v16118 = __float_as_uint(v16117);
+            const bool v16119 = v16111 < v16118;
+            const bool v16120 = v16116 && v16119;
+            const float v16122 = v16113 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16123 = v16120 ? v16122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[22] = v16123;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16124 = static_cast<unsigned int>(v13637.col(23, iron_linear_thread() & 31u));
+            const float v16126 = v13637.x[23];
+            const float v16127 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16128 = __float_as_uint(v16127);
+            const bool v16129 = v16124 >= v16128;
+            const float v16130 = v15576.x[2];
+            const unsigned int v16131 = __float_as_uint(v16130);
+            const bool v16132 = v16124 < v16131;
+            const bool v16133 = v16129 && v16132;
+            const float v16135 = v16126 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16136 = v16133 ? v16135 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[23] = v16136;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16137 = static_cast<unsigned int>(v13637.col(24, iron_linear_thread() & 31u));
+            const float v16139 = v13637.x[24];
+            const float v16140 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16141 = __float_as_uint(v16140);
+            const bool v16142 = v16137 >= v16141;
+            const float v16143 = v15576.x[0];
+            const unsigned int v16144 = __float_as_uint(v16143);
+            const bool v16145 = v16137 < v16144;
+            const bool v16146 = v16142 && v16145;
+            const float v16148 = v16139 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16149 = v16146 ? v16148 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[24] = v16149;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16150 = static_cast<unsigned int>(v13637.col(25, iron_linear_thread() & 31u));
+            const float v16152 = v13637.x[25];
+            const float v16153 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16154 = __float_as_uint(v16153);
+            const bool v16155 = v16150 >= v16154;
+            const float v16156 = v15576.x[0];
+            const unsigned int v16157 = __float_as_uint(v16156);
+            const bool v16158 = v16150 < v16157;
+            const bool v16159 = v16155 && v16158;
+            const float v16161 = v16152 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16162 = v16159 ? v16161 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[25] = v16162;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16163 = static_cast<unsigned int>(v13637.col(26, iron_linear_thread() & 31u));
+            const float v16165 = v13637.x[26];
+            const float v16166 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16167 = __float_as_uint(v16166);
+            const bool v16168 = v16163 >= v16167;
+            const float v16169 = v15576.x[2];
+            const unsigned int v16170 = __float_as_uint(v16169);
+            const bool v16171 = v16163 < v16170;
+            const bool v16172 = v16168 && v16171;
+            const float v16174 = v16165 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16175 = v16172 ? v16174 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[26] = v16175;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16176 = static_cast<unsigned int>(v13637.col(27, iron_linear_thread() & 31u));
+            const float v16178 = v13637.x[27];
+            const float v16179 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16180 = __float_as_uint(v16179);
+            const bool v16181 = v16176 >= v16180;
+            const float v16182 = v15576.x[2];
+            const unsigned int v16183 = __float_as_uint(v16182);
+            const bool v16184 = v16176 < v16183;
+            const bool v16185 = v16181 && v16184;
+            const float v16187 = v16178 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16188 = v16185 ? v16187 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[27] = v16188;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16189 = static_cast<unsigned int>(v13637.col(28, iron_linear_thread() & 31u));
+            const float v16191 = v13637.x[28];
+            const float v16192 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16193 = __float_as_uint(v16192);
+            const bool v16194 = v16189 >= v16193;
+            const float v16195 = v15576.x[0];
+            const unsigned int v16196 = __float_as_uint(v16195);
+            const bool v16197 = v16189 < v16196;
+            const bool v16198 = v16194 && v16197;
+            const float v16200 = v16191 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16201 = v16198 ? v16200 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[28] = v16201;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16202 = static_cast<unsigned int>(v13637.col(29, iron_linear_thread() & 31u));
+            const float v16204 = v13637.x[29];
+            const float v16205 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16206 = __float_as_uint(v16205);
+            const bool v16207 = v16202 >= v16206;
+            const float v16208 = v15576.x[0];
+            const unsigned int v16209 = __float_as_uint(v16208);
+            const bool v16210 = v16202 < v16209;
+            const bool v16211 = v16207 && v16210;
+            const float v16213 = v16204 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16214 = v16211 ? v16213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[29] = v16214;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16215 = static_cast<unsigned int>(v13637.col(30, iron_linear_thread() & 31u));
+            const float v16217 = v13637.x[30];
+            const float v16218 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16219 = __float_as_uint(v16218);
+            const bool v16220 = v16215 >= v16219;
+            const float v16221 = v15576.x[2];
+            const unsigned int v16222 = __float_as_uint(v16221);
+            const bool v16223 = v16215 < v16222;
+            const bool v16224 = v16220 && v16223;
+            const float v16226 = v16217 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16227 = v16224 ? v16226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[30] = v16227;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16228 = static_cast<unsigned int>(v13637.col(31, iron_linear_thread() & 31u));
+            const float v16230 = v13637.x[31];
+            const float v16231 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16232 = __float_as_uint(v16231);
+            const bool v16233 = v16228 >= v16232;
+            const float v16234 = v15576.x[2];
+            const unsigned int v16235 = __float_as_uint(v16234);
+            const bool v16236 = v16228 < v16235;
+            const bool v16237 = v16233 && v16236;
+            const float v16239 = v16230 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16240 = v16237 ? v16239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[31] = v16240;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16241 = static_cast<unsigned int>(v13637.col(32, iron_linear_thread() & 31u));
+            const float v16243 = v13637.x[32];
+            const float v16244 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16245 = __float_as_uint(v16244);
+            const bool v16246 = v16241 >= v16245;
+            const float v16247 = v15576.x[0];
+            const unsigned int v16248 = __float_as_uint(v16247);
+            const bool v16249 = v16241 < v16248;
+            const bool v16250 = v16246 && v16249;
+            const float v16252 = v16243 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16253 = v16250 ? v16252 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[32] = v16253;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16254 = static_cast<unsigned int>(v13637.col(33, iron_linear_thread() & 31u));
+            const float v16256 = v13637.x[33];
+            const float v16257 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16258 = __float_as_uint(v16257);
+            const bool v16259 = v16254 >= v16258;
+            const float v16260 = v15576.x[0];
+            const unsigned int v16261 = __float_as_uint(v16260);
+            const bool v16262 = v16254 < v16261;
+            const bool v16263 = v16259 && v16262;
+            const float v16265 = v16256 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16266 = v16263 ? v16265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[33] = v16266;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16267 = static_cast<unsigned int>(v13637.col(34, iron_linear_thread() & 31u));
+            const float v16269 = v13637.x[34];
+            const float v16270 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16271 = __float_as_uint(v16270);
+            const bool v16272 = v16267 >= v16271;
+            const float v16273 = v15576.x[2];
+            const unsigned int v16274 = __float_as_uint(v16273);
+            const bool v16275 = v16267 < v16274;
+            const bool v16276 = v16272 && v16275;
+            const float v16278 = v16269 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16279 = v16276 ? v16278 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[34] = v16279;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16280 = static_cast<unsigned int>(v13637.col(35, iron_linear_thread() & 31u));
+            const float v16282 = v13637.x[35];
+            const float v16283 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16284 = __float_as_uint(v16283);
+            const bool v16285 = v16280 >= v16284;
+            const float v16286 = v15576.x[2];
+            const unsigned int v16287 = __float_as_uint(v16286);
+            const bool v16288 = v16280 < v16287;
+            const bool v16289 = v16285 && v16288;
+            const float v16291 = v16282 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16292 = v16289 ? v16291 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[35] = v16292;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16293 = static_cast<unsigned int>(v13637.col(36, iron_linear_thread() & 31u));
+            const float v16295 = v13637.x[36];
+            const float v16296 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16297 = __float_as_uint(v16296);
+            const bool v16298 = v16293 >= v16297;
+            const float v16299 = v15576.x[0];
+            const unsigned int v16300 = __float_as_uint(v16299);
+            const bool v16301 = v16293 < v16300;
+            const bool v16302 = v16298 && v16301;
+            const float v16304 = v16295 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16305 = v16302 ? v16304 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[36] = v16305;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16306 = static_cast<unsigned int>(v13637.col(37, iron_linear_thread() & 31u));
+            const float v16308 = v13637.x[37];
+            const float v16309 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16310 = __float_as_uint(v16309);
+            const bool v16311 = v16306 >= v16310;
+            const float v16312 = v15576.x[0];
+            const unsigned int v16313 = __float_as_uint(v16312);
+            const bool v16314 = v16306 < v16313;
+            const bool v16315 = v16311 && v16314;
+            const float v16317 = v16308 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16318 = v16315 ? v16317 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[37] = v16318;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16319 = static_cast<unsigned int>(v13637.col(38, iron_linear_thread() & 31u));
+            const float v16321 = v13637.x[38];
+            const float v16322 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16323 = __float_as_uint(v16322);
+            const bool v16324 = v16319 >= v16323;
+            const float v16325 = v15576.x[2];
+            const unsigned int v16326 = __float_as_uint(v16325);
+            const bool v16327 = v16319 < v16326;
+            const bool v16328 = v16324 && v16327;
+            const float v16330 = v16321 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16331 = v16328 ? v16330 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[38] = v16331;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16332 = static_cast<unsigned int>(v13637.col(39, iron_linear_thread() & 31u));
+            const float v16334 = v13637.x[39];
+            const float v16335 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16336 = __float_as_uint(v16335);
+            const bool v16337 = v16332 >= v16336;
+            const float v16338 = v15576.x[2];
+            const unsigned int v16339 = __float_as_uint(v16338);
+            const bool v16340 = v16332 < v16339;
+            const bool v16341 = v16337 && v16340;
+            const float v16343 = v16334 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16344 = v16341 ? v16343 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[39] = v16344;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16345 = static_cast<unsigned int>(v13637.col(40, iron_linear_thread() & 31u));
+            const float v16347 = v13637.x[40];
+            const float v16348 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16349 = __float_as_uint(v16348);
+            const bool v16350 = v16345 >= v16349;
+            const float v16351 = v15576.x[0];
+            const unsigned int v16352 = __float_as_uint(v16351);
+            const bool v16353 = v16345 < v16352;
+            const bool v16354 = v16350 && v16353;
+            const float v16356 = v16347 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16357 = v16354 ? v16356 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[40] = v16357;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16358 = static_cast<unsigned int>(v13637.col(41, iron_linear_thread() & 31u));
+            const float v16360 = v13637.x[41];
+            const float v16361 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16362 = __float_as_uint(v16361);
+            const bool v16363 = v16358 >= v16362;
+            const float v16364 = v15576.x[0];
+            const unsigned int v16365 = __float_as_uint(v16364);
+            const bool v16366 = v16358 < v16365;
+            const bool v16367 = v16363 && v16366;
+            const float v16369 = v16360 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16370 = v16367 ? v16369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[41] = v16370;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16371 = static_cast<unsigned int>(v13637.col(42, iron_linear_thread() & 31u));
+            const float v16373 = v13637.x[42];
+            const float v16374 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16375 = __float_as_uint(v16374);
+            const bool v16376 = v16371 >= v16375;
+            const float v16377 = v15576.x[2];
+            const unsigned int v16378 = __float_as_uint(v16377);
+            const bool v16379 = v16371 < v16378;
+            const bool v16380 = v16376 && v16379;
+            const float v16382 = v16373 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16383 = v16380 ? v16382 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[42] = v16383;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16384 = static_cast<unsigned int>(v13637.col(43, iron_linear_thread() & 31u));
+            const float v16386 = v13637.x[43];
+            const float v16387 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16388 = __float_as_uint(v16387);
+            const bool v16389 = v16384 >= v16388;
+            const float v16390 = v15576.x[2];
+            const unsigned int v16391 = __float_as_uint(v16390);
+            const bool v16392 = v16384 < v16391;
+            const bool v16393 = v16389 && v16392;
+            const float v16395 = v16386 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16396 = v16393 ? v16395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[43] = v16396;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16397 = static_cast<unsigned int>(v13637.col(44, iron_linear_thread() & 31u));
+            const float v16399 = v13637.x[44];
+            const float v16400 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16401 = __float_as_uint(v16400);
+            const bool v16402 = v16397 >= v16401;
+            const float v16403 = v15576.x[0];
+            const unsigned int v16404 = __float_as_uint(v16403);
+            const bool v16405 = v16397 < v16404;
+            const bool v16406 = v16402 && v16405;
+            const float v16408 = v16399 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16409 = v16406 ? v16408 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[44] = v16409;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16410 = static_cast<unsigned int>(v13637.col(45, iron_linear_thread() & 31u));
+            const float v16412 = v13637.x[45];
+            const float v16413 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16414 = __float_as_uint(v16413);
+            const bool v16415 = v16410 >= v16414;
+            const float v16416 = v15576.x[0];
+            const unsigned int v16417 = __float_as_uint(v16416);
+            const bool v16418 = v16410 < v16417;
+            const bool v16419 = v16415 && v16418;
+            const float v16421 = v16412 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16422 = v16419 ? v16421 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[45] = v16422;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16423 = static_cast<unsigned int>(v13637.col(46, iron_linear_thread() & 31u));
+            const float v16425 = v13637.x[46];
+            const float v16426 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16427 = __float_as_uint(v16426);
+            const bool v16428 = v16423 >= v16427;
+            const float v16429 = v15576.x[2];
+            const unsigned int v16430 = __float_as_uint(v16429);
+            const bool v16431 = v16423 < v16430;
+            const bool v16432 = v16428 && v16431;
+            const float v16434 = v16425 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16435 = v16432 ? v16434 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[46] = v16435;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16436 = static_cast<unsigned int>(v13637.col(47, iron_linear_thread() & 31u));
+            const float v16438 = v13637.x[47];
+            const float v16439 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16440 = __float_as_uint(v16439);
+            const bool v16441 = v16436 >= v16440;
+            const float v16442 = v15576.x[2];
+            const unsigned int v16443 = __float_as_uint(v16442);
+            const bool v16444 = v16436 < v16443;
+            const bool v16445 = v16441 && v16444;
+            const float v16447 = v16438 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16448 = v16445 ? v16447 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[47] = v16448;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16449 = static_cast<unsigned int>(v13637.col(48, iron_linear_thread() & 31u));
+            const float v16451 = v13637.x[48];
+            const float v16452 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16453 = __float_as_uint(v16452);
+            const bool v16454 = v16449 >= v16453;
+            const float v16455 = v15576.x[0];
+            const unsigned int v16456 = __float_as_uint(v16455);
+            const bool v16457 = v16449 < v16456;
+            const bool v16458 = v16454 && v16457;
+            const float v16460 = v16451 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16461 = v16458 ? v16460 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[48] = v16461;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16462 = static_cast<unsigned int>(v13637.col(49, iron_linear_thread() & 31u));
+            const float v16464 = v13637.x[49];
+            const float v16465 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16466 = __float_as_uint(v16465);
+            const bool v16467 = v16462 >= v16466;
+            const float v16468 = v15576.x[0];
+            const unsigned int v16469 = __float_as_uint(v16468);
+            const bool v16470 = v16462 < v16469;
+            const bool v16471 = v16467 && v16470;
+            const float v16473 = v16464 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16474 = v16471 ? v16473 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[49] = v16474;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16475 = static_cast<unsigned int>(v13637.col(50, iron_linear_thread() & 31u));
+            const float v16477 = v13637.x[50];
+            const float v16478 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16479 = __float_as_uint(v16478);
+            const bool v16480 = v16475 >= v16479;
+            const float v16481 = v15576.x[2];
+            const unsigned int v16482 = __float_as_uint(v16481);
+            const bool v16483 = v16475 < v16482;
+            const bool v16484 = v16480 && v16483;
+            const float v16486 = v16477 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16487 = v16484 ? v16486 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[50] = v16487;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16488 = static_cast<unsigned int>(v13637.col(51, iron_linear_thread() & 31u));
+            const float v16490 = v13637.x[51];
+            const float v16491 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16492 = __float_as_uint(v16491);
+            const bool v16493 = v16488 >= v16492;
+            const float v16494 = v15576.x[2];
+            const unsigned int v16495 = __float_as_uint(v16494);
+            const bool v16496 = v16488 < v16495;
+            const bool v16497 = v16493 && v16496;
+            const float v16499 = v16490 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16500 = v16497 ? v16499 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[51] = v16500;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16501 = static_cast<unsigned int>(v13637.col(52, iron_linear_thread() & 31u));
+            const float v16503 = v13637.x[52];
+            const float v16504 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16505 = __float_as_uint(v16504);
+            const bool v16506 = v16501 >= v16505;
+            const float v16507 = v15576.x[0];
+            const unsigned int v16508 = __float_as_uint(v16507);
+            const bool v16509 = v16501 < v16508;
+            const bool v16510 = v16506 && v16509;
+            const float v16512 = v16503 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16513 = v16510 ? v16512 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[52] = v16513;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16514 = static_cast<unsigned int>(v13637.col(53, iron_linear_thread() & 31u));
+            const float v16516 = v13637.x[53];
+            const float v16517 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16518 = __float_as_uint(v16517);
+            const bool v16519 = v16514 >= v16518;
+            const float v16520 = v15576.x[0];
+            const unsigned int v16521 = __float_as_uint(v16520);
+            const bool v16522 = v16514 < v16521;
+            const bool v16523 = v16519 && v16522;
+            const float v16525 = v16516 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16526 = v16523 ? v16525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[53] = v16526;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16527 = static_cast<unsigned int>(v13637.col(54, iron_linear_thread() & 31u));
+            const float v16529 = v13637.x[54];
+            const float v16530 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16531 = __float_as_uint(v16530);
+            const bool v16532 = v16527 >= v16531;
+            const float v16533 = v15576.x[2];
+            const unsigned int v16534 = __float_as_uint(v16533);
+            const bool v16535 = v16527 < v16534;
+            const bool v16536 = v16532 && v16535;
+            const float v16538 = v16529 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16539 = v16536 ? v16538 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[54] = v16539;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16540 = static_cast<unsigned int>(v13637.col(55, iron_linear_thread() & 31u));
+            const float v16542 = v13637.x[55];
+            const float v16543 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16544 = __float_as_uint(v16543);
+            const bool v16545 = v16540 >= v16544;
+            const float v16546 = v15576.x[2];
+            const unsigned int v16547 = __float_as_uint(v16546);
+            const bool v16548 = v16540 < v16547;
+            const bool v16549 = v16545 && v16548;
+            const float v16551 = v16542 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16552 = v16549 ? v16551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[55] = v16552;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16553 = static_cast<unsigned int>(v13637.col(56, iron_linear_thread() & 31u));
+            const float v16555 = v13637.x[56];
+            const float v16556 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16557 = __float_as_uint(v16556);
+            const bool v16558 = v16553 >= v16557;
+            const float v16559 = v15576.x[0];
+            const unsigned int v16560 = __float_as_uint(v16559);
+            const bool v16561 = v16553 < v16560;
+            const bool v16562 = v16558 && v16561;
+            const float v16564 = v16555 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16565 = v16562 ? v16564 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[56] = v16565;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16566 = static_cast<unsigned int>(v13637.col(57, iron_linear_thread() & 31u));
+            const float v16568 = v13637.x[57];
+            const float v16569 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16570 = __float_as_uint(v16569);
+            const bool v16571 = v16566 >= v16570;
+            const float v16572 = v15576.x[0];
+            const unsigned int v16573 = __float_as_uint(v16572);
+            const bool v16574 = v16566 < v16573;
+            const bool v16575 = v16571 && v16574;
+            const float v16577 = v16568 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16578 = v16575 ? v16577 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[57] = v16578;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16579 = static_cast<unsigned int>(v13637.col(58, iron_linear_thread() & 31u));
+            const float v16581 = v13637.x[58];
+            const float v16582 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16583 = __float_as_uint(v16582);
+            const bool v16584 = v16579 >= v16583;
+            const float v16585 = v15576.x[2];
+            const unsigned int v16586 = __float_as_uint(v16585);
+            const bool v16587 = v16579 < v16586;
+            const bool v16588 = v16584 && v16587;
+            const float v16590 = v16581 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16591 = v16588 ? v16590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[58] = v16591;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16592 = static_cast<unsigned int>(v13637.col(59, iron_linear_thread() & 31u));
+            const float v16594 = v13637.x[59];
+            const float v16595 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16596 = __float_as_uint(v16595);
+            const bool v16597 = v16592 >= v16596;
+            const float v16598 = v15576.x[2];
+            const unsigned int v16599 = __float_as_uint(v16598);
+            const bool v16600 = v16592 < v16599;
+            const bool v16601 = v16597 && v16600;
+            const float v16603 = v16594 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16604 = v16601 ? v16603 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[59] = v16604;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16605 = static_cast<unsigned int>(v13637.col(60, iron_linear_thread() & 31u));
+            const float v16607 = v13637.x[60];
+            const float v16608 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16609 = __float_as_uint(v16608);
+            const bool v16610 = v16605 >= v16609;
+            const float v16611 = v15576.x[0];
+            const unsigned int v16612 = __float_as_uint(v16611);
+            const bool v16613 = v16605 < v16612;
+            const bool v16614 = v16610 && v16613;
+            const float v16616 = v16607 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16617 = v16614 ? v16616 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[60] = v16617;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16618 = static_cast<unsigned int>(v13637.col(61, iron_linear_thread() & 31u));
+            const float v16620 = v13637.x[61];
+            const float v16621 = v15574.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16622 = __float_as_uint(v16621);
+            const bool v16623 = v16618 >= v16622;
+            const float v16624 = v15576.x[0];
+            const unsigned int v16625 = __float_as_uint(v16624);
+            const bool v16626 = v16618 < v16625;
+            const bool v16627 = v16623 && v16626;
+            const float v16629 = v16620 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16630 = v16627 ? v16629 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[61] = v16630;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16631 = static_cast<unsigned int>(v13637.col(62, iron_linear_thread() & 31u));
+            const float v16633 = v13637.x[62];
+            const float v16634 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16635 = __float_as_uint(v16634);
+            const bool v16636 = v16631 >= v16635;
+            const float v16637 = v15576.x[2];
+            const unsigned int v16638 = __float_as_uint(v16637);
+            const bool v16639 = v16631 < v16638;
+            const bool v16640 = v16636 && v16639;
+            const float v16642 = v16633 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16643 = v16640 ? v16642 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[62] = v16643;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16644 = static_cast<unsigned int>(v13637.col(63, iron_linear_thread() & 31u));
+            const float v16646 = v13637.x[63];
+            const float v16647 = v15574.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16648 = __float_as_uint(v16647);
+            const bool v16649 = v16644 >= v16648;
+            const float v16650 = v15576.x[2];
+            const unsigned int v16651 = __float_as_uint(v16650);
+            const bool v16652 = v16644 < v16651;
+            const bool v16653 = v16649 && v16652;
+            const float v16655 = v16646 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16656 = v16653 ? v16655 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13637.x[63] = v16656;  // kernels/sdpa/flash_tile.hpp:176
+          }
+          iron_frag<float, 2, 16, 8> v16658;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v16658, 0.0f);
+          iron_frag_row_reduce<false>(v16658, v13637);
+          iron_frag<float, 2, 16, 8> v16660;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v16660, 0.0f);
+          const float v16664 = v16658.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16665 = v351.x[0];
+          const float v16666 = fmaxf(v16665, v16664);
+          const bool v16669 = v16666 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16670 = v16669 ? 0.0f : v16666;
+          v16660.x[0] = v16670;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16674 = v16658.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16675 = v351.x[1];
+          const float v16676 = fmaxf(v16675, v16674);
+          const bool v16679 = v16676 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16680 = v16679 ? 0.0f : v16676;
+          v16660.x[1] = v16680;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16684 = v16658.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16685 = v351.x[2];
+          const float v16686 = fmaxf(v16685, v16684);
+          const bool v16689 = v16686 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16690 = v16689 ? 0.0f : v16686;
+          v16660.x[2] = v16690;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16694 = v16658.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16695 = v351.x[3];
+          const float v16696 = fmaxf(v16695, v16694);
+          const bool v16699 = v16696 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16700 = v16699 ? 0.0f : v16696;
+          v16660.x[3] = v16700;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16704 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16706 = v16665 - v16704;
+          const float v16707 = iron_exp2_approx(v16706);
+          v13663.x[0] = v16707;  // kernels/sdpa/flash_tile.hpp:220
+          const float v16711 = v16660.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16713 = v16675 - v16711;
+          const float v16714 = iron_exp2_approx(v16713);
+          v13663.x[1] = v16714;  // kernels/sdpa/flash_tile.hpp:220
+          const float v16718 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16720 = v16685 - v16718;
+          const float v16721 = iron_exp2_approx(v16720);
+          v13663.x[2] = v16721;  // kernels/sdpa/flash_tile.hpp:220
+          const float v16725 = v16660.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16727 = v16695 - v16725;
+          const float v16728 = iron_exp2_approx(v16727);
+          v13663.x[3] = v16728;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v16666;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16736 = v351.x[1];
+          const float v16738 = fmaxf(v16736, v16674);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v16738;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16741 = v351.x[2];
+          const float v16743 = fmaxf(v16741, v16684);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v16743;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16746 = v351.x[3];
+          const float v16748 = fmaxf(v16746, v16694);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v16748;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16751 = v13637.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v16752 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16753 = v16751 - v16752;
+          const float v16754 = iron_exp2_approx(v16753);
+          v13637.x[0] = v16754;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16757 = v13637.x[1];
+          const float v16758 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16759 = v16757 - v16758;
+          const float v16760 = iron_exp2_approx(v16759);
+          v13637.x[1] = v16760;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16763 = v13637.x[2];
+          const float v16764 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16765 = v16763 - v16764;
+          const float v16766 = iron_exp2_approx(v16765);
+          v13637.x[2] = v16766;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16769 = v13637.x[3];
+          const float v16770 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16771 = v16769 - v16770;
+          const float v16772 = iron_exp2_approx(v16771);
+          v13637.x[3] = v16772;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16775 = v13637.x[4];
+          const float v16776 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16777 = v16775 - v16776;
+          const float v16778 = iron_exp2_approx(v16777);
+          v13637.x[4] = v16778;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16781 = v13637.x[5];
+          const float v16782 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16783 = v16781 - v16782;
+          const float v16784 = iron_exp2_approx(v16783);
+          v13637.x[5] = v16784;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16787 = v13637.x[6];
+          const float v16788 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16789 = v16787 - v16788;
+          const float v16790 = iron_exp2_approx(v16789);
+          v13637.x[6] = v16790;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16793 = v13637.x[7];
+          const float v16794 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16795 = v16793 - v16794;
+          const float v16796 = iron_exp2_approx(v16795);
+          v13637.x[7] = v16796;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16799 = v13637.x[8];
+          const float v16800 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16801 = v16799 - v16800;
+          const float v16802 = iron_exp2_approx(v16801);
+          v13637.x[8] = v16802;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16805 = v13637.x[9];
+          const float v16806 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16807 = v16805 - v16806;
+          const float v16808 = iron_exp2_approx(v16807);
+          v13637.x[9] = v16808;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16811 = v13637.x[10];
+          const float v16812 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16813 = v16811 - v16812;
+          const float v16814 = iron_exp2_approx(v16813);
+          v13637.x[10] = v16814;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16817 = v13637.x[11];
+          const float v16818 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16819 = v16817 - v16818;
+          const float v16820 = iron_exp2_approx(v16819);
+          v13637.x[11] = v16820;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16823 = v13637.x[12];
+          const float v16824 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16825 = v16823 - v16824;
+          const float v16826 = iron_exp2_approx(v16825);
+          v13637.x[12] = v16826;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16829 = v13637.x[13];
+          const float v16830 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16831 = v16829 - v16830;
+          const float v16832 = iron_exp2_approx(v16831);
+          v13637.x[13] = v16832;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16835 = v13637.x[14];
+          const float v16836 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16837 = v16835 - v16836;
+          const float v16838 = iron_exp2_approx(v16837);
+          v13637.x[14] = v16838;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16841 = v13637.x[15];
+          const float v16842 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16843 = v16841 - v16842;
+          const float v16844 = iron_exp2_approx(v16843);
+          v13637.x[15] = v16844;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16847 = v13637.x[16];
+          const float v16848 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16849 = v16847 - v16848;
+          const float v16850 = iron_exp2_approx(v16849);
+          v13637.x[16] = v16850;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16853 = v13637.x[17];
+          const float v16854 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16855 = v16853 - v16854;
+          const float v16856 = iron_exp2_approx(v16855);
+          v13637.x[17] = v16856;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16859 = v13637.x[18];
+          const float v16860 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16861 = v16859 - v16860;
+          const float v16862 = iron_exp2_approx(v16861);
+          v13637.x[18] = v16862;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16865 = v13637.x[19];
+          const float v16866 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16867 = v16865 - v16866;
+          const float v16868 = iron_exp2_approx(v16867);
+          v13637.x[19] = v16868;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16871 = v13637.x[20];
+          const float v16872 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16873 = v16871 - v16872;
+          const float v16874 = iron_exp2_approx(v16873);
+          v13637.x[20] = v16874;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16877 = v13637.x[21];
+          const float v16878 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16879 = v16877 - v16878;
+          const float v16880 = iron_exp2_approx(v16879);
+          v13637.x[21] = v16880;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16883 = v13637.x[22];
+          const float v16884 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16885 = v16883 - v16884;
+          const float v16886 = iron_exp2_approx(v16885);
+          v13637.x[22] = v16886;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16889 = v13637.x[23];
+          const float v16890 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16891 = v16889 - v16890;
+          const float v16892 = iron_exp2_approx(v16891);
+          v13637.x[23] = v16892;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16895 = v13637.x[24];
+          const float v16896 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16897 = v16895 - v16896;
+          const float v16898 = iron_exp2_approx(v16897);
+          v13637.x[24] = v16898;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16901 = v13637.x[25];
+          const float v16902 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16903 = v16901 - v16902;
+          const float v16904 = iron_exp2_approx(v16903);
+          v13637.x[25] = v16904;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16907 = v13637.x[26];
+          const float v16908 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16909 = v16907 - v16908;
+          const float v16910 = iron_exp2_approx(v16909);
+          v13637.x[26] = v16910;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16913 = v13637.x[27];
+          const float v16914 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16915 = v16913 - v16914;
+          const float v16916 = iron_exp2_approx(v16915);
+          v13637.x[27] = v16916;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16919 = v13637.x[28];
+          const float v16920 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16921 = v16919 - v16920;
+          const float v16922 = iron_exp2_approx(v16921);
+          v13637.x[28] = v16922;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16925 = v13637.x[29];
+          const float v16926 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16927 = v16925 - v16926;
+          const float v16928 = iron_exp2_approx(v16927);
+          v13637.x[29] = v16928;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16931 = v13637.x[30];
+          const float v16932 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16933 = v16931 - v16932;
+          const float v16934 = iron_exp2_approx(v16933);
+          v13637.x[30] = v16934;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16937 = v13637.x[31];
+          const float v16938 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16939 = v16937 - v16938;
+          const float v16940 = iron_exp2_approx(v16939);
+          v13637.x[31] = v16940;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16943 = v13637.x[32];
+          const float v16944 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16945 = v16943 - v16944;
+          const float v16946 = iron_exp2_approx(v16945);
+          v13637.x[32] = v16946;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16949 = v13637.x[33];
+          const float v16950 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16951 = v16949 - v16950;
+          const float v16952 = iron_exp2_approx(v16951);
+          v13637.x[33] = v16952;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16955 = v13637.x[34];
+          const float v16956 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16957 = v16955 - v16956;
+          const float v16958 = iron_exp2_approx(v16957);
+          v13637.x[34] = v16958;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16961 = v13637.x[35];
+          const float v16962 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16963 = v16961 - v16962;
+          const float v16964 = iron_exp2_approx(v16963);
+          v13637.x[35] = v16964;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16967 = v13637.x[36];
+          const float v16968 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16969 = v16967 - v16968;
+          const float v16970 = iron_exp2_approx(v16969);
+          v13637.x[36] = v16970;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16973 = v13637.x[37];
+          const float v16974 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16975 = v16973 - v16974;
+          const float v16976 = iron_exp2_approx(v16975);
+          v13637.x[37] = v16976;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16979 = v13637.x[38];
+          const float v16980 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16981 = v16979 - v16980;
+          const float v16982 = iron_exp2_approx(v16981);
+          v13637.x[38] = v16982;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16985 = v13637.x[39];
+          const float v16986 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16987 = v16985 - v16986;
+          const float v16988 = iron_exp2_approx(v16987);
+          v13637.x[39] = v16988;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16991 = v13637.x[40];
+          const float v16992 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16993 = v16991 - v16992;
+          const float v16994 = iron_exp2_approx(v16993);
+          v13637.x[40] = v16994;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16997 = v13637.x[41];
+          const float v16998 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16999 = v16997 - v16998;
+          const float v17000 = iron_exp2_approx(v16999);
+          v13637.x[41] = v17000;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17003 = v13637.x[42];
+          const float v17004 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17005 = v17003 - v17004;
+          const float v17006 = iron_exp2_approx(v17005);
+          v13637.x[42] = v17006;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17009 = v13637.x[43];
+          const float v17010 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17011 = v17009 - v17010;
+          const float v17012 = iron_exp2_approx(v17011);
+          v13637.x[43] = v17012;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17015 = v13637.x[44];
+          const float v17016 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17017 = v17015 - v17016;
+          const float v17018 = iron_exp2_approx(v17017);
+          v13637.x[44] = v17018;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17021 = v13637.x[45];
+          const float v17022 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17023 = v17021 - v17022;
+          const float v17024 = iron_exp2_approx(v17023);
+          v13637.x[45] = v17024;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17027 = v13637.x[46];
+          const float v17028 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17029 = v17027 - v17028;
+          const float v17030 = iron_exp2_approx(v17029);
+          v13637.x[46] = v17030;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17033 = v13637.x[47];
+          const float v17034 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17035 = v17033 - v17034;
+          const float v17036 = iron_exp2_approx(v17035);
+          v13637.x[47] = v17036;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17039 = v13637.x[48];
+          const float v17040 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17041 = v17039 - v17040;
+          const float v17042 = iron_exp2_approx(v17041);
+          v13637.x[48] = v17042;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17045 = v13637.x[49];
+          const float v17046 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17047 = v17045 - v17046;
+          const float v17048 = iron_exp2_approx(v17047);
+          v13637.x[49] = v17048;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17051 = v13637.x[50];
+          const float v17052 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17053 = v17051 - v17052;
+          const float v17054 = iron_exp2_approx(v17053);
+          v13637.x[50] = v17054;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17057 = v13637.x[51];
+          const float v17058 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17059 = v17057 - v17058;
+          const float v17060 = iron_exp2_approx(v17059);
+          v13637.x[51] = v17060;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17063 = v13637.x[52];
+          const float v17064 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17065 = v17063 - v17064;
+          const float v17066 = iron_exp2_approx(v17065);
+          v13637.x[52] = v17066;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17069 = v13637.x[53];
+          const float v17070 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17071 = v17069 - v17070;
+          const float v17072 = iron_exp2_approx(v17071);
+          v13637.x[53] = v17072;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17075 = v13637.x[54];
+          const float v17076 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17077 = v17075 - v17076;
+          const float v17078 = iron_exp2_approx(v17077);
+          v13637.x[54] = v17078;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17081 = v13637.x[55];
+          const float v17082 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17083 = v17081 - v17082;
+          const float v17084 = iron_exp2_approx(v17083);
+          v13637.x[55] = v17084;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17087 = v13637.x[56];
+          const float v17088 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17089 = v17087 - v17088;
+          const float v17090 = iron_exp2_approx(v17089);
+          v13637.x[56] = v17090;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17093 = v13637.x[57];
+          const float v17094 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17095 = v17093 - v17094;
+          const float v17096 = iron_exp2_approx(v17095);
+          v13637.x[57] = v17096;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17099 = v13637.x[58];
+          const float v17100 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17101 = v17099 - v17100;
+          const float v17102 = iron_exp2_approx(v17101);
+          v13637.x[58] = v17102;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17105 = v13637.x[59];
+          const float v17106 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17107 = v17105 - v17106;
+          const float v17108 = iron_exp2_approx(v17107);
+          v13637.x[59] = v17108;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17111 = v13637.x[60];
+          const float v17112 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17113 = v17111 - v17112;
+          const float v17114 = iron_exp2_approx(v17113);
+          v13637.x[60] = v17114;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17117 = v13637.x[61];
+          const float v17118 = v16660.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17119 = v17117 - v17118;
+          const float v17120 = iron_exp2_approx(v17119);
+          v13637.x[61] = v17120;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17123 = v13637.x[62];
+          const float v17124 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17125 = v17123 - v17124;
+          const float v17126 = iron_exp2_approx(v17125);
+          v13637.x[62] = v17126;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17129 = v13637.x[63];
+          const float v17130 = v16660.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17131 = v17129 - v17130;
+          const float v17132 = iron_exp2_approx(v17131);
+          v13637.x[63] = v17132;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v17134;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v17134, 0.0f);
+          iron_frag_row_reduce<true>(v17134, v13637);
+          const float v17137 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v17138 = v17134.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17139 = v13663.x[0];
+          const float v17140 = v17137 * v17139;
+          const float v17141 = v17140 + v17138;
+          v353.x[0] = v17141;  // kernels/sdpa/flash_tile.hpp:234
+          const float v17144 = v353.x[1];
+          const float v17145 = v17134.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17146 = v13663.x[1];
+          const float v17147 = v17144 * v17146;
+          const float v17148 = v17147 + v17145;
+          v353.x[1] = v17148;  // kernels/sdpa/flash_tile.hpp:234
+          const float v17151 = v353.x[2];
+          const float v17152 = v17134.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17153 = v13663.x[2];
+          const float v17154 = v17151 * v17153;
+          const float v17155 = v17154 + v17152;
+          v353.x[2] = v17155;  // kernels/sdpa/flash_tile.hpp:234
+          const float v17158 = v353.x[3];
+          const float v17159 = v17134.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17160 = v13663.x[3];
+          const float v17161 = v17158 * v17160;
+          const float v17162 = v17161 + v17159;
+          v353.x[3] = v17162;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v15395 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v15396 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15397 = v15395 * v15396;
-        v355.x[0] = v15397;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15400 = v355.x[1];
-        const float v15401 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15402 = v15400 * v15401;
-        v355.x[1] = v15402;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15405 = v355.x[2];
-        const float v15406 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15407 = v15405 * v15406;
-        v355.x[2] = v15407;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15410 = v355.x[3];
-        const float v15411 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15412 = v15410 * v15411;
-        v355.x[3] = v15412;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15415 = v355.x[4];
-        const float v15416 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15417 = v15415 * v15416;
-        v355.x[4] = v15417;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15420 = v355.x[5];
-        const float v15421 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15422 = v15420 * v15421;
-        v355.x[5] = v15422;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15425 = v355.x[6];
-        const float v15426 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15427 = v15425 * v15426;
-        v355.x[6] = v15427;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15430 = v355.x[7];
-        const float v15431 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15432 = v15430 * v15431;
-        v355.x[7] = v15432;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15435 = v355.x[8];
-        const float v15436 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15437 = v15435 * v15436;
-        v355.x[8] = v15437;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15440 = v355.x[9];
-        const float v15441 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15442 = v15440 * v15441;
-        v355.x[9] = v15442;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15445 = v355.x[10];
-        const float v15446 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15447 = v15445 * v15446;
-        v355.x[10] = v15447;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15450 = v355.x[11];
-        const float v15451 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15452 = v15450 * v15451;
-        v355.x[11] = v15452;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15455 = v355.x[12];
-        const float v15456 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15457 = v15455 * v15456;
-        v355.x[12] = v15457;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15460 = v355.x[13];
-        const float v15461 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15462 = v15460 * v15461;
-        v355.x[13] = v15462;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15465 = v355.x[14];
-        const float v15466 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15467 = v15465 * v15466;
-        v355.x[14] = v15467;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15470 = v355.x[15];
-        const float v15471 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15472 = v15470 * v15471;
-        v355.x[15] = v15472;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15475 = v355.x[16];
-        const float v15476 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15477 = v15475 * v15476;
-        v355.x[16] = v15477;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15480 = v355.x[17];
-        const float v15481 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15482 = v15480 * v15481;
-        v355.x[17] = v15482;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15485 = v355.x[18];
-        const float v15486 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15487 = v15485 * v15486;
-        v355.x[18] = v15487;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15490 = v355.x[19];
-        const float v15491 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15492 = v15490 * v15491;
-        v355.x[19] = v15492;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15495 = v355.x[20];
-        const float v15496 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15497 = v15495 * v15496;
-        v355.x[20] = v15497;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15500 = v355.x[21];
-        const float v15501 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15502 = v15500 * v15501;
-        v355.x[21] = v15502;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15505 = v355.x[22];
-        const float v15506 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15507 = v15505 * v15506;
-        v355.x[22] = v15507;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15510 = v355.x[23];
-        const float v15511 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15512 = v15510 * v15511;
-        v355.x[23] = v15512;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15515 = v355.x[24];
-        const float v15516 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15517 = v15515 * v15516;
-        v355.x[24] = v15517;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15520 = v355.x[25];
-        const float v15521 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15522 = v15520 * v15521;
-        v355.x[25] = v15522;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15525 = v355.x[26];
-        const float v15526 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15527 = v15525 * v15526;
-        v355.x[26] = v15527;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15530 = v355.x[27];
-        const float v15531 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15532 = v15530 * v15531;
-        v355.x[27] = v15532;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15535 = v355.x[28];
-        const float v15536 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15537 = v15535 * v15536;
-        v355.x[28] = v15537;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15540 = v355.x[29];
-        const float v15541 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15542 = v15540 * v15541;
-        v355.x[29] = v15542;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15545 = v355.x[30];
-        const float v15546 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15547 = v15545 * v15546;
-        v355.x[30] = v15547;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15550 = v355.x[31];
-        const float v15551 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15552 = v15550 * v15551;
-        v355.x[31] = v15552;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15555 = v357.x[0];
-        const float v15556 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15557 = v15555 * v15556;
-        v357.x[0] = v15557;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15560 = v357.x[1];
-        const float v15561 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15562 = v15560 * v15561;
-        v357.x[1] = v15562;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15565 = v357.x[2];
-        const float v15566 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15567 = v15565 * v15566;
-        v357.x[2] = v15567;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15570 = v357.x[3];
-        const float v15571 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15572 = v15570 * v15571;
-        v357.x[3] = v15572;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15575 = v357.x[4];
-        const float v15576 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15577 = v15575 * v15576;
-        v357.x[4] = v15577;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15580 = v357.x[5];
-        const float v15581 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15582 = v15580 * v15581;
-        v357.x[5] = v15582;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15585 = v357.x[6];
-        const float v15586 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15587 = v15585 * v15586;
-        v357.x[6] = v15587;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15590 = v357.x[7];
-        const float v15591 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15592 = v15590 * v15591;
-        v357.x[7] = v15592;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15595 = v357.x[8];
-        const float v15596 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15597 = v15595 * v15596;
-        v357.x[8] = v15597;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15600 = v357.x[9];
-        const float v15601 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15602 = v15600 * v15601;
-        v357.x[9] = v15602;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15605 = v357.x[10];
-        const float v15606 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15607 = v15605 * v15606;
-        v357.x[10] = v15607;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15610 = v357.x[11];
-        const float v15611 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15612 = v15610 * v15611;
-        v357.x[11] = v15612;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15615 = v357.x[12];
-        const float v15616 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15617 = v15615 * v15616;
-        v357.x[12] = v15617;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15620 = v357.x[13];
-        const float v15621 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15622 = v15620 * v15621;
-        v357.x[13] = v15622;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15625 = v357.x[14];
-        const float v15626 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15627 = v15625 * v15626;
-        v357.x[14] = v15627;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15630 = v357.x[15];
-        const float v15631 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15632 = v15630 * v15631;
-        v357.x[15] = v15632;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15635 = v357.x[16];
-        const float v15636 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15637 = v15635 * v15636;
-        v357.x[16] = v15637;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15640 = v357.x[17];
-        const float v15641 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15642 = v15640 * v15641;
-        v357.x[17] = v15642;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15645 = v357.x[18];
-        const float v15646 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15647 = v15645 * v15646;
-        v357.x[18] = v15647;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15650 = v357.x[19];
-        const float v15651 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15652 = v15650 * v15651;
-        v357.x[19] = v15652;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15655 = v357.x[20];
-        const float v15656 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15657 = v15655 * v15656;
-        v357.x[20] = v15657;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15660 = v357.x[21];
-        const float v15661 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15662 = v15660 * v15661;
-        v357.x[21] = v15662;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15665 = v357.x[22];
-        const float v15666 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15667 = v15665 * v15666;
-        v357.x[22] = v15667;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15670 = v357.x[23];
-        const float v15671 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15672 = v15670 * v15671;
-        v357.x[23] = v15672;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15675 = v357.x[24];
-        const float v15676 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15677 = v15675 * v15676;
-        v357.x[24] = v15677;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15680 = v357.x[25];
-        const float v15681 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15682 = v15680 * v15681;
-        v357.x[25] = v15682;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15685 = v357.x[26];
-        const float v15686 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15687 = v15685 * v15686;
-        v357.x[26] = v15687;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15690 = v357.x[27];
-        const float v15691 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15692 = v15690 * v15691;
-        v357.x[27] = v15692;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15695 = v357.x[28];
-        const float v15696 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15697 = v15695 * v15696;
-        v357.x[28] = v15697;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15700 = v357.x[29];
-        const float v15701 = v11893.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15702 = v15700 * v15701;
-        v357.x[29] = v15702;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15705 = v357.x[30];
-        const float v15706 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15707 = v15705 * v15706;
-        v357.x[30] = v15707;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15710 = v357.x[31];
-        const float v15711 = v11893.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15712 = v15710 * v15711;
-        v357.x[31] = v15712;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v15714;  // kernels/sdpa/flash_warpgroup.hpp:175
-        iron_frag_fill(v15714, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v15714, v11867);
-        const unsigned int v15720 = v45 << 7u;
-        iron_frag_store<false>(v15714, shm3, v15720, 128u);
+        const float v17165 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v17166 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17167 = v17165 * v17166;
+        v357.x[0] = v17167;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17170 = v357.x[1];
+        const float v17171 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17172 = v17170 * v17171;
+        v357.x[1] = v17172;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17175 = v357.x[2];
+        const float v17176 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17177 = v17175 * v17176;
+        v357.x[2] = v17177;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17180 = v357.x[3];
+        const float v17181 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17182 = v17180 * v17181;
+        v357.x[3] = v17182;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17185 = v357.x[4];
+        const float v17186 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17187 = v17185 * v17186;
+        v357.x[4] = v17187;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17190 = v357.x[5];
+        const float v17191 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17192 = v17190 * v17191;
+        v357.x[5] = v17192;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17195 = v357.x[6];
+        const float v17196 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17197 = v17195 * v17196;
+        v357.x[6] = v17197;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17200 = v357.x[7];
+        const float v17201 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17202 = v17200 * v17201;
+        v357.x[7] = v17202;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17205 = v357.x[8];
+        const float v17206 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17207 = v17205 * v17206;
+        v357.x[8] = v17207;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17210 = v357.x[9];
+        const float v17211 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17212 = v17210 * v17211;
+        v357.x[9] = v17212;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17215 = v357.x[10];
+        const float v17216 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17217 = v17215 * v17216;
+        v357.x[10] = v17217;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17220 = v357.x[11];
+        const float v17221 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17222 = v17220 * v17221;
+        v357.x[11] = v17222;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17225 = v357.x[12];
+        const float v17226 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17227 = v17225 * v17226;
+        v357.x[12] = v17227;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17230 = v357.x[13];
+        const float v17231 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17232 = v17230 * v17231;
+        v357.x[13] = v17232;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17235 = v357.x[14];
+        const float v17236 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17237 = v17235 * v17236;
+        v357.x[14] = v17237;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17240 = v357.x[15];
+        const float v17241 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17242 = v17240 * v17241;
+        v357.x[15] = v17242;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17245 = v357.x[16];
+        const float v17246 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17247 = v17245 * v17246;
+        v357.x[16] = v17247;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17250 = v357.x[17];
+        const float v17251 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17252 = v17250 * v17251;
+        v357.x[17] = v17252;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17255 = v357.x[18];
+        const float v17256 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17257 = v17255 * v17256;
+        v357.x[18] = v17257;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17260 = v357.x[19];
+        const float v17261 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17262 = v17260 * v17261;
+        v357.x[19] = v17262;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17265 = v357.x[20];
+        const float v17266 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17267 = v17265 * v17266;
+        v357.x[20] = v17267;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17270 = v357.x[21];
+        const float v17271 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17272 = v17270 * v17271;
+        v357.x[21] = v17272;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17275 = v357.x[22];
+        const float v17276 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17277 = v17275 * v17276;
+        v357.x[22] = v17277;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17280 = v357.x[23];
+        const float v17281 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17282 = v17280 * v17281;
+        v357.x[23] = v17282;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17285 = v357.x[24];
+        const float v17286 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17287 = v17285 * v17286;
+        v357.x[24] = v17287;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17290 = v357.x[25];
+        const float v17291 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17292 = v17290 * v17291;
+        v357.x[25] = v17292;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17295 = v357.x[26];
+        const float v17296 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17297 = v17295 * v17296;
+        v357.x[26] = v17297;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17300 = v357.x[27];
+        const float v17301 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17302 = v17300 * v17301;
+        v357.x[27] = v17302;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17305 = v357.x[28];
+        const float v17306 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17307 = v17305 * v17306;
+        v357.x[28] = v17307;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17310 = v357.x[29];
+        const float v17311 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17312 = v17310 * v17311;
+        v357.x[29] = v17312;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17315 = v357.x[30];
+        const float v17316 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17317 = v17315 * v17316;
+        v357.x[30] = v17317;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17320 = v357.x[31];
+        const float v17321 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17322 = v17320 * v17321;
+        v357.x[31] = v17322;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17325 = v359.x[0];
+        const float v17326 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17327 = v17325 * v17326;
+        v359.x[0] = v17327;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17330 = v359.x[1];
+        const float v17331 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17332 = v17330 * v17331;
+        v359.x[1] = v17332;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17335 = v359.x[2];
+        const float v17336 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17337 = v17335 * v17336;
+        v359.x[2] = v17337;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17340 = v359.x[3];
+        const float v17341 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17342 = v17340 * v17341;
+        v359.x[3] = v17342;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17345 = v359.x[4];
+        const float v17346 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17347 = v17345 * v17346;
+        v359.x[4] = v17347;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17350 = v359.x[5];
+        const float v17351 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17352 = v17350 * v17351;
+        v359.x[5] = v17352;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17355 = v359.x[6];
+        const float v17356 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17357 = v17355 * v17356;
+        v359.x[6] = v17357;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17360 = v359.x[7];
+        const float v17361 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17362 = v17360 * v17361;
+        v359.x[7] = v17362;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17365 = v359.x[8];
+        const float v17366 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17367 = v17365 * v17366;
+        v359.x[8] = v17367;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17370 = v359.x[9];
+        const float v17371 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17372 = v17370 * v17371;
+        v359.x[9] = v17372;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17375 = v359.x[10];
+        const float v17376 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17377 = v17375 * v17376;
+        v359.x[10] = v17377;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17380 = v359.x[11];
+        const float v17381 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17382 = v17380 * v17381;
+        v359.x[11] = v17382;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17385 = v359.x[12];
+        const float v17386 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17387 = v17385 * v17386;
+        v359.x[12] = v17387;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17390 = v359.x[13];
+        const float v17391 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17392 = v17390 * v17391;
+        v359.x[13] = v17392;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17395 = v359.x[14];
+        const float v17396 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17397 = v17395 * v17396;
+        v359.x[14] = v17397;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17400 = v359.x[15];
+        const float v17401 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17402 = v17400 * v17401;
+        v359.x[15] = v17402;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17405 = v359.x[16];
+        const float v17406 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17407 = v17405 * v17406;
+        v359.x[16] = v17407;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17410 = v359.x[17];
+        const float v17411 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17412 = v17410 * v17411;
+        v359.x[17] = v17412;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17415 = v359.x[18];
+        const float v17416 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17417 = v17415 * v17416;
+        v359.x[18] = v17417;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17420 = v359.x[19];
+        const float v17421 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17422 = v17420 * v17421;
+        v359.x[19] = v17422;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17425 = v359.x[20];
+        const float v17426 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17427 = v17425 * v17426;
+        v359.x[20] = v17427;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17430 = v359.x[21];
+        const float v17431 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17432 = v17430 * v17431;
+        v359.x[21] = v17432;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17435 = v359.x[22];
+        const float v17436 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17437 = v17435 * v17436;
+        v359.x[22] = v17437;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17440 = v359.x[23];
+        const float v17441 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17442 = v17440 * v17441;
+        v359.x[23] = v17442;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17445 = v359.x[24];
+        const float v17446 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17447 = v17445 * v17446;
+        v359.x[24] = v17447;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17450 = v359.x[25];
+        const float v17451 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17452 = v17450 * v17451;
+        v359.x[25] = v17452;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17455 = v359.x[26];
+        const float v17456 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17457 = v17455 * v17456;
+        v359.x[26] = v17457;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17460 = v359.x[27];
+        const float v17461 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17462 = v17460 * v17461;
+        v359.x[27] = v17462;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17465 = v359.x[28];
+        const float v17466 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17467 = v17465 * v17466;
+        v359.x[28] = v17467;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17470 = v359.x[29];
+        const float v17471 = v13663.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17472 = v17470 * v17471;
+        v359.x[29] = v17472;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17475 = v359.x[30];
+        const float v17476 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17477 = v17475 * v17476;
+        v359.x[30] = v17477;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17480 = v359.x[31];
+        const float v17481 = v13663.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17482 = v17480 * v17481;
+        v359.x[31] = v17482;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v17484;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag_fill(v17484, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v17484, v13637);
+        const unsigned int v17490 = v45 << 7u;
+        iron_frag_store<false>(v17484, shm3, v17490, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:270
-      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15728 = v11352 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15735 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15736 = v15735 << 7u;
-        const unsigned int v15876 = v41 & 3u;
-        const unsigned int v15878 = v15876 << 4u;
-        const unsigned int v15880 = v15878 << 7u;
-        const unsigned int v15882 = v15736 + v15880;
-        iron_frag<iron_bf16, 0, 16, 16> v15891;
-        iron_frag_fill(v15891, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15891, shm3, v15882, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15893;
-        iron_frag_fill(v15893, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15893, shm2, v15728, 64u);
-        iron_frag_mma_sync(v355, v15891, v15893);
-        const unsigned int v15895 = v15882 + 16u;
-        const unsigned int v15900 = v15728 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15902;
-        iron_frag_fill(v15902, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15902, shm3, v15895, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15904;
-        iron_frag_fill(v15904, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15904, shm2, v15900, 64u);
-        iron_frag_mma_sync(v355, v15902, v15904);
-        const unsigned int v15906 = v15882 + 32u;
-        const unsigned int v15911 = v15728 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15913;
-        iron_frag_fill(v15913, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15913, shm3, v15906, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15915;
-        iron_frag_fill(v15915, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15915, shm2, v15911, 64u);
-        iron_frag_mma_sync(v355, v15913, v15915);
-        const unsigned int v15917 = v15882 + 48u;
-        const unsigned int v15922 = v15728 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15924;
-        iron_frag_fill(v15924, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15924, shm3, v15917, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15926;
-        iron_frag_fill(v15926, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15926, shm2, v15922, 64u);
-        iron_frag_mma_sync(v355, v15924, v15926);
-        const unsigned int v15745 = v15728 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15752 = v15736 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15935 = v15752 + v15880;
-        iron_frag<iron_bf16, 0, 16, 16> v15944;
-        iron_frag_fill(v15944, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15944, shm3, v15935, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15946;
-        iron_frag_fill(v15946, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15946, shm2, v15745, 64u);
-        iron_frag_mma_sync(v355, v15944, v15946);
-        const unsigned int v15948 = v15935 + 16u;
-        const unsigned int v15953 = v15745 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15955;
-        iron_frag_fill(v15955, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15955, shm3, v15948, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15957;
-        iron_frag_fill(v15957, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15957, shm2, v15953, 64u);
-        iron_frag_mma_sync(v355, v15955, v15957);
-        const unsigned int v15959 = v15935 + 32u;
-        const unsigned int v15964 = v15745 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15966;
-        iron_frag_fill(v15966, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15966, shm3, v15959, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15968;
-        iron_frag_fill(v15968, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15968, shm2, v15964, 64u);
-        iron_frag_mma_sync(v355, v15966, v15968);
-        const unsigned int v15970 = v15935 + 48u;
-        const unsigned int v15975 = v15745 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15977;
-        iron_frag_fill(v15977, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15977, shm3, v15970, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15979;
-        iron_frag_fill(v15979, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15979, shm2, v15975, 64u);
-        iron_frag_mma_sync(v355, v15977, v15979);
-        const unsigned int v15759 = v15728 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v15997;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v15997, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15997, shm3, v15882, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15999;
-        iron_frag_fill(v15999, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15999, shm2, v15759, 64u);
-        iron_frag_mma_sync(v357, v15997, v15999);
-        const unsigned int v16006 = v15759 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16008;
-        iron_frag_fill(v16008, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16008, shm3, v15895, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16010;
-        iron_frag_fill(v16010, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16010, shm2, v16006, 64u);
-        iron_frag_mma_sync(v357, v16008, v16010);
-        const unsigned int v16017 = v15759 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16019;
-        iron_frag_fill(v16019, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16019, shm3, v15906, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16021;
-        iron_frag_fill(v16021, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16021, shm2, v16017, 64u);
-        iron_frag_mma_sync(v357, v16019, v16021);
-        const unsigned int v16028 = v15759 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16030;
-        iron_frag_fill(v16030, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16030, shm3, v15917, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16032;
-        iron_frag_fill(v16032, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16032, shm2, v16028, 64u);
-        iron_frag_mma_sync(v357, v16030, v16032);
-        const unsigned int v15775 = v15759 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16050;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v16050, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16050, shm3, v15935, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16052;
-        iron_frag_fill(v16052, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16052, shm2, v15775, 64u);
-        iron_frag_mma_sync(v357, v16050, v16052);
-        const unsigned int v16059 = v15775 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16061;
-        iron_frag_fill(v16061, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16061, shm3, v15948, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16063;
-        iron_frag_fill(v16063, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16063, shm2, v16059, 64u);
-        iron_frag_mma_sync(v357, v16061, v16063);
-        const unsigned int v16070 = v15775 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16072;
-        iron_frag_fill(v16072, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16072, shm3, v15959, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16074;
-        iron_frag_fill(v16074, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16074, shm2, v16070, 64u);
-        iron_frag_mma_sync(v357, v16072, v16074);
-        const unsigned int v16081 = v15775 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16083;
-        iron_frag_fill(v16083, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16083, shm3, v15970, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16085;
-        iron_frag_fill(v16085, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16085, shm2, v16081, 64u);
-        iron_frag_mma_sync(v357, v16083, v16085);
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:278
+      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+        const unsigned int v17498 = v13122 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        const unsigned int v17505 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:188
+        const unsigned int v17506 = v17505 << 7u;
+        const unsigned int v17646 = v41 & 3u;
+        const unsigned int v17648 = v17646 << 4u;
+        const unsigned int v17650 = v17648 << 7u;
+        const unsigned int v17652 = v17506 + v17650;
+        iron_frag<iron_bf16, 0, 16, 16> v17661;
+        iron_frag_fill(v17661, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17661, shm3, v17652, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17663;
+        iron_frag_fill(v17663, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17663, shm2, v17498, 64u);
+        iron_frag_mma_sync(v357, v17661, v17663);
+        const unsigned int v17665 = v17652 + 16u;
+        const unsigned int v17670 = v17498 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17672;
+        iron_frag_fill(v17672, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17672, shm3, v17665, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17674;
+        iron_frag_fill(v17674, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17674, shm2, v17670, 64u);
+        iron_frag_mma_sync(v357, v17672, v17674);
+        const unsigned int v17676 = v17652 + 32u;
+        const unsigned int v17681 = v17498 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17683;
+        iron_frag_fill(v17683, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17683, shm3, v17676, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17685;
+        iron_frag_fill(v17685, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17685, shm2, v17681, 64u);
+        iron_frag_mma_sync(v357, v17683, v17685);
+        const unsigned int v17687 = v17652 + 48u;
+        const unsigned int v17692 = v17498 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17694;
+        iron_frag_fill(v17694, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17694, shm3, v17687, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17696;
+        iron_frag_fill(v17696, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17696, shm2, v17692, 64u);
+        iron_frag_mma_sync(v357, v17694, v17696);
+        const unsigned int v17515 = v17498 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        const unsigned int v17522 = v17506 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:188
+        const unsigned int v17705 = v17522 + v17650;
+        iron_frag<iron_bf16, 0, 16, 16> v17714;
+        iron_frag_fill(v17714, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17714, shm3, v17705, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17716;
+        iron_frag_fill(v17716, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17716, shm2, v17515, 64u);
+        iron_frag_mma_sync(v357, v17714, v17716);
+        const unsigned int v17718 = v17705 + 16u;
+        const unsigned int v17723 = v17515 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17725;
+        iron_frag_fill(v17725, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17725, shm3, v17718, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17727;
+        iron_frag_fill(v17727, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17727, shm2, v17723, 64u);
+        iron_frag_mma_sync(v357, v17725, v17727);
+        const unsigned int v17729 = v17705 + 32u;
+        const unsigned int v17734 = v17515 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17736;
+        iron_frag_fill(v17736, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17736, shm3, v17729, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17738;
+        iron_frag_fill(v17738, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17738, shm2, v17734, 64u);
+        iron_frag_mma_sync(v357, v17736, v17738);
+        const unsigned int v17740 = v17705 + 48u;
+        const unsigned int v17745 = v17515 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17747;
+        iron_frag_fill(v17747, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17747, shm3, v17740, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17749;
+        iron_frag_fill(v17749, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17749, shm2, v17745, 64u);
+        iron_frag_mma_sync(v357, v17747, v17749);
+        const unsigned int v17529 = v17498 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        iron_frag<iron_bf16, 0, 16, 16> v17767;  // kernels/sdpa/flash_warpgroup.hpp:188
+        iron_frag_fill(v17767, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17767, shm3, v17652, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17769;
+        iron_frag_fill(v17769, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17769, shm2, v17529, 64u);
+        iron_frag_mma_sync(v359, v17767, v17769);
+        const unsigned int v17776 = v17529 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17778;
+        iron_frag_fill(v17778, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17778, shm3, v17665, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17780;
+        iron_frag_fill(v17780, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17780, shm2, v17776, 64u);
+        iron_frag_mma_sync(v359, v17778, v17780);
+        const unsigned int v17787 = v17529 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17789;
+        iron_frag_fill(v17789, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17789, shm3, v17676, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17791;
+        iron_frag_fill(v17791, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17791, shm2, v17787, 64u);
+        iron_frag_mma_sync(v359, v17789, v17791);
+        const unsigned int v17798 = v17529 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17800;
+        iron_frag_fill(v17800, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17800, shm3, v17687, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17802;
+        iron_frag_fill(v17802, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17802, shm2, v17798, 64u);
+        iron_frag_mma_sync(v359, v17800, v17802);
+        const unsigned int v17545 = v17529 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        iron_frag<iron_bf16, 0, 16, 16> v17820;  // kernels/sdpa/flash_warpgroup.hpp:188
+        iron_frag_fill(v17820, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17820, shm3, v17705, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17822;
+        iron_frag_fill(v17822, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17822, shm2, v17545, 64u);
+        iron_frag_mma_sync(v359, v17820, v17822);
+        const unsigned int v17829 = v17545 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17831;
+        iron_frag_fill(v17831, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17831, shm3, v17718, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17833;
+        iron_frag_fill(v17833, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17833, shm2, v17829, 64u);
+        iron_frag_mma_sync(v359, v17831, v17833);
+        const unsigned int v17840 = v17545 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17842;
+        iron_frag_fill(v17842, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17842, shm3, v17729, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17844;
+        iron_frag_fill(v17844, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17844, shm2, v17840, 64u);
+        iron_frag_mma_sync(v359, v17842, v17844);
+        const unsigned int v17851 = v17545 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17853;
+        iron_frag_fill(v17853, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17853, shm3, v17740, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17855;
+        iron_frag_fill(v17855, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17855, shm2, v17851, 64u);
+        iron_frag_mma_sync(v359, v17853, v17855);
       }
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:259
-    if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v9058 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v9060;  // kernels/sdpa/flash_tile.hpp:261
-      iron_frag_fill(v9060, 0.0f);
-      const float v9064 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9065 = fmaxf(v9064, v9058);
-      const bool v9068 = v9065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9069 = v9068 ? 0.0f : v9065;
-      v9060.x[0] = v9069;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9073 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9074 = fmaxf(v9073, v9058);
-      const bool v9077 = v9074 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9078 = v9077 ? 0.0f : v9074;
-      v9060.x[1] = v9078;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9082 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9083 = fmaxf(v9082, v9058);
-      const bool v9086 = v9083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9087 = v9086 ? 0.0f : v9083;
-      v9060.x[2] = v9087;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9091 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9092 = fmaxf(v9091, v9058);
-      const bool v9095 = v9092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9096 = v9095 ? 0.0f : v9092;
-      v9060.x[3] = v9096;  // kernels/sdpa/flash_tile.hpp:262
-      iron_frag<float, 2, 16, 8> v9098;  // kernels/sdpa/flash_tile.hpp:265
-      iron_frag_fill(v9098, 0.0f);
-      const float v9102 = v9060.x[0];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9103 = v9058 - v9102;
-      const float v9104 = exp2f(v9103);
-      const float v9107 = v9064 - v9102;
-      const float v9108 = exp2f(v9107);
-      const float v9109 = v353.x[0];
-      const float v9110 = v9109 * v9108;
-      const float v9111 = v9110 + v9104;
-      v9098.x[0] = v9111;  // kernels/sdpa/flash_tile.hpp:266
-      const float v9115 = v9060.x[1];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9116 = v9058 - v9115;
-      const float v9117 = exp2f(v9116);
-      const float v9120 = v9073 - v9115;
-      const float v9121 = exp2f(v9120);
-      const float v9122 = v353.x[1];
-      const float v9123 = v9122 * v9121;
-      const float v9124 = v9123 + v9117;
-      v9098.x[1] = v9124;  // kernels/sdpa/flash_tile.hpp:266
-      const float v9128 = v9060.x[2];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9129 = v9058 - v9128;
-      const float v9130 = exp2f(v9129);
-      const float v9133 = v9082 - v9128;
-      const float v9134 = exp2f(v9133);
-      const float v9135 = v353.x[2];
-      const float v9136 = v9135 * v9134;
-      const float v9137 = v9136 + v9130;
-      v9098.x[2] = v9137;  // kernels/sdpa/flash_tile.hpp:266
-      const float v9141 = v9060.x[3];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9142 = v9058 - v9141;
-      const float v9143 = exp2f(v9142);
-      const float v9146 = v9091 - v9141;
-      const float v9147 = exp2f(v9146);
-      const float v9148 = v353.x[3];
-      const float v9149 = v9148 * v9147;
-      const float v9150 = v9149 + v9143;
-      v9098.x[3] = v9150;  // kernels/sdpa/flash_tile.hpp:266
-      iron_frag<float, 2, 16, 8> v9152;  // kernels/sdpa/flash_tile.hpp:269
-      iron_frag_fill(v9152, 0.0f);
-      const float v9156 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9162 = v9108 / v9156;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9164 = v9156 > 0.0f;
-      const float v9165 = v9164 ? v9162 : 0.0f;
-      v9152.x[0] = v9165;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9169 = v9098.x[1];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9175 = v9121 / v9169;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9177 = v9169 > 0.0f;
-      const float v9178 = v9177 ? v9175 : 0.0f;
-      v9152.x[1] = v9178;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9182 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9188 = v9134 / v9182;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9190 = v9182 > 0.0f;
-      const float v9191 = v9190 ? v9188 : 0.0f;
-      v9152.x[2] = v9191;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9195 = v9098.x[3];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9201 = v9147 / v9195;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9203 = v9195 > 0.0f;
-      const float v9204 = v9203 ? v9201 : 0.0f;
-      v9152.x[3] = v9204;  // kernels/sdpa/flash_tile.hpp:270
-      const unsigned int v9206 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9207 = v46 + v9206;
-      const float v9208 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9209 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9210 = v9209 * v9208;
-      const float v9211 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9212 = v9211 * v9208;
-      const bool v9213 = v9207 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9213) {
-        const unsigned int v9214 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9218 = v11 + v9207;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9219 = v9218 * v1;
-        const unsigned int v9220 = v9219 + v26;
-        const unsigned int v9221 = v9220 << 7u;
-        const unsigned int v9222 = v9221 + v9214;
-        const iron_bf16 v9223 = iron_f32_to_bf16(v9210);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9224 = iron_f32_to_bf16(v9212);
-        *reinterpret_cast<iron_bf16x2*>(out + v9222) = iron_bf16x2{{v9223, v9224}};
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:267
+    if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+      const float v10828 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v10830;  // kernels/sdpa/flash_tile.hpp:261
+      iron_frag_fill(v10830, 0.0f);
+      const float v10834 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10835 = fmaxf(v10834, v10828);
+      const bool v10838 = v10835 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10839 = v10838 ? 0.0f : v10835;
+      v10830.x[0] = v10839;  // kernels/sdpa/flash_tile.hpp:262
+      const float v10843 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10844 = fmaxf(v10843, v10828);
+      const bool v10847 = v10844 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10848 = v10847 ? 0.0f : v10844;
+      v10830.x[1] = v10848;  // kernels/sdpa/flash_tile.hpp:262
+      const float v10852 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10853 = fmaxf(v10852, v10828);
+      const bool v10856 = v10853 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10857 = v10856 ? 0.0f : v10853;
+      v10830.x[2] = v10857;  // kernels/sdpa/flash_tile.hpp:262
+      const float v10861 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10862 = fmaxf(v10861, v10828);
+      const bool v10865 = v10862 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10866 = v10865 ? 0.0f : v10862;
+      v10830.x[3] = v10866;  // kernels/sdpa/flash_tile.hpp:262
+      iron_frag<float, 2, 16, 8> v10868;  // kernels/sdpa/flash_tile.hpp:265
+      iron_frag_fill(v10868, 0.0f);
+      const float v10872 = v10830.x[0];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10873 = v10828 - v10872;
+      const float v10874 = exp2f(v10873);
+      const float v10877 = v10834 - v10872;
+      const float v10878 = exp2f(v10877);
+      const float v10879 = v353.x[0];
+      const float v10880 = v10879 * v10878;
+      const float v10881 = v10880 + v10874;
+      v10868.x[0] = v10881;  // kernels/sdpa/flash_tile.hpp:266
+      const float v10885 = v10830.x[1];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10886 = v10828 - v10885;
+      const float v10887 = exp2f(v10886);
+      const float v10890 = v10843 - v10885;
+      const float v10891 = exp2f(v10890);
+      const float v10892 = v353.x[1];
+      const float v10893 = v10892 * v10891;
+      const float v10894 = v10893 + v10887;
+      v10868.x[1] = v10894;  // kernels/sdpa/flash_tile.hpp:266
+      const float v10898 = v10830.x[2];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10899 = v10828 - v10898;
+      const float v10900 = exp2f(v10899);
+      const float v10903 = v10852 - v10898;
+      const float v10904 = exp2f(v10903);
+      const float v10905 = v353.x[2];
+      const float v10906 = v10905 * v10904;
+      const float v10907 = v10906 + v10900;
+      v10868.x[2] = v10907;  // kernels/sdpa/flash_tile.hpp:266
+      const float v10911 = v10830.x[3];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10912 = v10828 - v10911;
+      const float v10913 = exp2f(v10912);
+      const float v10916 = v10861 - v10911;
+      const float v10917 = exp2f(v10916);
+      const float v10918 = v353.x[3];
+      const float v10919 = v10918 * v10917;
+      const float v10920 = v10919 + v10913;
+      v10868.x[3] = v10920;  // kernels/sdpa/flash_tile.hpp:266
+      iron_frag<float, 2, 16, 8> v10922;  // kernels/sdpa/flash_tile.hpp:269
+      iron_frag_fill(v10922, 0.0f);
+      const float v10926 = v10868.x[0];  // kernels/sdpa/flash_tile.hpp:271
+      const float v10932 = v10878 / v10926;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v10934 = v10926 > 0.0f;
+      const float v10935 = v10934 ? v10932 : 0.0f;
+      v10922.x[0] = v10935;  // kernels/sdpa/flash_tile.hpp:270
+      const float v10939 = v10868.x[1];  // kernels/sdpa/flash_tile.hpp:271
+      const float v10945 = v10891 / v10939;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v10947 = v10939 > 0.0f;
+      const float v10948 = v10947 ? v10945 : 0.0f;
+      v10922.x[1] = v10948;  // kernels/sdpa/flash_tile.hpp:270
+      const float v10952 = v10868.x[2];  // kernels/sdpa/flash_tile.hpp:271
+      const float v10958 = v10904 / v10952;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v10960 = v10952 > 0.0f;
+      const float v10961 = v10960 ? v10958 : 0.0f;
+      v10922.x[2] = v10961;  // kernels/sdpa/flash_tile.hpp:270
+      const float v10965 = v10868.x[3];  // kernels/sdpa/flash_tile.hpp:271
+      const float v10971 = v10917 / v10965;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v10973 = v10965 > 0.0f;
+      const float v10974 = v10973 ? v10971 : 0.0f;
+      v10922.x[3] = v10974;  // kernels/sdpa/flash_tile.hpp:270
+      const unsigned int v10976 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v10977 = v46 + v10976;
+      const float v10978 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v10979 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v10980 = v10979 * v10978;
+      const float v10981 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v10982 = v10981 * v10978;
+      const bool v10983 = v10977 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v10983) {
+        const unsigned int v10984 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v10988 = v11 + v10977;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v10989 = v10988 * v1;
+        const unsigned int v10990 = v10989 + v26;
+        const unsigned int v10991 = v10990 << 7u;
+        const unsigned int v10992 = v10991 + v10984;
+        const iron_bf16 v10993 = iron_f32_to_bf16(v10980);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v10994 = iron_f32_to_bf16(v10982);
+        *reinterpret_cast<iron_bf16x2*>(out + v10992) = iron_bf16x2{{v10993, v10994}};
       }
-      const unsigned int v9225 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9226 = v46 + v9225;
-      const float v9227 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9228 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9229 = v9228 * v9227;
-      const float v9230 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9231 = v9230 * v9227;
-      const bool v9232 = v9226 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9232) {
-        const unsigned int v9233 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9237 = v11 + v9226;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9238 = v9237 * v1;
-        const unsigned int v9239 = v9238 + v26;
-        const unsigned int v9240 = v9239 << 7u;
-        const unsigned int v9241 = v9240 + v9233;
-        const iron_bf16 v9242 = iron_f32_to_bf16(v9229);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9243 = iron_f32_to_bf16(v9231);
-        *reinterpret_cast<iron_bf16x2*>(out + v9241) = iron_bf16x2{{v9242, v9243}};
+      const unsigned int v10995 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v10996 = v46 + v10995;
+      const float v10997 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v10998 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v10999 = v10998 * v10997;
+      const float v11000 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11001 = v11000 * v10997;
+      const bool v11002 = v10996 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11002) {
+        const unsigned int v11003 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11007 = v11 + v10996;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11008 = v11007 * v1;
+        const unsigned int v11009 = v11008 + v26;
+        const unsigned int v11010 = v11009 << 7u;
+        const unsigned int v11011 = v11010 + v11003;
+        const iron_bf16 v11012 = iron_f32_to_bf16(v10999);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11013 = iron_f32_to_bf16(v11001);
+        *reinterpret_cast<iron_bf16x2*>(out + v11011) = iron_bf16x2{{v11012, v11013}};
       }
-      const unsigned int v9244 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9245 = v46 + v9244;
-      const float v9246 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9247 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9248 = v9247 * v9246;
-      const float v9249 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9250 = v9249 * v9246;
-      const bool v9251 = v9245 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9251) {
-        const unsigned int v9252 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9256 = v11 + v9245;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9257 = v9256 * v1;
-        const unsigned int v9258 = v9257 + v26;
-        const unsigned int v9259 = v9258 << 7u;
-        const unsigned int v9260 = v9259 + v9252;
-        const iron_bf16 v9261 = iron_f32_to_bf16(v9248);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9262 = iron_f32_to_bf16(v9250);
-        *reinterpret_cast<iron_bf16x2*>(out + v9260) = iron_bf16x2{{v9261, v9262}};
+      const unsigned int v11014 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11015 = v46 + v11014;
+      const float v11016 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11017 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11018 = v11017 * v11016;
+      const float v11019 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11020 = v11019 * v11016;
+      const bool v11021 = v11015 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11021) {
+        const unsigned int v11022 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11026 = v11 + v11015;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11027 = v11026 * v1;
+        const unsigned int v11028 = v11027 + v26;
+        const unsigned int v11029 = v11028 << 7u;
+        const unsigned int v11030 = v11029 + v11022;
+        const iron_bf16 v11031 = iron_f32_to_bf16(v11018);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11032 = iron_f32_to_bf16(v11020);
+        *reinterpret_cast<iron_bf16x2*>(out + v11030) = iron_bf16x2{{v11031, v11032}};
       }
-      const unsigned int v9263 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9264 = v46 + v9263;
-      const float v9265 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9266 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9267 = v9266 * v9265;
-      const float v9268 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9269 = v9268 * v9265;
-      const bool v9270 = v9264 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9270) {
-        const unsigned int v9271 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9275 = v11 + v9264;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9276 = v9275 * v1;
-        const unsigned int v9277 = v9276 + v26;
-        const unsigned int v9278 = v9277 << 7u;
-        const unsigned int v9279 = v9278 + v9271;
-        const iron_bf16 v9280 = iron_f32_to_bf16(v9267);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9281 = iron_f32_to_bf16(v9269);
-        *reinterpret_cast<iron_bf16x2*>(out + v9279) = iron_bf16x2{{v9280, v9281}};
+      const unsigned int v11033 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11034 = v46 + v11033;
+      const float v11035 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11036 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11037 = v11036 * v11035;
+      const float v11038 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11039 = v11038 * v11035;
+      const bool v11040 = v11034 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11040) {
+        const unsigned int v11041 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11045 = v11 + v11034;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11046 = v11045 * v1;
+        const unsigned int v11047 = v11046 + v26;
+        const unsigned int v11048 = v11047 << 7u;
+        const unsigned int v11049 = v11048 + v11041;
+        const iron_bf16 v11050 = iron_f32_to_bf16(v11037);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11051 = iron_f32_to_bf16(v11039);
+        *reinterpret_cast<iron_bf16x2*>(out + v11049) = iron_bf16x2{{v11050, v11051}};
       }
-      const unsigned int v9282 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9283 = v46 + v9282;
-      const float v9284 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9285 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9286 = v9285 * v9284;
-      const float v9287 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9288 = v9287 * v9284;
-      const bool v9289 = v9283 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9289) {
-        const unsigned int v9290 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9294 = v11 + v9283;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9295 = v9294 * v1;
-        const unsigned int v9296 = v9295 + v26;
-        const unsigned int v9297 = v9296 << 7u;
-        const unsigned int v9298 = v9297 + v9290;
-        const iron_bf16 v9299 = iron_f32_to_bf16(v9286);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9300 = iron_f32_to_bf16(v9288);
-        *reinterpret_cast<iron_bf16x2*>(out + v9298) = iron_bf16x2{{v9299, v9300}};
+      const unsigned int v11052 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11053 = v46 + v11052;
+      const float v11054 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11055 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11056 = v11055 * v11054;
+      const float v11057 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11058 = v11057 * v11054;
+      const bool v11059 = v11053 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11059) {
+        const unsigned int v11060 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11064 = v11 + v11053;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11065 = v11064 * v1;
+        const unsigned int v11066 = v11065 + v26;
+        const unsigned int v11067 = v11066 << 7u;
+        const unsigned int v11068 = v11067 + v11060;
+        const iron_bf16 v11069 = iron_f32_to_bf16(v11056);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11070 = iron_f32_to_bf16(v11058);
+        *reinterpret_cast<iron_bf16x2*>(out + v11068) = iron_bf16x2{{v11069, v11070}};
       }
-      const unsigned int v9301 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9302 = v46 + v9301;
-      const float v9303 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9304 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9305 = v9304 * v9303;
-      const float v9306 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9307 = v9306 * v9303;
-      const bool v9308 = v9302 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9308) {
-        const unsigned int v9309 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9313 = v11 + v9302;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9314 = v9313 * v1;
-        const unsigned int v9315 = v9314 + v26;
-        const unsigned int v9316 = v9315 << 7u;
-        const unsigned int v9317 = v9316 + v9309;
-        const iron_bf16 v9318 = iron_f32_to_bf16(v9305);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9319 = iron_f32_to_bf16(v9307);
-        *reinterpret_cast<iron_bf16x2*>(out + v9317) = iron_bf16x2{{v9318, v9319}};
+      const unsigned int v11071 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11072 = v46 + v11071;
+      const float v11073 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11074 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11075 = v11074 * v11073;
+      const float v11076 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11077 = v11076 * v11073;
+      const bool v11078 = v11072 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11078) {
+        const unsigned int v11079 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11083 = v11 + v11072;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11084 = v11083 * v1;
+        const unsigned int v11085 = v11084 + v26;
+        const unsigned int v11086 = v11085 << 7u;
+        const unsigned int v11087 = v11086 + v11079;
+        const iron_bf16 v11088 = iron_f32_to_bf16(v11075);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11089 = iron_f32_to_bf16(v11077);
+        *reinterpret_cast<iron_bf16x2*>(out + v11087) = iron_bf16x2{{v11088, v11089}};
       }
-      const unsigned int v9320 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9321 = v46 + v9320;
-      const float v9322 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9323 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9324 = v9323 * v9322;
-      const float v9325 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9326 = v9325 * v9322;
-      const bool v9327 = v9321 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9327) {
-        const unsigned int v9328 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9332 = v11 + v9321;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9333 = v9332 * v1;
-        const unsigned int v9334 = v9333 + v26;
-        const unsigned int v9335 = v9334 << 7u;
-        const unsigned int v9336 = v9335 + v9328;
-        const iron_bf16 v9337 = iron_f32_to_bf16(v9324);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9338 = iron_f32_to_bf16(v9326);
-        *reinterpret_cast<iron_bf16x2*>(out + v9336) = iron_bf16x2{{v9337, v9338}};
+      const unsigned int v11090 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11091 = v46 + v11090;
+      const float v11092 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11093 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11094 = v11093 * v11092;
+      const float v11095 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11096 = v11095 * v11092;
+      const bool v11097 = v11091 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11097) {
+        const unsigned int v11098 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11102 = v11 + v11091;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11103 = v11102 * v1;
+        const unsigned int v11104 = v11103 + v26;
+        const unsigned int v11105 = v11104 << 7u;
+        const unsigned int v11106 = v11105 + v11098;
+        const iron_bf16 v11107 = iron_f32_to_bf16(v11094);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11108 = iron_f32_to_bf16(v11096);
+        *reinterpret_cast<iron_bf16x2*>(out + v11106) = iron_bf16x2{{v11107, v11108}};
       }
-      const unsigned int v9339 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9340 = v46 + v9339;
-      const float v9341 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9342 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9343 = v9342 * v9341;
-      const float v9344 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9345 = v9344 * v9341;
-      const bool v9346 = v9340 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9346) {
-        const unsigned int v9347 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9351 = v11 + v9340;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9352 = v9351 * v1;
-        const unsigned int v9353 = v9352 + v26;
-        const unsigned int v9354 = v9353 << 7u;
-        const unsigned int v9355 = v9354 + v9347;
-        const iron_bf16 v9356 = iron_f32_to_bf16(v9343);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9357 = iron_f32_to_bf16(v9345);
-        *reinterpret_cast<iron_bf16x2*>(out + v9355) = iron_bf16x2{{v9356, v9357}};
+      const unsigned int v11109 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11110 = v46 + v11109;
+      const float v11111 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11112 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11113 = v11112 * v11111;
+      const float v11114 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11115 = v11114 * v11111;
+      const bool v11116 = v11110 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11116) {
+        const unsigned int v11117 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11121 = v11 + v11110;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11122 = v11121 * v1;
+        const unsigned int v11123 = v11122 + v26;
+        const unsigned int v11124 = v11123 << 7u;
+        const unsigned int v11125 = v11124 + v11117;
+        const iron_bf16 v11126 = iron_f32_to_bf16(v11113);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11127 = iron_f32_to_bf16(v11115);
+        *reinterpret_cast<iron_bf16x2*>(out + v11125) = iron_bf16x2{{v11126, v11127}};
       }
-      const unsigned int v9358 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9359 = v46 + v9358;
-      const float v9360 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9361 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9362 = v9361 * v9360;
-      const float v9363 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9364 = v9363 * v9360;
-      const bool v9365 = v9359 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9365) {
-        const unsigned int v9366 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9370 = v11 + v9359;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9371 = v9370 * v1;
-        const unsigned int v9372 = v9371 + v26;
-        const unsigned int v9373 = v9372 << 7u;
-        const unsigned int v9374 = v9373 + v9366;
-        const iron_bf16 v9375 = iron_f32_to_bf16(v9362);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9376 = iron_f32_to_bf16(v9364);
-        *reinterpret_cast<iron_bf16x2*>(out + v9374) = iron_bf16x2{{v9375, v9376}};
+      const unsigned int v11128 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11129 = v46 + v11128;
+      const float v11130 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11131 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11132 = v11131 * v11130;
+      const float v11133 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11134 = v11133 * v11130;
+      const bool v11135 = v11129 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11135) {
+        const unsigned int v11136 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11140 = v11 + v11129;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11141 = v11140 * v1;
+        const unsigned int v11142 = v11141 + v26;
+        const unsigned int v11143 = v11142 << 7u;
+        const unsigned int v11144 = v11143 + v11136;
+        const iron_bf16 v11145 = iron_f32_to_bf16(v11132);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11146 = iron_f32_to_bf16(v11134);
+        *reinterpret_cast<iron_bf16x2*>(out + v11144) = iron_bf16x2{{v11145, v11146}};
       }
-      const unsigned int v9377 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9378 = v46 + v9377;
-      const float v9379 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9380 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9381 = v9380 * v9379;
-      const float v9382 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9383 = v9382 * v9379;
-      const bool v9384 = v9378 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9384) {
-        const unsigned int v9385 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9389 = v11 + v9378;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9390 = v9389 * v1;
-        const unsigned int v9391 = v9390 + v26;
-        const unsigned int v9392 = v9391 << 7u;
-        const unsigned int v9393 = v9392 + v9385;
-        const iron_bf16 v9394 = iron_f32_to_bf16(v9381);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9395 = iron_f32_to_bf16(v9383);
-        *reinterpret_cast<iron_bf16x2*>(out + v9393) = iron_bf16x2{{v9394, v9395}};
+      const unsigned int v11147 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11148 = v46 + v11147;
+      const float v11149 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11150 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11151 = v11150 * v11149;
+      const float v11152 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11153 = v11152 * v11149;
+      const bool v11154 = v11148 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11154) {
+        const unsigned int v11155 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11159 = v11 + v11148;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11160 = v11159 * v1;
+        const unsigned int v11161 = v11160 + v26;
+        const unsigned int v11162 = v11161 << 7u;
+        const unsigned int v11163 = v11162 + v11155;
+        const iron_bf16 v11164 = iron_f32_to_bf16(v11151);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11165 = iron_f32_to_bf16(v11153);
+        *reinterpret_cast<iron_bf16x2*>(out + v11163) = iron_bf16x2{{v11164, v11165}};
       }
-      const unsigned int v9396 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9397 = v46 + v9396;
-      const float v9398 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9399 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9400 = v9399 * v9398;
-      const float v9401 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9402 = v9401 * v9398;
-      const bool v9403 = v9397 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9403) {
-        const unsigned int v9404 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9408 = v11 + v9397;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9409 = v9408 * v1;
-        const unsigned int v9410 = v9409 + v26;
-        const unsigned int v9411 = v9410 << 7u;
-        const unsigned int v9412 = v9411 + v9404;
-        const iron_bf16 v9413 = iron_f32_to_bf16(v9400);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9414 = iron_f32_to_bf16(v9402);
-        *reinterpret_cast<iron_bf16x2*>(out + v9412) = iron_bf16x2{{v9413, v9414}};
+      const unsigned int v11166 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11167 = v46 + v11166;
+      const float v11168 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11169 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11170 = v11169 * v11168;
+      const float v11171 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11172 = v11171 * v11168;
+      const bool v11173 = v11167 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11173) {
+        const unsigned int v11174 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11178 = v11 + v11167;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11179 = v11178 * v1;
+        const unsigned int v11180 = v11179 + v26;
+        const unsigned int v11181 = v11180 << 7u;
+        const unsigned int v11182 = v11181 + v11174;
+        const iron_bf16 v11183 = iron_f32_to_bf16(v11170);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11184 = iron_f32_to_bf16(v11172);
+        *reinterpret_cast<iron_bf16x2*>(out + v11182) = iron_bf16x2{{v11183, v11184}};
       }
-      const unsigned int v9415 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9416 = v46 + v9415;
-      const float v9417 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9418 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9419 = v9418 * v9417;
-      const float v9420 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9421 = v9420 * v9417;
-      const bool v9422 = v9416 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9422) {
-        const unsigned int v9423 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9427 = v11 + v9416;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9428 = v9427 * v1;
-        const unsigned int v9429 = v9428 + v26;
-        const unsigned int v9430 = v9429 << 7u;
-        const unsigned int v9431 = v9430 + v9423;
-        const iron_bf16 v9432 = iron_f32_to_bf16(v9419);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9433 = iron_f32_to_bf16(v9421);
-        *reinterpret_cast<iron_bf16x2*>(out + v9431) = iron_bf16x2{{v9432, v9433}};
+      const unsigned int v11185 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11186 = v46 + v11185;
+      const float v11187 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11188 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11189 = v11188 * v11187;
+      const float v11190 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11191 = v11190 * v11187;
+      const bool v11192 = v11186 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11192) {
+        const unsigned int v11193 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11197 = v11 + v11186;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11198 = v11197 * v1;
+        const unsigned int v11199 = v11198 + v26;
+        const unsigned int v11200 = v11199 << 7u;
+        const unsigned int v11201 = v11200 + v11193;
+        const iron_bf16 v11202 = iron_f32_to_bf16(v11189);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11203 = iron_f32_to_bf16(v11191);
+        *reinterpret_cast<iron_bf16x2*>(out + v11201) = iron_bf16x2{{v11202, v11203}};
       }
-      const unsigned int v9434 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9435 = v46 + v9434;
-      const float v9436 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9437 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9438 = v9437 * v9436;
-      const float v9439 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9440 = v9439 * v9436;
-      const bool v9441 = v9435 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9441) {
-        const unsigned int v9442 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9446 = v11 + v9435;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9447 = v9446 * v1;
-        const unsigned int v9448 = v9447 + v26;
-        const unsigned int v9449 = v9448 << 7u;
-        const unsigned int v9450 = v9449 + v9442;
-        const iron_bf16 v9451 = iron_f32_to_bf16(v9438);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9452 = iron_f32_to_bf16(v9440);
-        *reinterpret_cast<iron_bf16x2*>(out + v9450) = iron_bf16x2{{v9451, v9452}};
+      const unsigned int v11204 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11205 = v46 + v11204;
+      const float v11206 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11207 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11208 = v11207 * v11206;
+      const float v11209 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11210 = v11209 * v11206;
+      const bool v11211 = v11205 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11211) {
+        const unsigned int v11212 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11216 = v11 + v11205;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11217 = v11216 * v1;
+        const unsigned int v11218 = v11217 + v26;
+        const unsigned int v11219 = v11218 << 7u;
+        const unsigned int v11220 = v11219 + v11212;
+        const iron_bf16 v11221 = iron_f32_to_bf16(v11208);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11222 = iron_f32_to_bf16(v11210);
+        *reinterpret_cast<iron_bf16x2*>(out + v11220) = iron_bf16x2{{v11221, v11222}};
       }
-      const unsigned int v9453 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9454 = v46 + v9453;
-      const float v9455 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9456 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9457 = v9456 * v9455;
-      const float v9458 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9459 = v9458 * v9455;
-      const bool v9460 = v9454 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9460) {
-        const unsigned int v9461 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9465 = v11 + v9454;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9466 = v9465 * v1;
-        const unsigned int v9467 = v9466 + v26;
-        const unsigned int v9468 = v9467 << 7u;
-        const unsigned int v9469 = v9468 + v9461;
-        const iron_bf16 v9470 = iron_f32_to_bf16(v9457);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9471 = iron_f32_to_bf16(v9459);
-        *reinterpret_cast<iron_bf16x2*>(out + v9469) = iron_bf16x2{{v9470, v9471}};
+      const unsigned int v11223 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11224 = v46 + v11223;
+      const float v11225 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11226 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11227 = v11226 * v11225;
+      const float v11228 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11229 = v11228 * v11225;
+      const bool v11230 = v11224 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11230) {
+        const unsigned int v11231 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11235 = v11 + v11224;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11236 = v11235 * v1;
+        const unsigned int v11237 = v11236 + v26;
+        const unsigned int v11238 = v11237 << 7u;
+        const unsigned int v11239 = v11238 + v11231;
+        const iron_bf16 v11240 = iron_f32_to_bf16(v11227);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11241 = iron_f32_to_bf16(v11229);
+        *reinterpret_cast<iron_bf16x2*>(out + v11239) = iron_bf16x2{{v11240, v11241}};
       }
-      const unsigned int v9472 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9473 = v46 + v9472;
-      const float v9474 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9475 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9476 = v9475 * v9474;
-      const float v9477 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9478 = v9477 * v9474;
-      const bool v9479 = v9473 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9479) {
-        const unsigned int v9480 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9484 = v11 + v9473;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9485 = v9484 * v1;
-        const unsigned int v9486 = v9485 + v26;
-        const unsigned int v9487 = v9486 << 7u;
-        const unsigned int v9488 = v9487 + v9480;
-        const iron_bf16 v9489 = iron_f32_to_bf16(v9476);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9490 = iron_f32_to_bf16(v9478);
-        *reinterpret_cast<iron_bf16x2*>(out + v9488) = iron_bf16x2{{v9489, v9490}};
+      const unsigned int v11242 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11243 = v46 + v11242;
+      const float v11244 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11245 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11246 = v11245 * v11244;
+      const float v11247 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11248 = v11247 * v11244;
+      const bool v11249 = v11243 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11249) {
+        const unsigned int v11250 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11254 = v11 + v11243;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11255 = v11254 * v1;
+        const unsigned int v11256 = v11255 + v26;
+        const unsigned int v11257 = v11256 << 7u;
+        const unsigned int v11258 = v11257 + v11250;
+        const iron_bf16 v11259 = iron_f32_to_bf16(v11246);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11260 = iron_f32_to_bf16(v11248);
+        *reinterpret_cast<iron_bf16x2*>(out + v11258) = iron_bf16x2{{v11259, v11260}};
       }
-      const unsigned int v9491 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9492 = v46 + v9491;
-      const float v9493 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9494 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9495 = v9494 * v9493;
-      const float v9496 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9497 = v9496 * v9493;
-      const bool v9498 = v9492 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9498) {
-        const unsigned int v9499 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9503 = v11 + v9492;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9504 = v9503 * v1;
-        const unsigned int v9505 = v9504 + v26;
-        const unsigned int v9506 = v9505 << 7u;
-        const unsigned int v9507 = v9506 + v9499;
-        const iron_bf16 v9508 = iron_f32_to_bf16(v9495);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9509 = iron_f32_to_bf16(v9497);
-        *reinterpret_cast<iron_bf16x2*>(out + v9507) = iron_bf16x2{{v9508, v9509}};
+      const unsigned int v11261 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11262 = v46 + v11261;
+      const float v11263 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11264 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11265 = v11264 * v11263;
+      const float v11266 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11267 = v11266 * v11263;
+      const bool v11268 = v11262 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11268) {
+        const unsigned int v11269 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11273 = v11 + v11262;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11274 = v11273 * v1;
+        const unsigned int v11275 = v11274 + v26;
+        const unsigned int v11276 = v11275 << 7u;
+        const unsigned int v11277 = v11276 + v11269;
+        const iron_bf16 v11278 = iron_f32_to_bf16(v11265);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11279 = iron_f32_to_bf16(v11267);
+        *reinterpret_cast<iron_bf16x2*>(out + v11277) = iron_bf16x2{{v11278, v11279}};
       }
-      const unsigned int v9510 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9511 = v46 + v9510;
-      const float v9512 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9513 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9514 = v9513 * v9512;
-      const float v9515 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9516 = v9515 * v9512;
-      const bool v9517 = v9511 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9517) {
-        const unsigned int v9518 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9520 = 64u + v9518;
-        const unsigned int v9522 = v11 + v9511;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9523 = v9522 * v1;
-        const unsigned int v9524 = v9523 + v26;
-        const unsigned int v9525 = v9524 << 7u;
-        const unsigned int v9526 = v9525 + v9520;
-        const iron_bf16 v9527 = iron_f32_to_bf16(v9514);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9528 = iron_f32_to_bf16(v9516);
-        *reinterpret_cast<iron_bf16x2*>(out + v9526) = iron_bf16x2{{v9527, v9528}};
+      const unsigned int v11280 = static_cast<unsigned int>(v359.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11281 = v46 + v11280;
+      const float v11282 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11283 = v359.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11284 = v11283 * v11282;
+      const float v11285 = v359.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11286 = v11285 * v11282;
+      const bool v11287 = v11281 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11287) {
+        const unsigned int v11288 = static_cast<unsigned int>(v359.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11290 = 64u + v11288;
+        const unsigned int v11292 = v11 + v11281;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11293 = v11292 * v1;
+        const unsigned int v11294 = v11293 + v26;
+        const unsigned int v11295 = v11294 << 7u;
+        const unsigned int v11296 = v11295 + v11290;
+        const iron_bf16 v11297 = iron_f32_to_bf16(v11284);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11298 = iron_f32_to_bf16(v11286);
+        *reinterpret_cast<iron_bf16x2*>(out + v11296) = iron_bf16x2{{v11297, v11298}};
       }
-      const unsigned int v9529 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9530 = v46 + v9529;
-      const float v9531 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9532 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9533 = v9532 * v9531;
-      const float v9534 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9535 = v9534 * v9531;
-      const bool v9536 = v9530 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9536) {
-        const unsigned int v9537 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9539 = 64u + v9537;
-        const unsigned int v9541 = v11 + v9530;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9542 = v9541 * v1;
-        const unsigned int v9543 = v9542 + v26;
-        const unsigned int v9544 = v9543 << 7u;
-        const unsigned int v9545 = v9544 + v9539;
-        const iron_bf16 v9546 = iron_f32_to_bf16(v9533);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9547 = iron_f32_to_bf16(v9535);
-        *reinterpret_cast<iron_bf16x2*>(out + v9545) = iron_bf16x2{{v9546, v9547}};
+      const unsigned int v11299 = static_cast<unsigned int>(v359.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11300 = v46 + v11299;
+      const float v11301 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11302 = v359.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11303 = v11302 * v11301;
+      const float v11304 = v359.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11305 = v11304 * v11301;
+      const bool v11306 = v11300 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11306) {
+        const unsigned int v11307 = static_cast<unsigned int>(v359.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11309 = 64u + v11307;
+        const unsigned int v11311 = v11 + v11300;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11312 = v11311 * v1;
+        const unsigned int v11313 = v11312 + v26;
+        const unsigned int v11314 = v11313 << 7u;
+        const unsigned int v11315 = v11314 + v11309;
+        const iron_bf16 v11316 = iron_f32_to_bf16(v11303);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11317 = iron_f32_to_bf16(v11305);
+        *reinterpret_cast<iron_bf16x2*>(out + v11315) = iron_bf16x2{{v11316, v11317}};
       }
-      const unsigned int v9548 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9549 = v46 + v9548;
-      const float v9550 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9551 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9552 = v9551 * v9550;
-      const float v9553 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9554 = v9553 * v9550;
-      const bool v9555 = v9549 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9555) {
-        const unsigned int v9556 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9558 = 64u + v9556;
-        const unsigned int v9560 = v11 + v9549;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9561 = v9560 * v1;
-        const unsigned int v9562 = v9561 + v26;
-        const unsigned int v9563 = v9562 << 7u;
-        const unsigned int v9564 = v9563 + v9558;
-        const iron_bf16 v9565 = iron_f32_to_bf16(v9552);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9566 = iron_f32_to_bf16(v9554);
-        *reinterpret_cast<iron_bf16x2*>(out + v9564) = iron_bf16x2{{v9565, v9566}};
+      const unsigned int v11318 = static_cast<unsigned int>(v359.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11319 = v46 + v11318;
+      const float v11320 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11321 = v359.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11322 = v11321 * v11320;
+      const float v11323 = v359.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11324 = v11323 * v11320;
+      const bool v11325 = v11319 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11325) {
+        const unsigned int v11326 = static_cast<unsigned int>(v359.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11328 = 64u + v11326;
+        const unsigned int v11330 = v11 + v11319;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11331 = v11330 * v1;
+        const unsigned int v11332 = v11331 + v26;
+        const unsigned int v11333 = v11332 << 7u;
+        const unsigned int v11334 = v11333 + v11328;
+        const iron_bf16 v11335 = iron_f32_to_bf16(v11322);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11336 = iron_f32_to_bf16(v11324);
+        *reinterpret_cast<iron_bf16x2*>(out + v11334) = iron_bf16x2{{v11335, v11336}};
       }
-      const unsigned int v9567 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9568 = v46 + v9567;
-      const float v9569 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9570 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9571 = v9570 * v9569;
-      const float v9572 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9573 = v9572 * v9569;
-      const bool v9574 = v9568 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9574) {
-        const unsigned int v9575 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9577 = 64u + v9575;
-        const unsigned int v9579 = v11 + v9568;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9580 = v9579 * v1;
-        const unsigned int v9581 = v9580 + v26;
-        const unsigned int v9582 = v9581 << 7u;
-        const unsigned int v9583 = v9582 + v9577;
-        const iron_bf16 v9584 = iron_f32_to_bf16(v9571);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9585 = iron_f32_to_bf16(v9573);
-        *reinterpret_cast<iron_bf16x2*>(out + v9583) = iron_bf16x2{{v9584, v9585}};
+      const unsigned int v11337 = static_cast<unsigned int>(v359.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11338 = v46 + v11337;
+      const float v11339 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11340 = v359.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11341 = v11340 * v11339;
+      const float v11342 = v359.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11343 = v11342 * v11339;
+      const bool v11344 = v11338 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11344) {
+        const unsigned int v11345 = static_cast<unsigned int>(v359.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11347 = 64u + v11345;
+        const unsigned int v11349 = v11 + v11338;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11350 = v11349 * v1;
+        const unsigned int v11351 = v11350 + v26;
+        const unsigned int v11352 = v11351 << 7u;
+        const unsigned int v11353 = v11352 + v11347;
+        const iron_bf16 v11354 = iron_f32_to_bf16(v11341);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11355 = iron_f32_to_bf16(v11343);
+        *reinterpret_cast<iron_bf16x2*>(out + v11353) = iron_bf16x2{{v11354, v11355}};
       }
-      const unsigned int v9586 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9587 = v46 + v9586;
-      const float v9588 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9589 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9590 = v9589 * v9588;
-      const float v9591 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9592 = v9591 * v9588;
-      const bool v9593 = v9587 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9593) {
-        const unsigned int v9594 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9596 = 64u + v9594;
-        const unsigned int v9598 = v11 + v9587;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9599 = v9598 * v1;
-        const unsigned int v9600 = v9599 + v26;
-        const unsigned int v9601 = v9600 << 7u;
-        const unsigned int v9602 = v9601 + v9596;
-        const iron_bf16 v9603 = iron_f32_to_bf16(v9590);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9604 = iron_f32_to_bf16(v9592);
-        *reinterpret_cast<iron_bf16x2*>(out + v9602) = iron_bf16x2{{v9603, v9604}};
+      const unsigned int v11356 = static_cast<unsigned int>(v359.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11357 = v46 + v11356;
+      const float v11358 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11359 = v359.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11360 = v11359 * v11358;
+      const float v11361 = v359.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11362 = v11361 * v11358;
+      const bool v11363 = v11357 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11363) {
+        const unsigned int v11364 = static_cast<unsigned int>(v359.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11366 = 64u + v11364;
+        const unsigned int v11368 = v11 + v11357;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11369 = v11368 * v1;
+        const unsigned int v11370 = v11369 + v26;
+        const unsigned int v11371 = v11370 << 7u;
+        const unsigned int v11372 = v11371 + v11366;
+        const iron_bf16 v11373 = iron_f32_to_bf16(v11360);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11374 = iron_f32_to_bf16(v11362);
+        *reinterpret_cast<iron_bf16x2*>(out + v11372) = iron_bf16x2{{v11373, v11374}};
       }
-      const unsigned int v9605 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9606 = v46 + v9605;
-      const float v9607 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9608 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9609 = v9608 * v9607;
-      const float v9610 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9611 = v9610 * v9607;
-      const bool v9612 = v9606 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9612) {
-        const unsigned int v9613 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9615 = 64u + v9613;
-        const unsigned int v9617 = v11 + v9606;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9618 = v9617 * v1;
-        const unsigned int v9619 = v9618 + v26;
-        const unsigned int v9620 = v9619 << 7u;
-        const unsigned int v9621 = v9620 + v9615;
-        const iron_bf16 v9622 = iron_f32_to_bf16(v9609);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9623 = iron_f32_to_bf16(v9611);
-        *reinterpret_cast<iron_bf16x2*>(out + v9621) = iron_bf16x2{{v9622, v9623}};
+      const unsigned int v11375 = static_cast<unsigned int>(v359.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11376 = v46 + v11375;
+      const float v11377 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11378 = v359.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11379 = v11378 * v11377;
+      const float v11380 = v359.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11381 = v11380 * v11377;
+      const bool v11382 = v11376 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11382) {
+        const unsigned int v11383 = static_cast<unsigned int>(v359.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11385 = 64u + v11383;
+        const unsigned int v11387 = v11 + v11376;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11388 = v11387 * v1;
+        const unsigned int v11389 = v11388 + v26;
+        const unsigned int v11390 = v11389 << 7u;
+        const unsigned int v11391 = v11390 + v11385;
+        const iron_bf16 v11392 = iron_f32_to_bf16(v11379);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11393 = iron_f32_to_bf16(v11381);
+        *reinterpret_cast<iron_bf16x2*>(out + v11391) = iron_bf16x2{{v11392, v11393}};
       }
-      const unsigned int v9624 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9625 = v46 + v9624;
-      const float v9626 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9627 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9628 = v9627 * v9626;
-      const float v9629 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9630 = v9629 * v9626;
-      const bool v9631 = v9625 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9631) {
-        const unsigned int v9632 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9634 = 64u + v9632;
-        const unsigned int v9636 = v11 + v9625;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9637 = v9636 * v1;
-        const unsigned int v9638 = v9637 + v26;
-        const unsigned int v9639 = v9638 << 7u;
-        const unsigned int v9640 = v9639 + v9634;
-        const iron_bf16 v9641 = iron_f32_to_bf16(v9628);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9642 = iron_f32_to_bf16(v9630);
-        *reinterpret_cast<iron_bf16x2*>(out + v9640) = iron_bf16x2{{v9641, v9642}};
+      const unsigned int v11394 = static_cast<unsigned int>(v359.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11395 = v46 + v11394;
+      const float v11396 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11397 = v359.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11398 = v11397 * v11396;
+      const float v11399 = v359.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11400 = v11399 * v11396;
+      const bool v11401 = v11395 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11401) {
+        const unsigned int v11402 = static_cast<unsigned int>(v359.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11404 = 64u + v11402;
+        const unsigned int v11406 = v11 + v11395;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11407 = v11406 * v1;
+        const unsigned int v11408 = v11407 + v26;
+        const unsigned int v11409 = v11408 << 7u;
+        const unsigned int v11410 = v11409 + v11404;
+        const iron_bf16 v11411 = iron_f32_to_bf16(v11398);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11412 = iron_f32_to_bf16(v11400);
+        *reinterpret_cast<iron_bf16x2*>(out + v11410) = iron_bf16x2{{v11411, v11412}};
       }
-      const unsigned int v9643 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9644 = v46 + v9643;
-      const float v9645 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9646 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9647 = v9646 * v9645;
-      const float v9648 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9649 = v9648 * v9645;
-      const bool v9650 = v9644 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9650) {
-        const unsigned int v9651 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9653 = 64u + v9651;
-        const unsigned int v9655 = v11 + v9644;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9656 = v9655 * v1;
-        const unsigned int v9657 = v9656 + v26;
-        const unsigned int v9658 = v9657 << 7u;
-        const unsigned int v9659 = v9658 + v9653;
-        const iron_bf16 v9660 = iron_f32_to_bf16(v9647);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9661 = iron_f32_to_bf16(v9649);
-        *reinterpret_cast<iron_bf16x2*>(out + v9659) = iron_bf16x2{{v9660, v9661}};
+      const unsigned int v11413 = static_cast<unsigned int>(v359.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11414 = v46 + v11413;
+      const float v11415 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11416 = v359.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11417 = v11416 * v11415;
+      const float v11418 = v359.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11419 = v11418 * v11415;
+      const bool v11420 = v11414 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11420) {
+        const unsigned int v11421 = static_cast<unsigned int>(v359.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11423 = 64u + v11421;
+        const unsigned int v11425 = v11 + v11414;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11426 = v11425 * v1;
+        const unsigned int v11427 = v11426 + v26;
+        const unsigned int v11428 = v11427 << 7u;
+        const unsigned int v11429 = v11428 + v11423;
+        const iron_bf16 v11430 = iron_f32_to_bf16(v11417);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11431 = iron_f32_to_bf16(v11419);
+        *reinterpret_cast<iron_bf16x2*>(out + v11429) = iron_bf16x2{{v11430, v11431}};
       }
-      const unsigned int v9662 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9663 = v46 + v9662;
-      const float v9664 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9665 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9666 = v9665 * v9664;
-      const float v9667 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9668 = v9667 * v9664;
-      const bool v9669 = v9663 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9669) {
-        const unsigned int v9670 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9672 = 64u + v9670;
-        const unsigned int v9674 = v11 + v9663;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9675 = v9674 * v1;
-        const unsigned int v9676 = v9675 + v26;
-        const unsigned int v9677 = v9676 << 7u;
-        const unsigned int v9678 = v9677 + v9672;
-        const iron_bf16 v9679 = iron_f32_to_bf16(v9666);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9680 = iron_f32_to_bf16(v9668);
-        *reinterpret_cast<iron_bf16x2*>(out + v9678) = iron_bf16x2{{v9679, v9680}};
+      const unsigned int v11432 = static_cast<unsigned int>(v359.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11433 = v46 + v11432;
+      const float v11434 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11435 = v359.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11436 = v11435 * v11434;
+      const float v11437 = v359.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11438 = v11437 * v11434;
+      const bool v11439 = v11433 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11439) {
+        const unsigned int v11440 = static_cast<unsigned int>(v359.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11442 = 64u + v11440;
+        const unsigned int v11444 = v11 + v11433;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11445 = v11444 * v1;
+        const unsigned int v11446 = v11445 + v26;
+        const unsigned int v11447 = v11446 << 7u;
+        const unsigned int v11448 = v11447 + v11442;
+        const iron_bf16 v11449 = iron_f32_to_bf16(v11436);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11450 = iron_f32_to_bf16(v11438);
+        *reinterpret_cast<iron_bf16x2*>(out + v11448) = iron_bf16x2{{v11449, v11450}};
       }
-      const unsigned int v9681 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9682 = v46 + v9681;
-      const float v9683 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9684 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9685 = v9684 * v9683;
-      const float v9686 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9687 = v9686 * v9683;
-      const bool v9688 = v9682 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9688) {
-        const unsigned int v9689 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9691 = 64u + v9689;
-        const unsigned int v9693 = v11 + v9682;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9694 = v9693 * v1;
-        const unsigned int v9695 = v9694 + v26;
-        const unsigned int v9696 = v9695 << 7u;
-        const unsigned int v9697 = v9696 + v9691;
-        const iron_bf16 v9698 = iron_f32_to_bf16(v9685);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9699 = iron_f32_to_bf16(v9687);
-        *reinterpret_cast<iron_bf16x2*>(out + v9697) = iron_bf16x2{{v9698, v9699}};
+      const unsigned int v11451 = static_cast<unsigned int>(v359.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11452 = v46 + v11451;
+      const float v11453 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11454 = v359.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11455 = v11454 * v11453;
+      const float v11456 = v359.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11457 = v11456 * v11453;
+      const bool v11458 = v11452 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11458) {
+        const unsigned int v11459 = static_cast<unsigned int>(v359.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11461 = 64u + v11459;
+        const unsigned int v11463 = v11 + v11452;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11464 = v11463 * v1;
+        const unsigned int v11465 = v11464 + v26;
+        const unsigned int v11466 = v11465 << 7u;
+        const unsigned int v11467 = v11466 + v11461;
+        const iron_bf16 v11468 = iron_f32_to_bf16(v11455);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11469 = iron_f32_to_bf16(v11457);
+        *reinterpret_cast<iron_bf16x2*>(out + v11467) = iron_bf16x2{{v11468, v11469}};
       }
-      const unsigned int v9700 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9701 = v46 + v9700;
-      const float v9702 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9703 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9704 = v9703 * v9702;
-      const float v9705 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9706 = v9705 * v9702;
-      const bool v9707 = v9701 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9707) {
-        const unsigned int v9708 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9710 = 64u + v9708;
-        const unsigned int v9712 = v11 + v9701;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9713 = v9712 * v1;
-        const unsigned int v9714 = v9713 + v26;
-        const unsigned int v9715 = v9714 << 7u;
-        const unsigned int v9716 = v9715 + v9710;
-        const iron_bf16 v9717 = iron_f32_to_bf16(v9704);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9718 = iron_f32_to_bf16(v9706);
-        *reinterpret_cast<iron_bf16x2*>(out + v9716) = iron_bf16x2{{v9717, v9718}};
+      const unsigned int v11470 = static_cast<unsigned int>(v359.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11471 = v46 + v11470;
+      const float v11472 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11473 = v359.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11474 = v11473 * v11472;
+      const float v11475 = v359.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11476 = v11475 * v11472;
+      const bool v11477 = v11471 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11477) {
+        const unsigned int v11478 = static_cast<unsigned int>(v359.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11480 = 64u + v11478;
+        const unsigned int v11482 = v11 + v11471;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11483 = v11482 * v1;
+        const unsigned int v11484 = v11483 + v26;
+        const unsigned int v11485 = v11484 << 7u;
+        const unsigned int v11486 = v11485 + v11480;
+        const iron_bf16 v11487 = iron_f32_to_bf16(v11474);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11488 = iron_f32_to_bf16(v11476);
+        *reinterpret_cast<iron_bf16x2*>(out + v11486) = iron_bf16x2{{v11487, v11488}};
       }
-      const unsigned int v9719 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9720 = v46 + v9719;
-      const float v9721 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9722 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9723 = v9722 * v9721;
-      const float v9724 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9725 = v9724 * v9721;
-      const bool v9726 = v9720 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9726) {
-        const unsigned int v9727 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9729 = 64u + v9727;
-        const unsigned int v9731 = v11 + v9720;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9732 = v9731 * v1;
-        const unsigned int v9733 = v9732 + v26;
-        const unsigned int v9734 = v9733 << 7u;
-        const unsigned int v9735 = v9734 + v9729;
-        const iron_bf16 v9736 = iron_f32_to_bf16(v9723);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9737 = iron_f32_to_bf16(v9725);
-        *reinterpret_cast<iron_bf16x2*>(out + v9735) = iron_bf16x2{{v9736, v9737}};
+      const unsigned int v11489 = static_cast<unsigned int>(v359.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11490 = v46 + v11489;
+      const float v11491 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11492 = v359.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11493 = v11492 * v11491;
+      const float v11494 = v359.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11495 = v11494 * v11491;
+      const bool v11496 = v11490 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11496) {
+        const unsigned int v11497 = static_cast<unsigned int>(v359.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11499 = 64u + v11497;
+        const unsigned int v11501 = v11 + v11490;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11502 = v11501 * v1;
+        const unsigned int v11503 = v11502 + v26;
+        const unsigned int v11504 = v11503 << 7u;
+        const unsigned int v11505 = v11504 + v11499;
+        const iron_bf16 v11506 = iron_f32_to_bf16(v11493);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11507 = iron_f32_to_bf16(v11495);
+        *reinterpret_cast<iron_bf16x2*>(out + v11505) = iron_bf16x2{{v11506, v11507}};
       }
-      const unsigned int v9738 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9739 = v46 + v9738;
-      const float v9740 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9741 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9742 = v9741 * v9740;
-      const float v9743 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9744 = v9743 * v9740;
-      const bool v9745 = v9739 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9745) {
-        const unsigned int v9746 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9748 = 64u + v9746;
-        const unsigned int v9750 = v11 + v9739;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9751 = v9750 * v1;
-        const unsigned int v9752 = v9751 + v26;
-        const unsigned int v9753 = v9752 << 7u;
-        const unsigned int v9754 = v9753 + v9748;
-        const iron_bf16 v9755 = iron_f32_to_bf16(v9742);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9756 = iron_f32_to_bf16(v9744);
-        *reinterpret_cast<iron_bf16x2*>(out + v9754) = iron_bf16x2{{v9755, v9756}};
+      const unsigned int v11508 = static_cast<unsigned int>(v359.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11509 = v46 + v11508;
+      const float v11510 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11511 = v359.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11512 = v11511 * v11510;
+      const float v11513 = v359.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11514 = v11513 * v11510;
+      const bool v11515 = v11509 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11515) {
+        const unsigned int v11516 = static_cast<unsigned int>(v359.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11518 = 64u + v11516;
+        const unsigned int v11520 = v11 + v11509;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11521 = v11520 * v1;
+        const unsigned int v11522 = v11521 + v26;
+        const unsigned int v11523 = v11522 << 7u;
+        const unsigned int v11524 = v11523 + v11518;
+        const iron_bf16 v11525 = iron_f32_to_bf16(v11512);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11526 = iron_f32_to_bf16(v11514);
+        *reinterpret_cast<iron_bf16x2*>(out + v11524) = iron_bf16x2{{v11525, v11526}};
       }
-      const unsigned int v9757 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9758 = v46 + v9757;
-      const float v9759 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9760 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9761 = v9760 * v9759;
-      const float v9762 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9763 = v9762 * v9759;
-      const bool v9764 = v9758 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9764) {
-        const unsigned int v9765 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9767 = 64u + v9765;
-        const unsigned int v9769 = v11 + v9758;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9770 = v9769 * v1;
-        const unsigned int v9771 = v9770 + v26;
-        const unsigned int v9772 = v9771 << 7u;
-        const unsigned int v9773 = v9772 + v9767;
-        const iron_bf16 v9774 = iron_f32_to_bf16(v9761);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9775 = iron_f32_to_bf16(v9763);
-        *reinterpret_cast<iron_bf16x2*>(out + v9773) = iron_bf16x2{{v9774, v9775}};
+      const unsigned int v11527 = static_cast<unsigned int>(v359.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11528 = v46 + v11527;
+      const float v11529 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11530 = v359.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11531 = v11530 * v11529;
+      const float v11532 = v359.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11533 = v11532 * v11529;
+      const bool v11534 = v11528 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11534) {
+        const unsigned int v11535 = static_cast<unsigned int>(v359.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11537 = 64u + v11535;
+        const unsigned int v11539 = v11 + v11528;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11540 = v11539 * v1;
+        const unsigned int v11541 = v11540 + v26;
+        const unsigned int v11542 = v11541 << 7u;
+        const unsigned int v11543 = v11542 + v11537;
+        const iron_bf16 v11544 = iron_f32_to_bf16(v11531);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11545 = iron_f32_to_bf16(v11533);
+        *reinterpret_cast<iron_bf16x2*>(out + v11543) = iron_bf16x2{{v11544, v11545}};
       }
-      const unsigned int v9776 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9777 = v46 + v9776;
-      const float v9778 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9779 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9780 = v9779 * v9778;
-      const float v9781 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9782 = v9781 * v9778;
-      const bool v9783 = v9777 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9783) {
-        const unsigned int v9784 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9786 = 64u + v9784;
-        const unsigned int v9788 = v11 + v9777;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9789 = v9788 * v1;
-        const unsigned int v9790 = v9789 + v26;
-        const unsigned int v9791 = v9790 << 7u;
-        const unsigned int v9792 = v9791 + v9786;
-        const iron_bf16 v9793 = iron_f32_to_bf16(v9780);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9794 = iron_f32_to_bf16(v9782);
-        *reinterpret_cast<iron_bf16x2*>(out + v9792) = iron_bf16x2{{v9793, v9794}};
+      const unsigned int v11546 = static_cast<unsigned int>(v359.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11547 = v46 + v11546;
+      const float v11548 = v10922.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11549 = v359.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11550 = v11549 * v11548;
+      const float v11551 = v359.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11552 = v11551 * v11548;
+      const bool v11553 = v11547 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11553) {
+        const unsigned int v11554 = static_cast<unsigned int>(v359.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11556 = 64u + v11554;
+        const unsigned int v11558 = v11 + v11547;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11559 = v11558 * v1;
+        const unsigned int v11560 = v11559 + v26;
+        const unsigned int v11561 = v11560 << 7u;
+        const unsigned int v11562 = v11561 + v11556;
+        const iron_bf16 v11563 = iron_f32_to_bf16(v11550);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11564 = iron_f32_to_bf16(v11552);
+        *reinterpret_cast<iron_bf16x2*>(out + v11562) = iron_bf16x2{{v11563, v11564}};
       }
-      const unsigned int v9795 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9796 = v46 + v9795;
-      const float v9797 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9798 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9799 = v9798 * v9797;
-      const float v9800 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9801 = v9800 * v9797;
-      const bool v9802 = v9796 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9802) {
-        const unsigned int v9803 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9805 = 64u + v9803;
-        const unsigned int v9807 = v11 + v9796;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9808 = v9807 * v1;
-        const unsigned int v9809 = v9808 + v26;
-        const unsigned int v9810 = v9809 << 7u;
-        const unsigned int v9811 = v9810 + v9805;
-        const iron_bf16 v9812 = iron_f32_to_bf16(v9799);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9813 = iron_f32_to_bf16(v9801);
-        *reinterpret_cast<iron_bf16x2*>(out + v9811) = iron_bf16x2{{v9812, v9813}};
+      const unsigned int v11565 = static_cast<unsigned int>(v359.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11566 = v46 + v11565;
+      const float v11567 = v10922.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11568 = v359.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11569 = v11568 * v11567;
+      const float v11570 = v359.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11571 = v11570 * v11567;
+      const bool v11572 = v11566 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11572) {
+        const unsigned int v11573 = static_cast<unsigned int>(v359.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11575 = 64u + v11573;
+        const unsigned int v11577 = v11 + v11566;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11578 = v11577 * v1;
+        const unsigned int v11579 = v11578 + v26;
+        const unsigned int v11580 = v11579 << 7u;
+        const unsigned int v11581 = v11580 + v11575;
+        const iron_bf16 v11582 = iron_f32_to_bf16(v11569);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11583 = iron_f32_to_bf16(v11571);
+        *reinterpret_cast<iron_bf16x2*>(out + v11581) = iron_bf16x2{{v11582, v11583}};
       }
     }
   }

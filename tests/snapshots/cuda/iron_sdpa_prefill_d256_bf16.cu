@@ -379,11 +379,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:139
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:166
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:95
     const unsigned int v42 = v41 >> 2u;
-    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
+    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:96
     const unsigned int v46 = v25 + v45;
-    unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:107
+    unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:108
     const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v52 = v49 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
     const unsigned int v55 = v49 & 31u;  // kernels/sdpa/flash_tile.hpp:83
@@ -396,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 8u;
     const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
@@ -415,7 +415,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 8u;
     const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
@@ -434,7 +434,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 8u;
     const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
@@ -453,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
     const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
@@ -472,7 +472,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v189 = v188 + v26;
     const unsigned int v190 = v189 << 8u;
     const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v195 = v176 << 6u;
     const unsigned int v198 = v180 >> 6u;
     const unsigned int v199 = v198 << 13u;
@@ -491,7 +491,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v220 = v219 + v26;
     const unsigned int v221 = v220 << 8u;
     const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v226 = v207 << 6u;
     const unsigned int v229 = v211 >> 6u;
     const unsigned int v230 = v229 << 13u;
@@ -510,7 +510,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v251 = v250 + v26;
     const unsigned int v252 = v251 << 8u;
     const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v257 = v238 << 6u;
     const unsigned int v260 = v242 >> 6u;
     const unsigned int v261 = v260 << 13u;
@@ -529,7 +529,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v282 = v281 + v26;
     const unsigned int v283 = v282 << 8u;
     const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v288 = v269 << 6u;
     const unsigned int v291 = v273 >> 6u;
     const unsigned int v292 = v291 << 13u;
@@ -548,7 +548,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v313 = v312 + v26;
     const unsigned int v314 = v313 << 8u;
     const unsigned int v315 = v314 + v304;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v317 = v304 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v317 = v304 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v319 = v300 << 6u;
     const unsigned int v322 = v304 >> 6u;
     const unsigned int v323 = v322 << 13u;
@@ -567,7 +567,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v344 = v343 + v26;
     const unsigned int v345 = v344 << 8u;
     const unsigned int v346 = v345 + v335;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v348 = v335 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v348 = v335 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v350 = v331 << 6u;
     const unsigned int v353 = v335 >> 6u;
     const unsigned int v354 = v353 << 13u;
@@ -586,7 +586,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v375 = v374 + v26;
     const unsigned int v376 = v375 << 8u;
     const unsigned int v377 = v376 + v366;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v379 = v366 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v379 = v366 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v381 = v362 << 6u;
     const unsigned int v384 = v366 >> 6u;
     const unsigned int v385 = v384 << 13u;
@@ -605,7 +605,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v406 = v405 + v26;
     const unsigned int v407 = v406 << 8u;
     const unsigned int v408 = v407 + v397;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v410 = v397 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v410 = v397 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v412 = v393 << 6u;
     const unsigned int v415 = v397 >> 6u;
     const unsigned int v416 = v415 << 13u;
@@ -624,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v437 = v436 + v26;
     const unsigned int v438 = v437 << 8u;
     const unsigned int v439 = v438 + v428;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v441 = v428 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v441 = v428 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v443 = v424 << 6u;
     const unsigned int v446 = v428 >> 6u;
     const unsigned int v447 = v446 << 13u;
@@ -643,7 +643,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v468 = v467 + v26;
     const unsigned int v469 = v468 << 8u;
     const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v472 = v459 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v472 = v459 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v474 = v455 << 6u;
     const unsigned int v477 = v459 >> 6u;
     const unsigned int v478 = v477 << 13u;
@@ -662,7 +662,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v499 = v498 + v26;
     const unsigned int v500 = v499 << 8u;
     const unsigned int v501 = v500 + v490;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v503 = v490 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v503 = v490 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v505 = v486 << 6u;
     const unsigned int v508 = v490 >> 6u;
     const unsigned int v509 = v508 << 13u;
@@ -681,17 +681,17 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v530 = v529 + v26;
     const unsigned int v531 = v530 << 8u;
     const unsigned int v532 = v531 + v521;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v534 = v521 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v534 = v521 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v536 = v517 << 6u;
     const unsigned int v539 = v521 >> 6u;
     const unsigned int v540 = v539 << 13u;
     const unsigned int v542 = v540 + v536;
     const unsigned int v543 = v542 + v534;
     iron_copy_async<16>(shm0 + (v543 ^ (((v543 >> 6u) & 7u) << 3u)), q + v532, v523);  // kernels/sdpa/flash_tile.hpp:86
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:108
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:111
-    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:113
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:110
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:112
+    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:114
     const unsigned int v546 = min(v545, v18);
     const unsigned int v548 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
     const unsigned int v549 = v548 + 1u;
@@ -713,4042 +713,4042 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_d256_bf16(
     const unsigned int v579 = v556 ? v37 : v576;  // kernels/sdpa/flash_tile.hpp:126
     const unsigned int v591 = v566 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v592 = v591 << 6u;
-    const float v594 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:115
+    const float v594 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:116
     iron_frag<float, 2, 16, 8> v596;  // kernels/sdpa/flash_tile.hpp:197
     iron_frag_fill(v596, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v598;
     iron_frag_fill(v598, 0.0f);
-    iron_frag<float, 2, 16, 64> v600;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v600, 0.0f);
-    iron_frag<float, 2, 16, 64> v602;
+    iron_frag<float, 2, 16, 64> v602;  // /usr/include/c++/12/array:99
     iron_frag_fill(v602, 0.0f);
     iron_frag<float, 2, 16, 64> v604;
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v12309 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
-    if (v12309) {
-      const unsigned int v12313 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12314 = v12313 < v37;
-      const unsigned int v12315 = v12314 ? v12313 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12316 = v31 + v12315;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12317 = v12316 * v2;
-      const unsigned int v12318 = v12317 + v28;
-      const unsigned int v12319 = v12318 << 8u;
-      const unsigned int v12320 = v12319 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12323 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12325 = v12323 + v71;
-      const unsigned int v12326 = v12325 + v69;
-      iron_copy_async<16>(shm1 + (v12326 ^ (((v12326 >> 6u) & 7u) << 3u)), k + v12320, v12314);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12327 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12328 = v12327 < v37;
-      const unsigned int v12329 = v12328 ? v12327 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12330 = v31 + v12329;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12331 = v12330 * v2;
-      const unsigned int v12332 = v12331 + v28;
-      const unsigned int v12333 = v12332 << 8u;
-      const unsigned int v12334 = v12333 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12335 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12337 = v12335 + v102;
-      const unsigned int v12338 = v12337 + v100;
-      iron_copy_async<16>(shm1 + (v12338 ^ (((v12338 >> 6u) & 7u) << 3u)), k + v12334, v12328);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12339 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12340 = v12339 < v37;
-      const unsigned int v12341 = v12340 ? v12339 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12342 = v31 + v12341;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12343 = v12342 * v2;
-      const unsigned int v12344 = v12343 + v28;
-      const unsigned int v12345 = v12344 << 8u;
-      const unsigned int v12346 = v12345 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12347 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12349 = v12347 + v133;
-      const unsigned int v12350 = v12349 + v131;
-      iron_copy_async<16>(shm1 + (v12350 ^ (((v12350 >> 6u) & 7u) << 3u)), k + v12346, v12340);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12351 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12352 = v12351 < v37;
-      const unsigned int v12353 = v12352 ? v12351 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12354 = v31 + v12353;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12355 = v12354 * v2;
-      const unsigned int v12356 = v12355 + v28;
-      const unsigned int v12357 = v12356 << 8u;
-      const unsigned int v12358 = v12357 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12359 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12361 = v12359 + v164;
-      const unsigned int v12362 = v12361 + v162;
-      iron_copy_async<16>(shm1 + (v12362 ^ (((v12362 >> 6u) & 7u) << 3u)), k + v12358, v12352);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12363 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12364 = v12363 < v37;
-      const unsigned int v12365 = v12364 ? v12363 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12366 = v31 + v12365;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12367 = v12366 * v2;
-      const unsigned int v12368 = v12367 + v28;
-      const unsigned int v12369 = v12368 << 8u;
-      const unsigned int v12370 = v12369 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12371 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12373 = v12371 + v195;
-      const unsigned int v12374 = v12373 + v193;
-      iron_copy_async<16>(shm1 + (v12374 ^ (((v12374 >> 6u) & 7u) << 3u)), k + v12370, v12364);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12375 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12376 = v12375 < v37;
-      const unsigned int v12377 = v12376 ? v12375 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12378 = v31 + v12377;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12379 = v12378 * v2;
-      const unsigned int v12380 = v12379 + v28;
-      const unsigned int v12381 = v12380 << 8u;
-      const unsigned int v12382 = v12381 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12383 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12385 = v12383 + v226;
-      const unsigned int v12386 = v12385 + v224;
-      iron_copy_async<16>(shm1 + (v12386 ^ (((v12386 >> 6u) & 7u) << 3u)), k + v12382, v12376);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12387 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12388 = v12387 < v37;
-      const unsigned int v12389 = v12388 ? v12387 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12390 = v31 + v12389;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12391 = v12390 * v2;
-      const unsigned int v12392 = v12391 + v28;
-      const unsigned int v12393 = v12392 << 8u;
-      const unsigned int v12394 = v12393 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12395 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12397 = v12395 + v257;
-      const unsigned int v12398 = v12397 + v255;
-      iron_copy_async<16>(shm1 + (v12398 ^ (((v12398 >> 6u) & 7u) << 3u)), k + v12394, v12388);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12399 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12400 = v12399 < v37;
-      const unsigned int v12401 = v12400 ? v12399 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12402 = v31 + v12401;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12403 = v12402 * v2;
-      const unsigned int v12404 = v12403 + v28;
-      const unsigned int v12405 = v12404 << 8u;
-      const unsigned int v12406 = v12405 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12407 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12409 = v12407 + v288;
-      const unsigned int v12410 = v12409 + v286;
-      iron_copy_async<16>(shm1 + (v12410 ^ (((v12410 >> 6u) & 7u) << 3u)), k + v12406, v12400);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v12326 ^ (((v12326 >> 6u) & 7u) << 3u)), v + v12320, v12314);
-      iron_copy_async<16>(shm2 + (v12338 ^ (((v12338 >> 6u) & 7u) << 3u)), v + v12334, v12328);
-      iron_copy_async<16>(shm2 + (v12350 ^ (((v12350 >> 6u) & 7u) << 3u)), v + v12346, v12340);
-      iron_copy_async<16>(shm2 + (v12362 ^ (((v12362 >> 6u) & 7u) << 3u)), v + v12358, v12352);
-      iron_copy_async<16>(shm2 + (v12374 ^ (((v12374 >> 6u) & 7u) << 3u)), v + v12370, v12364);
-      iron_copy_async<16>(shm2 + (v12386 ^ (((v12386 >> 6u) & 7u) << 3u)), v + v12382, v12376);
-      iron_copy_async<16>(shm2 + (v12398 ^ (((v12398 >> 6u) & 7u) << 3u)), v + v12394, v12388);
-      iron_copy_async<16>(shm2 + (v12410 ^ (((v12410 >> 6u) & 7u) << 3u)), v + v12406, v12400);
+    iron_frag<float, 2, 16, 64> v608;
+    iron_frag_fill(v608, 0.0f);
+    const bool v19056 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:294
+    if (v19056) {
+      const unsigned int v19060 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19061 = v19060 < v37;
+      const unsigned int v19062 = v19061 ? v19060 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19063 = v31 + v19062;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19064 = v19063 * v2;
+      const unsigned int v19065 = v19064 + v28;
+      const unsigned int v19066 = v19065 << 8u;
+      const unsigned int v19067 = v19066 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19070 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19072 = v19070 + v71;
+      const unsigned int v19073 = v19072 + v69;
+      iron_copy_async<16>(shm1 + (v19073 ^ (((v19073 >> 6u) & 7u) << 3u)), k + v19067, v19061);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19074 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19075 = v19074 < v37;
+      const unsigned int v19076 = v19075 ? v19074 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19077 = v31 + v19076;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19078 = v19077 * v2;
+      const unsigned int v19079 = v19078 + v28;
+      const unsigned int v19080 = v19079 << 8u;
+      const unsigned int v19081 = v19080 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19082 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19084 = v19082 + v102;
+      const unsigned int v19085 = v19084 + v100;
+      iron_copy_async<16>(shm1 + (v19085 ^ (((v19085 >> 6u) & 7u) << 3u)), k + v19081, v19075);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19086 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19087 = v19086 < v37;
+      const unsigned int v19088 = v19087 ? v19086 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19089 = v31 + v19088;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19090 = v19089 * v2;
+      const unsigned int v19091 = v19090 + v28;
+      const unsigned int v19092 = v19091 << 8u;
+      const unsigned int v19093 = v19092 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19094 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19096 = v19094 + v133;
+      const unsigned int v19097 = v19096 + v131;
+      iron_copy_async<16>(shm1 + (v19097 ^ (((v19097 >> 6u) & 7u) << 3u)), k + v19093, v19087);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19098 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19099 = v19098 < v37;
+      const unsigned int v19100 = v19099 ? v19098 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19101 = v31 + v19100;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19102 = v19101 * v2;
+      const unsigned int v19103 = v19102 + v28;
+      const unsigned int v19104 = v19103 << 8u;
+      const unsigned int v19105 = v19104 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19106 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19108 = v19106 + v164;
+      const unsigned int v19109 = v19108 + v162;
+      iron_copy_async<16>(shm1 + (v19109 ^ (((v19109 >> 6u) & 7u) << 3u)), k + v19105, v19099);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19110 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19111 = v19110 < v37;
+      const unsigned int v19112 = v19111 ? v19110 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19113 = v31 + v19112;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19114 = v19113 * v2;
+      const unsigned int v19115 = v19114 + v28;
+      const unsigned int v19116 = v19115 << 8u;
+      const unsigned int v19117 = v19116 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19118 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19120 = v19118 + v195;
+      const unsigned int v19121 = v19120 + v193;
+      iron_copy_async<16>(shm1 + (v19121 ^ (((v19121 >> 6u) & 7u) << 3u)), k + v19117, v19111);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19122 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19123 = v19122 < v37;
+      const unsigned int v19124 = v19123 ? v19122 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19125 = v31 + v19124;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19126 = v19125 * v2;
+      const unsigned int v19127 = v19126 + v28;
+      const unsigned int v19128 = v19127 << 8u;
+      const unsigned int v19129 = v19128 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19130 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19132 = v19130 + v226;
+      const unsigned int v19133 = v19132 + v224;
+      iron_copy_async<16>(shm1 + (v19133 ^ (((v19133 >> 6u) & 7u) << 3u)), k + v19129, v19123);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19134 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19135 = v19134 < v37;
+      const unsigned int v19136 = v19135 ? v19134 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19137 = v31 + v19136;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19138 = v19137 * v2;
+      const unsigned int v19139 = v19138 + v28;
+      const unsigned int v19140 = v19139 << 8u;
+      const unsigned int v19141 = v19140 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19142 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19144 = v19142 + v257;
+      const unsigned int v19145 = v19144 + v255;
+      iron_copy_async<16>(shm1 + (v19145 ^ (((v19145 >> 6u) & 7u) << 3u)), k + v19141, v19135);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19146 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19147 = v19146 < v37;
+      const unsigned int v19148 = v19147 ? v19146 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19149 = v31 + v19148;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19150 = v19149 * v2;
+      const unsigned int v19151 = v19150 + v28;
+      const unsigned int v19152 = v19151 << 8u;
+      const unsigned int v19153 = v19152 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19154 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19156 = v19154 + v288;
+      const unsigned int v19157 = v19156 + v286;
+      iron_copy_async<16>(shm1 + (v19157 ^ (((v19157 >> 6u) & 7u) << 3u)), k + v19153, v19147);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v19073 ^ (((v19073 >> 6u) & 7u) << 3u)), v + v19067, v19061);
+      iron_copy_async<16>(shm2 + (v19085 ^ (((v19085 >> 6u) & 7u) << 3u)), v + v19081, v19075);
+      iron_copy_async<16>(shm2 + (v19097 ^ (((v19097 >> 6u) & 7u) << 3u)), v + v19093, v19087);
+      iron_copy_async<16>(shm2 + (v19109 ^ (((v19109 >> 6u) & 7u) << 3u)), v + v19105, v19099);
+      iron_copy_async<16>(shm2 + (v19121 ^ (((v19121 >> 6u) & 7u) << 3u)), v + v19117, v19111);
+      iron_copy_async<16>(shm2 + (v19133 ^ (((v19133 >> 6u) & 7u) << 3u)), v + v19129, v19123);
+      iron_copy_async<16>(shm2 + (v19145 ^ (((v19145 >> 6u) & 7u) << 3u)), v + v19141, v19135);
+      iron_copy_async<16>(shm2 + (v19157 ^ (((v19157 >> 6u) & 7u) << 3u)), v + v19153, v19147);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-    const unsigned int v8497 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v8498 = v8497 << 6u;
-    const unsigned int v11405 = v41 & 3u;
-    const unsigned int v11407 = v11405 << 4u;
-    const unsigned int v11409 = v11407 << 6u;
-    const unsigned int v11411 = v8498 + v11409;
-    const unsigned int v11422 = v11411 + 16u;
-    const unsigned int v11431 = v11411 + 32u;
-    const unsigned int v11440 = v11411 + 48u;
-    const unsigned int v8512 = 8192u + v8498;
-    const unsigned int v11456 = v8512 + v11409;
-    const unsigned int v11467 = v11456 + 16u;
-    const unsigned int v11476 = v11456 + 32u;
-    const unsigned int v11485 = v11456 + 48u;
-    const unsigned int v8524 = 16384u + v8498;
-    const unsigned int v11501 = v8524 + v11409;
-    const unsigned int v11512 = v11501 + 16u;
-    const unsigned int v11521 = v11501 + 32u;
-    const unsigned int v11530 = v11501 + 48u;
-    const unsigned int v8536 = 24576u + v8498;
-    const unsigned int v11546 = v8536 + v11409;
-    const unsigned int v11557 = v11546 + 16u;
-    const unsigned int v11566 = v11546 + 32u;
-    const unsigned int v11575 = v11546 + 48u;
-    const bool v8540 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v10694 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v10695 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10704 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10705 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10714 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10715 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10724 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10725 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10734 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10735 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10744 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10745 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10754 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10755 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10764 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10765 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10774 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10775 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10784 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10785 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10794 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10795 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10804 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10805 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10814 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10815 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10824 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10825 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10834 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10835 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10844 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10845 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10854 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10855 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10864 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10865 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10874 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10875 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10884 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10885 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10894 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10895 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10904 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10905 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10914 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10915 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10924 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10925 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10934 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10935 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10944 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10945 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10954 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10955 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10964 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10965 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10974 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10975 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10984 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10985 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10994 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10995 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11004 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11005 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11014 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11015 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11024 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11025 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11034 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11035 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11044 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11045 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11054 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11055 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11064 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11065 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11074 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11075 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11084 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11085 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11094 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11095 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11104 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11105 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11114 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11115 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11124 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11125 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11134 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11135 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11144 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11145 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11154 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11155 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11164 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11165 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11174 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11175 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11184 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11185 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11194 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11195 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11204 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11205 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11214 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11215 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11224 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11225 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11234 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11235 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11244 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11245 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11254 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11255 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11264 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11265 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11274 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11275 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11284 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11285 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11294 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11295 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11304 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11305 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11314 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11315 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11324 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11325 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11342 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
+    const unsigned int v15245 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:146
+    const unsigned int v15246 = v15245 << 6u;
+    const unsigned int v18152 = v41 & 3u;
+    const unsigned int v18154 = v18152 << 4u;
+    const unsigned int v18156 = v18154 << 6u;
+    const unsigned int v18158 = v15246 + v18156;
+    const unsigned int v18169 = v18158 + 16u;
+    const unsigned int v18178 = v18158 + 32u;
+    const unsigned int v18187 = v18158 + 48u;
+    const unsigned int v15260 = 8192u + v15246;
+    const unsigned int v18203 = v15260 + v18156;
+    const unsigned int v18214 = v18203 + 16u;
+    const unsigned int v18223 = v18203 + 32u;
+    const unsigned int v18232 = v18203 + 48u;
+    const unsigned int v15272 = 16384u + v15246;
+    const unsigned int v18248 = v15272 + v18156;
+    const unsigned int v18259 = v18248 + 16u;
+    const unsigned int v18268 = v18248 + 32u;
+    const unsigned int v18277 = v18248 + 48u;
+    const unsigned int v15284 = 24576u + v15246;
+    const unsigned int v18293 = v15284 + v18156;
+    const unsigned int v18304 = v18293 + 16u;
+    const unsigned int v18313 = v18293 + 32u;
+    const unsigned int v18322 = v18293 + 48u;
+    const bool v15288 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v17442 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v17443 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17452 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17453 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17462 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17463 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17472 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17473 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17482 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17483 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17492 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17493 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17502 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17503 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17512 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17513 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
+    const unsigned int v17522 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
+    const unsigned int v17523 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
+    const unsigned int v17532 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
+    const unsigned int v17533 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
+    const unsigned int v17542 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
+    const unsigned int v17543 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
+    const unsigned int v17552 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
+    const unsigned int v17553 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
+    const unsigned int v17562 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
+    const unsigned int v17563 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
+    const unsigned int v17572 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
+    const unsigned int v17573 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
+    const unsigned int v17582 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
+    const unsigned int v17583 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
+    const unsigned int v17592 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
+    const unsigned int v17593 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
+    const unsigned int v17602 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
+    const unsigned int v17603 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17612 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17613 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17622 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17623 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17632 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17633 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17642 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17643 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17652 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17653 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17662 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17663 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17672 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17673 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
+    const unsigned int v17682 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
+    const unsigned int v17683 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
+    const unsigned int v17692 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
+    const unsigned int v17693 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
+    const unsigned int v17702 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
+    const unsigned int v17703 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
+    const unsigned int v17712 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
+    const unsigned int v17713 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
+    const unsigned int v17722 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
+    const unsigned int v17723 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
+    const unsigned int v17732 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
+    const unsigned int v17733 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
+    const unsigned int v17742 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
+    const unsigned int v17743 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
+    const unsigned int v17752 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
+    const unsigned int v17753 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
+    const unsigned int v17762 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
+    const unsigned int v17763 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17772 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17773 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17782 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17783 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17792 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17793 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17802 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17803 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17812 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17813 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17822 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17823 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17832 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17833 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
+    const unsigned int v17842 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
+    const unsigned int v17843 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
+    const unsigned int v17852 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
+    const unsigned int v17853 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
+    const unsigned int v17862 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
+    const unsigned int v17863 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
+    const unsigned int v17872 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
+    const unsigned int v17873 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
+    const unsigned int v17882 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
+    const unsigned int v17883 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
+    const unsigned int v17892 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
+    const unsigned int v17893 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
+    const unsigned int v17902 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
+    const unsigned int v17903 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
+    const unsigned int v17912 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
+    const unsigned int v17913 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
+    const unsigned int v17922 = static_cast<unsigned int>(v608.col(0, iron_linear_thread() & 31u));
+    const unsigned int v17923 = static_cast<unsigned int>(v608.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17932 = static_cast<unsigned int>(v608.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17933 = static_cast<unsigned int>(v608.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17942 = static_cast<unsigned int>(v608.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17943 = static_cast<unsigned int>(v608.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17952 = static_cast<unsigned int>(v608.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17953 = static_cast<unsigned int>(v608.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17962 = static_cast<unsigned int>(v608.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17963 = static_cast<unsigned int>(v608.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17972 = static_cast<unsigned int>(v608.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17973 = static_cast<unsigned int>(v608.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17982 = static_cast<unsigned int>(v608.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17983 = static_cast<unsigned int>(v608.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17992 = static_cast<unsigned int>(v608.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17993 = static_cast<unsigned int>(v608.row(14, iron_linear_thread() & 31u));
+    const unsigned int v18002 = static_cast<unsigned int>(v608.col(16, iron_linear_thread() & 31u));
+    const unsigned int v18003 = static_cast<unsigned int>(v608.row(16, iron_linear_thread() & 31u));
+    const unsigned int v18012 = static_cast<unsigned int>(v608.col(18, iron_linear_thread() & 31u));
+    const unsigned int v18013 = static_cast<unsigned int>(v608.row(18, iron_linear_thread() & 31u));
+    const unsigned int v18022 = static_cast<unsigned int>(v608.col(20, iron_linear_thread() & 31u));
+    const unsigned int v18023 = static_cast<unsigned int>(v608.row(20, iron_linear_thread() & 31u));
+    const unsigned int v18032 = static_cast<unsigned int>(v608.col(22, iron_linear_thread() & 31u));
+    const unsigned int v18033 = static_cast<unsigned int>(v608.row(22, iron_linear_thread() & 31u));
+    const unsigned int v18042 = static_cast<unsigned int>(v608.col(24, iron_linear_thread() & 31u));
+    const unsigned int v18043 = static_cast<unsigned int>(v608.row(24, iron_linear_thread() & 31u));
+    const unsigned int v18052 = static_cast<unsigned int>(v608.col(26, iron_linear_thread() & 31u));
+    const unsigned int v18053 = static_cast<unsigned int>(v608.row(26, iron_linear_thread() & 31u));
+    const unsigned int v18062 = static_cast<unsigned int>(v608.col(28, iron_linear_thread() & 31u));
+    const unsigned int v18063 = static_cast<unsigned int>(v608.row(28, iron_linear_thread() & 31u));
+    const unsigned int v18072 = static_cast<unsigned int>(v608.col(30, iron_linear_thread() & 31u));
+    const unsigned int v18073 = static_cast<unsigned int>(v608.row(30, iron_linear_thread() & 31u));
+    const unsigned int v18089 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:182
 
-    for (unsigned int v7975 = v592; v7975 < v579; v7975 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v7976 = v7975 - v592;
-      const unsigned int v7977 = v7976 >> 6u;
-      const unsigned int v7979 = v7977 & 1u;
+    for (unsigned int v14723 = v592; v14723 < v579; v14723 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:294
+      const unsigned int v14724 = v14723 - v592;
+      const unsigned int v14725 = v14724 >> 6u;
+      const unsigned int v14727 = v14725 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v7982 = v7975 + 64u;
-      const unsigned int v7984 = v7977 + 1u;
-      const unsigned int v7985 = v7984 & 1u;
-      const bool v7986 = v7982 < v579;
-      if (v7986) {
-        const unsigned int v7988 = v7985 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-        const unsigned int v7998 = v7982 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v7999 = v7998 < v37;
-        const unsigned int v8002 = v7999 ? v7998 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8004 = v31 + v8002;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8005 = v8004 * v2;
-        const unsigned int v8006 = v8005 + v28;
-        const unsigned int v8007 = v8006 << 8u;
-        const unsigned int v8008 = v8007 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8016 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8017 = v7988 + v8016;
-        const unsigned int v8018 = v8017 + v71;
-        const unsigned int v8019 = v8018 + v69;
-        iron_copy_async<16>(shm1 + (v8019 ^ (((v8019 >> 6u) & 7u) << 3u)), k + v8008, v7999);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8029 = v7982 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8030 = v8029 < v37;
-        const unsigned int v8033 = v8030 ? v8029 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8035 = v31 + v8033;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8036 = v8035 * v2;
-        const unsigned int v8037 = v8036 + v28;
-        const unsigned int v8038 = v8037 << 8u;
-        const unsigned int v8039 = v8038 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8047 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8048 = v7988 + v8047;
-        const unsigned int v8049 = v8048 + v102;
-        const unsigned int v8050 = v8049 + v100;
-        iron_copy_async<16>(shm1 + (v8050 ^ (((v8050 >> 6u) & 7u) << 3u)), k + v8039, v8030);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8060 = v7982 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8061 = v8060 < v37;
-        const unsigned int v8064 = v8061 ? v8060 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8066 = v31 + v8064;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8067 = v8066 * v2;
-        const unsigned int v8068 = v8067 + v28;
-        const unsigned int v8069 = v8068 << 8u;
-        const unsigned int v8070 = v8069 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8078 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8079 = v7988 + v8078;
-        const unsigned int v8080 = v8079 + v133;
-        const unsigned int v8081 = v8080 + v131;
-        iron_copy_async<16>(shm1 + (v8081 ^ (((v8081 >> 6u) & 7u) << 3u)), k + v8070, v8061);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8091 = v7982 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8092 = v8091 < v37;
-        const unsigned int v8095 = v8092 ? v8091 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8097 = v31 + v8095;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8098 = v8097 * v2;
-        const unsigned int v8099 = v8098 + v28;
-        const unsigned int v8100 = v8099 << 8u;
-        const unsigned int v8101 = v8100 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8109 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8110 = v7988 + v8109;
-        const unsigned int v8111 = v8110 + v164;
-        const unsigned int v8112 = v8111 + v162;
-        iron_copy_async<16>(shm1 + (v8112 ^ (((v8112 >> 6u) & 7u) << 3u)), k + v8101, v8092);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8122 = v7982 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8123 = v8122 < v37;
-        const unsigned int v8126 = v8123 ? v8122 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8128 = v31 + v8126;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8129 = v8128 * v2;
-        const unsigned int v8130 = v8129 + v28;
-        const unsigned int v8131 = v8130 << 8u;
-        const unsigned int v8132 = v8131 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8140 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8141 = v7988 + v8140;
-        const unsigned int v8142 = v8141 + v195;
-        const unsigned int v8143 = v8142 + v193;
-        iron_copy_async<16>(shm1 + (v8143 ^ (((v8143 >> 6u) & 7u) << 3u)), k + v8132, v8123);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8153 = v7982 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8154 = v8153 < v37;
-        const unsigned int v8157 = v8154 ? v8153 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8159 = v31 + v8157;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8160 = v8159 * v2;
-        const unsigned int v8161 = v8160 + v28;
-        const unsigned int v8162 = v8161 << 8u;
-        const unsigned int v8163 = v8162 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8171 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8172 = v7988 + v8171;
-        const unsigned int v8173 = v8172 + v226;
-        const unsigned int v8174 = v8173 + v224;
-        iron_copy_async<16>(shm1 + (v8174 ^ (((v8174 >> 6u) & 7u) << 3u)), k + v8163, v8154);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8184 = v7982 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8185 = v8184 < v37;
-        const unsigned int v8188 = v8185 ? v8184 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8190 = v31 + v8188;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8191 = v8190 * v2;
-        const unsigned int v8192 = v8191 + v28;
-        const unsigned int v8193 = v8192 << 8u;
-        const unsigned int v8194 = v8193 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8202 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8203 = v7988 + v8202;
-        const unsigned int v8204 = v8203 + v257;
-        const unsigned int v8205 = v8204 + v255;
-        iron_copy_async<16>(shm1 + (v8205 ^ (((v8205 >> 6u) & 7u) << 3u)), k + v8194, v8185);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8215 = v7982 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8216 = v8215 < v37;
-        const unsigned int v8219 = v8216 ? v8215 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8221 = v31 + v8219;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8222 = v8221 * v2;
-        const unsigned int v8223 = v8222 + v28;
-        const unsigned int v8224 = v8223 << 8u;
-        const unsigned int v8225 = v8224 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8233 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8234 = v7988 + v8233;
-        const unsigned int v8235 = v8234 + v288;
-        const unsigned int v8236 = v8235 + v286;
-        iron_copy_async<16>(shm1 + (v8236 ^ (((v8236 >> 6u) & 7u) << 3u)), k + v8225, v8216);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v8019 ^ (((v8019 >> 6u) & 7u) << 3u)), v + v8008, v7999);
-        iron_copy_async<16>(shm2 + (v8050 ^ (((v8050 >> 6u) & 7u) << 3u)), v + v8039, v8030);
-        iron_copy_async<16>(shm2 + (v8081 ^ (((v8081 >> 6u) & 7u) << 3u)), v + v8070, v8061);
-        iron_copy_async<16>(shm2 + (v8112 ^ (((v8112 >> 6u) & 7u) << 3u)), v + v8101, v8092);
-        iron_copy_async<16>(shm2 + (v8143 ^ (((v8143 >> 6u) & 7u) << 3u)), v + v8132, v8123);
-        iron_copy_async<16>(shm2 + (v8174 ^ (((v8174 >> 6u) & 7u) << 3u)), v + v8163, v8154);
-        iron_copy_async<16>(shm2 + (v8205 ^ (((v8205 >> 6u) & 7u) << 3u)), v + v8194, v8185);
-        iron_copy_async<16>(shm2 + (v8236 ^ (((v8236 >> 6u) & 7u) << 3u)), v + v8225, v8216);
+      const unsigned int v14730 = v14723 + 64u;
+      const unsigned int v14732 = v14725 + 1u;
+      const unsigned int v14733 = v14732 & 1u;
+      const bool v14734 = v14730 < v579;
+      if (v14734) {
+        const unsigned int v14736 = v14733 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+        const unsigned int v14746 = v14730 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14747 = v14746 < v37;
+        const unsigned int v14750 = v14747 ? v14746 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14752 = v31 + v14750;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14753 = v14752 * v2;
+        const unsigned int v14754 = v14753 + v28;
+        const unsigned int v14755 = v14754 << 8u;
+        const unsigned int v14756 = v14755 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14764 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14765 = v14736 + v14764;
+        const unsigned int v14766 = v14765 + v71;
+        const unsigned int v14767 = v14766 + v69;
+        iron_copy_async<16>(shm1 + (v14767 ^ (((v14767 >> 6u) & 7u) << 3u)), k + v14756, v14747);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14777 = v14730 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14778 = v14777 < v37;
+        const unsigned int v14781 = v14778 ? v14777 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14783 = v31 + v14781;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14784 = v14783 * v2;
+        const unsigned int v14785 = v14784 + v28;
+        const unsigned int v14786 = v14785 << 8u;
+        const unsigned int v14787 = v14786 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14795 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14796 = v14736 + v14795;
+        const unsigned int v14797 = v14796 + v102;
+        const unsigned int v14798 = v14797 + v100;
+        iron_copy_async<16>(shm1 + (v14798 ^ (((v14798 >> 6u) & 7u) << 3u)), k + v14787, v14778);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14808 = v14730 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14809 = v14808 < v37;
+        const unsigned int v14812 = v14809 ? v14808 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14814 = v31 + v14812;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14815 = v14814 * v2;
+        const unsigned int v14816 = v14815 + v28;
+        const unsigned int v14817 = v14816 << 8u;
+        const unsigned int v14818 = v14817 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14826 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14827 = v14736 + v14826;
+        const unsigned int v14828 = v14827 + v133;
+        const unsigned int v14829 = v14828 + v131;
+        iron_copy_async<16>(shm1 + (v14829 ^ (((v14829 >> 6u) & 7u) << 3u)), k + v14818, v14809);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14839 = v14730 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14840 = v14839 < v37;
+        const unsigned int v14843 = v14840 ? v14839 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14845 = v31 + v14843;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14846 = v14845 * v2;
+        const unsigned int v14847 = v14846 + v28;
+        const unsigned int v14848 = v14847 << 8u;
+        const unsigned int v14849 = v14848 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14857 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14858 = v14736 + v14857;
+        const unsigned int v14859 = v14858 + v164;
+        const unsigned int v14860 = v14859 + v162;
+        iron_copy_async<16>(shm1 + (v14860 ^ (((v14860 >> 6u) & 7u) << 3u)), k + v14849, v14840);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14870 = v14730 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14871 = v14870 < v37;
+        const unsigned int v14874 = v14871 ? v14870 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14876 = v31 + v14874;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14877 = v14876 * v2;
+        const unsigned int v14878 = v14877 + v28;
+        const unsigned int v14879 = v14878 << 8u;
+        const unsigned int v14880 = v14879 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14888 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14889 = v14736 + v14888;
+        const unsigned int v14890 = v14889 + v195;
+        const unsigned int v14891 = v14890 + v193;
+        iron_copy_async<16>(shm1 + (v14891 ^ (((v14891 >> 6u) & 7u) << 3u)), k + v14880, v14871);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14901 = v14730 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14902 = v14901 < v37;
+        const unsigned int v14905 = v14902 ? v14901 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14907 = v31 + v14905;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14908 = v14907 * v2;
+        const unsigned int v14909 = v14908 + v28;
+        const unsigned int v14910 = v14909 << 8u;
+        const unsigned int v14911 = v14910 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14919 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14920 = v14736 + v14919;
+        const unsigned int v14921 = v14920 + v226;
+        const unsigned int v14922 = v14921 + v224;
+        iron_copy_async<16>(shm1 + (v14922 ^ (((v14922 >> 6u) & 7u) << 3u)), k + v14911, v14902);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14932 = v14730 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14933 = v14932 < v37;
+        const unsigned int v14936 = v14933 ? v14932 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14938 = v31 + v14936;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14939 = v14938 * v2;
+        const unsigned int v14940 = v14939 + v28;
+        const unsigned int v14941 = v14940 << 8u;
+        const unsigned int v14942 = v14941 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14950 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14951 = v14736 + v14950;
+        const unsigned int v14952 = v14951 + v257;
+        const unsigned int v14953 = v14952 + v255;
+        iron_copy_async<16>(shm1 + (v14953 ^ (((v14953 >> 6u) & 7u) << 3u)), k + v14942, v14933);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14963 = v14730 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14964 = v14963 < v37;
+        const unsigned int v14967 = v14964 ? v14963 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14969 = v31 + v14967;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14970 = v14969 * v2;
+        const unsigned int v14971 = v14970 + v28;
+        const unsigned int v14972 = v14971 << 8u;
+        const unsigned int v14973 = v14972 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14981 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14982 = v14736 + v14981;
+        const unsigned int v14983 = v14982 + v288;
+        const unsigned int v14984 = v14983 + v286;
+        iron_copy_async<16>(shm1 + (v14984 ^ (((v14984 >> 6u) & 7u) << 3u)), k + v14973, v14964);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v14767 ^ (((v14767 >> 6u) & 7u) << 3u)), v + v14756, v14747);
+        iron_copy_async<16>(shm2 + (v14798 ^ (((v14798 >> 6u) & 7u) << 3u)), v + v14787, v14778);
+        iron_copy_async<16>(shm2 + (v14829 ^ (((v14829 >> 6u) & 7u) << 3u)), v + v14818, v14809);
+        iron_copy_async<16>(shm2 + (v14860 ^ (((v14860 >> 6u) & 7u) << 3u)), v + v14849, v14840);
+        iron_copy_async<16>(shm2 + (v14891 ^ (((v14891 >> 6u) & 7u) << 3u)), v + v14880, v14871);
+        iron_copy_async<16>(shm2 + (v14922 ^ (((v14922 >> 6u) & 7u) << 3u)), v + v14911, v14902);
+        iron_copy_async<16>(shm2 + (v14953 ^ (((v14953 >> 6u) & 7u) << 3u)), v + v14942, v14933);
+        iron_copy_async<16>(shm2 + (v14984 ^ (((v14984 >> 6u) & 7u) << 3u)), v + v14973, v14964);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 64> v8488;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v8488, 0.0f);
-      const unsigned int v8492 = v7979 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11418;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11418, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11418, shm0, v11411, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11420;
-      iron_frag_fill(v11420, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11420, shm1, v8492, 64u);
-      iron_frag_mma_sync(v8488, v11418, v11420);
-      const unsigned int v11425 = v8492 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11427;
-      iron_frag_fill(v11427, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11427, shm0, v11422, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11429;
-      iron_frag_fill(v11429, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11429, shm1, v11425, 64u);
-      iron_frag_mma_sync(v8488, v11427, v11429);
-      const unsigned int v11434 = v8492 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11436;
-      iron_frag_fill(v11436, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11436, shm0, v11431, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11438;
-      iron_frag_fill(v11438, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11438, shm1, v11434, 64u);
-      iron_frag_mma_sync(v8488, v11436, v11438);
-      const unsigned int v11443 = v8492 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11445;
-      iron_frag_fill(v11445, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11445, shm0, v11440, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11447;
-      iron_frag_fill(v11447, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11447, shm1, v11443, 64u);
-      iron_frag_mma_sync(v8488, v11445, v11447);
-      const unsigned int v8505 = v8492 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11463;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11463, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11463, shm0, v11456, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11465;
-      iron_frag_fill(v11465, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11465, shm1, v8505, 64u);
-      iron_frag_mma_sync(v8488, v11463, v11465);
-      const unsigned int v11470 = v8505 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11472;
-      iron_frag_fill(v11472, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11472, shm0, v11467, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11474;
-      iron_frag_fill(v11474, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11474, shm1, v11470, 64u);
-      iron_frag_mma_sync(v8488, v11472, v11474);
-      const unsigned int v11479 = v8505 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11481;
-      iron_frag_fill(v11481, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11481, shm0, v11476, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11483;
-      iron_frag_fill(v11483, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11483, shm1, v11479, 64u);
-      iron_frag_mma_sync(v8488, v11481, v11483);
-      const unsigned int v11488 = v8505 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11490;
-      iron_frag_fill(v11490, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11490, shm0, v11485, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11492;
-      iron_frag_fill(v11492, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11492, shm1, v11488, 64u);
-      iron_frag_mma_sync(v8488, v11490, v11492);
-      const unsigned int v8517 = v8492 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11508;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11508, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11508, shm0, v11501, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11510;
-      iron_frag_fill(v11510, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11510, shm1, v8517, 64u);
-      iron_frag_mma_sync(v8488, v11508, v11510);
-      const unsigned int v11515 = v8517 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11517;
-      iron_frag_fill(v11517, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11517, shm0, v11512, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11519;
-      iron_frag_fill(v11519, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11519, shm1, v11515, 64u);
-      iron_frag_mma_sync(v8488, v11517, v11519);
-      const unsigned int v11524 = v8517 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11526;
-      iron_frag_fill(v11526, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11526, shm0, v11521, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11528;
-      iron_frag_fill(v11528, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11528, shm1, v11524, 64u);
-      iron_frag_mma_sync(v8488, v11526, v11528);
-      const unsigned int v11533 = v8517 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11535;
-      iron_frag_fill(v11535, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11535, shm0, v11530, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11537;
-      iron_frag_fill(v11537, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11537, shm1, v11533, 64u);
-      iron_frag_mma_sync(v8488, v11535, v11537);
-      const unsigned int v8529 = v8492 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11553;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11553, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11553, shm0, v11546, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11555;
-      iron_frag_fill(v11555, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11555, shm1, v8529, 64u);
-      iron_frag_mma_sync(v8488, v11553, v11555);
-      const unsigned int v11560 = v8529 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11562;
-      iron_frag_fill(v11562, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11562, shm0, v11557, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11564;
-      iron_frag_fill(v11564, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11564, shm1, v11560, 64u);
-      iron_frag_mma_sync(v8488, v11562, v11564);
-      const unsigned int v11569 = v8529 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11571;
-      iron_frag_fill(v11571, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11571, shm0, v11566, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11573;
-      iron_frag_fill(v11573, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11573, shm1, v11569, 64u);
-      iron_frag_mma_sync(v8488, v11571, v11573);
-      const unsigned int v11578 = v8529 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11580;
-      iron_frag_fill(v11580, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11580, shm0, v11575, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11582;
-      iron_frag_fill(v11582, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11582, shm1, v11578, 64u);
-      iron_frag_mma_sync(v8488, v11580, v11582);
-      iron_frag<float, 2, 16, 8> v8538;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v8538, 0.0f);
-      if (v8540) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v8543 = v7982 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v8551 = v7982 + v18;
-        const bool v8552 = v8551 <= v549;
-        const bool v8553 = v556 || v8552;
-        const bool v8554 = v8543 && v8553;
-        const bool v8556 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v8557 = v7975 + v7;
-        const unsigned int v8558 = v8557 + v18;
-        const unsigned int v8559 = v546 + v37;
-        const bool v8560 = v8559 <= v8558;
-        const bool v8561 = v8556 || v8560;
-        const bool v8562 = v8554 && v8561;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v8563 = !v8562;  // kernels/sdpa/flash_tile.hpp:190
-        if (v8563) {
-          iron_frag<float, 2, 16, 8> v8565;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v8565, 0.0f);
-          iron_frag<float, 2, 16, 8> v8567;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v8567, 0.0f);
-          const unsigned int v8569 = static_cast<unsigned int>(v8565.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8571 = v46 + v8569;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8573 = v8571 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8574 = v8573 + 1u;
-          const unsigned int v8576 = v8574 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8585 = v8576 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8589 = v8574 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8590 = v562 && v8589;
-          const unsigned int v8591 = v8590 ? v8585 : v47;
-          const unsigned int v8594 = v8591 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8595 = min(v8594, 64u);
-          const bool v8596 = v8591 > v7975;
-          const unsigned int v8597 = v8596 ? v8595 : v47;
-          const float v8598 = __uint_as_float(v8597);
-          v8565.x[0] = v8598;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8600 = static_cast<unsigned int>(v8565.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8602 = v46 + v8600;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8604 = v8602 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8605 = v8604 + 1u;
-          const unsigned int v8607 = v8605 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8616 = v8607 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8620 = v8605 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8621 = v562 && v8620;
-          const unsigned int v8622 = v8621 ? v8616 : v47;
-          const unsigned int v8625 = v8622 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8626 = min(v8625, 64u);
-          const bool v8627 = v8622 > v7975;
-          const unsigned int v8628 = v8627 ? v8626 : v47;
-          const float v8629 = __uint_as_float(v8628);
-          v8565.x[1] = v8629;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8631 = static_cast<unsigned int>(v8565.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8633 = v46 + v8631;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8635 = v8633 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8636 = v8635 + 1u;
-          const unsigned int v8638 = v8636 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8647 = v8638 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8651 = v8636 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8652 = v562 && v8651;
-          const unsigned int v8653 = v8652 ? v8647 : v47;
-          const unsigned int v8656 = v8653 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8657 = min(v8656, 64u);
-          const bool v8658 = v8653 > v7975;
-          const unsigned int v8659 = v8658 ? v8657 : v47;
-          const float v8660 = __uint_as_float(v8659);
-          v8565.x[2] = v8660;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8662 = static_cast<unsigned int>(v8565.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8664 = v46 + v8662;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8666 = v8664 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8667 = v8666 + 1u;
-          const unsigned int v8669 = v8667 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8678 = v8669 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8682 = v8667 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8683 = v562 && v8682;
-          const unsigned int v8684 = v8683 ? v8678 : v47;
-          const unsigned int v8687 = v8684 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8688 = min(v8687, 64u);
-          const bool v8689 = v8684 > v7975;
-          const unsigned int v8690 = v8689 ? v8688 : v47;
-          const float v8691 = __uint_as_float(v8690);
-          v8565.x[3] = v8691;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8693 = static_cast<unsigned int>(v8567.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8695 = v46 + v8693;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8697 = v8695 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8698 = v8697 + 1u;
-          const unsigned int v8700 = v8698 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8701 = min(v37, v8700);
-          const bool v8702 = v8698 > v18;
-          const unsigned int v8703 = v8702 ? v8701 : v47;
-          const unsigned int v8706 = v556 ? v37 : v8703;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8718 = v8706 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8719 = min(v8718, 64u);
-          const bool v8720 = v8706 > v7975;
-          const unsigned int v8721 = v8720 ? v8719 : v47;
-          const float v8722 = __uint_as_float(v8721);
-          v8567.x[0] = v8722;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8724 = static_cast<unsigned int>(v8567.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8726 = v46 + v8724;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8728 = v8726 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8729 = v8728 + 1u;
-          const unsigned int v8731 = v8729 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8732 = min(v37, v8731);
-          const bool v8733 = v8729 > v18;
-          const unsigned int v8734 = v8733 ? v8732 : v47;
-          const unsigned int v8737 = v556 ? v37 : v8734;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8749 = v8737 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8750 = min(v8749, 64u);
-          const bool v8751 = v8737 > v7975;
-          const unsigned int v8752 = v8751 ? v8750 : v47;
-          const float v8753 = __uint_as_float(v8752);
-          v8567.x[1] = v8753;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8755 = static_cast<unsigned int>(v8567.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8757 = v46 + v8755;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8759 = v8757 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8760 = v8759 + 1u;
-          const unsigned int v8762 = v8760 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8763 = min(v37, v8762);
-          const bool v8764 = v8760 > v18;
-          const unsigned int v8765 = v8764 ? v8763 : v47;
-          const unsigned int v8768 = v556 ? v37 : v8765;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8780 = v8768 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8781 = min(v8780, 64u);
-          const bool v8782 = v8768 > v7975;
-          const unsigned int v8783 = v8782 ? v8781 : v47;
-          const float v8784 = __uint_as_float(v8783);
-          v8567.x[2] = v8784;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8786 = static_cast<unsigned int>(v8567.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8788 = v46 + v8786;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8790 = v8788 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8791 = v8790 + 1u;
-          const unsigned int v8793 = v8791 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8794 = min(v37, v8793);
-          const bool v8795 = v8791 > v18;
-          const unsigned int v8796 = v8795 ? v8794 : v47;
-          const unsigned int v8799 = v556 ? v37 : v8796;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8811 = v8799 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8812 = min(v8811, 64u);
-          const bool v8813 = v8799 > v7975;
-          const unsigned int v8814 = v8813 ? v8812 : v47;
-          const float v8815 = __uint_as_float(v8814);
-          v8567.x[3] = v8815;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8816 = static_cast<unsigned int>(v8488.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v8818 = v8488.x[0];
-          const float v8819 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8820 = __float_as_uint(v8819);
-          const bool v8821 = v8816 >= v8820;
-          const float v8822 = v8567.x[0];
-          const unsigned int v8823 = __float_as_uint(v8822);
-          const bool v8824 = v8816 < v8823;
-          const bool v8825 = v8821 && v8824;
-          const float v8827 = v8825 ? v8818 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[0] = v8827;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8828 = static_cast<unsigned int>(v8488.col(1, iron_linear_thread() & 31u));
-          const float v8830 = v8488.x[1];
-          const float v8831 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8832 = __float_as_uint(v8831);
-          const bool v8833 = v8828 >= v8832;
-          const float v8834 = v8567.x[0];
-          const unsigned int v8835 = __float_as_uint(v8834);
-          const bool v8836 = v8828 < v8835;
-          const bool v8837 = v8833 && v8836;
-          const float v8839 = v8837 ? v8830 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[1] = v8839;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8840 = static_cast<unsigned int>(v8488.col(2, iron_linear_thread() & 31u));
-          const float v8842 = v8488.x[2];
-          const float v8843 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8844 = __float_as_uint(v8843);
-          const bool v8845 = v8840 >= v8844;
-          const float v8846 = v8567.x[2];
-          const unsigned int v8847 = __float_as_uint(v8846);
-          const bool v8848 = v8840 < v8847;
-          const bool v8849 = v8845 && v8848;
-          const float v8851 = v8849 ? v8842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[2] = v8851;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8852 = static_cast<unsigned int>(v8488.col(3, iron_linear_thread() & 31u));
-          const float v8854 = v8488.x[3];
-          const float v8855 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8856 = __float_as_uint(v8855);
-          const bool v8857 = v8852 >= v8856;
-          const float v8858 = v8567.x[2];
-          const unsigned int v8859 = __float_as_uint(v8858);
-          const bool v8860 = v8852 < v8859;
-          const bool v8861 = v8857 && v8860;
-          const float v8863 = v8861 ? v8854 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[3] = v8863;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8864 = static_cast<unsigned int>(v8488.col(4, iron_linear_thread() & 31u));
-          const float v8866 = v8488.x[4];
-          const float v8867 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8868 = __float_as_uint(v8867);
-          const bool v8869 = v8864 >= v8868;
-          const float v8870 = v8567.x[0];
-          const unsigned int v8871 = __float_as_uint(v8870);
-          const bool v8872 = v8864 < v8871;
-          const bool v8873 = v8869 && v8872;
-          const float v8875 = v8873 ? v8866 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[4] = v8875;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8876 = static_cast<unsigned int>(v8488.col(5, iron_linear_thread() & 31u));
-          const float v8878 = v8488.x[5];
-          const float v8879 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8880 = __float_as_uint(v8879);
-          const bool v8881 = v8876 >= v8880;
-          const float v8882 = v8567.x[0];
-          const unsigned int v8883 = __float_as_uint(v8882);
-          const bool v8884 = v8876 < v8883;
-          const bool v8885 = v8881 && v8884;
-          const float v8887 = v8885 ? v8878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[5] = v8887;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8888 = static_cast<unsigned int>(v8488.col(6, iron_linear_thread() & 31u));
-          const float v8890 = v8488.x[6];
-          const float v8891 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8892 = __float_as_uint(v8891);
-          const bool v8893 = v8888 >= v8892;
-          const float v8894 = v8567.x[2];
-          const unsigned int v8895 = __float_as_uint(v8894);
-          const bool v8896 = v8888 < v8895;
-          const bool v8897 = v8893 && v8896;
-          const float v8899 = v8897 ? v8890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[6] = v8899;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8900 = static_cast<unsigned int>(v8488.col(7, iron_linear_thread() & 31u));
-          const float v8902 = v8488.x[7];
-          const float v8903 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8904 = __float_as_uint(v8903);
-          const bool v8905 = v8900 >= v8904;
-          const float v8906 = v8567.x[2];
-          const unsigned int v8907 = __float_as_uint(v8906);
-          const bool v8908 = v8900 < v8907;
-          const bool v8909 = v8905 && v8908;
-          const float v8911 = v8909 ? v8902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[7] = v8911;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8912 = static_cast<unsigned int>(v8488.col(8, iron_linear_thread() & 31u));
-          const float v8914 = v8488.x[8];
-          const float v8915 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8916 = __float_as_uint(v8915);
-          const bool v8917 = v8912 >= v8916;
-          const float v8918 = v8567.x[0];
-          const unsigned int v8919 = __float_as_uint(v8918);
-          const bool v8920 = v8912 < v8919;
-          const bool v8921 = v8917 && v8920;
-          const float v8923 = v8921 ? v8914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[8] = v8923;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8924 = static_cast<unsigned int>(v8488.col(9, iron_linear_thread() & 31u));
-          const float v8926 = v8488.x[9];
-          const float v8927 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8928 = __float_as_uint(v8927);
-          const bool v8929 = v8924 >= v8928;
-          const float v8930 = v8567.x[0];
-          const unsigned int v8931 = __float_as_uint(v8930);
-          const bool v8932 = v8924 < v8931;
-          const bool v8933 = v8929 && v8932;
-          const float v8935 = v8933 ? v8926 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[9] = v8935;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8936 = static_cast<unsigned int>(v8488.col(10, iron_linear_thread() & 31u));
-          const float v8938 = v8488.x[10];
-          const float v8939 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8940 = __float_as_uint(v8939);
-          const bool v8941 = v8936 >= v8940;
-          const float v8942 = v8567.x[2];
-          const unsigned int v8943 = __float_as_uint(v8942);
-          const bool v8944 = v8936 < v8943;
-          const bool v8945 = v8941 && v8944;
-          const float v8947 = v8945 ? v8938 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[10] = v8947;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8948 = static_cast<unsigned int>(v8488.col(11, iron_linear_thread() & 31u));
-          const float v8950 = v8488.x[11];
-          const float v8951 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8952 = __float_as_uint(v8951);
-          const bool v8953 = v8948 >= v8952;
-          const float v8954 = v8567.x[2];
-          const unsigned int v8955 = __float_as_uint(v8954);
-          const bool v8956 = v8948 < v8955;
-          const bool v8957 = v8953 && v8956;
-          const float v8959 = v8957 ? v8950 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[11] = v8959;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8960 = static_cast<unsigned int>(v8488.col(12, iron_linear_thread() & 31u));
-          const float v8962 = v8488.x[12];
-          const float v8963 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8964 = __float_as_uint(v8963);
-          const bool v8965 = v8960 >= v8964;
-          const float v8966 = v8567.x[0];
-          const unsigned int v8967 = __float_as_uint(v8966);
-          const bool v8968 = v8960 < v8967;
-          const bool v8969 = v8965 && v8968;
-          const float v8971 = v8969 ? v8962 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[12] = v8971;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8972 = static_cast<unsigned int>(v8488.col(13, iron_linear_thread() & 31u));
-          const float v8974 = v8488.x[13];
-          const float v8975 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8976 = __float_as_uint(v8975);
-          const bool v8977 = v8972 >= v8976;
-          const float v8978 = v8567.x[0];
-          const unsigned int v8979 = __float_as_uint(v8978);
-          const bool v8980 = v8972 < v8979;
-          const bool v8981 = v8977 && v8980;
-          const float v8983 = v8981 ? v8974 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[13] = v8983;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8984 = static_cast<unsigned int>(v8488.col(14, iron_linear_thread() & 31u));
-          const float v8986 = v8488.x[14];
-          const float v8987 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8988 = __float_as_uint(v8987);
-          const bool v8989 = v8984 >= v8988;
-          const float v8990 = v8567.x[2];
-          const unsigned int v8991 = __float_as_uint(v8990);
-          const bool v8992 = v8984 < v8991;
-          const bool v8993 = v8989 && v8992;
-          const float v8995 = v8993 ? v8986 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[14] = v8995;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8996 = static_cast<unsigned int>(v8488.col(15, iron_linear_thread() & 31u));
-          const float v8998 = v8488.x[15];
-          const float v8999 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9000 = __float_as_uint(v8999);
-          const bool v9001 = v8996 >= v9000;
-          const float v9002 = v8567.x[2];
-          const unsigned int v9003 = __float_as_uint(v9002);
-          const bool v9004 = v8996 < v9003;
-          const bool v9005 = v9001 && v9004;
-          const float v9007 = v9005 ? v8998 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[15] = v9007;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9008 = static_cast<unsigned int>(v8488.col(16, iron_linear_thread() & 31u));
-          const float v9010 = v8488.x[16];
-          const float v9011 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9012 = __float_as_uint(v9011);
-          const bool v9013 = v9008 >= v9012;
-          const float v9014 = v8567.x[0];
-          const unsigned int v9015 = __float_as_uint(v9014);
-          const bool v9016 = v9008 < v9015;
-          const bool v9017 = v9013 && v9016;
-          const float v9019 = v9017 ? v9010 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[16] = v9019;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9020 = static_cast<unsigned int>(v8488.col(17, iron_linear_thread() & 31u));
-          const float v9022 = v8488.x[17];
-          const float v9023 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9024 = __float_as_uint(v9023);
-          const bool v9025 = v9020 >= v9024;
-          const float v9026 = v8567.x[0];
-          const unsigned int v9027 = __float_as_uint(v9026);
-          const bool v9028 = v9020 < v9027;
-          const bool v9029 = v9025 && v9028;
-          const float v9031 = v9029 ? v9022 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[17] = v9031;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9032 = static_cast<unsigned int>(v8488.col(18, iron_linear_thread() & 31u));
-          const float v9034 = v8488.x[18];
-          const float v9035 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9036 = __float_as_uint(v9035);
-          const bool v9037 = v9032 >= v9036;
-          const float v9038 = v8567.x[2];
-          const unsigned int v9039 = __float_as_uint(v9038);
-          const bool v9040 = v9032 < v9039;
-          const bool v9041 = v9037 && v9040;
-          const float v9043 = v9041 ? v9034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[18] = v9043;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9044 = static_cast<unsigned int>(v8488.col(19, iron_linear_thread() & 31u));
-          const float v9046 = v8488.x[19];
-          const float v9047 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9048 = __float_as_uint(v9047);
-          const bool v9049 = v9044 >= v9048;
-          const float v9050 = v8567.x[2];
-          const unsigned int v9051 = __float_as_uint(v9050);
-          const bool v9052 = v9044 < v9051;
-          const bool v9053 = v9049 && v9052;
-          const float v9055 = v9053 ? v9046 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[19] = v9055;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9056 = static_cast<unsigned int>(v8488.col(20, iron_linear_thread() & 31u));
-          const float v9058 = v8488.x[20];
-          const float v9059 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9060 = __float_as_uint(v9059);
-          const bool v9061 = v9056 >= v9060;
-          const float v9062 = v8567.x[0];
-          const unsigned int v9063 = __float_as_uint(v9062);
-          const bool v9064 = v9056 < v9063;
-          const bool v9065 = v9061 && v9064;
-          const float v9067 = v9065 ? v9058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[20] = v9067;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9068 = static_cast<unsigned int>(v8488.col(21, iron_linear_thread() & 31u));
-          const float v9070 = v8488.x[21];
-          const float v9071 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9072 = __float_as_uint(v9071);
-          const bool v9073 = v9068 >= v9072;
-          const float v9074 = v8567.x[0];
-          const unsigned int v9075 = __float_as_uint(v9074);
-          const bool v9076 = v9068 < v9075;
-          const bool v9077 = v9073 && v9076;
-          const float v9079 = v9077 ? v9070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[21] = v9079;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9080 = static_cast<unsigned int>(v8488.col(22, iron_linear_thread() & 31u));
-          const float v9082 = v8488.x[22];
-          const float v9083 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9084 = __float_as_uint(v9083);
-          const bool v9085 = v9080 >= v9084;
-          const float v9086 = v8567.x[2];
-          const unsigned int v9087 = __float_as_uint(v9086);
-          const bool v9088 = v9080 < v9087;
-          const bool v9089 = v9085 && v9088;
-          const float v9091 = v9089 ? v9082 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[22] = v9091;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9092 = static_cast<unsigned int>(v8488.col(23, iron_linear_thread() & 31u));
-          const float v9094 = v8488.x[23];
-          const float v9095 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9096 = __float_as_uint(v9095);
-          const bool v9097 = v9092 >= v9096;
-          const float v9098 = v8567.x[2];
-          const unsigned int v9099 = __float_as_uint(v9098);
-          const bool v9100 = v9092 < v9099;
-          const bool v9101 = v9097 && v9100;
-          const float v9103 = v9101 ? v9094 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[23] = v9103;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9104 = static_cast<unsigned int>(v8488.col(24, iron_linear_thread() & 31u));
-          const float v9106 = v8488.x[24];
-          const float v9107 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9108 = __float_as_uint(v9107);
-          const bool v9109 = v9104 >= v9108;
-          const float v9110 = v8567.x[0];
-          const unsigned int v9111 = __float_as_uint(v9110);
-          const bool v9112 = v9104 < v9111;
-          const bool v9113 = v9109 && v9112;
-          const float v9115 = v9113 ? v9106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[24] = v9115;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9116 = static_cast<unsigned int>(v8488.col(25, iron_linear_thread() & 31u));
-          const float v9118 = v8488.x[25];
-          const float v9119 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9120 = __float_as_uint(v9119);
-          const bool v9121 = v9116 >= v9120;
-          const float v9122 = v8567.x[0];
-          const unsigned int v9123 = __float_as_uint(v9122);
-          const bool v9124 = v9116 < v9123;
-          const bool v9125 = v9121 && v9124;
-          const float v9127 = v9125 ? v9118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[25] = v9127;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9128 = static_cast<unsigned int>(v8488.col(26, iron_linear_thread() & 31u));
-          const float v9130 = v8488.x[26];
-          const float v9131 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9132 = __float_as_uint(v9131);
-          const bool v9133 = v9128 >= v9132;
-          const float v9134 = v8567.x[2];
-          const unsigned int v9135 = __float_as_uint(v9134);
-          const bool v9136 = v9128 < v9135;
-          const bool v9137 = v9133 && v9136;
-          const float v9139 = v9137 ? v9130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[26] = v9139;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9140 = static_cast<unsigned int>(v8488.col(27, iron_linear_thread() & 31u));
-          const float v9142 = v8488.x[27];
-          const float v9143 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9144 = __float_as_uint(v9143);
-          const bool v9145 = v9140 >= v9144;
-          const float v9146 = v8567.x[2];
-          const unsigned int v9147 = __float_as_uint(v9146);
-          const bool v9148 = v9140 < v9147;
-          const bool v9149 = v9145 && v9148;
-          const float v9151 = v9149 ? v9142 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[27] = v9151;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9152 = static_cast<unsigned int>(v8488.col(28, iron_linear_thread() & 31u));
-          const float v9154 = v8488.x[28];
-          const float v9155 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9156 = __float_as_uint(v9155);
-          const bool v9157 = v9152 >= v9156;
-          const float v9158 = v8567.x[0];
-          const unsigned int v9159 = __float_as_uint(v9158);
-          const bool v9160 = v9152 < v9159;
-          const bool v9161 = v9157 && v9160;
-          const float v9163 = v9161 ? v9154 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[28] = v9163;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9164 = static_cast<unsigned int>(v8488.col(29, iron_linear_thread() & 31u));
-          const float v9166 = v8488.x[29];
-          const float v9167 = v8565.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9168 = __float_as_uint(v9167);
-          const bool v9169 = v9164 >= v9168;
-          const float v9170 = v8567.x[0];
-          const unsigned int v9171 = __float_as_uint(v9170);
-          const bool v9172 = v9164 < v9171;
-          const bool v9173 = v9169 && v9172;
-          const float v9175 = v9173 ? v9166 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[29] = v9175;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9176 = static_cast<unsigned int>(v8488.col(30, iron_linear_thread() & 31u));
-          const float v9178 = v8488.x[30];
-          const float v9179 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9180 = __float_as_uint(v9179);
-          const bool v9181 = v9176 >= v9180;
-          const float v9182 = v8567.x[2];
-          const unsigned int v9183 = __float_as_uint(v9182);
-          const bool v9184 = v9176 < v9183;
-          const bool v9185 = v9181 && v9184;
-          const float v9187 = v9185 ? v9178 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[30] = v9187;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9188 = static_cast<unsigned int>(v8488.col(31, iron_linear_thread() & 31u));
-          const float v9190 = v8488.x[31];
-          const float v9191 = v8565.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9192 = __float_as_uint(v9191);
-          const bool v9193 = v9188 >= v9192;
-          const float v9194 = v8567.x[2];
-          const unsigned int v9195 = __float_as_uint(v9194);
-          const bool v9196 = v9188 < v9195;
-          const bool v9197 = v9193 && v9196;
-          const float v9199 = v9197 ? v9190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[31] = v9199;  // kernels/sdpa/flash_tile.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
+      iron_frag<float, 2, 16, 64> v15236;  // kernels/sdpa/flash_warpgroup.hpp:296
+      iron_frag_fill(v15236, 0.0f);
+      const unsigned int v15240 = v14727 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18165;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18165, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18165, shm0, v18158, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18167;
+      iron_frag_fill(v18167, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18167, shm1, v15240, 64u);
+      iron_frag_mma_sync(v15236, v18165, v18167);
+      const unsigned int v18172 = v15240 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18174;
+      iron_frag_fill(v18174, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18174, shm0, v18169, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18176;
+      iron_frag_fill(v18176, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18176, shm1, v18172, 64u);
+      iron_frag_mma_sync(v15236, v18174, v18176);
+      const unsigned int v18181 = v15240 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18183;
+      iron_frag_fill(v18183, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18183, shm0, v18178, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18185;
+      iron_frag_fill(v18185, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18185, shm1, v18181, 64u);
+      iron_frag_mma_sync(v15236, v18183, v18185);
+      const unsigned int v18190 = v15240 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18192;
+      iron_frag_fill(v18192, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18192, shm0, v18187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18194;
+      iron_frag_fill(v18194, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18194, shm1, v18190, 64u);
+      iron_frag_mma_sync(v15236, v18192, v18194);
+      const unsigned int v15253 = v15240 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18210;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18210, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18210, shm0, v18203, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18212;
+      iron_frag_fill(v18212, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18212, shm1, v15253, 64u);
+      iron_frag_mma_sync(v15236, v18210, v18212);
+      const unsigned int v18217 = v15253 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18219;
+      iron_frag_fill(v18219, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18219, shm0, v18214, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18221;
+      iron_frag_fill(v18221, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18221, shm1, v18217, 64u);
+      iron_frag_mma_sync(v15236, v18219, v18221);
+      const unsigned int v18226 = v15253 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18228;
+      iron_frag_fill(v18228, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18228, shm0, v18223, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18230;
+      iron_frag_fill(v18230, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18230, shm1, v18226, 64u);
+      iron_frag_mma_sync(v15236, v18228, v18230);
+      const unsigned int v18235 = v15253 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18237;
+      iron_frag_fill(v18237, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18237, shm0, v18232, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18239;
+      iron_frag_fill(v18239, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18239, shm1, v18235, 64u);
+      iron_frag_mma_sync(v15236, v18237, v18239);
+      const unsigned int v15265 = v15240 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18255;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18255, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18255, shm0, v18248, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18257;
+      iron_frag_fill(v18257, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18257, shm1, v15265, 64u);
+      iron_frag_mma_sync(v15236, v18255, v18257);
+      const unsigned int v18262 = v15265 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18264;
+      iron_frag_fill(v18264, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18264, shm0, v18259, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18266;
+      iron_frag_fill(v18266, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18266, shm1, v18262, 64u);
+      iron_frag_mma_sync(v15236, v18264, v18266);
+      const unsigned int v18271 = v15265 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18273;
+      iron_frag_fill(v18273, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18273, shm0, v18268, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18275;
+      iron_frag_fill(v18275, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18275, shm1, v18271, 64u);
+      iron_frag_mma_sync(v15236, v18273, v18275);
+      const unsigned int v18280 = v15265 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18282;
+      iron_frag_fill(v18282, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18282, shm0, v18277, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18284;
+      iron_frag_fill(v18284, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18284, shm1, v18280, 64u);
+      iron_frag_mma_sync(v15236, v18282, v18284);
+      const unsigned int v15277 = v15240 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18300;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18300, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18300, shm0, v18293, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18302;
+      iron_frag_fill(v18302, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18302, shm1, v15277, 64u);
+      iron_frag_mma_sync(v15236, v18300, v18302);
+      const unsigned int v18307 = v15277 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18309;
+      iron_frag_fill(v18309, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18309, shm0, v18304, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18311;
+      iron_frag_fill(v18311, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18311, shm1, v18307, 64u);
+      iron_frag_mma_sync(v15236, v18309, v18311);
+      const unsigned int v18316 = v15277 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18318;
+      iron_frag_fill(v18318, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18318, shm0, v18313, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18320;
+      iron_frag_fill(v18320, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18320, shm1, v18316, 64u);
+      iron_frag_mma_sync(v15236, v18318, v18320);
+      const unsigned int v18325 = v15277 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18327;
+      iron_frag_fill(v18327, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18327, shm0, v18322, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18329;
+      iron_frag_fill(v18329, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18329, shm1, v18325, 64u);
+      iron_frag_mma_sync(v15236, v18327, v18329);
+      iron_frag<float, 2, 16, 8> v15286;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v15286, 0.0f);
+      if (v15288) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v15291 = v14730 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v15299 = v14730 + v18;
+        const bool v15300 = v15299 <= v549;
+        const bool v15301 = v556 || v15300;
+        const bool v15302 = v15291 && v15301;
+        const bool v15304 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v15305 = v14723 + v7;
+        const unsigned int v15306 = v15305 + v18;
+        const unsigned int v15307 = v546 + v37;
+        const bool v15308 = v15307 <= v15306;
+        const bool v15309 = v15304 || v15308;
+        const bool v15310 = v15302 && v15309;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v15311 = !v15310;  // kernels/sdpa/flash_tile.hpp:190
+        if (v15311) {
+          iron_frag<float, 2, 16, 8> v15313;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v15313, 0.0f);
+          iron_frag<float, 2, 16, 8> v15315;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v15315, 0.0f);
+          const unsigned int v15317 = static_cast<unsigned int>(v15313.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15319 = v46 + v15317;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15321 = v15319 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15322 = v15321 + 1u;
+          const unsigned int v15324 = v15322 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15333 = v15324 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15337 = v15322 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15338 = v562 && v15337;
+          const unsigned int v15339 = v15338 ? v15333 : v47;
+          const unsigned int v15342 = v15339 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15343 = min(v15342, 64u);
+          const bool v15344 = v15339 > v14723;
+          const unsigned int v15345 = v15344 ? v15343 : v47;
+          const float v15346 = __uint_as_float(v15345);
+          v15313.x[0] = v15346;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15348 = static_cast<unsigned int>(v15313.row(1, iron_linear_thread() & 31u));
+          const unsigned int v15350 = v46 + v15348;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15352 = v15350 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15353 = v15352 + 1u;
+          const unsigned int v15355 = v15353 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15364 = v15355 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15368 = v15353 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15369 = v562 && v15368;
+          const unsigned int v15370 = v15369 ? v15364 : v47;
+          const unsigned int v15373 = v15370 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15374 = min(v15373, 64u);
+          const bool v15375 = v15370 > v14723;
+          const unsigned int v15376 = v15375 ? v15374 : v47;
+          const float v15377 = __uint_as_float(v15376);
+          v15313.x[1] = v15377;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15379 = static_cast<unsigned int>(v15313.row(2, iron_linear_thread() & 31u));
+          const unsigned int v15381 = v46 + v15379;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15383 = v15381 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15384 = v15383 + 1u;
+          const unsigned int v15386 = v15384 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15395 = v15386 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15399 = v15384 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15400 = v562 && v15399;
+          const unsigned int v15401 = v15400 ? v15395 : v47;
+          const unsigned int v15404 = v15401 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15405 = min(v15404, 64u);
+          const bool v15406 = v15401 > v14723;
+          const unsigned int v15407 = v15406 ? v15405 : v47;
+          const float v15408 = __uint_as_float(v15407);
+          v15313.x[2] = v15408;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15410 = static_cast<unsigned int>(v15313.row(3, iron_linear_thread() & 31u));
+          const unsigned int v15412 = v46 + v15410;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15414 = v15412 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15415 = v15414 + 1u;
+          const unsigned int v15417 = v15415 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15426 = v15417 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15430 = v15415 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15431 = v562 && v15430;
+          const unsigned int v15432 = v15431 ? v15426 : v47;
+          const unsigned int v15435 = v15432 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15436 = min(v15435, 64u);
+          const bool v15437 = v15432 > v14723;
+          const unsigned int v15438 = v15437 ? v15436 : v47;
+          const float v15439 = __uint_as_float(v15438);
+          v15313.x[3] = v15439;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15441 = static_cast<unsigned int>(v15315.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15443 = v46 + v15441;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15445 = v15443 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15446 = v15445 + 1u;
+          const unsigned int v15448 = v15446 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15449 = min(v37, v15448);
+          const bool v15450 = v15446 > v18;
+          const unsigned int v15451 = v15450 ? v15449 : v47;
+          const unsigned int v15454 = v556 ? v37 : v15451;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15466 = v15454 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15467 = min(v15466, 64u);
+          const bool v15468 = v15454 > v14723;
+          const unsigned int v15469 = v15468 ? v15467 : v47;
+          const float v15470 = __uint_as_float(v15469);
+          v15315.x[0] = v15470;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15472 = static_cast<unsigned int>(v15315.row(1, iron_linear_thread() & 31u));
+          const unsigned int v15474 = v46 + v15472;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15476 = v15474 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15477 = v15476 + 1u;
+          const unsigned int v15479 = v15477 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15480 = min(v37, v15479);
+          const bool v15481 = v15477 > v18;
+          const unsigned int v15482 = v15481 ? v15480 : v47;
+          const unsigned int v15485 = v556 ? v37 : v15482;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15497 = v15485 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15498 = min(v15497, 64u);
+          const bool v15499 = v15485 > v14723;
+          const unsigned int v15500 = v15499 ? v15498 : v47;
+          const float v15501 = __uint_as_float(v15500);
+          v15315.x[1] = v15501;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15503 = static_cast<unsigned int>(v15315.row(2, iron_linear_thread() & 31u));
+          const unsigned int v15505 = v46 + v15503;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15507 = v15505 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15508 = v15507 + 1u;
+          const unsigned int v15510 = v15508 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15511 = min(v37, v15510);
+          const bool v15512 = v15508 > v18;
+          const unsigned int v15513 = v15512 ? v15511 : v47;
+          const unsigned int v15516 = v556 ? v37 : v15513;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15528 = v15516 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15529 = min(v15528, 64u);
+          const bool v15530 = v15516 > v14723;
+          const unsigned int v15531 = v15530 ? v15529 : v47;
+          const float v15532 = __uint_as_float(v15531);
+          v15315.x[2] = v15532;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15534 = static_cast<unsigned int>(v15315.row(3, iron_linear_thread() & 31u));
+          const unsigned int v15536 = v46 + v15534;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15538 = v15536 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15539 = v15538 + 1u;
+          const unsigned int v15541 = v15539 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15542 = min(v37, v15541);
+          const bool v15543 = v15539 > v18;
+          const unsigned int v15544 = v15543 ? v15542 : v47;
+          const unsigned int v15547 = v556 ? v37 : v15544;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15559 = v15547 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15560 = min(v15559, 64u);
+          const bool v15561 = v15547 > v14723;
+          const unsigned int v15562 = v15561 ? v15560 : v47;
+          const float v15563 = __uint_as_float(v15562);
+          v15315.x[3] = v15563;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15564 = static_cast<unsigned int>(v15236.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v15566 = v15236.x[0];
+          const float v15567 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15568 = __float_as_uint(v15567);
+          const bool v15569 = v15564 >= v15568;
+          const float v15570 = v15315.x[0];
+          const unsigned int v15571 = __float_as_uint(v15570);
+          const bool v15572 = v15564 < v15571;
+          const bool v15573 = v15569 && v15572;
+          const float v15575 = v15573 ? v15566 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[0] = v15575;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15576 = static_cast<unsigned int>(v15236.col(1, iron_linear_thread() & 31u));
+          const float v15578 = v15236.x[1];
+          const float v15579 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15580 = __float_as_uint(v15579);
+          const bool v15581 = v15576 >= v15580;
+          const float v15582 = v15315.x[0];
+          const unsigned int v15583 = __float_as_uint(v15582);
+          const bool v15584 = v15576 < v15583;
+          const bool v15585 = v15581 && v15584;
+          const float v15587 = v15585 ? v15578 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[1] = v15587;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15588 = static_cast<unsigned int>(v15236.col(2, iron_linear_thread() & 31u));
+          const float v15590 = v15236.x[2];
+          const float v15591 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15592 = __float_as_uint(v15591);
+          const bool v15593 = v15588 >= v15592;
+          const float v15594 = v15315.x[2];
+          const unsigned int v15595 = __float_as_uint(v15594);
+          const bool v15596 = v15588 < v15595;
+          const bool v15597 = v15593 && v15596;
+          const float v15599 = v15597 ? v15590 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[2] = v15599;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15600 = static_cast<unsigned int>(v15236.col(3, iron_linear_thread() & 31u));
+          const float v15602 = v15236.x[3];
+          const float v15603 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15604 = __float_as_uint(v15603);
+          const bool v15605 = v15600 >= v15604;
+          const float v15606 = v15315.x[2];
+          const unsigned int v15607 = __float_as_uint(v15606);
+          const bool v15608 = v15600 < v15607;
+          const bool v15609 = v15605 && v15608;
+          const float v15611 = v15609 ? v15602 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[3] = v15611;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15612 = static_cast<unsigned int>(v15236.col(4, iron_linear_thread() & 31u));
+          const float v15614 = v15236.x[4];
+          const float v15615 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15616 = __float_as_uint(v15615);
+          const bool v15617 = v15612 >= v15616;
+          const float v15618 = v15315.x[0];
+          const unsigned int v15619 = __float_as_uint(v15618);
+          const bool v15620 = v15612 < v15619;
+          const bool v15621 = v15617 && v15620;
+          const float v15623 = v15621 ? v15614 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[4] = v15623;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15624 = static_cast<unsigned int>(v15236.col(5, iron_linear_thread() & 31u));
+          const float v15626 = v15236.x[5];
+          const float v15627 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15628 = __float_as_uint(v15627);
+          const bool v15629 = v15624 >= v15628;
+          const float v15630 = v15315.x[0];
+          const unsigned int v15631 = __float_as_uint(v15630);
+          const bool v15632 = v15624 < v15631;
+          const bool v15633 = v15629 && v15632;
+          const float v15635 = v15633 ? v15626 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[5] = v15635;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15636 = static_cast<unsigned int>(v15236.col(6, iron_linear_thread() & 31u));
+          const float v15638 = v15236.x[6];
+          const float v15639 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15640 = __float_as_uint(v15639);
+          const bool v15641 = v15636 >= v15640;
+          const float v15642 = v15315.x[2];
+          const unsigned int v15643 = __float_as_uint(v15642);
+          const bool v15644 = v15636 < v15643;
+          const bool v15645 = v15641 && v15644;
+          const float v15647 = v15645 ? v15638 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[6] = v15647;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15648 = static_cast<unsigned int>(v15236.col(7, iron_linear_thread() & 31u));
+          const float v15650 = v15236.x[7];
+          const float v15651 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15652 = __float_as_uint(v15651);
+          const bool v15653 = v15648 >= v15652;
+          const float v15654 = v15315.x[2];
+          const unsigned int v15655 = __float_as_uint(v15654);
+          const bool v15656 = v15648 < v15655;
+          const bool v15657 = v15653 && v15656;
+          const float v15659 = v15657 ? v15650 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[7] = v15659;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15660 = static_cast<unsigned int>(v15236.col(8, iron_linear_thread() & 31u));
+          const float v15662 = v15236.x[8];
+          const float v15663 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15664 = __float_as_uint(v15663);
+          const bool v15665 = v15660 >= v15664;
+          const float v15666 = v15315.x[0];
+          const unsigned int v15667 = __float_as_uint(v15666);
+          const bool v15668 = v15660 < v15667;
+          const bool v15669 = v15665 && v15668;
+          const float v15671 = v15669 ? v15662 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[8] = v15671;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15672 = static_cast<unsigned int>(v15236.col(9, iron_linear_thread() & 31u));
+          const float v15674 = v15236.x[9];
+          const float v15675 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15676 = __float_as_uint(v15675);
+          const bool v15677 = v15672 >= v15676;
+          const float v15678 = v15315.x[0];
+          const unsigned int v15679 = __float_as_uint(v15678);
+          const bool v15680 = v15672 < v15679;
+          const bool v15681 = v15677 && v15680;
+          const float v15683 = v15681 ? v15674 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[9] = v15683;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15684 = static_cast<unsigned int>(v15236.col(10, iron_linear_thread() & 31u));
+          const float v15686 = v15236.x[10];
+          const float v15687 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15688 = __float_as_uint(v15687);
+          const bool v15689 = v15684 >= v15688;
+          const float v15690 = v15315.x[2];
+          const unsigned int v15691 = __float_as_uint(v15690);
+          const bool v15692 = v15684 < v15691;
+          const bool v15693 = v15689 && v15692;
+          const float v15695 = v15693 ? v15686 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[10] = v15695;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15696 = static_cast<unsigned int>(v15236.col(11, iron_linear_thread() & 31u));
+          const float v15698 = v15236.x[11];
+          const float v15699 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15700 = __float_as_uint(v15699);
+          const bool v15701 = v15696 >= v15700;
+          const float v15702 = v15315.x[2];
+          const unsigned int v15703 = __float_as_uint(v15702);
+          const bool v15704 = v15696 < v15703;
+          const bool v15705 = v15701 && v15704;
+          const float v15707 = v15705 ? v15698 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[11] = v15707;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15708 = static_cast<unsigned int>(v15236.col(12, iron_linear_thread() & 31u));
+          const float v15710 = v15236.x[12];
+          const float v15711 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15712 = __float_as_uint(v15711);
+          const bool v15713 = v15708 >= v15712;
+          const float v15714 = v15315.x[0];
+          const unsigned int v15715 = __float_as_uint(v15714);
+          const bool v15716 = v15708 < v15715;
+          const bool v15717 = v15713 && v15716;
+          const float v15719 = v15717 ? v15710 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[12] = v15719;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15720 = static_cast<unsigned int>(v15236.col(13, iron_linear_thread() & 31u));
+          const float v15722 = v15236.x[13];
+          const float v15723 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15724 = __float_as_uint(v15723);
+          const bool v15725 = v15720 >= v15724;
+          const float v15726 = v15315.x[0];
+          const unsigned int v15727 = __float_as_uint(v15726);
+          const bool v15728 = v15720 < v15727;
+          const bool v15729 = v15725 && v15728;
+          const float v15731 = v15729 ? v15722 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[13] = v15731;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15732 = static_cast<unsigned int>(v15236.col(14, iron_linear_thread() & 31u));
+          const float v15734 = v15236.x[14];
+          const float v15735 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15736 = __float_as_uint(v15735);
+          const bool v15737 = v15732 >= v15736;
+          const float v15738 = v15315.x[2];
+          const unsigned int v15739 = __float_as_uint(v15738);
+          const bool v15740 = v15732 < v15739;
+          const bool v15741 = v15737 && v15740;
+          const float v15743 = v15741 ? v15734 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[14] = v15743;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15744 = static_cast<unsigned int>(v15236.col(15, iron_linear_thread() & 31u));
+          const float v15746 = v15236.x[15];
+          const float v15747 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15748 = __float_as_uint(v15747);
+          const bool v15749 = v15744 >= v15748;
+          const float v15750 = v15315.x[2];
+          const unsigned int v15751 = __float_as_uint(v15750);
+          const bool v15752 = v15744 < v15751;
+          const bool v15753 = v15749 && v15752;
+          const float v15755 = v15753 ? v15746 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[15] = v15755;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15756 = static_cast<unsigned int>(v15236.col(16, iron_linear_thread() & 31u));
+          const float v15758 = v15236.x[16];
+          const float v15759 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15760 = __float_as_uint(v15759);
+          const bool v15761 = v15756 >= v15760;
+          const float v15762 = v15315.x[0];
+          const unsigned int v15763 = __float_as_uint(v15762);
+          const bool v15764 = v15756 < v15763;
+          const bool v15765 = v15761 && v15764;
+          const float v15767 = v15765 ? v15758 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[16] = v15767;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15768 = static_cast<unsigned int>(v15236.col(17, iron_linear_thread() & 31u));
+          const float v15770 = v15236.x[17];
+          const float v15771 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15772 = __float_as_uint(v15771);
+          const bool v15773 = v15768 >= v15772;
+          const float v15774 = v15315.x[0];
+          const unsigned int v15775 = __float_as_uint(v15774);
+          const bool v15776 = v15768 < v15775;
+          const bool v15777 = v15773 && v15776;
+          const float v15779 = v15777 ? v15770 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[17] = v15779;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15780 = static_cast<unsigned int>(v15236.col(18, iron_linear_thread() & 31u));
+          const float v15782 = v15236.x[18];
+          const float v15783 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15784 = __float_as_uint(v15783);
+          const bool v15785 = v15780 >= v15784;
+          const float v15786 = v15315.x[2];
+          const unsigned int v15787 = __float_as_uint(v15786);
+          const bool v15788 = v15780 < v15787;
+          const bool v15789 = v15785 && v15788;
+          const float v15791 = v15789 ? v15782 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[18] = v15791;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15792 = static_cast<unsigned int>(v15236.col(19, iron_linear_thread() & 31u));
+          const float v15794 = v15236.x[19];
+          const float v15795 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15796 = __float_as_uint(v15795);
+          const bool v15797 = v15792 >= v15796;
+          const float v15798 = v15315.x[2];
+          const unsigned int v15799 = __float_as_uint(v15798);
+          const bool v15800 = v15792 < v15799;
+          const bool v15801 = v15797 && v15800;
+          const float v15803 = v15801 ? v15794 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[19] = v15803;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15804 = static_cast<unsigned int>(v15236.col(20, iron_linear_thread() & 31u));
+          const float v15806 = v15236.x[20];
+          const float v15807 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15808 = __float_as_uint(v15807);
+          const bool v15809 = v15804 >= v15808;
+          const float v15810 = v15315.x[0];
+          const unsigned int v15811 = __float_as_uint(v15810);
+          const bool v15812 = v15804 < v15811;
+          const bool v15813 = v15809 && v15812;
+          const float v15815 = v15813 ? v15806 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[20] = v15815;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15816 = static_cast<unsigned int>(v15236.col(21, iron_linear_thread() & 31u));
+          const float v15818 = v15236.x[21];
+          const float v15819 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15820 = __float_as_uint(v15819);
+          const bool v15821 = v15816 >= v15820;
+          const float v15822 = v15315.x[0];
+          const unsigned int v15823 = __float_as_uint(v15822);
+          const bool v15824 = v15816 < v15823;
+          const bool v15825 = v15821 && v15824;
+          const float v15827 = v15825 ? v15818 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[21] = v15827;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15828 = static_cast<unsigned int>(v15236.col(22, iron_linear_thread() & 31u));
+          const float v15830 = v15236.x[22];
+          const float v15831 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15832 = __float_as_uint(v15831);
+          const bool v15833 = v15828 >= v15832;
+          const float v15834 = v15315.x[2];
+          const unsigned int v15835 = __float_as_uint(v15834);
+          const bool v15836 = v15828 < v15835;
+          const bool v15837 = v15833 && v15836;
+          const float v15839 = v15837 ? v15830 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[22] = v15839;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15840 = static_cast<unsigned int>(v15236.col(23, iron_linear_thread() & 31u));
+          const float v15842 = v15236.x[23];
+          const float v15843 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15844 = __float_as_uint(v15843);
+          const bool v15845 = v15840 >= v15844;
+          const float v15846 = v15315.x[2];
+          const unsigned int v15847 = __float_as_uint(v15846);
+          const bool v15848 = v15840 < v15847;
+          const bool v15849 = v15845 && v15848;
+          const float v15851 = v15849 ? v15842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[23] = v15851;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15852 = static_cast<unsigned int>(v15236.col(24, iron_linear_thread() & 31u));
+          const float v15854 = v15236.x[24];
+          const float v15855 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15856 = __float_as_uint(v15855);
+          const bool v15857 = v15852 >= v15856;
+          const float v15858 = v15315.x[0];
+          const unsigned int v15859 = __float_as_uint(v15858);
+          const bool v15860 = v15852 < v15859;
+          const bool v15861 = v15857 && v15860;
+          const float v15863 = v15861 ? v15854 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[24] = v15863;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15864 = static_cast<unsigned int>(v15236.col(25, iron_linear_thread() & 31u));
+          const float v15866 = v15236.x[25];
+          const float v15867 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15868 = __float_as_uint(v15867);
+          const bool v15869 = v15864 >= v15868;
+          const float v15870 = v15315.x[0];
+          const unsigned int v15871 = __float_as_uint(v15870);
+          const bool v15872 = v15864 < v15871;
+          const bool v15873 = v15869 && v15872;
+          const float v15875 = v15873 ? v15866 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[25] = v15875;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15876 = static_cast<unsigned int>(v15236.col(26, iron_linear_thread() & 31u));
+          const float v15878 = v15236.x[26];
+          const float v15879 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15880 = __float_as_uint(v15879);
+          const bool v15881 = v15876 >= v15880;
+          const float v15882 = v15315.x[2];
+          const unsigned int v15883 = __float_as_uint(v15882);
+          const bool v15884 = v15876 < v15883;
+          const bool v15885 = v15881 && v15884;
+          const float v15887 = v15885 ? v15878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[26] = v15887;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15888 = static_cast<unsigned int>(v15236.col(27, iron_linear_thread() & 31u));
+          const float v15890 = v15236.x[27];
+          const float v15891 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15892 = __float_as_uint(v15891);
+          const bool v15893 = v15888 >= v15892;
+          const float v15894 = v15315.x[2];
+          const unsigned int v15895 = __float_as_uint(v15894);
+          const bool v15896 = v15888 < v15895;
+          const bool v15897 = v15893 && v15896;
+          const float v15899 = v15897 ? v15890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[27] = v15899;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15900 = static_cast<unsigned int>(v15236.col(28, iron_linear_thread() & 31u));
+          const float v15902 = v15236.x[28];
+          const float v15903 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15904 = __float_as_uint(v15903);
+          const bool v15905 = v15900 >= v15904;
+          const float v15906 = v15315.x[0];
+          const unsigned int v15907 = __float_as_uint(v15906);
+          const bool v15908 = v15900 < v15907;
+          const bool v15909 = v15905 && v15908;
+          const float v15911 = v15909 ? v15902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[28] = v15911;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15912 = static_cast<unsigned int>(v15236.col(29, iron_linear_thread() & 31u));
+          const float v15914 = v15236.x[29];
+          const float v15915 = v15313.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15916 = __float_as_uint(v15915);
+          const bool v15917 = v15912 >= v15916;
+          const float v15918 = v15315.x[0];
+          const unsigned int v15919 = __float_as_uint(v15918);
+          const bool v15920 = v15912 < v15919;
+          const bool v15921 = v15917 && v15920;
+          const float v15923 = v15921 ? v15914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[29] = v15923;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15924 = static_cast<unsigned int>(v15236.col(30, iron_linear_thread() & 31u));
+          const float v15926 = v15236.x[30];
+          const float v15927 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15928 = __float_as_uint(v15927);
+          const bool v15929 = v15924 >= v15928;
+          const float v15930 = v15315.x[2];
+          const unsigned int v15931 = __float_as_uint(v15930);
+          const bool v15932 = v15924 < v15931;
+          const bool v15933 = v15929 && v15932;
+          const float v15935 = v15933 ? v15926 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[30] = v15935;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15936 = static_cast<unsigned int>(v15236.col(31, iron_linear_thread() & 31u));
+          const float v15938 = v15236.x[31];
+          const float v15939 = v15313.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15940 = __float_as_uint(v15939);
+          const bool v15941 = v15936 >= v15940;
+          const float v15942 = v15315.x[2];
+          const unsigned int v15943 = __float_as_uint(v15942);
+          const bool v15944 = v15936 < v15943;
+          const bool v15945 = v15941 && v15944;
+          const float v15947 = v15945 ? v15938 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[31] = v15947;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v9201;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v9201, 0.0f);
-        iron_frag_row_reduce<false>(v9201, v8488);
-        const float v9204 = v9201.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v9205 = v9204 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9201.x[0] = v9205;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9208 = v9201.x[1];
-        const float v9209 = v9208 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9201.x[1] = v9209;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9212 = v9201.x[2];
-        const float v9213 = v9212 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9201.x[2] = v9213;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9216 = v9201.x[3];
-        const float v9217 = v9216 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9201.x[3] = v9217;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v9219;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v9219, 0.0f);
-        const float v9223 = v9201.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9224 = v596.x[0];
-        const float v9225 = fmaxf(v9224, v9223);
-        const bool v9228 = v9225 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9229 = v9228 ? 0.0f : v9225;
-        v9219.x[0] = v9229;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9233 = v9201.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9234 = v596.x[1];
-        const float v9235 = fmaxf(v9234, v9233);
-        const bool v9238 = v9235 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9239 = v9238 ? 0.0f : v9235;
-        v9219.x[1] = v9239;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9243 = v9201.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9244 = v596.x[2];
-        const float v9245 = fmaxf(v9244, v9243);
-        const bool v9248 = v9245 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9249 = v9248 ? 0.0f : v9245;
-        v9219.x[2] = v9249;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9253 = v9201.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9254 = v596.x[3];
-        const float v9255 = fmaxf(v9254, v9253);
-        const bool v9258 = v9255 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9259 = v9258 ? 0.0f : v9255;
-        v9219.x[3] = v9259;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9263 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9265 = v9224 - v9263;
-        const float v9266 = iron_exp2_approx(v9265);
-        v8538.x[0] = v9266;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9270 = v9219.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9272 = v9234 - v9270;
-        const float v9273 = iron_exp2_approx(v9272);
-        v8538.x[1] = v9273;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9277 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9279 = v9244 - v9277;
-        const float v9280 = iron_exp2_approx(v9279);
-        v8538.x[2] = v9280;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9284 = v9219.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9286 = v9254 - v9284;
-        const float v9287 = iron_exp2_approx(v9286);
-        v8538.x[3] = v9287;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v9225;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9295 = v596.x[1];
-        const float v9297 = fmaxf(v9295, v9233);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v9297;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9300 = v596.x[2];
-        const float v9302 = fmaxf(v9300, v9243);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v9302;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9305 = v596.x[3];
-        const float v9307 = fmaxf(v9305, v9253);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v9307;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9310 = v8488.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v9311 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9312 = -v9311;
-        const float v9313 = fmaf(v9310, v594, v9312);
-        const float v9314 = iron_exp2_approx(v9313);
-        v8488.x[0] = v9314;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9317 = v8488.x[1];
-        const float v9318 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9319 = -v9318;
-        const float v9320 = fmaf(v9317, v594, v9319);
-        const float v9321 = iron_exp2_approx(v9320);
-        v8488.x[1] = v9321;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9324 = v8488.x[2];
-        const float v9325 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9326 = -v9325;
-        const float v9327 = fmaf(v9324, v594, v9326);
-        const float v9328 = iron_exp2_approx(v9327);
-        v8488.x[2] = v9328;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9331 = v8488.x[3];
-        const float v9332 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9333 = -v9332;
-        const float v9334 = fmaf(v9331, v594, v9333);
-        const float v9335 = iron_exp2_approx(v9334);
-        v8488.x[3] = v9335;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9338 = v8488.x[4];
-        const float v9339 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9340 = -v9339;
-        const float v9341 = fmaf(v9338, v594, v9340);
-        const float v9342 = iron_exp2_approx(v9341);
-        v8488.x[4] = v9342;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9345 = v8488.x[5];
-        const float v9346 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9347 = -v9346;
-        const float v9348 = fmaf(v9345, v594, v9347);
-        const float v9349 = iron_exp2_approx(v9348);
-        v8488.x[5] = v9349;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9352 = v8488.x[6];
-        const float v9353 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9354 = -v9353;
-        const float v9355 = fmaf(v9352, v594, v9354);
-        const float v9356 = iron_exp2_approx(v9355);
-        v8488.x[6] = v9356;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9359 = v8488.x[7];
-        const float v9360 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9361 = -v9360;
-        const float v9362 = fmaf(v9359, v594, v9361);
-        const float v9363 = iron_exp2_approx(v9362);
-        v8488.x[7] = v9363;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9366 = v8488.x[8];
-        const float v9367 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9368 = -v9367;
-        const float v9369 = fmaf(v9366, v594, v9368);
-        const float v9370 = iron_exp2_approx(v9369);
-        v8488.x[8] = v9370;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9373 = v8488.x[9];
-        const float v9374 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9375 = -v9374;
-        const float v9376 = fmaf(v9373, v594, v9375);
-        const float v9377 = iron_exp2_approx(v9376);
-        v8488.x[9] = v9377;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9380 = v8488.x[10];
-        const float v9381 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9382 = -v9381;
-        const float v9383 = fmaf(v9380, v594, v9382);
-        const float v9384 = iron_exp2_approx(v9383);
-        v8488.x[10] = v9384;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9387 = v8488.x[11];
-        const float v9388 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9389 = -v9388;
-        const float v9390 = fmaf(v9387, v594, v9389);
-        const float v9391 = iron_exp2_approx(v9390);
-        v8488.x[11] = v9391;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9394 = v8488.x[12];
-        const float v9395 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9396 = -v9395;
-        const float v9397 = fmaf(v9394, v594, v9396);
-        const float v9398 = iron_exp2_approx(v9397);
-        v8488.x[12] = v9398;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9401 = v8488.x[13];
-        const float v9402 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9403 = -v9402;
-        const float v9404 = fmaf(v9401, v594, v9403);
-        const float v9405 = iron_exp2_approx(v9404);
-        v8488.x[13] = v9405;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9408 = v8488.x[14];
-        const float v9409 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9410 = -v9409;
-        const float v9411 = fmaf(v9408, v594, v9410);
-        const float v9412 = iron_exp2_approx(v9411);
-        v8488.x[14] = v9412;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9415 = v8488.x[15];
-        const float v9416 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9417 = -v9416;
-        const float v9418 = fmaf(v9415, v594, v9417);
-        const float v9419 = iron_exp2_approx(v9418);
-        v8488.x[15] = v9419;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9422 = v8488.x[16];
-        const float v9423 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9424 = -v9423;
-        const float v9425 = fmaf(v9422, v594, v9424);
-        const float v9426 = iron_exp2_approx(v9425);
-        v8488.x[16] = v9426;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9429 = v8488.x[17];
-        const float v9430 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9431 = -v9430;
-        const float v9432 = fmaf(v9429, v594, v9431);
-        const float v9433 = iron_exp2_approx(v9432);
-        v8488.x[17] = v9433;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9436 = v8488.x[18];
-        const float v9437 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9438 = -v9437;
-        const float v9439 = fmaf(v9436, v594, v9438);
-        const float v9440 = iron_exp2_approx(v9439);
-        v8488.x[18] = v9440;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9443 = v8488.x[19];
-        const float v9444 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9445 = -v9444;
-        const float v9446 = fmaf(v9443, v594, v9445);
-        const float v9447 = iron_exp2_approx(v9446);
-        v8488.x[19] = v9447;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9450 = v8488.x[20];
-        const float v9451 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9452 = -v9451;
-        const float v9453 = fmaf(v9450, v594, v9452);
-        const float v9454 = iron_exp2_approx(v9453);
-        v8488.x[20] = v9454;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9457 = v8488.x[21];
-        const float v9458 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9459 = -v9458;
-        const float v9460 = fmaf(v9457, v594, v9459);
-        const float v9461 = iron_exp2_approx(v9460);
-        v8488.x[21] = v9461;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9464 = v8488.x[22];
-        const float v9465 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9466 = -v9465;
-        const float v9467 = fmaf(v9464, v594, v9466);
-        const float v9468 = iron_exp2_approx(v9467);
-        v8488.x[22] = v9468;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9471 = v8488.x[23];
-        const float v9472 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9473 = -v9472;
-        const float v9474 = fmaf(v9471, v594, v9473);
-        const float v9475 = iron_exp2_approx(v9474);
-        v8488.x[23] = v9475;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9478 = v8488.x[24];
-        const float v9479 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9480 = -v9479;
-        const float v9481 = fmaf(v9478, v594, v9480);
-        const float v9482 = iron_exp2_approx(v9481);
-        v8488.x[24] = v9482;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9485 = v8488.x[25];
-        const float v9486 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9487 = -v9486;
-        const float v9488 = fmaf(v9485, v594, v9487);
-        const float v9489 = iron_exp2_approx(v9488);
-        v8488.x[25] = v9489;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9492 = v8488.x[26];
-        const float v9493 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9494 = -v9493;
-        const float v9495 = fmaf(v9492, v594, v9494);
-        const float v9496 = iron_exp2_approx(v9495);
-        v8488.x[26] = v9496;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9499 = v8488.x[27];
-        const float v9500 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9501 = -v9500;
-        const float v9502 = fmaf(v9499, v594, v9501);
-        const float v9503 = iron_exp2_approx(v9502);
-        v8488.x[27] = v9503;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9506 = v8488.x[28];
-        const float v9507 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9508 = -v9507;
-        const float v9509 = fmaf(v9506, v594, v9508);
-        const float v9510 = iron_exp2_approx(v9509);
-        v8488.x[28] = v9510;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9513 = v8488.x[29];
-        const float v9514 = v9219.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9515 = -v9514;
-        const float v9516 = fmaf(v9513, v594, v9515);
-        const float v9517 = iron_exp2_approx(v9516);
-        v8488.x[29] = v9517;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9520 = v8488.x[30];
-        const float v9521 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9522 = -v9521;
-        const float v9523 = fmaf(v9520, v594, v9522);
-        const float v9524 = iron_exp2_approx(v9523);
-        v8488.x[30] = v9524;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9527 = v8488.x[31];
-        const float v9528 = v9219.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9529 = -v9528;
-        const float v9530 = fmaf(v9527, v594, v9529);
-        const float v9531 = iron_exp2_approx(v9530);
-        v8488.x[31] = v9531;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v9533;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v9533, 0.0f);
-        iron_frag_row_reduce<true>(v9533, v8488);
-        const float v9536 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v9537 = v9533.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9538 = v8538.x[0];
-        const float v9539 = v9536 * v9538;
-        const float v9540 = v9539 + v9537;
-        v598.x[0] = v9540;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9543 = v598.x[1];
-        const float v9544 = v9533.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9545 = v8538.x[1];
-        const float v9546 = v9543 * v9545;
-        const float v9547 = v9546 + v9544;
-        v598.x[1] = v9547;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9550 = v598.x[2];
-        const float v9551 = v9533.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9552 = v8538.x[2];
-        const float v9553 = v9550 * v9552;
-        const float v9554 = v9553 + v9551;
-        v598.x[2] = v9554;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9557 = v598.x[3];
-        const float v9558 = v9533.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9559 = v8538.x[3];
-        const float v9560 = v9557 * v9559;
-        const float v9561 = v9560 + v9558;
-        v598.x[3] = v9561;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v15949;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v15949, 0.0f);
+        iron_frag_row_reduce<false>(v15949, v15236);
+        const float v15952 = v15949.x[0];  // kernels/sdpa/flash_tile.hpp:212
+        const float v15953 = v15952 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v15949.x[0] = v15953;  // kernels/sdpa/flash_tile.hpp:212
+        const float v15956 = v15949.x[1];
+        const float v15957 = v15956 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v15949.x[1] = v15957;  // kernels/sdpa/flash_tile.hpp:212
+        const float v15960 = v15949.x[2];
+        const float v15961 = v15960 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v15949.x[2] = v15961;  // kernels/sdpa/flash_tile.hpp:212
+        const float v15964 = v15949.x[3];
+        const float v15965 = v15964 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v15949.x[3] = v15965;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v15967;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v15967, 0.0f);
+        const float v15971 = v15949.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v15972 = v596.x[0];
+        const float v15973 = fmaxf(v15972, v15971);
+        const bool v15976 = v15973 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v15977 = v15976 ? 0.0f : v15973;
+        v15967.x[0] = v15977;  // kernels/sdpa/flash_tile.hpp:217
+        const float v15981 = v15949.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v15982 = v596.x[1];
+        const float v15983 = fmaxf(v15982, v15981);
+        const bool v15986 = v15983 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v15987 = v15986 ? 0.0f : v15983;
+        v15967.x[1] = v15987;  // kernels/sdpa/flash_tile.hpp:217
+        const float v15991 = v15949.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v15992 = v596.x[2];
+        const float v15993 = fmaxf(v15992, v15991);
+        const bool v15996 = v15993 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v15997 = v15996 ? 0.0f : v15993;
+        v15967.x[2] = v15997;  // kernels/sdpa/flash_tile.hpp:217
+        const float v16001 = v15949.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v16002 = v596.x[3];
+        const float v16003 = fmaxf(v16002, v16001);
+        const bool v16006 = v16003 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v16007 = v16006 ? 0.0f : v16003;
+        v15967.x[3] = v16007;  // kernels/sdpa/flash_tile.hpp:217
+        const float v16011 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16013 = v15972 - v16011;
+        const float v16014 = iron_exp2_approx(v16013);
+        v15286.x[0] = v16014;  // kernels/sdpa/flash_tile.hpp:220
+        const float v16018 = v15967.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16020 = v15982 - v16018;
+        const float v16021 = iron_exp2_approx(v16020);
+        v15286.x[1] = v16021;  // kernels/sdpa/flash_tile.hpp:220
+        const float v16025 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16027 = v15992 - v16025;
+        const float v16028 = iron_exp2_approx(v16027);
+        v15286.x[2] = v16028;  // kernels/sdpa/flash_tile.hpp:220
+        const float v16032 = v15967.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16034 = v16002 - v16032;
+        const float v16035 = iron_exp2_approx(v16034);
+        v15286.x[3] = v16035;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v15973;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16043 = v596.x[1];
+        const float v16045 = fmaxf(v16043, v15981);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v16045;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16048 = v596.x[2];
+        const float v16050 = fmaxf(v16048, v15991);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v16050;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16053 = v596.x[3];
+        const float v16055 = fmaxf(v16053, v16001);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v16055;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16058 = v15236.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v16059 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16060 = -v16059;
+        const float v16061 = fmaf(v16058, v594, v16060);
+        const float v16062 = iron_exp2_approx(v16061);
+        v15236.x[0] = v16062;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16065 = v15236.x[1];
+        const float v16066 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16067 = -v16066;
+        const float v16068 = fmaf(v16065, v594, v16067);
+        const float v16069 = iron_exp2_approx(v16068);
+        v15236.x[1] = v16069;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16072 = v15236.x[2];
+        const float v16073 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16074 = -v16073;
+        const float v16075 = fmaf(v16072, v594, v16074);
+        const float v16076 = iron_exp2_approx(v16075);
+        v15236.x[2] = v16076;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16079 = v15236.x[3];
+        const float v16080 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16081 = -v16080;
+        const float v16082 = fmaf(v16079, v594, v16081);
+        const float v16083 = iron_exp2_approx(v16082);
+        v15236.x[3] = v16083;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16086 = v15236.x[4];
+        const float v16087 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16088 = -v16087;
+        const float v16089 = fmaf(v16086, v594, v16088);
+        const float v16090 = iron_exp2_approx(v16089);
+        v15236.x[4] = v16090;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16093 = v15236.x[5];
+        const float v16094 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16095 = -v16094;
+        const float v16096 = fmaf(v16093, v594, v16095);
+        const float v16097 = iron_exp2_approx(v16096);
+        v15236.x[5] = v16097;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16100 = v15236.x[6];
+        const float v16101 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16102 = -v16101;
+        const float v16103 = fmaf(v16100, v594, v16102);
+        const float v16104 = iron_exp2_approx(v16103);
+        v15236.x[6] = v16104;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16107 = v15236.x[7];
+        const float v16108 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16109 = -v16108;
+        const float v16110 = fmaf(v16107, v594, v16109);
+        const float v16111 = iron_exp2_approx(v16110);
+        v15236.x[7] = v16111;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16114 = v15236.x[8];
+        const float v16115 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16116 = -v16115;
+        const float v16117 = fmaf(v16114, v594, v16116);
+        const float v16118 = iron_exp2_approx(v16117);
+        v15236.x[8] = v16118;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16121 = v15236.x[9];
+        const float v16122 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16123 = -v16122;
+        const float v16124 = fmaf(v16121, v594, v16123);
+        const float v16125 = iron_exp2_approx(v16124);
+        v15236.x[9] = v16125;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16128 = v15236.x[10];
+        const float v16129 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16130 = -v16129;
+        const float v16131 = fmaf(v16128, v594, v16130);
+        const float v16132 = iron_exp2_approx(v16131);
+        v15236.x[10] = v16132;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16135 = v15236.x[11];
+        const float v16136 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16137 = -v16136;
+        const float v16138 = fmaf(v16135, v594, v16137);
+        const float v16139 = iron_exp2_approx(v16138);
+        v15236.x[11] = v16139;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16142 = v15236.x[12];
+        const float v16143 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16144 = -v16143;
+        const float v16145 = fmaf(v16142, v594, v16144);
+        const float v16146 = iron_exp2_approx(v16145);
+        v15236.x[12] = v16146;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16149 = v15236.x[13];
+        const float v16150 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16151 = -v16150;
+        const float v16152 = fmaf(v16149, v594, v16151);
+        const float v16153 = iron_exp2_approx(v16152);
+        v15236.x[13] = v16153;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16156 = v15236.x[14];
+        const float v16157 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16158 = -v16157;
+        const float v16159 = fmaf(v16156, v594, v16158);
+        const float v16160 = iron_exp2_approx(v16159);
+        v15236.x[14] = v16160;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16163 = v15236.x[15];
+        const float v16164 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16165 = -v16164;
+        const float v16166 = fmaf(v16163, v594, v16165);
+        const float v16167 = iron_exp2_approx(v16166);
+        v15236.x[15] = v16167;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16170 = v15236.x[16];
+        const float v16171 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16172 = -v16171;
+        const float v16173 = fmaf(v16170, v594, v16172);
+        const float v16174 = iron_exp2_approx(v16173);
+        v15236.x[16] = v16174;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16177 = v15236.x[17];
+        const float v16178 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16179 = -v16178;
+        const float v16180 = fmaf(v16177, v594, v16179);
+        const float v16181 = iron_exp2_approx(v16180);
+        v15236.x[17] = v16181;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16184 = v15236.x[18];
+        const float v16185 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16186 = -v16185;
+        const float v16187 = fmaf(v16184, v594, v16186);
+        const float v16188 = iron_exp2_approx(v16187);
+        v15236.x[18] = v16188;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16191 = v15236.x[19];
+        const float v16192 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16193 = -v16192;
+        const float v16194 = fmaf(v16191, v594, v16193);
+        const float v16195 = iron_exp2_approx(v16194);
+        v15236.x[19] = v16195;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16198 = v15236.x[20];
+        const float v16199 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16200 = -v16199;
+        const float v16201 = fmaf(v16198, v594, v16200);
+        const float v16202 = iron_exp2_approx(v16201);
+        v15236.x[20] = v16202;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16205 = v15236.x[21];
+        const float v16206 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16207 = -v16206;
+        const float v16208 = fmaf(v16205, v594, v16207);
+        const float v16209 = iron_exp2_approx(v16208);
+        v15236.x[21] = v16209;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16212 = v15236.x[22];
+        const float v16213 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16214 = -v16213;
+        const float v16215 = fmaf(v16212, v594, v16214);
+        const float v16216 = iron_exp2_approx(v16215);
+        v15236.x[22] = v16216;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16219 = v15236.x[23];
+        const float v16220 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16221 = -v16220;
+        const float v16222 = fmaf(v16219, v594, v16221);
+        const float v16223 = iron_exp2_approx(v16222);
+        v15236.x[23] = v16223;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16226 = v15236.x[24];
+        const float v16227 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16228 = -v16227;
+        const float v16229 = fmaf(v16226, v594, v16228);
+        const float v16230 = iron_exp2_approx(v16229);
+        v15236.x[24] = v16230;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16233 = v15236.x[25];
+        const float v16234 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16235 = -v16234;
+        const float v16236 = fmaf(v16233, v594, v16235);
+        const float v16237 = iron_exp2_approx(v16236);
+        v15236.x[25] = v16237;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16240 = v15236.x[26];
+        const float v16241 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16242 = -v16241;
+        const float v16243 = fmaf(v16240, v594, v16242);
+        const float v16244 = iron_exp2_approx(v16243);
+        v15236.x[26] = v16244;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16247 = v15236.x[27];
+        const float v16248 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16249 = -v16248;
+        const float v16250 = fmaf(v16247, v594, v16249);
+        const float v16251 = iron_exp2_approx(v16250);
+        v15236.x[27] = v16251;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16254 = v15236.x[28];
+        const float v16255 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16256 = -v16255;
+        const float v16257 = fmaf(v16254, v594, v16256);
+        const float v16258 = iron_exp2_approx(v16257);
+        v15236.x[28] = v16258;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16261 = v15236.x[29];
+        const float v16262 = v15967.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16263 = -v16262;
+        const float v16264 = fmaf(v16261, v594, v16263);
+        const float v16265 = iron_exp2_approx(v16264);
+        v15236.x[29] = v16265;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16268 = v15236.x[30];
+        const float v16269 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16270 = -v16269;
+        const float v16271 = fmaf(v16268, v594, v16270);
+        const float v16272 = iron_exp2_approx(v16271);
+        v15236.x[30] = v16272;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16275 = v15236.x[31];
+        const float v16276 = v15967.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16277 = -v16276;
+        const float v16278 = fmaf(v16275, v594, v16277);
+        const float v16279 = iron_exp2_approx(v16278);
+        v15236.x[31] = v16279;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v16281;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v16281, 0.0f);
+        iron_frag_row_reduce<true>(v16281, v15236);
+        const float v16284 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v16285 = v16281.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16286 = v15286.x[0];
+        const float v16287 = v16284 * v16286;
+        const float v16288 = v16287 + v16285;
+        v598.x[0] = v16288;  // kernels/sdpa/flash_tile.hpp:234
+        const float v16291 = v598.x[1];
+        const float v16292 = v16281.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16293 = v15286.x[1];
+        const float v16294 = v16291 * v16293;
+        const float v16295 = v16294 + v16292;
+        v598.x[1] = v16295;  // kernels/sdpa/flash_tile.hpp:234
+        const float v16298 = v598.x[2];
+        const float v16299 = v16281.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16300 = v15286.x[2];
+        const float v16301 = v16298 * v16300;
+        const float v16302 = v16301 + v16299;
+        v598.x[2] = v16302;  // kernels/sdpa/flash_tile.hpp:234
+        const float v16305 = v598.x[3];
+        const float v16306 = v16281.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16307 = v15286.x[3];
+        const float v16308 = v16305 * v16307;
+        const float v16309 = v16308 + v16306;
+        v598.x[3] = v16309;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v9564 = v7982 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v9572 = v7982 + v18;
-        const bool v9573 = v9572 <= v549;
-        const bool v9574 = v556 || v9573;
-        const bool v9575 = v9564 && v9574;
-        const bool v9577 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v9578 = v7975 + v7;
-        const unsigned int v9579 = v9578 + v18;
-        const unsigned int v9580 = v546 + v37;
-        const bool v9581 = v9580 <= v9579;
-        const bool v9582 = v9577 || v9581;
-        const bool v9583 = v9575 && v9582;  // kernels/sdpa/flash_tile.hpp:182
-        if (v9583) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v9586 = v8488.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v9587 = v9586 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[0] = v9587;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9590 = v8488.x[1];
-          const float v9591 = v9590 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[1] = v9591;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9594 = v8488.x[2];
-          const float v9595 = v9594 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[2] = v9595;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9598 = v8488.x[3];
-          const float v9599 = v9598 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[3] = v9599;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9602 = v8488.x[4];
-          const float v9603 = v9602 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[4] = v9603;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9606 = v8488.x[5];
-          const float v9607 = v9606 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[5] = v9607;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9610 = v8488.x[6];
-          const float v9611 = v9610 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[6] = v9611;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9614 = v8488.x[7];
-          const float v9615 = v9614 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[7] = v9615;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9618 = v8488.x[8];
-          const float v9619 = v9618 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[8] = v9619;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9622 = v8488.x[9];
-          const float v9623 = v9622 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[9] = v9623;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9626 = v8488.x[10];
-          const float v9627 = v9626 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[10] = v9627;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9630 = v8488.x[11];
-          const float v9631 = v9630 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[11] = v9631;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9634 = v8488.x[12];
-          const float v9635 = v9634 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[12] = v9635;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9638 = v8488.x[13];
-          const float v9639 = v9638 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[13] = v9639;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9642 = v8488.x[14];
-          const float v9643 = v9642 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[14] = v9643;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9646 = v8488.x[15];
-          const float v9647 = v9646 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[15] = v9647;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9650 = v8488.x[16];
-          const float v9651 = v9650 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[16] = v9651;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9654 = v8488.x[17];
-          const float v9655 = v9654 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[17] = v9655;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9658 = v8488.x[18];
-          const float v9659 = v9658 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[18] = v9659;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9662 = v8488.x[19];
-          const float v9663 = v9662 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[19] = v9663;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9666 = v8488.x[20];
-          const float v9667 = v9666 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[20] = v9667;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9670 = v8488.x[21];
-          const float v9671 = v9670 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[21] = v9671;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9674 = v8488.x[22];
-          const float v9675 = v9674 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[22] = v9675;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9678 = v8488.x[23];
-          const float v9679 = v9678 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[23] = v9679;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9682 = v8488.x[24];
-          const float v9683 = v9682 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[24] = v9683;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9686 = v8488.x[25];
-          const float v9687 = v9686 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[25] = v9687;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9690 = v8488.x[26];
-          const float v9691 = v9690 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[26] = v9691;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9694 = v8488.x[27];
-          const float v9695 = v9694 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[27] = v9695;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9698 = v8488.x[28];
-          const float v9699 = v9698 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[28] = v9699;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9702 = v8488.x[29];
-          const float v9703 = v9702 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[29] = v9703;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9706 = v8488.x[30];
-          const float v9707 = v9706 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[30] = v9707;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9710 = v8488.x[31];
-          const float v9711 = v9710 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8488.x[31] = v9711;  // kernels/sdpa/flash_tile.hpp:186
+        const bool v16312 = v14730 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v16320 = v14730 + v18;
+        const bool v16321 = v16320 <= v549;
+        const bool v16322 = v556 || v16321;
+        const bool v16323 = v16312 && v16322;
+        const bool v16325 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v16326 = v14723 + v7;
+        const unsigned int v16327 = v16326 + v18;
+        const unsigned int v16328 = v546 + v37;
+        const bool v16329 = v16328 <= v16327;
+        const bool v16330 = v16325 || v16329;
+        const bool v16331 = v16323 && v16330;  // kernels/sdpa/flash_tile.hpp:182
+        if (v16331) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v16334 = v15236.x[0];  // kernels/sdpa/flash_tile.hpp:186
+          const float v16335 = v16334 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[0] = v16335;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16338 = v15236.x[1];
+          const float v16339 = v16338 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[1] = v16339;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16342 = v15236.x[2];
+          const float v16343 = v16342 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[2] = v16343;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16346 = v15236.x[3];
+          const float v16347 = v16346 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[3] = v16347;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16350 = v15236.x[4];
+          const float v16351 = v16350 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[4] = v16351;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16354 = v15236.x[5];
+          const float v16355 = v16354 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[5] = v16355;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16358 = v15236.x[6];
+          const float v16359 = v16358 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[6] = v16359;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16362 = v15236.x[7];
+          const float v16363 = v16362 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[7] = v16363;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16366 = v15236.x[8];
+          const float v16367 = v16366 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[8] = v16367;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16370 = v15236.x[9];
+          const float v16371 = v16370 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[9] = v16371;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16374 = v15236.x[10];
+          const float v16375 = v16374 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[10] = v16375;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16378 = v15236.x[11];
+          const float v16379 = v16378 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[11] = v16379;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16382 = v15236.x[12];
+          const float v16383 = v16382 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[12] = v16383;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16386 = v15236.x[13];
+          const float v16387 = v16386 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[13] = v16387;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16390 = v15236.x[14];
+          const float v16391 = v16390 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[14] = v16391;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16394 = v15236.x[15];
+          const float v16395 = v16394 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[15] = v16395;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16398 = v15236.x[16];
+          const float v16399 = v16398 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[16] = v16399;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16402 = v15236.x[17];
+          const float v16403 = v16402 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[17] = v16403;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16406 = v15236.x[18];
+          const float v16407 = v16406 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[18] = v16407;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16410 = v15236.x[19];
+          const float v16411 = v16410 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[19] = v16411;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16414 = v15236.x[20];
+          const float v16415 = v16414 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[20] = v16415;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16418 = v15236.x[21];
+          const float v16419 = v16418 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[21] = v16419;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16422 = v15236.x[22];
+          const float v16423 = v16422 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[22] = v16423;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16426 = v15236.x[23];
+          const float v16427 = v16426 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[23] = v16427;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16430 = v15236.x[24];
+          const float v16431 = v16430 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[24] = v16431;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16434 = v15236.x[25];
+          const float v16435 = v16434 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[25] = v16435;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16438 = v15236.x[26];
+          const float v16439 = v16438 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[26] = v16439;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16442 = v15236.x[27];
+          const float v16443 = v16442 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[27] = v16443;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16446 = v15236.x[28];
+          const float v16447 = v16446 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[28] = v16447;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16450 = v15236.x[29];
+          const float v16451 = v16450 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[29] = v16451;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16454 = v15236.x[30];
+          const float v16455 = v16454 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[30] = v16455;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16458 = v15236.x[31];
+          const float v16459 = v16458 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15236.x[31] = v16459;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v9713;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v9713, 0.0f);
-          iron_frag<float, 2, 16, 8> v9715;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v9715, 0.0f);
-          const unsigned int v9717 = static_cast<unsigned int>(v9713.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9719 = v46 + v9717;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9721 = v9719 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9722 = v9721 + 1u;
-          const unsigned int v9724 = v9722 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9733 = v9724 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9737 = v9722 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9738 = v562 && v9737;
-          const unsigned int v9739 = v9738 ? v9733 : v47;
-          const unsigned int v9742 = v9739 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9743 = min(v9742, 64u);
-          const bool v9744 = v9739 > v7975;
-          const unsigned int v9745 = v9744 ? v9743 : v47;
-          const float v9746 = __uint_as_float(v9745);
-          v9713.x[0] = v9746;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9748 = static_cast<unsigned int>(v9713.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9750 = v46 + v9748;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9752 = v9750 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9753 = v9752 + 1u;
-          const unsigned int v9755 = v9753 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9764 = v9755 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9768 = v9753 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9769 = v562 && v9768;
-          const unsigned int v9770 = v9769 ? v9764 : v47;
-          const unsigned int v9773 = v9770 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9774 = min(v9773, 64u);
-          const bool v9775 = v9770 > v7975;
-          const unsigned int v9776 = v9775 ? v9774 : v47;
-          const float v9777 = __uint_as_float(v9776);
-          v9713.x[1] = v9777;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9779 = static_cast<unsigned int>(v9713.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9781 = v46 + v9779;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9783 = v9781 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9784 = v9783 + 1u;
-          const unsigned int v9786 = v9784 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9795 = v9786 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9799 = v9784 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9800 = v562 && v9799;
-          const unsigned int v9801 = v9800 ? v9795 : v47;
-          const unsigned int v9804 = v9801 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9805 = min(v9804, 64u);
-          const bool v9806 = v9801 > v7975;
-          const unsigned int v9807 = v9806 ? v9805 : v47;
-          const float v9808 = __uint_as_float(v9807);
-          v9713.x[2] = v9808;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9810 = static_cast<unsigned int>(v9713.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9812 = v46 + v9810;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9814 = v9812 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9815 = v9814 + 1u;
-          const unsigned int v9817 = v9815 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9826 = v9817 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9830 = v9815 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9831 = v562 && v9830;
-          const unsigned int v9832 = v9831 ? v9826 : v47;
-          const unsigned int v9835 = v9832 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9836 = min(v9835, 64u);
-          const bool v9837 = v9832 > v7975;
-          const unsigned int v9838 = v9837 ? v9836 : v47;
-          const float v9839 = __uint_as_float(v9838);
-          v9713.x[3] = v9839;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9841 = static_cast<unsigned int>(v9715.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9843 = v46 + v9841;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9845 = v9843 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9846 = v9845 + 1u;
-          const unsigned int v9848 = v9846 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9849 = min(v37, v9848);
-          const bool v9850 = v9846 > v18;
-          const unsigned int v9851 = v9850 ? v9849 : v47;
-          const unsigned int v9854 = v556 ? v37 : v9851;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9866 = v9854 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9867 = min(v9866, 64u);
-          const bool v9868 = v9854 > v7975;
-          const unsigned int v9869 = v9868 ? v9867 : v47;
-          const float v9870 = __uint_as_float(v9869);
-          v9715.x[0] = v9870;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9872 = static_cast<unsigned int>(v9715.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9874 = v46 + v9872;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9876 = v9874 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9877 = v9876 + 1u;
-          const unsigned int v9879 = v9877 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9880 = min(v37, v9879);
-          const bool v9881 = v9877 > v18;
-          const unsigned int v9882 = v9881 ? v9880 : v47;
-          const unsigned int v9885 = v556 ? v37 : v9882;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9897 = v9885 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9898 = min(v9897, 64u);
-          const bool v9899 = v9885 > v7975;
-          const unsigned int v9900 = v9899 ? v9898 : v47;
-          const float v9901 = __uint_as_float(v9900);
-          v9715.x[1] = v9901;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9903 = static_cast<unsigned int>(v9715.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9905 = v46 + v9903;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9907 = v9905 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9908 = v9907 + 1u;
-          const unsigned int v9910 = v9908 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9911 = min(v37, v9910);
-          const bool v9912 = v9908 > v18;
-          const unsigned int v9913 = v9912 ? v9911 : v47;
-          const unsigned int v9916 = v556 ? v37 : v9913;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9928 = v9916 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9929 = min(v9928, 64u);
-          const bool v9930 = v9916 > v7975;
-          const unsigned int v9931 = v9930 ? v9929 : v47;
-          const float v9932 = __uint_as_float(v9931);
-          v9715.x[2] = v9932;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9934 = static_cast<unsigned int>(v9715.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9936 = v46 + v9934;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9938 = v9936 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9939 = v9938 + 1u;
-          const unsigned int v9941 = v9939 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9942 = min(v37, v9941);
-          const bool v9943 = v9939 > v18;
-          const unsigned int v9944 = v9943 ? v9942 : v47;
-          const unsigned int v9947 = v556 ? v37 : v9944;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9959 = v9947 - v7975;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9960 = min(v9959, 64u);
-          const bool v9961 = v9947 > v7975;
-          const unsigned int v9962 = v9961 ? v9960 : v47;
-          const float v9963 = __uint_as_float(v9962);
-          v9715.x[3] = v9963;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9964 = static_cast<unsigned int>(v8488.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v9966 = v8488.x[0];
-          const float v9967 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9968 = __float_as_uint(v9967);
-          const bool v9969 = v9964 >= v9968;
-          const float v9970 = v9715.x[0];
-          const unsigned int v9971 = __float_as_uint(v9970);
-          const bool v9972 = v9964 < v9971;
-          const bool v9973 = v9969 && v9972;
-          const float v9975 = v9966 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v9976 = v9973 ? v9975 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[0] = v9976;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9977 = static_cast<unsigned int>(v8488.col(1, iron_linear_thread() & 31u));
-          const float v9979 = v8488.x[1];
-          const float v9980 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9981 = __float_as_uint(v9980);
-          const bool v9982 = v9977 >= v9981;
-          const float v9983 = v9715.x[0];
-          const unsigned int v9984 = __float_as_uint(v9983);
-          const bool v9985 = v9977 < v9984;
-          const bool v9986 = v9982 && v9985;
-          const float v9988 = v9979 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v9989 = v9986 ? v9988 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[1] = v9989;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9990 = static_cast<unsigned int>(v8488.col(2, iron_linear_thread() & 31u));
-          const float v9992 = v8488.x[2];
-          const float v9993 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9994 = __float_as_uint(v9993);
-          const bool v9995 = v9990 >= v9994;
-          const float v9996 = v9715.x[2];
-          const unsigned int v9997 = __float_as_uint(v9996);
-          const bool v9998 = v9990 < v9997;
-          const bool v9999 = v9995 && v9998;
-          const float v10001 = v9992 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10002 = v9999 ? v10001 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[2] = v10002;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10003 = static_cast<unsigned int>(v8488.col(3, iron_linear_thread() & 31u));
-          const float v10005 = v8488.x[3];
-          const float v10006 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10007 = __float_as_uint(v10006);
-          const bool v10008 = v10003 >= v10007;
-          const float v10009 = v9715.x[2];
-          const unsigned int v10010 = __float_as_uint(v10009);
-          const bool v10011 = v10003 < v10010;
-          const bool v10012 = v10008 && v10011;
-          const float v10014 = v10005 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10015 = v10012 ? v10014 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[3] = v10015;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10016 = static_cast<unsigned int>(v8488.col(4, iron_linear_thread() & 31u));
-          const float v10018 = v8488.x[4];
-          const float v10019 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10020 = __float_as_uint(v10019);
-          const bool v10021 = v10016 >= v10020;
-          const float v10022 = v9715.x[0];
-          const unsigned int v10023 = __float_as_uint(v10022);
-          const bool v10024 = v10016 < v10023;
-          const bool v10025 = v10021 && v10024;
-          const float v10027 = v10018 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10028 = v10025 ? v10027 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[4] = v10028;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10029 = static_cast<unsigned int>(v8488.col(5, iron_linear_thread() & 31u));
-          const float v10031 = v8488.x[5];
-          const float v10032 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10033 = __float_as_uint(v10032);
-          const bool v10034 = v10029 >= v10033;
-          const float v10035 = v9715.x[0];
-          const unsigned int v10036 = __float_as_uint(v10035);
-          const bool v10037 = v10029 < v10036;
-          const bool v10038 = v10034 && v10037;
-          const float v10040 = v10031 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10041 = v10038 ? v10040 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[5] = v10041;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10042 = static_cast<unsigned int>(v8488.col(6, iron_linear_thread() & 31u));
-          const float v10044 = v8488.x[6];
-          const float v10045 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10046 = __float_as_uint(v10045);
-          const bool v10047 = v10042 >= v10046;
-          const float v10048 = v9715.x[2];
-          const unsigned int v10049 = __float_as_uint(v10048);
-          const bool v10050 = v10042 < v10049;
-          const bool v10051 = v10047 && v10050;
-          const float v10053 = v10044 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10054 = v10051 ? v10053 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[6] = v10054;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10055 = static_cast<unsigned int>(v8488.col(7, iron_linear_thread() & 31u));
-          const float v10057 = v8488.x[7];
-          const float v10058 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10059 = __float_as_uint(v10058);
-          const bool v10060 = v10055 >= v10059;
-          const float v10061 = v9715.x[2];
-          const unsigned int v10062 = __float_as_uint(v10061);
-          const bool v10063 = v10055 < v10062;
-          const bool v10064 = v10060 && v10063;
-          const float v10066 = v10057 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10067 = v10064 ? v10066 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[7] = v10067;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10068 = static_cast<unsigned int>(v8488.col(8, iron_linear_thread() & 31u));
-          const float v10070 = v8488.x[8];
-          const float v10071 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10072 = __float_as_uint(v10071);
-          const bool v10073 = v10068 >= v10072;
-          const float v10074 = v9715.x[0];
-          const unsigned int v10075 = __float_as_uint(v10074);
-          const bool v10076 = v10068 < v10075;
-          const bool v10077 = v10073 && v10076;
-          const float v10079 = v10070 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10080 = v10077 ? v10079 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[8] = v10080;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10081 = static_cast<unsigned int>(v8488.col(9, iron_linear_thread() & 31u));
-          const float v10083 = v8488.x[9];
-          const float v10084 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10085 = __float_as_uint(v10084);
-          const bool v10086 = v10081 >= v10085;
-          const float v10087 = v9715.x[0];
-          const unsigned int v10088 = __float_as_uint(v10087);
-          const bool v10089 = v10081 < v10088;
-          const bool v10090 = v10086 && v10089;
-          const float v10092 = v10083 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10093 = v10090 ? v10092 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[9] = v10093;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10094 = static_cast<unsigned int>(v8488.col(10, iron_linear_thread() & 31u));
-          const float v10096 = v8488.x[10];
-          const float v10097 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10098 = __float_as_uint(v10097);
-          const bool v10099 = v10094 >= v10098;
-          const float v10100 = v9715.x[2];
-          const unsigned int v10101 = __float_as_uint(v10100);
-          const bool v10102 = v10094 < v10101;
-          const bool v10103 = v10099 && v10102;
-          const float v10105 = v10096 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10106 = v10103 ? v10105 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[10] = v10106;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10107 = static_cast<unsigned int>(v8488.col(11, iron_linear_thread() & 31u));
-          const float v10109 = v8488.x[11];
-          const float v10110 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10111 = __float_as_uint(v10110);
-          const bool v10112 = v10107 >= v10111;
-          const float v10113 = v9715.x[2];
-          const unsigned int v10114 = __float_as_uint(v10113);
-          const bool v10115 = v10107 < v10114;
-          const bool v10116 = v10112 && v10115;
-          const float v10118 = v10109 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10119 = v10116 ? v10118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[11] = v10119;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10120 = static_cast<unsigned int>(v8488.col(12, iron_linear_thread() & 31u));
-          const float v10122 = v8488.x[12];
-          const float v10123 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10124 = __float_as_uint(v10123);
-          const bool v10125 = v10120 >= v10124;
-          const float v10126 = v9715.x[0];
-          const unsigned int v10127 = __float_as_uint(v10126);
-          const bool v10128 = v10120 < v10127;
-          const bool v10129 = v10125 && v10128;
-          const float v10131 = v10122 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10132 = v10129 ? v10131 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[12] = v10132;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10133 = static_cast<unsigned int>(v8488.col(13, iron_linear_thread() & 31u));
-          const float v10135 = v8488.x[13];
-          const float v10136 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10137 = __float_as_uint(v10136);
-          const bool v10138 = v10133 >= v10137;
-          const float v10139 = v9715.x[0];
-          const unsigned int v10140 = __float_as_uint(v10139);
-          const bool v10141 = v10133 < v10140;
-          const bool v10142 = v10138 && v10141;
-          const float v10144 = v10135 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10145 = v10142 ? v10144 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[13] = v10145;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10146 = static_cast<unsigned int>(v8488.col(14, iron_linear_thread() & 31u));
-          const float v10148 = v8488.x[14];
-          const float v10149 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10150 = __float_as_uint(v10149);
-          const bool v10151 = v10146 >= v10150;
-          const float v10152 = v9715.x[2];
-          const unsigned int v10153 = __float_as_uint(v10152);
-          const bool v10154 = v10146 < v10153;
-          const bool v10155 = v10151 && v10154;
-          const float v10157 = v10148 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10158 = v10155 ? v10157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[14] = v10158;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10159 = static_cast<unsigned int>(v8488.col(15, iron_linear_thread() & 31u));
-          const float v10161 = v8488.x[15];
-          const float v10162 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10163 = __float_as_uint(v10162);
-          const bool v10164 = v10159 >= v10163;
-          const float v10165 = v9715.x[2];
-          const unsigned int v10166 = __float_as_uint(v10165);
-          const bool v10167 = v10159 < v10166;
-          const bool v10168 = v10164 && v10167;
-          const float v10170 = v10161 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10171 = v10168 ? v10170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[15] = v10171;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10172 = static_cast<unsigned int>(v8488.col(16, iron_linear_thread() & 31u));
-          const float v10174 = v8488.x[16];
-          const float v10175 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10176 = __float_as_uint(v10175);
-          const bool v10177 = v10172 >= v10176;
-          const float v10178 = v9715.x[0];
-          const unsigned int v10179 = __float_as_uint(v10178);
-          const bool v10180 = v10172 < v10179;
-          const bool v10181 = v10177 && v10180;
-          const float v10183 = v10174 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10184 = v10181 ? v10183 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[16] = v10184;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10185 = static_cast<unsigned int>(v8488.col(17, iron_linear_thread() & 31u));
-          const float v10187 = v8488.x[17];
-          const float v10188 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10189 = __float_as_uint(v10188);
-          const bool v10190 = v10185 >= v10189;
-          const float v10191 = v9715.x[0];
-          const unsigned int v10192 = __float_as_uint(v10191);
-          const bool v10193 = v10185 < v10192;
-          const bool v10194 = v10190 && v10193;
-          const float v10196 = v10187 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10197 = v10194 ? v10196 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[17] = v10197;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10198 = static_cast<unsigned int>(v8488.col(18, iron_linear_thread() & 31u));
-          const float v10200 = v8488.x[18];
-          const float v10201 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10202 = __float_as_uint(v10201);
-          const bool v10203 = v10198 >= v10202;
-          const float v10204 = v9715.x[2];
-          const unsigned int v10205 = __float_as_uint(v10204);
-          const bool v10206 = v10198 < v10205;
-          const bool v10207 = v10203 && v10206;
-          const float v10209 = v10200 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10210 = v10207 ? v10209 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[18] = v10210;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10211 = static_cast<unsigned int>(v8488.col(19, iron_linear_thread() & 31u));
-          const float v10213 = v8488.x[19];
-          const float v10214 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10215 = __float_as_uint(v10214);
-          const bool v10216 = v10211 >= v10215;
-          const float v10217 = v9715.x[2];
-          const unsigned int v10218 = __float_as_uint(v10217);
-          const bool v10219 = v10211 < v10218;
-          const bool v10220 = v10216 && v10219;
-          const float v10222 = v10213 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10223 = v10220 ? v10222 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[19] = v10223;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10224 = static_cast<unsigned int>(v8488.col(20, iron_linear_thread() & 31u));
-          const float v10226 = v8488.x[20];
-          const float v10227 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10228 = __float_as_uint(v10227);
-          const bool v10229 = v10224 >= v10228;
-          const float v10230 = v9715.x[0];
-          const unsigned int v10231 = __float_as_uint(v10230);
-          const bool v10232 = v10224 < v10231;
-          const bool v10233 = v10229 && v10232;
-          const float v10235 = v10226 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10236 = v10233 ? v10235 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[20] = v10236;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10237 = static_cast<unsigned int>(v8488.col(21, iron_linear_thread() & 31u));
-          const float v10239 = v8488.x[21];
-          const float v10240 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10241 = __float_as_uint(v10240);
-          const bool v10242 = v10237 >= v10241;
-          const float v10243 = v9715.x[0];
-          const unsigned int v10244 = __float_as_uint(v10243);
-          const bool v10245 = v10237 < v10244;
-          const bool v10246 = v10242 && v10245;
-          const float v10248 = v10239 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10249 = v10246 ? v10248 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[21] = v10249;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10250 = static_cast<unsigned int>(v8488.col(22, iron_linear_thread() & 31u));
-          const float v10252 = v8488.x[22];
-          const float v10253 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10254 = __float_as_uint(v10253);
-          const bool v10255 = v10250 >= v10254;
-          const float v10256 = v9715.x[2];
-          const unsigned int v10257 = __float_as_uint(v10256);
-          const bool v10258 = v10250 < v10257;
-          const bool v10259 = v10255 && v10258;
-          const float v10261 = v10252 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10262 = v10259 ? v10261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[22] = v10262;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10263 = static_cast<unsigned int>(v8488.col(23, iron_linear_thread() & 31u));
-          const float v10265 = v8488.x[23];
-          const float v10266 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10267 = __float_as_uint(v10266);
-          const bool v10268 = v10263 >= v10267;
-          const float v10269 = v9715.x[2];
-          const unsigned int v10270 = __float_as_uint(v10269);
-          const bool v10271 = v10263 < v10270;
-          const bool v10272 = v10268 && v10271;
-          const float v10274 = v10265 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10275 = v10272 ? v10274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[23] = v10275;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10276 = static_cast<unsigned int>(v8488.col(24, iron_linear_thread() & 31u));
-          const float v10278 = v8488.x[24];
-          const float v10279 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10280 = __float_as_uint(v10279);
-          const bool v10281 = v10276 >= v10280;
-          const float v10282 = v9715.x[0];
-          const unsigned int v10283 = __float_as_uint(v10282);
-          const bool v10284 = v10276 < v10283;
-          const bool v10285 = v10281 && v10284;
-          const float v10287 = v10278 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10288 = v10285 ? v10287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[24] = v10288;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10289 = static_cast<unsigned int>(v8488.col(25, iron_linear_thread() & 31u));
-          const float v10291 = v8488.x[25];
-          const float v10292 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10293 = __float_as_uint(v10292);
-          const bool v10294 = v10289 >= v10293;
-          const float v10295 = v9715.x[0];
-          const unsigned int v10296 = __float_as_uint(v10295);
-          const bool v10297 = v10289 < v10296;
-          const bool v10298 = v10294 && v10297;
-          const float v10300 = v10291 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10301 = v10298 ? v10300 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[25] = v10301;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10302 = static_cast<unsigned int>(v8488.col(26, iron_linear_thread() & 31u));
-          const float v10304 = v8488.x[26];
-          const float v10305 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10306 = __float_as_uint(v10305);
-          const bool v10307 = v10302 >= v10306;
-          const float v10308 = v9715.x[2];
-          const unsigned int v10309 = __float_as_uint(v10308);
-          const bool v10310 = v10302 < v10309;
-          const bool v10311 = v10307 && v10310;
-          const float v10313 = v10304 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10314 = v10311 ? v10313 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[26] = v10314;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10315 = static_cast<unsigned int>(v8488.col(27, iron_linear_thread() & 31u));
-          const float v10317 = v8488.x[27];
-          const float v10318 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10319 = __float_as_uint(v10318);
-          const bool v10320 = v10315 >= v10319;
-          const float v10321 = v9715.x[2];
-          const unsigned int v10322 = __float_as_uint(v10321);
-          const bool v10323 = v10315 < v10322;
-          const bool v10324 = v10320 && v10323;
-          const float v10326 = v10317 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10327 = v10324 ? v10326 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[27] = v10327;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10328 = static_cast<unsigned int>(v8488.col(28, iron_linear_thread() & 31u));
-          const float v10330 = v8488.x[28];
-          const float v10331 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10332 = __float_as_uint(v10331);
-          const bool v10333 = v10328 >= v10332;
-          const float v10334 = v9715.x[0];
-          const unsigned int v10335 = __float_as_uint(v10334);
-          const bool v10336 = v10328 < v10335;
-          const bool v10337 = v10333 && v10336;
-          const float v10339 = v10330 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10340 = v10337 ? v10339 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[28] = v10340;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10341 = static_cast<unsigned int>(v8488.col(29, iron_linear_thread() & 31u));
-          const float v10343 = v8488.x[29];
-          const float v10344 = v9713.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10345 = __float_as_uint(v10344);
-          const bool v10346 = v10341 >= v10345;
-          const float v10347 = v9715.x[0];
-          const unsigned int v10348 = __float_as_uint(v10347);
-          const bool v10349 = v10341 < v10348;
-          const bool v10350 = v10346 && v10349;
-          const float v10352 = v10343 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10353 = v10350 ? v10352 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[29] = v10353;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10354 = static_cast<unsigned int>(v8488.col(30, iron_linear_thread() & 31u));
-          const float v10356 = v8488.x[30];
-          const float v10357 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10358 = __float_as_uint(v10357);
-          const bool v10359 = v10354 >= v10358;
-          const float v10360 = v9715.x[2];
-          const unsigned int v10361 = __float_as_uint(v10360);
-          const bool v10362 = v10354 < v10361;
-          const bool v10363 = v10359 && v10362;
-          const float v10365 = v10356 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10366 = v10363 ? v10365 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[30] = v10366;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10367 = static_cast<unsigned int>(v8488.col(31, iron_linear_thread() & 31u));
-          const float v10369 = v8488.x[31];
-          const float v10370 = v9713.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10371 = __float_as_uint(v10370);
-          const bool v10372 = v10367 >= v10371;
-          const float v10373 = v9715.x[2];
-          const unsigned int v10374 = __float_as_uint(v10373);
-          const bool v10375 = v10367 < v10374;
-          const bool v10376 = v10372 && v10375;
-          const float v10378 = v10369 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10379 = v10376 ? v10378 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8488.x[31] = v10379;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v16461;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v16461, 0.0f);
+          iron_frag<float, 2, 16, 8> v16463;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v16463, 0.0f);
+          const unsigned int v16465 = static_cast<unsigned int>(v16461.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16467 = v46 + v16465;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16469 = v16467 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16470 = v16469 + 1u;
+          const unsigned int v16472 = v16470 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16481 = v16472 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16485 = v16470 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16486 = v562 && v16485;
+          const unsigned int v16487 = v16486 ? v16481 : v47;
+          const unsigned int v16490 = v16487 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16491 = min(v16490, 64u);
+          const bool v16492 = v16487 > v14723;
+          const unsigned int v16493 = v16492 ? v16491 : v47;
+          const float v16494 = __uint_as_float(v16493);
+          v16461.x[0] = v16494;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16496 = static_cast<unsigned int>(v16461.row(1, iron_linear_thread() & 31u));
+          const unsigned int v16498 = v46 + v16496;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16500 = v16498 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16501 = v16500 + 1u;
+          const unsigned int v16503 = v16501 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16512 = v16503 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16516 = v16501 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16517 = v562 && v16516;
+          const unsigned int v16518 = v16517 ? v16512 : v47;
+          const unsigned int v16521 = v16518 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16522 = min(v16521, 64u);
+          const bool v16523 = v16518 > v14723;
+          const unsigned int v16524 = v16523 ? v16522 : v47;
+          const float v16525 = __uint_as_float(v16524);
+          v16461.x[1] = v16525;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16527 = static_cast<unsigned int>(v16461.row(2, iron_linear_thread() & 31u));
+          const unsigned int v16529 = v46 + v16527;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16531 = v16529 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16532 = v16531 + 1u;
+          const unsigned int v16534 = v16532 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16543 = v16534 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16547 = v16532 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16548 = v562 && v16547;
+          const unsigned int v16549 = v16548 ? v16543 : v47;
+          const unsigned int v16552 = v16549 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16553 = min(v16552, 64u);
+          const bool v16554 = v16549 > v14723;
+          const unsigned int v16555 = v16554 ? v16553 : v47;
+          const float v16556 = __uint_as_float(v16555);
+          v16461.x[2] = v16556;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16558 = static_cast<unsigned int>(v16461.row(3, iron_linear_thread() & 31u));
+          const unsigned int v16560 = v46 + v16558;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16562 = v16560 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16563 = v16562 + 1u;
+          const unsigned int v16565 = v16563 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16574 = v16565 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16578 = v16563 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16579 = v562 && v16578;
+          const unsigned int v16580 = v16579 ? v16574 : v47;
+          const unsigned int v16583 = v16580 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16584 = min(v16583, 64u);
+          const bool v16585 = v16580 > v14723;
+          const unsigned int v16586 = v16585 ? v16584 : v47;
+          const float v16587 = __uint_as_float(v16586);
+          v16461.x[3] = v16587;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16589 = static_cast<unsigned int>(v16463.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16591 = v46 + v16589;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16593 = v16591 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16594 = v16593 + 1u;
+          const unsigned int v16596 = v16594 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16597 = min(v37, v16596);
+          const bool v16598 = v16594 > v18;
+          const unsigned int v16599 = v16598 ? v16597 : v47;
+          const unsigned int v16602 = v556 ? v37 : v16599;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16614 = v16602 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16615 = min(v16614, 64u);
+          const bool v16616 = v16602 > v14723;
+          const unsigned int v16617 = v16616 ? v16615 : v47;
+          const float v16618 = __uint_as_float(v16617);
+          v16463.x[0] = v16618;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16620 = static_cast<unsigned int>(v16463.row(1, iron_linear_thread() & 31u));
+          const unsigned int v16622 = v46 + v16620;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16624 = v16622 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16625 = v16624 + 1u;
+          const unsigned int v16627 = v16625 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16628 = min(v37, v16627);
+          const bool v16629 = v16625 > v18;
+          const unsigned int v16630 = v16629 ? v16628 : v47;
+          const unsigned int v16633 = v556 ? v37 : v16630;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16645 = v16633 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16646 = min(v16645, 64u);
+          const bool v16647 = v16633 > v14723;
+          const unsigned int v16648 = v16647 ? v16646 : v47;
+          const float v16649 = __uint_as_float(v16648);
+          v16463.x[1] = v16649;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16651 = static_cast<unsigned int>(v16463.row(2, iron_linear_thread() & 31u));
+          const unsigned int v16653 = v46 + v16651;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16655 = v16653 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16656 = v16655 + 1u;
+          const unsigned int v16658 = v16656 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16659 = min(v37, v16658);
+          const bool v16660 = v16656 > v18;
+          const unsigned int v16661 = v16660 ? v16659 : v47;
+          const unsigned int v16664 = v556 ? v37 : v16661;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16676 = v16664 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16677 = min(v16676, 64u);
+          const bool v16678 = v16664 > v14723;
+          const unsigned int v16679 = v16678 ? v16677 : v47;
+          const float v16680 = __uint_as_float(v16679);
+          v16463.x[2] = v16680;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16682 = static_cast<unsigned int>(v16463.row(3, iron_linear_thread() & 31u));
+          const unsigned int v16684 = v46 + v16682;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16686 = v16684 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16687 = v16686 + 1u;
+          const unsigned int v16689 = v16687 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16690 = min(v37, v16689);
+          const bool v16691 = v16687 > v18;
+          const unsigned int v16692 = v16691 ? v16690 : v47;
+          const unsigned int v16695 = v556 ? v37 : v16692;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16707 = v16695 - v14723;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16708 = min(v16707, 64u);
+          const bool v16709 = v16695 > v14723;
+          const unsigned int v16710 = v16709 ? v16708 : v47;
+          const float v16711 = __uint_as_float(v16710);
+          v16463.x[3] = v16711;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16712 = static_cast<unsigned int>(v15236.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v16714 = v15236.x[0];
+          const float v16715 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16716 = __float_as_uint(v16715);
+          const bool v16717 = v16712 >= v16716;
+          const float v16718 = v16463.x[0];
+          const unsigned int v16719 = __float_as_uint(v16718);
+          const bool v16720 = v16712 < v16719;
+          const bool v16721 = v16717 && v16720;
+          const float v16723 = v16714 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16724 = v16721 ? v16723 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[0] = v16724;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16725 = static_cast<unsigned int>(v15236.col(1, iron_linear_thread() & 31u));
+          const float v16727 = v15236.x[1];
+          const float v16728 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16729 = __float_as_uint(v16728);
+          const bool v16730 = v16725 >= v16729;
+          const float v16731 = v16463.x[0];
+          const unsigned int v16732 = __float_as_uint(v16731);
+          const bool v16733 = v16725 < v16732;
+          const bool v16734 = v16730 && v16733;
+          const float v16736 = v16727 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16737 = v16734 ? v16736 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[1] = v16737;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16738 = static_cast<unsigned int>(v15236.col(2, iron_linear_thread() & 31u));
+          const float v16740 = v15236.x[2];
+          const float v16741 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16742 = __float_as_uint(v16741);
+          const bool v16743 = v16738 >= v16742;
+          const float v16744 = v16463.x[2];
+          const unsigned int v16745 = __float_as_uint(v16744);
+          const bool v16746 = v16738 < v16745;
+          const bool v16747 = v16743 && v16746;
+          const float v16749 = v16740 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16750 = v16747 ? v16749 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[2] = v16750;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16751 = static_cast<unsigned int>(v15236.col(3, iron_linear_thread() & 31u));
+          const float v16753 = v15236.x[3];
+          const float v16754 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16755 = __float_as_uint(v16754);
+          const bool v16756 = v16751 >= v16755;
+          const float v16757 = v16463.x[2];
+          const unsigned int v16758 = __float_as_uint(v16757);
+          const bool v16759 = v16751 < v16758;
+          const bool v16760 = v16756 && v16759;
+          const float v16762 = v16753 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16763 = v16760 ? v16762 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[3] = v16763;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16764 = static_cast<unsigned int>(v15236.col(4, iron_linear_thread() & 31u));
+          const float v16766 = v15236.x[4];
+          const float v16767 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16768 = __float_as_uint(v16767);
+          const bool v16769 = v16764 >= v16768;
+          const float v16770 = v16463.x[0];
+          const unsigned int v16771 = __float_as_uint(v16770);
+          const bool v16772 = v16764 < v16771;
+          const bool v16773 = v16769 && v16772;
+          const float v16775 = v16766 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16776 = v16773 ? v16775 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[4] = v16776;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16777 = static_cast<unsigned int>(v15236.col(5, iron_linear_thread() & 31u));
+          const float v16779 = v15236.x[5];
+          const float v16780 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16781 = __float_as_uint(v16780);
+          const bool v16782 = v16777 >= v16781;
+          const float v16783 = v16463.x[0];
+          const unsigned int v16784 = __float_as_uint(v16783);
+          const bool v16785 = v16777 < v16784;
+          const bool v16786 = v16782 && v16785;
+          const float v16788 = v16779 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16789 = v16786 ? v16788 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[5] = v16789;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16790 = static_cast<unsigned int>(v15236.col(6, iron_linear_thread() & 31u));
+          const float v16792 = v15236.x[6];
+          const float v16793 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16794 = __float_as_uint(v16793);
+          const bool v16795 = v16790 >= v16794;
+          const float v16796 = v16463.x[2];
+          const unsigned int v16797 = __float_as_uint(v16796);
+          const bool v16798 = v16790 < v16797;
+          const bool v16799 = v16795 && v16798;
+          const float v16801 = v16792 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16802 = v16799 ? v16801 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[6] = v16802;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16803 = static_cast<unsigned int>(v15236.col(7, iron_linear_thread() & 31u));
+          const float v16805 = v15236.x[7];
+          const float v16806 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16807 = __float_as_uint(v16806);
+          const bool v16808 = v16803 >= v16807;
+          const float v16809 = v16463.x[2];
+          const unsigned int v16810 = __float_as_uint(v16809);
+          const bool v16811 = v16803 < v16810;
+          const bool v16812 = v16808 && v16811;
+          const float v16814 = v16805 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16815 = v16812 ? v16814 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[7] = v16815;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16816 = static_cast<unsigned int>(v15236.col(8, iron_linear_thread() & 31u));
+          const float v16818 = v15236.x[8];
+          const float v16819 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16820 = __float_as_uint(v16819);
+          const bool v16821 = v16816 >= v16820;
+          const float v16822 = v16463.x[0];
+          const unsigned int v16823 = __float_as_uint(v16822);
+          const bool v16824 = v16816 < v16823;
+          const bool v16825 = v16821 && v16824;
+          const float v16827 = v16818 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16828 = v16825 ? v16827 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[8] = v16828;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16829 = static_cast<unsigned int>(v15236.col(9, iron_linear_thread() & 31u));
+          const float v16831 = v15236.x[9];
+          const float v16832 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16833 = __float_as_uint(v16832);
+          const bool v16834 = v16829 >= v16833;
+          const float v16835 = v16463.x[0];
+          const unsigned int v16836 = __float_as_uint(v16835);
+          const bool v16837 = v16829 < v16836;
+          const bool v16838 = v16834 && v16837;
+          const float v16840 = v16831 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16841 = v16838 ? v16840 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[9] = v16841;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16842 = static_cast<unsigned int>(v15236.col(10, iron_linear_thread() & 31u));
+          const float v16844 = v15236.x[10];
+          const float v16845 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16846 = __float_as_uint(v16845);
+          const bool v16847 = v16842 >= v16846;
+          const float v16848 = v16463.x[2];
+          const unsigned int v16849 = __float_as_uint(v16848);
+          const bool v16850 = v16842 < v16849;
+          const bool v16851 = v16847 && v16850;
+          const float v16853 = v16844 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16854 = v16851 ? v16853 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[10] = v16854;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16855 = static_cast<unsigned int>(v15236.col(11, iron_linear_thread() & 31u));
+          const float v16857 = v15236.x[11];
+          const float v16858 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16859 = __float_as_uint(v16858);
+          const bool v16860 = v16855 >= v16859;
+          const float v16861 = v16463.x[2];
+          const unsigned int v16862 = __float_as_uint(v16861);
+          const bool v16863 = v16855 < v16862;
+          const bool v16864 = v16860 && v16863;
+          const float v16866 = v16857 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16867 = v16864 ? v16866 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[11] = v16867;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16868 = static_cast<unsigned int>(v15236.col(12, iron_linear_thread() & 31u));
+          const float v16870 = v15236.x[12];
+          const float v16871 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16872 = __float_as_uint(v16871);
+          const bool v16873 = v16868 >= v16872;
+          const float v16874 = v16463.x[0];
+          const unsigned int v16875 = __float_as_uint(v16874);
+          const bool v16876 = v16868 < v16875;
+          const bool v16877 = v16873 && v16876;
+          const float v16879 = v16870 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16880 = v16877 ? v16879 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[12] = v16880;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16881 = static_cast<unsigned int>(v15236.col(13, iron_linear_thread() & 31u));
+          const float v16883 = v15236.x[13];
+          const float v16884 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16885 = __float_as_uint(v16884);
+          const bool v16886 = v16881 >= v16885;
+          const float v16887 = v16463.x[0];
+          const unsigned int v16888 = __float_as_uint(v16887);
+          const bool v16889 = v16881 < v16888;
+          const bool v16890 = v16886 && v16889;
+          const float v16892 = v16883 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16893 = v16890 ? v16892 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[13] = v16893;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16894 = static_cast<unsigned int>(v15236.col(14, iron_linear_thread() & 31u));
+          const float v16896 = v15236.x[14];
+          const float v16897 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16898 = __float_as_uint(v16897);
+          const bool v16899 = v16894 >= v16898;
+          const float v16900 = v16463.x[2];
+          const unsigned int v16901 = __float_as_uint(v16900);
+          const bool v16902 = v16894 < v16901;
+          const bool v16903 = v16899 && v16902;
+          const float v16905 = v16896 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16906 = v16903 ? v16905 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[14] = v16906;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16907 = static_cast<unsigned int>(v15236.col(15, iron_linear_thread() & 31u));
+          const float v16909 = v15236.x[15];
+          const float v16910 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16911 = __float_as_uint(v16910);
+          const bool v16912 = v16907 >= v16911;
+          const float v16913 = v16463.x[2];
+          const unsigned int v16914 = __float_as_uint(v16913);
+          const bool v16915 = v16907 < v16914;
+          const bool v16916 = v16912 && v16915;
+          const float v16918 = v16909 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16919 = v16916 ? v16918 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[15] = v16919;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16920 = static_cast<unsigned int>(v15236.col(16, iron_linear_thread() & 31u));
+          const float v16922 = v15236.x[16];
+          const float v16923 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16924 = __float_as_uint(v16923);
+          const bool v16925 = v16920 >= v16924;
+          const float v16926 = v16463.x[0];
+          const unsigned int v16927 = __float_as_uint(v16926);
+          const bool v16928 = v16920 < v16927;
+          const bool v16929 = v16925 && v16928;
+          const float v16931 = v16922 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16932 = v16929 ? v16931 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[16] = v16932;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16933 = static_cast<unsigned int>(v15236.col(17, iron_linear_thread() & 31u));
+          const float v16935 = v15236.x[17];
+          const float v16936 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16937 = __float_as_uint(v16936);
+          const bool v16938 = v16933 >= v16937;
+          const float v16939 = v16463.x[0];
+          const unsigned int v16940 = __float_as_uint(v16939);
+          const bool v16941 = v16933 < v16940;
+          const bool v16942 = v16938 && v16941;
+          const float v16944 = v16935 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16945 = v16942 ? v16944 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[17] = v16945;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16946 = static_cast<unsigned int>(v15236.col(18, iron_linear_thread() & 31u));
+          const float v16948 = v15236.x[18];
+          const float v16949 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16950 = __float_as_uint(v16949);
+          const bool v16951 = v16946 >= v16950;
+          const float v16952 = v16463.x[2];
+          const unsigned int v16953 = __float_as_uint(v16952);
+          const bool v16954 = v16946 < v16953;
+          const bool v16955 = v16951 && v16954;
+          const float v16957 = v16948 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16958 = v16955 ? v16957 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[18] = v16958;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16959 = static_cast<unsigned int>(v15236.col(19, iron_linear_thread() & 31u));
+          const float v16961 = v15236.x[19];
+          const float v16962 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16963 = __float_as_uint(v16962);
+          const bool v16964 = v16959 >= v16963;
+          const float v16965 = v16463.x[2];
+          const unsigned int v16966 = __float_as_uint(v16965);
+          const bool v16967 = v16959 < v16966;
+          const bool v16968 = v16964 && v16967;
+          const float v16970 = v16961 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16971 = v16968 ? v16970 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[19] = v16971;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16972 = static_cast<unsigned int>(v15236.col(20, iron_linear_thread() & 31u));
+          const float v16974 = v15236.x[20];
+          const float v16975 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16976 = __float_as_uint(v16975);
+          const bool v16977 = v16972 >= v16976;
+          const float v16978 = v16463.x[0];
+          const unsigned int v16979 = __float_as_uint(v16978);
+          const bool v16980 = v16972 < v16979;
+          const bool v16981 = v16977 && v16980;
+          const float v16983 = v16974 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16984 = v16981 ? v16983 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[20] = v16984;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16985 = static_cast<unsigned int>(v15236.col(21, iron_linear_thread() & 31u));
+          const float v16987 = v15236.x[21];
+          const float v16988 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16989 = __float_as_uint(v16988);
+          const bool v16990 = v16985 >= v16989;
+          const float v16991 = v16463.x[0];
+          const unsigned int v16992 = __float_as_uint(v16991);
+          const bool v16993 = v16985 < v16992;
+          const bool v16994 = v16990 && v16993;
+          const float v16996 = v16987 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16997 = v16994 ? v16996 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[21] = v16997;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16998 = static_cast<unsigned int>(v15236.col(22, iron_linear_thread() & 31u));
+          const float v17000 = v15236.x[22];
+          const float v17001 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17002 = __float_as_uint(v17001);
+          const bool v17003 = v16998 >= v17002;
+          const float v17004 = v16463.x[2];
+          const unsigned int v17005 = __float_as_uint(v17004);
+          const bool v17006 = v16998 < v17005;
+          const bool v17007 = v17003 && v17006;
+          const float v17009 = v17000 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17010 = v17007 ? v17009 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[22] = v17010;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17011 = static_cast<unsigned int>(v15236.col(23, iron_linear_thread() & 31u));
+          const float v17013 = v15236.x[23];
+          const float v17014 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17015 = __float_as_uint(v17014);
+          const bool v17016 = v17011 >= v17015;
+          const float v17017 = v16463.x[2];
+          const unsigned int v17018 = __float_as_uint(v17017);
+          const bool v17019 = v17011 < v17018;
+          const bool v17020 = v17016 && v17019;
+          const float v17022 = v17013 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17023 = v17020 ? v17022 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[23] = v17023;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17024 = static_cast<unsigned int>(v15236.col(24, iron_linear_thread() & 31u));
+          const float v17026 = v15236.x[24];
+          const float v17027 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17028 = __float_as_uint(v17027);
+          const bool v17029 = v17024 >= v17028;
+          const float v17030 = v16463.x[0];
+          const unsigned int v17031 = __float_as_uint(v17030);
+          const bool v17032 = v17024 < v17031;
+          const bool v17033 = v17029 && v17032;
+          const float v17035 = v17026 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17036 = v17033 ? v17035 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[24] = v17036;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17037 = static_cast<unsigned int>(v15236.col(25, iron_linear_thread() & 31u));
+          const float v17039 = v15236.x[25];
+          const float v17040 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17041 = __float_as_uint(v17040);
+          const bool v17042 = v17037 >= v17041;
+          const float v17043 = v16463.x[0];
+          const unsigned int v17044 = __float_as_uint(v17043);
+          const bool v17045 = v17037 < v17044;
+          const bool v17046 = v17042 && v17045;
+          const float v17048 = v17039 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17049 = v17046 ? v17048 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[25] = v17049;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17050 = static_cast<unsigned int>(v15236.col(26, iron_linear_thread() & 31u));
+          const float v17052 = v15236.x[26];
+          const float v17053 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17054 = __float_as_uint(v17053);
+          const bool v17055 = v17050 >= v17054;
+          const float v17056 = v16463.x[2];
+          const unsigned int v17057 = __float_as_uint(v17056);
+          const bool v17058 = v17050 < v17057;
+          const bool v17059 = v17055 && v17058;
+          const float v17061 = v17052 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17062 = v17059 ? v17061 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[26] = v17062;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17063 = static_cast<unsigned int>(v15236.col(27, iron_linear_thread() & 31u));
+          const float v17065 = v15236.x[27];
+          const float v17066 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17067 = __float_as_uint(v17066);
+          const bool v17068 = v17063 >= v17067;
+          const float v17069 = v16463.x[2];
+          const unsigned int v17070 = __float_as_uint(v17069);
+          const bool v17071 = v17063 < v17070;
+          const bool v17072 = v17068 && v17071;
+          const float v17074 = v17065 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17075 = v17072 ? v17074 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[27] = v17075;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17076 = static_cast<unsigned int>(v15236.col(28, iron_linear_thread() & 31u));
+          const float v17078 = v15236.x[28];
+          const float v17079 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17080 = __float_as_uint(v17079);
+          const bool v17081 = v17076 >= v17080;
+          const float v17082 = v16463.x[0];
+          const unsigned int v17083 = __float_as_uint(v17082);
+          const bool v17084 = v17076 < v17083;
+          const bool v17085 = v17081 && v17084;
+          const float v17087 = v17078 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17088 = v17085 ? v17087 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[28] = v17088;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17089 = static_cast<unsigned int>(v15236.col(29, iron_linear_thread() & 31u));
+          const float v17091 = v15236.x[29];
+          const float v17092 = v16461.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17093 = __float_as_uint(v17092);
+          const bool v17094 = v17089 >= v17093;
+          const float v17095 = v16463.x[0];
+          const unsigned int v17096 = __float_as_uint(v17095);
+          const bool v17097 = v17089 < v17096;
+          const bool v17098 = v17094 && v17097;
+          const float v17100 = v17091 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17101 = v17098 ? v17100 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[29] = v17101;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17102 = static_cast<unsigned int>(v15236.col(30, iron_linear_thread() & 31u));
+          const float v17104 = v15236.x[30];
+          const float v17105 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17106 = __float_as_uint(v17105);
+          const bool v17107 = v17102 >= v17106;
+          const float v17108 = v16463.x[2];
+          const unsigned int v17109 = __float_as_uint(v17108);
+          const bool v17110 = v17102 < v17109;
+          const bool v17111 = v17107 && v17110;
+          const float v17113 = v17104 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17114 = v17111 ? v17113 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[30] = v17114;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17115 = static_cast<unsigned int>(v15236.col(31, iron_linear_thread() & 31u));
+          const float v17117 = v15236.x[31];
+          const float v17118 = v16461.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17119 = __float_as_uint(v17118);
+          const bool v17120 = v17115 >= v17119;
+          const float v17121 = v16463.x[2];
+          const unsigned int v17122 = __float_as_uint(v17121);
+          const bool v17123 = v17115 < v17122;
+          const bool v17124 = v17120 && v17123;
+          const float v17126 = v17117 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17127 = v17124 ? v17126 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15236.x[31] = v17127;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v10381;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v10381, 0.0f);
-        iron_frag_row_reduce<false>(v10381, v8488);
-        iron_frag<float, 2, 16, 8> v10383;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v10383, 0.0f);
-        const float v10387 = v10381.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10388 = v596.x[0];
-        const float v10389 = fmaxf(v10388, v10387);
-        const bool v10392 = v10389 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10393 = v10392 ? 0.0f : v10389;
-        v10383.x[0] = v10393;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10397 = v10381.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10398 = v596.x[1];
-        const float v10399 = fmaxf(v10398, v10397);
-        const bool v10402 = v10399 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10403 = v10402 ? 0.0f : v10399;
-        v10383.x[1] = v10403;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10407 = v10381.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10408 = v596.x[2];
-        const float v10409 = fmaxf(v10408, v10407);
-        const bool v10412 = v10409 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10413 = v10412 ? 0.0f : v10409;
-        v10383.x[2] = v10413;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10417 = v10381.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10418 = v596.x[3];
-        const float v10419 = fmaxf(v10418, v10417);
-        const bool v10422 = v10419 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10423 = v10422 ? 0.0f : v10419;
-        v10383.x[3] = v10423;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10427 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10429 = v10388 - v10427;
-        const float v10430 = iron_exp2_approx(v10429);
-        v8538.x[0] = v10430;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10434 = v10383.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10436 = v10398 - v10434;
-        const float v10437 = iron_exp2_approx(v10436);
-        v8538.x[1] = v10437;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10441 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10443 = v10408 - v10441;
-        const float v10444 = iron_exp2_approx(v10443);
-        v8538.x[2] = v10444;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10448 = v10383.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10450 = v10418 - v10448;
-        const float v10451 = iron_exp2_approx(v10450);
-        v8538.x[3] = v10451;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v10389;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10459 = v596.x[1];
-        const float v10461 = fmaxf(v10459, v10397);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v10461;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10464 = v596.x[2];
-        const float v10466 = fmaxf(v10464, v10407);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v10466;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10469 = v596.x[3];
-        const float v10471 = fmaxf(v10469, v10417);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v10471;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10474 = v8488.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v10475 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10476 = v10474 - v10475;
-        const float v10477 = iron_exp2_approx(v10476);
-        v8488.x[0] = v10477;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10480 = v8488.x[1];
-        const float v10481 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10482 = v10480 - v10481;
-        const float v10483 = iron_exp2_approx(v10482);
-        v8488.x[1] = v10483;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10486 = v8488.x[2];
-        const float v10487 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10488 = v10486 - v10487;
-        const float v10489 = iron_exp2_approx(v10488);
-        v8488.x[2] = v10489;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10492 = v8488.x[3];
-        const float v10493 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10494 = v10492 - v10493;
-        const float v10495 = iron_exp2_approx(v10494);
-        v8488.x[3] = v10495;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10498 = v8488.x[4];
-        const float v10499 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10500 = v10498 - v10499;
-        const float v10501 = iron_exp2_approx(v10500);
-        v8488.x[4] = v10501;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10504 = v8488.x[5];
-        const float v10505 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10506 = v10504 - v10505;
-        const float v10507 = iron_exp2_approx(v10506);
-        v8488.x[5] = v10507;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10510 = v8488.x[6];
-        const float v10511 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10512 = v10510 - v10511;
-        const float v10513 = iron_exp2_approx(v10512);
-        v8488.x[6] = v10513;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10516 = v8488.x[7];
-        const float v10517 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10518 = v10516 - v10517;
-        const float v10519 = iron_exp2_approx(v10518);
-        v8488.x[7] = v10519;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10522 = v8488.x[8];
-        const float v10523 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10524 = v10522 - v10523;
-        const float v10525 = iron_exp2_approx(v10524);
-        v8488.x[8] = v10525;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10528 = v8488.x[9];
-        const float v10529 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10530 = v10528 - v10529;
-        const float v10531 = iron_exp2_approx(v10530);
-        v8488.x[9] = v10531;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10534 = v8488.x[10];
-        const float v10535 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10536 = v10534 - v10535;
-        const float v10537 = iron_exp2_approx(v10536);
-        v8488.x[10] = v10537;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10540 = v8488.x[11];
-        const float v10541 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10542 = v10540 - v10541;
-        const float v10543 = iron_exp2_approx(v10542);
-        v8488.x[11] = v10543;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10546 = v8488.x[12];
-        const float v10547 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10548 = v10546 - v10547;
-        const float v10549 = iron_exp2_approx(v10548);
-        v8488.x[12] = v10549;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10552 = v8488.x[13];
-        const float v10553 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10554 = v10552 - v10553;
-        const float v10555 = iron_exp2_approx(v10554);
-        v8488.x[13] = v10555;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10558 = v8488.x[14];
-        const float v10559 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10560 = v10558 - v10559;
-        const float v10561 = iron_exp2_approx(v10560);
-        v8488.x[14] = v10561;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10564 = v8488.x[15];
-        const float v10565 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10566 = v10564 - v10565;
-        const float v10567 = iron_exp2_approx(v10566);
-        v8488.x[15] = v10567;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10570 = v8488.x[16];
-        const float v10571 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10572 = v10570 - v10571;
-        const float v10573 = iron_exp2_approx(v10572);
-        v8488.x[16] = v10573;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10576 = v8488.x[17];
-        const float v10577 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10578 = v10576 - v10577;
-        const float v10579 = iron_exp2_approx(v10578);
-        v8488.x[17] = v10579;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10582 = v8488.x[18];
-        const float v10583 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10584 = v10582 - v10583;
-        const float v10585 = iron_exp2_approx(v10584);
-        v8488.x[18] = v10585;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10588 = v8488.x[19];
-        const float v10589 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10590 = v10588 - v10589;
-        const float v10591 = iron_exp2_approx(v10590);
-        v8488.x[19] = v10591;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10594 = v8488.x[20];
-        const float v10595 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10596 = v10594 - v10595;
-        const float v10597 = iron_exp2_approx(v10596);
-        v8488.x[20] = v10597;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10600 = v8488.x[21];
-        const float v10601 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10602 = v10600 - v10601;
-        const float v10603 = iron_exp2_approx(v10602);
-        v8488.x[21] = v10603;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10606 = v8488.x[22];
-        const float v10607 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10608 = v10606 - v10607;
-        const float v10609 = iron_exp2_approx(v10608);
-        v8488.x[22] = v10609;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10612 = v8488.x[23];
-        const float v10613 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10614 = v10612 - v10613;
-        const float v10615 = iron_exp2_approx(v10614);
-        v8488.x[23] = v10615;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10618 = v8488.x[24];
-        const float v10619 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10620 = v10618 - v10619;
-        const float v10621 = iron_exp2_approx(v10620);
-        v8488.x[24] = v10621;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10624 = v8488.x[25];
-        const float v10625 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10626 = v10624 - v10625;
-        const float v10627 = iron_exp2_approx(v10626);
-        v8488.x[25] = v10627;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10630 = v8488.x[26];
-        const float v10631 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10632 = v10630 - v10631;
-        const float v10633 = iron_exp2_approx(v10632);
-        v8488.x[26] = v10633;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10636 = v8488.x[27];
-        const float v10637 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10638 = v10636 - v10637;
-        const float v10639 = iron_exp2_approx(v10638);
-        v8488.x[27] = v10639;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10642 = v8488.x[28];
-        const float v10643 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10644 = v10642 - v10643;
-        const float v10645 = iron_exp2_approx(v10644);
-        v8488.x[28] = v10645;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10648 = v8488.x[29];
-        const float v10649 = v10383.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10650 = v10648 - v10649;
-        const float v10651 = iron_exp2_approx(v10650);
-        v8488.x[29] = v10651;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10654 = v8488.x[30];
-        const float v10655 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10656 = v10654 - v10655;
-        const float v10657 = iron_exp2_approx(v10656);
-        v8488.x[30] = v10657;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10660 = v8488.x[31];
-        const float v10661 = v10383.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10662 = v10660 - v10661;
-        const float v10663 = iron_exp2_approx(v10662);
-        v8488.x[31] = v10663;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v10665;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v10665, 0.0f);
-        iron_frag_row_reduce<true>(v10665, v8488);
-        const float v10668 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v10669 = v10665.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10670 = v8538.x[0];
-        const float v10671 = v10668 * v10670;
-        const float v10672 = v10671 + v10669;
-        v598.x[0] = v10672;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10675 = v598.x[1];
-        const float v10676 = v10665.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10677 = v8538.x[1];
-        const float v10678 = v10675 * v10677;
-        const float v10679 = v10678 + v10676;
-        v598.x[1] = v10679;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10682 = v598.x[2];
-        const float v10683 = v10665.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10684 = v8538.x[2];
-        const float v10685 = v10682 * v10684;
-        const float v10686 = v10685 + v10683;
-        v598.x[2] = v10686;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10689 = v598.x[3];
-        const float v10690 = v10665.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10691 = v8538.x[3];
-        const float v10692 = v10689 * v10691;
-        const float v10693 = v10692 + v10690;
-        v598.x[3] = v10693;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v17129;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v17129, 0.0f);
+        iron_frag_row_reduce<false>(v17129, v15236);
+        iron_frag<float, 2, 16, 8> v17131;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v17131, 0.0f);
+        const float v17135 = v17129.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17136 = v596.x[0];
+        const float v17137 = fmaxf(v17136, v17135);
+        const bool v17140 = v17137 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17141 = v17140 ? 0.0f : v17137;
+        v17131.x[0] = v17141;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17145 = v17129.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17146 = v596.x[1];
+        const float v17147 = fmaxf(v17146, v17145);
+        const bool v17150 = v17147 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17151 = v17150 ? 0.0f : v17147;
+        v17131.x[1] = v17151;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17155 = v17129.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17156 = v596.x[2];
+        const float v17157 = fmaxf(v17156, v17155);
+        const bool v17160 = v17157 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17161 = v17160 ? 0.0f : v17157;
+        v17131.x[2] = v17161;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17165 = v17129.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17166 = v596.x[3];
+        const float v17167 = fmaxf(v17166, v17165);
+        const bool v17170 = v17167 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17171 = v17170 ? 0.0f : v17167;
+        v17131.x[3] = v17171;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17175 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17177 = v17136 - v17175;
+        const float v17178 = iron_exp2_approx(v17177);
+        v15286.x[0] = v17178;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17182 = v17131.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17184 = v17146 - v17182;
+        const float v17185 = iron_exp2_approx(v17184);
+        v15286.x[1] = v17185;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17189 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17191 = v17156 - v17189;
+        const float v17192 = iron_exp2_approx(v17191);
+        v15286.x[2] = v17192;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17196 = v17131.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17198 = v17166 - v17196;
+        const float v17199 = iron_exp2_approx(v17198);
+        v15286.x[3] = v17199;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v17137;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17207 = v596.x[1];
+        const float v17209 = fmaxf(v17207, v17145);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v17209;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17212 = v596.x[2];
+        const float v17214 = fmaxf(v17212, v17155);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v17214;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17217 = v596.x[3];
+        const float v17219 = fmaxf(v17217, v17165);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v17219;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17222 = v15236.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v17223 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17224 = v17222 - v17223;
+        const float v17225 = iron_exp2_approx(v17224);
+        v15236.x[0] = v17225;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17228 = v15236.x[1];
+        const float v17229 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17230 = v17228 - v17229;
+        const float v17231 = iron_exp2_approx(v17230);
+        v15236.x[1] = v17231;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17234 = v15236.x[2];
+        const float v17235 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17236 = v17234 - v17235;
+        const float v17237 = iron_exp2_approx(v17236);
+        v15236.x[2] = v17237;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17240 = v15236.x[3];
+        const float v17241 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17242 = v17240 - v17241;
+        const float v17243 = iron_exp2_approx(v17242);
+        v15236.x[3] = v17243;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17246 = v15236.x[4];
+        const float v17247 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17248 = v17246 - v17247;
+        const float v17249 = iron_exp2_approx(v17248);
+        v15236.x[4] = v17249;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17252 = v15236.x[5];
+        const float v17253 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17254 = v17252 - v17253;
+        const float v17255 = iron_exp2_approx(v17254);
+        v15236.x[5] = v17255;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17258 = v15236.x[6];
+        const float v17259 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17260 = v17258 - v17259;
+        const float v17261 = iron_exp2_approx(v17260);
+        v15236.x[6] = v17261;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17264 = v15236.x[7];
+        const float v17265 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17266 = v17264 - v17265;
+        const float v17267 = iron_exp2_approx(v17266);
+        v15236.x[7] = v17267;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17270 = v15236.x[8];
+        const float v17271 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17272 = v17270 - v17271;
+        const float v17273 = iron_exp2_approx(v17272);
+        v15236.x[8] = v17273;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17276 = v15236.x[9];
+        const float v17277 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17278 = v17276 - v17277;
+        const float v17279 = iron_exp2_approx(v17278);
+        v15236.x[9] = v17279;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17282 = v15236.x[10];
+        const float v17283 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17284 = v17282 - v17283;
+        const float v17285 = iron_exp2_approx(v17284);
+        v15236.x[10] = v17285;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17288 = v15236.x[11];
+        const float v17289 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17290 = v17288 - v17289;
+        const float v17291 = iron_exp2_approx(v17290);
+        v15236.x[11] = v17291;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17294 = v15236.x[12];
+        const float v17295 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17296 = v17294 - v17295;
+        const float v17297 = iron_exp2_approx(v17296);
+        v15236.x[12] = v17297;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17300 = v15236.x[13];
+        const float v17301 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17302 = v17300 - v17301;
+        const float v17303 = iron_exp2_approx(v17302);
+        v15236.x[13] = v17303;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17306 = v15236.x[14];
+        const float v17307 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17308 = v17306 - v17307;
+        const float v17309 = iron_exp2_approx(v17308);
+        v15236.x[14] = v17309;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17312 = v15236.x[15];
+        const float v17313 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17314 = v17312 - v17313;
+        const float v17315 = iron_exp2_approx(v17314);
+        v15236.x[15] = v17315;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17318 = v15236.x[16];
+        const float v17319 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17320 = v17318 - v17319;
+        const float v17321 = iron_exp2_approx(v17320);
+        v15236.x[16] = v17321;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17324 = v15236.x[17];
+        const float v17325 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17326 = v17324 - v17325;
+        const float v17327 = iron_exp2_approx(v17326);
+        v15236.x[17] = v17327;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17330 = v15236.x[18];
+        const float v17331 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17332 = v17330 - v17331;
+        const float v17333 = iron_exp2_approx(v17332);
+        v15236.x[18] = v17333;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17336 = v15236.x[19];
+        const float v17337 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17338 = v17336 - v17337;
+        const float v17339 = iron_exp2_approx(v17338);
+        v15236.x[19] = v17339;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17342 = v15236.x[20];
+        const float v17343 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17344 = v17342 - v17343;
+        const float v17345 = iron_exp2_approx(v17344);
+        v15236.x[20] = v17345;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17348 = v15236.x[21];
+        const float v17349 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17350 = v17348 - v17349;
+        const float v17351 = iron_exp2_approx(v17350);
+        v15236.x[21] = v17351;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17354 = v15236.x[22];
+        const float v17355 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17356 = v17354 - v17355;
+        const float v17357 = iron_exp2_approx(v17356);
+        v15236.x[22] = v17357;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17360 = v15236.x[23];
+        const float v17361 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17362 = v17360 - v17361;
+        const float v17363 = iron_exp2_approx(v17362);
+        v15236.x[23] = v17363;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17366 = v15236.x[24];
+        const float v17367 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17368 = v17366 - v17367;
+        const float v17369 = iron_exp2_approx(v17368);
+        v15236.x[24] = v17369;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17372 = v15236.x[25];
+        const float v17373 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17374 = v17372 - v17373;
+        const float v17375 = iron_exp2_approx(v17374);
+        v15236.x[25] = v17375;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17378 = v15236.x[26];
+        const float v17379 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17380 = v17378 - v17379;
+        const float v17381 = iron_exp2_approx(v17380);
+        v15236.x[26] = v17381;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17384 = v15236.x[27];
+        const float v17385 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17386 = v17384 - v17385;
+        const float v17387 = iron_exp2_approx(v17386);
+        v15236.x[27] = v17387;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17390 = v15236.x[28];
+        const float v17391 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17392 = v17390 - v17391;
+        const float v17393 = iron_exp2_approx(v17392);
+        v15236.x[28] = v17393;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17396 = v15236.x[29];
+        const float v17397 = v17131.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17398 = v17396 - v17397;
+        const float v17399 = iron_exp2_approx(v17398);
+        v15236.x[29] = v17399;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17402 = v15236.x[30];
+        const float v17403 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17404 = v17402 - v17403;
+        const float v17405 = iron_exp2_approx(v17404);
+        v15236.x[30] = v17405;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17408 = v15236.x[31];
+        const float v17409 = v17131.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17410 = v17408 - v17409;
+        const float v17411 = iron_exp2_approx(v17410);
+        v15236.x[31] = v17411;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v17413;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v17413, 0.0f);
+        iron_frag_row_reduce<true>(v17413, v15236);
+        const float v17416 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v17417 = v17413.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17418 = v15286.x[0];
+        const float v17419 = v17416 * v17418;
+        const float v17420 = v17419 + v17417;
+        v598.x[0] = v17420;  // kernels/sdpa/flash_tile.hpp:234
+        const float v17423 = v598.x[1];
+        const float v17424 = v17413.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17425 = v15286.x[1];
+        const float v17426 = v17423 * v17425;
+        const float v17427 = v17426 + v17424;
+        v598.x[1] = v17427;  // kernels/sdpa/flash_tile.hpp:234
+        const float v17430 = v598.x[2];
+        const float v17431 = v17413.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17432 = v15286.x[2];
+        const float v17433 = v17430 * v17432;
+        const float v17434 = v17433 + v17431;
+        v598.x[2] = v17434;  // kernels/sdpa/flash_tile.hpp:234
+        const float v17437 = v598.x[3];
+        const float v17438 = v17413.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17439 = v15286.x[3];
+        const float v17440 = v17437 * v17439;
+        const float v17441 = v17440 + v17438;
+        v598.x[3] = v17441;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v10696 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v10697 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10698 = v10696 * v10697;
-      v600.x[0] = v10698;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10701 = v600.x[1];
-      const float v10702 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10703 = v10701 * v10702;
-      v600.x[1] = v10703;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10706 = v600.x[2];
-      const float v10707 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10708 = v10706 * v10707;
-      v600.x[2] = v10708;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10711 = v600.x[3];
-      const float v10712 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10713 = v10711 * v10712;
-      v600.x[3] = v10713;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10716 = v600.x[4];
-      const float v10717 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10718 = v10716 * v10717;
-      v600.x[4] = v10718;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10721 = v600.x[5];
-      const float v10722 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10723 = v10721 * v10722;
-      v600.x[5] = v10723;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10726 = v600.x[6];
-      const float v10727 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10728 = v10726 * v10727;
-      v600.x[6] = v10728;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10731 = v600.x[7];
-      const float v10732 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10733 = v10731 * v10732;
-      v600.x[7] = v10733;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10736 = v600.x[8];
-      const float v10737 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10738 = v10736 * v10737;
-      v600.x[8] = v10738;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10741 = v600.x[9];
-      const float v10742 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10743 = v10741 * v10742;
-      v600.x[9] = v10743;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10746 = v600.x[10];
-      const float v10747 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10748 = v10746 * v10747;
-      v600.x[10] = v10748;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10751 = v600.x[11];
-      const float v10752 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10753 = v10751 * v10752;
-      v600.x[11] = v10753;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10756 = v600.x[12];
-      const float v10757 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10758 = v10756 * v10757;
-      v600.x[12] = v10758;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10761 = v600.x[13];
-      const float v10762 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10763 = v10761 * v10762;
-      v600.x[13] = v10763;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10766 = v600.x[14];
-      const float v10767 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10768 = v10766 * v10767;
-      v600.x[14] = v10768;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10771 = v600.x[15];
-      const float v10772 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10773 = v10771 * v10772;
-      v600.x[15] = v10773;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10776 = v600.x[16];
-      const float v10777 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10778 = v10776 * v10777;
-      v600.x[16] = v10778;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10781 = v600.x[17];
-      const float v10782 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10783 = v10781 * v10782;
-      v600.x[17] = v10783;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10786 = v600.x[18];
-      const float v10787 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10788 = v10786 * v10787;
-      v600.x[18] = v10788;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10791 = v600.x[19];
-      const float v10792 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10793 = v10791 * v10792;
-      v600.x[19] = v10793;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10796 = v600.x[20];
-      const float v10797 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10798 = v10796 * v10797;
-      v600.x[20] = v10798;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10801 = v600.x[21];
-      const float v10802 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10803 = v10801 * v10802;
-      v600.x[21] = v10803;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10806 = v600.x[22];
-      const float v10807 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10808 = v10806 * v10807;
-      v600.x[22] = v10808;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10811 = v600.x[23];
-      const float v10812 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10813 = v10811 * v10812;
-      v600.x[23] = v10813;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10816 = v600.x[24];
-      const float v10817 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10818 = v10816 * v10817;
-      v600.x[24] = v10818;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10821 = v600.x[25];
-      const float v10822 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10823 = v10821 * v10822;
-      v600.x[25] = v10823;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10826 = v600.x[26];
-      const float v10827 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10828 = v10826 * v10827;
-      v600.x[26] = v10828;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10831 = v600.x[27];
-      const float v10832 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10833 = v10831 * v10832;
-      v600.x[27] = v10833;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10836 = v600.x[28];
-      const float v10837 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10838 = v10836 * v10837;
-      v600.x[28] = v10838;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10841 = v600.x[29];
-      const float v10842 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10843 = v10841 * v10842;
-      v600.x[29] = v10843;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10846 = v600.x[30];
-      const float v10847 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10848 = v10846 * v10847;
-      v600.x[30] = v10848;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10851 = v600.x[31];
-      const float v10852 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10853 = v10851 * v10852;
-      v600.x[31] = v10853;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10856 = v602.x[0];
-      const float v10857 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10858 = v10856 * v10857;
-      v602.x[0] = v10858;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10861 = v602.x[1];
-      const float v10862 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10863 = v10861 * v10862;
-      v602.x[1] = v10863;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10866 = v602.x[2];
-      const float v10867 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10868 = v10866 * v10867;
-      v602.x[2] = v10868;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10871 = v602.x[3];
-      const float v10872 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10873 = v10871 * v10872;
-      v602.x[3] = v10873;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10876 = v602.x[4];
-      const float v10877 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10878 = v10876 * v10877;
-      v602.x[4] = v10878;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10881 = v602.x[5];
-      const float v10882 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10883 = v10881 * v10882;
-      v602.x[5] = v10883;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10886 = v602.x[6];
-      const float v10887 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10888 = v10886 * v10887;
-      v602.x[6] = v10888;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10891 = v602.x[7];
-      const float v10892 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10893 = v10891 * v10892;
-      v602.x[7] = v10893;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10896 = v602.x[8];
-      const float v10897 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10898 = v10896 * v10897;
-      v602.x[8] = v10898;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10901 = v602.x[9];
-      const float v10902 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10903 = v10901 * v10902;
-      v602.x[9] = v10903;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10906 = v602.x[10];
-      const float v10907 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10908 = v10906 * v10907;
-      v602.x[10] = v10908;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10911 = v602.x[11];
-      const float v10912 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10913 = v10911 * v10912;
-      v602.x[11] = v10913;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10916 = v602.x[12];
-      const float v10917 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10918 = v10916 * v10917;
-      v602.x[12] = v10918;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10921 = v602.x[13];
-      const float v10922 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10923 = v10921 * v10922;
-      v602.x[13] = v10923;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10926 = v602.x[14];
-      const float v10927 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10928 = v10926 * v10927;
-      v602.x[14] = v10928;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10931 = v602.x[15];
-      const float v10932 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10933 = v10931 * v10932;
-      v602.x[15] = v10933;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10936 = v602.x[16];
-      const float v10937 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10938 = v10936 * v10937;
-      v602.x[16] = v10938;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10941 = v602.x[17];
-      const float v10942 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10943 = v10941 * v10942;
-      v602.x[17] = v10943;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10946 = v602.x[18];
-      const float v10947 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10948 = v10946 * v10947;
-      v602.x[18] = v10948;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10951 = v602.x[19];
-      const float v10952 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10953 = v10951 * v10952;
-      v602.x[19] = v10953;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10956 = v602.x[20];
-      const float v10957 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10958 = v10956 * v10957;
-      v602.x[20] = v10958;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10961 = v602.x[21];
-      const float v10962 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10963 = v10961 * v10962;
-      v602.x[21] = v10963;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10966 = v602.x[22];
-      const float v10967 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10968 = v10966 * v10967;
-      v602.x[22] = v10968;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10971 = v602.x[23];
-      const float v10972 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10973 = v10971 * v10972;
-      v602.x[23] = v10973;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10976 = v602.x[24];
-      const float v10977 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10978 = v10976 * v10977;
-      v602.x[24] = v10978;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10981 = v602.x[25];
-      const float v10982 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10983 = v10981 * v10982;
-      v602.x[25] = v10983;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10986 = v602.x[26];
-      const float v10987 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10988 = v10986 * v10987;
-      v602.x[26] = v10988;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10991 = v602.x[27];
-      const float v10992 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10993 = v10991 * v10992;
-      v602.x[27] = v10993;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10996 = v602.x[28];
-      const float v10997 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10998 = v10996 * v10997;
-      v602.x[28] = v10998;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11001 = v602.x[29];
-      const float v11002 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11003 = v11001 * v11002;
-      v602.x[29] = v11003;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11006 = v602.x[30];
-      const float v11007 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11008 = v11006 * v11007;
-      v602.x[30] = v11008;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11011 = v602.x[31];
-      const float v11012 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11013 = v11011 * v11012;
-      v602.x[31] = v11013;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11016 = v604.x[0];
-      const float v11017 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11018 = v11016 * v11017;
-      v604.x[0] = v11018;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11021 = v604.x[1];
-      const float v11022 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11023 = v11021 * v11022;
-      v604.x[1] = v11023;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11026 = v604.x[2];
-      const float v11027 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11028 = v11026 * v11027;
-      v604.x[2] = v11028;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11031 = v604.x[3];
-      const float v11032 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11033 = v11031 * v11032;
-      v604.x[3] = v11033;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11036 = v604.x[4];
-      const float v11037 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11038 = v11036 * v11037;
-      v604.x[4] = v11038;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11041 = v604.x[5];
-      const float v11042 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11043 = v11041 * v11042;
-      v604.x[5] = v11043;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11046 = v604.x[6];
-      const float v11047 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11048 = v11046 * v11047;
-      v604.x[6] = v11048;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11051 = v604.x[7];
-      const float v11052 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11053 = v11051 * v11052;
-      v604.x[7] = v11053;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11056 = v604.x[8];
-      const float v11057 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11058 = v11056 * v11057;
-      v604.x[8] = v11058;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11061 = v604.x[9];
-      const float v11062 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11063 = v11061 * v11062;
-      v604.x[9] = v11063;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11066 = v604.x[10];
-      const float v11067 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11068 = v11066 * v11067;
-      v604.x[10] = v11068;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11071 = v604.x[11];
-      const float v11072 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11073 = v11071 * v11072;
-      v604.x[11] = v11073;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11076 = v604.x[12];
-      const float v11077 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11078 = v11076 * v11077;
-      v604.x[12] = v11078;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11081 = v604.x[13];
-      const float v11082 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11083 = v11081 * v11082;
-      v604.x[13] = v11083;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11086 = v604.x[14];
-      const float v11087 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11088 = v11086 * v11087;
-      v604.x[14] = v11088;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11091 = v604.x[15];
-      const float v11092 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11093 = v11091 * v11092;
-      v604.x[15] = v11093;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11096 = v604.x[16];
-      const float v11097 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11098 = v11096 * v11097;
-      v604.x[16] = v11098;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11101 = v604.x[17];
-      const float v11102 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11103 = v11101 * v11102;
-      v604.x[17] = v11103;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11106 = v604.x[18];
-      const float v11107 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11108 = v11106 * v11107;
-      v604.x[18] = v11108;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11111 = v604.x[19];
-      const float v11112 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11113 = v11111 * v11112;
-      v604.x[19] = v11113;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11116 = v604.x[20];
-      const float v11117 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11118 = v11116 * v11117;
-      v604.x[20] = v11118;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11121 = v604.x[21];
-      const float v11122 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11123 = v11121 * v11122;
-      v604.x[21] = v11123;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11126 = v604.x[22];
-      const float v11127 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11128 = v11126 * v11127;
-      v604.x[22] = v11128;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11131 = v604.x[23];
-      const float v11132 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11133 = v11131 * v11132;
-      v604.x[23] = v11133;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11136 = v604.x[24];
-      const float v11137 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11138 = v11136 * v11137;
-      v604.x[24] = v11138;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11141 = v604.x[25];
-      const float v11142 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11143 = v11141 * v11142;
-      v604.x[25] = v11143;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11146 = v604.x[26];
-      const float v11147 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11148 = v11146 * v11147;
-      v604.x[26] = v11148;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11151 = v604.x[27];
-      const float v11152 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11153 = v11151 * v11152;
-      v604.x[27] = v11153;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11156 = v604.x[28];
-      const float v11157 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11158 = v11156 * v11157;
-      v604.x[28] = v11158;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11161 = v604.x[29];
-      const float v11162 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11163 = v11161 * v11162;
-      v604.x[29] = v11163;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11166 = v604.x[30];
-      const float v11167 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11168 = v11166 * v11167;
-      v604.x[30] = v11168;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11171 = v604.x[31];
-      const float v11172 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11173 = v11171 * v11172;
-      v604.x[31] = v11173;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11176 = v606.x[0];
-      const float v11177 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11178 = v11176 * v11177;
-      v606.x[0] = v11178;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11181 = v606.x[1];
-      const float v11182 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11183 = v11181 * v11182;
-      v606.x[1] = v11183;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11186 = v606.x[2];
-      const float v11187 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11188 = v11186 * v11187;
-      v606.x[2] = v11188;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11191 = v606.x[3];
-      const float v11192 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11193 = v11191 * v11192;
-      v606.x[3] = v11193;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11196 = v606.x[4];
-      const float v11197 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11198 = v11196 * v11197;
-      v606.x[4] = v11198;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11201 = v606.x[5];
-      const float v11202 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11203 = v11201 * v11202;
-      v606.x[5] = v11203;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11206 = v606.x[6];
-      const float v11207 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11208 = v11206 * v11207;
-      v606.x[6] = v11208;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11211 = v606.x[7];
-      const float v11212 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11213 = v11211 * v11212;
-      v606.x[7] = v11213;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11216 = v606.x[8];
-      const float v11217 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11218 = v11216 * v11217;
-      v606.x[8] = v11218;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11221 = v606.x[9];
-      const float v11222 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11223 = v11221 * v11222;
-      v606.x[9] = v11223;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11226 = v606.x[10];
-      const float v11227 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11228 = v11226 * v11227;
-      v606.x[10] = v11228;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11231 = v606.x[11];
-      const float v11232 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11233 = v11231 * v11232;
-      v606.x[11] = v11233;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11236 = v606.x[12];
-      const float v11237 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11238 = v11236 * v11237;
-      v606.x[12] = v11238;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11241 = v606.x[13];
-      const float v11242 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11243 = v11241 * v11242;
-      v606.x[13] = v11243;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11246 = v606.x[14];
-      const float v11247 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11248 = v11246 * v11247;
-      v606.x[14] = v11248;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11251 = v606.x[15];
-      const float v11252 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11253 = v11251 * v11252;
-      v606.x[15] = v11253;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11256 = v606.x[16];
-      const float v11257 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11258 = v11256 * v11257;
-      v606.x[16] = v11258;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11261 = v606.x[17];
-      const float v11262 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11263 = v11261 * v11262;
-      v606.x[17] = v11263;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11266 = v606.x[18];
-      const float v11267 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11268 = v11266 * v11267;
-      v606.x[18] = v11268;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11271 = v606.x[19];
-      const float v11272 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11273 = v11271 * v11272;
-      v606.x[19] = v11273;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11276 = v606.x[20];
-      const float v11277 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11278 = v11276 * v11277;
-      v606.x[20] = v11278;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11281 = v606.x[21];
-      const float v11282 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11283 = v11281 * v11282;
-      v606.x[21] = v11283;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11286 = v606.x[22];
-      const float v11287 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11288 = v11286 * v11287;
-      v606.x[22] = v11288;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11291 = v606.x[23];
-      const float v11292 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11293 = v11291 * v11292;
-      v606.x[23] = v11293;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11296 = v606.x[24];
-      const float v11297 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11298 = v11296 * v11297;
-      v606.x[24] = v11298;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11301 = v606.x[25];
-      const float v11302 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11303 = v11301 * v11302;
-      v606.x[25] = v11303;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11306 = v606.x[26];
-      const float v11307 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11308 = v11306 * v11307;
-      v606.x[26] = v11308;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11311 = v606.x[27];
-      const float v11312 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11313 = v11311 * v11312;
-      v606.x[27] = v11313;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11316 = v606.x[28];
-      const float v11317 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11318 = v11316 * v11317;
-      v606.x[28] = v11318;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11321 = v606.x[29];
-      const float v11322 = v8538.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11323 = v11321 * v11322;
-      v606.x[29] = v11323;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11326 = v606.x[30];
-      const float v11327 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11328 = v11326 * v11327;
-      v606.x[30] = v11328;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11331 = v606.x[31];
-      const float v11332 = v8538.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11333 = v11331 * v11332;
-      v606.x[31] = v11333;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v11336;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v11336, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v11336, v8488);
-      iron_frag_store<false>(v11336, shm3, v11342, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v11600;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v11600, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11600, shm3, v11411, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11602;
-      iron_frag_fill(v11602, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11602, shm2, v8492, 64u);
-      iron_frag_mma_sync(v600, v11600, v11602);
-      const unsigned int v11609 = v8492 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11611;
-      iron_frag_fill(v11611, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11611, shm3, v11422, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11613;
-      iron_frag_fill(v11613, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11613, shm2, v11609, 64u);
-      iron_frag_mma_sync(v600, v11611, v11613);
-      const unsigned int v11620 = v8492 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11622;
-      iron_frag_fill(v11622, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11622, shm3, v11431, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11624;
-      iron_frag_fill(v11624, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11624, shm2, v11620, 64u);
-      iron_frag_mma_sync(v600, v11622, v11624);
-      const unsigned int v11631 = v8492 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11633;
-      iron_frag_fill(v11633, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11633, shm3, v11440, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11635;
-      iron_frag_fill(v11635, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11635, shm2, v11631, 64u);
-      iron_frag_mma_sync(v600, v11633, v11635);
-      iron_frag<iron_bf16, 0, 16, 16> v11653;
-      iron_frag_fill(v11653, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11653, shm3, v11411, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11655;
-      iron_frag_fill(v11655, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11655, shm2, v8505, 64u);
-      iron_frag_mma_sync(v602, v11653, v11655);
-      const unsigned int v11662 = v8505 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11664;
-      iron_frag_fill(v11664, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11664, shm3, v11422, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11666;
-      iron_frag_fill(v11666, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11666, shm2, v11662, 64u);
-      iron_frag_mma_sync(v602, v11664, v11666);
-      const unsigned int v11673 = v8505 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11675;
-      iron_frag_fill(v11675, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11675, shm3, v11431, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11677;
-      iron_frag_fill(v11677, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11677, shm2, v11673, 64u);
-      iron_frag_mma_sync(v602, v11675, v11677);
-      const unsigned int v11684 = v8505 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11686;
-      iron_frag_fill(v11686, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11686, shm3, v11440, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11688;
-      iron_frag_fill(v11688, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11688, shm2, v11684, 64u);
-      iron_frag_mma_sync(v602, v11686, v11688);
-      iron_frag<iron_bf16, 0, 16, 16> v11706;
-      iron_frag_fill(v11706, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11706, shm3, v11411, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11708;
-      iron_frag_fill(v11708, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11708, shm2, v8517, 64u);
-      iron_frag_mma_sync(v604, v11706, v11708);
-      const unsigned int v11715 = v8517 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11717;
-      iron_frag_fill(v11717, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11717, shm3, v11422, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11719;
-      iron_frag_fill(v11719, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11719, shm2, v11715, 64u);
-      iron_frag_mma_sync(v604, v11717, v11719);
-      const unsigned int v11726 = v8517 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11728;
-      iron_frag_fill(v11728, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11728, shm3, v11431, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11730;
-      iron_frag_fill(v11730, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11730, shm2, v11726, 64u);
-      iron_frag_mma_sync(v604, v11728, v11730);
-      const unsigned int v11737 = v8517 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11739;
-      iron_frag_fill(v11739, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11739, shm3, v11440, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11741;
-      iron_frag_fill(v11741, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11741, shm2, v11737, 64u);
-      iron_frag_mma_sync(v604, v11739, v11741);
-      iron_frag<iron_bf16, 0, 16, 16> v11759;
-      iron_frag_fill(v11759, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11759, shm3, v11411, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11761;
-      iron_frag_fill(v11761, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11761, shm2, v8529, 64u);
-      iron_frag_mma_sync(v606, v11759, v11761);
-      const unsigned int v11768 = v8529 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11770;
-      iron_frag_fill(v11770, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11770, shm3, v11422, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11772;
-      iron_frag_fill(v11772, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11772, shm2, v11768, 64u);
-      iron_frag_mma_sync(v606, v11770, v11772);
-      const unsigned int v11779 = v8529 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11781;
-      iron_frag_fill(v11781, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11781, shm3, v11431, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11783;
-      iron_frag_fill(v11783, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11783, shm2, v11779, 64u);
-      iron_frag_mma_sync(v606, v11781, v11783);
-      const unsigned int v11790 = v8529 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11792;
-      iron_frag_fill(v11792, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11792, shm3, v11440, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11794;
-      iron_frag_fill(v11794, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11794, shm2, v11790, 64u);
-      iron_frag_mma_sync(v606, v11792, v11794);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v4056 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v4058;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v4058, 0.0f);
-    const float v4062 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4063 = fmaxf(v4062, v4056);
-    const bool v4066 = v4063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4067 = v4066 ? 0.0f : v4063;
-    v4058.x[0] = v4067;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4071 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4072 = fmaxf(v4071, v4056);
-    const bool v4075 = v4072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4076 = v4075 ? 0.0f : v4072;
-    v4058.x[1] = v4076;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4080 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4081 = fmaxf(v4080, v4056);
-    const bool v4084 = v4081 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4085 = v4084 ? 0.0f : v4081;
-    v4058.x[2] = v4085;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4089 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4090 = fmaxf(v4089, v4056);
-    const bool v4093 = v4090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4094 = v4093 ? 0.0f : v4090;
-    v4058.x[3] = v4094;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v4096;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v4096, 0.0f);
-    const float v4100 = v4058.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4101 = v4056 - v4100;
-    const float v4102 = exp2f(v4101);
-    const float v4105 = v4062 - v4100;
-    const float v4106 = exp2f(v4105);
-    const float v4107 = v598.x[0];
-    const float v4108 = v4107 * v4106;
-    const float v4109 = v4108 + v4102;
-    v4096.x[0] = v4109;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4113 = v4058.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4114 = v4056 - v4113;
-    const float v4115 = exp2f(v4114);
-    const float v4118 = v4071 - v4113;
-    const float v4119 = exp2f(v4118);
-    const float v4120 = v598.x[1];
-    const float v4121 = v4120 * v4119;
-    const float v4122 = v4121 + v4115;
-    v4096.x[1] = v4122;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4126 = v4058.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4127 = v4056 - v4126;
-    const float v4128 = exp2f(v4127);
-    const float v4131 = v4080 - v4126;
-    const float v4132 = exp2f(v4131);
-    const float v4133 = v598.x[2];
-    const float v4134 = v4133 * v4132;
-    const float v4135 = v4134 + v4128;
-    v4096.x[2] = v4135;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4139 = v4058.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4140 = v4056 - v4139;
-    const float v4141 = exp2f(v4140);
-    const float v4144 = v4089 - v4139;
-    const float v4145 = exp2f(v4144);
-    const float v4146 = v598.x[3];
-    const float v4147 = v4146 * v4145;
-    const float v4148 = v4147 + v4141;
-    v4096.x[3] = v4148;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v4150;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v4150, 0.0f);
-    const float v4154 = v4096.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4160 = v4106 / v4154;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4162 = v4154 > 0.0f;
-    const float v4163 = v4162 ? v4160 : 0.0f;
-    v4150.x[0] = v4163;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4167 = v4096.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4173 = v4119 / v4167;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4175 = v4167 > 0.0f;
-    const float v4176 = v4175 ? v4173 : 0.0f;
-    v4150.x[1] = v4176;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4180 = v4096.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4186 = v4132 / v4180;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4188 = v4180 > 0.0f;
-    const float v4189 = v4188 ? v4186 : 0.0f;
-    v4150.x[2] = v4189;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4193 = v4096.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4199 = v4145 / v4193;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4201 = v4193 > 0.0f;
-    const float v4202 = v4201 ? v4199 : 0.0f;
-    v4150.x[3] = v4202;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4205 = v46 + v10695;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4206 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4207 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4208 = v4207 * v4206;
-    const float v4209 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4210 = v4209 * v4206;
-    const bool v4211 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4211) {
-      const unsigned int v4216 = v11 + v4205;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4217 = v4216 * v1;
-      const unsigned int v4218 = v4217 + v26;
-      const unsigned int v4219 = v4218 << 8u;
-      const unsigned int v4220 = v4219 + v10694;
-      const iron_bf16 v4221 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4222 = iron_f32_to_bf16(v4210);
-      *reinterpret_cast<iron_bf16x2*>(out + v4220) = iron_bf16x2{{v4221, v4222}};
-    }
-    const unsigned int v4224 = v46 + v10705;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4225 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4226 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4227 = v4226 * v4225;
-    const float v4228 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4229 = v4228 * v4225;
-    const bool v4230 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4230) {
-      const unsigned int v4235 = v11 + v4224;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4236 = v4235 * v1;
-      const unsigned int v4237 = v4236 + v26;
-      const unsigned int v4238 = v4237 << 8u;
-      const unsigned int v4239 = v4238 + v10704;
-      const iron_bf16 v4240 = iron_f32_to_bf16(v4227);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4241 = iron_f32_to_bf16(v4229);
-      *reinterpret_cast<iron_bf16x2*>(out + v4239) = iron_bf16x2{{v4240, v4241}};
-    }
-    const unsigned int v4243 = v46 + v10715;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4244 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4245 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4246 = v4245 * v4244;
-    const float v4247 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4248 = v4247 * v4244;
-    const bool v4249 = v4243 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4249) {
-      const unsigned int v4254 = v11 + v4243;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4255 = v4254 * v1;
-      const unsigned int v4256 = v4255 + v26;
-      const unsigned int v4257 = v4256 << 8u;
-      const unsigned int v4258 = v4257 + v10714;
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4246);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4260 = iron_f32_to_bf16(v4248);
-      *reinterpret_cast<iron_bf16x2*>(out + v4258) = iron_bf16x2{{v4259, v4260}};
-    }
-    const unsigned int v4262 = v46 + v10725;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4263 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4264 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4265 = v4264 * v4263;
-    const float v4266 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4267 = v4266 * v4263;
-    const bool v4268 = v4262 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4268) {
-      const unsigned int v4273 = v11 + v4262;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4274 = v4273 * v1;
-      const unsigned int v4275 = v4274 + v26;
-      const unsigned int v4276 = v4275 << 8u;
-      const unsigned int v4277 = v4276 + v10724;
-      const iron_bf16 v4278 = iron_f32_to_bf16(v4265);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4279 = iron_f32_to_bf16(v4267);
-      *reinterpret_cast<iron_bf16x2*>(out + v4277) = iron_bf16x2{{v4278, v4279}};
-    }
-    const unsigned int v4281 = v46 + v10735;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4282 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4283 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4284 = v4283 * v4282;
-    const float v4285 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4286 = v4285 * v4282;
-    const bool v4287 = v4281 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4287) {
-      const unsigned int v4292 = v11 + v4281;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4293 = v4292 * v1;
-      const unsigned int v4294 = v4293 + v26;
-      const unsigned int v4295 = v4294 << 8u;
-      const unsigned int v4296 = v4295 + v10734;
-      const iron_bf16 v4297 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4298 = iron_f32_to_bf16(v4286);
-      *reinterpret_cast<iron_bf16x2*>(out + v4296) = iron_bf16x2{{v4297, v4298}};
-    }
-    const unsigned int v4300 = v46 + v10745;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4301 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4302 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4303 = v4302 * v4301;
-    const float v4304 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4305 = v4304 * v4301;
-    const bool v4306 = v4300 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4306) {
-      const unsigned int v4311 = v11 + v4300;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v26;
-      const unsigned int v4314 = v4313 << 8u;
-      const unsigned int v4315 = v4314 + v10744;
-      const iron_bf16 v4316 = iron_f32_to_bf16(v4303);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4317 = iron_f32_to_bf16(v4305);
-      *reinterpret_cast<iron_bf16x2*>(out + v4315) = iron_bf16x2{{v4316, v4317}};
-    }
-    const unsigned int v4319 = v46 + v10755;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4320 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4321 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4322 = v4321 * v4320;
-    const float v4323 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4324 = v4323 * v4320;
-    const bool v4325 = v4319 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4325) {
-      const unsigned int v4330 = v11 + v4319;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4331 = v4330 * v1;
-      const unsigned int v4332 = v4331 + v26;
-      const unsigned int v4333 = v4332 << 8u;
-      const unsigned int v4334 = v4333 + v10754;
-      const iron_bf16 v4335 = iron_f32_to_bf16(v4322);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4336 = iron_f32_to_bf16(v4324);
-      *reinterpret_cast<iron_bf16x2*>(out + v4334) = iron_bf16x2{{v4335, v4336}};
-    }
-    const unsigned int v4338 = v46 + v10765;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4339 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4340 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4341 = v4340 * v4339;
-    const float v4342 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4343 = v4342 * v4339;
-    const bool v4344 = v4338 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4344) {
-      const unsigned int v4349 = v11 + v4338;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4350 = v4349 * v1;
-      const unsigned int v4351 = v4350 + v26;
-      const unsigned int v4352 = v4351 << 8u;
-      const unsigned int v4353 = v4352 + v10764;
-      const iron_bf16 v4354 = iron_f32_to_bf16(v4341);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4343);
-      *reinterpret_cast<iron_bf16x2*>(out + v4353) = iron_bf16x2{{v4354, v4355}};
-    }
-    const unsigned int v4357 = v46 + v10775;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4358 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4359 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4360 = v4359 * v4358;
-    const float v4361 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4362 = v4361 * v4358;
-    const bool v4363 = v4357 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4363) {
-      const unsigned int v4368 = v11 + v4357;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4369 = v4368 * v1;
-      const unsigned int v4370 = v4369 + v26;
-      const unsigned int v4371 = v4370 << 8u;
-      const unsigned int v4372 = v4371 + v10774;
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4360);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4374 = iron_f32_to_bf16(v4362);
-      *reinterpret_cast<iron_bf16x2*>(out + v4372) = iron_bf16x2{{v4373, v4374}};
-    }
-    const unsigned int v4376 = v46 + v10785;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4377 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4378 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4379 = v4378 * v4377;
-    const float v4380 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4381 = v4380 * v4377;
-    const bool v4382 = v4376 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4382) {
-      const unsigned int v4387 = v11 + v4376;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4388 = v4387 * v1;
-      const unsigned int v4389 = v4388 + v26;
-      const unsigned int v4390 = v4389 << 8u;
-      const unsigned int v4391 = v4390 + v10784;
-      const iron_bf16 v4392 = iron_f32_to_bf16(v4379);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4393 = iron_f32_to_bf16(v4381);
-      *reinterpret_cast<iron_bf16x2*>(out + v4391) = iron_bf16x2{{v4392, v4393}};
-    }
-    const unsigned int v4395 = v46 + v10795;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4396 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4397 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4398 = v4397 * v4396;
-    const float v4399 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4400 = v4399 * v4396;
-    const bool v4401 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4401) {
-      const unsigned int v4406 = v11 + v4395;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4407 = v4406 * v1;
-      const unsigned int v4408 = v4407 + v26;
-      const unsigned int v4409 = v4408 << 8u;
-      const unsigned int v4410 = v4409 + v10794;
-      const iron_bf16 v4411 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4412 = iron_f32_to_bf16(v4400);
-      *reinterpret_cast<iron_bf16x2*>(out + v4410) = iron_bf16x2{{v4411, v4412}};
-    }
-    const unsigned int v4414 = v46 + v10805;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4415 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4416 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4417 = v4416 * v4415;
-    const float v4418 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4419 = v4418 * v4415;
-    const bool v4420 = v4414 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4420) {
-      const unsigned int v4425 = v11 + v4414;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4426 = v4425 * v1;
-      const unsigned int v4427 = v4426 + v26;
-      const unsigned int v4428 = v4427 << 8u;
-      const unsigned int v4429 = v4428 + v10804;
-      const iron_bf16 v4430 = iron_f32_to_bf16(v4417);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4431 = iron_f32_to_bf16(v4419);
-      *reinterpret_cast<iron_bf16x2*>(out + v4429) = iron_bf16x2{{v4430, v4431}};
-    }
-    const unsigned int v4433 = v46 + v10815;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4434 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4435 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4436 = v4435 * v4434;
-    const float v4437 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4438 = v4437 * v4434;
-    const bool v4439 = v4433 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4439) {
-      const unsigned int v4444 = v11 + v4433;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4445 = v4444 * v1;
-      const unsigned int v4446 = v4445 + v26;
-      const unsigned int v4447 = v4446 << 8u;
-      const unsigned int v4448 = v4447 + v10814;
-      const iron_bf16 v4449 = iron_f32_to_bf16(v4436);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4450 = iron_f32_to_bf16(v4438);
-      *reinterpret_cast<iron_bf16x2*>(out + v4448) = iron_bf16x2{{v4449, v4450}};
-    }
-    const unsigned int v4452 = v46 + v10825;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4453 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4454 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4455 = v4454 * v4453;
-    const float v4456 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4457 = v4456 * v4453;
-    const bool v4458 = v4452 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4458) {
-      const unsigned int v4463 = v11 + v4452;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4464 = v4463 * v1;
-      const unsigned int v4465 = v4464 + v26;
-      const unsigned int v4466 = v4465 << 8u;
-      const unsigned int v4467 = v4466 + v10824;
-      const iron_bf16 v4468 = iron_f32_to_bf16(v4455);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4457);
-      *reinterpret_cast<iron_bf16x2*>(out + v4467) = iron_bf16x2{{v4468, v4469}};
-    }
-    const unsigned int v4471 = v46 + v10835;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4472 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4473 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4474 = v4473 * v4472;
-    const float v4475 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4476 = v4475 * v4472;
-    const bool v4477 = v4471 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4477) {
-      const unsigned int v4482 = v11 + v4471;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4483 = v4482 * v1;
-      const unsigned int v4484 = v4483 + v26;
-      const unsigned int v4485 = v4484 << 8u;
-      const unsigned int v4486 = v4485 + v10834;
-      const iron_bf16 v4487 = iron_f32_to_bf16(v4474);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4488 = iron_f32_to_bf16(v4476);
-      *reinterpret_cast<iron_bf16x2*>(out + v4486) = iron_bf16x2{{v4487, v4488}};
-    }
-    const unsigned int v4490 = v46 + v10845;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4491 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4492 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4493 = v4492 * v4491;
-    const float v4494 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4495 = v4494 * v4491;
-    const bool v4496 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4496) {
-      const unsigned int v4501 = v11 + v4490;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v26;
-      const unsigned int v4504 = v4503 << 8u;
-      const unsigned int v4505 = v4504 + v10844;
-      const iron_bf16 v4506 = iron_f32_to_bf16(v4493);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4507 = iron_f32_to_bf16(v4495);
-      *reinterpret_cast<iron_bf16x2*>(out + v4505) = iron_bf16x2{{v4506, v4507}};
-    }
-    const unsigned int v4509 = v46 + v10855;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4510 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4511 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4512 = v4511 * v4510;
-    const float v4513 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4514 = v4513 * v4510;
-    const bool v4515 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4515) {
-      const unsigned int v4518 = 64u + v10854;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4520 = v11 + v4509;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4521 = v4520 * v1;
-      const unsigned int v4522 = v4521 + v26;
-      const unsigned int v4523 = v4522 << 8u;
-      const unsigned int v4524 = v4523 + v4518;
-      const iron_bf16 v4525 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4526 = iron_f32_to_bf16(v4514);
-      *reinterpret_cast<iron_bf16x2*>(out + v4524) = iron_bf16x2{{v4525, v4526}};
-    }
-    const unsigned int v4528 = v46 + v10865;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4529 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4530 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4531 = v4530 * v4529;
-    const float v4532 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4533 = v4532 * v4529;
-    const bool v4534 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4534) {
-      const unsigned int v4537 = 64u + v10864;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4539 = v11 + v4528;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4540 = v4539 * v1;
-      const unsigned int v4541 = v4540 + v26;
-      const unsigned int v4542 = v4541 << 8u;
-      const unsigned int v4543 = v4542 + v4537;
-      const iron_bf16 v4544 = iron_f32_to_bf16(v4531);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4545 = iron_f32_to_bf16(v4533);
-      *reinterpret_cast<iron_bf16x2*>(out + v4543) = iron_bf16x2{{v4544, v4545}};
-    }
-    const unsigned int v4547 = v46 + v10875;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4548 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4549 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4550 = v4549 * v4548;
-    const float v4551 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4552 = v4551 * v4548;
-    const bool v4553 = v4547 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4553) {
-      const unsigned int v4556 = 64u + v10874;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4558 = v11 + v4547;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4559 = v4558 * v1;
-      const unsigned int v4560 = v4559 + v26;
-      const unsigned int v4561 = v4560 << 8u;
-      const unsigned int v4562 = v4561 + v4556;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4550);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4564 = iron_f32_to_bf16(v4552);
-      *reinterpret_cast<iron_bf16x2*>(out + v4562) = iron_bf16x2{{v4563, v4564}};
-    }
-    const unsigned int v4566 = v46 + v10885;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4567 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4568 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4569 = v4568 * v4567;
-    const float v4570 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4571 = v4570 * v4567;
-    const bool v4572 = v4566 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4572) {
-      const unsigned int v4575 = 64u + v10884;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4577 = v11 + v4566;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4578 = v4577 * v1;
-      const unsigned int v4579 = v4578 + v26;
-      const unsigned int v4580 = v4579 << 8u;
-      const unsigned int v4581 = v4580 + v4575;
-      const iron_bf16 v4582 = iron_f32_to_bf16(v4569);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4583 = iron_f32_to_bf16(v4571);
-      *reinterpret_cast<iron_bf16x2*>(out + v4581) = iron_bf16x2{{v4582, v4583}};
-    }
-    const unsigned int v4585 = v46 + v10895;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4586 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4587 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4588 = v4587 * v4586;
-    const float v4589 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4590 = v4589 * v4586;
-    const bool v4591 = v4585 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4591) {
-      const unsigned int v4594 = 64u + v10894;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4596 = v11 + v4585;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4597 = v4596 * v1;
-      const unsigned int v4598 = v4597 + v26;
-      const unsigned int v4599 = v4598 << 8u;
-      const unsigned int v4600 = v4599 + v4594;
-      const iron_bf16 v4601 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4602 = iron_f32_to_bf16(v4590);
-      *reinterpret_cast<iron_bf16x2*>(out + v4600) = iron_bf16x2{{v4601, v4602}};
-    }
-    const unsigned int v4604 = v46 + v10905;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4605 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4606 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4607 = v4606 * v4605;
-    const float v4608 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4609 = v4608 * v4605;
-    const bool v4610 = v4604 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4610) {
-      const unsigned int v4613 = 64u + v10904;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4615 = v11 + v4604;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v26;
-      const unsigned int v4618 = v4617 << 8u;
-      const unsigned int v4619 = v4618 + v4613;
-      const iron_bf16 v4620 = iron_f32_to_bf16(v4607);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4621 = iron_f32_to_bf16(v4609);
-      *reinterpret_cast<iron_bf16x2*>(out + v4619) = iron_bf16x2{{v4620, v4621}};
-    }
-    const unsigned int v4623 = v46 + v10915;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4624 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4625 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4626 = v4625 * v4624;
-    const float v4627 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4628 = v4627 * v4624;
-    const bool v4629 = v4623 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4629) {
-      const unsigned int v4632 = 64u + v10914;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4634 = v11 + v4623;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4635 = v4634 * v1;
-      const unsigned int v4636 = v4635 + v26;
-      const unsigned int v4637 = v4636 << 8u;
-      const unsigned int v4638 = v4637 + v4632;
-      const iron_bf16 v4639 = iron_f32_to_bf16(v4626);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4640 = iron_f32_to_bf16(v4628);
-      *reinterpret_cast<iron_bf16x2*>(out + v4638) = iron_bf16x2{{v4639, v4640}};
-    }
-    const unsigned int v4642 = v46 + v10925;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4643 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4644 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4645 = v4644 * v4643;
-    const float v4646 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4647 = v4646 * v4643;
-    const bool v4648 = v4642 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4648) {
-      const unsigned int v4651 = 64u + v10924;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4653 = v11 + v4642;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4654 = v4653 * v1;
-      const unsigned int v4655 = v4654 + v26;
-      const unsigned int v4656 = v4655 << 8u;
-      const unsigned int v4657 = v4656 + v4651;
-      const iron_bf16 v4658 = iron_f32_to_bf16(v4645);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4647);
-      *reinterpret_cast<iron_bf16x2*>(out + v4657) = iron_bf16x2{{v4658, v4659}};
-    }
-    const unsigned int v4661 = v46 + v10935;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4662 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4663 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4664 = v4663 * v4662;
-    const float v4665 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4666 = v4665 * v4662;
-    const bool v4667 = v4661 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4667) {
-      const unsigned int v4670 = 64u + v10934;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4672 = v11 + v4661;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4673 = v4672 * v1;
-      const unsigned int v4674 = v4673 + v26;
-      const unsigned int v4675 = v4674 << 8u;
-      const unsigned int v4676 = v4675 + v4670;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4664);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4678 = iron_f32_to_bf16(v4666);
-      *reinterpret_cast<iron_bf16x2*>(out + v4676) = iron_bf16x2{{v4677, v4678}};
-    }
-    const unsigned int v4680 = v46 + v10945;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4681 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4682 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4683 = v4682 * v4681;
-    const float v4684 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4685 = v4684 * v4681;
-    const bool v4686 = v4680 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4686) {
-      const unsigned int v4689 = 64u + v10944;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4691 = v11 + v4680;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4692 = v4691 * v1;
-      const unsigned int v4693 = v4692 + v26;
-      const unsigned int v4694 = v4693 << 8u;
-      const unsigned int v4695 = v4694 + v4689;
-      const iron_bf16 v4696 = iron_f32_to_bf16(v4683);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4697 = iron_f32_to_bf16(v4685);
-      *reinterpret_cast<iron_bf16x2*>(out + v4695) = iron_bf16x2{{v4696, v4697}};
-    }
-    const unsigned int v4699 = v46 + v10955;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4700 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4701 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4702 = v4701 * v4700;
-    const float v4703 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4704 = v4703 * v4700;
-    const bool v4705 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4705) {
-      const unsigned int v4708 = 64u + v10954;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4710 = v11 + v4699;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4711 = v4710 * v1;
-      const unsigned int v4712 = v4711 + v26;
-      const unsigned int v4713 = v4712 << 8u;
-      const unsigned int v4714 = v4713 + v4708;
-      const iron_bf16 v4715 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4716 = iron_f32_to_bf16(v4704);
-      *reinterpret_cast<iron_bf16x2*>(out + v4714) = iron_bf16x2{{v4715, v4716}};
-    }
-    const unsigned int v4718 = v46 + v10965;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4719 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4720 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4721 = v4720 * v4719;
-    const float v4722 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4723 = v4722 * v4719;
-    const bool v4724 = v4718 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4724) {
-      const unsigned int v4727 = 64u + v10964;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4729 = v11 + v4718;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4730 = v4729 * v1;
-      const unsigned int v4731 = v4730 + v26;
-      const unsigned int v4732 = v4731 << 8u;
-      const unsigned int v4733 = v4732 + v4727;
-      const iron_bf16 v4734 = iron_f32_to_bf16(v4721);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4735 = iron_f32_to_bf16(v4723);
-      *reinterpret_cast<iron_bf16x2*>(out + v4733) = iron_bf16x2{{v4734, v4735}};
-    }
-    const unsigned int v4737 = v46 + v10975;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4738 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4739 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4740 = v4739 * v4738;
-    const float v4741 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4742 = v4741 * v4738;
-    const bool v4743 = v4737 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4743) {
-      const unsigned int v4746 = 64u + v10974;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4748 = v11 + v4737;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4749 = v4748 * v1;
-      const unsigned int v4750 = v4749 + v26;
-      const unsigned int v4751 = v4750 << 8u;
-      const unsigned int v4752 = v4751 + v4746;
-      const iron_bf16 v4753 = iron_f32_to_bf16(v4740);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4754 = iron_f32_to_bf16(v4742);
-      *reinterpret_cast<iron_bf16x2*>(out + v4752) = iron_bf16x2{{v4753, v4754}};
-    }
-    const unsigned int v4756 = v46 + v10985;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4757 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4758 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4759 = v4758 * v4757;
-    const float v4760 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4761 = v4760 * v4757;
-    const bool v4762 = v4756 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4762) {
-      const unsigned int v4765 = 64u + v10984;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4767 = v11 + v4756;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4768 = v4767 * v1;
-      const unsigned int v4769 = v4768 + v26;
-      const unsigned int v4770 = v4769 << 8u;
-      const unsigned int v4771 = v4770 + v4765;
-      const iron_bf16 v4772 = iron_f32_to_bf16(v4759);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4761);
-      *reinterpret_cast<iron_bf16x2*>(out + v4771) = iron_bf16x2{{v4772, v4773}};
-    }
-    const unsigned int v4775 = v46 + v10995;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4776 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4777 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4778 = v4777 * v4776;
-    const float v4779 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4780 = v4779 * v4776;
-    const bool v4781 = v4775 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4781) {
-      const unsigned int v4784 = 64u + v10994;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4786 = v11 + v4775;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4787 = v4786 * v1;
-      const unsigned int v4788 = v4787 + v26;
-      const unsigned int v4789 = v4788 << 8u;
-      const unsigned int v4790 = v4789 + v4784;
-      const iron_bf16 v4791 = iron_f32_to_bf16(v4778);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4792 = iron_f32_to_bf16(v4780);
-      *reinterpret_cast<iron_bf16x2*>(out + v4790) = iron_bf16x2{{v4791, v4792}};
-    }
-    const unsigned int v4794 = v46 + v11005;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4795 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4796 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4797 = v4796 * v4795;
-    const float v4798 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4799 = v4798 * v4795;
-    const bool v4800 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4800) {
-      const unsigned int v4803 = 64u + v11004;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4805 = v11 + v4794;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v26;
-      const unsigned int v4808 = v4807 << 8u;
-      const unsigned int v4809 = v4808 + v4803;
-      const iron_bf16 v4810 = iron_f32_to_bf16(v4797);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4811 = iron_f32_to_bf16(v4799);
-      *reinterpret_cast<iron_bf16x2*>(out + v4809) = iron_bf16x2{{v4810, v4811}};
-    }
-    const unsigned int v4813 = v46 + v11015;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4814 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4815 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4816 = v4815 * v4814;
-    const float v4817 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4818 = v4817 * v4814;
-    const bool v4819 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4819) {
-      const unsigned int v4822 = 128u + v11014;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4824 = v11 + v4813;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4825 = v4824 * v1;
-      const unsigned int v4826 = v4825 + v26;
-      const unsigned int v4827 = v4826 << 8u;
-      const unsigned int v4828 = v4827 + v4822;
-      const iron_bf16 v4829 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4830 = iron_f32_to_bf16(v4818);
-      *reinterpret_cast<iron_bf16x2*>(out + v4828) = iron_bf16x2{{v4829, v4830}};
-    }
-    const unsigned int v4832 = v46 + v11025;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4833 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4834 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4835 = v4834 * v4833;
-    const float v4836 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4837 = v4836 * v4833;
-    const bool v4838 = v4832 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4838) {
-      const unsigned int v4841 = 128u + v11024;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4843 = v11 + v4832;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4844 = v4843 * v1;
-      const unsigned int v4845 = v4844 + v26;
-      const unsigned int v4846 = v4845 << 8u;
-      const unsigned int v4847 = v4846 + v4841;
-      const iron_bf16 v4848 = iron_f32_to_bf16(v4835);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4849 = iron_f32_to_bf16(v4837);
-      *reinterpret_cast<iron_bf16x2*>(out + v4847) = iron_bf16x2{{v4848, v4849}};
-    }
-    const unsigned int v4851 = v46 + v11035;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4852 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4853 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4854 = v4853 * v4852;
-    const float v4855 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4856 = v4855 * v4852;
-    const bool v4857 = v4851 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4857) {
-      const unsigned int v4860 = 128u + v11034;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4862 = v11 + v4851;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4863 = v4862 * v1;
-      const unsigned int v4864 = v4863 + v26;
-      const unsigned int v4865 = v4864 << 8u;
-      const unsigned int v4866 = v4865 + v4860;
-      const iron_bf16 v4867 = iron_f32_to_bf16(v4854);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4868 = iron_f32_to_bf16(v4856);
-      *reinterpret_cast<iron_bf16x2*>(out + v4866) = iron_bf16x2{{v4867, v4868}};
-    }
-    const unsigned int v4870 = v46 + v11045;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4871 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4872 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4873 = v4872 * v4871;
-    const float v4874 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4875 = v4874 * v4871;
-    const bool v4876 = v4870 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4876) {
-      const unsigned int v4879 = 128u + v11044;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4881 = v11 + v4870;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4882 = v4881 * v1;
-      const unsigned int v4883 = v4882 + v26;
-      const unsigned int v4884 = v4883 << 8u;
-      const unsigned int v4885 = v4884 + v4879;
-      const iron_bf16 v4886 = iron_f32_to_bf16(v4873);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4887 = iron_f32_to_bf16(v4875);
-      *reinterpret_cast<iron_bf16x2*>(out + v4885) = iron_bf16x2{{v4886, v4887}};
-    }
-    const unsigned int v4889 = v46 + v11055;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4890 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4891 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4892 = v4891 * v4890;
-    const float v4893 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4894 = v4893 * v4890;
-    const bool v4895 = v4889 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4895) {
-      const unsigned int v4898 = 128u + v11054;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4900 = v11 + v4889;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4901 = v4900 * v1;
-      const unsigned int v4902 = v4901 + v26;
-      const unsigned int v4903 = v4902 << 8u;
-      const unsigned int v4904 = v4903 + v4898;
-      const iron_bf16 v4905 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4906 = iron_f32_to_bf16(v4894);
-      *reinterpret_cast<iron_bf16x2*>(out + v4904) = iron_bf16x2{{v4905, v4906}};
-    }
-    const unsigned int v4908 = v46 + v11065;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4909 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4910 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4911 = v4910 * v4909;
-    const float v4912 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4913 = v4912 * v4909;
-    const bool v4914 = v4908 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4914) {
-      const unsigned int v4917 = 128u + v11064;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4919 = v11 + v4908;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v26;
-      const unsigned int v4922 = v4921 << 8u;
-      const unsigned int v4923 = v4922 + v4917;
-      const iron_bf16 v4924 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4925 = iron_f32_to_bf16(v4913);
-      *reinterpret_cast<iron_bf16x2*>(out + v4923) = iron_bf16x2{{v4924, v4925}};
-    }
-    const unsigned int v4927 = v46 + v11075;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4928 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4929 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4930 = v4929 * v4928;
-    const float v4931 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4932 = v4931 * v4928;
-    const bool v4933 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4933) {
-      const unsigned int v4936 = 128u + v11074;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4938 = v11 + v4927;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4939 = v4938 * v1;
-      const unsigned int v4940 = v4939 + v26;
-      const unsigned int v4941 = v4940 << 8u;
-      const unsigned int v4942 = v4941 + v4936;
-      const iron_bf16 v4943 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4944 = iron_f32_to_bf16(v4932);
-      *reinterpret_cast<iron_bf16x2*>(out + v4942) = iron_bf16x2{{v4943, v4944}};
-    }
-    const unsigned int v4946 = v46 + v11085;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4947 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4948 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4949 = v4948 * v4947;
-    const float v4950 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4951 = v4950 * v4947;
-    const bool v4952 = v4946 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4952) {
-      const unsigned int v4955 = 128u + v11084;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4957 = v11 + v4946;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4958 = v4957 * v1;
-      const unsigned int v4959 = v4958 + v26;
-      const unsigned int v4960 = v4959 << 8u;
-      const unsigned int v4961 = v4960 + v4955;
-      const iron_bf16 v4962 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4951);
-      *reinterpret_cast<iron_bf16x2*>(out + v4961) = iron_bf16x2{{v4962, v4963}};
-    }
-    const unsigned int v4965 = v46 + v11095;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4966 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4967 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4968 = v4967 * v4966;
-    const float v4969 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4970 = v4969 * v4966;
-    const bool v4971 = v4965 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4971) {
-      const unsigned int v4974 = 128u + v11094;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4976 = v11 + v4965;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4977 = v4976 * v1;
-      const unsigned int v4978 = v4977 + v26;
-      const unsigned int v4979 = v4978 << 8u;
-      const unsigned int v4980 = v4979 + v4974;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4982 = iron_f32_to_bf16(v4970);
-      *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4981, v4982}};
-    }
-    const unsigned int v4984 = v46 + v11105;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4985 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4986 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4987 = v4986 * v4985;
-    const float v4988 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4989 = v4988 * v4985;
-    const bool v4990 = v4984 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4990) {
-      const unsigned int v4993 = 128u + v11104;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4995 = v11 + v4984;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4996 = v4995 * v1;
-      const unsigned int v4997 = v4996 + v26;
-      const unsigned int v4998 = v4997 << 8u;
-      const unsigned int v4999 = v4998 + v4993;
-      const iron_bf16 v5000 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5001 = iron_f32_to_bf16(v4989);
-      *reinterpret_cast<iron_bf16x2*>(out + v4999) = iron_bf16x2{{v5000, v5001}};
-    }
-    const unsigned int v5003 = v46 + v11115;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5004 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5005 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5006 = v5005 * v5004;
-    const float v5007 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5008 = v5007 * v5004;
-    const bool v5009 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5009) {
-      const unsigned int v5012 = 128u + v11114;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5014 = v11 + v5003;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5015 = v5014 * v1;
-      const unsigned int v5016 = v5015 + v26;
-      const unsigned int v5017 = v5016 << 8u;
-      const unsigned int v5018 = v5017 + v5012;
-      const iron_bf16 v5019 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5020 = iron_f32_to_bf16(v5008);
-      *reinterpret_cast<iron_bf16x2*>(out + v5018) = iron_bf16x2{{v5019, v5020}};
-    }
-    const unsigned int v5022 = v46 + v11125;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5023 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5024 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5025 = v5024 * v5023;
-    const float v5026 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5027 = v5026 * v5023;
-    const bool v5028 = v5022 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5028) {
-      const unsigned int v5031 = 128u + v11124;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5033 = v11 + v5022;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v26;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v5031;
-      const iron_bf16 v5038 = iron_f32_to_bf16(v5025);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5039 = iron_f32_to_bf16(v5027);
-      *reinterpret_cast<iron_bf16x2*>(out + v5037) = iron_bf16x2{{v5038, v5039}};
-    }
-    const unsigned int v5041 = v46 + v11135;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5042 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5043 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5044 = v5043 * v5042;
-    const float v5045 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5046 = v5045 * v5042;
-    const bool v5047 = v5041 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5047) {
-      const unsigned int v5050 = 128u + v11134;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5052 = v11 + v5041;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5053 = v5052 * v1;
-      const unsigned int v5054 = v5053 + v26;
-      const unsigned int v5055 = v5054 << 8u;
-      const unsigned int v5056 = v5055 + v5050;
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5058 = iron_f32_to_bf16(v5046);
-      *reinterpret_cast<iron_bf16x2*>(out + v5056) = iron_bf16x2{{v5057, v5058}};
-    }
-    const unsigned int v5060 = v46 + v11145;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5061 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5062 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5063 = v5062 * v5061;
-    const float v5064 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5065 = v5064 * v5061;
-    const bool v5066 = v5060 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5066) {
-      const unsigned int v5069 = 128u + v11144;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5071 = v11 + v5060;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5072 = v5071 * v1;
-      const unsigned int v5073 = v5072 + v26;
-      const unsigned int v5074 = v5073 << 8u;
-      const unsigned int v5075 = v5074 + v5069;
-      const iron_bf16 v5076 = iron_f32_to_bf16(v5063);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5077 = iron_f32_to_bf16(v5065);
-      *reinterpret_cast<iron_bf16x2*>(out + v5075) = iron_bf16x2{{v5076, v5077}};
-    }
-    const unsigned int v5079 = v46 + v11155;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5080 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5081 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5082 = v5081 * v5080;
-    const float v5083 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5084 = v5083 * v5080;
-    const bool v5085 = v5079 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5085) {
-      const unsigned int v5088 = 128u + v11154;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5090 = v11 + v5079;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5091 = v5090 * v1;
-      const unsigned int v5092 = v5091 + v26;
-      const unsigned int v5093 = v5092 << 8u;
-      const unsigned int v5094 = v5093 + v5088;
-      const iron_bf16 v5095 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5096 = iron_f32_to_bf16(v5084);
-      *reinterpret_cast<iron_bf16x2*>(out + v5094) = iron_bf16x2{{v5095, v5096}};
-    }
-    const unsigned int v5098 = v46 + v11165;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5099 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5100 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5101 = v5100 * v5099;
-    const float v5102 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5103 = v5102 * v5099;
-    const bool v5104 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5104) {
-      const unsigned int v5107 = 128u + v11164;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5109 = v11 + v5098;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v26;
-      const unsigned int v5112 = v5111 << 8u;
-      const unsigned int v5113 = v5112 + v5107;
-      const iron_bf16 v5114 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5115 = iron_f32_to_bf16(v5103);
-      *reinterpret_cast<iron_bf16x2*>(out + v5113) = iron_bf16x2{{v5114, v5115}};
-    }
-    const unsigned int v5117 = v46 + v11175;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5118 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5119 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5120 = v5119 * v5118;
-    const float v5121 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5122 = v5121 * v5118;
-    const bool v5123 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5123) {
-      const unsigned int v5126 = 192u + v11174;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5128 = v11 + v5117;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5129 = v5128 * v1;
-      const unsigned int v5130 = v5129 + v26;
-      const unsigned int v5131 = v5130 << 8u;
-      const unsigned int v5132 = v5131 + v5126;
-      const iron_bf16 v5133 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5134 = iron_f32_to_bf16(v5122);
-      *reinterpret_cast<iron_bf16x2*>(out + v5132) = iron_bf16x2{{v5133, v5134}};
-    }
-    const unsigned int v5136 = v46 + v11185;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5137 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5138 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5139 = v5138 * v5137;
-    const float v5140 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5141 = v5140 * v5137;
-    const bool v5142 = v5136 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5142) {
-      const unsigned int v5145 = 192u + v11184;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5147 = v11 + v5136;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5148 = v5147 * v1;
-      const unsigned int v5149 = v5148 + v26;
-      const unsigned int v5150 = v5149 << 8u;
-      const unsigned int v5151 = v5150 + v5145;
-      const iron_bf16 v5152 = iron_f32_to_bf16(v5139);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5153 = iron_f32_to_bf16(v5141);
-      *reinterpret_cast<iron_bf16x2*>(out + v5151) = iron_bf16x2{{v5152, v5153}};
-    }
-    const unsigned int v5155 = v46 + v11195;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5156 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5157 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5158 = v5157 * v5156;
-    const float v5159 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5160 = v5159 * v5156;
-    const bool v5161 = v5155 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5161) {
-      const unsigned int v5164 = 192u + v11194;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5166 = v11 + v5155;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5167 = v5166 * v1;
-      const unsigned int v5168 = v5167 + v26;
-      const unsigned int v5169 = v5168 << 8u;
-      const unsigned int v5170 = v5169 + v5164;
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5158);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5172 = iron_f32_to_bf16(v5160);
-      *reinterpret_cast<iron_bf16x2*>(out + v5170) = iron_bf16x2{{v5171, v5172}};
-    }
-    const unsigned int v5174 = v46 + v11205;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5175 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5176 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5177 = v5176 * v5175;
-    const float v5178 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5179 = v5178 * v5175;
-    const bool v5180 = v5174 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5180) {
-      const unsigned int v5183 = 192u + v11204;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5185 = v11 + v5174;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5186 = v5185 * v1;
-      const unsigned int v5187 = v5186 + v26;
-      const unsigned int v5188 = v5187 << 8u;
-      const unsigned int v5189 = v5188 + v5183;
-      const iron_bf16 v5190 = iron_f32_to_bf16(v5177);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5191 = iron_f32_to_bf16(v5179);
-      *reinterpret_cast<iron_bf16x2*>(out + v5189) = iron_bf16x2{{v5190, v5191}};
-    }
-    const unsigned int v5193 = v46 + v11215;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5194 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5195 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5196 = v5195 * v5194;
-    const float v5197 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5198 = v5197 * v5194;
-    const bool v5199 = v5193 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5199) {
-      const unsigned int v5202 = 192u + v11214;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5204 = v11 + v5193;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5205 = v5204 * v1;
-      const unsigned int v5206 = v5205 + v26;
-      const unsigned int v5207 = v5206 << 8u;
-      const unsigned int v5208 = v5207 + v5202;
-      const iron_bf16 v5209 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5210 = iron_f32_to_bf16(v5198);
-      *reinterpret_cast<iron_bf16x2*>(out + v5208) = iron_bf16x2{{v5209, v5210}};
-    }
-    const unsigned int v5212 = v46 + v11225;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5213 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5214 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5215 = v5214 * v5213;
-    const float v5216 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5217 = v5216 * v5213;
-    const bool v5218 = v5212 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5218) {
-      const unsigned int v5221 = 192u + v11224;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5223 = v11 + v5212;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5224 = v5223 * v1;
-      const unsigned int v5225 = v5224 + v26;
-      const unsigned int v5226 = v5225 << 8u;
-      const unsigned int v5227 = v5226 + v5221;
-      const iron_bf16 v5228 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5229 = iron_f32_to_bf16(v5217);
-      *reinterpret_cast<iron_bf16x2*>(out + v5227) = iron_bf16x2{{v5228, v5229}};
-    }
-    const unsigned int v5231 = v46 + v11235;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5232 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5233 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5234 = v5233 * v5232;
-    const float v5235 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5236 = v5235 * v5232;
-    const bool v5237 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5237) {
-      const unsigned int v5240 = 192u + v11234;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5242 = v11 + v5231;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5243 = v5242 * v1;
-      const unsigned int v5244 = v5243 + v26;
-      const unsigned int v5245 = v5244 << 8u;
-      const unsigned int v5246 = v5245 + v5240;
-      const iron_bf16 v5247 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5248 = iron_f32_to_bf16(v5236);
-      *reinterpret_cast<iron_bf16x2*>(out + v5246) = iron_bf16x2{{v5247, v5248}};
-    }
-    const unsigned int v5250 = v46 + v11245;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5251 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5252 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5253 = v5252 * v5251;
-    const float v5254 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5255 = v5254 * v5251;
-    const bool v5256 = v5250 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5256) {
-      const unsigned int v5259 = 192u + v11244;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5261 = v11 + v5250;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5262 = v5261 * v1;
-      const unsigned int v5263 = v5262 + v26;
-      const unsigned int v5264 = v5263 << 8u;
-      const unsigned int v5265 = v5264 + v5259;
-      const iron_bf16 v5266 = iron_f32_to_bf16(v5253);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5255);
-      *reinterpret_cast<iron_bf16x2*>(out + v5265) = iron_bf16x2{{v5266, v5267}};
-    }
-    const unsigned int v5269 = v46 + v11255;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5270 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5271 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5272 = v5271 * v5270;
-    const float v5273 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5274 = v5273 * v5270;
-    const bool v5275 = v5269 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5275) {
-      const unsigned int v5278 = 192u + v11254;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5280 = v11 + v5269;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5281 = v5280 * v1;
-      const unsigned int v5282 = v5281 + v26;
-      const unsigned int v5283 = v5282 << 8u;
-      const unsigned int v5284 = v5283 + v5278;
-      const iron_bf16 v5285 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5286 = iron_f32_to_bf16(v5274);
-      *reinterpret_cast<iron_bf16x2*>(out + v5284) = iron_bf16x2{{v5285, v5286}};
-    }
-    const unsigned int v5288 = v46 + v11265;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5289 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5290 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5291 = v5290 * v5289;
-    const float v5292 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5293 = v5292 * v5289;
-    const bool v5294 = v5288 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5294) {
-      const unsigned int v5297 = 192u + v11264;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5299 = v11 + v5288;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5300 = v5299 * v1;
-      const unsigned int v5301 = v5300 + v26;
-      const unsigned int v5302 = v5301 << 8u;
-      const unsigned int v5303 = v5302 + v5297;
-      const iron_bf16 v5304 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5305 = iron_f32_to_bf16(v5293);
-      *reinterpret_cast<iron_bf16x2*>(out + v5303) = iron_bf16x2{{v5304, v5305}};
-    }
-    const unsigned int v5307 = v46 + v11275;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5308 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5309 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5310 = v5309 * v5308;
-    const float v5311 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5312 = v5311 * v5308;
-    const bool v5313 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5313) {
-      const unsigned int v5316 = 192u + v11274;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5318 = v11 + v5307;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5319 = v5318 * v1;
-      const unsigned int v5320 = v5319 + v26;
-      const unsigned int v5321 = v5320 << 8u;
-      const unsigned int v5322 = v5321 + v5316;
-      const iron_bf16 v5323 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5324 = iron_f32_to_bf16(v5312);
-      *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5323, v5324}};
-    }
-    const unsigned int v5326 = v46 + v11285;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5327 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5328 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5329 = v5328 * v5327;
-    const float v5330 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5331 = v5330 * v5327;
-    const bool v5332 = v5326 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5332) {
-      const unsigned int v5335 = 192u + v11284;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5337 = v11 + v5326;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v26;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5335;
-      const iron_bf16 v5342 = iron_f32_to_bf16(v5329);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5343 = iron_f32_to_bf16(v5331);
-      *reinterpret_cast<iron_bf16x2*>(out + v5341) = iron_bf16x2{{v5342, v5343}};
-    }
-    const unsigned int v5345 = v46 + v11295;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5346 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5347 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5348 = v5347 * v5346;
-    const float v5349 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5350 = v5349 * v5346;
-    const bool v5351 = v5345 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5351) {
-      const unsigned int v5354 = 192u + v11294;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5356 = v11 + v5345;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5357 = v5356 * v1;
-      const unsigned int v5358 = v5357 + v26;
-      const unsigned int v5359 = v5358 << 8u;
-      const unsigned int v5360 = v5359 + v5354;
-      const iron_bf16 v5361 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5362 = iron_f32_to_bf16(v5350);
-      *reinterpret_cast<iron_bf16x2*>(out + v5360) = iron_bf16x2{{v5361, v5362}};
-    }
-    const unsigned int v5364 = v46 + v11305;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5365 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5366 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5367 = v5366 * v5365;
-    const float v5368 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5369 = v5368 * v5365;
-    const bool v5370 = v5364 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5370) {
-      const unsigned int v5373 = 192u + v11304;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5375 = v11 + v5364;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5376 = v5375 * v1;
-      const unsigned int v5377 = v5376 + v26;
-      const unsigned int v5378 = v5377 << 8u;
-      const unsigned int v5379 = v5378 + v5373;
-      const iron_bf16 v5380 = iron_f32_to_bf16(v5367);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5381 = iron_f32_to_bf16(v5369);
-      *reinterpret_cast<iron_bf16x2*>(out + v5379) = iron_bf16x2{{v5380, v5381}};
-    }
-    const unsigned int v5383 = v46 + v11315;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5384 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5385 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5386 = v5385 * v5384;
-    const float v5387 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5388 = v5387 * v5384;
-    const bool v5389 = v5383 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5389) {
-      const unsigned int v5392 = 192u + v11314;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5394 = v11 + v5383;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5395 = v5394 * v1;
-      const unsigned int v5396 = v5395 + v26;
-      const unsigned int v5397 = v5396 << 8u;
-      const unsigned int v5398 = v5397 + v5392;
-      const iron_bf16 v5399 = iron_f32_to_bf16(v5386);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5400 = iron_f32_to_bf16(v5388);
-      *reinterpret_cast<iron_bf16x2*>(out + v5398) = iron_bf16x2{{v5399, v5400}};
-    }
-    const unsigned int v5402 = v46 + v11325;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5403 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5404 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5405 = v5404 * v5403;
-    const float v5406 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5407 = v5406 * v5403;
-    const bool v5408 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5408) {
-      const unsigned int v5411 = 192u + v11324;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5413 = v11 + v5402;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5414 = v5413 * v1;
-      const unsigned int v5415 = v5414 + v26;
-      const unsigned int v5416 = v5415 << 8u;
-      const unsigned int v5417 = v5416 + v5411;
-      const iron_bf16 v5418 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5419 = iron_f32_to_bf16(v5407);
-      *reinterpret_cast<iron_bf16x2*>(out + v5417) = iron_bf16x2{{v5418, v5419}};
+      const float v17444 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v17445 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17446 = v17444 * v17445;
+      v602.x[0] = v17446;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17449 = v602.x[1];
+      const float v17450 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17451 = v17449 * v17450;
+      v602.x[1] = v17451;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17454 = v602.x[2];
+      const float v17455 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17456 = v17454 * v17455;
+      v602.x[2] = v17456;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17459 = v602.x[3];
+      const float v17460 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17461 = v17459 * v17460;
+      v602.x[3] = v17461;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17464 = v602.x[4];
+      const float v17465 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17466 = v17464 * v17465;
+      v602.x[4] = v17466;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17469 = v602.x[5];
+      const float v17470 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17471 = v17469 * v17470;
+      v602.x[5] = v17471;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17474 = v602.x[6];
+      const float v17475 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17476 = v17474 * v17475;
+      v602.x[6] = v17476;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17479 = v602.x[7];
+      const float v17480 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17481 = v17479 * v17480;
+      v602.x[7] = v17481;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17484 = v602.x[8];
+      const float v17485 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17486 = v17484 * v17485;
+      v602.x[8] = v17486;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17489 = v602.x[9];
+      const float v17490 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17491 = v17489 * v17490;
+      v602.x[9] = v17491;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17494 = v602.x[10];
+      const float v17495 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17496 = v17494 * v17495;
+      v602.x[10] = v17496;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17499 = v602.x[11];
+      const float v17500 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17501 = v17499 * v17500;
+      v602.x[11] = v17501;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17504 = v602.x[12];
+      const float v17505 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17506 = v17504 * v17505;
+      v602.x[12] = v17506;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17509 = v602.x[13];
+      const float v17510 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17511 = v17509 * v17510;
+      v602.x[13] = v17511;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17514 = v602.x[14];
+      const float v17515 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17516 = v17514 * v17515;
+      v602.x[14] = v17516;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17519 = v602.x[15];
+      const float v17520 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17521 = v17519 * v17520;
+      v602.x[15] = v17521;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17524 = v602.x[16];
+      const float v17525 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17526 = v17524 * v17525;
+      v602.x[16] = v17526;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17529 = v602.x[17];
+      const float v17530 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17531 = v17529 * v17530;
+      v602.x[17] = v17531;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17534 = v602.x[18];
+      const float v17535 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17536 = v17534 * v17535;
+      v602.x[18] = v17536;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17539 = v602.x[19];
+      const float v17540 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17541 = v17539 * v17540;
+      v602.x[19] = v17541;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17544 = v602.x[20];
+      const float v17545 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17546 = v17544 * v17545;
+      v602.x[20] = v17546;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17549 = v602.x[21];
+      const float v17550 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17551 = v17549 * v17550;
+      v602.x[21] = v17551;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17554 = v602.x[22];
+      const float v17555 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17556 = v17554 * v17555;
+      v602.x[22] = v17556;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17559 = v602.x[23];
+      const float v17560 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17561 = v17559 * v17560;
+      v602.x[23] = v17561;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17564 = v602.x[24];
+      const float v17565 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17566 = v17564 * v17565;
+      v602.x[24] = v17566;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17569 = v602.x[25];
+      const float v17570 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17571 = v17569 * v17570;
+      v602.x[25] = v17571;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17574 = v602.x[26];
+      const float v17575 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17576 = v17574 * v17575;
+      v602.x[26] = v17576;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17579 = v602.x[27];
+      const float v17580 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17581 = v17579 * v17580;
+      v602.x[27] = v17581;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17584 = v602.x[28];
+      const float v17585 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17586 = v17584 * v17585;
+      v602.x[28] = v17586;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17589 = v602.x[29];
+      const float v17590 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17591 = v17589 * v17590;
+      v602.x[29] = v17591;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17594 = v602.x[30];
+      const float v17595 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17596 = v17594 * v17595;
+      v602.x[30] = v17596;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17599 = v602.x[31];
+      const float v17600 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17601 = v17599 * v17600;
+      v602.x[31] = v17601;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17604 = v604.x[0];
+      const float v17605 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17606 = v17604 * v17605;
+      v604.x[0] = v17606;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17609 = v604.x[1];
+      const float v17610 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17611 = v17609 * v17610;
+      v604.x[1] = v17611;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17614 = v604.x[2];
+      const float v17615 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17616 = v17614 * v17615;
+      v604.x[2] = v17616;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17619 = v604.x[3];
+      const float v17620 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17621 = v17619 * v17620;
+      v604.x[3] = v17621;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17624 = v604.x[4];
+      const float v17625 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17626 = v17624 * v17625;
+      v604.x[4] = v17626;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17629 = v604.x[5];
+      const float v17630 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17631 = v17629 * v17630;
+      v604.x[5] = v17631;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17634 = v604.x[6];
+      const float v17635 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17636 = v17634 * v17635;
+      v604.x[6] = v17636;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17639 = v604.x[7];
+      const float v17640 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17641 = v17639 * v17640;
+      v604.x[7] = v17641;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17644 = v604.x[8];
+      const float v17645 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17646 = v17644 * v17645;
+      v604.x[8] = v17646;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17649 = v604.x[9];
+      const float v17650 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17651 = v17649 * v17650;
+      v604.x[9] = v17651;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17654 = v604.x[10];
+      const float v17655 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17656 = v17654 * v17655;
+      v604.x[10] = v17656;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17659 = v604.x[11];
+      const float v17660 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17661 = v17659 * v17660;
+      v604.x[11] = v17661;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17664 = v604.x[12];
+      const float v17665 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17666 = v17664 * v17665;
+      v604.x[12] = v17666;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17669 = v604.x[13];
+      const float v17670 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17671 = v17669 * v17670;
+      v604.x[13] = v17671;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17674 = v604.x[14];
+      const float v17675 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17676 = v17674 * v17675;
+      v604.x[14] = v17676;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17679 = v604.x[15];
+      const float v17680 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17681 = v17679 * v17680;
+      v604.x[15] = v17681;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17684 = v604.x[16];
+      const float v17685 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17686 = v17684 * v17685;
+      v604.x[16] = v17686;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17689 = v604.x[17];
+      const float v17690 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17691 = v17689 * v17690;
+      v604.x[17] = v17691;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17694 = v604.x[18];
+      const float v17695 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17696 = v17694 * v17695;
+      v604.x[18] = v17696;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17699 = v604.x[19];
+      const float v17700 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17701 = v17699 * v17700;
+      v604.x[19] = v17701;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17704 = v604.x[20];
+      const float v17705 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17706 = v17704 * v17705;
+      v604.x[20] = v17706;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17709 = v604.x[21];
+      const float v17710 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17711 = v17709 * v17710;
+      v604.x[21] = v17711;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17714 = v604.x[22];
+      const float v17715 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17716 = v17714 * v17715;
+      v604.x[22] = v17716;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17719 = v604.x[23];
+      const float v17720 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17721 = v17719 * v17720;
+      v604.x[23] = v17721;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17724 = v604.x[24];
+      const float v17725 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17726 = v17724 * v17725;
+      v604.x[24] = v17726;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17729 = v604.x[25];
+      const float v17730 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17731 = v17729 * v17730;
+      v604.x[25] = v17731;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17734 = v604.x[26];
+      const float v17735 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17736 = v17734 * v17735;
+      v604.x[26] = v17736;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17739 = v604.x[27];
+      const float v17740 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17741 = v17739 * v17740;
+      v604.x[27] = v17741;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17744 = v604.x[28];
+      const float v17745 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17746 = v17744 * v17745;
+      v604.x[28] = v17746;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17749 = v604.x[29];
+      const float v17750 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17751 = v17749 * v17750;
+      v604.x[29] = v17751;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17754 = v604.x[30];
+      const float v17755 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17756 = v17754 * v17755;
+      v604.x[30] = v17756;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17759 = v604.x[31];
+      const float v17760 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17761 = v17759 * v17760;
+      v604.x[31] = v17761;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17764 = v606.x[0];
+      const float v17765 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17766 = v17764 * v17765;
+      v606.x[0] = v17766;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17769 = v606.x[1];
+      const float v17770 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17771 = v17769 * v17770;
+      v606.x[1] = v17771;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17774 = v606.x[2];
+      const float v17775 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17776 = v17774 * v17775;
+      v606.x[2] = v17776;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17779 = v606.x[3];
+      const float v17780 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17781 = v17779 * v17780;
+      v606.x[3] = v17781;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17784 = v606.x[4];
+      const float v17785 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17786 = v17784 * v17785;
+      v606.x[4] = v17786;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17789 = v606.x[5];
+      const float v17790 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17791 = v17789 * v17790;
+      v606.x[5] = v17791;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17794 = v606.x[6];
+      const float v17795 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17796 = v17794 * v17795;
+      v606.x[6] = v17796;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17799 = v606.x[7];
+      const float v17800 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17801 = v17799 * v17800;
+      v606.x[7] = v17801;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17804 = v606.x[8];
+      const float v17805 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17806 = v17804 * v17805;
+      v606.x[8] = v17806;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17809 = v606.x[9];
+      const float v17810 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17811 = v17809 * v17810;
+      v606.x[9] = v17811;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17814 = v606.x[10];
+      const float v17815 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17816 = v17814 * v17815;
+      v606.x[10] = v17816;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17819 = v606.x[11];
+      const float v17820 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17821 = v17819 * v17820;
+      v606.x[11] = v17821;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17824 = v606.x[12];
+      const float v17825 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17826 = v17824 * v17825;
+      v606.x[12] = v17826;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17829 = v606.x[13];
+      const float v17830 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17831 = v17829 * v17830;
+      v606.x[13] = v17831;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17834 = v606.x[14];
+      const float v17835 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17836 = v17834 * v17835;
+      v606.x[14] = v17836;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17839 = v606.x[15];
+      const float v17840 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17841 = v17839 * v17840;
+      v606.x[15] = v17841;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17844 = v606.x[16];
+      const float v17845 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17846 = v17844 * v17845;
+      v606.x[16] = v17846;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17849 = v606.x[17];
+      const float v17850 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17851 = v17849 * v17850;
+      v606.x[17] = v17851;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17854 = v606.x[18];
+      const float v17855 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17856 = v17854 * v17855;
+      v606.x[18] = v17856;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17859 = v606.x[19];
+      const float v17860 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17861 = v17859 * v17860;
+      v606.x[19] = v17861;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17864 = v606.x[20];
+      const float v17865 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17866 = v17864 * v17865;
+      v606.x[20] = v17866;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17869 = v606.x[21];
+      const float v17870 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17871 = v17869 * v17870;
+      v606.x[21] = v17871;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17874 = v606.x[22];
+      const float v17875 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17876 = v17874 * v17875;
+      v606.x[22] = v17876;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17879 = v606.x[23];
+      const float v17880 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17881 = v17879 * v17880;
+      v606.x[23] = v17881;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17884 = v606.x[24];
+      const float v17885 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17886 = v17884 * v17885;
+      v606.x[24] = v17886;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17889 = v606.x[25];
+      const float v17890 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17891 = v17889 * v17890;
+      v606.x[25] = v17891;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17894 = v606.x[26];
+      const float v17895 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17896 = v17894 * v17895;
+      v606.x[26] = v17896;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17899 = v606.x[27];
+      const float v17900 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17901 = v17899 * v17900;
+      v606.x[27] = v17901;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17904 = v606.x[28];
+      const float v17905 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17906 = v17904 * v17905;
+      v606.x[28] = v17906;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17909 = v606.x[29];
+      const float v17910 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17911 = v17909 * v17910;
+      v606.x[29] = v17911;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17914 = v606.x[30];
+      const float v17915 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17916 = v17914 * v17915;
+      v606.x[30] = v17916;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17919 = v606.x[31];
+      const float v17920 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17921 = v17919 * v17920;
+      v606.x[31] = v17921;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17924 = v608.x[0];
+      const float v17925 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17926 = v17924 * v17925;
+      v608.x[0] = v17926;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17929 = v608.x[1];
+      const float v17930 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17931 = v17929 * v17930;
+      v608.x[1] = v17931;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17934 = v608.x[2];
+      const float v17935 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17936 = v17934 * v17935;
+      v608.x[2] = v17936;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17939 = v608.x[3];
+      const float v17940 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17941 = v17939 * v17940;
+      v608.x[3] = v17941;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17944 = v608.x[4];
+      const float v17945 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17946 = v17944 * v17945;
+      v608.x[4] = v17946;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17949 = v608.x[5];
+      const float v17950 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17951 = v17949 * v17950;
+      v608.x[5] = v17951;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17954 = v608.x[6];
+      const float v17955 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17956 = v17954 * v17955;
+      v608.x[6] = v17956;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17959 = v608.x[7];
+      const float v17960 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17961 = v17959 * v17960;
+      v608.x[7] = v17961;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17964 = v608.x[8];
+      const float v17965 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17966 = v17964 * v17965;
+      v608.x[8] = v17966;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17969 = v608.x[9];
+      const float v17970 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17971 = v17969 * v17970;
+      v608.x[9] = v17971;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17974 = v608.x[10];
+      const float v17975 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17976 = v17974 * v17975;
+      v608.x[10] = v17976;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17979 = v608.x[11];
+      const float v17980 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17981 = v17979 * v17980;
+      v608.x[11] = v17981;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17984 = v608.x[12];
+      const float v17985 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17986 = v17984 * v17985;
+      v608.x[12] = v17986;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17989 = v608.x[13];
+      const float v17990 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17991 = v17989 * v17990;
+      v608.x[13] = v17991;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17994 = v608.x[14];
+      const float v17995 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17996 = v17994 * v17995;
+      v608.x[14] = v17996;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17999 = v608.x[15];
+      const float v18000 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18001 = v17999 * v18000;
+      v608.x[15] = v18001;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18004 = v608.x[16];
+      const float v18005 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18006 = v18004 * v18005;
+      v608.x[16] = v18006;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18009 = v608.x[17];
+      const float v18010 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18011 = v18009 * v18010;
+      v608.x[17] = v18011;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18014 = v608.x[18];
+      const float v18015 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18016 = v18014 * v18015;
+      v608.x[18] = v18016;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18019 = v608.x[19];
+      const float v18020 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18021 = v18019 * v18020;
+      v608.x[19] = v18021;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18024 = v608.x[20];
+      const float v18025 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18026 = v18024 * v18025;
+      v608.x[20] = v18026;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18029 = v608.x[21];
+      const float v18030 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18031 = v18029 * v18030;
+      v608.x[21] = v18031;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18034 = v608.x[22];
+      const float v18035 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18036 = v18034 * v18035;
+      v608.x[22] = v18036;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18039 = v608.x[23];
+      const float v18040 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18041 = v18039 * v18040;
+      v608.x[23] = v18041;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18044 = v608.x[24];
+      const float v18045 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18046 = v18044 * v18045;
+      v608.x[24] = v18046;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18049 = v608.x[25];
+      const float v18050 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18051 = v18049 * v18050;
+      v608.x[25] = v18051;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18054 = v608.x[26];
+      const float v18055 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18056 = v18054 * v18055;
+      v608.x[26] = v18056;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18059 = v608.x[27];
+      const float v18060 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18061 = v18059 * v18060;
+      v608.x[27] = v18061;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18064 = v608.x[28];
+      const float v18065 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18066 = v18064 * v18065;
+      v608.x[28] = v18066;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18069 = v608.x[29];
+      const float v18070 = v15286.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18071 = v18069 * v18070;
+      v608.x[29] = v18071;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18074 = v608.x[30];
+      const float v18075 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18076 = v18074 * v18075;
+      v608.x[30] = v18076;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18079 = v608.x[31];
+      const float v18080 = v15286.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18081 = v18079 * v18080;
+      v608.x[31] = v18081;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 64> v18083;  // kernels/sdpa/flash_warpgroup.hpp:182
+      iron_frag_fill(v18083, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v18083, v15236);
+      iron_frag_store<false>(v18083, shm3, v18089, 64u);
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:299
+      iron_frag<iron_bf16, 0, 16, 16> v18347;  // kernels/sdpa/flash_warpgroup.hpp:188
+      iron_frag_fill(v18347, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18347, shm3, v18158, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18349;
+      iron_frag_fill(v18349, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18349, shm2, v15240, 64u);
+      iron_frag_mma_sync(v602, v18347, v18349);
+      const unsigned int v18356 = v15240 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18358;
+      iron_frag_fill(v18358, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18358, shm3, v18169, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18360;
+      iron_frag_fill(v18360, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18360, shm2, v18356, 64u);
+      iron_frag_mma_sync(v602, v18358, v18360);
+      const unsigned int v18367 = v15240 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18369;
+      iron_frag_fill(v18369, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18369, shm3, v18178, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18371;
+      iron_frag_fill(v18371, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18371, shm2, v18367, 64u);
+      iron_frag_mma_sync(v602, v18369, v18371);
+      const unsigned int v18378 = v15240 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18380;
+      iron_frag_fill(v18380, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18380, shm3, v18187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18382;
+      iron_frag_fill(v18382, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18382, shm2, v18378, 64u);
+      iron_frag_mma_sync(v602, v18380, v18382);
+      iron_frag<iron_bf16, 0, 16, 16> v18400;
+      iron_frag_fill(v18400, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18400, shm3, v18158, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18402;
+      iron_frag_fill(v18402, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18402, shm2, v15253, 64u);
+      iron_frag_mma_sync(v604, v18400, v18402);
+      const unsigned int v18409 = v15253 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18411;
+      iron_frag_fill(v18411, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18411, shm3, v18169, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18413;
+      iron_frag_fill(v18413, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18413, shm2, v18409, 64u);
+      iron_frag_mma_sync(v604, v18411, v18413);
+      const unsigned int v18420 = v15253 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18422;
+      iron_frag_fill(v18422, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18422, shm3, v18178, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18424;
+      iron_frag_fill(v18424, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18424, shm2, v18420, 64u);
+      iron_frag_mma_sync(v604, v18422, v18424);
+      const unsigned int v18431 = v15253 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18433;
+      iron_frag_fill(v18433, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18433, shm3, v18187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18435;
+      iron_frag_fill(v18435, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18435, shm2, v18431, 64u);
+      iron_frag_mma_sync(v604, v18433, v18435);
+      iron_frag<iron_bf16, 0, 16, 16> v18453;
+      iron_frag_fill(v18453, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18453, shm3, v18158, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18455;
+      iron_frag_fill(v18455, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18455, shm2, v15265, 64u);
+      iron_frag_mma_sync(v606, v18453, v18455);
+      const unsigned int v18462 = v15265 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18464;
+      iron_frag_fill(v18464, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18464, shm3, v18169, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18466;
+      iron_frag_fill(v18466, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18466, shm2, v18462, 64u);
+      iron_frag_mma_sync(v606, v18464, v18466);
+      const unsigned int v18473 = v15265 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18475;
+      iron_frag_fill(v18475, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18475, shm3, v18178, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18477;
+      iron_frag_fill(v18477, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18477, shm2, v18473, 64u);
+      iron_frag_mma_sync(v606, v18475, v18477);
+      const unsigned int v18484 = v15265 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18486;
+      iron_frag_fill(v18486, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18486, shm3, v18187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18488;
+      iron_frag_fill(v18488, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18488, shm2, v18484, 64u);
+      iron_frag_mma_sync(v606, v18486, v18488);
+      iron_frag<iron_bf16, 0, 16, 16> v18506;
+      iron_frag_fill(v18506, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18506, shm3, v18158, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18508;
+      iron_frag_fill(v18508, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18508, shm2, v15277, 64u);
+      iron_frag_mma_sync(v608, v18506, v18508);
+      const unsigned int v18515 = v15277 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18517;
+      iron_frag_fill(v18517, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18517, shm3, v18169, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18519;
+      iron_frag_fill(v18519, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18519, shm2, v18515, 64u);
+      iron_frag_mma_sync(v608, v18517, v18519);
+      const unsigned int v18526 = v15277 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18528;
+      iron_frag_fill(v18528, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18528, shm3, v18178, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18530;
+      iron_frag_fill(v18530, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18530, shm2, v18526, 64u);
+      iron_frag_mma_sync(v608, v18528, v18530);
+      const unsigned int v18537 = v15277 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18539;
+      iron_frag_fill(v18539, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18539, shm3, v18187, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18541;
+      iron_frag_fill(v18541, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18541, shm2, v18537, 64u);
+      iron_frag_mma_sync(v608, v18539, v18541);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:294
+    const float v10804 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v10806;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v10806, 0.0f);
+    const float v10810 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10811 = fmaxf(v10810, v10804);
+    const bool v10814 = v10811 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10815 = v10814 ? 0.0f : v10811;
+    v10806.x[0] = v10815;  // kernels/sdpa/flash_tile.hpp:262
+    const float v10819 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10820 = fmaxf(v10819, v10804);
+    const bool v10823 = v10820 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10824 = v10823 ? 0.0f : v10820;
+    v10806.x[1] = v10824;  // kernels/sdpa/flash_tile.hpp:262
+    const float v10828 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10829 = fmaxf(v10828, v10804);
+    const bool v10832 = v10829 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10833 = v10832 ? 0.0f : v10829;
+    v10806.x[2] = v10833;  // kernels/sdpa/flash_tile.hpp:262
+    const float v10837 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10838 = fmaxf(v10837, v10804);
+    const bool v10841 = v10838 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10842 = v10841 ? 0.0f : v10838;
+    v10806.x[3] = v10842;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v10844;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v10844, 0.0f);
+    const float v10848 = v10806.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10849 = v10804 - v10848;
+    const float v10850 = exp2f(v10849);
+    const float v10853 = v10810 - v10848;
+    const float v10854 = exp2f(v10853);
+    const float v10855 = v598.x[0];
+    const float v10856 = v10855 * v10854;
+    const float v10857 = v10856 + v10850;
+    v10844.x[0] = v10857;  // kernels/sdpa/flash_tile.hpp:266
+    const float v10861 = v10806.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10862 = v10804 - v10861;
+    const float v10863 = exp2f(v10862);
+    const float v10866 = v10819 - v10861;
+    const float v10867 = exp2f(v10866);
+    const float v10868 = v598.x[1];
+    const float v10869 = v10868 * v10867;
+    const float v10870 = v10869 + v10863;
+    v10844.x[1] = v10870;  // kernels/sdpa/flash_tile.hpp:266
+    const float v10874 = v10806.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10875 = v10804 - v10874;
+    const float v10876 = exp2f(v10875);
+    const float v10879 = v10828 - v10874;
+    const float v10880 = exp2f(v10879);
+    const float v10881 = v598.x[2];
+    const float v10882 = v10881 * v10880;
+    const float v10883 = v10882 + v10876;
+    v10844.x[2] = v10883;  // kernels/sdpa/flash_tile.hpp:266
+    const float v10887 = v10806.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10888 = v10804 - v10887;
+    const float v10889 = exp2f(v10888);
+    const float v10892 = v10837 - v10887;
+    const float v10893 = exp2f(v10892);
+    const float v10894 = v598.x[3];
+    const float v10895 = v10894 * v10893;
+    const float v10896 = v10895 + v10889;
+    v10844.x[3] = v10896;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v10898;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v10898, 0.0f);
+    const float v10902 = v10844.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10908 = v10854 / v10902;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v10910 = v10902 > 0.0f;
+    const float v10911 = v10910 ? v10908 : 0.0f;
+    v10898.x[0] = v10911;  // kernels/sdpa/flash_tile.hpp:270
+    const float v10915 = v10844.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10921 = v10867 / v10915;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v10923 = v10915 > 0.0f;
+    const float v10924 = v10923 ? v10921 : 0.0f;
+    v10898.x[1] = v10924;  // kernels/sdpa/flash_tile.hpp:270
+    const float v10928 = v10844.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10934 = v10880 / v10928;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v10936 = v10928 > 0.0f;
+    const float v10937 = v10936 ? v10934 : 0.0f;
+    v10898.x[2] = v10937;  // kernels/sdpa/flash_tile.hpp:270
+    const float v10941 = v10844.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10947 = v10893 / v10941;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v10949 = v10941 > 0.0f;
+    const float v10950 = v10949 ? v10947 : 0.0f;
+    v10898.x[3] = v10950;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v10953 = v46 + v17443;  // kernels/sdpa/flash_tile.hpp:283
+    const float v10954 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v10955 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v10956 = v10955 * v10954;
+    const float v10957 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v10958 = v10957 * v10954;
+    const bool v10959 = v10953 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v10959) {
+      const unsigned int v10964 = v11 + v10953;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v10965 = v10964 * v1;
+      const unsigned int v10966 = v10965 + v26;
+      const unsigned int v10967 = v10966 << 8u;
+      const unsigned int v10968 = v10967 + v17442;
+      const iron_bf16 v10969 = iron_f32_to_bf16(v10956);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v10970 = iron_f32_to_bf16(v10958);
+      *reinterpret_cast<iron_bf16x2*>(out + v10968) = iron_bf16x2{{v10969, v10970}};
+    }
+    const unsigned int v10972 = v46 + v17453;  // kernels/sdpa/flash_tile.hpp:283
+    const float v10973 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v10974 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v10975 = v10974 * v10973;
+    const float v10976 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v10977 = v10976 * v10973;
+    const bool v10978 = v10972 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v10978) {
+      const unsigned int v10983 = v11 + v10972;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v10984 = v10983 * v1;
+      const unsigned int v10985 = v10984 + v26;
+      const unsigned int v10986 = v10985 << 8u;
+      const unsigned int v10987 = v10986 + v17452;
+      const iron_bf16 v10988 = iron_f32_to_bf16(v10975);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v10989 = iron_f32_to_bf16(v10977);
+      *reinterpret_cast<iron_bf16x2*>(out + v10987) = iron_bf16x2{{v10988, v10989}};
+    }
+    const unsigned int v10991 = v46 + v17463;  // kernels/sdpa/flash_tile.hpp:283
+    const float v10992 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v10993 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v10994 = v10993 * v10992;
+    const float v10995 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v10996 = v10995 * v10992;
+    const bool v10997 = v10991 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v10997) {
+      const unsigned int v11002 = v11 + v10991;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11003 = v11002 * v1;
+      const unsigned int v11004 = v11003 + v26;
+      const unsigned int v11005 = v11004 << 8u;
+      const unsigned int v11006 = v11005 + v17462;
+      const iron_bf16 v11007 = iron_f32_to_bf16(v10994);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11008 = iron_f32_to_bf16(v10996);
+      *reinterpret_cast<iron_bf16x2*>(out + v11006) = iron_bf16x2{{v11007, v11008}};
+    }
+    const unsigned int v11010 = v46 + v17473;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11011 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11012 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11013 = v11012 * v11011;
+    const float v11014 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11015 = v11014 * v11011;
+    const bool v11016 = v11010 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11016) {
+      const unsigned int v11021 = v11 + v11010;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11022 = v11021 * v1;
+      const unsigned int v11023 = v11022 + v26;
+      const unsigned int v11024 = v11023 << 8u;
+      const unsigned int v11025 = v11024 + v17472;
+      const iron_bf16 v11026 = iron_f32_to_bf16(v11013);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11027 = iron_f32_to_bf16(v11015);
+      *reinterpret_cast<iron_bf16x2*>(out + v11025) = iron_bf16x2{{v11026, v11027}};
+    }
+    const unsigned int v11029 = v46 + v17483;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11030 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11031 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11032 = v11031 * v11030;
+    const float v11033 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11034 = v11033 * v11030;
+    const bool v11035 = v11029 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11035) {
+      const unsigned int v11040 = v11 + v11029;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11041 = v11040 * v1;
+      const unsigned int v11042 = v11041 + v26;
+      const unsigned int v11043 = v11042 << 8u;
+      const unsigned int v11044 = v11043 + v17482;
+      const iron_bf16 v11045 = iron_f32_to_bf16(v11032);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11046 = iron_f32_to_bf16(v11034);
+      *reinterpret_cast<iron_bf16x2*>(out + v11044) = iron_bf16x2{{v11045, v11046}};
+    }
+    const unsigned int v11048 = v46 + v17493;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11049 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11050 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11051 = v11050 * v11049;
+    const float v11052 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11053 = v11052 * v11049;
+    const bool v11054 = v11048 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11054) {
+      const unsigned int v11059 = v11 + v11048;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11060 = v11059 * v1;
+      const unsigned int v11061 = v11060 + v26;
+      const unsigned int v11062 = v11061 << 8u;
+      const unsigned int v11063 = v11062 + v17492;
+      const iron_bf16 v11064 = iron_f32_to_bf16(v11051);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11065 = iron_f32_to_bf16(v11053);
+      *reinterpret_cast<iron_bf16x2*>(out + v11063) = iron_bf16x2{{v11064, v11065}};
+    }
+    const unsigned int v11067 = v46 + v17503;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11068 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11069 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11070 = v11069 * v11068;
+    const float v11071 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11072 = v11071 * v11068;
+    const bool v11073 = v11067 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11073) {
+      const unsigned int v11078 = v11 + v11067;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11079 = v11078 * v1;
+      const unsigned int v11080 = v11079 + v26;
+      const unsigned int v11081 = v11080 << 8u;
+      const unsigned int v11082 = v11081 + v17502;
+      const iron_bf16 v11083 = iron_f32_to_bf16(v11070);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11084 = iron_f32_to_bf16(v11072);
+      *reinterpret_cast<iron_bf16x2*>(out + v11082) = iron_bf16x2{{v11083, v11084}};
+    }
+    const unsigned int v11086 = v46 + v17513;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11087 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11088 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11089 = v11088 * v11087;
+    const float v11090 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11091 = v11090 * v11087;
+    const bool v11092 = v11086 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11092) {
+      const unsigned int v11097 = v11 + v11086;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11098 = v11097 * v1;
+      const unsigned int v11099 = v11098 + v26;
+      const unsigned int v11100 = v11099 << 8u;
+      const unsigned int v11101 = v11100 + v17512;
+      const iron_bf16 v11102 = iron_f32_to_bf16(v11089);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11103 = iron_f32_to_bf16(v11091);
+      *reinterpret_cast<iron_bf16x2*>(out + v11101) = iron_bf16x2{{v11102, v11103}};
+    }
+    const unsigned int v11105 = v46 + v17523;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11106 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11107 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11108 = v11107 * v11106;
+    const float v11109 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11110 = v11109 * v11106;
+    const bool v11111 = v11105 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11111) {
+      const unsigned int v11116 = v11 + v11105;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11117 = v11116 * v1;
+      const unsigned int v11118 = v11117 + v26;
+      const unsigned int v11119 = v11118 << 8u;
+      const unsigned int v11120 = v11119 + v17522;
+      const iron_bf16 v11121 = iron_f32_to_bf16(v11108);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11122 = iron_f32_to_bf16(v11110);
+      *reinterpret_cast<iron_bf16x2*>(out + v11120) = iron_bf16x2{{v11121, v11122}};
+    }
+    const unsigned int v11124 = v46 + v17533;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11125 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11126 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11127 = v11126 * v11125;
+    const float v11128 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11129 = v11128 * v11125;
+    const bool v11130 = v11124 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11130) {
+      const unsigned int v11135 = v11 + v11124;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11136 = v11135 * v1;
+      const unsigned int v11137 = v11136 + v26;
+      const unsigned int v11138 = v11137 << 8u;
+      const unsigned int v11139 = v11138 + v17532;
+      const iron_bf16 v11140 = iron_f32_to_bf16(v11127);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11141 = iron_f32_to_bf16(v11129);
+      *reinterpret_cast<iron_bf16x2*>(out + v11139) = iron_bf16x2{{v11140, v11141}};
+    }
+    const unsigned int v11143 = v46 + v17543;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11144 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11145 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11146 = v11145 * v11144;
+    const float v11147 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11148 = v11147 * v11144;
+    const bool v11149 = v11143 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11149) {
+      const unsigned int v11154 = v11 + v11143;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11155 = v11154 * v1;
+      const unsigned int v11156 = v11155 + v26;
+      const unsigned int v11157 = v11156 << 8u;
+      const unsigned int v11158 = v11157 + v17542;
+      const iron_bf16 v11159 = iron_f32_to_bf16(v11146);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11160 = iron_f32_to_bf16(v11148);
+      *reinterpret_cast<iron_bf16x2*>(out + v11158) = iron_bf16x2{{v11159, v11160}};
+    }
+    const unsigned int v11162 = v46 + v17553;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11163 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11164 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11165 = v11164 * v11163;
+    const float v11166 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11167 = v11166 * v11163;
+    const bool v11168 = v11162 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11168) {
+      const unsigned int v11173 = v11 + v11162;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11174 = v11173 * v1;
+      const unsigned int v11175 = v11174 + v26;
+      const unsigned int v11176 = v11175 << 8u;
+      const unsigned int v11177 = v11176 + v17552;
+      const iron_bf16 v11178 = iron_f32_to_bf16(v11165);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11179 = iron_f32_to_bf16(v11167);
+      *reinterpret_cast<iron_bf16x2*>(out + v11177) = iron_bf16x2{{v11178, v11179}};
+    }
+    const unsigned int v11181 = v46 + v17563;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11182 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11183 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11184 = v11183 * v11182;
+    const float v11185 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11186 = v11185 * v11182;
+    const bool v11187 = v11181 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11187) {
+      const unsigned int v11192 = v11 + v11181;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11193 = v11192 * v1;
+      const unsigned int v11194 = v11193 + v26;
+      const unsigned int v11195 = v11194 << 8u;
+      const unsigned int v11196 = v11195 + v17562;
+      const iron_bf16 v11197 = iron_f32_to_bf16(v11184);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11198 = iron_f32_to_bf16(v11186);
+      *reinterpret_cast<iron_bf16x2*>(out + v11196) = iron_bf16x2{{v11197, v11198}};
+    }
+    const unsigned int v11200 = v46 + v17573;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11201 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11202 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11203 = v11202 * v11201;
+    const float v11204 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11205 = v11204 * v11201;
+    const bool v11206 = v11200 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11206) {
+      const unsigned int v11211 = v11 + v11200;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11212 = v11211 * v1;
+      const unsigned int v11213 = v11212 + v26;
+      const unsigned int v11214 = v11213 << 8u;
+      const unsigned int v11215 = v11214 + v17572;
+      const iron_bf16 v11216 = iron_f32_to_bf16(v11203);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11217 = iron_f32_to_bf16(v11205);
+      *reinterpret_cast<iron_bf16x2*>(out + v11215) = iron_bf16x2{{v11216, v11217}};
+    }
+    const unsigned int v11219 = v46 + v17583;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11220 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11221 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11222 = v11221 * v11220;
+    const float v11223 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11224 = v11223 * v11220;
+    const bool v11225 = v11219 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11225) {
+      const unsigned int v11230 = v11 + v11219;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11231 = v11230 * v1;
+      const unsigned int v11232 = v11231 + v26;
+      const unsigned int v11233 = v11232 << 8u;
+      const unsigned int v11234 = v11233 + v17582;
+      const iron_bf16 v11235 = iron_f32_to_bf16(v11222);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11236 = iron_f32_to_bf16(v11224);
+      *reinterpret_cast<iron_bf16x2*>(out + v11234) = iron_bf16x2{{v11235, v11236}};
+    }
+    const unsigned int v11238 = v46 + v17593;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11239 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11240 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11241 = v11240 * v11239;
+    const float v11242 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11243 = v11242 * v11239;
+    const bool v11244 = v11238 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11244) {
+      const unsigned int v11249 = v11 + v11238;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11250 = v11249 * v1;
+      const unsigned int v11251 = v11250 + v26;
+      const unsigned int v11252 = v11251 << 8u;
+      const unsigned int v11253 = v11252 + v17592;
+      const iron_bf16 v11254 = iron_f32_to_bf16(v11241);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11255 = iron_f32_to_bf16(v11243);
+      *reinterpret_cast<iron_bf16x2*>(out + v11253) = iron_bf16x2{{v11254, v11255}};
+    }
+    const unsigned int v11257 = v46 + v17603;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11258 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11259 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11260 = v11259 * v11258;
+    const float v11261 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11262 = v11261 * v11258;
+    const bool v11263 = v11257 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11263) {
+      const unsigned int v11266 = 64u + v17602;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11268 = v11 + v11257;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11269 = v11268 * v1;
+      const unsigned int v11270 = v11269 + v26;
+      const unsigned int v11271 = v11270 << 8u;
+      const unsigned int v11272 = v11271 + v11266;
+      const iron_bf16 v11273 = iron_f32_to_bf16(v11260);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11274 = iron_f32_to_bf16(v11262);
+      *reinterpret_cast<iron_bf16x2*>(out + v11272) = iron_bf16x2{{v11273, v11274}};
+    }
+    const unsigned int v11276 = v46 + v17613;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11277 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11278 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11279 = v11278 * v11277;
+    const float v11280 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11281 = v11280 * v11277;
+    const bool v11282 = v11276 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11282) {
+      const unsigned int v11285 = 64u + v17612;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11287 = v11 + v11276;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11288 = v11287 * v1;
+      const unsigned int v11289 = v11288 + v26;
+      const unsigned int v11290 = v11289 << 8u;
+      const unsigned int v11291 = v11290 + v11285;
+      const iron_bf16 v11292 = iron_f32_to_bf16(v11279);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11293 = iron_f32_to_bf16(v11281);
+      *reinterpret_cast<iron_bf16x2*>(out + v11291) = iron_bf16x2{{v11292, v11293}};
+    }
+    const unsigned int v11295 = v46 + v17623;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11296 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11297 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11298 = v11297 * v11296;
+    const float v11299 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11300 = v11299 * v11296;
+    const bool v11301 = v11295 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11301) {
+      const unsigned int v11304 = 64u + v17622;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11306 = v11 + v11295;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11307 = v11306 * v1;
+      const unsigned int v11308 = v11307 + v26;
+      const unsigned int v11309 = v11308 << 8u;
+      const unsigned int v11310 = v11309 + v11304;
+      const iron_bf16 v11311 = iron_f32_to_bf16(v11298);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11312 = iron_f32_to_bf16(v11300);
+      *reinterpret_cast<iron_bf16x2*>(out + v11310) = iron_bf16x2{{v11311, v11312}};
+    }
+    const unsigned int v11314 = v46 + v17633;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11315 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11316 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11317 = v11316 * v11315;
+    const float v11318 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11319 = v11318 * v11315;
+    const bool v11320 = v11314 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11320) {
+      const unsigned int v11323 = 64u + v17632;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11325 = v11 + v11314;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11326 = v11325 * v1;
+      const unsigned int v11327 = v11326 + v26;
+      const unsigned int v11328 = v11327 << 8u;
+      const unsigned int v11329 = v11328 + v11323;
+      const iron_bf16 v11330 = iron_f32_to_bf16(v11317);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11331 = iron_f32_to_bf16(v11319);
+      *reinterpret_cast<iron_bf16x2*>(out + v11329) = iron_bf16x2{{v11330, v11331}};
+    }
+    const unsigned int v11333 = v46 + v17643;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11334 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11335 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11336 = v11335 * v11334;
+    const float v11337 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11338 = v11337 * v11334;
+    const bool v11339 = v11333 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11339) {
+      const unsigned int v11342 = 64u + v17642;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11344 = v11 + v11333;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11345 = v11344 * v1;
+      const unsigned int v11346 = v11345 + v26;
+      const unsigned int v11347 = v11346 << 8u;
+      const unsigned int v11348 = v11347 + v11342;
+      const iron_bf16 v11349 = iron_f32_to_bf16(v11336);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11350 = iron_f32_to_bf16(v11338);
+      *reinterpret_cast<iron_bf16x2*>(out + v11348) = iron_bf16x2{{v11349, v11350}};
+    }
+    const unsigned int v11352 = v46 + v17653;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11353 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11354 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11355 = v11354 * v11353;
+    const float v11356 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11357 = v11356 * v11353;
+    const bool v11358 = v11352 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11358) {
+      const unsigned int v11361 = 64u + v17652;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11363 = v11 + v11352;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11364 = v11363 * v1;
+      const unsigned int v11365 = v11364 + v26;
+      const unsigned int v11366 = v11365 << 8u;
+      const unsigned int v11367 = v11366 + v11361;
+      const iron_bf16 v11368 = iron_f32_to_bf16(v11355);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11369 = iron_f32_to_bf16(v11357);
+      *reinterpret_cast<iron_bf16x2*>(out + v11367) = iron_bf16x2{{v11368, v11369}};
+    }
+    const unsigned int v11371 = v46 + v17663;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11372 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11373 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11374 = v11373 * v11372;
+    const float v11375 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11376 = v11375 * v11372;
+    const bool v11377 = v11371 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11377) {
+      const unsigned int v11380 = 64u + v17662;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11382 = v11 + v11371;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11383 = v11382 * v1;
+      const unsigned int v11384 = v11383 + v26;
+      const unsigned int v11385 = v11384 << 8u;
+      const unsigned int v11386 = v11385 + v11380;
+      const iron_bf16 v11387 = iron_f32_to_bf16(v11374);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11388 = iron_f32_to_bf16(v11376);
+      *reinterpret_cast<iron_bf16x2*>(out + v11386) = iron_bf16x2{{v11387, v11388}};
+    }
+    const unsigned int v11390 = v46 + v17673;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11391 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11392 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11393 = v11392 * v11391;
+    const float v11394 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11395 = v11394 * v11391;
+    const bool v11396 = v11390 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11396) {
+      const unsigned int v11399 = 64u + v17672;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11401 = v11 + v11390;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11402 = v11401 * v1;
+      const unsigned int v11403 = v11402 + v26;
+      const unsigned int v11404 = v11403 << 8u;
+      const unsigned int v11405 = v11404 + v11399;
+      const iron_bf16 v11406 = iron_f32_to_bf16(v11393);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11407 = iron_f32_to_bf16(v11395);
+      *reinterpret_cast<iron_bf16x2*>(out + v11405) = iron_bf16x2{{v11406, v11407}};
+    }
+    const unsigned int v11409 = v46 + v17683;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11410 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11411 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11412 = v11411 * v11410;
+    const float v11413 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11414 = v11413 * v11410;
+    const bool v11415 = v11409 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11415) {
+      const unsigned int v11418 = 64u + v17682;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11420 = v11 + v11409;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11421 = v11420 * v1;
+      const unsigned int v11422 = v11421 + v26;
+      const unsigned int v11423 = v11422 << 8u;
+      const unsigned int v11424 = v11423 + v11418;
+      const iron_bf16 v11425 = iron_f32_to_bf16(v11412);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11426 = iron_f32_to_bf16(v11414);
+      *reinterpret_cast<iron_bf16x2*>(out + v11424) = iron_bf16x2{{v11425, v11426}};
+    }
+    const unsigned int v11428 = v46 + v17693;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11429 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11430 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11431 = v11430 * v11429;
+    const float v11432 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11433 = v11432 * v11429;
+    const bool v11434 = v11428 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11434) {
+      const unsigned int v11437 = 64u + v17692;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11439 = v11 + v11428;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11440 = v11439 * v1;
+      const unsigned int v11441 = v11440 + v26;
+      const unsigned int v11442 = v11441 << 8u;
+      const unsigned int v11443 = v11442 + v11437;
+      const iron_bf16 v11444 = iron_f32_to_bf16(v11431);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11445 = iron_f32_to_bf16(v11433);
+      *reinterpret_cast<iron_bf16x2*>(out + v11443) = iron_bf16x2{{v11444, v11445}};
+    }
+    const unsigned int v11447 = v46 + v17703;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11448 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11449 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11450 = v11449 * v11448;
+    const float v11451 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11452 = v11451 * v11448;
+    const bool v11453 = v11447 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11453) {
+      const unsigned int v11456 = 64u + v17702;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11458 = v11 + v11447;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11459 = v11458 * v1;
+      const unsigned int v11460 = v11459 + v26;
+      const unsigned int v11461 = v11460 << 8u;
+      const unsigned int v11462 = v11461 + v11456;
+      const iron_bf16 v11463 = iron_f32_to_bf16(v11450);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11464 = iron_f32_to_bf16(v11452);
+      *reinterpret_cast<iron_bf16x2*>(out + v11462) = iron_bf16x2{{v11463, v11464}};
+    }
+    const unsigned int v11466 = v46 + v17713;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11467 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11468 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11469 = v11468 * v11467;
+    const float v11470 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11471 = v11470 * v11467;
+    const bool v11472 = v11466 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11472) {
+      const unsigned int v11475 = 64u + v17712;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11477 = v11 + v11466;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11478 = v11477 * v1;
+      const unsigned int v11479 = v11478 + v26;
+      const unsigned int v11480 = v11479 << 8u;
+      const unsigned int v11481 = v11480 + v11475;
+      const iron_bf16 v11482 = iron_f32_to_bf16(v11469);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11483 = iron_f32_to_bf16(v11471);
+      *reinterpret_cast<iron_bf16x2*>(out + v11481) = iron_bf16x2{{v11482, v11483}};
+    }
+    const unsigned int v11485 = v46 + v17723;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11486 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11487 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11488 = v11487 * v11486;
+    const float v11489 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11490 = v11489 * v11486;
+    const bool v11491 = v11485 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11491) {
+      const unsigned int v11494 = 64u + v17722;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11496 = v11 + v11485;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11497 = v11496 * v1;
+      const unsigned int v11498 = v11497 + v26;
+      const unsigned int v11499 = v11498 << 8u;
+      const unsigned int v11500 = v11499 + v11494;
+      const iron_bf16 v11501 = iron_f32_to_bf16(v11488);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11502 = iron_f32_to_bf16(v11490);
+      *reinterpret_cast<iron_bf16x2*>(out + v11500) = iron_bf16x2{{v11501, v11502}};
+    }
+    const unsigned int v11504 = v46 + v17733;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11505 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11506 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11507 = v11506 * v11505;
+    const float v11508 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11509 = v11508 * v11505;
+    const bool v11510 = v11504 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11510) {
+      const unsigned int v11513 = 64u + v17732;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11515 = v11 + v11504;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11516 = v11515 * v1;
+      const unsigned int v11517 = v11516 + v26;
+      const unsigned int v11518 = v11517 << 8u;
+      const unsigned int v11519 = v11518 + v11513;
+      const iron_bf16 v11520 = iron_f32_to_bf16(v11507);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11521 = iron_f32_to_bf16(v11509);
+      *reinterpret_cast<iron_bf16x2*>(out + v11519) = iron_bf16x2{{v11520, v11521}};
+    }
+    const unsigned int v11523 = v46 + v17743;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11524 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11525 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11526 = v11525 * v11524;
+    const float v11527 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11528 = v11527 * v11524;
+    const bool v11529 = v11523 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11529) {
+      const unsigned int v11532 = 64u + v17742;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11534 = v11 + v11523;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11535 = v11534 * v1;
+      const unsigned int v11536 = v11535 + v26;
+      const unsigned int v11537 = v11536 << 8u;
+      const unsigned int v11538 = v11537 + v11532;
+      const iron_bf16 v11539 = iron_f32_to_bf16(v11526);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11540 = iron_f32_to_bf16(v11528);
+      *reinterpret_cast<iron_bf16x2*>(out + v11538) = iron_bf16x2{{v11539, v11540}};
+    }
+    const unsigned int v11542 = v46 + v17753;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11543 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11544 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11545 = v11544 * v11543;
+    const float v11546 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11547 = v11546 * v11543;
+    const bool v11548 = v11542 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11548) {
+      const unsigned int v11551 = 64u + v17752;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11553 = v11 + v11542;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11554 = v11553 * v1;
+      const unsigned int v11555 = v11554 + v26;
+      const unsigned int v11556 = v11555 << 8u;
+      const unsigned int v11557 = v11556 + v11551;
+      const iron_bf16 v11558 = iron_f32_to_bf16(v11545);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11559 = iron_f32_to_bf16(v11547);
+      *reinterpret_cast<iron_bf16x2*>(out + v11557) = iron_bf16x2{{v11558, v11559}};
+    }
+    const unsigned int v11561 = v46 + v17763;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11562 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11563 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11564 = v11563 * v11562;
+    const float v11565 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11566 = v11565 * v11562;
+    const bool v11567 = v11561 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11567) {
+      const unsigned int v11570 = 128u + v17762;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11572 = v11 + v11561;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11573 = v11572 * v1;
+      const unsigned int v11574 = v11573 + v26;
+      const unsigned int v11575 = v11574 << 8u;
+      const unsigned int v11576 = v11575 + v11570;
+      const iron_bf16 v11577 = iron_f32_to_bf16(v11564);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11578 = iron_f32_to_bf16(v11566);
+      *reinterpret_cast<iron_bf16x2*>(out + v11576) = iron_bf16x2{{v11577, v11578}};
+    }
+    const unsigned int v11580 = v46 + v17773;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11581 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11582 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11583 = v11582 * v11581;
+    const float v11584 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11585 = v11584 * v11581;
+    const bool v11586 = v11580 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11586) {
+      const unsigned int v11589 = 128u + v17772;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11591 = v11 + v11580;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11592 = v11591 * v1;
+      const unsigned int v11593 = v11592 + v26;
+      const unsigned int v11594 = v11593 << 8u;
+      const unsigned int v11595 = v11594 + v11589;
+      const iron_bf16 v11596 = iron_f32_to_bf16(v11583);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11597 = iron_f32_to_bf16(v11585);
+      *reinterpret_cast<iron_bf16x2*>(out + v11595) = iron_bf16x2{{v11596, v11597}};
+    }
+    const unsigned int v11599 = v46 + v17783;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11600 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11601 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11602 = v11601 * v11600;
+    const float v11603 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11604 = v11603 * v11600;
+    const bool v11605 = v11599 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11605) {
+      const unsigned int v11608 = 128u + v17782;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11610 = v11 + v11599;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11611 = v11610 * v1;
+      const unsigned int v11612 = v11611 + v26;
+      const unsigned int v11613 = v11612 << 8u;
+      const unsigned int v11614 = v11613 + v11608;
+      const iron_bf16 v11615 = iron_f32_to_bf16(v11602);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11616 = iron_f32_to_bf16(v11604);
+      *reinterpret_cast<iron_bf16x2*>(out + v11614) = iron_bf16x2{{v11615, v11616}};
+    }
+    const unsigned int v11618 = v46 + v17793;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11619 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11620 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11621 = v11620 * v11619;
+    const float v11622 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11623 = v11622 * v11619;
+    const bool v11624 = v11618 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11624) {
+      const unsigned int v11627 = 128u + v17792;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11629 = v11 + v11618;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11630 = v11629 * v1;
+      const unsigned int v11631 = v11630 + v26;
+      const unsigned int v11632 = v11631 << 8u;
+      const unsigned int v11633 = v11632 + v11627;
+      const iron_bf16 v11634 = iron_f32_to_bf16(v11621);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11635 = iron_f32_to_bf16(v11623);
+      *reinterpret_cast<iron_bf16x2*>(out + v11633) = iron_bf16x2{{v11634, v11635}};
+    }
+    const unsigned int v11637 = v46 + v17803;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11638 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11639 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11640 = v11639 * v11638;
+    const float v11641 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11642 = v11641 * v11638;
+    const bool v11643 = v11637 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11643) {
+      const unsigned int v11646 = 128u + v17802;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11648 = v11 + v11637;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11649 = v11648 * v1;
+      const unsigned int v11650 = v11649 + v26;
+      const unsigned int v11651 = v11650 << 8u;
+      const unsigned int v11652 = v11651 + v11646;
+      const iron_bf16 v11653 = iron_f32_to_bf16(v11640);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11654 = iron_f32_to_bf16(v11642);
+      *reinterpret_cast<iron_bf16x2*>(out + v11652) = iron_bf16x2{{v11653, v11654}};
+    }
+    const unsigned int v11656 = v46 + v17813;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11657 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11658 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11659 = v11658 * v11657;
+    const float v11660 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11661 = v11660 * v11657;
+    const bool v11662 = v11656 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11662) {
+      const unsigned int v11665 = 128u + v17812;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11667 = v11 + v11656;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11668 = v11667 * v1;
+      const unsigned int v11669 = v11668 + v26;
+      const unsigned int v11670 = v11669 << 8u;
+      const unsigned int v11671 = v11670 + v11665;
+      const iron_bf16 v11672 = iron_f32_to_bf16(v11659);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11673 = iron_f32_to_bf16(v11661);
+      *reinterpret_cast<iron_bf16x2*>(out + v11671) = iron_bf16x2{{v11672, v11673}};
+    }
+    const unsigned int v11675 = v46 + v17823;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11676 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11677 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11678 = v11677 * v11676;
+    const float v11679 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11680 = v11679 * v11676;
+    const bool v11681 = v11675 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11681) {
+      const unsigned int v11684 = 128u + v17822;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11686 = v11 + v11675;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11687 = v11686 * v1;
+      const unsigned int v11688 = v11687 + v26;
+      const unsigned int v11689 = v11688 << 8u;
+      const unsigned int v11690 = v11689 + v11684;
+      const iron_bf16 v11691 = iron_f32_to_bf16(v11678);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11692 = iron_f32_to_bf16(v11680);
+      *reinterpret_cast<iron_bf16x2*>(out + v11690) = iron_bf16x2{{v11691, v11692}};
+    }
+    const unsigned int v11694 = v46 + v17833;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11695 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11696 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11697 = v11696 * v11695;
+    const float v11698 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11699 = v11698 * v11695;
+    const bool v11700 = v11694 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11700) {
+      const unsigned int v11703 = 128u + v17832;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11705 = v11 + v11694;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11706 = v11705 * v1;
+      const unsigned int v11707 = v11706 + v26;
+      const unsigned int v11708 = v11707 << 8u;
+      const unsigned int v11709 = v11708 + v11703;
+      const iron_bf16 v11710 = iron_f32_to_bf16(v11697);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11711 = iron_f32_to_bf16(v11699);
+      *reinterpret_cast<iron_bf16x2*>(out + v11709) = iron_bf16x2{{v11710, v11711}};
+    }
+    const unsigned int v11713 = v46 + v17843;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11714 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11715 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11716 = v11715 * v11714;
+    const float v11717 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11718 = v11717 * v11714;
+    const bool v11719 = v11713 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11719) {
+      const unsigned int v11722 = 128u + v17842;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11724 = v11 + v11713;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11725 = v11724 * v1;
+      const unsigned int v11726 = v11725 + v26;
+      const unsigned int v11727 = v11726 << 8u;
+      const unsigned int v11728 = v11727 + v11722;
+      const iron_bf16 v11729 = iron_f32_to_bf16(v11716);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11730 = iron_f32_to_bf16(v11718);
+      *reinterpret_cast<iron_bf16x2*>(out + v11728) = iron_bf16x2{{v11729, v11730}};
+    }
+    const unsigned int v11732 = v46 + v17853;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11733 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11734 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11735 = v11734 * v11733;
+    const float v11736 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11737 = v11736 * v11733;
+    const bool v11738 = v11732 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11738) {
+      const unsigned int v11741 = 128u + v17852;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11743 = v11 + v11732;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11744 = v11743 * v1;
+      const unsigned int v11745 = v11744 + v26;
+      const unsigned int v11746 = v11745 << 8u;
+      const unsigned int v11747 = v11746 + v11741;
+      const iron_bf16 v11748 = iron_f32_to_bf16(v11735);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11749 = iron_f32_to_bf16(v11737);
+      *reinterpret_cast<iron_bf16x2*>(out + v11747) = iron_bf16x2{{v11748, v11749}};
+    }
+    const unsigned int v11751 = v46 + v17863;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11752 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11753 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11754 = v11753 * v11752;
+    const float v11755 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11756 = v11755 * v11752;
+    const bool v11757 = v11751 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11757) {
+      const unsigned int v11760 = 128u + v17862;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11762 = v11 + v11751;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11763 = v11762 * v1;
+      const unsigned int v11764 = v11763 + v26;
+      const unsigned int v11765 = v11764 << 8u;
+      const unsigned int v11766 = v11765 + v11760;
+      const iron_bf16 v11767 = iron_f32_to_bf16(v11754);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11768 = iron_f32_to_bf16(v11756);
+      *reinterpret_cast<iron_bf16x2*>(out + v11766) = iron_bf16x2{{v11767, v11768}};
+    }
+    const unsigned int v11770 = v46 + v17873;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11771 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11772 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11773 = v11772 * v11771;
+    const float v11774 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11775 = v11774 * v11771;
+    const bool v11776 = v11770 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11776) {
+      const unsigned int v11779 = 128u + v17872;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11781 = v11 + v11770;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11782 = v11781 * v1;
+      const unsigned int v11783 = v11782 + v26;
+      const unsigned int v11784 = v11783 << 8u;
+      const unsigned int v11785 = v11784 + v11779;
+      const iron_bf16 v11786 = iron_f32_to_bf16(v11773);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11787 = iron_f32_to_bf16(v11775);
+      *reinterpret_cast<iron_bf16x2*>(out + v11785) = iron_bf16x2{{v11786, v11787}};
+    }
+    const unsigned int v11789 = v46 + v17883;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11790 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11791 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11792 = v11791 * v11790;
+    const float v11793 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11794 = v11793 * v11790;
+    const bool v11795 = v11789 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11795) {
+      const unsigned int v11798 = 128u + v17882;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11800 = v11 + v11789;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11801 = v11800 * v1;
+      const unsigned int v11802 = v11801 + v26;
+      const unsigned int v11803 = v11802 << 8u;
+      const unsigned int v11804 = v11803 + v11798;
+      const iron_bf16 v11805 = iron_f32_to_bf16(v11792);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11806 = iron_f32_to_bf16(v11794);
+      *reinterpret_cast<iron_bf16x2*>(out + v11804) = iron_bf16x2{{v11805, v11806}};
+    }
+    const unsigned int v11808 = v46 + v17893;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11809 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11810 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11811 = v11810 * v11809;
+    const float v11812 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11813 = v11812 * v11809;
+    const bool v11814 = v11808 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11814) {
+      const unsigned int v11817 = 128u + v17892;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11819 = v11 + v11808;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11820 = v11819 * v1;
+      const unsigned int v11821 = v11820 + v26;
+      const unsigned int v11822 = v11821 << 8u;
+      const unsigned int v11823 = v11822 + v11817;
+      const iron_bf16 v11824 = iron_f32_to_bf16(v11811);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11825 = iron_f32_to_bf16(v11813);
+      *reinterpret_cast<iron_bf16x2*>(out + v11823) = iron_bf16x2{{v11824, v11825}};
+    }
+    const unsigned int v11827 = v46 + v17903;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11828 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11829 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11830 = v11829 * v11828;
+    const float v11831 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11832 = v11831 * v11828;
+    const bool v11833 = v11827 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11833) {
+      const unsigned int v11836 = 128u + v17902;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11838 = v11 + v11827;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11839 = v11838 * v1;
+      const unsigned int v11840 = v11839 + v26;
+      const unsigned int v11841 = v11840 << 8u;
+      const unsigned int v11842 = v11841 + v11836;
+      const iron_bf16 v11843 = iron_f32_to_bf16(v11830);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11844 = iron_f32_to_bf16(v11832);
+      *reinterpret_cast<iron_bf16x2*>(out + v11842) = iron_bf16x2{{v11843, v11844}};
+    }
+    const unsigned int v11846 = v46 + v17913;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11847 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11848 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11849 = v11848 * v11847;
+    const float v11850 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11851 = v11850 * v11847;
+    const bool v11852 = v11846 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11852) {
+      const unsigned int v11855 = 128u + v17912;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11857 = v11 + v11846;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11858 = v11857 * v1;
+      const unsigned int v11859 = v11858 + v26;
+      const unsigned int v11860 = v11859 << 8u;
+      const unsigned int v11861 = v11860 + v11855;
+      const iron_bf16 v11862 = iron_f32_to_bf16(v11849);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11863 = iron_f32_to_bf16(v11851);
+      *reinterpret_cast<iron_bf16x2*>(out + v11861) = iron_bf16x2{{v11862, v11863}};
+    }
+    const unsigned int v11865 = v46 + v17923;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11866 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11867 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11868 = v11867 * v11866;
+    const float v11869 = v608.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11870 = v11869 * v11866;
+    const bool v11871 = v11865 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11871) {
+      const unsigned int v11874 = 192u + v17922;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11876 = v11 + v11865;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11877 = v11876 * v1;
+      const unsigned int v11878 = v11877 + v26;
+      const unsigned int v11879 = v11878 << 8u;
+      const unsigned int v11880 = v11879 + v11874;
+      const iron_bf16 v11881 = iron_f32_to_bf16(v11868);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11882 = iron_f32_to_bf16(v11870);
+      *reinterpret_cast<iron_bf16x2*>(out + v11880) = iron_bf16x2{{v11881, v11882}};
+    }
+    const unsigned int v11884 = v46 + v17933;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11885 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11886 = v608.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11887 = v11886 * v11885;
+    const float v11888 = v608.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11889 = v11888 * v11885;
+    const bool v11890 = v11884 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11890) {
+      const unsigned int v11893 = 192u + v17932;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11895 = v11 + v11884;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11896 = v11895 * v1;
+      const unsigned int v11897 = v11896 + v26;
+      const unsigned int v11898 = v11897 << 8u;
+      const unsigned int v11899 = v11898 + v11893;
+      const iron_bf16 v11900 = iron_f32_to_bf16(v11887);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11901 = iron_f32_to_bf16(v11889);
+      *reinterpret_cast<iron_bf16x2*>(out + v11899) = iron_bf16x2{{v11900, v11901}};
+    }
+    const unsigned int v11903 = v46 + v17943;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11904 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11905 = v608.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11906 = v11905 * v11904;
+    const float v11907 = v608.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11908 = v11907 * v11904;
+    const bool v11909 = v11903 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11909) {
+      const unsigned int v11912 = 192u + v17942;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11914 = v11 + v11903;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11915 = v11914 * v1;
+      const unsigned int v11916 = v11915 + v26;
+      const unsigned int v11917 = v11916 << 8u;
+      const unsigned int v11918 = v11917 + v11912;
+      const iron_bf16 v11919 = iron_f32_to_bf16(v11906);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11920 = iron_f32_to_bf16(v11908);
+      *reinterpret_cast<iron_bf16x2*>(out + v11918) = iron_bf16x2{{v11919, v11920}};
+    }
+    const unsigned int v11922 = v46 + v17953;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11923 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11924 = v608.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11925 = v11924 * v11923;
+    const float v11926 = v608.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11927 = v11926 * v11923;
+    const bool v11928 = v11922 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11928) {
+      const unsigned int v11931 = 192u + v17952;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11933 = v11 + v11922;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11934 = v11933 * v1;
+      const unsigned int v11935 = v11934 + v26;
+      const unsigned int v11936 = v11935 << 8u;
+      const unsigned int v11937 = v11936 + v11931;
+      const iron_bf16 v11938 = iron_f32_to_bf16(v11925);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11939 = iron_f32_to_bf16(v11927);
+      *reinterpret_cast<iron_bf16x2*>(out + v11937) = iron_bf16x2{{v11938, v11939}};
+    }
+    const unsigned int v11941 = v46 + v17963;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11942 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11943 = v608.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11944 = v11943 * v11942;
+    const float v11945 = v608.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11946 = v11945 * v11942;
+    const bool v11947 = v11941 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11947) {
+      const unsigned int v11950 = 192u + v17962;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11952 = v11 + v11941;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11953 = v11952 * v1;
+      const unsigned int v11954 = v11953 + v26;
+      const unsigned int v11955 = v11954 << 8u;
+      const unsigned int v11956 = v11955 + v11950;
+      const iron_bf16 v11957 = iron_f32_to_bf16(v11944);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11958 = iron_f32_to_bf16(v11946);
+      *reinterpret_cast<iron_bf16x2*>(out + v11956) = iron_bf16x2{{v11957, v11958}};
+    }
+    const unsigned int v11960 = v46 + v17973;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11961 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11962 = v608.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11963 = v11962 * v11961;
+    const float v11964 = v608.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11965 = v11964 * v11961;
+    const bool v11966 = v11960 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11966) {
+      const unsigned int v11969 = 192u + v17972;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11971 = v11 + v11960;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11972 = v11971 * v1;
+      const unsigned int v11973 = v11972 + v26;
+      const unsigned int v11974 = v11973 << 8u;
+      const unsigned int v11975 = v11974 + v11969;
+      const iron_bf16 v11976 = iron_f32_to_bf16(v11963);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11977 = iron_f32_to_bf16(v11965);
+      *reinterpret_cast<iron_bf16x2*>(out + v11975) = iron_bf16x2{{v11976, v11977}};
+    }
+    const unsigned int v11979 = v46 + v17983;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11980 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11981 = v608.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11982 = v11981 * v11980;
+    const float v11983 = v608.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11984 = v11983 * v11980;
+    const bool v11985 = v11979 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11985) {
+      const unsigned int v11988 = 192u + v17982;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11990 = v11 + v11979;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11991 = v11990 * v1;
+      const unsigned int v11992 = v11991 + v26;
+      const unsigned int v11993 = v11992 << 8u;
+      const unsigned int v11994 = v11993 + v11988;
+      const iron_bf16 v11995 = iron_f32_to_bf16(v11982);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11996 = iron_f32_to_bf16(v11984);
+      *reinterpret_cast<iron_bf16x2*>(out + v11994) = iron_bf16x2{{v11995, v11996}};
+    }
+    const unsigned int v11998 = v46 + v17993;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11999 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12000 = v608.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12001 = v12000 * v11999;
+    const float v12002 = v608.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12003 = v12002 * v11999;
+    const bool v12004 = v11998 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12004) {
+      const unsigned int v12007 = 192u + v17992;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12009 = v11 + v11998;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12010 = v12009 * v1;
+      const unsigned int v12011 = v12010 + v26;
+      const unsigned int v12012 = v12011 << 8u;
+      const unsigned int v12013 = v12012 + v12007;
+      const iron_bf16 v12014 = iron_f32_to_bf16(v12001);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12015 = iron_f32_to_bf16(v12003);
+      *reinterpret_cast<iron_bf16x2*>(out + v12013) = iron_bf16x2{{v12014, v12015}};
+    }
+    const unsigned int v12017 = v46 + v18003;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12018 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12019 = v608.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12020 = v12019 * v12018;
+    const float v12021 = v608.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12022 = v12021 * v12018;
+    const bool v12023 = v12017 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12023) {
+      const unsigned int v12026 = 192u + v18002;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12028 = v11 + v12017;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12029 = v12028 * v1;
+      const unsigned int v12030 = v12029 + v26;
+      const unsigned int v12031 = v12030 << 8u;
+      const unsigned int v12032 = v12031 + v12026;
+      const iron_bf16 v12033 = iron_f32_to_bf16(v12020);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12034 = iron_f32_to_bf16(v12022);
+      *reinterpret_cast<iron_bf16x2*>(out + v12032) = iron_bf16x2{{v12033, v12034}};
+    }
+    const unsigned int v12036 = v46 + v18013;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12037 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12038 = v608.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12039 = v12038 * v12037;
+    const float v12040 = v608.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12041 = v12040 * v12037;
+    const bool v12042 = v12036 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12042) {
+      const unsigned int v12045 = 192u + v18012;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12047 = v11 + v12036;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12048 = v12047 * v1;
+      const unsigned int v12049 = v12048 + v26;
+      const unsigned int v12050 = v12049 << 8u;
+      const unsigned int v12051 = v12050 + v12045;
+      const iron_bf16 v12052 = iron_f32_to_bf16(v12039);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12053 = iron_f32_to_bf16(v12041);
+      *reinterpret_cast<iron_bf16x2*>(out + v12051) = iron_bf16x2{{v12052, v12053}};
+    }
+    const unsigned int v12055 = v46 + v18023;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12056 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12057 = v608.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12058 = v12057 * v12056;
+    const float v12059 = v608.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12060 = v12059 * v12056;
+    const bool v12061 = v12055 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12061) {
+      const unsigned int v12064 = 192u + v18022;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12066 = v11 + v12055;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12067 = v12066 * v1;
+      const unsigned int v12068 = v12067 + v26;
+      const unsigned int v12069 = v12068 << 8u;
+      const unsigned int v12070 = v12069 + v12064;
+      const iron_bf16 v12071 = iron_f32_to_bf16(v12058);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12072 = iron_f32_to_bf16(v12060);
+      *reinterpret_cast<iron_bf16x2*>(out + v12070) = iron_bf16x2{{v12071, v12072}};
+    }
+    const unsigned int v12074 = v46 + v18033;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12075 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12076 = v608.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12077 = v12076 * v12075;
+    const float v12078 = v608.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12079 = v12078 * v12075;
+    const bool v12080 = v12074 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12080) {
+      const unsigned int v12083 = 192u + v18032;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12085 = v11 + v12074;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12086 = v12085 * v1;
+      const unsigned int v12087 = v12086 + v26;
+      const unsigned int v12088 = v12087 << 8u;
+      const unsigned int v12089 = v12088 + v12083;
+      const iron_bf16 v12090 = iron_f32_to_bf16(v12077);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12091 = iron_f32_to_bf16(v12079);
+      *reinterpret_cast<iron_bf16x2*>(out + v12089) = iron_bf16x2{{v12090, v12091}};
+    }
+    const unsigned int v12093 = v46 + v18043;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12094 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12095 = v608.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12096 = v12095 * v12094;
+    const float v12097 = v608.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12098 = v12097 * v12094;
+    const bool v12099 = v12093 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12099) {
+      const unsigned int v12102 = 192u + v18042;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12104 = v11 + v12093;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12105 = v12104 * v1;
+      const unsigned int v12106 = v12105 + v26;
+      const unsigned int v12107 = v12106 << 8u;
+      const unsigned int v12108 = v12107 + v12102;
+      const iron_bf16 v12109 = iron_f32_to_bf16(v12096);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12110 = iron_f32_to_bf16(v12098);
+      *reinterpret_cast<iron_bf16x2*>(out + v12108) = iron_bf16x2{{v12109, v12110}};
+    }
+    const unsigned int v12112 = v46 + v18053;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12113 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12114 = v608.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12115 = v12114 * v12113;
+    const float v12116 = v608.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12117 = v12116 * v12113;
+    const bool v12118 = v12112 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12118) {
+      const unsigned int v12121 = 192u + v18052;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12123 = v11 + v12112;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12124 = v12123 * v1;
+      const unsigned int v12125 = v12124 + v26;
+      const unsigned int v12126 = v12125 << 8u;
+      const unsigned int v12127 = v12126 + v12121;
+      const iron_bf16 v12128 = iron_f32_to_bf16(v12115);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12129 = iron_f32_to_bf16(v12117);
+      *reinterpret_cast<iron_bf16x2*>(out + v12127) = iron_bf16x2{{v12128, v12129}};
+    }
+    const unsigned int v12131 = v46 + v18063;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12132 = v10898.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12133 = v608.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12134 = v12133 * v12132;
+    const float v12135 = v608.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12136 = v12135 * v12132;
+    const bool v12137 = v12131 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12137) {
+      const unsigned int v12140 = 192u + v18062;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12142 = v11 + v12131;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12143 = v12142 * v1;
+      const unsigned int v12144 = v12143 + v26;
+      const unsigned int v12145 = v12144 << 8u;
+      const unsigned int v12146 = v12145 + v12140;
+      const iron_bf16 v12147 = iron_f32_to_bf16(v12134);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12148 = iron_f32_to_bf16(v12136);
+      *reinterpret_cast<iron_bf16x2*>(out + v12146) = iron_bf16x2{{v12147, v12148}};
+    }
+    const unsigned int v12150 = v46 + v18073;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12151 = v10898.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12152 = v608.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12153 = v12152 * v12151;
+    const float v12154 = v608.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12155 = v12154 * v12151;
+    const bool v12156 = v12150 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12156) {
+      const unsigned int v12159 = 192u + v18072;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12161 = v11 + v12150;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12162 = v12161 * v1;
+      const unsigned int v12163 = v12162 + v26;
+      const unsigned int v12164 = v12163 << 8u;
+      const unsigned int v12165 = v12164 + v12159;
+      const iron_bf16 v12166 = iron_f32_to_bf16(v12153);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12167 = iron_f32_to_bf16(v12155);
+      *reinterpret_cast<iron_bf16x2*>(out + v12165) = iron_bf16x2{{v12166, v12167}};
     }
   }
 }

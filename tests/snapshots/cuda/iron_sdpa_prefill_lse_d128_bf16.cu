@@ -381,11 +381,11 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:139
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:157
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:95
     const unsigned int v42 = v41 >> 2u;
-    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
+    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:96
     const unsigned int v46 = v25 + v45;
-    const bool v49 = v41 < 8u;  // kernels/sdpa/flash_warpgroup.hpp:99
+    const bool v49 = v41 < 8u;  // kernels/sdpa/flash_warpgroup.hpp:100
     if (v49) {
       const unsigned int v52 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
       const unsigned int v55 = v52 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
@@ -399,7 +399,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v68 = v67 + v26;
       const unsigned int v69 = v68 << 7u;
       const unsigned int v70 = v69 + v59;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v72 = v59 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v72 = v59 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v74 = v55 << 6u;
       const unsigned int v77 = v59 >> 6u;
       const unsigned int v78 = v77 << 13u;
@@ -418,7 +418,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v99 = v98 + v26;
       const unsigned int v100 = v99 << 7u;
       const unsigned int v101 = v100 + v90;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v103 = v90 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v103 = v90 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v105 = v86 << 6u;
       const unsigned int v108 = v90 >> 6u;
       const unsigned int v109 = v108 << 13u;
@@ -437,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v130 = v129 + v26;
       const unsigned int v131 = v130 << 7u;
       const unsigned int v132 = v131 + v121;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v134 = v121 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v134 = v121 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v136 = v117 << 6u;
       const unsigned int v139 = v121 >> 6u;
       const unsigned int v140 = v139 << 13u;
@@ -456,7 +456,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v161 = v160 + v26;
       const unsigned int v162 = v161 << 7u;
       const unsigned int v163 = v162 + v152;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v165 = v152 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v165 = v152 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v167 = v148 << 6u;
       const unsigned int v170 = v152 >> 6u;
       const unsigned int v171 = v170 << 13u;
@@ -475,7 +475,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v192 = v191 + v26;
       const unsigned int v193 = v192 << 7u;
       const unsigned int v194 = v193 + v183;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v196 = v183 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v196 = v183 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v198 = v179 << 6u;
       const unsigned int v201 = v183 >> 6u;
       const unsigned int v202 = v201 << 13u;
@@ -494,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v223 = v222 + v26;
       const unsigned int v224 = v223 << 7u;
       const unsigned int v225 = v224 + v214;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v227 = v214 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v227 = v214 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v229 = v210 << 6u;
       const unsigned int v232 = v214 >> 6u;
       const unsigned int v233 = v232 << 13u;
@@ -513,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v254 = v253 + v26;
       const unsigned int v255 = v254 << 7u;
       const unsigned int v256 = v255 + v245;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v258 = v245 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v258 = v245 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v260 = v241 << 6u;
       const unsigned int v263 = v245 >> 6u;
       const unsigned int v264 = v263 << 13u;
@@ -532,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v285 = v284 + v26;
       const unsigned int v286 = v285 << 7u;
       const unsigned int v287 = v286 + v276;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v289 = v276 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+      const unsigned int v289 = v276 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
       const unsigned int v291 = v272 << 6u;
       const unsigned int v294 = v276 >> 6u;
       const unsigned int v295 = v294 << 13u;
@@ -540,10 +540,10 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
       const unsigned int v298 = v297 + v289;
       iron_copy_async<16>(shm0 + (v298 ^ (((v298 >> 6u) & 7u) << 3u)), q + v287, v278);  // kernels/sdpa/flash_tile.hpp:86
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:108
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:111
-    const unsigned int v300 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:113
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:110
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:112
+    const unsigned int v300 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:114
     const unsigned int v301 = min(v300, v18);
     const unsigned int v303 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
     const unsigned int v304 = v303 + 1u;
@@ -566,4451 +566,4451 @@ extern "C" __global__ void __launch_bounds__(384) iron_sdpa_prefill_lse_d128_bf1
     const unsigned int v334 = v311 ? v37 : v331;  // kernels/sdpa/flash_tile.hpp:126
     const unsigned int v346 = v321 >> 7u;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v347 = v346 << 7u;
-    const float v349 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:115
+    const float v349 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:116
     iron_frag<float, 2, 16, 8> v351;  // kernels/sdpa/flash_tile.hpp:197
     iron_frag_fill(v351, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v353;
     iron_frag_fill(v353, 0.0f);
-    iron_frag<float, 2, 16, 64> v355;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v355, 0.0f);
-    iron_frag<float, 2, 16, 64> v357;
+    iron_frag<float, 2, 16, 64> v357;  // /usr/include/c++/12/array:99
     iron_frag_fill(v357, 0.0f);
-    const bool v16556 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:259
-    if (v16556) {
-      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v16560 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16561 = v16560 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16563 = v16560 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16565 = v16563 << 3u;
-        const unsigned int v16566 = v347 + v16561;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16567 = v16566 < v37;
-        const unsigned int v16568 = v16567 ? v16566 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16569 = v31 + v16568;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16570 = v16569 * v2;
-        const unsigned int v16571 = v16570 + v28;
-        const unsigned int v16572 = v16571 << 7u;
-        const unsigned int v16573 = v16572 + v16565;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16576 = v16565 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16578 = v16561 << 6u;
-        const unsigned int v16580 = v16565 >> 6u;
-        const unsigned int v16582 = v16580 << 13u;
-        const unsigned int v16584 = v16582 + v16578;
-        const unsigned int v16585 = v16584 + v16576;
-        iron_copy_async<16>(shm1 + (v16585 ^ (((v16585 >> 6u) & 7u) << 3u)), k + v16573, v16567);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16587 = v16560 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16588 = v16587 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16589 = v16587 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16590 = v16589 << 3u;
-        const unsigned int v16591 = v347 + v16588;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16592 = v16591 < v37;
-        const unsigned int v16593 = v16592 ? v16591 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16594 = v31 + v16593;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16595 = v16594 * v2;
-        const unsigned int v16596 = v16595 + v28;
-        const unsigned int v16597 = v16596 << 7u;
-        const unsigned int v16598 = v16597 + v16590;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16599 = v16590 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16600 = v16588 << 6u;
-        const unsigned int v16601 = v16590 >> 6u;
-        const unsigned int v16602 = v16601 << 13u;
-        const unsigned int v16604 = v16602 + v16600;
-        const unsigned int v16605 = v16604 + v16599;
-        iron_copy_async<16>(shm1 + (v16605 ^ (((v16605 >> 6u) & 7u) << 3u)), k + v16598, v16592);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16607 = v16560 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16608 = v16607 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16609 = v16607 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16610 = v16609 << 3u;
-        const unsigned int v16611 = v347 + v16608;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16612 = v16611 < v37;
-        const unsigned int v16613 = v16612 ? v16611 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16614 = v31 + v16613;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16615 = v16614 * v2;
-        const unsigned int v16616 = v16615 + v28;
-        const unsigned int v16617 = v16616 << 7u;
-        const unsigned int v16618 = v16617 + v16610;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16619 = v16610 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16620 = v16608 << 6u;
-        const unsigned int v16621 = v16610 >> 6u;
-        const unsigned int v16622 = v16621 << 13u;
-        const unsigned int v16624 = v16622 + v16620;
-        const unsigned int v16625 = v16624 + v16619;
-        iron_copy_async<16>(shm1 + (v16625 ^ (((v16625 >> 6u) & 7u) << 3u)), k + v16618, v16612);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16627 = v16560 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16628 = v16627 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16629 = v16627 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16630 = v16629 << 3u;
-        const unsigned int v16631 = v347 + v16628;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16632 = v16631 < v37;
-        const unsigned int v16633 = v16632 ? v16631 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16634 = v31 + v16633;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16635 = v16634 * v2;
-        const unsigned int v16636 = v16635 + v28;
-        const unsigned int v16637 = v16636 << 7u;
-        const unsigned int v16638 = v16637 + v16630;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16639 = v16630 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16640 = v16628 << 6u;
-        const unsigned int v16641 = v16630 >> 6u;
-        const unsigned int v16642 = v16641 << 13u;
-        const unsigned int v16644 = v16642 + v16640;
-        const unsigned int v16645 = v16644 + v16639;
-        iron_copy_async<16>(shm1 + (v16645 ^ (((v16645 >> 6u) & 7u) << 3u)), k + v16638, v16632);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16647 = v16560 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16648 = v16647 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16649 = v16647 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16650 = v16649 << 3u;
-        const unsigned int v16651 = v347 + v16648;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16652 = v16651 < v37;
-        const unsigned int v16653 = v16652 ? v16651 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16654 = v31 + v16653;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16655 = v16654 * v2;
-        const unsigned int v16656 = v16655 + v28;
-        const unsigned int v16657 = v16656 << 7u;
-        const unsigned int v16658 = v16657 + v16650;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16659 = v16650 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16660 = v16648 << 6u;
-        const unsigned int v16661 = v16650 >> 6u;
-        const unsigned int v16662 = v16661 << 13u;
-        const unsigned int v16664 = v16662 + v16660;
-        const unsigned int v16665 = v16664 + v16659;
-        iron_copy_async<16>(shm1 + (v16665 ^ (((v16665 >> 6u) & 7u) << 3u)), k + v16658, v16652);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16667 = v16560 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16668 = v16667 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16669 = v16667 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16670 = v16669 << 3u;
-        const unsigned int v16671 = v347 + v16668;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16672 = v16671 < v37;
-        const unsigned int v16673 = v16672 ? v16671 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16674 = v31 + v16673;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16675 = v16674 * v2;
-        const unsigned int v16676 = v16675 + v28;
-        const unsigned int v16677 = v16676 << 7u;
-        const unsigned int v16678 = v16677 + v16670;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16679 = v16670 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16680 = v16668 << 6u;
-        const unsigned int v16681 = v16670 >> 6u;
-        const unsigned int v16682 = v16681 << 13u;
-        const unsigned int v16684 = v16682 + v16680;
-        const unsigned int v16685 = v16684 + v16679;
-        iron_copy_async<16>(shm1 + (v16685 ^ (((v16685 >> 6u) & 7u) << 3u)), k + v16678, v16672);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16687 = v16560 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16688 = v16687 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16689 = v16687 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16690 = v16689 << 3u;
-        const unsigned int v16691 = v347 + v16688;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16692 = v16691 < v37;
-        const unsigned int v16693 = v16692 ? v16691 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16694 = v31 + v16693;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16695 = v16694 * v2;
-        const unsigned int v16696 = v16695 + v28;
-        const unsigned int v16697 = v16696 << 7u;
-        const unsigned int v16698 = v16697 + v16690;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16699 = v16690 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16700 = v16688 << 6u;
-        const unsigned int v16701 = v16690 >> 6u;
-        const unsigned int v16702 = v16701 << 13u;
-        const unsigned int v16704 = v16702 + v16700;
-        const unsigned int v16705 = v16704 + v16699;
-        iron_copy_async<16>(shm1 + (v16705 ^ (((v16705 >> 6u) & 7u) << 3u)), k + v16698, v16692);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v16707 = v16560 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-        const unsigned int v16708 = v16707 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-        const unsigned int v16709 = v16707 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-        const unsigned int v16710 = v16709 << 3u;
-        const unsigned int v16711 = v347 + v16708;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v16712 = v16711 < v37;
-        const unsigned int v16713 = v16712 ? v16711 : v305;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16714 = v31 + v16713;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v16715 = v16714 * v2;
-        const unsigned int v16716 = v16715 + v28;
-        const unsigned int v16717 = v16716 << 7u;
-        const unsigned int v16718 = v16717 + v16710;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v16719 = v16710 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v16720 = v16708 << 6u;
-        const unsigned int v16721 = v16710 >> 6u;
-        const unsigned int v16722 = v16721 << 13u;
-        const unsigned int v16724 = v16722 + v16720;
-        const unsigned int v16725 = v16724 + v16719;
-        iron_copy_async<16>(shm1 + (v16725 ^ (((v16725 >> 6u) & 7u) << 3u)), k + v16718, v16712);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v16585 ^ (((v16585 >> 6u) & 7u) << 3u)), v + v16573, v16567);
-        iron_copy_async<16>(shm2 + (v16605 ^ (((v16605 >> 6u) & 7u) << 3u)), v + v16598, v16592);
-        iron_copy_async<16>(shm2 + (v16625 ^ (((v16625 >> 6u) & 7u) << 3u)), v + v16618, v16612);
-        iron_copy_async<16>(shm2 + (v16645 ^ (((v16645 >> 6u) & 7u) << 3u)), v + v16638, v16632);
-        iron_copy_async<16>(shm2 + (v16665 ^ (((v16665 >> 6u) & 7u) << 3u)), v + v16658, v16652);
-        iron_copy_async<16>(shm2 + (v16685 ^ (((v16685 >> 6u) & 7u) << 3u)), v + v16678, v16672);
-        iron_copy_async<16>(shm2 + (v16705 ^ (((v16705 >> 6u) & 7u) << 3u)), v + v16698, v16692);
-        iron_copy_async<16>(shm2 + (v16725 ^ (((v16725 >> 6u) & 7u) << 3u)), v + v16718, v16712);
+    iron_frag<float, 2, 16, 64> v359;
+    iron_frag_fill(v359, 0.0f);
+    const bool v18390 = v347 < v334;  // kernels/sdpa/flash_warpgroup.hpp:267
+    if (v18390) {
+      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+        const unsigned int v18394 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18395 = v18394 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18397 = v18394 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18399 = v18397 << 3u;
+        const unsigned int v18400 = v347 + v18395;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18401 = v18400 < v37;
+        const unsigned int v18402 = v18401 ? v18400 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18403 = v31 + v18402;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18404 = v18403 * v2;
+        const unsigned int v18405 = v18404 + v28;
+        const unsigned int v18406 = v18405 << 7u;
+        const unsigned int v18407 = v18406 + v18399;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18410 = v18399 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18412 = v18395 << 6u;
+        const unsigned int v18414 = v18399 >> 6u;
+        const unsigned int v18416 = v18414 << 13u;
+        const unsigned int v18418 = v18416 + v18412;
+        const unsigned int v18419 = v18418 + v18410;
+        iron_copy_async<16>(shm1 + (v18419 ^ (((v18419 >> 6u) & 7u) << 3u)), k + v18407, v18401);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18421 = v18394 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18422 = v18421 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18423 = v18421 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18424 = v18423 << 3u;
+        const unsigned int v18425 = v347 + v18422;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18426 = v18425 < v37;
+        const unsigned int v18427 = v18426 ? v18425 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18428 = v31 + v18427;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18429 = v18428 * v2;
+        const unsigned int v18430 = v18429 + v28;
+        const unsigned int v18431 = v18430 << 7u;
+        const unsigned int v18432 = v18431 + v18424;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18433 = v18424 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18434 = v18422 << 6u;
+        const unsigned int v18435 = v18424 >> 6u;
+        const unsigned int v18436 = v18435 << 13u;
+        const unsigned int v18438 = v18436 + v18434;
+        const unsigned int v18439 = v18438 + v18433;
+        iron_copy_async<16>(shm1 + (v18439 ^ (((v18439 >> 6u) & 7u) << 3u)), k + v18432, v18426);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18441 = v18394 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18442 = v18441 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18443 = v18441 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18444 = v18443 << 3u;
+        const unsigned int v18445 = v347 + v18442;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18446 = v18445 < v37;
+        const unsigned int v18447 = v18446 ? v18445 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18448 = v31 + v18447;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18449 = v18448 * v2;
+        const unsigned int v18450 = v18449 + v28;
+        const unsigned int v18451 = v18450 << 7u;
+        const unsigned int v18452 = v18451 + v18444;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18453 = v18444 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18454 = v18442 << 6u;
+        const unsigned int v18455 = v18444 >> 6u;
+        const unsigned int v18456 = v18455 << 13u;
+        const unsigned int v18458 = v18456 + v18454;
+        const unsigned int v18459 = v18458 + v18453;
+        iron_copy_async<16>(shm1 + (v18459 ^ (((v18459 >> 6u) & 7u) << 3u)), k + v18452, v18446);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18461 = v18394 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18462 = v18461 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18463 = v18461 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18464 = v18463 << 3u;
+        const unsigned int v18465 = v347 + v18462;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18466 = v18465 < v37;
+        const unsigned int v18467 = v18466 ? v18465 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18468 = v31 + v18467;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18469 = v18468 * v2;
+        const unsigned int v18470 = v18469 + v28;
+        const unsigned int v18471 = v18470 << 7u;
+        const unsigned int v18472 = v18471 + v18464;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18473 = v18464 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18474 = v18462 << 6u;
+        const unsigned int v18475 = v18464 >> 6u;
+        const unsigned int v18476 = v18475 << 13u;
+        const unsigned int v18478 = v18476 + v18474;
+        const unsigned int v18479 = v18478 + v18473;
+        iron_copy_async<16>(shm1 + (v18479 ^ (((v18479 >> 6u) & 7u) << 3u)), k + v18472, v18466);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18481 = v18394 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18482 = v18481 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18483 = v18481 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18484 = v18483 << 3u;
+        const unsigned int v18485 = v347 + v18482;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18486 = v18485 < v37;
+        const unsigned int v18487 = v18486 ? v18485 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18488 = v31 + v18487;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18489 = v18488 * v2;
+        const unsigned int v18490 = v18489 + v28;
+        const unsigned int v18491 = v18490 << 7u;
+        const unsigned int v18492 = v18491 + v18484;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18493 = v18484 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18494 = v18482 << 6u;
+        const unsigned int v18495 = v18484 >> 6u;
+        const unsigned int v18496 = v18495 << 13u;
+        const unsigned int v18498 = v18496 + v18494;
+        const unsigned int v18499 = v18498 + v18493;
+        iron_copy_async<16>(shm1 + (v18499 ^ (((v18499 >> 6u) & 7u) << 3u)), k + v18492, v18486);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18501 = v18394 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18502 = v18501 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18503 = v18501 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18504 = v18503 << 3u;
+        const unsigned int v18505 = v347 + v18502;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18506 = v18505 < v37;
+        const unsigned int v18507 = v18506 ? v18505 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18508 = v31 + v18507;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18509 = v18508 * v2;
+        const unsigned int v18510 = v18509 + v28;
+        const unsigned int v18511 = v18510 << 7u;
+        const unsigned int v18512 = v18511 + v18504;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18513 = v18504 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18514 = v18502 << 6u;
+        const unsigned int v18515 = v18504 >> 6u;
+        const unsigned int v18516 = v18515 << 13u;
+        const unsigned int v18518 = v18516 + v18514;
+        const unsigned int v18519 = v18518 + v18513;
+        iron_copy_async<16>(shm1 + (v18519 ^ (((v18519 >> 6u) & 7u) << 3u)), k + v18512, v18506);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18521 = v18394 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18522 = v18521 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18523 = v18521 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18524 = v18523 << 3u;
+        const unsigned int v18525 = v347 + v18522;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18526 = v18525 < v37;
+        const unsigned int v18527 = v18526 ? v18525 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18528 = v31 + v18527;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18529 = v18528 * v2;
+        const unsigned int v18530 = v18529 + v28;
+        const unsigned int v18531 = v18530 << 7u;
+        const unsigned int v18532 = v18531 + v18524;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18533 = v18524 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18534 = v18522 << 6u;
+        const unsigned int v18535 = v18524 >> 6u;
+        const unsigned int v18536 = v18535 << 13u;
+        const unsigned int v18538 = v18536 + v18534;
+        const unsigned int v18539 = v18538 + v18533;
+        iron_copy_async<16>(shm1 + (v18539 ^ (((v18539 >> 6u) & 7u) << 3u)), k + v18532, v18526);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v18541 = v18394 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+        const unsigned int v18542 = v18541 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+        const unsigned int v18543 = v18541 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+        const unsigned int v18544 = v18543 << 3u;
+        const unsigned int v18545 = v347 + v18542;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v18546 = v18545 < v37;
+        const unsigned int v18547 = v18546 ? v18545 : v305;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18548 = v31 + v18547;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v18549 = v18548 * v2;
+        const unsigned int v18550 = v18549 + v28;
+        const unsigned int v18551 = v18550 << 7u;
+        const unsigned int v18552 = v18551 + v18544;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v18553 = v18544 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v18554 = v18542 << 6u;
+        const unsigned int v18555 = v18544 >> 6u;
+        const unsigned int v18556 = v18555 << 13u;
+        const unsigned int v18558 = v18556 + v18554;
+        const unsigned int v18559 = v18558 + v18553;
+        iron_copy_async<16>(shm1 + (v18559 ^ (((v18559 >> 6u) & 7u) << 3u)), k + v18552, v18546);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v18419 ^ (((v18419 >> 6u) & 7u) << 3u)), v + v18407, v18401);
+        iron_copy_async<16>(shm2 + (v18439 ^ (((v18439 >> 6u) & 7u) << 3u)), v + v18432, v18426);
+        iron_copy_async<16>(shm2 + (v18459 ^ (((v18459 >> 6u) & 7u) << 3u)), v + v18452, v18446);
+        iron_copy_async<16>(shm2 + (v18479 ^ (((v18479 >> 6u) & 7u) << 3u)), v + v18472, v18466);
+        iron_copy_async<16>(shm2 + (v18499 ^ (((v18499 >> 6u) & 7u) << 3u)), v + v18492, v18486);
+        iron_copy_async<16>(shm2 + (v18519 ^ (((v18519 >> 6u) & 7u) << 3u)), v + v18512, v18506);
+        iron_copy_async<16>(shm2 + (v18539 ^ (((v18539 >> 6u) & 7u) << 3u)), v + v18532, v18526);
+        iron_copy_async<16>(shm2 + (v18559 ^ (((v18559 >> 6u) & 7u) << 3u)), v + v18552, v18546);
       }
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:267
 
-    for (unsigned int v11412 = v347; v11412 < v334; v11412 += 128u) {
-      const unsigned int v11413 = v11412 - v347;
-      const unsigned int v11414 = v11413 >> 7u;
-      const unsigned int v11416 = v11414 & 1u;
+    for (unsigned int v13246 = v347; v13246 < v334; v13246 += 128u) {
+      const unsigned int v13247 = v13246 - v347;
+      const unsigned int v13248 = v13247 >> 7u;
+      const unsigned int v13250 = v13248 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v11419 = v11412 + 128u;
-      const unsigned int v11421 = v11414 + 1u;
-      const unsigned int v11422 = v11421 & 1u;
-      const bool v11423 = v11419 < v334;
-      if (v11423) {
-        if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-          const unsigned int v11428 = v11422 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v11430 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11433 = v11430 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11436 = v11430 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11437 = v11436 << 3u;
-          const unsigned int v11438 = v11419 + v11433;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11439 = v11438 < v37;
-          const unsigned int v11442 = v11439 ? v11438 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11444 = v31 + v11442;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11445 = v11444 * v2;
-          const unsigned int v11446 = v11445 + v28;
-          const unsigned int v11447 = v11446 << 7u;
-          const unsigned int v11448 = v11447 + v11437;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11450 = v11437 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11452 = v11433 << 6u;
-          const unsigned int v11455 = v11437 >> 6u;
-          const unsigned int v11456 = v11455 << 13u;
-          const unsigned int v11457 = v11428 + v11456;
-          const unsigned int v11458 = v11457 + v11452;
-          const unsigned int v11459 = v11458 + v11450;
-          iron_copy_async<16>(shm1 + (v11459 ^ (((v11459 >> 6u) & 7u) << 3u)), k + v11448, v11439);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11462 = v11430 + 256u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11464 = v11462 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11467 = v11462 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11468 = v11467 << 3u;
-          const unsigned int v11469 = v11419 + v11464;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11470 = v11469 < v37;
-          const unsigned int v11473 = v11470 ? v11469 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11475 = v31 + v11473;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11476 = v11475 * v2;
-          const unsigned int v11477 = v11476 + v28;
-          const unsigned int v11478 = v11477 << 7u;
-          const unsigned int v11479 = v11478 + v11468;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11481 = v11468 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11483 = v11464 << 6u;
-          const unsigned int v11486 = v11468 >> 6u;
-          const unsigned int v11487 = v11486 << 13u;
-          const unsigned int v11488 = v11428 + v11487;
-          const unsigned int v11489 = v11488 + v11483;
-          const unsigned int v11490 = v11489 + v11481;
-          iron_copy_async<16>(shm1 + (v11490 ^ (((v11490 >> 6u) & 7u) << 3u)), k + v11479, v11470);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11493 = v11430 + 512u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11495 = v11493 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11498 = v11493 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11499 = v11498 << 3u;
-          const unsigned int v11500 = v11419 + v11495;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11501 = v11500 < v37;
-          const unsigned int v11504 = v11501 ? v11500 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11506 = v31 + v11504;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11507 = v11506 * v2;
-          const unsigned int v11508 = v11507 + v28;
-          const unsigned int v11509 = v11508 << 7u;
-          const unsigned int v11510 = v11509 + v11499;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11512 = v11499 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11514 = v11495 << 6u;
-          const unsigned int v11517 = v11499 >> 6u;
-          const unsigned int v11518 = v11517 << 13u;
-          const unsigned int v11519 = v11428 + v11518;
-          const unsigned int v11520 = v11519 + v11514;
-          const unsigned int v11521 = v11520 + v11512;
-          iron_copy_async<16>(shm1 + (v11521 ^ (((v11521 >> 6u) & 7u) << 3u)), k + v11510, v11501);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11524 = v11430 + 768u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11526 = v11524 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11529 = v11524 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11530 = v11529 << 3u;
-          const unsigned int v11531 = v11419 + v11526;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11532 = v11531 < v37;
-          const unsigned int v11535 = v11532 ? v11531 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11537 = v31 + v11535;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11538 = v11537 * v2;
-          const unsigned int v11539 = v11538 + v28;
-          const unsigned int v11540 = v11539 << 7u;
-          const unsigned int v11541 = v11540 + v11530;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11543 = v11530 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11545 = v11526 << 6u;
-          const unsigned int v11548 = v11530 >> 6u;
-          const unsigned int v11549 = v11548 << 13u;
-          const unsigned int v11550 = v11428 + v11549;
-          const unsigned int v11551 = v11550 + v11545;
-          const unsigned int v11552 = v11551 + v11543;
-          iron_copy_async<16>(shm1 + (v11552 ^ (((v11552 >> 6u) & 7u) << 3u)), k + v11541, v11532);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11555 = v11430 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11557 = v11555 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11560 = v11555 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11561 = v11560 << 3u;
-          const unsigned int v11562 = v11419 + v11557;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11563 = v11562 < v37;
-          const unsigned int v11566 = v11563 ? v11562 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11568 = v31 + v11566;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11569 = v11568 * v2;
-          const unsigned int v11570 = v11569 + v28;
-          const unsigned int v11571 = v11570 << 7u;
-          const unsigned int v11572 = v11571 + v11561;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11574 = v11561 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11576 = v11557 << 6u;
-          const unsigned int v11579 = v11561 >> 6u;
-          const unsigned int v11580 = v11579 << 13u;
-          const unsigned int v11581 = v11428 + v11580;
-          const unsigned int v11582 = v11581 + v11576;
-          const unsigned int v11583 = v11582 + v11574;
-          iron_copy_async<16>(shm1 + (v11583 ^ (((v11583 >> 6u) & 7u) << 3u)), k + v11572, v11563);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11586 = v11430 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11588 = v11586 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11591 = v11586 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11592 = v11591 << 3u;
-          const unsigned int v11593 = v11419 + v11588;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11594 = v11593 < v37;
-          const unsigned int v11597 = v11594 ? v11593 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11599 = v31 + v11597;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11600 = v11599 * v2;
-          const unsigned int v11601 = v11600 + v28;
-          const unsigned int v11602 = v11601 << 7u;
-          const unsigned int v11603 = v11602 + v11592;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11605 = v11592 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11607 = v11588 << 6u;
-          const unsigned int v11610 = v11592 >> 6u;
-          const unsigned int v11611 = v11610 << 13u;
-          const unsigned int v11612 = v11428 + v11611;
-          const unsigned int v11613 = v11612 + v11607;
-          const unsigned int v11614 = v11613 + v11605;
-          iron_copy_async<16>(shm1 + (v11614 ^ (((v11614 >> 6u) & 7u) << 3u)), k + v11603, v11594);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11617 = v11430 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11619 = v11617 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11622 = v11617 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11623 = v11622 << 3u;
-          const unsigned int v11624 = v11419 + v11619;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11625 = v11624 < v37;
-          const unsigned int v11628 = v11625 ? v11624 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11630 = v31 + v11628;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11631 = v11630 * v2;
-          const unsigned int v11632 = v11631 + v28;
-          const unsigned int v11633 = v11632 << 7u;
-          const unsigned int v11634 = v11633 + v11623;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11636 = v11623 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11638 = v11619 << 6u;
-          const unsigned int v11641 = v11623 >> 6u;
-          const unsigned int v11642 = v11641 << 13u;
-          const unsigned int v11643 = v11428 + v11642;
-          const unsigned int v11644 = v11643 + v11638;
-          const unsigned int v11645 = v11644 + v11636;
-          iron_copy_async<16>(shm1 + (v11645 ^ (((v11645 >> 6u) & 7u) << 3u)), k + v11634, v11625);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v11648 = v11430 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
-          const unsigned int v11650 = v11648 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
-          const unsigned int v11653 = v11648 & 15u;  // kernels/sdpa/flash_tile.hpp:83
-          const unsigned int v11654 = v11653 << 3u;
-          const unsigned int v11655 = v11419 + v11650;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v11656 = v11655 < v37;
-          const unsigned int v11659 = v11656 ? v11655 : v305;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11661 = v31 + v11659;  // kernels/sdpa/kv_sources.hpp:39
-          const unsigned int v11662 = v11661 * v2;
-          const unsigned int v11663 = v11662 + v28;
-          const unsigned int v11664 = v11663 << 7u;
-          const unsigned int v11665 = v11664 + v11654;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v11667 = v11654 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v11669 = v11650 << 6u;
-          const unsigned int v11672 = v11654 >> 6u;
-          const unsigned int v11673 = v11672 << 13u;
-          const unsigned int v11674 = v11428 + v11673;
-          const unsigned int v11675 = v11674 + v11669;
-          const unsigned int v11676 = v11675 + v11667;
-          iron_copy_async<16>(shm1 + (v11676 ^ (((v11676 >> 6u) & 7u) << 3u)), k + v11665, v11656);  // kernels/sdpa/flash_tile.hpp:86
-          iron_copy_async<16>(shm2 + (v11459 ^ (((v11459 >> 6u) & 7u) << 3u)), v + v11448, v11439);
-          iron_copy_async<16>(shm2 + (v11490 ^ (((v11490 >> 6u) & 7u) << 3u)), v + v11479, v11470);
-          iron_copy_async<16>(shm2 + (v11521 ^ (((v11521 >> 6u) & 7u) << 3u)), v + v11510, v11501);
-          iron_copy_async<16>(shm2 + (v11552 ^ (((v11552 >> 6u) & 7u) << 3u)), v + v11541, v11532);
-          iron_copy_async<16>(shm2 + (v11583 ^ (((v11583 >> 6u) & 7u) << 3u)), v + v11572, v11563);
-          iron_copy_async<16>(shm2 + (v11614 ^ (((v11614 >> 6u) & 7u) << 3u)), v + v11603, v11594);
-          iron_copy_async<16>(shm2 + (v11645 ^ (((v11645 >> 6u) & 7u) << 3u)), v + v11634, v11625);
-          iron_copy_async<16>(shm2 + (v11676 ^ (((v11676 >> 6u) & 7u) << 3u)), v + v11665, v11656);
+      const unsigned int v13253 = v13246 + 128u;
+      const unsigned int v13255 = v13248 + 1u;
+      const unsigned int v13256 = v13255 & 1u;
+      const bool v13257 = v13253 < v334;
+      if (v13257) {
+        if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+          const unsigned int v13262 = v13256 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v13264 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13267 = v13264 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13270 = v13264 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13271 = v13270 << 3u;
+          const unsigned int v13272 = v13253 + v13267;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13273 = v13272 < v37;
+          const unsigned int v13276 = v13273 ? v13272 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13278 = v31 + v13276;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13279 = v13278 * v2;
+          const unsigned int v13280 = v13279 + v28;
+          const unsigned int v13281 = v13280 << 7u;
+          const unsigned int v13282 = v13281 + v13271;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13284 = v13271 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13286 = v13267 << 6u;
+          const unsigned int v13289 = v13271 >> 6u;
+          const unsigned int v13290 = v13289 << 13u;
+          const unsigned int v13291 = v13262 + v13290;
+          const unsigned int v13292 = v13291 + v13286;
+          const unsigned int v13293 = v13292 + v13284;
+          iron_copy_async<16>(shm1 + (v13293 ^ (((v13293 >> 6u) & 7u) << 3u)), k + v13282, v13273);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13296 = v13264 + 256u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13298 = v13296 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13301 = v13296 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13302 = v13301 << 3u;
+          const unsigned int v13303 = v13253 + v13298;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13304 = v13303 < v37;
+          const unsigned int v13307 = v13304 ? v13303 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13309 = v31 + v13307;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13310 = v13309 * v2;
+          const unsigned int v13311 = v13310 + v28;
+          const unsigned int v13312 = v13311 << 7u;
+          const unsigned int v13313 = v13312 + v13302;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13315 = v13302 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13317 = v13298 << 6u;
+          const unsigned int v13320 = v13302 >> 6u;
+          const unsigned int v13321 = v13320 << 13u;
+          const unsigned int v13322 = v13262 + v13321;
+          const unsigned int v13323 = v13322 + v13317;
+          const unsigned int v13324 = v13323 + v13315;
+          iron_copy_async<16>(shm1 + (v13324 ^ (((v13324 >> 6u) & 7u) << 3u)), k + v13313, v13304);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13327 = v13264 + 512u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13329 = v13327 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13332 = v13327 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13333 = v13332 << 3u;
+          const unsigned int v13334 = v13253 + v13329;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13335 = v13334 < v37;
+          const unsigned int v13338 = v13335 ? v13334 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13340 = v31 + v13338;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13341 = v13340 * v2;
+          const unsigned int v13342 = v13341 + v28;
+          const unsigned int v13343 = v13342 << 7u;
+          const unsigned int v13344 = v13343 + v13333;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13346 = v13333 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13348 = v13329 << 6u;
+          const unsigned int v13351 = v13333 >> 6u;
+          const unsigned int v13352 = v13351 << 13u;
+          const unsigned int v13353 = v13262 + v13352;
+          const unsigned int v13354 = v13353 + v13348;
+          const unsigned int v13355 = v13354 + v13346;
+          iron_copy_async<16>(shm1 + (v13355 ^ (((v13355 >> 6u) & 7u) << 3u)), k + v13344, v13335);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13358 = v13264 + 768u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13360 = v13358 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13363 = v13358 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13364 = v13363 << 3u;
+          const unsigned int v13365 = v13253 + v13360;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13366 = v13365 < v37;
+          const unsigned int v13369 = v13366 ? v13365 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13371 = v31 + v13369;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13372 = v13371 * v2;
+          const unsigned int v13373 = v13372 + v28;
+          const unsigned int v13374 = v13373 << 7u;
+          const unsigned int v13375 = v13374 + v13364;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13377 = v13364 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13379 = v13360 << 6u;
+          const unsigned int v13382 = v13364 >> 6u;
+          const unsigned int v13383 = v13382 << 13u;
+          const unsigned int v13384 = v13262 + v13383;
+          const unsigned int v13385 = v13384 + v13379;
+          const unsigned int v13386 = v13385 + v13377;
+          iron_copy_async<16>(shm1 + (v13386 ^ (((v13386 >> 6u) & 7u) << 3u)), k + v13375, v13366);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13389 = v13264 + 1024u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13391 = v13389 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13394 = v13389 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13395 = v13394 << 3u;
+          const unsigned int v13396 = v13253 + v13391;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13397 = v13396 < v37;
+          const unsigned int v13400 = v13397 ? v13396 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13402 = v31 + v13400;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13403 = v13402 * v2;
+          const unsigned int v13404 = v13403 + v28;
+          const unsigned int v13405 = v13404 << 7u;
+          const unsigned int v13406 = v13405 + v13395;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13408 = v13395 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13410 = v13391 << 6u;
+          const unsigned int v13413 = v13395 >> 6u;
+          const unsigned int v13414 = v13413 << 13u;
+          const unsigned int v13415 = v13262 + v13414;
+          const unsigned int v13416 = v13415 + v13410;
+          const unsigned int v13417 = v13416 + v13408;
+          iron_copy_async<16>(shm1 + (v13417 ^ (((v13417 >> 6u) & 7u) << 3u)), k + v13406, v13397);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13420 = v13264 + 1280u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13422 = v13420 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13425 = v13420 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13426 = v13425 << 3u;
+          const unsigned int v13427 = v13253 + v13422;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13428 = v13427 < v37;
+          const unsigned int v13431 = v13428 ? v13427 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13433 = v31 + v13431;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13434 = v13433 * v2;
+          const unsigned int v13435 = v13434 + v28;
+          const unsigned int v13436 = v13435 << 7u;
+          const unsigned int v13437 = v13436 + v13426;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13439 = v13426 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13441 = v13422 << 6u;
+          const unsigned int v13444 = v13426 >> 6u;
+          const unsigned int v13445 = v13444 << 13u;
+          const unsigned int v13446 = v13262 + v13445;
+          const unsigned int v13447 = v13446 + v13441;
+          const unsigned int v13448 = v13447 + v13439;
+          iron_copy_async<16>(shm1 + (v13448 ^ (((v13448 >> 6u) & 7u) << 3u)), k + v13437, v13428);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13451 = v13264 + 1536u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13453 = v13451 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13456 = v13451 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13457 = v13456 << 3u;
+          const unsigned int v13458 = v13253 + v13453;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13459 = v13458 < v37;
+          const unsigned int v13462 = v13459 ? v13458 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13464 = v31 + v13462;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13465 = v13464 * v2;
+          const unsigned int v13466 = v13465 + v28;
+          const unsigned int v13467 = v13466 << 7u;
+          const unsigned int v13468 = v13467 + v13457;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13470 = v13457 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13472 = v13453 << 6u;
+          const unsigned int v13475 = v13457 >> 6u;
+          const unsigned int v13476 = v13475 << 13u;
+          const unsigned int v13477 = v13262 + v13476;
+          const unsigned int v13478 = v13477 + v13472;
+          const unsigned int v13479 = v13478 + v13470;
+          iron_copy_async<16>(shm1 + (v13479 ^ (((v13479 >> 6u) & 7u) << 3u)), k + v13468, v13459);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v13482 = v13264 + 1792u;  // kernels/sdpa/flash_tile.hpp:81
+          const unsigned int v13484 = v13482 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
+          const unsigned int v13487 = v13482 & 15u;  // kernels/sdpa/flash_tile.hpp:83
+          const unsigned int v13488 = v13487 << 3u;
+          const unsigned int v13489 = v13253 + v13484;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v13490 = v13489 < v37;
+          const unsigned int v13493 = v13490 ? v13489 : v305;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13495 = v31 + v13493;  // kernels/sdpa/kv_sources.hpp:39
+          const unsigned int v13496 = v13495 * v2;
+          const unsigned int v13497 = v13496 + v28;
+          const unsigned int v13498 = v13497 << 7u;
+          const unsigned int v13499 = v13498 + v13488;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v13501 = v13488 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v13503 = v13484 << 6u;
+          const unsigned int v13506 = v13488 >> 6u;
+          const unsigned int v13507 = v13506 << 13u;
+          const unsigned int v13508 = v13262 + v13507;
+          const unsigned int v13509 = v13508 + v13503;
+          const unsigned int v13510 = v13509 + v13501;
+          iron_copy_async<16>(shm1 + (v13510 ^ (((v13510 >> 6u) & 7u) << 3u)), k + v13499, v13490);  // kernels/sdpa/flash_tile.hpp:86
+          iron_copy_async<16>(shm2 + (v13293 ^ (((v13293 >> 6u) & 7u) << 3u)), v + v13282, v13273);
+          iron_copy_async<16>(shm2 + (v13324 ^ (((v13324 >> 6u) & 7u) << 3u)), v + v13313, v13304);
+          iron_copy_async<16>(shm2 + (v13355 ^ (((v13355 >> 6u) & 7u) << 3u)), v + v13344, v13335);
+          iron_copy_async<16>(shm2 + (v13386 ^ (((v13386 >> 6u) & 7u) << 3u)), v + v13375, v13366);
+          iron_copy_async<16>(shm2 + (v13417 ^ (((v13417 >> 6u) & 7u) << 3u)), v + v13406, v13397);
+          iron_copy_async<16>(shm2 + (v13448 ^ (((v13448 >> 6u) & 7u) << 3u)), v + v13437, v13428);
+          iron_copy_async<16>(shm2 + (v13479 ^ (((v13479 >> 6u) & 7u) << 3u)), v + v13468, v13459);
+          iron_copy_async<16>(shm2 + (v13510 ^ (((v13510 >> 6u) & 7u) << 3u)), v + v13499, v13490);
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:259
-      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        iron_frag<float, 2, 16, 128> v11931;  // kernels/sdpa/flash_warpgroup.hpp:266
-        iron_frag_fill(v11931, 0.0f);
-        const unsigned int v11935 = v11416 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11940 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v11941 = v11940 << 6u;
-        const unsigned int v15850 = v41 & 3u;
-        const unsigned int v15852 = v15850 << 4u;
-        const unsigned int v15854 = v15852 << 6u;
-        const unsigned int v15856 = v11941 + v15854;
-        iron_frag<iron_bf16, 0, 16, 16> v15863;
-        iron_frag_fill(v15863, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15863, shm0, v15856, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15865;
-        iron_frag_fill(v15865, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15865, shm1, v11935, 64u);
-        iron_frag_mma_sync(v11931, v15863, v15865);
-        const unsigned int v15867 = v15856 + 16u;
-        const unsigned int v15870 = v11935 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15872;
-        iron_frag_fill(v15872, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15872, shm0, v15867, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15874;
-        iron_frag_fill(v15874, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15874, shm1, v15870, 64u);
-        iron_frag_mma_sync(v11931, v15872, v15874);
-        const unsigned int v15876 = v15856 + 32u;
-        const unsigned int v15879 = v11935 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15881;
-        iron_frag_fill(v15881, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15881, shm0, v15876, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15883;
-        iron_frag_fill(v15883, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15883, shm1, v15879, 64u);
-        iron_frag_mma_sync(v11931, v15881, v15883);
-        const unsigned int v15885 = v15856 + 48u;
-        const unsigned int v15888 = v11935 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15890;
-        iron_frag_fill(v15890, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15890, shm0, v15885, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15892;
-        iron_frag_fill(v15892, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15892, shm1, v15888, 64u);
-        iron_frag_mma_sync(v11931, v15890, v15892);
-        const unsigned int v11948 = v11935 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-        const unsigned int v11955 = 8192u + v11941;  // kernels/sdpa/flash_warpgroup.hpp:141
-        const unsigned int v15901 = v11955 + v15854;
-        iron_frag<iron_bf16, 0, 16, 16> v15908;
-        iron_frag_fill(v15908, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15908, shm0, v15901, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15910;
-        iron_frag_fill(v15910, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15910, shm1, v11948, 64u);
-        iron_frag_mma_sync(v11931, v15908, v15910);
-        const unsigned int v15912 = v15901 + 16u;
-        const unsigned int v15915 = v11948 + 16u;
-        iron_frag<iron_bf16, 0, 16, 16> v15917;
-        iron_frag_fill(v15917, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15917, shm0, v15912, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15919;
-        iron_frag_fill(v15919, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15919, shm1, v15915, 64u);
-        iron_frag_mma_sync(v11931, v15917, v15919);
-        const unsigned int v15921 = v15901 + 32u;
-        const unsigned int v15924 = v11948 + 32u;
-        iron_frag<iron_bf16, 0, 16, 16> v15926;
-        iron_frag_fill(v15926, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15926, shm0, v15921, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15928;
-        iron_frag_fill(v15928, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15928, shm1, v15924, 64u);
-        iron_frag_mma_sync(v11931, v15926, v15928);
-        const unsigned int v15930 = v15901 + 48u;
-        const unsigned int v15933 = v11948 + 48u;
-        iron_frag<iron_bf16, 0, 16, 16> v15935;
-        iron_frag_fill(v15935, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15935, shm0, v15930, 64u);
-        iron_frag<iron_bf16, 1, 16, 128> v15937;
-        iron_frag_fill(v15937, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<true, 6, 3>(v15937, shm1, v15933, 64u);
-        iron_frag_mma_sync(v11931, v15935, v15937);
-        iron_frag<float, 2, 16, 8> v11957;  // kernels/sdpa/flash_tile.hpp:347
-        iron_frag_fill(v11957, 0.0f);
-        const bool v11959 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-        if (v11959) {
-          const bool v11962 = v11419 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v11970 = v11419 + v18;
-          const bool v11971 = v11970 <= v304;
-          const bool v11972 = v311 || v11971;
-          const bool v11973 = v11962 && v11972;
-          const bool v11975 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v11976 = v11412 + v7;
-          const unsigned int v11977 = v11976 + v18;
-          const unsigned int v11978 = v301 + v37;
-          const bool v11979 = v11978 <= v11977;
-          const bool v11980 = v11975 || v11979;
-          const bool v11981 = v11973 && v11980;  // kernels/sdpa/flash_tile.hpp:182
-          const bool v11982 = !v11981;  // kernels/sdpa/flash_tile.hpp:190
-          if (v11982) {
-            iron_frag<float, 2, 16, 8> v11984;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v11984, 0.0f);
-            iron_frag<float, 2, 16, 8> v11986;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v11986, 0.0f);
-            const unsigned int v11988 = static_cast<unsigned int>(v11984.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v11990 = v46 + v11988;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v11992 = v11990 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v11993 = v11992 + 1u;
-            const unsigned int v11995 = v11993 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12004 = v11995 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12008 = v11993 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12009 = v317 && v12008;
-            const unsigned int v12010 = v12009 ? v12004 : v305;
-            const unsigned int v12013 = v12010 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12014 = min(v12013, 128u);
-            const bool v12015 = v12010 > v11412;
-            const unsigned int v12016 = v12015 ? v12014 : v305;
-            const float v12017 = __uint_as_float(v12016);
-            v11984.x[0] = v12017;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12019 = static_cast<unsigned int>(v11984.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12021 = v46 + v12019;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12023 = v12021 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12024 = v12023 + 1u;
-            const unsigned int v12026 = v12024 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12035 = v12026 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12039 = v12024 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12040 = v317 && v12039;
-            const unsigned int v12041 = v12040 ? v12035 : v305;
-            const unsigned int v12044 = v12041 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12045 = min(v12044, 128u);
-            const bool v12046 = v12041 > v11412;
-            const unsigned int v12047 = v12046 ? v12045 : v305;
-            const float v12048 = __uint_as_float(v12047);
-            v11984.x[1] = v12048;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12050 = static_cast<unsigned int>(v11984.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12052 = v46 + v12050;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12054 = v12052 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12055 = v12054 + 1u;
-            const unsigned int v12057 = v12055 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12066 = v12057 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12070 = v12055 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12071 = v317 && v12070;
-            const unsigned int v12072 = v12071 ? v12066 : v305;
-            const unsigned int v12075 = v12072 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12076 = min(v12075, 128u);
-            const bool v12077 = v12072 > v11412;
-            const unsigned int v12078 = v12077 ? v12076 : v305;
-            const float v12079 = __uint_as_float(v12078);
-            v11984.x[2] = v12079;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12081 = static_cast<unsigned int>(v11984.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12083 = v46 + v12081;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v12085 = v12083 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12086 = v12085 + 1u;
-            const unsigned int v12088 = v12086 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12097 = v12088 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v12101 = v12086 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v12102 = v317 && v12101;
-            const unsigned int v12103 = v12102 ? v12097 : v305;
-            const unsigned int v12106 = v12103 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12107 = min(v12106, 128u);
-            const bool v12108 = v12103 > v11412;
-            const unsigned int v12109 = v12108 ? v12107 : v305;
-            const float v12110 = __uint_as_float(v12109);
-            v11984.x[3] = v12110;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v12112 = static_cast<unsigned int>(v11986.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12114 = v46 + v12112;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12116 = v12114 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12117 = v12116 + 1u;
-            const unsigned int v12119 = v12117 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12120 = min(v37, v12119);
-            const bool v12121 = v12117 > v18;
-            const unsigned int v12122 = v12121 ? v12120 : v305;
-            const unsigned int v12125 = v311 ? v37 : v12122;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12137 = v12125 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12138 = min(v12137, 128u);
-            const bool v12139 = v12125 > v11412;
-            const unsigned int v12140 = v12139 ? v12138 : v305;
-            const float v12141 = __uint_as_float(v12140);
-            v11986.x[0] = v12141;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12143 = static_cast<unsigned int>(v11986.row(1, iron_linear_thread() & 31u));
-            const unsigned int v12145 = v46 + v12143;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12147 = v12145 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12148 = v12147 + 1u;
-            const unsigned int v12150 = v12148 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12151 = min(v37, v12150);
-            const bool v12152 = v12148 > v18;
-            const unsigned int v12153 = v12152 ? v12151 : v305;
-            const unsigned int v12156 = v311 ? v37 : v12153;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12168 = v12156 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12169 = min(v12168, 128u);
-            const bool v12170 = v12156 > v11412;
-            const unsigned int v12171 = v12170 ? v12169 : v305;
-            const float v12172 = __uint_as_float(v12171);
-            v11986.x[1] = v12172;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12174 = static_cast<unsigned int>(v11986.row(2, iron_linear_thread() & 31u));
-            const unsigned int v12176 = v46 + v12174;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12178 = v12176 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12179 = v12178 + 1u;
-            const unsigned int v12181 = v12179 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12182 = min(v37, v12181);
-            const bool v12183 = v12179 > v18;
-            const unsigned int v12184 = v12183 ? v12182 : v305;
-            const unsigned int v12187 = v311 ? v37 : v12184;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12199 = v12187 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12200 = min(v12199, 128u);
-            const bool v12201 = v12187 > v11412;
-            const unsigned int v12202 = v12201 ? v12200 : v305;
-            const float v12203 = __uint_as_float(v12202);
-            v11986.x[2] = v12203;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12205 = static_cast<unsigned int>(v11986.row(3, iron_linear_thread() & 31u));
-            const unsigned int v12207 = v46 + v12205;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v12209 = v12207 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v12210 = v12209 + 1u;
-            const unsigned int v12212 = v12210 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v12213 = min(v37, v12212);
-            const bool v12214 = v12210 > v18;
-            const unsigned int v12215 = v12214 ? v12213 : v305;
-            const unsigned int v12218 = v311 ? v37 : v12215;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v12230 = v12218 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v12231 = min(v12230, 128u);
-            const bool v12232 = v12218 > v11412;
-            const unsigned int v12233 = v12232 ? v12231 : v305;
-            const float v12234 = __uint_as_float(v12233);
-            v11986.x[3] = v12234;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v12235 = static_cast<unsigned int>(v11931.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v12237 = v11931.x[0];
-            const float v12238 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12239 = __float_as_uint(v12238);
-            const bool v12240 = v12235 >= v12239;
-            const float v12241 = v11986.x[0];
-            const unsigned int v12242 = __float_as_uint(v12241);
-            const bool v12243 = v12235 < v12242;
-            const bool v12244 = v12240 && v12243;
-            const float v12246 = v12244 ? v12237 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[0] = v12246;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12247 = static_cast<unsigned int>(v11931.col(1, iron_linear_thread() & 31u));
-            const float v12249 = v11931.x[1];
-            const float v12250 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12251 = __float_as_uint(v12250);
-            const bool v12252 = v12247 >= v12251;
-            const float v12253 = v11986.x[0];
-            const unsigned int v12254 = __float_as_uint(v12253);
-            const bool v12255 = v12247 < v12254;
-            const bool v12256 = v12252 && v12255;
-            const float v12258 = v12256 ? v12249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[1] = v12258;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12259 = static_cast<unsigned int>(v11931.col(2, iron_linear_thread() & 31u));
-            const float v12261 = v11931.x[2];
-            const float v12262 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12263 = __float_as_uint(v12262);
-            const bool v12264 = v12259 >= v12263;
-            const float v12265 = v11986.x[2];
-            const unsigned int v12266 = __float_as_uint(v12265);
-            const bool v12267 = v12259 < v12266;
-            const bool v12268 = v12264 && v12267;
-            const float v12270 = v12268 ? v12261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[2] = v12270;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12271 = static_cast<unsigned int>(v11931.col(3, iron_linear_thread() & 31u));
-            const float v12273 = v11931.x[3];
-            const float v12274 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12275 = __float_as_uint(v12274);
-            const bool v12276 = v12271 >= v12275;
-            const float v12277 = v11986.x[2];
-            const unsigned int v12278 = __float_as_uint(v12277);
-            const bool v12279 = v12271 < v12278;
-            const bool v12280 = v12276 && v12279;
-            const float v12282 = v12280 ? v12273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[3] = v12282;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12283 = static_cast<unsigned int>(v11931.col(4, iron_linear_thread() & 31u));
-            const float v12285 = v11931.x[4];
-            const float v12286 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12287 = __float_as_uint(v12286);
-            const bool v12288 = v12283 >= v12287;
-            const float v12289 = v11986.x[0];
-            const unsigned int v12290 = __float_as_uint(v12289);
-            const bool v12291 = v12283 < v12290;
-            const bool v12292 = v12288 && v12291;
-            const float v12294 = v12292 ? v12285 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[4] = v12294;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12295 = static_cast<unsigned int>(v11931.col(5, iron_linear_thread() & 31u));
-            const float v12297 = v11931.x[5];
-            const float v12298 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12299 = __float_as_uint(v12298);
-            const bool v12300 = v12295 >= v12299;
-            const float v12301 = v11986.x[0];
-            const unsigned int v12302 = __float_as_uint(v12301);
-            const bool v12303 = v12295 < v12302;
-            const bool v12304 = v12300 && v12303;
-            const float v12306 = v12304 ? v12297 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[5] = v12306;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12307 = static_cast<unsigned int>(v11931.col(6, iron_linear_thread() & 31u));
-            const float v12309 = v11931.x[6];
-            const float v12310 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12311 = __float_as_uint(v12310);
-            const bool v12312 = v12307 >= v12311;
-            const float v12313 = v11986.x[2];
-            const unsigned int v12314 = __float_as_uint(v12313);
-            const bool v12315 = v12307 < v12314;
-            const bool v12316 = v12312 && v12315;
-            const float v12318 = v12316 ? v12309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[6] = v12318;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12319 = static_cast<unsigned int>(v11931.col(7, iron_linear_thread() & 31u));
-            const float v12321 = v11931.x[7];
-            const float v12322 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12323 = __float_as_uint(v12322);
-            const bool v12324 = v12319 >= v12323;
-            const float v12325 = v11986.x[2];
-            const unsigned int v12326 = __float_as_uint(v12325);
-            const bool v12327 = v12319 < v12326;
-            const bool v12328 = v12324 && v12327;
-            const float v12330 = v12328 ? v12321 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[7] = v12330;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12331 = static_cast<unsigned int>(v11931.col(8, iron_linear_thread() & 31u));
-            const float v12333 = v11931.x[8];
-            const float v12334 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12335 = __float_as_uint(v12334);
-            const bool v12336 = v12331 >= v12335;
-            const float v12337 = v11986.x[0];
-            const unsigned int v12338 = __float_as_uint(v12337);
-            const bool v12339 = v12331 < v12338;
-            const bool v12340 = v12336 && v12339;
-            const float v12342 = v12340 ? v12333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[8] = v12342;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12343 = static_cast<unsigned int>(v11931.col(9, iron_linear_thread() & 31u));
-            const float v12345 = v11931.x[9];
-            const float v12346 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12347 = __float_as_uint(v12346);
-            const bool v12348 = v12343 >= v12347;
-            const float v12349 = v11986.x[0];
-            const unsigned int v12350 = __float_as_uint(v12349);
-            const bool v12351 = v12343 < v12350;
-            const bool v12352 = v12348 && v12351;
-            const float v12354 = v12352 ? v12345 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[9] = v12354;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12355 = static_cast<unsigned int>(v11931.col(10, iron_linear_thread() & 31u));
-            const float v12357 = v11931.x[10];
-            const float v12358 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12359 = __float_as_uint(v12358);
-            const bool v12360 = v12355 >= v12359;
-            const float v12361 = v11986.x[2];
-            const unsigned int v12362 = __float_as_uint(v12361);
-            const bool v12363 = v12355 < v12362;
-            const bool v12364 = v12360 && v12363;
-            const float v12366 = v12364 ? v12357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[10] = v12366;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12367 = static_cast<unsigned int>(v11931.col(11, iron_linear_thread() & 31u));
-            const float v12369 = v11931.x[11];
-            const float v12370 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12371 = __float_as_uint(v12370);
-            const bool v12372 = v12367 >= v12371;
-            const float v12373 = v11986.x[2];
-            const unsigned int v12374 = __float_as_uint(v12373);
-            const bool v12375 = v12367 < v12374;
-            const bool v12376 = v12372 && v12375;
-            const float v12378 = v12376 ? v12369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[11] = v12378;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12379 = static_cast<unsigned int>(v11931.col(12, iron_linear_thread() & 31u));
-            const float v12381 = v11931.x[12];
-            const float v12382 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12383 = __float_as_uint(v12382);
-            const bool v12384 = v12379 >= v12383;
-            const float v12385 = v11986.x[0];
-            const unsigned int v12386 = __float_as_uint(v12385);
-            const bool v12387 = v12379 < v12386;
-            const bool v12388 = v12384 && v12387;
-            const float v12390 = v12388 ? v12381 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[12] = v12390;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12391 = static_cast<unsigned int>(v11931.col(13, iron_linear_thread() & 31u));
-            const float v12393 = v11931.x[13];
-            const float v12394 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12395 = __float_as_uint(v12394);
-            const bool v12396 = v12391 >= v12395;
-            const float v12397 = v11986.x[0];
-            const unsigned int v12398 = __float_as_uint(v12397);
-            const bool v12399 = v12391 < v12398;
-            const bool v12400 = v12396 && v12399;
-            const float v12402 = v12400 ? v12393 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[13] = v12402;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12403 = static_cast<unsigned int>(v11931.col(14, iron_linear_thread() & 31u));
-            const float v12405 = v11931.x[14];
-            const float v12406 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12407 = __float_as_uint(v12406);
-            const bool v12408 = v12403 >= v12407;
-            const float v12409 = v11986.x[2];
-            const unsigned int v12410 = __float_as_uint(v12409);
-            const bool v12411 = v12403 < v12410;
-            const bool v12412 = v12408 && v12411;
-            const float v12414 = v12412 ? v12405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[14] = v12414;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12415 = static_cast<unsigned int>(v11931.col(15, iron_linear_thread() & 31u));
-            const float v12417 = v11931.x[15];
-            const float v12418 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12419 = __float_as_uint(v12418);
-            const bool v12420 = v12415 >= v12419;
-            const float v12421 = v11986.x[2];
-            const unsigned int v12422 = __float_as_uint(v12421);
-            const bool v12423 = v12415 < v12422;
-            const bool v12424 = v12420 && v12423;
-            const float v12426 = v12424 ? v12417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[15] = v12426;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12427 = static_cast<unsigned int>(v11931.col(16, iron_linear_thread() & 31u));
-            const float v12429 = v11931.x[16];
-            const float v12430 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12431 = __float_as_uint(v12430);
-            const bool v12432 = v12427 >= v12431;
-            const float v12433 = v11986.x[0];
-            const unsigned int v12434 = __float_as_uint(v12433);
-            const bool v12435 = v12427 < v12434;
-            const bool v12436 = v12432 && v12435;
-            const float v12438 = v12436 ? v12429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[16] = v12438;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12439 = static_cast<unsigned int>(v11931.col(17, iron_linear_thread() & 31u));
-            const float v12441 = v11931.x[17];
-            const float v12442 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12443 = __float_as_uint(v12442);
-            const bool v12444 = v12439 >= v12443;
-            const float v12445 = v11986.x[0];
-            const unsigned int v12446 = __float_as_uint(v12445);
-            const bool v12447 = v12439 < v12446;
-            const bool v12448 = v12444 && v12447;
-            const float v12450 = v12448 ? v12441 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[17] = v12450;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12451 = static_cast<unsigned int>(v11931.col(18, iron_linear_thread() & 31u));
-            const float v12453 = v11931.x[18];
-            const float v12454 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12455 = __float_as_uint(v12454);
-            const bool v12456 = v12451 >= v12455;
-            const float v12457 = v11986.x[2];
-            const unsigned int v12458 = __float_as_uint(v12457);
-            const bool v12459 = v12451 < v12458;
-            const bool v12460 = v12456 && v12459;
-            const float v12462 = v12460 ? v12453 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[18] = v12462;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12463 = static_cast<unsigned int>(v11931.col(19, iron_linear_thread() & 31u));
-            const float v12465 = v11931.x[19];
-            const float v12466 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12467 = __float_as_uint(v12466);
-            const bool v12468 = v12463 >= v12467;
-            const float v12469 = v11986.x[2];
-            const unsigned int v12470 = __float_as_uint(v12469);
-            const bool v12471 = v12463 < v12470;
-            const bool v12472 = v12468 && v12471;
-            const float v12474 = v12472 ? v12465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[19] = v12474;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12475 = static_cast<unsigned int>(v11931.col(20, iron_linear_thread() & 31u));
-            const float v12477 = v11931.x[20];
-            const float v12478 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12479 = __float_as_uint(v12478);
-            const bool v12480 = v12475 >= v12479;
-            const float v12481 = v11986.x[0];
-            const unsigned int v12482 = __float_as_uint(v12481);
-            const bool v12483 = v12475 < v12482;
-            const bool v12484 = v12480 && v12483;
-            const float v12486 = v12484 ? v12477 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[20] = v12486;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12487 = static_cast<unsigned int>(v11931.col(21, iron_linear_thread() & 31u));
-            const float v12489 = v11931.x[21];
-            const float v12490 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12491 = __float_as_uint(v12490);
-            const bool v12492 = v12487 >= v12491;
-            const float v12493 = v11986.x[0];
-            const unsigned int v12494 = __float_as_uint(v12493);
-            const bool v12495 = v12487 < v12494;
-            const bool v12496 = v12492 && v12495;
-            const float v12498 = v12496 ? v12489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[21] = v12498;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12499 = static_cast<unsigned int>(v11931.col(22, iron_linear_thread() & 31u));
-            const float v12501 = v11931.x[22];
-            const float v12502 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12503 = __float_as_uint(v12502);
-            const bool v12504 = v12499 >= v12503;
-            const float v12505 = v11986.x[2];
-            const unsigned int v12506 = __float_as_uint(v12505);
-            const bool v12507 = v12499 < v12506;
-            const bool v12508 = v12504 && v12507;
-            const float v12510 = v12508 ? v12501 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[22] = v12510;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12511 = static_cast<unsigned int>(v11931.col(23, iron_linear_thread() & 31u));
-            const float v12513 = v11931.x[23];
-            const float v12514 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12515 = __float_as_uint(v12514);
-            const bool v12516 = v12511 >= v12515;
-            const float v12517 = v11986.x[2];
-            const unsigned int v12518 = __float_as_uint(v12517);
-            const bool v12519 = v12511 < v12518;
-            const bool v12520 = v12516 && v12519;
-            const float v12522 = v12520 ? v12513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[23] = v12522;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12523 = static_cast<unsigned int>(v11931.col(24, iron_linear_thread() & 31u));
-            const float v12525 = v11931.x[24];
-            const float v12526 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12527 = __float_as_uint(v12526);
-            const bool v12528 = v12523 >= v12527;
-            const float v12529 = v11986.x[0];
-            const unsigned int v12530 = __float_as_uint(v12529);
-            const bool v12531 = v12523 < v12530;
-            const bool v12532 = v12528 && v12531;
-            const float v12534 = v12532 ? v12525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[24] = v12534;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12535 = static_cast<unsigned int>(v11931.col(25, iron_linear_thread() & 31u));
-            const float v12537 = v11931.x[25];
-            const float v12538 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12539 = __float_as_uint(v12538);
-            const bool v12540 = v12535 >= v12539;
-            const float v12541 = v11986.x[0];
-            const unsigned int v12542 = __float_as_uint(v12541);
-            const bool v12543 = v12535 < v12542;
-            const bool v12544 = v12540 && v12543;
-            const float v12546 = v12544 ? v12537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[25] = v12546;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12547 = static_cast<unsigned int>(v11931.col(26, iron_linear_thread() & 31u));
-            const float v12549 = v11931.x[26];
-            const float v12550 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12551 = __float_as_uint(v12550);
-            const bool v12552 = v12547 >= v12551;
-            const float v12553 = v11986.x[2];
-            const unsigned int v12554 = __float_as_uint(v12553);
-            const bool v12555 = v12547 < v12554;
-            const bool v12556 = v12552 && v12555;
-            const float v12558 = v12556 ? v12549 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[26] = v12558;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12559 = static_cast<unsigned int>(v11931.col(27, iron_linear_thread() & 31u));
-            const float v12561 = v11931.x[27];
-            const float v12562 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12563 = __float_as_uint(v12562);
-            const bool v12564 = v12559 >= v12563;
-            const float v12565 = v11986.x[2];
-            const unsigned int v12566 = __float_as_uint(v12565);
-            const bool v12567 = v12559 < v12566;
-            const bool v12568 = v12564 && v12567;
-            const float v12570 = v12568 ? v12561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[27] = v12570;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12571 = static_cast<unsigned int>(v11931.col(28, iron_linear_thread() & 31u));
-            const float v12573 = v11931.x[28];
-            const float v12574 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12575 = __float_as_uint(v12574);
-            const bool v12576 = v12571 >= v12575;
-            const float v12577 = v11986.x[0];
-            const unsigned int v12578 = __float_as_uint(v12577);
-            const bool v12579 = v12571 < v12578;
-            const bool v12580 = v12576 && v12579;
-            const float v12582 = v12580 ? v12573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[28] = v12582;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12583 = static_cast<unsigned int>(v11931.col(29, iron_linear_thread() & 31u));
-            const float v12585 = v11931.x[29];
-            const float v12586 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12587 = __float_as_uint(v12586);
-            const bool v12588 = v12583 >= v12587;
-            const float v12589 = v11986.x[0];
-            const unsigned int v12590 = __float_as_uint(v12589);
-            const bool v12591 = v12583 < v12590;
-            const bool v12592 = v12588 && v12591;
-            const float v12594 = v12592 ? v12585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[29] = v12594;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12595 = static_cast<unsigned int>(v11931.col(30, iron_linear_thread() & 31u));
-            const float v12597 = v11931.x[30];
-            const float v12598 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12599 = __float_as_uint(v12598);
-            const bool v12600 = v12595 >= v12599;
-            const float v12601 = v11986.x[2];
-            const unsigned int v12602 = __float_as_uint(v12601);
-            const bool v12603 = v12595 < v12602;
-            const bool v12604 = v12600 && v12603;
-            const float v12606 = v12604 ? v12597 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[30] = v12606;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12607 = static_cast<unsigned int>(v11931.col(31, iron_linear_thread() & 31u));
-            const float v12609 = v11931.x[31];
-            const float v12610 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12611 = __float_as_uint(v12610);
-            const bool v12612 = v12607 >= v12611;
-            const float v12613 = v11986.x[2];
-            const unsigned int v12614 = __float_as_uint(v12613);
-            const bool v12615 = v12607 < v12614;
-            const bool v12616 = v12612 && v12615;
-            const float v12618 = v12616 ? v12609 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[31] = v12618;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12619 = static_cast<unsigned int>(v11931.col(32, iron_linear_thread() & 31u));
-            const float v12621 = v11931.x[32];
-            const float v12622 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12623 = __float_as_uint(v12622);
-            const bool v12624 = v12619 >= v12623;
-            const float v12625 = v11986.x[0];
-            const unsigned int v12626 = __float_as_uint(v12625);
-            const bool v12627 = v12619 < v12626;
-            const bool v12628 = v12624 && v12627;
-            const float v12630 = v12628 ? v12621 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[32] = v12630;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12631 = static_cast<unsigned int>(v11931.col(33, iron_linear_thread() & 31u));
-            const float v12633 = v11931.x[33];
-            const float v12634 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12635 = __float_as_uint(v12634);
-            const bool v12636 = v12631 >= v12635;
-            const float v12637 = v11986.x[0];
-            const unsigned int v12638 = __float_as_uint(v12637);
-            const bool v12639 = v12631 < v12638;
-            const bool v12640 = v12636 && v12639;
-            const float v12642 = v12640 ? v12633 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[33] = v12642;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12643 = static_cast<unsigned int>(v11931.col(34, iron_linear_thread() & 31u));
-            const float v12645 = v11931.x[34];
-            const float v12646 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12647 = __float_as_uint(v12646);
-            const bool v12648 = v12643 >= v12647;
-            const float v12649 = v11986.x[2];
-            const unsigned int v12650 = __float_as_uint(v12649);
-            const bool v12651 = v12643 < v12650;
-            const bool v12652 = v12648 && v12651;
-            const float v12654 = v12652 ? v12645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[34] = v12654;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12655 = static_cast<unsigned int>(v11931.col(35, iron_linear_thread() & 31u));
-            const float v12657 = v11931.x[35];
-            const float v12658 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12659 = __float_as_uint(v12658);
-            const bool v12660 = v12655 >= v12659;
-            const float v12661 = v11986.x[2];
-            const unsigned int v12662 = __float_as_uint(v12661);
-            const bool v12663 = v12655 < v12662;
-            const bool v12664 = v12660 && v12663;
-            const float v12666 = v12664 ? v12657 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[35] = v12666;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12667 = static_cast<unsigned int>(v11931.col(36, iron_linear_thread() & 31u));
-            const float v12669 = v11931.x[36];
-            const float v12670 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12671 = __float_as_uint(v12670);
-            const bool v12672 = v12667 >= v12671;
-            const float v12673 = v11986.x[0];
-            const unsigned int v12674 = __float_as_uint(v12673);
-            const bool v12675 = v12667 < v12674;
-            const bool v12676 = v12672 && v12675;
-            const float v12678 = v12676 ? v12669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[36] = v12678;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12679 = static_cast<unsigned int>(v11931.col(37, iron_linear_thread() & 31u));
-            const float v12681 = v11931.x[37];
-            const float v12682 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12683 = __float_as_uint(v12682);
-            const bool v12684 = v12679 >= v12683;
-            const float v12685 = v11986.x[0];
-            const unsigned int v12686 = __float_as_uint(v12685);
-            const bool v12687 = v12679 < v12686;
-            const bool v12688 = v12684 && v12687;
-            const float v12690 = v12688 ? v12681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[37] = v12690;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12691 = static_cast<unsigned int>(v11931.col(38, iron_linear_thread() & 31u));
-            const float v12693 = v11931.x[38];
-            const float v12694 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12695 = __float_as_uint(v12694);
-            const bool v12696 = v12691 >= v12695;
-            const float v12697 = v11986.x[2];
-            const unsigned int v12698 = __float_as_uint(v12697);
-            const bool v12699 = v12691 < v12698;
-            const bool v12700 = v12696 && v12699;
-            const float v12702 = v12700 ? v12693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[38] = v12702;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12703 = static_cast<unsigned int>(v11931.col(39, iron_linear_thread() & 31u));
-            const float v12705 = v11931.x[39];
-            const float v12706 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12707 = __float_as_uint(v12706);
-            const bool v12708 = v12703 >= v12707;
-            const float v12709 = v11986.x[2];
-            const unsigned int v12710 = __float_as_uint(v12709);
-            const bool v12711 = v12703 < v12710;
-            const bool v12712 = v12708 && v12711;
-            const float v12714 = v12712 ? v12705 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[39] = v12714;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12715 = static_cast<unsigned int>(v11931.col(40, iron_linear_thread() & 31u));
-            const float v12717 = v11931.x[40];
-            const float v12718 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12719 = __float_as_uint(v12718);
-            const bool v12720 = v12715 >= v12719;
-            const float v12721 = v11986.x[0];
-            const unsigned int v12722 = __float_as_uint(v12721);
-            const bool v12723 = v12715 < v12722;
-            const bool v12724 = v12720 && v12723;
-            const float v12726 = v12724 ? v12717 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[40] = v12726;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12727 = static_cast<unsigned int>(v11931.col(41, iron_linear_thread() & 31u));
-            const float v12729 = v11931.x[41];
-            const float v12730 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12731 = __float_as_uint(v12730);
-            const bool v12732 = v12727 >= v12731;
-            const float v12733 = v11986.x[0];
-            const unsigned int v12734 = __float_as_uint(v12733);
-            const bool v12735 = v12727 < v12734;
-            const bool v12736 = v12732 && v12735;
-            const float v12738 = v12736 ? v12729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[41] = v12738;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12739 = static_cast<unsigned int>(v11931.col(42, iron_linear_thread() & 31u));
-            const float v12741 = v11931.x[42];
-            const float v12742 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12743 = __float_as_uint(v12742);
-            const bool v12744 = v12739 >= v12743;
-            const float v12745 = v11986.x[2];
-            const unsigned int v12746 = __float_as_uint(v12745);
-            const bool v12747 = v12739 < v12746;
-            const bool v12748 = v12744 && v12747;
-            const float v12750 = v12748 ? v12741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[42] = v12750;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12751 = static_cast<unsigned int>(v11931.col(43, iron_linear_thread() & 31u));
-            const float v12753 = v11931.x[43];
-            const float v12754 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12755 = __float_as_uint(v12754);
-            const bool v12756 = v12751 >= v12755;
-            const float v12757 = v11986.x[2];
-            const unsigned int v12758 = __float_as_uint(v12757);
-            const bool v12759 = v12751 < v12758;
-            const bool v12760 = v12756 && v12759;
-            const float v12762 = v12760 ? v12753 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[43] = v12762;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12763 = static_cast<unsigned int>(v11931.col(44, iron_linear_thread() & 31u));
-            const float v12765 = v11931.x[44];
-            const float v12766 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12767 = __float_as_uint(v12766);
-            const bool v12768 = v12763 >= v12767;
-            const float v12769 = v11986.x[0];
-            const unsigned int v12770 = __float_as_uint(v12769);
-            const bool v12771 = v12763 < v12770;
-            const bool v12772 = v12768 && v12771;
-            const float v12774 = v12772 ? v12765 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[44] = v12774;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12775 = static_cast<unsigned int>(v11931.col(45, iron_linear_thread() & 31u));
-            const float v12777 = v11931.x[45];
-            const float v12778 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12779 = __float_as_uint(v12778);
-            const bool v12780 = v12775 >= v12779;
-            const float v12781 = v11986.x[0];
-            const unsigned int v12782 = __float_as_uint(v12781);
-            const bool v12783 = v12775 < v12782;
-            const bool v12784 = v12780 && v12783;
-            const float v12786 = v12784 ? v12777 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[45] = v12786;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12787 = static_cast<unsigned int>(v11931.col(46, iron_linear_thread() & 31u));
-            const float v12789 = v11931.x[46];
-            const float v12790 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12791 = __float_as_uint(v12790);
-            const bool v12792 = v12787 >= v12791;
-            const float v12793 = v11986.x[2];
-            const unsigned int v12794 = __float_as_uint(v12793);
-            const bool v12795 = v12787 < v12794;
-            const bool v12796 = v12792 && v12795;
-            const float v12798 = v12796 ? v12789 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[46] = v12798;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12799 = static_cast<unsigned int>(v11931.col(47, iron_linear_thread() & 31u));
-            const float v12801 = v11931.x[47];
-            const float v12802 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12803 = __float_as_uint(v12802);
-            const bool v12804 = v12799 >= v12803;
-            const float v12805 = v11986.x[2];
-            const unsigned int v12806 = __float_as_uint(v12805);
-            const bool v12807 = v12799 < v12806;
-            const bool v12808 = v12804 && v12807;
-            const float v12810 = v12808 ? v12801 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[47] = v12810;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12811 = static_cast<unsigned int>(v11931.col(48, iron_linear_thread() & 31u));
-            const float v12813 = v11931.x[48];
-            const float v12814 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12815 = __float_as_uint(v12814);
-            const bool v12816 = v12811 >= v12815;
-            const float v12817 = v11986.x[0];
-            const unsigned int v12818 = __float_as_uint(v12817);
-            const bool v12819 = v12811 < v12818;
-            const bool v12820 = v12816 && v12819;
-            const float v12822 = v12820 ? v12813 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[48] = v12822;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12823 = static_cast<unsigned int>(v11931.col(49, iron_linear_thread() & 31u));
-            const float v12825 = v11931.x[49];
-            const float v12826 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12827 = __float_as_uint(v12826);
-            const bool v12828 = v12823 >= v12827;
-            const float v12829 = v11986.x[0];
-            const unsigned int v12830 = __float_as_uint(v12829);
-            const bool v12831 = v12823 < v12830;
-            const bool v12832 = v12828 && v12831;
-            const float v12834 = v12832 ? v12825 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[49] = v12834;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12835 = static_cast<unsigned int>(v11931.col(50, iron_linear_thread() & 31u));
-            const float v12837 = v11931.x[50];
-            const float v12838 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12839 = __float_as_uint(v12838);
-            const bool v12840 = v12835 >= v12839;
-            const float v12841 = v11986.x[2];
-            const unsigned int v12842 = __float_as_uint(v12841);
-            const bool v12843 = v12835 < v12842;
-            const bool v12844 = v12840 && v12843;
-            const float v12846 = v12844 ? v12837 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[50] = v12846;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12847 = static_cast<unsigned int>(v11931.col(51, iron_linear_thread() & 31u));
-            const float v12849 = v11931.x[51];
-            const float v12850 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12851 = __float_as_uint(v12850);
-            const bool v12852 = v12847 >= v12851;
-            const float v12853 = v11986.x[2];
-            const unsigned int v12854 = __float_as_uint(v12853);
-            const bool v12855 = v12847 < v12854;
-            const bool v12856 = v12852 && v12855;
-            const float v12858 = v12856 ? v12849 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[51] = v12858;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12859 = static_cast<unsigned int>(v11931.col(52, iron_linear_thread() & 31u));
-            const float v12861 = v11931.x[52];
-            const float v12862 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12863 = __float_as_uint(v12862);
-            const bool v12864 = v12859 >= v12863;
-            const float v12865 = v11986.x[0];
-            const unsigned int v12866 = __float_as_uint(v12865);
-            const bool v12867 = v12859 < v12866;
-            const bool v12868 = v12864 && v12867;
-            const float v12870 = v12868 ? v12861 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[52] = v12870;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12871 = static_cast<unsigned int>(v11931.col(53, iron_linear_thread() & 31u));
-            const float v12873 = v11931.x[53];
-            const float v12874 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12875 = __float_as_uint(v12874);
-            const bool v12876 = v12871 >= v12875;
-            const float v12877 = v11986.x[0];
-            const unsigned int v12878 = __float_as_uint(v12877);
-            const bool v12879 = v12871 < v12878;
-            const bool v12880 = v12876 && v12879;
-            const float v12882 = v12880 ? v12873 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[53] = v12882;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12883 = static_cast<unsigned int>(v11931.col(54, iron_linear_thread() & 31u));
-            const float v12885 = v11931.x[54];
-            const float v12886 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12887 = __float_as_uint(v12886);
-            const bool v12888 = v12883 >= v12887;
-            const float v12889 = v11986.x[2];
-            const unsigned int v12890 = __float_as_uint(v12889);
-            const bool v12891 = v12883 < v12890;
-            const bool v12892 = v12888 && v12891;
-            const float v12894 = v12892 ? v12885 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[54] = v12894;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12895 = static_cast<unsigned int>(v11931.col(55, iron_linear_thread() & 31u));
-            const float v12897 = v11931.x[55];
-            const float v12898 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12899 = __float_as_uint(v12898);
-            const bool v12900 = v12895 >= v12899;
-            const float v12901 = v11986.x[2];
-            const unsigned int v12902 = __float_as_uint(v12901);
-            const bool v12903 = v12895 < v12902;
-            const bool v12904 = v12900 && v12903;
-            const float v12906 = v12904 ? v12897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[55] = v12906;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12907 = static_cast<unsigned int>(v11931.col(56, iron_linear_thread() & 31u));
-            const float v12909 = v11931.x[56];
-            const float v12910 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12911 = __float_as_uint(v12910);
-            const bool v12912 = v12907 >= v12911;
-            const float v12913 = v11986.x[0];
-            const unsigned int v12914 = __float_as_uint(v12913);
-            const bool v12915 = v12907 < v12914;
-            const bool v12916 = v12912 && v12915;
-            const float v12918 = v12916 ? v12909 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[56] = v12918;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12919 = static_cast<unsigned int>(v11931.col(57, iron_linear_thread() & 31u));
-            const float v12921 = v11931.x[57];
-            const float v12922 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12923 = __float_as_uint(v12922);
-            const bool v12924 = v12919 >= v12923;
-            const float v12925 = v11986.x[0];
-            const unsigned int v12926 = __float_as_uint(v12925);
-            const bool v12927 = v12919 < v12926;
-            const bool v12928 = v12924 && v12927;
-            const float v12930 = v12928 ? v12921 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[57] = v12930;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12931 = static_cast<unsigned int>(v11931.col(58, iron_linear_thread() & 31u));
-            const float v12933 = v11931.x[58];
-            const float v12934 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12935 = __float_as_uint(v12934);
-            const bool v12936 = v12931 >= v12935;
-            const float v12937 = v11986.x[2];
-            const unsigned int v12938 = __float_as_uint(v12937);
-            const bool v12939 = v12931 < v12938;
-            const bool v12940 = v12936 && v12939;
-            const float v12942 = v12940 ? v12933 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[58] = v12942;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12943 = static_cast<unsigned int>(v11931.col(59, iron_linear_thread() & 31u));
-            const float v12945 = v11931.x[59];
-            const float v12946 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12947 = __float_as_uint(v12946);
-            const bool v12948 = v12943 >= v12947;
-            const float v12949 = v11986.x[2];
-            const unsigned int v12950 = __float_as_uint(v12949);
-            const bool v12951 = v12943 < v12950;
-            const bool v12952 = v12948 && v12951;
-            const float v12954 = v12952 ? v12945 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[59] = v12954;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12955 = static_cast<unsigned int>(v11931.col(60, iron_linear_thread() & 31u));
-            const float v12957 = v11931.x[60];
-            const float v12958 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12959 = __float_as_uint(v12958);
-            const bool v12960 = v12955 >= v12959;
-            const float v12961 = v11986.x[0];
-            const unsigned int v12962 = __float_as_uint(v12961);
-            const bool v12963 = v12955 < v12962;
-            const bool v12964 = v12960 && v12963;
-            const float v12966 = v12964 ? v12957 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[60] = v12966;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12967 = static_cast<unsigned int>(v11931.col(61, iron_linear_thread() & 31u));
-            const float v12969 = v11931.x[61];
-            const float v12970 = v11984.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12971 = __float_as_uint(v12970);
-            const bool v12972 = v12967 >= v12971;
-            const float v12973 = v11986.x[0];
-            const unsigned int v12974 = __float_as_uint(v12973);
-            const bool v12975 = v12967 < v12974;
-            const bool v12976 = v12972 && v12975;
-            const float v12978 = v12976 ? v12969 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[61] = v12978;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12979 = static_cast<unsigned int>(v11931.col(62, iron_linear_thread() & 31u));
-            const float v12981 = v11931.x[62];
-            const float v12982 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12983 = __float_as_uint(v12982);
-            const bool v12984 = v12979 >= v12983;
-            const float v12985 = v11986.x[2];
-            const unsigned int v12986 = __float_as_uint(v12985);
-            const bool v12987 = v12979 < v12986;
-            const bool v12988 = v12984 && v12987;
-            const float v12990 = v12988 ? v12981 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[62] = v12990;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v12991 = static_cast<unsigned int>(v11931.col(63, iron_linear_thread() & 31u));
-            const float v12993 = v11931.x[63];
-            const float v12994 = v11984.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v12995 = __float_as_uint(v12994);
-            const bool v12996 = v12991 >= v12995;
-            const float v12997 = v11986.x[2];
-            const unsigned int v12998 = __float_as_uint(v12997);
-            const bool v12999 = v12991 < v12998;
-            const bool v13000 = v12996 && v12999;
-            const float v13002 = v13000 ? v12993 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[63] = v13002;  // kernels/sdpa/flash_tile.hpp:176
-          }
-          iron_frag<float, 2, 16, 8> v13004;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v13004, 0.0f);
-          iron_frag_row_reduce<false>(v13004, v11931);
-          const float v13007 = v13004.x[0];  // kernels/sdpa/flash_tile.hpp:212
-          const float v13008 = v13007 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v13004.x[0] = v13008;  // kernels/sdpa/flash_tile.hpp:212
-          const float v13011 = v13004.x[1];
-          const float v13012 = v13011 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v13004.x[1] = v13012;  // kernels/sdpa/flash_tile.hpp:212
-          const float v13015 = v13004.x[2];
-          const float v13016 = v13015 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v13004.x[2] = v13016;  // kernels/sdpa/flash_tile.hpp:212
-          const float v13019 = v13004.x[3];
-          const float v13020 = v13019 * v349;  // kernels/sdpa/flash_tile.hpp:213
-          v13004.x[3] = v13020;  // kernels/sdpa/flash_tile.hpp:212
-          iron_frag<float, 2, 16, 8> v13022;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v13022, 0.0f);
-          const float v13026 = v13004.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13027 = v351.x[0];
-          const float v13028 = fmaxf(v13027, v13026);
-          const bool v13031 = v13028 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13032 = v13031 ? 0.0f : v13028;
-          v13022.x[0] = v13032;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13036 = v13004.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13037 = v351.x[1];
-          const float v13038 = fmaxf(v13037, v13036);
-          const bool v13041 = v13038 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13042 = v13041 ? 0.0f : v13038;
-          v13022.x[1] = v13042;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13046 = v13004.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13047 = v351.x[2];
-          const float v13048 = fmaxf(v13047, v13046);
-          const bool v13051 = v13048 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13052 = v13051 ? 0.0f : v13048;
-          v13022.x[2] = v13052;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13056 = v13004.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v13057 = v351.x[3];
-          const float v13058 = fmaxf(v13057, v13056);
-          const bool v13061 = v13058 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v13062 = v13061 ? 0.0f : v13058;
-          v13022.x[3] = v13062;  // kernels/sdpa/flash_tile.hpp:217
-          const float v13066 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13068 = v13027 - v13066;
-          const float v13069 = iron_exp2_approx(v13068);
-          v11957.x[0] = v13069;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13073 = v13022.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13075 = v13037 - v13073;
-          const float v13076 = iron_exp2_approx(v13075);
-          v11957.x[1] = v13076;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13080 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13082 = v13047 - v13080;
-          const float v13083 = iron_exp2_approx(v13082);
-          v11957.x[2] = v13083;  // kernels/sdpa/flash_tile.hpp:220
-          const float v13087 = v13022.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v13089 = v13057 - v13087;
-          const float v13090 = iron_exp2_approx(v13089);
-          v11957.x[3] = v13090;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v13028;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13098 = v351.x[1];
-          const float v13100 = fmaxf(v13098, v13036);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v13100;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13103 = v351.x[2];
-          const float v13105 = fmaxf(v13103, v13046);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v13105;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13108 = v351.x[3];
-          const float v13110 = fmaxf(v13108, v13056);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v13110;  // kernels/sdpa/flash_tile.hpp:223
-          const float v13113 = v11931.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v13114 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13115 = -v13114;
-          const float v13116 = fmaf(v13113, v349, v13115);
-          const float v13117 = iron_exp2_approx(v13116);
-          v11931.x[0] = v13117;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13120 = v11931.x[1];
-          const float v13121 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13122 = -v13121;
-          const float v13123 = fmaf(v13120, v349, v13122);
-          const float v13124 = iron_exp2_approx(v13123);
-          v11931.x[1] = v13124;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13127 = v11931.x[2];
-          const float v13128 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13129 = -v13128;
-          const float v13130 = fmaf(v13127, v349, v13129);
-          const float v13131 = iron_exp2_approx(v13130);
-          v11931.x[2] = v13131;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13134 = v11931.x[3];
-          const float v13135 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13136 = -v13135;
-          const float v13137 = fmaf(v13134, v349, v13136);
-          const float v13138 = iron_exp2_approx(v13137);
-          v11931.x[3] = v13138;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13141 = v11931.x[4];
-          const float v13142 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13143 = -v13142;
-          const float v13144 = fmaf(v13141, v349, v13143);
-          const float v13145 = iron_exp2_approx(v13144);
-          v11931.x[4] = v13145;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13148 = v11931.x[5];
-          const float v13149 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13150 = -v13149;
-          const float v13151 = fmaf(v13148, v349, v13150);
-          const float v13152 = iron_exp2_approx(v13151);
-          v11931.x[5] = v13152;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13155 = v11931.x[6];
-          const float v13156 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13157 = -v13156;
-          const float v13158 = fmaf(v13155, v349, v13157);
-          const float v13159 = iron_exp2_approx(v13158);
-          v11931.x[6] = v13159;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13162 = v11931.x[7];
-          const float v13163 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13164 = -v13163;
-          const float v13165 = fmaf(v13162, v349, v13164);
-          const float v13166 = iron_exp2_approx(v13165);
-          v11931.x[7] = v13166;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13169 = v11931.x[8];
-          const float v13170 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13171 = -v13170;
-          const float v13172 = fmaf(v13169, v349, v13171);
-          const float v13173 = iron_exp2_approx(v13172);
-          v11931.x[8] = v13173;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13176 = v11931.x[9];
-          const float v13177 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13178 = -v13177;
-          const float v13179 = fmaf(v13176, v349, v13178);
-          const float v13180 = iron_exp2_approx(v13179);
-          v11931.x[9] = v13180;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13183 = v11931.x[10];
-          const float v13184 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13185 = -v13184;
-          const float v13186 = fmaf(v13183, v349, v13185);
-          const float v13187 = iron_exp2_approx(v13186);
-          v11931.x[10] = v13187;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13190 = v11931.x[11];
-          const float v13191 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13192 = -v13191;
-          const float v13193 = fmaf(v13190, v349, v13192);
-          const float v13194 = iron_exp2_approx(v13193);
-          v11931.x[11] = v13194;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13197 = v11931.x[12];
-          const float v13198 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13199 = -v13198;
-          const float v13200 = fmaf(v13197, v349, v13199);
-          const float v13201 = iron_exp2_approx(v13200);
-          v11931.x[12] = v13201;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13204 = v11931.x[13];
-          const float v13205 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13206 = -v13205;
-          const float v13207 = fmaf(v13204, v349, v13206);
-          const float v13208 = iron_exp2_approx(v13207);
-          v11931.x[13] = v13208;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13211 = v11931.x[14];
-          const float v13212 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13213 = -v13212;
-          const float v13214 = fmaf(v13211, v349, v13213);
-          const float v13215 = iron_exp2_approx(v13214);
-          v11931.x[14] = v13215;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13218 = v11931.x[15];
-          const float v13219 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13220 = -v13219;
-          const float v13221 = fmaf(v13218, v349, v13220);
-          const float v13222 = iron_exp2_approx(v13221);
-          v11931.x[15] = v13222;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13225 = v11931.x[16];
-          const float v13226 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13227 = -v13226;
-          const float v13228 = fmaf(v13225, v349, v13227);
-          const float v13229 = iron_exp2_approx(v13228);
-          v11931.x[16] = v13229;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13232 = v11931.x[17];
-          const float v13233 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13234 = -v13233;
-          const float v13235 = fmaf(v13232, v349, v13234);
-          const float v13236 = iron_exp2_approx(v13235);
-          v11931.x[17] = v13236;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13239 = v11931.x[18];
-          const float v13240 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13241 = -v13240;
-          const float v13242 = fmaf(v13239, v349, v13241);
-          const float v13243 = iron_exp2_approx(v13242);
-          v11931.x[18] = v13243;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13246 = v11931.x[19];
-          const float v13247 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13248 = -v13247;
-          const float v13249 = fmaf(v13246, v349, v13248);
-          const float v13250 = iron_exp2_approx(v13249);
-          v11931.x[19] = v13250;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13253 = v11931.x[20];
-          const float v13254 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13255 = -v13254;
-          const float v13256 = fmaf(v13253, v349, v13255);
-          const float v13257 = iron_exp2_approx(v13256);
-          v11931.x[20] = v13257;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13260 = v11931.x[21];
-          const float v13261 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13262 = -v13261;
-          const float v13263 = fmaf(v13260, v349, v13262);
-          const float v13264 = iron_exp2_approx(v13263);
-          v11931.x[21] = v13264;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13267 = v11931.x[22];
-          const float v13268 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13269 = -v13268;
-          const float v13270 = fmaf(v13267, v349, v13269);
-          const float v13271 = iron_exp2_approx(v13270);
-          v11931.x[22] = v13271;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13274 = v11931.x[23];
-          const float v13275 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13276 = -v13275;
-          const float v13277 = fmaf(v13274, v349, v13276);
-          const float v13278 = iron_exp2_approx(v13277);
-          v11931.x[23] = v13278;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13281 = v11931.x[24];
-          const float v13282 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13283 = -v13282;
-          const float v13284 = fmaf(v13281, v349, v13283);
-          const float v13285 = iron_exp2_approx(v13284);
-          v11931.x[24] = v13285;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13288 = v11931.x[25];
-          const float v13289 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13290 = -v13289;
-          const float v13291 = fmaf(v13288, v349, v13290);
-          const float v13292 = iron_exp2_approx(v13291);
-          v11931.x[25] = v13292;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13295 = v11931.x[26];
-          const float v13296 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13297 = -v13296;
-          const float v13298 = fmaf(v13295, v349, v13297);
-          const float v13299 = iron_exp2_approx(v13298);
-          v11931.x[26] = v13299;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13302 = v11931.x[27];
-          const float v13303 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13304 = -v13303;
-          const float v13305 = fmaf(v13302, v349, v13304);
-          const float v13306 = iron_exp2_approx(v13305);
-          v11931.x[27] = v13306;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13309 = v11931.x[28];
-          const float v13310 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13311 = -v13310;
-          const float v13312 = fmaf(v13309, v349, v13311);
-          const float v13313 = iron_exp2_approx(v13312);
-          v11931.x[28] = v13313;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13316 = v11931.x[29];
-          const float v13317 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13318 = -v13317;
-          const float v13319 = fmaf(v13316, v349, v13318);
-          const float v13320 = iron_exp2_approx(v13319);
-          v11931.x[29] = v13320;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13323 = v11931.x[30];
-          const float v13324 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13325 = -v13324;
-          const float v13326 = fmaf(v13323, v349, v13325);
-          const float v13327 = iron_exp2_approx(v13326);
-          v11931.x[30] = v13327;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13330 = v11931.x[31];
-          const float v13331 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13332 = -v13331;
-          const float v13333 = fmaf(v13330, v349, v13332);
-          const float v13334 = iron_exp2_approx(v13333);
-          v11931.x[31] = v13334;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13337 = v11931.x[32];
-          const float v13338 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13339 = -v13338;
-          const float v13340 = fmaf(v13337, v349, v13339);
-          const float v13341 = iron_exp2_approx(v13340);
-          v11931.x[32] = v13341;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13344 = v11931.x[33];
-          const float v13345 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13346 = -v13345;
-          const float v13347 = fmaf(v13344, v349, v13346);
-          const float v13348 = iron_exp2_approx(v13347);
-          v11931.x[33] = v13348;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13351 = v11931.x[34];
-          const float v13352 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13353 = -v13352;
-          const float v13354 = fmaf(v13351, v349, v13353);
-          const float v13355 = iron_exp2_approx(v13354);
-          v11931.x[34] = v13355;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13358 = v11931.x[35];
-          const float v13359 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13360 = -v13359;
-          const float v13361 = fmaf(v13358, v349, v13360);
-          const float v13362 = iron_exp2_approx(v13361);
-          v11931.x[35] = v13362;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13365 = v11931.x[36];
-          const float v13366 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13367 = -v13366;
-          const float v13368 = fmaf(v13365, v349, v13367);
-          const float v13369 = iron_exp2_approx(v13368);
-          v11931.x[36] = v13369;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13372 = v11931.x[37];
-          const float v13373 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13374 = -v13373;
-          const float v13375 = fmaf(v13372, v349, v13374);
-          const float v13376 = iron_exp2_approx(v13375);
-          v11931.x[37] = v13376;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13379 = v11931.x[38];
-          const float v13380 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13381 = -v13380;
-          const float v13382 = fmaf(v13379, v349, v13381);
-          const float v13383 = iron_exp2_approx(v13382);
-          v11931.x[38] = v13383;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13386 = v11931.x[39];
-          const float v13387 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13388 = -v13387;
-          const float v13389 = fmaf(v13386, v349, v13388);
-          const float v13390 = iron_exp2_approx(v13389);
-          v11931.x[39] = v13390;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13393 = v11931.x[40];
-          const float v13394 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13395 = -v13394;
-          const float v13396 = fmaf(v13393, v349, v13395);
-          const float v13397 = iron_exp2_approx(v13396);
-          v11931.x[40] = v13397;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13400 = v11931.x[41];
-          const float v13401 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13402 = -v13401;
-          const float v13403 = fmaf(v13400, v349, v13402);
-          const float v13404 = iron_exp2_approx(v13403);
-          v11931.x[41] = v13404;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13407 = v11931.x[42];
-          const float v13408 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13409 = -v13408;
-          const float v13410 = fmaf(v13407, v349, v13409);
-          const float v13411 = iron_exp2_approx(v13410);
-          v11931.x[42] = v13411;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13414 = v11931.x[43];
-          const float v13415 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13416 = -v13415;
-          const float v13417 = fmaf(v13414, v349, v13416);
-          const float v13418 = iron_exp2_approx(v13417);
-          v11931.x[43] = v13418;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13421 = v11931.x[44];
-          const float v13422 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13423 = -v13422;
-          const float v13424 = fmaf(v13421, v349, v13423);
-          const float v13425 = iron_exp2_approx(v13424);
-          v11931.x[44] = v13425;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13428 = v11931.x[45];
-          const float v13429 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13430 = -v13429;
-          const float v13431 = fmaf(v13428, v349, v13430);
-          const float v13432 = iron_exp2_approx(v13431);
-          v11931.x[45] = v13432;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13435 = v11931.x[46];
-          const float v13436 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13437 = -v13436;
-          const float v13438 = fmaf(v13435, v349, v13437);
-          const float v13439 = iron_exp2_approx(v13438);
-          v11931.x[46] = v13439;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13442 = v11931.x[47];
-          const float v13443 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13444 = -v13443;
-          const float v13445 = fmaf(v13442, v349, v13444);
-          const float v13446 = iron_exp2_approx(v13445);
-          v11931.x[47] = v13446;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13449 = v11931.x[48];
-          const float v13450 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13451 = -v13450;
-          const float v13452 = fmaf(v13449, v349, v13451);
-          const float v13453 = iron_exp2_approx(v13452);
-          v11931.x[48] = v13453;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13456 = v11931.x[49];
-          const float v13457 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13458 = -v13457;
-          const float v13459 = fmaf(v13456, v349, v13458);
-          const float v13460 = iron_exp2_approx(v13459);
-          v11931.x[49] = v13460;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13463 = v11931.x[50];
-          const float v13464 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13465 = -v13464;
-          const float v13466 = fmaf(v13463, v349, v13465);
-          const float v13467 = iron_exp2_approx(v13466);
-          v11931.x[50] = v13467;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13470 = v11931.x[51];
-          const float v13471 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13472 = -v13471;
-          const float v13473 = fmaf(v13470, v349, v13472);
-          const float v13474 = iron_exp2_approx(v13473);
-          v11931.x[51] = v13474;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13477 = v11931.x[52];
-          const float v13478 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13479 = -v13478;
-          const float v13480 = fmaf(v13477, v349, v13479);
-          const float v13481 = iron_exp2_approx(v13480);
-          v11931.x[52] = v13481;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13484 = v11931.x[53];
-          const float v13485 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13486 = -v13485;
-          const float v13487 = fmaf(v13484, v349, v13486);
-          const float v13488 = iron_exp2_approx(v13487);
-          v11931.x[53] = v13488;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13491 = v11931.x[54];
-          const float v13492 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13493 = -v13492;
-          const float v13494 = fmaf(v13491, v349, v13493);
-          const float v13495 = iron_exp2_approx(v13494);
-          v11931.x[54] = v13495;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13498 = v11931.x[55];
-          const float v13499 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13500 = -v13499;
-          const float v13501 = fmaf(v13498, v349, v13500);
-          const float v13502 = iron_exp2_approx(v13501);
-          v11931.x[55] = v13502;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13505 = v11931.x[56];
-          const float v13506 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13507 = -v13506;
-          const float v13508 = fmaf(v13505, v349, v13507);
-          const float v13509 = iron_exp2_approx(v13508);
-          v11931.x[56] = v13509;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13512 = v11931.x[57];
-          const float v13513 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13514 = -v13513;
-          const float v13515 = fmaf(v13512, v349, v13514);
-          const float v13516 = iron_exp2_approx(v13515);
-          v11931.x[57] = v13516;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13519 = v11931.x[58];
-          const float v13520 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13521 = -v13520;
-          const float v13522 = fmaf(v13519, v349, v13521);
-          const float v13523 = iron_exp2_approx(v13522);
-          v11931.x[58] = v13523;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13526 = v11931.x[59];
-          const float v13527 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13528 = -v13527;
-          const float v13529 = fmaf(v13526, v349, v13528);
-          const float v13530 = iron_exp2_approx(v13529);
-          v11931.x[59] = v13530;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13533 = v11931.x[60];
-          const float v13534 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13535 = -v13534;
-          const float v13536 = fmaf(v13533, v349, v13535);
-          const float v13537 = iron_exp2_approx(v13536);
-          v11931.x[60] = v13537;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13540 = v11931.x[61];
-          const float v13541 = v13022.x[0];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13542 = -v13541;
-          const float v13543 = fmaf(v13540, v349, v13542);
-          const float v13544 = iron_exp2_approx(v13543);
-          v11931.x[61] = v13544;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13547 = v11931.x[62];
-          const float v13548 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13549 = -v13548;
-          const float v13550 = fmaf(v13547, v349, v13549);
-          const float v13551 = iron_exp2_approx(v13550);
-          v11931.x[62] = v13551;  // kernels/sdpa/flash_tile.hpp:226
-          const float v13554 = v11931.x[63];
-          const float v13555 = v13022.x[2];  // kernels/sdpa/flash_tile.hpp:228
-          const float v13556 = -v13555;
-          const float v13557 = fmaf(v13554, v349, v13556);
-          const float v13558 = iron_exp2_approx(v13557);
-          v11931.x[63] = v13558;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v13560;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v13560, 0.0f);
-          iron_frag_row_reduce<true>(v13560, v11931);
-          const float v13563 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v13564 = v13560.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13565 = v11957.x[0];
-          const float v13566 = v13563 * v13565;
-          const float v13567 = v13566 + v13564;
-          v353.x[0] = v13567;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13570 = v353.x[1];
-          const float v13571 = v13560.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13572 = v11957.x[1];
-          const float v13573 = v13570 * v13572;
-          const float v13574 = v13573 + v13571;
-          v353.x[1] = v13574;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13577 = v353.x[2];
-          const float v13578 = v13560.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13579 = v11957.x[2];
-          const float v13580 = v13577 * v13579;
-          const float v13581 = v13580 + v13578;
-          v353.x[2] = v13581;  // kernels/sdpa/flash_tile.hpp:234
-          const float v13584 = v353.x[3];
-          const float v13585 = v13560.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v13586 = v11957.x[3];
-          const float v13587 = v13584 * v13586;
-          const float v13588 = v13587 + v13585;
-          v353.x[3] = v13588;  // kernels/sdpa/flash_tile.hpp:234
-        } else {
-          const bool v13591 = v11419 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-          const unsigned int v13599 = v11419 + v18;
-          const bool v13600 = v13599 <= v304;
-          const bool v13601 = v311 || v13600;
-          const bool v13602 = v13591 && v13601;
-          const bool v13604 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
-          const unsigned int v13605 = v11412 + v7;
-          const unsigned int v13606 = v13605 + v18;
-          const unsigned int v13607 = v301 + v37;
-          const bool v13608 = v13607 <= v13606;
-          const bool v13609 = v13604 || v13608;
-          const bool v13610 = v13602 && v13609;  // kernels/sdpa/flash_tile.hpp:182
-          if (v13610) {  // kernels/sdpa/flash_tile.hpp:185
-            const float v13613 = v11931.x[0];  // kernels/sdpa/flash_tile.hpp:186
-            const float v13614 = v13613 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[0] = v13614;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13617 = v11931.x[1];
-            const float v13618 = v13617 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[1] = v13618;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13621 = v11931.x[2];
-            const float v13622 = v13621 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[2] = v13622;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13625 = v11931.x[3];
-            const float v13626 = v13625 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[3] = v13626;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13629 = v11931.x[4];
-            const float v13630 = v13629 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[4] = v13630;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13633 = v11931.x[5];
-            const float v13634 = v13633 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[5] = v13634;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13637 = v11931.x[6];
-            const float v13638 = v13637 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[6] = v13638;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13641 = v11931.x[7];
-            const float v13642 = v13641 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[7] = v13642;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13645 = v11931.x[8];
-            const float v13646 = v13645 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[8] = v13646;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13649 = v11931.x[9];
-            const float v13650 = v13649 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[9] = v13650;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13653 = v11931.x[10];
-            const float v13654 = v13653 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[10] = v13654;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13657 = v11931.x[11];
-            const float v13658 = v13657 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[11] = v13658;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13661 = v11931.x[12];
-            const float v13662 = v13661 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[12] = v13662;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13665 = v11931.x[13];
-            const float v13666 = v13665 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[13] = v13666;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13669 = v11931.x[14];
-            const float v13670 = v13669 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[14] = v13670;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13673 = v11931.x[15];
-            const float v13674 = v13673 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[15] = v13674;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13677 = v11931.x[16];
-            const float v13678 = v13677 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[16] = v13678;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13681 = v11931.x[17];
-            const float v13682 = v13681 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[17] = v13682;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13685 = v11931.x[18];
-            const float v13686 = v13685 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[18] = v13686;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13689 = v11931.x[19];
-            const float v13690 = v13689 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[19] = v13690;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13693 = v11931.x[20];
-            const float v13694 = v13693 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[20] = v13694;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13697 = v11931.x[21];
-            const float v13698 = v13697 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[21] = v13698;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13701 = v11931.x[22];
-            const float v13702 = v13701 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[22] = v13702;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13705 = v11931.x[23];
-            const float v13706 = v13705 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[23] = v13706;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13709 = v11931.x[24];
-            const float v13710 = v13709 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[24] = v13710;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13713 = v11931.x[25];
-            const float v13714 = v13713 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[25] = v13714;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13717 = v11931.x[26];
-            const float v13718 = v13717 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[26] = v13718;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13721 = v11931.x[27];
-            const float v13722 = v13721 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[27] = v13722;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13725 = v11931.x[28];
-            const float v13726 = v13725 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[28] = v13726;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13729 = v11931.x[29];
-            const float v13730 = v13729 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[29] = v13730;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13733 = v11931.x[30];
-            const float v13734 = v13733 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[30] = v13734;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13737 = v11931.x[31];
-            const float v13738 = v13737 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[31] = v13738;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13741 = v11931.x[32];
-            const float v13742 = v13741 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[32] = v13742;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13745 = v11931.x[33];
-            const float v13746 = v13745 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[33] = v13746;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13749 = v11931.x[34];
-            const float v13750 = v13749 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[34] = v13750;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13753 = v11931.x[35];
-            const float v13754 = v13753 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[35] = v13754;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13757 = v11931.x[36];
-            const float v13758 = v13757 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[36] = v13758;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13761 = v11931.x[37];
-            const float v13762 = v13761 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[37] = v13762;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13765 = v11931.x[38];
-            const float v13766 = v13765 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[38] = v13766;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13769 = v11931.x[39];
-            const float v13770 = v13769 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[39] = v13770;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13773 = v11931.x[40];
-            const float v13774 = v13773 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[40] = v13774;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13777 = v11931.x[41];
-            const float v13778 = v13777 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[41] = v13778;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13781 = v11931.x[42];
-            const float v13782 = v13781 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[42] = v13782;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13785 = v11931.x[43];
-            const float v13786 = v13785 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[43] = v13786;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13789 = v11931.x[44];
-            const float v13790 = v13789 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[44] = v13790;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13793 = v11931.x[45];
-            const float v13794 = v13793 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[45] = v13794;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13797 = v11931.x[46];
-            const float v13798 = v13797 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[46] = v13798;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13801 = v11931.x[47];
-            const float v13802 = v13801 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[47] = v13802;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13805 = v11931.x[48];
-            const float v13806 = v13805 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[48] = v13806;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13809 = v11931.x[49];
-            const float v13810 = v13809 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[49] = v13810;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13813 = v11931.x[50];
-            const float v13814 = v13813 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[50] = v13814;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13817 = v11931.x[51];
-            const float v13818 = v13817 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[51] = v13818;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13821 = v11931.x[52];
-            const float v13822 = v13821 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[52] = v13822;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13825 = v11931.x[53];
-            const float v13826 = v13825 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[53] = v13826;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13829 = v11931.x[54];
-            const float v13830 = v13829 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[54] = v13830;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13833 = v11931.x[55];
-            const float v13834 = v13833 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[55] = v13834;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13837 = v11931.x[56];
-            const float v13838 = v13837 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[56] = v13838;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13841 = v11931.x[57];
-            const float v13842 = v13841 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[57] = v13842;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13845 = v11931.x[58];
-            const float v13846 = v13845 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[58] = v13846;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13849 = v11931.x[59];
-            const float v13850 = v13849 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[59] = v13850;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13853 = v11931.x[60];
-            const float v13854 = v13853 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[60] = v13854;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13857 = v11931.x[61];
-            const float v13858 = v13857 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[61] = v13858;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13861 = v11931.x[62];
-            const float v13862 = v13861 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[62] = v13862;  // kernels/sdpa/flash_tile.hpp:186
-            const float v13865 = v11931.x[63];
-            const float v13866 = v13865 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            v11931.x[63] = v13866;  // kernels/sdpa/flash_tile.hpp:186
-          } else {
-            iron_frag<float, 2, 16, 8> v13868;  // kernels/sdpa/flash_tile.hpp:165
-            iron_frag_fill(v13868, 0.0f);
-            iron_frag<float, 2, 16, 8> v13870;  // kernels/sdpa/flash_tile.hpp:166
-            iron_frag_fill(v13870, 0.0f);
-            const unsigned int v13872 = static_cast<unsigned int>(v13868.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13874 = v46 + v13872;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13876 = v13874 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13877 = v13876 + 1u;
-            const unsigned int v13879 = v13877 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13888 = v13879 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13892 = v13877 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13893 = v317 && v13892;
-            const unsigned int v13894 = v13893 ? v13888 : v305;
-            const unsigned int v13897 = v13894 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13898 = min(v13897, 128u);
-            const bool v13899 = v13894 > v11412;
-            const unsigned int v13900 = v13899 ? v13898 : v305;
-            const float v13901 = __uint_as_float(v13900);
-            v13868.x[0] = v13901;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13903 = static_cast<unsigned int>(v13868.row(1, iron_linear_thread() & 31u));
-            const unsigned int v13905 = v46 + v13903;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13907 = v13905 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13908 = v13907 + 1u;
-            const unsigned int v13910 = v13908 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13919 = v13910 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13923 = v13908 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13924 = v317 && v13923;
-            const unsigned int v13925 = v13924 ? v13919 : v305;
-            const unsigned int v13928 = v13925 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13929 = min(v13928, 128u);
-            const bool v13930 = v13925 > v11412;
-            const unsigned int v13931 = v13930 ? v13929 : v305;
-            const float v13932 = __uint_as_float(v13931);
-            v13868.x[1] = v13932;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13934 = static_cast<unsigned int>(v13868.row(2, iron_linear_thread() & 31u));
-            const unsigned int v13936 = v46 + v13934;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13938 = v13936 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13939 = v13938 + 1u;
-            const unsigned int v13941 = v13939 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13950 = v13941 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13954 = v13939 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13955 = v317 && v13954;
-            const unsigned int v13956 = v13955 ? v13950 : v305;
-            const unsigned int v13959 = v13956 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13960 = min(v13959, 128u);
-            const bool v13961 = v13956 > v11412;
-            const unsigned int v13962 = v13961 ? v13960 : v305;
-            const float v13963 = __uint_as_float(v13962);
-            v13868.x[2] = v13963;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13965 = static_cast<unsigned int>(v13868.row(3, iron_linear_thread() & 31u));
-            const unsigned int v13967 = v46 + v13965;  // kernels/sdpa/flash_tile.hpp:171
-            const unsigned int v13969 = v13967 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v13970 = v13969 + 1u;
-            const unsigned int v13972 = v13970 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v13981 = v13972 - v7;  // kernels/sdpa/flash_tile.hpp:129
-            const bool v13985 = v13970 > v318;  // kernels/sdpa/flash_tile.hpp:128
-            const bool v13986 = v317 && v13985;
-            const unsigned int v13987 = v13986 ? v13981 : v305;
-            const unsigned int v13990 = v13987 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v13991 = min(v13990, 128u);
-            const bool v13992 = v13987 > v11412;
-            const unsigned int v13993 = v13992 ? v13991 : v305;
-            const float v13994 = __uint_as_float(v13993);
-            v13868.x[3] = v13994;  // kernels/sdpa/flash_tile.hpp:170
-            const unsigned int v13996 = static_cast<unsigned int>(v13870.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v13998 = v46 + v13996;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14000 = v13998 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14001 = v14000 + 1u;
-            const unsigned int v14003 = v14001 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14004 = min(v37, v14003);
-            const bool v14005 = v14001 > v18;
-            const unsigned int v14006 = v14005 ? v14004 : v305;
-            const unsigned int v14009 = v311 ? v37 : v14006;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14021 = v14009 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14022 = min(v14021, 128u);
-            const bool v14023 = v14009 > v11412;
-            const unsigned int v14024 = v14023 ? v14022 : v305;
-            const float v14025 = __uint_as_float(v14024);
-            v13870.x[0] = v14025;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14027 = static_cast<unsigned int>(v13870.row(1, iron_linear_thread() & 31u));
-            const unsigned int v14029 = v46 + v14027;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14031 = v14029 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14032 = v14031 + 1u;
-            const unsigned int v14034 = v14032 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14035 = min(v37, v14034);
-            const bool v14036 = v14032 > v18;
-            const unsigned int v14037 = v14036 ? v14035 : v305;
-            const unsigned int v14040 = v311 ? v37 : v14037;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14052 = v14040 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14053 = min(v14052, 128u);
-            const bool v14054 = v14040 > v11412;
-            const unsigned int v14055 = v14054 ? v14053 : v305;
-            const float v14056 = __uint_as_float(v14055);
-            v13870.x[1] = v14056;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14058 = static_cast<unsigned int>(v13870.row(2, iron_linear_thread() & 31u));
-            const unsigned int v14060 = v46 + v14058;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14062 = v14060 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14063 = v14062 + 1u;
-            const unsigned int v14065 = v14063 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14066 = min(v37, v14065);
-            const bool v14067 = v14063 > v18;
-            const unsigned int v14068 = v14067 ? v14066 : v305;
-            const unsigned int v14071 = v311 ? v37 : v14068;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14083 = v14071 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14084 = min(v14083, 128u);
-            const bool v14085 = v14071 > v11412;
-            const unsigned int v14086 = v14085 ? v14084 : v305;
-            const float v14087 = __uint_as_float(v14086);
-            v13870.x[2] = v14087;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14089 = static_cast<unsigned int>(v13870.row(3, iron_linear_thread() & 31u));
-            const unsigned int v14091 = v46 + v14089;  // kernels/sdpa/flash_tile.hpp:174
-            const unsigned int v14093 = v14091 + v37;  // kernels/sdpa/flash_tile.hpp:125
-            const unsigned int v14094 = v14093 + 1u;
-            const unsigned int v14096 = v14094 - v18;  // kernels/sdpa/flash_tile.hpp:127
-            const unsigned int v14097 = min(v37, v14096);
-            const bool v14098 = v14094 > v18;
-            const unsigned int v14099 = v14098 ? v14097 : v305;
-            const unsigned int v14102 = v311 ? v37 : v14099;  // kernels/sdpa/flash_tile.hpp:126
-            const unsigned int v14114 = v14102 - v11412;  // kernels/sdpa/flash_tile.hpp:168
-            const unsigned int v14115 = min(v14114, 128u);
-            const bool v14116 = v14102 > v11412;
-            const unsigned int v14117 = v14116 ? v14115 : v305;
-            const float v14118 = __uint_as_float(v14117);
-            v13870.x[3] = v14118;  // kernels/sdpa/flash_tile.hpp:173
-            const unsigned int v14119 = static_cast<unsigned int>(v11931.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-            const float v14121 = v11931.x[0];
-            const float v14122 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14123 = __float_as_uint(v14122);
-            const bool v14124 = v14119 >= v14123;
-            const float v14125 = v13870.x[0];
-            const unsigned int v14126 = __float_as_uint(v14125);
-            const bool v14127 = v14119 < v14126;
-            const bool v14128 = v14124 && v14127;
-            const float v14130 = v14121 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14131 = v14128 ? v14130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[0] = v14131;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14132 = static_cast<unsigned int>(v11931.col(1, iron_linear_thread() & 31u));
-            const float v14134 = v11931.x[1];
-            const float v14135 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:267
+      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+        iron_frag<float, 2, 16, 128> v13765;  // kernels/sdpa/flash_warpgroup.hpp:274
+        iron_frag_fill(v13765, 0.0f);
+        const unsigned int v13769 = v13250 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:147
+        const unsigned int v13774 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:146
+        const unsigned int v13775 = v13774 << 6u;
+        const unsigned int v17684 = v41 & 3u;
+        const unsigned int v17686 = v17684 << 4u;
+        const unsigned int v17688 = v17686 << 6u;
+        const unsigned int v17690 = v13775 + v17688;
+        iron_frag<iron_bf16, 0, 16, 16> v17697;
+        iron_frag_fill(v17697, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17697, shm0, v17690, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17699;
+        iron_frag_fill(v17699, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17699, shm1, v13769, 64u);
+        iron_frag_mma_sync(v13765, v17697, v17699);
+        const unsigned int v17701 = v17690 + 16u;
+        const unsigned int v17704 = v13769 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v17706;
+        iron_frag_fill(v17706, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17706, shm0, v17701, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17708;
+        iron_frag_fill(v17708, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17708, shm1, v17704, 64u);
+        iron_frag_mma_sync(v13765, v17706, v17708);
+        const unsigned int v17710 = v17690 + 32u;
+        const unsigned int v17713 = v13769 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v17715;
+        iron_frag_fill(v17715, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17715, shm0, v17710, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17717;
+        iron_frag_fill(v17717, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17717, shm1, v17713, 64u);
+        iron_frag_mma_sync(v13765, v17715, v17717);
+        const unsigned int v17719 = v17690 + 48u;
+        const unsigned int v17722 = v13769 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v17724;
+        iron_frag_fill(v17724, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17724, shm0, v17719, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17726;
+        iron_frag_fill(v17726, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17726, shm1, v17722, 64u);
+        iron_frag_mma_sync(v13765, v17724, v17726);
+        const unsigned int v13782 = v13769 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:147
+        const unsigned int v13789 = 8192u + v13775;  // kernels/sdpa/flash_warpgroup.hpp:146
+        const unsigned int v17735 = v13789 + v17688;
+        iron_frag<iron_bf16, 0, 16, 16> v17742;
+        iron_frag_fill(v17742, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17742, shm0, v17735, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17744;
+        iron_frag_fill(v17744, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17744, shm1, v13782, 64u);
+        iron_frag_mma_sync(v13765, v17742, v17744);
+        const unsigned int v17746 = v17735 + 16u;
+        const unsigned int v17749 = v13782 + 16u;
+        iron_frag<iron_bf16, 0, 16, 16> v17751;
+        iron_frag_fill(v17751, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17751, shm0, v17746, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17753;
+        iron_frag_fill(v17753, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17753, shm1, v17749, 64u);
+        iron_frag_mma_sync(v13765, v17751, v17753);
+        const unsigned int v17755 = v17735 + 32u;
+        const unsigned int v17758 = v13782 + 32u;
+        iron_frag<iron_bf16, 0, 16, 16> v17760;
+        iron_frag_fill(v17760, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17760, shm0, v17755, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17762;
+        iron_frag_fill(v17762, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17762, shm1, v17758, 64u);
+        iron_frag_mma_sync(v13765, v17760, v17762);
+        const unsigned int v17764 = v17735 + 48u;
+        const unsigned int v17767 = v13782 + 48u;
+        iron_frag<iron_bf16, 0, 16, 16> v17769;
+        iron_frag_fill(v17769, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17769, shm0, v17764, 64u);
+        iron_frag<iron_bf16, 1, 16, 128> v17771;
+        iron_frag_fill(v17771, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<true, 6, 3>(v17771, shm1, v17767, 64u);
+        iron_frag_mma_sync(v13765, v17769, v17771);
+        iron_frag<float, 2, 16, 8> v13791;  // kernels/sdpa/flash_tile.hpp:347
+        iron_frag_fill(v13791, 0.0f);
+        const bool v13793 = v349 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+        if (v13793) {
+          const bool v13796 = v13253 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v13804 = v13253 + v18;
+          const bool v13805 = v13804 <= v304;
+          const bool v13806 = v311 || v13805;
+          const bool v13807 = v13796 && v13806;
+          const bool v13809 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v13810 = v13246 + v7;
+          const unsigned int v13811 = v13810 + v18;
+          const unsigned int v13812 = v301 + v37;
+          const bool v13813 = v13812 <= v13811;
+          const bool v13814 = v13809 || v13813;
+          const bool v13815 = v13807 && v13814;  // kernels/sdpa/flash_tile.hpp:182
+          const bool v13816 = !v13815;  // kernels/sdpa/flash_tile.hpp:190
+          if (v13816) {
+            iron_frag<float, 2, 16, 8> v13818;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v13818, 0.0f);
+            iron_frag<float, 2, 16, 8> v13820;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v13820, 0.0f);
+            const unsigned int v13822 = static_cast<unsigned int>(v13818.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13824 = v46 + v13822;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13826 = v13824 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13827 = v13826 + 1u;
+            const unsigned int v13829 = v13827 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13838 = v13829 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13842 = v13827 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13843 = v317 && v13842;
+            const unsigned int v13844 = v13843 ? v13838 : v305;
+            const unsigned int v13847 = v13844 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13848 = min(v13847, 128u);
+            const bool v13849 = v13844 > v13246;
+            const unsigned int v13850 = v13849 ? v13848 : v305;
+            const float v13851 = __uint_as_float(v13850);
+            v13818.x[0] = v13851;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13853 = static_cast<unsigned int>(v13818.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13855 = v46 + v13853;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13857 = v13855 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13858 = v13857 + 1u;
+            const unsigned int v13860 = v13858 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13869 = v13860 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13873 = v13858 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13874 = v317 && v13873;
+            const unsigned int v13875 = v13874 ? v13869 : v305;
+            const unsigned int v13878 = v13875 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13879 = min(v13878, 128u);
+            const bool v13880 = v13875 > v13246;
+            const unsigned int v13881 = v13880 ? v13879 : v305;
+            const float v13882 = __uint_as_float(v13881);
+            v13818.x[1] = v13882;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13884 = static_cast<unsigned int>(v13818.row(2, iron_linear_thread() & 31u));
+            const unsigned int v13886 = v46 + v13884;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13888 = v13886 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13889 = v13888 + 1u;
+            const unsigned int v13891 = v13889 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13900 = v13891 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13904 = v13889 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13905 = v317 && v13904;
+            const unsigned int v13906 = v13905 ? v13900 : v305;
+            const unsigned int v13909 = v13906 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13910 = min(v13909, 128u);
+            const bool v13911 = v13906 > v13246;
+            const unsigned int v13912 = v13911 ? v13910 : v305;
+            const float v13913 = __uint_as_float(v13912);
+            v13818.x[2] = v13913;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13915 = static_cast<unsigned int>(v13818.row(3, iron_linear_thread() & 31u));
+            const unsigned int v13917 = v46 + v13915;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v13919 = v13917 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13920 = v13919 + 1u;
+            const unsigned int v13922 = v13920 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13931 = v13922 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v13935 = v13920 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v13936 = v317 && v13935;
+            const unsigned int v13937 = v13936 ? v13931 : v305;
+            const unsigned int v13940 = v13937 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13941 = min(v13940, 128u);
+            const bool v13942 = v13937 > v13246;
+            const unsigned int v13943 = v13942 ? v13941 : v305;
+            const float v13944 = __uint_as_float(v13943);
+            v13818.x[3] = v13944;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v13946 = static_cast<unsigned int>(v13820.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13948 = v46 + v13946;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13950 = v13948 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13951 = v13950 + 1u;
+            const unsigned int v13953 = v13951 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13954 = min(v37, v13953);
+            const bool v13955 = v13951 > v18;
+            const unsigned int v13956 = v13955 ? v13954 : v305;
+            const unsigned int v13959 = v311 ? v37 : v13956;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v13971 = v13959 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v13972 = min(v13971, 128u);
+            const bool v13973 = v13959 > v13246;
+            const unsigned int v13974 = v13973 ? v13972 : v305;
+            const float v13975 = __uint_as_float(v13974);
+            v13820.x[0] = v13975;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v13977 = static_cast<unsigned int>(v13820.row(1, iron_linear_thread() & 31u));
+            const unsigned int v13979 = v46 + v13977;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v13981 = v13979 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v13982 = v13981 + 1u;
+            const unsigned int v13984 = v13982 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v13985 = min(v37, v13984);
+            const bool v13986 = v13982 > v18;
+            const unsigned int v13987 = v13986 ? v13985 : v305;
+            const unsigned int v13990 = v311 ? v37 : v13987;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14002 = v13990 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14003 = min(v14002, 128u);
+            const bool v14004 = v13990 > v13246;
+            const unsigned int v14005 = v14004 ? v14003 : v305;
+            const float v14006 = __uint_as_float(v14005);
+            v13820.x[1] = v14006;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14008 = static_cast<unsigned int>(v13820.row(2, iron_linear_thread() & 31u));
+            const unsigned int v14010 = v46 + v14008;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14012 = v14010 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14013 = v14012 + 1u;
+            const unsigned int v14015 = v14013 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14016 = min(v37, v14015);
+            const bool v14017 = v14013 > v18;
+            const unsigned int v14018 = v14017 ? v14016 : v305;
+            const unsigned int v14021 = v311 ? v37 : v14018;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14033 = v14021 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14034 = min(v14033, 128u);
+            const bool v14035 = v14021 > v13246;
+            const unsigned int v14036 = v14035 ? v14034 : v305;
+            const float v14037 = __uint_as_float(v14036);
+            v13820.x[2] = v14037;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14039 = static_cast<unsigned int>(v13820.row(3, iron_linear_thread() & 31u));
+            const unsigned int v14041 = v46 + v14039;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v14043 = v14041 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v14044 = v14043 + 1u;
+            const unsigned int v14046 = v14044 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v14047 = min(v37, v14046);
+            const bool v14048 = v14044 > v18;
+            const unsigned int v14049 = v14048 ? v14047 : v305;
+            const unsigned int v14052 = v311 ? v37 : v14049;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v14064 = v14052 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v14065 = min(v14064, 128u);
+            const bool v14066 = v14052 > v13246;
+            const unsigned int v14067 = v14066 ? v14065 : v305;
+            const float v14068 = __uint_as_float(v14067);
+            v13820.x[3] = v14068;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v14069 = static_cast<unsigned int>(v13765.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v14071 = v13765.x[0];
+            const float v14072 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14073 = __float_as_uint(v14072);
+            const bool v14074 = v14069 >= v14073;
+            const float v14075 = v13820.x[0];
+            const unsigned int v14076 = __float_as_uint(v14075);
+            const bool v14077 = v14069 < v14076;
+            const bool v14078 = v14074 && v14077;
+            const float v14080 = v14078 ? v14071 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[0] = v14080;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14081 = static_cast<unsigned int>(v13765.col(1, iron_linear_thread() & 31u));
+            const float v14083 = v13765.x[1];
+            const float v14084 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14085 = __float_as_uint(v14084);
+            const bool v14086 = v14081 >= v14085;
+            const float v14087 = v13820.x[0];
+            const unsigned int v14088 = __float_as_uint(v14087);
+            const bool v14089 = v14081 < v14088;
+            const bool v14090 = v14086 && v14089;
+            const float v14092 = v14090 ? v14083 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[1] = v14092;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14093 = static_cast<unsigned int>(v13765.col(2, iron_linear_thread() & 31u));
+            const float v14095 = v13765.x[2];
+            const float v14096 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14097 = __float_as_uint(v14096);
+            const bool v14098 = v14093 >= v14097;
+            const float v14099 = v13820.x[2];
+            const unsigned int v14100 = __float_as_uint(v14099);
+            const bool v14101 = v14093 < v14100;
+            const bool v14102 = v14098 && v14101;
+            const float v14104 = v14102 ? v14095 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[2] = v14104;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14105 = static_cast<unsigned int>(v13765.col(3, iron_linear_thread() & 31u));
+            const float v14107 = v13765.x[3];
+            const float v14108 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14109 = __float_as_uint(v14108);
+            const bool v14110 = v14105 >= v14109;
+            const float v14111 = v13820.x[2];
+            const unsigned int v14112 = __float_as_uint(v14111);
+            const bool v14113 = v14105 < v14112;
+            const bool v14114 = v14110 && v14113;
+            const float v14116 = v14114 ? v14107 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[3] = v14116;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14117 = static_cast<unsigned int>(v13765.col(4, iron_linear_thread() & 31u));
+            const float v14119 = v13765.x[4];
+            const float v14120 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14121 = __float_as_uint(v14120);
+            const bool v14122 = v14117 >= v14121;
+            const float v14123 = v13820.x[0];
+            const unsigned int v14124 = __float_as_uint(v14123);
+            const bool v14125 = v14117 < v14124;
+            const bool v14126 = v14122 && v14125;
+            const float v14128 = v14126 ? v14119 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[4] = v14128;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14129 = static_cast<unsigned int>(v13765.col(5, iron_linear_thread() & 31u));
+            const float v14131 = v13765.x[5];
+            const float v14132 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14133 = __float_as_uint(v14132);
+            const bool v14134 = v14129 >= v14133;
+            const float v14135 = v13820.x[0];
             const unsigned int v14136 = __float_as_uint(v14135);
-            const bool v14137 = v14132 >= v14136;
-            const float v14138 = v13870.x[0];
-            const unsigned int v14139 = __float_as_uint(v14138);
-            const bool v14140 = v14132 < v14139;
-            const bool v14141 = v14137 && v14140;
-            const float v14143 = v14134 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14144 = v14141 ? v14143 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[1] = v14144;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14145 = static_cast<unsigned int>(v11931.col(2, iron_linear_thread() & 31u));
-            const float v14147 = v11931.x[2];
-            const float v14148 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14149 = __float_as_uint(v14148);
-            const bool v14150 = v14145 >= v14149;
-            const float v14151 = v13870.x[2];
-            const unsigned int v14152 = __float_as_uint(v14151);
-            const bool v14153 = v14145 < v14152;
-            const bool v14154 = v14150 && v14153;
-            const float v14156 = v14147 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14157 = v14154 ? v14156 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[2] = v14157;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14158 = static_cast<unsigned int>(v11931.col(3, iron_linear_thread() & 31u));
-            const float v14160 = v11931.x[3];
-            const float v14161 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14162 = __float_as_uint(v14161);
-            const bool v14163 = v14158 >= v14162;
-            const float v14164 = v13870.x[2];
-            const unsigned int v14165 = __float_as_uint(v14164);
-            const bool v14166 = v14158 < v14165;
-            const bool v14167 = v14163 && v14166;
-            const float v14169 = v14160 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14170 = v14167 ? v14169 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[3] = v14170;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14171 = static_cast<unsigned int>(v11931.col(4, iron_linear_thread() & 31u));
-            const float v14173 = v11931.x[4];
-            const float v14174 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14175 = __float_as_uint(v14174);
-            const bool v14176 = v14171 >= v14175;
-            const float v14177 = v13870.x[0];
-            const unsigned int v14178 = __float_as_uint(v14177);
-            const bool v14179 = v14171 < v14178;
-            const bool v14180 = v14176 && v14179;
-            const float v14182 = v14173 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14183 = v14180 ? v14182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[4] = v14183;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14184 = static_cast<unsigned int>(v11931.col(5, iron_linear_thread() & 31u));
-            const float v14186 = v11931.x[5];
-            const float v14187 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14188 = __float_as_uint(v14187);
-            const bool v14189 = v14184 >= v14188;
-            const float v14190 = v13870.x[0];
-            const unsigned int v14191 = __float_as_uint(v14190);
-            const bool v14192 = v14184 < v14191;
-            const bool v14193 = v14189 && v14192;
-            const float v14195 = v14186 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14196 = v14193 ? v14195 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[5] = v14196;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14197 = static_cast<unsigned int>(v11931.col(6, iron_linear_thread() & 31u));
-            const float v14199 = v11931.x[6];
-            const float v14200 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14201 = __float_as_uint(v14200);
-            const bool v14202 = v14197 >= v14201;
-            const float v14203 = v13870.x[2];
-            const unsigned int v14204 = __float_as_uint(v14203);
-            const bool v14205 = v14197 < v14204;
-            const bool v14206 = v14202 && v14205;
-            const float v14208 = v14199 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14209 = v14206 ? v14208 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[6] = v14209;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14210 = static_cast<unsigned int>(v11931.col(7, iron_linear_thread() & 31u));
-            const float v14212 = v11931.x[7];
-            const float v14213 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14214 = __float_as_uint(v14213);
-            const bool v14215 = v14210 >= v14214;
-            const float v14216 = v13870.x[2];
+            const bool v14137 = v14129 < v14136;
+            const bool v14138 = v14134 && v14137;
+            const float v14140 = v14138 ? v14131 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[5] = v14140;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14141 = static_cast<unsigned int>(v13765.col(6, iron_linear_thread() & 31u));
+            const float v14143 = v13765.x[6];
+            const float v14144 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14145 = __float_as_uint(v14144);
+            const bool v14146 = v14141 >= v14145;
+            const float v14147 = v13820.x[2];
+            const unsigned int v14148 = __float_as_uint(v14147);
+            const bool v14149 = v14141 < v14148;
+            const bool v14150 = v14146 && v14149;
+            const float v14152 = v14150 ? v14143 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[6] = v14152;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14153 = static_cast<unsigned int>(v13765.col(7, iron_linear_thread() & 31u));
+            const float v14155 = v13765.x[7];
+            const float v14156 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14157 = __float_as_uint(v14156);
+            const bool v14158 = v14153 >= v14157;
+            const float v14159 = v13820.x[2];
+            const unsigned int v14160 = __float_as_uint(v14159);
+            const bool v14161 = v14153 < v14160;
+            const bool v14162 = v14158 && v14161;
+            const float v14164 = v14162 ? v14155 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[7] = v14164;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14165 = static_cast<unsigned int>(v13765.col(8, iron_linear_thread() & 31u));
+            const float v14167 = v13765.x[8];
+            const float v14168 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14169 = __float_as_uint(v14168);
+            const bool v14170 = v14165 >= v14169;
+            const float v14171 = v13820.x[0];
+            const unsigned int v14172 = __float_as_uint(v14171);
+            const bool v14173 = v14165 < v14172;
+            const bool v14174 = v14170 && v14173;
+            const float v14176 = v14174 ? v14167 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[8] = v14176;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14177 = static_cast<unsigned int>(v13765.col(9, iron_linear_thread() & 31u));
+            const float v14179 = v13765.x[9];
+            const float v14180 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14181 = __float_as_uint(v14180);
+            const bool v14182 = v14177 >= v14181;
+            const float v14183 = v13820.x[0];
+            const unsigned int v14184 = __float_as_uint(v14183);
+            const bool v14185 = v14177 < v14184;
+            const bool v14186 = v14182 && v14185;
+            const float v14188 = v14186 ? v14179 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[9] = v14188;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14189 = static_cast<unsigned int>(v13765.col(10, iron_linear_thread() & 31u));
+            const float v14191 = v13765.x[10];
+            const float v14192 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14193 = __float_as_uint(v14192);
+            const bool v14194 = v14189 >= v14193;
+            const float v14195 = v13820.x[2];
+            const unsigned int v14196 = __float_as_uint(v14195);
+            const bool v14197 = v14189 < v14196;
+            const bool v14198 = v14194 && v14197;
+            const float v14200 = v14198 ? v14191 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[10] = v14200;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14201 = static_cast<unsigned int>(v13765.col(11, iron_linear_thread() & 31u));
+            const float v14203 = v13765.x[11];
+            const float v14204 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14205 = __float_as_uint(v14204);
+            const bool v14206 = v14201 >= v14205;
+            const float v14207 = v13820.x[2];
+            const unsigned int v14208 = __float_as_uint(v14207);
+            const bool v14209 = v14201 < v14208;
+            const bool v14210 = v14206 && v14209;
+            const float v14212 = v14210 ? v14203 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[11] = v14212;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14213 = static_cast<unsigned int>(v13765.col(12, iron_linear_thread() & 31u));
+            const float v14215 = v13765.x[12];
+            const float v14216 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14217 = __float_as_uint(v14216);
-            const bool v14218 = v14210 < v14217;
-            const bool v14219 = v14215 && v14218;
-            const float v14221 = v14212 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14222 = v14219 ? v14221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[7] = v14222;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14223 = static_cast<unsigned int>(v11931.col(8, iron_linear_thread() & 31u));
-            const float v14225 = v11931.x[8];
-            const float v14226 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14227 = __float_as_uint(v14226);
-            const bool v14228 = v14223 >= v14227;
-            const float v14229 = v13870.x[0];
-            const unsigned int v14230 = __float_as_uint(v14229);
-            const bool v14231 = v14223 < v14230;
-            const bool v14232 = v14228 && v14231;
-            const float v14234 = v14225 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14235 = v14232 ? v14234 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[8] = v14235;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14236 = static_cast<unsigned int>(v11931.col(9, iron_linear_thread() & 31u));
-            const float v14238 = v11931.x[9];
-            const float v14239 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14240 = __float_as_uint(v14239);
-            const bool v14241 = v14236 >= v14240;
-            const float v14242 = v13870.x[0];
-            const unsigned int v14243 = __float_as_uint(v14242);
-            const bool v14244 = v14236 < v14243;
-            const bool v14245 = v14241 && v14244;
-            const float v14247 = v14238 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14248 = v14245 ? v14247 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[9] = v14248;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14249 = static_cast<unsigned int>(v11931.col(10, iron_linear_thread() & 31u));
-            const float v14251 = v11931.x[10];
-            const float v14252 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14218 = v14213 >= v14217;
+            const float v14219 = v13820.x[0];
+            const unsigned int v14220 = __float_as_uint(v14219);
+            const bool v14221 = v14213 < v14220;
+            const bool v14222 = v14218 && v14221;
+            const float v14224 = v14222 ? v14215 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[12] = v14224;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14225 = static_cast<unsigned int>(v13765.col(13, iron_linear_thread() & 31u));
+            const float v14227 = v13765.x[13];
+            const float v14228 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14229 = __float_as_uint(v14228);
+            const bool v14230 = v14225 >= v14229;
+            const float v14231 = v13820.x[0];
+            const unsigned int v14232 = __float_as_uint(v14231);
+            const bool v14233 = v14225 < v14232;
+            const bool v14234 = v14230 && v14233;
+            const float v14236 = v14234 ? v14227 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[13] = v14236;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14237 = static_cast<unsigned int>(v13765.col(14, iron_linear_thread() & 31u));
+            const float v14239 = v13765.x[14];
+            const float v14240 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14241 = __float_as_uint(v14240);
+            const bool v14242 = v14237 >= v14241;
+            const float v14243 = v13820.x[2];
+            const unsigned int v14244 = __float_as_uint(v14243);
+            const bool v14245 = v14237 < v14244;
+            const bool v14246 = v14242 && v14245;
+            const float v14248 = v14246 ? v14239 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[14] = v14248;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14249 = static_cast<unsigned int>(v13765.col(15, iron_linear_thread() & 31u));
+            const float v14251 = v13765.x[15];
+            const float v14252 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14253 = __float_as_uint(v14252);
             const bool v14254 = v14249 >= v14253;
-            const float v14255 = v13870.x[2];
+            const float v14255 = v13820.x[2];
             const unsigned int v14256 = __float_as_uint(v14255);
             const bool v14257 = v14249 < v14256;
             const bool v14258 = v14254 && v14257;
-            const float v14260 = v14251 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14261 = v14258 ? v14260 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[10] = v14261;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14262 = static_cast<unsigned int>(v11931.col(11, iron_linear_thread() & 31u));
-            const float v14264 = v11931.x[11];
-            const float v14265 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14266 = __float_as_uint(v14265);
-            const bool v14267 = v14262 >= v14266;
-            const float v14268 = v13870.x[2];
-            const unsigned int v14269 = __float_as_uint(v14268);
-            const bool v14270 = v14262 < v14269;
-            const bool v14271 = v14267 && v14270;
-            const float v14273 = v14264 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14274 = v14271 ? v14273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[11] = v14274;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14275 = static_cast<unsigned int>(v11931.col(12, iron_linear_thread() & 31u));
-            const float v14277 = v11931.x[12];
-            const float v14278 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14279 = __float_as_uint(v14278);
-            const bool v14280 = v14275 >= v14279;
-            const float v14281 = v13870.x[0];
-            const unsigned int v14282 = __float_as_uint(v14281);
-            const bool v14283 = v14275 < v14282;
-            const bool v14284 = v14280 && v14283;
-            const float v14286 = v14277 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14287 = v14284 ? v14286 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[12] = v14287;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14288 = static_cast<unsigned int>(v11931.col(13, iron_linear_thread() & 31u));
-            const float v14290 = v11931.x[13];
-            const float v14291 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14260 = v14258 ? v14251 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[15] = v14260;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14261 = static_cast<unsigned int>(v13765.col(16, iron_linear_thread() & 31u));
+            const float v14263 = v13765.x[16];
+            const float v14264 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14265 = __float_as_uint(v14264);
+            const bool v14266 = v14261 >= v14265;
+            const float v14267 = v13820.x[0];
+            const unsigned int v14268 = __float_as_uint(v14267);
+            const bool v14269 = v14261 < v14268;
+            const bool v14270 = v14266 && v14269;
+            const float v14272 = v14270 ? v14263 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[16] = v14272;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14273 = static_cast<unsigned int>(v13765.col(17, iron_linear_thread() & 31u));
+            const float v14275 = v13765.x[17];
+            const float v14276 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14277 = __float_as_uint(v14276);
+            const bool v14278 = v14273 >= v14277;
+            const float v14279 = v13820.x[0];
+            const unsigned int v14280 = __float_as_uint(v14279);
+            const bool v14281 = v14273 < v14280;
+            const bool v14282 = v14278 && v14281;
+            const float v14284 = v14282 ? v14275 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[17] = v14284;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14285 = static_cast<unsigned int>(v13765.col(18, iron_linear_thread() & 31u));
+            const float v14287 = v13765.x[18];
+            const float v14288 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14289 = __float_as_uint(v14288);
+            const bool v14290 = v14285 >= v14289;
+            const float v14291 = v13820.x[2];
             const unsigned int v14292 = __float_as_uint(v14291);
-            const bool v14293 = v14288 >= v14292;
-            const float v14294 = v13870.x[0];
-            const unsigned int v14295 = __float_as_uint(v14294);
-            const bool v14296 = v14288 < v14295;
-            const bool v14297 = v14293 && v14296;
-            const float v14299 = v14290 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14300 = v14297 ? v14299 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[13] = v14300;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14301 = static_cast<unsigned int>(v11931.col(14, iron_linear_thread() & 31u));
-            const float v14303 = v11931.x[14];
-            const float v14304 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14305 = __float_as_uint(v14304);
-            const bool v14306 = v14301 >= v14305;
-            const float v14307 = v13870.x[2];
-            const unsigned int v14308 = __float_as_uint(v14307);
-            const bool v14309 = v14301 < v14308;
-            const bool v14310 = v14306 && v14309;
-            const float v14312 = v14303 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14313 = v14310 ? v14312 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[14] = v14313;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14314 = static_cast<unsigned int>(v11931.col(15, iron_linear_thread() & 31u));
-            const float v14316 = v11931.x[15];
-            const float v14317 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14318 = __float_as_uint(v14317);
-            const bool v14319 = v14314 >= v14318;
-            const float v14320 = v13870.x[2];
-            const unsigned int v14321 = __float_as_uint(v14320);
-            const bool v14322 = v14314 < v14321;
-            const bool v14323 = v14319 && v14322;
-            const float v14325 = v14316 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14326 = v14323 ? v14325 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[15] = v14326;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14327 = static_cast<unsigned int>(v11931.col(16, iron_linear_thread() & 31u));
-            const float v14329 = v11931.x[16];
-            const float v14330 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14331 = __float_as_uint(v14330);
-            const bool v14332 = v14327 >= v14331;
-            const float v14333 = v13870.x[0];
-            const unsigned int v14334 = __float_as_uint(v14333);
-            const bool v14335 = v14327 < v14334;
-            const bool v14336 = v14332 && v14335;
-            const float v14338 = v14329 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14339 = v14336 ? v14338 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[16] = v14339;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14340 = static_cast<unsigned int>(v11931.col(17, iron_linear_thread() & 31u));
-            const float v14342 = v11931.x[17];
-            const float v14343 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14344 = __float_as_uint(v14343);
-            const bool v14345 = v14340 >= v14344;
-            const float v14346 = v13870.x[0];
-            const unsigned int v14347 = __float_as_uint(v14346);
-            const bool v14348 = v14340 < v14347;
-            const bool v14349 = v14345 && v14348;
-            const float v14351 = v14342 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14352 = v14349 ? v14351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[17] = v14352;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14353 = static_cast<unsigned int>(v11931.col(18, iron_linear_thread() & 31u));
-            const float v14355 = v11931.x[18];
-            const float v14356 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14357 = __float_as_uint(v14356);
-            const bool v14358 = v14353 >= v14357;
-            const float v14359 = v13870.x[2];
-            const unsigned int v14360 = __float_as_uint(v14359);
-            const bool v14361 = v14353 < v14360;
-            const bool v14362 = v14358 && v14361;
-            const float v14364 = v14355 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14365 = v14362 ? v14364 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[18] = v14365;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14366 = static_cast<unsigned int>(v11931.col(19, iron_linear_thread() & 31u));
-            const float v14368 = v11931.x[19];
-            const float v14369 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14370 = __float_as_uint(v14369);
-            const bool v14371 = v14366 >= v14370;
-            const float v14372 = v13870.x[2];
+            const bool v14293 = v14285 < v14292;
+            const bool v14294 = v14290 && v14293;
+            const float v14296 = v14294 ? v14287 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[18] = v14296;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14297 = static_cast<unsigned int>(v13765.col(19, iron_linear_thread() & 31u));
+            const float v14299 = v13765.x[19];
+            const float v14300 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14301 = __float_as_uint(v14300);
+            const bool v14302 = v14297 >= v14301;
+            const float v14303 = v13820.x[2];
+            const unsigned int v14304 = __float_as_uint(v14303);
+            const bool v14305 = v14297 < v14304;
+            const bool v14306 = v14302 && v14305;
+            const float v14308 = v14306 ? v14299 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[19] = v14308;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14309 = static_cast<unsigned int>(v13765.col(20, iron_linear_thread() & 31u));
+            const float v14311 = v13765.x[20];
+            const float v14312 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14313 = __float_as_uint(v14312);
+            const bool v14314 = v14309 >= v14313;
+            const float v14315 = v13820.x[0];
+            const unsigned int v14316 = __float_as_uint(v14315);
+            const bool v14317 = v14309 < v14316;
+            const bool v14318 = v14314 && v14317;
+            const float v14320 = v14318 ? v14311 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[20] = v14320;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14321 = static_cast<unsigned int>(v13765.col(21, iron_linear_thread() & 31u));
+            const float v14323 = v13765.x[21];
+            const float v14324 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14325 = __float_as_uint(v14324);
+            const bool v14326 = v14321 >= v14325;
+            const float v14327 = v13820.x[0];
+            const unsigned int v14328 = __float_as_uint(v14327);
+            const bool v14329 = v14321 < v14328;
+            const bool v14330 = v14326 && v14329;
+            const float v14332 = v14330 ? v14323 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[21] = v14332;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14333 = static_cast<unsigned int>(v13765.col(22, iron_linear_thread() & 31u));
+            const float v14335 = v13765.x[22];
+            const float v14336 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14337 = __float_as_uint(v14336);
+            const bool v14338 = v14333 >= v14337;
+            const float v14339 = v13820.x[2];
+            const unsigned int v14340 = __float_as_uint(v14339);
+            const bool v14341 = v14333 < v14340;
+            const bool v14342 = v14338 && v14341;
+            const float v14344 = v14342 ? v14335 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[22] = v14344;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14345 = static_cast<unsigned int>(v13765.col(23, iron_linear_thread() & 31u));
+            const float v14347 = v13765.x[23];
+            const float v14348 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14349 = __float_as_uint(v14348);
+            const bool v14350 = v14345 >= v14349;
+            const float v14351 = v13820.x[2];
+            const unsigned int v14352 = __float_as_uint(v14351);
+            const bool v14353 = v14345 < v14352;
+            const bool v14354 = v14350 && v14353;
+            const float v14356 = v14354 ? v14347 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[23] = v14356;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14357 = static_cast<unsigned int>(v13765.col(24, iron_linear_thread() & 31u));
+            const float v14359 = v13765.x[24];
+            const float v14360 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14361 = __float_as_uint(v14360);
+            const bool v14362 = v14357 >= v14361;
+            const float v14363 = v13820.x[0];
+            const unsigned int v14364 = __float_as_uint(v14363);
+            const bool v14365 = v14357 < v14364;
+            const bool v14366 = v14362 && v14365;
+            const float v14368 = v14366 ? v14359 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[24] = v14368;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14369 = static_cast<unsigned int>(v13765.col(25, iron_linear_thread() & 31u));
+            const float v14371 = v13765.x[25];
+            const float v14372 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14373 = __float_as_uint(v14372);
-            const bool v14374 = v14366 < v14373;
-            const bool v14375 = v14371 && v14374;
-            const float v14377 = v14368 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14378 = v14375 ? v14377 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[19] = v14378;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14379 = static_cast<unsigned int>(v11931.col(20, iron_linear_thread() & 31u));
-            const float v14381 = v11931.x[20];
-            const float v14382 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14383 = __float_as_uint(v14382);
-            const bool v14384 = v14379 >= v14383;
-            const float v14385 = v13870.x[0];
-            const unsigned int v14386 = __float_as_uint(v14385);
-            const bool v14387 = v14379 < v14386;
-            const bool v14388 = v14384 && v14387;
-            const float v14390 = v14381 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14391 = v14388 ? v14390 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[20] = v14391;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14392 = static_cast<unsigned int>(v11931.col(21, iron_linear_thread() & 31u));
-            const float v14394 = v11931.x[21];
-            const float v14395 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14396 = __float_as_uint(v14395);
-            const bool v14397 = v14392 >= v14396;
-            const float v14398 = v13870.x[0];
-            const unsigned int v14399 = __float_as_uint(v14398);
-            const bool v14400 = v14392 < v14399;
-            const bool v14401 = v14397 && v14400;
-            const float v14403 = v14394 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14404 = v14401 ? v14403 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[21] = v14404;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14405 = static_cast<unsigned int>(v11931.col(22, iron_linear_thread() & 31u));
-            const float v14407 = v11931.x[22];
-            const float v14408 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14374 = v14369 >= v14373;
+            const float v14375 = v13820.x[0];
+            const unsigned int v14376 = __float_as_uint(v14375);
+            const bool v14377 = v14369 < v14376;
+            const bool v14378 = v14374 && v14377;
+            const float v14380 = v14378 ? v14371 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[25] = v14380;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14381 = static_cast<unsigned int>(v13765.col(26, iron_linear_thread() & 31u));
+            const float v14383 = v13765.x[26];
+            const float v14384 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14385 = __float_as_uint(v14384);
+            const bool v14386 = v14381 >= v14385;
+            const float v14387 = v13820.x[2];
+            const unsigned int v14388 = __float_as_uint(v14387);
+            const bool v14389 = v14381 < v14388;
+            const bool v14390 = v14386 && v14389;
+            const float v14392 = v14390 ? v14383 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[26] = v14392;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14393 = static_cast<unsigned int>(v13765.col(27, iron_linear_thread() & 31u));
+            const float v14395 = v13765.x[27];
+            const float v14396 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14397 = __float_as_uint(v14396);
+            const bool v14398 = v14393 >= v14397;
+            const float v14399 = v13820.x[2];
+            const unsigned int v14400 = __float_as_uint(v14399);
+            const bool v14401 = v14393 < v14400;
+            const bool v14402 = v14398 && v14401;
+            const float v14404 = v14402 ? v14395 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[27] = v14404;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14405 = static_cast<unsigned int>(v13765.col(28, iron_linear_thread() & 31u));
+            const float v14407 = v13765.x[28];
+            const float v14408 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14409 = __float_as_uint(v14408);
             const bool v14410 = v14405 >= v14409;
-            const float v14411 = v13870.x[2];
+            const float v14411 = v13820.x[0];
             const unsigned int v14412 = __float_as_uint(v14411);
             const bool v14413 = v14405 < v14412;
             const bool v14414 = v14410 && v14413;
-            const float v14416 = v14407 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14417 = v14414 ? v14416 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[22] = v14417;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14418 = static_cast<unsigned int>(v11931.col(23, iron_linear_thread() & 31u));
-            const float v14420 = v11931.x[23];
-            const float v14421 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14422 = __float_as_uint(v14421);
-            const bool v14423 = v14418 >= v14422;
-            const float v14424 = v13870.x[2];
-            const unsigned int v14425 = __float_as_uint(v14424);
-            const bool v14426 = v14418 < v14425;
-            const bool v14427 = v14423 && v14426;
-            const float v14429 = v14420 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14430 = v14427 ? v14429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[23] = v14430;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14431 = static_cast<unsigned int>(v11931.col(24, iron_linear_thread() & 31u));
-            const float v14433 = v11931.x[24];
-            const float v14434 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14435 = __float_as_uint(v14434);
-            const bool v14436 = v14431 >= v14435;
-            const float v14437 = v13870.x[0];
-            const unsigned int v14438 = __float_as_uint(v14437);
-            const bool v14439 = v14431 < v14438;
-            const bool v14440 = v14436 && v14439;
-            const float v14442 = v14433 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14443 = v14440 ? v14442 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[24] = v14443;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14444 = static_cast<unsigned int>(v11931.col(25, iron_linear_thread() & 31u));
-            const float v14446 = v11931.x[25];
-            const float v14447 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14416 = v14414 ? v14407 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[28] = v14416;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14417 = static_cast<unsigned int>(v13765.col(29, iron_linear_thread() & 31u));
+            const float v14419 = v13765.x[29];
+            const float v14420 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14421 = __float_as_uint(v14420);
+            const bool v14422 = v14417 >= v14421;
+            const float v14423 = v13820.x[0];
+            const unsigned int v14424 = __float_as_uint(v14423);
+            const bool v14425 = v14417 < v14424;
+            const bool v14426 = v14422 && v14425;
+            const float v14428 = v14426 ? v14419 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[29] = v14428;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14429 = static_cast<unsigned int>(v13765.col(30, iron_linear_thread() & 31u));
+            const float v14431 = v13765.x[30];
+            const float v14432 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14433 = __float_as_uint(v14432);
+            const bool v14434 = v14429 >= v14433;
+            const float v14435 = v13820.x[2];
+            const unsigned int v14436 = __float_as_uint(v14435);
+            const bool v14437 = v14429 < v14436;
+            const bool v14438 = v14434 && v14437;
+            const float v14440 = v14438 ? v14431 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[30] = v14440;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14441 = static_cast<unsigned int>(v13765.col(31, iron_linear_thread() & 31u));
+            const float v14443 = v13765.x[31];
+            const float v14444 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14445 = __float_as_uint(v14444);
+            const bool v14446 = v14441 >= v14445;
+            const float v14447 = v13820.x[2];
             const unsigned int v14448 = __float_as_uint(v14447);
-            const bool v14449 = v14444 >= v14448;
-            const float v14450 = v13870.x[0];
-            const unsigned int v14451 = __float_as_uint(v14450);
-            const bool v14452 = v14444 < v14451;
-            const bool v14453 = v14449 && v14452;
-            const float v14455 = v14446 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14456 = v14453 ? v14455 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[25] = v14456;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14457 = static_cast<unsigned int>(v11931.col(26, iron_linear_thread() & 31u));
-            const float v14459 = v11931.x[26];
-            const float v14460 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14461 = __float_as_uint(v14460);
-            const bool v14462 = v14457 >= v14461;
-            const float v14463 = v13870.x[2];
-            const unsigned int v14464 = __float_as_uint(v14463);
-            const bool v14465 = v14457 < v14464;
-            const bool v14466 = v14462 && v14465;
-            const float v14468 = v14459 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14469 = v14466 ? v14468 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[26] = v14469;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14470 = static_cast<unsigned int>(v11931.col(27, iron_linear_thread() & 31u));
-            const float v14472 = v11931.x[27];
-            const float v14473 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14474 = __float_as_uint(v14473);
-            const bool v14475 = v14470 >= v14474;
-            const float v14476 = v13870.x[2];
-            const unsigned int v14477 = __float_as_uint(v14476);
-            const bool v14478 = v14470 < v14477;
-            const bool v14479 = v14475 && v14478;
-            const float v14481 = v14472 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14482 = v14479 ? v14481 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[27] = v14482;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14483 = static_cast<unsigned int>(v11931.col(28, iron_linear_thread() & 31u));
-            const float v14485 = v11931.x[28];
-            const float v14486 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14487 = __float_as_uint(v14486);
-            const bool v14488 = v14483 >= v14487;
-            const float v14489 = v13870.x[0];
-            const unsigned int v14490 = __float_as_uint(v14489);
-            const bool v14491 = v14483 < v14490;
-            const bool v14492 = v14488 && v14491;
-            const float v14494 = v14485 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14495 = v14492 ? v14494 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[28] = v14495;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14496 = static_cast<unsigned int>(v11931.col(29, iron_linear_thread() & 31u));
-            const float v14498 = v11931.x[29];
-            const float v14499 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14500 = __float_as_uint(v14499);
-            const bool v14501 = v14496 >= v14500;
-            const float v14502 = v13870.x[0];
-            const unsigned int v14503 = __float_as_uint(v14502);
-            const bool v14504 = v14496 < v14503;
-            const bool v14505 = v14501 && v14504;
-            const float v14507 = v14498 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14508 = v14505 ? v14507 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[29] = v14508;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14509 = static_cast<unsigned int>(v11931.col(30, iron_linear_thread() & 31u));
-            const float v14511 = v11931.x[30];
-            const float v14512 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14513 = __float_as_uint(v14512);
-            const bool v14514 = v14509 >= v14513;
-            const float v14515 = v13870.x[2];
-            const unsigned int v14516 = __float_as_uint(v14515);
-            const bool v14517 = v14509 < v14516;
-            const bool v14518 = v14514 && v14517;
-            const float v14520 = v14511 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14521 = v14518 ? v14520 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[30] = v14521;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14522 = static_cast<unsigned int>(v11931.col(31, iron_linear_thread() & 31u));
-            const float v14524 = v11931.x[31];
-            const float v14525 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14526 = __float_as_uint(v14525);
-            const bool v14527 = v14522 >= v14526;
-            const float v14528 = v13870.x[2];
+            const bool v14449 = v14441 < v14448;
+            const bool v14450 = v14446 && v14449;
+            const float v14452 = v14450 ? v14443 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[31] = v14452;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14453 = static_cast<unsigned int>(v13765.col(32, iron_linear_thread() & 31u));
+            const float v14455 = v13765.x[32];
+            const float v14456 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14457 = __float_as_uint(v14456);
+            const bool v14458 = v14453 >= v14457;
+            const float v14459 = v13820.x[0];
+            const unsigned int v14460 = __float_as_uint(v14459);
+            const bool v14461 = v14453 < v14460;
+            const bool v14462 = v14458 && v14461;
+            const float v14464 = v14462 ? v14455 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[32] = v14464;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14465 = static_cast<unsigned int>(v13765.col(33, iron_linear_thread() & 31u));
+            const float v14467 = v13765.x[33];
+            const float v14468 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14469 = __float_as_uint(v14468);
+            const bool v14470 = v14465 >= v14469;
+            const float v14471 = v13820.x[0];
+            const unsigned int v14472 = __float_as_uint(v14471);
+            const bool v14473 = v14465 < v14472;
+            const bool v14474 = v14470 && v14473;
+            const float v14476 = v14474 ? v14467 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[33] = v14476;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14477 = static_cast<unsigned int>(v13765.col(34, iron_linear_thread() & 31u));
+            const float v14479 = v13765.x[34];
+            const float v14480 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14481 = __float_as_uint(v14480);
+            const bool v14482 = v14477 >= v14481;
+            const float v14483 = v13820.x[2];
+            const unsigned int v14484 = __float_as_uint(v14483);
+            const bool v14485 = v14477 < v14484;
+            const bool v14486 = v14482 && v14485;
+            const float v14488 = v14486 ? v14479 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[34] = v14488;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14489 = static_cast<unsigned int>(v13765.col(35, iron_linear_thread() & 31u));
+            const float v14491 = v13765.x[35];
+            const float v14492 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14493 = __float_as_uint(v14492);
+            const bool v14494 = v14489 >= v14493;
+            const float v14495 = v13820.x[2];
+            const unsigned int v14496 = __float_as_uint(v14495);
+            const bool v14497 = v14489 < v14496;
+            const bool v14498 = v14494 && v14497;
+            const float v14500 = v14498 ? v14491 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[35] = v14500;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14501 = static_cast<unsigned int>(v13765.col(36, iron_linear_thread() & 31u));
+            const float v14503 = v13765.x[36];
+            const float v14504 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14505 = __float_as_uint(v14504);
+            const bool v14506 = v14501 >= v14505;
+            const float v14507 = v13820.x[0];
+            const unsigned int v14508 = __float_as_uint(v14507);
+            const bool v14509 = v14501 < v14508;
+            const bool v14510 = v14506 && v14509;
+            const float v14512 = v14510 ? v14503 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[36] = v14512;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14513 = static_cast<unsigned int>(v13765.col(37, iron_linear_thread() & 31u));
+            const float v14515 = v13765.x[37];
+            const float v14516 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14517 = __float_as_uint(v14516);
+            const bool v14518 = v14513 >= v14517;
+            const float v14519 = v13820.x[0];
+            const unsigned int v14520 = __float_as_uint(v14519);
+            const bool v14521 = v14513 < v14520;
+            const bool v14522 = v14518 && v14521;
+            const float v14524 = v14522 ? v14515 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[37] = v14524;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14525 = static_cast<unsigned int>(v13765.col(38, iron_linear_thread() & 31u));
+            const float v14527 = v13765.x[38];
+            const float v14528 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14529 = __float_as_uint(v14528);
-            const bool v14530 = v14522 < v14529;
-            const bool v14531 = v14527 && v14530;
-            const float v14533 = v14524 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14534 = v14531 ? v14533 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[31] = v14534;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14535 = static_cast<unsigned int>(v11931.col(32, iron_linear_thread() & 31u));
-            const float v14537 = v11931.x[32];
-            const float v14538 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14539 = __float_as_uint(v14538);
-            const bool v14540 = v14535 >= v14539;
-            const float v14541 = v13870.x[0];
-            const unsigned int v14542 = __float_as_uint(v14541);
-            const bool v14543 = v14535 < v14542;
-            const bool v14544 = v14540 && v14543;
-            const float v14546 = v14537 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14547 = v14544 ? v14546 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[32] = v14547;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14548 = static_cast<unsigned int>(v11931.col(33, iron_linear_thread() & 31u));
-            const float v14550 = v11931.x[33];
-            const float v14551 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14552 = __float_as_uint(v14551);
-            const bool v14553 = v14548 >= v14552;
-            const float v14554 = v13870.x[0];
-            const unsigned int v14555 = __float_as_uint(v14554);
-            const bool v14556 = v14548 < v14555;
-            const bool v14557 = v14553 && v14556;
-            const float v14559 = v14550 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14560 = v14557 ? v14559 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[33] = v14560;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14561 = static_cast<unsigned int>(v11931.col(34, iron_linear_thread() & 31u));
-            const float v14563 = v11931.x[34];
-            const float v14564 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14530 = v14525 >= v14529;
+            const float v14531 = v13820.x[2];
+            const unsigned int v14532 = __float_as_uint(v14531);
+            const bool v14533 = v14525 < v14532;
+            const bool v14534 = v14530 && v14533;
+            const float v14536 = v14534 ? v14527 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[38] = v14536;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14537 = static_cast<unsigned int>(v13765.col(39, iron_linear_thread() & 31u));
+            const float v14539 = v13765.x[39];
+            const float v14540 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14541 = __float_as_uint(v14540);
+            const bool v14542 = v14537 >= v14541;
+            const float v14543 = v13820.x[2];
+            const unsigned int v14544 = __float_as_uint(v14543);
+            const bool v14545 = v14537 < v14544;
+            const bool v14546 = v14542 && v14545;
+            const float v14548 = v14546 ? v14539 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[39] = v14548;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14549 = static_cast<unsigned int>(v13765.col(40, iron_linear_thread() & 31u));
+            const float v14551 = v13765.x[40];
+            const float v14552 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14553 = __float_as_uint(v14552);
+            const bool v14554 = v14549 >= v14553;
+            const float v14555 = v13820.x[0];
+            const unsigned int v14556 = __float_as_uint(v14555);
+            const bool v14557 = v14549 < v14556;
+            const bool v14558 = v14554 && v14557;
+            const float v14560 = v14558 ? v14551 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[40] = v14560;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14561 = static_cast<unsigned int>(v13765.col(41, iron_linear_thread() & 31u));
+            const float v14563 = v13765.x[41];
+            const float v14564 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14565 = __float_as_uint(v14564);
             const bool v14566 = v14561 >= v14565;
-            const float v14567 = v13870.x[2];
+            const float v14567 = v13820.x[0];
             const unsigned int v14568 = __float_as_uint(v14567);
             const bool v14569 = v14561 < v14568;
             const bool v14570 = v14566 && v14569;
-            const float v14572 = v14563 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14573 = v14570 ? v14572 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[34] = v14573;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14574 = static_cast<unsigned int>(v11931.col(35, iron_linear_thread() & 31u));
-            const float v14576 = v11931.x[35];
-            const float v14577 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14578 = __float_as_uint(v14577);
-            const bool v14579 = v14574 >= v14578;
-            const float v14580 = v13870.x[2];
-            const unsigned int v14581 = __float_as_uint(v14580);
-            const bool v14582 = v14574 < v14581;
-            const bool v14583 = v14579 && v14582;
-            const float v14585 = v14576 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14586 = v14583 ? v14585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[35] = v14586;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14587 = static_cast<unsigned int>(v11931.col(36, iron_linear_thread() & 31u));
-            const float v14589 = v11931.x[36];
-            const float v14590 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14591 = __float_as_uint(v14590);
-            const bool v14592 = v14587 >= v14591;
-            const float v14593 = v13870.x[0];
-            const unsigned int v14594 = __float_as_uint(v14593);
-            const bool v14595 = v14587 < v14594;
-            const bool v14596 = v14592 && v14595;
-            const float v14598 = v14589 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14599 = v14596 ? v14598 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[36] = v14599;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14600 = static_cast<unsigned int>(v11931.col(37, iron_linear_thread() & 31u));
-            const float v14602 = v11931.x[37];
-            const float v14603 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14572 = v14570 ? v14563 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[41] = v14572;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14573 = static_cast<unsigned int>(v13765.col(42, iron_linear_thread() & 31u));
+            const float v14575 = v13765.x[42];
+            const float v14576 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14577 = __float_as_uint(v14576);
+            const bool v14578 = v14573 >= v14577;
+            const float v14579 = v13820.x[2];
+            const unsigned int v14580 = __float_as_uint(v14579);
+            const bool v14581 = v14573 < v14580;
+            const bool v14582 = v14578 && v14581;
+            const float v14584 = v14582 ? v14575 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[42] = v14584;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14585 = static_cast<unsigned int>(v13765.col(43, iron_linear_thread() & 31u));
+            const float v14587 = v13765.x[43];
+            const float v14588 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14589 = __float_as_uint(v14588);
+            const bool v14590 = v14585 >= v14589;
+            const float v14591 = v13820.x[2];
+            const unsigned int v14592 = __float_as_uint(v14591);
+            const bool v14593 = v14585 < v14592;
+            const bool v14594 = v14590 && v14593;
+            const float v14596 = v14594 ? v14587 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[43] = v14596;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14597 = static_cast<unsigned int>(v13765.col(44, iron_linear_thread() & 31u));
+            const float v14599 = v13765.x[44];
+            const float v14600 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14601 = __float_as_uint(v14600);
+            const bool v14602 = v14597 >= v14601;
+            const float v14603 = v13820.x[0];
             const unsigned int v14604 = __float_as_uint(v14603);
-            const bool v14605 = v14600 >= v14604;
-            const float v14606 = v13870.x[0];
-            const unsigned int v14607 = __float_as_uint(v14606);
-            const bool v14608 = v14600 < v14607;
-            const bool v14609 = v14605 && v14608;
-            const float v14611 = v14602 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14612 = v14609 ? v14611 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[37] = v14612;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14613 = static_cast<unsigned int>(v11931.col(38, iron_linear_thread() & 31u));
-            const float v14615 = v11931.x[38];
-            const float v14616 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14617 = __float_as_uint(v14616);
-            const bool v14618 = v14613 >= v14617;
-            const float v14619 = v13870.x[2];
-            const unsigned int v14620 = __float_as_uint(v14619);
-            const bool v14621 = v14613 < v14620;
-            const bool v14622 = v14618 && v14621;
-            const float v14624 = v14615 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14625 = v14622 ? v14624 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[38] = v14625;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14626 = static_cast<unsigned int>(v11931.col(39, iron_linear_thread() & 31u));
-            const float v14628 = v11931.x[39];
-            const float v14629 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14630 = __float_as_uint(v14629);
-            const bool v14631 = v14626 >= v14630;
-            const float v14632 = v13870.x[2];
-            const unsigned int v14633 = __float_as_uint(v14632);
-            const bool v14634 = v14626 < v14633;
-            const bool v14635 = v14631 && v14634;
-            const float v14637 = v14628 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14638 = v14635 ? v14637 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[39] = v14638;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14639 = static_cast<unsigned int>(v11931.col(40, iron_linear_thread() & 31u));
-            const float v14641 = v11931.x[40];
-            const float v14642 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14643 = __float_as_uint(v14642);
-            const bool v14644 = v14639 >= v14643;
-            const float v14645 = v13870.x[0];
-            const unsigned int v14646 = __float_as_uint(v14645);
-            const bool v14647 = v14639 < v14646;
-            const bool v14648 = v14644 && v14647;
-            const float v14650 = v14641 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14651 = v14648 ? v14650 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[40] = v14651;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14652 = static_cast<unsigned int>(v11931.col(41, iron_linear_thread() & 31u));
-            const float v14654 = v11931.x[41];
-            const float v14655 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14656 = __float_as_uint(v14655);
-            const bool v14657 = v14652 >= v14656;
-            const float v14658 = v13870.x[0];
-            const unsigned int v14659 = __float_as_uint(v14658);
-            const bool v14660 = v14652 < v14659;
-            const bool v14661 = v14657 && v14660;
-            const float v14663 = v14654 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14664 = v14661 ? v14663 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[41] = v14664;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14665 = static_cast<unsigned int>(v11931.col(42, iron_linear_thread() & 31u));
-            const float v14667 = v11931.x[42];
-            const float v14668 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14669 = __float_as_uint(v14668);
-            const bool v14670 = v14665 >= v14669;
-            const float v14671 = v13870.x[2];
-            const unsigned int v14672 = __float_as_uint(v14671);
-            const bool v14673 = v14665 < v14672;
-            const bool v14674 = v14670 && v14673;
-            const float v14676 = v14667 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14677 = v14674 ? v14676 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[42] = v14677;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14678 = static_cast<unsigned int>(v11931.col(43, iron_linear_thread() & 31u));
-            const float v14680 = v11931.x[43];
-            const float v14681 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14682 = __float_as_uint(v14681);
-            const bool v14683 = v14678 >= v14682;
-            const float v14684 = v13870.x[2];
+            const bool v14605 = v14597 < v14604;
+            const bool v14606 = v14602 && v14605;
+            const float v14608 = v14606 ? v14599 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[44] = v14608;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14609 = static_cast<unsigned int>(v13765.col(45, iron_linear_thread() & 31u));
+            const float v14611 = v13765.x[45];
+            const float v14612 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14613 = __float_as_uint(v14612);
+            const bool v14614 = v14609 >= v14613;
+            const float v14615 = v13820.x[0];
+            const unsigned int v14616 = __float_as_uint(v14615);
+            const bool v14617 = v14609 < v14616;
+            const bool v14618 = v14614 && v14617;
+            const float v14620 = v14618 ? v14611 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[45] = v14620;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14621 = static_cast<unsigned int>(v13765.col(46, iron_linear_thread() & 31u));
+            const float v14623 = v13765.x[46];
+            const float v14624 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14625 = __float_as_uint(v14624);
+            const bool v14626 = v14621 >= v14625;
+            const float v14627 = v13820.x[2];
+            const unsigned int v14628 = __float_as_uint(v14627);
+            const bool v14629 = v14621 < v14628;
+            const bool v14630 = v14626 && v14629;
+            const float v14632 = v14630 ? v14623 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[46] = v14632;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14633 = static_cast<unsigned int>(v13765.col(47, iron_linear_thread() & 31u));
+            const float v14635 = v13765.x[47];
+            const float v14636 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14637 = __float_as_uint(v14636);
+            const bool v14638 = v14633 >= v14637;
+            const float v14639 = v13820.x[2];
+            const unsigned int v14640 = __float_as_uint(v14639);
+            const bool v14641 = v14633 < v14640;
+            const bool v14642 = v14638 && v14641;
+            const float v14644 = v14642 ? v14635 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[47] = v14644;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14645 = static_cast<unsigned int>(v13765.col(48, iron_linear_thread() & 31u));
+            const float v14647 = v13765.x[48];
+            const float v14648 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14649 = __float_as_uint(v14648);
+            const bool v14650 = v14645 >= v14649;
+            const float v14651 = v13820.x[0];
+            const unsigned int v14652 = __float_as_uint(v14651);
+            const bool v14653 = v14645 < v14652;
+            const bool v14654 = v14650 && v14653;
+            const float v14656 = v14654 ? v14647 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[48] = v14656;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14657 = static_cast<unsigned int>(v13765.col(49, iron_linear_thread() & 31u));
+            const float v14659 = v13765.x[49];
+            const float v14660 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14661 = __float_as_uint(v14660);
+            const bool v14662 = v14657 >= v14661;
+            const float v14663 = v13820.x[0];
+            const unsigned int v14664 = __float_as_uint(v14663);
+            const bool v14665 = v14657 < v14664;
+            const bool v14666 = v14662 && v14665;
+            const float v14668 = v14666 ? v14659 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[49] = v14668;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14669 = static_cast<unsigned int>(v13765.col(50, iron_linear_thread() & 31u));
+            const float v14671 = v13765.x[50];
+            const float v14672 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14673 = __float_as_uint(v14672);
+            const bool v14674 = v14669 >= v14673;
+            const float v14675 = v13820.x[2];
+            const unsigned int v14676 = __float_as_uint(v14675);
+            const bool v14677 = v14669 < v14676;
+            const bool v14678 = v14674 && v14677;
+            const float v14680 = v14678 ? v14671 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[50] = v14680;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14681 = static_cast<unsigned int>(v13765.col(51, iron_linear_thread() & 31u));
+            const float v14683 = v13765.x[51];
+            const float v14684 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14685 = __float_as_uint(v14684);
-            const bool v14686 = v14678 < v14685;
-            const bool v14687 = v14683 && v14686;
-            const float v14689 = v14680 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14690 = v14687 ? v14689 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[43] = v14690;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14691 = static_cast<unsigned int>(v11931.col(44, iron_linear_thread() & 31u));
-            const float v14693 = v11931.x[44];
-            const float v14694 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14695 = __float_as_uint(v14694);
-            const bool v14696 = v14691 >= v14695;
-            const float v14697 = v13870.x[0];
-            const unsigned int v14698 = __float_as_uint(v14697);
-            const bool v14699 = v14691 < v14698;
-            const bool v14700 = v14696 && v14699;
-            const float v14702 = v14693 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14703 = v14700 ? v14702 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[44] = v14703;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14704 = static_cast<unsigned int>(v11931.col(45, iron_linear_thread() & 31u));
-            const float v14706 = v11931.x[45];
-            const float v14707 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14708 = __float_as_uint(v14707);
-            const bool v14709 = v14704 >= v14708;
-            const float v14710 = v13870.x[0];
-            const unsigned int v14711 = __float_as_uint(v14710);
-            const bool v14712 = v14704 < v14711;
-            const bool v14713 = v14709 && v14712;
-            const float v14715 = v14706 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14716 = v14713 ? v14715 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[45] = v14716;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14717 = static_cast<unsigned int>(v11931.col(46, iron_linear_thread() & 31u));
-            const float v14719 = v11931.x[46];
-            const float v14720 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const bool v14686 = v14681 >= v14685;
+            const float v14687 = v13820.x[2];
+            const unsigned int v14688 = __float_as_uint(v14687);
+            const bool v14689 = v14681 < v14688;
+            const bool v14690 = v14686 && v14689;
+            const float v14692 = v14690 ? v14683 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[51] = v14692;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14693 = static_cast<unsigned int>(v13765.col(52, iron_linear_thread() & 31u));
+            const float v14695 = v13765.x[52];
+            const float v14696 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14697 = __float_as_uint(v14696);
+            const bool v14698 = v14693 >= v14697;
+            const float v14699 = v13820.x[0];
+            const unsigned int v14700 = __float_as_uint(v14699);
+            const bool v14701 = v14693 < v14700;
+            const bool v14702 = v14698 && v14701;
+            const float v14704 = v14702 ? v14695 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[52] = v14704;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14705 = static_cast<unsigned int>(v13765.col(53, iron_linear_thread() & 31u));
+            const float v14707 = v13765.x[53];
+            const float v14708 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14709 = __float_as_uint(v14708);
+            const bool v14710 = v14705 >= v14709;
+            const float v14711 = v13820.x[0];
+            const unsigned int v14712 = __float_as_uint(v14711);
+            const bool v14713 = v14705 < v14712;
+            const bool v14714 = v14710 && v14713;
+            const float v14716 = v14714 ? v14707 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[53] = v14716;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14717 = static_cast<unsigned int>(v13765.col(54, iron_linear_thread() & 31u));
+            const float v14719 = v13765.x[54];
+            const float v14720 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
             const unsigned int v14721 = __float_as_uint(v14720);
             const bool v14722 = v14717 >= v14721;
-            const float v14723 = v13870.x[2];
+            const float v14723 = v13820.x[2];
             const unsigned int v14724 = __float_as_uint(v14723);
             const bool v14725 = v14717 < v14724;
             const bool v14726 = v14722 && v14725;
-            const float v14728 = v14719 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14729 = v14726 ? v14728 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[46] = v14729;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14730 = static_cast<unsigned int>(v11931.col(47, iron_linear_thread() & 31u));
-            const float v14732 = v11931.x[47];
-            const float v14733 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14734 = __float_as_uint(v14733);
-            const bool v14735 = v14730 >= v14734;
-            const float v14736 = v13870.x[2];
-            const unsigned int v14737 = __float_as_uint(v14736);
-            const bool v14738 = v14730 < v14737;
-            const bool v14739 = v14735 && v14738;
-            const float v14741 = v14732 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14742 = v14739 ? v14741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[47] = v14742;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14743 = static_cast<unsigned int>(v11931.col(48, iron_linear_thread() & 31u));
-            const float v14745 = v11931.x[48];
-            const float v14746 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14747 = __float_as_uint(v14746);
-            const bool v14748 = v14743 >= v14747;
-            const float v14749 = v13870.x[0];
-            const unsigned int v14750 = __float_as_uint(v14749);
-            const bool v14751 = v14743 < v14750;
-            const bool v14752 = v14748 && v14751;
-            const float v14754 = v14745 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14755 = v14752 ? v14754 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[48] = v14755;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14756 = static_cast<unsigned int>(v11931.col(49, iron_linear_thread() & 31u));
-            const float v14758 = v11931.x[49];
-            const float v14759 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const float v14728 = v14726 ? v14719 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[54] = v14728;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14729 = static_cast<unsigned int>(v13765.col(55, iron_linear_thread() & 31u));
+            const float v14731 = v13765.x[55];
+            const float v14732 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14733 = __float_as_uint(v14732);
+            const bool v14734 = v14729 >= v14733;
+            const float v14735 = v13820.x[2];
+            const unsigned int v14736 = __float_as_uint(v14735);
+            const bool v14737 = v14729 < v14736;
+            const bool v14738 = v14734 && v14737;
+            const float v14740 = v14738 ? v14731 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[55] = v14740;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14741 = static_cast<unsigned int>(v13765.col(56, iron_linear_thread() & 31u));
+            const float v14743 = v13765.x[56];
+            const float v14744 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14745 = __float_as_uint(v14744);
+            const bool v14746 = v14741 >= v14745;
+            const float v14747 = v13820.x[0];
+            const unsigned int v14748 = __float_as_uint(v14747);
+            const bool v14749 = v14741 < v14748;
+            const bool v14750 = v14746 && v14749;
+            const float v14752 = v14750 ? v14743 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[56] = v14752;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14753 = static_cast<unsigned int>(v13765.col(57, iron_linear_thread() & 31u));
+            const float v14755 = v13765.x[57];
+            const float v14756 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14757 = __float_as_uint(v14756);
+            const bool v14758 = v14753 >= v14757;
+            const float v14759 = v13820.x[0];
             const unsigned int v14760 = __float_as_uint(v14759);
-            const bool v14761 = v14756 >= v14760;
-            const float v14762 = v13870.x[0];
-            const unsigned int v14763 = __float_as_uint(v14762);
-            const bool v14764 = v14756 < v14763;
-            const bool v14765 = v14761 && v14764;
-            const float v14767 = v14758 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14768 = v14765 ? v14767 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[49] = v14768;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14769 = static_cast<unsigned int>(v11931.col(50, iron_linear_thread() & 31u));
-            const float v14771 = v11931.x[50];
-            const float v14772 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14773 = __float_as_uint(v14772);
-            const bool v14774 = v14769 >= v14773;
-            const float v14775 = v13870.x[2];
-            const unsigned int v14776 = __float_as_uint(v14775);
-            const bool v14777 = v14769 < v14776;
-            const bool v14778 = v14774 && v14777;
-            const float v14780 = v14771 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14781 = v14778 ? v14780 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[50] = v14781;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14782 = static_cast<unsigned int>(v11931.col(51, iron_linear_thread() & 31u));
-            const float v14784 = v11931.x[51];
-            const float v14785 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14786 = __float_as_uint(v14785);
-            const bool v14787 = v14782 >= v14786;
-            const float v14788 = v13870.x[2];
-            const unsigned int v14789 = __float_as_uint(v14788);
-            const bool v14790 = v14782 < v14789;
-            const bool v14791 = v14787 && v14790;
-            const float v14793 = v14784 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14794 = v14791 ? v14793 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[51] = v14794;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14795 = static_cast<unsigned int>(v11931.col(52, iron_linear_thread() & 31u));
-            const float v14797 = v11931.x[52];
-            const float v14798 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14799 = __float_as_uint(v14798);
-            const bool v14800 = v14795 >= v14799;
-            const float v14801 = v13870.x[0];
-            const unsigned int v14802 = __float_as_uint(v14801);
-            const bool v14803 = v14795 < v14802;
-            const bool v14804 = v14800 && v14803;
-            const float v14806 = v14797 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14807 = v14804 ? v14806 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[52] = v14807;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14808 = static_cast<unsigned int>(v11931.col(53, iron_linear_thread() & 31u));
-            const float v14810 = v11931.x[53];
-            const float v14811 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14812 = __float_as_uint(v14811);
-            const bool v14813 = v14808 >= v14812;
-            const float v14814 = v13870.x[0];
-            const unsigned int v14815 = __float_as_uint(v14814);
-            const bool v14816 = v14808 < v14815;
-            const bool v14817 = v14813 && v14816;
-            const float v14819 = v14810 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14820 = v14817 ? v14819 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[53] = v14820;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14821 = static_cast<unsigned int>(v11931.col(54, iron_linear_thread() & 31u));
-            const float v14823 = v11931.x[54];
-            const float v14824 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14825 = __float_as_uint(v14824);
-            const bool v14826 = v14821 >= v14825;
-            const float v14827 = v13870.x[2];
-            const unsigned int v14828 = __float_as_uint(v14827);
-            const bool v14829 = v14821 < v14828;
-            const bool v14830 = v14826 && v14829;
-            const float v14832 = v14823 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14833 = v14830 ? v14832 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[54] = v14833;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14834 = static_cast<unsigned int>(v11931.col(55, iron_linear_thread() & 31u));
-            const float v14836 = v11931.x[55];
-            const float v14837 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14838 = __float_as_uint(v14837);
-            const bool v14839 = v14834 >= v14838;
-            const float v14840 = v13870.x[2];
-            const unsigned int v14841 = __float_as_uint(v14840);
-            const bool v14842 = v14834 < v14841;
-            const bool v14843 = v14839 && v14842;
-            const float v14845 = v14836 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14846 = v14843 ? v14845 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[55] = v14846;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14847 = static_cast<unsigned int>(v11931.col(56, iron_linear_thread() & 31u));
-            const float v14849 = v11931.x[56];
-            const float v14850 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14851 = __float_as_uint(v14850);
-            const bool v14852 = v14847 >= v14851;
-            const float v14853 = v13870.x[0];
-            const unsigned int v14854 = __float_as_uint(v14853);
-            const bool v14855 = v14847 < v14854;
-            const bool v14856 = v14852 && v14855;
-            const float v14858 = v14849 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14859 = v14856 ? v14858 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[56] = v14859;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14860 = static_cast<unsigned int>(v11931.col(57, iron_linear_thread() & 31u));
-            const float v14862 = v11931.x[57];
-            const float v14863 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14864 = __float_as_uint(v14863);
-            const bool v14865 = v14860 >= v14864;
-            const float v14866 = v13870.x[0];
-            const unsigned int v14867 = __float_as_uint(v14866);
-            const bool v14868 = v14860 < v14867;
-            const bool v14869 = v14865 && v14868;
-            const float v14871 = v14862 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14872 = v14869 ? v14871 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[57] = v14872;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14873 = static_cast<unsigned int>(v11931.col(58, iron_linear_thread() & 31u));
-            const float v14875 = v11931.x[58];
-            const float v14876 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14877 = __float_as_uint(v14876);
-            const bool v14878 = v14873 >= v14877;
-            const float v14879 = v13870.x[2];
-            const unsigned int v14880 = __float_as_uint(v14879);
-            const bool v14881 = v14873 < v14880;
-            const bool v14882 = v14878 && v14881;
-            const float v14884 = v14875 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14885 = v14882 ? v14884 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[58] = v14885;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14886 = static_cast<unsigned int>(v11931.col(59, iron_linear_thread() & 31u));
-            const float v14888 = v11931.x[59];
-            const float v14889 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14890 = __float_as_uint(v14889);
-            const bool v14891 = v14886 >= v14890;
-            const float v14892 = v13870.x[2];
-            const unsigned int v14893 = __float_as_uint(v14892);
-            const bool v14894 = v14886 < v14893;
-            const bool v14895 = v14891 && v14894;
-            const float v14897 = v14888 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14898 = v14895 ? v14897 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[59] = v14898;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14899 = static_cast<unsigned int>(v11931.col(60, iron_linear_thread() & 31u));
-            const float v14901 = v11931.x[60];
-            const float v14902 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14903 = __float_as_uint(v14902);
-            const bool v14904 = v14899 >= v14903;
-            const float v14905 = v13870.x[0];
-            const unsigned int v14906 = __float_as_uint(v14905);
-            const bool v14907 = v14899 < v14906;
-            const bool v14908 = v14904 && v14907;
-            const float v14910 = v14901 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14911 = v14908 ? v14910 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[60] = v14911;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14912 = static_cast<unsigned int>(v11931.col(61, iron_linear_thread() & 31u));
-            const float v14914 = v11931.x[61];
-            const float v14915 = v13868.x[0];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14916 = __float_as_uint(v14915);
-            const bool v14917 = v14912 >= v14916;
-            const float v14918 = v13870.x[0];
-            const unsigned int v14919 = __float_as_uint(v14918);
-            const bool v14920 = v14912 < v14919;
-            const bool v14921 = v14917 && v14920;
-            const float v14923 = v14914 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14924 = v14921 ? v14923 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[61] = v14924;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14925 = static_cast<unsigned int>(v11931.col(62, iron_linear_thread() & 31u));
-            const float v14927 = v11931.x[62];
-            const float v14928 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14929 = __float_as_uint(v14928);
-            const bool v14930 = v14925 >= v14929;
-            const float v14931 = v13870.x[2];
-            const unsigned int v14932 = __float_as_uint(v14931);
-            const bool v14933 = v14925 < v14932;
-            const bool v14934 = v14930 && v14933;
-            const float v14936 = v14927 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14937 = v14934 ? v14936 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[62] = v14937;  // kernels/sdpa/flash_tile.hpp:176
-            const unsigned int v14938 = static_cast<unsigned int>(v11931.col(63, iron_linear_thread() & 31u));
-            const float v14940 = v11931.x[63];
-            const float v14941 = v13868.x[2];  // kernels/sdpa/flash_tile.hpp:177
-            const unsigned int v14942 = __float_as_uint(v14941);
-            const bool v14943 = v14938 >= v14942;
-            const float v14944 = v13870.x[2];
-            const unsigned int v14945 = __float_as_uint(v14944);
-            const bool v14946 = v14938 < v14945;
-            const bool v14947 = v14943 && v14946;
-            const float v14949 = v14940 * v349;  // kernels/sdpa/flash_tile.hpp:156
-            const float v14950 = v14947 ? v14949 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-            v11931.x[63] = v14950;  // kernels/sdpa/flash_tile.hpp:176
+            const bool v14761 = v14753 < v14760;
+            const bool v14762 = v14758 && v14761;
+            const float v14764 = v14762 ? v14755 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[57] = v14764;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14765 = static_cast<unsigned int>(v13765.col(58, iron_linear_thread() & 31u));
+            const float v14767 = v13765.x[58];
+            const float v14768 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14769 = __float_as_uint(v14768);
+            const bool v14770 = v14765 >= v14769;
+            const float v14771 = v13820.x[2];
+            const unsigned int v14772 = __float_as_uint(v14771);
+            const bool v14773 = v14765 < v14772;
+            const bool v14774 = v14770 && v14773;
+            const float v14776 = v14774 ? v14767 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[58] = v14776;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14777 = static_cast<unsigned int>(v13765.col(59, iron_linear_thread() & 31u));
+            const float v14779 = v13765.x[59];
+            const float v14780 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14781 = __float_as_uint(v14780);
+            const bool v14782 = v14777 >= v14781;
+            const float v14783 = v13820.x[2];
+            const unsigned int v14784 = __float_as_uint(v14783);
+            const bool v14785 = v14777 < v14784;
+            const bool v14786 = v14782 && v14785;
+            const float v14788 = v14786 ? v14779 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[59] = v14788;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14789 = static_cast<unsigned int>(v13765.col(60, iron_linear_thread() & 31u));
+            const float v14791 = v13765.x[60];
+            const float v14792 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14793 = __float_as_uint(v14792);
+            const bool v14794 = v14789 >= v14793;
+            const float v14795 = v13820.x[0];
+            const unsigned int v14796 = __float_as_uint(v14795);
+            const bool v14797 = v14789 < v14796;
+            const bool v14798 = v14794 && v14797;
+            const float v14800 = v14798 ? v14791 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[60] = v14800;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14801 = static_cast<unsigned int>(v13765.col(61, iron_linear_thread() & 31u));
+            const float v14803 = v13765.x[61];
+            const float v14804 = v13818.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14805 = __float_as_uint(v14804);
+            const bool v14806 = v14801 >= v14805;
+            const float v14807 = v13820.x[0];
+            const unsigned int v14808 = __float_as_uint(v14807);
+            const bool v14809 = v14801 < v14808;
+            const bool v14810 = v14806 && v14809;
+            const float v14812 = v14810 ? v14803 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[61] = v14812;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14813 = static_cast<unsigned int>(v13765.col(62, iron_linear_thread() & 31u));
+            const float v14815 = v13765.x[62];
+            const float v14816 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14817 = __float_as_uint(v14816);
+            const bool v14818 = v14813 >= v14817;
+            const float v14819 = v13820.x[2];
+            const unsigned int v14820 = __float_as_uint(v14819);
+            const bool v14821 = v14813 < v14820;
+            const bool v14822 = v14818 && v14821;
+            const float v14824 = v14822 ? v14815 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[62] = v14824;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v14825 = static_cast<unsigned int>(v13765.col(63, iron_linear_thread() & 31u));
+            const float v14827 = v13765.x[63];
+            const float v14828 = v13818.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v14829 = __float_as_uint(v14828);
+            const bool v14830 = v14825 >= v14829;
+            const float v14831 = v13820.x[2];
+            const unsigned int v14832 = __float_as_uint(v14831);
+            const bool v14833 = v14825 < v14832;
+            const bool v14834 = v14830 && v14833;
+            const float v14836 = v14834 ? v14827 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[63] = v14836;  // kernels/sdpa/flash_tile.hpp:176
           }
-          iron_frag<float, 2, 16, 8> v14952;  // kernels/sdpa/flash_tile.hpp:210
-          iron_frag_fill(v14952, 0.0f);
-          iron_frag_row_reduce<false>(v14952, v11931);
-          iron_frag<float, 2, 16, 8> v14954;  // kernels/sdpa/flash_tile.hpp:216
-          iron_frag_fill(v14954, 0.0f);
-          const float v14958 = v14952.x[0];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14959 = v351.x[0];
-          const float v14960 = fmaxf(v14959, v14958);
-          const bool v14963 = v14960 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14964 = v14963 ? 0.0f : v14960;
-          v14954.x[0] = v14964;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14968 = v14952.x[1];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14969 = v351.x[1];
-          const float v14970 = fmaxf(v14969, v14968);
-          const bool v14973 = v14970 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14974 = v14973 ? 0.0f : v14970;
-          v14954.x[1] = v14974;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14978 = v14952.x[2];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14979 = v351.x[2];
-          const float v14980 = fmaxf(v14979, v14978);
-          const bool v14983 = v14980 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14984 = v14983 ? 0.0f : v14980;
-          v14954.x[2] = v14984;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14988 = v14952.x[3];  // kernels/sdpa/flash_tile.hpp:218
-          const float v14989 = v351.x[3];
-          const float v14990 = fmaxf(v14989, v14988);
-          const bool v14993 = v14990 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-          const float v14994 = v14993 ? 0.0f : v14990;
-          v14954.x[3] = v14994;  // kernels/sdpa/flash_tile.hpp:217
-          const float v14998 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:221
-          const float v15000 = v14959 - v14998;
-          const float v15001 = iron_exp2_approx(v15000);
-          v11957.x[0] = v15001;  // kernels/sdpa/flash_tile.hpp:220
-          const float v15005 = v14954.x[1];  // kernels/sdpa/flash_tile.hpp:221
-          const float v15007 = v14969 - v15005;
-          const float v15008 = iron_exp2_approx(v15007);
-          v11957.x[1] = v15008;  // kernels/sdpa/flash_tile.hpp:220
-          const float v15012 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:221
-          const float v15014 = v14979 - v15012;
-          const float v15015 = iron_exp2_approx(v15014);
-          v11957.x[2] = v15015;  // kernels/sdpa/flash_tile.hpp:220
-          const float v15019 = v14954.x[3];  // kernels/sdpa/flash_tile.hpp:221
-          const float v15021 = v14989 - v15019;
-          const float v15022 = iron_exp2_approx(v15021);
-          v11957.x[3] = v15022;  // kernels/sdpa/flash_tile.hpp:220
-          v351.x[0] = v14960;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15030 = v351.x[1];
-          const float v15032 = fmaxf(v15030, v14968);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[1] = v15032;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15035 = v351.x[2];
-          const float v15037 = fmaxf(v15035, v14978);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[2] = v15037;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15040 = v351.x[3];
-          const float v15042 = fmaxf(v15040, v14988);  // kernels/sdpa/flash_tile.hpp:224
-          v351.x[3] = v15042;  // kernels/sdpa/flash_tile.hpp:223
-          const float v15045 = v11931.x[0];  // kernels/sdpa/flash_tile.hpp:226
-          const float v15046 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15047 = v15045 - v15046;
-          const float v15048 = iron_exp2_approx(v15047);
-          v11931.x[0] = v15048;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15051 = v11931.x[1];
-          const float v15052 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15053 = v15051 - v15052;
-          const float v15054 = iron_exp2_approx(v15053);
-          v11931.x[1] = v15054;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15057 = v11931.x[2];
-          const float v15058 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15059 = v15057 - v15058;
-          const float v15060 = iron_exp2_approx(v15059);
-          v11931.x[2] = v15060;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15063 = v11931.x[3];
-          const float v15064 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15065 = v15063 - v15064;
-          const float v15066 = iron_exp2_approx(v15065);
-          v11931.x[3] = v15066;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15069 = v11931.x[4];
-          const float v15070 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15071 = v15069 - v15070;
-          const float v15072 = iron_exp2_approx(v15071);
-          v11931.x[4] = v15072;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15075 = v11931.x[5];
-          const float v15076 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15077 = v15075 - v15076;
-          const float v15078 = iron_exp2_approx(v15077);
-          v11931.x[5] = v15078;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15081 = v11931.x[6];
-          const float v15082 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15083 = v15081 - v15082;
+          iron_frag<float, 2, 16, 8> v14838;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v14838, 0.0f);
+          iron_frag_row_reduce<false>(v14838, v13765);
+          const float v14841 = v14838.x[0];  // kernels/sdpa/flash_tile.hpp:212
+          const float v14842 = v14841 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14838.x[0] = v14842;  // kernels/sdpa/flash_tile.hpp:212
+          const float v14845 = v14838.x[1];
+          const float v14846 = v14845 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14838.x[1] = v14846;  // kernels/sdpa/flash_tile.hpp:212
+          const float v14849 = v14838.x[2];
+          const float v14850 = v14849 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14838.x[2] = v14850;  // kernels/sdpa/flash_tile.hpp:212
+          const float v14853 = v14838.x[3];
+          const float v14854 = v14853 * v349;  // kernels/sdpa/flash_tile.hpp:213
+          v14838.x[3] = v14854;  // kernels/sdpa/flash_tile.hpp:212
+          iron_frag<float, 2, 16, 8> v14856;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v14856, 0.0f);
+          const float v14860 = v14838.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14861 = v351.x[0];
+          const float v14862 = fmaxf(v14861, v14860);
+          const bool v14865 = v14862 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14866 = v14865 ? 0.0f : v14862;
+          v14856.x[0] = v14866;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14870 = v14838.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14871 = v351.x[1];
+          const float v14872 = fmaxf(v14871, v14870);
+          const bool v14875 = v14872 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14876 = v14875 ? 0.0f : v14872;
+          v14856.x[1] = v14876;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14880 = v14838.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14881 = v351.x[2];
+          const float v14882 = fmaxf(v14881, v14880);
+          const bool v14885 = v14882 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14886 = v14885 ? 0.0f : v14882;
+          v14856.x[2] = v14886;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14890 = v14838.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v14891 = v351.x[3];
+          const float v14892 = fmaxf(v14891, v14890);
+          const bool v14895 = v14892 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v14896 = v14895 ? 0.0f : v14892;
+          v14856.x[3] = v14896;  // kernels/sdpa/flash_tile.hpp:217
+          const float v14900 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14902 = v14861 - v14900;
+          const float v14903 = iron_exp2_approx(v14902);
+          v13791.x[0] = v14903;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14907 = v14856.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14909 = v14871 - v14907;
+          const float v14910 = iron_exp2_approx(v14909);
+          v13791.x[1] = v14910;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14914 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14916 = v14881 - v14914;
+          const float v14917 = iron_exp2_approx(v14916);
+          v13791.x[2] = v14917;  // kernels/sdpa/flash_tile.hpp:220
+          const float v14921 = v14856.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v14923 = v14891 - v14921;
+          const float v14924 = iron_exp2_approx(v14923);
+          v13791.x[3] = v14924;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v14862;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14932 = v351.x[1];
+          const float v14934 = fmaxf(v14932, v14870);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v14934;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14937 = v351.x[2];
+          const float v14939 = fmaxf(v14937, v14880);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v14939;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14942 = v351.x[3];
+          const float v14944 = fmaxf(v14942, v14890);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v14944;  // kernels/sdpa/flash_tile.hpp:223
+          const float v14947 = v13765.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v14948 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14949 = -v14948;
+          const float v14950 = fmaf(v14947, v349, v14949);
+          const float v14951 = iron_exp2_approx(v14950);
+          v13765.x[0] = v14951;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14954 = v13765.x[1];
+          const float v14955 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14956 = -v14955;
+          const float v14957 = fmaf(v14954, v349, v14956);
+          const float v14958 = iron_exp2_approx(v14957);
+          v13765.x[1] = v14958;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14961 = v13765.x[2];
+          const float v14962 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14963 = -v14962;
+          const float v14964 = fmaf(v14961, v349, v14963);
+          const float v14965 = iron_exp2_approx(v14964);
+          v13765.x[2] = v14965;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14968 = v13765.x[3];
+          const float v14969 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14970 = -v14969;
+          const float v14971 = fmaf(v14968, v349, v14970);
+          const float v14972 = iron_exp2_approx(v14971);
+          v13765.x[3] = v14972;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14975 = v13765.x[4];
+          const float v14976 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14977 = -v14976;
+          const float v14978 = fmaf(v14975, v349, v14977);
+          const float v14979 = iron_exp2_approx(v14978);
+          v13765.x[4] = v14979;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14982 = v13765.x[5];
+          const float v14983 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14984 = -v14983;
+          const float v14985 = fmaf(v14982, v349, v14984);
+          const float v14986 = iron_exp2_approx(v14985);
+          v13765.x[5] = v14986;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14989 = v13765.x[6];
+          const float v14990 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14991 = -v14990;
+          const float v14992 = fmaf(v14989, v349, v14991);
+          const float v14993 = iron_exp2_approx(v14992);
+          v13765.x[6] = v14993;  // kernels/sdpa/flash_tile.hpp:226
+          const float v14996 = v13765.x[7];
+          const float v14997 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v14998 = -v14997;
+          const float v14999 = fmaf(v14996, v349, v14998);
+          const float v15000 = iron_exp2_approx(v14999);
+          v13765.x[7] = v15000;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15003 = v13765.x[8];
+          const float v15004 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15005 = -v15004;
+          const float v15006 = fmaf(v15003, v349, v15005);
+          const float v15007 = iron_exp2_approx(v15006);
+          v13765.x[8] = v15007;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15010 = v13765.x[9];
+          const float v15011 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15012 = -v15011;
+          const float v15013 = fmaf(v15010, v349, v15012);
+          const float v15014 = iron_exp2_approx(v15013);
+          v13765.x[9] = v15014;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15017 = v13765.x[10];
+          const float v15018 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15019 = -v15018;
+          const float v15020 = fmaf(v15017, v349, v15019);
+          const float v15021 = iron_exp2_approx(v15020);
+          v13765.x[10] = v15021;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15024 = v13765.x[11];
+          const float v15025 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15026 = -v15025;
+          const float v15027 = fmaf(v15024, v349, v15026);
+          const float v15028 = iron_exp2_approx(v15027);
+          v13765.x[11] = v15028;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15031 = v13765.x[12];
+          const float v15032 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15033 = -v15032;
+          const float v15034 = fmaf(v15031, v349, v15033);
+          const float v15035 = iron_exp2_approx(v15034);
+          v13765.x[12] = v15035;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15038 = v13765.x[13];
+          const float v15039 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15040 = -v15039;
+          const float v15041 = fmaf(v15038, v349, v15040);
+          const float v15042 = iron_exp2_approx(v15041);
+          v13765.x[13] = v15042;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15045 = v13765.x[14];
+          const float v15046 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15047 = -v15046;
+          const float v15048 = fmaf(v15045, v349, v15047);
+          const float v15049 = iron_exp2_approx(v15048);
+          v13765.x[14] = v15049;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15052 = v13765.x[15];
+          const float v15053 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15054 = -v15053;
+          const float v15055 = fmaf(v15052, v349, v15054);
+          const float v15056 = iron_exp2_approx(v15055);
+          v13765.x[15] = v15056;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15059 = v13765.x[16];
+          const float v15060 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15061 = -v15060;
+          const float v15062 = fmaf(v15059, v349, v15061);
+          const float v15063 = iron_exp2_approx(v15062);
+          v13765.x[16] = v15063;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15066 = v13765.x[17];
+          const float v15067 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15068 = -v15067;
+          const float v15069 = fmaf(v15066, v349, v15068);
+          const float v15070 = iron_exp2_approx(v15069);
+          v13765.x[17] = v15070;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15073 = v13765.x[18];
+          const float v15074 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15075 = -v15074;
+          const float v15076 = fmaf(v15073, v349, v15075);
+          const float v15077 = iron_exp2_approx(v15076);
+          v13765.x[18] = v15077;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15080 = v13765.x[19];
+          const float v15081 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15082 = -v15081;
+          const float v15083 = fmaf(v15080, v349, v15082);
           const float v15084 = iron_exp2_approx(v15083);
-          v11931.x[6] = v15084;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15087 = v11931.x[7];
-          const float v15088 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15089 = v15087 - v15088;
-          const float v15090 = iron_exp2_approx(v15089);
-          v11931.x[7] = v15090;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15093 = v11931.x[8];
-          const float v15094 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15095 = v15093 - v15094;
-          const float v15096 = iron_exp2_approx(v15095);
-          v11931.x[8] = v15096;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15099 = v11931.x[9];
-          const float v15100 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15101 = v15099 - v15100;
-          const float v15102 = iron_exp2_approx(v15101);
-          v11931.x[9] = v15102;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15105 = v11931.x[10];
-          const float v15106 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15107 = v15105 - v15106;
-          const float v15108 = iron_exp2_approx(v15107);
-          v11931.x[10] = v15108;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15111 = v11931.x[11];
-          const float v15112 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15113 = v15111 - v15112;
-          const float v15114 = iron_exp2_approx(v15113);
-          v11931.x[11] = v15114;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15117 = v11931.x[12];
-          const float v15118 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15119 = v15117 - v15118;
-          const float v15120 = iron_exp2_approx(v15119);
-          v11931.x[12] = v15120;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15123 = v11931.x[13];
-          const float v15124 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15125 = v15123 - v15124;
+          v13765.x[19] = v15084;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15087 = v13765.x[20];
+          const float v15088 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15089 = -v15088;
+          const float v15090 = fmaf(v15087, v349, v15089);
+          const float v15091 = iron_exp2_approx(v15090);
+          v13765.x[20] = v15091;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15094 = v13765.x[21];
+          const float v15095 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15096 = -v15095;
+          const float v15097 = fmaf(v15094, v349, v15096);
+          const float v15098 = iron_exp2_approx(v15097);
+          v13765.x[21] = v15098;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15101 = v13765.x[22];
+          const float v15102 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15103 = -v15102;
+          const float v15104 = fmaf(v15101, v349, v15103);
+          const float v15105 = iron_exp2_approx(v15104);
+          v13765.x[22] = v15105;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15108 = v13765.x[23];
+          const float v15109 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15110 = -v15109;
+          const float v15111 = fmaf(v15108, v349, v15110);
+          const float v15112 = iron_exp2_approx(v15111);
+          v13765.x[23] = v15112;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15115 = v13765.x[24];
+          const float v15116 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15117 = -v15116;
+          const float v15118 = fmaf(v15115, v349, v15117);
+          const float v15119 = iron_exp2_approx(v15118);
+          v13765.x[24] = v15119;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15122 = v13765.x[25];
+          const float v15123 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15124 = -v15123;
+          const float v15125 = fmaf(v15122, v349, v15124);
           const float v15126 = iron_exp2_approx(v15125);
-          v11931.x[13] = v15126;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15129 = v11931.x[14];
-          const float v15130 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15131 = v15129 - v15130;
-          const float v15132 = iron_exp2_approx(v15131);
-          v11931.x[14] = v15132;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15135 = v11931.x[15];
-          const float v15136 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15137 = v15135 - v15136;
-          const float v15138 = iron_exp2_approx(v15137);
-          v11931.x[15] = v15138;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15141 = v11931.x[16];
-          const float v15142 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15143 = v15141 - v15142;
-          const float v15144 = iron_exp2_approx(v15143);
-          v11931.x[16] = v15144;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15147 = v11931.x[17];
-          const float v15148 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15149 = v15147 - v15148;
-          const float v15150 = iron_exp2_approx(v15149);
-          v11931.x[17] = v15150;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15153 = v11931.x[18];
-          const float v15154 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15155 = v15153 - v15154;
-          const float v15156 = iron_exp2_approx(v15155);
-          v11931.x[18] = v15156;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15159 = v11931.x[19];
-          const float v15160 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15161 = v15159 - v15160;
-          const float v15162 = iron_exp2_approx(v15161);
-          v11931.x[19] = v15162;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15165 = v11931.x[20];
-          const float v15166 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15167 = v15165 - v15166;
+          v13765.x[25] = v15126;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15129 = v13765.x[26];
+          const float v15130 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15131 = -v15130;
+          const float v15132 = fmaf(v15129, v349, v15131);
+          const float v15133 = iron_exp2_approx(v15132);
+          v13765.x[26] = v15133;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15136 = v13765.x[27];
+          const float v15137 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15138 = -v15137;
+          const float v15139 = fmaf(v15136, v349, v15138);
+          const float v15140 = iron_exp2_approx(v15139);
+          v13765.x[27] = v15140;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15143 = v13765.x[28];
+          const float v15144 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15145 = -v15144;
+          const float v15146 = fmaf(v15143, v349, v15145);
+          const float v15147 = iron_exp2_approx(v15146);
+          v13765.x[28] = v15147;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15150 = v13765.x[29];
+          const float v15151 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15152 = -v15151;
+          const float v15153 = fmaf(v15150, v349, v15152);
+          const float v15154 = iron_exp2_approx(v15153);
+          v13765.x[29] = v15154;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15157 = v13765.x[30];
+          const float v15158 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15159 = -v15158;
+          const float v15160 = fmaf(v15157, v349, v15159);
+          const float v15161 = iron_exp2_approx(v15160);
+          v13765.x[30] = v15161;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15164 = v13765.x[31];
+          const float v15165 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15166 = -v15165;
+          const float v15167 = fmaf(v15164, v349, v15166);
           const float v15168 = iron_exp2_approx(v15167);
-          v11931.x[20] = v15168;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15171 = v11931.x[21];
-          const float v15172 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15173 = v15171 - v15172;
-          const float v15174 = iron_exp2_approx(v15173);
-          v11931.x[21] = v15174;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15177 = v11931.x[22];
-          const float v15178 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15179 = v15177 - v15178;
-          const float v15180 = iron_exp2_approx(v15179);
-          v11931.x[22] = v15180;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15183 = v11931.x[23];
-          const float v15184 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15185 = v15183 - v15184;
-          const float v15186 = iron_exp2_approx(v15185);
-          v11931.x[23] = v15186;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15189 = v11931.x[24];
-          const float v15190 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15191 = v15189 - v15190;
-          const float v15192 = iron_exp2_approx(v15191);
-          v11931.x[24] = v15192;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15195 = v11931.x[25];
-          const float v15196 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15197 = v15195 - v15196;
-          const float v15198 = iron_exp2_approx(v15197);
-          v11931.x[25] = v15198;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15201 = v11931.x[26];
-          const float v15202 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15203 = v15201 - v15202;
-          const float v15204 = iron_exp2_approx(v15203);
-          v11931.x[26] = v15204;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15207 = v11931.x[27];
-          const float v15208 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15209 = v15207 - v15208;
+          v13765.x[31] = v15168;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15171 = v13765.x[32];
+          const float v15172 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15173 = -v15172;
+          const float v15174 = fmaf(v15171, v349, v15173);
+          const float v15175 = iron_exp2_approx(v15174);
+          v13765.x[32] = v15175;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15178 = v13765.x[33];
+          const float v15179 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15180 = -v15179;
+          const float v15181 = fmaf(v15178, v349, v15180);
+          const float v15182 = iron_exp2_approx(v15181);
+          v13765.x[33] = v15182;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15185 = v13765.x[34];
+          const float v15186 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15187 = -v15186;
+          const float v15188 = fmaf(v15185, v349, v15187);
+          const float v15189 = iron_exp2_approx(v15188);
+          v13765.x[34] = v15189;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15192 = v13765.x[35];
+          const float v15193 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15194 = -v15193;
+          const float v15195 = fmaf(v15192, v349, v15194);
+          const float v15196 = iron_exp2_approx(v15195);
+          v13765.x[35] = v15196;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15199 = v13765.x[36];
+          const float v15200 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15201 = -v15200;
+          const float v15202 = fmaf(v15199, v349, v15201);
+          const float v15203 = iron_exp2_approx(v15202);
+          v13765.x[36] = v15203;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15206 = v13765.x[37];
+          const float v15207 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15208 = -v15207;
+          const float v15209 = fmaf(v15206, v349, v15208);
           const float v15210 = iron_exp2_approx(v15209);
-          v11931.x[27] = v15210;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15213 = v11931.x[28];
-          const float v15214 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15215 = v15213 - v15214;
-          const float v15216 = iron_exp2_approx(v15215);
-          v11931.x[28] = v15216;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15219 = v11931.x[29];
-          const float v15220 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15221 = v15219 - v15220;
-          const float v15222 = iron_exp2_approx(v15221);
-          v11931.x[29] = v15222;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15225 = v11931.x[30];
-          const float v15226 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15227 = v15225 - v15226;
-          const float v15228 = iron_exp2_approx(v15227);
-          v11931.x[30] = v15228;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15231 = v11931.x[31];
-          const float v15232 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15233 = v15231 - v15232;
-          const float v15234 = iron_exp2_approx(v15233);
-          v11931.x[31] = v15234;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15237 = v11931.x[32];
-          const float v15238 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15239 = v15237 - v15238;
-          const float v15240 = iron_exp2_approx(v15239);
-          v11931.x[32] = v15240;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15243 = v11931.x[33];
-          const float v15244 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15245 = v15243 - v15244;
-          const float v15246 = iron_exp2_approx(v15245);
-          v11931.x[33] = v15246;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15249 = v11931.x[34];
-          const float v15250 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15251 = v15249 - v15250;
+          v13765.x[37] = v15210;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15213 = v13765.x[38];
+          const float v15214 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15215 = -v15214;
+          const float v15216 = fmaf(v15213, v349, v15215);
+          const float v15217 = iron_exp2_approx(v15216);
+          v13765.x[38] = v15217;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15220 = v13765.x[39];
+          const float v15221 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15222 = -v15221;
+          const float v15223 = fmaf(v15220, v349, v15222);
+          const float v15224 = iron_exp2_approx(v15223);
+          v13765.x[39] = v15224;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15227 = v13765.x[40];
+          const float v15228 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15229 = -v15228;
+          const float v15230 = fmaf(v15227, v349, v15229);
+          const float v15231 = iron_exp2_approx(v15230);
+          v13765.x[40] = v15231;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15234 = v13765.x[41];
+          const float v15235 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15236 = -v15235;
+          const float v15237 = fmaf(v15234, v349, v15236);
+          const float v15238 = iron_exp2_approx(v15237);
+          v13765.x[41] = v15238;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15241 = v13765.x[42];
+          const float v15242 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15243 = -v15242;
+          const float v15244 = fmaf(v15241, v349, v15243);
+          const float v15245 = iron_exp2_approx(v15244);
+          v13765.x[42] = v15245;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15248 = v13765.x[43];
+          const float v15249 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15250 = -v15249;
+          const float v15251 = fmaf(v15248, v349, v15250);
           const float v15252 = iron_exp2_approx(v15251);
-          v11931.x[34] = v15252;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15255 = v11931.x[35];
-          const float v15256 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15257 = v15255 - v15256;
-          const float v15258 = iron_exp2_approx(v15257);
-          v11931.x[35] = v15258;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15261 = v11931.x[36];
-          const float v15262 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15263 = v15261 - v15262;
-          const float v15264 = iron_exp2_approx(v15263);
-          v11931.x[36] = v15264;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15267 = v11931.x[37];
-          const float v15268 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15269 = v15267 - v15268;
-          const float v15270 = iron_exp2_approx(v15269);
-          v11931.x[37] = v15270;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15273 = v11931.x[38];
-          const float v15274 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15275 = v15273 - v15274;
-          const float v15276 = iron_exp2_approx(v15275);
-          v11931.x[38] = v15276;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15279 = v11931.x[39];
-          const float v15280 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15281 = v15279 - v15280;
-          const float v15282 = iron_exp2_approx(v15281);
-          v11931.x[39] = v15282;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15285 = v11931.x[40];
-          const float v15286 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15287 = v15285 - v15286;
-          const float v15288 = iron_exp2_approx(v15287);
-          v11931.x[40] = v15288;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15291 = v11931.x[41];
-          const float v15292 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15293 = v15291 - v15292;
+          v13765.x[43] = v15252;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15255 = v13765.x[44];
+          const float v15256 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15257 = -v15256;
+          const float v15258 = fmaf(v15255, v349, v15257);
+          const float v15259 = iron_exp2_approx(v15258);
+          v13765.x[44] = v15259;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15262 = v13765.x[45];
+          const float v15263 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15264 = -v15263;
+          const float v15265 = fmaf(v15262, v349, v15264);
+          const float v15266 = iron_exp2_approx(v15265);
+          v13765.x[45] = v15266;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15269 = v13765.x[46];
+          const float v15270 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15271 = -v15270;
+          const float v15272 = fmaf(v15269, v349, v15271);
+          const float v15273 = iron_exp2_approx(v15272);
+          v13765.x[46] = v15273;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15276 = v13765.x[47];
+          const float v15277 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15278 = -v15277;
+          const float v15279 = fmaf(v15276, v349, v15278);
+          const float v15280 = iron_exp2_approx(v15279);
+          v13765.x[47] = v15280;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15283 = v13765.x[48];
+          const float v15284 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15285 = -v15284;
+          const float v15286 = fmaf(v15283, v349, v15285);
+          const float v15287 = iron_exp2_approx(v15286);
+          v13765.x[48] = v15287;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15290 = v13765.x[49];
+          const float v15291 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15292 = -v15291;
+          const float v15293 = fmaf(v15290, v349, v15292);
           const float v15294 = iron_exp2_approx(v15293);
-          v11931.x[41] = v15294;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15297 = v11931.x[42];
-          const float v15298 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15299 = v15297 - v15298;
-          const float v15300 = iron_exp2_approx(v15299);
-          v11931.x[42] = v15300;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15303 = v11931.x[43];
-          const float v15304 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15305 = v15303 - v15304;
-          const float v15306 = iron_exp2_approx(v15305);
-          v11931.x[43] = v15306;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15309 = v11931.x[44];
-          const float v15310 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15311 = v15309 - v15310;
-          const float v15312 = iron_exp2_approx(v15311);
-          v11931.x[44] = v15312;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15315 = v11931.x[45];
-          const float v15316 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15317 = v15315 - v15316;
-          const float v15318 = iron_exp2_approx(v15317);
-          v11931.x[45] = v15318;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15321 = v11931.x[46];
-          const float v15322 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15323 = v15321 - v15322;
-          const float v15324 = iron_exp2_approx(v15323);
-          v11931.x[46] = v15324;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15327 = v11931.x[47];
-          const float v15328 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15329 = v15327 - v15328;
-          const float v15330 = iron_exp2_approx(v15329);
-          v11931.x[47] = v15330;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15333 = v11931.x[48];
-          const float v15334 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15335 = v15333 - v15334;
+          v13765.x[49] = v15294;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15297 = v13765.x[50];
+          const float v15298 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15299 = -v15298;
+          const float v15300 = fmaf(v15297, v349, v15299);
+          const float v15301 = iron_exp2_approx(v15300);
+          v13765.x[50] = v15301;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15304 = v13765.x[51];
+          const float v15305 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15306 = -v15305;
+          const float v15307 = fmaf(v15304, v349, v15306);
+          const float v15308 = iron_exp2_approx(v15307);
+          v13765.x[51] = v15308;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15311 = v13765.x[52];
+          const float v15312 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15313 = -v15312;
+          const float v15314 = fmaf(v15311, v349, v15313);
+          const float v15315 = iron_exp2_approx(v15314);
+          v13765.x[52] = v15315;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15318 = v13765.x[53];
+          const float v15319 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15320 = -v15319;
+          const float v15321 = fmaf(v15318, v349, v15320);
+          const float v15322 = iron_exp2_approx(v15321);
+          v13765.x[53] = v15322;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15325 = v13765.x[54];
+          const float v15326 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15327 = -v15326;
+          const float v15328 = fmaf(v15325, v349, v15327);
+          const float v15329 = iron_exp2_approx(v15328);
+          v13765.x[54] = v15329;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15332 = v13765.x[55];
+          const float v15333 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15334 = -v15333;
+          const float v15335 = fmaf(v15332, v349, v15334);
           const float v15336 = iron_exp2_approx(v15335);
-          v11931.x[48] = v15336;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15339 = v11931.x[49];
-          const float v15340 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15341 = v15339 - v15340;
-          const float v15342 = iron_exp2_approx(v15341);
-          v11931.x[49] = v15342;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15345 = v11931.x[50];
-          const float v15346 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15347 = v15345 - v15346;
-          const float v15348 = iron_exp2_approx(v15347);
-          v11931.x[50] = v15348;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15351 = v11931.x[51];
-          const float v15352 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15353 = v15351 - v15352;
-          const float v15354 = iron_exp2_approx(v15353);
-          v11931.x[51] = v15354;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15357 = v11931.x[52];
-          const float v15358 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15359 = v15357 - v15358;
-          const float v15360 = iron_exp2_approx(v15359);
-          v11931.x[52] = v15360;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15363 = v11931.x[53];
-          const float v15364 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15365 = v15363 - v15364;
-          const float v15366 = iron_exp2_approx(v15365);
-          v11931.x[53] = v15366;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15369 = v11931.x[54];
-          const float v15370 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15371 = v15369 - v15370;
-          const float v15372 = iron_exp2_approx(v15371);
-          v11931.x[54] = v15372;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15375 = v11931.x[55];
-          const float v15376 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15377 = v15375 - v15376;
+          v13765.x[55] = v15336;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15339 = v13765.x[56];
+          const float v15340 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15341 = -v15340;
+          const float v15342 = fmaf(v15339, v349, v15341);
+          const float v15343 = iron_exp2_approx(v15342);
+          v13765.x[56] = v15343;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15346 = v13765.x[57];
+          const float v15347 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15348 = -v15347;
+          const float v15349 = fmaf(v15346, v349, v15348);
+          const float v15350 = iron_exp2_approx(v15349);
+          v13765.x[57] = v15350;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15353 = v13765.x[58];
+          const float v15354 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15355 = -v15354;
+          const float v15356 = fmaf(v15353, v349, v15355);
+          const float v15357 = iron_exp2_approx(v15356);
+          v13765.x[58] = v15357;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15360 = v13765.x[59];
+          const float v15361 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15362 = -v15361;
+          const float v15363 = fmaf(v15360, v349, v15362);
+          const float v15364 = iron_exp2_approx(v15363);
+          v13765.x[59] = v15364;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15367 = v13765.x[60];
+          const float v15368 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15369 = -v15368;
+          const float v15370 = fmaf(v15367, v349, v15369);
+          const float v15371 = iron_exp2_approx(v15370);
+          v13765.x[60] = v15371;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15374 = v13765.x[61];
+          const float v15375 = v14856.x[0];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15376 = -v15375;
+          const float v15377 = fmaf(v15374, v349, v15376);
           const float v15378 = iron_exp2_approx(v15377);
-          v11931.x[55] = v15378;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15381 = v11931.x[56];
-          const float v15382 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15383 = v15381 - v15382;
-          const float v15384 = iron_exp2_approx(v15383);
-          v11931.x[56] = v15384;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15387 = v11931.x[57];
-          const float v15388 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15389 = v15387 - v15388;
-          const float v15390 = iron_exp2_approx(v15389);
-          v11931.x[57] = v15390;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15393 = v11931.x[58];
-          const float v15394 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15395 = v15393 - v15394;
-          const float v15396 = iron_exp2_approx(v15395);
-          v11931.x[58] = v15396;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15399 = v11931.x[59];
-          const float v15400 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15401 = v15399 - v15400;
-          const float v15402 = iron_exp2_approx(v15401);
-          v11931.x[59] = v15402;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15405 = v11931.x[60];
-          const float v15406 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15407 = v15405 - v15406;
-          const float v15408 = iron_exp2_approx(v15407);
-          v11931.x[60] = v15408;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15411 = v11931.x[61];
-          const float v15412 = v14954.x[0];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15413 = v15411 - v15412;
-          const float v15414 = iron_exp2_approx(v15413);
-          v11931.x[61] = v15414;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15417 = v11931.x[62];
-          const float v15418 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15419 = v15417 - v15418;
-          const float v15420 = iron_exp2_approx(v15419);
-          v11931.x[62] = v15420;  // kernels/sdpa/flash_tile.hpp:226
-          const float v15423 = v11931.x[63];
-          const float v15424 = v14954.x[2];  // kernels/sdpa/flash_tile.hpp:230
-          const float v15425 = v15423 - v15424;
-          const float v15426 = iron_exp2_approx(v15425);
-          v11931.x[63] = v15426;  // kernels/sdpa/flash_tile.hpp:226
-          iron_frag<float, 2, 16, 8> v15428;  // kernels/sdpa/flash_tile.hpp:233
-          iron_frag_fill(v15428, 0.0f);
-          iron_frag_row_reduce<true>(v15428, v11931);
-          const float v15431 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
-          const float v15432 = v15428.x[0];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15433 = v11957.x[0];
-          const float v15434 = v15431 * v15433;
-          const float v15435 = v15434 + v15432;
-          v353.x[0] = v15435;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15438 = v353.x[1];
-          const float v15439 = v15428.x[1];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15440 = v11957.x[1];
-          const float v15441 = v15438 * v15440;
-          const float v15442 = v15441 + v15439;
-          v353.x[1] = v15442;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15445 = v353.x[2];
-          const float v15446 = v15428.x[2];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15447 = v11957.x[2];
-          const float v15448 = v15445 * v15447;
-          const float v15449 = v15448 + v15446;
-          v353.x[2] = v15449;  // kernels/sdpa/flash_tile.hpp:234
-          const float v15452 = v353.x[3];
-          const float v15453 = v15428.x[3];  // kernels/sdpa/flash_tile.hpp:235
-          const float v15454 = v11957.x[3];
-          const float v15455 = v15452 * v15454;
-          const float v15456 = v15455 + v15453;
-          v353.x[3] = v15456;  // kernels/sdpa/flash_tile.hpp:234
+          v13765.x[61] = v15378;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15381 = v13765.x[62];
+          const float v15382 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15383 = -v15382;
+          const float v15384 = fmaf(v15381, v349, v15383);
+          const float v15385 = iron_exp2_approx(v15384);
+          v13765.x[62] = v15385;  // kernels/sdpa/flash_tile.hpp:226
+          const float v15388 = v13765.x[63];
+          const float v15389 = v14856.x[2];  // kernels/sdpa/flash_tile.hpp:228
+          const float v15390 = -v15389;
+          const float v15391 = fmaf(v15388, v349, v15390);
+          const float v15392 = iron_exp2_approx(v15391);
+          v13765.x[63] = v15392;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v15394;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v15394, 0.0f);
+          iron_frag_row_reduce<true>(v15394, v13765);
+          const float v15397 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v15398 = v15394.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15399 = v13791.x[0];
+          const float v15400 = v15397 * v15399;
+          const float v15401 = v15400 + v15398;
+          v353.x[0] = v15401;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15404 = v353.x[1];
+          const float v15405 = v15394.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15406 = v13791.x[1];
+          const float v15407 = v15404 * v15406;
+          const float v15408 = v15407 + v15405;
+          v353.x[1] = v15408;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15411 = v353.x[2];
+          const float v15412 = v15394.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15413 = v13791.x[2];
+          const float v15414 = v15411 * v15413;
+          const float v15415 = v15414 + v15412;
+          v353.x[2] = v15415;  // kernels/sdpa/flash_tile.hpp:234
+          const float v15418 = v353.x[3];
+          const float v15419 = v15394.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v15420 = v13791.x[3];
+          const float v15421 = v15418 * v15420;
+          const float v15422 = v15421 + v15419;
+          v353.x[3] = v15422;  // kernels/sdpa/flash_tile.hpp:234
+        } else {
+          const bool v15425 = v13253 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+          const unsigned int v15433 = v13253 + v18;
+          const bool v15434 = v15433 <= v304;
+          const bool v15435 = v311 || v15434;
+          const bool v15436 = v15425 && v15435;
+          const bool v15438 = v7 == v305;  // kernels/sdpa/flash_tile.hpp:183
+          const unsigned int v15439 = v13246 + v7;
+          const unsigned int v15440 = v15439 + v18;
+          const unsigned int v15441 = v301 + v37;
+          const bool v15442 = v15441 <= v15440;
+          const bool v15443 = v15438 || v15442;
+          const bool v15444 = v15436 && v15443;  // kernels/sdpa/flash_tile.hpp:182
+          if (v15444) {  // kernels/sdpa/flash_tile.hpp:185
+            const float v15447 = v13765.x[0];  // kernels/sdpa/flash_tile.hpp:186
+            const float v15448 = v15447 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[0] = v15448;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15451 = v13765.x[1];
+            const float v15452 = v15451 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[1] = v15452;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15455 = v13765.x[2];
+            const float v15456 = v15455 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[2] = v15456;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15459 = v13765.x[3];
+            const float v15460 = v15459 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[3] = v15460;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15463 = v13765.x[4];
+            const float v15464 = v15463 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[4] = v15464;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15467 = v13765.x[5];
+            const float v15468 = v15467 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[5] = v15468;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15471 = v13765.x[6];
+            const float v15472 = v15471 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[6] = v15472;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15475 = v13765.x[7];
+            const float v15476 = v15475 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[7] = v15476;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15479 = v13765.x[8];
+            const float v15480 = v15479 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[8] = v15480;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15483 = v13765.x[9];
+            const float v15484 = v15483 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[9] = v15484;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15487 = v13765.x[10];
+            const float v15488 = v15487 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[10] = v15488;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15491 = v13765.x[11];
+            const float v15492 = v15491 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[11] = v15492;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15495 = v13765.x[12];
+            const float v15496 = v15495 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[12] = v15496;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15499 = v13765.x[13];
+            const float v15500 = v15499 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[13] = v15500;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15503 = v13765.x[14];
+            const float v15504 = v15503 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[14] = v15504;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15507 = v13765.x[15];
+            const float v15508 = v15507 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[15] = v15508;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15511 = v13765.x[16];
+            const float v15512 = v15511 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[16] = v15512;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15515 = v13765.x[17];
+            const float v15516 = v15515 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[17] = v15516;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15519 = v13765.x[18];
+            const float v15520 = v15519 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[18] = v15520;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15523 = v13765.x[19];
+            const float v15524 = v15523 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[19] = v15524;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15527 = v13765.x[20];
+            const float v15528 = v15527 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[20] = v15528;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15531 = v13765.x[21];
+            const float v15532 = v15531 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[21] = v15532;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15535 = v13765.x[22];
+            const float v15536 = v15535 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[22] = v15536;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15539 = v13765.x[23];
+            const float v15540 = v15539 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[23] = v15540;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15543 = v13765.x[24];
+            const float v15544 = v15543 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[24] = v15544;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15547 = v13765.x[25];
+            const float v15548 = v15547 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[25] = v15548;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15551 = v13765.x[26];
+            const float v15552 = v15551 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[26] = v15552;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15555 = v13765.x[27];
+            const float v15556 = v15555 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[27] = v15556;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15559 = v13765.x[28];
+            const float v15560 = v15559 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[28] = v15560;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15563 = v13765.x[29];
+            const float v15564 = v15563 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[29] = v15564;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15567 = v13765.x[30];
+            const float v15568 = v15567 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[30] = v15568;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15571 = v13765.x[31];
+            const float v15572 = v15571 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[31] = v15572;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15575 = v13765.x[32];
+            const float v15576 = v15575 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[32] = v15576;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15579 = v13765.x[33];
+            const float v15580 = v15579 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[33] = v15580;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15583 = v13765.x[34];
+            const float v15584 = v15583 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[34] = v15584;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15587 = v13765.x[35];
+            const float v15588 = v15587 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[35] = v15588;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15591 = v13765.x[36];
+            const float v15592 = v15591 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[36] = v15592;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15595 = v13765.x[37];
+            const float v15596 = v15595 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[37] = v15596;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15599 = v13765.x[38];
+            const float v15600 = v15599 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[38] = v15600;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15603 = v13765.x[39];
+            const float v15604 = v15603 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[39] = v15604;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15607 = v13765.x[40];
+            const float v15608 = v15607 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[40] = v15608;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15611 = v13765.x[41];
+            const float v15612 = v15611 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[41] = v15612;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15615 = v13765.x[42];
+            const float v15616 = v15615 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[42] = v15616;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15619 = v13765.x[43];
+            const float v15620 = v15619 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[43] = v15620;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15623 = v13765.x[44];
+            const float v15624 = v15623 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[44] = v15624;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15627 = v13765.x[45];
+            const float v15628 = v15627 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[45] = v15628;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15631 = v13765.x[46];
+            const float v15632 = v15631 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[46] = v15632;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15635 = v13765.x[47];
+            const float v15636 = v15635 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[47] = v15636;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15639 = v13765.x[48];
+            const float v15640 = v15639 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[48] = v15640;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15643 = v13765.x[49];
+            const float v15644 = v15643 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[49] = v15644;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15647 = v13765.x[50];
+            const float v15648 = v15647 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[50] = v15648;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15651 = v13765.x[51];
+            const float v15652 = v15651 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[51] = v15652;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15655 = v13765.x[52];
+            const float v15656 = v15655 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[52] = v15656;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15659 = v13765.x[53];
+            const float v15660 = v15659 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[53] = v15660;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15663 = v13765.x[54];
+            const float v15664 = v15663 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[54] = v15664;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15667 = v13765.x[55];
+            const float v15668 = v15667 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[55] = v15668;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15671 = v13765.x[56];
+            const float v15672 = v15671 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[56] = v15672;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15675 = v13765.x[57];
+            const float v15676 = v15675 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[57] = v15676;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15679 = v13765.x[58];
+            const float v15680 = v15679 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[58] = v15680;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15683 = v13765.x[59];
+            const float v15684 = v15683 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[59] = v15684;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15687 = v13765.x[60];
+            const float v15688 = v15687 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[60] = v15688;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15691 = v13765.x[61];
+            const float v15692 = v15691 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[61] = v15692;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15695 = v13765.x[62];
+            const float v15696 = v15695 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[62] = v15696;  // kernels/sdpa/flash_tile.hpp:186
+            const float v15699 = v13765.x[63];
+            const float v15700 = v15699 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            v13765.x[63] = v15700;  // kernels/sdpa/flash_tile.hpp:186
+          } else {
+            iron_frag<float, 2, 16, 8> v15702;  // kernels/sdpa/flash_tile.hpp:165
+            iron_frag_fill(v15702, 0.0f);
+            iron_frag<float, 2, 16, 8> v15704;  // kernels/sdpa/flash_tile.hpp:166
+            iron_frag_fill(v15704, 0.0f);
+            const unsigned int v15706 = static_cast<unsigned int>(v15702.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15708 = v46 + v15706;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15710 = v15708 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15711 = v15710 + 1u;
+            const unsigned int v15713 = v15711 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15722 = v15713 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15726 = v15711 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15727 = v317 && v15726;
+            const unsigned int v15728 = v15727 ? v15722 : v305;
+            const unsigned int v15731 = v15728 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15732 = min(v15731, 128u);
+            const bool v15733 = v15728 > v13246;
+            const unsigned int v15734 = v15733 ? v15732 : v305;
+            const float v15735 = __uint_as_float(v15734);
+            v15702.x[0] = v15735;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15737 = static_cast<unsigned int>(v15702.row(1, iron_linear_thread() & 31u));
+            const unsigned int v15739 = v46 + v15737;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15741 = v15739 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15742 = v15741 + 1u;
+            const unsigned int v15744 = v15742 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15753 = v15744 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15757 = v15742 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15758 = v317 && v15757;
+            const unsigned int v15759 = v15758 ? v15753 : v305;
+            const unsigned int v15762 = v15759 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15763 = min(v15762, 128u);
+            const bool v15764 = v15759 > v13246;
+            const unsigned int v15765 = v15764 ? v15763 : v305;
+            const float v15766 = __uint_as_float(v15765);
+            v15702.x[1] = v15766;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15768 = static_cast<unsigned int>(v15702.row(2, iron_linear_thread() & 31u));
+            const unsigned int v15770 = v46 + v15768;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15772 = v15770 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15773 = v15772 + 1u;
+            const unsigned int v15775 = v15773 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15784 = v15775 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15788 = v15773 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15789 = v317 && v15788;
+            const unsigned int v15790 = v15789 ? v15784 : v305;
+            const unsigned int v15793 = v15790 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15794 = min(v15793, 128u);
+            const bool v15795 = v15790 > v13246;
+            const unsigned int v15796 = v15795 ? v15794 : v305;
+            const float v15797 = __uint_as_float(v15796);
+            v15702.x[2] = v15797;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15799 = static_cast<unsigned int>(v15702.row(3, iron_linear_thread() & 31u));
+            const unsigned int v15801 = v46 + v15799;  // kernels/sdpa/flash_tile.hpp:171
+            const unsigned int v15803 = v15801 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15804 = v15803 + 1u;
+            const unsigned int v15806 = v15804 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15815 = v15806 - v7;  // kernels/sdpa/flash_tile.hpp:129
+            const bool v15819 = v15804 > v318;  // kernels/sdpa/flash_tile.hpp:128
+            const bool v15820 = v317 && v15819;
+            const unsigned int v15821 = v15820 ? v15815 : v305;
+            const unsigned int v15824 = v15821 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15825 = min(v15824, 128u);
+            const bool v15826 = v15821 > v13246;
+            const unsigned int v15827 = v15826 ? v15825 : v305;
+            const float v15828 = __uint_as_float(v15827);
+            v15702.x[3] = v15828;  // kernels/sdpa/flash_tile.hpp:170
+            const unsigned int v15830 = static_cast<unsigned int>(v15704.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15832 = v46 + v15830;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15834 = v15832 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15835 = v15834 + 1u;
+            const unsigned int v15837 = v15835 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15838 = min(v37, v15837);
+            const bool v15839 = v15835 > v18;
+            const unsigned int v15840 = v15839 ? v15838 : v305;
+            const unsigned int v15843 = v311 ? v37 : v15840;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15855 = v15843 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15856 = min(v15855, 128u);
+            const bool v15857 = v15843 > v13246;
+            const unsigned int v15858 = v15857 ? v15856 : v305;
+            const float v15859 = __uint_as_float(v15858);
+            v15704.x[0] = v15859;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15861 = static_cast<unsigned int>(v15704.row(1, iron_linear_thread() & 31u));
+            const unsigned int v15863 = v46 + v15861;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15865 = v15863 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15866 = v15865 + 1u;
+            const unsigned int v15868 = v15866 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15869 = min(v37, v15868);
+            const bool v15870 = v15866 > v18;
+            const unsigned int v15871 = v15870 ? v15869 : v305;
+            const unsigned int v15874 = v311 ? v37 : v15871;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15886 = v15874 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15887 = min(v15886, 128u);
+            const bool v15888 = v15874 > v13246;
+            const unsigned int v15889 = v15888 ? v15887 : v305;
+            const float v15890 = __uint_as_float(v15889);
+            v15704.x[1] = v15890;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15892 = static_cast<unsigned int>(v15704.row(2, iron_linear_thread() & 31u));
+            const unsigned int v15894 = v46 + v15892;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15896 = v15894 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15897 = v15896 + 1u;
+            const unsigned int v15899 = v15897 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15900 = min(v37, v15899);
+            const bool v15901 = v15897 > v18;
+            const unsigned int v15902 = v15901 ? v15900 : v305;
+            const unsigned int v15905 = v311 ? v37 : v15902;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15917 = v15905 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15918 = min(v15917, 128u);
+            const bool v15919 = v15905 > v13246;
+            const unsigned int v15920 = v15919 ? v15918 : v305;
+            const float v15921 = __uint_as_float(v15920);
+            v15704.x[2] = v15921;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15923 = static_cast<unsigned int>(v15704.row(3, iron_linear_thread() & 31u));
+            const unsigned int v15925 = v46 + v15923;  // kernels/sdpa/flash_tile.hpp:174
+            const unsigned int v15927 = v15925 + v37;  // kernels/sdpa/flash_tile.hpp:125
+            const unsigned int v15928 = v15927 + 1u;
+            const unsigned int v15930 = v15928 - v18;  // kernels/sdpa/flash_tile.hpp:127
+            const unsigned int v15931 = min(v37, v15930);
+            const bool v15932 = v15928 > v18;
+            const unsigned int v15933 = v15932 ? v15931 : v305;
+            const unsigned int v15936 = v311 ? v37 : v15933;  // kernels/sdpa/flash_tile.hpp:126
+            const unsigned int v15948 = v15936 - v13246;  // kernels/sdpa/flash_tile.hpp:168
+            const unsigned int v15949 = min(v15948, 128u);
+            const bool v15950 = v15936 > v13246;
+            const unsigned int v15951 = v15950 ? v15949 : v305;
+            const float v15952 = __uint_as_float(v15951);
+            v15704.x[3] = v15952;  // kernels/sdpa/flash_tile.hpp:173
+            const unsigned int v15953 = static_cast<unsigned int>(v13765.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+            const float v15955 = v13765.x[0];
+            const float v15956 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15957 = __float_as_uint(v15956);
+            const bool v15958 = v15953 >= v15957;
+            const float v15959 = v15704.x[0];
+            const unsigned int v15960 = __float_as_uint(v15959);
+            const bool v15961 = v15953 < v15960;
+            const bool v15962 = v15958 && v15961;
+            const float v15964 = v15955 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15965 = v15962 ? v15964 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[0] = v15965;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15966 = static_cast<unsigned int>(v13765.col(1, iron_linear_thread() & 31u));
+            const float v15968 = v13765.x[1];
+            const float v15969 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15970 = __float_as_uint(v15969);
+            const bool v15971 = v15966 >= v15970;
+            const float v15972 = v15704.x[0];
+            const unsigned int v15973 = __float_as_uint(v15972);
+            const bool v15974 = v15966 < v15973;
+            const bool v15975 = v15971 && v15974;
+            const float v15977 = v15968 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15978 = v15975 ? v15977 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[1] = v15978;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15979 = static_cast<unsigned int>(v13765.col(2, iron_linear_thread() & 31u));
+            const float v15981 = v13765.x[2];
+            const float v15982 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15983 = __float_as_uint(v15982);
+            const bool v15984 = v15979 >= v15983;
+            const float v15985 = v15704.x[2];
+            const unsigned int v15986 = __float_as_uint(v15985);
+            const bool v15987 = v15979 < v15986;
+            const bool v15988 = v15984 && v15987;
+            const float v15990 = v15981 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v15991 = v15988 ? v15990 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[2] = v15991;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v15992 = static_cast<unsigned int>(v13765.col(3, iron_linear_thread() & 31u));
+            const float v15994 = v13765.x[3];
+            const float v15995 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v15996 = __float_as_uint(v15995);
+            const bool v15997 = v15992 >= v15996;
+            const float v15998 = v15704.x[2];
+            const unsigned int v15999 = __float_as_uint(v15998);
+            const bool v16000 = v15992 < v15999;
+            const bool v16001 = v15997 && v16000;
+            const float v16003 = v15994 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16004 = v16001 ? v16003 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[3] = v16004;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16005 = static_cast<unsigned int>(v13765.col(4, iron_linear_thread() & 31u));
+            const float v16007 = v13765.x[4];
+            const float v16008 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16009 = __float_as_uint(v16008);
+            const bool v16010 = v16005 >= v16009;
+            const float v16011 = v15704.x[0];
+            const unsigned int v16012 = __float_as_uint(v16011);
+            const bool v16013 = v16005 < v16012;
+            const bool v16014 = v16010 && v16013;
+            const float v16016 = v16007 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16017 = v16014 ? v16016 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[4] = v16017;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16018 = static_cast<unsigned int>(v13765.col(5, iron_linear_thread() & 31u));
+            const float v16020 = v13765.x[5];
+            const float v16021 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16022 = __float_as_uint(v16021);
+            const bool v16023 = v16018 >= v16022;
+            const float v16024 = v15704.x[0];
+            const unsigned int v16025 = __float_as_uint(v16024);
+            const bool v16026 = v16018 < v16025;
+            const bool v16027 = v16023 && v16026;
+            const float v16029 = v16020 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16030 = v16027 ? v16029 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[5] = v16030;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16031 = static_cast<unsigned int>(v13765.col(6, iron_linear_thread() & 31u));
+            const float v16033 = v13765.x[6];
+            const float v16034 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16035 = __float_as_uint(v16034);
+            const bool v16036 = v16031 >= v16035;
+            const float v16037 = v15704.x[2];
+            const unsigned int v16038 = __float_as_uint(v16037);
+            const bool v16039 = v16031 < v16038;
+            const bool v16040 = v16036 && v16039;
+            const float v16042 = v16033 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16043 = v16040 ? v16042 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[6] = v16043;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16044 = static_cast<unsigned int>(v13765.col(7, iron_linear_thread() & 31u));
+            const float v16046 = v13765.x[7];
+            const float v16047 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16048 = __float_as_uint(v16047);
+            const bool v16049 = v16044 >= v16048;
+            const float v16050 = v15704.x[2];
+            const unsigned int v16051 = __float_as_uint(v16050);
+            const bool v16052 = v16044 < v16051;
+            const bool v16053 = v16049 && v16052;
+            const float v16055 = v16046 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16056 = v16053 ? v16055 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[7] = v16056;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16057 = static_cast<unsigned int>(v13765.col(8, iron_linear_thread() & 31u));
+            const float v16059 = v13765.x[8];
+            const float v16060 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16061 = __float_as_uint(v16060);
+            const bool v16062 = v16057 >= v16061;
+            const float v16063 = v15704.x[0];
+            const unsigned int v16064 = __float_as_uint(v16063);
+            const bool v16065 = v16057 < v16064;
+            const bool v16066 = v16062 && v16065;
+            const float v16068 = v16059 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16069 = v16066 ? v16068 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[8] = v16069;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16070 = static_cast<unsigned int>(v13765.col(9, iron_linear_thread() & 31u));
+            const float v16072 = v13765.x[9];
+            const float v16073 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16074 = __float_as_uint(v16073);
+            const bool v16075 = v16070 >= v16074;
+            const float v16076 = v15704.x[0];
+            const unsigned int v16077 = __float_as_uint(v16076);
+            const bool v16078 = v16070 < v16077;
+            const bool v16079 = v16075 && v16078;
+            const float v16081 = v16072 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16082 = v16079 ? v16081 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[9] = v16082;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16083 = static_cast<unsigned int>(v13765.col(10, iron_linear_thread() & 31u));
+            const float v16085 = v13765.x[10];
+            const float v16086 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16087 = __float_as_uint(v16086);
+            const bool v16088 = v16083 >= v16087;
+            const float v16089 = v15704.x[2];
+            const unsigned int v16090 = __float_as_uint(v16089);
+            const bool v16091 = v16083 < v16090;
+            const bool v16092 = v16088 && v16091;
+            const float v16094 = v16085 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16095 = v16092 ? v16094 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[10] = v16095;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16096 = static_cast<unsigned int>(v13765.col(11, iron_linear_thread() & 31u));
+            const float v16098 = v13765.x[11];
+            const float v16099 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16100 = __float_as_uint(v16099);
+            const bool v16101 = v16096 >= v16100;
+            const float v16102 = v15704.x[2];
+            const unsigned int v16103 = __float_as_uint(v16102);
+            const bool v16104 = v16096 < v16103;
+            const bool v16105 = v16101 && v16104;
+            const float v16107 = v16098 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16108 = v16105 ? v16107 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[11] = v16108;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16109 = static_cast<unsigned int>(v13765.col(12, iron_linear_thread() & 31u));
+            const float v16111 = v13765.x[12];
+            const float v16112 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16113 = __float_as_uint(v16112);
+            const bool v16114 = v16109 >= v16113;
+            const float v16115 = v15704.x[0];
+            const unsigned int v16116 = __float_as_uint(v16115);
+            const bool v16117 = v16109 < v16116;
+            const bool v16118 = v16114 && v16117;
+            const float v16120 = v16111 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16121 = v16118 ? v16120 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[12] = v16121;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16122 = static_cast<unsigned int>(v13765.col(13, iron_linear_thread() & 31u));
+            const float v16124 = v13765.x[13];
+            const float v16125 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16126 = __float_as_uint(v16125);
+            const bool v16127 = v16122 >= v16126;
+            const float v16128 = v15704.x[0];
+            const unsigned int v16129 = __float_as_uint(v16128);
+            const bool v16130 = v16122 < v16129;
+            const bool v16131 = v16127 && v16130;
+            const float v16133 = v16124 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16134 = v16131 ? v16133 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[13] = v16134;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16135 = static_cast<unsigned int>(v13765.col(14, iron_linear_thread() & 31u));
+            const float v16137 = v13765.x[14];
+            const float v16138 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16139 = __float_as_uint(v16138);
+            const bool v16140 = v16135 >= v16139;
+            const float v16141 = v15704.x[2];
+            const unsigned int v16142 = __float_as_uint(v16141);
+            const bool v16143 = v16135 < v16142;
+            const bool v16144 = v16140 && v16143;
+            const float v16146 = v16137 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16147 = v16144 ? v16146 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[14] = v16147;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16148 = static_cast<unsigned int>(v13765.col(15, iron_linear_thread() & 31u));
+            const float v16150 = v13765.x[15];
+            const float v16151 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16152 = __float_as_uint(v16151);
+            const bool v16153 = v16148 >= v16152;
+            const float v16154 = v15704.x[2];
+            const unsigned int v16155 = __float_as_uint(v16154);
+            const bool v16156 = v16148 < v16155;
+            const bool v16157 = v16153 && v16156;
+            const float v16159 = v16150 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16160 = v16157 ? v16159 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[15] = v16160;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16161 = static_cast<unsigned int>(v13765.col(16, iron_linear_thread() & 31u));
+            const float v16163 = v13765.x[16];
+            const float v16164 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16165 = __float_as_uint(v16164);
+            const bool v16166 = v16161 >= v16165;
+            const float v16167 = v15704.x[0];
+            const unsigned int v16168 = __float_as_uint(v16167);
+            const bool v16169 = v16161 < v16168;
+            const bool v16170 = v16166 && v16169;
+            const float v16172 = v16163 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16173 = v16170 ? v16172 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[16] = v16173;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16174 = static_cast<unsigned int>(v13765.col(17, iron_linear_thread() & 31u));
+            const float v16176 = v13765.x[17];
+            const float v16177 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16178 = __float_as_uint(v16177);
+            const bool v16179 = v16174 >= v16178;
+            const float v16180 = v15704.x[0];
+            const unsigned int v16181 = __float_as_uint(v16180);
+            const bool v16182 = v16174 < v16181;
+            const bool v16183 = v16179 && v16182;
+            const float v16185 = v16176 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16186 = v16183 ? v16185 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[17] = v16186;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16187 = static_cast<unsigned int>(v13765.col(18, iron_linear_thread() & 31u));
+            const float v16189 = v13765.x[18];
+            const float v16190 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16191 = __float_as_uint(v16190);
+            const bool v16192 = v16187 >= v16191;
+            const float v16193 = v15704.x[2];
+            const unsigned int v16194 = __float_as_uint(v16193);
+            const bool v16195 = v16187 < v16194;
+            const bool v16196 = v16192 && v16195;
+            const float v16198 = v16189 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16199 = v16196 ? v16198 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[18] = v16199;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16200 = static_cast<unsigned int>(v13765.col(19, iron_linear_thread() & 31u));
+            const float v16202 = v13765.x[19];
+            const float v16203 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16204 = __float_as_uint(v16203);
+            const bool v16205 = v16200 >= v16204;
+            const float v16206 = v15704.x[2];
+            const unsigned int v16207 = __float_as_uint(v16206);
+            const bool v16208 = v16200 < v16207;
+            const bool v16209 = v16205 && v16208;
+            const float v16211 = v16202 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16212 = v16209 ? v16211 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[19] = v16212;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16213 = static_cast<unsigned int>(v13765.col(20, iron_linear_thread() & 31u));
+            const float v16215 = v13765.x[20];
+            const float v16216 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16217 = __float_as_uint(v16216);
+            const bool v16218 = v16213 >= v16217;
+            const float v16219 = v15704.x[0];
+            const unsigned int v16220 = __float_as_uint(v16219);
+            const bool v16221 = v16213 < v16220;
+            const bool v16222 = v16218 && v16221;
+            const float v16224 = v16215 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16225 = v16222 ? v16224 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[20] = v16225;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16226 = static_cast<unsigned int>(v13765.col(21, iron_linear_thread() & 31u));
+            const float v16228 = v13765.x[21];
+            const float v16229 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16230 = __float_as_uint(v16229);
+            const bool v16231 = v16226 >= v16230;
+            const float v16232 = v15704.x[0];
+            const unsigned int v16233 = __float_as_uint(v16232);
+            const bool v16234 = v16226 < v16233;
+            const bool v16235 = v16231 && v16234;
+            const float v16237 = v16228 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16238 = v16235 ? v16237 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[21] = v16238;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16239 = static_cast<unsigned int>(v13765.col(22, iron_linear_thread() & 31u));
+            const float v16241 = v13765.x[22];
+            const float v16242 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16243 = __float_as_uint(v16242);
+            const bool v16244 = v16239 >= v16243;
+            const float v16245 = v15704.x[2];
+            const unsigned int v16246 = __float_as_uint(v16245);
+            const bool v16247 = v16239 < v16246;
+            const bool v16248 = v16244 && v16247;
+            const float v16250 = v16241 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16251 = v16248 ? v16250 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[22] = v16251;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16252 = static_cast<unsigned int>(v13765.col(23, iron_linear_thread() & 31u));
+            const float v16254 = v13765.x[23];
+            const float v16255 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16256 = __float_as_uint(v16255);
+            const bool v16257 = v16252 >= v16256;
+            const float v16258 = v15704.x[2];
+            const unsigned int v16259 = __float_as_uint(v16258);
+            const bool v16260 = v16252 < v16259;
+            const bool v16261 = v16257 && v16260;
+            const float v16263 = v16254 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16264 = v16261 ? v16263 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[23] = v16264;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16265 = static_cast<unsigned int>(v13765.col(24, iron_linear_thread() & 31u));
+            const float v16267 = v13765.x[24];
+            const float v16268 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16269 = __float_as_uint(v16268);
+            const bool v16270 = v16265 >= v16269;
+            const float v16271 = v15704.x[0];
+            const unsigned int v16272 = __float_as_uint(v16271);
+            const bool v16273 = v16265 < v16272;
+            const bool v16274 = v16270 && v16273;
+            const float v16276 = v16267 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16277 = v16274 ? v16276 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[24] = v16277;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16278 = static_cast<unsigned int>(v13765.col(25, iron_linear_thread() & 31u));
+            const float v16280 = v13765.x[25];
+            const float v16281 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16282 = __float_as_uint(v16281);
+            const bool v16283 = v16278 >= v16282;
+            const float v16284 = v15704.x[0];
+            const unsigned int v16285 = __float_as_uint(v16284);
+            const bool v16286 = v16278 < v16285;
+            const bool v16287 = v16283 && v16286;
+            const float v16289 = v16280 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16290 = v16287 ? v16289 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[25] = v16290;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16291 = static_cast<unsigned int>(v13765.col(26, iron_linear_thread() & 31u));
+            const float v16293 = v13765.x[26];
+            const float v16294 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16295 = __float_as_uint(v16294);
+            const bool v16296 = v16291 >= v16295;
+            const float v16297 = v15704.x[2];
+            const unsigned int v16298 = __float_as_uint(v16297);
+            const bool v16299 = v16291 < v16298;
+            const bool v16300 = v16296 && v16299;
+            const float v16302 = v16293 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16303 = v16300 ? v16302 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[26] = v16303;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16304 = static_cast<unsigned int>(v13765.col(27, iron_linear_thread() & 31u));
+            const float v16306 = v13765.x[27];
+            const float v16307 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16308 = __float_as_uint(v16307);
+            const bool v16309 = v16304 >= v16308;
+            const float v16310 = v15704.x[2];
+            const unsigned int v16311 = __float_as_uint(v16310);
+            const bool v16312 = v16304 < v16311;
+            const bool v16313 = v16309 && v16312;
+            const float v16315 = v16306 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16316 = v16313 ? v16315 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[27] = v16316;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16317 = static_cast<unsigned int>(v13765.col(28, iron_linear_thread() & 31u));
+            const float v16319 = v13765.x[28];
+            const float v16320 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16321 = __float_as_uint(v16320);
+            const bool v16322 = v16317 >= v16321;
+            const float v16323 = v15704.x[0];
+            const unsigned int v16324 = __float_as_uint(v16323);
+            const bool v16325 = v16317 < v16324;
+            const bool v16326 = v16322 && v16325;
+            const float v16328 = v16319 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16329 = v16326 ? v16328 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[28] = v16329;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16330 = static_cast<unsigned int>(v13765.col(29, iron_linear_thread() & 31u));
+            const float v16332 = v13765.x[29];
+            const float v16333 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16334 = __float_as_uint(v16333);
+            const bool v16335 = v16330 >= v16334;
+            const float v16336 = v15704.x[0];
+            const unsigned int v16337 = __float_as_uint(v16336);
+            const bool v16338 = v16330 < v16337;
+            const bool v16339 = v16335 && v16338;
+            const float v16341 = v16332 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16342 = v16339 ? v16341 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[29] = v16342;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16343 = static_cast<unsigned int>(v13765.col(30, iron_linear_thread() & 31u));
+            const float v16345 = v13765.x[30];
+            const float v16346 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16347 = __float_as_uint(v16346);
+            const bool v16348 = v16343 >= v16347;
+            const float v16349 = v15704.x[2];
+            const unsigned int v16350 = __float_as_uint(v16349);
+            const bool v16351 = v16343 < v16350;
+            const bool v16352 = v16348 && v16351;
+            const float v16354 = v16345 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16355 = v16352 ? v16354 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[30] = v16355;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16356 = static_cast<unsigned int>(v13765.col(31, iron_linear_thread() & 31u));
+            const float v16358 = v13765.x[31];
+            const float v16359 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16360 = __float_as_uint(v16359);
+            const bool v16361 = v16356 >= v16360;
+            const float v16362 = v15704.x[2];
+            const unsigned int v16363 = __float_as_uint(v16362);
+            const bool v16364 = v16356 < v16363;
+            const bool v16365 = v16361 && v16364;
+            const float v16367 = v16358 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16368 = v16365 ? v16367 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[31] = v16368;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16369 = static_cast<unsigned int>(v13765.col(32, iron_linear_thread() & 31u));
+            const float v16371 = v13765.x[32];
+            const float v16372 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16373 = __float_as_uint(v16372);
+            const bool v16374 = v16369 >= v16373;
+            const float v16375 = v15704.x[0];
+            const unsigned int v16376 = __float_as_uint(v16375);
+            const bool v16377 = v16369 < v16376;
+            const bool v16378 = v16374 && v16377;
+            const float v16380 = v16371 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16381 = v16378 ? v16380 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[32] = v16381;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16382 = static_cast<unsigned int>(v13765.col(33, iron_linear_thread() & 31u));
+            const float v16384 = v13765.x[33];
+            const float v16385 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16386 = __float_as_uint(v16385);
+            const bool v16387 = v16382 >= v16386;
+            const float v16388 = v15704.x[0];
+            const unsigned int v16389 = __float_as_uint(v16388);
+            const bool v16390 = v16382 < v16389;
+            const bool v16391 = v16387 && v16390;
+            const float v16393 = v16384 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16394 = v16391 ? v16393 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[33] = v16394;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16395 = static_cast<unsigned int>(v13765.col(34, iron_linear_thread() & 31u));
+            const float v16397 = v13765.x[34];
+            const float v16398 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16399 = __float_as_uint(v16398);
+            const bool v16400 = v16395 >= v16399;
+            const float v16401 = v15704.x[2];
+            const unsigned int v16402 = __float_as_uint(v16401);
+            const bool v16403 = v16395 < v16402;
+            const bool v16404 = v16400 && v16403;
+            const float v16406 = v16397 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16407 = v16404 ? v16406 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[34] = v16407;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16408 = static_cast<unsigned int>(v13765.col(35, iron_linear_thread() & 31u));
+            const float v16410 = v13765.x[35];
+            const float v16411 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16412 = __float_as_uint(v16411);
+            const bool v16413 = v16408 >= v16412;
+            const float v16414 = v15704.x[2];
+            const unsigned int v16415 = __float_as_uint(v16414);
+            const bool v16416 = v16408 < v16415;
+            const bool v16417 = v16413 && v16416;
+            const float v16419 = v16410 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16420 = v16417 ? v16419 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[35] = v16420;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16421 = static_cast<unsigned int>(v13765.col(36, iron_linear_thread() & 31u));
+            const float v16423 = v13765.x[36];
+            const float v16424 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16425 = __float_as_uint(v16424);
+            const bool v16426 = v16421 >= v16425;
+            const float v16427 = v15704.x[0];
+            const unsigned int v16428 = __float_as_uint(v16427);
+            const bool v16429 = v16421 < v16428;
+            const bool v16430 = v16426 && v16429;
+            const float v16432 = v16423 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16433 = v16430 ? v16432 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[36] = v16433;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16434 = static_cast<unsigned int>(v13765.col(37, iron_linear_thread() & 31u));
+            const float v16436 = v13765.x[37];
+            const float v16437 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16438 = __float_as_uint(v16437);
+            const bool v16439 = v16434 >= v16438;
+            const float v16440 = v15704.x[0];
+            const unsigned int v16441 = __float_as_uint(v16440);
+            const bool v16442 = v16434 < v16441;
+            const bool v16443 = v16439 && v16442;
+            const float v16445 = v16436 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16446 = v16443 ? v16445 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[37] = v16446;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16447 = static_cast<unsigned int>(v13765.col(38, iron_linear_thread() & 31u));
+            const float v16449 = v13765.x[38];
+            const float v16450 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16451 = __float_as_uint(v16450);
+            const bool v16452 = v16447 >= v16451;
+            const float v16453 = v15704.x[2];
+            const unsigned int v16454 = __float_as_uint(v16453);
+            const bool v16455 = v16447 < v16454;
+            const bool v16456 = v16452 && v16455;
+            const float v16458 = v16449 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16459 = v16456 ? v16458 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[38] = v16459;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16460 = static_cast<unsigned int>(v13765.col(39, iron_linear_thread() & 31u));
+            const float v16462 = v13765.x[39];
+            const float v16463 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16464 = __float_as_uint(v16463);
+            const bool v16465 = v16460 >= v16464;
+            const float v16466 = v15704.x[2];
+            const unsigned int v16467 = __float_as_uint(v16466);
+            const bool v16468 = v16460 < v16467;
+            const bool v16469 = v16465 && v16468;
+            const float v16471 = v16462 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16472 = v16469 ? v16471 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[39] = v16472;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16473 = static_cast<unsigned int>(v13765.col(40, iron_linear_thread() & 31u));
+            const float v16475 = v13765.x[40];
+            const float v16476 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16477 = __float_as_uint(v16476);
+            const bool v16478 = v16473 >= v16477;
+            const float v16479 = v15704.x[0];
+            const unsigned int v16480 = __float_as_uint(v16479);
+            const bool v16481 = v16473 < v16480;
+            const bool v16482 = v16478 && v16481;
+            const float v16484 = v16475 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16485 = v16482 ? v16484 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[40] = v16485;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16486 = static_cast<unsigned int>(v13765.col(41, iron_linear_thread() & 31u));
+            const float v16488 = v13765.x[41];
+            const float v16489 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16490 = __float_as_uint(v16489);
+            const bool v16491 = v16486 >= v16490;
+            const float v16492 = v15704.x[0];
+            const unsigned int v16493 = __float_as_uint(v16492);
+            const bool v16494 = v16486 < v16493;
+            const bool v16495 = v16491 && v16494;
+            const float v16497 = v16488 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16498 = v16495 ? v16497 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[41] = v16498;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16499 = static_cast<unsigned int>(v13765.col(42, iron_linear_thread() & 31u));
+            const float v16501 = v13765.x[42];
+            const float v16502 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16503 = __float_as_uint(v16502);
+            const bool v16504 = v16499 >= v16503;
+            const float v16505 = v15704.x[2];
+            const unsigned int v16506 = __float_as_uint(v16505);
+            const bool v16507 = v16499 < v16506;
+            const bool v16508 = v16504 && v16507;
+            const float v16510 = v16501 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16511 = v16508 ? v16510 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[42] = v16511;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16512 = static_cast<unsigned int>(v13765.col(43, iron_linear_thread() & 31u));
+            const float v16514 = v13765.x[43];
+            const float v16515 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16516 = __float_as_uint(v16515);
+            const bool v16517 = v16512 >= v16516;
+            const float v16518 = v15704.x[2];
+            const unsigned int v16519 = __float_as_uint(v16518);
+            const bool v16520 = v16512 < v16519;
+            const bool v16521 = v16517 && v16520;
+            const float v16523 = v16514 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16524 = v16521 ? v16523 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[43] = v16524;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16525 = static_cast<unsigned int>(v13765.col(44, iron_linear_thread() & 31u));
+            const float v16527 = v13765.x[44];
+            const float v16528 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16529 = __float_as_uint(v16528);
+            const bool v16530 = v16525 >= v16529;
+            const float v16531 = v15704.x[0];
+            const unsigned int v16532 = __float_as_uint(v16531);
+            const bool v16533 = v16525 < v16532;
+            const bool v16534 = v16530 && v16533;
+            const float v16536 = v16527 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16537 = v16534 ? v16536 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[44] = v16537;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16538 = static_cast<unsigned int>(v13765.col(45, iron_linear_thread() & 31u));
+            const float v16540 = v13765.x[45];
+            const float v16541 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16542 = __float_as_uint(v16541);
+            const bool v16543 = v16538 >= v16542;
+            const float v16544 = v15704.x[0];
+            const unsigned int v16545 = __float_as_uint(v16544);
+            const bool v16546 = v16538 < v16545;
+            const bool v16547 = v16543 && v16546;
+            const float v16549 = v16540 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16550 = v16547 ? v16549 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[45] = v16550;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16551 = static_cast<unsigned int>(v13765.col(46, iron_linear_thread() & 31u));
+            const float v16553 = v13765.x[46];
+            const float v16554 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16555 = __float_as_uint(v16554);
+            const bool v16556 = v16551 >= v16555;
+            const float v16557 = v15704.x[2];
+            const unsigned int v16558 = __float_as_uint(v16557);
+            const bool v16559 = v16551 < v16558;
+            const bool v16560 = v16556 && v16559;
+            const float v16562 = v16553 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16563 = v16560 ? v16562 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[46] = v16563;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16564 = static_cast<unsigned int>(v13765.col(47, iron_linear_thread() & 31u));
+            const float v16566 = v13765.x[47];
+            const float v16567 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16568 = __float_as_uint(v16567);
+            const bool v16569 = v16564 >= v16568;
+            const float v16570 = v15704.x[2];
+            const unsigned int v16571 = __float_as_uint(v16570);
+            const bool v16572 = v16564 < v16571;
+            const bool v16573 = v16569 && v16572;
+            const float v16575 = v16566 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16576 = v16573 ? v16575 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[47] = v16576;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16577 = static_cast<unsigned int>(v13765.col(48, iron_linear_thread() & 31u));
+            const float v16579 = v13765.x[48];
+            const float v16580 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16581 = __float_as_uint(v16580);
+            const bool v16582 = v16577 >= v16581;
+            const float v16583 = v15704.x[0];
+            const unsigned int v16584 = __float_as_uint(v16583);
+            const bool v16585 = v16577 < v16584;
+            const bool v16586 = v16582 && v16585;
+            const float v16588 = v16579 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16589 = v16586 ? v16588 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[48] = v16589;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16590 = static_cast<unsigned int>(v13765.col(49, iron_linear_thread() & 31u));
+            const float v16592 = v13765.x[49];
+            const float v16593 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16594 = __float_as_uint(v16593);
+            const bool v16595 = v16590 >= v16594;
+            const float v16596 = v15704.x[0];
+            const unsigned int v16597 = __float_as_uint(v16596);
+            const bool v16598 = v16590 < v16597;
+            const bool v16599 = v16595 && v16598;
+            const float v16601 = v16592 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16602 = v16599 ? v16601 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[49] = v16602;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16603 = static_cast<unsigned int>(v13765.col(50, iron_linear_thread() & 31u));
+            const float v16605 = v13765.x[50];
+            const float v16606 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16607 = __float_as_uint(v16606);
+            const bool v16608 = v16603 >= v16607;
+            const float v16609 = v15704.x[2];
+            const unsigned int v16610 = __float_as_uint(v16609);
+            const bool v16611 = v16603 < v16610;
+            const bool v16612 = v16608 && v16611;
+            const float v16614 = v16605 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16615 = v16612 ? v16614 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[50] = v16615;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16616 = static_cast<unsigned int>(v13765.col(51, iron_linear_thread() & 31u));
+            const float v16618 = v13765.x[51];
+            const float v16619 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16620 = __float_as_uint(v16619);
+            const bool v16621 = v16616 >= v16620;
+            const float v16622 = v15704.x[2];
+            const unsigned int v16623 = __float_as_uint(v16622);
+            const bool v16624 = v16616 < v16623;
+            const bool v16625 = v16621 && v16624;
+            const float v16627 = v16618 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16628 = v16625 ? v16627 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[51] = v16628;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16629 = static_cast<unsigned int>(v13765.col(52, iron_linear_thread() & 31u));
+            const float v16631 = v13765.x[52];
+            const float v16632 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16633 = __float_as_uint(v16632);
+            const bool v16634 = v16629 >= v16633;
+            const float v16635 = v15704.x[0];
+            const unsigned int v16636 = __float_as_uint(v16635);
+            const bool v16637 = v16629 < v16636;
+            const bool v16638 = v16634 && v16637;
+            const float v16640 = v16631 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16641 = v16638 ? v16640 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[52] = v16641;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16642 = static_cast<unsigned int>(v13765.col(53, iron_linear_thread() & 31u));
+            const float v16644 = v13765.x[53];
+            const float v16645 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16646 = __float_as_uint(v16645);
+            const bool v16647 = v16642 >= v16646;
+            const float v16648 = v15704.x[0];
+            const unsigned int v16649 = __float_as_uint(v16648);
+            const bool v16650 = v16642 < v16649;
+            const bool v16651 = v16647 && v16650;
+            const float v16653 = v16644 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16654 = v16651 ? v16653 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[53] = v16654;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16655 = static_cast<unsigned int>(v13765.col(54, iron_linear_thread() & 31u));
+            const float v16657 = v13765.x[54];
+            const float v16658 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16659 = __float_as_uint(v16658);
+            const bool v16660 = v16655 >= v16659;
+            const float v16661 = v15704.x[2];
+            const unsigned int v16662 = __float_as_uint(v16661);
+            const bool v16663 = v16655 < v16662;
+            const bool v16664 = v16660 && v16663;
+            const float v16666 = v16657 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16667 = v16664 ? v16666 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[54] = v16667;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16668 = static_cast<unsigned int>(v13765.col(55, iron_linear_thread() & 31u));
+            const float v16670 = v13765.x[55];
+            const float v16671 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16672 = __float_as_uint(v16671);
+            const bool v16673 = v16668 >= v16672;
+            const float v16674 = v15704.x[2];
+            const unsigned int v16675 = __float_as_uint(v16674);
+            const bool v16676 = v16668 < v16675;
+            const bool v16677 = v16673 && v16676;
+            const float v16679 = v16670 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16680 = v16677 ? v16679 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[55] = v16680;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16681 = static_cast<unsigned int>(v13765.col(56, iron_linear_thread() & 31u));
+            const float v16683 = v13765.x[56];
+            const float v16684 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16685 = __float_as_uint(v16684);
+            const bool v16686 = v16681 >= v16685;
+            const float v16687 = v15704.x[0];
+            const unsigned int v16688 = __float_as_uint(v16687);
+            const bool v16689 = v16681 < v16688;
+            const bool v16690 = v16686 && v16689;
+            const float v16692 = v16683 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16693 = v16690 ? v16692 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[56] = v16693;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16694 = static_cast<unsigned int>(v13765.col(57, iron_linear_thread() & 31u));
+            const float v16696 = v13765.x[57];
+            const float v16697 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16698 = __float_as_uint(v16697);
+            const bool v16699 = v16694 >= v16698;
+            const float v16700 = v15704.x[0];
+            const unsigned int v16701 = __float_as_uint(v16700);
+            const bool v16702 = v16694 < v16701;
+            const bool v16703 = v16699 && v16702;
+            const float v16705 = v16696 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16706 = v16703 ? v16705 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[57] = v16706;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16707 = static_cast<unsigned int>(v13765.col(58, iron_linear_thread() & 31u));
+            const float v16709 = v13765.x[58];
+            const float v16710 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16711 = __float_as_uint(v16710);
+            const bool v16712 = v16707 >= v16711;
+            const float v16713 = v15704.x[2];
+            const unsigned int v16714 = __float_as_uint(v16713);
+            const bool v16715 = v16707 < v16714;
+            const bool v16716 = v16712 && v16715;
+            const float v16718 = v16709 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16719 = v16716 ? v16718 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[58] = v16719;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16720 = static_cast<unsigned int>(v13765.col(59, iron_linear_thread() & 31u));
+            const float v16722 = v13765.x[59];
+            const float v16723 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16724 = __float_as_uint(v16723);
+            const bool v16725 = v16720 >= v16724;
+            const float v16726 = v15704.x[2];
+            const unsigned int v16727 = __float_as_uint(v16726);
+            const bool v16728 = v16720 < v16727;
+            const bool v16729 = v16725 && v16728;
+            const float v16731 = v16722 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16732 = v16729 ? v16731 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[59] = v16732;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16733 = static_cast<unsigned int>(v13765.col(60, iron_linear_thread() & 31u));
+            const float v16735 = v13765.x[60];
+            const float v16736 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16737 = __float_as_uint(v16736);
+            const bool v16738 = v16733 >= v16737;
+            const float v16739 = v15704.x[0];
+            const unsigned int v16740 = __float_as_uint(v16739);
+            const bool v16741 = v16733 < v16740;
+            const bool v16742 = v16738 && v16741;
+            const float v16744 = v16735 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16745 = v16742 ? v16744 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[60] = v16745;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16746 = static_cast<unsigned int>(v13765.col(61, iron_linear_thread() & 31u));
+            const float v16748 = v13765.x[61];
+            const float v16749 = v15702.x[0];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16750 = __float_as_uint(v16749);
+            const bool v16751 = v16746 >= v16750;
+            const float v16752 = v15704.x[0];
+            const unsigned int v16753 = __float_as_uint(v16752);
+            const bool v16754 = v16746 < v16753;
+            const bool v16755 = v16751 && v16754;
+            const float v16757 = v16748 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16758 = v16755 ? v16757 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[61] = v16758;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16759 = static_cast<unsigned int>(v13765.col(62, iron_linear_thread() & 31u));
+            const float v16761 = v13765.x[62];
+            const float v16762 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16763 = __float_as_uint(v16762);
+            const bool v16764 = v16759 >= v16763;
+            const float v16765 = v15704.x[2];
+            const unsigned int v16766 = __float_as_uint(v16765);
+            const bool v16767 = v16759 < v16766;
+            const bool v16768 = v16764 && v16767;
+            const float v16770 = v16761 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16771 = v16768 ? v16770 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[62] = v16771;  // kernels/sdpa/flash_tile.hpp:176
+            const unsigned int v16772 = static_cast<unsigned int>(v13765.col(63, iron_linear_thread() & 31u));
+            const float v16774 = v13765.x[63];
+            const float v16775 = v15702.x[2];  // kernels/sdpa/flash_tile.hpp:177
+            const unsigned int v16776 = __float_as_uint(v16775);
+            const bool v16777 = v16772 >= v16776;
+            const float v16778 = v15704.x[2];
+            const unsigned int v16779 = __float_as_uint(v16778);
+            const bool v16780 = v16772 < v16779;
+            const bool v16781 = v16777 && v16780;
+            const float v16783 = v16774 * v349;  // kernels/sdpa/flash_tile.hpp:156
+            const float v16784 = v16781 ? v16783 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+            v13765.x[63] = v16784;  // kernels/sdpa/flash_tile.hpp:176
+          }
+          iron_frag<float, 2, 16, 8> v16786;  // kernels/sdpa/flash_tile.hpp:210
+          iron_frag_fill(v16786, 0.0f);
+          iron_frag_row_reduce<false>(v16786, v13765);
+          iron_frag<float, 2, 16, 8> v16788;  // kernels/sdpa/flash_tile.hpp:216
+          iron_frag_fill(v16788, 0.0f);
+          const float v16792 = v16786.x[0];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16793 = v351.x[0];
+          const float v16794 = fmaxf(v16793, v16792);
+          const bool v16797 = v16794 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16798 = v16797 ? 0.0f : v16794;
+          v16788.x[0] = v16798;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16802 = v16786.x[1];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16803 = v351.x[1];
+          const float v16804 = fmaxf(v16803, v16802);
+          const bool v16807 = v16804 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16808 = v16807 ? 0.0f : v16804;
+          v16788.x[1] = v16808;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16812 = v16786.x[2];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16813 = v351.x[2];
+          const float v16814 = fmaxf(v16813, v16812);
+          const bool v16817 = v16814 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16818 = v16817 ? 0.0f : v16814;
+          v16788.x[2] = v16818;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16822 = v16786.x[3];  // kernels/sdpa/flash_tile.hpp:218
+          const float v16823 = v351.x[3];
+          const float v16824 = fmaxf(v16823, v16822);
+          const bool v16827 = v16824 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+          const float v16828 = v16827 ? 0.0f : v16824;
+          v16788.x[3] = v16828;  // kernels/sdpa/flash_tile.hpp:217
+          const float v16832 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16834 = v16793 - v16832;
+          const float v16835 = iron_exp2_approx(v16834);
+          v13791.x[0] = v16835;  // kernels/sdpa/flash_tile.hpp:220
+          const float v16839 = v16788.x[1];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16841 = v16803 - v16839;
+          const float v16842 = iron_exp2_approx(v16841);
+          v13791.x[1] = v16842;  // kernels/sdpa/flash_tile.hpp:220
+          const float v16846 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16848 = v16813 - v16846;
+          const float v16849 = iron_exp2_approx(v16848);
+          v13791.x[2] = v16849;  // kernels/sdpa/flash_tile.hpp:220
+          const float v16853 = v16788.x[3];  // kernels/sdpa/flash_tile.hpp:221
+          const float v16855 = v16823 - v16853;
+          const float v16856 = iron_exp2_approx(v16855);
+          v13791.x[3] = v16856;  // kernels/sdpa/flash_tile.hpp:220
+          v351.x[0] = v16794;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16864 = v351.x[1];
+          const float v16866 = fmaxf(v16864, v16802);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[1] = v16866;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16869 = v351.x[2];
+          const float v16871 = fmaxf(v16869, v16812);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[2] = v16871;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16874 = v351.x[3];
+          const float v16876 = fmaxf(v16874, v16822);  // kernels/sdpa/flash_tile.hpp:224
+          v351.x[3] = v16876;  // kernels/sdpa/flash_tile.hpp:223
+          const float v16879 = v13765.x[0];  // kernels/sdpa/flash_tile.hpp:226
+          const float v16880 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16881 = v16879 - v16880;
+          const float v16882 = iron_exp2_approx(v16881);
+          v13765.x[0] = v16882;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16885 = v13765.x[1];
+          const float v16886 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16887 = v16885 - v16886;
+          const float v16888 = iron_exp2_approx(v16887);
+          v13765.x[1] = v16888;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16891 = v13765.x[2];
+          const float v16892 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16893 = v16891 - v16892;
+          const float v16894 = iron_exp2_approx(v16893);
+          v13765.x[2] = v16894;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16897 = v13765.x[3];
+          const float v16898 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16899 = v16897 - v16898;
+          const float v16900 = iron_exp2_approx(v16899);
+          v13765.x[3] = v16900;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16903 = v13765.x[4];
+          const float v16904 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16905 = v16903 - v16904;
+          const float v16906 = iron_exp2_approx(v16905);
+          v13765.x[4] = v16906;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16909 = v13765.x[5];
+          const float v16910 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16911 = v16909 - v16910;
+          const float v16912 = iron_exp2_approx(v16911);
+          v13765.x[5] = v16912;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16915 = v13765.x[6];
+          const float v16916 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16917 = v16915 - v16916;
+          const float v16918 = iron_exp2_approx(v16917);
+          v13765.x[6] = v16918;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16921 = v13765.x[7];
+          const float v16922 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16923 = v16921 - v16922;
+          const float v16924 = iron_exp2_approx(v16923);
+          v13765.x[7] = v16924;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16927 = v13765.x[8];
+          const float v16928 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16929 = v16927 - v16928;
+          const float v16930 = iron_exp2_approx(v16929);
+          v13765.x[8] = v16930;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16933 = v13765.x[9];
+          const float v16934 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16935 = v16933 - v16934;
+          const float v16936 = iron_exp2_approx(v16935);
+          v13765.x[9] = v16936;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16939 = v13765.x[10];
+          const float v16940 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16941 = v16939 - v16940;
+          const float v16942 = iron_exp2_approx(v16941);
+          v13765.x[10] = v16942;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16945 = v13765.x[11];
+          const float v16946 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16947 = v16945 - v16946;
+          const float v16948 = iron_exp2_approx(v16947);
+          v13765.x[11] = v16948;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16951 = v13765.x[12];
+          const float v16952 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16953 = v16951 - v16952;
+          const float v16954 = iron_exp2_approx(v16953);
+          v13765.x[12] = v16954;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16957 = v13765.x[13];
+          const float v16958 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16959 = v16957 - v16958;
+          const float v16960 = iron_exp2_approx(v16959);
+          v13765.x[13] = v16960;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16963 = v13765.x[14];
+          const float v16964 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16965 = v16963 - v16964;
+          const float v16966 = iron_exp2_approx(v16965);
+          v13765.x[14] = v16966;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16969 = v13765.x[15];
+          const float v16970 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16971 = v16969 - v16970;
+          const float v16972 = iron_exp2_approx(v16971);
+          v13765.x[15] = v16972;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16975 = v13765.x[16];
+          const float v16976 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16977 = v16975 - v16976;
+          const float v16978 = iron_exp2_approx(v16977);
+          v13765.x[16] = v16978;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16981 = v13765.x[17];
+          const float v16982 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16983 = v16981 - v16982;
+          const float v16984 = iron_exp2_approx(v16983);
+          v13765.x[17] = v16984;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16987 = v13765.x[18];
+          const float v16988 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16989 = v16987 - v16988;
+          const float v16990 = iron_exp2_approx(v16989);
+          v13765.x[18] = v16990;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16993 = v13765.x[19];
+          const float v16994 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v16995 = v16993 - v16994;
+          const float v16996 = iron_exp2_approx(v16995);
+          v13765.x[19] = v16996;  // kernels/sdpa/flash_tile.hpp:226
+          const float v16999 = v13765.x[20];
+          const float v17000 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17001 = v16999 - v17000;
+          const float v17002 = iron_exp2_approx(v17001);
+          v13765.x[20] = v17002;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17005 = v13765.x[21];
+          const float v17006 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17007 = v17005 - v17006;
+          const float v17008 = iron_exp2_approx(v17007);
+          v13765.x[21] = v17008;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17011 = v13765.x[22];
+          const float v17012 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17013 = v17011 - v17012;
+          const float v17014 = iron_exp2_approx(v17013);
+          v13765.x[22] = v17014;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17017 = v13765.x[23];
+          const float v17018 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17019 = v17017 - v17018;
+          const float v17020 = iron_exp2_approx(v17019);
+          v13765.x[23] = v17020;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17023 = v13765.x[24];
+          const float v17024 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17025 = v17023 - v17024;
+          const float v17026 = iron_exp2_approx(v17025);
+          v13765.x[24] = v17026;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17029 = v13765.x[25];
+          const float v17030 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17031 = v17029 - v17030;
+          const float v17032 = iron_exp2_approx(v17031);
+          v13765.x[25] = v17032;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17035 = v13765.x[26];
+          const float v17036 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17037 = v17035 - v17036;
+          const float v17038 = iron_exp2_approx(v17037);
+          v13765.x[26] = v17038;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17041 = v13765.x[27];
+          const float v17042 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17043 = v17041 - v17042;
+          const float v17044 = iron_exp2_approx(v17043);
+          v13765.x[27] = v17044;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17047 = v13765.x[28];
+          const float v17048 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17049 = v17047 - v17048;
+          const float v17050 = iron_exp2_approx(v17049);
+          v13765.x[28] = v17050;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17053 = v13765.x[29];
+          const float v17054 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17055 = v17053 - v17054;
+          const float v17056 = iron_exp2_approx(v17055);
+          v13765.x[29] = v17056;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17059 = v13765.x[30];
+          const float v17060 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17061 = v17059 - v17060;
+          const float v17062 = iron_exp2_approx(v17061);
+          v13765.x[30] = v17062;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17065 = v13765.x[31];
+          const float v17066 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17067 = v17065 - v17066;
+          const float v17068 = iron_exp2_approx(v17067);
+          v13765.x[31] = v17068;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17071 = v13765.x[32];
+          const float v17072 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17073 = v17071 - v17072;
+          const float v17074 = iron_exp2_approx(v17073);
+          v13765.x[32] = v17074;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17077 = v13765.x[33];
+          const float v17078 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17079 = v17077 - v17078;
+          const float v17080 = iron_exp2_approx(v17079);
+          v13765.x[33] = v17080;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17083 = v13765.x[34];
+          const float v17084 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17085 = v17083 - v17084;
+          const float v17086 = iron_exp2_approx(v17085);
+          v13765.x[34] = v17086;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17089 = v13765.x[35];
+          const float v17090 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17091 = v17089 - v17090;
+          const float v17092 = iron_exp2_approx(v17091);
+          v13765.x[35] = v17092;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17095 = v13765.x[36];
+          const float v17096 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17097 = v17095 - v17096;
+          const float v17098 = iron_exp2_approx(v17097);
+          v13765.x[36] = v17098;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17101 = v13765.x[37];
+          const float v17102 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17103 = v17101 - v17102;
+          const float v17104 = iron_exp2_approx(v17103);
+          v13765.x[37] = v17104;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17107 = v13765.x[38];
+          const float v17108 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17109 = v17107 - v17108;
+          const float v17110 = iron_exp2_approx(v17109);
+          v13765.x[38] = v17110;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17113 = v13765.x[39];
+          const float v17114 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17115 = v17113 - v17114;
+          const float v17116 = iron_exp2_approx(v17115);
+          v13765.x[39] = v17116;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17119 = v13765.x[40];
+          const float v17120 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17121 = v17119 - v17120;
+          const float v17122 = iron_exp2_approx(v17121);
+          v13765.x[40] = v17122;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17125 = v13765.x[41];
+          const float v17126 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17127 = v17125 - v17126;
+          const float v17128 = iron_exp2_approx(v17127);
+          v13765.x[41] = v17128;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17131 = v13765.x[42];
+          const float v17132 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17133 = v17131 - v17132;
+          const float v17134 = iron_exp2_approx(v17133);
+          v13765.x[42] = v17134;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17137 = v13765.x[43];
+          const float v17138 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17139 = v17137 - v17138;
+          const float v17140 = iron_exp2_approx(v17139);
+          v13765.x[43] = v17140;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17143 = v13765.x[44];
+          const float v17144 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17145 = v17143 - v17144;
+          const float v17146 = iron_exp2_approx(v17145);
+          v13765.x[44] = v17146;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17149 = v13765.x[45];
+          const float v17150 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17151 = v17149 - v17150;
+          const float v17152 = iron_exp2_approx(v17151);
+          v13765.x[45] = v17152;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17155 = v13765.x[46];
+          const float v17156 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17157 = v17155 - v17156;
+          const float v17158 = iron_exp2_approx(v17157);
+          v13765.x[46] = v17158;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17161 = v13765.x[47];
+          const float v17162 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17163 = v17161 - v17162;
+          const float v17164 = iron_exp2_approx(v17163);
+          v13765.x[47] = v17164;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17167 = v13765.x[48];
+          const float v17168 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17169 = v17167 - v17168;
+          const float v17170 = iron_exp2_approx(v17169);
+          v13765.x[48] = v17170;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17173 = v13765.x[49];
+          const float v17174 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17175 = v17173 - v17174;
+          const float v17176 = iron_exp2_approx(v17175);
+          v13765.x[49] = v17176;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17179 = v13765.x[50];
+          const float v17180 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17181 = v17179 - v17180;
+          const float v17182 = iron_exp2_approx(v17181);
+          v13765.x[50] = v17182;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17185 = v13765.x[51];
+          const float v17186 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17187 = v17185 - v17186;
+          const float v17188 = iron_exp2_approx(v17187);
+          v13765.x[51] = v17188;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17191 = v13765.x[52];
+          const float v17192 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17193 = v17191 - v17192;
+          const float v17194 = iron_exp2_approx(v17193);
+          v13765.x[52] = v17194;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17197 = v13765.x[53];
+          const float v17198 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17199 = v17197 - v17198;
+          const float v17200 = iron_exp2_approx(v17199);
+          v13765.x[53] = v17200;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17203 = v13765.x[54];
+          const float v17204 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17205 = v17203 - v17204;
+          const float v17206 = iron_exp2_approx(v17205);
+          v13765.x[54] = v17206;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17209 = v13765.x[55];
+          const float v17210 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17211 = v17209 - v17210;
+          const float v17212 = iron_exp2_approx(v17211);
+          v13765.x[55] = v17212;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17215 = v13765.x[56];
+          const float v17216 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17217 = v17215 - v17216;
+          const float v17218 = iron_exp2_approx(v17217);
+          v13765.x[56] = v17218;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17221 = v13765.x[57];
+          const float v17222 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17223 = v17221 - v17222;
+          const float v17224 = iron_exp2_approx(v17223);
+          v13765.x[57] = v17224;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17227 = v13765.x[58];
+          const float v17228 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17229 = v17227 - v17228;
+          const float v17230 = iron_exp2_approx(v17229);
+          v13765.x[58] = v17230;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17233 = v13765.x[59];
+          const float v17234 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17235 = v17233 - v17234;
+          const float v17236 = iron_exp2_approx(v17235);
+          v13765.x[59] = v17236;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17239 = v13765.x[60];
+          const float v17240 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17241 = v17239 - v17240;
+          const float v17242 = iron_exp2_approx(v17241);
+          v13765.x[60] = v17242;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17245 = v13765.x[61];
+          const float v17246 = v16788.x[0];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17247 = v17245 - v17246;
+          const float v17248 = iron_exp2_approx(v17247);
+          v13765.x[61] = v17248;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17251 = v13765.x[62];
+          const float v17252 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17253 = v17251 - v17252;
+          const float v17254 = iron_exp2_approx(v17253);
+          v13765.x[62] = v17254;  // kernels/sdpa/flash_tile.hpp:226
+          const float v17257 = v13765.x[63];
+          const float v17258 = v16788.x[2];  // kernels/sdpa/flash_tile.hpp:230
+          const float v17259 = v17257 - v17258;
+          const float v17260 = iron_exp2_approx(v17259);
+          v13765.x[63] = v17260;  // kernels/sdpa/flash_tile.hpp:226
+          iron_frag<float, 2, 16, 8> v17262;  // kernels/sdpa/flash_tile.hpp:233
+          iron_frag_fill(v17262, 0.0f);
+          iron_frag_row_reduce<true>(v17262, v13765);
+          const float v17265 = v353.x[0];  // kernels/sdpa/flash_tile.hpp:234
+          const float v17266 = v17262.x[0];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17267 = v13791.x[0];
+          const float v17268 = v17265 * v17267;
+          const float v17269 = v17268 + v17266;
+          v353.x[0] = v17269;  // kernels/sdpa/flash_tile.hpp:234
+          const float v17272 = v353.x[1];
+          const float v17273 = v17262.x[1];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17274 = v13791.x[1];
+          const float v17275 = v17272 * v17274;
+          const float v17276 = v17275 + v17273;
+          v353.x[1] = v17276;  // kernels/sdpa/flash_tile.hpp:234
+          const float v17279 = v353.x[2];
+          const float v17280 = v17262.x[2];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17281 = v13791.x[2];
+          const float v17282 = v17279 * v17281;
+          const float v17283 = v17282 + v17280;
+          v353.x[2] = v17283;  // kernels/sdpa/flash_tile.hpp:234
+          const float v17286 = v353.x[3];
+          const float v17287 = v17262.x[3];  // kernels/sdpa/flash_tile.hpp:235
+          const float v17288 = v13791.x[3];
+          const float v17289 = v17286 * v17288;
+          const float v17290 = v17289 + v17287;
+          v353.x[3] = v17290;  // kernels/sdpa/flash_tile.hpp:234
         }
-        const float v15459 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:244
-        const float v15460 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15461 = v15459 * v15460;
-        v355.x[0] = v15461;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15464 = v355.x[1];
-        const float v15465 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15466 = v15464 * v15465;
-        v355.x[1] = v15466;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15469 = v355.x[2];
-        const float v15470 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15471 = v15469 * v15470;
-        v355.x[2] = v15471;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15474 = v355.x[3];
-        const float v15475 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15476 = v15474 * v15475;
-        v355.x[3] = v15476;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15479 = v355.x[4];
-        const float v15480 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15481 = v15479 * v15480;
-        v355.x[4] = v15481;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15484 = v355.x[5];
-        const float v15485 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15486 = v15484 * v15485;
-        v355.x[5] = v15486;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15489 = v355.x[6];
-        const float v15490 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15491 = v15489 * v15490;
-        v355.x[6] = v15491;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15494 = v355.x[7];
-        const float v15495 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15496 = v15494 * v15495;
-        v355.x[7] = v15496;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15499 = v355.x[8];
-        const float v15500 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15501 = v15499 * v15500;
-        v355.x[8] = v15501;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15504 = v355.x[9];
-        const float v15505 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15506 = v15504 * v15505;
-        v355.x[9] = v15506;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15509 = v355.x[10];
-        const float v15510 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15511 = v15509 * v15510;
-        v355.x[10] = v15511;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15514 = v355.x[11];
-        const float v15515 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15516 = v15514 * v15515;
-        v355.x[11] = v15516;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15519 = v355.x[12];
-        const float v15520 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15521 = v15519 * v15520;
-        v355.x[12] = v15521;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15524 = v355.x[13];
-        const float v15525 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15526 = v15524 * v15525;
-        v355.x[13] = v15526;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15529 = v355.x[14];
-        const float v15530 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15531 = v15529 * v15530;
-        v355.x[14] = v15531;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15534 = v355.x[15];
-        const float v15535 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15536 = v15534 * v15535;
-        v355.x[15] = v15536;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15539 = v355.x[16];
-        const float v15540 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15541 = v15539 * v15540;
-        v355.x[16] = v15541;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15544 = v355.x[17];
-        const float v15545 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15546 = v15544 * v15545;
-        v355.x[17] = v15546;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15549 = v355.x[18];
-        const float v15550 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15551 = v15549 * v15550;
-        v355.x[18] = v15551;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15554 = v355.x[19];
-        const float v15555 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15556 = v15554 * v15555;
-        v355.x[19] = v15556;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15559 = v355.x[20];
-        const float v15560 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15561 = v15559 * v15560;
-        v355.x[20] = v15561;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15564 = v355.x[21];
-        const float v15565 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15566 = v15564 * v15565;
-        v355.x[21] = v15566;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15569 = v355.x[22];
-        const float v15570 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15571 = v15569 * v15570;
-        v355.x[22] = v15571;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15574 = v355.x[23];
-        const float v15575 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15576 = v15574 * v15575;
-        v355.x[23] = v15576;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15579 = v355.x[24];
-        const float v15580 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15581 = v15579 * v15580;
-        v355.x[24] = v15581;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15584 = v355.x[25];
-        const float v15585 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15586 = v15584 * v15585;
-        v355.x[25] = v15586;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15589 = v355.x[26];
-        const float v15590 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15591 = v15589 * v15590;
-        v355.x[26] = v15591;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15594 = v355.x[27];
-        const float v15595 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15596 = v15594 * v15595;
-        v355.x[27] = v15596;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15599 = v355.x[28];
-        const float v15600 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15601 = v15599 * v15600;
-        v355.x[28] = v15601;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15604 = v355.x[29];
-        const float v15605 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15606 = v15604 * v15605;
-        v355.x[29] = v15606;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15609 = v355.x[30];
-        const float v15610 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15611 = v15609 * v15610;
-        v355.x[30] = v15611;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15614 = v355.x[31];
-        const float v15615 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15616 = v15614 * v15615;
-        v355.x[31] = v15616;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15619 = v357.x[0];
-        const float v15620 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15621 = v15619 * v15620;
-        v357.x[0] = v15621;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15624 = v357.x[1];
-        const float v15625 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15626 = v15624 * v15625;
-        v357.x[1] = v15626;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15629 = v357.x[2];
-        const float v15630 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15631 = v15629 * v15630;
-        v357.x[2] = v15631;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15634 = v357.x[3];
-        const float v15635 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15636 = v15634 * v15635;
-        v357.x[3] = v15636;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15639 = v357.x[4];
-        const float v15640 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15641 = v15639 * v15640;
-        v357.x[4] = v15641;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15644 = v357.x[5];
-        const float v15645 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15646 = v15644 * v15645;
-        v357.x[5] = v15646;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15649 = v357.x[6];
-        const float v15650 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15651 = v15649 * v15650;
-        v357.x[6] = v15651;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15654 = v357.x[7];
-        const float v15655 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15656 = v15654 * v15655;
-        v357.x[7] = v15656;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15659 = v357.x[8];
-        const float v15660 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15661 = v15659 * v15660;
-        v357.x[8] = v15661;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15664 = v357.x[9];
-        const float v15665 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15666 = v15664 * v15665;
-        v357.x[9] = v15666;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15669 = v357.x[10];
-        const float v15670 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15671 = v15669 * v15670;
-        v357.x[10] = v15671;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15674 = v357.x[11];
-        const float v15675 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15676 = v15674 * v15675;
-        v357.x[11] = v15676;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15679 = v357.x[12];
-        const float v15680 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15681 = v15679 * v15680;
-        v357.x[12] = v15681;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15684 = v357.x[13];
-        const float v15685 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15686 = v15684 * v15685;
-        v357.x[13] = v15686;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15689 = v357.x[14];
-        const float v15690 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15691 = v15689 * v15690;
-        v357.x[14] = v15691;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15694 = v357.x[15];
-        const float v15695 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15696 = v15694 * v15695;
-        v357.x[15] = v15696;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15699 = v357.x[16];
-        const float v15700 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15701 = v15699 * v15700;
-        v357.x[16] = v15701;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15704 = v357.x[17];
-        const float v15705 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15706 = v15704 * v15705;
-        v357.x[17] = v15706;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15709 = v357.x[18];
-        const float v15710 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15711 = v15709 * v15710;
-        v357.x[18] = v15711;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15714 = v357.x[19];
-        const float v15715 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15716 = v15714 * v15715;
-        v357.x[19] = v15716;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15719 = v357.x[20];
-        const float v15720 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15721 = v15719 * v15720;
-        v357.x[20] = v15721;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15724 = v357.x[21];
-        const float v15725 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15726 = v15724 * v15725;
-        v357.x[21] = v15726;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15729 = v357.x[22];
-        const float v15730 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15731 = v15729 * v15730;
-        v357.x[22] = v15731;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15734 = v357.x[23];
-        const float v15735 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15736 = v15734 * v15735;
-        v357.x[23] = v15736;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15739 = v357.x[24];
-        const float v15740 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15741 = v15739 * v15740;
-        v357.x[24] = v15741;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15744 = v357.x[25];
-        const float v15745 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15746 = v15744 * v15745;
-        v357.x[25] = v15746;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15749 = v357.x[26];
-        const float v15750 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15751 = v15749 * v15750;
-        v357.x[26] = v15751;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15754 = v357.x[27];
-        const float v15755 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15756 = v15754 * v15755;
-        v357.x[27] = v15756;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15759 = v357.x[28];
-        const float v15760 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15761 = v15759 * v15760;
-        v357.x[28] = v15761;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15764 = v357.x[29];
-        const float v15765 = v11957.x[0];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15766 = v15764 * v15765;
-        v357.x[29] = v15766;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15769 = v357.x[30];
-        const float v15770 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15771 = v15769 * v15770;
-        v357.x[30] = v15771;  // kernels/sdpa/flash_tile.hpp:244
-        const float v15774 = v357.x[31];
-        const float v15775 = v11957.x[2];  // kernels/sdpa/flash_tile.hpp:245
-        const float v15776 = v15774 * v15775;
-        v357.x[31] = v15776;  // kernels/sdpa/flash_tile.hpp:244
-        iron_frag<iron_bf16, 0, 16, 128> v15778;  // kernels/sdpa/flash_warpgroup.hpp:175
-        iron_frag_fill(v15778, iron_f32_to_bf16(0.0f));
-        iron_frag_convert(v15778, v11931);
-        const unsigned int v15784 = v45 << 7u;
-        iron_frag_store<false>(v15778, shm3, v15784, 128u);
+        const float v17293 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:244
+        const float v17294 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17295 = v17293 * v17294;
+        v357.x[0] = v17295;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17298 = v357.x[1];
+        const float v17299 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17300 = v17298 * v17299;
+        v357.x[1] = v17300;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17303 = v357.x[2];
+        const float v17304 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17305 = v17303 * v17304;
+        v357.x[2] = v17305;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17308 = v357.x[3];
+        const float v17309 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17310 = v17308 * v17309;
+        v357.x[3] = v17310;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17313 = v357.x[4];
+        const float v17314 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17315 = v17313 * v17314;
+        v357.x[4] = v17315;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17318 = v357.x[5];
+        const float v17319 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17320 = v17318 * v17319;
+        v357.x[5] = v17320;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17323 = v357.x[6];
+        const float v17324 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17325 = v17323 * v17324;
+        v357.x[6] = v17325;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17328 = v357.x[7];
+        const float v17329 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17330 = v17328 * v17329;
+        v357.x[7] = v17330;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17333 = v357.x[8];
+        const float v17334 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17335 = v17333 * v17334;
+        v357.x[8] = v17335;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17338 = v357.x[9];
+        const float v17339 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17340 = v17338 * v17339;
+        v357.x[9] = v17340;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17343 = v357.x[10];
+        const float v17344 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17345 = v17343 * v17344;
+        v357.x[10] = v17345;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17348 = v357.x[11];
+        const float v17349 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17350 = v17348 * v17349;
+        v357.x[11] = v17350;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17353 = v357.x[12];
+        const float v17354 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17355 = v17353 * v17354;
+        v357.x[12] = v17355;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17358 = v357.x[13];
+        const float v17359 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17360 = v17358 * v17359;
+        v357.x[13] = v17360;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17363 = v357.x[14];
+        const float v17364 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17365 = v17363 * v17364;
+        v357.x[14] = v17365;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17368 = v357.x[15];
+        const float v17369 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17370 = v17368 * v17369;
+        v357.x[15] = v17370;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17373 = v357.x[16];
+        const float v17374 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17375 = v17373 * v17374;
+        v357.x[16] = v17375;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17378 = v357.x[17];
+        const float v17379 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17380 = v17378 * v17379;
+        v357.x[17] = v17380;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17383 = v357.x[18];
+        const float v17384 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17385 = v17383 * v17384;
+        v357.x[18] = v17385;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17388 = v357.x[19];
+        const float v17389 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17390 = v17388 * v17389;
+        v357.x[19] = v17390;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17393 = v357.x[20];
+        const float v17394 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17395 = v17393 * v17394;
+        v357.x[20] = v17395;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17398 = v357.x[21];
+        const float v17399 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17400 = v17398 * v17399;
+        v357.x[21] = v17400;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17403 = v357.x[22];
+        const float v17404 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17405 = v17403 * v17404;
+        v357.x[22] = v17405;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17408 = v357.x[23];
+        const float v17409 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17410 = v17408 * v17409;
+        v357.x[23] = v17410;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17413 = v357.x[24];
+        const float v17414 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17415 = v17413 * v17414;
+        v357.x[24] = v17415;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17418 = v357.x[25];
+        const float v17419 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17420 = v17418 * v17419;
+        v357.x[25] = v17420;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17423 = v357.x[26];
+        const float v17424 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17425 = v17423 * v17424;
+        v357.x[26] = v17425;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17428 = v357.x[27];
+        const float v17429 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17430 = v17428 * v17429;
+        v357.x[27] = v17430;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17433 = v357.x[28];
+        const float v17434 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17435 = v17433 * v17434;
+        v357.x[28] = v17435;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17438 = v357.x[29];
+        const float v17439 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17440 = v17438 * v17439;
+        v357.x[29] = v17440;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17443 = v357.x[30];
+        const float v17444 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17445 = v17443 * v17444;
+        v357.x[30] = v17445;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17448 = v357.x[31];
+        const float v17449 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17450 = v17448 * v17449;
+        v357.x[31] = v17450;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17453 = v359.x[0];
+        const float v17454 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17455 = v17453 * v17454;
+        v359.x[0] = v17455;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17458 = v359.x[1];
+        const float v17459 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17460 = v17458 * v17459;
+        v359.x[1] = v17460;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17463 = v359.x[2];
+        const float v17464 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17465 = v17463 * v17464;
+        v359.x[2] = v17465;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17468 = v359.x[3];
+        const float v17469 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17470 = v17468 * v17469;
+        v359.x[3] = v17470;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17473 = v359.x[4];
+        const float v17474 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17475 = v17473 * v17474;
+        v359.x[4] = v17475;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17478 = v359.x[5];
+        const float v17479 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17480 = v17478 * v17479;
+        v359.x[5] = v17480;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17483 = v359.x[6];
+        const float v17484 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17485 = v17483 * v17484;
+        v359.x[6] = v17485;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17488 = v359.x[7];
+        const float v17489 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17490 = v17488 * v17489;
+        v359.x[7] = v17490;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17493 = v359.x[8];
+        const float v17494 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17495 = v17493 * v17494;
+        v359.x[8] = v17495;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17498 = v359.x[9];
+        const float v17499 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17500 = v17498 * v17499;
+        v359.x[9] = v17500;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17503 = v359.x[10];
+        const float v17504 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17505 = v17503 * v17504;
+        v359.x[10] = v17505;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17508 = v359.x[11];
+        const float v17509 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17510 = v17508 * v17509;
+        v359.x[11] = v17510;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17513 = v359.x[12];
+        const float v17514 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17515 = v17513 * v17514;
+        v359.x[12] = v17515;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17518 = v359.x[13];
+        const float v17519 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17520 = v17518 * v17519;
+        v359.x[13] = v17520;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17523 = v359.x[14];
+        const float v17524 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17525 = v17523 * v17524;
+        v359.x[14] = v17525;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17528 = v359.x[15];
+        const float v17529 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17530 = v17528 * v17529;
+        v359.x[15] = v17530;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17533 = v359.x[16];
+        const float v17534 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17535 = v17533 * v17534;
+        v359.x[16] = v17535;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17538 = v359.x[17];
+        const float v17539 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17540 = v17538 * v17539;
+        v359.x[17] = v17540;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17543 = v359.x[18];
+        const float v17544 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17545 = v17543 * v17544;
+        v359.x[18] = v17545;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17548 = v359.x[19];
+        const float v17549 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17550 = v17548 * v17549;
+        v359.x[19] = v17550;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17553 = v359.x[20];
+        const float v17554 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17555 = v17553 * v17554;
+        v359.x[20] = v17555;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17558 = v359.x[21];
+        const float v17559 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17560 = v17558 * v17559;
+        v359.x[21] = v17560;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17563 = v359.x[22];
+        const float v17564 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17565 = v17563 * v17564;
+        v359.x[22] = v17565;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17568 = v359.x[23];
+        const float v17569 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17570 = v17568 * v17569;
+        v359.x[23] = v17570;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17573 = v359.x[24];
+        const float v17574 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17575 = v17573 * v17574;
+        v359.x[24] = v17575;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17578 = v359.x[25];
+        const float v17579 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17580 = v17578 * v17579;
+        v359.x[25] = v17580;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17583 = v359.x[26];
+        const float v17584 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17585 = v17583 * v17584;
+        v359.x[26] = v17585;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17588 = v359.x[27];
+        const float v17589 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17590 = v17588 * v17589;
+        v359.x[27] = v17590;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17593 = v359.x[28];
+        const float v17594 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17595 = v17593 * v17594;
+        v359.x[28] = v17595;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17598 = v359.x[29];
+        const float v17599 = v13791.x[0];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17600 = v17598 * v17599;
+        v359.x[29] = v17600;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17603 = v359.x[30];
+        const float v17604 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17605 = v17603 * v17604;
+        v359.x[30] = v17605;  // kernels/sdpa/flash_tile.hpp:244
+        const float v17608 = v359.x[31];
+        const float v17609 = v13791.x[2];  // kernels/sdpa/flash_tile.hpp:245
+        const float v17610 = v17608 * v17609;
+        v359.x[31] = v17610;  // kernels/sdpa/flash_tile.hpp:244
+        iron_frag<iron_bf16, 0, 16, 128> v17612;  // kernels/sdpa/flash_warpgroup.hpp:182
+        iron_frag_fill(v17612, iron_f32_to_bf16(0.0f));
+        iron_frag_convert(v17612, v13765);
+        const unsigned int v17618 = v45 << 7u;
+        iron_frag_store<false>(v17612, shm3, v17618, 128u);
       }
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:270
-      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-        const unsigned int v15792 = v11416 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15799 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15800 = v15799 << 7u;
-        const unsigned int v15940 = v41 & 3u;
-        const unsigned int v15942 = v15940 << 4u;
-        const unsigned int v15944 = v15942 << 7u;
-        const unsigned int v15946 = v15800 + v15944;
-        iron_frag<iron_bf16, 0, 16, 16> v15955;
-        iron_frag_fill(v15955, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15955, shm3, v15946, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15957;
-        iron_frag_fill(v15957, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15957, shm2, v15792, 64u);
-        iron_frag_mma_sync(v355, v15955, v15957);
-        const unsigned int v15959 = v15946 + 16u;
-        const unsigned int v15964 = v15792 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v15966;
-        iron_frag_fill(v15966, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15966, shm3, v15959, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15968;
-        iron_frag_fill(v15968, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15968, shm2, v15964, 64u);
-        iron_frag_mma_sync(v355, v15966, v15968);
-        const unsigned int v15970 = v15946 + 32u;
-        const unsigned int v15975 = v15792 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v15977;
-        iron_frag_fill(v15977, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15977, shm3, v15970, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15979;
-        iron_frag_fill(v15979, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15979, shm2, v15975, 64u);
-        iron_frag_mma_sync(v355, v15977, v15979);
-        const unsigned int v15981 = v15946 + 48u;
-        const unsigned int v15986 = v15792 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v15988;
-        iron_frag_fill(v15988, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v15988, shm3, v15981, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v15990;
-        iron_frag_fill(v15990, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v15990, shm2, v15986, 64u);
-        iron_frag_mma_sync(v355, v15988, v15990);
-        const unsigned int v15809 = v15792 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        const unsigned int v15816 = v15800 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:181
-        const unsigned int v15999 = v15816 + v15944;
-        iron_frag<iron_bf16, 0, 16, 16> v16008;
-        iron_frag_fill(v16008, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16008, shm3, v15999, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16010;
-        iron_frag_fill(v16010, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16010, shm2, v15809, 64u);
-        iron_frag_mma_sync(v355, v16008, v16010);
-        const unsigned int v16012 = v15999 + 16u;
-        const unsigned int v16017 = v15809 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16019;
-        iron_frag_fill(v16019, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16019, shm3, v16012, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16021;
-        iron_frag_fill(v16021, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16021, shm2, v16017, 64u);
-        iron_frag_mma_sync(v355, v16019, v16021);
-        const unsigned int v16023 = v15999 + 32u;
-        const unsigned int v16028 = v15809 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16030;
-        iron_frag_fill(v16030, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16030, shm3, v16023, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16032;
-        iron_frag_fill(v16032, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16032, shm2, v16028, 64u);
-        iron_frag_mma_sync(v355, v16030, v16032);
-        const unsigned int v16034 = v15999 + 48u;
-        const unsigned int v16039 = v15809 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16041;
-        iron_frag_fill(v16041, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16041, shm3, v16034, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16043;
-        iron_frag_fill(v16043, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16043, shm2, v16039, 64u);
-        iron_frag_mma_sync(v355, v16041, v16043);
-        const unsigned int v15823 = v15792 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16061;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v16061, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16061, shm3, v15946, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16063;
-        iron_frag_fill(v16063, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16063, shm2, v15823, 64u);
-        iron_frag_mma_sync(v357, v16061, v16063);
-        const unsigned int v16070 = v15823 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16072;
-        iron_frag_fill(v16072, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16072, shm3, v15959, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16074;
-        iron_frag_fill(v16074, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16074, shm2, v16070, 64u);
-        iron_frag_mma_sync(v357, v16072, v16074);
-        const unsigned int v16081 = v15823 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16083;
-        iron_frag_fill(v16083, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16083, shm3, v15970, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16085;
-        iron_frag_fill(v16085, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16085, shm2, v16081, 64u);
-        iron_frag_mma_sync(v357, v16083, v16085);
-        const unsigned int v16092 = v15823 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16094;
-        iron_frag_fill(v16094, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16094, shm3, v15981, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16096;
-        iron_frag_fill(v16096, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16096, shm2, v16092, 64u);
-        iron_frag_mma_sync(v357, v16094, v16096);
-        const unsigned int v15839 = v15823 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-        iron_frag<iron_bf16, 0, 16, 16> v16114;  // kernels/sdpa/flash_warpgroup.hpp:181
-        iron_frag_fill(v16114, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16114, shm3, v15999, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16116;
-        iron_frag_fill(v16116, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16116, shm2, v15839, 64u);
-        iron_frag_mma_sync(v357, v16114, v16116);
-        const unsigned int v16123 = v15839 + 1024u;
-        iron_frag<iron_bf16, 0, 16, 16> v16125;
-        iron_frag_fill(v16125, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16125, shm3, v16012, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16127;
-        iron_frag_fill(v16127, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16127, shm2, v16123, 64u);
-        iron_frag_mma_sync(v357, v16125, v16127);
-        const unsigned int v16134 = v15839 + 2048u;
-        iron_frag<iron_bf16, 0, 16, 16> v16136;
-        iron_frag_fill(v16136, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16136, shm3, v16023, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16138;
-        iron_frag_fill(v16138, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16138, shm2, v16134, 64u);
-        iron_frag_mma_sync(v357, v16136, v16138);
-        const unsigned int v16145 = v15839 + 3072u;
-        iron_frag<iron_bf16, 0, 16, 16> v16147;
-        iron_frag_fill(v16147, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false>(v16147, shm3, v16034, 128u);
-        iron_frag<iron_bf16, 1, 16, 64> v16149;
-        iron_frag_fill(v16149, iron_f32_to_bf16(0.0f));
-        iron_frag_load_shared<false, 6, 3>(v16149, shm2, v16145, 64u);
-        iron_frag_mma_sync(v357, v16147, v16149);
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:278
+      if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+        const unsigned int v17626 = v13250 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        const unsigned int v17633 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:188
+        const unsigned int v17634 = v17633 << 7u;
+        const unsigned int v17774 = v41 & 3u;
+        const unsigned int v17776 = v17774 << 4u;
+        const unsigned int v17778 = v17776 << 7u;
+        const unsigned int v17780 = v17634 + v17778;
+        iron_frag<iron_bf16, 0, 16, 16> v17789;
+        iron_frag_fill(v17789, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17789, shm3, v17780, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17791;
+        iron_frag_fill(v17791, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17791, shm2, v17626, 64u);
+        iron_frag_mma_sync(v357, v17789, v17791);
+        const unsigned int v17793 = v17780 + 16u;
+        const unsigned int v17798 = v17626 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17800;
+        iron_frag_fill(v17800, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17800, shm3, v17793, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17802;
+        iron_frag_fill(v17802, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17802, shm2, v17798, 64u);
+        iron_frag_mma_sync(v357, v17800, v17802);
+        const unsigned int v17804 = v17780 + 32u;
+        const unsigned int v17809 = v17626 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17811;
+        iron_frag_fill(v17811, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17811, shm3, v17804, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17813;
+        iron_frag_fill(v17813, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17813, shm2, v17809, 64u);
+        iron_frag_mma_sync(v357, v17811, v17813);
+        const unsigned int v17815 = v17780 + 48u;
+        const unsigned int v17820 = v17626 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17822;
+        iron_frag_fill(v17822, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17822, shm3, v17815, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17824;
+        iron_frag_fill(v17824, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17824, shm2, v17820, 64u);
+        iron_frag_mma_sync(v357, v17822, v17824);
+        const unsigned int v17643 = v17626 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        const unsigned int v17650 = v17634 + 64u;  // kernels/sdpa/flash_warpgroup.hpp:188
+        const unsigned int v17833 = v17650 + v17778;
+        iron_frag<iron_bf16, 0, 16, 16> v17842;
+        iron_frag_fill(v17842, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17842, shm3, v17833, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17844;
+        iron_frag_fill(v17844, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17844, shm2, v17643, 64u);
+        iron_frag_mma_sync(v357, v17842, v17844);
+        const unsigned int v17846 = v17833 + 16u;
+        const unsigned int v17851 = v17643 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17853;
+        iron_frag_fill(v17853, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17853, shm3, v17846, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17855;
+        iron_frag_fill(v17855, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17855, shm2, v17851, 64u);
+        iron_frag_mma_sync(v357, v17853, v17855);
+        const unsigned int v17857 = v17833 + 32u;
+        const unsigned int v17862 = v17643 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17864;
+        iron_frag_fill(v17864, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17864, shm3, v17857, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17866;
+        iron_frag_fill(v17866, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17866, shm2, v17862, 64u);
+        iron_frag_mma_sync(v357, v17864, v17866);
+        const unsigned int v17868 = v17833 + 48u;
+        const unsigned int v17873 = v17643 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17875;
+        iron_frag_fill(v17875, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17875, shm3, v17868, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17877;
+        iron_frag_fill(v17877, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17877, shm2, v17873, 64u);
+        iron_frag_mma_sync(v357, v17875, v17877);
+        const unsigned int v17657 = v17626 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        iron_frag<iron_bf16, 0, 16, 16> v17895;  // kernels/sdpa/flash_warpgroup.hpp:188
+        iron_frag_fill(v17895, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17895, shm3, v17780, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17897;
+        iron_frag_fill(v17897, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17897, shm2, v17657, 64u);
+        iron_frag_mma_sync(v359, v17895, v17897);
+        const unsigned int v17904 = v17657 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17906;
+        iron_frag_fill(v17906, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17906, shm3, v17793, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17908;
+        iron_frag_fill(v17908, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17908, shm2, v17904, 64u);
+        iron_frag_mma_sync(v359, v17906, v17908);
+        const unsigned int v17915 = v17657 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17917;
+        iron_frag_fill(v17917, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17917, shm3, v17804, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17919;
+        iron_frag_fill(v17919, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17919, shm2, v17915, 64u);
+        iron_frag_mma_sync(v359, v17917, v17919);
+        const unsigned int v17926 = v17657 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17928;
+        iron_frag_fill(v17928, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17928, shm3, v17815, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17930;
+        iron_frag_fill(v17930, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17930, shm2, v17926, 64u);
+        iron_frag_mma_sync(v359, v17928, v17930);
+        const unsigned int v17673 = v17657 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:189
+        iron_frag<iron_bf16, 0, 16, 16> v17948;  // kernels/sdpa/flash_warpgroup.hpp:188
+        iron_frag_fill(v17948, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17948, shm3, v17833, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17950;
+        iron_frag_fill(v17950, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17950, shm2, v17673, 64u);
+        iron_frag_mma_sync(v359, v17948, v17950);
+        const unsigned int v17957 = v17673 + 1024u;
+        iron_frag<iron_bf16, 0, 16, 16> v17959;
+        iron_frag_fill(v17959, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17959, shm3, v17846, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17961;
+        iron_frag_fill(v17961, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17961, shm2, v17957, 64u);
+        iron_frag_mma_sync(v359, v17959, v17961);
+        const unsigned int v17968 = v17673 + 2048u;
+        iron_frag<iron_bf16, 0, 16, 16> v17970;
+        iron_frag_fill(v17970, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17970, shm3, v17857, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17972;
+        iron_frag_fill(v17972, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17972, shm2, v17968, 64u);
+        iron_frag_mma_sync(v359, v17970, v17972);
+        const unsigned int v17979 = v17673 + 3072u;
+        iron_frag<iron_bf16, 0, 16, 16> v17981;
+        iron_frag_fill(v17981, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false>(v17981, shm3, v17868, 128u);
+        iron_frag<iron_bf16, 1, 16, 64> v17983;
+        iron_frag_fill(v17983, iron_f32_to_bf16(0.0f));
+        iron_frag_load_shared<false, 6, 3>(v17983, shm2, v17979, 64u);
+        iron_frag_mma_sync(v359, v17981, v17983);
       }
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:259
-    if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:99
-      const float v9058 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-      iron_frag<float, 2, 16, 8> v9060;  // kernels/sdpa/flash_tile.hpp:261
-      iron_frag_fill(v9060, 0.0f);
-      const float v9064 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9065 = fmaxf(v9064, v9058);
-      const bool v9068 = v9065 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9069 = v9068 ? 0.0f : v9065;
-      v9060.x[0] = v9069;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9073 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9074 = fmaxf(v9073, v9058);
-      const bool v9077 = v9074 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9078 = v9077 ? 0.0f : v9074;
-      v9060.x[1] = v9078;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9082 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9083 = fmaxf(v9082, v9058);
-      const bool v9086 = v9083 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9087 = v9086 ? 0.0f : v9083;
-      v9060.x[2] = v9087;  // kernels/sdpa/flash_tile.hpp:262
-      const float v9091 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
-      const float v9092 = fmaxf(v9091, v9058);
-      const bool v9095 = v9092 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-      const float v9096 = v9095 ? 0.0f : v9092;
-      v9060.x[3] = v9096;  // kernels/sdpa/flash_tile.hpp:262
-      iron_frag<float, 2, 16, 8> v9098;  // kernels/sdpa/flash_tile.hpp:265
-      iron_frag_fill(v9098, 0.0f);
-      const unsigned int v9099 = static_cast<unsigned int>(v9098.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9100 = static_cast<unsigned int>(v9098.row(0, iron_linear_thread() & 31u));
-      const float v9102 = v9060.x[0];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9103 = v9058 - v9102;
-      const float v9104 = exp2f(v9103);
-      const float v9107 = v9064 - v9102;
-      const float v9108 = exp2f(v9107);
-      const float v9109 = v353.x[0];
-      const float v9110 = v9109 * v9108;
-      const float v9111 = v9110 + v9104;
-      v9098.x[0] = v9111;  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9112 = static_cast<unsigned int>(v9098.col(1, iron_linear_thread() & 31u));
-      const unsigned int v9113 = static_cast<unsigned int>(v9098.row(1, iron_linear_thread() & 31u));
-      const float v9115 = v9060.x[1];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9116 = v9058 - v9115;
-      const float v9117 = exp2f(v9116);
-      const float v9120 = v9073 - v9115;
-      const float v9121 = exp2f(v9120);
-      const float v9122 = v353.x[1];
-      const float v9123 = v9122 * v9121;
-      const float v9124 = v9123 + v9117;
-      v9098.x[1] = v9124;  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9125 = static_cast<unsigned int>(v9098.col(2, iron_linear_thread() & 31u));
-      const unsigned int v9126 = static_cast<unsigned int>(v9098.row(2, iron_linear_thread() & 31u));
-      const float v9128 = v9060.x[2];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9129 = v9058 - v9128;
-      const float v9130 = exp2f(v9129);
-      const float v9133 = v9082 - v9128;
-      const float v9134 = exp2f(v9133);
-      const float v9135 = v353.x[2];
-      const float v9136 = v9135 * v9134;
-      const float v9137 = v9136 + v9130;
-      v9098.x[2] = v9137;  // kernels/sdpa/flash_tile.hpp:266
-      const unsigned int v9138 = static_cast<unsigned int>(v9098.col(3, iron_linear_thread() & 31u));
-      const unsigned int v9139 = static_cast<unsigned int>(v9098.row(3, iron_linear_thread() & 31u));
-      const float v9141 = v9060.x[3];  // kernels/sdpa/flash_tile.hpp:267
-      const float v9142 = v9058 - v9141;
-      const float v9143 = exp2f(v9142);
-      const float v9146 = v9091 - v9141;
-      const float v9147 = exp2f(v9146);
-      const float v9148 = v353.x[3];
-      const float v9149 = v9148 * v9147;
-      const float v9150 = v9149 + v9143;
-      v9098.x[3] = v9150;  // kernels/sdpa/flash_tile.hpp:266
-      iron_frag<float, 2, 16, 8> v9152;  // kernels/sdpa/flash_tile.hpp:269
-      iron_frag_fill(v9152, 0.0f);
-      const float v9156 = v9098.x[0];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9162 = v9108 / v9156;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9164 = v9156 > 0.0f;
-      const float v9165 = v9164 ? v9162 : 0.0f;
-      v9152.x[0] = v9165;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9169 = v9098.x[1];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9175 = v9121 / v9169;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9177 = v9169 > 0.0f;
-      const float v9178 = v9177 ? v9175 : 0.0f;
-      v9152.x[1] = v9178;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9182 = v9098.x[2];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9188 = v9134 / v9182;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9190 = v9182 > 0.0f;
-      const float v9191 = v9190 ? v9188 : 0.0f;
-      v9152.x[2] = v9191;  // kernels/sdpa/flash_tile.hpp:270
-      const float v9195 = v9098.x[3];  // kernels/sdpa/flash_tile.hpp:271
-      const float v9201 = v9147 / v9195;  // kernels/sdpa/flash_tile.hpp:272
-      const bool v9203 = v9195 > 0.0f;
-      const float v9204 = v9203 ? v9201 : 0.0f;
-      v9152.x[3] = v9204;  // kernels/sdpa/flash_tile.hpp:270
-      const unsigned int v9206 = static_cast<unsigned int>(v355.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9207 = v46 + v9206;
-      const float v9208 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9209 = v355.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9210 = v9209 * v9208;
-      const float v9211 = v355.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9212 = v9211 * v9208;
-      const bool v9213 = v9207 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9213) {
-        const unsigned int v9214 = static_cast<unsigned int>(v355.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9218 = v11 + v9207;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9219 = v9218 * v1;
-        const unsigned int v9220 = v9219 + v26;
-        const unsigned int v9221 = v9220 << 7u;
-        const unsigned int v9222 = v9221 + v9214;
-        const iron_bf16 v9223 = iron_f32_to_bf16(v9210);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9224 = iron_f32_to_bf16(v9212);
-        *reinterpret_cast<iron_bf16x2*>(out + v9222) = iron_bf16x2{{v9223, v9224}};
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:267
+    if (v49) {  // kernels/sdpa/flash_warpgroup.hpp:100
+      const float v10892 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+      iron_frag<float, 2, 16, 8> v10894;  // kernels/sdpa/flash_tile.hpp:261
+      iron_frag_fill(v10894, 0.0f);
+      const float v10898 = v351.x[0];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10899 = fmaxf(v10898, v10892);
+      const bool v10902 = v10899 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10903 = v10902 ? 0.0f : v10899;
+      v10894.x[0] = v10903;  // kernels/sdpa/flash_tile.hpp:262
+      const float v10907 = v351.x[1];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10908 = fmaxf(v10907, v10892);
+      const bool v10911 = v10908 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10912 = v10911 ? 0.0f : v10908;
+      v10894.x[1] = v10912;  // kernels/sdpa/flash_tile.hpp:262
+      const float v10916 = v351.x[2];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10917 = fmaxf(v10916, v10892);
+      const bool v10920 = v10917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10921 = v10920 ? 0.0f : v10917;
+      v10894.x[2] = v10921;  // kernels/sdpa/flash_tile.hpp:262
+      const float v10925 = v351.x[3];  // kernels/sdpa/flash_tile.hpp:263
+      const float v10926 = fmaxf(v10925, v10892);
+      const bool v10929 = v10926 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+      const float v10930 = v10929 ? 0.0f : v10926;
+      v10894.x[3] = v10930;  // kernels/sdpa/flash_tile.hpp:262
+      iron_frag<float, 2, 16, 8> v10932;  // kernels/sdpa/flash_tile.hpp:265
+      iron_frag_fill(v10932, 0.0f);
+      const unsigned int v10933 = static_cast<unsigned int>(v10932.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v10934 = static_cast<unsigned int>(v10932.row(0, iron_linear_thread() & 31u));
+      const float v10936 = v10894.x[0];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10937 = v10892 - v10936;
+      const float v10938 = exp2f(v10937);
+      const float v10941 = v10898 - v10936;
+      const float v10942 = exp2f(v10941);
+      const float v10943 = v353.x[0];
+      const float v10944 = v10943 * v10942;
+      const float v10945 = v10944 + v10938;
+      v10932.x[0] = v10945;  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v10946 = static_cast<unsigned int>(v10932.col(1, iron_linear_thread() & 31u));
+      const unsigned int v10947 = static_cast<unsigned int>(v10932.row(1, iron_linear_thread() & 31u));
+      const float v10949 = v10894.x[1];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10950 = v10892 - v10949;
+      const float v10951 = exp2f(v10950);
+      const float v10954 = v10907 - v10949;
+      const float v10955 = exp2f(v10954);
+      const float v10956 = v353.x[1];
+      const float v10957 = v10956 * v10955;
+      const float v10958 = v10957 + v10951;
+      v10932.x[1] = v10958;  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v10959 = static_cast<unsigned int>(v10932.col(2, iron_linear_thread() & 31u));
+      const unsigned int v10960 = static_cast<unsigned int>(v10932.row(2, iron_linear_thread() & 31u));
+      const float v10962 = v10894.x[2];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10963 = v10892 - v10962;
+      const float v10964 = exp2f(v10963);
+      const float v10967 = v10916 - v10962;
+      const float v10968 = exp2f(v10967);
+      const float v10969 = v353.x[2];
+      const float v10970 = v10969 * v10968;
+      const float v10971 = v10970 + v10964;
+      v10932.x[2] = v10971;  // kernels/sdpa/flash_tile.hpp:266
+      const unsigned int v10972 = static_cast<unsigned int>(v10932.col(3, iron_linear_thread() & 31u));
+      const unsigned int v10973 = static_cast<unsigned int>(v10932.row(3, iron_linear_thread() & 31u));
+      const float v10975 = v10894.x[3];  // kernels/sdpa/flash_tile.hpp:267
+      const float v10976 = v10892 - v10975;
+      const float v10977 = exp2f(v10976);
+      const float v10980 = v10925 - v10975;
+      const float v10981 = exp2f(v10980);
+      const float v10982 = v353.x[3];
+      const float v10983 = v10982 * v10981;
+      const float v10984 = v10983 + v10977;
+      v10932.x[3] = v10984;  // kernels/sdpa/flash_tile.hpp:266
+      iron_frag<float, 2, 16, 8> v10986;  // kernels/sdpa/flash_tile.hpp:269
+      iron_frag_fill(v10986, 0.0f);
+      const float v10990 = v10932.x[0];  // kernels/sdpa/flash_tile.hpp:271
+      const float v10996 = v10942 / v10990;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v10998 = v10990 > 0.0f;
+      const float v10999 = v10998 ? v10996 : 0.0f;
+      v10986.x[0] = v10999;  // kernels/sdpa/flash_tile.hpp:270
+      const float v11003 = v10932.x[1];  // kernels/sdpa/flash_tile.hpp:271
+      const float v11009 = v10955 / v11003;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v11011 = v11003 > 0.0f;
+      const float v11012 = v11011 ? v11009 : 0.0f;
+      v10986.x[1] = v11012;  // kernels/sdpa/flash_tile.hpp:270
+      const float v11016 = v10932.x[2];  // kernels/sdpa/flash_tile.hpp:271
+      const float v11022 = v10968 / v11016;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v11024 = v11016 > 0.0f;
+      const float v11025 = v11024 ? v11022 : 0.0f;
+      v10986.x[2] = v11025;  // kernels/sdpa/flash_tile.hpp:270
+      const float v11029 = v10932.x[3];  // kernels/sdpa/flash_tile.hpp:271
+      const float v11035 = v10981 / v11029;  // kernels/sdpa/flash_tile.hpp:272
+      const bool v11037 = v11029 > 0.0f;
+      const float v11038 = v11037 ? v11035 : 0.0f;
+      v10986.x[3] = v11038;  // kernels/sdpa/flash_tile.hpp:270
+      const unsigned int v11040 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11041 = v46 + v11040;
+      const float v11042 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11043 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11044 = v11043 * v11042;
+      const float v11045 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11046 = v11045 * v11042;
+      const bool v11047 = v11041 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11047) {
+        const unsigned int v11048 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11052 = v11 + v11041;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11053 = v11052 * v1;
+        const unsigned int v11054 = v11053 + v26;
+        const unsigned int v11055 = v11054 << 7u;
+        const unsigned int v11056 = v11055 + v11048;
+        const iron_bf16 v11057 = iron_f32_to_bf16(v11044);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11058 = iron_f32_to_bf16(v11046);
+        *reinterpret_cast<iron_bf16x2*>(out + v11056) = iron_bf16x2{{v11057, v11058}};
       }
-      const unsigned int v9225 = static_cast<unsigned int>(v355.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9226 = v46 + v9225;
-      const float v9227 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9228 = v355.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9229 = v9228 * v9227;
-      const float v9230 = v355.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9231 = v9230 * v9227;
-      const bool v9232 = v9226 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9232) {
-        const unsigned int v9233 = static_cast<unsigned int>(v355.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9237 = v11 + v9226;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9238 = v9237 * v1;
-        const unsigned int v9239 = v9238 + v26;
-        const unsigned int v9240 = v9239 << 7u;
-        const unsigned int v9241 = v9240 + v9233;
-        const iron_bf16 v9242 = iron_f32_to_bf16(v9229);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9243 = iron_f32_to_bf16(v9231);
-        *reinterpret_cast<iron_bf16x2*>(out + v9241) = iron_bf16x2{{v9242, v9243}};
+      const unsigned int v11059 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11060 = v46 + v11059;
+      const float v11061 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11062 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11063 = v11062 * v11061;
+      const float v11064 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11065 = v11064 * v11061;
+      const bool v11066 = v11060 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11066) {
+        const unsigned int v11067 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11071 = v11 + v11060;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11072 = v11071 * v1;
+        const unsigned int v11073 = v11072 + v26;
+        const unsigned int v11074 = v11073 << 7u;
+        const unsigned int v11075 = v11074 + v11067;
+        const iron_bf16 v11076 = iron_f32_to_bf16(v11063);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11077 = iron_f32_to_bf16(v11065);
+        *reinterpret_cast<iron_bf16x2*>(out + v11075) = iron_bf16x2{{v11076, v11077}};
       }
-      const unsigned int v9244 = static_cast<unsigned int>(v355.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9245 = v46 + v9244;
-      const float v9246 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9247 = v355.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9248 = v9247 * v9246;
-      const float v9249 = v355.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9250 = v9249 * v9246;
-      const bool v9251 = v9245 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9251) {
-        const unsigned int v9252 = static_cast<unsigned int>(v355.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9256 = v11 + v9245;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9257 = v9256 * v1;
-        const unsigned int v9258 = v9257 + v26;
-        const unsigned int v9259 = v9258 << 7u;
-        const unsigned int v9260 = v9259 + v9252;
-        const iron_bf16 v9261 = iron_f32_to_bf16(v9248);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9262 = iron_f32_to_bf16(v9250);
-        *reinterpret_cast<iron_bf16x2*>(out + v9260) = iron_bf16x2{{v9261, v9262}};
+      const unsigned int v11078 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11079 = v46 + v11078;
+      const float v11080 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11081 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11082 = v11081 * v11080;
+      const float v11083 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11084 = v11083 * v11080;
+      const bool v11085 = v11079 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11085) {
+        const unsigned int v11086 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11090 = v11 + v11079;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11091 = v11090 * v1;
+        const unsigned int v11092 = v11091 + v26;
+        const unsigned int v11093 = v11092 << 7u;
+        const unsigned int v11094 = v11093 + v11086;
+        const iron_bf16 v11095 = iron_f32_to_bf16(v11082);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11096 = iron_f32_to_bf16(v11084);
+        *reinterpret_cast<iron_bf16x2*>(out + v11094) = iron_bf16x2{{v11095, v11096}};
       }
-      const unsigned int v9263 = static_cast<unsigned int>(v355.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9264 = v46 + v9263;
-      const float v9265 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9266 = v355.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9267 = v9266 * v9265;
-      const float v9268 = v355.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9269 = v9268 * v9265;
-      const bool v9270 = v9264 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9270) {
-        const unsigned int v9271 = static_cast<unsigned int>(v355.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9275 = v11 + v9264;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9276 = v9275 * v1;
-        const unsigned int v9277 = v9276 + v26;
-        const unsigned int v9278 = v9277 << 7u;
-        const unsigned int v9279 = v9278 + v9271;
-        const iron_bf16 v9280 = iron_f32_to_bf16(v9267);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9281 = iron_f32_to_bf16(v9269);
-        *reinterpret_cast<iron_bf16x2*>(out + v9279) = iron_bf16x2{{v9280, v9281}};
+      const unsigned int v11097 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11098 = v46 + v11097;
+      const float v11099 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11100 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11101 = v11100 * v11099;
+      const float v11102 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11103 = v11102 * v11099;
+      const bool v11104 = v11098 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11104) {
+        const unsigned int v11105 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11109 = v11 + v11098;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11110 = v11109 * v1;
+        const unsigned int v11111 = v11110 + v26;
+        const unsigned int v11112 = v11111 << 7u;
+        const unsigned int v11113 = v11112 + v11105;
+        const iron_bf16 v11114 = iron_f32_to_bf16(v11101);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11115 = iron_f32_to_bf16(v11103);
+        *reinterpret_cast<iron_bf16x2*>(out + v11113) = iron_bf16x2{{v11114, v11115}};
       }
-      const unsigned int v9282 = static_cast<unsigned int>(v355.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9283 = v46 + v9282;
-      const float v9284 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9285 = v355.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9286 = v9285 * v9284;
-      const float v9287 = v355.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9288 = v9287 * v9284;
-      const bool v9289 = v9283 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9289) {
-        const unsigned int v9290 = static_cast<unsigned int>(v355.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9294 = v11 + v9283;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9295 = v9294 * v1;
-        const unsigned int v9296 = v9295 + v26;
-        const unsigned int v9297 = v9296 << 7u;
-        const unsigned int v9298 = v9297 + v9290;
-        const iron_bf16 v9299 = iron_f32_to_bf16(v9286);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9300 = iron_f32_to_bf16(v9288);
-        *reinterpret_cast<iron_bf16x2*>(out + v9298) = iron_bf16x2{{v9299, v9300}};
+      const unsigned int v11116 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11117 = v46 + v11116;
+      const float v11118 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11119 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11120 = v11119 * v11118;
+      const float v11121 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11122 = v11121 * v11118;
+      const bool v11123 = v11117 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11123) {
+        const unsigned int v11124 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11128 = v11 + v11117;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11129 = v11128 * v1;
+        const unsigned int v11130 = v11129 + v26;
+        const unsigned int v11131 = v11130 << 7u;
+        const unsigned int v11132 = v11131 + v11124;
+        const iron_bf16 v11133 = iron_f32_to_bf16(v11120);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11134 = iron_f32_to_bf16(v11122);
+        *reinterpret_cast<iron_bf16x2*>(out + v11132) = iron_bf16x2{{v11133, v11134}};
       }
-      const unsigned int v9301 = static_cast<unsigned int>(v355.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9302 = v46 + v9301;
-      const float v9303 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9304 = v355.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9305 = v9304 * v9303;
-      const float v9306 = v355.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9307 = v9306 * v9303;
-      const bool v9308 = v9302 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9308) {
-        const unsigned int v9309 = static_cast<unsigned int>(v355.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9313 = v11 + v9302;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9314 = v9313 * v1;
-        const unsigned int v9315 = v9314 + v26;
-        const unsigned int v9316 = v9315 << 7u;
-        const unsigned int v9317 = v9316 + v9309;
-        const iron_bf16 v9318 = iron_f32_to_bf16(v9305);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9319 = iron_f32_to_bf16(v9307);
-        *reinterpret_cast<iron_bf16x2*>(out + v9317) = iron_bf16x2{{v9318, v9319}};
+      const unsigned int v11135 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11136 = v46 + v11135;
+      const float v11137 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11138 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11139 = v11138 * v11137;
+      const float v11140 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11141 = v11140 * v11137;
+      const bool v11142 = v11136 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11142) {
+        const unsigned int v11143 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11147 = v11 + v11136;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11148 = v11147 * v1;
+        const unsigned int v11149 = v11148 + v26;
+        const unsigned int v11150 = v11149 << 7u;
+        const unsigned int v11151 = v11150 + v11143;
+        const iron_bf16 v11152 = iron_f32_to_bf16(v11139);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11153 = iron_f32_to_bf16(v11141);
+        *reinterpret_cast<iron_bf16x2*>(out + v11151) = iron_bf16x2{{v11152, v11153}};
       }
-      const unsigned int v9320 = static_cast<unsigned int>(v355.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9321 = v46 + v9320;
-      const float v9322 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9323 = v355.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9324 = v9323 * v9322;
-      const float v9325 = v355.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9326 = v9325 * v9322;
-      const bool v9327 = v9321 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9327) {
-        const unsigned int v9328 = static_cast<unsigned int>(v355.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9332 = v11 + v9321;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9333 = v9332 * v1;
-        const unsigned int v9334 = v9333 + v26;
-        const unsigned int v9335 = v9334 << 7u;
-        const unsigned int v9336 = v9335 + v9328;
-        const iron_bf16 v9337 = iron_f32_to_bf16(v9324);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9338 = iron_f32_to_bf16(v9326);
-        *reinterpret_cast<iron_bf16x2*>(out + v9336) = iron_bf16x2{{v9337, v9338}};
+      const unsigned int v11154 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11155 = v46 + v11154;
+      const float v11156 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11157 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11158 = v11157 * v11156;
+      const float v11159 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11160 = v11159 * v11156;
+      const bool v11161 = v11155 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11161) {
+        const unsigned int v11162 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11166 = v11 + v11155;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11167 = v11166 * v1;
+        const unsigned int v11168 = v11167 + v26;
+        const unsigned int v11169 = v11168 << 7u;
+        const unsigned int v11170 = v11169 + v11162;
+        const iron_bf16 v11171 = iron_f32_to_bf16(v11158);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11172 = iron_f32_to_bf16(v11160);
+        *reinterpret_cast<iron_bf16x2*>(out + v11170) = iron_bf16x2{{v11171, v11172}};
       }
-      const unsigned int v9339 = static_cast<unsigned int>(v355.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9340 = v46 + v9339;
-      const float v9341 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9342 = v355.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9343 = v9342 * v9341;
-      const float v9344 = v355.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9345 = v9344 * v9341;
-      const bool v9346 = v9340 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9346) {
-        const unsigned int v9347 = static_cast<unsigned int>(v355.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9351 = v11 + v9340;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9352 = v9351 * v1;
-        const unsigned int v9353 = v9352 + v26;
-        const unsigned int v9354 = v9353 << 7u;
-        const unsigned int v9355 = v9354 + v9347;
-        const iron_bf16 v9356 = iron_f32_to_bf16(v9343);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9357 = iron_f32_to_bf16(v9345);
-        *reinterpret_cast<iron_bf16x2*>(out + v9355) = iron_bf16x2{{v9356, v9357}};
+      const unsigned int v11173 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11174 = v46 + v11173;
+      const float v11175 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11176 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11177 = v11176 * v11175;
+      const float v11178 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11179 = v11178 * v11175;
+      const bool v11180 = v11174 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11180) {
+        const unsigned int v11181 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11185 = v11 + v11174;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11186 = v11185 * v1;
+        const unsigned int v11187 = v11186 + v26;
+        const unsigned int v11188 = v11187 << 7u;
+        const unsigned int v11189 = v11188 + v11181;
+        const iron_bf16 v11190 = iron_f32_to_bf16(v11177);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11191 = iron_f32_to_bf16(v11179);
+        *reinterpret_cast<iron_bf16x2*>(out + v11189) = iron_bf16x2{{v11190, v11191}};
       }
-      const unsigned int v9358 = static_cast<unsigned int>(v355.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9359 = v46 + v9358;
-      const float v9360 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9361 = v355.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9362 = v9361 * v9360;
-      const float v9363 = v355.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9364 = v9363 * v9360;
-      const bool v9365 = v9359 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9365) {
-        const unsigned int v9366 = static_cast<unsigned int>(v355.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9370 = v11 + v9359;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9371 = v9370 * v1;
-        const unsigned int v9372 = v9371 + v26;
-        const unsigned int v9373 = v9372 << 7u;
-        const unsigned int v9374 = v9373 + v9366;
-        const iron_bf16 v9375 = iron_f32_to_bf16(v9362);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9376 = iron_f32_to_bf16(v9364);
-        *reinterpret_cast<iron_bf16x2*>(out + v9374) = iron_bf16x2{{v9375, v9376}};
+      const unsigned int v11192 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11193 = v46 + v11192;
+      const float v11194 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11195 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11196 = v11195 * v11194;
+      const float v11197 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11198 = v11197 * v11194;
+      const bool v11199 = v11193 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11199) {
+        const unsigned int v11200 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11204 = v11 + v11193;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11205 = v11204 * v1;
+        const unsigned int v11206 = v11205 + v26;
+        const unsigned int v11207 = v11206 << 7u;
+        const unsigned int v11208 = v11207 + v11200;
+        const iron_bf16 v11209 = iron_f32_to_bf16(v11196);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11210 = iron_f32_to_bf16(v11198);
+        *reinterpret_cast<iron_bf16x2*>(out + v11208) = iron_bf16x2{{v11209, v11210}};
       }
-      const unsigned int v9377 = static_cast<unsigned int>(v355.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9378 = v46 + v9377;
-      const float v9379 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9380 = v355.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9381 = v9380 * v9379;
-      const float v9382 = v355.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9383 = v9382 * v9379;
-      const bool v9384 = v9378 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9384) {
-        const unsigned int v9385 = static_cast<unsigned int>(v355.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9389 = v11 + v9378;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9390 = v9389 * v1;
-        const unsigned int v9391 = v9390 + v26;
-        const unsigned int v9392 = v9391 << 7u;
-        const unsigned int v9393 = v9392 + v9385;
-        const iron_bf16 v9394 = iron_f32_to_bf16(v9381);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9395 = iron_f32_to_bf16(v9383);
-        *reinterpret_cast<iron_bf16x2*>(out + v9393) = iron_bf16x2{{v9394, v9395}};
+      const unsigned int v11211 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11212 = v46 + v11211;
+      const float v11213 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11214 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11215 = v11214 * v11213;
+      const float v11216 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11217 = v11216 * v11213;
+      const bool v11218 = v11212 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11218) {
+        const unsigned int v11219 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11223 = v11 + v11212;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11224 = v11223 * v1;
+        const unsigned int v11225 = v11224 + v26;
+        const unsigned int v11226 = v11225 << 7u;
+        const unsigned int v11227 = v11226 + v11219;
+        const iron_bf16 v11228 = iron_f32_to_bf16(v11215);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11229 = iron_f32_to_bf16(v11217);
+        *reinterpret_cast<iron_bf16x2*>(out + v11227) = iron_bf16x2{{v11228, v11229}};
       }
-      const unsigned int v9396 = static_cast<unsigned int>(v355.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9397 = v46 + v9396;
-      const float v9398 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9399 = v355.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9400 = v9399 * v9398;
-      const float v9401 = v355.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9402 = v9401 * v9398;
-      const bool v9403 = v9397 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9403) {
-        const unsigned int v9404 = static_cast<unsigned int>(v355.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9408 = v11 + v9397;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9409 = v9408 * v1;
-        const unsigned int v9410 = v9409 + v26;
-        const unsigned int v9411 = v9410 << 7u;
-        const unsigned int v9412 = v9411 + v9404;
-        const iron_bf16 v9413 = iron_f32_to_bf16(v9400);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9414 = iron_f32_to_bf16(v9402);
-        *reinterpret_cast<iron_bf16x2*>(out + v9412) = iron_bf16x2{{v9413, v9414}};
+      const unsigned int v11230 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11231 = v46 + v11230;
+      const float v11232 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11233 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11234 = v11233 * v11232;
+      const float v11235 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11236 = v11235 * v11232;
+      const bool v11237 = v11231 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11237) {
+        const unsigned int v11238 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11242 = v11 + v11231;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11243 = v11242 * v1;
+        const unsigned int v11244 = v11243 + v26;
+        const unsigned int v11245 = v11244 << 7u;
+        const unsigned int v11246 = v11245 + v11238;
+        const iron_bf16 v11247 = iron_f32_to_bf16(v11234);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11248 = iron_f32_to_bf16(v11236);
+        *reinterpret_cast<iron_bf16x2*>(out + v11246) = iron_bf16x2{{v11247, v11248}};
       }
-      const unsigned int v9415 = static_cast<unsigned int>(v355.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9416 = v46 + v9415;
-      const float v9417 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9418 = v355.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9419 = v9418 * v9417;
-      const float v9420 = v355.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9421 = v9420 * v9417;
-      const bool v9422 = v9416 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9422) {
-        const unsigned int v9423 = static_cast<unsigned int>(v355.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9427 = v11 + v9416;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9428 = v9427 * v1;
-        const unsigned int v9429 = v9428 + v26;
-        const unsigned int v9430 = v9429 << 7u;
-        const unsigned int v9431 = v9430 + v9423;
-        const iron_bf16 v9432 = iron_f32_to_bf16(v9419);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9433 = iron_f32_to_bf16(v9421);
-        *reinterpret_cast<iron_bf16x2*>(out + v9431) = iron_bf16x2{{v9432, v9433}};
+      const unsigned int v11249 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11250 = v46 + v11249;
+      const float v11251 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11252 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11253 = v11252 * v11251;
+      const float v11254 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11255 = v11254 * v11251;
+      const bool v11256 = v11250 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11256) {
+        const unsigned int v11257 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11261 = v11 + v11250;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11262 = v11261 * v1;
+        const unsigned int v11263 = v11262 + v26;
+        const unsigned int v11264 = v11263 << 7u;
+        const unsigned int v11265 = v11264 + v11257;
+        const iron_bf16 v11266 = iron_f32_to_bf16(v11253);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11267 = iron_f32_to_bf16(v11255);
+        *reinterpret_cast<iron_bf16x2*>(out + v11265) = iron_bf16x2{{v11266, v11267}};
       }
-      const unsigned int v9434 = static_cast<unsigned int>(v355.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9435 = v46 + v9434;
-      const float v9436 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9437 = v355.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9438 = v9437 * v9436;
-      const float v9439 = v355.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9440 = v9439 * v9436;
-      const bool v9441 = v9435 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9441) {
-        const unsigned int v9442 = static_cast<unsigned int>(v355.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9446 = v11 + v9435;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9447 = v9446 * v1;
-        const unsigned int v9448 = v9447 + v26;
-        const unsigned int v9449 = v9448 << 7u;
-        const unsigned int v9450 = v9449 + v9442;
-        const iron_bf16 v9451 = iron_f32_to_bf16(v9438);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9452 = iron_f32_to_bf16(v9440);
-        *reinterpret_cast<iron_bf16x2*>(out + v9450) = iron_bf16x2{{v9451, v9452}};
+      const unsigned int v11268 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11269 = v46 + v11268;
+      const float v11270 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11271 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11272 = v11271 * v11270;
+      const float v11273 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11274 = v11273 * v11270;
+      const bool v11275 = v11269 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11275) {
+        const unsigned int v11276 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11280 = v11 + v11269;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11281 = v11280 * v1;
+        const unsigned int v11282 = v11281 + v26;
+        const unsigned int v11283 = v11282 << 7u;
+        const unsigned int v11284 = v11283 + v11276;
+        const iron_bf16 v11285 = iron_f32_to_bf16(v11272);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11286 = iron_f32_to_bf16(v11274);
+        *reinterpret_cast<iron_bf16x2*>(out + v11284) = iron_bf16x2{{v11285, v11286}};
       }
-      const unsigned int v9453 = static_cast<unsigned int>(v355.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9454 = v46 + v9453;
-      const float v9455 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9456 = v355.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9457 = v9456 * v9455;
-      const float v9458 = v355.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9459 = v9458 * v9455;
-      const bool v9460 = v9454 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9460) {
-        const unsigned int v9461 = static_cast<unsigned int>(v355.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9465 = v11 + v9454;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9466 = v9465 * v1;
-        const unsigned int v9467 = v9466 + v26;
-        const unsigned int v9468 = v9467 << 7u;
-        const unsigned int v9469 = v9468 + v9461;
-        const iron_bf16 v9470 = iron_f32_to_bf16(v9457);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9471 = iron_f32_to_bf16(v9459);
-        *reinterpret_cast<iron_bf16x2*>(out + v9469) = iron_bf16x2{{v9470, v9471}};
+      const unsigned int v11287 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11288 = v46 + v11287;
+      const float v11289 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11290 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11291 = v11290 * v11289;
+      const float v11292 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11293 = v11292 * v11289;
+      const bool v11294 = v11288 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11294) {
+        const unsigned int v11295 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11299 = v11 + v11288;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11300 = v11299 * v1;
+        const unsigned int v11301 = v11300 + v26;
+        const unsigned int v11302 = v11301 << 7u;
+        const unsigned int v11303 = v11302 + v11295;
+        const iron_bf16 v11304 = iron_f32_to_bf16(v11291);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11305 = iron_f32_to_bf16(v11293);
+        *reinterpret_cast<iron_bf16x2*>(out + v11303) = iron_bf16x2{{v11304, v11305}};
       }
-      const unsigned int v9472 = static_cast<unsigned int>(v355.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9473 = v46 + v9472;
-      const float v9474 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9475 = v355.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9476 = v9475 * v9474;
-      const float v9477 = v355.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9478 = v9477 * v9474;
-      const bool v9479 = v9473 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9479) {
-        const unsigned int v9480 = static_cast<unsigned int>(v355.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9484 = v11 + v9473;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9485 = v9484 * v1;
-        const unsigned int v9486 = v9485 + v26;
-        const unsigned int v9487 = v9486 << 7u;
-        const unsigned int v9488 = v9487 + v9480;
-        const iron_bf16 v9489 = iron_f32_to_bf16(v9476);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9490 = iron_f32_to_bf16(v9478);
-        *reinterpret_cast<iron_bf16x2*>(out + v9488) = iron_bf16x2{{v9489, v9490}};
+      const unsigned int v11306 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11307 = v46 + v11306;
+      const float v11308 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11309 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11310 = v11309 * v11308;
+      const float v11311 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11312 = v11311 * v11308;
+      const bool v11313 = v11307 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11313) {
+        const unsigned int v11314 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11318 = v11 + v11307;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11319 = v11318 * v1;
+        const unsigned int v11320 = v11319 + v26;
+        const unsigned int v11321 = v11320 << 7u;
+        const unsigned int v11322 = v11321 + v11314;
+        const iron_bf16 v11323 = iron_f32_to_bf16(v11310);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11324 = iron_f32_to_bf16(v11312);
+        *reinterpret_cast<iron_bf16x2*>(out + v11322) = iron_bf16x2{{v11323, v11324}};
       }
-      const unsigned int v9491 = static_cast<unsigned int>(v355.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9492 = v46 + v9491;
-      const float v9493 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9494 = v355.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9495 = v9494 * v9493;
-      const float v9496 = v355.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9497 = v9496 * v9493;
-      const bool v9498 = v9492 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9498) {
-        const unsigned int v9499 = static_cast<unsigned int>(v355.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9503 = v11 + v9492;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9504 = v9503 * v1;
-        const unsigned int v9505 = v9504 + v26;
-        const unsigned int v9506 = v9505 << 7u;
-        const unsigned int v9507 = v9506 + v9499;
-        const iron_bf16 v9508 = iron_f32_to_bf16(v9495);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9509 = iron_f32_to_bf16(v9497);
-        *reinterpret_cast<iron_bf16x2*>(out + v9507) = iron_bf16x2{{v9508, v9509}};
+      const unsigned int v11325 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11326 = v46 + v11325;
+      const float v11327 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11328 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11329 = v11328 * v11327;
+      const float v11330 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11331 = v11330 * v11327;
+      const bool v11332 = v11326 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11332) {
+        const unsigned int v11333 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11337 = v11 + v11326;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11338 = v11337 * v1;
+        const unsigned int v11339 = v11338 + v26;
+        const unsigned int v11340 = v11339 << 7u;
+        const unsigned int v11341 = v11340 + v11333;
+        const iron_bf16 v11342 = iron_f32_to_bf16(v11329);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11343 = iron_f32_to_bf16(v11331);
+        *reinterpret_cast<iron_bf16x2*>(out + v11341) = iron_bf16x2{{v11342, v11343}};
       }
-      const unsigned int v9510 = static_cast<unsigned int>(v357.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9511 = v46 + v9510;
-      const float v9512 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9513 = v357.x[0];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9514 = v9513 * v9512;
-      const float v9515 = v357.x[1];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9516 = v9515 * v9512;
-      const bool v9517 = v9511 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9517) {
-        const unsigned int v9518 = static_cast<unsigned int>(v357.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9520 = 64u + v9518;
-        const unsigned int v9522 = v11 + v9511;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9523 = v9522 * v1;
-        const unsigned int v9524 = v9523 + v26;
-        const unsigned int v9525 = v9524 << 7u;
-        const unsigned int v9526 = v9525 + v9520;
-        const iron_bf16 v9527 = iron_f32_to_bf16(v9514);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9528 = iron_f32_to_bf16(v9516);
-        *reinterpret_cast<iron_bf16x2*>(out + v9526) = iron_bf16x2{{v9527, v9528}};
+      const unsigned int v11344 = static_cast<unsigned int>(v359.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11345 = v46 + v11344;
+      const float v11346 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11347 = v359.x[0];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11348 = v11347 * v11346;
+      const float v11349 = v359.x[1];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11350 = v11349 * v11346;
+      const bool v11351 = v11345 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11351) {
+        const unsigned int v11352 = static_cast<unsigned int>(v359.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11354 = 64u + v11352;
+        const unsigned int v11356 = v11 + v11345;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11357 = v11356 * v1;
+        const unsigned int v11358 = v11357 + v26;
+        const unsigned int v11359 = v11358 << 7u;
+        const unsigned int v11360 = v11359 + v11354;
+        const iron_bf16 v11361 = iron_f32_to_bf16(v11348);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11362 = iron_f32_to_bf16(v11350);
+        *reinterpret_cast<iron_bf16x2*>(out + v11360) = iron_bf16x2{{v11361, v11362}};
       }
-      const unsigned int v9529 = static_cast<unsigned int>(v357.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9530 = v46 + v9529;
-      const float v9531 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9532 = v357.x[2];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9533 = v9532 * v9531;
-      const float v9534 = v357.x[3];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9535 = v9534 * v9531;
-      const bool v9536 = v9530 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9536) {
-        const unsigned int v9537 = static_cast<unsigned int>(v357.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9539 = 64u + v9537;
-        const unsigned int v9541 = v11 + v9530;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9542 = v9541 * v1;
-        const unsigned int v9543 = v9542 + v26;
-        const unsigned int v9544 = v9543 << 7u;
-        const unsigned int v9545 = v9544 + v9539;
-        const iron_bf16 v9546 = iron_f32_to_bf16(v9533);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9547 = iron_f32_to_bf16(v9535);
-        *reinterpret_cast<iron_bf16x2*>(out + v9545) = iron_bf16x2{{v9546, v9547}};
+      const unsigned int v11363 = static_cast<unsigned int>(v359.row(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11364 = v46 + v11363;
+      const float v11365 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11366 = v359.x[2];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11367 = v11366 * v11365;
+      const float v11368 = v359.x[3];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11369 = v11368 * v11365;
+      const bool v11370 = v11364 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11370) {
+        const unsigned int v11371 = static_cast<unsigned int>(v359.col(2, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11373 = 64u + v11371;
+        const unsigned int v11375 = v11 + v11364;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11376 = v11375 * v1;
+        const unsigned int v11377 = v11376 + v26;
+        const unsigned int v11378 = v11377 << 7u;
+        const unsigned int v11379 = v11378 + v11373;
+        const iron_bf16 v11380 = iron_f32_to_bf16(v11367);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11381 = iron_f32_to_bf16(v11369);
+        *reinterpret_cast<iron_bf16x2*>(out + v11379) = iron_bf16x2{{v11380, v11381}};
       }
-      const unsigned int v9548 = static_cast<unsigned int>(v357.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9549 = v46 + v9548;
-      const float v9550 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9551 = v357.x[4];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9552 = v9551 * v9550;
-      const float v9553 = v357.x[5];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9554 = v9553 * v9550;
-      const bool v9555 = v9549 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9555) {
-        const unsigned int v9556 = static_cast<unsigned int>(v357.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9558 = 64u + v9556;
-        const unsigned int v9560 = v11 + v9549;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9561 = v9560 * v1;
-        const unsigned int v9562 = v9561 + v26;
-        const unsigned int v9563 = v9562 << 7u;
-        const unsigned int v9564 = v9563 + v9558;
-        const iron_bf16 v9565 = iron_f32_to_bf16(v9552);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9566 = iron_f32_to_bf16(v9554);
-        *reinterpret_cast<iron_bf16x2*>(out + v9564) = iron_bf16x2{{v9565, v9566}};
+      const unsigned int v11382 = static_cast<unsigned int>(v359.row(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11383 = v46 + v11382;
+      const float v11384 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11385 = v359.x[4];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11386 = v11385 * v11384;
+      const float v11387 = v359.x[5];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11388 = v11387 * v11384;
+      const bool v11389 = v11383 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11389) {
+        const unsigned int v11390 = static_cast<unsigned int>(v359.col(4, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11392 = 64u + v11390;
+        const unsigned int v11394 = v11 + v11383;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11395 = v11394 * v1;
+        const unsigned int v11396 = v11395 + v26;
+        const unsigned int v11397 = v11396 << 7u;
+        const unsigned int v11398 = v11397 + v11392;
+        const iron_bf16 v11399 = iron_f32_to_bf16(v11386);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11400 = iron_f32_to_bf16(v11388);
+        *reinterpret_cast<iron_bf16x2*>(out + v11398) = iron_bf16x2{{v11399, v11400}};
       }
-      const unsigned int v9567 = static_cast<unsigned int>(v357.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9568 = v46 + v9567;
-      const float v9569 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9570 = v357.x[6];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9571 = v9570 * v9569;
-      const float v9572 = v357.x[7];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9573 = v9572 * v9569;
-      const bool v9574 = v9568 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9574) {
-        const unsigned int v9575 = static_cast<unsigned int>(v357.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9577 = 64u + v9575;
-        const unsigned int v9579 = v11 + v9568;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9580 = v9579 * v1;
-        const unsigned int v9581 = v9580 + v26;
-        const unsigned int v9582 = v9581 << 7u;
-        const unsigned int v9583 = v9582 + v9577;
-        const iron_bf16 v9584 = iron_f32_to_bf16(v9571);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9585 = iron_f32_to_bf16(v9573);
-        *reinterpret_cast<iron_bf16x2*>(out + v9583) = iron_bf16x2{{v9584, v9585}};
+      const unsigned int v11401 = static_cast<unsigned int>(v359.row(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11402 = v46 + v11401;
+      const float v11403 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11404 = v359.x[6];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11405 = v11404 * v11403;
+      const float v11406 = v359.x[7];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11407 = v11406 * v11403;
+      const bool v11408 = v11402 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11408) {
+        const unsigned int v11409 = static_cast<unsigned int>(v359.col(6, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11411 = 64u + v11409;
+        const unsigned int v11413 = v11 + v11402;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11414 = v11413 * v1;
+        const unsigned int v11415 = v11414 + v26;
+        const unsigned int v11416 = v11415 << 7u;
+        const unsigned int v11417 = v11416 + v11411;
+        const iron_bf16 v11418 = iron_f32_to_bf16(v11405);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11419 = iron_f32_to_bf16(v11407);
+        *reinterpret_cast<iron_bf16x2*>(out + v11417) = iron_bf16x2{{v11418, v11419}};
       }
-      const unsigned int v9586 = static_cast<unsigned int>(v357.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9587 = v46 + v9586;
-      const float v9588 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9589 = v357.x[8];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9590 = v9589 * v9588;
-      const float v9591 = v357.x[9];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9592 = v9591 * v9588;
-      const bool v9593 = v9587 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9593) {
-        const unsigned int v9594 = static_cast<unsigned int>(v357.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9596 = 64u + v9594;
-        const unsigned int v9598 = v11 + v9587;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9599 = v9598 * v1;
-        const unsigned int v9600 = v9599 + v26;
-        const unsigned int v9601 = v9600 << 7u;
-        const unsigned int v9602 = v9601 + v9596;
-        const iron_bf16 v9603 = iron_f32_to_bf16(v9590);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9604 = iron_f32_to_bf16(v9592);
-        *reinterpret_cast<iron_bf16x2*>(out + v9602) = iron_bf16x2{{v9603, v9604}};
+      const unsigned int v11420 = static_cast<unsigned int>(v359.row(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11421 = v46 + v11420;
+      const float v11422 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11423 = v359.x[8];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11424 = v11423 * v11422;
+      const float v11425 = v359.x[9];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11426 = v11425 * v11422;
+      const bool v11427 = v11421 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11427) {
+        const unsigned int v11428 = static_cast<unsigned int>(v359.col(8, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11430 = 64u + v11428;
+        const unsigned int v11432 = v11 + v11421;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11433 = v11432 * v1;
+        const unsigned int v11434 = v11433 + v26;
+        const unsigned int v11435 = v11434 << 7u;
+        const unsigned int v11436 = v11435 + v11430;
+        const iron_bf16 v11437 = iron_f32_to_bf16(v11424);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11438 = iron_f32_to_bf16(v11426);
+        *reinterpret_cast<iron_bf16x2*>(out + v11436) = iron_bf16x2{{v11437, v11438}};
       }
-      const unsigned int v9605 = static_cast<unsigned int>(v357.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9606 = v46 + v9605;
-      const float v9607 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9608 = v357.x[10];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9609 = v9608 * v9607;
-      const float v9610 = v357.x[11];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9611 = v9610 * v9607;
-      const bool v9612 = v9606 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9612) {
-        const unsigned int v9613 = static_cast<unsigned int>(v357.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9615 = 64u + v9613;
-        const unsigned int v9617 = v11 + v9606;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9618 = v9617 * v1;
-        const unsigned int v9619 = v9618 + v26;
-        const unsigned int v9620 = v9619 << 7u;
-        const unsigned int v9621 = v9620 + v9615;
-        const iron_bf16 v9622 = iron_f32_to_bf16(v9609);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9623 = iron_f32_to_bf16(v9611);
-        *reinterpret_cast<iron_bf16x2*>(out + v9621) = iron_bf16x2{{v9622, v9623}};
+      const unsigned int v11439 = static_cast<unsigned int>(v359.row(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11440 = v46 + v11439;
+      const float v11441 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11442 = v359.x[10];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11443 = v11442 * v11441;
+      const float v11444 = v359.x[11];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11445 = v11444 * v11441;
+      const bool v11446 = v11440 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11446) {
+        const unsigned int v11447 = static_cast<unsigned int>(v359.col(10, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11449 = 64u + v11447;
+        const unsigned int v11451 = v11 + v11440;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11452 = v11451 * v1;
+        const unsigned int v11453 = v11452 + v26;
+        const unsigned int v11454 = v11453 << 7u;
+        const unsigned int v11455 = v11454 + v11449;
+        const iron_bf16 v11456 = iron_f32_to_bf16(v11443);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11457 = iron_f32_to_bf16(v11445);
+        *reinterpret_cast<iron_bf16x2*>(out + v11455) = iron_bf16x2{{v11456, v11457}};
       }
-      const unsigned int v9624 = static_cast<unsigned int>(v357.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9625 = v46 + v9624;
-      const float v9626 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9627 = v357.x[12];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9628 = v9627 * v9626;
-      const float v9629 = v357.x[13];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9630 = v9629 * v9626;
-      const bool v9631 = v9625 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9631) {
-        const unsigned int v9632 = static_cast<unsigned int>(v357.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9634 = 64u + v9632;
-        const unsigned int v9636 = v11 + v9625;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9637 = v9636 * v1;
-        const unsigned int v9638 = v9637 + v26;
-        const unsigned int v9639 = v9638 << 7u;
-        const unsigned int v9640 = v9639 + v9634;
-        const iron_bf16 v9641 = iron_f32_to_bf16(v9628);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9642 = iron_f32_to_bf16(v9630);
-        *reinterpret_cast<iron_bf16x2*>(out + v9640) = iron_bf16x2{{v9641, v9642}};
+      const unsigned int v11458 = static_cast<unsigned int>(v359.row(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11459 = v46 + v11458;
+      const float v11460 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11461 = v359.x[12];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11462 = v11461 * v11460;
+      const float v11463 = v359.x[13];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11464 = v11463 * v11460;
+      const bool v11465 = v11459 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11465) {
+        const unsigned int v11466 = static_cast<unsigned int>(v359.col(12, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11468 = 64u + v11466;
+        const unsigned int v11470 = v11 + v11459;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11471 = v11470 * v1;
+        const unsigned int v11472 = v11471 + v26;
+        const unsigned int v11473 = v11472 << 7u;
+        const unsigned int v11474 = v11473 + v11468;
+        const iron_bf16 v11475 = iron_f32_to_bf16(v11462);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11476 = iron_f32_to_bf16(v11464);
+        *reinterpret_cast<iron_bf16x2*>(out + v11474) = iron_bf16x2{{v11475, v11476}};
       }
-      const unsigned int v9643 = static_cast<unsigned int>(v357.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9644 = v46 + v9643;
-      const float v9645 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9646 = v357.x[14];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9647 = v9646 * v9645;
-      const float v9648 = v357.x[15];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9649 = v9648 * v9645;
-      const bool v9650 = v9644 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9650) {
-        const unsigned int v9651 = static_cast<unsigned int>(v357.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9653 = 64u + v9651;
-        const unsigned int v9655 = v11 + v9644;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9656 = v9655 * v1;
-        const unsigned int v9657 = v9656 + v26;
-        const unsigned int v9658 = v9657 << 7u;
-        const unsigned int v9659 = v9658 + v9653;
-        const iron_bf16 v9660 = iron_f32_to_bf16(v9647);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9661 = iron_f32_to_bf16(v9649);
-        *reinterpret_cast<iron_bf16x2*>(out + v9659) = iron_bf16x2{{v9660, v9661}};
+      const unsigned int v11477 = static_cast<unsigned int>(v359.row(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11478 = v46 + v11477;
+      const float v11479 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11480 = v359.x[14];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11481 = v11480 * v11479;
+      const float v11482 = v359.x[15];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11483 = v11482 * v11479;
+      const bool v11484 = v11478 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11484) {
+        const unsigned int v11485 = static_cast<unsigned int>(v359.col(14, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11487 = 64u + v11485;
+        const unsigned int v11489 = v11 + v11478;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11490 = v11489 * v1;
+        const unsigned int v11491 = v11490 + v26;
+        const unsigned int v11492 = v11491 << 7u;
+        const unsigned int v11493 = v11492 + v11487;
+        const iron_bf16 v11494 = iron_f32_to_bf16(v11481);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11495 = iron_f32_to_bf16(v11483);
+        *reinterpret_cast<iron_bf16x2*>(out + v11493) = iron_bf16x2{{v11494, v11495}};
       }
-      const unsigned int v9662 = static_cast<unsigned int>(v357.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9663 = v46 + v9662;
-      const float v9664 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9665 = v357.x[16];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9666 = v9665 * v9664;
-      const float v9667 = v357.x[17];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9668 = v9667 * v9664;
-      const bool v9669 = v9663 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9669) {
-        const unsigned int v9670 = static_cast<unsigned int>(v357.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9672 = 64u + v9670;
-        const unsigned int v9674 = v11 + v9663;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9675 = v9674 * v1;
-        const unsigned int v9676 = v9675 + v26;
-        const unsigned int v9677 = v9676 << 7u;
-        const unsigned int v9678 = v9677 + v9672;
-        const iron_bf16 v9679 = iron_f32_to_bf16(v9666);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9680 = iron_f32_to_bf16(v9668);
-        *reinterpret_cast<iron_bf16x2*>(out + v9678) = iron_bf16x2{{v9679, v9680}};
+      const unsigned int v11496 = static_cast<unsigned int>(v359.row(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11497 = v46 + v11496;
+      const float v11498 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11499 = v359.x[16];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11500 = v11499 * v11498;
+      const float v11501 = v359.x[17];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11502 = v11501 * v11498;
+      const bool v11503 = v11497 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11503) {
+        const unsigned int v11504 = static_cast<unsigned int>(v359.col(16, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11506 = 64u + v11504;
+        const unsigned int v11508 = v11 + v11497;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11509 = v11508 * v1;
+        const unsigned int v11510 = v11509 + v26;
+        const unsigned int v11511 = v11510 << 7u;
+        const unsigned int v11512 = v11511 + v11506;
+        const iron_bf16 v11513 = iron_f32_to_bf16(v11500);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11514 = iron_f32_to_bf16(v11502);
+        *reinterpret_cast<iron_bf16x2*>(out + v11512) = iron_bf16x2{{v11513, v11514}};
       }
-      const unsigned int v9681 = static_cast<unsigned int>(v357.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9682 = v46 + v9681;
-      const float v9683 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9684 = v357.x[18];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9685 = v9684 * v9683;
-      const float v9686 = v357.x[19];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9687 = v9686 * v9683;
-      const bool v9688 = v9682 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9688) {
-        const unsigned int v9689 = static_cast<unsigned int>(v357.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9691 = 64u + v9689;
-        const unsigned int v9693 = v11 + v9682;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9694 = v9693 * v1;
-        const unsigned int v9695 = v9694 + v26;
-        const unsigned int v9696 = v9695 << 7u;
-        const unsigned int v9697 = v9696 + v9691;
-        const iron_bf16 v9698 = iron_f32_to_bf16(v9685);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9699 = iron_f32_to_bf16(v9687);
-        *reinterpret_cast<iron_bf16x2*>(out + v9697) = iron_bf16x2{{v9698, v9699}};
+      const unsigned int v11515 = static_cast<unsigned int>(v359.row(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11516 = v46 + v11515;
+      const float v11517 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11518 = v359.x[18];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11519 = v11518 * v11517;
+      const float v11520 = v359.x[19];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11521 = v11520 * v11517;
+      const bool v11522 = v11516 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11522) {
+        const unsigned int v11523 = static_cast<unsigned int>(v359.col(18, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11525 = 64u + v11523;
+        const unsigned int v11527 = v11 + v11516;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11528 = v11527 * v1;
+        const unsigned int v11529 = v11528 + v26;
+        const unsigned int v11530 = v11529 << 7u;
+        const unsigned int v11531 = v11530 + v11525;
+        const iron_bf16 v11532 = iron_f32_to_bf16(v11519);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11533 = iron_f32_to_bf16(v11521);
+        *reinterpret_cast<iron_bf16x2*>(out + v11531) = iron_bf16x2{{v11532, v11533}};
       }
-      const unsigned int v9700 = static_cast<unsigned int>(v357.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9701 = v46 + v9700;
-      const float v9702 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9703 = v357.x[20];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9704 = v9703 * v9702;
-      const float v9705 = v357.x[21];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9706 = v9705 * v9702;
-      const bool v9707 = v9701 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9707) {
-        const unsigned int v9708 = static_cast<unsigned int>(v357.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9710 = 64u + v9708;
-        const unsigned int v9712 = v11 + v9701;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9713 = v9712 * v1;
-        const unsigned int v9714 = v9713 + v26;
-        const unsigned int v9715 = v9714 << 7u;
-        const unsigned int v9716 = v9715 + v9710;
-        const iron_bf16 v9717 = iron_f32_to_bf16(v9704);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9718 = iron_f32_to_bf16(v9706);
-        *reinterpret_cast<iron_bf16x2*>(out + v9716) = iron_bf16x2{{v9717, v9718}};
+      const unsigned int v11534 = static_cast<unsigned int>(v359.row(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11535 = v46 + v11534;
+      const float v11536 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11537 = v359.x[20];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11538 = v11537 * v11536;
+      const float v11539 = v359.x[21];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11540 = v11539 * v11536;
+      const bool v11541 = v11535 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11541) {
+        const unsigned int v11542 = static_cast<unsigned int>(v359.col(20, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11544 = 64u + v11542;
+        const unsigned int v11546 = v11 + v11535;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11547 = v11546 * v1;
+        const unsigned int v11548 = v11547 + v26;
+        const unsigned int v11549 = v11548 << 7u;
+        const unsigned int v11550 = v11549 + v11544;
+        const iron_bf16 v11551 = iron_f32_to_bf16(v11538);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11552 = iron_f32_to_bf16(v11540);
+        *reinterpret_cast<iron_bf16x2*>(out + v11550) = iron_bf16x2{{v11551, v11552}};
       }
-      const unsigned int v9719 = static_cast<unsigned int>(v357.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9720 = v46 + v9719;
-      const float v9721 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9722 = v357.x[22];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9723 = v9722 * v9721;
-      const float v9724 = v357.x[23];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9725 = v9724 * v9721;
-      const bool v9726 = v9720 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9726) {
-        const unsigned int v9727 = static_cast<unsigned int>(v357.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9729 = 64u + v9727;
-        const unsigned int v9731 = v11 + v9720;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9732 = v9731 * v1;
-        const unsigned int v9733 = v9732 + v26;
-        const unsigned int v9734 = v9733 << 7u;
-        const unsigned int v9735 = v9734 + v9729;
-        const iron_bf16 v9736 = iron_f32_to_bf16(v9723);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9737 = iron_f32_to_bf16(v9725);
-        *reinterpret_cast<iron_bf16x2*>(out + v9735) = iron_bf16x2{{v9736, v9737}};
+      const unsigned int v11553 = static_cast<unsigned int>(v359.row(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11554 = v46 + v11553;
+      const float v11555 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11556 = v359.x[22];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11557 = v11556 * v11555;
+      const float v11558 = v359.x[23];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11559 = v11558 * v11555;
+      const bool v11560 = v11554 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11560) {
+        const unsigned int v11561 = static_cast<unsigned int>(v359.col(22, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11563 = 64u + v11561;
+        const unsigned int v11565 = v11 + v11554;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11566 = v11565 * v1;
+        const unsigned int v11567 = v11566 + v26;
+        const unsigned int v11568 = v11567 << 7u;
+        const unsigned int v11569 = v11568 + v11563;
+        const iron_bf16 v11570 = iron_f32_to_bf16(v11557);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11571 = iron_f32_to_bf16(v11559);
+        *reinterpret_cast<iron_bf16x2*>(out + v11569) = iron_bf16x2{{v11570, v11571}};
       }
-      const unsigned int v9738 = static_cast<unsigned int>(v357.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9739 = v46 + v9738;
-      const float v9740 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9741 = v357.x[24];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9742 = v9741 * v9740;
-      const float v9743 = v357.x[25];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9744 = v9743 * v9740;
-      const bool v9745 = v9739 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9745) {
-        const unsigned int v9746 = static_cast<unsigned int>(v357.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9748 = 64u + v9746;
-        const unsigned int v9750 = v11 + v9739;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9751 = v9750 * v1;
-        const unsigned int v9752 = v9751 + v26;
-        const unsigned int v9753 = v9752 << 7u;
-        const unsigned int v9754 = v9753 + v9748;
-        const iron_bf16 v9755 = iron_f32_to_bf16(v9742);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9756 = iron_f32_to_bf16(v9744);
-        *reinterpret_cast<iron_bf16x2*>(out + v9754) = iron_bf16x2{{v9755, v9756}};
+      const unsigned int v11572 = static_cast<unsigned int>(v359.row(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11573 = v46 + v11572;
+      const float v11574 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11575 = v359.x[24];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11576 = v11575 * v11574;
+      const float v11577 = v359.x[25];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11578 = v11577 * v11574;
+      const bool v11579 = v11573 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11579) {
+        const unsigned int v11580 = static_cast<unsigned int>(v359.col(24, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11582 = 64u + v11580;
+        const unsigned int v11584 = v11 + v11573;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11585 = v11584 * v1;
+        const unsigned int v11586 = v11585 + v26;
+        const unsigned int v11587 = v11586 << 7u;
+        const unsigned int v11588 = v11587 + v11582;
+        const iron_bf16 v11589 = iron_f32_to_bf16(v11576);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11590 = iron_f32_to_bf16(v11578);
+        *reinterpret_cast<iron_bf16x2*>(out + v11588) = iron_bf16x2{{v11589, v11590}};
       }
-      const unsigned int v9757 = static_cast<unsigned int>(v357.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9758 = v46 + v9757;
-      const float v9759 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9760 = v357.x[26];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9761 = v9760 * v9759;
-      const float v9762 = v357.x[27];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9763 = v9762 * v9759;
-      const bool v9764 = v9758 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9764) {
-        const unsigned int v9765 = static_cast<unsigned int>(v357.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9767 = 64u + v9765;
-        const unsigned int v9769 = v11 + v9758;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9770 = v9769 * v1;
-        const unsigned int v9771 = v9770 + v26;
-        const unsigned int v9772 = v9771 << 7u;
-        const unsigned int v9773 = v9772 + v9767;
-        const iron_bf16 v9774 = iron_f32_to_bf16(v9761);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9775 = iron_f32_to_bf16(v9763);
-        *reinterpret_cast<iron_bf16x2*>(out + v9773) = iron_bf16x2{{v9774, v9775}};
+      const unsigned int v11591 = static_cast<unsigned int>(v359.row(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11592 = v46 + v11591;
+      const float v11593 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11594 = v359.x[26];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11595 = v11594 * v11593;
+      const float v11596 = v359.x[27];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11597 = v11596 * v11593;
+      const bool v11598 = v11592 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11598) {
+        const unsigned int v11599 = static_cast<unsigned int>(v359.col(26, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11601 = 64u + v11599;
+        const unsigned int v11603 = v11 + v11592;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11604 = v11603 * v1;
+        const unsigned int v11605 = v11604 + v26;
+        const unsigned int v11606 = v11605 << 7u;
+        const unsigned int v11607 = v11606 + v11601;
+        const iron_bf16 v11608 = iron_f32_to_bf16(v11595);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11609 = iron_f32_to_bf16(v11597);
+        *reinterpret_cast<iron_bf16x2*>(out + v11607) = iron_bf16x2{{v11608, v11609}};
       }
-      const unsigned int v9776 = static_cast<unsigned int>(v357.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9777 = v46 + v9776;
-      const float v9778 = v9152.x[0];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9779 = v357.x[28];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9780 = v9779 * v9778;
-      const float v9781 = v357.x[29];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9782 = v9781 * v9778;
-      const bool v9783 = v9777 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9783) {
-        const unsigned int v9784 = static_cast<unsigned int>(v357.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9786 = 64u + v9784;
-        const unsigned int v9788 = v11 + v9777;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9789 = v9788 * v1;
-        const unsigned int v9790 = v9789 + v26;
-        const unsigned int v9791 = v9790 << 7u;
-        const unsigned int v9792 = v9791 + v9786;
-        const iron_bf16 v9793 = iron_f32_to_bf16(v9780);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9794 = iron_f32_to_bf16(v9782);
-        *reinterpret_cast<iron_bf16x2*>(out + v9792) = iron_bf16x2{{v9793, v9794}};
+      const unsigned int v11610 = static_cast<unsigned int>(v359.row(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11611 = v46 + v11610;
+      const float v11612 = v10986.x[0];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11613 = v359.x[28];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11614 = v11613 * v11612;
+      const float v11615 = v359.x[29];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11616 = v11615 * v11612;
+      const bool v11617 = v11611 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11617) {
+        const unsigned int v11618 = static_cast<unsigned int>(v359.col(28, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11620 = 64u + v11618;
+        const unsigned int v11622 = v11 + v11611;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11623 = v11622 * v1;
+        const unsigned int v11624 = v11623 + v26;
+        const unsigned int v11625 = v11624 << 7u;
+        const unsigned int v11626 = v11625 + v11620;
+        const iron_bf16 v11627 = iron_f32_to_bf16(v11614);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11628 = iron_f32_to_bf16(v11616);
+        *reinterpret_cast<iron_bf16x2*>(out + v11626) = iron_bf16x2{{v11627, v11628}};
       }
-      const unsigned int v9795 = static_cast<unsigned int>(v357.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
-      const unsigned int v9796 = v46 + v9795;
-      const float v9797 = v9152.x[2];  // kernels/sdpa/flash_tile.hpp:288
-      const float v9798 = v357.x[30];  // kernels/sdpa/flash_tile.hpp:289
-      const float v9799 = v9798 * v9797;
-      const float v9800 = v357.x[31];  // kernels/sdpa/flash_tile.hpp:290
-      const float v9801 = v9800 * v9797;
-      const bool v9802 = v9796 < v18;  // kernels/sdpa/flash_tile.hpp:291
-      if (v9802) {
-        const unsigned int v9803 = static_cast<unsigned int>(v357.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
-        const unsigned int v9805 = 64u + v9803;
-        const unsigned int v9807 = v11 + v9796;  // kernels/sdpa/prefill.cpp:146
-        const unsigned int v9808 = v9807 * v1;
-        const unsigned int v9809 = v9808 + v26;
-        const unsigned int v9810 = v9809 << 7u;
-        const unsigned int v9811 = v9810 + v9805;
-        const iron_bf16 v9812 = iron_f32_to_bf16(v9799);  // kernels/sdpa/prefill.cpp:150
-        const iron_bf16 v9813 = iron_f32_to_bf16(v9801);
-        *reinterpret_cast<iron_bf16x2*>(out + v9811) = iron_bf16x2{{v9812, v9813}};
+      const unsigned int v11629 = static_cast<unsigned int>(v359.row(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:283
+      const unsigned int v11630 = v46 + v11629;
+      const float v11631 = v10986.x[2];  // kernels/sdpa/flash_tile.hpp:288
+      const float v11632 = v359.x[30];  // kernels/sdpa/flash_tile.hpp:289
+      const float v11633 = v11632 * v11631;
+      const float v11634 = v359.x[31];  // kernels/sdpa/flash_tile.hpp:290
+      const float v11635 = v11634 * v11631;
+      const bool v11636 = v11630 < v18;  // kernels/sdpa/flash_tile.hpp:291
+      if (v11636) {
+        const unsigned int v11637 = static_cast<unsigned int>(v359.col(30, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:276
+        const unsigned int v11639 = 64u + v11637;
+        const unsigned int v11641 = v11 + v11630;  // kernels/sdpa/prefill.cpp:146
+        const unsigned int v11642 = v11641 * v1;
+        const unsigned int v11643 = v11642 + v26;
+        const unsigned int v11644 = v11643 << 7u;
+        const unsigned int v11645 = v11644 + v11639;
+        const iron_bf16 v11646 = iron_f32_to_bf16(v11633);  // kernels/sdpa/prefill.cpp:150
+        const iron_bf16 v11647 = iron_f32_to_bf16(v11635);
+        *reinterpret_cast<iron_bf16x2*>(out + v11645) = iron_bf16x2{{v11646, v11647}};
       }
-      const unsigned int v10839 = v46 + v9100;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10843 = log2f(v9156);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10844 = v10843 + v9102;
-      const float v10845 = v10844 * 0.6931472f;
-      const bool v10848 = v9099 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10849 = v10839 < v18;
-      const bool v10850 = v10848 && v10849;
-      if (v10850) {
-        const unsigned int v10851 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10852 = v10851 + v11;
-        const unsigned int v10853 = v10852 + v10839;
-        lse[v10853] = v10845;
+      const unsigned int v12673 = v46 + v10934;  // kernels/sdpa/flash_tile.hpp:309
+      const float v12677 = log2f(v10990);  // kernels/sdpa/flash_tile.hpp:310
+      const float v12678 = v12677 + v10936;
+      const float v12679 = v12678 * 0.6931472f;
+      const bool v12682 = v10933 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v12683 = v12673 < v18;
+      const bool v12684 = v12682 && v12683;
+      if (v12684) {
+        const unsigned int v12685 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v12686 = v12685 + v11;
+        const unsigned int v12687 = v12686 + v12673;
+        lse[v12687] = v12679;
       }
-      const unsigned int v10855 = v46 + v9113;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10859 = log2f(v9169);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10860 = v10859 + v9115;
-      const float v10861 = v10860 * 0.6931472f;
-      const bool v10864 = v9112 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10865 = v10855 < v18;
-      const bool v10866 = v10864 && v10865;
-      if (v10866) {
-        const unsigned int v10867 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10868 = v10867 + v11;
-        const unsigned int v10869 = v10868 + v10855;
-        lse[v10869] = v10861;
+      const unsigned int v12689 = v46 + v10947;  // kernels/sdpa/flash_tile.hpp:309
+      const float v12693 = log2f(v11003);  // kernels/sdpa/flash_tile.hpp:310
+      const float v12694 = v12693 + v10949;
+      const float v12695 = v12694 * 0.6931472f;
+      const bool v12698 = v10946 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v12699 = v12689 < v18;
+      const bool v12700 = v12698 && v12699;
+      if (v12700) {
+        const unsigned int v12701 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v12702 = v12701 + v11;
+        const unsigned int v12703 = v12702 + v12689;
+        lse[v12703] = v12695;
       }
-      const unsigned int v10871 = v46 + v9126;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10875 = log2f(v9182);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10876 = v10875 + v9128;
-      const float v10877 = v10876 * 0.6931472f;
-      const bool v10880 = v9125 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10881 = v10871 < v18;
-      const bool v10882 = v10880 && v10881;
-      if (v10882) {
-        const unsigned int v10883 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10884 = v10883 + v11;
-        const unsigned int v10885 = v10884 + v10871;
-        lse[v10885] = v10877;
+      const unsigned int v12705 = v46 + v10960;  // kernels/sdpa/flash_tile.hpp:309
+      const float v12709 = log2f(v11016);  // kernels/sdpa/flash_tile.hpp:310
+      const float v12710 = v12709 + v10962;
+      const float v12711 = v12710 * 0.6931472f;
+      const bool v12714 = v10959 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v12715 = v12705 < v18;
+      const bool v12716 = v12714 && v12715;
+      if (v12716) {
+        const unsigned int v12717 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v12718 = v12717 + v11;
+        const unsigned int v12719 = v12718 + v12705;
+        lse[v12719] = v12711;
       }
-      const unsigned int v10887 = v46 + v9139;  // kernels/sdpa/flash_tile.hpp:309
-      const float v10891 = log2f(v9195);  // kernels/sdpa/flash_tile.hpp:310
-      const float v10892 = v10891 + v9141;
-      const float v10893 = v10892 * 0.6931472f;
-      const bool v10896 = v9138 == v305;  // kernels/sdpa/flash_tile.hpp:311
-      const bool v10897 = v10887 < v18;
-      const bool v10898 = v10896 && v10897;
-      if (v10898) {
-        const unsigned int v10899 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-        const unsigned int v10900 = v10899 + v11;
-        const unsigned int v10901 = v10900 + v10887;
-        lse[v10901] = v10893;
+      const unsigned int v12721 = v46 + v10973;  // kernels/sdpa/flash_tile.hpp:309
+      const float v12725 = log2f(v11029);  // kernels/sdpa/flash_tile.hpp:310
+      const float v12726 = v12725 + v10975;
+      const float v12727 = v12726 * 0.6931472f;
+      const bool v12730 = v10972 == v305;  // kernels/sdpa/flash_tile.hpp:311
+      const bool v12731 = v12721 < v18;
+      const bool v12732 = v12730 && v12731;
+      if (v12732) {
+        const unsigned int v12733 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+        const unsigned int v12734 = v12733 + v11;
+        const unsigned int v12735 = v12734 + v12721;
+        lse[v12735] = v12727;
       }
     }
   }

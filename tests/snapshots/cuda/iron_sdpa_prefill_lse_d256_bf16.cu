@@ -381,11 +381,11 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
   const bool v38 = v25 < v18;  // kernels/sdpa/prefill.cpp:139
   if (v38) {
     const float v39 = sinks[v26];  // kernels/sdpa/prefill.cpp:166
-    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
+    const unsigned int v41 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:95
     const unsigned int v42 = v41 >> 2u;
-    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
+    const unsigned int v45 = v41 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:96
     const unsigned int v46 = v25 + v45;
-    unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:107
+    unsigned int v47 = 0u;  // kernels/sdpa/flash_warpgroup.hpp:108
     const unsigned int v49 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v52 = v49 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
     const unsigned int v55 = v49 & 31u;  // kernels/sdpa/flash_tile.hpp:83
@@ -398,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v65 = v64 + v26;
     const unsigned int v66 = v65 << 8u;
     const unsigned int v67 = v66 + v56;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v69 = v56 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v71 = v52 << 6u;
     const unsigned int v74 = v56 >> 6u;
     const unsigned int v75 = v74 << 13u;
@@ -417,7 +417,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v96 = v95 + v26;
     const unsigned int v97 = v96 << 8u;
     const unsigned int v98 = v97 + v87;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v100 = v87 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v102 = v83 << 6u;
     const unsigned int v105 = v87 >> 6u;
     const unsigned int v106 = v105 << 13u;
@@ -436,7 +436,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v127 = v126 + v26;
     const unsigned int v128 = v127 << 8u;
     const unsigned int v129 = v128 + v118;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v131 = v118 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v133 = v114 << 6u;
     const unsigned int v136 = v118 >> 6u;
     const unsigned int v137 = v136 << 13u;
@@ -455,7 +455,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v158 = v157 + v26;
     const unsigned int v159 = v158 << 8u;
     const unsigned int v160 = v159 + v149;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v162 = v149 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v164 = v145 << 6u;
     const unsigned int v167 = v149 >> 6u;
     const unsigned int v168 = v167 << 13u;
@@ -474,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v189 = v188 + v26;
     const unsigned int v190 = v189 << 8u;
     const unsigned int v191 = v190 + v180;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v193 = v180 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v195 = v176 << 6u;
     const unsigned int v198 = v180 >> 6u;
     const unsigned int v199 = v198 << 13u;
@@ -493,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v220 = v219 + v26;
     const unsigned int v221 = v220 << 8u;
     const unsigned int v222 = v221 + v211;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v224 = v211 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v226 = v207 << 6u;
     const unsigned int v229 = v211 >> 6u;
     const unsigned int v230 = v229 << 13u;
@@ -512,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v251 = v250 + v26;
     const unsigned int v252 = v251 << 8u;
     const unsigned int v253 = v252 + v242;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v255 = v242 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v257 = v238 << 6u;
     const unsigned int v260 = v242 >> 6u;
     const unsigned int v261 = v260 << 13u;
@@ -531,7 +531,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v282 = v281 + v26;
     const unsigned int v283 = v282 << 8u;
     const unsigned int v284 = v283 + v273;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v286 = v273 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v288 = v269 << 6u;
     const unsigned int v291 = v273 >> 6u;
     const unsigned int v292 = v291 << 13u;
@@ -550,7 +550,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v313 = v312 + v26;
     const unsigned int v314 = v313 << 8u;
     const unsigned int v315 = v314 + v304;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v317 = v304 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v317 = v304 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v319 = v300 << 6u;
     const unsigned int v322 = v304 >> 6u;
     const unsigned int v323 = v322 << 13u;
@@ -569,7 +569,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v344 = v343 + v26;
     const unsigned int v345 = v344 << 8u;
     const unsigned int v346 = v345 + v335;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v348 = v335 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v348 = v335 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v350 = v331 << 6u;
     const unsigned int v353 = v335 >> 6u;
     const unsigned int v354 = v353 << 13u;
@@ -588,7 +588,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v375 = v374 + v26;
     const unsigned int v376 = v375 << 8u;
     const unsigned int v377 = v376 + v366;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v379 = v366 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v379 = v366 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v381 = v362 << 6u;
     const unsigned int v384 = v366 >> 6u;
     const unsigned int v385 = v384 << 13u;
@@ -607,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v406 = v405 + v26;
     const unsigned int v407 = v406 << 8u;
     const unsigned int v408 = v407 + v397;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v410 = v397 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v410 = v397 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v412 = v393 << 6u;
     const unsigned int v415 = v397 >> 6u;
     const unsigned int v416 = v415 << 13u;
@@ -626,7 +626,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v437 = v436 + v26;
     const unsigned int v438 = v437 << 8u;
     const unsigned int v439 = v438 + v428;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v441 = v428 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v441 = v428 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v443 = v424 << 6u;
     const unsigned int v446 = v428 >> 6u;
     const unsigned int v447 = v446 << 13u;
@@ -645,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v468 = v467 + v26;
     const unsigned int v469 = v468 << 8u;
     const unsigned int v470 = v469 + v459;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v472 = v459 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v472 = v459 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v474 = v455 << 6u;
     const unsigned int v477 = v459 >> 6u;
     const unsigned int v478 = v477 << 13u;
@@ -664,7 +664,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v499 = v498 + v26;
     const unsigned int v500 = v499 << 8u;
     const unsigned int v501 = v500 + v490;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v503 = v490 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v503 = v490 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v505 = v486 << 6u;
     const unsigned int v508 = v490 >> 6u;
     const unsigned int v509 = v508 << 13u;
@@ -683,17 +683,17 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v530 = v529 + v26;
     const unsigned int v531 = v530 << 8u;
     const unsigned int v532 = v531 + v521;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v534 = v521 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v534 = v521 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v536 = v517 << 6u;
     const unsigned int v539 = v521 >> 6u;
     const unsigned int v540 = v539 << 13u;
     const unsigned int v542 = v540 + v536;
     const unsigned int v543 = v542 + v534;
     iron_copy_async<16>(shm0 + (v543 ^ (((v543 >> 6u) & 7u) << 3u)), q + v532, v523);  // kernels/sdpa/flash_tile.hpp:86
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:108
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:111
-    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:113
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:110
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:112
+    const unsigned int v545 = v25 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:114
     const unsigned int v546 = min(v545, v18);
     const unsigned int v548 = v25 + v37;  // kernels/sdpa/flash_tile.hpp:125
     const unsigned int v549 = v548 + 1u;
@@ -715,4102 +715,4102 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_lse_d256_bf1
     const unsigned int v579 = v556 ? v37 : v576;  // kernels/sdpa/flash_tile.hpp:126
     const unsigned int v591 = v566 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v592 = v591 << 6u;
-    const float v594 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:115
+    const float v594 = v8 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:116
     iron_frag<float, 2, 16, 8> v596;  // kernels/sdpa/flash_tile.hpp:197
     iron_frag_fill(v596, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v598;
     iron_frag_fill(v598, 0.0f);
-    iron_frag<float, 2, 16, 64> v600;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v600, 0.0f);
-    iron_frag<float, 2, 16, 64> v602;
+    iron_frag<float, 2, 16, 64> v602;  // /usr/include/c++/12/array:99
     iron_frag_fill(v602, 0.0f);
     iron_frag<float, 2, 16, 64> v604;
     iron_frag_fill(v604, 0.0f);
     iron_frag<float, 2, 16, 64> v606;
     iron_frag_fill(v606, 0.0f);
-    const bool v12373 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:275
-    if (v12373) {
-      const unsigned int v12377 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12378 = v12377 < v37;
-      const unsigned int v12379 = v12378 ? v12377 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12380 = v31 + v12379;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12381 = v12380 * v2;
-      const unsigned int v12382 = v12381 + v28;
-      const unsigned int v12383 = v12382 << 8u;
-      const unsigned int v12384 = v12383 + v56;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12387 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12389 = v12387 + v71;
-      const unsigned int v12390 = v12389 + v69;
-      iron_copy_async<16>(shm1 + (v12390 ^ (((v12390 >> 6u) & 7u) << 3u)), k + v12384, v12378);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12391 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12392 = v12391 < v37;
-      const unsigned int v12393 = v12392 ? v12391 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12394 = v31 + v12393;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12395 = v12394 * v2;
-      const unsigned int v12396 = v12395 + v28;
-      const unsigned int v12397 = v12396 << 8u;
-      const unsigned int v12398 = v12397 + v87;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12399 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12401 = v12399 + v102;
-      const unsigned int v12402 = v12401 + v100;
-      iron_copy_async<16>(shm1 + (v12402 ^ (((v12402 >> 6u) & 7u) << 3u)), k + v12398, v12392);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12403 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12404 = v12403 < v37;
-      const unsigned int v12405 = v12404 ? v12403 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12406 = v31 + v12405;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12407 = v12406 * v2;
-      const unsigned int v12408 = v12407 + v28;
-      const unsigned int v12409 = v12408 << 8u;
-      const unsigned int v12410 = v12409 + v118;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12411 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12413 = v12411 + v133;
-      const unsigned int v12414 = v12413 + v131;
-      iron_copy_async<16>(shm1 + (v12414 ^ (((v12414 >> 6u) & 7u) << 3u)), k + v12410, v12404);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12415 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12416 = v12415 < v37;
-      const unsigned int v12417 = v12416 ? v12415 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12418 = v31 + v12417;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12419 = v12418 * v2;
-      const unsigned int v12420 = v12419 + v28;
-      const unsigned int v12421 = v12420 << 8u;
-      const unsigned int v12422 = v12421 + v149;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12423 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12425 = v12423 + v164;
-      const unsigned int v12426 = v12425 + v162;
-      iron_copy_async<16>(shm1 + (v12426 ^ (((v12426 >> 6u) & 7u) << 3u)), k + v12422, v12416);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12427 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12428 = v12427 < v37;
-      const unsigned int v12429 = v12428 ? v12427 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12430 = v31 + v12429;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12431 = v12430 * v2;
-      const unsigned int v12432 = v12431 + v28;
-      const unsigned int v12433 = v12432 << 8u;
-      const unsigned int v12434 = v12433 + v180;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12435 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12437 = v12435 + v195;
-      const unsigned int v12438 = v12437 + v193;
-      iron_copy_async<16>(shm1 + (v12438 ^ (((v12438 >> 6u) & 7u) << 3u)), k + v12434, v12428);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12439 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12440 = v12439 < v37;
-      const unsigned int v12441 = v12440 ? v12439 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12442 = v31 + v12441;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12443 = v12442 * v2;
-      const unsigned int v12444 = v12443 + v28;
-      const unsigned int v12445 = v12444 << 8u;
-      const unsigned int v12446 = v12445 + v211;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12447 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12449 = v12447 + v226;
-      const unsigned int v12450 = v12449 + v224;
-      iron_copy_async<16>(shm1 + (v12450 ^ (((v12450 >> 6u) & 7u) << 3u)), k + v12446, v12440);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12451 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12452 = v12451 < v37;
-      const unsigned int v12453 = v12452 ? v12451 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12454 = v31 + v12453;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12455 = v12454 * v2;
-      const unsigned int v12456 = v12455 + v28;
-      const unsigned int v12457 = v12456 << 8u;
-      const unsigned int v12458 = v12457 + v242;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12459 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12461 = v12459 + v257;
-      const unsigned int v12462 = v12461 + v255;
-      iron_copy_async<16>(shm1 + (v12462 ^ (((v12462 >> 6u) & 7u) << 3u)), k + v12458, v12452);  // kernels/sdpa/flash_tile.hpp:86
-      const unsigned int v12463 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
-      const bool v12464 = v12463 < v37;
-      const unsigned int v12465 = v12464 ? v12463 : v47;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12466 = v31 + v12465;  // kernels/sdpa/kv_sources.hpp:39
-      const unsigned int v12467 = v12466 * v2;
-      const unsigned int v12468 = v12467 + v28;
-      const unsigned int v12469 = v12468 << 8u;
-      const unsigned int v12470 = v12469 + v273;  // kernels/sdpa/flash_tile.hpp:85
-      const unsigned int v12471 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-      const unsigned int v12473 = v12471 + v288;
-      const unsigned int v12474 = v12473 + v286;
-      iron_copy_async<16>(shm1 + (v12474 ^ (((v12474 >> 6u) & 7u) << 3u)), k + v12470, v12464);  // kernels/sdpa/flash_tile.hpp:86
-      iron_copy_async<16>(shm2 + (v12390 ^ (((v12390 >> 6u) & 7u) << 3u)), v + v12384, v12378);
-      iron_copy_async<16>(shm2 + (v12402 ^ (((v12402 >> 6u) & 7u) << 3u)), v + v12398, v12392);
-      iron_copy_async<16>(shm2 + (v12414 ^ (((v12414 >> 6u) & 7u) << 3u)), v + v12410, v12404);
-      iron_copy_async<16>(shm2 + (v12426 ^ (((v12426 >> 6u) & 7u) << 3u)), v + v12422, v12416);
-      iron_copy_async<16>(shm2 + (v12438 ^ (((v12438 >> 6u) & 7u) << 3u)), v + v12434, v12428);
-      iron_copy_async<16>(shm2 + (v12450 ^ (((v12450 >> 6u) & 7u) << 3u)), v + v12446, v12440);
-      iron_copy_async<16>(shm2 + (v12462 ^ (((v12462 >> 6u) & 7u) << 3u)), v + v12458, v12452);
-      iron_copy_async<16>(shm2 + (v12474 ^ (((v12474 >> 6u) & 7u) << 3u)), v + v12470, v12464);
+    iron_frag<float, 2, 16, 64> v608;
+    iron_frag_fill(v608, 0.0f);
+    const bool v19184 = v592 < v579;  // kernels/sdpa/flash_warpgroup.hpp:294
+    if (v19184) {
+      const unsigned int v19188 = v592 + v52;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19189 = v19188 < v37;
+      const unsigned int v19190 = v19189 ? v19188 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19191 = v31 + v19190;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19192 = v19191 * v2;
+      const unsigned int v19193 = v19192 + v28;
+      const unsigned int v19194 = v19193 << 8u;
+      const unsigned int v19195 = v19194 + v56;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19198 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19200 = v19198 + v71;
+      const unsigned int v19201 = v19200 + v69;
+      iron_copy_async<16>(shm1 + (v19201 ^ (((v19201 >> 6u) & 7u) << 3u)), k + v19195, v19189);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19202 = v592 + v83;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19203 = v19202 < v37;
+      const unsigned int v19204 = v19203 ? v19202 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19205 = v31 + v19204;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19206 = v19205 * v2;
+      const unsigned int v19207 = v19206 + v28;
+      const unsigned int v19208 = v19207 << 8u;
+      const unsigned int v19209 = v19208 + v87;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19210 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19212 = v19210 + v102;
+      const unsigned int v19213 = v19212 + v100;
+      iron_copy_async<16>(shm1 + (v19213 ^ (((v19213 >> 6u) & 7u) << 3u)), k + v19209, v19203);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19214 = v592 + v114;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19215 = v19214 < v37;
+      const unsigned int v19216 = v19215 ? v19214 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19217 = v31 + v19216;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19218 = v19217 * v2;
+      const unsigned int v19219 = v19218 + v28;
+      const unsigned int v19220 = v19219 << 8u;
+      const unsigned int v19221 = v19220 + v118;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19222 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19224 = v19222 + v133;
+      const unsigned int v19225 = v19224 + v131;
+      iron_copy_async<16>(shm1 + (v19225 ^ (((v19225 >> 6u) & 7u) << 3u)), k + v19221, v19215);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19226 = v592 + v145;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19227 = v19226 < v37;
+      const unsigned int v19228 = v19227 ? v19226 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19229 = v31 + v19228;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19230 = v19229 * v2;
+      const unsigned int v19231 = v19230 + v28;
+      const unsigned int v19232 = v19231 << 8u;
+      const unsigned int v19233 = v19232 + v149;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19234 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19236 = v19234 + v164;
+      const unsigned int v19237 = v19236 + v162;
+      iron_copy_async<16>(shm1 + (v19237 ^ (((v19237 >> 6u) & 7u) << 3u)), k + v19233, v19227);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19238 = v592 + v176;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19239 = v19238 < v37;
+      const unsigned int v19240 = v19239 ? v19238 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19241 = v31 + v19240;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19242 = v19241 * v2;
+      const unsigned int v19243 = v19242 + v28;
+      const unsigned int v19244 = v19243 << 8u;
+      const unsigned int v19245 = v19244 + v180;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19246 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19248 = v19246 + v195;
+      const unsigned int v19249 = v19248 + v193;
+      iron_copy_async<16>(shm1 + (v19249 ^ (((v19249 >> 6u) & 7u) << 3u)), k + v19245, v19239);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19250 = v592 + v207;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19251 = v19250 < v37;
+      const unsigned int v19252 = v19251 ? v19250 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19253 = v31 + v19252;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19254 = v19253 * v2;
+      const unsigned int v19255 = v19254 + v28;
+      const unsigned int v19256 = v19255 << 8u;
+      const unsigned int v19257 = v19256 + v211;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19258 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19260 = v19258 + v226;
+      const unsigned int v19261 = v19260 + v224;
+      iron_copy_async<16>(shm1 + (v19261 ^ (((v19261 >> 6u) & 7u) << 3u)), k + v19257, v19251);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19262 = v592 + v238;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19263 = v19262 < v37;
+      const unsigned int v19264 = v19263 ? v19262 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19265 = v31 + v19264;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19266 = v19265 * v2;
+      const unsigned int v19267 = v19266 + v28;
+      const unsigned int v19268 = v19267 << 8u;
+      const unsigned int v19269 = v19268 + v242;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19270 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19272 = v19270 + v257;
+      const unsigned int v19273 = v19272 + v255;
+      iron_copy_async<16>(shm1 + (v19273 ^ (((v19273 >> 6u) & 7u) << 3u)), k + v19269, v19263);  // kernels/sdpa/flash_tile.hpp:86
+      const unsigned int v19274 = v592 + v269;  // kernels/sdpa/flash_tile.hpp:84
+      const bool v19275 = v19274 < v37;
+      const unsigned int v19276 = v19275 ? v19274 : v47;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19277 = v31 + v19276;  // kernels/sdpa/kv_sources.hpp:39
+      const unsigned int v19278 = v19277 * v2;
+      const unsigned int v19279 = v19278 + v28;
+      const unsigned int v19280 = v19279 << 8u;
+      const unsigned int v19281 = v19280 + v273;  // kernels/sdpa/flash_tile.hpp:85
+      const unsigned int v19282 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+      const unsigned int v19284 = v19282 + v288;
+      const unsigned int v19285 = v19284 + v286;
+      iron_copy_async<16>(shm1 + (v19285 ^ (((v19285 >> 6u) & 7u) << 3u)), k + v19281, v19275);  // kernels/sdpa/flash_tile.hpp:86
+      iron_copy_async<16>(shm2 + (v19201 ^ (((v19201 >> 6u) & 7u) << 3u)), v + v19195, v19189);
+      iron_copy_async<16>(shm2 + (v19213 ^ (((v19213 >> 6u) & 7u) << 3u)), v + v19209, v19203);
+      iron_copy_async<16>(shm2 + (v19225 ^ (((v19225 >> 6u) & 7u) << 3u)), v + v19221, v19215);
+      iron_copy_async<16>(shm2 + (v19237 ^ (((v19237 >> 6u) & 7u) << 3u)), v + v19233, v19227);
+      iron_copy_async<16>(shm2 + (v19249 ^ (((v19249 >> 6u) & 7u) << 3u)), v + v19245, v19239);
+      iron_copy_async<16>(shm2 + (v19261 ^ (((v19261 >> 6u) & 7u) << 3u)), v + v19257, v19251);
+      iron_copy_async<16>(shm2 + (v19273 ^ (((v19273 >> 6u) & 7u) << 3u)), v + v19269, v19263);
+      iron_copy_async<16>(shm2 + (v19285 ^ (((v19285 >> 6u) & 7u) << 3u)), v + v19281, v19275);
     }
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-    const unsigned int v8561 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v8562 = v8561 << 6u;
-    const unsigned int v11469 = v41 & 3u;
-    const unsigned int v11471 = v11469 << 4u;
-    const unsigned int v11473 = v11471 << 6u;
-    const unsigned int v11475 = v8562 + v11473;
-    const unsigned int v11486 = v11475 + 16u;
-    const unsigned int v11495 = v11475 + 32u;
-    const unsigned int v11504 = v11475 + 48u;
-    const unsigned int v8576 = 8192u + v8562;
-    const unsigned int v11520 = v8576 + v11473;
-    const unsigned int v11531 = v11520 + 16u;
-    const unsigned int v11540 = v11520 + 32u;
-    const unsigned int v11549 = v11520 + 48u;
-    const unsigned int v8588 = 16384u + v8562;
-    const unsigned int v11565 = v8588 + v11473;
-    const unsigned int v11576 = v11565 + 16u;
-    const unsigned int v11585 = v11565 + 32u;
-    const unsigned int v11594 = v11565 + 48u;
-    const unsigned int v8600 = 24576u + v8562;
-    const unsigned int v11610 = v8600 + v11473;
-    const unsigned int v11621 = v11610 + 16u;
-    const unsigned int v11630 = v11610 + 32u;
-    const unsigned int v11639 = v11610 + 48u;
-    const bool v8604 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v10758 = static_cast<unsigned int>(v600.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v10759 = static_cast<unsigned int>(v600.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10768 = static_cast<unsigned int>(v600.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10769 = static_cast<unsigned int>(v600.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10778 = static_cast<unsigned int>(v600.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10779 = static_cast<unsigned int>(v600.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10788 = static_cast<unsigned int>(v600.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10789 = static_cast<unsigned int>(v600.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10798 = static_cast<unsigned int>(v600.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10799 = static_cast<unsigned int>(v600.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10808 = static_cast<unsigned int>(v600.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10809 = static_cast<unsigned int>(v600.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10818 = static_cast<unsigned int>(v600.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10819 = static_cast<unsigned int>(v600.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10828 = static_cast<unsigned int>(v600.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10829 = static_cast<unsigned int>(v600.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10838 = static_cast<unsigned int>(v600.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10839 = static_cast<unsigned int>(v600.row(16, iron_linear_thread() & 31u));
-    const unsigned int v10848 = static_cast<unsigned int>(v600.col(18, iron_linear_thread() & 31u));
-    const unsigned int v10849 = static_cast<unsigned int>(v600.row(18, iron_linear_thread() & 31u));
-    const unsigned int v10858 = static_cast<unsigned int>(v600.col(20, iron_linear_thread() & 31u));
-    const unsigned int v10859 = static_cast<unsigned int>(v600.row(20, iron_linear_thread() & 31u));
-    const unsigned int v10868 = static_cast<unsigned int>(v600.col(22, iron_linear_thread() & 31u));
-    const unsigned int v10869 = static_cast<unsigned int>(v600.row(22, iron_linear_thread() & 31u));
-    const unsigned int v10878 = static_cast<unsigned int>(v600.col(24, iron_linear_thread() & 31u));
-    const unsigned int v10879 = static_cast<unsigned int>(v600.row(24, iron_linear_thread() & 31u));
-    const unsigned int v10888 = static_cast<unsigned int>(v600.col(26, iron_linear_thread() & 31u));
-    const unsigned int v10889 = static_cast<unsigned int>(v600.row(26, iron_linear_thread() & 31u));
-    const unsigned int v10898 = static_cast<unsigned int>(v600.col(28, iron_linear_thread() & 31u));
-    const unsigned int v10899 = static_cast<unsigned int>(v600.row(28, iron_linear_thread() & 31u));
-    const unsigned int v10908 = static_cast<unsigned int>(v600.col(30, iron_linear_thread() & 31u));
-    const unsigned int v10909 = static_cast<unsigned int>(v600.row(30, iron_linear_thread() & 31u));
-    const unsigned int v10918 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));
-    const unsigned int v10919 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
-    const unsigned int v10928 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
-    const unsigned int v10929 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
-    const unsigned int v10938 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
-    const unsigned int v10939 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
-    const unsigned int v10948 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
-    const unsigned int v10949 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
-    const unsigned int v10958 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
-    const unsigned int v10959 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
-    const unsigned int v10968 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
-    const unsigned int v10969 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
-    const unsigned int v10978 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
-    const unsigned int v10979 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
-    const unsigned int v10988 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
-    const unsigned int v10989 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
-    const unsigned int v10998 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
-    const unsigned int v10999 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11008 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11009 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11018 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11019 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11028 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11029 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11038 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11039 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11048 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11049 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11058 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11059 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11068 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11069 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11078 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11079 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11088 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11089 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11098 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11099 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11108 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11109 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11118 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11119 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11128 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11129 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11138 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11139 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11148 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11149 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11158 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11159 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11168 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11169 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11178 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11179 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11188 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11189 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11198 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11199 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11208 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11209 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11218 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11219 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11228 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11229 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11238 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
-    const unsigned int v11239 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
-    const unsigned int v11248 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
-    const unsigned int v11249 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
-    const unsigned int v11258 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
-    const unsigned int v11259 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
-    const unsigned int v11268 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
-    const unsigned int v11269 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
-    const unsigned int v11278 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
-    const unsigned int v11279 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
-    const unsigned int v11288 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
-    const unsigned int v11289 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
-    const unsigned int v11298 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
-    const unsigned int v11299 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
-    const unsigned int v11308 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
-    const unsigned int v11309 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
-    const unsigned int v11318 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
-    const unsigned int v11319 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
-    const unsigned int v11328 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
-    const unsigned int v11329 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
-    const unsigned int v11338 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
-    const unsigned int v11339 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
-    const unsigned int v11348 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
-    const unsigned int v11349 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
-    const unsigned int v11358 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
-    const unsigned int v11359 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
-    const unsigned int v11368 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
-    const unsigned int v11369 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
-    const unsigned int v11378 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
-    const unsigned int v11379 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
-    const unsigned int v11388 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
-    const unsigned int v11389 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
-    const unsigned int v11406 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
+    const unsigned int v15373 = v42 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:146
+    const unsigned int v15374 = v15373 << 6u;
+    const unsigned int v18280 = v41 & 3u;
+    const unsigned int v18282 = v18280 << 4u;
+    const unsigned int v18284 = v18282 << 6u;
+    const unsigned int v18286 = v15374 + v18284;
+    const unsigned int v18297 = v18286 + 16u;
+    const unsigned int v18306 = v18286 + 32u;
+    const unsigned int v18315 = v18286 + 48u;
+    const unsigned int v15388 = 8192u + v15374;
+    const unsigned int v18331 = v15388 + v18284;
+    const unsigned int v18342 = v18331 + 16u;
+    const unsigned int v18351 = v18331 + 32u;
+    const unsigned int v18360 = v18331 + 48u;
+    const unsigned int v15400 = 16384u + v15374;
+    const unsigned int v18376 = v15400 + v18284;
+    const unsigned int v18387 = v18376 + 16u;
+    const unsigned int v18396 = v18376 + 32u;
+    const unsigned int v18405 = v18376 + 48u;
+    const unsigned int v15412 = 24576u + v15374;
+    const unsigned int v18421 = v15412 + v18284;
+    const unsigned int v18432 = v18421 + 16u;
+    const unsigned int v18441 = v18421 + 32u;
+    const unsigned int v18450 = v18421 + 48u;
+    const bool v15416 = v594 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v17570 = static_cast<unsigned int>(v602.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v17571 = static_cast<unsigned int>(v602.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17580 = static_cast<unsigned int>(v602.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17581 = static_cast<unsigned int>(v602.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17590 = static_cast<unsigned int>(v602.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17591 = static_cast<unsigned int>(v602.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17600 = static_cast<unsigned int>(v602.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17601 = static_cast<unsigned int>(v602.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17610 = static_cast<unsigned int>(v602.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17611 = static_cast<unsigned int>(v602.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17620 = static_cast<unsigned int>(v602.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17621 = static_cast<unsigned int>(v602.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17630 = static_cast<unsigned int>(v602.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17631 = static_cast<unsigned int>(v602.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17640 = static_cast<unsigned int>(v602.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17641 = static_cast<unsigned int>(v602.row(14, iron_linear_thread() & 31u));
+    const unsigned int v17650 = static_cast<unsigned int>(v602.col(16, iron_linear_thread() & 31u));
+    const unsigned int v17651 = static_cast<unsigned int>(v602.row(16, iron_linear_thread() & 31u));
+    const unsigned int v17660 = static_cast<unsigned int>(v602.col(18, iron_linear_thread() & 31u));
+    const unsigned int v17661 = static_cast<unsigned int>(v602.row(18, iron_linear_thread() & 31u));
+    const unsigned int v17670 = static_cast<unsigned int>(v602.col(20, iron_linear_thread() & 31u));
+    const unsigned int v17671 = static_cast<unsigned int>(v602.row(20, iron_linear_thread() & 31u));
+    const unsigned int v17680 = static_cast<unsigned int>(v602.col(22, iron_linear_thread() & 31u));
+    const unsigned int v17681 = static_cast<unsigned int>(v602.row(22, iron_linear_thread() & 31u));
+    const unsigned int v17690 = static_cast<unsigned int>(v602.col(24, iron_linear_thread() & 31u));
+    const unsigned int v17691 = static_cast<unsigned int>(v602.row(24, iron_linear_thread() & 31u));
+    const unsigned int v17700 = static_cast<unsigned int>(v602.col(26, iron_linear_thread() & 31u));
+    const unsigned int v17701 = static_cast<unsigned int>(v602.row(26, iron_linear_thread() & 31u));
+    const unsigned int v17710 = static_cast<unsigned int>(v602.col(28, iron_linear_thread() & 31u));
+    const unsigned int v17711 = static_cast<unsigned int>(v602.row(28, iron_linear_thread() & 31u));
+    const unsigned int v17720 = static_cast<unsigned int>(v602.col(30, iron_linear_thread() & 31u));
+    const unsigned int v17721 = static_cast<unsigned int>(v602.row(30, iron_linear_thread() & 31u));
+    const unsigned int v17730 = static_cast<unsigned int>(v604.col(0, iron_linear_thread() & 31u));
+    const unsigned int v17731 = static_cast<unsigned int>(v604.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17740 = static_cast<unsigned int>(v604.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17741 = static_cast<unsigned int>(v604.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17750 = static_cast<unsigned int>(v604.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17751 = static_cast<unsigned int>(v604.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17760 = static_cast<unsigned int>(v604.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17761 = static_cast<unsigned int>(v604.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17770 = static_cast<unsigned int>(v604.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17771 = static_cast<unsigned int>(v604.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17780 = static_cast<unsigned int>(v604.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17781 = static_cast<unsigned int>(v604.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17790 = static_cast<unsigned int>(v604.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17791 = static_cast<unsigned int>(v604.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17800 = static_cast<unsigned int>(v604.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17801 = static_cast<unsigned int>(v604.row(14, iron_linear_thread() & 31u));
+    const unsigned int v17810 = static_cast<unsigned int>(v604.col(16, iron_linear_thread() & 31u));
+    const unsigned int v17811 = static_cast<unsigned int>(v604.row(16, iron_linear_thread() & 31u));
+    const unsigned int v17820 = static_cast<unsigned int>(v604.col(18, iron_linear_thread() & 31u));
+    const unsigned int v17821 = static_cast<unsigned int>(v604.row(18, iron_linear_thread() & 31u));
+    const unsigned int v17830 = static_cast<unsigned int>(v604.col(20, iron_linear_thread() & 31u));
+    const unsigned int v17831 = static_cast<unsigned int>(v604.row(20, iron_linear_thread() & 31u));
+    const unsigned int v17840 = static_cast<unsigned int>(v604.col(22, iron_linear_thread() & 31u));
+    const unsigned int v17841 = static_cast<unsigned int>(v604.row(22, iron_linear_thread() & 31u));
+    const unsigned int v17850 = static_cast<unsigned int>(v604.col(24, iron_linear_thread() & 31u));
+    const unsigned int v17851 = static_cast<unsigned int>(v604.row(24, iron_linear_thread() & 31u));
+    const unsigned int v17860 = static_cast<unsigned int>(v604.col(26, iron_linear_thread() & 31u));
+    const unsigned int v17861 = static_cast<unsigned int>(v604.row(26, iron_linear_thread() & 31u));
+    const unsigned int v17870 = static_cast<unsigned int>(v604.col(28, iron_linear_thread() & 31u));
+    const unsigned int v17871 = static_cast<unsigned int>(v604.row(28, iron_linear_thread() & 31u));
+    const unsigned int v17880 = static_cast<unsigned int>(v604.col(30, iron_linear_thread() & 31u));
+    const unsigned int v17881 = static_cast<unsigned int>(v604.row(30, iron_linear_thread() & 31u));
+    const unsigned int v17890 = static_cast<unsigned int>(v606.col(0, iron_linear_thread() & 31u));
+    const unsigned int v17891 = static_cast<unsigned int>(v606.row(0, iron_linear_thread() & 31u));
+    const unsigned int v17900 = static_cast<unsigned int>(v606.col(2, iron_linear_thread() & 31u));
+    const unsigned int v17901 = static_cast<unsigned int>(v606.row(2, iron_linear_thread() & 31u));
+    const unsigned int v17910 = static_cast<unsigned int>(v606.col(4, iron_linear_thread() & 31u));
+    const unsigned int v17911 = static_cast<unsigned int>(v606.row(4, iron_linear_thread() & 31u));
+    const unsigned int v17920 = static_cast<unsigned int>(v606.col(6, iron_linear_thread() & 31u));
+    const unsigned int v17921 = static_cast<unsigned int>(v606.row(6, iron_linear_thread() & 31u));
+    const unsigned int v17930 = static_cast<unsigned int>(v606.col(8, iron_linear_thread() & 31u));
+    const unsigned int v17931 = static_cast<unsigned int>(v606.row(8, iron_linear_thread() & 31u));
+    const unsigned int v17940 = static_cast<unsigned int>(v606.col(10, iron_linear_thread() & 31u));
+    const unsigned int v17941 = static_cast<unsigned int>(v606.row(10, iron_linear_thread() & 31u));
+    const unsigned int v17950 = static_cast<unsigned int>(v606.col(12, iron_linear_thread() & 31u));
+    const unsigned int v17951 = static_cast<unsigned int>(v606.row(12, iron_linear_thread() & 31u));
+    const unsigned int v17960 = static_cast<unsigned int>(v606.col(14, iron_linear_thread() & 31u));
+    const unsigned int v17961 = static_cast<unsigned int>(v606.row(14, iron_linear_thread() & 31u));
+    const unsigned int v17970 = static_cast<unsigned int>(v606.col(16, iron_linear_thread() & 31u));
+    const unsigned int v17971 = static_cast<unsigned int>(v606.row(16, iron_linear_thread() & 31u));
+    const unsigned int v17980 = static_cast<unsigned int>(v606.col(18, iron_linear_thread() & 31u));
+    const unsigned int v17981 = static_cast<unsigned int>(v606.row(18, iron_linear_thread() & 31u));
+    const unsigned int v17990 = static_cast<unsigned int>(v606.col(20, iron_linear_thread() & 31u));
+    const unsigned int v17991 = static_cast<unsigned int>(v606.row(20, iron_linear_thread() & 31u));
+    const unsigned int v18000 = static_cast<unsigned int>(v606.col(22, iron_linear_thread() & 31u));
+    const unsigned int v18001 = static_cast<unsigned int>(v606.row(22, iron_linear_thread() & 31u));
+    const unsigned int v18010 = static_cast<unsigned int>(v606.col(24, iron_linear_thread() & 31u));
+    const unsigned int v18011 = static_cast<unsigned int>(v606.row(24, iron_linear_thread() & 31u));
+    const unsigned int v18020 = static_cast<unsigned int>(v606.col(26, iron_linear_thread() & 31u));
+    const unsigned int v18021 = static_cast<unsigned int>(v606.row(26, iron_linear_thread() & 31u));
+    const unsigned int v18030 = static_cast<unsigned int>(v606.col(28, iron_linear_thread() & 31u));
+    const unsigned int v18031 = static_cast<unsigned int>(v606.row(28, iron_linear_thread() & 31u));
+    const unsigned int v18040 = static_cast<unsigned int>(v606.col(30, iron_linear_thread() & 31u));
+    const unsigned int v18041 = static_cast<unsigned int>(v606.row(30, iron_linear_thread() & 31u));
+    const unsigned int v18050 = static_cast<unsigned int>(v608.col(0, iron_linear_thread() & 31u));
+    const unsigned int v18051 = static_cast<unsigned int>(v608.row(0, iron_linear_thread() & 31u));
+    const unsigned int v18060 = static_cast<unsigned int>(v608.col(2, iron_linear_thread() & 31u));
+    const unsigned int v18061 = static_cast<unsigned int>(v608.row(2, iron_linear_thread() & 31u));
+    const unsigned int v18070 = static_cast<unsigned int>(v608.col(4, iron_linear_thread() & 31u));
+    const unsigned int v18071 = static_cast<unsigned int>(v608.row(4, iron_linear_thread() & 31u));
+    const unsigned int v18080 = static_cast<unsigned int>(v608.col(6, iron_linear_thread() & 31u));
+    const unsigned int v18081 = static_cast<unsigned int>(v608.row(6, iron_linear_thread() & 31u));
+    const unsigned int v18090 = static_cast<unsigned int>(v608.col(8, iron_linear_thread() & 31u));
+    const unsigned int v18091 = static_cast<unsigned int>(v608.row(8, iron_linear_thread() & 31u));
+    const unsigned int v18100 = static_cast<unsigned int>(v608.col(10, iron_linear_thread() & 31u));
+    const unsigned int v18101 = static_cast<unsigned int>(v608.row(10, iron_linear_thread() & 31u));
+    const unsigned int v18110 = static_cast<unsigned int>(v608.col(12, iron_linear_thread() & 31u));
+    const unsigned int v18111 = static_cast<unsigned int>(v608.row(12, iron_linear_thread() & 31u));
+    const unsigned int v18120 = static_cast<unsigned int>(v608.col(14, iron_linear_thread() & 31u));
+    const unsigned int v18121 = static_cast<unsigned int>(v608.row(14, iron_linear_thread() & 31u));
+    const unsigned int v18130 = static_cast<unsigned int>(v608.col(16, iron_linear_thread() & 31u));
+    const unsigned int v18131 = static_cast<unsigned int>(v608.row(16, iron_linear_thread() & 31u));
+    const unsigned int v18140 = static_cast<unsigned int>(v608.col(18, iron_linear_thread() & 31u));
+    const unsigned int v18141 = static_cast<unsigned int>(v608.row(18, iron_linear_thread() & 31u));
+    const unsigned int v18150 = static_cast<unsigned int>(v608.col(20, iron_linear_thread() & 31u));
+    const unsigned int v18151 = static_cast<unsigned int>(v608.row(20, iron_linear_thread() & 31u));
+    const unsigned int v18160 = static_cast<unsigned int>(v608.col(22, iron_linear_thread() & 31u));
+    const unsigned int v18161 = static_cast<unsigned int>(v608.row(22, iron_linear_thread() & 31u));
+    const unsigned int v18170 = static_cast<unsigned int>(v608.col(24, iron_linear_thread() & 31u));
+    const unsigned int v18171 = static_cast<unsigned int>(v608.row(24, iron_linear_thread() & 31u));
+    const unsigned int v18180 = static_cast<unsigned int>(v608.col(26, iron_linear_thread() & 31u));
+    const unsigned int v18181 = static_cast<unsigned int>(v608.row(26, iron_linear_thread() & 31u));
+    const unsigned int v18190 = static_cast<unsigned int>(v608.col(28, iron_linear_thread() & 31u));
+    const unsigned int v18191 = static_cast<unsigned int>(v608.row(28, iron_linear_thread() & 31u));
+    const unsigned int v18200 = static_cast<unsigned int>(v608.col(30, iron_linear_thread() & 31u));
+    const unsigned int v18201 = static_cast<unsigned int>(v608.row(30, iron_linear_thread() & 31u));
+    const unsigned int v18217 = v45 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:182
 
-    for (unsigned int v8039 = v592; v8039 < v579; v8039 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v8040 = v8039 - v592;
-      const unsigned int v8041 = v8040 >> 6u;
-      const unsigned int v8043 = v8041 & 1u;
+    for (unsigned int v14851 = v592; v14851 < v579; v14851 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:294
+      const unsigned int v14852 = v14851 - v592;
+      const unsigned int v14853 = v14852 >> 6u;
+      const unsigned int v14855 = v14853 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v8046 = v8039 + 64u;
-      const unsigned int v8048 = v8041 + 1u;
-      const unsigned int v8049 = v8048 & 1u;
-      const bool v8050 = v8046 < v579;
-      if (v8050) {
-        const unsigned int v8052 = v8049 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-        const unsigned int v8062 = v8046 + v52;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8063 = v8062 < v37;
-        const unsigned int v8066 = v8063 ? v8062 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8068 = v31 + v8066;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8069 = v8068 * v2;
-        const unsigned int v8070 = v8069 + v28;
-        const unsigned int v8071 = v8070 << 8u;
-        const unsigned int v8072 = v8071 + v56;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8080 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8081 = v8052 + v8080;
-        const unsigned int v8082 = v8081 + v71;
-        const unsigned int v8083 = v8082 + v69;
-        iron_copy_async<16>(shm1 + (v8083 ^ (((v8083 >> 6u) & 7u) << 3u)), k + v8072, v8063);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8093 = v8046 + v83;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8094 = v8093 < v37;
-        const unsigned int v8097 = v8094 ? v8093 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8099 = v31 + v8097;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8100 = v8099 * v2;
-        const unsigned int v8101 = v8100 + v28;
-        const unsigned int v8102 = v8101 << 8u;
-        const unsigned int v8103 = v8102 + v87;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8111 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8112 = v8052 + v8111;
-        const unsigned int v8113 = v8112 + v102;
-        const unsigned int v8114 = v8113 + v100;
-        iron_copy_async<16>(shm1 + (v8114 ^ (((v8114 >> 6u) & 7u) << 3u)), k + v8103, v8094);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8124 = v8046 + v114;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8125 = v8124 < v37;
-        const unsigned int v8128 = v8125 ? v8124 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8130 = v31 + v8128;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8131 = v8130 * v2;
-        const unsigned int v8132 = v8131 + v28;
-        const unsigned int v8133 = v8132 << 8u;
-        const unsigned int v8134 = v8133 + v118;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8142 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8143 = v8052 + v8142;
-        const unsigned int v8144 = v8143 + v133;
-        const unsigned int v8145 = v8144 + v131;
-        iron_copy_async<16>(shm1 + (v8145 ^ (((v8145 >> 6u) & 7u) << 3u)), k + v8134, v8125);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8155 = v8046 + v145;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8156 = v8155 < v37;
-        const unsigned int v8159 = v8156 ? v8155 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8161 = v31 + v8159;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8162 = v8161 * v2;
-        const unsigned int v8163 = v8162 + v28;
-        const unsigned int v8164 = v8163 << 8u;
-        const unsigned int v8165 = v8164 + v149;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8173 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8174 = v8052 + v8173;
-        const unsigned int v8175 = v8174 + v164;
-        const unsigned int v8176 = v8175 + v162;
-        iron_copy_async<16>(shm1 + (v8176 ^ (((v8176 >> 6u) & 7u) << 3u)), k + v8165, v8156);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8186 = v8046 + v176;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8187 = v8186 < v37;
-        const unsigned int v8190 = v8187 ? v8186 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8192 = v31 + v8190;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8193 = v8192 * v2;
-        const unsigned int v8194 = v8193 + v28;
-        const unsigned int v8195 = v8194 << 8u;
-        const unsigned int v8196 = v8195 + v180;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8204 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8205 = v8052 + v8204;
-        const unsigned int v8206 = v8205 + v195;
-        const unsigned int v8207 = v8206 + v193;
-        iron_copy_async<16>(shm1 + (v8207 ^ (((v8207 >> 6u) & 7u) << 3u)), k + v8196, v8187);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8217 = v8046 + v207;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8218 = v8217 < v37;
-        const unsigned int v8221 = v8218 ? v8217 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8223 = v31 + v8221;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8224 = v8223 * v2;
-        const unsigned int v8225 = v8224 + v28;
-        const unsigned int v8226 = v8225 << 8u;
-        const unsigned int v8227 = v8226 + v211;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8235 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8236 = v8052 + v8235;
-        const unsigned int v8237 = v8236 + v226;
-        const unsigned int v8238 = v8237 + v224;
-        iron_copy_async<16>(shm1 + (v8238 ^ (((v8238 >> 6u) & 7u) << 3u)), k + v8227, v8218);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8248 = v8046 + v238;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8249 = v8248 < v37;
-        const unsigned int v8252 = v8249 ? v8248 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8254 = v31 + v8252;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8255 = v8254 * v2;
-        const unsigned int v8256 = v8255 + v28;
-        const unsigned int v8257 = v8256 << 8u;
-        const unsigned int v8258 = v8257 + v242;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8266 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8267 = v8052 + v8266;
-        const unsigned int v8268 = v8267 + v257;
-        const unsigned int v8269 = v8268 + v255;
-        iron_copy_async<16>(shm1 + (v8269 ^ (((v8269 >> 6u) & 7u) << 3u)), k + v8258, v8249);  // kernels/sdpa/flash_tile.hpp:86
-        const unsigned int v8279 = v8046 + v269;  // kernels/sdpa/flash_tile.hpp:84
-        const bool v8280 = v8279 < v37;
-        const unsigned int v8283 = v8280 ? v8279 : v47;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8285 = v31 + v8283;  // kernels/sdpa/kv_sources.hpp:39
-        const unsigned int v8286 = v8285 * v2;
-        const unsigned int v8287 = v8286 + v28;
-        const unsigned int v8288 = v8287 << 8u;
-        const unsigned int v8289 = v8288 + v273;  // kernels/sdpa/flash_tile.hpp:85
-        const unsigned int v8297 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-        const unsigned int v8298 = v8052 + v8297;
-        const unsigned int v8299 = v8298 + v288;
-        const unsigned int v8300 = v8299 + v286;
-        iron_copy_async<16>(shm1 + (v8300 ^ (((v8300 >> 6u) & 7u) << 3u)), k + v8289, v8280);  // kernels/sdpa/flash_tile.hpp:86
-        iron_copy_async<16>(shm2 + (v8083 ^ (((v8083 >> 6u) & 7u) << 3u)), v + v8072, v8063);
-        iron_copy_async<16>(shm2 + (v8114 ^ (((v8114 >> 6u) & 7u) << 3u)), v + v8103, v8094);
-        iron_copy_async<16>(shm2 + (v8145 ^ (((v8145 >> 6u) & 7u) << 3u)), v + v8134, v8125);
-        iron_copy_async<16>(shm2 + (v8176 ^ (((v8176 >> 6u) & 7u) << 3u)), v + v8165, v8156);
-        iron_copy_async<16>(shm2 + (v8207 ^ (((v8207 >> 6u) & 7u) << 3u)), v + v8196, v8187);
-        iron_copy_async<16>(shm2 + (v8238 ^ (((v8238 >> 6u) & 7u) << 3u)), v + v8227, v8218);
-        iron_copy_async<16>(shm2 + (v8269 ^ (((v8269 >> 6u) & 7u) << 3u)), v + v8258, v8249);
-        iron_copy_async<16>(shm2 + (v8300 ^ (((v8300 >> 6u) & 7u) << 3u)), v + v8289, v8280);
+      const unsigned int v14858 = v14851 + 64u;
+      const unsigned int v14860 = v14853 + 1u;
+      const unsigned int v14861 = v14860 & 1u;
+      const bool v14862 = v14858 < v579;
+      if (v14862) {
+        const unsigned int v14864 = v14861 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+        const unsigned int v14874 = v14858 + v52;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14875 = v14874 < v37;
+        const unsigned int v14878 = v14875 ? v14874 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14880 = v31 + v14878;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14881 = v14880 * v2;
+        const unsigned int v14882 = v14881 + v28;
+        const unsigned int v14883 = v14882 << 8u;
+        const unsigned int v14884 = v14883 + v56;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14892 = v74 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14893 = v14864 + v14892;
+        const unsigned int v14894 = v14893 + v71;
+        const unsigned int v14895 = v14894 + v69;
+        iron_copy_async<16>(shm1 + (v14895 ^ (((v14895 >> 6u) & 7u) << 3u)), k + v14884, v14875);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14905 = v14858 + v83;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14906 = v14905 < v37;
+        const unsigned int v14909 = v14906 ? v14905 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14911 = v31 + v14909;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14912 = v14911 * v2;
+        const unsigned int v14913 = v14912 + v28;
+        const unsigned int v14914 = v14913 << 8u;
+        const unsigned int v14915 = v14914 + v87;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14923 = v105 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14924 = v14864 + v14923;
+        const unsigned int v14925 = v14924 + v102;
+        const unsigned int v14926 = v14925 + v100;
+        iron_copy_async<16>(shm1 + (v14926 ^ (((v14926 >> 6u) & 7u) << 3u)), k + v14915, v14906);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14936 = v14858 + v114;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14937 = v14936 < v37;
+        const unsigned int v14940 = v14937 ? v14936 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14942 = v31 + v14940;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14943 = v14942 * v2;
+        const unsigned int v14944 = v14943 + v28;
+        const unsigned int v14945 = v14944 << 8u;
+        const unsigned int v14946 = v14945 + v118;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14954 = v136 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14955 = v14864 + v14954;
+        const unsigned int v14956 = v14955 + v133;
+        const unsigned int v14957 = v14956 + v131;
+        iron_copy_async<16>(shm1 + (v14957 ^ (((v14957 >> 6u) & 7u) << 3u)), k + v14946, v14937);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14967 = v14858 + v145;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14968 = v14967 < v37;
+        const unsigned int v14971 = v14968 ? v14967 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14973 = v31 + v14971;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v14974 = v14973 * v2;
+        const unsigned int v14975 = v14974 + v28;
+        const unsigned int v14976 = v14975 << 8u;
+        const unsigned int v14977 = v14976 + v149;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v14985 = v167 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v14986 = v14864 + v14985;
+        const unsigned int v14987 = v14986 + v164;
+        const unsigned int v14988 = v14987 + v162;
+        iron_copy_async<16>(shm1 + (v14988 ^ (((v14988 >> 6u) & 7u) << 3u)), k + v14977, v14968);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v14998 = v14858 + v176;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v14999 = v14998 < v37;
+        const unsigned int v15002 = v14999 ? v14998 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15004 = v31 + v15002;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15005 = v15004 * v2;
+        const unsigned int v15006 = v15005 + v28;
+        const unsigned int v15007 = v15006 << 8u;
+        const unsigned int v15008 = v15007 + v180;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15016 = v198 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v15017 = v14864 + v15016;
+        const unsigned int v15018 = v15017 + v195;
+        const unsigned int v15019 = v15018 + v193;
+        iron_copy_async<16>(shm1 + (v15019 ^ (((v15019 >> 6u) & 7u) << 3u)), k + v15008, v14999);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15029 = v14858 + v207;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15030 = v15029 < v37;
+        const unsigned int v15033 = v15030 ? v15029 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15035 = v31 + v15033;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15036 = v15035 * v2;
+        const unsigned int v15037 = v15036 + v28;
+        const unsigned int v15038 = v15037 << 8u;
+        const unsigned int v15039 = v15038 + v211;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15047 = v229 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v15048 = v14864 + v15047;
+        const unsigned int v15049 = v15048 + v226;
+        const unsigned int v15050 = v15049 + v224;
+        iron_copy_async<16>(shm1 + (v15050 ^ (((v15050 >> 6u) & 7u) << 3u)), k + v15039, v15030);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15060 = v14858 + v238;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15061 = v15060 < v37;
+        const unsigned int v15064 = v15061 ? v15060 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15066 = v31 + v15064;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15067 = v15066 * v2;
+        const unsigned int v15068 = v15067 + v28;
+        const unsigned int v15069 = v15068 << 8u;
+        const unsigned int v15070 = v15069 + v242;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15078 = v260 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v15079 = v14864 + v15078;
+        const unsigned int v15080 = v15079 + v257;
+        const unsigned int v15081 = v15080 + v255;
+        iron_copy_async<16>(shm1 + (v15081 ^ (((v15081 >> 6u) & 7u) << 3u)), k + v15070, v15061);  // kernels/sdpa/flash_tile.hpp:86
+        const unsigned int v15091 = v14858 + v269;  // kernels/sdpa/flash_tile.hpp:84
+        const bool v15092 = v15091 < v37;
+        const unsigned int v15095 = v15092 ? v15091 : v47;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15097 = v31 + v15095;  // kernels/sdpa/kv_sources.hpp:39
+        const unsigned int v15098 = v15097 * v2;
+        const unsigned int v15099 = v15098 + v28;
+        const unsigned int v15100 = v15099 << 8u;
+        const unsigned int v15101 = v15100 + v273;  // kernels/sdpa/flash_tile.hpp:85
+        const unsigned int v15109 = v291 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+        const unsigned int v15110 = v14864 + v15109;
+        const unsigned int v15111 = v15110 + v288;
+        const unsigned int v15112 = v15111 + v286;
+        iron_copy_async<16>(shm1 + (v15112 ^ (((v15112 >> 6u) & 7u) << 3u)), k + v15101, v15092);  // kernels/sdpa/flash_tile.hpp:86
+        iron_copy_async<16>(shm2 + (v14895 ^ (((v14895 >> 6u) & 7u) << 3u)), v + v14884, v14875);
+        iron_copy_async<16>(shm2 + (v14926 ^ (((v14926 >> 6u) & 7u) << 3u)), v + v14915, v14906);
+        iron_copy_async<16>(shm2 + (v14957 ^ (((v14957 >> 6u) & 7u) << 3u)), v + v14946, v14937);
+        iron_copy_async<16>(shm2 + (v14988 ^ (((v14988 >> 6u) & 7u) << 3u)), v + v14977, v14968);
+        iron_copy_async<16>(shm2 + (v15019 ^ (((v15019 >> 6u) & 7u) << 3u)), v + v15008, v14999);
+        iron_copy_async<16>(shm2 + (v15050 ^ (((v15050 >> 6u) & 7u) << 3u)), v + v15039, v15030);
+        iron_copy_async<16>(shm2 + (v15081 ^ (((v15081 >> 6u) & 7u) << 3u)), v + v15070, v15061);
+        iron_copy_async<16>(shm2 + (v15112 ^ (((v15112 >> 6u) & 7u) << 3u)), v + v15101, v15092);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 64> v8552;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v8552, 0.0f);
-      const unsigned int v8556 = v8043 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11482;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11482, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11482, shm0, v11475, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11484;
-      iron_frag_fill(v11484, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11484, shm1, v8556, 64u);
-      iron_frag_mma_sync(v8552, v11482, v11484);
-      const unsigned int v11489 = v8556 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11491;
-      iron_frag_fill(v11491, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11491, shm0, v11486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11493;
-      iron_frag_fill(v11493, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11493, shm1, v11489, 64u);
-      iron_frag_mma_sync(v8552, v11491, v11493);
-      const unsigned int v11498 = v8556 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11500;
-      iron_frag_fill(v11500, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11500, shm0, v11495, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11502;
-      iron_frag_fill(v11502, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11502, shm1, v11498, 64u);
-      iron_frag_mma_sync(v8552, v11500, v11502);
-      const unsigned int v11507 = v8556 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11509;
-      iron_frag_fill(v11509, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11509, shm0, v11504, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11511;
-      iron_frag_fill(v11511, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11511, shm1, v11507, 64u);
-      iron_frag_mma_sync(v8552, v11509, v11511);
-      const unsigned int v8569 = v8556 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11527;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11527, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11527, shm0, v11520, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11529;
-      iron_frag_fill(v11529, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11529, shm1, v8569, 64u);
-      iron_frag_mma_sync(v8552, v11527, v11529);
-      const unsigned int v11534 = v8569 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11536;
-      iron_frag_fill(v11536, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11536, shm0, v11531, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11538;
-      iron_frag_fill(v11538, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11538, shm1, v11534, 64u);
-      iron_frag_mma_sync(v8552, v11536, v11538);
-      const unsigned int v11543 = v8569 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11545;
-      iron_frag_fill(v11545, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11545, shm0, v11540, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11547;
-      iron_frag_fill(v11547, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11547, shm1, v11543, 64u);
-      iron_frag_mma_sync(v8552, v11545, v11547);
-      const unsigned int v11552 = v8569 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11554;
-      iron_frag_fill(v11554, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11554, shm0, v11549, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11556;
-      iron_frag_fill(v11556, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11556, shm1, v11552, 64u);
-      iron_frag_mma_sync(v8552, v11554, v11556);
-      const unsigned int v8581 = v8556 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11572;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11572, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11572, shm0, v11565, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11574;
-      iron_frag_fill(v11574, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11574, shm1, v8581, 64u);
-      iron_frag_mma_sync(v8552, v11572, v11574);
-      const unsigned int v11579 = v8581 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11581;
-      iron_frag_fill(v11581, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11581, shm0, v11576, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11583;
-      iron_frag_fill(v11583, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11583, shm1, v11579, 64u);
-      iron_frag_mma_sync(v8552, v11581, v11583);
-      const unsigned int v11588 = v8581 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11590;
-      iron_frag_fill(v11590, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11590, shm0, v11585, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11592;
-      iron_frag_fill(v11592, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11592, shm1, v11588, 64u);
-      iron_frag_mma_sync(v8552, v11590, v11592);
-      const unsigned int v11597 = v8581 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11599;
-      iron_frag_fill(v11599, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11599, shm0, v11594, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11601;
-      iron_frag_fill(v11601, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11601, shm1, v11597, 64u);
-      iron_frag_mma_sync(v8552, v11599, v11601);
-      const unsigned int v8593 = v8556 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v11617;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v11617, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11617, shm0, v11610, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11619;
-      iron_frag_fill(v11619, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11619, shm1, v8593, 64u);
-      iron_frag_mma_sync(v8552, v11617, v11619);
-      const unsigned int v11624 = v8593 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v11626;
-      iron_frag_fill(v11626, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11626, shm0, v11621, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11628;
-      iron_frag_fill(v11628, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11628, shm1, v11624, 64u);
-      iron_frag_mma_sync(v8552, v11626, v11628);
-      const unsigned int v11633 = v8593 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v11635;
-      iron_frag_fill(v11635, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11635, shm0, v11630, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11637;
-      iron_frag_fill(v11637, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11637, shm1, v11633, 64u);
-      iron_frag_mma_sync(v8552, v11635, v11637);
-      const unsigned int v11642 = v8593 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v11644;
-      iron_frag_fill(v11644, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11644, shm0, v11639, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11646;
-      iron_frag_fill(v11646, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v11646, shm1, v11642, 64u);
-      iron_frag_mma_sync(v8552, v11644, v11646);
-      iron_frag<float, 2, 16, 8> v8602;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v8602, 0.0f);
-      if (v8604) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v8607 = v8046 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v8615 = v8046 + v18;
-        const bool v8616 = v8615 <= v549;
-        const bool v8617 = v556 || v8616;
-        const bool v8618 = v8607 && v8617;
-        const bool v8620 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v8621 = v8039 + v7;
-        const unsigned int v8622 = v8621 + v18;
-        const unsigned int v8623 = v546 + v37;
-        const bool v8624 = v8623 <= v8622;
-        const bool v8625 = v8620 || v8624;
-        const bool v8626 = v8618 && v8625;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v8627 = !v8626;  // kernels/sdpa/flash_tile.hpp:190
-        if (v8627) {
-          iron_frag<float, 2, 16, 8> v8629;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v8629, 0.0f);
-          iron_frag<float, 2, 16, 8> v8631;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v8631, 0.0f);
-          const unsigned int v8633 = static_cast<unsigned int>(v8629.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8635 = v46 + v8633;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8637 = v8635 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8638 = v8637 + 1u;
-          const unsigned int v8640 = v8638 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8649 = v8640 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8653 = v8638 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8654 = v562 && v8653;
-          const unsigned int v8655 = v8654 ? v8649 : v47;
-          const unsigned int v8658 = v8655 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8659 = min(v8658, 64u);
-          const bool v8660 = v8655 > v8039;
-          const unsigned int v8661 = v8660 ? v8659 : v47;
-          const float v8662 = __uint_as_float(v8661);
-          v8629.x[0] = v8662;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8664 = static_cast<unsigned int>(v8629.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8666 = v46 + v8664;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8668 = v8666 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8669 = v8668 + 1u;
-          const unsigned int v8671 = v8669 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8680 = v8671 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8684 = v8669 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8685 = v562 && v8684;
-          const unsigned int v8686 = v8685 ? v8680 : v47;
-          const unsigned int v8689 = v8686 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8690 = min(v8689, 64u);
-          const bool v8691 = v8686 > v8039;
-          const unsigned int v8692 = v8691 ? v8690 : v47;
-          const float v8693 = __uint_as_float(v8692);
-          v8629.x[1] = v8693;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8695 = static_cast<unsigned int>(v8629.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8697 = v46 + v8695;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8699 = v8697 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8700 = v8699 + 1u;
-          const unsigned int v8702 = v8700 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8711 = v8702 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8715 = v8700 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8716 = v562 && v8715;
-          const unsigned int v8717 = v8716 ? v8711 : v47;
-          const unsigned int v8720 = v8717 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8721 = min(v8720, 64u);
-          const bool v8722 = v8717 > v8039;
-          const unsigned int v8723 = v8722 ? v8721 : v47;
-          const float v8724 = __uint_as_float(v8723);
-          v8629.x[2] = v8724;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8726 = static_cast<unsigned int>(v8629.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8728 = v46 + v8726;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v8730 = v8728 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8731 = v8730 + 1u;
-          const unsigned int v8733 = v8731 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8742 = v8733 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v8746 = v8731 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v8747 = v562 && v8746;
-          const unsigned int v8748 = v8747 ? v8742 : v47;
-          const unsigned int v8751 = v8748 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8752 = min(v8751, 64u);
-          const bool v8753 = v8748 > v8039;
-          const unsigned int v8754 = v8753 ? v8752 : v47;
-          const float v8755 = __uint_as_float(v8754);
-          v8629.x[3] = v8755;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v8757 = static_cast<unsigned int>(v8631.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8759 = v46 + v8757;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8761 = v8759 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8762 = v8761 + 1u;
-          const unsigned int v8764 = v8762 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8765 = min(v37, v8764);
-          const bool v8766 = v8762 > v18;
-          const unsigned int v8767 = v8766 ? v8765 : v47;
-          const unsigned int v8770 = v556 ? v37 : v8767;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8782 = v8770 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8783 = min(v8782, 64u);
-          const bool v8784 = v8770 > v8039;
-          const unsigned int v8785 = v8784 ? v8783 : v47;
-          const float v8786 = __uint_as_float(v8785);
-          v8631.x[0] = v8786;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8788 = static_cast<unsigned int>(v8631.row(1, iron_linear_thread() & 31u));
-          const unsigned int v8790 = v46 + v8788;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8792 = v8790 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8793 = v8792 + 1u;
-          const unsigned int v8795 = v8793 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8796 = min(v37, v8795);
-          const bool v8797 = v8793 > v18;
-          const unsigned int v8798 = v8797 ? v8796 : v47;
-          const unsigned int v8801 = v556 ? v37 : v8798;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8813 = v8801 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8814 = min(v8813, 64u);
-          const bool v8815 = v8801 > v8039;
-          const unsigned int v8816 = v8815 ? v8814 : v47;
-          const float v8817 = __uint_as_float(v8816);
-          v8631.x[1] = v8817;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8819 = static_cast<unsigned int>(v8631.row(2, iron_linear_thread() & 31u));
-          const unsigned int v8821 = v46 + v8819;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8823 = v8821 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8824 = v8823 + 1u;
-          const unsigned int v8826 = v8824 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8827 = min(v37, v8826);
-          const bool v8828 = v8824 > v18;
-          const unsigned int v8829 = v8828 ? v8827 : v47;
-          const unsigned int v8832 = v556 ? v37 : v8829;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8844 = v8832 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8845 = min(v8844, 64u);
-          const bool v8846 = v8832 > v8039;
-          const unsigned int v8847 = v8846 ? v8845 : v47;
-          const float v8848 = __uint_as_float(v8847);
-          v8631.x[2] = v8848;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8850 = static_cast<unsigned int>(v8631.row(3, iron_linear_thread() & 31u));
-          const unsigned int v8852 = v46 + v8850;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v8854 = v8852 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v8855 = v8854 + 1u;
-          const unsigned int v8857 = v8855 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v8858 = min(v37, v8857);
-          const bool v8859 = v8855 > v18;
-          const unsigned int v8860 = v8859 ? v8858 : v47;
-          const unsigned int v8863 = v556 ? v37 : v8860;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v8875 = v8863 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v8876 = min(v8875, 64u);
-          const bool v8877 = v8863 > v8039;
-          const unsigned int v8878 = v8877 ? v8876 : v47;
-          const float v8879 = __uint_as_float(v8878);
-          v8631.x[3] = v8879;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v8880 = static_cast<unsigned int>(v8552.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v8882 = v8552.x[0];
-          const float v8883 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8884 = __float_as_uint(v8883);
-          const bool v8885 = v8880 >= v8884;
-          const float v8886 = v8631.x[0];
-          const unsigned int v8887 = __float_as_uint(v8886);
-          const bool v8888 = v8880 < v8887;
-          const bool v8889 = v8885 && v8888;
-          const float v8891 = v8889 ? v8882 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[0] = v8891;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8892 = static_cast<unsigned int>(v8552.col(1, iron_linear_thread() & 31u));
-          const float v8894 = v8552.x[1];
-          const float v8895 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8896 = __float_as_uint(v8895);
-          const bool v8897 = v8892 >= v8896;
-          const float v8898 = v8631.x[0];
-          const unsigned int v8899 = __float_as_uint(v8898);
-          const bool v8900 = v8892 < v8899;
-          const bool v8901 = v8897 && v8900;
-          const float v8903 = v8901 ? v8894 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[1] = v8903;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8904 = static_cast<unsigned int>(v8552.col(2, iron_linear_thread() & 31u));
-          const float v8906 = v8552.x[2];
-          const float v8907 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8908 = __float_as_uint(v8907);
-          const bool v8909 = v8904 >= v8908;
-          const float v8910 = v8631.x[2];
-          const unsigned int v8911 = __float_as_uint(v8910);
-          const bool v8912 = v8904 < v8911;
-          const bool v8913 = v8909 && v8912;
-          const float v8915 = v8913 ? v8906 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[2] = v8915;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8916 = static_cast<unsigned int>(v8552.col(3, iron_linear_thread() & 31u));
-          const float v8918 = v8552.x[3];
-          const float v8919 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8920 = __float_as_uint(v8919);
-          const bool v8921 = v8916 >= v8920;
-          const float v8922 = v8631.x[2];
-          const unsigned int v8923 = __float_as_uint(v8922);
-          const bool v8924 = v8916 < v8923;
-          const bool v8925 = v8921 && v8924;
-          const float v8927 = v8925 ? v8918 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[3] = v8927;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8928 = static_cast<unsigned int>(v8552.col(4, iron_linear_thread() & 31u));
-          const float v8930 = v8552.x[4];
-          const float v8931 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8932 = __float_as_uint(v8931);
-          const bool v8933 = v8928 >= v8932;
-          const float v8934 = v8631.x[0];
-          const unsigned int v8935 = __float_as_uint(v8934);
-          const bool v8936 = v8928 < v8935;
-          const bool v8937 = v8933 && v8936;
-          const float v8939 = v8937 ? v8930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[4] = v8939;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8940 = static_cast<unsigned int>(v8552.col(5, iron_linear_thread() & 31u));
-          const float v8942 = v8552.x[5];
-          const float v8943 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8944 = __float_as_uint(v8943);
-          const bool v8945 = v8940 >= v8944;
-          const float v8946 = v8631.x[0];
-          const unsigned int v8947 = __float_as_uint(v8946);
-          const bool v8948 = v8940 < v8947;
-          const bool v8949 = v8945 && v8948;
-          const float v8951 = v8949 ? v8942 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[5] = v8951;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8952 = static_cast<unsigned int>(v8552.col(6, iron_linear_thread() & 31u));
-          const float v8954 = v8552.x[6];
-          const float v8955 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8956 = __float_as_uint(v8955);
-          const bool v8957 = v8952 >= v8956;
-          const float v8958 = v8631.x[2];
-          const unsigned int v8959 = __float_as_uint(v8958);
-          const bool v8960 = v8952 < v8959;
-          const bool v8961 = v8957 && v8960;
-          const float v8963 = v8961 ? v8954 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[6] = v8963;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8964 = static_cast<unsigned int>(v8552.col(7, iron_linear_thread() & 31u));
-          const float v8966 = v8552.x[7];
-          const float v8967 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8968 = __float_as_uint(v8967);
-          const bool v8969 = v8964 >= v8968;
-          const float v8970 = v8631.x[2];
-          const unsigned int v8971 = __float_as_uint(v8970);
-          const bool v8972 = v8964 < v8971;
-          const bool v8973 = v8969 && v8972;
-          const float v8975 = v8973 ? v8966 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[7] = v8975;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8976 = static_cast<unsigned int>(v8552.col(8, iron_linear_thread() & 31u));
-          const float v8978 = v8552.x[8];
-          const float v8979 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8980 = __float_as_uint(v8979);
-          const bool v8981 = v8976 >= v8980;
-          const float v8982 = v8631.x[0];
-          const unsigned int v8983 = __float_as_uint(v8982);
-          const bool v8984 = v8976 < v8983;
-          const bool v8985 = v8981 && v8984;
-          const float v8987 = v8985 ? v8978 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[8] = v8987;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v8988 = static_cast<unsigned int>(v8552.col(9, iron_linear_thread() & 31u));
-          const float v8990 = v8552.x[9];
-          const float v8991 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v8992 = __float_as_uint(v8991);
-          const bool v8993 = v8988 >= v8992;
-          const float v8994 = v8631.x[0];
-          const unsigned int v8995 = __float_as_uint(v8994);
-          const bool v8996 = v8988 < v8995;
-          const bool v8997 = v8993 && v8996;
-          const float v8999 = v8997 ? v8990 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[9] = v8999;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9000 = static_cast<unsigned int>(v8552.col(10, iron_linear_thread() & 31u));
-          const float v9002 = v8552.x[10];
-          const float v9003 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9004 = __float_as_uint(v9003);
-          const bool v9005 = v9000 >= v9004;
-          const float v9006 = v8631.x[2];
-          const unsigned int v9007 = __float_as_uint(v9006);
-          const bool v9008 = v9000 < v9007;
-          const bool v9009 = v9005 && v9008;
-          const float v9011 = v9009 ? v9002 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[10] = v9011;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9012 = static_cast<unsigned int>(v8552.col(11, iron_linear_thread() & 31u));
-          const float v9014 = v8552.x[11];
-          const float v9015 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9016 = __float_as_uint(v9015);
-          const bool v9017 = v9012 >= v9016;
-          const float v9018 = v8631.x[2];
-          const unsigned int v9019 = __float_as_uint(v9018);
-          const bool v9020 = v9012 < v9019;
-          const bool v9021 = v9017 && v9020;
-          const float v9023 = v9021 ? v9014 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[11] = v9023;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9024 = static_cast<unsigned int>(v8552.col(12, iron_linear_thread() & 31u));
-          const float v9026 = v8552.x[12];
-          const float v9027 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9028 = __float_as_uint(v9027);
-          const bool v9029 = v9024 >= v9028;
-          const float v9030 = v8631.x[0];
-          const unsigned int v9031 = __float_as_uint(v9030);
-          const bool v9032 = v9024 < v9031;
-          const bool v9033 = v9029 && v9032;
-          const float v9035 = v9033 ? v9026 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[12] = v9035;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9036 = static_cast<unsigned int>(v8552.col(13, iron_linear_thread() & 31u));
-          const float v9038 = v8552.x[13];
-          const float v9039 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9040 = __float_as_uint(v9039);
-          const bool v9041 = v9036 >= v9040;
-          const float v9042 = v8631.x[0];
-          const unsigned int v9043 = __float_as_uint(v9042);
-          const bool v9044 = v9036 < v9043;
-          const bool v9045 = v9041 && v9044;
-          const float v9047 = v9045 ? v9038 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[13] = v9047;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9048 = static_cast<unsigned int>(v8552.col(14, iron_linear_thread() & 31u));
-          const float v9050 = v8552.x[14];
-          const float v9051 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9052 = __float_as_uint(v9051);
-          const bool v9053 = v9048 >= v9052;
-          const float v9054 = v8631.x[2];
-          const unsigned int v9055 = __float_as_uint(v9054);
-          const bool v9056 = v9048 < v9055;
-          const bool v9057 = v9053 && v9056;
-          const float v9059 = v9057 ? v9050 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[14] = v9059;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9060 = static_cast<unsigned int>(v8552.col(15, iron_linear_thread() & 31u));
-          const float v9062 = v8552.x[15];
-          const float v9063 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9064 = __float_as_uint(v9063);
-          const bool v9065 = v9060 >= v9064;
-          const float v9066 = v8631.x[2];
-          const unsigned int v9067 = __float_as_uint(v9066);
-          const bool v9068 = v9060 < v9067;
-          const bool v9069 = v9065 && v9068;
-          const float v9071 = v9069 ? v9062 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[15] = v9071;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9072 = static_cast<unsigned int>(v8552.col(16, iron_linear_thread() & 31u));
-          const float v9074 = v8552.x[16];
-          const float v9075 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9076 = __float_as_uint(v9075);
-          const bool v9077 = v9072 >= v9076;
-          const float v9078 = v8631.x[0];
-          const unsigned int v9079 = __float_as_uint(v9078);
-          const bool v9080 = v9072 < v9079;
-          const bool v9081 = v9077 && v9080;
-          const float v9083 = v9081 ? v9074 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[16] = v9083;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9084 = static_cast<unsigned int>(v8552.col(17, iron_linear_thread() & 31u));
-          const float v9086 = v8552.x[17];
-          const float v9087 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9088 = __float_as_uint(v9087);
-          const bool v9089 = v9084 >= v9088;
-          const float v9090 = v8631.x[0];
-          const unsigned int v9091 = __float_as_uint(v9090);
-          const bool v9092 = v9084 < v9091;
-          const bool v9093 = v9089 && v9092;
-          const float v9095 = v9093 ? v9086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[17] = v9095;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9096 = static_cast<unsigned int>(v8552.col(18, iron_linear_thread() & 31u));
-          const float v9098 = v8552.x[18];
-          const float v9099 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9100 = __float_as_uint(v9099);
-          const bool v9101 = v9096 >= v9100;
-          const float v9102 = v8631.x[2];
-          const unsigned int v9103 = __float_as_uint(v9102);
-          const bool v9104 = v9096 < v9103;
-          const bool v9105 = v9101 && v9104;
-          const float v9107 = v9105 ? v9098 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[18] = v9107;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9108 = static_cast<unsigned int>(v8552.col(19, iron_linear_thread() & 31u));
-          const float v9110 = v8552.x[19];
-          const float v9111 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9112 = __float_as_uint(v9111);
-          const bool v9113 = v9108 >= v9112;
-          const float v9114 = v8631.x[2];
-          const unsigned int v9115 = __float_as_uint(v9114);
-          const bool v9116 = v9108 < v9115;
-          const bool v9117 = v9113 && v9116;
-          const float v9119 = v9117 ? v9110 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[19] = v9119;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9120 = static_cast<unsigned int>(v8552.col(20, iron_linear_thread() & 31u));
-          const float v9122 = v8552.x[20];
-          const float v9123 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9124 = __float_as_uint(v9123);
-          const bool v9125 = v9120 >= v9124;
-          const float v9126 = v8631.x[0];
-          const unsigned int v9127 = __float_as_uint(v9126);
-          const bool v9128 = v9120 < v9127;
-          const bool v9129 = v9125 && v9128;
-          const float v9131 = v9129 ? v9122 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[20] = v9131;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9132 = static_cast<unsigned int>(v8552.col(21, iron_linear_thread() & 31u));
-          const float v9134 = v8552.x[21];
-          const float v9135 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9136 = __float_as_uint(v9135);
-          const bool v9137 = v9132 >= v9136;
-          const float v9138 = v8631.x[0];
-          const unsigned int v9139 = __float_as_uint(v9138);
-          const bool v9140 = v9132 < v9139;
-          const bool v9141 = v9137 && v9140;
-          const float v9143 = v9141 ? v9134 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[21] = v9143;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9144 = static_cast<unsigned int>(v8552.col(22, iron_linear_thread() & 31u));
-          const float v9146 = v8552.x[22];
-          const float v9147 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9148 = __float_as_uint(v9147);
-          const bool v9149 = v9144 >= v9148;
-          const float v9150 = v8631.x[2];
-          const unsigned int v9151 = __float_as_uint(v9150);
-          const bool v9152 = v9144 < v9151;
-          const bool v9153 = v9149 && v9152;
-          const float v9155 = v9153 ? v9146 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[22] = v9155;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9156 = static_cast<unsigned int>(v8552.col(23, iron_linear_thread() & 31u));
-          const float v9158 = v8552.x[23];
-          const float v9159 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9160 = __float_as_uint(v9159);
-          const bool v9161 = v9156 >= v9160;
-          const float v9162 = v8631.x[2];
-          const unsigned int v9163 = __float_as_uint(v9162);
-          const bool v9164 = v9156 < v9163;
-          const bool v9165 = v9161 && v9164;
-          const float v9167 = v9165 ? v9158 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[23] = v9167;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9168 = static_cast<unsigned int>(v8552.col(24, iron_linear_thread() & 31u));
-          const float v9170 = v8552.x[24];
-          const float v9171 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9172 = __float_as_uint(v9171);
-          const bool v9173 = v9168 >= v9172;
-          const float v9174 = v8631.x[0];
-          const unsigned int v9175 = __float_as_uint(v9174);
-          const bool v9176 = v9168 < v9175;
-          const bool v9177 = v9173 && v9176;
-          const float v9179 = v9177 ? v9170 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[24] = v9179;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9180 = static_cast<unsigned int>(v8552.col(25, iron_linear_thread() & 31u));
-          const float v9182 = v8552.x[25];
-          const float v9183 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9184 = __float_as_uint(v9183);
-          const bool v9185 = v9180 >= v9184;
-          const float v9186 = v8631.x[0];
-          const unsigned int v9187 = __float_as_uint(v9186);
-          const bool v9188 = v9180 < v9187;
-          const bool v9189 = v9185 && v9188;
-          const float v9191 = v9189 ? v9182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[25] = v9191;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9192 = static_cast<unsigned int>(v8552.col(26, iron_linear_thread() & 31u));
-          const float v9194 = v8552.x[26];
-          const float v9195 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9196 = __float_as_uint(v9195);
-          const bool v9197 = v9192 >= v9196;
-          const float v9198 = v8631.x[2];
-          const unsigned int v9199 = __float_as_uint(v9198);
-          const bool v9200 = v9192 < v9199;
-          const bool v9201 = v9197 && v9200;
-          const float v9203 = v9201 ? v9194 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[26] = v9203;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9204 = static_cast<unsigned int>(v8552.col(27, iron_linear_thread() & 31u));
-          const float v9206 = v8552.x[27];
-          const float v9207 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9208 = __float_as_uint(v9207);
-          const bool v9209 = v9204 >= v9208;
-          const float v9210 = v8631.x[2];
-          const unsigned int v9211 = __float_as_uint(v9210);
-          const bool v9212 = v9204 < v9211;
-          const bool v9213 = v9209 && v9212;
-          const float v9215 = v9213 ? v9206 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[27] = v9215;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9216 = static_cast<unsigned int>(v8552.col(28, iron_linear_thread() & 31u));
-          const float v9218 = v8552.x[28];
-          const float v9219 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9220 = __float_as_uint(v9219);
-          const bool v9221 = v9216 >= v9220;
-          const float v9222 = v8631.x[0];
-          const unsigned int v9223 = __float_as_uint(v9222);
-          const bool v9224 = v9216 < v9223;
-          const bool v9225 = v9221 && v9224;
-          const float v9227 = v9225 ? v9218 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[28] = v9227;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9228 = static_cast<unsigned int>(v8552.col(29, iron_linear_thread() & 31u));
-          const float v9230 = v8552.x[29];
-          const float v9231 = v8629.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9232 = __float_as_uint(v9231);
-          const bool v9233 = v9228 >= v9232;
-          const float v9234 = v8631.x[0];
-          const unsigned int v9235 = __float_as_uint(v9234);
-          const bool v9236 = v9228 < v9235;
-          const bool v9237 = v9233 && v9236;
-          const float v9239 = v9237 ? v9230 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[29] = v9239;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9240 = static_cast<unsigned int>(v8552.col(30, iron_linear_thread() & 31u));
-          const float v9242 = v8552.x[30];
-          const float v9243 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9244 = __float_as_uint(v9243);
-          const bool v9245 = v9240 >= v9244;
-          const float v9246 = v8631.x[2];
-          const unsigned int v9247 = __float_as_uint(v9246);
-          const bool v9248 = v9240 < v9247;
-          const bool v9249 = v9245 && v9248;
-          const float v9251 = v9249 ? v9242 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[30] = v9251;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9252 = static_cast<unsigned int>(v8552.col(31, iron_linear_thread() & 31u));
-          const float v9254 = v8552.x[31];
-          const float v9255 = v8629.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9256 = __float_as_uint(v9255);
-          const bool v9257 = v9252 >= v9256;
-          const float v9258 = v8631.x[2];
-          const unsigned int v9259 = __float_as_uint(v9258);
-          const bool v9260 = v9252 < v9259;
-          const bool v9261 = v9257 && v9260;
-          const float v9263 = v9261 ? v9254 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[31] = v9263;  // kernels/sdpa/flash_tile.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
+      iron_frag<float, 2, 16, 64> v15364;  // kernels/sdpa/flash_warpgroup.hpp:296
+      iron_frag_fill(v15364, 0.0f);
+      const unsigned int v15368 = v14855 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18293;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18293, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18293, shm0, v18286, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18295;
+      iron_frag_fill(v18295, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18295, shm1, v15368, 64u);
+      iron_frag_mma_sync(v15364, v18293, v18295);
+      const unsigned int v18300 = v15368 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18302;
+      iron_frag_fill(v18302, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18302, shm0, v18297, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18304;
+      iron_frag_fill(v18304, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18304, shm1, v18300, 64u);
+      iron_frag_mma_sync(v15364, v18302, v18304);
+      const unsigned int v18309 = v15368 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18311;
+      iron_frag_fill(v18311, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18311, shm0, v18306, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18313;
+      iron_frag_fill(v18313, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18313, shm1, v18309, 64u);
+      iron_frag_mma_sync(v15364, v18311, v18313);
+      const unsigned int v18318 = v15368 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18320;
+      iron_frag_fill(v18320, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18320, shm0, v18315, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18322;
+      iron_frag_fill(v18322, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18322, shm1, v18318, 64u);
+      iron_frag_mma_sync(v15364, v18320, v18322);
+      const unsigned int v15381 = v15368 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18338;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18338, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18338, shm0, v18331, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18340;
+      iron_frag_fill(v18340, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18340, shm1, v15381, 64u);
+      iron_frag_mma_sync(v15364, v18338, v18340);
+      const unsigned int v18345 = v15381 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18347;
+      iron_frag_fill(v18347, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18347, shm0, v18342, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18349;
+      iron_frag_fill(v18349, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18349, shm1, v18345, 64u);
+      iron_frag_mma_sync(v15364, v18347, v18349);
+      const unsigned int v18354 = v15381 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18356;
+      iron_frag_fill(v18356, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18356, shm0, v18351, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18358;
+      iron_frag_fill(v18358, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18358, shm1, v18354, 64u);
+      iron_frag_mma_sync(v15364, v18356, v18358);
+      const unsigned int v18363 = v15381 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18365;
+      iron_frag_fill(v18365, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18365, shm0, v18360, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18367;
+      iron_frag_fill(v18367, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18367, shm1, v18363, 64u);
+      iron_frag_mma_sync(v15364, v18365, v18367);
+      const unsigned int v15393 = v15368 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18383;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18383, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18383, shm0, v18376, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18385;
+      iron_frag_fill(v18385, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18385, shm1, v15393, 64u);
+      iron_frag_mma_sync(v15364, v18383, v18385);
+      const unsigned int v18390 = v15393 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18392;
+      iron_frag_fill(v18392, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18392, shm0, v18387, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18394;
+      iron_frag_fill(v18394, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18394, shm1, v18390, 64u);
+      iron_frag_mma_sync(v15364, v18392, v18394);
+      const unsigned int v18399 = v15393 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18401;
+      iron_frag_fill(v18401, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18401, shm0, v18396, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18403;
+      iron_frag_fill(v18403, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18403, shm1, v18399, 64u);
+      iron_frag_mma_sync(v15364, v18401, v18403);
+      const unsigned int v18408 = v15393 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18410;
+      iron_frag_fill(v18410, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18410, shm0, v18405, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18412;
+      iron_frag_fill(v18412, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18412, shm1, v18408, 64u);
+      iron_frag_mma_sync(v15364, v18410, v18412);
+      const unsigned int v15405 = v15368 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v18428;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v18428, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18428, shm0, v18421, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18430;
+      iron_frag_fill(v18430, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18430, shm1, v15405, 64u);
+      iron_frag_mma_sync(v15364, v18428, v18430);
+      const unsigned int v18435 = v15405 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v18437;
+      iron_frag_fill(v18437, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18437, shm0, v18432, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18439;
+      iron_frag_fill(v18439, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18439, shm1, v18435, 64u);
+      iron_frag_mma_sync(v15364, v18437, v18439);
+      const unsigned int v18444 = v15405 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v18446;
+      iron_frag_fill(v18446, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18446, shm0, v18441, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18448;
+      iron_frag_fill(v18448, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18448, shm1, v18444, 64u);
+      iron_frag_mma_sync(v15364, v18446, v18448);
+      const unsigned int v18453 = v15405 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v18455;
+      iron_frag_fill(v18455, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18455, shm0, v18450, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18457;
+      iron_frag_fill(v18457, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v18457, shm1, v18453, 64u);
+      iron_frag_mma_sync(v15364, v18455, v18457);
+      iron_frag<float, 2, 16, 8> v15414;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v15414, 0.0f);
+      if (v15416) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v15419 = v14858 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v15427 = v14858 + v18;
+        const bool v15428 = v15427 <= v549;
+        const bool v15429 = v556 || v15428;
+        const bool v15430 = v15419 && v15429;
+        const bool v15432 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v15433 = v14851 + v7;
+        const unsigned int v15434 = v15433 + v18;
+        const unsigned int v15435 = v546 + v37;
+        const bool v15436 = v15435 <= v15434;
+        const bool v15437 = v15432 || v15436;
+        const bool v15438 = v15430 && v15437;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v15439 = !v15438;  // kernels/sdpa/flash_tile.hpp:190
+        if (v15439) {
+          iron_frag<float, 2, 16, 8> v15441;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v15441, 0.0f);
+          iron_frag<float, 2, 16, 8> v15443;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v15443, 0.0f);
+          const unsigned int v15445 = static_cast<unsigned int>(v15441.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15447 = v46 + v15445;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15449 = v15447 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15450 = v15449 + 1u;
+          const unsigned int v15452 = v15450 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15461 = v15452 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15465 = v15450 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15466 = v562 && v15465;
+          const unsigned int v15467 = v15466 ? v15461 : v47;
+          const unsigned int v15470 = v15467 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15471 = min(v15470, 64u);
+          const bool v15472 = v15467 > v14851;
+          const unsigned int v15473 = v15472 ? v15471 : v47;
+          const float v15474 = __uint_as_float(v15473);
+          v15441.x[0] = v15474;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15476 = static_cast<unsigned int>(v15441.row(1, iron_linear_thread() & 31u));
+          const unsigned int v15478 = v46 + v15476;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15480 = v15478 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15481 = v15480 + 1u;
+          const unsigned int v15483 = v15481 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15492 = v15483 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15496 = v15481 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15497 = v562 && v15496;
+          const unsigned int v15498 = v15497 ? v15492 : v47;
+          const unsigned int v15501 = v15498 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15502 = min(v15501, 64u);
+          const bool v15503 = v15498 > v14851;
+          const unsigned int v15504 = v15503 ? v15502 : v47;
+          const float v15505 = __uint_as_float(v15504);
+          v15441.x[1] = v15505;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15507 = static_cast<unsigned int>(v15441.row(2, iron_linear_thread() & 31u));
+          const unsigned int v15509 = v46 + v15507;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15511 = v15509 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15512 = v15511 + 1u;
+          const unsigned int v15514 = v15512 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15523 = v15514 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15527 = v15512 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15528 = v562 && v15527;
+          const unsigned int v15529 = v15528 ? v15523 : v47;
+          const unsigned int v15532 = v15529 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15533 = min(v15532, 64u);
+          const bool v15534 = v15529 > v14851;
+          const unsigned int v15535 = v15534 ? v15533 : v47;
+          const float v15536 = __uint_as_float(v15535);
+          v15441.x[2] = v15536;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15538 = static_cast<unsigned int>(v15441.row(3, iron_linear_thread() & 31u));
+          const unsigned int v15540 = v46 + v15538;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v15542 = v15540 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15543 = v15542 + 1u;
+          const unsigned int v15545 = v15543 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15554 = v15545 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v15558 = v15543 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v15559 = v562 && v15558;
+          const unsigned int v15560 = v15559 ? v15554 : v47;
+          const unsigned int v15563 = v15560 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15564 = min(v15563, 64u);
+          const bool v15565 = v15560 > v14851;
+          const unsigned int v15566 = v15565 ? v15564 : v47;
+          const float v15567 = __uint_as_float(v15566);
+          v15441.x[3] = v15567;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v15569 = static_cast<unsigned int>(v15443.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15571 = v46 + v15569;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15573 = v15571 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15574 = v15573 + 1u;
+          const unsigned int v15576 = v15574 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15577 = min(v37, v15576);
+          const bool v15578 = v15574 > v18;
+          const unsigned int v15579 = v15578 ? v15577 : v47;
+          const unsigned int v15582 = v556 ? v37 : v15579;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15594 = v15582 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15595 = min(v15594, 64u);
+          const bool v15596 = v15582 > v14851;
+          const unsigned int v15597 = v15596 ? v15595 : v47;
+          const float v15598 = __uint_as_float(v15597);
+          v15443.x[0] = v15598;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15600 = static_cast<unsigned int>(v15443.row(1, iron_linear_thread() & 31u));
+          const unsigned int v15602 = v46 + v15600;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15604 = v15602 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15605 = v15604 + 1u;
+          const unsigned int v15607 = v15605 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15608 = min(v37, v15607);
+          const bool v15609 = v15605 > v18;
+          const unsigned int v15610 = v15609 ? v15608 : v47;
+          const unsigned int v15613 = v556 ? v37 : v15610;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15625 = v15613 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15626 = min(v15625, 64u);
+          const bool v15627 = v15613 > v14851;
+          const unsigned int v15628 = v15627 ? v15626 : v47;
+          const float v15629 = __uint_as_float(v15628);
+          v15443.x[1] = v15629;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15631 = static_cast<unsigned int>(v15443.row(2, iron_linear_thread() & 31u));
+          const unsigned int v15633 = v46 + v15631;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15635 = v15633 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15636 = v15635 + 1u;
+          const unsigned int v15638 = v15636 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15639 = min(v37, v15638);
+          const bool v15640 = v15636 > v18;
+          const unsigned int v15641 = v15640 ? v15639 : v47;
+          const unsigned int v15644 = v556 ? v37 : v15641;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15656 = v15644 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15657 = min(v15656, 64u);
+          const bool v15658 = v15644 > v14851;
+          const unsigned int v15659 = v15658 ? v15657 : v47;
+          const float v15660 = __uint_as_float(v15659);
+          v15443.x[2] = v15660;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15662 = static_cast<unsigned int>(v15443.row(3, iron_linear_thread() & 31u));
+          const unsigned int v15664 = v46 + v15662;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v15666 = v15664 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v15667 = v15666 + 1u;
+          const unsigned int v15669 = v15667 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v15670 = min(v37, v15669);
+          const bool v15671 = v15667 > v18;
+          const unsigned int v15672 = v15671 ? v15670 : v47;
+          const unsigned int v15675 = v556 ? v37 : v15672;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v15687 = v15675 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v15688 = min(v15687, 64u);
+          const bool v15689 = v15675 > v14851;
+          const unsigned int v15690 = v15689 ? v15688 : v47;
+          const float v15691 = __uint_as_float(v15690);
+          v15443.x[3] = v15691;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v15692 = static_cast<unsigned int>(v15364.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v15694 = v15364.x[0];
+          const float v15695 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15696 = __float_as_uint(v15695);
+          const bool v15697 = v15692 >= v15696;
+          const float v15698 = v15443.x[0];
+          const unsigned int v15699 = __float_as_uint(v15698);
+          const bool v15700 = v15692 < v15699;
+          const bool v15701 = v15697 && v15700;
+          const float v15703 = v15701 ? v15694 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[0] = v15703;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15704 = static_cast<unsigned int>(v15364.col(1, iron_linear_thread() & 31u));
+          const float v15706 = v15364.x[1];
+          const float v15707 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15708 = __float_as_uint(v15707);
+          const bool v15709 = v15704 >= v15708;
+          const float v15710 = v15443.x[0];
+          const unsigned int v15711 = __float_as_uint(v15710);
+          const bool v15712 = v15704 < v15711;
+          const bool v15713 = v15709 && v15712;
+          const float v15715 = v15713 ? v15706 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[1] = v15715;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15716 = static_cast<unsigned int>(v15364.col(2, iron_linear_thread() & 31u));
+          const float v15718 = v15364.x[2];
+          const float v15719 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15720 = __float_as_uint(v15719);
+          const bool v15721 = v15716 >= v15720;
+          const float v15722 = v15443.x[2];
+          const unsigned int v15723 = __float_as_uint(v15722);
+          const bool v15724 = v15716 < v15723;
+          const bool v15725 = v15721 && v15724;
+          const float v15727 = v15725 ? v15718 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[2] = v15727;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15728 = static_cast<unsigned int>(v15364.col(3, iron_linear_thread() & 31u));
+          const float v15730 = v15364.x[3];
+          const float v15731 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15732 = __float_as_uint(v15731);
+          const bool v15733 = v15728 >= v15732;
+          const float v15734 = v15443.x[2];
+          const unsigned int v15735 = __float_as_uint(v15734);
+          const bool v15736 = v15728 < v15735;
+          const bool v15737 = v15733 && v15736;
+          const float v15739 = v15737 ? v15730 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[3] = v15739;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15740 = static_cast<unsigned int>(v15364.col(4, iron_linear_thread() & 31u));
+          const float v15742 = v15364.x[4];
+          const float v15743 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15744 = __float_as_uint(v15743);
+          const bool v15745 = v15740 >= v15744;
+          const float v15746 = v15443.x[0];
+          const unsigned int v15747 = __float_as_uint(v15746);
+          const bool v15748 = v15740 < v15747;
+          const bool v15749 = v15745 && v15748;
+          const float v15751 = v15749 ? v15742 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[4] = v15751;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15752 = static_cast<unsigned int>(v15364.col(5, iron_linear_thread() & 31u));
+          const float v15754 = v15364.x[5];
+          const float v15755 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15756 = __float_as_uint(v15755);
+          const bool v15757 = v15752 >= v15756;
+          const float v15758 = v15443.x[0];
+          const unsigned int v15759 = __float_as_uint(v15758);
+          const bool v15760 = v15752 < v15759;
+          const bool v15761 = v15757 && v15760;
+          const float v15763 = v15761 ? v15754 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[5] = v15763;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15764 = static_cast<unsigned int>(v15364.col(6, iron_linear_thread() & 31u));
+          const float v15766 = v15364.x[6];
+          const float v15767 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15768 = __float_as_uint(v15767);
+          const bool v15769 = v15764 >= v15768;
+          const float v15770 = v15443.x[2];
+          const unsigned int v15771 = __float_as_uint(v15770);
+          const bool v15772 = v15764 < v15771;
+          const bool v15773 = v15769 && v15772;
+          const float v15775 = v15773 ? v15766 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[6] = v15775;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15776 = static_cast<unsigned int>(v15364.col(7, iron_linear_thread() & 31u));
+          const float v15778 = v15364.x[7];
+          const float v15779 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15780 = __float_as_uint(v15779);
+          const bool v15781 = v15776 >= v15780;
+          const float v15782 = v15443.x[2];
+          const unsigned int v15783 = __float_as_uint(v15782);
+          const bool v15784 = v15776 < v15783;
+          const bool v15785 = v15781 && v15784;
+          const float v15787 = v15785 ? v15778 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[7] = v15787;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15788 = static_cast<unsigned int>(v15364.col(8, iron_linear_thread() & 31u));
+          const float v15790 = v15364.x[8];
+          const float v15791 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15792 = __float_as_uint(v15791);
+          const bool v15793 = v15788 >= v15792;
+          const float v15794 = v15443.x[0];
+          const unsigned int v15795 = __float_as_uint(v15794);
+          const bool v15796 = v15788 < v15795;
+          const bool v15797 = v15793 && v15796;
+          const float v15799 = v15797 ? v15790 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[8] = v15799;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15800 = static_cast<unsigned int>(v15364.col(9, iron_linear_thread() & 31u));
+          const float v15802 = v15364.x[9];
+          const float v15803 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15804 = __float_as_uint(v15803);
+          const bool v15805 = v15800 >= v15804;
+          const float v15806 = v15443.x[0];
+          const unsigned int v15807 = __float_as_uint(v15806);
+          const bool v15808 = v15800 < v15807;
+          const bool v15809 = v15805 && v15808;
+          const float v15811 = v15809 ? v15802 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[9] = v15811;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15812 = static_cast<unsigned int>(v15364.col(10, iron_linear_thread() & 31u));
+          const float v15814 = v15364.x[10];
+          const float v15815 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15816 = __float_as_uint(v15815);
+          const bool v15817 = v15812 >= v15816;
+          const float v15818 = v15443.x[2];
+          const unsigned int v15819 = __float_as_uint(v15818);
+          const bool v15820 = v15812 < v15819;
+          const bool v15821 = v15817 && v15820;
+          const float v15823 = v15821 ? v15814 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[10] = v15823;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15824 = static_cast<unsigned int>(v15364.col(11, iron_linear_thread() & 31u));
+          const float v15826 = v15364.x[11];
+          const float v15827 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15828 = __float_as_uint(v15827);
+          const bool v15829 = v15824 >= v15828;
+          const float v15830 = v15443.x[2];
+          const unsigned int v15831 = __float_as_uint(v15830);
+          const bool v15832 = v15824 < v15831;
+          const bool v15833 = v15829 && v15832;
+          const float v15835 = v15833 ? v15826 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[11] = v15835;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15836 = static_cast<unsigned int>(v15364.col(12, iron_linear_thread() & 31u));
+          const float v15838 = v15364.x[12];
+          const float v15839 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15840 = __float_as_uint(v15839);
+          const bool v15841 = v15836 >= v15840;
+          const float v15842 = v15443.x[0];
+          const unsigned int v15843 = __float_as_uint(v15842);
+          const bool v15844 = v15836 < v15843;
+          const bool v15845 = v15841 && v15844;
+          const float v15847 = v15845 ? v15838 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[12] = v15847;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15848 = static_cast<unsigned int>(v15364.col(13, iron_linear_thread() & 31u));
+          const float v15850 = v15364.x[13];
+          const float v15851 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15852 = __float_as_uint(v15851);
+          const bool v15853 = v15848 >= v15852;
+          const float v15854 = v15443.x[0];
+          const unsigned int v15855 = __float_as_uint(v15854);
+          const bool v15856 = v15848 < v15855;
+          const bool v15857 = v15853 && v15856;
+          const float v15859 = v15857 ? v15850 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[13] = v15859;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15860 = static_cast<unsigned int>(v15364.col(14, iron_linear_thread() & 31u));
+          const float v15862 = v15364.x[14];
+          const float v15863 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15864 = __float_as_uint(v15863);
+          const bool v15865 = v15860 >= v15864;
+          const float v15866 = v15443.x[2];
+          const unsigned int v15867 = __float_as_uint(v15866);
+          const bool v15868 = v15860 < v15867;
+          const bool v15869 = v15865 && v15868;
+          const float v15871 = v15869 ? v15862 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[14] = v15871;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15872 = static_cast<unsigned int>(v15364.col(15, iron_linear_thread() & 31u));
+          const float v15874 = v15364.x[15];
+          const float v15875 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15876 = __float_as_uint(v15875);
+          const bool v15877 = v15872 >= v15876;
+          const float v15878 = v15443.x[2];
+          const unsigned int v15879 = __float_as_uint(v15878);
+          const bool v15880 = v15872 < v15879;
+          const bool v15881 = v15877 && v15880;
+          const float v15883 = v15881 ? v15874 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[15] = v15883;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15884 = static_cast<unsigned int>(v15364.col(16, iron_linear_thread() & 31u));
+          const float v15886 = v15364.x[16];
+          const float v15887 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15888 = __float_as_uint(v15887);
+          const bool v15889 = v15884 >= v15888;
+          const float v15890 = v15443.x[0];
+          const unsigned int v15891 = __float_as_uint(v15890);
+          const bool v15892 = v15884 < v15891;
+          const bool v15893 = v15889 && v15892;
+          const float v15895 = v15893 ? v15886 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[16] = v15895;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15896 = static_cast<unsigned int>(v15364.col(17, iron_linear_thread() & 31u));
+          const float v15898 = v15364.x[17];
+          const float v15899 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15900 = __float_as_uint(v15899);
+          const bool v15901 = v15896 >= v15900;
+          const float v15902 = v15443.x[0];
+          const unsigned int v15903 = __float_as_uint(v15902);
+          const bool v15904 = v15896 < v15903;
+          const bool v15905 = v15901 && v15904;
+          const float v15907 = v15905 ? v15898 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[17] = v15907;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15908 = static_cast<unsigned int>(v15364.col(18, iron_linear_thread() & 31u));
+          const float v15910 = v15364.x[18];
+          const float v15911 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15912 = __float_as_uint(v15911);
+          const bool v15913 = v15908 >= v15912;
+          const float v15914 = v15443.x[2];
+          const unsigned int v15915 = __float_as_uint(v15914);
+          const bool v15916 = v15908 < v15915;
+          const bool v15917 = v15913 && v15916;
+          const float v15919 = v15917 ? v15910 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[18] = v15919;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15920 = static_cast<unsigned int>(v15364.col(19, iron_linear_thread() & 31u));
+          const float v15922 = v15364.x[19];
+          const float v15923 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15924 = __float_as_uint(v15923);
+          const bool v15925 = v15920 >= v15924;
+          const float v15926 = v15443.x[2];
+          const unsigned int v15927 = __float_as_uint(v15926);
+          const bool v15928 = v15920 < v15927;
+          const bool v15929 = v15925 && v15928;
+          const float v15931 = v15929 ? v15922 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[19] = v15931;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15932 = static_cast<unsigned int>(v15364.col(20, iron_linear_thread() & 31u));
+          const float v15934 = v15364.x[20];
+          const float v15935 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15936 = __float_as_uint(v15935);
+          const bool v15937 = v15932 >= v15936;
+          const float v15938 = v15443.x[0];
+          const unsigned int v15939 = __float_as_uint(v15938);
+          const bool v15940 = v15932 < v15939;
+          const bool v15941 = v15937 && v15940;
+          const float v15943 = v15941 ? v15934 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[20] = v15943;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15944 = static_cast<unsigned int>(v15364.col(21, iron_linear_thread() & 31u));
+          const float v15946 = v15364.x[21];
+          const float v15947 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15948 = __float_as_uint(v15947);
+          const bool v15949 = v15944 >= v15948;
+          const float v15950 = v15443.x[0];
+          const unsigned int v15951 = __float_as_uint(v15950);
+          const bool v15952 = v15944 < v15951;
+          const bool v15953 = v15949 && v15952;
+          const float v15955 = v15953 ? v15946 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[21] = v15955;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15956 = static_cast<unsigned int>(v15364.col(22, iron_linear_thread() & 31u));
+          const float v15958 = v15364.x[22];
+          const float v15959 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15960 = __float_as_uint(v15959);
+          const bool v15961 = v15956 >= v15960;
+          const float v15962 = v15443.x[2];
+          const unsigned int v15963 = __float_as_uint(v15962);
+          const bool v15964 = v15956 < v15963;
+          const bool v15965 = v15961 && v15964;
+          const float v15967 = v15965 ? v15958 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[22] = v15967;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15968 = static_cast<unsigned int>(v15364.col(23, iron_linear_thread() & 31u));
+          const float v15970 = v15364.x[23];
+          const float v15971 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15972 = __float_as_uint(v15971);
+          const bool v15973 = v15968 >= v15972;
+          const float v15974 = v15443.x[2];
+          const unsigned int v15975 = __float_as_uint(v15974);
+          const bool v15976 = v15968 < v15975;
+          const bool v15977 = v15973 && v15976;
+          const float v15979 = v15977 ? v15970 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[23] = v15979;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15980 = static_cast<unsigned int>(v15364.col(24, iron_linear_thread() & 31u));
+          const float v15982 = v15364.x[24];
+          const float v15983 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15984 = __float_as_uint(v15983);
+          const bool v15985 = v15980 >= v15984;
+          const float v15986 = v15443.x[0];
+          const unsigned int v15987 = __float_as_uint(v15986);
+          const bool v15988 = v15980 < v15987;
+          const bool v15989 = v15985 && v15988;
+          const float v15991 = v15989 ? v15982 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[24] = v15991;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v15992 = static_cast<unsigned int>(v15364.col(25, iron_linear_thread() & 31u));
+          const float v15994 = v15364.x[25];
+          const float v15995 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v15996 = __float_as_uint(v15995);
+          const bool v15997 = v15992 >= v15996;
+          const float v15998 = v15443.x[0];
+          const unsigned int v15999 = __float_as_uint(v15998);
+          const bool v16000 = v15992 < v15999;
+          const bool v16001 = v15997 && v16000;
+          const float v16003 = v16001 ? v15994 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[25] = v16003;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16004 = static_cast<unsigned int>(v15364.col(26, iron_linear_thread() & 31u));
+          const float v16006 = v15364.x[26];
+          const float v16007 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16008 = __float_as_uint(v16007);
+          const bool v16009 = v16004 >= v16008;
+          const float v16010 = v15443.x[2];
+          const unsigned int v16011 = __float_as_uint(v16010);
+          const bool v16012 = v16004 < v16011;
+          const bool v16013 = v16009 && v16012;
+          const float v16015 = v16013 ? v16006 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[26] = v16015;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16016 = static_cast<unsigned int>(v15364.col(27, iron_linear_thread() & 31u));
+          const float v16018 = v15364.x[27];
+          const float v16019 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16020 = __float_as_uint(v16019);
+          const bool v16021 = v16016 >= v16020;
+          const float v16022 = v15443.x[2];
+          const unsigned int v16023 = __float_as_uint(v16022);
+          const bool v16024 = v16016 < v16023;
+          const bool v16025 = v16021 && v16024;
+          const float v16027 = v16025 ? v16018 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[27] = v16027;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16028 = static_cast<unsigned int>(v15364.col(28, iron_linear_thread() & 31u));
+          const float v16030 = v15364.x[28];
+          const float v16031 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16032 = __float_as_uint(v16031);
+          const bool v16033 = v16028 >= v16032;
+          const float v16034 = v15443.x[0];
+          const unsigned int v16035 = __float_as_uint(v16034);
+          const bool v16036 = v16028 < v16035;
+          const bool v16037 = v16033 && v16036;
+          const float v16039 = v16037 ? v16030 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[28] = v16039;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16040 = static_cast<unsigned int>(v15364.col(29, iron_linear_thread() & 31u));
+          const float v16042 = v15364.x[29];
+          const float v16043 = v15441.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16044 = __float_as_uint(v16043);
+          const bool v16045 = v16040 >= v16044;
+          const float v16046 = v15443.x[0];
+          const unsigned int v16047 = __float_as_uint(v16046);
+          const bool v16048 = v16040 < v16047;
+          const bool v16049 = v16045 && v16048;
+          const float v16051 = v16049 ? v16042 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[29] = v16051;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16052 = static_cast<unsigned int>(v15364.col(30, iron_linear_thread() & 31u));
+          const float v16054 = v15364.x[30];
+          const float v16055 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16056 = __float_as_uint(v16055);
+          const bool v16057 = v16052 >= v16056;
+          const float v16058 = v15443.x[2];
+          const unsigned int v16059 = __float_as_uint(v16058);
+          const bool v16060 = v16052 < v16059;
+          const bool v16061 = v16057 && v16060;
+          const float v16063 = v16061 ? v16054 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[30] = v16063;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16064 = static_cast<unsigned int>(v15364.col(31, iron_linear_thread() & 31u));
+          const float v16066 = v15364.x[31];
+          const float v16067 = v15441.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16068 = __float_as_uint(v16067);
+          const bool v16069 = v16064 >= v16068;
+          const float v16070 = v15443.x[2];
+          const unsigned int v16071 = __float_as_uint(v16070);
+          const bool v16072 = v16064 < v16071;
+          const bool v16073 = v16069 && v16072;
+          const float v16075 = v16073 ? v16066 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[31] = v16075;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v9265;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v9265, 0.0f);
-        iron_frag_row_reduce<false>(v9265, v8552);
-        const float v9268 = v9265.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v9269 = v9268 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9265.x[0] = v9269;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9272 = v9265.x[1];
-        const float v9273 = v9272 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9265.x[1] = v9273;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9276 = v9265.x[2];
-        const float v9277 = v9276 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9265.x[2] = v9277;  // kernels/sdpa/flash_tile.hpp:212
-        const float v9280 = v9265.x[3];
-        const float v9281 = v9280 * v594;  // kernels/sdpa/flash_tile.hpp:213
-        v9265.x[3] = v9281;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v9283;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v9283, 0.0f);
-        const float v9287 = v9265.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9288 = v596.x[0];
-        const float v9289 = fmaxf(v9288, v9287);
-        const bool v9292 = v9289 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9293 = v9292 ? 0.0f : v9289;
-        v9283.x[0] = v9293;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9297 = v9265.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9298 = v596.x[1];
-        const float v9299 = fmaxf(v9298, v9297);
-        const bool v9302 = v9299 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9303 = v9302 ? 0.0f : v9299;
-        v9283.x[1] = v9303;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9307 = v9265.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9308 = v596.x[2];
-        const float v9309 = fmaxf(v9308, v9307);
-        const bool v9312 = v9309 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9313 = v9312 ? 0.0f : v9309;
-        v9283.x[2] = v9313;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9317 = v9265.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v9318 = v596.x[3];
-        const float v9319 = fmaxf(v9318, v9317);
-        const bool v9322 = v9319 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v9323 = v9322 ? 0.0f : v9319;
-        v9283.x[3] = v9323;  // kernels/sdpa/flash_tile.hpp:217
-        const float v9327 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9329 = v9288 - v9327;
-        const float v9330 = iron_exp2_approx(v9329);
-        v8602.x[0] = v9330;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9334 = v9283.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9336 = v9298 - v9334;
-        const float v9337 = iron_exp2_approx(v9336);
-        v8602.x[1] = v9337;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9341 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9343 = v9308 - v9341;
-        const float v9344 = iron_exp2_approx(v9343);
-        v8602.x[2] = v9344;  // kernels/sdpa/flash_tile.hpp:220
-        const float v9348 = v9283.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v9350 = v9318 - v9348;
-        const float v9351 = iron_exp2_approx(v9350);
-        v8602.x[3] = v9351;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v9289;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9359 = v596.x[1];
-        const float v9361 = fmaxf(v9359, v9297);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v9361;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9364 = v596.x[2];
-        const float v9366 = fmaxf(v9364, v9307);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v9366;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9369 = v596.x[3];
-        const float v9371 = fmaxf(v9369, v9317);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v9371;  // kernels/sdpa/flash_tile.hpp:223
-        const float v9374 = v8552.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v9375 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9376 = -v9375;
-        const float v9377 = fmaf(v9374, v594, v9376);
-        const float v9378 = iron_exp2_approx(v9377);
-        v8552.x[0] = v9378;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9381 = v8552.x[1];
-        const float v9382 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9383 = -v9382;
-        const float v9384 = fmaf(v9381, v594, v9383);
-        const float v9385 = iron_exp2_approx(v9384);
-        v8552.x[1] = v9385;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9388 = v8552.x[2];
-        const float v9389 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9390 = -v9389;
-        const float v9391 = fmaf(v9388, v594, v9390);
-        const float v9392 = iron_exp2_approx(v9391);
-        v8552.x[2] = v9392;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9395 = v8552.x[3];
-        const float v9396 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9397 = -v9396;
-        const float v9398 = fmaf(v9395, v594, v9397);
-        const float v9399 = iron_exp2_approx(v9398);
-        v8552.x[3] = v9399;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9402 = v8552.x[4];
-        const float v9403 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9404 = -v9403;
-        const float v9405 = fmaf(v9402, v594, v9404);
-        const float v9406 = iron_exp2_approx(v9405);
-        v8552.x[4] = v9406;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9409 = v8552.x[5];
-        const float v9410 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9411 = -v9410;
-        const float v9412 = fmaf(v9409, v594, v9411);
-        const float v9413 = iron_exp2_approx(v9412);
-        v8552.x[5] = v9413;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9416 = v8552.x[6];
-        const float v9417 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9418 = -v9417;
-        const float v9419 = fmaf(v9416, v594, v9418);
-        const float v9420 = iron_exp2_approx(v9419);
-        v8552.x[6] = v9420;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9423 = v8552.x[7];
-        const float v9424 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9425 = -v9424;
-        const float v9426 = fmaf(v9423, v594, v9425);
-        const float v9427 = iron_exp2_approx(v9426);
-        v8552.x[7] = v9427;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9430 = v8552.x[8];
-        const float v9431 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9432 = -v9431;
-        const float v9433 = fmaf(v9430, v594, v9432);
-        const float v9434 = iron_exp2_approx(v9433);
-        v8552.x[8] = v9434;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9437 = v8552.x[9];
-        const float v9438 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9439 = -v9438;
-        const float v9440 = fmaf(v9437, v594, v9439);
-        const float v9441 = iron_exp2_approx(v9440);
-        v8552.x[9] = v9441;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9444 = v8552.x[10];
-        const float v9445 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9446 = -v9445;
-        const float v9447 = fmaf(v9444, v594, v9446);
-        const float v9448 = iron_exp2_approx(v9447);
-        v8552.x[10] = v9448;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9451 = v8552.x[11];
-        const float v9452 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9453 = -v9452;
-        const float v9454 = fmaf(v9451, v594, v9453);
-        const float v9455 = iron_exp2_approx(v9454);
-        v8552.x[11] = v9455;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9458 = v8552.x[12];
-        const float v9459 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9460 = -v9459;
-        const float v9461 = fmaf(v9458, v594, v9460);
-        const float v9462 = iron_exp2_approx(v9461);
-        v8552.x[12] = v9462;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9465 = v8552.x[13];
-        const float v9466 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9467 = -v9466;
-        const float v9468 = fmaf(v9465, v594, v9467);
-        const float v9469 = iron_exp2_approx(v9468);
-        v8552.x[13] = v9469;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9472 = v8552.x[14];
-        const float v9473 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9474 = -v9473;
-        const float v9475 = fmaf(v9472, v594, v9474);
-        const float v9476 = iron_exp2_approx(v9475);
-        v8552.x[14] = v9476;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9479 = v8552.x[15];
-        const float v9480 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9481 = -v9480;
-        const float v9482 = fmaf(v9479, v594, v9481);
-        const float v9483 = iron_exp2_approx(v9482);
-        v8552.x[15] = v9483;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9486 = v8552.x[16];
-        const float v9487 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9488 = -v9487;
-        const float v9489 = fmaf(v9486, v594, v9488);
-        const float v9490 = iron_exp2_approx(v9489);
-        v8552.x[16] = v9490;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9493 = v8552.x[17];
-        const float v9494 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9495 = -v9494;
-        const float v9496 = fmaf(v9493, v594, v9495);
-        const float v9497 = iron_exp2_approx(v9496);
-        v8552.x[17] = v9497;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9500 = v8552.x[18];
-        const float v9501 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9502 = -v9501;
-        const float v9503 = fmaf(v9500, v594, v9502);
-        const float v9504 = iron_exp2_approx(v9503);
-        v8552.x[18] = v9504;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9507 = v8552.x[19];
-        const float v9508 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9509 = -v9508;
-        const float v9510 = fmaf(v9507, v594, v9509);
-        const float v9511 = iron_exp2_approx(v9510);
-        v8552.x[19] = v9511;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9514 = v8552.x[20];
-        const float v9515 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9516 = -v9515;
-        const float v9517 = fmaf(v9514, v594, v9516);
-        const float v9518 = iron_exp2_approx(v9517);
-        v8552.x[20] = v9518;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9521 = v8552.x[21];
-        const float v9522 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9523 = -v9522;
-        const float v9524 = fmaf(v9521, v594, v9523);
-        const float v9525 = iron_exp2_approx(v9524);
-        v8552.x[21] = v9525;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9528 = v8552.x[22];
-        const float v9529 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9530 = -v9529;
-        const float v9531 = fmaf(v9528, v594, v9530);
-        const float v9532 = iron_exp2_approx(v9531);
-        v8552.x[22] = v9532;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9535 = v8552.x[23];
-        const float v9536 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9537 = -v9536;
-        const float v9538 = fmaf(v9535, v594, v9537);
-        const float v9539 = iron_exp2_approx(v9538);
-        v8552.x[23] = v9539;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9542 = v8552.x[24];
-        const float v9543 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9544 = -v9543;
-        const float v9545 = fmaf(v9542, v594, v9544);
-        const float v9546 = iron_exp2_approx(v9545);
-        v8552.x[24] = v9546;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9549 = v8552.x[25];
-        const float v9550 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9551 = -v9550;
-        const float v9552 = fmaf(v9549, v594, v9551);
-        const float v9553 = iron_exp2_approx(v9552);
-        v8552.x[25] = v9553;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9556 = v8552.x[26];
-        const float v9557 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9558 = -v9557;
-        const float v9559 = fmaf(v9556, v594, v9558);
-        const float v9560 = iron_exp2_approx(v9559);
-        v8552.x[26] = v9560;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9563 = v8552.x[27];
-        const float v9564 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9565 = -v9564;
-        const float v9566 = fmaf(v9563, v594, v9565);
-        const float v9567 = iron_exp2_approx(v9566);
-        v8552.x[27] = v9567;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9570 = v8552.x[28];
-        const float v9571 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9572 = -v9571;
-        const float v9573 = fmaf(v9570, v594, v9572);
-        const float v9574 = iron_exp2_approx(v9573);
-        v8552.x[28] = v9574;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9577 = v8552.x[29];
-        const float v9578 = v9283.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9579 = -v9578;
-        const float v9580 = fmaf(v9577, v594, v9579);
-        const float v9581 = iron_exp2_approx(v9580);
-        v8552.x[29] = v9581;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9584 = v8552.x[30];
-        const float v9585 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9586 = -v9585;
-        const float v9587 = fmaf(v9584, v594, v9586);
-        const float v9588 = iron_exp2_approx(v9587);
-        v8552.x[30] = v9588;  // kernels/sdpa/flash_tile.hpp:226
-        const float v9591 = v8552.x[31];
-        const float v9592 = v9283.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v9593 = -v9592;
-        const float v9594 = fmaf(v9591, v594, v9593);
-        const float v9595 = iron_exp2_approx(v9594);
-        v8552.x[31] = v9595;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v9597;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v9597, 0.0f);
-        iron_frag_row_reduce<true>(v9597, v8552);
-        const float v9600 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v9601 = v9597.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9602 = v8602.x[0];
-        const float v9603 = v9600 * v9602;
-        const float v9604 = v9603 + v9601;
-        v598.x[0] = v9604;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9607 = v598.x[1];
-        const float v9608 = v9597.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9609 = v8602.x[1];
-        const float v9610 = v9607 * v9609;
-        const float v9611 = v9610 + v9608;
-        v598.x[1] = v9611;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9614 = v598.x[2];
-        const float v9615 = v9597.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9616 = v8602.x[2];
-        const float v9617 = v9614 * v9616;
-        const float v9618 = v9617 + v9615;
-        v598.x[2] = v9618;  // kernels/sdpa/flash_tile.hpp:234
-        const float v9621 = v598.x[3];
-        const float v9622 = v9597.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v9623 = v8602.x[3];
-        const float v9624 = v9621 * v9623;
-        const float v9625 = v9624 + v9622;
-        v598.x[3] = v9625;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v16077;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v16077, 0.0f);
+        iron_frag_row_reduce<false>(v16077, v15364);
+        const float v16080 = v16077.x[0];  // kernels/sdpa/flash_tile.hpp:212
+        const float v16081 = v16080 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v16077.x[0] = v16081;  // kernels/sdpa/flash_tile.hpp:212
+        const float v16084 = v16077.x[1];
+        const float v16085 = v16084 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v16077.x[1] = v16085;  // kernels/sdpa/flash_tile.hpp:212
+        const float v16088 = v16077.x[2];
+        const float v16089 = v16088 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v16077.x[2] = v16089;  // kernels/sdpa/flash_tile.hpp:212
+        const float v16092 = v16077.x[3];
+        const float v16093 = v16092 * v594;  // kernels/sdpa/flash_tile.hpp:213
+        v16077.x[3] = v16093;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v16095;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v16095, 0.0f);
+        const float v16099 = v16077.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v16100 = v596.x[0];
+        const float v16101 = fmaxf(v16100, v16099);
+        const bool v16104 = v16101 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v16105 = v16104 ? 0.0f : v16101;
+        v16095.x[0] = v16105;  // kernels/sdpa/flash_tile.hpp:217
+        const float v16109 = v16077.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v16110 = v596.x[1];
+        const float v16111 = fmaxf(v16110, v16109);
+        const bool v16114 = v16111 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v16115 = v16114 ? 0.0f : v16111;
+        v16095.x[1] = v16115;  // kernels/sdpa/flash_tile.hpp:217
+        const float v16119 = v16077.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v16120 = v596.x[2];
+        const float v16121 = fmaxf(v16120, v16119);
+        const bool v16124 = v16121 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v16125 = v16124 ? 0.0f : v16121;
+        v16095.x[2] = v16125;  // kernels/sdpa/flash_tile.hpp:217
+        const float v16129 = v16077.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v16130 = v596.x[3];
+        const float v16131 = fmaxf(v16130, v16129);
+        const bool v16134 = v16131 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v16135 = v16134 ? 0.0f : v16131;
+        v16095.x[3] = v16135;  // kernels/sdpa/flash_tile.hpp:217
+        const float v16139 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16141 = v16100 - v16139;
+        const float v16142 = iron_exp2_approx(v16141);
+        v15414.x[0] = v16142;  // kernels/sdpa/flash_tile.hpp:220
+        const float v16146 = v16095.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16148 = v16110 - v16146;
+        const float v16149 = iron_exp2_approx(v16148);
+        v15414.x[1] = v16149;  // kernels/sdpa/flash_tile.hpp:220
+        const float v16153 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16155 = v16120 - v16153;
+        const float v16156 = iron_exp2_approx(v16155);
+        v15414.x[2] = v16156;  // kernels/sdpa/flash_tile.hpp:220
+        const float v16160 = v16095.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v16162 = v16130 - v16160;
+        const float v16163 = iron_exp2_approx(v16162);
+        v15414.x[3] = v16163;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v16101;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16171 = v596.x[1];
+        const float v16173 = fmaxf(v16171, v16109);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v16173;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16176 = v596.x[2];
+        const float v16178 = fmaxf(v16176, v16119);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v16178;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16181 = v596.x[3];
+        const float v16183 = fmaxf(v16181, v16129);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v16183;  // kernels/sdpa/flash_tile.hpp:223
+        const float v16186 = v15364.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v16187 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16188 = -v16187;
+        const float v16189 = fmaf(v16186, v594, v16188);
+        const float v16190 = iron_exp2_approx(v16189);
+        v15364.x[0] = v16190;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16193 = v15364.x[1];
+        const float v16194 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16195 = -v16194;
+        const float v16196 = fmaf(v16193, v594, v16195);
+        const float v16197 = iron_exp2_approx(v16196);
+        v15364.x[1] = v16197;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16200 = v15364.x[2];
+        const float v16201 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16202 = -v16201;
+        const float v16203 = fmaf(v16200, v594, v16202);
+        const float v16204 = iron_exp2_approx(v16203);
+        v15364.x[2] = v16204;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16207 = v15364.x[3];
+        const float v16208 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16209 = -v16208;
+        const float v16210 = fmaf(v16207, v594, v16209);
+        const float v16211 = iron_exp2_approx(v16210);
+        v15364.x[3] = v16211;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16214 = v15364.x[4];
+        const float v16215 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16216 = -v16215;
+        const float v16217 = fmaf(v16214, v594, v16216);
+        const float v16218 = iron_exp2_approx(v16217);
+        v15364.x[4] = v16218;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16221 = v15364.x[5];
+        const float v16222 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16223 = -v16222;
+        const float v16224 = fmaf(v16221, v594, v16223);
+        const float v16225 = iron_exp2_approx(v16224);
+        v15364.x[5] = v16225;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16228 = v15364.x[6];
+        const float v16229 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16230 = -v16229;
+        const float v16231 = fmaf(v16228, v594, v16230);
+        const float v16232 = iron_exp2_approx(v16231);
+        v15364.x[6] = v16232;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16235 = v15364.x[7];
+        const float v16236 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16237 = -v16236;
+        const float v16238 = fmaf(v16235, v594, v16237);
+        const float v16239 = iron_exp2_approx(v16238);
+        v15364.x[7] = v16239;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16242 = v15364.x[8];
+        const float v16243 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16244 = -v16243;
+        const float v16245 = fmaf(v16242, v594, v16244);
+        const float v16246 = iron_exp2_approx(v16245);
+        v15364.x[8] = v16246;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16249 = v15364.x[9];
+        const float v16250 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16251 = -v16250;
+        const float v16252 = fmaf(v16249, v594, v16251);
+        const float v16253 = iron_exp2_approx(v16252);
+        v15364.x[9] = v16253;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16256 = v15364.x[10];
+        const float v16257 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16258 = -v16257;
+        const float v16259 = fmaf(v16256, v594, v16258);
+        const float v16260 = iron_exp2_approx(v16259);
+        v15364.x[10] = v16260;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16263 = v15364.x[11];
+        const float v16264 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16265 = -v16264;
+        const float v16266 = fmaf(v16263, v594, v16265);
+        const float v16267 = iron_exp2_approx(v16266);
+        v15364.x[11] = v16267;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16270 = v15364.x[12];
+        const float v16271 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16272 = -v16271;
+        const float v16273 = fmaf(v16270, v594, v16272);
+        const float v16274 = iron_exp2_approx(v16273);
+        v15364.x[12] = v16274;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16277 = v15364.x[13];
+        const float v16278 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16279 = -v16278;
+        const float v16280 = fmaf(v16277, v594, v16279);
+        const float v16281 = iron_exp2_approx(v16280);
+        v15364.x[13] = v16281;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16284 = v15364.x[14];
+        const float v16285 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16286 = -v16285;
+        const float v16287 = fmaf(v16284, v594, v16286);
+        const float v16288 = iron_exp2_approx(v16287);
+        v15364.x[14] = v16288;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16291 = v15364.x[15];
+        const float v16292 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16293 = -v16292;
+        const float v16294 = fmaf(v16291, v594, v16293);
+        const float v16295 = iron_exp2_approx(v16294);
+        v15364.x[15] = v16295;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16298 = v15364.x[16];
+        const float v16299 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16300 = -v16299;
+        const float v16301 = fmaf(v16298, v594, v16300);
+        const float v16302 = iron_exp2_approx(v16301);
+        v15364.x[16] = v16302;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16305 = v15364.x[17];
+        const float v16306 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16307 = -v16306;
+        const float v16308 = fmaf(v16305, v594, v16307);
+        const float v16309 = iron_exp2_approx(v16308);
+        v15364.x[17] = v16309;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16312 = v15364.x[18];
+        const float v16313 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16314 = -v16313;
+        const float v16315 = fmaf(v16312, v594, v16314);
+        const float v16316 = iron_exp2_approx(v16315);
+        v15364.x[18] = v16316;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16319 = v15364.x[19];
+        const float v16320 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16321 = -v16320;
+        const float v16322 = fmaf(v16319, v594, v16321);
+        const float v16323 = iron_exp2_approx(v16322);
+        v15364.x[19] = v16323;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16326 = v15364.x[20];
+        const float v16327 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16328 = -v16327;
+        const float v16329 = fmaf(v16326, v594, v16328);
+        const float v16330 = iron_exp2_approx(v16329);
+        v15364.x[20] = v16330;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16333 = v15364.x[21];
+        const float v16334 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16335 = -v16334;
+        const float v16336 = fmaf(v16333, v594, v16335);
+        const float v16337 = iron_exp2_approx(v16336);
+        v15364.x[21] = v16337;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16340 = v15364.x[22];
+        const float v16341 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16342 = -v16341;
+        const float v16343 = fmaf(v16340, v594, v16342);
+        const float v16344 = iron_exp2_approx(v16343);
+        v15364.x[22] = v16344;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16347 = v15364.x[23];
+        const float v16348 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16349 = -v16348;
+        const float v16350 = fmaf(v16347, v594, v16349);
+        const float v16351 = iron_exp2_approx(v16350);
+        v15364.x[23] = v16351;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16354 = v15364.x[24];
+        const float v16355 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16356 = -v16355;
+        const float v16357 = fmaf(v16354, v594, v16356);
+        const float v16358 = iron_exp2_approx(v16357);
+        v15364.x[24] = v16358;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16361 = v15364.x[25];
+        const float v16362 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16363 = -v16362;
+        const float v16364 = fmaf(v16361, v594, v16363);
+        const float v16365 = iron_exp2_approx(v16364);
+        v15364.x[25] = v16365;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16368 = v15364.x[26];
+        const float v16369 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16370 = -v16369;
+        const float v16371 = fmaf(v16368, v594, v16370);
+        const float v16372 = iron_exp2_approx(v16371);
+        v15364.x[26] = v16372;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16375 = v15364.x[27];
+        const float v16376 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16377 = -v16376;
+        const float v16378 = fmaf(v16375, v594, v16377);
+        const float v16379 = iron_exp2_approx(v16378);
+        v15364.x[27] = v16379;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16382 = v15364.x[28];
+        const float v16383 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16384 = -v16383;
+        const float v16385 = fmaf(v16382, v594, v16384);
+        const float v16386 = iron_exp2_approx(v16385);
+        v15364.x[28] = v16386;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16389 = v15364.x[29];
+        const float v16390 = v16095.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16391 = -v16390;
+        const float v16392 = fmaf(v16389, v594, v16391);
+        const float v16393 = iron_exp2_approx(v16392);
+        v15364.x[29] = v16393;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16396 = v15364.x[30];
+        const float v16397 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16398 = -v16397;
+        const float v16399 = fmaf(v16396, v594, v16398);
+        const float v16400 = iron_exp2_approx(v16399);
+        v15364.x[30] = v16400;  // kernels/sdpa/flash_tile.hpp:226
+        const float v16403 = v15364.x[31];
+        const float v16404 = v16095.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v16405 = -v16404;
+        const float v16406 = fmaf(v16403, v594, v16405);
+        const float v16407 = iron_exp2_approx(v16406);
+        v15364.x[31] = v16407;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v16409;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v16409, 0.0f);
+        iron_frag_row_reduce<true>(v16409, v15364);
+        const float v16412 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v16413 = v16409.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16414 = v15414.x[0];
+        const float v16415 = v16412 * v16414;
+        const float v16416 = v16415 + v16413;
+        v598.x[0] = v16416;  // kernels/sdpa/flash_tile.hpp:234
+        const float v16419 = v598.x[1];
+        const float v16420 = v16409.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16421 = v15414.x[1];
+        const float v16422 = v16419 * v16421;
+        const float v16423 = v16422 + v16420;
+        v598.x[1] = v16423;  // kernels/sdpa/flash_tile.hpp:234
+        const float v16426 = v598.x[2];
+        const float v16427 = v16409.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16428 = v15414.x[2];
+        const float v16429 = v16426 * v16428;
+        const float v16430 = v16429 + v16427;
+        v598.x[2] = v16430;  // kernels/sdpa/flash_tile.hpp:234
+        const float v16433 = v598.x[3];
+        const float v16434 = v16409.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v16435 = v15414.x[3];
+        const float v16436 = v16433 * v16435;
+        const float v16437 = v16436 + v16434;
+        v598.x[3] = v16437;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v9628 = v8046 <= v37;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v9636 = v8046 + v18;
-        const bool v9637 = v9636 <= v549;
-        const bool v9638 = v556 || v9637;
-        const bool v9639 = v9628 && v9638;
-        const bool v9641 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v9642 = v8039 + v7;
-        const unsigned int v9643 = v9642 + v18;
-        const unsigned int v9644 = v546 + v37;
-        const bool v9645 = v9644 <= v9643;
-        const bool v9646 = v9641 || v9645;
-        const bool v9647 = v9639 && v9646;  // kernels/sdpa/flash_tile.hpp:182
-        if (v9647) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v9650 = v8552.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v9651 = v9650 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[0] = v9651;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9654 = v8552.x[1];
-          const float v9655 = v9654 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[1] = v9655;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9658 = v8552.x[2];
-          const float v9659 = v9658 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[2] = v9659;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9662 = v8552.x[3];
-          const float v9663 = v9662 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[3] = v9663;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9666 = v8552.x[4];
-          const float v9667 = v9666 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[4] = v9667;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9670 = v8552.x[5];
-          const float v9671 = v9670 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[5] = v9671;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9674 = v8552.x[6];
-          const float v9675 = v9674 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[6] = v9675;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9678 = v8552.x[7];
-          const float v9679 = v9678 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[7] = v9679;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9682 = v8552.x[8];
-          const float v9683 = v9682 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[8] = v9683;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9686 = v8552.x[9];
-          const float v9687 = v9686 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[9] = v9687;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9690 = v8552.x[10];
-          const float v9691 = v9690 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[10] = v9691;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9694 = v8552.x[11];
-          const float v9695 = v9694 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[11] = v9695;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9698 = v8552.x[12];
-          const float v9699 = v9698 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[12] = v9699;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9702 = v8552.x[13];
-          const float v9703 = v9702 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[13] = v9703;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9706 = v8552.x[14];
-          const float v9707 = v9706 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[14] = v9707;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9710 = v8552.x[15];
-          const float v9711 = v9710 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[15] = v9711;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9714 = v8552.x[16];
-          const float v9715 = v9714 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[16] = v9715;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9718 = v8552.x[17];
-          const float v9719 = v9718 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[17] = v9719;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9722 = v8552.x[18];
-          const float v9723 = v9722 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[18] = v9723;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9726 = v8552.x[19];
-          const float v9727 = v9726 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[19] = v9727;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9730 = v8552.x[20];
-          const float v9731 = v9730 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[20] = v9731;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9734 = v8552.x[21];
-          const float v9735 = v9734 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[21] = v9735;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9738 = v8552.x[22];
-          const float v9739 = v9738 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[22] = v9739;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9742 = v8552.x[23];
-          const float v9743 = v9742 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[23] = v9743;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9746 = v8552.x[24];
-          const float v9747 = v9746 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[24] = v9747;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9750 = v8552.x[25];
-          const float v9751 = v9750 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[25] = v9751;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9754 = v8552.x[26];
-          const float v9755 = v9754 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[26] = v9755;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9758 = v8552.x[27];
-          const float v9759 = v9758 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[27] = v9759;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9762 = v8552.x[28];
-          const float v9763 = v9762 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[28] = v9763;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9766 = v8552.x[29];
-          const float v9767 = v9766 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[29] = v9767;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9770 = v8552.x[30];
-          const float v9771 = v9770 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[30] = v9771;  // kernels/sdpa/flash_tile.hpp:186
-          const float v9774 = v8552.x[31];
-          const float v9775 = v9774 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          v8552.x[31] = v9775;  // kernels/sdpa/flash_tile.hpp:186
+        const bool v16440 = v14858 <= v37;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v16448 = v14858 + v18;
+        const bool v16449 = v16448 <= v549;
+        const bool v16450 = v556 || v16449;
+        const bool v16451 = v16440 && v16450;
+        const bool v16453 = v7 == v47;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v16454 = v14851 + v7;
+        const unsigned int v16455 = v16454 + v18;
+        const unsigned int v16456 = v546 + v37;
+        const bool v16457 = v16456 <= v16455;
+        const bool v16458 = v16453 || v16457;
+        const bool v16459 = v16451 && v16458;  // kernels/sdpa/flash_tile.hpp:182
+        if (v16459) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v16462 = v15364.x[0];  // kernels/sdpa/flash_tile.hpp:186
+          const float v16463 = v16462 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[0] = v16463;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16466 = v15364.x[1];
+          const float v16467 = v16466 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[1] = v16467;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16470 = v15364.x[2];
+          const float v16471 = v16470 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[2] = v16471;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16474 = v15364.x[3];
+          const float v16475 = v16474 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[3] = v16475;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16478 = v15364.x[4];
+          const float v16479 = v16478 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[4] = v16479;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16482 = v15364.x[5];
+          const float v16483 = v16482 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[5] = v16483;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16486 = v15364.x[6];
+          const float v16487 = v16486 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[6] = v16487;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16490 = v15364.x[7];
+          const float v16491 = v16490 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[7] = v16491;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16494 = v15364.x[8];
+          const float v16495 = v16494 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[8] = v16495;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16498 = v15364.x[9];
+          const float v16499 = v16498 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[9] = v16499;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16502 = v15364.x[10];
+          const float v16503 = v16502 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[10] = v16503;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16506 = v15364.x[11];
+          const float v16507 = v16506 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[11] = v16507;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16510 = v15364.x[12];
+          const float v16511 = v16510 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[12] = v16511;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16514 = v15364.x[13];
+          const float v16515 = v16514 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[13] = v16515;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16518 = v15364.x[14];
+          const float v16519 = v16518 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[14] = v16519;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16522 = v15364.x[15];
+          const float v16523 = v16522 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[15] = v16523;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16526 = v15364.x[16];
+          const float v16527 = v16526 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[16] = v16527;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16530 = v15364.x[17];
+          const float v16531 = v16530 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[17] = v16531;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16534 = v15364.x[18];
+          const float v16535 = v16534 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[18] = v16535;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16538 = v15364.x[19];
+          const float v16539 = v16538 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[19] = v16539;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16542 = v15364.x[20];
+          const float v16543 = v16542 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[20] = v16543;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16546 = v15364.x[21];
+          const float v16547 = v16546 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[21] = v16547;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16550 = v15364.x[22];
+          const float v16551 = v16550 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[22] = v16551;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16554 = v15364.x[23];
+          const float v16555 = v16554 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[23] = v16555;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16558 = v15364.x[24];
+          const float v16559 = v16558 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[24] = v16559;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16562 = v15364.x[25];
+          const float v16563 = v16562 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[25] = v16563;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16566 = v15364.x[26];
+          const float v16567 = v16566 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[26] = v16567;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16570 = v15364.x[27];
+          const float v16571 = v16570 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[27] = v16571;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16574 = v15364.x[28];
+          const float v16575 = v16574 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[28] = v16575;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16578 = v15364.x[29];
+          const float v16579 = v16578 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[29] = v16579;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16582 = v15364.x[30];
+          const float v16583 = v16582 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[30] = v16583;  // kernels/sdpa/flash_tile.hpp:186
+          const float v16586 = v15364.x[31];
+          const float v16587 = v16586 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          v15364.x[31] = v16587;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v9777;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v9777, 0.0f);
-          iron_frag<float, 2, 16, 8> v9779;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v9779, 0.0f);
-          const unsigned int v9781 = static_cast<unsigned int>(v9777.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9783 = v46 + v9781;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9785 = v9783 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9786 = v9785 + 1u;
-          const unsigned int v9788 = v9786 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9797 = v9788 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9801 = v9786 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9802 = v562 && v9801;
-          const unsigned int v9803 = v9802 ? v9797 : v47;
-          const unsigned int v9806 = v9803 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9807 = min(v9806, 64u);
-          const bool v9808 = v9803 > v8039;
-          const unsigned int v9809 = v9808 ? v9807 : v47;
-          const float v9810 = __uint_as_float(v9809);
-          v9777.x[0] = v9810;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9812 = static_cast<unsigned int>(v9777.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9814 = v46 + v9812;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9816 = v9814 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9817 = v9816 + 1u;
-          const unsigned int v9819 = v9817 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9828 = v9819 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9832 = v9817 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9833 = v562 && v9832;
-          const unsigned int v9834 = v9833 ? v9828 : v47;
-          const unsigned int v9837 = v9834 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9838 = min(v9837, 64u);
-          const bool v9839 = v9834 > v8039;
-          const unsigned int v9840 = v9839 ? v9838 : v47;
-          const float v9841 = __uint_as_float(v9840);
-          v9777.x[1] = v9841;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9843 = static_cast<unsigned int>(v9777.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9845 = v46 + v9843;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9847 = v9845 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9848 = v9847 + 1u;
-          const unsigned int v9850 = v9848 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9859 = v9850 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9863 = v9848 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9864 = v562 && v9863;
-          const unsigned int v9865 = v9864 ? v9859 : v47;
-          const unsigned int v9868 = v9865 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9869 = min(v9868, 64u);
-          const bool v9870 = v9865 > v8039;
-          const unsigned int v9871 = v9870 ? v9869 : v47;
-          const float v9872 = __uint_as_float(v9871);
-          v9777.x[2] = v9872;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9874 = static_cast<unsigned int>(v9777.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9876 = v46 + v9874;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9878 = v9876 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9879 = v9878 + 1u;
-          const unsigned int v9881 = v9879 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9890 = v9881 - v7;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9894 = v9879 > v563;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9895 = v562 && v9894;
-          const unsigned int v9896 = v9895 ? v9890 : v47;
-          const unsigned int v9899 = v9896 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9900 = min(v9899, 64u);
-          const bool v9901 = v9896 > v8039;
-          const unsigned int v9902 = v9901 ? v9900 : v47;
-          const float v9903 = __uint_as_float(v9902);
-          v9777.x[3] = v9903;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9905 = static_cast<unsigned int>(v9779.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9907 = v46 + v9905;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9909 = v9907 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9910 = v9909 + 1u;
-          const unsigned int v9912 = v9910 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9913 = min(v37, v9912);
-          const bool v9914 = v9910 > v18;
-          const unsigned int v9915 = v9914 ? v9913 : v47;
-          const unsigned int v9918 = v556 ? v37 : v9915;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9930 = v9918 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9931 = min(v9930, 64u);
-          const bool v9932 = v9918 > v8039;
-          const unsigned int v9933 = v9932 ? v9931 : v47;
-          const float v9934 = __uint_as_float(v9933);
-          v9779.x[0] = v9934;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9936 = static_cast<unsigned int>(v9779.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9938 = v46 + v9936;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9940 = v9938 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9941 = v9940 + 1u;
-          const unsigned int v9943 = v9941 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9944 = min(v37, v9943);
-          const bool v9945 = v9941 > v18;
-          const unsigned int v9946 = v9945 ? v9944 : v47;
-          const unsigned int v9949 = v556 ? v37 : v9946;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9961 = v9949 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9962 = min(v9961, 64u);
-          const bool v9963 = v9949 > v8039;
-          const unsigned int v9964 = v9963 ? v9962 : v47;
-          const float v9965 = __uint_as_float(v9964);
-          v9779.x[1] = v9965;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9967 = static_cast<unsigned int>(v9779.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9969 = v46 + v9967;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9971 = v9969 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9972 = v9971 + 1u;
-          const unsigned int v9974 = v9972 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9975 = min(v37, v9974);
-          const bool v9976 = v9972 > v18;
-          const unsigned int v9977 = v9976 ? v9975 : v47;
-          const unsigned int v9980 = v556 ? v37 : v9977;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9992 = v9980 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9993 = min(v9992, 64u);
-          const bool v9994 = v9980 > v8039;
-          const unsigned int v9995 = v9994 ? v9993 : v47;
-          const float v9996 = __uint_as_float(v9995);
-          v9779.x[2] = v9996;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9998 = static_cast<unsigned int>(v9779.row(3, iron_linear_thread() & 31u));
-          const unsigned int v10000 = v46 + v9998;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10002 = v10000 + v37;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10003 = v10002 + 1u;
-          const unsigned int v10005 = v10003 - v18;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10006 = min(v37, v10005);
-          const bool v10007 = v10003 > v18;
-          const unsigned int v10008 = v10007 ? v10006 : v47;
-          const unsigned int v10011 = v556 ? v37 : v10008;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10023 = v10011 - v8039;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10024 = min(v10023, 64u);
-          const bool v10025 = v10011 > v8039;
-          const unsigned int v10026 = v10025 ? v10024 : v47;
-          const float v10027 = __uint_as_float(v10026);
-          v9779.x[3] = v10027;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10028 = static_cast<unsigned int>(v8552.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v10030 = v8552.x[0];
-          const float v10031 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10032 = __float_as_uint(v10031);
-          const bool v10033 = v10028 >= v10032;
-          const float v10034 = v9779.x[0];
-          const unsigned int v10035 = __float_as_uint(v10034);
-          const bool v10036 = v10028 < v10035;
-          const bool v10037 = v10033 && v10036;
-          const float v10039 = v10030 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10040 = v10037 ? v10039 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[0] = v10040;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10041 = static_cast<unsigned int>(v8552.col(1, iron_linear_thread() & 31u));
-          const float v10043 = v8552.x[1];
-          const float v10044 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10045 = __float_as_uint(v10044);
-          const bool v10046 = v10041 >= v10045;
-          const float v10047 = v9779.x[0];
-          const unsigned int v10048 = __float_as_uint(v10047);
-          const bool v10049 = v10041 < v10048;
-          const bool v10050 = v10046 && v10049;
-          const float v10052 = v10043 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10053 = v10050 ? v10052 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[1] = v10053;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10054 = static_cast<unsigned int>(v8552.col(2, iron_linear_thread() & 31u));
-          const float v10056 = v8552.x[2];
-          const float v10057 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10058 = __float_as_uint(v10057);
-          const bool v10059 = v10054 >= v10058;
-          const float v10060 = v9779.x[2];
-          const unsigned int v10061 = __float_as_uint(v10060);
-          const bool v10062 = v10054 < v10061;
-          const bool v10063 = v10059 && v10062;
-          const float v10065 = v10056 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10066 = v10063 ? v10065 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[2] = v10066;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10067 = static_cast<unsigned int>(v8552.col(3, iron_linear_thread() & 31u));
-          const float v10069 = v8552.x[3];
-          const float v10070 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10071 = __float_as_uint(v10070);
-          const bool v10072 = v10067 >= v10071;
-          const float v10073 = v9779.x[2];
-          const unsigned int v10074 = __float_as_uint(v10073);
-          const bool v10075 = v10067 < v10074;
-          const bool v10076 = v10072 && v10075;
-          const float v10078 = v10069 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10079 = v10076 ? v10078 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[3] = v10079;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10080 = static_cast<unsigned int>(v8552.col(4, iron_linear_thread() & 31u));
-          const float v10082 = v8552.x[4];
-          const float v10083 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10084 = __float_as_uint(v10083);
-          const bool v10085 = v10080 >= v10084;
-          const float v10086 = v9779.x[0];
-          const unsigned int v10087 = __float_as_uint(v10086);
-          const bool v10088 = v10080 < v10087;
-          const bool v10089 = v10085 && v10088;
-          const float v10091 = v10082 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10092 = v10089 ? v10091 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[4] = v10092;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10093 = static_cast<unsigned int>(v8552.col(5, iron_linear_thread() & 31u));
-          const float v10095 = v8552.x[5];
-          const float v10096 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10097 = __float_as_uint(v10096);
-          const bool v10098 = v10093 >= v10097;
-          const float v10099 = v9779.x[0];
-          const unsigned int v10100 = __float_as_uint(v10099);
-          const bool v10101 = v10093 < v10100;
-          const bool v10102 = v10098 && v10101;
-          const float v10104 = v10095 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10105 = v10102 ? v10104 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[5] = v10105;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10106 = static_cast<unsigned int>(v8552.col(6, iron_linear_thread() & 31u));
-          const float v10108 = v8552.x[6];
-          const float v10109 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10110 = __float_as_uint(v10109);
-          const bool v10111 = v10106 >= v10110;
-          const float v10112 = v9779.x[2];
-          const unsigned int v10113 = __float_as_uint(v10112);
-          const bool v10114 = v10106 < v10113;
-          const bool v10115 = v10111 && v10114;
-          const float v10117 = v10108 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10118 = v10115 ? v10117 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[6] = v10118;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10119 = static_cast<unsigned int>(v8552.col(7, iron_linear_thread() & 31u));
-          const float v10121 = v8552.x[7];
-          const float v10122 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10123 = __float_as_uint(v10122);
-          const bool v10124 = v10119 >= v10123;
-          const float v10125 = v9779.x[2];
-          const unsigned int v10126 = __float_as_uint(v10125);
-          const bool v10127 = v10119 < v10126;
-          const bool v10128 = v10124 && v10127;
-          const float v10130 = v10121 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10131 = v10128 ? v10130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[7] = v10131;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10132 = static_cast<unsigned int>(v8552.col(8, iron_linear_thread() & 31u));
-          const float v10134 = v8552.x[8];
-          const float v10135 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10136 = __float_as_uint(v10135);
-          const bool v10137 = v10132 >= v10136;
-          const float v10138 = v9779.x[0];
-          const unsigned int v10139 = __float_as_uint(v10138);
-          const bool v10140 = v10132 < v10139;
-          const bool v10141 = v10137 && v10140;
-          const float v10143 = v10134 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10144 = v10141 ? v10143 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[8] = v10144;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10145 = static_cast<unsigned int>(v8552.col(9, iron_linear_thread() & 31u));
-          const float v10147 = v8552.x[9];
-          const float v10148 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10149 = __float_as_uint(v10148);
-          const bool v10150 = v10145 >= v10149;
-          const float v10151 = v9779.x[0];
-          const unsigned int v10152 = __float_as_uint(v10151);
-          const bool v10153 = v10145 < v10152;
-          const bool v10154 = v10150 && v10153;
-          const float v10156 = v10147 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10157 = v10154 ? v10156 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[9] = v10157;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10158 = static_cast<unsigned int>(v8552.col(10, iron_linear_thread() & 31u));
-          const float v10160 = v8552.x[10];
-          const float v10161 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10162 = __float_as_uint(v10161);
-          const bool v10163 = v10158 >= v10162;
-          const float v10164 = v9779.x[2];
-          const unsigned int v10165 = __float_as_uint(v10164);
-          const bool v10166 = v10158 < v10165;
-          const bool v10167 = v10163 && v10166;
-          const float v10169 = v10160 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10170 = v10167 ? v10169 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[10] = v10170;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10171 = static_cast<unsigned int>(v8552.col(11, iron_linear_thread() & 31u));
-          const float v10173 = v8552.x[11];
-          const float v10174 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10175 = __float_as_uint(v10174);
-          const bool v10176 = v10171 >= v10175;
-          const float v10177 = v9779.x[2];
-          const unsigned int v10178 = __float_as_uint(v10177);
-          const bool v10179 = v10171 < v10178;
-          const bool v10180 = v10176 && v10179;
-          const float v10182 = v10173 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10183 = v10180 ? v10182 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[11] = v10183;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10184 = static_cast<unsigned int>(v8552.col(12, iron_linear_thread() & 31u));
-          const float v10186 = v8552.x[12];
-          const float v10187 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10188 = __float_as_uint(v10187);
-          const bool v10189 = v10184 >= v10188;
-          const float v10190 = v9779.x[0];
-          const unsigned int v10191 = __float_as_uint(v10190);
-          const bool v10192 = v10184 < v10191;
-          const bool v10193 = v10189 && v10192;
-          const float v10195 = v10186 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10196 = v10193 ? v10195 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[12] = v10196;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10197 = static_cast<unsigned int>(v8552.col(13, iron_linear_thread() & 31u));
-          const float v10199 = v8552.x[13];
-          const float v10200 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10201 = __float_as_uint(v10200);
-          const bool v10202 = v10197 >= v10201;
-          const float v10203 = v9779.x[0];
-          const unsigned int v10204 = __float_as_uint(v10203);
-          const bool v10205 = v10197 < v10204;
-          const bool v10206 = v10202 && v10205;
-          const float v10208 = v10199 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10209 = v10206 ? v10208 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[13] = v10209;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10210 = static_cast<unsigned int>(v8552.col(14, iron_linear_thread() & 31u));
-          const float v10212 = v8552.x[14];
-          const float v10213 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10214 = __float_as_uint(v10213);
-          const bool v10215 = v10210 >= v10214;
-          const float v10216 = v9779.x[2];
-          const unsigned int v10217 = __float_as_uint(v10216);
-          const bool v10218 = v10210 < v10217;
-          const bool v10219 = v10215 && v10218;
-          const float v10221 = v10212 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10222 = v10219 ? v10221 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[14] = v10222;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10223 = static_cast<unsigned int>(v8552.col(15, iron_linear_thread() & 31u));
-          const float v10225 = v8552.x[15];
-          const float v10226 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10227 = __float_as_uint(v10226);
-          const bool v10228 = v10223 >= v10227;
-          const float v10229 = v9779.x[2];
-          const unsigned int v10230 = __float_as_uint(v10229);
-          const bool v10231 = v10223 < v10230;
-          const bool v10232 = v10228 && v10231;
-          const float v10234 = v10225 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10235 = v10232 ? v10234 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[15] = v10235;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10236 = static_cast<unsigned int>(v8552.col(16, iron_linear_thread() & 31u));
-          const float v10238 = v8552.x[16];
-          const float v10239 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10240 = __float_as_uint(v10239);
-          const bool v10241 = v10236 >= v10240;
-          const float v10242 = v9779.x[0];
-          const unsigned int v10243 = __float_as_uint(v10242);
-          const bool v10244 = v10236 < v10243;
-          const bool v10245 = v10241 && v10244;
-          const float v10247 = v10238 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10248 = v10245 ? v10247 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[16] = v10248;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10249 = static_cast<unsigned int>(v8552.col(17, iron_linear_thread() & 31u));
-          const float v10251 = v8552.x[17];
-          const float v10252 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10253 = __float_as_uint(v10252);
-          const bool v10254 = v10249 >= v10253;
-          const float v10255 = v9779.x[0];
-          const unsigned int v10256 = __float_as_uint(v10255);
-          const bool v10257 = v10249 < v10256;
-          const bool v10258 = v10254 && v10257;
-          const float v10260 = v10251 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10261 = v10258 ? v10260 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[17] = v10261;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10262 = static_cast<unsigned int>(v8552.col(18, iron_linear_thread() & 31u));
-          const float v10264 = v8552.x[18];
-          const float v10265 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10266 = __float_as_uint(v10265);
-          const bool v10267 = v10262 >= v10266;
-          const float v10268 = v9779.x[2];
-          const unsigned int v10269 = __float_as_uint(v10268);
-          const bool v10270 = v10262 < v10269;
-          const bool v10271 = v10267 && v10270;
-          const float v10273 = v10264 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10274 = v10271 ? v10273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[18] = v10274;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10275 = static_cast<unsigned int>(v8552.col(19, iron_linear_thread() & 31u));
-          const float v10277 = v8552.x[19];
-          const float v10278 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10279 = __float_as_uint(v10278);
-          const bool v10280 = v10275 >= v10279;
-          const float v10281 = v9779.x[2];
-          const unsigned int v10282 = __float_as_uint(v10281);
-          const bool v10283 = v10275 < v10282;
-          const bool v10284 = v10280 && v10283;
-          const float v10286 = v10277 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10287 = v10284 ? v10286 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[19] = v10287;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10288 = static_cast<unsigned int>(v8552.col(20, iron_linear_thread() & 31u));
-          const float v10290 = v8552.x[20];
-          const float v10291 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10292 = __float_as_uint(v10291);
-          const bool v10293 = v10288 >= v10292;
-          const float v10294 = v9779.x[0];
-          const unsigned int v10295 = __float_as_uint(v10294);
-          const bool v10296 = v10288 < v10295;
-          const bool v10297 = v10293 && v10296;
-          const float v10299 = v10290 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10300 = v10297 ? v10299 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[20] = v10300;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10301 = static_cast<unsigned int>(v8552.col(21, iron_linear_thread() & 31u));
-          const float v10303 = v8552.x[21];
-          const float v10304 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10305 = __float_as_uint(v10304);
-          const bool v10306 = v10301 >= v10305;
-          const float v10307 = v9779.x[0];
-          const unsigned int v10308 = __float_as_uint(v10307);
-          const bool v10309 = v10301 < v10308;
-          const bool v10310 = v10306 && v10309;
-          const float v10312 = v10303 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10313 = v10310 ? v10312 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[21] = v10313;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10314 = static_cast<unsigned int>(v8552.col(22, iron_linear_thread() & 31u));
-          const float v10316 = v8552.x[22];
-          const float v10317 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10318 = __float_as_uint(v10317);
-          const bool v10319 = v10314 >= v10318;
-          const float v10320 = v9779.x[2];
-          const unsigned int v10321 = __float_as_uint(v10320);
-          const bool v10322 = v10314 < v10321;
-          const bool v10323 = v10319 && v10322;
-          const float v10325 = v10316 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10326 = v10323 ? v10325 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[22] = v10326;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10327 = static_cast<unsigned int>(v8552.col(23, iron_linear_thread() & 31u));
-          const float v10329 = v8552.x[23];
-          const float v10330 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10331 = __float_as_uint(v10330);
-          const bool v10332 = v10327 >= v10331;
-          const float v10333 = v9779.x[2];
-          const unsigned int v10334 = __float_as_uint(v10333);
-          const bool v10335 = v10327 < v10334;
-          const bool v10336 = v10332 && v10335;
-          const float v10338 = v10329 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10339 = v10336 ? v10338 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[23] = v10339;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10340 = static_cast<unsigned int>(v8552.col(24, iron_linear_thread() & 31u));
-          const float v10342 = v8552.x[24];
-          const float v10343 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10344 = __float_as_uint(v10343);
-          const bool v10345 = v10340 >= v10344;
-          const float v10346 = v9779.x[0];
-          const unsigned int v10347 = __float_as_uint(v10346);
-          const bool v10348 = v10340 < v10347;
-          const bool v10349 = v10345 && v10348;
-          const float v10351 = v10342 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10352 = v10349 ? v10351 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[24] = v10352;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10353 = static_cast<unsigned int>(v8552.col(25, iron_linear_thread() & 31u));
-          const float v10355 = v8552.x[25];
-          const float v10356 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10357 = __float_as_uint(v10356);
-          const bool v10358 = v10353 >= v10357;
-          const float v10359 = v9779.x[0];
-          const unsigned int v10360 = __float_as_uint(v10359);
-          const bool v10361 = v10353 < v10360;
-          const bool v10362 = v10358 && v10361;
-          const float v10364 = v10355 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10365 = v10362 ? v10364 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[25] = v10365;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10366 = static_cast<unsigned int>(v8552.col(26, iron_linear_thread() & 31u));
-          const float v10368 = v8552.x[26];
-          const float v10369 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10370 = __float_as_uint(v10369);
-          const bool v10371 = v10366 >= v10370;
-          const float v10372 = v9779.x[2];
-          const unsigned int v10373 = __float_as_uint(v10372);
-          const bool v10374 = v10366 < v10373;
-          const bool v10375 = v10371 && v10374;
-          const float v10377 = v10368 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10378 = v10375 ? v10377 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[26] = v10378;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10379 = static_cast<unsigned int>(v8552.col(27, iron_linear_thread() & 31u));
-          const float v10381 = v8552.x[27];
-          const float v10382 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10383 = __float_as_uint(v10382);
-          const bool v10384 = v10379 >= v10383;
-          const float v10385 = v9779.x[2];
-          const unsigned int v10386 = __float_as_uint(v10385);
-          const bool v10387 = v10379 < v10386;
-          const bool v10388 = v10384 && v10387;
-          const float v10390 = v10381 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10391 = v10388 ? v10390 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[27] = v10391;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10392 = static_cast<unsigned int>(v8552.col(28, iron_linear_thread() & 31u));
-          const float v10394 = v8552.x[28];
-          const float v10395 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10396 = __float_as_uint(v10395);
-          const bool v10397 = v10392 >= v10396;
-          const float v10398 = v9779.x[0];
-          const unsigned int v10399 = __float_as_uint(v10398);
-          const bool v10400 = v10392 < v10399;
-          const bool v10401 = v10397 && v10400;
-          const float v10403 = v10394 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10404 = v10401 ? v10403 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[28] = v10404;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10405 = static_cast<unsigned int>(v8552.col(29, iron_linear_thread() & 31u));
-          const float v10407 = v8552.x[29];
-          const float v10408 = v9777.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10409 = __float_as_uint(v10408);
-          const bool v10410 = v10405 >= v10409;
-          const float v10411 = v9779.x[0];
-          const unsigned int v10412 = __float_as_uint(v10411);
-          const bool v10413 = v10405 < v10412;
-          const bool v10414 = v10410 && v10413;
-          const float v10416 = v10407 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10417 = v10414 ? v10416 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[29] = v10417;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10418 = static_cast<unsigned int>(v8552.col(30, iron_linear_thread() & 31u));
-          const float v10420 = v8552.x[30];
-          const float v10421 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10422 = __float_as_uint(v10421);
-          const bool v10423 = v10418 >= v10422;
-          const float v10424 = v9779.x[2];
-          const unsigned int v10425 = __float_as_uint(v10424);
-          const bool v10426 = v10418 < v10425;
-          const bool v10427 = v10423 && v10426;
-          const float v10429 = v10420 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10430 = v10427 ? v10429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[30] = v10430;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10431 = static_cast<unsigned int>(v8552.col(31, iron_linear_thread() & 31u));
-          const float v10433 = v8552.x[31];
-          const float v10434 = v9777.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10435 = __float_as_uint(v10434);
-          const bool v10436 = v10431 >= v10435;
-          const float v10437 = v9779.x[2];
-          const unsigned int v10438 = __float_as_uint(v10437);
-          const bool v10439 = v10431 < v10438;
-          const bool v10440 = v10436 && v10439;
-          const float v10442 = v10433 * v594;  // kernels/sdpa/flash_tile.hpp:156
-          const float v10443 = v10440 ? v10442 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v8552.x[31] = v10443;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v16589;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v16589, 0.0f);
+          iron_frag<float, 2, 16, 8> v16591;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v16591, 0.0f);
+          const unsigned int v16593 = static_cast<unsigned int>(v16589.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16595 = v46 + v16593;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16597 = v16595 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16598 = v16597 + 1u;
+          const unsigned int v16600 = v16598 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16609 = v16600 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16613 = v16598 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16614 = v562 && v16613;
+          const unsigned int v16615 = v16614 ? v16609 : v47;
+          const unsigned int v16618 = v16615 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16619 = min(v16618, 64u);
+          const bool v16620 = v16615 > v14851;
+          const unsigned int v16621 = v16620 ? v16619 : v47;
+          const float v16622 = __uint_as_float(v16621);
+          v16589.x[0] = v16622;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16624 = static_cast<unsigned int>(v16589.row(1, iron_linear_thread() & 31u));
+          const unsigned int v16626 = v46 + v16624;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16628 = v16626 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16629 = v16628 + 1u;
+          const unsigned int v16631 = v16629 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16640 = v16631 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16644 = v16629 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16645 = v562 && v16644;
+          const unsigned int v16646 = v16645 ? v16640 : v47;
+          const unsigned int v16649 = v16646 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16650 = min(v16649, 64u);
+          const bool v16651 = v16646 > v14851;
+          const unsigned int v16652 = v16651 ? v16650 : v47;
+          const float v16653 = __uint_as_float(v16652);
+          v16589.x[1] = v16653;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16655 = static_cast<unsigned int>(v16589.row(2, iron_linear_thread() & 31u));
+          const unsigned int v16657 = v46 + v16655;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16659 = v16657 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16660 = v16659 + 1u;
+          const unsigned int v16662 = v16660 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16671 = v16662 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16675 = v16660 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16676 = v562 && v16675;
+          const unsigned int v16677 = v16676 ? v16671 : v47;
+          const unsigned int v16680 = v16677 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16681 = min(v16680, 64u);
+          const bool v16682 = v16677 > v14851;
+          const unsigned int v16683 = v16682 ? v16681 : v47;
+          const float v16684 = __uint_as_float(v16683);
+          v16589.x[2] = v16684;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16686 = static_cast<unsigned int>(v16589.row(3, iron_linear_thread() & 31u));
+          const unsigned int v16688 = v46 + v16686;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16690 = v16688 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16691 = v16690 + 1u;
+          const unsigned int v16693 = v16691 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16702 = v16693 - v7;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16706 = v16691 > v563;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16707 = v562 && v16706;
+          const unsigned int v16708 = v16707 ? v16702 : v47;
+          const unsigned int v16711 = v16708 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16712 = min(v16711, 64u);
+          const bool v16713 = v16708 > v14851;
+          const unsigned int v16714 = v16713 ? v16712 : v47;
+          const float v16715 = __uint_as_float(v16714);
+          v16589.x[3] = v16715;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16717 = static_cast<unsigned int>(v16591.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16719 = v46 + v16717;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16721 = v16719 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16722 = v16721 + 1u;
+          const unsigned int v16724 = v16722 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16725 = min(v37, v16724);
+          const bool v16726 = v16722 > v18;
+          const unsigned int v16727 = v16726 ? v16725 : v47;
+          const unsigned int v16730 = v556 ? v37 : v16727;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16742 = v16730 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16743 = min(v16742, 64u);
+          const bool v16744 = v16730 > v14851;
+          const unsigned int v16745 = v16744 ? v16743 : v47;
+          const float v16746 = __uint_as_float(v16745);
+          v16591.x[0] = v16746;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16748 = static_cast<unsigned int>(v16591.row(1, iron_linear_thread() & 31u));
+          const unsigned int v16750 = v46 + v16748;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16752 = v16750 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16753 = v16752 + 1u;
+          const unsigned int v16755 = v16753 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16756 = min(v37, v16755);
+          const bool v16757 = v16753 > v18;
+          const unsigned int v16758 = v16757 ? v16756 : v47;
+          const unsigned int v16761 = v556 ? v37 : v16758;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16773 = v16761 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16774 = min(v16773, 64u);
+          const bool v16775 = v16761 > v14851;
+          const unsigned int v16776 = v16775 ? v16774 : v47;
+          const float v16777 = __uint_as_float(v16776);
+          v16591.x[1] = v16777;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16779 = static_cast<unsigned int>(v16591.row(2, iron_linear_thread() & 31u));
+          const unsigned int v16781 = v46 + v16779;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16783 = v16781 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16784 = v16783 + 1u;
+          const unsigned int v16786 = v16784 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16787 = min(v37, v16786);
+          const bool v16788 = v16784 > v18;
+          const unsigned int v16789 = v16788 ? v16787 : v47;
+          const unsigned int v16792 = v556 ? v37 : v16789;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16804 = v16792 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16805 = min(v16804, 64u);
+          const bool v16806 = v16792 > v14851;
+          const unsigned int v16807 = v16806 ? v16805 : v47;
+          const float v16808 = __uint_as_float(v16807);
+          v16591.x[2] = v16808;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16810 = static_cast<unsigned int>(v16591.row(3, iron_linear_thread() & 31u));
+          const unsigned int v16812 = v46 + v16810;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16814 = v16812 + v37;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16815 = v16814 + 1u;
+          const unsigned int v16817 = v16815 - v18;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16818 = min(v37, v16817);
+          const bool v16819 = v16815 > v18;
+          const unsigned int v16820 = v16819 ? v16818 : v47;
+          const unsigned int v16823 = v556 ? v37 : v16820;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16835 = v16823 - v14851;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16836 = min(v16835, 64u);
+          const bool v16837 = v16823 > v14851;
+          const unsigned int v16838 = v16837 ? v16836 : v47;
+          const float v16839 = __uint_as_float(v16838);
+          v16591.x[3] = v16839;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16840 = static_cast<unsigned int>(v15364.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v16842 = v15364.x[0];
+          const float v16843 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16844 = __float_as_uint(v16843);
+          const bool v16845 = v16840 >= v16844;
+          const float v16846 = v16591.x[0];
+          const unsigned int v16847 = __float_as_uint(v16846);
+          const bool v16848 = v16840 < v16847;
+          const bool v16849 = v16845 && v16848;
+          const float v16851 = v16842 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16852 = v16849 ? v16851 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[0] = v16852;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16853 = static_cast<unsigned int>(v15364.col(1, iron_linear_thread() & 31u));
+          const float v16855 = v15364.x[1];
+          const float v16856 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16857 = __float_as_uint(v16856);
+          const bool v16858 = v16853 >= v16857;
+          const float v16859 = v16591.x[0];
+          const unsigned int v16860 = __float_as_uint(v16859);
+          const bool v16861 = v16853 < v16860;
+          const bool v16862 = v16858 && v16861;
+          const float v16864 = v16855 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16865 = v16862 ? v16864 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[1] = v16865;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16866 = static_cast<unsigned int>(v15364.col(2, iron_linear_thread() & 31u));
+          const float v16868 = v15364.x[2];
+          const float v16869 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16870 = __float_as_uint(v16869);
+          const bool v16871 = v16866 >= v16870;
+          const float v16872 = v16591.x[2];
+          const unsigned int v16873 = __float_as_uint(v16872);
+          const bool v16874 = v16866 < v16873;
+          const bool v16875 = v16871 && v16874;
+          const float v16877 = v16868 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16878 = v16875 ? v16877 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[2] = v16878;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16879 = static_cast<unsigned int>(v15364.col(3, iron_linear_thread() & 31u));
+          const float v16881 = v15364.x[3];
+          const float v16882 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16883 = __float_as_uint(v16882);
+          const bool v16884 = v16879 >= v16883;
+          const float v16885 = v16591.x[2];
+          const unsigned int v16886 = __float_as_uint(v16885);
+          const bool v16887 = v16879 < v16886;
+          const bool v16888 = v16884 && v16887;
+          const float v16890 = v16881 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16891 = v16888 ? v16890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[3] = v16891;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16892 = static_cast<unsigned int>(v15364.col(4, iron_linear_thread() & 31u));
+          const float v16894 = v15364.x[4];
+          const float v16895 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16896 = __float_as_uint(v16895);
+          const bool v16897 = v16892 >= v16896;
+          const float v16898 = v16591.x[0];
+          const unsigned int v16899 = __float_as_uint(v16898);
+          const bool v16900 = v16892 < v16899;
+          const bool v16901 = v16897 && v16900;
+          const float v16903 = v16894 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16904 = v16901 ? v16903 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[4] = v16904;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16905 = static_cast<unsigned int>(v15364.col(5, iron_linear_thread() & 31u));
+          const float v16907 = v15364.x[5];
+          const float v16908 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16909 = __float_as_uint(v16908);
+          const bool v16910 = v16905 >= v16909;
+          const float v16911 = v16591.x[0];
+          const unsigned int v16912 = __float_as_uint(v16911);
+          const bool v16913 = v16905 < v16912;
+          const bool v16914 = v16910 && v16913;
+          const float v16916 = v16907 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16917 = v16914 ? v16916 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[5] = v16917;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16918 = static_cast<unsigned int>(v15364.col(6, iron_linear_thread() & 31u));
+          const float v16920 = v15364.x[6];
+          const float v16921 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16922 = __float_as_uint(v16921);
+          const bool v16923 = v16918 >= v16922;
+          const float v16924 = v16591.x[2];
+          const unsigned int v16925 = __float_as_uint(v16924);
+          const bool v16926 = v16918 < v16925;
+          const bool v16927 = v16923 && v16926;
+          const float v16929 = v16920 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16930 = v16927 ? v16929 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[6] = v16930;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16931 = static_cast<unsigned int>(v15364.col(7, iron_linear_thread() & 31u));
+          const float v16933 = v15364.x[7];
+          const float v16934 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16935 = __float_as_uint(v16934);
+          const bool v16936 = v16931 >= v16935;
+          const float v16937 = v16591.x[2];
+          const unsigned int v16938 = __float_as_uint(v16937);
+          const bool v16939 = v16931 < v16938;
+          const bool v16940 = v16936 && v16939;
+          const float v16942 = v16933 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16943 = v16940 ? v16942 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[7] = v16943;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16944 = static_cast<unsigned int>(v15364.col(8, iron_linear_thread() & 31u));
+          const float v16946 = v15364.x[8];
+          const float v16947 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16948 = __float_as_uint(v16947);
+          const bool v16949 = v16944 >= v16948;
+          const float v16950 = v16591.x[0];
+          const unsigned int v16951 = __float_as_uint(v16950);
+          const bool v16952 = v16944 < v16951;
+          const bool v16953 = v16949 && v16952;
+          const float v16955 = v16946 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16956 = v16953 ? v16955 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[8] = v16956;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16957 = static_cast<unsigned int>(v15364.col(9, iron_linear_thread() & 31u));
+          const float v16959 = v15364.x[9];
+          const float v16960 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16961 = __float_as_uint(v16960);
+          const bool v16962 = v16957 >= v16961;
+          const float v16963 = v16591.x[0];
+          const unsigned int v16964 = __float_as_uint(v16963);
+          const bool v16965 = v16957 < v16964;
+          const bool v16966 = v16962 && v16965;
+          const float v16968 = v16959 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16969 = v16966 ? v16968 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[9] = v16969;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16970 = static_cast<unsigned int>(v15364.col(10, iron_linear_thread() & 31u));
+          const float v16972 = v15364.x[10];
+          const float v16973 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16974 = __float_as_uint(v16973);
+          const bool v16975 = v16970 >= v16974;
+          const float v16976 = v16591.x[2];
+          const unsigned int v16977 = __float_as_uint(v16976);
+          const bool v16978 = v16970 < v16977;
+          const bool v16979 = v16975 && v16978;
+          const float v16981 = v16972 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16982 = v16979 ? v16981 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[10] = v16982;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16983 = static_cast<unsigned int>(v15364.col(11, iron_linear_thread() & 31u));
+          const float v16985 = v15364.x[11];
+          const float v16986 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16987 = __float_as_uint(v16986);
+          const bool v16988 = v16983 >= v16987;
+          const float v16989 = v16591.x[2];
+          const unsigned int v16990 = __float_as_uint(v16989);
+          const bool v16991 = v16983 < v16990;
+          const bool v16992 = v16988 && v16991;
+          const float v16994 = v16985 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v16995 = v16992 ? v16994 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[11] = v16995;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16996 = static_cast<unsigned int>(v15364.col(12, iron_linear_thread() & 31u));
+          const float v16998 = v15364.x[12];
+          const float v16999 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17000 = __float_as_uint(v16999);
+          const bool v17001 = v16996 >= v17000;
+          const float v17002 = v16591.x[0];
+          const unsigned int v17003 = __float_as_uint(v17002);
+          const bool v17004 = v16996 < v17003;
+          const bool v17005 = v17001 && v17004;
+          const float v17007 = v16998 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17008 = v17005 ? v17007 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[12] = v17008;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17009 = static_cast<unsigned int>(v15364.col(13, iron_linear_thread() & 31u));
+          const float v17011 = v15364.x[13];
+          const float v17012 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17013 = __float_as_uint(v17012);
+          const bool v17014 = v17009 >= v17013;
+          const float v17015 = v16591.x[0];
+          const unsigned int v17016 = __float_as_uint(v17015);
+          const bool v17017 = v17009 < v17016;
+          const bool v17018 = v17014 && v17017;
+          const float v17020 = v17011 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17021 = v17018 ? v17020 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[13] = v17021;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17022 = static_cast<unsigned int>(v15364.col(14, iron_linear_thread() & 31u));
+          const float v17024 = v15364.x[14];
+          const float v17025 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17026 = __float_as_uint(v17025);
+          const bool v17027 = v17022 >= v17026;
+          const float v17028 = v16591.x[2];
+          const unsigned int v17029 = __float_as_uint(v17028);
+          const bool v17030 = v17022 < v17029;
+          const bool v17031 = v17027 && v17030;
+          const float v17033 = v17024 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17034 = v17031 ? v17033 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[14] = v17034;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17035 = static_cast<unsigned int>(v15364.col(15, iron_linear_thread() & 31u));
+          const float v17037 = v15364.x[15];
+          const float v17038 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17039 = __float_as_uint(v17038);
+          const bool v17040 = v17035 >= v17039;
+          const float v17041 = v16591.x[2];
+          const unsigned int v17042 = __float_as_uint(v17041);
+          const bool v17043 = v17035 < v17042;
+          const bool v17044 = v17040 && v17043;
+          const float v17046 = v17037 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17047 = v17044 ? v17046 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[15] = v17047;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17048 = static_cast<unsigned int>(v15364.col(16, iron_linear_thread() & 31u));
+          const float v17050 = v15364.x[16];
+          const float v17051 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17052 = __float_as_uint(v17051);
+          const bool v17053 = v17048 >= v17052;
+          const float v17054 = v16591.x[0];
+          const unsigned int v17055 = __float_as_uint(v17054);
+          const bool v17056 = v17048 < v17055;
+          const bool v17057 = v17053 && v17056;
+          const float v17059 = v17050 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17060 = v17057 ? v17059 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[16] = v17060;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17061 = static_cast<unsigned int>(v15364.col(17, iron_linear_thread() & 31u));
+          const float v17063 = v15364.x[17];
+          const float v17064 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17065 = __float_as_uint(v17064);
+          const bool v17066 = v17061 >= v17065;
+          const float v17067 = v16591.x[0];
+          const unsigned int v17068 = __float_as_uint(v17067);
+          const bool v17069 = v17061 < v17068;
+          const bool v17070 = v17066 && v17069;
+          const float v17072 = v17063 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17073 = v17070 ? v17072 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[17] = v17073;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17074 = static_cast<unsigned int>(v15364.col(18, iron_linear_thread() & 31u));
+          const float v17076 = v15364.x[18];
+          const float v17077 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17078 = __float_as_uint(v17077);
+          const bool v17079 = v17074 >= v17078;
+          const float v17080 = v16591.x[2];
+          const unsigned int v17081 = __float_as_uint(v17080);
+          const bool v17082 = v17074 < v17081;
+          const bool v17083 = v17079 && v17082;
+          const float v17085 = v17076 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17086 = v17083 ? v17085 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[18] = v17086;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17087 = static_cast<unsigned int>(v15364.col(19, iron_linear_thread() & 31u));
+          const float v17089 = v15364.x[19];
+          const float v17090 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17091 = __float_as_uint(v17090);
+          const bool v17092 = v17087 >= v17091;
+          const float v17093 = v16591.x[2];
+          const unsigned int v17094 = __float_as_uint(v17093);
+          const bool v17095 = v17087 < v17094;
+          const bool v17096 = v17092 && v17095;
+          const float v17098 = v17089 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17099 = v17096 ? v17098 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[19] = v17099;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17100 = static_cast<unsigned int>(v15364.col(20, iron_linear_thread() & 31u));
+          const float v17102 = v15364.x[20];
+          const float v17103 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17104 = __float_as_uint(v17103);
+          const bool v17105 = v17100 >= v17104;
+          const float v17106 = v16591.x[0];
+          const unsigned int v17107 = __float_as_uint(v17106);
+          const bool v17108 = v17100 < v17107;
+          const bool v17109 = v17105 && v17108;
+          const float v17111 = v17102 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17112 = v17109 ? v17111 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[20] = v17112;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17113 = static_cast<unsigned int>(v15364.col(21, iron_linear_thread() & 31u));
+          const float v17115 = v15364.x[21];
+          const float v17116 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17117 = __float_as_uint(v17116);
+          const bool v17118 = v17113 >= v17117;
+          const float v17119 = v16591.x[0];
+          const unsigned int v17120 = __float_as_uint(v17119);
+          const bool v17121 = v17113 < v17120;
+          const bool v17122 = v17118 && v17121;
+          const float v17124 = v17115 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17125 = v17122 ? v17124 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[21] = v17125;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17126 = static_cast<unsigned int>(v15364.col(22, iron_linear_thread() & 31u));
+          const float v17128 = v15364.x[22];
+          const float v17129 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17130 = __float_as_uint(v17129);
+          const bool v17131 = v17126 >= v17130;
+          const float v17132 = v16591.x[2];
+          const unsigned int v17133 = __float_as_uint(v17132);
+          const bool v17134 = v17126 < v17133;
+          const bool v17135 = v17131 && v17134;
+          const float v17137 = v17128 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17138 = v17135 ? v17137 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[22] = v17138;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17139 = static_cast<unsigned int>(v15364.col(23, iron_linear_thread() & 31u));
+          const float v17141 = v15364.x[23];
+          const float v17142 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17143 = __float_as_uint(v17142);
+          const bool v17144 = v17139 >= v17143;
+          const float v17145 = v16591.x[2];
+          const unsigned int v17146 = __float_as_uint(v17145);
+          const bool v17147 = v17139 < v17146;
+          const bool v17148 = v17144 && v17147;
+          const float v17150 = v17141 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17151 = v17148 ? v17150 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[23] = v17151;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17152 = static_cast<unsigned int>(v15364.col(24, iron_linear_thread() & 31u));
+          const float v17154 = v15364.x[24];
+          const float v17155 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17156 = __float_as_uint(v17155);
+          const bool v17157 = v17152 >= v17156;
+          const float v17158 = v16591.x[0];
+          const unsigned int v17159 = __float_as_uint(v17158);
+          const bool v17160 = v17152 < v17159;
+          const bool v17161 = v17157 && v17160;
+          const float v17163 = v17154 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17164 = v17161 ? v17163 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[24] = v17164;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17165 = static_cast<unsigned int>(v15364.col(25, iron_linear_thread() & 31u));
+          const float v17167 = v15364.x[25];
+          const float v17168 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17169 = __float_as_uint(v17168);
+          const bool v17170 = v17165 >= v17169;
+          const float v17171 = v16591.x[0];
+          const unsigned int v17172 = __float_as_uint(v17171);
+          const bool v17173 = v17165 < v17172;
+          const bool v17174 = v17170 && v17173;
+          const float v17176 = v17167 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17177 = v17174 ? v17176 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[25] = v17177;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17178 = static_cast<unsigned int>(v15364.col(26, iron_linear_thread() & 31u));
+          const float v17180 = v15364.x[26];
+          const float v17181 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17182 = __float_as_uint(v17181);
+          const bool v17183 = v17178 >= v17182;
+          const float v17184 = v16591.x[2];
+          const unsigned int v17185 = __float_as_uint(v17184);
+          const bool v17186 = v17178 < v17185;
+          const bool v17187 = v17183 && v17186;
+          const float v17189 = v17180 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17190 = v17187 ? v17189 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[26] = v17190;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17191 = static_cast<unsigned int>(v15364.col(27, iron_linear_thread() & 31u));
+          const float v17193 = v15364.x[27];
+          const float v17194 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17195 = __float_as_uint(v17194);
+          const bool v17196 = v17191 >= v17195;
+          const float v17197 = v16591.x[2];
+          const unsigned int v17198 = __float_as_uint(v17197);
+          const bool v17199 = v17191 < v17198;
+          const bool v17200 = v17196 && v17199;
+          const float v17202 = v17193 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17203 = v17200 ? v17202 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[27] = v17203;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17204 = static_cast<unsigned int>(v15364.col(28, iron_linear_thread() & 31u));
+          const float v17206 = v15364.x[28];
+          const float v17207 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17208 = __float_as_uint(v17207);
+          const bool v17209 = v17204 >= v17208;
+          const float v17210 = v16591.x[0];
+          const unsigned int v17211 = __float_as_uint(v17210);
+          const bool v17212 = v17204 < v17211;
+          const bool v17213 = v17209 && v17212;
+          const float v17215 = v17206 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17216 = v17213 ? v17215 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[28] = v17216;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17217 = static_cast<unsigned int>(v15364.col(29, iron_linear_thread() & 31u));
+          const float v17219 = v15364.x[29];
+          const float v17220 = v16589.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17221 = __float_as_uint(v17220);
+          const bool v17222 = v17217 >= v17221;
+          const float v17223 = v16591.x[0];
+          const unsigned int v17224 = __float_as_uint(v17223);
+          const bool v17225 = v17217 < v17224;
+          const bool v17226 = v17222 && v17225;
+          const float v17228 = v17219 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17229 = v17226 ? v17228 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[29] = v17229;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17230 = static_cast<unsigned int>(v15364.col(30, iron_linear_thread() & 31u));
+          const float v17232 = v15364.x[30];
+          const float v17233 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17234 = __float_as_uint(v17233);
+          const bool v17235 = v17230 >= v17234;
+          const float v17236 = v16591.x[2];
+          const unsigned int v17237 = __float_as_uint(v17236);
+          const bool v17238 = v17230 < v17237;
+          const bool v17239 = v17235 && v17238;
+          const float v17241 = v17232 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17242 = v17239 ? v17241 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[30] = v17242;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17243 = static_cast<unsigned int>(v15364.col(31, iron_linear_thread() & 31u));
+          const float v17245 = v15364.x[31];
+          const float v17246 = v16589.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17247 = __float_as_uint(v17246);
+          const bool v17248 = v17243 >= v17247;
+          const float v17249 = v16591.x[2];
+          const unsigned int v17250 = __float_as_uint(v17249);
+          const bool v17251 = v17243 < v17250;
+          const bool v17252 = v17248 && v17251;
+          const float v17254 = v17245 * v594;  // kernels/sdpa/flash_tile.hpp:156
+          const float v17255 = v17252 ? v17254 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v15364.x[31] = v17255;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v10445;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v10445, 0.0f);
-        iron_frag_row_reduce<false>(v10445, v8552);
-        iron_frag<float, 2, 16, 8> v10447;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v10447, 0.0f);
-        const float v10451 = v10445.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10452 = v596.x[0];
-        const float v10453 = fmaxf(v10452, v10451);
-        const bool v10456 = v10453 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10457 = v10456 ? 0.0f : v10453;
-        v10447.x[0] = v10457;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10461 = v10445.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10462 = v596.x[1];
-        const float v10463 = fmaxf(v10462, v10461);
-        const bool v10466 = v10463 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10467 = v10466 ? 0.0f : v10463;
-        v10447.x[1] = v10467;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10471 = v10445.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10472 = v596.x[2];
-        const float v10473 = fmaxf(v10472, v10471);
-        const bool v10476 = v10473 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10477 = v10476 ? 0.0f : v10473;
-        v10447.x[2] = v10477;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10481 = v10445.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10482 = v596.x[3];
-        const float v10483 = fmaxf(v10482, v10481);
-        const bool v10486 = v10483 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10487 = v10486 ? 0.0f : v10483;
-        v10447.x[3] = v10487;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10491 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10493 = v10452 - v10491;
-        const float v10494 = iron_exp2_approx(v10493);
-        v8602.x[0] = v10494;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10498 = v10447.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10500 = v10462 - v10498;
-        const float v10501 = iron_exp2_approx(v10500);
-        v8602.x[1] = v10501;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10505 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10507 = v10472 - v10505;
-        const float v10508 = iron_exp2_approx(v10507);
-        v8602.x[2] = v10508;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10512 = v10447.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10514 = v10482 - v10512;
-        const float v10515 = iron_exp2_approx(v10514);
-        v8602.x[3] = v10515;  // kernels/sdpa/flash_tile.hpp:220
-        v596.x[0] = v10453;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10523 = v596.x[1];
-        const float v10525 = fmaxf(v10523, v10461);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[1] = v10525;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10528 = v596.x[2];
-        const float v10530 = fmaxf(v10528, v10471);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[2] = v10530;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10533 = v596.x[3];
-        const float v10535 = fmaxf(v10533, v10481);  // kernels/sdpa/flash_tile.hpp:224
-        v596.x[3] = v10535;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10538 = v8552.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v10539 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10540 = v10538 - v10539;
-        const float v10541 = iron_exp2_approx(v10540);
-        v8552.x[0] = v10541;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10544 = v8552.x[1];
-        const float v10545 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10546 = v10544 - v10545;
-        const float v10547 = iron_exp2_approx(v10546);
-        v8552.x[1] = v10547;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10550 = v8552.x[2];
-        const float v10551 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10552 = v10550 - v10551;
-        const float v10553 = iron_exp2_approx(v10552);
-        v8552.x[2] = v10553;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10556 = v8552.x[3];
-        const float v10557 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10558 = v10556 - v10557;
-        const float v10559 = iron_exp2_approx(v10558);
-        v8552.x[3] = v10559;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10562 = v8552.x[4];
-        const float v10563 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10564 = v10562 - v10563;
-        const float v10565 = iron_exp2_approx(v10564);
-        v8552.x[4] = v10565;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10568 = v8552.x[5];
-        const float v10569 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10570 = v10568 - v10569;
-        const float v10571 = iron_exp2_approx(v10570);
-        v8552.x[5] = v10571;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10574 = v8552.x[6];
-        const float v10575 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10576 = v10574 - v10575;
-        const float v10577 = iron_exp2_approx(v10576);
-        v8552.x[6] = v10577;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10580 = v8552.x[7];
-        const float v10581 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10582 = v10580 - v10581;
-        const float v10583 = iron_exp2_approx(v10582);
-        v8552.x[7] = v10583;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10586 = v8552.x[8];
-        const float v10587 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10588 = v10586 - v10587;
-        const float v10589 = iron_exp2_approx(v10588);
-        v8552.x[8] = v10589;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10592 = v8552.x[9];
-        const float v10593 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10594 = v10592 - v10593;
-        const float v10595 = iron_exp2_approx(v10594);
-        v8552.x[9] = v10595;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10598 = v8552.x[10];
-        const float v10599 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10600 = v10598 - v10599;
-        const float v10601 = iron_exp2_approx(v10600);
-        v8552.x[10] = v10601;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10604 = v8552.x[11];
-        const float v10605 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10606 = v10604 - v10605;
-        const float v10607 = iron_exp2_approx(v10606);
-        v8552.x[11] = v10607;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10610 = v8552.x[12];
-        const float v10611 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10612 = v10610 - v10611;
-        const float v10613 = iron_exp2_approx(v10612);
-        v8552.x[12] = v10613;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10616 = v8552.x[13];
-        const float v10617 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10618 = v10616 - v10617;
-        const float v10619 = iron_exp2_approx(v10618);
-        v8552.x[13] = v10619;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10622 = v8552.x[14];
-        const float v10623 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10624 = v10622 - v10623;
-        const float v10625 = iron_exp2_approx(v10624);
-        v8552.x[14] = v10625;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10628 = v8552.x[15];
-        const float v10629 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10630 = v10628 - v10629;
-        const float v10631 = iron_exp2_approx(v10630);
-        v8552.x[15] = v10631;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10634 = v8552.x[16];
-        const float v10635 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10636 = v10634 - v10635;
-        const float v10637 = iron_exp2_approx(v10636);
-        v8552.x[16] = v10637;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10640 = v8552.x[17];
-        const float v10641 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10642 = v10640 - v10641;
-        const float v10643 = iron_exp2_approx(v10642);
-        v8552.x[17] = v10643;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10646 = v8552.x[18];
-        const float v10647 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10648 = v10646 - v10647;
-        const float v10649 = iron_exp2_approx(v10648);
-        v8552.x[18] = v10649;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10652 = v8552.x[19];
-        const float v10653 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10654 = v10652 - v10653;
-        const float v10655 = iron_exp2_approx(v10654);
-        v8552.x[19] = v10655;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10658 = v8552.x[20];
-        const float v10659 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10660 = v10658 - v10659;
-        const float v10661 = iron_exp2_approx(v10660);
-        v8552.x[20] = v10661;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10664 = v8552.x[21];
-        const float v10665 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10666 = v10664 - v10665;
-        const float v10667 = iron_exp2_approx(v10666);
-        v8552.x[21] = v10667;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10670 = v8552.x[22];
-        const float v10671 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10672 = v10670 - v10671;
-        const float v10673 = iron_exp2_approx(v10672);
-        v8552.x[22] = v10673;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10676 = v8552.x[23];
-        const float v10677 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10678 = v10676 - v10677;
-        const float v10679 = iron_exp2_approx(v10678);
-        v8552.x[23] = v10679;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10682 = v8552.x[24];
-        const float v10683 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10684 = v10682 - v10683;
-        const float v10685 = iron_exp2_approx(v10684);
-        v8552.x[24] = v10685;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10688 = v8552.x[25];
-        const float v10689 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10690 = v10688 - v10689;
-        const float v10691 = iron_exp2_approx(v10690);
-        v8552.x[25] = v10691;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10694 = v8552.x[26];
-        const float v10695 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10696 = v10694 - v10695;
-        const float v10697 = iron_exp2_approx(v10696);
-        v8552.x[26] = v10697;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10700 = v8552.x[27];
-        const float v10701 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10702 = v10700 - v10701;
-        const float v10703 = iron_exp2_approx(v10702);
-        v8552.x[27] = v10703;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10706 = v8552.x[28];
-        const float v10707 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10708 = v10706 - v10707;
-        const float v10709 = iron_exp2_approx(v10708);
-        v8552.x[28] = v10709;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10712 = v8552.x[29];
-        const float v10713 = v10447.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10714 = v10712 - v10713;
-        const float v10715 = iron_exp2_approx(v10714);
-        v8552.x[29] = v10715;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10718 = v8552.x[30];
-        const float v10719 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10720 = v10718 - v10719;
-        const float v10721 = iron_exp2_approx(v10720);
-        v8552.x[30] = v10721;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10724 = v8552.x[31];
-        const float v10725 = v10447.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v10726 = v10724 - v10725;
-        const float v10727 = iron_exp2_approx(v10726);
-        v8552.x[31] = v10727;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v10729;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v10729, 0.0f);
-        iron_frag_row_reduce<true>(v10729, v8552);
-        const float v10732 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v10733 = v10729.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10734 = v8602.x[0];
-        const float v10735 = v10732 * v10734;
-        const float v10736 = v10735 + v10733;
-        v598.x[0] = v10736;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10739 = v598.x[1];
-        const float v10740 = v10729.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10741 = v8602.x[1];
-        const float v10742 = v10739 * v10741;
-        const float v10743 = v10742 + v10740;
-        v598.x[1] = v10743;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10746 = v598.x[2];
-        const float v10747 = v10729.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10748 = v8602.x[2];
-        const float v10749 = v10746 * v10748;
-        const float v10750 = v10749 + v10747;
-        v598.x[2] = v10750;  // kernels/sdpa/flash_tile.hpp:234
-        const float v10753 = v598.x[3];
-        const float v10754 = v10729.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v10755 = v8602.x[3];
-        const float v10756 = v10753 * v10755;
-        const float v10757 = v10756 + v10754;
-        v598.x[3] = v10757;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v17257;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v17257, 0.0f);
+        iron_frag_row_reduce<false>(v17257, v15364);
+        iron_frag<float, 2, 16, 8> v17259;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v17259, 0.0f);
+        const float v17263 = v17257.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17264 = v596.x[0];
+        const float v17265 = fmaxf(v17264, v17263);
+        const bool v17268 = v17265 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17269 = v17268 ? 0.0f : v17265;
+        v17259.x[0] = v17269;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17273 = v17257.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17274 = v596.x[1];
+        const float v17275 = fmaxf(v17274, v17273);
+        const bool v17278 = v17275 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17279 = v17278 ? 0.0f : v17275;
+        v17259.x[1] = v17279;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17283 = v17257.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17284 = v596.x[2];
+        const float v17285 = fmaxf(v17284, v17283);
+        const bool v17288 = v17285 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17289 = v17288 ? 0.0f : v17285;
+        v17259.x[2] = v17289;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17293 = v17257.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17294 = v596.x[3];
+        const float v17295 = fmaxf(v17294, v17293);
+        const bool v17298 = v17295 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17299 = v17298 ? 0.0f : v17295;
+        v17259.x[3] = v17299;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17303 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17305 = v17264 - v17303;
+        const float v17306 = iron_exp2_approx(v17305);
+        v15414.x[0] = v17306;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17310 = v17259.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17312 = v17274 - v17310;
+        const float v17313 = iron_exp2_approx(v17312);
+        v15414.x[1] = v17313;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17317 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17319 = v17284 - v17317;
+        const float v17320 = iron_exp2_approx(v17319);
+        v15414.x[2] = v17320;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17324 = v17259.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17326 = v17294 - v17324;
+        const float v17327 = iron_exp2_approx(v17326);
+        v15414.x[3] = v17327;  // kernels/sdpa/flash_tile.hpp:220
+        v596.x[0] = v17265;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17335 = v596.x[1];
+        const float v17337 = fmaxf(v17335, v17273);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[1] = v17337;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17340 = v596.x[2];
+        const float v17342 = fmaxf(v17340, v17283);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[2] = v17342;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17345 = v596.x[3];
+        const float v17347 = fmaxf(v17345, v17293);  // kernels/sdpa/flash_tile.hpp:224
+        v596.x[3] = v17347;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17350 = v15364.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v17351 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17352 = v17350 - v17351;
+        const float v17353 = iron_exp2_approx(v17352);
+        v15364.x[0] = v17353;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17356 = v15364.x[1];
+        const float v17357 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17358 = v17356 - v17357;
+        const float v17359 = iron_exp2_approx(v17358);
+        v15364.x[1] = v17359;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17362 = v15364.x[2];
+        const float v17363 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17364 = v17362 - v17363;
+        const float v17365 = iron_exp2_approx(v17364);
+        v15364.x[2] = v17365;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17368 = v15364.x[3];
+        const float v17369 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17370 = v17368 - v17369;
+        const float v17371 = iron_exp2_approx(v17370);
+        v15364.x[3] = v17371;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17374 = v15364.x[4];
+        const float v17375 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17376 = v17374 - v17375;
+        const float v17377 = iron_exp2_approx(v17376);
+        v15364.x[4] = v17377;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17380 = v15364.x[5];
+        const float v17381 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17382 = v17380 - v17381;
+        const float v17383 = iron_exp2_approx(v17382);
+        v15364.x[5] = v17383;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17386 = v15364.x[6];
+        const float v17387 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17388 = v17386 - v17387;
+        const float v17389 = iron_exp2_approx(v17388);
+        v15364.x[6] = v17389;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17392 = v15364.x[7];
+        const float v17393 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17394 = v17392 - v17393;
+        const float v17395 = iron_exp2_approx(v17394);
+        v15364.x[7] = v17395;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17398 = v15364.x[8];
+        const float v17399 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17400 = v17398 - v17399;
+        const float v17401 = iron_exp2_approx(v17400);
+        v15364.x[8] = v17401;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17404 = v15364.x[9];
+        const float v17405 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17406 = v17404 - v17405;
+        const float v17407 = iron_exp2_approx(v17406);
+        v15364.x[9] = v17407;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17410 = v15364.x[10];
+        const float v17411 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17412 = v17410 - v17411;
+        const float v17413 = iron_exp2_approx(v17412);
+        v15364.x[10] = v17413;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17416 = v15364.x[11];
+        const float v17417 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17418 = v17416 - v17417;
+        const float v17419 = iron_exp2_approx(v17418);
+        v15364.x[11] = v17419;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17422 = v15364.x[12];
+        const float v17423 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17424 = v17422 - v17423;
+        const float v17425 = iron_exp2_approx(v17424);
+        v15364.x[12] = v17425;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17428 = v15364.x[13];
+        const float v17429 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17430 = v17428 - v17429;
+        const float v17431 = iron_exp2_approx(v17430);
+        v15364.x[13] = v17431;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17434 = v15364.x[14];
+        const float v17435 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17436 = v17434 - v17435;
+        const float v17437 = iron_exp2_approx(v17436);
+        v15364.x[14] = v17437;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17440 = v15364.x[15];
+        const float v17441 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17442 = v17440 - v17441;
+        const float v17443 = iron_exp2_approx(v17442);
+        v15364.x[15] = v17443;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17446 = v15364.x[16];
+        const float v17447 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17448 = v17446 - v17447;
+        const float v17449 = iron_exp2_approx(v17448);
+        v15364.x[16] = v17449;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17452 = v15364.x[17];
+        const float v17453 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17454 = v17452 - v17453;
+        const float v17455 = iron_exp2_approx(v17454);
+        v15364.x[17] = v17455;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17458 = v15364.x[18];
+        const float v17459 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17460 = v17458 - v17459;
+        const float v17461 = iron_exp2_approx(v17460);
+        v15364.x[18] = v17461;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17464 = v15364.x[19];
+        const float v17465 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17466 = v17464 - v17465;
+        const float v17467 = iron_exp2_approx(v17466);
+        v15364.x[19] = v17467;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17470 = v15364.x[20];
+        const float v17471 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17472 = v17470 - v17471;
+        const float v17473 = iron_exp2_approx(v17472);
+        v15364.x[20] = v17473;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17476 = v15364.x[21];
+        const float v17477 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17478 = v17476 - v17477;
+        const float v17479 = iron_exp2_approx(v17478);
+        v15364.x[21] = v17479;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17482 = v15364.x[22];
+        const float v17483 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17484 = v17482 - v17483;
+        const float v17485 = iron_exp2_approx(v17484);
+        v15364.x[22] = v17485;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17488 = v15364.x[23];
+        const float v17489 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17490 = v17488 - v17489;
+        const float v17491 = iron_exp2_approx(v17490);
+        v15364.x[23] = v17491;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17494 = v15364.x[24];
+        const float v17495 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17496 = v17494 - v17495;
+        const float v17497 = iron_exp2_approx(v17496);
+        v15364.x[24] = v17497;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17500 = v15364.x[25];
+        const float v17501 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17502 = v17500 - v17501;
+        const float v17503 = iron_exp2_approx(v17502);
+        v15364.x[25] = v17503;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17506 = v15364.x[26];
+        const float v17507 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17508 = v17506 - v17507;
+        const float v17509 = iron_exp2_approx(v17508);
+        v15364.x[26] = v17509;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17512 = v15364.x[27];
+        const float v17513 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17514 = v17512 - v17513;
+        const float v17515 = iron_exp2_approx(v17514);
+        v15364.x[27] = v17515;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17518 = v15364.x[28];
+        const float v17519 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17520 = v17518 - v17519;
+        const float v17521 = iron_exp2_approx(v17520);
+        v15364.x[28] = v17521;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17524 = v15364.x[29];
+        const float v17525 = v17259.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17526 = v17524 - v17525;
+        const float v17527 = iron_exp2_approx(v17526);
+        v15364.x[29] = v17527;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17530 = v15364.x[30];
+        const float v17531 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17532 = v17530 - v17531;
+        const float v17533 = iron_exp2_approx(v17532);
+        v15364.x[30] = v17533;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17536 = v15364.x[31];
+        const float v17537 = v17259.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v17538 = v17536 - v17537;
+        const float v17539 = iron_exp2_approx(v17538);
+        v15364.x[31] = v17539;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v17541;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v17541, 0.0f);
+        iron_frag_row_reduce<true>(v17541, v15364);
+        const float v17544 = v598.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v17545 = v17541.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17546 = v15414.x[0];
+        const float v17547 = v17544 * v17546;
+        const float v17548 = v17547 + v17545;
+        v598.x[0] = v17548;  // kernels/sdpa/flash_tile.hpp:234
+        const float v17551 = v598.x[1];
+        const float v17552 = v17541.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17553 = v15414.x[1];
+        const float v17554 = v17551 * v17553;
+        const float v17555 = v17554 + v17552;
+        v598.x[1] = v17555;  // kernels/sdpa/flash_tile.hpp:234
+        const float v17558 = v598.x[2];
+        const float v17559 = v17541.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17560 = v15414.x[2];
+        const float v17561 = v17558 * v17560;
+        const float v17562 = v17561 + v17559;
+        v598.x[2] = v17562;  // kernels/sdpa/flash_tile.hpp:234
+        const float v17565 = v598.x[3];
+        const float v17566 = v17541.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v17567 = v15414.x[3];
+        const float v17568 = v17565 * v17567;
+        const float v17569 = v17568 + v17566;
+        v598.x[3] = v17569;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v10760 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v10761 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10762 = v10760 * v10761;
-      v600.x[0] = v10762;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10765 = v600.x[1];
-      const float v10766 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10767 = v10765 * v10766;
-      v600.x[1] = v10767;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10770 = v600.x[2];
-      const float v10771 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10772 = v10770 * v10771;
-      v600.x[2] = v10772;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10775 = v600.x[3];
-      const float v10776 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10777 = v10775 * v10776;
-      v600.x[3] = v10777;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10780 = v600.x[4];
-      const float v10781 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10782 = v10780 * v10781;
-      v600.x[4] = v10782;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10785 = v600.x[5];
-      const float v10786 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10787 = v10785 * v10786;
-      v600.x[5] = v10787;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10790 = v600.x[6];
-      const float v10791 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10792 = v10790 * v10791;
-      v600.x[6] = v10792;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10795 = v600.x[7];
-      const float v10796 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10797 = v10795 * v10796;
-      v600.x[7] = v10797;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10800 = v600.x[8];
-      const float v10801 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10802 = v10800 * v10801;
-      v600.x[8] = v10802;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10805 = v600.x[9];
-      const float v10806 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10807 = v10805 * v10806;
-      v600.x[9] = v10807;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10810 = v600.x[10];
-      const float v10811 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10812 = v10810 * v10811;
-      v600.x[10] = v10812;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10815 = v600.x[11];
-      const float v10816 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10817 = v10815 * v10816;
-      v600.x[11] = v10817;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10820 = v600.x[12];
-      const float v10821 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10822 = v10820 * v10821;
-      v600.x[12] = v10822;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10825 = v600.x[13];
-      const float v10826 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10827 = v10825 * v10826;
-      v600.x[13] = v10827;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10830 = v600.x[14];
-      const float v10831 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10832 = v10830 * v10831;
-      v600.x[14] = v10832;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10835 = v600.x[15];
-      const float v10836 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10837 = v10835 * v10836;
-      v600.x[15] = v10837;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10840 = v600.x[16];
-      const float v10841 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10842 = v10840 * v10841;
-      v600.x[16] = v10842;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10845 = v600.x[17];
-      const float v10846 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10847 = v10845 * v10846;
-      v600.x[17] = v10847;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10850 = v600.x[18];
-      const float v10851 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10852 = v10850 * v10851;
-      v600.x[18] = v10852;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10855 = v600.x[19];
-      const float v10856 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10857 = v10855 * v10856;
-      v600.x[19] = v10857;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10860 = v600.x[20];
-      const float v10861 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10862 = v10860 * v10861;
-      v600.x[20] = v10862;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10865 = v600.x[21];
-      const float v10866 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10867 = v10865 * v10866;
-      v600.x[21] = v10867;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10870 = v600.x[22];
-      const float v10871 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10872 = v10870 * v10871;
-      v600.x[22] = v10872;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10875 = v600.x[23];
-      const float v10876 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10877 = v10875 * v10876;
-      v600.x[23] = v10877;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10880 = v600.x[24];
-      const float v10881 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10882 = v10880 * v10881;
-      v600.x[24] = v10882;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10885 = v600.x[25];
-      const float v10886 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10887 = v10885 * v10886;
-      v600.x[25] = v10887;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10890 = v600.x[26];
-      const float v10891 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10892 = v10890 * v10891;
-      v600.x[26] = v10892;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10895 = v600.x[27];
-      const float v10896 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10897 = v10895 * v10896;
-      v600.x[27] = v10897;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10900 = v600.x[28];
-      const float v10901 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10902 = v10900 * v10901;
-      v600.x[28] = v10902;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10905 = v600.x[29];
-      const float v10906 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10907 = v10905 * v10906;
-      v600.x[29] = v10907;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10910 = v600.x[30];
-      const float v10911 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10912 = v10910 * v10911;
-      v600.x[30] = v10912;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10915 = v600.x[31];
-      const float v10916 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10917 = v10915 * v10916;
-      v600.x[31] = v10917;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10920 = v602.x[0];
-      const float v10921 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10922 = v10920 * v10921;
-      v602.x[0] = v10922;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10925 = v602.x[1];
-      const float v10926 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10927 = v10925 * v10926;
-      v602.x[1] = v10927;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10930 = v602.x[2];
-      const float v10931 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10932 = v10930 * v10931;
-      v602.x[2] = v10932;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10935 = v602.x[3];
-      const float v10936 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10937 = v10935 * v10936;
-      v602.x[3] = v10937;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10940 = v602.x[4];
-      const float v10941 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10942 = v10940 * v10941;
-      v602.x[4] = v10942;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10945 = v602.x[5];
-      const float v10946 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10947 = v10945 * v10946;
-      v602.x[5] = v10947;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10950 = v602.x[6];
-      const float v10951 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10952 = v10950 * v10951;
-      v602.x[6] = v10952;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10955 = v602.x[7];
-      const float v10956 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10957 = v10955 * v10956;
-      v602.x[7] = v10957;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10960 = v602.x[8];
-      const float v10961 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10962 = v10960 * v10961;
-      v602.x[8] = v10962;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10965 = v602.x[9];
-      const float v10966 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10967 = v10965 * v10966;
-      v602.x[9] = v10967;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10970 = v602.x[10];
-      const float v10971 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10972 = v10970 * v10971;
-      v602.x[10] = v10972;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10975 = v602.x[11];
-      const float v10976 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10977 = v10975 * v10976;
-      v602.x[11] = v10977;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10980 = v602.x[12];
-      const float v10981 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10982 = v10980 * v10981;
-      v602.x[12] = v10982;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10985 = v602.x[13];
-      const float v10986 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10987 = v10985 * v10986;
-      v602.x[13] = v10987;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10990 = v602.x[14];
-      const float v10991 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10992 = v10990 * v10991;
-      v602.x[14] = v10992;  // kernels/sdpa/flash_tile.hpp:244
-      const float v10995 = v602.x[15];
-      const float v10996 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v10997 = v10995 * v10996;
-      v602.x[15] = v10997;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11000 = v602.x[16];
-      const float v11001 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11002 = v11000 * v11001;
-      v602.x[16] = v11002;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11005 = v602.x[17];
-      const float v11006 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11007 = v11005 * v11006;
-      v602.x[17] = v11007;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11010 = v602.x[18];
-      const float v11011 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11012 = v11010 * v11011;
-      v602.x[18] = v11012;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11015 = v602.x[19];
-      const float v11016 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11017 = v11015 * v11016;
-      v602.x[19] = v11017;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11020 = v602.x[20];
-      const float v11021 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11022 = v11020 * v11021;
-      v602.x[20] = v11022;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11025 = v602.x[21];
-      const float v11026 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11027 = v11025 * v11026;
-      v602.x[21] = v11027;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11030 = v602.x[22];
-      const float v11031 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11032 = v11030 * v11031;
-      v602.x[22] = v11032;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11035 = v602.x[23];
-      const float v11036 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11037 = v11035 * v11036;
-      v602.x[23] = v11037;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11040 = v602.x[24];
-      const float v11041 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11042 = v11040 * v11041;
-      v602.x[24] = v11042;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11045 = v602.x[25];
-      const float v11046 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11047 = v11045 * v11046;
-      v602.x[25] = v11047;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11050 = v602.x[26];
-      const float v11051 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11052 = v11050 * v11051;
-      v602.x[26] = v11052;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11055 = v602.x[27];
-      const float v11056 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11057 = v11055 * v11056;
-      v602.x[27] = v11057;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11060 = v602.x[28];
-      const float v11061 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11062 = v11060 * v11061;
-      v602.x[28] = v11062;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11065 = v602.x[29];
-      const float v11066 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11067 = v11065 * v11066;
-      v602.x[29] = v11067;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11070 = v602.x[30];
-      const float v11071 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11072 = v11070 * v11071;
-      v602.x[30] = v11072;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11075 = v602.x[31];
-      const float v11076 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11077 = v11075 * v11076;
-      v602.x[31] = v11077;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11080 = v604.x[0];
-      const float v11081 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11082 = v11080 * v11081;
-      v604.x[0] = v11082;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11085 = v604.x[1];
-      const float v11086 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11087 = v11085 * v11086;
-      v604.x[1] = v11087;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11090 = v604.x[2];
-      const float v11091 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11092 = v11090 * v11091;
-      v604.x[2] = v11092;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11095 = v604.x[3];
-      const float v11096 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11097 = v11095 * v11096;
-      v604.x[3] = v11097;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11100 = v604.x[4];
-      const float v11101 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11102 = v11100 * v11101;
-      v604.x[4] = v11102;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11105 = v604.x[5];
-      const float v11106 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11107 = v11105 * v11106;
-      v604.x[5] = v11107;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11110 = v604.x[6];
-      const float v11111 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11112 = v11110 * v11111;
-      v604.x[6] = v11112;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11115 = v604.x[7];
-      const float v11116 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11117 = v11115 * v11116;
-      v604.x[7] = v11117;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11120 = v604.x[8];
-      const float v11121 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11122 = v11120 * v11121;
-      v604.x[8] = v11122;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11125 = v604.x[9];
-      const float v11126 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11127 = v11125 * v11126;
-      v604.x[9] = v11127;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11130 = v604.x[10];
-      const float v11131 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11132 = v11130 * v11131;
-      v604.x[10] = v11132;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11135 = v604.x[11];
-      const float v11136 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11137 = v11135 * v11136;
-      v604.x[11] = v11137;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11140 = v604.x[12];
-      const float v11141 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11142 = v11140 * v11141;
-      v604.x[12] = v11142;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11145 = v604.x[13];
-      const float v11146 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11147 = v11145 * v11146;
-      v604.x[13] = v11147;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11150 = v604.x[14];
-      const float v11151 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11152 = v11150 * v11151;
-      v604.x[14] = v11152;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11155 = v604.x[15];
-      const float v11156 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11157 = v11155 * v11156;
-      v604.x[15] = v11157;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11160 = v604.x[16];
-      const float v11161 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11162 = v11160 * v11161;
-      v604.x[16] = v11162;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11165 = v604.x[17];
-      const float v11166 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11167 = v11165 * v11166;
-      v604.x[17] = v11167;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11170 = v604.x[18];
-      const float v11171 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11172 = v11170 * v11171;
-      v604.x[18] = v11172;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11175 = v604.x[19];
-      const float v11176 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11177 = v11175 * v11176;
-      v604.x[19] = v11177;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11180 = v604.x[20];
-      const float v11181 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11182 = v11180 * v11181;
-      v604.x[20] = v11182;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11185 = v604.x[21];
-      const float v11186 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11187 = v11185 * v11186;
-      v604.x[21] = v11187;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11190 = v604.x[22];
-      const float v11191 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11192 = v11190 * v11191;
-      v604.x[22] = v11192;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11195 = v604.x[23];
-      const float v11196 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11197 = v11195 * v11196;
-      v604.x[23] = v11197;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11200 = v604.x[24];
-      const float v11201 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11202 = v11200 * v11201;
-      v604.x[24] = v11202;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11205 = v604.x[25];
-      const float v11206 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11207 = v11205 * v11206;
-      v604.x[25] = v11207;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11210 = v604.x[26];
-      const float v11211 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11212 = v11210 * v11211;
-      v604.x[26] = v11212;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11215 = v604.x[27];
-      const float v11216 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11217 = v11215 * v11216;
-      v604.x[27] = v11217;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11220 = v604.x[28];
-      const float v11221 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11222 = v11220 * v11221;
-      v604.x[28] = v11222;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11225 = v604.x[29];
-      const float v11226 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11227 = v11225 * v11226;
-      v604.x[29] = v11227;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11230 = v604.x[30];
-      const float v11231 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11232 = v11230 * v11231;
-      v604.x[30] = v11232;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11235 = v604.x[31];
-      const float v11236 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11237 = v11235 * v11236;
-      v604.x[31] = v11237;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11240 = v606.x[0];
-      const float v11241 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11242 = v11240 * v11241;
-      v606.x[0] = v11242;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11245 = v606.x[1];
-      const float v11246 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11247 = v11245 * v11246;
-      v606.x[1] = v11247;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11250 = v606.x[2];
-      const float v11251 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11252 = v11250 * v11251;
-      v606.x[2] = v11252;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11255 = v606.x[3];
-      const float v11256 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11257 = v11255 * v11256;
-      v606.x[3] = v11257;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11260 = v606.x[4];
-      const float v11261 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11262 = v11260 * v11261;
-      v606.x[4] = v11262;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11265 = v606.x[5];
-      const float v11266 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11267 = v11265 * v11266;
-      v606.x[5] = v11267;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11270 = v606.x[6];
-      const float v11271 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11272 = v11270 * v11271;
-      v606.x[6] = v11272;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11275 = v606.x[7];
-      const float v11276 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11277 = v11275 * v11276;
-      v606.x[7] = v11277;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11280 = v606.x[8];
-      const float v11281 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11282 = v11280 * v11281;
-      v606.x[8] = v11282;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11285 = v606.x[9];
-      const float v11286 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11287 = v11285 * v11286;
-      v606.x[9] = v11287;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11290 = v606.x[10];
-      const float v11291 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11292 = v11290 * v11291;
-      v606.x[10] = v11292;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11295 = v606.x[11];
-      const float v11296 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11297 = v11295 * v11296;
-      v606.x[11] = v11297;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11300 = v606.x[12];
-      const float v11301 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11302 = v11300 * v11301;
-      v606.x[12] = v11302;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11305 = v606.x[13];
-      const float v11306 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11307 = v11305 * v11306;
-      v606.x[13] = v11307;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11310 = v606.x[14];
-      const float v11311 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11312 = v11310 * v11311;
-      v606.x[14] = v11312;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11315 = v606.x[15];
-      const float v11316 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11317 = v11315 * v11316;
-      v606.x[15] = v11317;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11320 = v606.x[16];
-      const float v11321 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11322 = v11320 * v11321;
-      v606.x[16] = v11322;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11325 = v606.x[17];
-      const float v11326 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11327 = v11325 * v11326;
-      v606.x[17] = v11327;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11330 = v606.x[18];
-      const float v11331 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11332 = v11330 * v11331;
-      v606.x[18] = v11332;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11335 = v606.x[19];
-      const float v11336 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11337 = v11335 * v11336;
-      v606.x[19] = v11337;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11340 = v606.x[20];
-      const float v11341 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11342 = v11340 * v11341;
-      v606.x[20] = v11342;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11345 = v606.x[21];
-      const float v11346 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11347 = v11345 * v11346;
-      v606.x[21] = v11347;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11350 = v606.x[22];
-      const float v11351 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11352 = v11350 * v11351;
-      v606.x[22] = v11352;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11355 = v606.x[23];
-      const float v11356 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11357 = v11355 * v11356;
-      v606.x[23] = v11357;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11360 = v606.x[24];
-      const float v11361 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11362 = v11360 * v11361;
-      v606.x[24] = v11362;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11365 = v606.x[25];
-      const float v11366 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11367 = v11365 * v11366;
-      v606.x[25] = v11367;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11370 = v606.x[26];
-      const float v11371 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11372 = v11370 * v11371;
-      v606.x[26] = v11372;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11375 = v606.x[27];
-      const float v11376 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11377 = v11375 * v11376;
-      v606.x[27] = v11377;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11380 = v606.x[28];
-      const float v11381 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11382 = v11380 * v11381;
-      v606.x[28] = v11382;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11385 = v606.x[29];
-      const float v11386 = v8602.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11387 = v11385 * v11386;
-      v606.x[29] = v11387;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11390 = v606.x[30];
-      const float v11391 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11392 = v11390 * v11391;
-      v606.x[30] = v11392;  // kernels/sdpa/flash_tile.hpp:244
-      const float v11395 = v606.x[31];
-      const float v11396 = v8602.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v11397 = v11395 * v11396;
-      v606.x[31] = v11397;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v11400;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v11400, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v11400, v8552);
-      iron_frag_store<false>(v11400, shm3, v11406, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v11664;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v11664, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11664, shm3, v11475, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11666;
-      iron_frag_fill(v11666, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11666, shm2, v8556, 64u);
-      iron_frag_mma_sync(v600, v11664, v11666);
-      const unsigned int v11673 = v8556 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11675;
-      iron_frag_fill(v11675, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11675, shm3, v11486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11677;
-      iron_frag_fill(v11677, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11677, shm2, v11673, 64u);
-      iron_frag_mma_sync(v600, v11675, v11677);
-      const unsigned int v11684 = v8556 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11686;
-      iron_frag_fill(v11686, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11686, shm3, v11495, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11688;
-      iron_frag_fill(v11688, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11688, shm2, v11684, 64u);
-      iron_frag_mma_sync(v600, v11686, v11688);
-      const unsigned int v11695 = v8556 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11697;
-      iron_frag_fill(v11697, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11697, shm3, v11504, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11699;
-      iron_frag_fill(v11699, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11699, shm2, v11695, 64u);
-      iron_frag_mma_sync(v600, v11697, v11699);
-      iron_frag<iron_bf16, 0, 16, 16> v11717;
-      iron_frag_fill(v11717, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11717, shm3, v11475, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11719;
-      iron_frag_fill(v11719, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11719, shm2, v8569, 64u);
-      iron_frag_mma_sync(v602, v11717, v11719);
-      const unsigned int v11726 = v8569 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11728;
-      iron_frag_fill(v11728, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11728, shm3, v11486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11730;
-      iron_frag_fill(v11730, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11730, shm2, v11726, 64u);
-      iron_frag_mma_sync(v602, v11728, v11730);
-      const unsigned int v11737 = v8569 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11739;
-      iron_frag_fill(v11739, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11739, shm3, v11495, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11741;
-      iron_frag_fill(v11741, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11741, shm2, v11737, 64u);
-      iron_frag_mma_sync(v602, v11739, v11741);
-      const unsigned int v11748 = v8569 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11750;
-      iron_frag_fill(v11750, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11750, shm3, v11504, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11752;
-      iron_frag_fill(v11752, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11752, shm2, v11748, 64u);
-      iron_frag_mma_sync(v602, v11750, v11752);
-      iron_frag<iron_bf16, 0, 16, 16> v11770;
-      iron_frag_fill(v11770, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11770, shm3, v11475, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11772;
-      iron_frag_fill(v11772, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11772, shm2, v8581, 64u);
-      iron_frag_mma_sync(v604, v11770, v11772);
-      const unsigned int v11779 = v8581 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11781;
-      iron_frag_fill(v11781, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11781, shm3, v11486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11783;
-      iron_frag_fill(v11783, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11783, shm2, v11779, 64u);
-      iron_frag_mma_sync(v604, v11781, v11783);
-      const unsigned int v11790 = v8581 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11792;
-      iron_frag_fill(v11792, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11792, shm3, v11495, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11794;
-      iron_frag_fill(v11794, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11794, shm2, v11790, 64u);
-      iron_frag_mma_sync(v604, v11792, v11794);
-      const unsigned int v11801 = v8581 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11803;
-      iron_frag_fill(v11803, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11803, shm3, v11504, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11805;
-      iron_frag_fill(v11805, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11805, shm2, v11801, 64u);
-      iron_frag_mma_sync(v604, v11803, v11805);
-      iron_frag<iron_bf16, 0, 16, 16> v11823;
-      iron_frag_fill(v11823, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11823, shm3, v11475, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11825;
-      iron_frag_fill(v11825, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11825, shm2, v8593, 64u);
-      iron_frag_mma_sync(v606, v11823, v11825);
-      const unsigned int v11832 = v8593 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v11834;
-      iron_frag_fill(v11834, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11834, shm3, v11486, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11836;
-      iron_frag_fill(v11836, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11836, shm2, v11832, 64u);
-      iron_frag_mma_sync(v606, v11834, v11836);
-      const unsigned int v11843 = v8593 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v11845;
-      iron_frag_fill(v11845, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11845, shm3, v11495, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11847;
-      iron_frag_fill(v11847, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11847, shm2, v11843, 64u);
-      iron_frag_mma_sync(v606, v11845, v11847);
-      const unsigned int v11854 = v8593 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v11856;
-      iron_frag_fill(v11856, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v11856, shm3, v11504, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v11858;
-      iron_frag_fill(v11858, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v11858, shm2, v11854, 64u);
-      iron_frag_mma_sync(v606, v11856, v11858);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v4056 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v4058;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v4058, 0.0f);
-    const float v4062 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4063 = fmaxf(v4062, v4056);
-    const bool v4066 = v4063 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4067 = v4066 ? 0.0f : v4063;
-    v4058.x[0] = v4067;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4071 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4072 = fmaxf(v4071, v4056);
-    const bool v4075 = v4072 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4076 = v4075 ? 0.0f : v4072;
-    v4058.x[1] = v4076;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4080 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4081 = fmaxf(v4080, v4056);
-    const bool v4084 = v4081 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4085 = v4084 ? 0.0f : v4081;
-    v4058.x[2] = v4085;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4089 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4090 = fmaxf(v4089, v4056);
-    const bool v4093 = v4090 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4094 = v4093 ? 0.0f : v4090;
-    v4058.x[3] = v4094;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v4096;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v4096, 0.0f);
-    const unsigned int v4097 = static_cast<unsigned int>(v4096.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4098 = static_cast<unsigned int>(v4096.row(0, iron_linear_thread() & 31u));
-    const float v4100 = v4058.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4101 = v4056 - v4100;
-    const float v4102 = exp2f(v4101);
-    const float v4105 = v4062 - v4100;
-    const float v4106 = exp2f(v4105);
-    const float v4107 = v598.x[0];
-    const float v4108 = v4107 * v4106;
-    const float v4109 = v4108 + v4102;
-    v4096.x[0] = v4109;  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4110 = static_cast<unsigned int>(v4096.col(1, iron_linear_thread() & 31u));
-    const unsigned int v4111 = static_cast<unsigned int>(v4096.row(1, iron_linear_thread() & 31u));
-    const float v4113 = v4058.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4114 = v4056 - v4113;
-    const float v4115 = exp2f(v4114);
-    const float v4118 = v4071 - v4113;
-    const float v4119 = exp2f(v4118);
-    const float v4120 = v598.x[1];
-    const float v4121 = v4120 * v4119;
-    const float v4122 = v4121 + v4115;
-    v4096.x[1] = v4122;  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4123 = static_cast<unsigned int>(v4096.col(2, iron_linear_thread() & 31u));
-    const unsigned int v4124 = static_cast<unsigned int>(v4096.row(2, iron_linear_thread() & 31u));
-    const float v4126 = v4058.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4127 = v4056 - v4126;
-    const float v4128 = exp2f(v4127);
-    const float v4131 = v4080 - v4126;
-    const float v4132 = exp2f(v4131);
-    const float v4133 = v598.x[2];
-    const float v4134 = v4133 * v4132;
-    const float v4135 = v4134 + v4128;
-    v4096.x[2] = v4135;  // kernels/sdpa/flash_tile.hpp:266
-    const unsigned int v4136 = static_cast<unsigned int>(v4096.col(3, iron_linear_thread() & 31u));
-    const unsigned int v4137 = static_cast<unsigned int>(v4096.row(3, iron_linear_thread() & 31u));
-    const float v4139 = v4058.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4140 = v4056 - v4139;
-    const float v4141 = exp2f(v4140);
-    const float v4144 = v4089 - v4139;
-    const float v4145 = exp2f(v4144);
-    const float v4146 = v598.x[3];
-    const float v4147 = v4146 * v4145;
-    const float v4148 = v4147 + v4141;
-    v4096.x[3] = v4148;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v4150;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v4150, 0.0f);
-    const float v4154 = v4096.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4160 = v4106 / v4154;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4162 = v4154 > 0.0f;
-    const float v4163 = v4162 ? v4160 : 0.0f;
-    v4150.x[0] = v4163;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4167 = v4096.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4173 = v4119 / v4167;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4175 = v4167 > 0.0f;
-    const float v4176 = v4175 ? v4173 : 0.0f;
-    v4150.x[1] = v4176;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4180 = v4096.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4186 = v4132 / v4180;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4188 = v4180 > 0.0f;
-    const float v4189 = v4188 ? v4186 : 0.0f;
-    v4150.x[2] = v4189;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4193 = v4096.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4199 = v4145 / v4193;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4201 = v4193 > 0.0f;
-    const float v4202 = v4201 ? v4199 : 0.0f;
-    v4150.x[3] = v4202;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4205 = v46 + v10759;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4206 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4207 = v600.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4208 = v4207 * v4206;
-    const float v4209 = v600.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4210 = v4209 * v4206;
-    const bool v4211 = v4205 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4211) {
-      const unsigned int v4216 = v11 + v4205;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4217 = v4216 * v1;
-      const unsigned int v4218 = v4217 + v26;
-      const unsigned int v4219 = v4218 << 8u;
-      const unsigned int v4220 = v4219 + v10758;
-      const iron_bf16 v4221 = iron_f32_to_bf16(v4208);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4222 = iron_f32_to_bf16(v4210);
-      *reinterpret_cast<iron_bf16x2*>(out + v4220) = iron_bf16x2{{v4221, v4222}};
-    }
-    const unsigned int v4224 = v46 + v10769;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4225 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4226 = v600.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4227 = v4226 * v4225;
-    const float v4228 = v600.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4229 = v4228 * v4225;
-    const bool v4230 = v4224 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4230) {
-      const unsigned int v4235 = v11 + v4224;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4236 = v4235 * v1;
-      const unsigned int v4237 = v4236 + v26;
-      const unsigned int v4238 = v4237 << 8u;
-      const unsigned int v4239 = v4238 + v10768;
-      const iron_bf16 v4240 = iron_f32_to_bf16(v4227);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4241 = iron_f32_to_bf16(v4229);
-      *reinterpret_cast<iron_bf16x2*>(out + v4239) = iron_bf16x2{{v4240, v4241}};
-    }
-    const unsigned int v4243 = v46 + v10779;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4244 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4245 = v600.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4246 = v4245 * v4244;
-    const float v4247 = v600.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4248 = v4247 * v4244;
-    const bool v4249 = v4243 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4249) {
-      const unsigned int v4254 = v11 + v4243;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4255 = v4254 * v1;
-      const unsigned int v4256 = v4255 + v26;
-      const unsigned int v4257 = v4256 << 8u;
-      const unsigned int v4258 = v4257 + v10778;
-      const iron_bf16 v4259 = iron_f32_to_bf16(v4246);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4260 = iron_f32_to_bf16(v4248);
-      *reinterpret_cast<iron_bf16x2*>(out + v4258) = iron_bf16x2{{v4259, v4260}};
-    }
-    const unsigned int v4262 = v46 + v10789;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4263 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4264 = v600.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4265 = v4264 * v4263;
-    const float v4266 = v600.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4267 = v4266 * v4263;
-    const bool v4268 = v4262 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4268) {
-      const unsigned int v4273 = v11 + v4262;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4274 = v4273 * v1;
-      const unsigned int v4275 = v4274 + v26;
-      const unsigned int v4276 = v4275 << 8u;
-      const unsigned int v4277 = v4276 + v10788;
-      const iron_bf16 v4278 = iron_f32_to_bf16(v4265);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4279 = iron_f32_to_bf16(v4267);
-      *reinterpret_cast<iron_bf16x2*>(out + v4277) = iron_bf16x2{{v4278, v4279}};
-    }
-    const unsigned int v4281 = v46 + v10799;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4282 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4283 = v600.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4284 = v4283 * v4282;
-    const float v4285 = v600.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4286 = v4285 * v4282;
-    const bool v4287 = v4281 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4287) {
-      const unsigned int v4292 = v11 + v4281;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4293 = v4292 * v1;
-      const unsigned int v4294 = v4293 + v26;
-      const unsigned int v4295 = v4294 << 8u;
-      const unsigned int v4296 = v4295 + v10798;
-      const iron_bf16 v4297 = iron_f32_to_bf16(v4284);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4298 = iron_f32_to_bf16(v4286);
-      *reinterpret_cast<iron_bf16x2*>(out + v4296) = iron_bf16x2{{v4297, v4298}};
-    }
-    const unsigned int v4300 = v46 + v10809;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4301 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4302 = v600.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4303 = v4302 * v4301;
-    const float v4304 = v600.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4305 = v4304 * v4301;
-    const bool v4306 = v4300 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4306) {
-      const unsigned int v4311 = v11 + v4300;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4312 = v4311 * v1;
-      const unsigned int v4313 = v4312 + v26;
-      const unsigned int v4314 = v4313 << 8u;
-      const unsigned int v4315 = v4314 + v10808;
-      const iron_bf16 v4316 = iron_f32_to_bf16(v4303);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4317 = iron_f32_to_bf16(v4305);
-      *reinterpret_cast<iron_bf16x2*>(out + v4315) = iron_bf16x2{{v4316, v4317}};
-    }
-    const unsigned int v4319 = v46 + v10819;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4320 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4321 = v600.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4322 = v4321 * v4320;
-    const float v4323 = v600.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4324 = v4323 * v4320;
-    const bool v4325 = v4319 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4325) {
-      const unsigned int v4330 = v11 + v4319;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4331 = v4330 * v1;
-      const unsigned int v4332 = v4331 + v26;
-      const unsigned int v4333 = v4332 << 8u;
-      const unsigned int v4334 = v4333 + v10818;
-      const iron_bf16 v4335 = iron_f32_to_bf16(v4322);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4336 = iron_f32_to_bf16(v4324);
-      *reinterpret_cast<iron_bf16x2*>(out + v4334) = iron_bf16x2{{v4335, v4336}};
-    }
-    const unsigned int v4338 = v46 + v10829;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4339 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4340 = v600.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4341 = v4340 * v4339;
-    const float v4342 = v600.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4343 = v4342 * v4339;
-    const bool v4344 = v4338 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4344) {
-      const unsigned int v4349 = v11 + v4338;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4350 = v4349 * v1;
-      const unsigned int v4351 = v4350 + v26;
-      const unsigned int v4352 = v4351 << 8u;
-      const unsigned int v4353 = v4352 + v10828;
-      const iron_bf16 v4354 = iron_f32_to_bf16(v4341);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4355 = iron_f32_to_bf16(v4343);
-      *reinterpret_cast<iron_bf16x2*>(out + v4353) = iron_bf16x2{{v4354, v4355}};
-    }
-    const unsigned int v4357 = v46 + v10839;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4358 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4359 = v600.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4360 = v4359 * v4358;
-    const float v4361 = v600.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4362 = v4361 * v4358;
-    const bool v4363 = v4357 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4363) {
-      const unsigned int v4368 = v11 + v4357;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4369 = v4368 * v1;
-      const unsigned int v4370 = v4369 + v26;
-      const unsigned int v4371 = v4370 << 8u;
-      const unsigned int v4372 = v4371 + v10838;
-      const iron_bf16 v4373 = iron_f32_to_bf16(v4360);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4374 = iron_f32_to_bf16(v4362);
-      *reinterpret_cast<iron_bf16x2*>(out + v4372) = iron_bf16x2{{v4373, v4374}};
-    }
-    const unsigned int v4376 = v46 + v10849;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4377 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4378 = v600.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4379 = v4378 * v4377;
-    const float v4380 = v600.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4381 = v4380 * v4377;
-    const bool v4382 = v4376 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4382) {
-      const unsigned int v4387 = v11 + v4376;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4388 = v4387 * v1;
-      const unsigned int v4389 = v4388 + v26;
-      const unsigned int v4390 = v4389 << 8u;
-      const unsigned int v4391 = v4390 + v10848;
-      const iron_bf16 v4392 = iron_f32_to_bf16(v4379);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4393 = iron_f32_to_bf16(v4381);
-      *reinterpret_cast<iron_bf16x2*>(out + v4391) = iron_bf16x2{{v4392, v4393}};
-    }
-    const unsigned int v4395 = v46 + v10859;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4396 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4397 = v600.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4398 = v4397 * v4396;
-    const float v4399 = v600.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4400 = v4399 * v4396;
-    const bool v4401 = v4395 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4401) {
-      const unsigned int v4406 = v11 + v4395;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4407 = v4406 * v1;
-      const unsigned int v4408 = v4407 + v26;
-      const unsigned int v4409 = v4408 << 8u;
-      const unsigned int v4410 = v4409 + v10858;
-      const iron_bf16 v4411 = iron_f32_to_bf16(v4398);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4412 = iron_f32_to_bf16(v4400);
-      *reinterpret_cast<iron_bf16x2*>(out + v4410) = iron_bf16x2{{v4411, v4412}};
-    }
-    const unsigned int v4414 = v46 + v10869;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4415 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4416 = v600.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4417 = v4416 * v4415;
-    const float v4418 = v600.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4419 = v4418 * v4415;
-    const bool v4420 = v4414 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4420) {
-      const unsigned int v4425 = v11 + v4414;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4426 = v4425 * v1;
-      const unsigned int v4427 = v4426 + v26;
-      const unsigned int v4428 = v4427 << 8u;
-      const unsigned int v4429 = v4428 + v10868;
-      const iron_bf16 v4430 = iron_f32_to_bf16(v4417);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4431 = iron_f32_to_bf16(v4419);
-      *reinterpret_cast<iron_bf16x2*>(out + v4429) = iron_bf16x2{{v4430, v4431}};
-    }
-    const unsigned int v4433 = v46 + v10879;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4434 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4435 = v600.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4436 = v4435 * v4434;
-    const float v4437 = v600.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4438 = v4437 * v4434;
-    const bool v4439 = v4433 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4439) {
-      const unsigned int v4444 = v11 + v4433;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4445 = v4444 * v1;
-      const unsigned int v4446 = v4445 + v26;
-      const unsigned int v4447 = v4446 << 8u;
-      const unsigned int v4448 = v4447 + v10878;
-      const iron_bf16 v4449 = iron_f32_to_bf16(v4436);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4450 = iron_f32_to_bf16(v4438);
-      *reinterpret_cast<iron_bf16x2*>(out + v4448) = iron_bf16x2{{v4449, v4450}};
-    }
-    const unsigned int v4452 = v46 + v10889;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4453 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4454 = v600.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4455 = v4454 * v4453;
-    const float v4456 = v600.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4457 = v4456 * v4453;
-    const bool v4458 = v4452 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4458) {
-      const unsigned int v4463 = v11 + v4452;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4464 = v4463 * v1;
-      const unsigned int v4465 = v4464 + v26;
-      const unsigned int v4466 = v4465 << 8u;
-      const unsigned int v4467 = v4466 + v10888;
-      const iron_bf16 v4468 = iron_f32_to_bf16(v4455);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4469 = iron_f32_to_bf16(v4457);
-      *reinterpret_cast<iron_bf16x2*>(out + v4467) = iron_bf16x2{{v4468, v4469}};
-    }
-    const unsigned int v4471 = v46 + v10899;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4472 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4473 = v600.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4474 = v4473 * v4472;
-    const float v4475 = v600.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4476 = v4475 * v4472;
-    const bool v4477 = v4471 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4477) {
-      const unsigned int v4482 = v11 + v4471;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4483 = v4482 * v1;
-      const unsigned int v4484 = v4483 + v26;
-      const unsigned int v4485 = v4484 << 8u;
-      const unsigned int v4486 = v4485 + v10898;
-      const iron_bf16 v4487 = iron_f32_to_bf16(v4474);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4488 = iron_f32_to_bf16(v4476);
-      *reinterpret_cast<iron_bf16x2*>(out + v4486) = iron_bf16x2{{v4487, v4488}};
-    }
-    const unsigned int v4490 = v46 + v10909;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4491 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4492 = v600.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4493 = v4492 * v4491;
-    const float v4494 = v600.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4495 = v4494 * v4491;
-    const bool v4496 = v4490 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4496) {
-      const unsigned int v4501 = v11 + v4490;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4502 = v4501 * v1;
-      const unsigned int v4503 = v4502 + v26;
-      const unsigned int v4504 = v4503 << 8u;
-      const unsigned int v4505 = v4504 + v10908;
-      const iron_bf16 v4506 = iron_f32_to_bf16(v4493);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4507 = iron_f32_to_bf16(v4495);
-      *reinterpret_cast<iron_bf16x2*>(out + v4505) = iron_bf16x2{{v4506, v4507}};
-    }
-    const unsigned int v4509 = v46 + v10919;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4510 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4511 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4512 = v4511 * v4510;
-    const float v4513 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4514 = v4513 * v4510;
-    const bool v4515 = v4509 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4515) {
-      const unsigned int v4518 = 64u + v10918;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4520 = v11 + v4509;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4521 = v4520 * v1;
-      const unsigned int v4522 = v4521 + v26;
-      const unsigned int v4523 = v4522 << 8u;
-      const unsigned int v4524 = v4523 + v4518;
-      const iron_bf16 v4525 = iron_f32_to_bf16(v4512);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4526 = iron_f32_to_bf16(v4514);
-      *reinterpret_cast<iron_bf16x2*>(out + v4524) = iron_bf16x2{{v4525, v4526}};
-    }
-    const unsigned int v4528 = v46 + v10929;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4529 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4530 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4531 = v4530 * v4529;
-    const float v4532 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4533 = v4532 * v4529;
-    const bool v4534 = v4528 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4534) {
-      const unsigned int v4537 = 64u + v10928;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4539 = v11 + v4528;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4540 = v4539 * v1;
-      const unsigned int v4541 = v4540 + v26;
-      const unsigned int v4542 = v4541 << 8u;
-      const unsigned int v4543 = v4542 + v4537;
-      const iron_bf16 v4544 = iron_f32_to_bf16(v4531);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4545 = iron_f32_to_bf16(v4533);
-      *reinterpret_cast<iron_bf16x2*>(out + v4543) = iron_bf16x2{{v4544, v4545}};
-    }
-    const unsigned int v4547 = v46 + v10939;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4548 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4549 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4550 = v4549 * v4548;
-    const float v4551 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4552 = v4551 * v4548;
-    const bool v4553 = v4547 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4553) {
-      const unsigned int v4556 = 64u + v10938;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4558 = v11 + v4547;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4559 = v4558 * v1;
-      const unsigned int v4560 = v4559 + v26;
-      const unsigned int v4561 = v4560 << 8u;
-      const unsigned int v4562 = v4561 + v4556;
-      const iron_bf16 v4563 = iron_f32_to_bf16(v4550);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4564 = iron_f32_to_bf16(v4552);
-      *reinterpret_cast<iron_bf16x2*>(out + v4562) = iron_bf16x2{{v4563, v4564}};
-    }
-    const unsigned int v4566 = v46 + v10949;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4567 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4568 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4569 = v4568 * v4567;
-    const float v4570 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4571 = v4570 * v4567;
-    const bool v4572 = v4566 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4572) {
-      const unsigned int v4575 = 64u + v10948;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4577 = v11 + v4566;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4578 = v4577 * v1;
-      const unsigned int v4579 = v4578 + v26;
-      const unsigned int v4580 = v4579 << 8u;
-      const unsigned int v4581 = v4580 + v4575;
-      const iron_bf16 v4582 = iron_f32_to_bf16(v4569);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4583 = iron_f32_to_bf16(v4571);
-      *reinterpret_cast<iron_bf16x2*>(out + v4581) = iron_bf16x2{{v4582, v4583}};
-    }
-    const unsigned int v4585 = v46 + v10959;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4586 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4587 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4588 = v4587 * v4586;
-    const float v4589 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4590 = v4589 * v4586;
-    const bool v4591 = v4585 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4591) {
-      const unsigned int v4594 = 64u + v10958;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4596 = v11 + v4585;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4597 = v4596 * v1;
-      const unsigned int v4598 = v4597 + v26;
-      const unsigned int v4599 = v4598 << 8u;
-      const unsigned int v4600 = v4599 + v4594;
-      const iron_bf16 v4601 = iron_f32_to_bf16(v4588);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4602 = iron_f32_to_bf16(v4590);
-      *reinterpret_cast<iron_bf16x2*>(out + v4600) = iron_bf16x2{{v4601, v4602}};
-    }
-    const unsigned int v4604 = v46 + v10969;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4605 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4606 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4607 = v4606 * v4605;
-    const float v4608 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4609 = v4608 * v4605;
-    const bool v4610 = v4604 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4610) {
-      const unsigned int v4613 = 64u + v10968;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4615 = v11 + v4604;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4616 = v4615 * v1;
-      const unsigned int v4617 = v4616 + v26;
-      const unsigned int v4618 = v4617 << 8u;
-      const unsigned int v4619 = v4618 + v4613;
-      const iron_bf16 v4620 = iron_f32_to_bf16(v4607);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4621 = iron_f32_to_bf16(v4609);
-      *reinterpret_cast<iron_bf16x2*>(out + v4619) = iron_bf16x2{{v4620, v4621}};
-    }
-    const unsigned int v4623 = v46 + v10979;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4624 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4625 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4626 = v4625 * v4624;
-    const float v4627 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4628 = v4627 * v4624;
-    const bool v4629 = v4623 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4629) {
-      const unsigned int v4632 = 64u + v10978;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4634 = v11 + v4623;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4635 = v4634 * v1;
-      const unsigned int v4636 = v4635 + v26;
-      const unsigned int v4637 = v4636 << 8u;
-      const unsigned int v4638 = v4637 + v4632;
-      const iron_bf16 v4639 = iron_f32_to_bf16(v4626);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4640 = iron_f32_to_bf16(v4628);
-      *reinterpret_cast<iron_bf16x2*>(out + v4638) = iron_bf16x2{{v4639, v4640}};
-    }
-    const unsigned int v4642 = v46 + v10989;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4643 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4644 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4645 = v4644 * v4643;
-    const float v4646 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4647 = v4646 * v4643;
-    const bool v4648 = v4642 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4648) {
-      const unsigned int v4651 = 64u + v10988;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4653 = v11 + v4642;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4654 = v4653 * v1;
-      const unsigned int v4655 = v4654 + v26;
-      const unsigned int v4656 = v4655 << 8u;
-      const unsigned int v4657 = v4656 + v4651;
-      const iron_bf16 v4658 = iron_f32_to_bf16(v4645);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4659 = iron_f32_to_bf16(v4647);
-      *reinterpret_cast<iron_bf16x2*>(out + v4657) = iron_bf16x2{{v4658, v4659}};
-    }
-    const unsigned int v4661 = v46 + v10999;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4662 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4663 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4664 = v4663 * v4662;
-    const float v4665 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4666 = v4665 * v4662;
-    const bool v4667 = v4661 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4667) {
-      const unsigned int v4670 = 64u + v10998;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4672 = v11 + v4661;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4673 = v4672 * v1;
-      const unsigned int v4674 = v4673 + v26;
-      const unsigned int v4675 = v4674 << 8u;
-      const unsigned int v4676 = v4675 + v4670;
-      const iron_bf16 v4677 = iron_f32_to_bf16(v4664);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4678 = iron_f32_to_bf16(v4666);
-      *reinterpret_cast<iron_bf16x2*>(out + v4676) = iron_bf16x2{{v4677, v4678}};
-    }
-    const unsigned int v4680 = v46 + v11009;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4681 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4682 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4683 = v4682 * v4681;
-    const float v4684 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4685 = v4684 * v4681;
-    const bool v4686 = v4680 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4686) {
-      const unsigned int v4689 = 64u + v11008;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4691 = v11 + v4680;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4692 = v4691 * v1;
-      const unsigned int v4693 = v4692 + v26;
-      const unsigned int v4694 = v4693 << 8u;
-      const unsigned int v4695 = v4694 + v4689;
-      const iron_bf16 v4696 = iron_f32_to_bf16(v4683);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4697 = iron_f32_to_bf16(v4685);
-      *reinterpret_cast<iron_bf16x2*>(out + v4695) = iron_bf16x2{{v4696, v4697}};
-    }
-    const unsigned int v4699 = v46 + v11019;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4700 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4701 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4702 = v4701 * v4700;
-    const float v4703 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4704 = v4703 * v4700;
-    const bool v4705 = v4699 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4705) {
-      const unsigned int v4708 = 64u + v11018;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4710 = v11 + v4699;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4711 = v4710 * v1;
-      const unsigned int v4712 = v4711 + v26;
-      const unsigned int v4713 = v4712 << 8u;
-      const unsigned int v4714 = v4713 + v4708;
-      const iron_bf16 v4715 = iron_f32_to_bf16(v4702);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4716 = iron_f32_to_bf16(v4704);
-      *reinterpret_cast<iron_bf16x2*>(out + v4714) = iron_bf16x2{{v4715, v4716}};
-    }
-    const unsigned int v4718 = v46 + v11029;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4719 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4720 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4721 = v4720 * v4719;
-    const float v4722 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4723 = v4722 * v4719;
-    const bool v4724 = v4718 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4724) {
-      const unsigned int v4727 = 64u + v11028;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4729 = v11 + v4718;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4730 = v4729 * v1;
-      const unsigned int v4731 = v4730 + v26;
-      const unsigned int v4732 = v4731 << 8u;
-      const unsigned int v4733 = v4732 + v4727;
-      const iron_bf16 v4734 = iron_f32_to_bf16(v4721);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4735 = iron_f32_to_bf16(v4723);
-      *reinterpret_cast<iron_bf16x2*>(out + v4733) = iron_bf16x2{{v4734, v4735}};
-    }
-    const unsigned int v4737 = v46 + v11039;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4738 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4739 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4740 = v4739 * v4738;
-    const float v4741 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4742 = v4741 * v4738;
-    const bool v4743 = v4737 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4743) {
-      const unsigned int v4746 = 64u + v11038;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4748 = v11 + v4737;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4749 = v4748 * v1;
-      const unsigned int v4750 = v4749 + v26;
-      const unsigned int v4751 = v4750 << 8u;
-      const unsigned int v4752 = v4751 + v4746;
-      const iron_bf16 v4753 = iron_f32_to_bf16(v4740);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4754 = iron_f32_to_bf16(v4742);
-      *reinterpret_cast<iron_bf16x2*>(out + v4752) = iron_bf16x2{{v4753, v4754}};
-    }
-    const unsigned int v4756 = v46 + v11049;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4757 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4758 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4759 = v4758 * v4757;
-    const float v4760 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4761 = v4760 * v4757;
-    const bool v4762 = v4756 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4762) {
-      const unsigned int v4765 = 64u + v11048;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4767 = v11 + v4756;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4768 = v4767 * v1;
-      const unsigned int v4769 = v4768 + v26;
-      const unsigned int v4770 = v4769 << 8u;
-      const unsigned int v4771 = v4770 + v4765;
-      const iron_bf16 v4772 = iron_f32_to_bf16(v4759);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4773 = iron_f32_to_bf16(v4761);
-      *reinterpret_cast<iron_bf16x2*>(out + v4771) = iron_bf16x2{{v4772, v4773}};
-    }
-    const unsigned int v4775 = v46 + v11059;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4776 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4777 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4778 = v4777 * v4776;
-    const float v4779 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4780 = v4779 * v4776;
-    const bool v4781 = v4775 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4781) {
-      const unsigned int v4784 = 64u + v11058;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4786 = v11 + v4775;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4787 = v4786 * v1;
-      const unsigned int v4788 = v4787 + v26;
-      const unsigned int v4789 = v4788 << 8u;
-      const unsigned int v4790 = v4789 + v4784;
-      const iron_bf16 v4791 = iron_f32_to_bf16(v4778);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4792 = iron_f32_to_bf16(v4780);
-      *reinterpret_cast<iron_bf16x2*>(out + v4790) = iron_bf16x2{{v4791, v4792}};
-    }
-    const unsigned int v4794 = v46 + v11069;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4795 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4796 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4797 = v4796 * v4795;
-    const float v4798 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4799 = v4798 * v4795;
-    const bool v4800 = v4794 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4800) {
-      const unsigned int v4803 = 64u + v11068;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4805 = v11 + v4794;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4806 = v4805 * v1;
-      const unsigned int v4807 = v4806 + v26;
-      const unsigned int v4808 = v4807 << 8u;
-      const unsigned int v4809 = v4808 + v4803;
-      const iron_bf16 v4810 = iron_f32_to_bf16(v4797);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4811 = iron_f32_to_bf16(v4799);
-      *reinterpret_cast<iron_bf16x2*>(out + v4809) = iron_bf16x2{{v4810, v4811}};
-    }
-    const unsigned int v4813 = v46 + v11079;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4814 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4815 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4816 = v4815 * v4814;
-    const float v4817 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4818 = v4817 * v4814;
-    const bool v4819 = v4813 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4819) {
-      const unsigned int v4822 = 128u + v11078;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4824 = v11 + v4813;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4825 = v4824 * v1;
-      const unsigned int v4826 = v4825 + v26;
-      const unsigned int v4827 = v4826 << 8u;
-      const unsigned int v4828 = v4827 + v4822;
-      const iron_bf16 v4829 = iron_f32_to_bf16(v4816);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4830 = iron_f32_to_bf16(v4818);
-      *reinterpret_cast<iron_bf16x2*>(out + v4828) = iron_bf16x2{{v4829, v4830}};
-    }
-    const unsigned int v4832 = v46 + v11089;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4833 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4834 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4835 = v4834 * v4833;
-    const float v4836 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4837 = v4836 * v4833;
-    const bool v4838 = v4832 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4838) {
-      const unsigned int v4841 = 128u + v11088;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4843 = v11 + v4832;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4844 = v4843 * v1;
-      const unsigned int v4845 = v4844 + v26;
-      const unsigned int v4846 = v4845 << 8u;
-      const unsigned int v4847 = v4846 + v4841;
-      const iron_bf16 v4848 = iron_f32_to_bf16(v4835);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4849 = iron_f32_to_bf16(v4837);
-      *reinterpret_cast<iron_bf16x2*>(out + v4847) = iron_bf16x2{{v4848, v4849}};
-    }
-    const unsigned int v4851 = v46 + v11099;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4852 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4853 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4854 = v4853 * v4852;
-    const float v4855 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4856 = v4855 * v4852;
-    const bool v4857 = v4851 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4857) {
-      const unsigned int v4860 = 128u + v11098;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4862 = v11 + v4851;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4863 = v4862 * v1;
-      const unsigned int v4864 = v4863 + v26;
-      const unsigned int v4865 = v4864 << 8u;
-      const unsigned int v4866 = v4865 + v4860;
-      const iron_bf16 v4867 = iron_f32_to_bf16(v4854);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4868 = iron_f32_to_bf16(v4856);
-      *reinterpret_cast<iron_bf16x2*>(out + v4866) = iron_bf16x2{{v4867, v4868}};
-    }
-    const unsigned int v4870 = v46 + v11109;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4871 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4872 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4873 = v4872 * v4871;
-    const float v4874 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4875 = v4874 * v4871;
-    const bool v4876 = v4870 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4876) {
-      const unsigned int v4879 = 128u + v11108;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4881 = v11 + v4870;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4882 = v4881 * v1;
-      const unsigned int v4883 = v4882 + v26;
-      const unsigned int v4884 = v4883 << 8u;
-      const unsigned int v4885 = v4884 + v4879;
-      const iron_bf16 v4886 = iron_f32_to_bf16(v4873);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4887 = iron_f32_to_bf16(v4875);
-      *reinterpret_cast<iron_bf16x2*>(out + v4885) = iron_bf16x2{{v4886, v4887}};
-    }
-    const unsigned int v4889 = v46 + v11119;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4890 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4891 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4892 = v4891 * v4890;
-    const float v4893 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4894 = v4893 * v4890;
-    const bool v4895 = v4889 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4895) {
-      const unsigned int v4898 = 128u + v11118;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4900 = v11 + v4889;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4901 = v4900 * v1;
-      const unsigned int v4902 = v4901 + v26;
-      const unsigned int v4903 = v4902 << 8u;
-      const unsigned int v4904 = v4903 + v4898;
-      const iron_bf16 v4905 = iron_f32_to_bf16(v4892);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4906 = iron_f32_to_bf16(v4894);
-      *reinterpret_cast<iron_bf16x2*>(out + v4904) = iron_bf16x2{{v4905, v4906}};
-    }
-    const unsigned int v4908 = v46 + v11129;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4909 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4910 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4911 = v4910 * v4909;
-    const float v4912 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4913 = v4912 * v4909;
-    const bool v4914 = v4908 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4914) {
-      const unsigned int v4917 = 128u + v11128;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4919 = v11 + v4908;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v26;
-      const unsigned int v4922 = v4921 << 8u;
-      const unsigned int v4923 = v4922 + v4917;
-      const iron_bf16 v4924 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4925 = iron_f32_to_bf16(v4913);
-      *reinterpret_cast<iron_bf16x2*>(out + v4923) = iron_bf16x2{{v4924, v4925}};
-    }
-    const unsigned int v4927 = v46 + v11139;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4928 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4929 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4930 = v4929 * v4928;
-    const float v4931 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4932 = v4931 * v4928;
-    const bool v4933 = v4927 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4933) {
-      const unsigned int v4936 = 128u + v11138;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4938 = v11 + v4927;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4939 = v4938 * v1;
-      const unsigned int v4940 = v4939 + v26;
-      const unsigned int v4941 = v4940 << 8u;
-      const unsigned int v4942 = v4941 + v4936;
-      const iron_bf16 v4943 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4944 = iron_f32_to_bf16(v4932);
-      *reinterpret_cast<iron_bf16x2*>(out + v4942) = iron_bf16x2{{v4943, v4944}};
-    }
-    const unsigned int v4946 = v46 + v11149;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4947 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4948 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4949 = v4948 * v4947;
-    const float v4950 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4951 = v4950 * v4947;
-    const bool v4952 = v4946 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4952) {
-      const unsigned int v4955 = 128u + v11148;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4957 = v11 + v4946;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4958 = v4957 * v1;
-      const unsigned int v4959 = v4958 + v26;
-      const unsigned int v4960 = v4959 << 8u;
-      const unsigned int v4961 = v4960 + v4955;
-      const iron_bf16 v4962 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4951);
-      *reinterpret_cast<iron_bf16x2*>(out + v4961) = iron_bf16x2{{v4962, v4963}};
-    }
-    const unsigned int v4965 = v46 + v11159;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4966 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4967 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4968 = v4967 * v4966;
-    const float v4969 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4970 = v4969 * v4966;
-    const bool v4971 = v4965 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4971) {
-      const unsigned int v4974 = 128u + v11158;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4976 = v11 + v4965;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4977 = v4976 * v1;
-      const unsigned int v4978 = v4977 + v26;
-      const unsigned int v4979 = v4978 << 8u;
-      const unsigned int v4980 = v4979 + v4974;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4982 = iron_f32_to_bf16(v4970);
-      *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4981, v4982}};
-    }
-    const unsigned int v4984 = v46 + v11169;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4985 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4986 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4987 = v4986 * v4985;
-    const float v4988 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4989 = v4988 * v4985;
-    const bool v4990 = v4984 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4990) {
-      const unsigned int v4993 = 128u + v11168;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v4995 = v11 + v4984;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4996 = v4995 * v1;
-      const unsigned int v4997 = v4996 + v26;
-      const unsigned int v4998 = v4997 << 8u;
-      const unsigned int v4999 = v4998 + v4993;
-      const iron_bf16 v5000 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5001 = iron_f32_to_bf16(v4989);
-      *reinterpret_cast<iron_bf16x2*>(out + v4999) = iron_bf16x2{{v5000, v5001}};
-    }
-    const unsigned int v5003 = v46 + v11179;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5004 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5005 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5006 = v5005 * v5004;
-    const float v5007 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5008 = v5007 * v5004;
-    const bool v5009 = v5003 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5009) {
-      const unsigned int v5012 = 128u + v11178;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5014 = v11 + v5003;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5015 = v5014 * v1;
-      const unsigned int v5016 = v5015 + v26;
-      const unsigned int v5017 = v5016 << 8u;
-      const unsigned int v5018 = v5017 + v5012;
-      const iron_bf16 v5019 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5020 = iron_f32_to_bf16(v5008);
-      *reinterpret_cast<iron_bf16x2*>(out + v5018) = iron_bf16x2{{v5019, v5020}};
-    }
-    const unsigned int v5022 = v46 + v11189;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5023 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5024 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5025 = v5024 * v5023;
-    const float v5026 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5027 = v5026 * v5023;
-    const bool v5028 = v5022 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5028) {
-      const unsigned int v5031 = 128u + v11188;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5033 = v11 + v5022;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v26;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v5031;
-      const iron_bf16 v5038 = iron_f32_to_bf16(v5025);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5039 = iron_f32_to_bf16(v5027);
-      *reinterpret_cast<iron_bf16x2*>(out + v5037) = iron_bf16x2{{v5038, v5039}};
-    }
-    const unsigned int v5041 = v46 + v11199;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5042 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5043 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5044 = v5043 * v5042;
-    const float v5045 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5046 = v5045 * v5042;
-    const bool v5047 = v5041 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5047) {
-      const unsigned int v5050 = 128u + v11198;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5052 = v11 + v5041;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5053 = v5052 * v1;
-      const unsigned int v5054 = v5053 + v26;
-      const unsigned int v5055 = v5054 << 8u;
-      const unsigned int v5056 = v5055 + v5050;
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5058 = iron_f32_to_bf16(v5046);
-      *reinterpret_cast<iron_bf16x2*>(out + v5056) = iron_bf16x2{{v5057, v5058}};
-    }
-    const unsigned int v5060 = v46 + v11209;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5061 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5062 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5063 = v5062 * v5061;
-    const float v5064 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5065 = v5064 * v5061;
-    const bool v5066 = v5060 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5066) {
-      const unsigned int v5069 = 128u + v11208;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5071 = v11 + v5060;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5072 = v5071 * v1;
-      const unsigned int v5073 = v5072 + v26;
-      const unsigned int v5074 = v5073 << 8u;
-      const unsigned int v5075 = v5074 + v5069;
-      const iron_bf16 v5076 = iron_f32_to_bf16(v5063);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5077 = iron_f32_to_bf16(v5065);
-      *reinterpret_cast<iron_bf16x2*>(out + v5075) = iron_bf16x2{{v5076, v5077}};
-    }
-    const unsigned int v5079 = v46 + v11219;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5080 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5081 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5082 = v5081 * v5080;
-    const float v5083 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5084 = v5083 * v5080;
-    const bool v5085 = v5079 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5085) {
-      const unsigned int v5088 = 128u + v11218;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5090 = v11 + v5079;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5091 = v5090 * v1;
-      const unsigned int v5092 = v5091 + v26;
-      const unsigned int v5093 = v5092 << 8u;
-      const unsigned int v5094 = v5093 + v5088;
-      const iron_bf16 v5095 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5096 = iron_f32_to_bf16(v5084);
-      *reinterpret_cast<iron_bf16x2*>(out + v5094) = iron_bf16x2{{v5095, v5096}};
-    }
-    const unsigned int v5098 = v46 + v11229;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5099 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5100 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5101 = v5100 * v5099;
-    const float v5102 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5103 = v5102 * v5099;
-    const bool v5104 = v5098 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5104) {
-      const unsigned int v5107 = 128u + v11228;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5109 = v11 + v5098;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v26;
-      const unsigned int v5112 = v5111 << 8u;
-      const unsigned int v5113 = v5112 + v5107;
-      const iron_bf16 v5114 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5115 = iron_f32_to_bf16(v5103);
-      *reinterpret_cast<iron_bf16x2*>(out + v5113) = iron_bf16x2{{v5114, v5115}};
-    }
-    const unsigned int v5117 = v46 + v11239;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5118 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5119 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5120 = v5119 * v5118;
-    const float v5121 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5122 = v5121 * v5118;
-    const bool v5123 = v5117 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5123) {
-      const unsigned int v5126 = 192u + v11238;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5128 = v11 + v5117;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5129 = v5128 * v1;
-      const unsigned int v5130 = v5129 + v26;
-      const unsigned int v5131 = v5130 << 8u;
-      const unsigned int v5132 = v5131 + v5126;
-      const iron_bf16 v5133 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5134 = iron_f32_to_bf16(v5122);
-      *reinterpret_cast<iron_bf16x2*>(out + v5132) = iron_bf16x2{{v5133, v5134}};
-    }
-    const unsigned int v5136 = v46 + v11249;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5137 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5138 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5139 = v5138 * v5137;
-    const float v5140 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5141 = v5140 * v5137;
-    const bool v5142 = v5136 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5142) {
-      const unsigned int v5145 = 192u + v11248;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5147 = v11 + v5136;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5148 = v5147 * v1;
-      const unsigned int v5149 = v5148 + v26;
-      const unsigned int v5150 = v5149 << 8u;
-      const unsigned int v5151 = v5150 + v5145;
-      const iron_bf16 v5152 = iron_f32_to_bf16(v5139);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5153 = iron_f32_to_bf16(v5141);
-      *reinterpret_cast<iron_bf16x2*>(out + v5151) = iron_bf16x2{{v5152, v5153}};
-    }
-    const unsigned int v5155 = v46 + v11259;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5156 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5157 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5158 = v5157 * v5156;
-    const float v5159 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5160 = v5159 * v5156;
-    const bool v5161 = v5155 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5161) {
-      const unsigned int v5164 = 192u + v11258;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5166 = v11 + v5155;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5167 = v5166 * v1;
-      const unsigned int v5168 = v5167 + v26;
-      const unsigned int v5169 = v5168 << 8u;
-      const unsigned int v5170 = v5169 + v5164;
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5158);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5172 = iron_f32_to_bf16(v5160);
-      *reinterpret_cast<iron_bf16x2*>(out + v5170) = iron_bf16x2{{v5171, v5172}};
-    }
-    const unsigned int v5174 = v46 + v11269;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5175 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5176 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5177 = v5176 * v5175;
-    const float v5178 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5179 = v5178 * v5175;
-    const bool v5180 = v5174 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5180) {
-      const unsigned int v5183 = 192u + v11268;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5185 = v11 + v5174;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5186 = v5185 * v1;
-      const unsigned int v5187 = v5186 + v26;
-      const unsigned int v5188 = v5187 << 8u;
-      const unsigned int v5189 = v5188 + v5183;
-      const iron_bf16 v5190 = iron_f32_to_bf16(v5177);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5191 = iron_f32_to_bf16(v5179);
-      *reinterpret_cast<iron_bf16x2*>(out + v5189) = iron_bf16x2{{v5190, v5191}};
-    }
-    const unsigned int v5193 = v46 + v11279;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5194 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5195 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5196 = v5195 * v5194;
-    const float v5197 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5198 = v5197 * v5194;
-    const bool v5199 = v5193 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5199) {
-      const unsigned int v5202 = 192u + v11278;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5204 = v11 + v5193;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5205 = v5204 * v1;
-      const unsigned int v5206 = v5205 + v26;
-      const unsigned int v5207 = v5206 << 8u;
-      const unsigned int v5208 = v5207 + v5202;
-      const iron_bf16 v5209 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5210 = iron_f32_to_bf16(v5198);
-      *reinterpret_cast<iron_bf16x2*>(out + v5208) = iron_bf16x2{{v5209, v5210}};
-    }
-    const unsigned int v5212 = v46 + v11289;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5213 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5214 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5215 = v5214 * v5213;
-    const float v5216 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5217 = v5216 * v5213;
-    const bool v5218 = v5212 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5218) {
-      const unsigned int v5221 = 192u + v11288;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5223 = v11 + v5212;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5224 = v5223 * v1;
-      const unsigned int v5225 = v5224 + v26;
-      const unsigned int v5226 = v5225 << 8u;
-      const unsigned int v5227 = v5226 + v5221;
-      const iron_bf16 v5228 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5229 = iron_f32_to_bf16(v5217);
-      *reinterpret_cast<iron_bf16x2*>(out + v5227) = iron_bf16x2{{v5228, v5229}};
-    }
-    const unsigned int v5231 = v46 + v11299;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5232 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5233 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5234 = v5233 * v5232;
-    const float v5235 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5236 = v5235 * v5232;
-    const bool v5237 = v5231 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5237) {
-      const unsigned int v5240 = 192u + v11298;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5242 = v11 + v5231;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5243 = v5242 * v1;
-      const unsigned int v5244 = v5243 + v26;
-      const unsigned int v5245 = v5244 << 8u;
-      const unsigned int v5246 = v5245 + v5240;
-      const iron_bf16 v5247 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5248 = iron_f32_to_bf16(v5236);
-      *reinterpret_cast<iron_bf16x2*>(out + v5246) = iron_bf16x2{{v5247, v5248}};
-    }
-    const unsigned int v5250 = v46 + v11309;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5251 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5252 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5253 = v5252 * v5251;
-    const float v5254 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5255 = v5254 * v5251;
-    const bool v5256 = v5250 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5256) {
-      const unsigned int v5259 = 192u + v11308;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5261 = v11 + v5250;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5262 = v5261 * v1;
-      const unsigned int v5263 = v5262 + v26;
-      const unsigned int v5264 = v5263 << 8u;
-      const unsigned int v5265 = v5264 + v5259;
-      const iron_bf16 v5266 = iron_f32_to_bf16(v5253);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5255);
-      *reinterpret_cast<iron_bf16x2*>(out + v5265) = iron_bf16x2{{v5266, v5267}};
-    }
-    const unsigned int v5269 = v46 + v11319;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5270 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5271 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5272 = v5271 * v5270;
-    const float v5273 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5274 = v5273 * v5270;
-    const bool v5275 = v5269 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5275) {
-      const unsigned int v5278 = 192u + v11318;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5280 = v11 + v5269;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5281 = v5280 * v1;
-      const unsigned int v5282 = v5281 + v26;
-      const unsigned int v5283 = v5282 << 8u;
-      const unsigned int v5284 = v5283 + v5278;
-      const iron_bf16 v5285 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5286 = iron_f32_to_bf16(v5274);
-      *reinterpret_cast<iron_bf16x2*>(out + v5284) = iron_bf16x2{{v5285, v5286}};
-    }
-    const unsigned int v5288 = v46 + v11329;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5289 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5290 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5291 = v5290 * v5289;
-    const float v5292 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5293 = v5292 * v5289;
-    const bool v5294 = v5288 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5294) {
-      const unsigned int v5297 = 192u + v11328;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5299 = v11 + v5288;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5300 = v5299 * v1;
-      const unsigned int v5301 = v5300 + v26;
-      const unsigned int v5302 = v5301 << 8u;
-      const unsigned int v5303 = v5302 + v5297;
-      const iron_bf16 v5304 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5305 = iron_f32_to_bf16(v5293);
-      *reinterpret_cast<iron_bf16x2*>(out + v5303) = iron_bf16x2{{v5304, v5305}};
-    }
-    const unsigned int v5307 = v46 + v11339;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5308 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5309 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5310 = v5309 * v5308;
-    const float v5311 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5312 = v5311 * v5308;
-    const bool v5313 = v5307 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5313) {
-      const unsigned int v5316 = 192u + v11338;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5318 = v11 + v5307;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5319 = v5318 * v1;
-      const unsigned int v5320 = v5319 + v26;
-      const unsigned int v5321 = v5320 << 8u;
-      const unsigned int v5322 = v5321 + v5316;
-      const iron_bf16 v5323 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5324 = iron_f32_to_bf16(v5312);
-      *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5323, v5324}};
-    }
-    const unsigned int v5326 = v46 + v11349;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5327 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5328 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5329 = v5328 * v5327;
-    const float v5330 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5331 = v5330 * v5327;
-    const bool v5332 = v5326 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5332) {
-      const unsigned int v5335 = 192u + v11348;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5337 = v11 + v5326;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v26;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5335;
-      const iron_bf16 v5342 = iron_f32_to_bf16(v5329);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5343 = iron_f32_to_bf16(v5331);
-      *reinterpret_cast<iron_bf16x2*>(out + v5341) = iron_bf16x2{{v5342, v5343}};
-    }
-    const unsigned int v5345 = v46 + v11359;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5346 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5347 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5348 = v5347 * v5346;
-    const float v5349 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5350 = v5349 * v5346;
-    const bool v5351 = v5345 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5351) {
-      const unsigned int v5354 = 192u + v11358;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5356 = v11 + v5345;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5357 = v5356 * v1;
-      const unsigned int v5358 = v5357 + v26;
-      const unsigned int v5359 = v5358 << 8u;
-      const unsigned int v5360 = v5359 + v5354;
-      const iron_bf16 v5361 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5362 = iron_f32_to_bf16(v5350);
-      *reinterpret_cast<iron_bf16x2*>(out + v5360) = iron_bf16x2{{v5361, v5362}};
-    }
-    const unsigned int v5364 = v46 + v11369;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5365 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5366 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5367 = v5366 * v5365;
-    const float v5368 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5369 = v5368 * v5365;
-    const bool v5370 = v5364 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5370) {
-      const unsigned int v5373 = 192u + v11368;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5375 = v11 + v5364;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5376 = v5375 * v1;
-      const unsigned int v5377 = v5376 + v26;
-      const unsigned int v5378 = v5377 << 8u;
-      const unsigned int v5379 = v5378 + v5373;
-      const iron_bf16 v5380 = iron_f32_to_bf16(v5367);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5381 = iron_f32_to_bf16(v5369);
-      *reinterpret_cast<iron_bf16x2*>(out + v5379) = iron_bf16x2{{v5380, v5381}};
-    }
-    const unsigned int v5383 = v46 + v11379;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5384 = v4150.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5385 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5386 = v5385 * v5384;
-    const float v5387 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5388 = v5387 * v5384;
-    const bool v5389 = v5383 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5389) {
-      const unsigned int v5392 = 192u + v11378;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5394 = v11 + v5383;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5395 = v5394 * v1;
-      const unsigned int v5396 = v5395 + v26;
-      const unsigned int v5397 = v5396 << 8u;
-      const unsigned int v5398 = v5397 + v5392;
-      const iron_bf16 v5399 = iron_f32_to_bf16(v5386);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5400 = iron_f32_to_bf16(v5388);
-      *reinterpret_cast<iron_bf16x2*>(out + v5398) = iron_bf16x2{{v5399, v5400}};
-    }
-    const unsigned int v5402 = v46 + v11389;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5403 = v4150.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5404 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5405 = v5404 * v5403;
-    const float v5406 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5407 = v5406 * v5403;
-    const bool v5408 = v5402 < v18;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5408) {
-      const unsigned int v5411 = 192u + v11388;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5413 = v11 + v5402;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5414 = v5413 * v1;
-      const unsigned int v5415 = v5414 + v26;
-      const unsigned int v5416 = v5415 << 8u;
-      const unsigned int v5417 = v5416 + v5411;
-      const iron_bf16 v5418 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5419 = iron_f32_to_bf16(v5407);
-      *reinterpret_cast<iron_bf16x2*>(out + v5417) = iron_bf16x2{{v5418, v5419}};
-    }
-    const unsigned int v7469 = v46 + v4098;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7473 = log2f(v4154);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7474 = v7473 + v4100;
-    const float v7475 = v7474 * 0.6931472f;
-    const bool v7478 = v4097 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7479 = v7469 < v18;
-    const bool v7480 = v7478 && v7479;
-    if (v7480) {
-      const unsigned int v7481 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7482 = v7481 + v11;
-      const unsigned int v7483 = v7482 + v7469;
-      lse[v7483] = v7475;
-    }
-    const unsigned int v7485 = v46 + v4111;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7489 = log2f(v4167);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7490 = v7489 + v4113;
-    const float v7491 = v7490 * 0.6931472f;
-    const bool v7494 = v4110 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7495 = v7485 < v18;
-    const bool v7496 = v7494 && v7495;
-    if (v7496) {
-      const unsigned int v7497 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7498 = v7497 + v11;
-      const unsigned int v7499 = v7498 + v7485;
-      lse[v7499] = v7491;
-    }
-    const unsigned int v7501 = v46 + v4124;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7505 = log2f(v4180);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7506 = v7505 + v4126;
-    const float v7507 = v7506 * 0.6931472f;
-    const bool v7510 = v4123 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7511 = v7501 < v18;
-    const bool v7512 = v7510 && v7511;
-    if (v7512) {
-      const unsigned int v7513 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7514 = v7513 + v11;
-      const unsigned int v7515 = v7514 + v7501;
-      lse[v7515] = v7507;
-    }
-    const unsigned int v7517 = v46 + v4137;  // kernels/sdpa/flash_tile.hpp:309
-    const float v7521 = log2f(v4193);  // kernels/sdpa/flash_tile.hpp:310
-    const float v7522 = v7521 + v4139;
-    const float v7523 = v7522 * 0.6931472f;
-    const bool v7526 = v4136 == v47;  // kernels/sdpa/flash_tile.hpp:311
-    const bool v7527 = v7517 < v18;
-    const bool v7528 = v7526 && v7527;
-    if (v7528) {
-      const unsigned int v7529 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
-      const unsigned int v7530 = v7529 + v11;
-      const unsigned int v7531 = v7530 + v7517;
-      lse[v7531] = v7523;
+      const float v17572 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v17573 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17574 = v17572 * v17573;
+      v602.x[0] = v17574;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17577 = v602.x[1];
+      const float v17578 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17579 = v17577 * v17578;
+      v602.x[1] = v17579;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17582 = v602.x[2];
+      const float v17583 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17584 = v17582 * v17583;
+      v602.x[2] = v17584;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17587 = v602.x[3];
+      const float v17588 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17589 = v17587 * v17588;
+      v602.x[3] = v17589;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17592 = v602.x[4];
+      const float v17593 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17594 = v17592 * v17593;
+      v602.x[4] = v17594;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17597 = v602.x[5];
+      const float v17598 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17599 = v17597 * v17598;
+      v602.x[5] = v17599;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17602 = v602.x[6];
+      const float v17603 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17604 = v17602 * v17603;
+      v602.x[6] = v17604;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17607 = v602.x[7];
+      const float v17608 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17609 = v17607 * v17608;
+      v602.x[7] = v17609;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17612 = v602.x[8];
+      const float v17613 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17614 = v17612 * v17613;
+      v602.x[8] = v17614;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17617 = v602.x[9];
+      const float v17618 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17619 = v17617 * v17618;
+      v602.x[9] = v17619;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17622 = v602.x[10];
+      const float v17623 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17624 = v17622 * v17623;
+      v602.x[10] = v17624;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17627 = v602.x[11];
+      const float v17628 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17629 = v17627 * v17628;
+      v602.x[11] = v17629;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17632 = v602.x[12];
+      const float v17633 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17634 = v17632 * v17633;
+      v602.x[12] = v17634;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17637 = v602.x[13];
+      const float v17638 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17639 = v17637 * v17638;
+      v602.x[13] = v17639;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17642 = v602.x[14];
+      const float v17643 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17644 = v17642 * v17643;
+      v602.x[14] = v17644;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17647 = v602.x[15];
+      const float v17648 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17649 = v17647 * v17648;
+      v602.x[15] = v17649;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17652 = v602.x[16];
+      const float v17653 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17654 = v17652 * v17653;
+      v602.x[16] = v17654;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17657 = v602.x[17];
+      const float v17658 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17659 = v17657 * v17658;
+      v602.x[17] = v17659;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17662 = v602.x[18];
+      const float v17663 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17664 = v17662 * v17663;
+      v602.x[18] = v17664;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17667 = v602.x[19];
+      const float v17668 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17669 = v17667 * v17668;
+      v602.x[19] = v17669;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17672 = v602.x[20];
+      const float v17673 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17674 = v17672 * v17673;
+      v602.x[20] = v17674;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17677 = v602.x[21];
+      const float v17678 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17679 = v17677 * v17678;
+      v602.x[21] = v17679;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17682 = v602.x[22];
+      const float v17683 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17684 = v17682 * v17683;
+      v602.x[22] = v17684;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17687 = v602.x[23];
+      const float v17688 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17689 = v17687 * v17688;
+      v602.x[23] = v17689;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17692 = v602.x[24];
+      const float v17693 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17694 = v17692 * v17693;
+      v602.x[24] = v17694;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17697 = v602.x[25];
+      const float v17698 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17699 = v17697 * v17698;
+      v602.x[25] = v17699;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17702 = v602.x[26];
+      const float v17703 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17704 = v17702 * v17703;
+      v602.x[26] = v17704;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17707 = v602.x[27];
+      const float v17708 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17709 = v17707 * v17708;
+      v602.x[27] = v17709;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17712 = v602.x[28];
+      const float v17713 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17714 = v17712 * v17713;
+      v602.x[28] = v17714;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17717 = v602.x[29];
+      const float v17718 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17719 = v17717 * v17718;
+      v602.x[29] = v17719;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17722 = v602.x[30];
+      const float v17723 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17724 = v17722 * v17723;
+      v602.x[30] = v17724;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17727 = v602.x[31];
+      const float v17728 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17729 = v17727 * v17728;
+      v602.x[31] = v17729;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17732 = v604.x[0];
+      const float v17733 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17734 = v17732 * v17733;
+      v604.x[0] = v17734;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17737 = v604.x[1];
+      const float v17738 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17739 = v17737 * v17738;
+      v604.x[1] = v17739;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17742 = v604.x[2];
+      const float v17743 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17744 = v17742 * v17743;
+      v604.x[2] = v17744;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17747 = v604.x[3];
+      const float v17748 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17749 = v17747 * v17748;
+      v604.x[3] = v17749;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17752 = v604.x[4];
+      const float v17753 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17754 = v17752 * v17753;
+      v604.x[4] = v17754;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17757 = v604.x[5];
+      const float v17758 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17759 = v17757 * v17758;
+      v604.x[5] = v17759;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17762 = v604.x[6];
+      const float v17763 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17764 = v17762 * v17763;
+      v604.x[6] = v17764;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17767 = v604.x[7];
+      const float v17768 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17769 = v17767 * v17768;
+      v604.x[7] = v17769;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17772 = v604.x[8];
+      const float v17773 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17774 = v17772 * v17773;
+      v604.x[8] = v17774;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17777 = v604.x[9];
+      const float v17778 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17779 = v17777 * v17778;
+      v604.x[9] = v17779;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17782 = v604.x[10];
+      const float v17783 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17784 = v17782 * v17783;
+      v604.x[10] = v17784;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17787 = v604.x[11];
+      const float v17788 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17789 = v17787 * v17788;
+      v604.x[11] = v17789;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17792 = v604.x[12];
+      const float v17793 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17794 = v17792 * v17793;
+      v604.x[12] = v17794;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17797 = v604.x[13];
+      const float v17798 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17799 = v17797 * v17798;
+      v604.x[13] = v17799;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17802 = v604.x[14];
+      const float v17803 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17804 = v17802 * v17803;
+      v604.x[14] = v17804;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17807 = v604.x[15];
+      const float v17808 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17809 = v17807 * v17808;
+      v604.x[15] = v17809;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17812 = v604.x[16];
+      const float v17813 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17814 = v17812 * v17813;
+      v604.x[16] = v17814;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17817 = v604.x[17];
+      const float v17818 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17819 = v17817 * v17818;
+      v604.x[17] = v17819;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17822 = v604.x[18];
+      const float v17823 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17824 = v17822 * v17823;
+      v604.x[18] = v17824;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17827 = v604.x[19];
+      const float v17828 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17829 = v17827 * v17828;
+      v604.x[19] = v17829;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17832 = v604.x[20];
+      const float v17833 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17834 = v17832 * v17833;
+      v604.x[20] = v17834;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17837 = v604.x[21];
+      const float v17838 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17839 = v17837 * v17838;
+      v604.x[21] = v17839;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17842 = v604.x[22];
+      const float v17843 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17844 = v17842 * v17843;
+      v604.x[22] = v17844;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17847 = v604.x[23];
+      const float v17848 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17849 = v17847 * v17848;
+      v604.x[23] = v17849;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17852 = v604.x[24];
+      const float v17853 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17854 = v17852 * v17853;
+      v604.x[24] = v17854;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17857 = v604.x[25];
+      const float v17858 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17859 = v17857 * v17858;
+      v604.x[25] = v17859;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17862 = v604.x[26];
+      const float v17863 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17864 = v17862 * v17863;
+      v604.x[26] = v17864;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17867 = v604.x[27];
+      const float v17868 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17869 = v17867 * v17868;
+      v604.x[27] = v17869;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17872 = v604.x[28];
+      const float v17873 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17874 = v17872 * v17873;
+      v604.x[28] = v17874;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17877 = v604.x[29];
+      const float v17878 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17879 = v17877 * v17878;
+      v604.x[29] = v17879;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17882 = v604.x[30];
+      const float v17883 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17884 = v17882 * v17883;
+      v604.x[30] = v17884;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17887 = v604.x[31];
+      const float v17888 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17889 = v17887 * v17888;
+      v604.x[31] = v17889;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17892 = v606.x[0];
+      const float v17893 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17894 = v17892 * v17893;
+      v606.x[0] = v17894;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17897 = v606.x[1];
+      const float v17898 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17899 = v17897 * v17898;
+      v606.x[1] = v17899;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17902 = v606.x[2];
+      const float v17903 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17904 = v17902 * v17903;
+      v606.x[2] = v17904;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17907 = v606.x[3];
+      const float v17908 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17909 = v17907 * v17908;
+      v606.x[3] = v17909;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17912 = v606.x[4];
+      const float v17913 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17914 = v17912 * v17913;
+      v606.x[4] = v17914;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17917 = v606.x[5];
+      const float v17918 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17919 = v17917 * v17918;
+      v606.x[5] = v17919;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17922 = v606.x[6];
+      const float v17923 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17924 = v17922 * v17923;
+      v606.x[6] = v17924;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17927 = v606.x[7];
+      const float v17928 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17929 = v17927 * v17928;
+      v606.x[7] = v17929;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17932 = v606.x[8];
+      const float v17933 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17934 = v17932 * v17933;
+      v606.x[8] = v17934;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17937 = v606.x[9];
+      const float v17938 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17939 = v17937 * v17938;
+      v606.x[9] = v17939;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17942 = v606.x[10];
+      const float v17943 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17944 = v17942 * v17943;
+      v606.x[10] = v17944;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17947 = v606.x[11];
+      const float v17948 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17949 = v17947 * v17948;
+      v606.x[11] = v17949;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17952 = v606.x[12];
+      const float v17953 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17954 = v17952 * v17953;
+      v606.x[12] = v17954;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17957 = v606.x[13];
+      const float v17958 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17959 = v17957 * v17958;
+      v606.x[13] = v17959;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17962 = v606.x[14];
+      const float v17963 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17964 = v17962 * v17963;
+      v606.x[14] = v17964;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17967 = v606.x[15];
+      const float v17968 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17969 = v17967 * v17968;
+      v606.x[15] = v17969;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17972 = v606.x[16];
+      const float v17973 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17974 = v17972 * v17973;
+      v606.x[16] = v17974;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17977 = v606.x[17];
+      const float v17978 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17979 = v17977 * v17978;
+      v606.x[17] = v17979;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17982 = v606.x[18];
+      const float v17983 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17984 = v17982 * v17983;
+      v606.x[18] = v17984;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17987 = v606.x[19];
+      const float v17988 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17989 = v17987 * v17988;
+      v606.x[19] = v17989;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17992 = v606.x[20];
+      const float v17993 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17994 = v17992 * v17993;
+      v606.x[20] = v17994;  // kernels/sdpa/flash_tile.hpp:244
+      const float v17997 = v606.x[21];
+      const float v17998 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v17999 = v17997 * v17998;
+      v606.x[21] = v17999;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18002 = v606.x[22];
+      const float v18003 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18004 = v18002 * v18003;
+      v606.x[22] = v18004;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18007 = v606.x[23];
+      const float v18008 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18009 = v18007 * v18008;
+      v606.x[23] = v18009;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18012 = v606.x[24];
+      const float v18013 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18014 = v18012 * v18013;
+      v606.x[24] = v18014;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18017 = v606.x[25];
+      const float v18018 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18019 = v18017 * v18018;
+      v606.x[25] = v18019;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18022 = v606.x[26];
+      const float v18023 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18024 = v18022 * v18023;
+      v606.x[26] = v18024;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18027 = v606.x[27];
+      const float v18028 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18029 = v18027 * v18028;
+      v606.x[27] = v18029;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18032 = v606.x[28];
+      const float v18033 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18034 = v18032 * v18033;
+      v606.x[28] = v18034;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18037 = v606.x[29];
+      const float v18038 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18039 = v18037 * v18038;
+      v606.x[29] = v18039;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18042 = v606.x[30];
+      const float v18043 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18044 = v18042 * v18043;
+      v606.x[30] = v18044;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18047 = v606.x[31];
+      const float v18048 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18049 = v18047 * v18048;
+      v606.x[31] = v18049;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18052 = v608.x[0];
+      const float v18053 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18054 = v18052 * v18053;
+      v608.x[0] = v18054;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18057 = v608.x[1];
+      const float v18058 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18059 = v18057 * v18058;
+      v608.x[1] = v18059;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18062 = v608.x[2];
+      const float v18063 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18064 = v18062 * v18063;
+      v608.x[2] = v18064;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18067 = v608.x[3];
+      const float v18068 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18069 = v18067 * v18068;
+      v608.x[3] = v18069;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18072 = v608.x[4];
+      const float v18073 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18074 = v18072 * v18073;
+      v608.x[4] = v18074;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18077 = v608.x[5];
+      const float v18078 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18079 = v18077 * v18078;
+      v608.x[5] = v18079;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18082 = v608.x[6];
+      const float v18083 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18084 = v18082 * v18083;
+      v608.x[6] = v18084;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18087 = v608.x[7];
+      const float v18088 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18089 = v18087 * v18088;
+      v608.x[7] = v18089;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18092 = v608.x[8];
+      const float v18093 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18094 = v18092 * v18093;
+      v608.x[8] = v18094;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18097 = v608.x[9];
+      const float v18098 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18099 = v18097 * v18098;
+      v608.x[9] = v18099;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18102 = v608.x[10];
+      const float v18103 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18104 = v18102 * v18103;
+      v608.x[10] = v18104;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18107 = v608.x[11];
+      const float v18108 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18109 = v18107 * v18108;
+      v608.x[11] = v18109;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18112 = v608.x[12];
+      const float v18113 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18114 = v18112 * v18113;
+      v608.x[12] = v18114;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18117 = v608.x[13];
+      const float v18118 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18119 = v18117 * v18118;
+      v608.x[13] = v18119;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18122 = v608.x[14];
+      const float v18123 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18124 = v18122 * v18123;
+      v608.x[14] = v18124;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18127 = v608.x[15];
+      const float v18128 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18129 = v18127 * v18128;
+      v608.x[15] = v18129;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18132 = v608.x[16];
+      const float v18133 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18134 = v18132 * v18133;
+      v608.x[16] = v18134;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18137 = v608.x[17];
+      const float v18138 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18139 = v18137 * v18138;
+      v608.x[17] = v18139;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18142 = v608.x[18];
+      const float v18143 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18144 = v18142 * v18143;
+      v608.x[18] = v18144;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18147 = v608.x[19];
+      const float v18148 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18149 = v18147 * v18148;
+      v608.x[19] = v18149;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18152 = v608.x[20];
+      const float v18153 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18154 = v18152 * v18153;
+      v608.x[20] = v18154;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18157 = v608.x[21];
+      const float v18158 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18159 = v18157 * v18158;
+      v608.x[21] = v18159;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18162 = v608.x[22];
+      const float v18163 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18164 = v18162 * v18163;
+      v608.x[22] = v18164;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18167 = v608.x[23];
+      const float v18168 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18169 = v18167 * v18168;
+      v608.x[23] = v18169;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18172 = v608.x[24];
+      const float v18173 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18174 = v18172 * v18173;
+      v608.x[24] = v18174;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18177 = v608.x[25];
+      const float v18178 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18179 = v18177 * v18178;
+      v608.x[25] = v18179;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18182 = v608.x[26];
+      const float v18183 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18184 = v18182 * v18183;
+      v608.x[26] = v18184;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18187 = v608.x[27];
+      const float v18188 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18189 = v18187 * v18188;
+      v608.x[27] = v18189;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18192 = v608.x[28];
+      const float v18193 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18194 = v18192 * v18193;
+      v608.x[28] = v18194;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18197 = v608.x[29];
+      const float v18198 = v15414.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18199 = v18197 * v18198;
+      v608.x[29] = v18199;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18202 = v608.x[30];
+      const float v18203 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18204 = v18202 * v18203;
+      v608.x[30] = v18204;  // kernels/sdpa/flash_tile.hpp:244
+      const float v18207 = v608.x[31];
+      const float v18208 = v15414.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v18209 = v18207 * v18208;
+      v608.x[31] = v18209;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 64> v18211;  // kernels/sdpa/flash_warpgroup.hpp:182
+      iron_frag_fill(v18211, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v18211, v15364);
+      iron_frag_store<false>(v18211, shm3, v18217, 64u);
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:299
+      iron_frag<iron_bf16, 0, 16, 16> v18475;  // kernels/sdpa/flash_warpgroup.hpp:188
+      iron_frag_fill(v18475, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18475, shm3, v18286, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18477;
+      iron_frag_fill(v18477, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18477, shm2, v15368, 64u);
+      iron_frag_mma_sync(v602, v18475, v18477);
+      const unsigned int v18484 = v15368 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18486;
+      iron_frag_fill(v18486, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18486, shm3, v18297, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18488;
+      iron_frag_fill(v18488, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18488, shm2, v18484, 64u);
+      iron_frag_mma_sync(v602, v18486, v18488);
+      const unsigned int v18495 = v15368 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18497;
+      iron_frag_fill(v18497, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18497, shm3, v18306, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18499;
+      iron_frag_fill(v18499, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18499, shm2, v18495, 64u);
+      iron_frag_mma_sync(v602, v18497, v18499);
+      const unsigned int v18506 = v15368 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18508;
+      iron_frag_fill(v18508, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18508, shm3, v18315, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18510;
+      iron_frag_fill(v18510, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18510, shm2, v18506, 64u);
+      iron_frag_mma_sync(v602, v18508, v18510);
+      iron_frag<iron_bf16, 0, 16, 16> v18528;
+      iron_frag_fill(v18528, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18528, shm3, v18286, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18530;
+      iron_frag_fill(v18530, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18530, shm2, v15381, 64u);
+      iron_frag_mma_sync(v604, v18528, v18530);
+      const unsigned int v18537 = v15381 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18539;
+      iron_frag_fill(v18539, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18539, shm3, v18297, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18541;
+      iron_frag_fill(v18541, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18541, shm2, v18537, 64u);
+      iron_frag_mma_sync(v604, v18539, v18541);
+      const unsigned int v18548 = v15381 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18550;
+      iron_frag_fill(v18550, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18550, shm3, v18306, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18552;
+      iron_frag_fill(v18552, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18552, shm2, v18548, 64u);
+      iron_frag_mma_sync(v604, v18550, v18552);
+      const unsigned int v18559 = v15381 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18561;
+      iron_frag_fill(v18561, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18561, shm3, v18315, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18563;
+      iron_frag_fill(v18563, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18563, shm2, v18559, 64u);
+      iron_frag_mma_sync(v604, v18561, v18563);
+      iron_frag<iron_bf16, 0, 16, 16> v18581;
+      iron_frag_fill(v18581, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18581, shm3, v18286, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18583;
+      iron_frag_fill(v18583, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18583, shm2, v15393, 64u);
+      iron_frag_mma_sync(v606, v18581, v18583);
+      const unsigned int v18590 = v15393 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18592;
+      iron_frag_fill(v18592, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18592, shm3, v18297, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18594;
+      iron_frag_fill(v18594, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18594, shm2, v18590, 64u);
+      iron_frag_mma_sync(v606, v18592, v18594);
+      const unsigned int v18601 = v15393 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18603;
+      iron_frag_fill(v18603, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18603, shm3, v18306, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18605;
+      iron_frag_fill(v18605, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18605, shm2, v18601, 64u);
+      iron_frag_mma_sync(v606, v18603, v18605);
+      const unsigned int v18612 = v15393 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18614;
+      iron_frag_fill(v18614, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18614, shm3, v18315, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18616;
+      iron_frag_fill(v18616, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18616, shm2, v18612, 64u);
+      iron_frag_mma_sync(v606, v18614, v18616);
+      iron_frag<iron_bf16, 0, 16, 16> v18634;
+      iron_frag_fill(v18634, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18634, shm3, v18286, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18636;
+      iron_frag_fill(v18636, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18636, shm2, v15405, 64u);
+      iron_frag_mma_sync(v608, v18634, v18636);
+      const unsigned int v18643 = v15405 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v18645;
+      iron_frag_fill(v18645, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18645, shm3, v18297, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18647;
+      iron_frag_fill(v18647, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18647, shm2, v18643, 64u);
+      iron_frag_mma_sync(v608, v18645, v18647);
+      const unsigned int v18654 = v15405 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v18656;
+      iron_frag_fill(v18656, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18656, shm3, v18306, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18658;
+      iron_frag_fill(v18658, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18658, shm2, v18654, 64u);
+      iron_frag_mma_sync(v608, v18656, v18658);
+      const unsigned int v18665 = v15405 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v18667;
+      iron_frag_fill(v18667, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v18667, shm3, v18315, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v18669;
+      iron_frag_fill(v18669, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v18669, shm2, v18665, 64u);
+      iron_frag_mma_sync(v608, v18667, v18669);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:294
+    const float v10868 = v39 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v10870;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v10870, 0.0f);
+    const float v10874 = v596.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10875 = fmaxf(v10874, v10868);
+    const bool v10878 = v10875 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10879 = v10878 ? 0.0f : v10875;
+    v10870.x[0] = v10879;  // kernels/sdpa/flash_tile.hpp:262
+    const float v10883 = v596.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10884 = fmaxf(v10883, v10868);
+    const bool v10887 = v10884 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10888 = v10887 ? 0.0f : v10884;
+    v10870.x[1] = v10888;  // kernels/sdpa/flash_tile.hpp:262
+    const float v10892 = v596.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10893 = fmaxf(v10892, v10868);
+    const bool v10896 = v10893 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10897 = v10896 ? 0.0f : v10893;
+    v10870.x[2] = v10897;  // kernels/sdpa/flash_tile.hpp:262
+    const float v10901 = v596.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v10902 = fmaxf(v10901, v10868);
+    const bool v10905 = v10902 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v10906 = v10905 ? 0.0f : v10902;
+    v10870.x[3] = v10906;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v10908;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v10908, 0.0f);
+    const unsigned int v10909 = static_cast<unsigned int>(v10908.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v10910 = static_cast<unsigned int>(v10908.row(0, iron_linear_thread() & 31u));
+    const float v10912 = v10870.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10913 = v10868 - v10912;
+    const float v10914 = exp2f(v10913);
+    const float v10917 = v10874 - v10912;
+    const float v10918 = exp2f(v10917);
+    const float v10919 = v598.x[0];
+    const float v10920 = v10919 * v10918;
+    const float v10921 = v10920 + v10914;
+    v10908.x[0] = v10921;  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v10922 = static_cast<unsigned int>(v10908.col(1, iron_linear_thread() & 31u));
+    const unsigned int v10923 = static_cast<unsigned int>(v10908.row(1, iron_linear_thread() & 31u));
+    const float v10925 = v10870.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10926 = v10868 - v10925;
+    const float v10927 = exp2f(v10926);
+    const float v10930 = v10883 - v10925;
+    const float v10931 = exp2f(v10930);
+    const float v10932 = v598.x[1];
+    const float v10933 = v10932 * v10931;
+    const float v10934 = v10933 + v10927;
+    v10908.x[1] = v10934;  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v10935 = static_cast<unsigned int>(v10908.col(2, iron_linear_thread() & 31u));
+    const unsigned int v10936 = static_cast<unsigned int>(v10908.row(2, iron_linear_thread() & 31u));
+    const float v10938 = v10870.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10939 = v10868 - v10938;
+    const float v10940 = exp2f(v10939);
+    const float v10943 = v10892 - v10938;
+    const float v10944 = exp2f(v10943);
+    const float v10945 = v598.x[2];
+    const float v10946 = v10945 * v10944;
+    const float v10947 = v10946 + v10940;
+    v10908.x[2] = v10947;  // kernels/sdpa/flash_tile.hpp:266
+    const unsigned int v10948 = static_cast<unsigned int>(v10908.col(3, iron_linear_thread() & 31u));
+    const unsigned int v10949 = static_cast<unsigned int>(v10908.row(3, iron_linear_thread() & 31u));
+    const float v10951 = v10870.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v10952 = v10868 - v10951;
+    const float v10953 = exp2f(v10952);
+    const float v10956 = v10901 - v10951;
+    const float v10957 = exp2f(v10956);
+    const float v10958 = v598.x[3];
+    const float v10959 = v10958 * v10957;
+    const float v10960 = v10959 + v10953;
+    v10908.x[3] = v10960;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v10962;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v10962, 0.0f);
+    const float v10966 = v10908.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10972 = v10918 / v10966;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v10974 = v10966 > 0.0f;
+    const float v10975 = v10974 ? v10972 : 0.0f;
+    v10962.x[0] = v10975;  // kernels/sdpa/flash_tile.hpp:270
+    const float v10979 = v10908.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10985 = v10931 / v10979;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v10987 = v10979 > 0.0f;
+    const float v10988 = v10987 ? v10985 : 0.0f;
+    v10962.x[1] = v10988;  // kernels/sdpa/flash_tile.hpp:270
+    const float v10992 = v10908.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v10998 = v10944 / v10992;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v11000 = v10992 > 0.0f;
+    const float v11001 = v11000 ? v10998 : 0.0f;
+    v10962.x[2] = v11001;  // kernels/sdpa/flash_tile.hpp:270
+    const float v11005 = v10908.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v11011 = v10957 / v11005;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v11013 = v11005 > 0.0f;
+    const float v11014 = v11013 ? v11011 : 0.0f;
+    v10962.x[3] = v11014;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v11017 = v46 + v17571;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11018 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11019 = v602.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11020 = v11019 * v11018;
+    const float v11021 = v602.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11022 = v11021 * v11018;
+    const bool v11023 = v11017 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11023) {
+      const unsigned int v11028 = v11 + v11017;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11029 = v11028 * v1;
+      const unsigned int v11030 = v11029 + v26;
+      const unsigned int v11031 = v11030 << 8u;
+      const unsigned int v11032 = v11031 + v17570;
+      const iron_bf16 v11033 = iron_f32_to_bf16(v11020);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11034 = iron_f32_to_bf16(v11022);
+      *reinterpret_cast<iron_bf16x2*>(out + v11032) = iron_bf16x2{{v11033, v11034}};
+    }
+    const unsigned int v11036 = v46 + v17581;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11037 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11038 = v602.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11039 = v11038 * v11037;
+    const float v11040 = v602.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11041 = v11040 * v11037;
+    const bool v11042 = v11036 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11042) {
+      const unsigned int v11047 = v11 + v11036;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11048 = v11047 * v1;
+      const unsigned int v11049 = v11048 + v26;
+      const unsigned int v11050 = v11049 << 8u;
+      const unsigned int v11051 = v11050 + v17580;
+      const iron_bf16 v11052 = iron_f32_to_bf16(v11039);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11053 = iron_f32_to_bf16(v11041);
+      *reinterpret_cast<iron_bf16x2*>(out + v11051) = iron_bf16x2{{v11052, v11053}};
+    }
+    const unsigned int v11055 = v46 + v17591;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11056 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11057 = v602.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11058 = v11057 * v11056;
+    const float v11059 = v602.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11060 = v11059 * v11056;
+    const bool v11061 = v11055 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11061) {
+      const unsigned int v11066 = v11 + v11055;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11067 = v11066 * v1;
+      const unsigned int v11068 = v11067 + v26;
+      const unsigned int v11069 = v11068 << 8u;
+      const unsigned int v11070 = v11069 + v17590;
+      const iron_bf16 v11071 = iron_f32_to_bf16(v11058);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11072 = iron_f32_to_bf16(v11060);
+      *reinterpret_cast<iron_bf16x2*>(out + v11070) = iron_bf16x2{{v11071, v11072}};
+    }
+    const unsigned int v11074 = v46 + v17601;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11075 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11076 = v602.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11077 = v11076 * v11075;
+    const float v11078 = v602.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11079 = v11078 * v11075;
+    const bool v11080 = v11074 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11080) {
+      const unsigned int v11085 = v11 + v11074;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11086 = v11085 * v1;
+      const unsigned int v11087 = v11086 + v26;
+      const unsigned int v11088 = v11087 << 8u;
+      const unsigned int v11089 = v11088 + v17600;
+      const iron_bf16 v11090 = iron_f32_to_bf16(v11077);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11091 = iron_f32_to_bf16(v11079);
+      *reinterpret_cast<iron_bf16x2*>(out + v11089) = iron_bf16x2{{v11090, v11091}};
+    }
+    const unsigned int v11093 = v46 + v17611;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11094 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11095 = v602.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11096 = v11095 * v11094;
+    const float v11097 = v602.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11098 = v11097 * v11094;
+    const bool v11099 = v11093 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11099) {
+      const unsigned int v11104 = v11 + v11093;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11105 = v11104 * v1;
+      const unsigned int v11106 = v11105 + v26;
+      const unsigned int v11107 = v11106 << 8u;
+      const unsigned int v11108 = v11107 + v17610;
+      const iron_bf16 v11109 = iron_f32_to_bf16(v11096);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11110 = iron_f32_to_bf16(v11098);
+      *reinterpret_cast<iron_bf16x2*>(out + v11108) = iron_bf16x2{{v11109, v11110}};
+    }
+    const unsigned int v11112 = v46 + v17621;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11113 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11114 = v602.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11115 = v11114 * v11113;
+    const float v11116 = v602.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11117 = v11116 * v11113;
+    const bool v11118 = v11112 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11118) {
+      const unsigned int v11123 = v11 + v11112;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11124 = v11123 * v1;
+      const unsigned int v11125 = v11124 + v26;
+      const unsigned int v11126 = v11125 << 8u;
+      const unsigned int v11127 = v11126 + v17620;
+      const iron_bf16 v11128 = iron_f32_to_bf16(v11115);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11129 = iron_f32_to_bf16(v11117);
+      *reinterpret_cast<iron_bf16x2*>(out + v11127) = iron_bf16x2{{v11128, v11129}};
+    }
+    const unsigned int v11131 = v46 + v17631;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11132 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11133 = v602.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11134 = v11133 * v11132;
+    const float v11135 = v602.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11136 = v11135 * v11132;
+    const bool v11137 = v11131 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11137) {
+      const unsigned int v11142 = v11 + v11131;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11143 = v11142 * v1;
+      const unsigned int v11144 = v11143 + v26;
+      const unsigned int v11145 = v11144 << 8u;
+      const unsigned int v11146 = v11145 + v17630;
+      const iron_bf16 v11147 = iron_f32_to_bf16(v11134);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11148 = iron_f32_to_bf16(v11136);
+      *reinterpret_cast<iron_bf16x2*>(out + v11146) = iron_bf16x2{{v11147, v11148}};
+    }
+    const unsigned int v11150 = v46 + v17641;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11151 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11152 = v602.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11153 = v11152 * v11151;
+    const float v11154 = v602.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11155 = v11154 * v11151;
+    const bool v11156 = v11150 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11156) {
+      const unsigned int v11161 = v11 + v11150;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11162 = v11161 * v1;
+      const unsigned int v11163 = v11162 + v26;
+      const unsigned int v11164 = v11163 << 8u;
+      const unsigned int v11165 = v11164 + v17640;
+      const iron_bf16 v11166 = iron_f32_to_bf16(v11153);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11167 = iron_f32_to_bf16(v11155);
+      *reinterpret_cast<iron_bf16x2*>(out + v11165) = iron_bf16x2{{v11166, v11167}};
+    }
+    const unsigned int v11169 = v46 + v17651;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11170 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11171 = v602.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11172 = v11171 * v11170;
+    const float v11173 = v602.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11174 = v11173 * v11170;
+    const bool v11175 = v11169 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11175) {
+      const unsigned int v11180 = v11 + v11169;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11181 = v11180 * v1;
+      const unsigned int v11182 = v11181 + v26;
+      const unsigned int v11183 = v11182 << 8u;
+      const unsigned int v11184 = v11183 + v17650;
+      const iron_bf16 v11185 = iron_f32_to_bf16(v11172);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11186 = iron_f32_to_bf16(v11174);
+      *reinterpret_cast<iron_bf16x2*>(out + v11184) = iron_bf16x2{{v11185, v11186}};
+    }
+    const unsigned int v11188 = v46 + v17661;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11189 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11190 = v602.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11191 = v11190 * v11189;
+    const float v11192 = v602.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11193 = v11192 * v11189;
+    const bool v11194 = v11188 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11194) {
+      const unsigned int v11199 = v11 + v11188;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11200 = v11199 * v1;
+      const unsigned int v11201 = v11200 + v26;
+      const unsigned int v11202 = v11201 << 8u;
+      const unsigned int v11203 = v11202 + v17660;
+      const iron_bf16 v11204 = iron_f32_to_bf16(v11191);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11205 = iron_f32_to_bf16(v11193);
+      *reinterpret_cast<iron_bf16x2*>(out + v11203) = iron_bf16x2{{v11204, v11205}};
+    }
+    const unsigned int v11207 = v46 + v17671;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11208 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11209 = v602.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11210 = v11209 * v11208;
+    const float v11211 = v602.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11212 = v11211 * v11208;
+    const bool v11213 = v11207 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11213) {
+      const unsigned int v11218 = v11 + v11207;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11219 = v11218 * v1;
+      const unsigned int v11220 = v11219 + v26;
+      const unsigned int v11221 = v11220 << 8u;
+      const unsigned int v11222 = v11221 + v17670;
+      const iron_bf16 v11223 = iron_f32_to_bf16(v11210);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11224 = iron_f32_to_bf16(v11212);
+      *reinterpret_cast<iron_bf16x2*>(out + v11222) = iron_bf16x2{{v11223, v11224}};
+    }
+    const unsigned int v11226 = v46 + v17681;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11227 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11228 = v602.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11229 = v11228 * v11227;
+    const float v11230 = v602.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11231 = v11230 * v11227;
+    const bool v11232 = v11226 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11232) {
+      const unsigned int v11237 = v11 + v11226;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11238 = v11237 * v1;
+      const unsigned int v11239 = v11238 + v26;
+      const unsigned int v11240 = v11239 << 8u;
+      const unsigned int v11241 = v11240 + v17680;
+      const iron_bf16 v11242 = iron_f32_to_bf16(v11229);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11243 = iron_f32_to_bf16(v11231);
+      *reinterpret_cast<iron_bf16x2*>(out + v11241) = iron_bf16x2{{v11242, v11243}};
+    }
+    const unsigned int v11245 = v46 + v17691;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11246 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11247 = v602.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11248 = v11247 * v11246;
+    const float v11249 = v602.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11250 = v11249 * v11246;
+    const bool v11251 = v11245 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11251) {
+      const unsigned int v11256 = v11 + v11245;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11257 = v11256 * v1;
+      const unsigned int v11258 = v11257 + v26;
+      const unsigned int v11259 = v11258 << 8u;
+      const unsigned int v11260 = v11259 + v17690;
+      const iron_bf16 v11261 = iron_f32_to_bf16(v11248);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11262 = iron_f32_to_bf16(v11250);
+      *reinterpret_cast<iron_bf16x2*>(out + v11260) = iron_bf16x2{{v11261, v11262}};
+    }
+    const unsigned int v11264 = v46 + v17701;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11265 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11266 = v602.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11267 = v11266 * v11265;
+    const float v11268 = v602.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11269 = v11268 * v11265;
+    const bool v11270 = v11264 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11270) {
+      const unsigned int v11275 = v11 + v11264;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11276 = v11275 * v1;
+      const unsigned int v11277 = v11276 + v26;
+      const unsigned int v11278 = v11277 << 8u;
+      const unsigned int v11279 = v11278 + v17700;
+      const iron_bf16 v11280 = iron_f32_to_bf16(v11267);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11281 = iron_f32_to_bf16(v11269);
+      *reinterpret_cast<iron_bf16x2*>(out + v11279) = iron_bf16x2{{v11280, v11281}};
+    }
+    const unsigned int v11283 = v46 + v17711;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11284 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11285 = v602.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11286 = v11285 * v11284;
+    const float v11287 = v602.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11288 = v11287 * v11284;
+    const bool v11289 = v11283 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11289) {
+      const unsigned int v11294 = v11 + v11283;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11295 = v11294 * v1;
+      const unsigned int v11296 = v11295 + v26;
+      const unsigned int v11297 = v11296 << 8u;
+      const unsigned int v11298 = v11297 + v17710;
+      const iron_bf16 v11299 = iron_f32_to_bf16(v11286);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11300 = iron_f32_to_bf16(v11288);
+      *reinterpret_cast<iron_bf16x2*>(out + v11298) = iron_bf16x2{{v11299, v11300}};
+    }
+    const unsigned int v11302 = v46 + v17721;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11303 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11304 = v602.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11305 = v11304 * v11303;
+    const float v11306 = v602.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11307 = v11306 * v11303;
+    const bool v11308 = v11302 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11308) {
+      const unsigned int v11313 = v11 + v11302;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11314 = v11313 * v1;
+      const unsigned int v11315 = v11314 + v26;
+      const unsigned int v11316 = v11315 << 8u;
+      const unsigned int v11317 = v11316 + v17720;
+      const iron_bf16 v11318 = iron_f32_to_bf16(v11305);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11319 = iron_f32_to_bf16(v11307);
+      *reinterpret_cast<iron_bf16x2*>(out + v11317) = iron_bf16x2{{v11318, v11319}};
+    }
+    const unsigned int v11321 = v46 + v17731;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11322 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11323 = v604.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11324 = v11323 * v11322;
+    const float v11325 = v604.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11326 = v11325 * v11322;
+    const bool v11327 = v11321 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11327) {
+      const unsigned int v11330 = 64u + v17730;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11332 = v11 + v11321;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11333 = v11332 * v1;
+      const unsigned int v11334 = v11333 + v26;
+      const unsigned int v11335 = v11334 << 8u;
+      const unsigned int v11336 = v11335 + v11330;
+      const iron_bf16 v11337 = iron_f32_to_bf16(v11324);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11338 = iron_f32_to_bf16(v11326);
+      *reinterpret_cast<iron_bf16x2*>(out + v11336) = iron_bf16x2{{v11337, v11338}};
+    }
+    const unsigned int v11340 = v46 + v17741;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11341 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11342 = v604.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11343 = v11342 * v11341;
+    const float v11344 = v604.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11345 = v11344 * v11341;
+    const bool v11346 = v11340 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11346) {
+      const unsigned int v11349 = 64u + v17740;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11351 = v11 + v11340;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11352 = v11351 * v1;
+      const unsigned int v11353 = v11352 + v26;
+      const unsigned int v11354 = v11353 << 8u;
+      const unsigned int v11355 = v11354 + v11349;
+      const iron_bf16 v11356 = iron_f32_to_bf16(v11343);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11357 = iron_f32_to_bf16(v11345);
+      *reinterpret_cast<iron_bf16x2*>(out + v11355) = iron_bf16x2{{v11356, v11357}};
+    }
+    const unsigned int v11359 = v46 + v17751;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11360 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11361 = v604.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11362 = v11361 * v11360;
+    const float v11363 = v604.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11364 = v11363 * v11360;
+    const bool v11365 = v11359 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11365) {
+      const unsigned int v11368 = 64u + v17750;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11370 = v11 + v11359;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11371 = v11370 * v1;
+      const unsigned int v11372 = v11371 + v26;
+      const unsigned int v11373 = v11372 << 8u;
+      const unsigned int v11374 = v11373 + v11368;
+      const iron_bf16 v11375 = iron_f32_to_bf16(v11362);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11376 = iron_f32_to_bf16(v11364);
+      *reinterpret_cast<iron_bf16x2*>(out + v11374) = iron_bf16x2{{v11375, v11376}};
+    }
+    const unsigned int v11378 = v46 + v17761;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11379 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11380 = v604.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11381 = v11380 * v11379;
+    const float v11382 = v604.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11383 = v11382 * v11379;
+    const bool v11384 = v11378 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11384) {
+      const unsigned int v11387 = 64u + v17760;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11389 = v11 + v11378;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11390 = v11389 * v1;
+      const unsigned int v11391 = v11390 + v26;
+      const unsigned int v11392 = v11391 << 8u;
+      const unsigned int v11393 = v11392 + v11387;
+      const iron_bf16 v11394 = iron_f32_to_bf16(v11381);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11395 = iron_f32_to_bf16(v11383);
+      *reinterpret_cast<iron_bf16x2*>(out + v11393) = iron_bf16x2{{v11394, v11395}};
+    }
+    const unsigned int v11397 = v46 + v17771;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11398 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11399 = v604.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11400 = v11399 * v11398;
+    const float v11401 = v604.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11402 = v11401 * v11398;
+    const bool v11403 = v11397 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11403) {
+      const unsigned int v11406 = 64u + v17770;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11408 = v11 + v11397;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11409 = v11408 * v1;
+      const unsigned int v11410 = v11409 + v26;
+      const unsigned int v11411 = v11410 << 8u;
+      const unsigned int v11412 = v11411 + v11406;
+      const iron_bf16 v11413 = iron_f32_to_bf16(v11400);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11414 = iron_f32_to_bf16(v11402);
+      *reinterpret_cast<iron_bf16x2*>(out + v11412) = iron_bf16x2{{v11413, v11414}};
+    }
+    const unsigned int v11416 = v46 + v17781;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11417 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11418 = v604.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11419 = v11418 * v11417;
+    const float v11420 = v604.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11421 = v11420 * v11417;
+    const bool v11422 = v11416 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11422) {
+      const unsigned int v11425 = 64u + v17780;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11427 = v11 + v11416;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11428 = v11427 * v1;
+      const unsigned int v11429 = v11428 + v26;
+      const unsigned int v11430 = v11429 << 8u;
+      const unsigned int v11431 = v11430 + v11425;
+      const iron_bf16 v11432 = iron_f32_to_bf16(v11419);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11433 = iron_f32_to_bf16(v11421);
+      *reinterpret_cast<iron_bf16x2*>(out + v11431) = iron_bf16x2{{v11432, v11433}};
+    }
+    const unsigned int v11435 = v46 + v17791;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11436 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11437 = v604.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11438 = v11437 * v11436;
+    const float v11439 = v604.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11440 = v11439 * v11436;
+    const bool v11441 = v11435 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11441) {
+      const unsigned int v11444 = 64u + v17790;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11446 = v11 + v11435;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11447 = v11446 * v1;
+      const unsigned int v11448 = v11447 + v26;
+      const unsigned int v11449 = v11448 << 8u;
+      const unsigned int v11450 = v11449 + v11444;
+      const iron_bf16 v11451 = iron_f32_to_bf16(v11438);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11452 = iron_f32_to_bf16(v11440);
+      *reinterpret_cast<iron_bf16x2*>(out + v11450) = iron_bf16x2{{v11451, v11452}};
+    }
+    const unsigned int v11454 = v46 + v17801;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11455 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11456 = v604.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11457 = v11456 * v11455;
+    const float v11458 = v604.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11459 = v11458 * v11455;
+    const bool v11460 = v11454 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11460) {
+      const unsigned int v11463 = 64u + v17800;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11465 = v11 + v11454;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11466 = v11465 * v1;
+      const unsigned int v11467 = v11466 + v26;
+      const unsigned int v11468 = v11467 << 8u;
+      const unsigned int v11469 = v11468 + v11463;
+      const iron_bf16 v11470 = iron_f32_to_bf16(v11457);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11471 = iron_f32_to_bf16(v11459);
+      *reinterpret_cast<iron_bf16x2*>(out + v11469) = iron_bf16x2{{v11470, v11471}};
+    }
+    const unsigned int v11473 = v46 + v17811;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11474 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11475 = v604.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11476 = v11475 * v11474;
+    const float v11477 = v604.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11478 = v11477 * v11474;
+    const bool v11479 = v11473 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11479) {
+      const unsigned int v11482 = 64u + v17810;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11484 = v11 + v11473;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11485 = v11484 * v1;
+      const unsigned int v11486 = v11485 + v26;
+      const unsigned int v11487 = v11486 << 8u;
+      const unsigned int v11488 = v11487 + v11482;
+      const iron_bf16 v11489 = iron_f32_to_bf16(v11476);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11490 = iron_f32_to_bf16(v11478);
+      *reinterpret_cast<iron_bf16x2*>(out + v11488) = iron_bf16x2{{v11489, v11490}};
+    }
+    const unsigned int v11492 = v46 + v17821;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11493 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11494 = v604.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11495 = v11494 * v11493;
+    const float v11496 = v604.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11497 = v11496 * v11493;
+    const bool v11498 = v11492 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11498) {
+      const unsigned int v11501 = 64u + v17820;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11503 = v11 + v11492;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11504 = v11503 * v1;
+      const unsigned int v11505 = v11504 + v26;
+      const unsigned int v11506 = v11505 << 8u;
+      const unsigned int v11507 = v11506 + v11501;
+      const iron_bf16 v11508 = iron_f32_to_bf16(v11495);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11509 = iron_f32_to_bf16(v11497);
+      *reinterpret_cast<iron_bf16x2*>(out + v11507) = iron_bf16x2{{v11508, v11509}};
+    }
+    const unsigned int v11511 = v46 + v17831;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11512 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11513 = v604.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11514 = v11513 * v11512;
+    const float v11515 = v604.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11516 = v11515 * v11512;
+    const bool v11517 = v11511 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11517) {
+      const unsigned int v11520 = 64u + v17830;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11522 = v11 + v11511;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11523 = v11522 * v1;
+      const unsigned int v11524 = v11523 + v26;
+      const unsigned int v11525 = v11524 << 8u;
+      const unsigned int v11526 = v11525 + v11520;
+      const iron_bf16 v11527 = iron_f32_to_bf16(v11514);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11528 = iron_f32_to_bf16(v11516);
+      *reinterpret_cast<iron_bf16x2*>(out + v11526) = iron_bf16x2{{v11527, v11528}};
+    }
+    const unsigned int v11530 = v46 + v17841;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11531 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11532 = v604.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11533 = v11532 * v11531;
+    const float v11534 = v604.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11535 = v11534 * v11531;
+    const bool v11536 = v11530 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11536) {
+      const unsigned int v11539 = 64u + v17840;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11541 = v11 + v11530;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11542 = v11541 * v1;
+      const unsigned int v11543 = v11542 + v26;
+      const unsigned int v11544 = v11543 << 8u;
+      const unsigned int v11545 = v11544 + v11539;
+      const iron_bf16 v11546 = iron_f32_to_bf16(v11533);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11547 = iron_f32_to_bf16(v11535);
+      *reinterpret_cast<iron_bf16x2*>(out + v11545) = iron_bf16x2{{v11546, v11547}};
+    }
+    const unsigned int v11549 = v46 + v17851;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11550 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11551 = v604.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11552 = v11551 * v11550;
+    const float v11553 = v604.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11554 = v11553 * v11550;
+    const bool v11555 = v11549 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11555) {
+      const unsigned int v11558 = 64u + v17850;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11560 = v11 + v11549;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11561 = v11560 * v1;
+      const unsigned int v11562 = v11561 + v26;
+      const unsigned int v11563 = v11562 << 8u;
+      const unsigned int v11564 = v11563 + v11558;
+      const iron_bf16 v11565 = iron_f32_to_bf16(v11552);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11566 = iron_f32_to_bf16(v11554);
+      *reinterpret_cast<iron_bf16x2*>(out + v11564) = iron_bf16x2{{v11565, v11566}};
+    }
+    const unsigned int v11568 = v46 + v17861;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11569 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11570 = v604.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11571 = v11570 * v11569;
+    const float v11572 = v604.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11573 = v11572 * v11569;
+    const bool v11574 = v11568 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11574) {
+      const unsigned int v11577 = 64u + v17860;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11579 = v11 + v11568;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11580 = v11579 * v1;
+      const unsigned int v11581 = v11580 + v26;
+      const unsigned int v11582 = v11581 << 8u;
+      const unsigned int v11583 = v11582 + v11577;
+      const iron_bf16 v11584 = iron_f32_to_bf16(v11571);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11585 = iron_f32_to_bf16(v11573);
+      *reinterpret_cast<iron_bf16x2*>(out + v11583) = iron_bf16x2{{v11584, v11585}};
+    }
+    const unsigned int v11587 = v46 + v17871;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11588 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11589 = v604.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11590 = v11589 * v11588;
+    const float v11591 = v604.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11592 = v11591 * v11588;
+    const bool v11593 = v11587 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11593) {
+      const unsigned int v11596 = 64u + v17870;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11598 = v11 + v11587;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11599 = v11598 * v1;
+      const unsigned int v11600 = v11599 + v26;
+      const unsigned int v11601 = v11600 << 8u;
+      const unsigned int v11602 = v11601 + v11596;
+      const iron_bf16 v11603 = iron_f32_to_bf16(v11590);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11604 = iron_f32_to_bf16(v11592);
+      *reinterpret_cast<iron_bf16x2*>(out + v11602) = iron_bf16x2{{v11603, v11604}};
+    }
+    const unsigned int v11606 = v46 + v17881;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11607 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11608 = v604.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11609 = v11608 * v11607;
+    const float v11610 = v604.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11611 = v11610 * v11607;
+    const bool v11612 = v11606 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11612) {
+      const unsigned int v11615 = 64u + v17880;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11617 = v11 + v11606;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11618 = v11617 * v1;
+      const unsigned int v11619 = v11618 + v26;
+      const unsigned int v11620 = v11619 << 8u;
+      const unsigned int v11621 = v11620 + v11615;
+      const iron_bf16 v11622 = iron_f32_to_bf16(v11609);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11623 = iron_f32_to_bf16(v11611);
+      *reinterpret_cast<iron_bf16x2*>(out + v11621) = iron_bf16x2{{v11622, v11623}};
+    }
+    const unsigned int v11625 = v46 + v17891;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11626 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11627 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11628 = v11627 * v11626;
+    const float v11629 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11630 = v11629 * v11626;
+    const bool v11631 = v11625 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11631) {
+      const unsigned int v11634 = 128u + v17890;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11636 = v11 + v11625;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11637 = v11636 * v1;
+      const unsigned int v11638 = v11637 + v26;
+      const unsigned int v11639 = v11638 << 8u;
+      const unsigned int v11640 = v11639 + v11634;
+      const iron_bf16 v11641 = iron_f32_to_bf16(v11628);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11642 = iron_f32_to_bf16(v11630);
+      *reinterpret_cast<iron_bf16x2*>(out + v11640) = iron_bf16x2{{v11641, v11642}};
+    }
+    const unsigned int v11644 = v46 + v17901;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11645 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11646 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11647 = v11646 * v11645;
+    const float v11648 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11649 = v11648 * v11645;
+    const bool v11650 = v11644 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11650) {
+      const unsigned int v11653 = 128u + v17900;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11655 = v11 + v11644;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11656 = v11655 * v1;
+      const unsigned int v11657 = v11656 + v26;
+      const unsigned int v11658 = v11657 << 8u;
+      const unsigned int v11659 = v11658 + v11653;
+      const iron_bf16 v11660 = iron_f32_to_bf16(v11647);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11661 = iron_f32_to_bf16(v11649);
+      *reinterpret_cast<iron_bf16x2*>(out + v11659) = iron_bf16x2{{v11660, v11661}};
+    }
+    const unsigned int v11663 = v46 + v17911;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11664 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11665 = v606.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11666 = v11665 * v11664;
+    const float v11667 = v606.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11668 = v11667 * v11664;
+    const bool v11669 = v11663 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11669) {
+      const unsigned int v11672 = 128u + v17910;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11674 = v11 + v11663;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11675 = v11674 * v1;
+      const unsigned int v11676 = v11675 + v26;
+      const unsigned int v11677 = v11676 << 8u;
+      const unsigned int v11678 = v11677 + v11672;
+      const iron_bf16 v11679 = iron_f32_to_bf16(v11666);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11680 = iron_f32_to_bf16(v11668);
+      *reinterpret_cast<iron_bf16x2*>(out + v11678) = iron_bf16x2{{v11679, v11680}};
+    }
+    const unsigned int v11682 = v46 + v17921;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11683 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11684 = v606.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11685 = v11684 * v11683;
+    const float v11686 = v606.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11687 = v11686 * v11683;
+    const bool v11688 = v11682 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11688) {
+      const unsigned int v11691 = 128u + v17920;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11693 = v11 + v11682;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11694 = v11693 * v1;
+      const unsigned int v11695 = v11694 + v26;
+      const unsigned int v11696 = v11695 << 8u;
+      const unsigned int v11697 = v11696 + v11691;
+      const iron_bf16 v11698 = iron_f32_to_bf16(v11685);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11699 = iron_f32_to_bf16(v11687);
+      *reinterpret_cast<iron_bf16x2*>(out + v11697) = iron_bf16x2{{v11698, v11699}};
+    }
+    const unsigned int v11701 = v46 + v17931;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11702 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11703 = v606.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11704 = v11703 * v11702;
+    const float v11705 = v606.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11706 = v11705 * v11702;
+    const bool v11707 = v11701 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11707) {
+      const unsigned int v11710 = 128u + v17930;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11712 = v11 + v11701;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11713 = v11712 * v1;
+      const unsigned int v11714 = v11713 + v26;
+      const unsigned int v11715 = v11714 << 8u;
+      const unsigned int v11716 = v11715 + v11710;
+      const iron_bf16 v11717 = iron_f32_to_bf16(v11704);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11718 = iron_f32_to_bf16(v11706);
+      *reinterpret_cast<iron_bf16x2*>(out + v11716) = iron_bf16x2{{v11717, v11718}};
+    }
+    const unsigned int v11720 = v46 + v17941;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11721 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11722 = v606.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11723 = v11722 * v11721;
+    const float v11724 = v606.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11725 = v11724 * v11721;
+    const bool v11726 = v11720 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11726) {
+      const unsigned int v11729 = 128u + v17940;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11731 = v11 + v11720;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11732 = v11731 * v1;
+      const unsigned int v11733 = v11732 + v26;
+      const unsigned int v11734 = v11733 << 8u;
+      const unsigned int v11735 = v11734 + v11729;
+      const iron_bf16 v11736 = iron_f32_to_bf16(v11723);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11737 = iron_f32_to_bf16(v11725);
+      *reinterpret_cast<iron_bf16x2*>(out + v11735) = iron_bf16x2{{v11736, v11737}};
+    }
+    const unsigned int v11739 = v46 + v17951;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11740 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11741 = v606.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11742 = v11741 * v11740;
+    const float v11743 = v606.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11744 = v11743 * v11740;
+    const bool v11745 = v11739 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11745) {
+      const unsigned int v11748 = 128u + v17950;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11750 = v11 + v11739;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11751 = v11750 * v1;
+      const unsigned int v11752 = v11751 + v26;
+      const unsigned int v11753 = v11752 << 8u;
+      const unsigned int v11754 = v11753 + v11748;
+      const iron_bf16 v11755 = iron_f32_to_bf16(v11742);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11756 = iron_f32_to_bf16(v11744);
+      *reinterpret_cast<iron_bf16x2*>(out + v11754) = iron_bf16x2{{v11755, v11756}};
+    }
+    const unsigned int v11758 = v46 + v17961;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11759 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11760 = v606.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11761 = v11760 * v11759;
+    const float v11762 = v606.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11763 = v11762 * v11759;
+    const bool v11764 = v11758 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11764) {
+      const unsigned int v11767 = 128u + v17960;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11769 = v11 + v11758;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11770 = v11769 * v1;
+      const unsigned int v11771 = v11770 + v26;
+      const unsigned int v11772 = v11771 << 8u;
+      const unsigned int v11773 = v11772 + v11767;
+      const iron_bf16 v11774 = iron_f32_to_bf16(v11761);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11775 = iron_f32_to_bf16(v11763);
+      *reinterpret_cast<iron_bf16x2*>(out + v11773) = iron_bf16x2{{v11774, v11775}};
+    }
+    const unsigned int v11777 = v46 + v17971;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11778 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11779 = v606.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11780 = v11779 * v11778;
+    const float v11781 = v606.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11782 = v11781 * v11778;
+    const bool v11783 = v11777 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11783) {
+      const unsigned int v11786 = 128u + v17970;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11788 = v11 + v11777;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11789 = v11788 * v1;
+      const unsigned int v11790 = v11789 + v26;
+      const unsigned int v11791 = v11790 << 8u;
+      const unsigned int v11792 = v11791 + v11786;
+      const iron_bf16 v11793 = iron_f32_to_bf16(v11780);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11794 = iron_f32_to_bf16(v11782);
+      *reinterpret_cast<iron_bf16x2*>(out + v11792) = iron_bf16x2{{v11793, v11794}};
+    }
+    const unsigned int v11796 = v46 + v17981;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11797 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11798 = v606.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11799 = v11798 * v11797;
+    const float v11800 = v606.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11801 = v11800 * v11797;
+    const bool v11802 = v11796 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11802) {
+      const unsigned int v11805 = 128u + v17980;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11807 = v11 + v11796;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11808 = v11807 * v1;
+      const unsigned int v11809 = v11808 + v26;
+      const unsigned int v11810 = v11809 << 8u;
+      const unsigned int v11811 = v11810 + v11805;
+      const iron_bf16 v11812 = iron_f32_to_bf16(v11799);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11813 = iron_f32_to_bf16(v11801);
+      *reinterpret_cast<iron_bf16x2*>(out + v11811) = iron_bf16x2{{v11812, v11813}};
+    }
+    const unsigned int v11815 = v46 + v17991;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11816 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11817 = v606.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11818 = v11817 * v11816;
+    const float v11819 = v606.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11820 = v11819 * v11816;
+    const bool v11821 = v11815 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11821) {
+      const unsigned int v11824 = 128u + v17990;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11826 = v11 + v11815;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11827 = v11826 * v1;
+      const unsigned int v11828 = v11827 + v26;
+      const unsigned int v11829 = v11828 << 8u;
+      const unsigned int v11830 = v11829 + v11824;
+      const iron_bf16 v11831 = iron_f32_to_bf16(v11818);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11832 = iron_f32_to_bf16(v11820);
+      *reinterpret_cast<iron_bf16x2*>(out + v11830) = iron_bf16x2{{v11831, v11832}};
+    }
+    const unsigned int v11834 = v46 + v18001;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11835 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11836 = v606.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11837 = v11836 * v11835;
+    const float v11838 = v606.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11839 = v11838 * v11835;
+    const bool v11840 = v11834 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11840) {
+      const unsigned int v11843 = 128u + v18000;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11845 = v11 + v11834;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11846 = v11845 * v1;
+      const unsigned int v11847 = v11846 + v26;
+      const unsigned int v11848 = v11847 << 8u;
+      const unsigned int v11849 = v11848 + v11843;
+      const iron_bf16 v11850 = iron_f32_to_bf16(v11837);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11851 = iron_f32_to_bf16(v11839);
+      *reinterpret_cast<iron_bf16x2*>(out + v11849) = iron_bf16x2{{v11850, v11851}};
+    }
+    const unsigned int v11853 = v46 + v18011;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11854 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11855 = v606.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11856 = v11855 * v11854;
+    const float v11857 = v606.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11858 = v11857 * v11854;
+    const bool v11859 = v11853 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11859) {
+      const unsigned int v11862 = 128u + v18010;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11864 = v11 + v11853;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11865 = v11864 * v1;
+      const unsigned int v11866 = v11865 + v26;
+      const unsigned int v11867 = v11866 << 8u;
+      const unsigned int v11868 = v11867 + v11862;
+      const iron_bf16 v11869 = iron_f32_to_bf16(v11856);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11870 = iron_f32_to_bf16(v11858);
+      *reinterpret_cast<iron_bf16x2*>(out + v11868) = iron_bf16x2{{v11869, v11870}};
+    }
+    const unsigned int v11872 = v46 + v18021;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11873 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11874 = v606.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11875 = v11874 * v11873;
+    const float v11876 = v606.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11877 = v11876 * v11873;
+    const bool v11878 = v11872 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11878) {
+      const unsigned int v11881 = 128u + v18020;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11883 = v11 + v11872;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11884 = v11883 * v1;
+      const unsigned int v11885 = v11884 + v26;
+      const unsigned int v11886 = v11885 << 8u;
+      const unsigned int v11887 = v11886 + v11881;
+      const iron_bf16 v11888 = iron_f32_to_bf16(v11875);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11889 = iron_f32_to_bf16(v11877);
+      *reinterpret_cast<iron_bf16x2*>(out + v11887) = iron_bf16x2{{v11888, v11889}};
+    }
+    const unsigned int v11891 = v46 + v18031;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11892 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11893 = v606.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11894 = v11893 * v11892;
+    const float v11895 = v606.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11896 = v11895 * v11892;
+    const bool v11897 = v11891 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11897) {
+      const unsigned int v11900 = 128u + v18030;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11902 = v11 + v11891;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11903 = v11902 * v1;
+      const unsigned int v11904 = v11903 + v26;
+      const unsigned int v11905 = v11904 << 8u;
+      const unsigned int v11906 = v11905 + v11900;
+      const iron_bf16 v11907 = iron_f32_to_bf16(v11894);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11908 = iron_f32_to_bf16(v11896);
+      *reinterpret_cast<iron_bf16x2*>(out + v11906) = iron_bf16x2{{v11907, v11908}};
+    }
+    const unsigned int v11910 = v46 + v18041;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11911 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11912 = v606.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11913 = v11912 * v11911;
+    const float v11914 = v606.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11915 = v11914 * v11911;
+    const bool v11916 = v11910 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11916) {
+      const unsigned int v11919 = 128u + v18040;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11921 = v11 + v11910;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11922 = v11921 * v1;
+      const unsigned int v11923 = v11922 + v26;
+      const unsigned int v11924 = v11923 << 8u;
+      const unsigned int v11925 = v11924 + v11919;
+      const iron_bf16 v11926 = iron_f32_to_bf16(v11913);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11927 = iron_f32_to_bf16(v11915);
+      *reinterpret_cast<iron_bf16x2*>(out + v11925) = iron_bf16x2{{v11926, v11927}};
+    }
+    const unsigned int v11929 = v46 + v18051;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11930 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11931 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11932 = v11931 * v11930;
+    const float v11933 = v608.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11934 = v11933 * v11930;
+    const bool v11935 = v11929 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11935) {
+      const unsigned int v11938 = 192u + v18050;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11940 = v11 + v11929;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11941 = v11940 * v1;
+      const unsigned int v11942 = v11941 + v26;
+      const unsigned int v11943 = v11942 << 8u;
+      const unsigned int v11944 = v11943 + v11938;
+      const iron_bf16 v11945 = iron_f32_to_bf16(v11932);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11946 = iron_f32_to_bf16(v11934);
+      *reinterpret_cast<iron_bf16x2*>(out + v11944) = iron_bf16x2{{v11945, v11946}};
+    }
+    const unsigned int v11948 = v46 + v18061;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11949 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11950 = v608.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11951 = v11950 * v11949;
+    const float v11952 = v608.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11953 = v11952 * v11949;
+    const bool v11954 = v11948 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11954) {
+      const unsigned int v11957 = 192u + v18060;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11959 = v11 + v11948;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11960 = v11959 * v1;
+      const unsigned int v11961 = v11960 + v26;
+      const unsigned int v11962 = v11961 << 8u;
+      const unsigned int v11963 = v11962 + v11957;
+      const iron_bf16 v11964 = iron_f32_to_bf16(v11951);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11965 = iron_f32_to_bf16(v11953);
+      *reinterpret_cast<iron_bf16x2*>(out + v11963) = iron_bf16x2{{v11964, v11965}};
+    }
+    const unsigned int v11967 = v46 + v18071;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11968 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11969 = v608.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11970 = v11969 * v11968;
+    const float v11971 = v608.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11972 = v11971 * v11968;
+    const bool v11973 = v11967 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11973) {
+      const unsigned int v11976 = 192u + v18070;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11978 = v11 + v11967;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11979 = v11978 * v1;
+      const unsigned int v11980 = v11979 + v26;
+      const unsigned int v11981 = v11980 << 8u;
+      const unsigned int v11982 = v11981 + v11976;
+      const iron_bf16 v11983 = iron_f32_to_bf16(v11970);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v11984 = iron_f32_to_bf16(v11972);
+      *reinterpret_cast<iron_bf16x2*>(out + v11982) = iron_bf16x2{{v11983, v11984}};
+    }
+    const unsigned int v11986 = v46 + v18081;  // kernels/sdpa/flash_tile.hpp:283
+    const float v11987 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v11988 = v608.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v11989 = v11988 * v11987;
+    const float v11990 = v608.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v11991 = v11990 * v11987;
+    const bool v11992 = v11986 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v11992) {
+      const unsigned int v11995 = 192u + v18080;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v11997 = v11 + v11986;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v11998 = v11997 * v1;
+      const unsigned int v11999 = v11998 + v26;
+      const unsigned int v12000 = v11999 << 8u;
+      const unsigned int v12001 = v12000 + v11995;
+      const iron_bf16 v12002 = iron_f32_to_bf16(v11989);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12003 = iron_f32_to_bf16(v11991);
+      *reinterpret_cast<iron_bf16x2*>(out + v12001) = iron_bf16x2{{v12002, v12003}};
+    }
+    const unsigned int v12005 = v46 + v18091;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12006 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12007 = v608.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12008 = v12007 * v12006;
+    const float v12009 = v608.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12010 = v12009 * v12006;
+    const bool v12011 = v12005 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12011) {
+      const unsigned int v12014 = 192u + v18090;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12016 = v11 + v12005;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12017 = v12016 * v1;
+      const unsigned int v12018 = v12017 + v26;
+      const unsigned int v12019 = v12018 << 8u;
+      const unsigned int v12020 = v12019 + v12014;
+      const iron_bf16 v12021 = iron_f32_to_bf16(v12008);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12022 = iron_f32_to_bf16(v12010);
+      *reinterpret_cast<iron_bf16x2*>(out + v12020) = iron_bf16x2{{v12021, v12022}};
+    }
+    const unsigned int v12024 = v46 + v18101;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12025 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12026 = v608.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12027 = v12026 * v12025;
+    const float v12028 = v608.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12029 = v12028 * v12025;
+    const bool v12030 = v12024 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12030) {
+      const unsigned int v12033 = 192u + v18100;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12035 = v11 + v12024;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12036 = v12035 * v1;
+      const unsigned int v12037 = v12036 + v26;
+      const unsigned int v12038 = v12037 << 8u;
+      const unsigned int v12039 = v12038 + v12033;
+      const iron_bf16 v12040 = iron_f32_to_bf16(v12027);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12041 = iron_f32_to_bf16(v12029);
+      *reinterpret_cast<iron_bf16x2*>(out + v12039) = iron_bf16x2{{v12040, v12041}};
+    }
+    const unsigned int v12043 = v46 + v18111;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12044 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12045 = v608.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12046 = v12045 * v12044;
+    const float v12047 = v608.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12048 = v12047 * v12044;
+    const bool v12049 = v12043 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12049) {
+      const unsigned int v12052 = 192u + v18110;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12054 = v11 + v12043;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12055 = v12054 * v1;
+      const unsigned int v12056 = v12055 + v26;
+      const unsigned int v12057 = v12056 << 8u;
+      const unsigned int v12058 = v12057 + v12052;
+      const iron_bf16 v12059 = iron_f32_to_bf16(v12046);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12060 = iron_f32_to_bf16(v12048);
+      *reinterpret_cast<iron_bf16x2*>(out + v12058) = iron_bf16x2{{v12059, v12060}};
+    }
+    const unsigned int v12062 = v46 + v18121;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12063 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12064 = v608.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12065 = v12064 * v12063;
+    const float v12066 = v608.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12067 = v12066 * v12063;
+    const bool v12068 = v12062 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12068) {
+      const unsigned int v12071 = 192u + v18120;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12073 = v11 + v12062;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12074 = v12073 * v1;
+      const unsigned int v12075 = v12074 + v26;
+      const unsigned int v12076 = v12075 << 8u;
+      const unsigned int v12077 = v12076 + v12071;
+      const iron_bf16 v12078 = iron_f32_to_bf16(v12065);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12079 = iron_f32_to_bf16(v12067);
+      *reinterpret_cast<iron_bf16x2*>(out + v12077) = iron_bf16x2{{v12078, v12079}};
+    }
+    const unsigned int v12081 = v46 + v18131;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12082 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12083 = v608.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12084 = v12083 * v12082;
+    const float v12085 = v608.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12086 = v12085 * v12082;
+    const bool v12087 = v12081 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12087) {
+      const unsigned int v12090 = 192u + v18130;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12092 = v11 + v12081;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12093 = v12092 * v1;
+      const unsigned int v12094 = v12093 + v26;
+      const unsigned int v12095 = v12094 << 8u;
+      const unsigned int v12096 = v12095 + v12090;
+      const iron_bf16 v12097 = iron_f32_to_bf16(v12084);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12098 = iron_f32_to_bf16(v12086);
+      *reinterpret_cast<iron_bf16x2*>(out + v12096) = iron_bf16x2{{v12097, v12098}};
+    }
+    const unsigned int v12100 = v46 + v18141;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12101 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12102 = v608.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12103 = v12102 * v12101;
+    const float v12104 = v608.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12105 = v12104 * v12101;
+    const bool v12106 = v12100 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12106) {
+      const unsigned int v12109 = 192u + v18140;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12111 = v11 + v12100;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12112 = v12111 * v1;
+      const unsigned int v12113 = v12112 + v26;
+      const unsigned int v12114 = v12113 << 8u;
+      const unsigned int v12115 = v12114 + v12109;
+      const iron_bf16 v12116 = iron_f32_to_bf16(v12103);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12117 = iron_f32_to_bf16(v12105);
+      *reinterpret_cast<iron_bf16x2*>(out + v12115) = iron_bf16x2{{v12116, v12117}};
+    }
+    const unsigned int v12119 = v46 + v18151;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12120 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12121 = v608.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12122 = v12121 * v12120;
+    const float v12123 = v608.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12124 = v12123 * v12120;
+    const bool v12125 = v12119 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12125) {
+      const unsigned int v12128 = 192u + v18150;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12130 = v11 + v12119;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12131 = v12130 * v1;
+      const unsigned int v12132 = v12131 + v26;
+      const unsigned int v12133 = v12132 << 8u;
+      const unsigned int v12134 = v12133 + v12128;
+      const iron_bf16 v12135 = iron_f32_to_bf16(v12122);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12136 = iron_f32_to_bf16(v12124);
+      *reinterpret_cast<iron_bf16x2*>(out + v12134) = iron_bf16x2{{v12135, v12136}};
+    }
+    const unsigned int v12138 = v46 + v18161;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12139 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12140 = v608.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12141 = v12140 * v12139;
+    const float v12142 = v608.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12143 = v12142 * v12139;
+    const bool v12144 = v12138 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12144) {
+      const unsigned int v12147 = 192u + v18160;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12149 = v11 + v12138;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12150 = v12149 * v1;
+      const unsigned int v12151 = v12150 + v26;
+      const unsigned int v12152 = v12151 << 8u;
+      const unsigned int v12153 = v12152 + v12147;
+      const iron_bf16 v12154 = iron_f32_to_bf16(v12141);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12155 = iron_f32_to_bf16(v12143);
+      *reinterpret_cast<iron_bf16x2*>(out + v12153) = iron_bf16x2{{v12154, v12155}};
+    }
+    const unsigned int v12157 = v46 + v18171;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12158 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12159 = v608.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12160 = v12159 * v12158;
+    const float v12161 = v608.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12162 = v12161 * v12158;
+    const bool v12163 = v12157 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12163) {
+      const unsigned int v12166 = 192u + v18170;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12168 = v11 + v12157;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12169 = v12168 * v1;
+      const unsigned int v12170 = v12169 + v26;
+      const unsigned int v12171 = v12170 << 8u;
+      const unsigned int v12172 = v12171 + v12166;
+      const iron_bf16 v12173 = iron_f32_to_bf16(v12160);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12174 = iron_f32_to_bf16(v12162);
+      *reinterpret_cast<iron_bf16x2*>(out + v12172) = iron_bf16x2{{v12173, v12174}};
+    }
+    const unsigned int v12176 = v46 + v18181;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12177 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12178 = v608.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12179 = v12178 * v12177;
+    const float v12180 = v608.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12181 = v12180 * v12177;
+    const bool v12182 = v12176 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12182) {
+      const unsigned int v12185 = 192u + v18180;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12187 = v11 + v12176;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12188 = v12187 * v1;
+      const unsigned int v12189 = v12188 + v26;
+      const unsigned int v12190 = v12189 << 8u;
+      const unsigned int v12191 = v12190 + v12185;
+      const iron_bf16 v12192 = iron_f32_to_bf16(v12179);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12193 = iron_f32_to_bf16(v12181);
+      *reinterpret_cast<iron_bf16x2*>(out + v12191) = iron_bf16x2{{v12192, v12193}};
+    }
+    const unsigned int v12195 = v46 + v18191;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12196 = v10962.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12197 = v608.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12198 = v12197 * v12196;
+    const float v12199 = v608.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12200 = v12199 * v12196;
+    const bool v12201 = v12195 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12201) {
+      const unsigned int v12204 = 192u + v18190;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12206 = v11 + v12195;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12207 = v12206 * v1;
+      const unsigned int v12208 = v12207 + v26;
+      const unsigned int v12209 = v12208 << 8u;
+      const unsigned int v12210 = v12209 + v12204;
+      const iron_bf16 v12211 = iron_f32_to_bf16(v12198);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12212 = iron_f32_to_bf16(v12200);
+      *reinterpret_cast<iron_bf16x2*>(out + v12210) = iron_bf16x2{{v12211, v12212}};
+    }
+    const unsigned int v12214 = v46 + v18201;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12215 = v10962.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12216 = v608.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12217 = v12216 * v12215;
+    const float v12218 = v608.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12219 = v12218 * v12215;
+    const bool v12220 = v12214 < v18;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12220) {
+      const unsigned int v12223 = 192u + v18200;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12225 = v11 + v12214;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12226 = v12225 * v1;
+      const unsigned int v12227 = v12226 + v26;
+      const unsigned int v12228 = v12227 << 8u;
+      const unsigned int v12229 = v12228 + v12223;
+      const iron_bf16 v12230 = iron_f32_to_bf16(v12217);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12231 = iron_f32_to_bf16(v12219);
+      *reinterpret_cast<iron_bf16x2*>(out + v12229) = iron_bf16x2{{v12230, v12231}};
+    }
+    const unsigned int v14281 = v46 + v10910;  // kernels/sdpa/flash_tile.hpp:309
+    const float v14285 = log2f(v10966);  // kernels/sdpa/flash_tile.hpp:310
+    const float v14286 = v14285 + v10912;
+    const float v14287 = v14286 * 0.6931472f;
+    const bool v14290 = v10909 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v14291 = v14281 < v18;
+    const bool v14292 = v14290 && v14291;
+    if (v14292) {
+      const unsigned int v14293 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v14294 = v14293 + v11;
+      const unsigned int v14295 = v14294 + v14281;
+      lse[v14295] = v14287;
+    }
+    const unsigned int v14297 = v46 + v10923;  // kernels/sdpa/flash_tile.hpp:309
+    const float v14301 = log2f(v10979);  // kernels/sdpa/flash_tile.hpp:310
+    const float v14302 = v14301 + v10925;
+    const float v14303 = v14302 * 0.6931472f;
+    const bool v14306 = v10922 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v14307 = v14297 < v18;
+    const bool v14308 = v14306 && v14307;
+    if (v14308) {
+      const unsigned int v14309 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v14310 = v14309 + v11;
+      const unsigned int v14311 = v14310 + v14297;
+      lse[v14311] = v14303;
+    }
+    const unsigned int v14313 = v46 + v10936;  // kernels/sdpa/flash_tile.hpp:309
+    const float v14317 = log2f(v10992);  // kernels/sdpa/flash_tile.hpp:310
+    const float v14318 = v14317 + v10938;
+    const float v14319 = v14318 * 0.6931472f;
+    const bool v14322 = v10935 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v14323 = v14313 < v18;
+    const bool v14324 = v14322 && v14323;
+    if (v14324) {
+      const unsigned int v14325 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v14326 = v14325 + v11;
+      const unsigned int v14327 = v14326 + v14313;
+      lse[v14327] = v14319;
+    }
+    const unsigned int v14329 = v46 + v10949;  // kernels/sdpa/flash_tile.hpp:309
+    const float v14333 = log2f(v11005);  // kernels/sdpa/flash_tile.hpp:310
+    const float v14334 = v14333 + v10951;
+    const float v14335 = v14334 * 0.6931472f;
+    const bool v14338 = v10948 == v47;  // kernels/sdpa/flash_tile.hpp:311
+    const bool v14339 = v14329 < v18;
+    const bool v14340 = v14338 && v14339;
+    if (v14340) {
+      const unsigned int v14341 = v26 * v3;  // kernels/sdpa/prefill.cpp:217
+      const unsigned int v14342 = v14341 + v11;
+      const unsigned int v14343 = v14342 + v14329;
+      lse[v14343] = v14335;
     }
   }
 }

@@ -393,9 +393,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
   const bool v48 = v27 < v20;  // kernels/sdpa/prefill.cpp:139
   if (v48) {
     const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:157
-    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
+    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:95
     const unsigned int v52 = v51 >> 2u;
-    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
+    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:96
     const unsigned int v56 = v27 + v55;
     const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v62 = v59 >> 4u;  // kernels/sdpa/flash_tile.hpp:82
@@ -409,7 +409,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v75 = v74 + v28;
     const unsigned int v76 = v75 << 7u;
     const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v81 = v62 << 6u;
     const unsigned int v84 = v66 >> 6u;
     const unsigned int v85 = v84 << 13u;
@@ -428,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v106 = v105 + v28;
     const unsigned int v107 = v106 << 7u;
     const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v112 = v93 << 6u;
     const unsigned int v115 = v97 >> 6u;
     const unsigned int v116 = v115 << 13u;
@@ -447,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v137 = v136 + v28;
     const unsigned int v138 = v137 << 7u;
     const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v143 = v124 << 6u;
     const unsigned int v146 = v128 >> 6u;
     const unsigned int v147 = v146 << 13u;
@@ -466,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v168 = v167 + v28;
     const unsigned int v169 = v168 << 7u;
     const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v174 = v155 << 6u;
     const unsigned int v177 = v159 >> 6u;
     const unsigned int v178 = v177 << 13u;
@@ -485,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v199 = v198 + v28;
     const unsigned int v200 = v199 << 7u;
     const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v205 = v186 << 6u;
     const unsigned int v208 = v190 >> 6u;
     const unsigned int v209 = v208 << 13u;
@@ -504,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v230 = v229 + v28;
     const unsigned int v231 = v230 << 7u;
     const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v236 = v217 << 6u;
     const unsigned int v239 = v221 >> 6u;
     const unsigned int v240 = v239 << 13u;
@@ -523,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v261 = v260 + v28;
     const unsigned int v262 = v261 << 7u;
     const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v267 = v248 << 6u;
     const unsigned int v270 = v252 >> 6u;
     const unsigned int v271 = v270 << 13u;
@@ -542,17 +542,17 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v292 = v291 + v28;
     const unsigned int v293 = v292 << 7u;
     const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v298 = v279 << 6u;
     const unsigned int v301 = v283 >> 6u;
     const unsigned int v302 = v301 << 13u;
     const unsigned int v304 = v302 + v298;
     const unsigned int v305 = v304 + v296;
     iron_copy_async<16>(shm0 + (v305 ^ (((v305 >> 6u) & 7u) << 3u)), q + v294, v285);  // kernels/sdpa/flash_tile.hpp:86
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:108
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:111
-    const unsigned int v307 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:113
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:110
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:112
+    const unsigned int v307 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:114
     const unsigned int v308 = min(v307, v20);
     const unsigned int v310 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:125
     const unsigned int v311 = v310 + 1u;
@@ -574,4865 +574,4865 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d128_b
     const unsigned int v341 = v318 ? v35 : v338;  // kernels/sdpa/flash_tile.hpp:126
     const unsigned int v353 = v328 >> 7u;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v354 = v353 << 7u;
-    const float v356 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:115
+    const float v356 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:116
     iron_frag<float, 2, 16, 8> v358;  // kernels/sdpa/flash_tile.hpp:197
     iron_frag_fill(v358, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v360;
     iron_frag_fill(v360, 0.0f);
-    iron_frag<float, 2, 16, 64> v362;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v362, 0.0f);
-    iron_frag<float, 2, 16, 64> v364;
+    iron_frag<float, 2, 16, 64> v364;  // /usr/include/c++/12/array:99
     iron_frag_fill(v364, 0.0f);
+    iron_frag<float, 2, 16, 64> v366;
+    iron_frag_fill(v366, 0.0f);
 
-    for (unsigned int v7278 = v42; v7278 < 1u; v7278 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v7279 = v7278 << 7u;
-      const unsigned int v7280 = v354 + v7279;
-      const bool v7281 = v7280 < v341;
-      if (v7281) {
+    for (unsigned int v14099 = v42; v14099 < 1u; v14099 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:294
+      const unsigned int v14100 = v14099 << 7u;
+      const unsigned int v14101 = v354 + v14100;
+      const bool v14102 = v14101 < v341;
+      if (v14102) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v7283 = v7278 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v7293 = v7280 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7294 = v7293 < v35;
-          const unsigned int v7297 = v7294 ? v7293 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7299 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7300 = v7297 & v7299;
-          const unsigned int v7301 = v7297 >> (v41 & 31);
-          const unsigned int v7302 = v32 + v7301;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7303 = block_table[v7302];
-          const unsigned int v7305 = v7303 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7306 = v7305 + v30;
-          const unsigned int v7307 = v7306 * v6;
-          const unsigned int v7308 = v7307 + v7300;
-          const unsigned int v7309 = v7308 << 7u;
-          const unsigned int v7310 = v7309 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7319 = v7283 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7320 = v7319 + v81;
-          const unsigned int v7321 = v7320 + v79;
-          iron_copy_async<16>(shm1 + (v7321 ^ (((v7321 >> 6u) & 7u) << 3u)), k_pages + v7310, v7294);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7331 = v7280 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7332 = v7331 < v35;
-          const unsigned int v7335 = v7332 ? v7331 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7338 = v7335 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7339 = v7335 >> (v41 & 31);
-          const unsigned int v7340 = v32 + v7339;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7341 = block_table[v7340];
-          const unsigned int v7343 = v7341 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7344 = v7343 + v30;
-          const unsigned int v7345 = v7344 * v6;
-          const unsigned int v7346 = v7345 + v7338;
-          const unsigned int v7347 = v7346 << 7u;
-          const unsigned int v7348 = v7347 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7357 = v7283 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7358 = v7357 + v112;
-          const unsigned int v7359 = v7358 + v110;
-          iron_copy_async<16>(shm1 + (v7359 ^ (((v7359 >> 6u) & 7u) << 3u)), k_pages + v7348, v7332);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7369 = v7280 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7370 = v7369 < v35;
-          const unsigned int v7373 = v7370 ? v7369 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7376 = v7373 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7377 = v7373 >> (v41 & 31);
-          const unsigned int v7378 = v32 + v7377;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7379 = block_table[v7378];
-          const unsigned int v7381 = v7379 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7382 = v7381 + v30;
-          const unsigned int v7383 = v7382 * v6;
-          const unsigned int v7384 = v7383 + v7376;
-          const unsigned int v7385 = v7384 << 7u;
-          const unsigned int v7386 = v7385 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7395 = v7283 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7396 = v7395 + v143;
-          const unsigned int v7397 = v7396 + v141;
-          iron_copy_async<16>(shm1 + (v7397 ^ (((v7397 >> 6u) & 7u) << 3u)), k_pages + v7386, v7370);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7407 = v7280 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7408 = v7407 < v35;
-          const unsigned int v7411 = v7408 ? v7407 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7414 = v7411 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7415 = v7411 >> (v41 & 31);
-          const unsigned int v7416 = v32 + v7415;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7417 = block_table[v7416];
-          const unsigned int v7419 = v7417 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7420 = v7419 + v30;
-          const unsigned int v7421 = v7420 * v6;
-          const unsigned int v7422 = v7421 + v7414;
-          const unsigned int v7423 = v7422 << 7u;
-          const unsigned int v7424 = v7423 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7433 = v7283 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7434 = v7433 + v174;
-          const unsigned int v7435 = v7434 + v172;
-          iron_copy_async<16>(shm1 + (v7435 ^ (((v7435 >> 6u) & 7u) << 3u)), k_pages + v7424, v7408);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7445 = v7280 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7446 = v7445 < v35;
-          const unsigned int v7449 = v7446 ? v7445 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7452 = v7449 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7453 = v7449 >> (v41 & 31);
-          const unsigned int v7454 = v32 + v7453;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7455 = block_table[v7454];
-          const unsigned int v7457 = v7455 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7458 = v7457 + v30;
-          const unsigned int v7459 = v7458 * v6;
-          const unsigned int v7460 = v7459 + v7452;
-          const unsigned int v7461 = v7460 << 7u;
-          const unsigned int v7462 = v7461 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7471 = v7283 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7472 = v7471 + v205;
-          const unsigned int v7473 = v7472 + v203;
-          iron_copy_async<16>(shm1 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), k_pages + v7462, v7446);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7483 = v7280 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7484 = v7483 < v35;
-          const unsigned int v7487 = v7484 ? v7483 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7490 = v7487 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7491 = v7487 >> (v41 & 31);
-          const unsigned int v7492 = v32 + v7491;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7493 = block_table[v7492];
-          const unsigned int v7495 = v7493 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7496 = v7495 + v30;
-          const unsigned int v7497 = v7496 * v6;
-          const unsigned int v7498 = v7497 + v7490;
-          const unsigned int v7499 = v7498 << 7u;
-          const unsigned int v7500 = v7499 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7509 = v7283 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7510 = v7509 + v236;
-          const unsigned int v7511 = v7510 + v234;
-          iron_copy_async<16>(shm1 + (v7511 ^ (((v7511 >> 6u) & 7u) << 3u)), k_pages + v7500, v7484);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7521 = v7280 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7522 = v7521 < v35;
-          const unsigned int v7525 = v7522 ? v7521 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7528 = v7525 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7529 = v7525 >> (v41 & 31);
-          const unsigned int v7530 = v32 + v7529;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7531 = block_table[v7530];
-          const unsigned int v7533 = v7531 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7534 = v7533 + v30;
-          const unsigned int v7535 = v7534 * v6;
-          const unsigned int v7536 = v7535 + v7528;
-          const unsigned int v7537 = v7536 << 7u;
-          const unsigned int v7538 = v7537 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7547 = v7283 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7548 = v7547 + v267;
-          const unsigned int v7549 = v7548 + v265;
-          iron_copy_async<16>(shm1 + (v7549 ^ (((v7549 >> 6u) & 7u) << 3u)), k_pages + v7538, v7522);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7559 = v7280 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7560 = v7559 < v35;
-          const unsigned int v7563 = v7560 ? v7559 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7566 = v7563 & v7299;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v7567 = v7563 >> (v41 & 31);
-          const unsigned int v7568 = v32 + v7567;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7569 = block_table[v7568];
-          const unsigned int v7571 = v7569 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7572 = v7571 + v30;
-          const unsigned int v7573 = v7572 * v6;
-          const unsigned int v7574 = v7573 + v7566;
-          const unsigned int v7575 = v7574 << 7u;
-          const unsigned int v7576 = v7575 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7585 = v7283 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7586 = v7585 + v298;
-          const unsigned int v7587 = v7586 + v296;
-          iron_copy_async<16>(shm1 + (v7587 ^ (((v7587 >> 6u) & 7u) << 3u)), k_pages + v7576, v7560);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7609 = block_table[v7302];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7611 = v7609 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7612 = v7611 + v30;
-          const unsigned int v7613 = v7612 * v6;
-          const unsigned int v7614 = v7613 + v7300;
-          const unsigned int v7615 = v7614 << 7u;
-          const unsigned int v7616 = v7615 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7321 ^ (((v7321 >> 6u) & 7u) << 3u)), v_pages + v7616, v7294);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7647 = block_table[v7340];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7649 = v7647 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7650 = v7649 + v30;
-          const unsigned int v7651 = v7650 * v6;
-          const unsigned int v7652 = v7651 + v7338;
-          const unsigned int v7653 = v7652 << 7u;
-          const unsigned int v7654 = v7653 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7359 ^ (((v7359 >> 6u) & 7u) << 3u)), v_pages + v7654, v7332);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7685 = block_table[v7378];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7687 = v7685 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7688 = v7687 + v30;
-          const unsigned int v7689 = v7688 * v6;
-          const unsigned int v7690 = v7689 + v7376;
-          const unsigned int v7691 = v7690 << 7u;
-          const unsigned int v7692 = v7691 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7397 ^ (((v7397 >> 6u) & 7u) << 3u)), v_pages + v7692, v7370);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7723 = block_table[v7416];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7725 = v7723 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7726 = v7725 + v30;
-          const unsigned int v7727 = v7726 * v6;
-          const unsigned int v7728 = v7727 + v7414;
-          const unsigned int v7729 = v7728 << 7u;
-          const unsigned int v7730 = v7729 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7435 ^ (((v7435 >> 6u) & 7u) << 3u)), v_pages + v7730, v7408);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7761 = block_table[v7454];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7763 = v7761 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7764 = v7763 + v30;
-          const unsigned int v7765 = v7764 * v6;
-          const unsigned int v7766 = v7765 + v7452;
-          const unsigned int v7767 = v7766 << 7u;
-          const unsigned int v7768 = v7767 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7473 ^ (((v7473 >> 6u) & 7u) << 3u)), v_pages + v7768, v7446);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7799 = block_table[v7492];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7801 = v7799 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7802 = v7801 + v30;
-          const unsigned int v7803 = v7802 * v6;
-          const unsigned int v7804 = v7803 + v7490;
-          const unsigned int v7805 = v7804 << 7u;
-          const unsigned int v7806 = v7805 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7511 ^ (((v7511 >> 6u) & 7u) << 3u)), v_pages + v7806, v7484);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7837 = block_table[v7530];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7839 = v7837 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7840 = v7839 + v30;
-          const unsigned int v7841 = v7840 * v6;
-          const unsigned int v7842 = v7841 + v7528;
-          const unsigned int v7843 = v7842 << 7u;
-          const unsigned int v7844 = v7843 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7549 ^ (((v7549 >> 6u) & 7u) << 3u)), v_pages + v7844, v7522);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7875 = block_table[v7568];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7877 = v7875 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7878 = v7877 + v30;
-          const unsigned int v7879 = v7878 * v6;
-          const unsigned int v7880 = v7879 + v7566;
-          const unsigned int v7881 = v7880 << 7u;
-          const unsigned int v7882 = v7881 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7587 ^ (((v7587 >> 6u) & 7u) << 3u)), v_pages + v7882, v7560);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14104 = v14099 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v14114 = v14101 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14115 = v14114 < v35;
+          const unsigned int v14118 = v14115 ? v14114 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14120 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14121 = v14118 & v14120;
+          const unsigned int v14122 = v14118 >> (v41 & 31);
+          const unsigned int v14123 = v32 + v14122;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14124 = block_table[v14123];
+          const unsigned int v14126 = v14124 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14127 = v14126 + v30;
+          const unsigned int v14128 = v14127 * v6;
+          const unsigned int v14129 = v14128 + v14121;
+          const unsigned int v14130 = v14129 << 7u;
+          const unsigned int v14131 = v14130 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14140 = v14104 + v85;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14141 = v14140 + v81;
+          const unsigned int v14142 = v14141 + v79;
+          iron_copy_async<16>(shm1 + (v14142 ^ (((v14142 >> 6u) & 7u) << 3u)), k_pages + v14131, v14115);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14152 = v14101 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14153 = v14152 < v35;
+          const unsigned int v14156 = v14153 ? v14152 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14159 = v14156 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14160 = v14156 >> (v41 & 31);
+          const unsigned int v14161 = v32 + v14160;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14162 = block_table[v14161];
+          const unsigned int v14164 = v14162 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14165 = v14164 + v30;
+          const unsigned int v14166 = v14165 * v6;
+          const unsigned int v14167 = v14166 + v14159;
+          const unsigned int v14168 = v14167 << 7u;
+          const unsigned int v14169 = v14168 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14178 = v14104 + v116;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14179 = v14178 + v112;
+          const unsigned int v14180 = v14179 + v110;
+          iron_copy_async<16>(shm1 + (v14180 ^ (((v14180 >> 6u) & 7u) << 3u)), k_pages + v14169, v14153);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14190 = v14101 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14191 = v14190 < v35;
+          const unsigned int v14194 = v14191 ? v14190 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14197 = v14194 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14198 = v14194 >> (v41 & 31);
+          const unsigned int v14199 = v32 + v14198;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14200 = block_table[v14199];
+          const unsigned int v14202 = v14200 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14203 = v14202 + v30;
+          const unsigned int v14204 = v14203 * v6;
+          const unsigned int v14205 = v14204 + v14197;
+          const unsigned int v14206 = v14205 << 7u;
+          const unsigned int v14207 = v14206 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14216 = v14104 + v147;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14217 = v14216 + v143;
+          const unsigned int v14218 = v14217 + v141;
+          iron_copy_async<16>(shm1 + (v14218 ^ (((v14218 >> 6u) & 7u) << 3u)), k_pages + v14207, v14191);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14228 = v14101 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14229 = v14228 < v35;
+          const unsigned int v14232 = v14229 ? v14228 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14235 = v14232 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14236 = v14232 >> (v41 & 31);
+          const unsigned int v14237 = v32 + v14236;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14238 = block_table[v14237];
+          const unsigned int v14240 = v14238 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14241 = v14240 + v30;
+          const unsigned int v14242 = v14241 * v6;
+          const unsigned int v14243 = v14242 + v14235;
+          const unsigned int v14244 = v14243 << 7u;
+          const unsigned int v14245 = v14244 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14254 = v14104 + v178;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14255 = v14254 + v174;
+          const unsigned int v14256 = v14255 + v172;
+          iron_copy_async<16>(shm1 + (v14256 ^ (((v14256 >> 6u) & 7u) << 3u)), k_pages + v14245, v14229);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14266 = v14101 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14267 = v14266 < v35;
+          const unsigned int v14270 = v14267 ? v14266 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14273 = v14270 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14274 = v14270 >> (v41 & 31);
+          const unsigned int v14275 = v32 + v14274;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14276 = block_table[v14275];
+          const unsigned int v14278 = v14276 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14279 = v14278 + v30;
+          const unsigned int v14280 = v14279 * v6;
+          const unsigned int v14281 = v14280 + v14273;
+          const unsigned int v14282 = v14281 << 7u;
+          const unsigned int v14283 = v14282 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14292 = v14104 + v209;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14293 = v14292 + v205;
+          const unsigned int v14294 = v14293 + v203;
+          iron_copy_async<16>(shm1 + (v14294 ^ (((v14294 >> 6u) & 7u) << 3u)), k_pages + v14283, v14267);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14304 = v14101 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14305 = v14304 < v35;
+          const unsigned int v14308 = v14305 ? v14304 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14311 = v14308 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14312 = v14308 >> (v41 & 31);
+          const unsigned int v14313 = v32 + v14312;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14314 = block_table[v14313];
+          const unsigned int v14316 = v14314 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14317 = v14316 + v30;
+          const unsigned int v14318 = v14317 * v6;
+          const unsigned int v14319 = v14318 + v14311;
+          const unsigned int v14320 = v14319 << 7u;
+          const unsigned int v14321 = v14320 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14330 = v14104 + v240;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14331 = v14330 + v236;
+          const unsigned int v14332 = v14331 + v234;
+          iron_copy_async<16>(shm1 + (v14332 ^ (((v14332 >> 6u) & 7u) << 3u)), k_pages + v14321, v14305);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14342 = v14101 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14343 = v14342 < v35;
+          const unsigned int v14346 = v14343 ? v14342 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14349 = v14346 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14350 = v14346 >> (v41 & 31);
+          const unsigned int v14351 = v32 + v14350;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14352 = block_table[v14351];
+          const unsigned int v14354 = v14352 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14355 = v14354 + v30;
+          const unsigned int v14356 = v14355 * v6;
+          const unsigned int v14357 = v14356 + v14349;
+          const unsigned int v14358 = v14357 << 7u;
+          const unsigned int v14359 = v14358 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14368 = v14104 + v271;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14369 = v14368 + v267;
+          const unsigned int v14370 = v14369 + v265;
+          iron_copy_async<16>(shm1 + (v14370 ^ (((v14370 >> 6u) & 7u) << 3u)), k_pages + v14359, v14343);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14380 = v14101 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14381 = v14380 < v35;
+          const unsigned int v14384 = v14381 ? v14380 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14387 = v14384 & v14120;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v14388 = v14384 >> (v41 & 31);
+          const unsigned int v14389 = v32 + v14388;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14390 = block_table[v14389];
+          const unsigned int v14392 = v14390 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14393 = v14392 + v30;
+          const unsigned int v14394 = v14393 * v6;
+          const unsigned int v14395 = v14394 + v14387;
+          const unsigned int v14396 = v14395 << 7u;
+          const unsigned int v14397 = v14396 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14406 = v14104 + v302;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14407 = v14406 + v298;
+          const unsigned int v14408 = v14407 + v296;
+          iron_copy_async<16>(shm1 + (v14408 ^ (((v14408 >> 6u) & 7u) << 3u)), k_pages + v14397, v14381);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14430 = block_table[v14123];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14432 = v14430 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14433 = v14432 + v30;
+          const unsigned int v14434 = v14433 * v6;
+          const unsigned int v14435 = v14434 + v14121;
+          const unsigned int v14436 = v14435 << 7u;
+          const unsigned int v14437 = v14436 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14142 ^ (((v14142 >> 6u) & 7u) << 3u)), v_pages + v14437, v14115);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14468 = block_table[v14161];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14470 = v14468 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14471 = v14470 + v30;
+          const unsigned int v14472 = v14471 * v6;
+          const unsigned int v14473 = v14472 + v14159;
+          const unsigned int v14474 = v14473 << 7u;
+          const unsigned int v14475 = v14474 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14180 ^ (((v14180 >> 6u) & 7u) << 3u)), v_pages + v14475, v14153);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14506 = block_table[v14199];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14508 = v14506 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14509 = v14508 + v30;
+          const unsigned int v14510 = v14509 * v6;
+          const unsigned int v14511 = v14510 + v14197;
+          const unsigned int v14512 = v14511 << 7u;
+          const unsigned int v14513 = v14512 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14218 ^ (((v14218 >> 6u) & 7u) << 3u)), v_pages + v14513, v14191);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14544 = block_table[v14237];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14546 = v14544 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14547 = v14546 + v30;
+          const unsigned int v14548 = v14547 * v6;
+          const unsigned int v14549 = v14548 + v14235;
+          const unsigned int v14550 = v14549 << 7u;
+          const unsigned int v14551 = v14550 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14256 ^ (((v14256 >> 6u) & 7u) << 3u)), v_pages + v14551, v14229);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14582 = block_table[v14275];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14584 = v14582 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14585 = v14584 + v30;
+          const unsigned int v14586 = v14585 * v6;
+          const unsigned int v14587 = v14586 + v14273;
+          const unsigned int v14588 = v14587 << 7u;
+          const unsigned int v14589 = v14588 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14294 ^ (((v14294 >> 6u) & 7u) << 3u)), v_pages + v14589, v14267);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14620 = block_table[v14313];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14622 = v14620 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14623 = v14622 + v30;
+          const unsigned int v14624 = v14623 * v6;
+          const unsigned int v14625 = v14624 + v14311;
+          const unsigned int v14626 = v14625 << 7u;
+          const unsigned int v14627 = v14626 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14332 ^ (((v14332 >> 6u) & 7u) << 3u)), v_pages + v14627, v14305);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14658 = block_table[v14351];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14660 = v14658 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14661 = v14660 + v30;
+          const unsigned int v14662 = v14661 * v6;
+          const unsigned int v14663 = v14662 + v14349;
+          const unsigned int v14664 = v14663 << 7u;
+          const unsigned int v14665 = v14664 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14370 ^ (((v14370 >> 6u) & 7u) << 3u)), v_pages + v14665, v14343);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14696 = block_table[v14389];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14698 = v14696 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14699 = v14698 + v30;
+          const unsigned int v14700 = v14699 * v6;
+          const unsigned int v14701 = v14700 + v14387;
+          const unsigned int v14702 = v14701 << 7u;
+          const unsigned int v14703 = v14702 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14408 ^ (((v14408 >> 6u) & 7u) << 3u)), v_pages + v14703, v14381);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v7895 = v7278 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v7905 = v7280 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7906 = v7905 < v35;
-          const unsigned int v7909 = v7906 ? v7905 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7910 = v7909 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v7911 = v7909 / v6;
-          const unsigned int v7912 = v32 + v7911;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7913 = block_table[v7912];
-          const unsigned int v7915 = v7913 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7916 = v7915 + v30;
-          const unsigned int v7917 = v7916 * v6;
-          const unsigned int v7918 = v7917 + v7910;
-          const unsigned int v7919 = v7918 << 7u;
-          const unsigned int v7920 = v7919 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7929 = v7895 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7930 = v7929 + v81;
-          const unsigned int v7931 = v7930 + v79;
-          iron_copy_async<16>(shm1 + (v7931 ^ (((v7931 >> 6u) & 7u) << 3u)), k_pages + v7920, v7906);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7941 = v7280 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7942 = v7941 < v35;
-          const unsigned int v7945 = v7942 ? v7941 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7946 = v7945 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v7947 = v7945 / v6;
-          const unsigned int v7948 = v32 + v7947;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7949 = block_table[v7948];
-          const unsigned int v7951 = v7949 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7952 = v7951 + v30;
-          const unsigned int v7953 = v7952 * v6;
-          const unsigned int v7954 = v7953 + v7946;
-          const unsigned int v7955 = v7954 << 7u;
-          const unsigned int v7956 = v7955 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7965 = v7895 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v7966 = v7965 + v112;
-          const unsigned int v7967 = v7966 + v110;
-          iron_copy_async<16>(shm1 + (v7967 ^ (((v7967 >> 6u) & 7u) << 3u)), k_pages + v7956, v7942);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v7977 = v7280 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v7978 = v7977 < v35;
-          const unsigned int v7981 = v7978 ? v7977 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v7982 = v7981 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v7983 = v7981 / v6;
-          const unsigned int v7984 = v32 + v7983;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v7985 = block_table[v7984];
-          const unsigned int v7987 = v7985 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v7988 = v7987 + v30;
-          const unsigned int v7989 = v7988 * v6;
-          const unsigned int v7990 = v7989 + v7982;
-          const unsigned int v7991 = v7990 << 7u;
-          const unsigned int v7992 = v7991 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8001 = v7895 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8002 = v8001 + v143;
-          const unsigned int v8003 = v8002 + v141;
-          iron_copy_async<16>(shm1 + (v8003 ^ (((v8003 >> 6u) & 7u) << 3u)), k_pages + v7992, v7978);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8013 = v7280 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8014 = v8013 < v35;
-          const unsigned int v8017 = v8014 ? v8013 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8018 = v8017 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8019 = v8017 / v6;
-          const unsigned int v8020 = v32 + v8019;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8021 = block_table[v8020];
-          const unsigned int v8023 = v8021 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8024 = v8023 + v30;
-          const unsigned int v8025 = v8024 * v6;
-          const unsigned int v8026 = v8025 + v8018;
-          const unsigned int v8027 = v8026 << 7u;
-          const unsigned int v8028 = v8027 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8037 = v7895 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8038 = v8037 + v174;
-          const unsigned int v8039 = v8038 + v172;
-          iron_copy_async<16>(shm1 + (v8039 ^ (((v8039 >> 6u) & 7u) << 3u)), k_pages + v8028, v8014);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8049 = v7280 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8050 = v8049 < v35;
-          const unsigned int v8053 = v8050 ? v8049 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8054 = v8053 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8055 = v8053 / v6;
-          const unsigned int v8056 = v32 + v8055;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8057 = block_table[v8056];
-          const unsigned int v8059 = v8057 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8060 = v8059 + v30;
-          const unsigned int v8061 = v8060 * v6;
-          const unsigned int v8062 = v8061 + v8054;
-          const unsigned int v8063 = v8062 << 7u;
-          const unsigned int v8064 = v8063 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8073 = v7895 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8074 = v8073 + v205;
-          const unsigned int v8075 = v8074 + v203;
-          iron_copy_async<16>(shm1 + (v8075 ^ (((v8075 >> 6u) & 7u) << 3u)), k_pages + v8064, v8050);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8085 = v7280 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8086 = v8085 < v35;
-          const unsigned int v8089 = v8086 ? v8085 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8090 = v8089 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8091 = v8089 / v6;
-          const unsigned int v8092 = v32 + v8091;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8093 = block_table[v8092];
-          const unsigned int v8095 = v8093 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8096 = v8095 + v30;
-          const unsigned int v8097 = v8096 * v6;
-          const unsigned int v8098 = v8097 + v8090;
-          const unsigned int v8099 = v8098 << 7u;
-          const unsigned int v8100 = v8099 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8109 = v7895 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8110 = v8109 + v236;
-          const unsigned int v8111 = v8110 + v234;
-          iron_copy_async<16>(shm1 + (v8111 ^ (((v8111 >> 6u) & 7u) << 3u)), k_pages + v8100, v8086);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8121 = v7280 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8122 = v8121 < v35;
-          const unsigned int v8125 = v8122 ? v8121 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8126 = v8125 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8127 = v8125 / v6;
-          const unsigned int v8128 = v32 + v8127;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8129 = block_table[v8128];
-          const unsigned int v8131 = v8129 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8132 = v8131 + v30;
-          const unsigned int v8133 = v8132 * v6;
-          const unsigned int v8134 = v8133 + v8126;
-          const unsigned int v8135 = v8134 << 7u;
-          const unsigned int v8136 = v8135 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8145 = v7895 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8146 = v8145 + v267;
-          const unsigned int v8147 = v8146 + v265;
-          iron_copy_async<16>(shm1 + (v8147 ^ (((v8147 >> 6u) & 7u) << 3u)), k_pages + v8136, v8122);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8157 = v7280 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8158 = v8157 < v35;
-          const unsigned int v8161 = v8158 ? v8157 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8162 = v8161 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8163 = v8161 / v6;
-          const unsigned int v8164 = v32 + v8163;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8165 = block_table[v8164];
-          const unsigned int v8167 = v8165 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8168 = v8167 + v30;
-          const unsigned int v8169 = v8168 * v6;
-          const unsigned int v8170 = v8169 + v8162;
-          const unsigned int v8171 = v8170 << 7u;
-          const unsigned int v8172 = v8171 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8181 = v7895 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8182 = v8181 + v298;
-          const unsigned int v8183 = v8182 + v296;
-          iron_copy_async<16>(shm1 + (v8183 ^ (((v8183 >> 6u) & 7u) << 3u)), k_pages + v8172, v8158);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8203 = block_table[v7912];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8205 = v8203 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8206 = v8205 + v30;
-          const unsigned int v8207 = v8206 * v6;
-          const unsigned int v8208 = v8207 + v7910;
-          const unsigned int v8209 = v8208 << 7u;
-          const unsigned int v8210 = v8209 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7931 ^ (((v7931 >> 6u) & 7u) << 3u)), v_pages + v8210, v7906);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8239 = block_table[v7948];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8241 = v8239 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8242 = v8241 + v30;
-          const unsigned int v8243 = v8242 * v6;
-          const unsigned int v8244 = v8243 + v7946;
-          const unsigned int v8245 = v8244 << 7u;
-          const unsigned int v8246 = v8245 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v7967 ^ (((v7967 >> 6u) & 7u) << 3u)), v_pages + v8246, v7942);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8275 = block_table[v7984];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8277 = v8275 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8278 = v8277 + v30;
-          const unsigned int v8279 = v8278 * v6;
-          const unsigned int v8280 = v8279 + v7982;
-          const unsigned int v8281 = v8280 << 7u;
-          const unsigned int v8282 = v8281 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8003 ^ (((v8003 >> 6u) & 7u) << 3u)), v_pages + v8282, v7978);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8311 = block_table[v8020];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8313 = v8311 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8314 = v8313 + v30;
-          const unsigned int v8315 = v8314 * v6;
-          const unsigned int v8316 = v8315 + v8018;
-          const unsigned int v8317 = v8316 << 7u;
-          const unsigned int v8318 = v8317 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8039 ^ (((v8039 >> 6u) & 7u) << 3u)), v_pages + v8318, v8014);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8347 = block_table[v8056];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8349 = v8347 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8350 = v8349 + v30;
-          const unsigned int v8351 = v8350 * v6;
-          const unsigned int v8352 = v8351 + v8054;
-          const unsigned int v8353 = v8352 << 7u;
-          const unsigned int v8354 = v8353 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8075 ^ (((v8075 >> 6u) & 7u) << 3u)), v_pages + v8354, v8050);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8383 = block_table[v8092];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8385 = v8383 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8386 = v8385 + v30;
-          const unsigned int v8387 = v8386 * v6;
-          const unsigned int v8388 = v8387 + v8090;
-          const unsigned int v8389 = v8388 << 7u;
-          const unsigned int v8390 = v8389 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8111 ^ (((v8111 >> 6u) & 7u) << 3u)), v_pages + v8390, v8086);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8419 = block_table[v8128];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8421 = v8419 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8422 = v8421 + v30;
-          const unsigned int v8423 = v8422 * v6;
-          const unsigned int v8424 = v8423 + v8126;
-          const unsigned int v8425 = v8424 << 7u;
-          const unsigned int v8426 = v8425 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8147 ^ (((v8147 >> 6u) & 7u) << 3u)), v_pages + v8426, v8122);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8455 = block_table[v8164];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8457 = v8455 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8458 = v8457 + v30;
-          const unsigned int v8459 = v8458 * v6;
-          const unsigned int v8460 = v8459 + v8162;
-          const unsigned int v8461 = v8460 << 7u;
-          const unsigned int v8462 = v8461 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8183 ^ (((v8183 >> 6u) & 7u) << 3u)), v_pages + v8462, v8158);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14716 = v14099 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v14726 = v14101 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14727 = v14726 < v35;
+          const unsigned int v14730 = v14727 ? v14726 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14731 = v14730 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14732 = v14730 / v6;
+          const unsigned int v14733 = v32 + v14732;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14734 = block_table[v14733];
+          const unsigned int v14736 = v14734 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14737 = v14736 + v30;
+          const unsigned int v14738 = v14737 * v6;
+          const unsigned int v14739 = v14738 + v14731;
+          const unsigned int v14740 = v14739 << 7u;
+          const unsigned int v14741 = v14740 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14750 = v14716 + v85;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14751 = v14750 + v81;
+          const unsigned int v14752 = v14751 + v79;
+          iron_copy_async<16>(shm1 + (v14752 ^ (((v14752 >> 6u) & 7u) << 3u)), k_pages + v14741, v14727);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14762 = v14101 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14763 = v14762 < v35;
+          const unsigned int v14766 = v14763 ? v14762 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14767 = v14766 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14768 = v14766 / v6;
+          const unsigned int v14769 = v32 + v14768;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14770 = block_table[v14769];
+          const unsigned int v14772 = v14770 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14773 = v14772 + v30;
+          const unsigned int v14774 = v14773 * v6;
+          const unsigned int v14775 = v14774 + v14767;
+          const unsigned int v14776 = v14775 << 7u;
+          const unsigned int v14777 = v14776 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14786 = v14716 + v116;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14787 = v14786 + v112;
+          const unsigned int v14788 = v14787 + v110;
+          iron_copy_async<16>(shm1 + (v14788 ^ (((v14788 >> 6u) & 7u) << 3u)), k_pages + v14777, v14763);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14798 = v14101 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14799 = v14798 < v35;
+          const unsigned int v14802 = v14799 ? v14798 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14803 = v14802 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14804 = v14802 / v6;
+          const unsigned int v14805 = v32 + v14804;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14806 = block_table[v14805];
+          const unsigned int v14808 = v14806 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14809 = v14808 + v30;
+          const unsigned int v14810 = v14809 * v6;
+          const unsigned int v14811 = v14810 + v14803;
+          const unsigned int v14812 = v14811 << 7u;
+          const unsigned int v14813 = v14812 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14822 = v14716 + v147;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14823 = v14822 + v143;
+          const unsigned int v14824 = v14823 + v141;
+          iron_copy_async<16>(shm1 + (v14824 ^ (((v14824 >> 6u) & 7u) << 3u)), k_pages + v14813, v14799);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14834 = v14101 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14835 = v14834 < v35;
+          const unsigned int v14838 = v14835 ? v14834 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14839 = v14838 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14840 = v14838 / v6;
+          const unsigned int v14841 = v32 + v14840;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14842 = block_table[v14841];
+          const unsigned int v14844 = v14842 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14845 = v14844 + v30;
+          const unsigned int v14846 = v14845 * v6;
+          const unsigned int v14847 = v14846 + v14839;
+          const unsigned int v14848 = v14847 << 7u;
+          const unsigned int v14849 = v14848 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14858 = v14716 + v178;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14859 = v14858 + v174;
+          const unsigned int v14860 = v14859 + v172;
+          iron_copy_async<16>(shm1 + (v14860 ^ (((v14860 >> 6u) & 7u) << 3u)), k_pages + v14849, v14835);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14870 = v14101 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14871 = v14870 < v35;
+          const unsigned int v14874 = v14871 ? v14870 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14875 = v14874 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14876 = v14874 / v6;
+          const unsigned int v14877 = v32 + v14876;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14878 = block_table[v14877];
+          const unsigned int v14880 = v14878 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14881 = v14880 + v30;
+          const unsigned int v14882 = v14881 * v6;
+          const unsigned int v14883 = v14882 + v14875;
+          const unsigned int v14884 = v14883 << 7u;
+          const unsigned int v14885 = v14884 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14894 = v14716 + v209;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14895 = v14894 + v205;
+          const unsigned int v14896 = v14895 + v203;
+          iron_copy_async<16>(shm1 + (v14896 ^ (((v14896 >> 6u) & 7u) << 3u)), k_pages + v14885, v14871);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14906 = v14101 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14907 = v14906 < v35;
+          const unsigned int v14910 = v14907 ? v14906 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14911 = v14910 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14912 = v14910 / v6;
+          const unsigned int v14913 = v32 + v14912;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14914 = block_table[v14913];
+          const unsigned int v14916 = v14914 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14917 = v14916 + v30;
+          const unsigned int v14918 = v14917 * v6;
+          const unsigned int v14919 = v14918 + v14911;
+          const unsigned int v14920 = v14919 << 7u;
+          const unsigned int v14921 = v14920 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14930 = v14716 + v240;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14931 = v14930 + v236;
+          const unsigned int v14932 = v14931 + v234;
+          iron_copy_async<16>(shm1 + (v14932 ^ (((v14932 >> 6u) & 7u) << 3u)), k_pages + v14921, v14907);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14942 = v14101 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14943 = v14942 < v35;
+          const unsigned int v14946 = v14943 ? v14942 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14947 = v14946 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14948 = v14946 / v6;
+          const unsigned int v14949 = v32 + v14948;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14950 = block_table[v14949];
+          const unsigned int v14952 = v14950 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14953 = v14952 + v30;
+          const unsigned int v14954 = v14953 * v6;
+          const unsigned int v14955 = v14954 + v14947;
+          const unsigned int v14956 = v14955 << 7u;
+          const unsigned int v14957 = v14956 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14966 = v14716 + v271;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v14967 = v14966 + v267;
+          const unsigned int v14968 = v14967 + v265;
+          iron_copy_async<16>(shm1 + (v14968 ^ (((v14968 >> 6u) & 7u) << 3u)), k_pages + v14957, v14943);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v14978 = v14101 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v14979 = v14978 < v35;
+          const unsigned int v14982 = v14979 ? v14978 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v14983 = v14982 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v14984 = v14982 / v6;
+          const unsigned int v14985 = v32 + v14984;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v14986 = block_table[v14985];
+          const unsigned int v14988 = v14986 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v14989 = v14988 + v30;
+          const unsigned int v14990 = v14989 * v6;
+          const unsigned int v14991 = v14990 + v14983;
+          const unsigned int v14992 = v14991 << 7u;
+          const unsigned int v14993 = v14992 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15002 = v14716 + v302;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15003 = v15002 + v298;
+          const unsigned int v15004 = v15003 + v296;
+          iron_copy_async<16>(shm1 + (v15004 ^ (((v15004 >> 6u) & 7u) << 3u)), k_pages + v14993, v14979);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15024 = block_table[v14733];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15026 = v15024 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15027 = v15026 + v30;
+          const unsigned int v15028 = v15027 * v6;
+          const unsigned int v15029 = v15028 + v14731;
+          const unsigned int v15030 = v15029 << 7u;
+          const unsigned int v15031 = v15030 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14752 ^ (((v14752 >> 6u) & 7u) << 3u)), v_pages + v15031, v14727);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15060 = block_table[v14769];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15062 = v15060 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15063 = v15062 + v30;
+          const unsigned int v15064 = v15063 * v6;
+          const unsigned int v15065 = v15064 + v14767;
+          const unsigned int v15066 = v15065 << 7u;
+          const unsigned int v15067 = v15066 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14788 ^ (((v14788 >> 6u) & 7u) << 3u)), v_pages + v15067, v14763);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15096 = block_table[v14805];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15098 = v15096 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15099 = v15098 + v30;
+          const unsigned int v15100 = v15099 * v6;
+          const unsigned int v15101 = v15100 + v14803;
+          const unsigned int v15102 = v15101 << 7u;
+          const unsigned int v15103 = v15102 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14824 ^ (((v14824 >> 6u) & 7u) << 3u)), v_pages + v15103, v14799);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15132 = block_table[v14841];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15134 = v15132 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15135 = v15134 + v30;
+          const unsigned int v15136 = v15135 * v6;
+          const unsigned int v15137 = v15136 + v14839;
+          const unsigned int v15138 = v15137 << 7u;
+          const unsigned int v15139 = v15138 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14860 ^ (((v14860 >> 6u) & 7u) << 3u)), v_pages + v15139, v14835);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15168 = block_table[v14877];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15170 = v15168 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15171 = v15170 + v30;
+          const unsigned int v15172 = v15171 * v6;
+          const unsigned int v15173 = v15172 + v14875;
+          const unsigned int v15174 = v15173 << 7u;
+          const unsigned int v15175 = v15174 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14896 ^ (((v14896 >> 6u) & 7u) << 3u)), v_pages + v15175, v14871);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15204 = block_table[v14913];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15206 = v15204 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15207 = v15206 + v30;
+          const unsigned int v15208 = v15207 * v6;
+          const unsigned int v15209 = v15208 + v14911;
+          const unsigned int v15210 = v15209 << 7u;
+          const unsigned int v15211 = v15210 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14932 ^ (((v14932 >> 6u) & 7u) << 3u)), v_pages + v15211, v14907);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15240 = block_table[v14949];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15242 = v15240 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15243 = v15242 + v30;
+          const unsigned int v15244 = v15243 * v6;
+          const unsigned int v15245 = v15244 + v14947;
+          const unsigned int v15246 = v15245 << 7u;
+          const unsigned int v15247 = v15246 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v14968 ^ (((v14968 >> 6u) & 7u) << 3u)), v_pages + v15247, v14943);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15276 = block_table[v14985];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15278 = v15276 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15279 = v15278 + v30;
+          const unsigned int v15280 = v15279 * v6;
+          const unsigned int v15281 = v15280 + v14983;
+          const unsigned int v15282 = v15281 << 7u;
+          const unsigned int v15283 = v15282 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15004 ^ (((v15004 >> 6u) & 7u) << 3u)), v_pages + v15283, v14979);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
     }
-    const unsigned int v9688 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v9689 = v9688 << 6u;
-    const unsigned int v13596 = v51 & 3u;
-    const unsigned int v13598 = v13596 << 4u;
-    const unsigned int v13600 = v13598 << 6u;
-    const unsigned int v13602 = v9689 + v13600;
-    const unsigned int v13613 = v13602 + 16u;
-    const unsigned int v13622 = v13602 + 32u;
-    const unsigned int v13631 = v13602 + 48u;
-    const unsigned int v9703 = 8192u + v9689;
-    const unsigned int v13647 = v9703 + v13600;
-    const unsigned int v13658 = v13647 + 16u;
-    const unsigned int v13667 = v13647 + 32u;
-    const unsigned int v13676 = v13647 + 48u;
-    const bool v9707 = v356 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v13205 = static_cast<unsigned int>(v362.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v13206 = static_cast<unsigned int>(v362.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13215 = static_cast<unsigned int>(v362.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13216 = static_cast<unsigned int>(v362.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13225 = static_cast<unsigned int>(v362.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13226 = static_cast<unsigned int>(v362.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13235 = static_cast<unsigned int>(v362.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13236 = static_cast<unsigned int>(v362.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13245 = static_cast<unsigned int>(v362.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13246 = static_cast<unsigned int>(v362.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13255 = static_cast<unsigned int>(v362.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13256 = static_cast<unsigned int>(v362.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13265 = static_cast<unsigned int>(v362.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13266 = static_cast<unsigned int>(v362.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13275 = static_cast<unsigned int>(v362.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13276 = static_cast<unsigned int>(v362.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13285 = static_cast<unsigned int>(v362.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13286 = static_cast<unsigned int>(v362.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13295 = static_cast<unsigned int>(v362.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13296 = static_cast<unsigned int>(v362.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13305 = static_cast<unsigned int>(v362.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13306 = static_cast<unsigned int>(v362.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13315 = static_cast<unsigned int>(v362.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13316 = static_cast<unsigned int>(v362.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13325 = static_cast<unsigned int>(v362.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13326 = static_cast<unsigned int>(v362.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13335 = static_cast<unsigned int>(v362.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13336 = static_cast<unsigned int>(v362.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13345 = static_cast<unsigned int>(v362.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13346 = static_cast<unsigned int>(v362.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13355 = static_cast<unsigned int>(v362.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13356 = static_cast<unsigned int>(v362.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13365 = static_cast<unsigned int>(v364.col(0, iron_linear_thread() & 31u));
-    const unsigned int v13366 = static_cast<unsigned int>(v364.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13375 = static_cast<unsigned int>(v364.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13376 = static_cast<unsigned int>(v364.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13385 = static_cast<unsigned int>(v364.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13386 = static_cast<unsigned int>(v364.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13395 = static_cast<unsigned int>(v364.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13396 = static_cast<unsigned int>(v364.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13405 = static_cast<unsigned int>(v364.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13406 = static_cast<unsigned int>(v364.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13415 = static_cast<unsigned int>(v364.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13416 = static_cast<unsigned int>(v364.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13425 = static_cast<unsigned int>(v364.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13426 = static_cast<unsigned int>(v364.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13435 = static_cast<unsigned int>(v364.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13436 = static_cast<unsigned int>(v364.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13445 = static_cast<unsigned int>(v364.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13446 = static_cast<unsigned int>(v364.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13455 = static_cast<unsigned int>(v364.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13456 = static_cast<unsigned int>(v364.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13465 = static_cast<unsigned int>(v364.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13466 = static_cast<unsigned int>(v364.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13475 = static_cast<unsigned int>(v364.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13476 = static_cast<unsigned int>(v364.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13485 = static_cast<unsigned int>(v364.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13486 = static_cast<unsigned int>(v364.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13495 = static_cast<unsigned int>(v364.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13496 = static_cast<unsigned int>(v364.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13505 = static_cast<unsigned int>(v364.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13506 = static_cast<unsigned int>(v364.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13515 = static_cast<unsigned int>(v364.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13516 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13533 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:175
-    const unsigned int v13546 = v9688 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:181
-    const unsigned int v13690 = v13598 << 7u;
-    const unsigned int v13692 = v13546 + v13690;
-    const unsigned int v13705 = v13692 + 16u;
-    const unsigned int v13716 = v13692 + 32u;
-    const unsigned int v13727 = v13692 + 48u;
-    const unsigned int v13562 = v13546 + 64u;
-    const unsigned int v13745 = v13562 + v13690;
-    const unsigned int v13758 = v13745 + 16u;
-    const unsigned int v13769 = v13745 + 32u;
-    const unsigned int v13780 = v13745 + 48u;
+    const unsigned int v16509 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:146
+    const unsigned int v16510 = v16509 << 6u;
+    const unsigned int v20416 = v51 & 3u;
+    const unsigned int v20418 = v20416 << 4u;
+    const unsigned int v20420 = v20418 << 6u;
+    const unsigned int v20422 = v16510 + v20420;
+    const unsigned int v20433 = v20422 + 16u;
+    const unsigned int v20442 = v20422 + 32u;
+    const unsigned int v20451 = v20422 + 48u;
+    const unsigned int v16524 = 8192u + v16510;
+    const unsigned int v20467 = v16524 + v20420;
+    const unsigned int v20478 = v20467 + 16u;
+    const unsigned int v20487 = v20467 + 32u;
+    const unsigned int v20496 = v20467 + 48u;
+    const bool v16528 = v356 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v20026 = static_cast<unsigned int>(v364.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v20027 = static_cast<unsigned int>(v364.row(0, iron_linear_thread() & 31u));
+    const unsigned int v20036 = static_cast<unsigned int>(v364.col(2, iron_linear_thread() & 31u));
+    const unsigned int v20037 = static_cast<unsigned int>(v364.row(2, iron_linear_thread() & 31u));
+    const unsigned int v20046 = static_cast<unsigned int>(v364.col(4, iron_linear_thread() & 31u));
+    const unsigned int v20047 = static_cast<unsigned int>(v364.row(4, iron_linear_thread() & 31u));
+    const unsigned int v20056 = static_cast<unsigned int>(v364.col(6, iron_linear_thread() & 31u));
+    const unsigned int v20057 = static_cast<unsigned int>(v364.row(6, iron_linear_thread() & 31u));
+    const unsigned int v20066 = static_cast<unsigned int>(v364.col(8, iron_linear_thread() & 31u));
+    const unsigned int v20067 = static_cast<unsigned int>(v364.row(8, iron_linear_thread() & 31u));
+    const unsigned int v20076 = static_cast<unsigned int>(v364.col(10, iron_linear_thread() & 31u));
+    const unsigned int v20077 = static_cast<unsigned int>(v364.row(10, iron_linear_thread() & 31u));
+    const unsigned int v20086 = static_cast<unsigned int>(v364.col(12, iron_linear_thread() & 31u));
+    const unsigned int v20087 = static_cast<unsigned int>(v364.row(12, iron_linear_thread() & 31u));
+    const unsigned int v20096 = static_cast<unsigned int>(v364.col(14, iron_linear_thread() & 31u));
+    const unsigned int v20097 = static_cast<unsigned int>(v364.row(14, iron_linear_thread() & 31u));
+    const unsigned int v20106 = static_cast<unsigned int>(v364.col(16, iron_linear_thread() & 31u));
+    const unsigned int v20107 = static_cast<unsigned int>(v364.row(16, iron_linear_thread() & 31u));
+    const unsigned int v20116 = static_cast<unsigned int>(v364.col(18, iron_linear_thread() & 31u));
+    const unsigned int v20117 = static_cast<unsigned int>(v364.row(18, iron_linear_thread() & 31u));
+    const unsigned int v20126 = static_cast<unsigned int>(v364.col(20, iron_linear_thread() & 31u));
+    const unsigned int v20127 = static_cast<unsigned int>(v364.row(20, iron_linear_thread() & 31u));
+    const unsigned int v20136 = static_cast<unsigned int>(v364.col(22, iron_linear_thread() & 31u));
+    const unsigned int v20137 = static_cast<unsigned int>(v364.row(22, iron_linear_thread() & 31u));
+    const unsigned int v20146 = static_cast<unsigned int>(v364.col(24, iron_linear_thread() & 31u));
+    const unsigned int v20147 = static_cast<unsigned int>(v364.row(24, iron_linear_thread() & 31u));
+    const unsigned int v20156 = static_cast<unsigned int>(v364.col(26, iron_linear_thread() & 31u));
+    const unsigned int v20157 = static_cast<unsigned int>(v364.row(26, iron_linear_thread() & 31u));
+    const unsigned int v20166 = static_cast<unsigned int>(v364.col(28, iron_linear_thread() & 31u));
+    const unsigned int v20167 = static_cast<unsigned int>(v364.row(28, iron_linear_thread() & 31u));
+    const unsigned int v20176 = static_cast<unsigned int>(v364.col(30, iron_linear_thread() & 31u));
+    const unsigned int v20177 = static_cast<unsigned int>(v364.row(30, iron_linear_thread() & 31u));
+    const unsigned int v20186 = static_cast<unsigned int>(v366.col(0, iron_linear_thread() & 31u));
+    const unsigned int v20187 = static_cast<unsigned int>(v366.row(0, iron_linear_thread() & 31u));
+    const unsigned int v20196 = static_cast<unsigned int>(v366.col(2, iron_linear_thread() & 31u));
+    const unsigned int v20197 = static_cast<unsigned int>(v366.row(2, iron_linear_thread() & 31u));
+    const unsigned int v20206 = static_cast<unsigned int>(v366.col(4, iron_linear_thread() & 31u));
+    const unsigned int v20207 = static_cast<unsigned int>(v366.row(4, iron_linear_thread() & 31u));
+    const unsigned int v20216 = static_cast<unsigned int>(v366.col(6, iron_linear_thread() & 31u));
+    const unsigned int v20217 = static_cast<unsigned int>(v366.row(6, iron_linear_thread() & 31u));
+    const unsigned int v20226 = static_cast<unsigned int>(v366.col(8, iron_linear_thread() & 31u));
+    const unsigned int v20227 = static_cast<unsigned int>(v366.row(8, iron_linear_thread() & 31u));
+    const unsigned int v20236 = static_cast<unsigned int>(v366.col(10, iron_linear_thread() & 31u));
+    const unsigned int v20237 = static_cast<unsigned int>(v366.row(10, iron_linear_thread() & 31u));
+    const unsigned int v20246 = static_cast<unsigned int>(v366.col(12, iron_linear_thread() & 31u));
+    const unsigned int v20247 = static_cast<unsigned int>(v366.row(12, iron_linear_thread() & 31u));
+    const unsigned int v20256 = static_cast<unsigned int>(v366.col(14, iron_linear_thread() & 31u));
+    const unsigned int v20257 = static_cast<unsigned int>(v366.row(14, iron_linear_thread() & 31u));
+    const unsigned int v20266 = static_cast<unsigned int>(v366.col(16, iron_linear_thread() & 31u));
+    const unsigned int v20267 = static_cast<unsigned int>(v366.row(16, iron_linear_thread() & 31u));
+    const unsigned int v20276 = static_cast<unsigned int>(v366.col(18, iron_linear_thread() & 31u));
+    const unsigned int v20277 = static_cast<unsigned int>(v366.row(18, iron_linear_thread() & 31u));
+    const unsigned int v20286 = static_cast<unsigned int>(v366.col(20, iron_linear_thread() & 31u));
+    const unsigned int v20287 = static_cast<unsigned int>(v366.row(20, iron_linear_thread() & 31u));
+    const unsigned int v20296 = static_cast<unsigned int>(v366.col(22, iron_linear_thread() & 31u));
+    const unsigned int v20297 = static_cast<unsigned int>(v366.row(22, iron_linear_thread() & 31u));
+    const unsigned int v20306 = static_cast<unsigned int>(v366.col(24, iron_linear_thread() & 31u));
+    const unsigned int v20307 = static_cast<unsigned int>(v366.row(24, iron_linear_thread() & 31u));
+    const unsigned int v20316 = static_cast<unsigned int>(v366.col(26, iron_linear_thread() & 31u));
+    const unsigned int v20317 = static_cast<unsigned int>(v366.row(26, iron_linear_thread() & 31u));
+    const unsigned int v20326 = static_cast<unsigned int>(v366.col(28, iron_linear_thread() & 31u));
+    const unsigned int v20327 = static_cast<unsigned int>(v366.row(28, iron_linear_thread() & 31u));
+    const unsigned int v20336 = static_cast<unsigned int>(v366.col(30, iron_linear_thread() & 31u));
+    const unsigned int v20337 = static_cast<unsigned int>(v366.row(30, iron_linear_thread() & 31u));
+    const unsigned int v20353 = v55 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:182
+    const unsigned int v20366 = v16509 << 7u;  // kernels/sdpa/flash_warpgroup.hpp:188
+    const unsigned int v20510 = v20418 << 7u;
+    const unsigned int v20512 = v20366 + v20510;
+    const unsigned int v20525 = v20512 + 16u;
+    const unsigned int v20536 = v20512 + 32u;
+    const unsigned int v20547 = v20512 + 48u;
+    const unsigned int v20382 = v20366 + 64u;
+    const unsigned int v20565 = v20382 + v20510;
+    const unsigned int v20578 = v20565 + 16u;
+    const unsigned int v20589 = v20565 + 32u;
+    const unsigned int v20600 = v20565 + 48u;
 
-    for (unsigned int v8474 = v354; v8474 < v341; v8474 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v8475 = v8474 - v354;
-      const unsigned int v8476 = v8475 >> 7u;
-      const unsigned int v8478 = v8476 & 1u;
+    for (unsigned int v15295 = v354; v15295 < v341; v15295 += 128u) {  // kernels/sdpa/flash_warpgroup.hpp:294
+      const unsigned int v15296 = v15295 - v354;
+      const unsigned int v15297 = v15296 >> 7u;
+      const unsigned int v15299 = v15297 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v8481 = v8474 + 128u;
-      const unsigned int v8483 = v8476 + 1u;
-      const unsigned int v8484 = v8483 & 1u;
-      const bool v8485 = v8481 < v341;
-      if (v8485) {
+      const unsigned int v15302 = v15295 + 128u;
+      const unsigned int v15304 = v15297 + 1u;
+      const unsigned int v15305 = v15304 & 1u;
+      const bool v15306 = v15302 < v341;
+      if (v15306) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v8487 = v8484 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v8497 = v8481 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8498 = v8497 < v35;
-          const unsigned int v8501 = v8498 ? v8497 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8503 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8504 = v8501 & v8503;
-          const unsigned int v8505 = v8501 >> (v41 & 31);
-          const unsigned int v8506 = v32 + v8505;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8507 = block_table[v8506];
-          const unsigned int v8509 = v8507 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8510 = v8509 + v30;
-          const unsigned int v8511 = v8510 * v6;
-          const unsigned int v8512 = v8511 + v8504;
-          const unsigned int v8513 = v8512 << 7u;
-          const unsigned int v8514 = v8513 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8523 = v8487 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8524 = v8523 + v81;
-          const unsigned int v8525 = v8524 + v79;
-          iron_copy_async<16>(shm1 + (v8525 ^ (((v8525 >> 6u) & 7u) << 3u)), k_pages + v8514, v8498);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8535 = v8481 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8536 = v8535 < v35;
-          const unsigned int v8539 = v8536 ? v8535 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8542 = v8539 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8543 = v8539 >> (v41 & 31);
-          const unsigned int v8544 = v32 + v8543;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8545 = block_table[v8544];
-          const unsigned int v8547 = v8545 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8548 = v8547 + v30;
-          const unsigned int v8549 = v8548 * v6;
-          const unsigned int v8550 = v8549 + v8542;
-          const unsigned int v8551 = v8550 << 7u;
-          const unsigned int v8552 = v8551 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8561 = v8487 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8562 = v8561 + v112;
-          const unsigned int v8563 = v8562 + v110;
-          iron_copy_async<16>(shm1 + (v8563 ^ (((v8563 >> 6u) & 7u) << 3u)), k_pages + v8552, v8536);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8573 = v8481 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8574 = v8573 < v35;
-          const unsigned int v8577 = v8574 ? v8573 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8580 = v8577 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8581 = v8577 >> (v41 & 31);
-          const unsigned int v8582 = v32 + v8581;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8583 = block_table[v8582];
-          const unsigned int v8585 = v8583 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8586 = v8585 + v30;
-          const unsigned int v8587 = v8586 * v6;
-          const unsigned int v8588 = v8587 + v8580;
-          const unsigned int v8589 = v8588 << 7u;
-          const unsigned int v8590 = v8589 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8599 = v8487 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8600 = v8599 + v143;
-          const unsigned int v8601 = v8600 + v141;
-          iron_copy_async<16>(shm1 + (v8601 ^ (((v8601 >> 6u) & 7u) << 3u)), k_pages + v8590, v8574);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8611 = v8481 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8612 = v8611 < v35;
-          const unsigned int v8615 = v8612 ? v8611 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8618 = v8615 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8619 = v8615 >> (v41 & 31);
-          const unsigned int v8620 = v32 + v8619;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8621 = block_table[v8620];
-          const unsigned int v8623 = v8621 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8624 = v8623 + v30;
-          const unsigned int v8625 = v8624 * v6;
-          const unsigned int v8626 = v8625 + v8618;
-          const unsigned int v8627 = v8626 << 7u;
-          const unsigned int v8628 = v8627 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8637 = v8487 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8638 = v8637 + v174;
-          const unsigned int v8639 = v8638 + v172;
-          iron_copy_async<16>(shm1 + (v8639 ^ (((v8639 >> 6u) & 7u) << 3u)), k_pages + v8628, v8612);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8649 = v8481 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8650 = v8649 < v35;
-          const unsigned int v8653 = v8650 ? v8649 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8656 = v8653 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8657 = v8653 >> (v41 & 31);
-          const unsigned int v8658 = v32 + v8657;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8659 = block_table[v8658];
-          const unsigned int v8661 = v8659 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8662 = v8661 + v30;
-          const unsigned int v8663 = v8662 * v6;
-          const unsigned int v8664 = v8663 + v8656;
-          const unsigned int v8665 = v8664 << 7u;
-          const unsigned int v8666 = v8665 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8675 = v8487 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8676 = v8675 + v205;
-          const unsigned int v8677 = v8676 + v203;
-          iron_copy_async<16>(shm1 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), k_pages + v8666, v8650);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8687 = v8481 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8688 = v8687 < v35;
-          const unsigned int v8691 = v8688 ? v8687 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8694 = v8691 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8695 = v8691 >> (v41 & 31);
-          const unsigned int v8696 = v32 + v8695;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8697 = block_table[v8696];
-          const unsigned int v8699 = v8697 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8700 = v8699 + v30;
-          const unsigned int v8701 = v8700 * v6;
-          const unsigned int v8702 = v8701 + v8694;
-          const unsigned int v8703 = v8702 << 7u;
-          const unsigned int v8704 = v8703 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8713 = v8487 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8714 = v8713 + v236;
-          const unsigned int v8715 = v8714 + v234;
-          iron_copy_async<16>(shm1 + (v8715 ^ (((v8715 >> 6u) & 7u) << 3u)), k_pages + v8704, v8688);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8725 = v8481 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8726 = v8725 < v35;
-          const unsigned int v8729 = v8726 ? v8725 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8732 = v8729 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8733 = v8729 >> (v41 & 31);
-          const unsigned int v8734 = v32 + v8733;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8735 = block_table[v8734];
-          const unsigned int v8737 = v8735 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8738 = v8737 + v30;
-          const unsigned int v8739 = v8738 * v6;
-          const unsigned int v8740 = v8739 + v8732;
-          const unsigned int v8741 = v8740 << 7u;
-          const unsigned int v8742 = v8741 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8751 = v8487 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8752 = v8751 + v267;
-          const unsigned int v8753 = v8752 + v265;
-          iron_copy_async<16>(shm1 + (v8753 ^ (((v8753 >> 6u) & 7u) << 3u)), k_pages + v8742, v8726);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8763 = v8481 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8764 = v8763 < v35;
-          const unsigned int v8767 = v8764 ? v8763 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8770 = v8767 & v8503;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8771 = v8767 >> (v41 & 31);
-          const unsigned int v8772 = v32 + v8771;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8773 = block_table[v8772];
-          const unsigned int v8775 = v8773 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8776 = v8775 + v30;
-          const unsigned int v8777 = v8776 * v6;
-          const unsigned int v8778 = v8777 + v8770;
-          const unsigned int v8779 = v8778 << 7u;
-          const unsigned int v8780 = v8779 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8789 = v8487 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8790 = v8789 + v298;
-          const unsigned int v8791 = v8790 + v296;
-          iron_copy_async<16>(shm1 + (v8791 ^ (((v8791 >> 6u) & 7u) << 3u)), k_pages + v8780, v8764);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8813 = block_table[v8506];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8815 = v8813 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8816 = v8815 + v30;
-          const unsigned int v8817 = v8816 * v6;
-          const unsigned int v8818 = v8817 + v8504;
-          const unsigned int v8819 = v8818 << 7u;
-          const unsigned int v8820 = v8819 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8525 ^ (((v8525 >> 6u) & 7u) << 3u)), v_pages + v8820, v8498);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8851 = block_table[v8544];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8853 = v8851 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8854 = v8853 + v30;
-          const unsigned int v8855 = v8854 * v6;
-          const unsigned int v8856 = v8855 + v8542;
-          const unsigned int v8857 = v8856 << 7u;
-          const unsigned int v8858 = v8857 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8563 ^ (((v8563 >> 6u) & 7u) << 3u)), v_pages + v8858, v8536);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8889 = block_table[v8582];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8891 = v8889 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8892 = v8891 + v30;
-          const unsigned int v8893 = v8892 * v6;
-          const unsigned int v8894 = v8893 + v8580;
-          const unsigned int v8895 = v8894 << 7u;
-          const unsigned int v8896 = v8895 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8601 ^ (((v8601 >> 6u) & 7u) << 3u)), v_pages + v8896, v8574);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8927 = block_table[v8620];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8929 = v8927 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8930 = v8929 + v30;
-          const unsigned int v8931 = v8930 * v6;
-          const unsigned int v8932 = v8931 + v8618;
-          const unsigned int v8933 = v8932 << 7u;
-          const unsigned int v8934 = v8933 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8639 ^ (((v8639 >> 6u) & 7u) << 3u)), v_pages + v8934, v8612);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8965 = block_table[v8658];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8967 = v8965 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8968 = v8967 + v30;
-          const unsigned int v8969 = v8968 * v6;
-          const unsigned int v8970 = v8969 + v8656;
-          const unsigned int v8971 = v8970 << 7u;
-          const unsigned int v8972 = v8971 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8677 ^ (((v8677 >> 6u) & 7u) << 3u)), v_pages + v8972, v8650);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9003 = block_table[v8696];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9005 = v9003 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9006 = v9005 + v30;
-          const unsigned int v9007 = v9006 * v6;
-          const unsigned int v9008 = v9007 + v8694;
-          const unsigned int v9009 = v9008 << 7u;
-          const unsigned int v9010 = v9009 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8715 ^ (((v8715 >> 6u) & 7u) << 3u)), v_pages + v9010, v8688);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9041 = block_table[v8734];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9043 = v9041 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9044 = v9043 + v30;
-          const unsigned int v9045 = v9044 * v6;
-          const unsigned int v9046 = v9045 + v8732;
-          const unsigned int v9047 = v9046 << 7u;
-          const unsigned int v9048 = v9047 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8753 ^ (((v8753 >> 6u) & 7u) << 3u)), v_pages + v9048, v8726);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9079 = block_table[v8772];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9081 = v9079 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9082 = v9081 + v30;
-          const unsigned int v9083 = v9082 * v6;
-          const unsigned int v9084 = v9083 + v8770;
-          const unsigned int v9085 = v9084 << 7u;
-          const unsigned int v9086 = v9085 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8791 ^ (((v8791 >> 6u) & 7u) << 3u)), v_pages + v9086, v8764);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15308 = v15305 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v15318 = v15302 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15319 = v15318 < v35;
+          const unsigned int v15322 = v15319 ? v15318 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15324 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15325 = v15322 & v15324;
+          const unsigned int v15326 = v15322 >> (v41 & 31);
+          const unsigned int v15327 = v32 + v15326;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15328 = block_table[v15327];
+          const unsigned int v15330 = v15328 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15331 = v15330 + v30;
+          const unsigned int v15332 = v15331 * v6;
+          const unsigned int v15333 = v15332 + v15325;
+          const unsigned int v15334 = v15333 << 7u;
+          const unsigned int v15335 = v15334 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15344 = v15308 + v85;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15345 = v15344 + v81;
+          const unsigned int v15346 = v15345 + v79;
+          iron_copy_async<16>(shm1 + (v15346 ^ (((v15346 >> 6u) & 7u) << 3u)), k_pages + v15335, v15319);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15356 = v15302 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15357 = v15356 < v35;
+          const unsigned int v15360 = v15357 ? v15356 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15363 = v15360 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15364 = v15360 >> (v41 & 31);
+          const unsigned int v15365 = v32 + v15364;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15366 = block_table[v15365];
+          const unsigned int v15368 = v15366 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15369 = v15368 + v30;
+          const unsigned int v15370 = v15369 * v6;
+          const unsigned int v15371 = v15370 + v15363;
+          const unsigned int v15372 = v15371 << 7u;
+          const unsigned int v15373 = v15372 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15382 = v15308 + v116;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15383 = v15382 + v112;
+          const unsigned int v15384 = v15383 + v110;
+          iron_copy_async<16>(shm1 + (v15384 ^ (((v15384 >> 6u) & 7u) << 3u)), k_pages + v15373, v15357);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15394 = v15302 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15395 = v15394 < v35;
+          const unsigned int v15398 = v15395 ? v15394 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15401 = v15398 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15402 = v15398 >> (v41 & 31);
+          const unsigned int v15403 = v32 + v15402;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15404 = block_table[v15403];
+          const unsigned int v15406 = v15404 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15407 = v15406 + v30;
+          const unsigned int v15408 = v15407 * v6;
+          const unsigned int v15409 = v15408 + v15401;
+          const unsigned int v15410 = v15409 << 7u;
+          const unsigned int v15411 = v15410 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15420 = v15308 + v147;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15421 = v15420 + v143;
+          const unsigned int v15422 = v15421 + v141;
+          iron_copy_async<16>(shm1 + (v15422 ^ (((v15422 >> 6u) & 7u) << 3u)), k_pages + v15411, v15395);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15432 = v15302 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15433 = v15432 < v35;
+          const unsigned int v15436 = v15433 ? v15432 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15439 = v15436 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15440 = v15436 >> (v41 & 31);
+          const unsigned int v15441 = v32 + v15440;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15442 = block_table[v15441];
+          const unsigned int v15444 = v15442 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15445 = v15444 + v30;
+          const unsigned int v15446 = v15445 * v6;
+          const unsigned int v15447 = v15446 + v15439;
+          const unsigned int v15448 = v15447 << 7u;
+          const unsigned int v15449 = v15448 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15458 = v15308 + v178;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15459 = v15458 + v174;
+          const unsigned int v15460 = v15459 + v172;
+          iron_copy_async<16>(shm1 + (v15460 ^ (((v15460 >> 6u) & 7u) << 3u)), k_pages + v15449, v15433);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15470 = v15302 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15471 = v15470 < v35;
+          const unsigned int v15474 = v15471 ? v15470 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15477 = v15474 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15478 = v15474 >> (v41 & 31);
+          const unsigned int v15479 = v32 + v15478;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15480 = block_table[v15479];
+          const unsigned int v15482 = v15480 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15483 = v15482 + v30;
+          const unsigned int v15484 = v15483 * v6;
+          const unsigned int v15485 = v15484 + v15477;
+          const unsigned int v15486 = v15485 << 7u;
+          const unsigned int v15487 = v15486 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15496 = v15308 + v209;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15497 = v15496 + v205;
+          const unsigned int v15498 = v15497 + v203;
+          iron_copy_async<16>(shm1 + (v15498 ^ (((v15498 >> 6u) & 7u) << 3u)), k_pages + v15487, v15471);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15508 = v15302 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15509 = v15508 < v35;
+          const unsigned int v15512 = v15509 ? v15508 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15515 = v15512 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15516 = v15512 >> (v41 & 31);
+          const unsigned int v15517 = v32 + v15516;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15518 = block_table[v15517];
+          const unsigned int v15520 = v15518 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15521 = v15520 + v30;
+          const unsigned int v15522 = v15521 * v6;
+          const unsigned int v15523 = v15522 + v15515;
+          const unsigned int v15524 = v15523 << 7u;
+          const unsigned int v15525 = v15524 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15534 = v15308 + v240;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15535 = v15534 + v236;
+          const unsigned int v15536 = v15535 + v234;
+          iron_copy_async<16>(shm1 + (v15536 ^ (((v15536 >> 6u) & 7u) << 3u)), k_pages + v15525, v15509);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15546 = v15302 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15547 = v15546 < v35;
+          const unsigned int v15550 = v15547 ? v15546 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15553 = v15550 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15554 = v15550 >> (v41 & 31);
+          const unsigned int v15555 = v32 + v15554;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15556 = block_table[v15555];
+          const unsigned int v15558 = v15556 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15559 = v15558 + v30;
+          const unsigned int v15560 = v15559 * v6;
+          const unsigned int v15561 = v15560 + v15553;
+          const unsigned int v15562 = v15561 << 7u;
+          const unsigned int v15563 = v15562 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15572 = v15308 + v271;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15573 = v15572 + v267;
+          const unsigned int v15574 = v15573 + v265;
+          iron_copy_async<16>(shm1 + (v15574 ^ (((v15574 >> 6u) & 7u) << 3u)), k_pages + v15563, v15547);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15584 = v15302 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15585 = v15584 < v35;
+          const unsigned int v15588 = v15585 ? v15584 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15591 = v15588 & v15324;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15592 = v15588 >> (v41 & 31);
+          const unsigned int v15593 = v32 + v15592;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15594 = block_table[v15593];
+          const unsigned int v15596 = v15594 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15597 = v15596 + v30;
+          const unsigned int v15598 = v15597 * v6;
+          const unsigned int v15599 = v15598 + v15591;
+          const unsigned int v15600 = v15599 << 7u;
+          const unsigned int v15601 = v15600 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15610 = v15308 + v302;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15611 = v15610 + v298;
+          const unsigned int v15612 = v15611 + v296;
+          iron_copy_async<16>(shm1 + (v15612 ^ (((v15612 >> 6u) & 7u) << 3u)), k_pages + v15601, v15585);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15634 = block_table[v15327];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15636 = v15634 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15637 = v15636 + v30;
+          const unsigned int v15638 = v15637 * v6;
+          const unsigned int v15639 = v15638 + v15325;
+          const unsigned int v15640 = v15639 << 7u;
+          const unsigned int v15641 = v15640 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15346 ^ (((v15346 >> 6u) & 7u) << 3u)), v_pages + v15641, v15319);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15672 = block_table[v15365];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15674 = v15672 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15675 = v15674 + v30;
+          const unsigned int v15676 = v15675 * v6;
+          const unsigned int v15677 = v15676 + v15363;
+          const unsigned int v15678 = v15677 << 7u;
+          const unsigned int v15679 = v15678 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15384 ^ (((v15384 >> 6u) & 7u) << 3u)), v_pages + v15679, v15357);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15710 = block_table[v15403];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15712 = v15710 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15713 = v15712 + v30;
+          const unsigned int v15714 = v15713 * v6;
+          const unsigned int v15715 = v15714 + v15401;
+          const unsigned int v15716 = v15715 << 7u;
+          const unsigned int v15717 = v15716 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15422 ^ (((v15422 >> 6u) & 7u) << 3u)), v_pages + v15717, v15395);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15748 = block_table[v15441];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15750 = v15748 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15751 = v15750 + v30;
+          const unsigned int v15752 = v15751 * v6;
+          const unsigned int v15753 = v15752 + v15439;
+          const unsigned int v15754 = v15753 << 7u;
+          const unsigned int v15755 = v15754 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15460 ^ (((v15460 >> 6u) & 7u) << 3u)), v_pages + v15755, v15433);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15786 = block_table[v15479];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15788 = v15786 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15789 = v15788 + v30;
+          const unsigned int v15790 = v15789 * v6;
+          const unsigned int v15791 = v15790 + v15477;
+          const unsigned int v15792 = v15791 << 7u;
+          const unsigned int v15793 = v15792 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15498 ^ (((v15498 >> 6u) & 7u) << 3u)), v_pages + v15793, v15471);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15824 = block_table[v15517];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15826 = v15824 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15827 = v15826 + v30;
+          const unsigned int v15828 = v15827 * v6;
+          const unsigned int v15829 = v15828 + v15515;
+          const unsigned int v15830 = v15829 << 7u;
+          const unsigned int v15831 = v15830 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15536 ^ (((v15536 >> 6u) & 7u) << 3u)), v_pages + v15831, v15509);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15862 = block_table[v15555];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15864 = v15862 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15865 = v15864 + v30;
+          const unsigned int v15866 = v15865 * v6;
+          const unsigned int v15867 = v15866 + v15553;
+          const unsigned int v15868 = v15867 << 7u;
+          const unsigned int v15869 = v15868 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15574 ^ (((v15574 >> 6u) & 7u) << 3u)), v_pages + v15869, v15547);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15900 = block_table[v15593];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15902 = v15900 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15903 = v15902 + v30;
+          const unsigned int v15904 = v15903 * v6;
+          const unsigned int v15905 = v15904 + v15591;
+          const unsigned int v15906 = v15905 << 7u;
+          const unsigned int v15907 = v15906 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15612 ^ (((v15612 >> 6u) & 7u) << 3u)), v_pages + v15907, v15585);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v9099 = v8484 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v9109 = v8481 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9110 = v9109 < v35;
-          const unsigned int v9113 = v9110 ? v9109 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9114 = v9113 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9115 = v9113 / v6;
-          const unsigned int v9116 = v32 + v9115;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9117 = block_table[v9116];
-          const unsigned int v9119 = v9117 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9120 = v9119 + v30;
-          const unsigned int v9121 = v9120 * v6;
-          const unsigned int v9122 = v9121 + v9114;
-          const unsigned int v9123 = v9122 << 7u;
-          const unsigned int v9124 = v9123 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9133 = v9099 + v85;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9134 = v9133 + v81;
-          const unsigned int v9135 = v9134 + v79;
-          iron_copy_async<16>(shm1 + (v9135 ^ (((v9135 >> 6u) & 7u) << 3u)), k_pages + v9124, v9110);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9145 = v8481 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9146 = v9145 < v35;
-          const unsigned int v9149 = v9146 ? v9145 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9150 = v9149 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9151 = v9149 / v6;
-          const unsigned int v9152 = v32 + v9151;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9153 = block_table[v9152];
-          const unsigned int v9155 = v9153 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9156 = v9155 + v30;
-          const unsigned int v9157 = v9156 * v6;
-          const unsigned int v9158 = v9157 + v9150;
-          const unsigned int v9159 = v9158 << 7u;
-          const unsigned int v9160 = v9159 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9169 = v9099 + v116;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9170 = v9169 + v112;
-          const unsigned int v9171 = v9170 + v110;
-          iron_copy_async<16>(shm1 + (v9171 ^ (((v9171 >> 6u) & 7u) << 3u)), k_pages + v9160, v9146);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9181 = v8481 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9182 = v9181 < v35;
-          const unsigned int v9185 = v9182 ? v9181 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9186 = v9185 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9187 = v9185 / v6;
-          const unsigned int v9188 = v32 + v9187;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9189 = block_table[v9188];
-          const unsigned int v9191 = v9189 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9192 = v9191 + v30;
-          const unsigned int v9193 = v9192 * v6;
-          const unsigned int v9194 = v9193 + v9186;
-          const unsigned int v9195 = v9194 << 7u;
-          const unsigned int v9196 = v9195 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9205 = v9099 + v147;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9206 = v9205 + v143;
-          const unsigned int v9207 = v9206 + v141;
-          iron_copy_async<16>(shm1 + (v9207 ^ (((v9207 >> 6u) & 7u) << 3u)), k_pages + v9196, v9182);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9217 = v8481 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9218 = v9217 < v35;
-          const unsigned int v9221 = v9218 ? v9217 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9222 = v9221 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9223 = v9221 / v6;
-          const unsigned int v9224 = v32 + v9223;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9225 = block_table[v9224];
-          const unsigned int v9227 = v9225 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9228 = v9227 + v30;
-          const unsigned int v9229 = v9228 * v6;
-          const unsigned int v9230 = v9229 + v9222;
-          const unsigned int v9231 = v9230 << 7u;
-          const unsigned int v9232 = v9231 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9241 = v9099 + v178;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9242 = v9241 + v174;
-          const unsigned int v9243 = v9242 + v172;
-          iron_copy_async<16>(shm1 + (v9243 ^ (((v9243 >> 6u) & 7u) << 3u)), k_pages + v9232, v9218);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9253 = v8481 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9254 = v9253 < v35;
-          const unsigned int v9257 = v9254 ? v9253 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9258 = v9257 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9259 = v9257 / v6;
-          const unsigned int v9260 = v32 + v9259;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9261 = block_table[v9260];
-          const unsigned int v9263 = v9261 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9264 = v9263 + v30;
-          const unsigned int v9265 = v9264 * v6;
-          const unsigned int v9266 = v9265 + v9258;
-          const unsigned int v9267 = v9266 << 7u;
-          const unsigned int v9268 = v9267 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9277 = v9099 + v209;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9278 = v9277 + v205;
-          const unsigned int v9279 = v9278 + v203;
-          iron_copy_async<16>(shm1 + (v9279 ^ (((v9279 >> 6u) & 7u) << 3u)), k_pages + v9268, v9254);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9289 = v8481 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9290 = v9289 < v35;
-          const unsigned int v9293 = v9290 ? v9289 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9294 = v9293 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9295 = v9293 / v6;
-          const unsigned int v9296 = v32 + v9295;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9297 = block_table[v9296];
-          const unsigned int v9299 = v9297 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9300 = v9299 + v30;
-          const unsigned int v9301 = v9300 * v6;
-          const unsigned int v9302 = v9301 + v9294;
-          const unsigned int v9303 = v9302 << 7u;
-          const unsigned int v9304 = v9303 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9313 = v9099 + v240;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9314 = v9313 + v236;
-          const unsigned int v9315 = v9314 + v234;
-          iron_copy_async<16>(shm1 + (v9315 ^ (((v9315 >> 6u) & 7u) << 3u)), k_pages + v9304, v9290);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9325 = v8481 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9326 = v9325 < v35;
-          const unsigned int v9329 = v9326 ? v9325 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9330 = v9329 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9331 = v9329 / v6;
-          const unsigned int v9332 = v32 + v9331;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9333 = block_table[v9332];
-          const unsigned int v9335 = v9333 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9336 = v9335 + v30;
-          const unsigned int v9337 = v9336 * v6;
-          const unsigned int v9338 = v9337 + v9330;
-          const unsigned int v9339 = v9338 << 7u;
-          const unsigned int v9340 = v9339 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9349 = v9099 + v271;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9350 = v9349 + v267;
-          const unsigned int v9351 = v9350 + v265;
-          iron_copy_async<16>(shm1 + (v9351 ^ (((v9351 >> 6u) & 7u) << 3u)), k_pages + v9340, v9326);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9361 = v8481 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9362 = v9361 < v35;
-          const unsigned int v9365 = v9362 ? v9361 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9366 = v9365 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9367 = v9365 / v6;
-          const unsigned int v9368 = v32 + v9367;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9369 = block_table[v9368];
-          const unsigned int v9371 = v9369 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9372 = v9371 + v30;
-          const unsigned int v9373 = v9372 * v6;
-          const unsigned int v9374 = v9373 + v9366;
-          const unsigned int v9375 = v9374 << 7u;
-          const unsigned int v9376 = v9375 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9385 = v9099 + v302;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9386 = v9385 + v298;
-          const unsigned int v9387 = v9386 + v296;
-          iron_copy_async<16>(shm1 + (v9387 ^ (((v9387 >> 6u) & 7u) << 3u)), k_pages + v9376, v9362);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9407 = block_table[v9116];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9409 = v9407 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9410 = v9409 + v30;
-          const unsigned int v9411 = v9410 * v6;
-          const unsigned int v9412 = v9411 + v9114;
-          const unsigned int v9413 = v9412 << 7u;
-          const unsigned int v9414 = v9413 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9135 ^ (((v9135 >> 6u) & 7u) << 3u)), v_pages + v9414, v9110);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9443 = block_table[v9152];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9445 = v9443 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9446 = v9445 + v30;
-          const unsigned int v9447 = v9446 * v6;
-          const unsigned int v9448 = v9447 + v9150;
-          const unsigned int v9449 = v9448 << 7u;
-          const unsigned int v9450 = v9449 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9171 ^ (((v9171 >> 6u) & 7u) << 3u)), v_pages + v9450, v9146);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9479 = block_table[v9188];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9481 = v9479 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9482 = v9481 + v30;
-          const unsigned int v9483 = v9482 * v6;
-          const unsigned int v9484 = v9483 + v9186;
-          const unsigned int v9485 = v9484 << 7u;
-          const unsigned int v9486 = v9485 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9207 ^ (((v9207 >> 6u) & 7u) << 3u)), v_pages + v9486, v9182);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9515 = block_table[v9224];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9517 = v9515 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9518 = v9517 + v30;
-          const unsigned int v9519 = v9518 * v6;
-          const unsigned int v9520 = v9519 + v9222;
-          const unsigned int v9521 = v9520 << 7u;
-          const unsigned int v9522 = v9521 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9243 ^ (((v9243 >> 6u) & 7u) << 3u)), v_pages + v9522, v9218);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9551 = block_table[v9260];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9553 = v9551 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9554 = v9553 + v30;
-          const unsigned int v9555 = v9554 * v6;
-          const unsigned int v9556 = v9555 + v9258;
-          const unsigned int v9557 = v9556 << 7u;
-          const unsigned int v9558 = v9557 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9279 ^ (((v9279 >> 6u) & 7u) << 3u)), v_pages + v9558, v9254);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9587 = block_table[v9296];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9589 = v9587 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9590 = v9589 + v30;
-          const unsigned int v9591 = v9590 * v6;
-          const unsigned int v9592 = v9591 + v9294;
-          const unsigned int v9593 = v9592 << 7u;
-          const unsigned int v9594 = v9593 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9315 ^ (((v9315 >> 6u) & 7u) << 3u)), v_pages + v9594, v9290);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9623 = block_table[v9332];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9625 = v9623 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9626 = v9625 + v30;
-          const unsigned int v9627 = v9626 * v6;
-          const unsigned int v9628 = v9627 + v9330;
-          const unsigned int v9629 = v9628 << 7u;
-          const unsigned int v9630 = v9629 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9351 ^ (((v9351 >> 6u) & 7u) << 3u)), v_pages + v9630, v9326);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9659 = block_table[v9368];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9661 = v9659 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9662 = v9661 + v30;
-          const unsigned int v9663 = v9662 * v6;
-          const unsigned int v9664 = v9663 + v9366;
-          const unsigned int v9665 = v9664 << 7u;
-          const unsigned int v9666 = v9665 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9387 ^ (((v9387 >> 6u) & 7u) << 3u)), v_pages + v9666, v9362);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15920 = v15305 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v15930 = v15302 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15931 = v15930 < v35;
+          const unsigned int v15934 = v15931 ? v15930 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15935 = v15934 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v15936 = v15934 / v6;
+          const unsigned int v15937 = v32 + v15936;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15938 = block_table[v15937];
+          const unsigned int v15940 = v15938 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15941 = v15940 + v30;
+          const unsigned int v15942 = v15941 * v6;
+          const unsigned int v15943 = v15942 + v15935;
+          const unsigned int v15944 = v15943 << 7u;
+          const unsigned int v15945 = v15944 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15954 = v15920 + v85;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15955 = v15954 + v81;
+          const unsigned int v15956 = v15955 + v79;
+          iron_copy_async<16>(shm1 + (v15956 ^ (((v15956 >> 6u) & 7u) << 3u)), k_pages + v15945, v15931);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15966 = v15302 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15967 = v15966 < v35;
+          const unsigned int v15970 = v15967 ? v15966 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15971 = v15970 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v15972 = v15970 / v6;
+          const unsigned int v15973 = v32 + v15972;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15974 = block_table[v15973];
+          const unsigned int v15976 = v15974 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15977 = v15976 + v30;
+          const unsigned int v15978 = v15977 * v6;
+          const unsigned int v15979 = v15978 + v15971;
+          const unsigned int v15980 = v15979 << 7u;
+          const unsigned int v15981 = v15980 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15990 = v15920 + v116;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15991 = v15990 + v112;
+          const unsigned int v15992 = v15991 + v110;
+          iron_copy_async<16>(shm1 + (v15992 ^ (((v15992 >> 6u) & 7u) << 3u)), k_pages + v15981, v15967);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16002 = v15302 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16003 = v16002 < v35;
+          const unsigned int v16006 = v16003 ? v16002 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16007 = v16006 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16008 = v16006 / v6;
+          const unsigned int v16009 = v32 + v16008;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16010 = block_table[v16009];
+          const unsigned int v16012 = v16010 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16013 = v16012 + v30;
+          const unsigned int v16014 = v16013 * v6;
+          const unsigned int v16015 = v16014 + v16007;
+          const unsigned int v16016 = v16015 << 7u;
+          const unsigned int v16017 = v16016 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16026 = v15920 + v147;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16027 = v16026 + v143;
+          const unsigned int v16028 = v16027 + v141;
+          iron_copy_async<16>(shm1 + (v16028 ^ (((v16028 >> 6u) & 7u) << 3u)), k_pages + v16017, v16003);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16038 = v15302 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16039 = v16038 < v35;
+          const unsigned int v16042 = v16039 ? v16038 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16043 = v16042 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16044 = v16042 / v6;
+          const unsigned int v16045 = v32 + v16044;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16046 = block_table[v16045];
+          const unsigned int v16048 = v16046 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16049 = v16048 + v30;
+          const unsigned int v16050 = v16049 * v6;
+          const unsigned int v16051 = v16050 + v16043;
+          const unsigned int v16052 = v16051 << 7u;
+          const unsigned int v16053 = v16052 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16062 = v15920 + v178;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16063 = v16062 + v174;
+          const unsigned int v16064 = v16063 + v172;
+          iron_copy_async<16>(shm1 + (v16064 ^ (((v16064 >> 6u) & 7u) << 3u)), k_pages + v16053, v16039);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16074 = v15302 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16075 = v16074 < v35;
+          const unsigned int v16078 = v16075 ? v16074 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16079 = v16078 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16080 = v16078 / v6;
+          const unsigned int v16081 = v32 + v16080;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16082 = block_table[v16081];
+          const unsigned int v16084 = v16082 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16085 = v16084 + v30;
+          const unsigned int v16086 = v16085 * v6;
+          const unsigned int v16087 = v16086 + v16079;
+          const unsigned int v16088 = v16087 << 7u;
+          const unsigned int v16089 = v16088 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16098 = v15920 + v209;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16099 = v16098 + v205;
+          const unsigned int v16100 = v16099 + v203;
+          iron_copy_async<16>(shm1 + (v16100 ^ (((v16100 >> 6u) & 7u) << 3u)), k_pages + v16089, v16075);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16110 = v15302 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16111 = v16110 < v35;
+          const unsigned int v16114 = v16111 ? v16110 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16115 = v16114 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16116 = v16114 / v6;
+          const unsigned int v16117 = v32 + v16116;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16118 = block_table[v16117];
+          const unsigned int v16120 = v16118 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16121 = v16120 + v30;
+          const unsigned int v16122 = v16121 * v6;
+          const unsigned int v16123 = v16122 + v16115;
+          const unsigned int v16124 = v16123 << 7u;
+          const unsigned int v16125 = v16124 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16134 = v15920 + v240;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16135 = v16134 + v236;
+          const unsigned int v16136 = v16135 + v234;
+          iron_copy_async<16>(shm1 + (v16136 ^ (((v16136 >> 6u) & 7u) << 3u)), k_pages + v16125, v16111);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16146 = v15302 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16147 = v16146 < v35;
+          const unsigned int v16150 = v16147 ? v16146 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16151 = v16150 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16152 = v16150 / v6;
+          const unsigned int v16153 = v32 + v16152;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16154 = block_table[v16153];
+          const unsigned int v16156 = v16154 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16157 = v16156 + v30;
+          const unsigned int v16158 = v16157 * v6;
+          const unsigned int v16159 = v16158 + v16151;
+          const unsigned int v16160 = v16159 << 7u;
+          const unsigned int v16161 = v16160 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16170 = v15920 + v271;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16171 = v16170 + v267;
+          const unsigned int v16172 = v16171 + v265;
+          iron_copy_async<16>(shm1 + (v16172 ^ (((v16172 >> 6u) & 7u) << 3u)), k_pages + v16161, v16147);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16182 = v15302 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16183 = v16182 < v35;
+          const unsigned int v16186 = v16183 ? v16182 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16187 = v16186 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16188 = v16186 / v6;
+          const unsigned int v16189 = v32 + v16188;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16190 = block_table[v16189];
+          const unsigned int v16192 = v16190 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16193 = v16192 + v30;
+          const unsigned int v16194 = v16193 * v6;
+          const unsigned int v16195 = v16194 + v16187;
+          const unsigned int v16196 = v16195 << 7u;
+          const unsigned int v16197 = v16196 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16206 = v15920 + v302;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16207 = v16206 + v298;
+          const unsigned int v16208 = v16207 + v296;
+          iron_copy_async<16>(shm1 + (v16208 ^ (((v16208 >> 6u) & 7u) << 3u)), k_pages + v16197, v16183);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16228 = block_table[v15937];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16230 = v16228 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16231 = v16230 + v30;
+          const unsigned int v16232 = v16231 * v6;
+          const unsigned int v16233 = v16232 + v15935;
+          const unsigned int v16234 = v16233 << 7u;
+          const unsigned int v16235 = v16234 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15956 ^ (((v15956 >> 6u) & 7u) << 3u)), v_pages + v16235, v15931);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16264 = block_table[v15973];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16266 = v16264 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16267 = v16266 + v30;
+          const unsigned int v16268 = v16267 * v6;
+          const unsigned int v16269 = v16268 + v15971;
+          const unsigned int v16270 = v16269 << 7u;
+          const unsigned int v16271 = v16270 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15992 ^ (((v15992 >> 6u) & 7u) << 3u)), v_pages + v16271, v15967);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16300 = block_table[v16009];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16302 = v16300 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16303 = v16302 + v30;
+          const unsigned int v16304 = v16303 * v6;
+          const unsigned int v16305 = v16304 + v16007;
+          const unsigned int v16306 = v16305 << 7u;
+          const unsigned int v16307 = v16306 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16028 ^ (((v16028 >> 6u) & 7u) << 3u)), v_pages + v16307, v16003);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16336 = block_table[v16045];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16338 = v16336 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16339 = v16338 + v30;
+          const unsigned int v16340 = v16339 * v6;
+          const unsigned int v16341 = v16340 + v16043;
+          const unsigned int v16342 = v16341 << 7u;
+          const unsigned int v16343 = v16342 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16064 ^ (((v16064 >> 6u) & 7u) << 3u)), v_pages + v16343, v16039);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16372 = block_table[v16081];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16374 = v16372 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16375 = v16374 + v30;
+          const unsigned int v16376 = v16375 * v6;
+          const unsigned int v16377 = v16376 + v16079;
+          const unsigned int v16378 = v16377 << 7u;
+          const unsigned int v16379 = v16378 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16100 ^ (((v16100 >> 6u) & 7u) << 3u)), v_pages + v16379, v16075);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16408 = block_table[v16117];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16410 = v16408 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16411 = v16410 + v30;
+          const unsigned int v16412 = v16411 * v6;
+          const unsigned int v16413 = v16412 + v16115;
+          const unsigned int v16414 = v16413 << 7u;
+          const unsigned int v16415 = v16414 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16136 ^ (((v16136 >> 6u) & 7u) << 3u)), v_pages + v16415, v16111);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16444 = block_table[v16153];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16446 = v16444 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16447 = v16446 + v30;
+          const unsigned int v16448 = v16447 * v6;
+          const unsigned int v16449 = v16448 + v16151;
+          const unsigned int v16450 = v16449 << 7u;
+          const unsigned int v16451 = v16450 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16172 ^ (((v16172 >> 6u) & 7u) << 3u)), v_pages + v16451, v16147);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16480 = block_table[v16189];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16482 = v16480 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16483 = v16482 + v30;
+          const unsigned int v16484 = v16483 * v6;
+          const unsigned int v16485 = v16484 + v16187;
+          const unsigned int v16486 = v16485 << 7u;
+          const unsigned int v16487 = v16486 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16208 ^ (((v16208 >> 6u) & 7u) << 3u)), v_pages + v16487, v16183);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 128> v9679;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v9679, 0.0f);
-      const unsigned int v9683 = v8478 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13609;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13609, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13609, shm0, v13602, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13611;
-      iron_frag_fill(v13611, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13611, shm1, v9683, 64u);
-      iron_frag_mma_sync(v9679, v13609, v13611);
-      const unsigned int v13616 = v9683 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13618;
-      iron_frag_fill(v13618, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13618, shm0, v13613, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13620;
-      iron_frag_fill(v13620, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13620, shm1, v13616, 64u);
-      iron_frag_mma_sync(v9679, v13618, v13620);
-      const unsigned int v13625 = v9683 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13627;
-      iron_frag_fill(v13627, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13627, shm0, v13622, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13629;
-      iron_frag_fill(v13629, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13629, shm1, v13625, 64u);
-      iron_frag_mma_sync(v9679, v13627, v13629);
-      const unsigned int v13634 = v9683 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13636;
-      iron_frag_fill(v13636, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13636, shm0, v13631, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13638;
-      iron_frag_fill(v13638, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13638, shm1, v13634, 64u);
-      iron_frag_mma_sync(v9679, v13636, v13638);
-      const unsigned int v9696 = v9683 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13654;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13654, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13654, shm0, v13647, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13656;
-      iron_frag_fill(v13656, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13656, shm1, v9696, 64u);
-      iron_frag_mma_sync(v9679, v13654, v13656);
-      const unsigned int v13661 = v9696 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13663;
-      iron_frag_fill(v13663, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13663, shm0, v13658, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13665;
-      iron_frag_fill(v13665, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13665, shm1, v13661, 64u);
-      iron_frag_mma_sync(v9679, v13663, v13665);
-      const unsigned int v13670 = v9696 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13672;
-      iron_frag_fill(v13672, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13672, shm0, v13667, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13674;
-      iron_frag_fill(v13674, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13674, shm1, v13670, 64u);
-      iron_frag_mma_sync(v9679, v13672, v13674);
-      const unsigned int v13679 = v9696 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13681;
-      iron_frag_fill(v13681, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13681, shm0, v13676, 64u);
-      iron_frag<iron_bf16, 1, 16, 128> v13683;
-      iron_frag_fill(v13683, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13683, shm1, v13679, 64u);
-      iron_frag_mma_sync(v9679, v13681, v13683);
-      iron_frag<float, 2, 16, 8> v9705;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v9705, 0.0f);
-      if (v9707) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v9710 = v8481 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v9718 = v8481 + v20;
-        const bool v9719 = v9718 <= v311;
-        const bool v9720 = v318 || v9719;
-        const bool v9721 = v9710 && v9720;
-        const bool v9723 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v9724 = v8474 + v9;
-        const unsigned int v9725 = v9724 + v20;
-        const unsigned int v9726 = v308 + v35;
-        const bool v9727 = v9726 <= v9725;
-        const bool v9728 = v9723 || v9727;
-        const bool v9729 = v9721 && v9728;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v9730 = !v9729;  // kernels/sdpa/flash_tile.hpp:190
-        if (v9730) {
-          iron_frag<float, 2, 16, 8> v9732;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v9732, 0.0f);
-          iron_frag<float, 2, 16, 8> v9734;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v9734, 0.0f);
-          const unsigned int v9736 = static_cast<unsigned int>(v9732.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9738 = v56 + v9736;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9740 = v9738 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9741 = v9740 + 1u;
-          const unsigned int v9743 = v9741 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9752 = v9743 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9756 = v9741 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9757 = v324 && v9756;
-          const unsigned int v9758 = v9757 ? v9752 : v42;
-          const unsigned int v9761 = v9758 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9762 = min(v9761, 128u);
-          const bool v9763 = v9758 > v8474;
-          const unsigned int v9764 = v9763 ? v9762 : v42;
-          const float v9765 = __uint_as_float(v9764);
-          v9732.x[0] = v9765;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9767 = static_cast<unsigned int>(v9732.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9769 = v56 + v9767;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9771 = v9769 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9772 = v9771 + 1u;
-          const unsigned int v9774 = v9772 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9783 = v9774 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9787 = v9772 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9788 = v324 && v9787;
-          const unsigned int v9789 = v9788 ? v9783 : v42;
-          const unsigned int v9792 = v9789 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9793 = min(v9792, 128u);
-          const bool v9794 = v9789 > v8474;
-          const unsigned int v9795 = v9794 ? v9793 : v42;
-          const float v9796 = __uint_as_float(v9795);
-          v9732.x[1] = v9796;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9798 = static_cast<unsigned int>(v9732.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9800 = v56 + v9798;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9802 = v9800 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9803 = v9802 + 1u;
-          const unsigned int v9805 = v9803 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9814 = v9805 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9818 = v9803 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9819 = v324 && v9818;
-          const unsigned int v9820 = v9819 ? v9814 : v42;
-          const unsigned int v9823 = v9820 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9824 = min(v9823, 128u);
-          const bool v9825 = v9820 > v8474;
-          const unsigned int v9826 = v9825 ? v9824 : v42;
-          const float v9827 = __uint_as_float(v9826);
-          v9732.x[2] = v9827;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9829 = static_cast<unsigned int>(v9732.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9831 = v56 + v9829;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v9833 = v9831 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9834 = v9833 + 1u;
-          const unsigned int v9836 = v9834 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9845 = v9836 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v9849 = v9834 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v9850 = v324 && v9849;
-          const unsigned int v9851 = v9850 ? v9845 : v42;
-          const unsigned int v9854 = v9851 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9855 = min(v9854, 128u);
-          const bool v9856 = v9851 > v8474;
-          const unsigned int v9857 = v9856 ? v9855 : v42;
-          const float v9858 = __uint_as_float(v9857);
-          v9732.x[3] = v9858;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v9860 = static_cast<unsigned int>(v9734.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9862 = v56 + v9860;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9864 = v9862 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9865 = v9864 + 1u;
-          const unsigned int v9867 = v9865 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9868 = min(v35, v9867);
-          const bool v9869 = v9865 > v20;
-          const unsigned int v9870 = v9869 ? v9868 : v42;
-          const unsigned int v9873 = v318 ? v35 : v9870;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9885 = v9873 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9886 = min(v9885, 128u);
-          const bool v9887 = v9873 > v8474;
-          const unsigned int v9888 = v9887 ? v9886 : v42;
-          const float v9889 = __uint_as_float(v9888);
-          v9734.x[0] = v9889;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9891 = static_cast<unsigned int>(v9734.row(1, iron_linear_thread() & 31u));
-          const unsigned int v9893 = v56 + v9891;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9895 = v9893 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9896 = v9895 + 1u;
-          const unsigned int v9898 = v9896 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9899 = min(v35, v9898);
-          const bool v9900 = v9896 > v20;
-          const unsigned int v9901 = v9900 ? v9899 : v42;
-          const unsigned int v9904 = v318 ? v35 : v9901;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9916 = v9904 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9917 = min(v9916, 128u);
-          const bool v9918 = v9904 > v8474;
-          const unsigned int v9919 = v9918 ? v9917 : v42;
-          const float v9920 = __uint_as_float(v9919);
-          v9734.x[1] = v9920;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9922 = static_cast<unsigned int>(v9734.row(2, iron_linear_thread() & 31u));
-          const unsigned int v9924 = v56 + v9922;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9926 = v9924 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9927 = v9926 + 1u;
-          const unsigned int v9929 = v9927 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9930 = min(v35, v9929);
-          const bool v9931 = v9927 > v20;
-          const unsigned int v9932 = v9931 ? v9930 : v42;
-          const unsigned int v9935 = v318 ? v35 : v9932;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9947 = v9935 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9948 = min(v9947, 128u);
-          const bool v9949 = v9935 > v8474;
-          const unsigned int v9950 = v9949 ? v9948 : v42;
-          const float v9951 = __uint_as_float(v9950);
-          v9734.x[2] = v9951;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9953 = static_cast<unsigned int>(v9734.row(3, iron_linear_thread() & 31u));
-          const unsigned int v9955 = v56 + v9953;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v9957 = v9955 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v9958 = v9957 + 1u;
-          const unsigned int v9960 = v9958 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v9961 = min(v35, v9960);
-          const bool v9962 = v9958 > v20;
-          const unsigned int v9963 = v9962 ? v9961 : v42;
-          const unsigned int v9966 = v318 ? v35 : v9963;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v9978 = v9966 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v9979 = min(v9978, 128u);
-          const bool v9980 = v9966 > v8474;
-          const unsigned int v9981 = v9980 ? v9979 : v42;
-          const float v9982 = __uint_as_float(v9981);
-          v9734.x[3] = v9982;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v9983 = static_cast<unsigned int>(v9679.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v9985 = v9679.x[0];
-          const float v9986 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9987 = __float_as_uint(v9986);
-          const bool v9988 = v9983 >= v9987;
-          const float v9989 = v9734.x[0];
-          const unsigned int v9990 = __float_as_uint(v9989);
-          const bool v9991 = v9983 < v9990;
-          const bool v9992 = v9988 && v9991;
-          const float v9994 = v9992 ? v9985 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[0] = v9994;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v9995 = static_cast<unsigned int>(v9679.col(1, iron_linear_thread() & 31u));
-          const float v9997 = v9679.x[1];
-          const float v9998 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v9999 = __float_as_uint(v9998);
-          const bool v10000 = v9995 >= v9999;
-          const float v10001 = v9734.x[0];
-          const unsigned int v10002 = __float_as_uint(v10001);
-          const bool v10003 = v9995 < v10002;
-          const bool v10004 = v10000 && v10003;
-          const float v10006 = v10004 ? v9997 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[1] = v10006;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10007 = static_cast<unsigned int>(v9679.col(2, iron_linear_thread() & 31u));
-          const float v10009 = v9679.x[2];
-          const float v10010 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10011 = __float_as_uint(v10010);
-          const bool v10012 = v10007 >= v10011;
-          const float v10013 = v9734.x[2];
-          const unsigned int v10014 = __float_as_uint(v10013);
-          const bool v10015 = v10007 < v10014;
-          const bool v10016 = v10012 && v10015;
-          const float v10018 = v10016 ? v10009 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[2] = v10018;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10019 = static_cast<unsigned int>(v9679.col(3, iron_linear_thread() & 31u));
-          const float v10021 = v9679.x[3];
-          const float v10022 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10023 = __float_as_uint(v10022);
-          const bool v10024 = v10019 >= v10023;
-          const float v10025 = v9734.x[2];
-          const unsigned int v10026 = __float_as_uint(v10025);
-          const bool v10027 = v10019 < v10026;
-          const bool v10028 = v10024 && v10027;
-          const float v10030 = v10028 ? v10021 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[3] = v10030;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10031 = static_cast<unsigned int>(v9679.col(4, iron_linear_thread() & 31u));
-          const float v10033 = v9679.x[4];
-          const float v10034 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10035 = __float_as_uint(v10034);
-          const bool v10036 = v10031 >= v10035;
-          const float v10037 = v9734.x[0];
-          const unsigned int v10038 = __float_as_uint(v10037);
-          const bool v10039 = v10031 < v10038;
-          const bool v10040 = v10036 && v10039;
-          const float v10042 = v10040 ? v10033 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[4] = v10042;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10043 = static_cast<unsigned int>(v9679.col(5, iron_linear_thread() & 31u));
-          const float v10045 = v9679.x[5];
-          const float v10046 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10047 = __float_as_uint(v10046);
-          const bool v10048 = v10043 >= v10047;
-          const float v10049 = v9734.x[0];
-          const unsigned int v10050 = __float_as_uint(v10049);
-          const bool v10051 = v10043 < v10050;
-          const bool v10052 = v10048 && v10051;
-          const float v10054 = v10052 ? v10045 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[5] = v10054;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10055 = static_cast<unsigned int>(v9679.col(6, iron_linear_thread() & 31u));
-          const float v10057 = v9679.x[6];
-          const float v10058 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10059 = __float_as_uint(v10058);
-          const bool v10060 = v10055 >= v10059;
-          const float v10061 = v9734.x[2];
-          const unsigned int v10062 = __float_as_uint(v10061);
-          const bool v10063 = v10055 < v10062;
-          const bool v10064 = v10060 && v10063;
-          const float v10066 = v10064 ? v10057 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[6] = v10066;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10067 = static_cast<unsigned int>(v9679.col(7, iron_linear_thread() & 31u));
-          const float v10069 = v9679.x[7];
-          const float v10070 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10071 = __float_as_uint(v10070);
-          const bool v10072 = v10067 >= v10071;
-          const float v10073 = v9734.x[2];
-          const unsigned int v10074 = __float_as_uint(v10073);
-          const bool v10075 = v10067 < v10074;
-          const bool v10076 = v10072 && v10075;
-          const float v10078 = v10076 ? v10069 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[7] = v10078;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10079 = static_cast<unsigned int>(v9679.col(8, iron_linear_thread() & 31u));
-          const float v10081 = v9679.x[8];
-          const float v10082 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10083 = __float_as_uint(v10082);
-          const bool v10084 = v10079 >= v10083;
-          const float v10085 = v9734.x[0];
-          const unsigned int v10086 = __float_as_uint(v10085);
-          const bool v10087 = v10079 < v10086;
-          const bool v10088 = v10084 && v10087;
-          const float v10090 = v10088 ? v10081 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[8] = v10090;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10091 = static_cast<unsigned int>(v9679.col(9, iron_linear_thread() & 31u));
-          const float v10093 = v9679.x[9];
-          const float v10094 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10095 = __float_as_uint(v10094);
-          const bool v10096 = v10091 >= v10095;
-          const float v10097 = v9734.x[0];
-          const unsigned int v10098 = __float_as_uint(v10097);
-          const bool v10099 = v10091 < v10098;
-          const bool v10100 = v10096 && v10099;
-          const float v10102 = v10100 ? v10093 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[9] = v10102;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10103 = static_cast<unsigned int>(v9679.col(10, iron_linear_thread() & 31u));
-          const float v10105 = v9679.x[10];
-          const float v10106 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10107 = __float_as_uint(v10106);
-          const bool v10108 = v10103 >= v10107;
-          const float v10109 = v9734.x[2];
-          const unsigned int v10110 = __float_as_uint(v10109);
-          const bool v10111 = v10103 < v10110;
-          const bool v10112 = v10108 && v10111;
-          const float v10114 = v10112 ? v10105 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[10] = v10114;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10115 = static_cast<unsigned int>(v9679.col(11, iron_linear_thread() & 31u));
-          const float v10117 = v9679.x[11];
-          const float v10118 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10119 = __float_as_uint(v10118);
-          const bool v10120 = v10115 >= v10119;
-          const float v10121 = v9734.x[2];
-          const unsigned int v10122 = __float_as_uint(v10121);
-          const bool v10123 = v10115 < v10122;
-          const bool v10124 = v10120 && v10123;
-          const float v10126 = v10124 ? v10117 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[11] = v10126;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10127 = static_cast<unsigned int>(v9679.col(12, iron_linear_thread() & 31u));
-          const float v10129 = v9679.x[12];
-          const float v10130 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10131 = __float_as_uint(v10130);
-          const bool v10132 = v10127 >= v10131;
-          const float v10133 = v9734.x[0];
-          const unsigned int v10134 = __float_as_uint(v10133);
-          const bool v10135 = v10127 < v10134;
-          const bool v10136 = v10132 && v10135;
-          const float v10138 = v10136 ? v10129 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[12] = v10138;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10139 = static_cast<unsigned int>(v9679.col(13, iron_linear_thread() & 31u));
-          const float v10141 = v9679.x[13];
-          const float v10142 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10143 = __float_as_uint(v10142);
-          const bool v10144 = v10139 >= v10143;
-          const float v10145 = v9734.x[0];
-          const unsigned int v10146 = __float_as_uint(v10145);
-          const bool v10147 = v10139 < v10146;
-          const bool v10148 = v10144 && v10147;
-          const float v10150 = v10148 ? v10141 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[13] = v10150;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10151 = static_cast<unsigned int>(v9679.col(14, iron_linear_thread() & 31u));
-          const float v10153 = v9679.x[14];
-          const float v10154 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10155 = __float_as_uint(v10154);
-          const bool v10156 = v10151 >= v10155;
-          const float v10157 = v9734.x[2];
-          const unsigned int v10158 = __float_as_uint(v10157);
-          const bool v10159 = v10151 < v10158;
-          const bool v10160 = v10156 && v10159;
-          const float v10162 = v10160 ? v10153 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[14] = v10162;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10163 = static_cast<unsigned int>(v9679.col(15, iron_linear_thread() & 31u));
-          const float v10165 = v9679.x[15];
-          const float v10166 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10167 = __float_as_uint(v10166);
-          const bool v10168 = v10163 >= v10167;
-          const float v10169 = v9734.x[2];
-          const unsigned int v10170 = __float_as_uint(v10169);
-          const bool v10171 = v10163 < v10170;
-          const bool v10172 = v10168 && v10171;
-          const float v10174 = v10172 ? v10165 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[15] = v10174;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10175 = static_cast<unsigned int>(v9679.col(16, iron_linear_thread() & 31u));
-          const float v10177 = v9679.x[16];
-          const float v10178 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10179 = __float_as_uint(v10178);
-          const bool v10180 = v10175 >= v10179;
-          const float v10181 = v9734.x[0];
-          const unsigned int v10182 = __float_as_uint(v10181);
-          const bool v10183 = v10175 < v10182;
-          const bool v10184 = v10180 && v10183;
-          const float v10186 = v10184 ? v10177 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[16] = v10186;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10187 = static_cast<unsigned int>(v9679.col(17, iron_linear_thread() & 31u));
-          const float v10189 = v9679.x[17];
-          const float v10190 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10191 = __float_as_uint(v10190);
-          const bool v10192 = v10187 >= v10191;
-          const float v10193 = v9734.x[0];
-          const unsigned int v10194 = __float_as_uint(v10193);
-          const bool v10195 = v10187 < v10194;
-          const bool v10196 = v10192 && v10195;
-          const float v10198 = v10196 ? v10189 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[17] = v10198;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10199 = static_cast<unsigned int>(v9679.col(18, iron_linear_thread() & 31u));
-          const float v10201 = v9679.x[18];
-          const float v10202 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10203 = __float_as_uint(v10202);
-          const bool v10204 = v10199 >= v10203;
-          const float v10205 = v9734.x[2];
-          const unsigned int v10206 = __float_as_uint(v10205);
-          const bool v10207 = v10199 < v10206;
-          const bool v10208 = v10204 && v10207;
-          const float v10210 = v10208 ? v10201 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[18] = v10210;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10211 = static_cast<unsigned int>(v9679.col(19, iron_linear_thread() & 31u));
-          const float v10213 = v9679.x[19];
-          const float v10214 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10215 = __float_as_uint(v10214);
-          const bool v10216 = v10211 >= v10215;
-          const float v10217 = v9734.x[2];
-          const unsigned int v10218 = __float_as_uint(v10217);
-          const bool v10219 = v10211 < v10218;
-          const bool v10220 = v10216 && v10219;
-          const float v10222 = v10220 ? v10213 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[19] = v10222;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10223 = static_cast<unsigned int>(v9679.col(20, iron_linear_thread() & 31u));
-          const float v10225 = v9679.x[20];
-          const float v10226 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10227 = __float_as_uint(v10226);
-          const bool v10228 = v10223 >= v10227;
-          const float v10229 = v9734.x[0];
-          const unsigned int v10230 = __float_as_uint(v10229);
-          const bool v10231 = v10223 < v10230;
-          const bool v10232 = v10228 && v10231;
-          const float v10234 = v10232 ? v10225 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[20] = v10234;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10235 = static_cast<unsigned int>(v9679.col(21, iron_linear_thread() & 31u));
-          const float v10237 = v9679.x[21];
-          const float v10238 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10239 = __float_as_uint(v10238);
-          const bool v10240 = v10235 >= v10239;
-          const float v10241 = v9734.x[0];
-          const unsigned int v10242 = __float_as_uint(v10241);
-          const bool v10243 = v10235 < v10242;
-          const bool v10244 = v10240 && v10243;
-          const float v10246 = v10244 ? v10237 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[21] = v10246;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10247 = static_cast<unsigned int>(v9679.col(22, iron_linear_thread() & 31u));
-          const float v10249 = v9679.x[22];
-          const float v10250 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10251 = __float_as_uint(v10250);
-          const bool v10252 = v10247 >= v10251;
-          const float v10253 = v9734.x[2];
-          const unsigned int v10254 = __float_as_uint(v10253);
-          const bool v10255 = v10247 < v10254;
-          const bool v10256 = v10252 && v10255;
-          const float v10258 = v10256 ? v10249 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[22] = v10258;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10259 = static_cast<unsigned int>(v9679.col(23, iron_linear_thread() & 31u));
-          const float v10261 = v9679.x[23];
-          const float v10262 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10263 = __float_as_uint(v10262);
-          const bool v10264 = v10259 >= v10263;
-          const float v10265 = v9734.x[2];
-          const unsigned int v10266 = __float_as_uint(v10265);
-          const bool v10267 = v10259 < v10266;
-          const bool v10268 = v10264 && v10267;
-          const float v10270 = v10268 ? v10261 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[23] = v10270;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10271 = static_cast<unsigned int>(v9679.col(24, iron_linear_thread() & 31u));
-          const float v10273 = v9679.x[24];
-          const float v10274 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10275 = __float_as_uint(v10274);
-          const bool v10276 = v10271 >= v10275;
-          const float v10277 = v9734.x[0];
-          const unsigned int v10278 = __float_as_uint(v10277);
-          const bool v10279 = v10271 < v10278;
-          const bool v10280 = v10276 && v10279;
-          const float v10282 = v10280 ? v10273 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[24] = v10282;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10283 = static_cast<unsigned int>(v9679.col(25, iron_linear_thread() & 31u));
-          const float v10285 = v9679.x[25];
-          const float v10286 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10287 = __float_as_uint(v10286);
-          const bool v10288 = v10283 >= v10287;
-          const float v10289 = v9734.x[0];
-          const unsigned int v10290 = __float_as_uint(v10289);
-          const bool v10291 = v10283 < v10290;
-          const bool v10292 = v10288 && v10291;
-          const float v10294 = v10292 ? v10285 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[25] = v10294;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10295 = static_cast<unsigned int>(v9679.col(26, iron_linear_thread() & 31u));
-          const float v10297 = v9679.x[26];
-          const float v10298 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10299 = __float_as_uint(v10298);
-          const bool v10300 = v10295 >= v10299;
-          const float v10301 = v9734.x[2];
-          const unsigned int v10302 = __float_as_uint(v10301);
-          const bool v10303 = v10295 < v10302;
-          const bool v10304 = v10300 && v10303;
-          const float v10306 = v10304 ? v10297 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[26] = v10306;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10307 = static_cast<unsigned int>(v9679.col(27, iron_linear_thread() & 31u));
-          const float v10309 = v9679.x[27];
-          const float v10310 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10311 = __float_as_uint(v10310);
-          const bool v10312 = v10307 >= v10311;
-          const float v10313 = v9734.x[2];
-          const unsigned int v10314 = __float_as_uint(v10313);
-          const bool v10315 = v10307 < v10314;
-          const bool v10316 = v10312 && v10315;
-          const float v10318 = v10316 ? v10309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[27] = v10318;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10319 = static_cast<unsigned int>(v9679.col(28, iron_linear_thread() & 31u));
-          const float v10321 = v9679.x[28];
-          const float v10322 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10323 = __float_as_uint(v10322);
-          const bool v10324 = v10319 >= v10323;
-          const float v10325 = v9734.x[0];
-          const unsigned int v10326 = __float_as_uint(v10325);
-          const bool v10327 = v10319 < v10326;
-          const bool v10328 = v10324 && v10327;
-          const float v10330 = v10328 ? v10321 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[28] = v10330;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10331 = static_cast<unsigned int>(v9679.col(29, iron_linear_thread() & 31u));
-          const float v10333 = v9679.x[29];
-          const float v10334 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10335 = __float_as_uint(v10334);
-          const bool v10336 = v10331 >= v10335;
-          const float v10337 = v9734.x[0];
-          const unsigned int v10338 = __float_as_uint(v10337);
-          const bool v10339 = v10331 < v10338;
-          const bool v10340 = v10336 && v10339;
-          const float v10342 = v10340 ? v10333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[29] = v10342;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10343 = static_cast<unsigned int>(v9679.col(30, iron_linear_thread() & 31u));
-          const float v10345 = v9679.x[30];
-          const float v10346 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10347 = __float_as_uint(v10346);
-          const bool v10348 = v10343 >= v10347;
-          const float v10349 = v9734.x[2];
-          const unsigned int v10350 = __float_as_uint(v10349);
-          const bool v10351 = v10343 < v10350;
-          const bool v10352 = v10348 && v10351;
-          const float v10354 = v10352 ? v10345 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[30] = v10354;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10355 = static_cast<unsigned int>(v9679.col(31, iron_linear_thread() & 31u));
-          const float v10357 = v9679.x[31];
-          const float v10358 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10359 = __float_as_uint(v10358);
-          const bool v10360 = v10355 >= v10359;
-          const float v10361 = v9734.x[2];
-          const unsigned int v10362 = __float_as_uint(v10361);
-          const bool v10363 = v10355 < v10362;
-          const bool v10364 = v10360 && v10363;
-          const float v10366 = v10364 ? v10357 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[31] = v10366;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10367 = static_cast<unsigned int>(v9679.col(32, iron_linear_thread() & 31u));
-          const float v10369 = v9679.x[32];
-          const float v10370 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10371 = __float_as_uint(v10370);
-          const bool v10372 = v10367 >= v10371;
-          const float v10373 = v9734.x[0];
-          const unsigned int v10374 = __float_as_uint(v10373);
-          const bool v10375 = v10367 < v10374;
-          const bool v10376 = v10372 && v10375;
-          const float v10378 = v10376 ? v10369 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[32] = v10378;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10379 = static_cast<unsigned int>(v9679.col(33, iron_linear_thread() & 31u));
-          const float v10381 = v9679.x[33];
-          const float v10382 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10383 = __float_as_uint(v10382);
-          const bool v10384 = v10379 >= v10383;
-          const float v10385 = v9734.x[0];
-          const unsigned int v10386 = __float_as_uint(v10385);
-          const bool v10387 = v10379 < v10386;
-          const bool v10388 = v10384 && v10387;
-          const float v10390 = v10388 ? v10381 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[33] = v10390;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10391 = static_cast<unsigned int>(v9679.col(34, iron_linear_thread() & 31u));
-          const float v10393 = v9679.x[34];
-          const float v10394 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10395 = __float_as_uint(v10394);
-          const bool v10396 = v10391 >= v10395;
-          const float v10397 = v9734.x[2];
-          const unsigned int v10398 = __float_as_uint(v10397);
-          const bool v10399 = v10391 < v10398;
-          const bool v10400 = v10396 && v10399;
-          const float v10402 = v10400 ? v10393 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[34] = v10402;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10403 = static_cast<unsigned int>(v9679.col(35, iron_linear_thread() & 31u));
-          const float v10405 = v9679.x[35];
-          const float v10406 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10407 = __float_as_uint(v10406);
-          const bool v10408 = v10403 >= v10407;
-          const float v10409 = v9734.x[2];
-          const unsigned int v10410 = __float_as_uint(v10409);
-          const bool v10411 = v10403 < v10410;
-          const bool v10412 = v10408 && v10411;
-          const float v10414 = v10412 ? v10405 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[35] = v10414;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10415 = static_cast<unsigned int>(v9679.col(36, iron_linear_thread() & 31u));
-          const float v10417 = v9679.x[36];
-          const float v10418 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10419 = __float_as_uint(v10418);
-          const bool v10420 = v10415 >= v10419;
-          const float v10421 = v9734.x[0];
-          const unsigned int v10422 = __float_as_uint(v10421);
-          const bool v10423 = v10415 < v10422;
-          const bool v10424 = v10420 && v10423;
-          const float v10426 = v10424 ? v10417 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[36] = v10426;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10427 = static_cast<unsigned int>(v9679.col(37, iron_linear_thread() & 31u));
-          const float v10429 = v9679.x[37];
-          const float v10430 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10431 = __float_as_uint(v10430);
-          const bool v10432 = v10427 >= v10431;
-          const float v10433 = v9734.x[0];
-          const unsigned int v10434 = __float_as_uint(v10433);
-          const bool v10435 = v10427 < v10434;
-          const bool v10436 = v10432 && v10435;
-          const float v10438 = v10436 ? v10429 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[37] = v10438;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10439 = static_cast<unsigned int>(v9679.col(38, iron_linear_thread() & 31u));
-          const float v10441 = v9679.x[38];
-          const float v10442 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10443 = __float_as_uint(v10442);
-          const bool v10444 = v10439 >= v10443;
-          const float v10445 = v9734.x[2];
-          const unsigned int v10446 = __float_as_uint(v10445);
-          const bool v10447 = v10439 < v10446;
-          const bool v10448 = v10444 && v10447;
-          const float v10450 = v10448 ? v10441 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[38] = v10450;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10451 = static_cast<unsigned int>(v9679.col(39, iron_linear_thread() & 31u));
-          const float v10453 = v9679.x[39];
-          const float v10454 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10455 = __float_as_uint(v10454);
-          const bool v10456 = v10451 >= v10455;
-          const float v10457 = v9734.x[2];
-          const unsigned int v10458 = __float_as_uint(v10457);
-          const bool v10459 = v10451 < v10458;
-          const bool v10460 = v10456 && v10459;
-          const float v10462 = v10460 ? v10453 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[39] = v10462;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10463 = static_cast<unsigned int>(v9679.col(40, iron_linear_thread() & 31u));
-          const float v10465 = v9679.x[40];
-          const float v10466 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10467 = __float_as_uint(v10466);
-          const bool v10468 = v10463 >= v10467;
-          const float v10469 = v9734.x[0];
-          const unsigned int v10470 = __float_as_uint(v10469);
-          const bool v10471 = v10463 < v10470;
-          const bool v10472 = v10468 && v10471;
-          const float v10474 = v10472 ? v10465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[40] = v10474;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10475 = static_cast<unsigned int>(v9679.col(41, iron_linear_thread() & 31u));
-          const float v10477 = v9679.x[41];
-          const float v10478 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10479 = __float_as_uint(v10478);
-          const bool v10480 = v10475 >= v10479;
-          const float v10481 = v9734.x[0];
-          const unsigned int v10482 = __float_as_uint(v10481);
-          const bool v10483 = v10475 < v10482;
-          const bool v10484 = v10480 && v10483;
-          const float v10486 = v10484 ? v10477 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[41] = v10486;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10487 = static_cast<unsigned int>(v9679.col(42, iron_linear_thread() & 31u));
-          const float v10489 = v9679.x[42];
-          const float v10490 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10491 = __float_as_uint(v10490);
-          const bool v10492 = v10487 >= v10491;
-          const float v10493 = v9734.x[2];
-          const unsigned int v10494 = __float_as_uint(v10493);
-          const bool v10495 = v10487 < v10494;
-          const bool v10496 = v10492 && v10495;
-          const float v10498 = v10496 ? v10489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[42] = v10498;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10499 = static_cast<unsigned int>(v9679.col(43, iron_linear_thread() & 31u));
-          const float v10501 = v9679.x[43];
-          const float v10502 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10503 = __float_as_uint(v10502);
-          const bool v10504 = v10499 >= v10503;
-          const float v10505 = v9734.x[2];
-          const unsigned int v10506 = __float_as_uint(v10505);
-          const bool v10507 = v10499 < v10506;
-          const bool v10508 = v10504 && v10507;
-          const float v10510 = v10508 ? v10501 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[43] = v10510;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10511 = static_cast<unsigned int>(v9679.col(44, iron_linear_thread() & 31u));
-          const float v10513 = v9679.x[44];
-          const float v10514 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10515 = __float_as_uint(v10514);
-          const bool v10516 = v10511 >= v10515;
-          const float v10517 = v9734.x[0];
-          const unsigned int v10518 = __float_as_uint(v10517);
-          const bool v10519 = v10511 < v10518;
-          const bool v10520 = v10516 && v10519;
-          const float v10522 = v10520 ? v10513 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[44] = v10522;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10523 = static_cast<unsigned int>(v9679.col(45, iron_linear_thread() & 31u));
-          const float v10525 = v9679.x[45];
-          const float v10526 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10527 = __float_as_uint(v10526);
-          const bool v10528 = v10523 >= v10527;
-          const float v10529 = v9734.x[0];
-          const unsigned int v10530 = __float_as_uint(v10529);
-          const bool v10531 = v10523 < v10530;
-          const bool v10532 = v10528 && v10531;
-          const float v10534 = v10532 ? v10525 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[45] = v10534;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10535 = static_cast<unsigned int>(v9679.col(46, iron_linear_thread() & 31u));
-          const float v10537 = v9679.x[46];
-          const float v10538 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10539 = __float_as_uint(v10538);
-          const bool v10540 = v10535 >= v10539;
-          const float v10541 = v9734.x[2];
-          const unsigned int v10542 = __float_as_uint(v10541);
-          const bool v10543 = v10535 < v10542;
-          const bool v10544 = v10540 && v10543;
-          const float v10546 = v10544 ? v10537 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[46] = v10546;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10547 = static_cast<unsigned int>(v9679.col(47, iron_linear_thread() & 31u));
-          const float v10549 = v9679.x[47];
-          const float v10550 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10551 = __float_as_uint(v10550);
-          const bool v10552 = v10547 >= v10551;
-          const float v10553 = v9734.x[2];
-          const unsigned int v10554 = __float_as_uint(v10553);
-          const bool v10555 = v10547 < v10554;
-          const bool v10556 = v10552 && v10555;
-          const float v10558 = v10556 ? v10549 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[47] = v10558;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10559 = static_cast<unsigned int>(v9679.col(48, iron_linear_thread() & 31u));
-          const float v10561 = v9679.x[48];
-          const float v10562 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10563 = __float_as_uint(v10562);
-          const bool v10564 = v10559 >= v10563;
-          const float v10565 = v9734.x[0];
-          const unsigned int v10566 = __float_as_uint(v10565);
-          const bool v10567 = v10559 < v10566;
-          const bool v10568 = v10564 && v10567;
-          const float v10570 = v10568 ? v10561 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[48] = v10570;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10571 = static_cast<unsigned int>(v9679.col(49, iron_linear_thread() & 31u));
-          const float v10573 = v9679.x[49];
-          const float v10574 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10575 = __float_as_uint(v10574);
-          const bool v10576 = v10571 >= v10575;
-          const float v10577 = v9734.x[0];
-          const unsigned int v10578 = __float_as_uint(v10577);
-          const bool v10579 = v10571 < v10578;
-          const bool v10580 = v10576 && v10579;
-          const float v10582 = v10580 ? v10573 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[49] = v10582;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10583 = static_cast<unsigned int>(v9679.col(50, iron_linear_thread() & 31u));
-          const float v10585 = v9679.x[50];
-          const float v10586 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10587 = __float_as_uint(v10586);
-          const bool v10588 = v10583 >= v10587;
-          const float v10589 = v9734.x[2];
-          const unsigned int v10590 = __float_as_uint(v10589);
-          const bool v10591 = v10583 < v10590;
-          const bool v10592 = v10588 && v10591;
-          const float v10594 = v10592 ? v10585 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[50] = v10594;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10595 = static_cast<unsigned int>(v9679.col(51, iron_linear_thread() & 31u));
-          const float v10597 = v9679.x[51];
-          const float v10598 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10599 = __float_as_uint(v10598);
-          const bool v10600 = v10595 >= v10599;
-          const float v10601 = v9734.x[2];
-          const unsigned int v10602 = __float_as_uint(v10601);
-          const bool v10603 = v10595 < v10602;
-          const bool v10604 = v10600 && v10603;
-          const float v10606 = v10604 ? v10597 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[51] = v10606;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10607 = static_cast<unsigned int>(v9679.col(52, iron_linear_thread() & 31u));
-          const float v10609 = v9679.x[52];
-          const float v10610 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10611 = __float_as_uint(v10610);
-          const bool v10612 = v10607 >= v10611;
-          const float v10613 = v9734.x[0];
-          const unsigned int v10614 = __float_as_uint(v10613);
-          const bool v10615 = v10607 < v10614;
-          const bool v10616 = v10612 && v10615;
-          const float v10618 = v10616 ? v10609 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[52] = v10618;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10619 = static_cast<unsigned int>(v9679.col(53, iron_linear_thread() & 31u));
-          const float v10621 = v9679.x[53];
-          const float v10622 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10623 = __float_as_uint(v10622);
-          const bool v10624 = v10619 >= v10623;
-          const float v10625 = v9734.x[0];
-          const unsigned int v10626 = __float_as_uint(v10625);
-          const bool v10627 = v10619 < v10626;
-          const bool v10628 = v10624 && v10627;
-          const float v10630 = v10628 ? v10621 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[53] = v10630;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10631 = static_cast<unsigned int>(v9679.col(54, iron_linear_thread() & 31u));
-          const float v10633 = v9679.x[54];
-          const float v10634 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10635 = __float_as_uint(v10634);
-          const bool v10636 = v10631 >= v10635;
-          const float v10637 = v9734.x[2];
-          const unsigned int v10638 = __float_as_uint(v10637);
-          const bool v10639 = v10631 < v10638;
-          const bool v10640 = v10636 && v10639;
-          const float v10642 = v10640 ? v10633 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[54] = v10642;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10643 = static_cast<unsigned int>(v9679.col(55, iron_linear_thread() & 31u));
-          const float v10645 = v9679.x[55];
-          const float v10646 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10647 = __float_as_uint(v10646);
-          const bool v10648 = v10643 >= v10647;
-          const float v10649 = v9734.x[2];
-          const unsigned int v10650 = __float_as_uint(v10649);
-          const bool v10651 = v10643 < v10650;
-          const bool v10652 = v10648 && v10651;
-          const float v10654 = v10652 ? v10645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[55] = v10654;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10655 = static_cast<unsigned int>(v9679.col(56, iron_linear_thread() & 31u));
-          const float v10657 = v9679.x[56];
-          const float v10658 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10659 = __float_as_uint(v10658);
-          const bool v10660 = v10655 >= v10659;
-          const float v10661 = v9734.x[0];
-          const unsigned int v10662 = __float_as_uint(v10661);
-          const bool v10663 = v10655 < v10662;
-          const bool v10664 = v10660 && v10663;
-          const float v10666 = v10664 ? v10657 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[56] = v10666;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10667 = static_cast<unsigned int>(v9679.col(57, iron_linear_thread() & 31u));
-          const float v10669 = v9679.x[57];
-          const float v10670 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10671 = __float_as_uint(v10670);
-          const bool v10672 = v10667 >= v10671;
-          const float v10673 = v9734.x[0];
-          const unsigned int v10674 = __float_as_uint(v10673);
-          const bool v10675 = v10667 < v10674;
-          const bool v10676 = v10672 && v10675;
-          const float v10678 = v10676 ? v10669 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[57] = v10678;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10679 = static_cast<unsigned int>(v9679.col(58, iron_linear_thread() & 31u));
-          const float v10681 = v9679.x[58];
-          const float v10682 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10683 = __float_as_uint(v10682);
-          const bool v10684 = v10679 >= v10683;
-          const float v10685 = v9734.x[2];
-          const unsigned int v10686 = __float_as_uint(v10685);
-          const bool v10687 = v10679 < v10686;
-          const bool v10688 = v10684 && v10687;
-          const float v10690 = v10688 ? v10681 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[58] = v10690;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10691 = static_cast<unsigned int>(v9679.col(59, iron_linear_thread() & 31u));
-          const float v10693 = v9679.x[59];
-          const float v10694 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10695 = __float_as_uint(v10694);
-          const bool v10696 = v10691 >= v10695;
-          const float v10697 = v9734.x[2];
-          const unsigned int v10698 = __float_as_uint(v10697);
-          const bool v10699 = v10691 < v10698;
-          const bool v10700 = v10696 && v10699;
-          const float v10702 = v10700 ? v10693 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[59] = v10702;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10703 = static_cast<unsigned int>(v9679.col(60, iron_linear_thread() & 31u));
-          const float v10705 = v9679.x[60];
-          const float v10706 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10707 = __float_as_uint(v10706);
-          const bool v10708 = v10703 >= v10707;
-          const float v10709 = v9734.x[0];
-          const unsigned int v10710 = __float_as_uint(v10709);
-          const bool v10711 = v10703 < v10710;
-          const bool v10712 = v10708 && v10711;
-          const float v10714 = v10712 ? v10705 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[60] = v10714;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10715 = static_cast<unsigned int>(v9679.col(61, iron_linear_thread() & 31u));
-          const float v10717 = v9679.x[61];
-          const float v10718 = v9732.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10719 = __float_as_uint(v10718);
-          const bool v10720 = v10715 >= v10719;
-          const float v10721 = v9734.x[0];
-          const unsigned int v10722 = __float_as_uint(v10721);
-          const bool v10723 = v10715 < v10722;
-          const bool v10724 = v10720 && v10723;
-          const float v10726 = v10724 ? v10717 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[61] = v10726;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10727 = static_cast<unsigned int>(v9679.col(62, iron_linear_thread() & 31u));
-          const float v10729 = v9679.x[62];
-          const float v10730 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10731 = __float_as_uint(v10730);
-          const bool v10732 = v10727 >= v10731;
-          const float v10733 = v9734.x[2];
-          const unsigned int v10734 = __float_as_uint(v10733);
-          const bool v10735 = v10727 < v10734;
-          const bool v10736 = v10732 && v10735;
-          const float v10738 = v10736 ? v10729 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[62] = v10738;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10739 = static_cast<unsigned int>(v9679.col(63, iron_linear_thread() & 31u));
-          const float v10741 = v9679.x[63];
-          const float v10742 = v9732.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10743 = __float_as_uint(v10742);
-          const bool v10744 = v10739 >= v10743;
-          const float v10745 = v9734.x[2];
-          const unsigned int v10746 = __float_as_uint(v10745);
-          const bool v10747 = v10739 < v10746;
-          const bool v10748 = v10744 && v10747;
-          const float v10750 = v10748 ? v10741 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[63] = v10750;  // kernels/sdpa/flash_tile.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
+      iron_frag<float, 2, 16, 128> v16500;  // kernels/sdpa/flash_warpgroup.hpp:296
+      iron_frag_fill(v16500, 0.0f);
+      const unsigned int v16504 = v15299 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v20429;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v20429, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20429, shm0, v20422, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20431;
+      iron_frag_fill(v20431, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20431, shm1, v16504, 64u);
+      iron_frag_mma_sync(v16500, v20429, v20431);
+      const unsigned int v20436 = v16504 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v20438;
+      iron_frag_fill(v20438, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20438, shm0, v20433, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20440;
+      iron_frag_fill(v20440, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20440, shm1, v20436, 64u);
+      iron_frag_mma_sync(v16500, v20438, v20440);
+      const unsigned int v20445 = v16504 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v20447;
+      iron_frag_fill(v20447, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20447, shm0, v20442, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20449;
+      iron_frag_fill(v20449, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20449, shm1, v20445, 64u);
+      iron_frag_mma_sync(v16500, v20447, v20449);
+      const unsigned int v20454 = v16504 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v20456;
+      iron_frag_fill(v20456, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20456, shm0, v20451, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20458;
+      iron_frag_fill(v20458, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20458, shm1, v20454, 64u);
+      iron_frag_mma_sync(v16500, v20456, v20458);
+      const unsigned int v16517 = v16504 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v20474;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v20474, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20474, shm0, v20467, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20476;
+      iron_frag_fill(v20476, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20476, shm1, v16517, 64u);
+      iron_frag_mma_sync(v16500, v20474, v20476);
+      const unsigned int v20481 = v16517 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v20483;
+      iron_frag_fill(v20483, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20483, shm0, v20478, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20485;
+      iron_frag_fill(v20485, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20485, shm1, v20481, 64u);
+      iron_frag_mma_sync(v16500, v20483, v20485);
+      const unsigned int v20490 = v16517 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v20492;
+      iron_frag_fill(v20492, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20492, shm0, v20487, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20494;
+      iron_frag_fill(v20494, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20494, shm1, v20490, 64u);
+      iron_frag_mma_sync(v16500, v20492, v20494);
+      const unsigned int v20499 = v16517 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v20501;
+      iron_frag_fill(v20501, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20501, shm0, v20496, 64u);
+      iron_frag<iron_bf16, 1, 16, 128> v20503;
+      iron_frag_fill(v20503, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20503, shm1, v20499, 64u);
+      iron_frag_mma_sync(v16500, v20501, v20503);
+      iron_frag<float, 2, 16, 8> v16526;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v16526, 0.0f);
+      if (v16528) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v16531 = v15302 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v16539 = v15302 + v20;
+        const bool v16540 = v16539 <= v311;
+        const bool v16541 = v318 || v16540;
+        const bool v16542 = v16531 && v16541;
+        const bool v16544 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v16545 = v15295 + v9;
+        const unsigned int v16546 = v16545 + v20;
+        const unsigned int v16547 = v308 + v35;
+        const bool v16548 = v16547 <= v16546;
+        const bool v16549 = v16544 || v16548;
+        const bool v16550 = v16542 && v16549;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v16551 = !v16550;  // kernels/sdpa/flash_tile.hpp:190
+        if (v16551) {
+          iron_frag<float, 2, 16, 8> v16553;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v16553, 0.0f);
+          iron_frag<float, 2, 16, 8> v16555;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v16555, 0.0f);
+          const unsigned int v16557 = static_cast<unsigned int>(v16553.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16559 = v56 + v16557;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16561 = v16559 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16562 = v16561 + 1u;
+          const unsigned int v16564 = v16562 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16573 = v16564 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16577 = v16562 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16578 = v324 && v16577;
+          const unsigned int v16579 = v16578 ? v16573 : v42;
+          const unsigned int v16582 = v16579 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16583 = min(v16582, 128u);
+          const bool v16584 = v16579 > v15295;
+          const unsigned int v16585 = v16584 ? v16583 : v42;
+          const float v16586 = __uint_as_float(v16585);
+          v16553.x[0] = v16586;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16588 = static_cast<unsigned int>(v16553.row(1, iron_linear_thread() & 31u));
+          const unsigned int v16590 = v56 + v16588;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16592 = v16590 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16593 = v16592 + 1u;
+          const unsigned int v16595 = v16593 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16604 = v16595 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16608 = v16593 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16609 = v324 && v16608;
+          const unsigned int v16610 = v16609 ? v16604 : v42;
+          const unsigned int v16613 = v16610 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16614 = min(v16613, 128u);
+          const bool v16615 = v16610 > v15295;
+          const unsigned int v16616 = v16615 ? v16614 : v42;
+          const float v16617 = __uint_as_float(v16616);
+          v16553.x[1] = v16617;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16619 = static_cast<unsigned int>(v16553.row(2, iron_linear_thread() & 31u));
+          const unsigned int v16621 = v56 + v16619;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16623 = v16621 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16624 = v16623 + 1u;
+          const unsigned int v16626 = v16624 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16635 = v16626 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16639 = v16624 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16640 = v324 && v16639;
+          const unsigned int v16641 = v16640 ? v16635 : v42;
+          const unsigned int v16644 = v16641 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16645 = min(v16644, 128u);
+          const bool v16646 = v16641 > v15295;
+          const unsigned int v16647 = v16646 ? v16645 : v42;
+          const float v16648 = __uint_as_float(v16647);
+          v16553.x[2] = v16648;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16650 = static_cast<unsigned int>(v16553.row(3, iron_linear_thread() & 31u));
+          const unsigned int v16652 = v56 + v16650;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v16654 = v16652 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16655 = v16654 + 1u;
+          const unsigned int v16657 = v16655 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16666 = v16657 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v16670 = v16655 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v16671 = v324 && v16670;
+          const unsigned int v16672 = v16671 ? v16666 : v42;
+          const unsigned int v16675 = v16672 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16676 = min(v16675, 128u);
+          const bool v16677 = v16672 > v15295;
+          const unsigned int v16678 = v16677 ? v16676 : v42;
+          const float v16679 = __uint_as_float(v16678);
+          v16553.x[3] = v16679;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v16681 = static_cast<unsigned int>(v16555.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16683 = v56 + v16681;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16685 = v16683 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16686 = v16685 + 1u;
+          const unsigned int v16688 = v16686 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16689 = min(v35, v16688);
+          const bool v16690 = v16686 > v20;
+          const unsigned int v16691 = v16690 ? v16689 : v42;
+          const unsigned int v16694 = v318 ? v35 : v16691;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16706 = v16694 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16707 = min(v16706, 128u);
+          const bool v16708 = v16694 > v15295;
+          const unsigned int v16709 = v16708 ? v16707 : v42;
+          const float v16710 = __uint_as_float(v16709);
+          v16555.x[0] = v16710;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16712 = static_cast<unsigned int>(v16555.row(1, iron_linear_thread() & 31u));
+          const unsigned int v16714 = v56 + v16712;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16716 = v16714 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16717 = v16716 + 1u;
+          const unsigned int v16719 = v16717 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16720 = min(v35, v16719);
+          const bool v16721 = v16717 > v20;
+          const unsigned int v16722 = v16721 ? v16720 : v42;
+          const unsigned int v16725 = v318 ? v35 : v16722;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16737 = v16725 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16738 = min(v16737, 128u);
+          const bool v16739 = v16725 > v15295;
+          const unsigned int v16740 = v16739 ? v16738 : v42;
+          const float v16741 = __uint_as_float(v16740);
+          v16555.x[1] = v16741;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16743 = static_cast<unsigned int>(v16555.row(2, iron_linear_thread() & 31u));
+          const unsigned int v16745 = v56 + v16743;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16747 = v16745 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16748 = v16747 + 1u;
+          const unsigned int v16750 = v16748 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16751 = min(v35, v16750);
+          const bool v16752 = v16748 > v20;
+          const unsigned int v16753 = v16752 ? v16751 : v42;
+          const unsigned int v16756 = v318 ? v35 : v16753;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16768 = v16756 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16769 = min(v16768, 128u);
+          const bool v16770 = v16756 > v15295;
+          const unsigned int v16771 = v16770 ? v16769 : v42;
+          const float v16772 = __uint_as_float(v16771);
+          v16555.x[2] = v16772;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16774 = static_cast<unsigned int>(v16555.row(3, iron_linear_thread() & 31u));
+          const unsigned int v16776 = v56 + v16774;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v16778 = v16776 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v16779 = v16778 + 1u;
+          const unsigned int v16781 = v16779 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v16782 = min(v35, v16781);
+          const bool v16783 = v16779 > v20;
+          const unsigned int v16784 = v16783 ? v16782 : v42;
+          const unsigned int v16787 = v318 ? v35 : v16784;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v16799 = v16787 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v16800 = min(v16799, 128u);
+          const bool v16801 = v16787 > v15295;
+          const unsigned int v16802 = v16801 ? v16800 : v42;
+          const float v16803 = __uint_as_float(v16802);
+          v16555.x[3] = v16803;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v16804 = static_cast<unsigned int>(v16500.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v16806 = v16500.x[0];
+          const float v16807 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16808 = __float_as_uint(v16807);
+          const bool v16809 = v16804 >= v16808;
+          const float v16810 = v16555.x[0];
+          const unsigned int v16811 = __float_as_uint(v16810);
+          const bool v16812 = v16804 < v16811;
+          const bool v16813 = v16809 && v16812;
+          const float v16815 = v16813 ? v16806 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[0] = v16815;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16816 = static_cast<unsigned int>(v16500.col(1, iron_linear_thread() & 31u));
+          const float v16818 = v16500.x[1];
+          const float v16819 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16820 = __float_as_uint(v16819);
+          const bool v16821 = v16816 >= v16820;
+          const float v16822 = v16555.x[0];
+          const unsigned int v16823 = __float_as_uint(v16822);
+          const bool v16824 = v16816 < v16823;
+          const bool v16825 = v16821 && v16824;
+          const float v16827 = v16825 ? v16818 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[1] = v16827;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16828 = static_cast<unsigned int>(v16500.col(2, iron_linear_thread() & 31u));
+          const float v16830 = v16500.x[2];
+          const float v16831 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16832 = __float_as_uint(v16831);
+          const bool v16833 = v16828 >= v16832;
+          const float v16834 = v16555.x[2];
+          const unsigned int v16835 = __float_as_uint(v16834);
+          const bool v16836 = v16828 < v16835;
+          const bool v16837 = v16833 && v16836;
+          const float v16839 = v16837 ? v16830 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[2] = v16839;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16840 = static_cast<unsigned int>(v16500.col(3, iron_linear_thread() & 31u));
+          const float v16842 = v16500.x[3];
+          const float v16843 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16844 = __float_as_uint(v16843);
+          const bool v16845 = v16840 >= v16844;
+          const float v16846 = v16555.x[2];
+          const unsigned int v16847 = __float_as_uint(v16846);
+          const bool v16848 = v16840 < v16847;
+          const bool v16849 = v16845 && v16848;
+          const float v16851 = v16849 ? v16842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[3] = v16851;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16852 = static_cast<unsigned int>(v16500.col(4, iron_linear_thread() & 31u));
+          const float v16854 = v16500.x[4];
+          const float v16855 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16856 = __float_as_uint(v16855);
+          const bool v16857 = v16852 >= v16856;
+          const float v16858 = v16555.x[0];
+          const unsigned int v16859 = __float_as_uint(v16858);
+          const bool v16860 = v16852 < v16859;
+          const bool v16861 = v16857 && v16860;
+          const float v16863 = v16861 ? v16854 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[4] = v16863;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16864 = static_cast<unsigned int>(v16500.col(5, iron_linear_thread() & 31u));
+          const float v16866 = v16500.x[5];
+          const float v16867 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16868 = __float_as_uint(v16867);
+          const bool v16869 = v16864 >= v16868;
+          const float v16870 = v16555.x[0];
+          const unsigned int v16871 = __float_as_uint(v16870);
+          const bool v16872 = v16864 < v16871;
+          const bool v16873 = v16869 && v16872;
+          const float v16875 = v16873 ? v16866 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[5] = v16875;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16876 = static_cast<unsigned int>(v16500.col(6, iron_linear_thread() & 31u));
+          const float v16878 = v16500.x[6];
+          const float v16879 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16880 = __float_as_uint(v16879);
+          const bool v16881 = v16876 >= v16880;
+          const float v16882 = v16555.x[2];
+          const unsigned int v16883 = __float_as_uint(v16882);
+          const bool v16884 = v16876 < v16883;
+          const bool v16885 = v16881 && v16884;
+          const float v16887 = v16885 ? v16878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[6] = v16887;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16888 = static_cast<unsigned int>(v16500.col(7, iron_linear_thread() & 31u));
+          const float v16890 = v16500.x[7];
+          const float v16891 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16892 = __float_as_uint(v16891);
+          const bool v16893 = v16888 >= v16892;
+          const float v16894 = v16555.x[2];
+          const unsigned int v16895 = __float_as_uint(v16894);
+          const bool v16896 = v16888 < v16895;
+          const bool v16897 = v16893 && v16896;
+          const float v16899 = v16897 ? v16890 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[7] = v16899;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16900 = static_cast<unsigned int>(v16500.col(8, iron_linear_thread() & 31u));
+          const float v16902 = v16500.x[8];
+          const float v16903 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16904 = __float_as_uint(v16903);
+          const bool v16905 = v16900 >= v16904;
+          const float v16906 = v16555.x[0];
+          const unsigned int v16907 = __float_as_uint(v16906);
+          const bool v16908 = v16900 < v16907;
+          const bool v16909 = v16905 && v16908;
+          const float v16911 = v16909 ? v16902 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[8] = v16911;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16912 = static_cast<unsigned int>(v16500.col(9, iron_linear_thread() & 31u));
+          const float v16914 = v16500.x[9];
+          const float v16915 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16916 = __float_as_uint(v16915);
+          const bool v16917 = v16912 >= v16916;
+          const float v16918 = v16555.x[0];
+          const unsigned int v16919 = __float_as_uint(v16918);
+          const bool v16920 = v16912 < v16919;
+          const bool v16921 = v16917 && v16920;
+          const float v16923 = v16921 ? v16914 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[9] = v16923;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16924 = static_cast<unsigned int>(v16500.col(10, iron_linear_thread() & 31u));
+          const float v16926 = v16500.x[10];
+          const float v16927 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16928 = __float_as_uint(v16927);
+          const bool v16929 = v16924 >= v16928;
+          const float v16930 = v16555.x[2];
+          const unsigned int v16931 = __float_as_uint(v16930);
+          const bool v16932 = v16924 < v16931;
+          const bool v16933 = v16929 && v16932;
+          const float v16935 = v16933 ? v16926 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[10] = v16935;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16936 = static_cast<unsigned int>(v16500.col(11, iron_linear_thread() & 31u));
+          const float v16938 = v16500.x[11];
+          const float v16939 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16940 = __float_as_uint(v16939);
+          const bool v16941 = v16936 >= v16940;
+          const float v16942 = v16555.x[2];
+          const unsigned int v16943 = __float_as_uint(v16942);
+          const bool v16944 = v16936 < v16943;
+          const bool v16945 = v16941 && v16944;
+          const float v16947 = v16945 ? v16938 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[11] = v16947;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16948 = static_cast<unsigned int>(v16500.col(12, iron_linear_thread() & 31u));
+          const float v16950 = v16500.x[12];
+          const float v16951 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16952 = __float_as_uint(v16951);
+          const bool v16953 = v16948 >= v16952;
+          const float v16954 = v16555.x[0];
+          const unsigned int v16955 = __float_as_uint(v16954);
+          const bool v16956 = v16948 < v16955;
+          const bool v16957 = v16953 && v16956;
+          const float v16959 = v16957 ? v16950 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[12] = v16959;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16960 = static_cast<unsigned int>(v16500.col(13, iron_linear_thread() & 31u));
+          const float v16962 = v16500.x[13];
+          const float v16963 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16964 = __float_as_uint(v16963);
+          const bool v16965 = v16960 >= v16964;
+          const float v16966 = v16555.x[0];
+          const unsigned int v16967 = __float_as_uint(v16966);
+          const bool v16968 = v16960 < v16967;
+          const bool v16969 = v16965 && v16968;
+          const float v16971 = v16969 ? v16962 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[13] = v16971;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16972 = static_cast<unsigned int>(v16500.col(14, iron_linear_thread() & 31u));
+          const float v16974 = v16500.x[14];
+          const float v16975 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16976 = __float_as_uint(v16975);
+          const bool v16977 = v16972 >= v16976;
+          const float v16978 = v16555.x[2];
+          const unsigned int v16979 = __float_as_uint(v16978);
+          const bool v16980 = v16972 < v16979;
+          const bool v16981 = v16977 && v16980;
+          const float v16983 = v16981 ? v16974 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[14] = v16983;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16984 = static_cast<unsigned int>(v16500.col(15, iron_linear_thread() & 31u));
+          const float v16986 = v16500.x[15];
+          const float v16987 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v16988 = __float_as_uint(v16987);
+          const bool v16989 = v16984 >= v16988;
+          const float v16990 = v16555.x[2];
+          const unsigned int v16991 = __float_as_uint(v16990);
+          const bool v16992 = v16984 < v16991;
+          const bool v16993 = v16989 && v16992;
+          const float v16995 = v16993 ? v16986 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[15] = v16995;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v16996 = static_cast<unsigned int>(v16500.col(16, iron_linear_thread() & 31u));
+          const float v16998 = v16500.x[16];
+          const float v16999 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17000 = __float_as_uint(v16999);
+          const bool v17001 = v16996 >= v17000;
+          const float v17002 = v16555.x[0];
+          const unsigned int v17003 = __float_as_uint(v17002);
+          const bool v17004 = v16996 < v17003;
+          const bool v17005 = v17001 && v17004;
+          const float v17007 = v17005 ? v16998 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[16] = v17007;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17008 = static_cast<unsigned int>(v16500.col(17, iron_linear_thread() & 31u));
+          const float v17010 = v16500.x[17];
+          const float v17011 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17012 = __float_as_uint(v17011);
+          const bool v17013 = v17008 >= v17012;
+          const float v17014 = v16555.x[0];
+          const unsigned int v17015 = __float_as_uint(v17014);
+          const bool v17016 = v17008 < v17015;
+          const bool v17017 = v17013 && v17016;
+          const float v17019 = v17017 ? v17010 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[17] = v17019;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17020 = static_cast<unsigned int>(v16500.col(18, iron_linear_thread() & 31u));
+          const float v17022 = v16500.x[18];
+          const float v17023 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17024 = __float_as_uint(v17023);
+          const bool v17025 = v17020 >= v17024;
+          const float v17026 = v16555.x[2];
+          const unsigned int v17027 = __float_as_uint(v17026);
+          const bool v17028 = v17020 < v17027;
+          const bool v17029 = v17025 && v17028;
+          const float v17031 = v17029 ? v17022 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[18] = v17031;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17032 = static_cast<unsigned int>(v16500.col(19, iron_linear_thread() & 31u));
+          const float v17034 = v16500.x[19];
+          const float v17035 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17036 = __float_as_uint(v17035);
+          const bool v17037 = v17032 >= v17036;
+          const float v17038 = v16555.x[2];
+          const unsigned int v17039 = __float_as_uint(v17038);
+          const bool v17040 = v17032 < v17039;
+          const bool v17041 = v17037 && v17040;
+          const float v17043 = v17041 ? v17034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[19] = v17043;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17044 = static_cast<unsigned int>(v16500.col(20, iron_linear_thread() & 31u));
+          const float v17046 = v16500.x[20];
+          const float v17047 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17048 = __float_as_uint(v17047);
+          const bool v17049 = v17044 >= v17048;
+          const float v17050 = v16555.x[0];
+          const unsigned int v17051 = __float_as_uint(v17050);
+          const bool v17052 = v17044 < v17051;
+          const bool v17053 = v17049 && v17052;
+          const float v17055 = v17053 ? v17046 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[20] = v17055;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17056 = static_cast<unsigned int>(v16500.col(21, iron_linear_thread() & 31u));
+          const float v17058 = v16500.x[21];
+          const float v17059 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17060 = __float_as_uint(v17059);
+          const bool v17061 = v17056 >= v17060;
+          const float v17062 = v16555.x[0];
+          const unsigned int v17063 = __float_as_uint(v17062);
+          const bool v17064 = v17056 < v17063;
+          const bool v17065 = v17061 && v17064;
+          const float v17067 = v17065 ? v17058 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[21] = v17067;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17068 = static_cast<unsigned int>(v16500.col(22, iron_linear_thread() & 31u));
+          const float v17070 = v16500.x[22];
+          const float v17071 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17072 = __float_as_uint(v17071);
+          const bool v17073 = v17068 >= v17072;
+          const float v17074 = v16555.x[2];
+          const unsigned int v17075 = __float_as_uint(v17074);
+          const bool v17076 = v17068 < v17075;
+          const bool v17077 = v17073 && v17076;
+          const float v17079 = v17077 ? v17070 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[22] = v17079;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17080 = static_cast<unsigned int>(v16500.col(23, iron_linear_thread() & 31u));
+          const float v17082 = v16500.x[23];
+          const float v17083 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17084 = __float_as_uint(v17083);
+          const bool v17085 = v17080 >= v17084;
+          const float v17086 = v16555.x[2];
+          const unsigned int v17087 = __float_as_uint(v17086);
+          const bool v17088 = v17080 < v17087;
+          const bool v17089 = v17085 && v17088;
+          const float v17091 = v17089 ? v17082 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[23] = v17091;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17092 = static_cast<unsigned int>(v16500.col(24, iron_linear_thread() & 31u));
+          const float v17094 = v16500.x[24];
+          const float v17095 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17096 = __float_as_uint(v17095);
+          const bool v17097 = v17092 >= v17096;
+          const float v17098 = v16555.x[0];
+          const unsigned int v17099 = __float_as_uint(v17098);
+          const bool v17100 = v17092 < v17099;
+          const bool v17101 = v17097 && v17100;
+          const float v17103 = v17101 ? v17094 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[24] = v17103;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17104 = static_cast<unsigned int>(v16500.col(25, iron_linear_thread() & 31u));
+          const float v17106 = v16500.x[25];
+          const float v17107 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17108 = __float_as_uint(v17107);
+          const bool v17109 = v17104 >= v17108;
+          const float v17110 = v16555.x[0];
+          const unsigned int v17111 = __float_as_uint(v17110);
+          const bool v17112 = v17104 < v17111;
+          const bool v17113 = v17109 && v17112;
+          const float v17115 = v17113 ? v17106 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[25] = v17115;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17116 = static_cast<unsigned int>(v16500.col(26, iron_linear_thread() & 31u));
+          const float v17118 = v16500.x[26];
+          const float v17119 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17120 = __float_as_uint(v17119);
+          const bool v17121 = v17116 >= v17120;
+          const float v17122 = v16555.x[2];
+          const unsigned int v17123 = __float_as_uint(v17122);
+          const bool v17124 = v17116 < v17123;
+          const bool v17125 = v17121 && v17124;
+          const float v17127 = v17125 ? v17118 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[26] = v17127;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17128 = static_cast<unsigned int>(v16500.col(27, iron_linear_thread() & 31u));
+          const float v17130 = v16500.x[27];
+          const float v17131 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17132 = __float_as_uint(v17131);
+          const bool v17133 = v17128 >= v17132;
+          const float v17134 = v16555.x[2];
+          const unsigned int v17135 = __float_as_uint(v17134);
+          const bool v17136 = v17128 < v17135;
+          const bool v17137 = v17133 && v17136;
+          const float v17139 = v17137 ? v17130 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[27] = v17139;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17140 = static_cast<unsigned int>(v16500.col(28, iron_linear_thread() & 31u));
+          const float v17142 = v16500.x[28];
+          const float v17143 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17144 = __float_as_uint(v17143);
+          const bool v17145 = v17140 >= v17144;
+          const float v17146 = v16555.x[0];
+          const unsigned int v17147 = __float_as_uint(v17146);
+          const bool v17148 = v17140 < v17147;
+          const bool v17149 = v17145 && v17148;
+          const float v17151 = v17149 ? v17142 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[28] = v17151;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17152 = static_cast<unsigned int>(v16500.col(29, iron_linear_thread() & 31u));
+          const float v17154 = v16500.x[29];
+          const float v17155 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17156 = __float_as_uint(v17155);
+          const bool v17157 = v17152 >= v17156;
+          const float v17158 = v16555.x[0];
+          const unsigned int v17159 = __float_as_uint(v17158);
+          const bool v17160 = v17152 < v17159;
+          const bool v17161 = v17157 && v17160;
+          const float v17163 = v17161 ? v17154 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[29] = v17163;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17164 = static_cast<unsigned int>(v16500.col(30, iron_linear_thread() & 31u));
+          const float v17166 = v16500.x[30];
+          const float v17167 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17168 = __float_as_uint(v17167);
+          const bool v17169 = v17164 >= v17168;
+          const float v17170 = v16555.x[2];
+          const unsigned int v17171 = __float_as_uint(v17170);
+          const bool v17172 = v17164 < v17171;
+          const bool v17173 = v17169 && v17172;
+          const float v17175 = v17173 ? v17166 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[30] = v17175;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17176 = static_cast<unsigned int>(v16500.col(31, iron_linear_thread() & 31u));
+          const float v17178 = v16500.x[31];
+          const float v17179 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17180 = __float_as_uint(v17179);
+          const bool v17181 = v17176 >= v17180;
+          const float v17182 = v16555.x[2];
+          const unsigned int v17183 = __float_as_uint(v17182);
+          const bool v17184 = v17176 < v17183;
+          const bool v17185 = v17181 && v17184;
+          const float v17187 = v17185 ? v17178 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[31] = v17187;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17188 = static_cast<unsigned int>(v16500.col(32, iron_linear_thread() & 31u));
+          const float v17190 = v16500.x[32];
+          const float v17191 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17192 = __float_as_uint(v17191);
+          const bool v17193 = v17188 >= v17192;
+          const float v17194 = v16555.x[0];
+          const unsigned int v17195 = __float_as_uint(v17194);
+          const bool v17196 = v17188 < v17195;
+          const bool v17197 = v17193 && v17196;
+          const float v17199 = v17197 ? v17190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[32] = v17199;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17200 = static_cast<unsigned int>(v16500.col(33, iron_linear_thread() & 31u));
+          const float v17202 = v16500.x[33];
+          const float v17203 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17204 = __float_as_uint(v17203);
+          const bool v17205 = v17200 >= v17204;
+          const float v17206 = v16555.x[0];
+          const unsigned int v17207 = __float_as_uint(v17206);
+          const bool v17208 = v17200 < v17207;
+          const bool v17209 = v17205 && v17208;
+          const float v17211 = v17209 ? v17202 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[33] = v17211;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17212 = static_cast<unsigned int>(v16500.col(34, iron_linear_thread() & 31u));
+          const float v17214 = v16500.x[34];
+          const float v17215 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17216 = __float_as_uint(v17215);
+          const bool v17217 = v17212 >= v17216;
+          const float v17218 = v16555.x[2];
+          const unsigned int v17219 = __float_as_uint(v17218);
+          const bool v17220 = v17212 < v17219;
+          const bool v17221 = v17217 && v17220;
+          const float v17223 = v17221 ? v17214 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[34] = v17223;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17224 = static_cast<unsigned int>(v16500.col(35, iron_linear_thread() & 31u));
+          const float v17226 = v16500.x[35];
+          const float v17227 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17228 = __float_as_uint(v17227);
+          const bool v17229 = v17224 >= v17228;
+          const float v17230 = v16555.x[2];
+          const unsigned int v17231 = __float_as_uint(v17230);
+          const bool v17232 = v17224 < v17231;
+          const bool v17233 = v17229 && v17232;
+          const float v17235 = v17233 ? v17226 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[35] = v17235;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17236 = static_cast<unsigned int>(v16500.col(36, iron_linear_thread() & 31u));
+          const float v17238 = v16500.x[36];
+          const float v17239 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17240 = __float_as_uint(v17239);
+          const bool v17241 = v17236 >= v17240;
+          const float v17242 = v16555.x[0];
+          const unsigned int v17243 = __float_as_uint(v17242);
+          const bool v17244 = v17236 < v17243;
+          const bool v17245 = v17241 && v17244;
+          const float v17247 = v17245 ? v17238 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[36] = v17247;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17248 = static_cast<unsigned int>(v16500.col(37, iron_linear_thread() & 31u));
+          const float v17250 = v16500.x[37];
+          const float v17251 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17252 = __float_as_uint(v17251);
+          const bool v17253 = v17248 >= v17252;
+          const float v17254 = v16555.x[0];
+          const unsigned int v17255 = __float_as_uint(v17254);
+          const bool v17256 = v17248 < v17255;
+          const bool v17257 = v17253 && v17256;
+          const float v17259 = v17257 ? v17250 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[37] = v17259;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17260 = static_cast<unsigned int>(v16500.col(38, iron_linear_thread() & 31u));
+          const float v17262 = v16500.x[38];
+          const float v17263 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17264 = __float_as_uint(v17263);
+          const bool v17265 = v17260 >= v17264;
+          const float v17266 = v16555.x[2];
+          const unsigned int v17267 = __float_as_uint(v17266);
+          const bool v17268 = v17260 < v17267;
+          const bool v17269 = v17265 && v17268;
+          const float v17271 = v17269 ? v17262 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[38] = v17271;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17272 = static_cast<unsigned int>(v16500.col(39, iron_linear_thread() & 31u));
+          const float v17274 = v16500.x[39];
+          const float v17275 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17276 = __float_as_uint(v17275);
+          const bool v17277 = v17272 >= v17276;
+          const float v17278 = v16555.x[2];
+          const unsigned int v17279 = __float_as_uint(v17278);
+          const bool v17280 = v17272 < v17279;
+          const bool v17281 = v17277 && v17280;
+          const float v17283 = v17281 ? v17274 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[39] = v17283;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17284 = static_cast<unsigned int>(v16500.col(40, iron_linear_thread() & 31u));
+          const float v17286 = v16500.x[40];
+          const float v17287 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17288 = __float_as_uint(v17287);
+          const bool v17289 = v17284 >= v17288;
+          const float v17290 = v16555.x[0];
+          const unsigned int v17291 = __float_as_uint(v17290);
+          const bool v17292 = v17284 < v17291;
+          const bool v17293 = v17289 && v17292;
+          const float v17295 = v17293 ? v17286 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[40] = v17295;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17296 = static_cast<unsigned int>(v16500.col(41, iron_linear_thread() & 31u));
+          const float v17298 = v16500.x[41];
+          const float v17299 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17300 = __float_as_uint(v17299);
+          const bool v17301 = v17296 >= v17300;
+          const float v17302 = v16555.x[0];
+          const unsigned int v17303 = __float_as_uint(v17302);
+          const bool v17304 = v17296 < v17303;
+          const bool v17305 = v17301 && v17304;
+          const float v17307 = v17305 ? v17298 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[41] = v17307;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17308 = static_cast<unsigned int>(v16500.col(42, iron_linear_thread() & 31u));
+          const float v17310 = v16500.x[42];
+          const float v17311 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17312 = __float_as_uint(v17311);
+          const bool v17313 = v17308 >= v17312;
+          const float v17314 = v16555.x[2];
+          const unsigned int v17315 = __float_as_uint(v17314);
+          const bool v17316 = v17308 < v17315;
+          const bool v17317 = v17313 && v17316;
+          const float v17319 = v17317 ? v17310 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[42] = v17319;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17320 = static_cast<unsigned int>(v16500.col(43, iron_linear_thread() & 31u));
+          const float v17322 = v16500.x[43];
+          const float v17323 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17324 = __float_as_uint(v17323);
+          const bool v17325 = v17320 >= v17324;
+          const float v17326 = v16555.x[2];
+          const unsigned int v17327 = __float_as_uint(v17326);
+          const bool v17328 = v17320 < v17327;
+          const bool v17329 = v17325 && v17328;
+          const float v17331 = v17329 ? v17322 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[43] = v17331;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17332 = static_cast<unsigned int>(v16500.col(44, iron_linear_thread() & 31u));
+          const float v17334 = v16500.x[44];
+          const float v17335 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17336 = __float_as_uint(v17335);
+          const bool v17337 = v17332 >= v17336;
+          const float v17338 = v16555.x[0];
+          const unsigned int v17339 = __float_as_uint(v17338);
+          const bool v17340 = v17332 < v17339;
+          const bool v17341 = v17337 && v17340;
+          const float v17343 = v17341 ? v17334 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[44] = v17343;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17344 = static_cast<unsigned int>(v16500.col(45, iron_linear_thread() & 31u));
+          const float v17346 = v16500.x[45];
+          const float v17347 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17348 = __float_as_uint(v17347);
+          const bool v17349 = v17344 >= v17348;
+          const float v17350 = v16555.x[0];
+          const unsigned int v17351 = __float_as_uint(v17350);
+          const bool v17352 = v17344 < v17351;
+          const bool v17353 = v17349 && v17352;
+          const float v17355 = v17353 ? v17346 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[45] = v17355;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17356 = static_cast<unsigned int>(v16500.col(46, iron_linear_thread() & 31u));
+          const float v17358 = v16500.x[46];
+          const float v17359 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17360 = __float_as_uint(v17359);
+          const bool v17361 = v17356 >= v17360;
+          const float v17362 = v16555.x[2];
+          const unsigned int v17363 = __float_as_uint(v17362);
+          const bool v17364 = v17356 < v17363;
+          const bool v17365 = v17361 && v17364;
+          const float v17367 = v17365 ? v17358 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[46] = v17367;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17368 = static_cast<unsigned int>(v16500.col(47, iron_linear_thread() & 31u));
+          const float v17370 = v16500.x[47];
+          const float v17371 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17372 = __float_as_uint(v17371);
+          const bool v17373 = v17368 >= v17372;
+          const float v17374 = v16555.x[2];
+          const unsigned int v17375 = __float_as_uint(v17374);
+          const bool v17376 = v17368 < v17375;
+          const bool v17377 = v17373 && v17376;
+          const float v17379 = v17377 ? v17370 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[47] = v17379;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17380 = static_cast<unsigned int>(v16500.col(48, iron_linear_thread() & 31u));
+          const float v17382 = v16500.x[48];
+          const float v17383 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17384 = __float_as_uint(v17383);
+          const bool v17385 = v17380 >= v17384;
+          const float v17386 = v16555.x[0];
+          const unsigned int v17387 = __float_as_uint(v17386);
+          const bool v17388 = v17380 < v17387;
+          const bool v17389 = v17385 && v17388;
+          const float v17391 = v17389 ? v17382 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[48] = v17391;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17392 = static_cast<unsigned int>(v16500.col(49, iron_linear_thread() & 31u));
+          const float v17394 = v16500.x[49];
+          const float v17395 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17396 = __float_as_uint(v17395);
+          const bool v17397 = v17392 >= v17396;
+          const float v17398 = v16555.x[0];
+          const unsigned int v17399 = __float_as_uint(v17398);
+          const bool v17400 = v17392 < v17399;
+          const bool v17401 = v17397 && v17400;
+          const float v17403 = v17401 ? v17394 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[49] = v17403;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17404 = static_cast<unsigned int>(v16500.col(50, iron_linear_thread() & 31u));
+          const float v17406 = v16500.x[50];
+          const float v17407 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17408 = __float_as_uint(v17407);
+          const bool v17409 = v17404 >= v17408;
+          const float v17410 = v16555.x[2];
+          const unsigned int v17411 = __float_as_uint(v17410);
+          const bool v17412 = v17404 < v17411;
+          const bool v17413 = v17409 && v17412;
+          const float v17415 = v17413 ? v17406 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[50] = v17415;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17416 = static_cast<unsigned int>(v16500.col(51, iron_linear_thread() & 31u));
+          const float v17418 = v16500.x[51];
+          const float v17419 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17420 = __float_as_uint(v17419);
+          const bool v17421 = v17416 >= v17420;
+          const float v17422 = v16555.x[2];
+          const unsigned int v17423 = __float_as_uint(v17422);
+          const bool v17424 = v17416 < v17423;
+          const bool v17425 = v17421 && v17424;
+          const float v17427 = v17425 ? v17418 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[51] = v17427;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17428 = static_cast<unsigned int>(v16500.col(52, iron_linear_thread() & 31u));
+          const float v17430 = v16500.x[52];
+          const float v17431 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17432 = __float_as_uint(v17431);
+          const bool v17433 = v17428 >= v17432;
+          const float v17434 = v16555.x[0];
+          const unsigned int v17435 = __float_as_uint(v17434);
+          const bool v17436 = v17428 < v17435;
+          const bool v17437 = v17433 && v17436;
+          const float v17439 = v17437 ? v17430 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[52] = v17439;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17440 = static_cast<unsigned int>(v16500.col(53, iron_linear_thread() & 31u));
+          const float v17442 = v16500.x[53];
+          const float v17443 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17444 = __float_as_uint(v17443);
+          const bool v17445 = v17440 >= v17444;
+          const float v17446 = v16555.x[0];
+          const unsigned int v17447 = __float_as_uint(v17446);
+          const bool v17448 = v17440 < v17447;
+          const bool v17449 = v17445 && v17448;
+          const float v17451 = v17449 ? v17442 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[53] = v17451;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17452 = static_cast<unsigned int>(v16500.col(54, iron_linear_thread() & 31u));
+          const float v17454 = v16500.x[54];
+          const float v17455 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17456 = __float_as_uint(v17455);
+          const bool v17457 = v17452 >= v17456;
+          const float v17458 = v16555.x[2];
+          const unsigned int v17459 = __float_as_uint(v17458);
+          const bool v17460 = v17452 < v17459;
+          const bool v17461 = v17457 && v17460;
+          const float v17463 = v17461 ? v17454 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[54] = v17463;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17464 = static_cast<unsigned int>(v16500.col(55, iron_linear_thread() & 31u));
+          const float v17466 = v16500.x[55];
+          const float v17467 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17468 = __float_as_uint(v17467);
+          const bool v17469 = v17464 >= v17468;
+          const float v17470 = v16555.x[2];
+          const unsigned int v17471 = __float_as_uint(v17470);
+          const bool v17472 = v17464 < v17471;
+          const bool v17473 = v17469 && v17472;
+          const float v17475 = v17473 ? v17466 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[55] = v17475;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17476 = static_cast<unsigned int>(v16500.col(56, iron_linear_thread() & 31u));
+          const float v17478 = v16500.x[56];
+          const float v17479 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17480 = __float_as_uint(v17479);
+          const bool v17481 = v17476 >= v17480;
+          const float v17482 = v16555.x[0];
+          const unsigned int v17483 = __float_as_uint(v17482);
+          const bool v17484 = v17476 < v17483;
+          const bool v17485 = v17481 && v17484;
+          const float v17487 = v17485 ? v17478 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[56] = v17487;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17488 = static_cast<unsigned int>(v16500.col(57, iron_linear_thread() & 31u));
+          const float v17490 = v16500.x[57];
+          const float v17491 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17492 = __float_as_uint(v17491);
+          const bool v17493 = v17488 >= v17492;
+          const float v17494 = v16555.x[0];
+          const unsigned int v17495 = __float_as_uint(v17494);
+          const bool v17496 = v17488 < v17495;
+          const bool v17497 = v17493 && v17496;
+          const float v17499 = v17497 ? v17490 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[57] = v17499;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17500 = static_cast<unsigned int>(v16500.col(58, iron_linear_thread() & 31u));
+          const float v17502 = v16500.x[58];
+          const float v17503 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17504 = __float_as_uint(v17503);
+          const bool v17505 = v17500 >= v17504;
+          const float v17506 = v16555.x[2];
+          const unsigned int v17507 = __float_as_uint(v17506);
+          const bool v17508 = v17500 < v17507;
+          const bool v17509 = v17505 && v17508;
+          const float v17511 = v17509 ? v17502 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[58] = v17511;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17512 = static_cast<unsigned int>(v16500.col(59, iron_linear_thread() & 31u));
+          const float v17514 = v16500.x[59];
+          const float v17515 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17516 = __float_as_uint(v17515);
+          const bool v17517 = v17512 >= v17516;
+          const float v17518 = v16555.x[2];
+          const unsigned int v17519 = __float_as_uint(v17518);
+          const bool v17520 = v17512 < v17519;
+          const bool v17521 = v17517 && v17520;
+          const float v17523 = v17521 ? v17514 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[59] = v17523;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17524 = static_cast<unsigned int>(v16500.col(60, iron_linear_thread() & 31u));
+          const float v17526 = v16500.x[60];
+          const float v17527 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17528 = __float_as_uint(v17527);
+          const bool v17529 = v17524 >= v17528;
+          const float v17530 = v16555.x[0];
+          const unsigned int v17531 = __float_as_uint(v17530);
+          const bool v17532 = v17524 < v17531;
+          const bool v17533 = v17529 && v17532;
+          const float v17535 = v17533 ? v17526 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[60] = v17535;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17536 = static_cast<unsigned int>(v16500.col(61, iron_linear_thread() & 31u));
+          const float v17538 = v16500.x[61];
+          const float v17539 = v16553.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17540 = __float_as_uint(v17539);
+          const bool v17541 = v17536 >= v17540;
+          const float v17542 = v16555.x[0];
+          const unsigned int v17543 = __float_as_uint(v17542);
+          const bool v17544 = v17536 < v17543;
+          const bool v17545 = v17541 && v17544;
+          const float v17547 = v17545 ? v17538 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[61] = v17547;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17548 = static_cast<unsigned int>(v16500.col(62, iron_linear_thread() & 31u));
+          const float v17550 = v16500.x[62];
+          const float v17551 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17552 = __float_as_uint(v17551);
+          const bool v17553 = v17548 >= v17552;
+          const float v17554 = v16555.x[2];
+          const unsigned int v17555 = __float_as_uint(v17554);
+          const bool v17556 = v17548 < v17555;
+          const bool v17557 = v17553 && v17556;
+          const float v17559 = v17557 ? v17550 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[62] = v17559;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v17560 = static_cast<unsigned int>(v16500.col(63, iron_linear_thread() & 31u));
+          const float v17562 = v16500.x[63];
+          const float v17563 = v16553.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v17564 = __float_as_uint(v17563);
+          const bool v17565 = v17560 >= v17564;
+          const float v17566 = v16555.x[2];
+          const unsigned int v17567 = __float_as_uint(v17566);
+          const bool v17568 = v17560 < v17567;
+          const bool v17569 = v17565 && v17568;
+          const float v17571 = v17569 ? v17562 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[63] = v17571;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v10752;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v10752, 0.0f);
-        iron_frag_row_reduce<false>(v10752, v9679);
-        const float v10755 = v10752.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v10756 = v10755 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10752.x[0] = v10756;  // kernels/sdpa/flash_tile.hpp:212
-        const float v10759 = v10752.x[1];
-        const float v10760 = v10759 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10752.x[1] = v10760;  // kernels/sdpa/flash_tile.hpp:212
-        const float v10763 = v10752.x[2];
-        const float v10764 = v10763 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10752.x[2] = v10764;  // kernels/sdpa/flash_tile.hpp:212
-        const float v10767 = v10752.x[3];
-        const float v10768 = v10767 * v356;  // kernels/sdpa/flash_tile.hpp:213
-        v10752.x[3] = v10768;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v10770;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v10770, 0.0f);
-        const float v10774 = v10752.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10775 = v358.x[0];
-        const float v10776 = fmaxf(v10775, v10774);
-        const bool v10779 = v10776 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10780 = v10779 ? 0.0f : v10776;
-        v10770.x[0] = v10780;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10784 = v10752.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10785 = v358.x[1];
-        const float v10786 = fmaxf(v10785, v10784);
-        const bool v10789 = v10786 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10790 = v10789 ? 0.0f : v10786;
-        v10770.x[1] = v10790;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10794 = v10752.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10795 = v358.x[2];
-        const float v10796 = fmaxf(v10795, v10794);
-        const bool v10799 = v10796 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10800 = v10799 ? 0.0f : v10796;
-        v10770.x[2] = v10800;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10804 = v10752.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v10805 = v358.x[3];
-        const float v10806 = fmaxf(v10805, v10804);
-        const bool v10809 = v10806 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v10810 = v10809 ? 0.0f : v10806;
-        v10770.x[3] = v10810;  // kernels/sdpa/flash_tile.hpp:217
-        const float v10814 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10816 = v10775 - v10814;
-        const float v10817 = iron_exp2_approx(v10816);
-        v9705.x[0] = v10817;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10821 = v10770.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10823 = v10785 - v10821;
-        const float v10824 = iron_exp2_approx(v10823);
-        v9705.x[1] = v10824;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10828 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10830 = v10795 - v10828;
-        const float v10831 = iron_exp2_approx(v10830);
-        v9705.x[2] = v10831;  // kernels/sdpa/flash_tile.hpp:220
-        const float v10835 = v10770.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v10837 = v10805 - v10835;
-        const float v10838 = iron_exp2_approx(v10837);
-        v9705.x[3] = v10838;  // kernels/sdpa/flash_tile.hpp:220
-        v358.x[0] = v10776;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10846 = v358.x[1];
-        const float v10848 = fmaxf(v10846, v10784);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[1] = v10848;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10851 = v358.x[2];
-        const float v10853 = fmaxf(v10851, v10794);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[2] = v10853;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10856 = v358.x[3];
-        const float v10858 = fmaxf(v10856, v10804);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[3] = v10858;  // kernels/sdpa/flash_tile.hpp:223
-        const float v10861 = v9679.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v10862 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10863 = -v10862;
-        const float v10864 = fmaf(v10861, v356, v10863);
-        const float v10865 = iron_exp2_approx(v10864);
-        v9679.x[0] = v10865;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10868 = v9679.x[1];
-        const float v10869 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10870 = -v10869;
-        const float v10871 = fmaf(v10868, v356, v10870);
-        const float v10872 = iron_exp2_approx(v10871);
-        v9679.x[1] = v10872;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10875 = v9679.x[2];
-        const float v10876 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10877 = -v10876;
-        const float v10878 = fmaf(v10875, v356, v10877);
-        const float v10879 = iron_exp2_approx(v10878);
-        v9679.x[2] = v10879;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10882 = v9679.x[3];
-        const float v10883 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10884 = -v10883;
-        const float v10885 = fmaf(v10882, v356, v10884);
-        const float v10886 = iron_exp2_approx(v10885);
-        v9679.x[3] = v10886;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10889 = v9679.x[4];
-        const float v10890 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10891 = -v10890;
-        const float v10892 = fmaf(v10889, v356, v10891);
-        const float v10893 = iron_exp2_approx(v10892);
-        v9679.x[4] = v10893;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10896 = v9679.x[5];
-        const float v10897 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10898 = -v10897;
-        const float v10899 = fmaf(v10896, v356, v10898);
-        const float v10900 = iron_exp2_approx(v10899);
-        v9679.x[5] = v10900;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10903 = v9679.x[6];
-        const float v10904 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10905 = -v10904;
-        const float v10906 = fmaf(v10903, v356, v10905);
-        const float v10907 = iron_exp2_approx(v10906);
-        v9679.x[6] = v10907;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10910 = v9679.x[7];
-        const float v10911 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10912 = -v10911;
-        const float v10913 = fmaf(v10910, v356, v10912);
-        const float v10914 = iron_exp2_approx(v10913);
-        v9679.x[7] = v10914;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10917 = v9679.x[8];
-        const float v10918 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10919 = -v10918;
-        const float v10920 = fmaf(v10917, v356, v10919);
-        const float v10921 = iron_exp2_approx(v10920);
-        v9679.x[8] = v10921;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10924 = v9679.x[9];
-        const float v10925 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10926 = -v10925;
-        const float v10927 = fmaf(v10924, v356, v10926);
-        const float v10928 = iron_exp2_approx(v10927);
-        v9679.x[9] = v10928;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10931 = v9679.x[10];
-        const float v10932 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10933 = -v10932;
-        const float v10934 = fmaf(v10931, v356, v10933);
-        const float v10935 = iron_exp2_approx(v10934);
-        v9679.x[10] = v10935;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10938 = v9679.x[11];
-        const float v10939 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10940 = -v10939;
-        const float v10941 = fmaf(v10938, v356, v10940);
-        const float v10942 = iron_exp2_approx(v10941);
-        v9679.x[11] = v10942;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10945 = v9679.x[12];
-        const float v10946 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10947 = -v10946;
-        const float v10948 = fmaf(v10945, v356, v10947);
-        const float v10949 = iron_exp2_approx(v10948);
-        v9679.x[12] = v10949;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10952 = v9679.x[13];
-        const float v10953 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10954 = -v10953;
-        const float v10955 = fmaf(v10952, v356, v10954);
-        const float v10956 = iron_exp2_approx(v10955);
-        v9679.x[13] = v10956;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10959 = v9679.x[14];
-        const float v10960 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10961 = -v10960;
-        const float v10962 = fmaf(v10959, v356, v10961);
-        const float v10963 = iron_exp2_approx(v10962);
-        v9679.x[14] = v10963;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10966 = v9679.x[15];
-        const float v10967 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10968 = -v10967;
-        const float v10969 = fmaf(v10966, v356, v10968);
-        const float v10970 = iron_exp2_approx(v10969);
-        v9679.x[15] = v10970;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10973 = v9679.x[16];
-        const float v10974 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10975 = -v10974;
-        const float v10976 = fmaf(v10973, v356, v10975);
-        const float v10977 = iron_exp2_approx(v10976);
-        v9679.x[16] = v10977;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10980 = v9679.x[17];
-        const float v10981 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10982 = -v10981;
-        const float v10983 = fmaf(v10980, v356, v10982);
-        const float v10984 = iron_exp2_approx(v10983);
-        v9679.x[17] = v10984;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10987 = v9679.x[18];
-        const float v10988 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10989 = -v10988;
-        const float v10990 = fmaf(v10987, v356, v10989);
-        const float v10991 = iron_exp2_approx(v10990);
-        v9679.x[18] = v10991;  // kernels/sdpa/flash_tile.hpp:226
-        const float v10994 = v9679.x[19];
-        const float v10995 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v10996 = -v10995;
-        const float v10997 = fmaf(v10994, v356, v10996);
-        const float v10998 = iron_exp2_approx(v10997);
-        v9679.x[19] = v10998;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11001 = v9679.x[20];
-        const float v11002 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11003 = -v11002;
-        const float v11004 = fmaf(v11001, v356, v11003);
-        const float v11005 = iron_exp2_approx(v11004);
-        v9679.x[20] = v11005;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11008 = v9679.x[21];
-        const float v11009 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11010 = -v11009;
-        const float v11011 = fmaf(v11008, v356, v11010);
-        const float v11012 = iron_exp2_approx(v11011);
-        v9679.x[21] = v11012;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11015 = v9679.x[22];
-        const float v11016 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11017 = -v11016;
-        const float v11018 = fmaf(v11015, v356, v11017);
-        const float v11019 = iron_exp2_approx(v11018);
-        v9679.x[22] = v11019;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11022 = v9679.x[23];
-        const float v11023 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11024 = -v11023;
-        const float v11025 = fmaf(v11022, v356, v11024);
-        const float v11026 = iron_exp2_approx(v11025);
-        v9679.x[23] = v11026;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11029 = v9679.x[24];
-        const float v11030 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11031 = -v11030;
-        const float v11032 = fmaf(v11029, v356, v11031);
-        const float v11033 = iron_exp2_approx(v11032);
-        v9679.x[24] = v11033;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11036 = v9679.x[25];
-        const float v11037 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11038 = -v11037;
-        const float v11039 = fmaf(v11036, v356, v11038);
-        const float v11040 = iron_exp2_approx(v11039);
-        v9679.x[25] = v11040;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11043 = v9679.x[26];
-        const float v11044 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11045 = -v11044;
-        const float v11046 = fmaf(v11043, v356, v11045);
-        const float v11047 = iron_exp2_approx(v11046);
-        v9679.x[26] = v11047;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11050 = v9679.x[27];
-        const float v11051 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11052 = -v11051;
-        const float v11053 = fmaf(v11050, v356, v11052);
-        const float v11054 = iron_exp2_approx(v11053);
-        v9679.x[27] = v11054;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11057 = v9679.x[28];
-        const float v11058 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11059 = -v11058;
-        const float v11060 = fmaf(v11057, v356, v11059);
-        const float v11061 = iron_exp2_approx(v11060);
-        v9679.x[28] = v11061;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11064 = v9679.x[29];
-        const float v11065 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11066 = -v11065;
-        const float v11067 = fmaf(v11064, v356, v11066);
-        const float v11068 = iron_exp2_approx(v11067);
-        v9679.x[29] = v11068;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11071 = v9679.x[30];
-        const float v11072 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11073 = -v11072;
-        const float v11074 = fmaf(v11071, v356, v11073);
-        const float v11075 = iron_exp2_approx(v11074);
-        v9679.x[30] = v11075;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11078 = v9679.x[31];
-        const float v11079 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11080 = -v11079;
-        const float v11081 = fmaf(v11078, v356, v11080);
-        const float v11082 = iron_exp2_approx(v11081);
-        v9679.x[31] = v11082;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11085 = v9679.x[32];
-        const float v11086 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11087 = -v11086;
-        const float v11088 = fmaf(v11085, v356, v11087);
-        const float v11089 = iron_exp2_approx(v11088);
-        v9679.x[32] = v11089;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11092 = v9679.x[33];
-        const float v11093 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11094 = -v11093;
-        const float v11095 = fmaf(v11092, v356, v11094);
-        const float v11096 = iron_exp2_approx(v11095);
-        v9679.x[33] = v11096;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11099 = v9679.x[34];
-        const float v11100 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11101 = -v11100;
-        const float v11102 = fmaf(v11099, v356, v11101);
-        const float v11103 = iron_exp2_approx(v11102);
-        v9679.x[34] = v11103;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11106 = v9679.x[35];
-        const float v11107 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11108 = -v11107;
-        const float v11109 = fmaf(v11106, v356, v11108);
-        const float v11110 = iron_exp2_approx(v11109);
-        v9679.x[35] = v11110;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11113 = v9679.x[36];
-        const float v11114 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11115 = -v11114;
-        const float v11116 = fmaf(v11113, v356, v11115);
-        const float v11117 = iron_exp2_approx(v11116);
-        v9679.x[36] = v11117;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11120 = v9679.x[37];
-        const float v11121 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11122 = -v11121;
-        const float v11123 = fmaf(v11120, v356, v11122);
-        const float v11124 = iron_exp2_approx(v11123);
-        v9679.x[37] = v11124;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11127 = v9679.x[38];
-        const float v11128 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11129 = -v11128;
-        const float v11130 = fmaf(v11127, v356, v11129);
-        const float v11131 = iron_exp2_approx(v11130);
-        v9679.x[38] = v11131;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11134 = v9679.x[39];
-        const float v11135 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11136 = -v11135;
-        const float v11137 = fmaf(v11134, v356, v11136);
-        const float v11138 = iron_exp2_approx(v11137);
-        v9679.x[39] = v11138;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11141 = v9679.x[40];
-        const float v11142 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11143 = -v11142;
-        const float v11144 = fmaf(v11141, v356, v11143);
-        const float v11145 = iron_exp2_approx(v11144);
-        v9679.x[40] = v11145;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11148 = v9679.x[41];
-        const float v11149 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11150 = -v11149;
-        const float v11151 = fmaf(v11148, v356, v11150);
-        const float v11152 = iron_exp2_approx(v11151);
-        v9679.x[41] = v11152;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11155 = v9679.x[42];
-        const float v11156 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11157 = -v11156;
-        const float v11158 = fmaf(v11155, v356, v11157);
-        const float v11159 = iron_exp2_approx(v11158);
-        v9679.x[42] = v11159;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11162 = v9679.x[43];
-        const float v11163 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11164 = -v11163;
-        const float v11165 = fmaf(v11162, v356, v11164);
-        const float v11166 = iron_exp2_approx(v11165);
-        v9679.x[43] = v11166;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11169 = v9679.x[44];
-        const float v11170 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11171 = -v11170;
-        const float v11172 = fmaf(v11169, v356, v11171);
-        const float v11173 = iron_exp2_approx(v11172);
-        v9679.x[44] = v11173;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11176 = v9679.x[45];
-        const float v11177 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11178 = -v11177;
-        const float v11179 = fmaf(v11176, v356, v11178);
-        const float v11180 = iron_exp2_approx(v11179);
-        v9679.x[45] = v11180;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11183 = v9679.x[46];
-        const float v11184 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11185 = -v11184;
-        const float v11186 = fmaf(v11183, v356, v11185);
-        const float v11187 = iron_exp2_approx(v11186);
-        v9679.x[46] = v11187;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11190 = v9679.x[47];
-        const float v11191 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11192 = -v11191;
-        const float v11193 = fmaf(v11190, v356, v11192);
-        const float v11194 = iron_exp2_approx(v11193);
-        v9679.x[47] = v11194;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11197 = v9679.x[48];
-        const float v11198 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11199 = -v11198;
-        const float v11200 = fmaf(v11197, v356, v11199);
-        const float v11201 = iron_exp2_approx(v11200);
-        v9679.x[48] = v11201;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11204 = v9679.x[49];
-        const float v11205 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11206 = -v11205;
-        const float v11207 = fmaf(v11204, v356, v11206);
-        const float v11208 = iron_exp2_approx(v11207);
-        v9679.x[49] = v11208;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11211 = v9679.x[50];
-        const float v11212 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11213 = -v11212;
-        const float v11214 = fmaf(v11211, v356, v11213);
-        const float v11215 = iron_exp2_approx(v11214);
-        v9679.x[50] = v11215;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11218 = v9679.x[51];
-        const float v11219 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11220 = -v11219;
-        const float v11221 = fmaf(v11218, v356, v11220);
-        const float v11222 = iron_exp2_approx(v11221);
-        v9679.x[51] = v11222;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11225 = v9679.x[52];
-        const float v11226 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11227 = -v11226;
-        const float v11228 = fmaf(v11225, v356, v11227);
-        const float v11229 = iron_exp2_approx(v11228);
-        v9679.x[52] = v11229;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11232 = v9679.x[53];
-        const float v11233 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11234 = -v11233;
-        const float v11235 = fmaf(v11232, v356, v11234);
-        const float v11236 = iron_exp2_approx(v11235);
-        v9679.x[53] = v11236;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11239 = v9679.x[54];
-        const float v11240 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11241 = -v11240;
-        const float v11242 = fmaf(v11239, v356, v11241);
-        const float v11243 = iron_exp2_approx(v11242);
-        v9679.x[54] = v11243;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11246 = v9679.x[55];
-        const float v11247 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11248 = -v11247;
-        const float v11249 = fmaf(v11246, v356, v11248);
-        const float v11250 = iron_exp2_approx(v11249);
-        v9679.x[55] = v11250;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11253 = v9679.x[56];
-        const float v11254 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11255 = -v11254;
-        const float v11256 = fmaf(v11253, v356, v11255);
-        const float v11257 = iron_exp2_approx(v11256);
-        v9679.x[56] = v11257;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11260 = v9679.x[57];
-        const float v11261 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11262 = -v11261;
-        const float v11263 = fmaf(v11260, v356, v11262);
-        const float v11264 = iron_exp2_approx(v11263);
-        v9679.x[57] = v11264;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11267 = v9679.x[58];
-        const float v11268 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11269 = -v11268;
-        const float v11270 = fmaf(v11267, v356, v11269);
-        const float v11271 = iron_exp2_approx(v11270);
-        v9679.x[58] = v11271;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11274 = v9679.x[59];
-        const float v11275 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11276 = -v11275;
-        const float v11277 = fmaf(v11274, v356, v11276);
-        const float v11278 = iron_exp2_approx(v11277);
-        v9679.x[59] = v11278;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11281 = v9679.x[60];
-        const float v11282 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11283 = -v11282;
-        const float v11284 = fmaf(v11281, v356, v11283);
-        const float v11285 = iron_exp2_approx(v11284);
-        v9679.x[60] = v11285;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11288 = v9679.x[61];
-        const float v11289 = v10770.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11290 = -v11289;
-        const float v11291 = fmaf(v11288, v356, v11290);
-        const float v11292 = iron_exp2_approx(v11291);
-        v9679.x[61] = v11292;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11295 = v9679.x[62];
-        const float v11296 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11297 = -v11296;
-        const float v11298 = fmaf(v11295, v356, v11297);
-        const float v11299 = iron_exp2_approx(v11298);
-        v9679.x[62] = v11299;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11302 = v9679.x[63];
-        const float v11303 = v10770.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11304 = -v11303;
-        const float v11305 = fmaf(v11302, v356, v11304);
-        const float v11306 = iron_exp2_approx(v11305);
-        v9679.x[63] = v11306;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v11308;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v11308, 0.0f);
-        iron_frag_row_reduce<true>(v11308, v9679);
-        const float v11311 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v11312 = v11308.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11313 = v9705.x[0];
-        const float v11314 = v11311 * v11313;
-        const float v11315 = v11314 + v11312;
-        v360.x[0] = v11315;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11318 = v360.x[1];
-        const float v11319 = v11308.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11320 = v9705.x[1];
-        const float v11321 = v11318 * v11320;
-        const float v11322 = v11321 + v11319;
-        v360.x[1] = v11322;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11325 = v360.x[2];
-        const float v11326 = v11308.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11327 = v9705.x[2];
-        const float v11328 = v11325 * v11327;
-        const float v11329 = v11328 + v11326;
-        v360.x[2] = v11329;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11332 = v360.x[3];
-        const float v11333 = v11308.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11334 = v9705.x[3];
-        const float v11335 = v11332 * v11334;
-        const float v11336 = v11335 + v11333;
-        v360.x[3] = v11336;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v17573;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v17573, 0.0f);
+        iron_frag_row_reduce<false>(v17573, v16500);
+        const float v17576 = v17573.x[0];  // kernels/sdpa/flash_tile.hpp:212
+        const float v17577 = v17576 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v17573.x[0] = v17577;  // kernels/sdpa/flash_tile.hpp:212
+        const float v17580 = v17573.x[1];
+        const float v17581 = v17580 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v17573.x[1] = v17581;  // kernels/sdpa/flash_tile.hpp:212
+        const float v17584 = v17573.x[2];
+        const float v17585 = v17584 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v17573.x[2] = v17585;  // kernels/sdpa/flash_tile.hpp:212
+        const float v17588 = v17573.x[3];
+        const float v17589 = v17588 * v356;  // kernels/sdpa/flash_tile.hpp:213
+        v17573.x[3] = v17589;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v17591;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v17591, 0.0f);
+        const float v17595 = v17573.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17596 = v358.x[0];
+        const float v17597 = fmaxf(v17596, v17595);
+        const bool v17600 = v17597 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17601 = v17600 ? 0.0f : v17597;
+        v17591.x[0] = v17601;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17605 = v17573.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17606 = v358.x[1];
+        const float v17607 = fmaxf(v17606, v17605);
+        const bool v17610 = v17607 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17611 = v17610 ? 0.0f : v17607;
+        v17591.x[1] = v17611;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17615 = v17573.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17616 = v358.x[2];
+        const float v17617 = fmaxf(v17616, v17615);
+        const bool v17620 = v17617 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17621 = v17620 ? 0.0f : v17617;
+        v17591.x[2] = v17621;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17625 = v17573.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v17626 = v358.x[3];
+        const float v17627 = fmaxf(v17626, v17625);
+        const bool v17630 = v17627 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v17631 = v17630 ? 0.0f : v17627;
+        v17591.x[3] = v17631;  // kernels/sdpa/flash_tile.hpp:217
+        const float v17635 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17637 = v17596 - v17635;
+        const float v17638 = iron_exp2_approx(v17637);
+        v16526.x[0] = v17638;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17642 = v17591.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17644 = v17606 - v17642;
+        const float v17645 = iron_exp2_approx(v17644);
+        v16526.x[1] = v17645;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17649 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17651 = v17616 - v17649;
+        const float v17652 = iron_exp2_approx(v17651);
+        v16526.x[2] = v17652;  // kernels/sdpa/flash_tile.hpp:220
+        const float v17656 = v17591.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v17658 = v17626 - v17656;
+        const float v17659 = iron_exp2_approx(v17658);
+        v16526.x[3] = v17659;  // kernels/sdpa/flash_tile.hpp:220
+        v358.x[0] = v17597;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17667 = v358.x[1];
+        const float v17669 = fmaxf(v17667, v17605);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[1] = v17669;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17672 = v358.x[2];
+        const float v17674 = fmaxf(v17672, v17615);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[2] = v17674;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17677 = v358.x[3];
+        const float v17679 = fmaxf(v17677, v17625);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[3] = v17679;  // kernels/sdpa/flash_tile.hpp:223
+        const float v17682 = v16500.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v17683 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17684 = -v17683;
+        const float v17685 = fmaf(v17682, v356, v17684);
+        const float v17686 = iron_exp2_approx(v17685);
+        v16500.x[0] = v17686;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17689 = v16500.x[1];
+        const float v17690 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17691 = -v17690;
+        const float v17692 = fmaf(v17689, v356, v17691);
+        const float v17693 = iron_exp2_approx(v17692);
+        v16500.x[1] = v17693;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17696 = v16500.x[2];
+        const float v17697 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17698 = -v17697;
+        const float v17699 = fmaf(v17696, v356, v17698);
+        const float v17700 = iron_exp2_approx(v17699);
+        v16500.x[2] = v17700;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17703 = v16500.x[3];
+        const float v17704 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17705 = -v17704;
+        const float v17706 = fmaf(v17703, v356, v17705);
+        const float v17707 = iron_exp2_approx(v17706);
+        v16500.x[3] = v17707;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17710 = v16500.x[4];
+        const float v17711 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17712 = -v17711;
+        const float v17713 = fmaf(v17710, v356, v17712);
+        const float v17714 = iron_exp2_approx(v17713);
+        v16500.x[4] = v17714;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17717 = v16500.x[5];
+        const float v17718 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17719 = -v17718;
+        const float v17720 = fmaf(v17717, v356, v17719);
+        const float v17721 = iron_exp2_approx(v17720);
+        v16500.x[5] = v17721;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17724 = v16500.x[6];
+        const float v17725 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17726 = -v17725;
+        const float v17727 = fmaf(v17724, v356, v17726);
+        const float v17728 = iron_exp2_approx(v17727);
+        v16500.x[6] = v17728;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17731 = v16500.x[7];
+        const float v17732 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17733 = -v17732;
+        const float v17734 = fmaf(v17731, v356, v17733);
+        const float v17735 = iron_exp2_approx(v17734);
+        v16500.x[7] = v17735;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17738 = v16500.x[8];
+        const float v17739 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17740 = -v17739;
+        const float v17741 = fmaf(v17738, v356, v17740);
+        const float v17742 = iron_exp2_approx(v17741);
+        v16500.x[8] = v17742;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17745 = v16500.x[9];
+        const float v17746 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17747 = -v17746;
+        const float v17748 = fmaf(v17745, v356, v17747);
+        const float v17749 = iron_exp2_approx(v17748);
+        v16500.x[9] = v17749;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17752 = v16500.x[10];
+        const float v17753 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17754 = -v17753;
+        const float v17755 = fmaf(v17752, v356, v17754);
+        const float v17756 = iron_exp2_approx(v17755);
+        v16500.x[10] = v17756;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17759 = v16500.x[11];
+        const float v17760 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17761 = -v17760;
+        const float v17762 = fmaf(v17759, v356, v17761);
+        const float v17763 = iron_exp2_approx(v17762);
+        v16500.x[11] = v17763;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17766 = v16500.x[12];
+        const float v17767 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17768 = -v17767;
+        const float v17769 = fmaf(v17766, v356, v17768);
+        const float v17770 = iron_exp2_approx(v17769);
+        v16500.x[12] = v17770;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17773 = v16500.x[13];
+        const float v17774 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17775 = -v17774;
+        const float v17776 = fmaf(v17773, v356, v17775);
+        const float v17777 = iron_exp2_approx(v17776);
+        v16500.x[13] = v17777;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17780 = v16500.x[14];
+        const float v17781 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17782 = -v17781;
+        const float v17783 = fmaf(v17780, v356, v17782);
+        const float v17784 = iron_exp2_approx(v17783);
+        v16500.x[14] = v17784;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17787 = v16500.x[15];
+        const float v17788 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17789 = -v17788;
+        const float v17790 = fmaf(v17787, v356, v17789);
+        const float v17791 = iron_exp2_approx(v17790);
+        v16500.x[15] = v17791;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17794 = v16500.x[16];
+        const float v17795 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17796 = -v17795;
+        const float v17797 = fmaf(v17794, v356, v17796);
+        const float v17798 = iron_exp2_approx(v17797);
+        v16500.x[16] = v17798;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17801 = v16500.x[17];
+        const float v17802 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17803 = -v17802;
+        const float v17804 = fmaf(v17801, v356, v17803);
+        const float v17805 = iron_exp2_approx(v17804);
+        v16500.x[17] = v17805;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17808 = v16500.x[18];
+        const float v17809 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17810 = -v17809;
+        const float v17811 = fmaf(v17808, v356, v17810);
+        const float v17812 = iron_exp2_approx(v17811);
+        v16500.x[18] = v17812;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17815 = v16500.x[19];
+        const float v17816 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17817 = -v17816;
+        const float v17818 = fmaf(v17815, v356, v17817);
+        const float v17819 = iron_exp2_approx(v17818);
+        v16500.x[19] = v17819;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17822 = v16500.x[20];
+        const float v17823 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17824 = -v17823;
+        const float v17825 = fmaf(v17822, v356, v17824);
+        const float v17826 = iron_exp2_approx(v17825);
+        v16500.x[20] = v17826;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17829 = v16500.x[21];
+        const float v17830 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17831 = -v17830;
+        const float v17832 = fmaf(v17829, v356, v17831);
+        const float v17833 = iron_exp2_approx(v17832);
+        v16500.x[21] = v17833;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17836 = v16500.x[22];
+        const float v17837 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17838 = -v17837;
+        const float v17839 = fmaf(v17836, v356, v17838);
+        const float v17840 = iron_exp2_approx(v17839);
+        v16500.x[22] = v17840;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17843 = v16500.x[23];
+        const float v17844 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17845 = -v17844;
+        const float v17846 = fmaf(v17843, v356, v17845);
+        const float v17847 = iron_exp2_approx(v17846);
+        v16500.x[23] = v17847;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17850 = v16500.x[24];
+        const float v17851 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17852 = -v17851;
+        const float v17853 = fmaf(v17850, v356, v17852);
+        const float v17854 = iron_exp2_approx(v17853);
+        v16500.x[24] = v17854;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17857 = v16500.x[25];
+        const float v17858 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17859 = -v17858;
+        const float v17860 = fmaf(v17857, v356, v17859);
+        const float v17861 = iron_exp2_approx(v17860);
+        v16500.x[25] = v17861;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17864 = v16500.x[26];
+        const float v17865 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17866 = -v17865;
+        const float v17867 = fmaf(v17864, v356, v17866);
+        const float v17868 = iron_exp2_approx(v17867);
+        v16500.x[26] = v17868;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17871 = v16500.x[27];
+        const float v17872 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17873 = -v17872;
+        const float v17874 = fmaf(v17871, v356, v17873);
+        const float v17875 = iron_exp2_approx(v17874);
+        v16500.x[27] = v17875;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17878 = v16500.x[28];
+        const float v17879 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17880 = -v17879;
+        const float v17881 = fmaf(v17878, v356, v17880);
+        const float v17882 = iron_exp2_approx(v17881);
+        v16500.x[28] = v17882;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17885 = v16500.x[29];
+        const float v17886 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17887 = -v17886;
+        const float v17888 = fmaf(v17885, v356, v17887);
+        const float v17889 = iron_exp2_approx(v17888);
+        v16500.x[29] = v17889;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17892 = v16500.x[30];
+        const float v17893 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17894 = -v17893;
+        const float v17895 = fmaf(v17892, v356, v17894);
+        const float v17896 = iron_exp2_approx(v17895);
+        v16500.x[30] = v17896;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17899 = v16500.x[31];
+        const float v17900 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17901 = -v17900;
+        const float v17902 = fmaf(v17899, v356, v17901);
+        const float v17903 = iron_exp2_approx(v17902);
+        v16500.x[31] = v17903;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17906 = v16500.x[32];
+        const float v17907 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17908 = -v17907;
+        const float v17909 = fmaf(v17906, v356, v17908);
+        const float v17910 = iron_exp2_approx(v17909);
+        v16500.x[32] = v17910;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17913 = v16500.x[33];
+        const float v17914 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17915 = -v17914;
+        const float v17916 = fmaf(v17913, v356, v17915);
+        const float v17917 = iron_exp2_approx(v17916);
+        v16500.x[33] = v17917;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17920 = v16500.x[34];
+        const float v17921 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17922 = -v17921;
+        const float v17923 = fmaf(v17920, v356, v17922);
+        const float v17924 = iron_exp2_approx(v17923);
+        v16500.x[34] = v17924;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17927 = v16500.x[35];
+        const float v17928 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17929 = -v17928;
+        const float v17930 = fmaf(v17927, v356, v17929);
+        const float v17931 = iron_exp2_approx(v17930);
+        v16500.x[35] = v17931;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17934 = v16500.x[36];
+        const float v17935 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17936 = -v17935;
+        const float v17937 = fmaf(v17934, v356, v17936);
+        const float v17938 = iron_exp2_approx(v17937);
+        v16500.x[36] = v17938;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17941 = v16500.x[37];
+        const float v17942 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17943 = -v17942;
+        const float v17944 = fmaf(v17941, v356, v17943);
+        const float v17945 = iron_exp2_approx(v17944);
+        v16500.x[37] = v17945;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17948 = v16500.x[38];
+        const float v17949 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17950 = -v17949;
+        const float v17951 = fmaf(v17948, v356, v17950);
+        const float v17952 = iron_exp2_approx(v17951);
+        v16500.x[38] = v17952;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17955 = v16500.x[39];
+        const float v17956 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17957 = -v17956;
+        const float v17958 = fmaf(v17955, v356, v17957);
+        const float v17959 = iron_exp2_approx(v17958);
+        v16500.x[39] = v17959;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17962 = v16500.x[40];
+        const float v17963 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17964 = -v17963;
+        const float v17965 = fmaf(v17962, v356, v17964);
+        const float v17966 = iron_exp2_approx(v17965);
+        v16500.x[40] = v17966;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17969 = v16500.x[41];
+        const float v17970 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17971 = -v17970;
+        const float v17972 = fmaf(v17969, v356, v17971);
+        const float v17973 = iron_exp2_approx(v17972);
+        v16500.x[41] = v17973;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17976 = v16500.x[42];
+        const float v17977 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17978 = -v17977;
+        const float v17979 = fmaf(v17976, v356, v17978);
+        const float v17980 = iron_exp2_approx(v17979);
+        v16500.x[42] = v17980;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17983 = v16500.x[43];
+        const float v17984 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17985 = -v17984;
+        const float v17986 = fmaf(v17983, v356, v17985);
+        const float v17987 = iron_exp2_approx(v17986);
+        v16500.x[43] = v17987;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17990 = v16500.x[44];
+        const float v17991 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17992 = -v17991;
+        const float v17993 = fmaf(v17990, v356, v17992);
+        const float v17994 = iron_exp2_approx(v17993);
+        v16500.x[44] = v17994;  // kernels/sdpa/flash_tile.hpp:226
+        const float v17997 = v16500.x[45];
+        const float v17998 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v17999 = -v17998;
+        const float v18000 = fmaf(v17997, v356, v17999);
+        const float v18001 = iron_exp2_approx(v18000);
+        v16500.x[45] = v18001;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18004 = v16500.x[46];
+        const float v18005 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18006 = -v18005;
+        const float v18007 = fmaf(v18004, v356, v18006);
+        const float v18008 = iron_exp2_approx(v18007);
+        v16500.x[46] = v18008;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18011 = v16500.x[47];
+        const float v18012 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18013 = -v18012;
+        const float v18014 = fmaf(v18011, v356, v18013);
+        const float v18015 = iron_exp2_approx(v18014);
+        v16500.x[47] = v18015;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18018 = v16500.x[48];
+        const float v18019 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18020 = -v18019;
+        const float v18021 = fmaf(v18018, v356, v18020);
+        const float v18022 = iron_exp2_approx(v18021);
+        v16500.x[48] = v18022;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18025 = v16500.x[49];
+        const float v18026 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18027 = -v18026;
+        const float v18028 = fmaf(v18025, v356, v18027);
+        const float v18029 = iron_exp2_approx(v18028);
+        v16500.x[49] = v18029;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18032 = v16500.x[50];
+        const float v18033 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18034 = -v18033;
+        const float v18035 = fmaf(v18032, v356, v18034);
+        const float v18036 = iron_exp2_approx(v18035);
+        v16500.x[50] = v18036;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18039 = v16500.x[51];
+        const float v18040 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18041 = -v18040;
+        const float v18042 = fmaf(v18039, v356, v18041);
+        const float v18043 = iron_exp2_approx(v18042);
+        v16500.x[51] = v18043;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18046 = v16500.x[52];
+        const float v18047 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18048 = -v18047;
+        const float v18049 = fmaf(v18046, v356, v18048);
+        const float v18050 = iron_exp2_approx(v18049);
+        v16500.x[52] = v18050;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18053 = v16500.x[53];
+        const float v18054 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18055 = -v18054;
+        const float v18056 = fmaf(v18053, v356, v18055);
+        const float v18057 = iron_exp2_approx(v18056);
+        v16500.x[53] = v18057;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18060 = v16500.x[54];
+        const float v18061 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18062 = -v18061;
+        const float v18063 = fmaf(v18060, v356, v18062);
+        const float v18064 = iron_exp2_approx(v18063);
+        v16500.x[54] = v18064;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18067 = v16500.x[55];
+        const float v18068 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18069 = -v18068;
+        const float v18070 = fmaf(v18067, v356, v18069);
+        const float v18071 = iron_exp2_approx(v18070);
+        v16500.x[55] = v18071;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18074 = v16500.x[56];
+        const float v18075 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18076 = -v18075;
+        const float v18077 = fmaf(v18074, v356, v18076);
+        const float v18078 = iron_exp2_approx(v18077);
+        v16500.x[56] = v18078;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18081 = v16500.x[57];
+        const float v18082 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18083 = -v18082;
+        const float v18084 = fmaf(v18081, v356, v18083);
+        const float v18085 = iron_exp2_approx(v18084);
+        v16500.x[57] = v18085;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18088 = v16500.x[58];
+        const float v18089 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18090 = -v18089;
+        const float v18091 = fmaf(v18088, v356, v18090);
+        const float v18092 = iron_exp2_approx(v18091);
+        v16500.x[58] = v18092;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18095 = v16500.x[59];
+        const float v18096 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18097 = -v18096;
+        const float v18098 = fmaf(v18095, v356, v18097);
+        const float v18099 = iron_exp2_approx(v18098);
+        v16500.x[59] = v18099;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18102 = v16500.x[60];
+        const float v18103 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18104 = -v18103;
+        const float v18105 = fmaf(v18102, v356, v18104);
+        const float v18106 = iron_exp2_approx(v18105);
+        v16500.x[60] = v18106;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18109 = v16500.x[61];
+        const float v18110 = v17591.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18111 = -v18110;
+        const float v18112 = fmaf(v18109, v356, v18111);
+        const float v18113 = iron_exp2_approx(v18112);
+        v16500.x[61] = v18113;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18116 = v16500.x[62];
+        const float v18117 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18118 = -v18117;
+        const float v18119 = fmaf(v18116, v356, v18118);
+        const float v18120 = iron_exp2_approx(v18119);
+        v16500.x[62] = v18120;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18123 = v16500.x[63];
+        const float v18124 = v17591.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18125 = -v18124;
+        const float v18126 = fmaf(v18123, v356, v18125);
+        const float v18127 = iron_exp2_approx(v18126);
+        v16500.x[63] = v18127;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v18129;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v18129, 0.0f);
+        iron_frag_row_reduce<true>(v18129, v16500);
+        const float v18132 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v18133 = v18129.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v18134 = v16526.x[0];
+        const float v18135 = v18132 * v18134;
+        const float v18136 = v18135 + v18133;
+        v360.x[0] = v18136;  // kernels/sdpa/flash_tile.hpp:234
+        const float v18139 = v360.x[1];
+        const float v18140 = v18129.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v18141 = v16526.x[1];
+        const float v18142 = v18139 * v18141;
+        const float v18143 = v18142 + v18140;
+        v360.x[1] = v18143;  // kernels/sdpa/flash_tile.hpp:234
+        const float v18146 = v360.x[2];
+        const float v18147 = v18129.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v18148 = v16526.x[2];
+        const float v18149 = v18146 * v18148;
+        const float v18150 = v18149 + v18147;
+        v360.x[2] = v18150;  // kernels/sdpa/flash_tile.hpp:234
+        const float v18153 = v360.x[3];
+        const float v18154 = v18129.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v18155 = v16526.x[3];
+        const float v18156 = v18153 * v18155;
+        const float v18157 = v18156 + v18154;
+        v360.x[3] = v18157;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v11339 = v8481 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v11347 = v8481 + v20;
-        const bool v11348 = v11347 <= v311;
-        const bool v11349 = v318 || v11348;
-        const bool v11350 = v11339 && v11349;
-        const bool v11352 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v11353 = v8474 + v9;
-        const unsigned int v11354 = v11353 + v20;
-        const unsigned int v11355 = v308 + v35;
-        const bool v11356 = v11355 <= v11354;
-        const bool v11357 = v11352 || v11356;
-        const bool v11358 = v11350 && v11357;  // kernels/sdpa/flash_tile.hpp:182
-        if (v11358) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v11361 = v9679.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v11362 = v11361 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[0] = v11362;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11365 = v9679.x[1];
-          const float v11366 = v11365 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[1] = v11366;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11369 = v9679.x[2];
-          const float v11370 = v11369 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[2] = v11370;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11373 = v9679.x[3];
-          const float v11374 = v11373 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[3] = v11374;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11377 = v9679.x[4];
-          const float v11378 = v11377 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[4] = v11378;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11381 = v9679.x[5];
-          const float v11382 = v11381 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[5] = v11382;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11385 = v9679.x[6];
-          const float v11386 = v11385 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[6] = v11386;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11389 = v9679.x[7];
-          const float v11390 = v11389 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[7] = v11390;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11393 = v9679.x[8];
-          const float v11394 = v11393 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[8] = v11394;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11397 = v9679.x[9];
-          const float v11398 = v11397 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[9] = v11398;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11401 = v9679.x[10];
-          const float v11402 = v11401 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[10] = v11402;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11405 = v9679.x[11];
-          const float v11406 = v11405 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[11] = v11406;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11409 = v9679.x[12];
-          const float v11410 = v11409 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[12] = v11410;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11413 = v9679.x[13];
-          const float v11414 = v11413 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[13] = v11414;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11417 = v9679.x[14];
-          const float v11418 = v11417 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[14] = v11418;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11421 = v9679.x[15];
-          const float v11422 = v11421 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[15] = v11422;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11425 = v9679.x[16];
-          const float v11426 = v11425 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[16] = v11426;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11429 = v9679.x[17];
-          const float v11430 = v11429 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[17] = v11430;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11433 = v9679.x[18];
-          const float v11434 = v11433 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[18] = v11434;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11437 = v9679.x[19];
-          const float v11438 = v11437 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[19] = v11438;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11441 = v9679.x[20];
-          const float v11442 = v11441 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[20] = v11442;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11445 = v9679.x[21];
-          const float v11446 = v11445 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[21] = v11446;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11449 = v9679.x[22];
-          const float v11450 = v11449 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[22] = v11450;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11453 = v9679.x[23];
-          const float v11454 = v11453 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[23] = v11454;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11457 = v9679.x[24];
-          const float v11458 = v11457 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[24] = v11458;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11461 = v9679.x[25];
-          const float v11462 = v11461 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[25] = v11462;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11465 = v9679.x[26];
-          const float v11466 = v11465 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[26] = v11466;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11469 = v9679.x[27];
-          const float v11470 = v11469 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[27] = v11470;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11473 = v9679.x[28];
-          const float v11474 = v11473 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[28] = v11474;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11477 = v9679.x[29];
-          const float v11478 = v11477 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[29] = v11478;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11481 = v9679.x[30];
-          const float v11482 = v11481 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[30] = v11482;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11485 = v9679.x[31];
-          const float v11486 = v11485 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[31] = v11486;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11489 = v9679.x[32];
-          const float v11490 = v11489 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[32] = v11490;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11493 = v9679.x[33];
-          const float v11494 = v11493 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[33] = v11494;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11497 = v9679.x[34];
-          const float v11498 = v11497 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[34] = v11498;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11501 = v9679.x[35];
-          const float v11502 = v11501 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[35] = v11502;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11505 = v9679.x[36];
-          const float v11506 = v11505 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[36] = v11506;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11509 = v9679.x[37];
-          const float v11510 = v11509 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[37] = v11510;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11513 = v9679.x[38];
-          const float v11514 = v11513 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[38] = v11514;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11517 = v9679.x[39];
-          const float v11518 = v11517 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[39] = v11518;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11521 = v9679.x[40];
-          const float v11522 = v11521 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[40] = v11522;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11525 = v9679.x[41];
-          const float v11526 = v11525 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[41] = v11526;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11529 = v9679.x[42];
-          const float v11530 = v11529 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[42] = v11530;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11533 = v9679.x[43];
-          const float v11534 = v11533 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[43] = v11534;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11537 = v9679.x[44];
-          const float v11538 = v11537 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[44] = v11538;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11541 = v9679.x[45];
-          const float v11542 = v11541 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[45] = v11542;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11545 = v9679.x[46];
-          const float v11546 = v11545 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[46] = v11546;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11549 = v9679.x[47];
-          const float v11550 = v11549 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[47] = v11550;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11553 = v9679.x[48];
-          const float v11554 = v11553 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[48] = v11554;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11557 = v9679.x[49];
-          const float v11558 = v11557 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[49] = v11558;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11561 = v9679.x[50];
-          const float v11562 = v11561 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[50] = v11562;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11565 = v9679.x[51];
-          const float v11566 = v11565 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[51] = v11566;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11569 = v9679.x[52];
-          const float v11570 = v11569 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[52] = v11570;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11573 = v9679.x[53];
-          const float v11574 = v11573 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[53] = v11574;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11577 = v9679.x[54];
-          const float v11578 = v11577 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[54] = v11578;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11581 = v9679.x[55];
-          const float v11582 = v11581 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[55] = v11582;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11585 = v9679.x[56];
-          const float v11586 = v11585 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[56] = v11586;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11589 = v9679.x[57];
-          const float v11590 = v11589 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[57] = v11590;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11593 = v9679.x[58];
-          const float v11594 = v11593 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[58] = v11594;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11597 = v9679.x[59];
-          const float v11598 = v11597 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[59] = v11598;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11601 = v9679.x[60];
-          const float v11602 = v11601 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[60] = v11602;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11605 = v9679.x[61];
-          const float v11606 = v11605 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[61] = v11606;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11609 = v9679.x[62];
-          const float v11610 = v11609 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[62] = v11610;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11613 = v9679.x[63];
-          const float v11614 = v11613 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          v9679.x[63] = v11614;  // kernels/sdpa/flash_tile.hpp:186
+        const bool v18160 = v15302 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v18168 = v15302 + v20;
+        const bool v18169 = v18168 <= v311;
+        const bool v18170 = v318 || v18169;
+        const bool v18171 = v18160 && v18170;
+        const bool v18173 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v18174 = v15295 + v9;
+        const unsigned int v18175 = v18174 + v20;
+        const unsigned int v18176 = v308 + v35;
+        const bool v18177 = v18176 <= v18175;
+        const bool v18178 = v18173 || v18177;
+        const bool v18179 = v18171 && v18178;  // kernels/sdpa/flash_tile.hpp:182
+        if (v18179) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v18182 = v16500.x[0];  // kernels/sdpa/flash_tile.hpp:186
+          const float v18183 = v18182 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[0] = v18183;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18186 = v16500.x[1];
+          const float v18187 = v18186 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[1] = v18187;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18190 = v16500.x[2];
+          const float v18191 = v18190 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[2] = v18191;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18194 = v16500.x[3];
+          const float v18195 = v18194 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[3] = v18195;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18198 = v16500.x[4];
+          const float v18199 = v18198 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[4] = v18199;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18202 = v16500.x[5];
+          const float v18203 = v18202 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[5] = v18203;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18206 = v16500.x[6];
+          const float v18207 = v18206 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[6] = v18207;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18210 = v16500.x[7];
+          const float v18211 = v18210 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[7] = v18211;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18214 = v16500.x[8];
+          const float v18215 = v18214 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[8] = v18215;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18218 = v16500.x[9];
+          const float v18219 = v18218 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[9] = v18219;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18222 = v16500.x[10];
+          const float v18223 = v18222 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[10] = v18223;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18226 = v16500.x[11];
+          const float v18227 = v18226 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[11] = v18227;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18230 = v16500.x[12];
+          const float v18231 = v18230 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[12] = v18231;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18234 = v16500.x[13];
+          const float v18235 = v18234 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[13] = v18235;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18238 = v16500.x[14];
+          const float v18239 = v18238 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[14] = v18239;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18242 = v16500.x[15];
+          const float v18243 = v18242 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[15] = v18243;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18246 = v16500.x[16];
+          const float v18247 = v18246 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[16] = v18247;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18250 = v16500.x[17];
+          const float v18251 = v18250 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[17] = v18251;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18254 = v16500.x[18];
+          const float v18255 = v18254 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[18] = v18255;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18258 = v16500.x[19];
+          const float v18259 = v18258 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[19] = v18259;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18262 = v16500.x[20];
+          const float v18263 = v18262 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[20] = v18263;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18266 = v16500.x[21];
+          const float v18267 = v18266 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[21] = v18267;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18270 = v16500.x[22];
+          const float v18271 = v18270 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[22] = v18271;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18274 = v16500.x[23];
+          const float v18275 = v18274 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[23] = v18275;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18278 = v16500.x[24];
+          const float v18279 = v18278 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[24] = v18279;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18282 = v16500.x[25];
+          const float v18283 = v18282 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[25] = v18283;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18286 = v16500.x[26];
+          const float v18287 = v18286 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[26] = v18287;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18290 = v16500.x[27];
+          const float v18291 = v18290 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[27] = v18291;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18294 = v16500.x[28];
+          const float v18295 = v18294 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[28] = v18295;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18298 = v16500.x[29];
+          const float v18299 = v18298 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[29] = v18299;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18302 = v16500.x[30];
+          const float v18303 = v18302 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[30] = v18303;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18306 = v16500.x[31];
+          const float v18307 = v18306 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[31] = v18307;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18310 = v16500.x[32];
+          const float v18311 = v18310 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[32] = v18311;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18314 = v16500.x[33];
+          const float v18315 = v18314 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[33] = v18315;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18318 = v16500.x[34];
+          const float v18319 = v18318 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[34] = v18319;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18322 = v16500.x[35];
+          const float v18323 = v18322 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[35] = v18323;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18326 = v16500.x[36];
+          const float v18327 = v18326 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[36] = v18327;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18330 = v16500.x[37];
+          const float v18331 = v18330 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[37] = v18331;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18334 = v16500.x[38];
+          const float v18335 = v18334 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[38] = v18335;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18338 = v16500.x[39];
+          const float v18339 = v18338 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[39] = v18339;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18342 = v16500.x[40];
+          const float v18343 = v18342 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[40] = v18343;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18346 = v16500.x[41];
+          const float v18347 = v18346 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[41] = v18347;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18350 = v16500.x[42];
+          const float v18351 = v18350 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[42] = v18351;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18354 = v16500.x[43];
+          const float v18355 = v18354 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[43] = v18355;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18358 = v16500.x[44];
+          const float v18359 = v18358 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[44] = v18359;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18362 = v16500.x[45];
+          const float v18363 = v18362 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[45] = v18363;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18366 = v16500.x[46];
+          const float v18367 = v18366 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[46] = v18367;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18370 = v16500.x[47];
+          const float v18371 = v18370 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[47] = v18371;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18374 = v16500.x[48];
+          const float v18375 = v18374 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[48] = v18375;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18378 = v16500.x[49];
+          const float v18379 = v18378 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[49] = v18379;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18382 = v16500.x[50];
+          const float v18383 = v18382 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[50] = v18383;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18386 = v16500.x[51];
+          const float v18387 = v18386 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[51] = v18387;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18390 = v16500.x[52];
+          const float v18391 = v18390 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[52] = v18391;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18394 = v16500.x[53];
+          const float v18395 = v18394 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[53] = v18395;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18398 = v16500.x[54];
+          const float v18399 = v18398 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[54] = v18399;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18402 = v16500.x[55];
+          const float v18403 = v18402 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[55] = v18403;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18406 = v16500.x[56];
+          const float v18407 = v18406 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[56] = v18407;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18410 = v16500.x[57];
+          const float v18411 = v18410 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[57] = v18411;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18414 = v16500.x[58];
+          const float v18415 = v18414 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[58] = v18415;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18418 = v16500.x[59];
+          const float v18419 = v18418 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[59] = v18419;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18422 = v16500.x[60];
+          const float v18423 = v18422 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[60] = v18423;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18426 = v16500.x[61];
+          const float v18427 = v18426 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[61] = v18427;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18430 = v16500.x[62];
+          const float v18431 = v18430 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[62] = v18431;  // kernels/sdpa/flash_tile.hpp:186
+          const float v18434 = v16500.x[63];
+          const float v18435 = v18434 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          v16500.x[63] = v18435;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v11616;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v11616, 0.0f);
-          iron_frag<float, 2, 16, 8> v11618;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v11618, 0.0f);
-          const unsigned int v11620 = static_cast<unsigned int>(v11616.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11622 = v56 + v11620;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11624 = v11622 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11625 = v11624 + 1u;
-          const unsigned int v11627 = v11625 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11636 = v11627 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11640 = v11625 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11641 = v324 && v11640;
-          const unsigned int v11642 = v11641 ? v11636 : v42;
-          const unsigned int v11645 = v11642 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11646 = min(v11645, 128u);
-          const bool v11647 = v11642 > v8474;
-          const unsigned int v11648 = v11647 ? v11646 : v42;
-          const float v11649 = __uint_as_float(v11648);
-          v11616.x[0] = v11649;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11651 = static_cast<unsigned int>(v11616.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11653 = v56 + v11651;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11655 = v11653 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11656 = v11655 + 1u;
-          const unsigned int v11658 = v11656 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11667 = v11658 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11671 = v11656 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11672 = v324 && v11671;
-          const unsigned int v11673 = v11672 ? v11667 : v42;
-          const unsigned int v11676 = v11673 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11677 = min(v11676, 128u);
-          const bool v11678 = v11673 > v8474;
-          const unsigned int v11679 = v11678 ? v11677 : v42;
-          const float v11680 = __uint_as_float(v11679);
-          v11616.x[1] = v11680;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11682 = static_cast<unsigned int>(v11616.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11684 = v56 + v11682;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11686 = v11684 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11687 = v11686 + 1u;
-          const unsigned int v11689 = v11687 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11698 = v11689 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11702 = v11687 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11703 = v324 && v11702;
-          const unsigned int v11704 = v11703 ? v11698 : v42;
-          const unsigned int v11707 = v11704 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11708 = min(v11707, 128u);
-          const bool v11709 = v11704 > v8474;
-          const unsigned int v11710 = v11709 ? v11708 : v42;
-          const float v11711 = __uint_as_float(v11710);
-          v11616.x[2] = v11711;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11713 = static_cast<unsigned int>(v11616.row(3, iron_linear_thread() & 31u));
-          const unsigned int v11715 = v56 + v11713;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11717 = v11715 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11718 = v11717 + 1u;
-          const unsigned int v11720 = v11718 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11729 = v11720 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11733 = v11718 > v325;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11734 = v324 && v11733;
-          const unsigned int v11735 = v11734 ? v11729 : v42;
-          const unsigned int v11738 = v11735 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11739 = min(v11738, 128u);
-          const bool v11740 = v11735 > v8474;
-          const unsigned int v11741 = v11740 ? v11739 : v42;
-          const float v11742 = __uint_as_float(v11741);
-          v11616.x[3] = v11742;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11744 = static_cast<unsigned int>(v11618.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11746 = v56 + v11744;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11748 = v11746 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11749 = v11748 + 1u;
-          const unsigned int v11751 = v11749 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11752 = min(v35, v11751);
-          const bool v11753 = v11749 > v20;
-          const unsigned int v11754 = v11753 ? v11752 : v42;
-          const unsigned int v11757 = v318 ? v35 : v11754;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11769 = v11757 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11770 = min(v11769, 128u);
-          const bool v11771 = v11757 > v8474;
-          const unsigned int v11772 = v11771 ? v11770 : v42;
-          const float v11773 = __uint_as_float(v11772);
-          v11618.x[0] = v11773;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11775 = static_cast<unsigned int>(v11618.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11777 = v56 + v11775;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11779 = v11777 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11780 = v11779 + 1u;
-          const unsigned int v11782 = v11780 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11783 = min(v35, v11782);
-          const bool v11784 = v11780 > v20;
-          const unsigned int v11785 = v11784 ? v11783 : v42;
-          const unsigned int v11788 = v318 ? v35 : v11785;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11800 = v11788 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11801 = min(v11800, 128u);
-          const bool v11802 = v11788 > v8474;
-          const unsigned int v11803 = v11802 ? v11801 : v42;
-          const float v11804 = __uint_as_float(v11803);
-          v11618.x[1] = v11804;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11806 = static_cast<unsigned int>(v11618.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11808 = v56 + v11806;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11810 = v11808 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11811 = v11810 + 1u;
-          const unsigned int v11813 = v11811 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11814 = min(v35, v11813);
-          const bool v11815 = v11811 > v20;
-          const unsigned int v11816 = v11815 ? v11814 : v42;
-          const unsigned int v11819 = v318 ? v35 : v11816;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11831 = v11819 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11832 = min(v11831, 128u);
-          const bool v11833 = v11819 > v8474;
-          const unsigned int v11834 = v11833 ? v11832 : v42;
-          const float v11835 = __uint_as_float(v11834);
-          v11618.x[2] = v11835;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11837 = static_cast<unsigned int>(v11618.row(3, iron_linear_thread() & 31u));
-          const unsigned int v11839 = v56 + v11837;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11841 = v11839 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11842 = v11841 + 1u;
-          const unsigned int v11844 = v11842 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11845 = min(v35, v11844);
-          const bool v11846 = v11842 > v20;
-          const unsigned int v11847 = v11846 ? v11845 : v42;
-          const unsigned int v11850 = v318 ? v35 : v11847;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11862 = v11850 - v8474;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11863 = min(v11862, 128u);
-          const bool v11864 = v11850 > v8474;
-          const unsigned int v11865 = v11864 ? v11863 : v42;
-          const float v11866 = __uint_as_float(v11865);
-          v11618.x[3] = v11866;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11867 = static_cast<unsigned int>(v9679.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v11869 = v9679.x[0];
-          const float v11870 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11871 = __float_as_uint(v11870);
-          const bool v11872 = v11867 >= v11871;
-          const float v11873 = v11618.x[0];
-          const unsigned int v11874 = __float_as_uint(v11873);
-          const bool v11875 = v11867 < v11874;
-          const bool v11876 = v11872 && v11875;
-          const float v11878 = v11869 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11879 = v11876 ? v11878 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[0] = v11879;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11880 = static_cast<unsigned int>(v9679.col(1, iron_linear_thread() & 31u));
-          const float v11882 = v9679.x[1];
-          const float v11883 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11884 = __float_as_uint(v11883);
-          const bool v11885 = v11880 >= v11884;
-          const float v11886 = v11618.x[0];
-          const unsigned int v11887 = __float_as_uint(v11886);
-          const bool v11888 = v11880 < v11887;
-          const bool v11889 = v11885 && v11888;
-          const float v11891 = v11882 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11892 = v11889 ? v11891 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[1] = v11892;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11893 = static_cast<unsigned int>(v9679.col(2, iron_linear_thread() & 31u));
-          const float v11895 = v9679.x[2];
-          const float v11896 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11897 = __float_as_uint(v11896);
-          const bool v11898 = v11893 >= v11897;
-          const float v11899 = v11618.x[2];
-          const unsigned int v11900 = __float_as_uint(v11899);
-          const bool v11901 = v11893 < v11900;
-          const bool v11902 = v11898 && v11901;
-          const float v11904 = v11895 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11905 = v11902 ? v11904 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[2] = v11905;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11906 = static_cast<unsigned int>(v9679.col(3, iron_linear_thread() & 31u));
-          const float v11908 = v9679.x[3];
-          const float v11909 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11910 = __float_as_uint(v11909);
-          const bool v11911 = v11906 >= v11910;
-          const float v11912 = v11618.x[2];
-          const unsigned int v11913 = __float_as_uint(v11912);
-          const bool v11914 = v11906 < v11913;
-          const bool v11915 = v11911 && v11914;
-          const float v11917 = v11908 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11918 = v11915 ? v11917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[3] = v11918;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11919 = static_cast<unsigned int>(v9679.col(4, iron_linear_thread() & 31u));
-          const float v11921 = v9679.x[4];
-          const float v11922 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11923 = __float_as_uint(v11922);
-          const bool v11924 = v11919 >= v11923;
-          const float v11925 = v11618.x[0];
-          const unsigned int v11926 = __float_as_uint(v11925);
-          const bool v11927 = v11919 < v11926;
-          const bool v11928 = v11924 && v11927;
-          const float v11930 = v11921 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11931 = v11928 ? v11930 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[4] = v11931;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11932 = static_cast<unsigned int>(v9679.col(5, iron_linear_thread() & 31u));
-          const float v11934 = v9679.x[5];
-          const float v11935 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11936 = __float_as_uint(v11935);
-          const bool v11937 = v11932 >= v11936;
-          const float v11938 = v11618.x[0];
-          const unsigned int v11939 = __float_as_uint(v11938);
-          const bool v11940 = v11932 < v11939;
-          const bool v11941 = v11937 && v11940;
-          const float v11943 = v11934 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11944 = v11941 ? v11943 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[5] = v11944;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11945 = static_cast<unsigned int>(v9679.col(6, iron_linear_thread() & 31u));
-          const float v11947 = v9679.x[6];
-          const float v11948 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11949 = __float_as_uint(v11948);
-          const bool v11950 = v11945 >= v11949;
-          const float v11951 = v11618.x[2];
-          const unsigned int v11952 = __float_as_uint(v11951);
-          const bool v11953 = v11945 < v11952;
-          const bool v11954 = v11950 && v11953;
-          const float v11956 = v11947 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11957 = v11954 ? v11956 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[6] = v11957;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11958 = static_cast<unsigned int>(v9679.col(7, iron_linear_thread() & 31u));
-          const float v11960 = v9679.x[7];
-          const float v11961 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11962 = __float_as_uint(v11961);
-          const bool v11963 = v11958 >= v11962;
-          const float v11964 = v11618.x[2];
-          const unsigned int v11965 = __float_as_uint(v11964);
-          const bool v11966 = v11958 < v11965;
-          const bool v11967 = v11963 && v11966;
-          const float v11969 = v11960 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11970 = v11967 ? v11969 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[7] = v11970;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11971 = static_cast<unsigned int>(v9679.col(8, iron_linear_thread() & 31u));
-          const float v11973 = v9679.x[8];
-          const float v11974 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11975 = __float_as_uint(v11974);
-          const bool v11976 = v11971 >= v11975;
-          const float v11977 = v11618.x[0];
-          const unsigned int v11978 = __float_as_uint(v11977);
-          const bool v11979 = v11971 < v11978;
-          const bool v11980 = v11976 && v11979;
-          const float v11982 = v11973 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11983 = v11980 ? v11982 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[8] = v11983;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11984 = static_cast<unsigned int>(v9679.col(9, iron_linear_thread() & 31u));
-          const float v11986 = v9679.x[9];
-          const float v11987 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11988 = __float_as_uint(v11987);
-          const bool v11989 = v11984 >= v11988;
-          const float v11990 = v11618.x[0];
-          const unsigned int v11991 = __float_as_uint(v11990);
-          const bool v11992 = v11984 < v11991;
-          const bool v11993 = v11989 && v11992;
-          const float v11995 = v11986 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v11996 = v11993 ? v11995 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[9] = v11996;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11997 = static_cast<unsigned int>(v9679.col(10, iron_linear_thread() & 31u));
-          const float v11999 = v9679.x[10];
-          const float v12000 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12001 = __float_as_uint(v12000);
-          const bool v12002 = v11997 >= v12001;
-          const float v12003 = v11618.x[2];
-          const unsigned int v12004 = __float_as_uint(v12003);
-          const bool v12005 = v11997 < v12004;
-          const bool v12006 = v12002 && v12005;
-          const float v12008 = v11999 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12009 = v12006 ? v12008 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[10] = v12009;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12010 = static_cast<unsigned int>(v9679.col(11, iron_linear_thread() & 31u));
-          const float v12012 = v9679.x[11];
-          const float v12013 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12014 = __float_as_uint(v12013);
-          const bool v12015 = v12010 >= v12014;
-          const float v12016 = v11618.x[2];
-          const unsigned int v12017 = __float_as_uint(v12016);
-          const bool v12018 = v12010 < v12017;
-          const bool v12019 = v12015 && v12018;
-          const float v12021 = v12012 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12022 = v12019 ? v12021 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[11] = v12022;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12023 = static_cast<unsigned int>(v9679.col(12, iron_linear_thread() & 31u));
-          const float v12025 = v9679.x[12];
-          const float v12026 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12027 = __float_as_uint(v12026);
-          const bool v12028 = v12023 >= v12027;
-          const float v12029 = v11618.x[0];
-          const unsigned int v12030 = __float_as_uint(v12029);
-          const bool v12031 = v12023 < v12030;
-          const bool v12032 = v12028 && v12031;
-          const float v12034 = v12025 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12035 = v12032 ? v12034 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[12] = v12035;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12036 = static_cast<unsigned int>(v9679.col(13, iron_linear_thread() & 31u));
-          const float v12038 = v9679.x[13];
-          const float v12039 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12040 = __float_as_uint(v12039);
-          const bool v12041 = v12036 >= v12040;
-          const float v12042 = v11618.x[0];
-          const unsigned int v12043 = __float_as_uint(v12042);
-          const bool v12044 = v12036 < v12043;
-          const bool v12045 = v12041 && v12044;
-          const float v12047 = v12038 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12048 = v12045 ? v12047 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[13] = v12048;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12049 = static_cast<unsigned int>(v9679.col(14, iron_linear_thread() & 31u));
-          const float v12051 = v9679.x[14];
-          const float v12052 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12053 = __float_as_uint(v12052);
-          const bool v12054 = v12049 >= v12053;
-          const float v12055 = v11618.x[2];
-          const unsigned int v12056 = __float_as_uint(v12055);
-          const bool v12057 = v12049 < v12056;
-          const bool v12058 = v12054 && v12057;
-          const float v12060 = v12051 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12061 = v12058 ? v12060 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[14] = v12061;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12062 = static_cast<unsigned int>(v9679.col(15, iron_linear_thread() & 31u));
-          const float v12064 = v9679.x[15];
-          const float v12065 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12066 = __float_as_uint(v12065);
-          const bool v12067 = v12062 >= v12066;
-          const float v12068 = v11618.x[2];
-          const unsigned int v12069 = __float_as_uint(v12068);
-          const bool v12070 = v12062 < v12069;
-          const bool v12071 = v12067 && v12070;
-          const float v12073 = v12064 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12074 = v12071 ? v12073 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[15] = v12074;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12075 = static_cast<unsigned int>(v9679.col(16, iron_linear_thread() & 31u));
-          const float v12077 = v9679.x[16];
-          const float v12078 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12079 = __float_as_uint(v12078);
-          const bool v12080 = v12075 >= v12079;
-          const float v12081 = v11618.x[0];
-          const unsigned int v12082 = __float_as_uint(v12081);
-          const bool v12083 = v12075 < v12082;
-          const bool v12084 = v12080 && v12083;
-          const float v12086 = v12077 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12087 = v12084 ? v12086 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[16] = v12087;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12088 = static_cast<unsigned int>(v9679.col(17, iron_linear_thread() & 31u));
-          const float v12090 = v9679.x[17];
-          const float v12091 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12092 = __float_as_uint(v12091);
-          const bool v12093 = v12088 >= v12092;
-          const float v12094 = v11618.x[0];
-          const unsigned int v12095 = __float_as_uint(v12094);
-          const bool v12096 = v12088 < v12095;
-          const bool v12097 = v12093 && v12096;
-          const float v12099 = v12090 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12100 = v12097 ? v12099 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[17] = v12100;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12101 = static_cast<unsigned int>(v9679.col(18, iron_linear_thread() & 31u));
-          const float v12103 = v9679.x[18];
-          const float v12104 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12105 = __float_as_uint(v12104);
-          const bool v12106 = v12101 >= v12105;
-          const float v12107 = v11618.x[2];
-          const unsigned int v12108 = __float_as_uint(v12107);
-          const bool v12109 = v12101 < v12108;
-          const bool v12110 = v12106 && v12109;
-          const float v12112 = v12103 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12113 = v12110 ? v12112 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[18] = v12113;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12114 = static_cast<unsigned int>(v9679.col(19, iron_linear_thread() & 31u));
-          const float v12116 = v9679.x[19];
-          const float v12117 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12118 = __float_as_uint(v12117);
-          const bool v12119 = v12114 >= v12118;
-          const float v12120 = v11618.x[2];
-          const unsigned int v12121 = __float_as_uint(v12120);
-          const bool v12122 = v12114 < v12121;
-          const bool v12123 = v12119 && v12122;
-          const float v12125 = v12116 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12126 = v12123 ? v12125 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[19] = v12126;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12127 = static_cast<unsigned int>(v9679.col(20, iron_linear_thread() & 31u));
-          const float v12129 = v9679.x[20];
-          const float v12130 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12131 = __float_as_uint(v12130);
-          const bool v12132 = v12127 >= v12131;
-          const float v12133 = v11618.x[0];
-          const unsigned int v12134 = __float_as_uint(v12133);
-          const bool v12135 = v12127 < v12134;
-          const bool v12136 = v12132 && v12135;
-          const float v12138 = v12129 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12139 = v12136 ? v12138 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[20] = v12139;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12140 = static_cast<unsigned int>(v9679.col(21, iron_linear_thread() & 31u));
-          const float v12142 = v9679.x[21];
-          const float v12143 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12144 = __float_as_uint(v12143);
-          const bool v12145 = v12140 >= v12144;
-          const float v12146 = v11618.x[0];
-          const unsigned int v12147 = __float_as_uint(v12146);
-          const bool v12148 = v12140 < v12147;
-          const bool v12149 = v12145 && v12148;
-          const float v12151 = v12142 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12152 = v12149 ? v12151 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[21] = v12152;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12153 = static_cast<unsigned int>(v9679.col(22, iron_linear_thread() & 31u));
-          const float v12155 = v9679.x[22];
-          const float v12156 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12157 = __float_as_uint(v12156);
-          const bool v12158 = v12153 >= v12157;
-          const float v12159 = v11618.x[2];
-          const unsigned int v12160 = __float_as_uint(v12159);
-          const bool v12161 = v12153 < v12160;
-          const bool v12162 = v12158 && v12161;
-          const float v12164 = v12155 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12165 = v12162 ? v12164 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[22] = v12165;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12166 = static_cast<unsigned int>(v9679.col(23, iron_linear_thread() & 31u));
-          const float v12168 = v9679.x[23];
-          const float v12169 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12170 = __float_as_uint(v12169);
-          const bool v12171 = v12166 >= v12170;
-          const float v12172 = v11618.x[2];
-          const unsigned int v12173 = __float_as_uint(v12172);
-          const bool v12174 = v12166 < v12173;
-          const bool v12175 = v12171 && v12174;
-          const float v12177 = v12168 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12178 = v12175 ? v12177 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[23] = v12178;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12179 = static_cast<unsigned int>(v9679.col(24, iron_linear_thread() & 31u));
-          const float v12181 = v9679.x[24];
-          const float v12182 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12183 = __float_as_uint(v12182);
-          const bool v12184 = v12179 >= v12183;
-          const float v12185 = v11618.x[0];
-          const unsigned int v12186 = __float_as_uint(v12185);
-          const bool v12187 = v12179 < v12186;
-          const bool v12188 = v12184 && v12187;
-          const float v12190 = v12181 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12191 = v12188 ? v12190 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[24] = v12191;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12192 = static_cast<unsigned int>(v9679.col(25, iron_linear_thread() & 31u));
-          const float v12194 = v9679.x[25];
-          const float v12195 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12196 = __float_as_uint(v12195);
-          const bool v12197 = v12192 >= v12196;
-          const float v12198 = v11618.x[0];
-          const unsigned int v12199 = __float_as_uint(v12198);
-          const bool v12200 = v12192 < v12199;
-          const bool v12201 = v12197 && v12200;
-          const float v12203 = v12194 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12204 = v12201 ? v12203 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[25] = v12204;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12205 = static_cast<unsigned int>(v9679.col(26, iron_linear_thread() & 31u));
-          const float v12207 = v9679.x[26];
-          const float v12208 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12209 = __float_as_uint(v12208);
-          const bool v12210 = v12205 >= v12209;
-          const float v12211 = v11618.x[2];
-          const unsigned int v12212 = __float_as_uint(v12211);
-          const bool v12213 = v12205 < v12212;
-          const bool v12214 = v12210 && v12213;
-          const float v12216 = v12207 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12217 = v12214 ? v12216 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[26] = v12217;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12218 = static_cast<unsigned int>(v9679.col(27, iron_linear_thread() & 31u));
-          const float v12220 = v9679.x[27];
-          const float v12221 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12222 = __float_as_uint(v12221);
-          const bool v12223 = v12218 >= v12222;
-          const float v12224 = v11618.x[2];
-          const unsigned int v12225 = __float_as_uint(v12224);
-          const bool v12226 = v12218 < v12225;
-          const bool v12227 = v12223 && v12226;
-          const float v12229 = v12220 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12230 = v12227 ? v12229 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[27] = v12230;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12231 = static_cast<unsigned int>(v9679.col(28, iron_linear_thread() & 31u));
-          const float v12233 = v9679.x[28];
-          const float v12234 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12235 = __float_as_uint(v12234);
-          const bool v12236 = v12231 >= v12235;
-          const float v12237 = v11618.x[0];
-          const unsigned int v12238 = __float_as_uint(v12237);
-          const bool v12239 = v12231 < v12238;
-          const bool v12240 = v12236 && v12239;
-          const float v12242 = v12233 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12243 = v12240 ? v12242 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[28] = v12243;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12244 = static_cast<unsigned int>(v9679.col(29, iron_linear_thread() & 31u));
-          const float v12246 = v9679.x[29];
-          const float v12247 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12248 = __float_as_uint(v12247);
-          const bool v12249 = v12244 >= v12248;
-          const float v12250 = v11618.x[0];
-          const unsigned int v12251 = __float_as_uint(v12250);
-          const bool v12252 = v12244 < v12251;
-          const bool v12253 = v12249 && v12252;
-          const float v12255 = v12246 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12256 = v12253 ? v12255 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[29] = v12256;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12257 = static_cast<unsigned int>(v9679.col(30, iron_linear_thread() & 31u));
-          const float v12259 = v9679.x[30];
-          const float v12260 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12261 = __float_as_uint(v12260);
-          const bool v12262 = v12257 >= v12261;
-          const float v12263 = v11618.x[2];
-          const unsigned int v12264 = __float_as_uint(v12263);
-          const bool v12265 = v12257 < v12264;
-          const bool v12266 = v12262 && v12265;
-          const float v12268 = v12259 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12269 = v12266 ? v12268 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[30] = v12269;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12270 = static_cast<unsigned int>(v9679.col(31, iron_linear_thread() & 31u));
-          const float v12272 = v9679.x[31];
-          const float v12273 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12274 = __float_as_uint(v12273);
-          const bool v12275 = v12270 >= v12274;
-          const float v12276 = v11618.x[2];
-          const unsigned int v12277 = __float_as_uint(v12276);
-          const bool v12278 = v12270 < v12277;
-          const bool v12279 = v12275 && v12278;
-          const float v12281 = v12272 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12282 = v12279 ? v12281 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[31] = v12282;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12283 = static_cast<unsigned int>(v9679.col(32, iron_linear_thread() & 31u));
-          const float v12285 = v9679.x[32];
-          const float v12286 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12287 = __float_as_uint(v12286);
-          const bool v12288 = v12283 >= v12287;
-          const float v12289 = v11618.x[0];
-          const unsigned int v12290 = __float_as_uint(v12289);
-          const bool v12291 = v12283 < v12290;
-          const bool v12292 = v12288 && v12291;
-          const float v12294 = v12285 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12295 = v12292 ? v12294 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[32] = v12295;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12296 = static_cast<unsigned int>(v9679.col(33, iron_linear_thread() & 31u));
-          const float v12298 = v9679.x[33];
-          const float v12299 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12300 = __float_as_uint(v12299);
-          const bool v12301 = v12296 >= v12300;
-          const float v12302 = v11618.x[0];
-          const unsigned int v12303 = __float_as_uint(v12302);
-          const bool v12304 = v12296 < v12303;
-          const bool v12305 = v12301 && v12304;
-          const float v12307 = v12298 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12308 = v12305 ? v12307 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[33] = v12308;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12309 = static_cast<unsigned int>(v9679.col(34, iron_linear_thread() & 31u));
-          const float v12311 = v9679.x[34];
-          const float v12312 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12313 = __float_as_uint(v12312);
-          const bool v12314 = v12309 >= v12313;
-          const float v12315 = v11618.x[2];
-          const unsigned int v12316 = __float_as_uint(v12315);
-          const bool v12317 = v12309 < v12316;
-          const bool v12318 = v12314 && v12317;
-          const float v12320 = v12311 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12321 = v12318 ? v12320 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[34] = v12321;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12322 = static_cast<unsigned int>(v9679.col(35, iron_linear_thread() & 31u));
-          const float v12324 = v9679.x[35];
-          const float v12325 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12326 = __float_as_uint(v12325);
-          const bool v12327 = v12322 >= v12326;
-          const float v12328 = v11618.x[2];
-          const unsigned int v12329 = __float_as_uint(v12328);
-          const bool v12330 = v12322 < v12329;
-          const bool v12331 = v12327 && v12330;
-          const float v12333 = v12324 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12334 = v12331 ? v12333 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[35] = v12334;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12335 = static_cast<unsigned int>(v9679.col(36, iron_linear_thread() & 31u));
-          const float v12337 = v9679.x[36];
-          const float v12338 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12339 = __float_as_uint(v12338);
-          const bool v12340 = v12335 >= v12339;
-          const float v12341 = v11618.x[0];
-          const unsigned int v12342 = __float_as_uint(v12341);
-          const bool v12343 = v12335 < v12342;
-          const bool v12344 = v12340 && v12343;
-          const float v12346 = v12337 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12347 = v12344 ? v12346 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[36] = v12347;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12348 = static_cast<unsigned int>(v9679.col(37, iron_linear_thread() & 31u));
-          const float v12350 = v9679.x[37];
-          const float v12351 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12352 = __float_as_uint(v12351);
-          const bool v12353 = v12348 >= v12352;
-          const float v12354 = v11618.x[0];
-          const unsigned int v12355 = __float_as_uint(v12354);
-          const bool v12356 = v12348 < v12355;
-          const bool v12357 = v12353 && v12356;
-          const float v12359 = v12350 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12360 = v12357 ? v12359 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[37] = v12360;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12361 = static_cast<unsigned int>(v9679.col(38, iron_linear_thread() & 31u));
-          const float v12363 = v9679.x[38];
-          const float v12364 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12365 = __float_as_uint(v12364);
-          const bool v12366 = v12361 >= v12365;
-          const float v12367 = v11618.x[2];
-          const unsigned int v12368 = __float_as_uint(v12367);
-          const bool v12369 = v12361 < v12368;
-          const bool v12370 = v12366 && v12369;
-          const float v12372 = v12363 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12373 = v12370 ? v12372 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[38] = v12373;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12374 = static_cast<unsigned int>(v9679.col(39, iron_linear_thread() & 31u));
-          const float v12376 = v9679.x[39];
-          const float v12377 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12378 = __float_as_uint(v12377);
-          const bool v12379 = v12374 >= v12378;
-          const float v12380 = v11618.x[2];
-          const unsigned int v12381 = __float_as_uint(v12380);
-          const bool v12382 = v12374 < v12381;
-          const bool v12383 = v12379 && v12382;
-          const float v12385 = v12376 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12386 = v12383 ? v12385 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[39] = v12386;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12387 = static_cast<unsigned int>(v9679.col(40, iron_linear_thread() & 31u));
-          const float v12389 = v9679.x[40];
-          const float v12390 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12391 = __float_as_uint(v12390);
-          const bool v12392 = v12387 >= v12391;
-          const float v12393 = v11618.x[0];
-          const unsigned int v12394 = __float_as_uint(v12393);
-          const bool v12395 = v12387 < v12394;
-          const bool v12396 = v12392 && v12395;
-          const float v12398 = v12389 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12399 = v12396 ? v12398 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[40] = v12399;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12400 = static_cast<unsigned int>(v9679.col(41, iron_linear_thread() & 31u));
-          const float v12402 = v9679.x[41];
-          const float v12403 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12404 = __float_as_uint(v12403);
-          const bool v12405 = v12400 >= v12404;
-          const float v12406 = v11618.x[0];
-          const unsigned int v12407 = __float_as_uint(v12406);
-          const bool v12408 = v12400 < v12407;
-          const bool v12409 = v12405 && v12408;
-          const float v12411 = v12402 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12412 = v12409 ? v12411 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[41] = v12412;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12413 = static_cast<unsigned int>(v9679.col(42, iron_linear_thread() & 31u));
-          const float v12415 = v9679.x[42];
-          const float v12416 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12417 = __float_as_uint(v12416);
-          const bool v12418 = v12413 >= v12417;
-          const float v12419 = v11618.x[2];
-          const unsigned int v12420 = __float_as_uint(v12419);
-          const bool v12421 = v12413 < v12420;
-          const bool v12422 = v12418 && v12421;
-          const float v12424 = v12415 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12425 = v12422 ? v12424 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[42] = v12425;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12426 = static_cast<unsigned int>(v9679.col(43, iron_linear_thread() & 31u));
-          const float v12428 = v9679.x[43];
-          const float v12429 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12430 = __float_as_uint(v12429);
-          const bool v12431 = v12426 >= v12430;
-          const float v12432 = v11618.x[2];
-          const unsigned int v12433 = __float_as_uint(v12432);
-          const bool v12434 = v12426 < v12433;
-          const bool v12435 = v12431 && v12434;
-          const float v12437 = v12428 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12438 = v12435 ? v12437 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[43] = v12438;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12439 = static_cast<unsigned int>(v9679.col(44, iron_linear_thread() & 31u));
-          const float v12441 = v9679.x[44];
-          const float v12442 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12443 = __float_as_uint(v12442);
-          const bool v12444 = v12439 >= v12443;
-          const float v12445 = v11618.x[0];
-          const unsigned int v12446 = __float_as_uint(v12445);
-          const bool v12447 = v12439 < v12446;
-          const bool v12448 = v12444 && v12447;
-          const float v12450 = v12441 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12451 = v12448 ? v12450 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[44] = v12451;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12452 = static_cast<unsigned int>(v9679.col(45, iron_linear_thread() & 31u));
-          const float v12454 = v9679.x[45];
-          const float v12455 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12456 = __float_as_uint(v12455);
-          const bool v12457 = v12452 >= v12456;
-          const float v12458 = v11618.x[0];
-          const unsigned int v12459 = __float_as_uint(v12458);
-          const bool v12460 = v12452 < v12459;
-          const bool v12461 = v12457 && v12460;
-          const float v12463 = v12454 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12464 = v12461 ? v12463 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[45] = v12464;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12465 = static_cast<unsigned int>(v9679.col(46, iron_linear_thread() & 31u));
-          const float v12467 = v9679.x[46];
-          const float v12468 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12469 = __float_as_uint(v12468);
-          const bool v12470 = v12465 >= v12469;
-          const float v12471 = v11618.x[2];
-          const unsigned int v12472 = __float_as_uint(v12471);
-          const bool v12473 = v12465 < v12472;
-          const bool v12474 = v12470 && v12473;
-          const float v12476 = v12467 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12477 = v12474 ? v12476 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[46] = v12477;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12478 = static_cast<unsigned int>(v9679.col(47, iron_linear_thread() & 31u));
-          const float v12480 = v9679.x[47];
-          const float v12481 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12482 = __float_as_uint(v12481);
-          const bool v12483 = v12478 >= v12482;
-          const float v12484 = v11618.x[2];
-          const unsigned int v12485 = __float_as_uint(v12484);
-          const bool v12486 = v12478 < v12485;
-          const bool v12487 = v12483 && v12486;
-          const float v12489 = v12480 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12490 = v12487 ? v12489 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[47] = v12490;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12491 = static_cast<unsigned int>(v9679.col(48, iron_linear_thread() & 31u));
-          const float v12493 = v9679.x[48];
-          const float v12494 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12495 = __float_as_uint(v12494);
-          const bool v12496 = v12491 >= v12495;
-          const float v12497 = v11618.x[0];
-          const unsigned int v12498 = __float_as_uint(v12497);
-          const bool v12499 = v12491 < v12498;
-          const bool v12500 = v12496 && v12499;
-          const float v12502 = v12493 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12503 = v12500 ? v12502 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[48] = v12503;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12504 = static_cast<unsigned int>(v9679.col(49, iron_linear_thread() & 31u));
-          const float v12506 = v9679.x[49];
-          const float v12507 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12508 = __float_as_uint(v12507);
-          const bool v12509 = v12504 >= v12508;
-          const float v12510 = v11618.x[0];
-          const unsigned int v12511 = __float_as_uint(v12510);
-          const bool v12512 = v12504 < v12511;
-          const bool v12513 = v12509 && v12512;
-          const float v12515 = v12506 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12516 = v12513 ? v12515 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[49] = v12516;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12517 = static_cast<unsigned int>(v9679.col(50, iron_linear_thread() & 31u));
-          const float v12519 = v9679.x[50];
-          const float v12520 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12521 = __float_as_uint(v12520);
-          const bool v12522 = v12517 >= v12521;
-          const float v12523 = v11618.x[2];
-          const unsigned int v12524 = __float_as_uint(v12523);
-          const bool v12525 = v12517 < v12524;
-          const bool v12526 = v12522 && v12525;
-          const float v12528 = v12519 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12529 = v12526 ? v12528 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[50] = v12529;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12530 = static_cast<unsigned int>(v9679.col(51, iron_linear_thread() & 31u));
-          const float v12532 = v9679.x[51];
-          const float v12533 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12534 = __float_as_uint(v12533);
-          const bool v12535 = v12530 >= v12534;
-          const float v12536 = v11618.x[2];
-          const unsigned int v12537 = __float_as_uint(v12536);
-          const bool v12538 = v12530 < v12537;
-          const bool v12539 = v12535 && v12538;
-          const float v12541 = v12532 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12542 = v12539 ? v12541 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[51] = v12542;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12543 = static_cast<unsigned int>(v9679.col(52, iron_linear_thread() & 31u));
-          const float v12545 = v9679.x[52];
-          const float v12546 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12547 = __float_as_uint(v12546);
-          const bool v12548 = v12543 >= v12547;
-          const float v12549 = v11618.x[0];
-          const unsigned int v12550 = __float_as_uint(v12549);
-          const bool v12551 = v12543 < v12550;
-          const bool v12552 = v12548 && v12551;
-          const float v12554 = v12545 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12555 = v12552 ? v12554 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[52] = v12555;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12556 = static_cast<unsigned int>(v9679.col(53, iron_linear_thread() & 31u));
-          const float v12558 = v9679.x[53];
-          const float v12559 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12560 = __float_as_uint(v12559);
-          const bool v12561 = v12556 >= v12560;
-          const float v12562 = v11618.x[0];
-          const unsigned int v12563 = __float_as_uint(v12562);
-          const bool v12564 = v12556 < v12563;
-          const bool v12565 = v12561 && v12564;
-          const float v12567 = v12558 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12568 = v12565 ? v12567 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[53] = v12568;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12569 = static_cast<unsigned int>(v9679.col(54, iron_linear_thread() & 31u));
-          const float v12571 = v9679.x[54];
-          const float v12572 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12573 = __float_as_uint(v12572);
-          const bool v12574 = v12569 >= v12573;
-          const float v12575 = v11618.x[2];
-          const unsigned int v12576 = __float_as_uint(v12575);
-          const bool v12577 = v12569 < v12576;
-          const bool v12578 = v12574 && v12577;
-          const float v12580 = v12571 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12581 = v12578 ? v12580 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[54] = v12581;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12582 = static_cast<unsigned int>(v9679.col(55, iron_linear_thread() & 31u));
-          const float v12584 = v9679.x[55];
-          const float v12585 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12586 = __float_as_uint(v12585);
-          const bool v12587 = v12582 >= v12586;
-          const float v12588 = v11618.x[2];
-          const unsigned int v12589 = __float_as_uint(v12588);
-          const bool v12590 = v12582 < v12589;
-          const bool v12591 = v12587 && v12590;
-          const float v12593 = v12584 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12594 = v12591 ? v12593 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[55] = v12594;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12595 = static_cast<unsigned int>(v9679.col(56, iron_linear_thread() & 31u));
-          const float v12597 = v9679.x[56];
-          const float v12598 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12599 = __float_as_uint(v12598);
-          const bool v12600 = v12595 >= v12599;
-          const float v12601 = v11618.x[0];
-          const unsigned int v12602 = __float_as_uint(v12601);
-          const bool v12603 = v12595 < v12602;
-          const bool v12604 = v12600 && v12603;
-          const float v12606 = v12597 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12607 = v12604 ? v12606 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[56] = v12607;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12608 = static_cast<unsigned int>(v9679.col(57, iron_linear_thread() & 31u));
-          const float v12610 = v9679.x[57];
-          const float v12611 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12612 = __float_as_uint(v12611);
-          const bool v12613 = v12608 >= v12612;
-          const float v12614 = v11618.x[0];
-          const unsigned int v12615 = __float_as_uint(v12614);
-          const bool v12616 = v12608 < v12615;
-          const bool v12617 = v12613 && v12616;
-          const float v12619 = v12610 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12620 = v12617 ? v12619 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[57] = v12620;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12621 = static_cast<unsigned int>(v9679.col(58, iron_linear_thread() & 31u));
-          const float v12623 = v9679.x[58];
-          const float v12624 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12625 = __float_as_uint(v12624);
-          const bool v12626 = v12621 >= v12625;
-          const float v12627 = v11618.x[2];
-          const unsigned int v12628 = __float_as_uint(v12627);
-          const bool v12629 = v12621 < v12628;
-          const bool v12630 = v12626 && v12629;
-          const float v12632 = v12623 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12633 = v12630 ? v12632 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[58] = v12633;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12634 = static_cast<unsigned int>(v9679.col(59, iron_linear_thread() & 31u));
-          const float v12636 = v9679.x[59];
-          const float v12637 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12638 = __float_as_uint(v12637);
-          const bool v12639 = v12634 >= v12638;
-          const float v12640 = v11618.x[2];
-          const unsigned int v12641 = __float_as_uint(v12640);
-          const bool v12642 = v12634 < v12641;
-          const bool v12643 = v12639 && v12642;
-          const float v12645 = v12636 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12646 = v12643 ? v12645 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[59] = v12646;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12647 = static_cast<unsigned int>(v9679.col(60, iron_linear_thread() & 31u));
-          const float v12649 = v9679.x[60];
-          const float v12650 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12651 = __float_as_uint(v12650);
-          const bool v12652 = v12647 >= v12651;
-          const float v12653 = v11618.x[0];
-          const unsigned int v12654 = __float_as_uint(v12653);
-          const bool v12655 = v12647 < v12654;
-          const bool v12656 = v12652 && v12655;
-          const float v12658 = v12649 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12659 = v12656 ? v12658 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[60] = v12659;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12660 = static_cast<unsigned int>(v9679.col(61, iron_linear_thread() & 31u));
-          const float v12662 = v9679.x[61];
-          const float v12663 = v11616.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12664 = __float_as_uint(v12663);
-          const bool v12665 = v12660 >= v12664;
-          const float v12666 = v11618.x[0];
-          const unsigned int v12667 = __float_as_uint(v12666);
-          const bool v12668 = v12660 < v12667;
-          const bool v12669 = v12665 && v12668;
-          const float v12671 = v12662 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12672 = v12669 ? v12671 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[61] = v12672;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12673 = static_cast<unsigned int>(v9679.col(62, iron_linear_thread() & 31u));
-          const float v12675 = v9679.x[62];
-          const float v12676 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12677 = __float_as_uint(v12676);
-          const bool v12678 = v12673 >= v12677;
-          const float v12679 = v11618.x[2];
-          const unsigned int v12680 = __float_as_uint(v12679);
-          const bool v12681 = v12673 < v12680;
-          const bool v12682 = v12678 && v12681;
-          const float v12684 = v12675 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12685 = v12682 ? v12684 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[62] = v12685;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12686 = static_cast<unsigned int>(v9679.col(63, iron_linear_thread() & 31u));
-          const float v12688 = v9679.x[63];
-          const float v12689 = v11616.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12690 = __float_as_uint(v12689);
-          const bool v12691 = v12686 >= v12690;
-          const float v12692 = v11618.x[2];
-          const unsigned int v12693 = __float_as_uint(v12692);
-          const bool v12694 = v12686 < v12693;
-          const bool v12695 = v12691 && v12694;
-          const float v12697 = v12688 * v356;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12698 = v12695 ? v12697 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v9679.x[63] = v12698;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v18437;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v18437, 0.0f);
+          iron_frag<float, 2, 16, 8> v18439;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v18439, 0.0f);
+          const unsigned int v18441 = static_cast<unsigned int>(v18437.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18443 = v56 + v18441;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18445 = v18443 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18446 = v18445 + 1u;
+          const unsigned int v18448 = v18446 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18457 = v18448 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18461 = v18446 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18462 = v324 && v18461;
+          const unsigned int v18463 = v18462 ? v18457 : v42;
+          const unsigned int v18466 = v18463 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18467 = min(v18466, 128u);
+          const bool v18468 = v18463 > v15295;
+          const unsigned int v18469 = v18468 ? v18467 : v42;
+          const float v18470 = __uint_as_float(v18469);
+          v18437.x[0] = v18470;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18472 = static_cast<unsigned int>(v18437.row(1, iron_linear_thread() & 31u));
+          const unsigned int v18474 = v56 + v18472;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18476 = v18474 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18477 = v18476 + 1u;
+          const unsigned int v18479 = v18477 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18488 = v18479 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18492 = v18477 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18493 = v324 && v18492;
+          const unsigned int v18494 = v18493 ? v18488 : v42;
+          const unsigned int v18497 = v18494 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18498 = min(v18497, 128u);
+          const bool v18499 = v18494 > v15295;
+          const unsigned int v18500 = v18499 ? v18498 : v42;
+          const float v18501 = __uint_as_float(v18500);
+          v18437.x[1] = v18501;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18503 = static_cast<unsigned int>(v18437.row(2, iron_linear_thread() & 31u));
+          const unsigned int v18505 = v56 + v18503;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18507 = v18505 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18508 = v18507 + 1u;
+          const unsigned int v18510 = v18508 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18519 = v18510 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18523 = v18508 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18524 = v324 && v18523;
+          const unsigned int v18525 = v18524 ? v18519 : v42;
+          const unsigned int v18528 = v18525 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18529 = min(v18528, 128u);
+          const bool v18530 = v18525 > v15295;
+          const unsigned int v18531 = v18530 ? v18529 : v42;
+          const float v18532 = __uint_as_float(v18531);
+          v18437.x[2] = v18532;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18534 = static_cast<unsigned int>(v18437.row(3, iron_linear_thread() & 31u));
+          const unsigned int v18536 = v56 + v18534;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18538 = v18536 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18539 = v18538 + 1u;
+          const unsigned int v18541 = v18539 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18550 = v18541 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18554 = v18539 > v325;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18555 = v324 && v18554;
+          const unsigned int v18556 = v18555 ? v18550 : v42;
+          const unsigned int v18559 = v18556 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18560 = min(v18559, 128u);
+          const bool v18561 = v18556 > v15295;
+          const unsigned int v18562 = v18561 ? v18560 : v42;
+          const float v18563 = __uint_as_float(v18562);
+          v18437.x[3] = v18563;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18565 = static_cast<unsigned int>(v18439.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18567 = v56 + v18565;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18569 = v18567 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18570 = v18569 + 1u;
+          const unsigned int v18572 = v18570 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18573 = min(v35, v18572);
+          const bool v18574 = v18570 > v20;
+          const unsigned int v18575 = v18574 ? v18573 : v42;
+          const unsigned int v18578 = v318 ? v35 : v18575;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18590 = v18578 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18591 = min(v18590, 128u);
+          const bool v18592 = v18578 > v15295;
+          const unsigned int v18593 = v18592 ? v18591 : v42;
+          const float v18594 = __uint_as_float(v18593);
+          v18439.x[0] = v18594;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18596 = static_cast<unsigned int>(v18439.row(1, iron_linear_thread() & 31u));
+          const unsigned int v18598 = v56 + v18596;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18600 = v18598 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18601 = v18600 + 1u;
+          const unsigned int v18603 = v18601 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18604 = min(v35, v18603);
+          const bool v18605 = v18601 > v20;
+          const unsigned int v18606 = v18605 ? v18604 : v42;
+          const unsigned int v18609 = v318 ? v35 : v18606;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18621 = v18609 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18622 = min(v18621, 128u);
+          const bool v18623 = v18609 > v15295;
+          const unsigned int v18624 = v18623 ? v18622 : v42;
+          const float v18625 = __uint_as_float(v18624);
+          v18439.x[1] = v18625;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18627 = static_cast<unsigned int>(v18439.row(2, iron_linear_thread() & 31u));
+          const unsigned int v18629 = v56 + v18627;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18631 = v18629 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18632 = v18631 + 1u;
+          const unsigned int v18634 = v18632 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18635 = min(v35, v18634);
+          const bool v18636 = v18632 > v20;
+          const unsigned int v18637 = v18636 ? v18635 : v42;
+          const unsigned int v18640 = v318 ? v35 : v18637;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18652 = v18640 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18653 = min(v18652, 128u);
+          const bool v18654 = v18640 > v15295;
+          const unsigned int v18655 = v18654 ? v18653 : v42;
+          const float v18656 = __uint_as_float(v18655);
+          v18439.x[2] = v18656;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18658 = static_cast<unsigned int>(v18439.row(3, iron_linear_thread() & 31u));
+          const unsigned int v18660 = v56 + v18658;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18662 = v18660 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18663 = v18662 + 1u;
+          const unsigned int v18665 = v18663 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18666 = min(v35, v18665);
+          const bool v18667 = v18663 > v20;
+          const unsigned int v18668 = v18667 ? v18666 : v42;
+          const unsigned int v18671 = v318 ? v35 : v18668;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18683 = v18671 - v15295;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18684 = min(v18683, 128u);
+          const bool v18685 = v18671 > v15295;
+          const unsigned int v18686 = v18685 ? v18684 : v42;
+          const float v18687 = __uint_as_float(v18686);
+          v18439.x[3] = v18687;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18688 = static_cast<unsigned int>(v16500.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v18690 = v16500.x[0];
+          const float v18691 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18692 = __float_as_uint(v18691);
+          const bool v18693 = v18688 >= v18692;
+          const float v18694 = v18439.x[0];
+          const unsigned int v18695 = __float_as_uint(v18694);
+          const bool v18696 = v18688 < v18695;
+          const bool v18697 = v18693 && v18696;
+          const float v18699 = v18690 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18700 = v18697 ? v18699 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[0] = v18700;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18701 = static_cast<unsigned int>(v16500.col(1, iron_linear_thread() & 31u));
+          const float v18703 = v16500.x[1];
+          const float v18704 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18705 = __float_as_uint(v18704);
+          const bool v18706 = v18701 >= v18705;
+          const float v18707 = v18439.x[0];
+          const unsigned int v18708 = __float_as_uint(v18707);
+          const bool v18709 = v18701 < v18708;
+          const bool v18710 = v18706 && v18709;
+          const float v18712 = v18703 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18713 = v18710 ? v18712 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[1] = v18713;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18714 = static_cast<unsigned int>(v16500.col(2, iron_linear_thread() & 31u));
+          const float v18716 = v16500.x[2];
+          const float v18717 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18718 = __float_as_uint(v18717);
+          const bool v18719 = v18714 >= v18718;
+          const float v18720 = v18439.x[2];
+          const unsigned int v18721 = __float_as_uint(v18720);
+          const bool v18722 = v18714 < v18721;
+          const bool v18723 = v18719 && v18722;
+          const float v18725 = v18716 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18726 = v18723 ? v18725 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[2] = v18726;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18727 = static_cast<unsigned int>(v16500.col(3, iron_linear_thread() & 31u));
+          const float v18729 = v16500.x[3];
+          const float v18730 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18731 = __float_as_uint(v18730);
+          const bool v18732 = v18727 >= v18731;
+          const float v18733 = v18439.x[2];
+          const unsigned int v18734 = __float_as_uint(v18733);
+          const bool v18735 = v18727 < v18734;
+          const bool v18736 = v18732 && v18735;
+          const float v18738 = v18729 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18739 = v18736 ? v18738 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[3] = v18739;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18740 = static_cast<unsigned int>(v16500.col(4, iron_linear_thread() & 31u));
+          const float v18742 = v16500.x[4];
+          const float v18743 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18744 = __float_as_uint(v18743);
+          const bool v18745 = v18740 >= v18744;
+          const float v18746 = v18439.x[0];
+          const unsigned int v18747 = __float_as_uint(v18746);
+          const bool v18748 = v18740 < v18747;
+          const bool v18749 = v18745 && v18748;
+          const float v18751 = v18742 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18752 = v18749 ? v18751 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[4] = v18752;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18753 = static_cast<unsigned int>(v16500.col(5, iron_linear_thread() & 31u));
+          const float v18755 = v16500.x[5];
+          const float v18756 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18757 = __float_as_uint(v18756);
+          const bool v18758 = v18753 >= v18757;
+          const float v18759 = v18439.x[0];
+          const unsigned int v18760 = __float_as_uint(v18759);
+          const bool v18761 = v18753 < v18760;
+          const bool v18762 = v18758 && v18761;
+          const float v18764 = v18755 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18765 = v18762 ? v18764 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[5] = v18765;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18766 = static_cast<unsigned int>(v16500.col(6, iron_linear_thread() & 31u));
+          const float v18768 = v16500.x[6];
+          const float v18769 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18770 = __float_as_uint(v18769);
+          const bool v18771 = v18766 >= v18770;
+          const float v18772 = v18439.x[2];
+          const unsigned int v18773 = __float_as_uint(v18772);
+          const bool v18774 = v18766 < v18773;
+          const bool v18775 = v18771 && v18774;
+          const float v18777 = v18768 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18778 = v18775 ? v18777 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[6] = v18778;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18779 = static_cast<unsigned int>(v16500.col(7, iron_linear_thread() & 31u));
+          const float v18781 = v16500.x[7];
+          const float v18782 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18783 = __float_as_uint(v18782);
+          const bool v18784 = v18779 >= v18783;
+          const float v18785 = v18439.x[2];
+          const unsigned int v18786 = __float_as_uint(v18785);
+          const bool v18787 = v18779 < v18786;
+          const bool v18788 = v18784 && v18787;
+          const float v18790 = v18781 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18791 = v18788 ? v18790 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[7] = v18791;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18792 = static_cast<unsigned int>(v16500.col(8, iron_linear_thread() & 31u));
+          const float v18794 = v16500.x[8];
+          const float v18795 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18796 = __float_as_uint(v18795);
+          const bool v18797 = v18792 >= v18796;
+          const float v18798 = v18439.x[0];
+          const unsigned int v18799 = __float_as_uint(v18798);
+          const bool v18800 = v18792 < v18799;
+          const bool v18801 = v18797 && v18800;
+          const float v18803 = v18794 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18804 = v18801 ? v18803 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[8] = v18804;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18805 = static_cast<unsigned int>(v16500.col(9, iron_linear_thread() & 31u));
+          const float v18807 = v16500.x[9];
+          const float v18808 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18809 = __float_as_uint(v18808);
+          const bool v18810 = v18805 >= v18809;
+          const float v18811 = v18439.x[0];
+          const unsigned int v18812 = __float_as_uint(v18811);
+          const bool v18813 = v18805 < v18812;
+          const bool v18814 = v18810 && v18813;
+          const float v18816 = v18807 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18817 = v18814 ? v18816 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[9] = v18817;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18818 = static_cast<unsigned int>(v16500.col(10, iron_linear_thread() & 31u));
+          const float v18820 = v16500.x[10];
+          const float v18821 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18822 = __float_as_uint(v18821);
+          const bool v18823 = v18818 >= v18822;
+          const float v18824 = v18439.x[2];
+          const unsigned int v18825 = __float_as_uint(v18824);
+          const bool v18826 = v18818 < v18825;
+          const bool v18827 = v18823 && v18826;
+          const float v18829 = v18820 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18830 = v18827 ? v18829 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[10] = v18830;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18831 = static_cast<unsigned int>(v16500.col(11, iron_linear_thread() & 31u));
+          const float v18833 = v16500.x[11];
+          const float v18834 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18835 = __float_as_uint(v18834);
+          const bool v18836 = v18831 >= v18835;
+          const float v18837 = v18439.x[2];
+          const unsigned int v18838 = __float_as_uint(v18837);
+          const bool v18839 = v18831 < v18838;
+          const bool v18840 = v18836 && v18839;
+          const float v18842 = v18833 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18843 = v18840 ? v18842 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[11] = v18843;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18844 = static_cast<unsigned int>(v16500.col(12, iron_linear_thread() & 31u));
+          const float v18846 = v16500.x[12];
+          const float v18847 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18848 = __float_as_uint(v18847);
+          const bool v18849 = v18844 >= v18848;
+          const float v18850 = v18439.x[0];
+          const unsigned int v18851 = __float_as_uint(v18850);
+          const bool v18852 = v18844 < v18851;
+          const bool v18853 = v18849 && v18852;
+          const float v18855 = v18846 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18856 = v18853 ? v18855 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[12] = v18856;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18857 = static_cast<unsigned int>(v16500.col(13, iron_linear_thread() & 31u));
+          const float v18859 = v16500.x[13];
+          const float v18860 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18861 = __float_as_uint(v18860);
+          const bool v18862 = v18857 >= v18861;
+          const float v18863 = v18439.x[0];
+          const unsigned int v18864 = __float_as_uint(v18863);
+          const bool v18865 = v18857 < v18864;
+          const bool v18866 = v18862 && v18865;
+          const float v18868 = v18859 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18869 = v18866 ? v18868 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[13] = v18869;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18870 = static_cast<unsigned int>(v16500.col(14, iron_linear_thread() & 31u));
+          const float v18872 = v16500.x[14];
+          const float v18873 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18874 = __float_as_uint(v18873);
+          const bool v18875 = v18870 >= v18874;
+          const float v18876 = v18439.x[2];
+          const unsigned int v18877 = __float_as_uint(v18876);
+          const bool v18878 = v18870 < v18877;
+          const bool v18879 = v18875 && v18878;
+          const float v18881 = v18872 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18882 = v18879 ? v18881 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[14] = v18882;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18883 = static_cast<unsigned int>(v16500.col(15, iron_linear_thread() & 31u));
+          const float v18885 = v16500.x[15];
+          const float v18886 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18887 = __float_as_uint(v18886);
+          const bool v18888 = v18883 >= v18887;
+          const float v18889 = v18439.x[2];
+          const unsigned int v18890 = __float_as_uint(v18889);
+          const bool v18891 = v18883 < v18890;
+          const bool v18892 = v18888 && v18891;
+          const float v18894 = v18885 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18895 = v18892 ? v18894 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[15] = v18895;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18896 = static_cast<unsigned int>(v16500.col(16, iron_linear_thread() & 31u));
+          const float v18898 = v16500.x[16];
+          const float v18899 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18900 = __float_as_uint(v18899);
+          const bool v18901 = v18896 >= v18900;
+          const float v18902 = v18439.x[0];
+          const unsigned int v18903 = __float_as_uint(v18902);
+          const bool v18904 = v18896 < v18903;
+          const bool v18905 = v18901 && v18904;
+          const float v18907 = v18898 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18908 = v18905 ? v18907 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[16] = v18908;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18909 = static_cast<unsigned int>(v16500.col(17, iron_linear_thread() & 31u));
+          const float v18911 = v16500.x[17];
+          const float v18912 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18913 = __float_as_uint(v18912);
+          const bool v18914 = v18909 >= v18913;
+          const float v18915 = v18439.x[0];
+          const unsigned int v18916 = __float_as_uint(v18915);
+          const bool v18917 = v18909 < v18916;
+          const bool v18918 = v18914 && v18917;
+          const float v18920 = v18911 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18921 = v18918 ? v18920 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[17] = v18921;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18922 = static_cast<unsigned int>(v16500.col(18, iron_linear_thread() & 31u));
+          const float v18924 = v16500.x[18];
+          const float v18925 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18926 = __float_as_uint(v18925);
+          const bool v18927 = v18922 >= v18926;
+          const float v18928 = v18439.x[2];
+          const unsigned int v18929 = __float_as_uint(v18928);
+          const bool v18930 = v18922 < v18929;
+          const bool v18931 = v18927 && v18930;
+          const float v18933 = v18924 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18934 = v18931 ? v18933 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[18] = v18934;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18935 = static_cast<unsigned int>(v16500.col(19, iron_linear_thread() & 31u));
+          const float v18937 = v16500.x[19];
+          const float v18938 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18939 = __float_as_uint(v18938);
+          const bool v18940 = v18935 >= v18939;
+          const float v18941 = v18439.x[2];
+          const unsigned int v18942 = __float_as_uint(v18941);
+          const bool v18943 = v18935 < v18942;
+          const bool v18944 = v18940 && v18943;
+          const float v18946 = v18937 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18947 = v18944 ? v18946 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[19] = v18947;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18948 = static_cast<unsigned int>(v16500.col(20, iron_linear_thread() & 31u));
+          const float v18950 = v16500.x[20];
+          const float v18951 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18952 = __float_as_uint(v18951);
+          const bool v18953 = v18948 >= v18952;
+          const float v18954 = v18439.x[0];
+          const unsigned int v18955 = __float_as_uint(v18954);
+          const bool v18956 = v18948 < v18955;
+          const bool v18957 = v18953 && v18956;
+          const float v18959 = v18950 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18960 = v18957 ? v18959 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[20] = v18960;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18961 = static_cast<unsigned int>(v16500.col(21, iron_linear_thread() & 31u));
+          const float v18963 = v16500.x[21];
+          const float v18964 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18965 = __float_as_uint(v18964);
+          const bool v18966 = v18961 >= v18965;
+          const float v18967 = v18439.x[0];
+          const unsigned int v18968 = __float_as_uint(v18967);
+          const bool v18969 = v18961 < v18968;
+          const bool v18970 = v18966 && v18969;
+          const float v18972 = v18963 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18973 = v18970 ? v18972 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[21] = v18973;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18974 = static_cast<unsigned int>(v16500.col(22, iron_linear_thread() & 31u));
+          const float v18976 = v16500.x[22];
+          const float v18977 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18978 = __float_as_uint(v18977);
+          const bool v18979 = v18974 >= v18978;
+          const float v18980 = v18439.x[2];
+          const unsigned int v18981 = __float_as_uint(v18980);
+          const bool v18982 = v18974 < v18981;
+          const bool v18983 = v18979 && v18982;
+          const float v18985 = v18976 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18986 = v18983 ? v18985 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[22] = v18986;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18987 = static_cast<unsigned int>(v16500.col(23, iron_linear_thread() & 31u));
+          const float v18989 = v16500.x[23];
+          const float v18990 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18991 = __float_as_uint(v18990);
+          const bool v18992 = v18987 >= v18991;
+          const float v18993 = v18439.x[2];
+          const unsigned int v18994 = __float_as_uint(v18993);
+          const bool v18995 = v18987 < v18994;
+          const bool v18996 = v18992 && v18995;
+          const float v18998 = v18989 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v18999 = v18996 ? v18998 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[23] = v18999;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19000 = static_cast<unsigned int>(v16500.col(24, iron_linear_thread() & 31u));
+          const float v19002 = v16500.x[24];
+          const float v19003 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19004 = __float_as_uint(v19003);
+          const bool v19005 = v19000 >= v19004;
+          const float v19006 = v18439.x[0];
+          const unsigned int v19007 = __float_as_uint(v19006);
+          const bool v19008 = v19000 < v19007;
+          const bool v19009 = v19005 && v19008;
+          const float v19011 = v19002 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19012 = v19009 ? v19011 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[24] = v19012;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19013 = static_cast<unsigned int>(v16500.col(25, iron_linear_thread() & 31u));
+          const float v19015 = v16500.x[25];
+          const float v19016 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19017 = __float_as_uint(v19016);
+          const bool v19018 = v19013 >= v19017;
+          const float v19019 = v18439.x[0];
+          const unsigned int v19020 = __float_as_uint(v19019);
+          const bool v19021 = v19013 < v19020;
+          const bool v19022 = v19018 && v19021;
+          const float v19024 = v19015 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19025 = v19022 ? v19024 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[25] = v19025;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19026 = static_cast<unsigned int>(v16500.col(26, iron_linear_thread() & 31u));
+          const float v19028 = v16500.x[26];
+          const float v19029 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19030 = __float_as_uint(v19029);
+          const bool v19031 = v19026 >= v19030;
+          const float v19032 = v18439.x[2];
+          const unsigned int v19033 = __float_as_uint(v19032);
+          const bool v19034 = v19026 < v19033;
+          const bool v19035 = v19031 && v19034;
+          const float v19037 = v19028 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19038 = v19035 ? v19037 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[26] = v19038;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19039 = static_cast<unsigned int>(v16500.col(27, iron_linear_thread() & 31u));
+          const float v19041 = v16500.x[27];
+          const float v19042 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19043 = __float_as_uint(v19042);
+          const bool v19044 = v19039 >= v19043;
+          const float v19045 = v18439.x[2];
+          const unsigned int v19046 = __float_as_uint(v19045);
+          const bool v19047 = v19039 < v19046;
+          const bool v19048 = v19044 && v19047;
+          const float v19050 = v19041 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19051 = v19048 ? v19050 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[27] = v19051;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19052 = static_cast<unsigned int>(v16500.col(28, iron_linear_thread() & 31u));
+          const float v19054 = v16500.x[28];
+          const float v19055 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19056 = __float_as_uint(v19055);
+          const bool v19057 = v19052 >= v19056;
+          const float v19058 = v18439.x[0];
+          const unsigned int v19059 = __float_as_uint(v19058);
+          const bool v19060 = v19052 < v19059;
+          const bool v19061 = v19057 && v19060;
+          const float v19063 = v19054 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19064 = v19061 ? v19063 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[28] = v19064;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19065 = static_cast<unsigned int>(v16500.col(29, iron_linear_thread() & 31u));
+          const float v19067 = v16500.x[29];
+          const float v19068 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19069 = __float_as_uint(v19068);
+          const bool v19070 = v19065 >= v19069;
+          const float v19071 = v18439.x[0];
+          const unsigned int v19072 = __float_as_uint(v19071);
+          const bool v19073 = v19065 < v19072;
+          const bool v19074 = v19070 && v19073;
+          const float v19076 = v19067 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19077 = v19074 ? v19076 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[29] = v19077;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19078 = static_cast<unsigned int>(v16500.col(30, iron_linear_thread() & 31u));
+          const float v19080 = v16500.x[30];
+          const float v19081 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19082 = __float_as_uint(v19081);
+          const bool v19083 = v19078 >= v19082;
+          const float v19084 = v18439.x[2];
+          const unsigned int v19085 = __float_as_uint(v19084);
+          const bool v19086 = v19078 < v19085;
+          const bool v19087 = v19083 && v19086;
+          const float v19089 = v19080 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19090 = v19087 ? v19089 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[30] = v19090;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19091 = static_cast<unsigned int>(v16500.col(31, iron_linear_thread() & 31u));
+          const float v19093 = v16500.x[31];
+          const float v19094 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19095 = __float_as_uint(v19094);
+          const bool v19096 = v19091 >= v19095;
+          const float v19097 = v18439.x[2];
+          const unsigned int v19098 = __float_as_uint(v19097);
+          const bool v19099 = v19091 < v19098;
+          const bool v19100 = v19096 && v19099;
+          const float v19102 = v19093 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19103 = v19100 ? v19102 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[31] = v19103;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19104 = static_cast<unsigned int>(v16500.col(32, iron_linear_thread() & 31u));
+          const float v19106 = v16500.x[32];
+          const float v19107 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19108 = __float_as_uint(v19107);
+          const bool v19109 = v19104 >= v19108;
+          const float v19110 = v18439.x[0];
+          const unsigned int v19111 = __float_as_uint(v19110);
+          const bool v19112 = v19104 < v19111;
+          const bool v19113 = v19109 && v19112;
+          const float v19115 = v19106 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19116 = v19113 ? v19115 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[32] = v19116;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19117 = static_cast<unsigned int>(v16500.col(33, iron_linear_thread() & 31u));
+          const float v19119 = v16500.x[33];
+          const float v19120 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19121 = __float_as_uint(v19120);
+          const bool v19122 = v19117 >= v19121;
+          const float v19123 = v18439.x[0];
+          const unsigned int v19124 = __float_as_uint(v19123);
+          const bool v19125 = v19117 < v19124;
+          const bool v19126 = v19122 && v19125;
+          const float v19128 = v19119 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19129 = v19126 ? v19128 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[33] = v19129;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19130 = static_cast<unsigned int>(v16500.col(34, iron_linear_thread() & 31u));
+          const float v19132 = v16500.x[34];
+          const float v19133 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19134 = __float_as_uint(v19133);
+          const bool v19135 = v19130 >= v19134;
+          const float v19136 = v18439.x[2];
+          const unsigned int v19137 = __float_as_uint(v19136);
+          const bool v19138 = v19130 < v19137;
+          const bool v19139 = v19135 && v19138;
+          const float v19141 = v19132 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19142 = v19139 ? v19141 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[34] = v19142;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19143 = static_cast<unsigned int>(v16500.col(35, iron_linear_thread() & 31u));
+          const float v19145 = v16500.x[35];
+          const float v19146 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19147 = __float_as_uint(v19146);
+          const bool v19148 = v19143 >= v19147;
+          const float v19149 = v18439.x[2];
+          const unsigned int v19150 = __float_as_uint(v19149);
+          const bool v19151 = v19143 < v19150;
+          const bool v19152 = v19148 && v19151;
+          const float v19154 = v19145 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19155 = v19152 ? v19154 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[35] = v19155;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19156 = static_cast<unsigned int>(v16500.col(36, iron_linear_thread() & 31u));
+          const float v19158 = v16500.x[36];
+          const float v19159 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19160 = __float_as_uint(v19159);
+          const bool v19161 = v19156 >= v19160;
+          const float v19162 = v18439.x[0];
+          const unsigned int v19163 = __float_as_uint(v19162);
+          const bool v19164 = v19156 < v19163;
+          const bool v19165 = v19161 && v19164;
+          const float v19167 = v19158 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19168 = v19165 ? v19167 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[36] = v19168;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19169 = static_cast<unsigned int>(v16500.col(37, iron_linear_thread() & 31u));
+          const float v19171 = v16500.x[37];
+          const float v19172 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19173 = __float_as_uint(v19172);
+          const bool v19174 = v19169 >= v19173;
+          const float v19175 = v18439.x[0];
+          const unsigned int v19176 = __float_as_uint(v19175);
+          const bool v19177 = v19169 < v19176;
+          const bool v19178 = v19174 && v19177;
+          const float v19180 = v19171 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19181 = v19178 ? v19180 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[37] = v19181;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19182 = static_cast<unsigned int>(v16500.col(38, iron_linear_thread() & 31u));
+          const float v19184 = v16500.x[38];
+          const float v19185 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19186 = __float_as_uint(v19185);
+          const bool v19187 = v19182 >= v19186;
+          const float v19188 = v18439.x[2];
+          const unsigned int v19189 = __float_as_uint(v19188);
+          const bool v19190 = v19182 < v19189;
+          const bool v19191 = v19187 && v19190;
+          const float v19193 = v19184 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19194 = v19191 ? v19193 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[38] = v19194;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19195 = static_cast<unsigned int>(v16500.col(39, iron_linear_thread() & 31u));
+          const float v19197 = v16500.x[39];
+          const float v19198 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19199 = __float_as_uint(v19198);
+          const bool v19200 = v19195 >= v19199;
+          const float v19201 = v18439.x[2];
+          const unsigned int v19202 = __float_as_uint(v19201);
+          const bool v19203 = v19195 < v19202;
+          const bool v19204 = v19200 && v19203;
+          const float v19206 = v19197 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19207 = v19204 ? v19206 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[39] = v19207;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19208 = static_cast<unsigned int>(v16500.col(40, iron_linear_thread() & 31u));
+          const float v19210 = v16500.x[40];
+          const float v19211 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19212 = __float_as_uint(v19211);
+          const bool v19213 = v19208 >= v19212;
+          const float v19214 = v18439.x[0];
+          const unsigned int v19215 = __float_as_uint(v19214);
+          const bool v19216 = v19208 < v19215;
+          const bool v19217 = v19213 && v19216;
+          const float v19219 = v19210 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19220 = v19217 ? v19219 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[40] = v19220;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19221 = static_cast<unsigned int>(v16500.col(41, iron_linear_thread() & 31u));
+          const float v19223 = v16500.x[41];
+          const float v19224 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19225 = __float_as_uint(v19224);
+          const bool v19226 = v19221 >= v19225;
+          const float v19227 = v18439.x[0];
+          const unsigned int v19228 = __float_as_uint(v19227);
+          const bool v19229 = v19221 < v19228;
+          const bool v19230 = v19226 && v19229;
+          const float v19232 = v19223 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19233 = v19230 ? v19232 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[41] = v19233;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19234 = static_cast<unsigned int>(v16500.col(42, iron_linear_thread() & 31u));
+          const float v19236 = v16500.x[42];
+          const float v19237 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19238 = __float_as_uint(v19237);
+          const bool v19239 = v19234 >= v19238;
+          const float v19240 = v18439.x[2];
+          const unsigned int v19241 = __float_as_uint(v19240);
+          const bool v19242 = v19234 < v19241;
+          const bool v19243 = v19239 && v19242;
+          const float v19245 = v19236 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19246 = v19243 ? v19245 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[42] = v19246;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19247 = static_cast<unsigned int>(v16500.col(43, iron_linear_thread() & 31u));
+          const float v19249 = v16500.x[43];
+          const float v19250 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19251 = __float_as_uint(v19250);
+          const bool v19252 = v19247 >= v19251;
+          const float v19253 = v18439.x[2];
+          const unsigned int v19254 = __float_as_uint(v19253);
+          const bool v19255 = v19247 < v19254;
+          const bool v19256 = v19252 && v19255;
+          const float v19258 = v19249 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19259 = v19256 ? v19258 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[43] = v19259;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19260 = static_cast<unsigned int>(v16500.col(44, iron_linear_thread() & 31u));
+          const float v19262 = v16500.x[44];
+          const float v19263 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19264 = __float_as_uint(v19263);
+          const bool v19265 = v19260 >= v19264;
+          const float v19266 = v18439.x[0];
+          const unsigned int v19267 = __float_as_uint(v19266);
+          const bool v19268 = v19260 < v19267;
+          const bool v19269 = v19265 && v19268;
+          const float v19271 = v19262 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19272 = v19269 ? v19271 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[44] = v19272;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19273 = static_cast<unsigned int>(v16500.col(45, iron_linear_thread() & 31u));
+          const float v19275 = v16500.x[45];
+          const float v19276 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19277 = __float_as_uint(v19276);
+          const bool v19278 = v19273 >= v19277;
+          const float v19279 = v18439.x[0];
+          const unsigned int v19280 = __float_as_uint(v19279);
+          const bool v19281 = v19273 < v19280;
+          const bool v19282 = v19278 && v19281;
+          const float v19284 = v19275 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19285 = v19282 ? v19284 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[45] = v19285;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19286 = static_cast<unsigned int>(v16500.col(46, iron_linear_thread() & 31u));
+          const float v19288 = v16500.x[46];
+          const float v19289 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19290 = __float_as_uint(v19289);
+          const bool v19291 = v19286 >= v19290;
+          const float v19292 = v18439.x[2];
+          const unsigned int v19293 = __float_as_uint(v19292);
+          const bool v19294 = v19286 < v19293;
+          const bool v19295 = v19291 && v19294;
+          const float v19297 = v19288 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19298 = v19295 ? v19297 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[46] = v19298;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19299 = static_cast<unsigned int>(v16500.col(47, iron_linear_thread() & 31u));
+          const float v19301 = v16500.x[47];
+          const float v19302 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19303 = __float_as_uint(v19302);
+          const bool v19304 = v19299 >= v19303;
+          const float v19305 = v18439.x[2];
+          const unsigned int v19306 = __float_as_uint(v19305);
+          const bool v19307 = v19299 < v19306;
+          const bool v19308 = v19304 && v19307;
+          const float v19310 = v19301 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19311 = v19308 ? v19310 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[47] = v19311;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19312 = static_cast<unsigned int>(v16500.col(48, iron_linear_thread() & 31u));
+          const float v19314 = v16500.x[48];
+          const float v19315 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19316 = __float_as_uint(v19315);
+          const bool v19317 = v19312 >= v19316;
+          const float v19318 = v18439.x[0];
+          const unsigned int v19319 = __float_as_uint(v19318);
+          const bool v19320 = v19312 < v19319;
+          const bool v19321 = v19317 && v19320;
+          const float v19323 = v19314 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19324 = v19321 ? v19323 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[48] = v19324;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19325 = static_cast<unsigned int>(v16500.col(49, iron_linear_thread() & 31u));
+          const float v19327 = v16500.x[49];
+          const float v19328 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19329 = __float_as_uint(v19328);
+          const bool v19330 = v19325 >= v19329;
+          const float v19331 = v18439.x[0];
+          const unsigned int v19332 = __float_as_uint(v19331);
+          const bool v19333 = v19325 < v19332;
+          const bool v19334 = v19330 && v19333;
+          const float v19336 = v19327 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19337 = v19334 ? v19336 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[49] = v19337;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19338 = static_cast<unsigned int>(v16500.col(50, iron_linear_thread() & 31u));
+          const float v19340 = v16500.x[50];
+          const float v19341 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19342 = __float_as_uint(v19341);
+          const bool v19343 = v19338 >= v19342;
+          const float v19344 = v18439.x[2];
+          const unsigned int v19345 = __float_as_uint(v19344);
+          const bool v19346 = v19338 < v19345;
+          const bool v19347 = v19343 && v19346;
+          const float v19349 = v19340 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19350 = v19347 ? v19349 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[50] = v19350;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19351 = static_cast<unsigned int>(v16500.col(51, iron_linear_thread() & 31u));
+          const float v19353 = v16500.x[51];
+          const float v19354 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19355 = __float_as_uint(v19354);
+          const bool v19356 = v19351 >= v19355;
+          const float v19357 = v18439.x[2];
+          const unsigned int v19358 = __float_as_uint(v19357);
+          const bool v19359 = v19351 < v19358;
+          const bool v19360 = v19356 && v19359;
+          const float v19362 = v19353 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19363 = v19360 ? v19362 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[51] = v19363;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19364 = static_cast<unsigned int>(v16500.col(52, iron_linear_thread() & 31u));
+          const float v19366 = v16500.x[52];
+          const float v19367 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19368 = __float_as_uint(v19367);
+          const bool v19369 = v19364 >= v19368;
+          const float v19370 = v18439.x[0];
+          const unsigned int v19371 = __float_as_uint(v19370);
+          const bool v19372 = v19364 < v19371;
+          const bool v19373 = v19369 && v19372;
+          const float v19375 = v19366 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19376 = v19373 ? v19375 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[52] = v19376;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19377 = static_cast<unsigned int>(v16500.col(53, iron_linear_thread() & 31u));
+          const float v19379 = v16500.x[53];
+          const float v19380 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19381 = __float_as_uint(v19380);
+          const bool v19382 = v19377 >= v19381;
+          const float v19383 = v18439.x[0];
+          const unsigned int v19384 = __float_as_uint(v19383);
+          const bool v19385 = v19377 < v19384;
+          const bool v19386 = v19382 && v19385;
+          const float v19388 = v19379 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19389 = v19386 ? v19388 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[53] = v19389;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19390 = static_cast<unsigned int>(v16500.col(54, iron_linear_thread() & 31u));
+          const float v19392 = v16500.x[54];
+          const float v19393 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19394 = __float_as_uint(v19393);
+          const bool v19395 = v19390 >= v19394;
+          const float v19396 = v18439.x[2];
+          const unsigned int v19397 = __float_as_uint(v19396);
+          const bool v19398 = v19390 < v19397;
+          const bool v19399 = v19395 && v19398;
+          const float v19401 = v19392 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19402 = v19399 ? v19401 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[54] = v19402;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19403 = static_cast<unsigned int>(v16500.col(55, iron_linear_thread() & 31u));
+          const float v19405 = v16500.x[55];
+          const float v19406 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19407 = __float_as_uint(v19406);
+          const bool v19408 = v19403 >= v19407;
+          const float v19409 = v18439.x[2];
+          const unsigned int v19410 = __float_as_uint(v19409);
+          const bool v19411 = v19403 < v19410;
+          const bool v19412 = v19408 && v19411;
+          const float v19414 = v19405 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19415 = v19412 ? v19414 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[55] = v19415;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19416 = static_cast<unsigned int>(v16500.col(56, iron_linear_thread() & 31u));
+          const float v19418 = v16500.x[56];
+          const float v19419 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19420 = __float_as_uint(v19419);
+          const bool v19421 = v19416 >= v19420;
+          const float v19422 = v18439.x[0];
+          const unsigned int v19423 = __float_as_uint(v19422);
+          const bool v19424 = v19416 < v19423;
+          const bool v19425 = v19421 && v19424;
+          const float v19427 = v19418 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19428 = v19425 ? v19427 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[56] = v19428;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19429 = static_cast<unsigned int>(v16500.col(57, iron_linear_thread() & 31u));
+          const float v19431 = v16500.x[57];
+          const float v19432 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19433 = __float_as_uint(v19432);
+          const bool v19434 = v19429 >= v19433;
+          const float v19435 = v18439.x[0];
+          const unsigned int v19436 = __float_as_uint(v19435);
+          const bool v19437 = v19429 < v19436;
+          const bool v19438 = v19434 && v19437;
+          const float v19440 = v19431 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19441 = v19438 ? v19440 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[57] = v19441;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19442 = static_cast<unsigned int>(v16500.col(58, iron_linear_thread() & 31u));
+          const float v19444 = v16500.x[58];
+          const float v19445 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19446 = __float_as_uint(v19445);
+          const bool v19447 = v19442 >= v19446;
+          const float v19448 = v18439.x[2];
+          const unsigned int v19449 = __float_as_uint(v19448);
+          const bool v19450 = v19442 < v19449;
+          const bool v19451 = v19447 && v19450;
+          const float v19453 = v19444 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19454 = v19451 ? v19453 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[58] = v19454;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19455 = static_cast<unsigned int>(v16500.col(59, iron_linear_thread() & 31u));
+          const float v19457 = v16500.x[59];
+          const float v19458 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19459 = __float_as_uint(v19458);
+          const bool v19460 = v19455 >= v19459;
+          const float v19461 = v18439.x[2];
+          const unsigned int v19462 = __float_as_uint(v19461);
+          const bool v19463 = v19455 < v19462;
+          const bool v19464 = v19460 && v19463;
+          const float v19466 = v19457 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19467 = v19464 ? v19466 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[59] = v19467;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19468 = static_cast<unsigned int>(v16500.col(60, iron_linear_thread() & 31u));
+          const float v19470 = v16500.x[60];
+          const float v19471 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19472 = __float_as_uint(v19471);
+          const bool v19473 = v19468 >= v19472;
+          const float v19474 = v18439.x[0];
+          const unsigned int v19475 = __float_as_uint(v19474);
+          const bool v19476 = v19468 < v19475;
+          const bool v19477 = v19473 && v19476;
+          const float v19479 = v19470 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19480 = v19477 ? v19479 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[60] = v19480;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19481 = static_cast<unsigned int>(v16500.col(61, iron_linear_thread() & 31u));
+          const float v19483 = v16500.x[61];
+          const float v19484 = v18437.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19485 = __float_as_uint(v19484);
+          const bool v19486 = v19481 >= v19485;
+          const float v19487 = v18439.x[0];
+          const unsigned int v19488 = __float_as_uint(v19487);
+          const bool v19489 = v19481 < v19488;
+          const bool v19490 = v19486 && v19489;
+          const float v19492 = v19483 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19493 = v19490 ? v19492 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[61] = v19493;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19494 = static_cast<unsigned int>(v16500.col(62, iron_linear_thread() & 31u));
+          const float v19496 = v16500.x[62];
+          const float v19497 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19498 = __float_as_uint(v19497);
+          const bool v19499 = v19494 >= v19498;
+          const float v19500 = v18439.x[2];
+          const unsigned int v19501 = __float_as_uint(v19500);
+          const bool v19502 = v19494 < v19501;
+          const bool v19503 = v19499 && v19502;
+          const float v19505 = v19496 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19506 = v19503 ? v19505 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[62] = v19506;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19507 = static_cast<unsigned int>(v16500.col(63, iron_linear_thread() & 31u));
+          const float v19509 = v16500.x[63];
+          const float v19510 = v18437.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19511 = __float_as_uint(v19510);
+          const bool v19512 = v19507 >= v19511;
+          const float v19513 = v18439.x[2];
+          const unsigned int v19514 = __float_as_uint(v19513);
+          const bool v19515 = v19507 < v19514;
+          const bool v19516 = v19512 && v19515;
+          const float v19518 = v19509 * v356;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19519 = v19516 ? v19518 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v16500.x[63] = v19519;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v12700;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v12700, 0.0f);
-        iron_frag_row_reduce<false>(v12700, v9679);
-        iron_frag<float, 2, 16, 8> v12702;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v12702, 0.0f);
-        const float v12706 = v12700.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12707 = v358.x[0];
-        const float v12708 = fmaxf(v12707, v12706);
-        const bool v12711 = v12708 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12712 = v12711 ? 0.0f : v12708;
-        v12702.x[0] = v12712;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12716 = v12700.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12717 = v358.x[1];
-        const float v12718 = fmaxf(v12717, v12716);
-        const bool v12721 = v12718 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12722 = v12721 ? 0.0f : v12718;
-        v12702.x[1] = v12722;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12726 = v12700.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12727 = v358.x[2];
-        const float v12728 = fmaxf(v12727, v12726);
-        const bool v12731 = v12728 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12732 = v12731 ? 0.0f : v12728;
-        v12702.x[2] = v12732;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12736 = v12700.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12737 = v358.x[3];
-        const float v12738 = fmaxf(v12737, v12736);
-        const bool v12741 = v12738 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12742 = v12741 ? 0.0f : v12738;
-        v12702.x[3] = v12742;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12746 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12748 = v12707 - v12746;
-        const float v12749 = iron_exp2_approx(v12748);
-        v9705.x[0] = v12749;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12753 = v12702.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12755 = v12717 - v12753;
-        const float v12756 = iron_exp2_approx(v12755);
-        v9705.x[1] = v12756;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12760 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12762 = v12727 - v12760;
-        const float v12763 = iron_exp2_approx(v12762);
-        v9705.x[2] = v12763;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12767 = v12702.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12769 = v12737 - v12767;
-        const float v12770 = iron_exp2_approx(v12769);
-        v9705.x[3] = v12770;  // kernels/sdpa/flash_tile.hpp:220
-        v358.x[0] = v12708;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12778 = v358.x[1];
-        const float v12780 = fmaxf(v12778, v12716);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[1] = v12780;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12783 = v358.x[2];
-        const float v12785 = fmaxf(v12783, v12726);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[2] = v12785;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12788 = v358.x[3];
-        const float v12790 = fmaxf(v12788, v12736);  // kernels/sdpa/flash_tile.hpp:224
-        v358.x[3] = v12790;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12793 = v9679.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v12794 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12795 = v12793 - v12794;
-        const float v12796 = iron_exp2_approx(v12795);
-        v9679.x[0] = v12796;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12799 = v9679.x[1];
-        const float v12800 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12801 = v12799 - v12800;
-        const float v12802 = iron_exp2_approx(v12801);
-        v9679.x[1] = v12802;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12805 = v9679.x[2];
-        const float v12806 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12807 = v12805 - v12806;
-        const float v12808 = iron_exp2_approx(v12807);
-        v9679.x[2] = v12808;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12811 = v9679.x[3];
-        const float v12812 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12813 = v12811 - v12812;
-        const float v12814 = iron_exp2_approx(v12813);
-        v9679.x[3] = v12814;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12817 = v9679.x[4];
-        const float v12818 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12819 = v12817 - v12818;
-        const float v12820 = iron_exp2_approx(v12819);
-        v9679.x[4] = v12820;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12823 = v9679.x[5];
-        const float v12824 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12825 = v12823 - v12824;
-        const float v12826 = iron_exp2_approx(v12825);
-        v9679.x[5] = v12826;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12829 = v9679.x[6];
-        const float v12830 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12831 = v12829 - v12830;
-        const float v12832 = iron_exp2_approx(v12831);
-        v9679.x[6] = v12832;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12835 = v9679.x[7];
-        const float v12836 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12837 = v12835 - v12836;
-        const float v12838 = iron_exp2_approx(v12837);
-        v9679.x[7] = v12838;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12841 = v9679.x[8];
-        const float v12842 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12843 = v12841 - v12842;
-        const float v12844 = iron_exp2_approx(v12843);
-        v9679.x[8] = v12844;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12847 = v9679.x[9];
-        const float v12848 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12849 = v12847 - v12848;
-        const float v12850 = iron_exp2_approx(v12849);
-        v9679.x[9] = v12850;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12853 = v9679.x[10];
-        const float v12854 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12855 = v12853 - v12854;
-        const float v12856 = iron_exp2_approx(v12855);
-        v9679.x[10] = v12856;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12859 = v9679.x[11];
-        const float v12860 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12861 = v12859 - v12860;
-        const float v12862 = iron_exp2_approx(v12861);
-        v9679.x[11] = v12862;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12865 = v9679.x[12];
-        const float v12866 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12867 = v12865 - v12866;
-        const float v12868 = iron_exp2_approx(v12867);
-        v9679.x[12] = v12868;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12871 = v9679.x[13];
-        const float v12872 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12873 = v12871 - v12872;
-        const float v12874 = iron_exp2_approx(v12873);
-        v9679.x[13] = v12874;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12877 = v9679.x[14];
-        const float v12878 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12879 = v12877 - v12878;
-        const float v12880 = iron_exp2_approx(v12879);
-        v9679.x[14] = v12880;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12883 = v9679.x[15];
-        const float v12884 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12885 = v12883 - v12884;
-        const float v12886 = iron_exp2_approx(v12885);
-        v9679.x[15] = v12886;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12889 = v9679.x[16];
-        const float v12890 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12891 = v12889 - v12890;
-        const float v12892 = iron_exp2_approx(v12891);
-        v9679.x[16] = v12892;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12895 = v9679.x[17];
-        const float v12896 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12897 = v12895 - v12896;
-        const float v12898 = iron_exp2_approx(v12897);
-        v9679.x[17] = v12898;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12901 = v9679.x[18];
-        const float v12902 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12903 = v12901 - v12902;
-        const float v12904 = iron_exp2_approx(v12903);
-        v9679.x[18] = v12904;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12907 = v9679.x[19];
-        const float v12908 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12909 = v12907 - v12908;
-        const float v12910 = iron_exp2_approx(v12909);
-        v9679.x[19] = v12910;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12913 = v9679.x[20];
-        const float v12914 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12915 = v12913 - v12914;
-        const float v12916 = iron_exp2_approx(v12915);
-        v9679.x[20] = v12916;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12919 = v9679.x[21];
-        const float v12920 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12921 = v12919 - v12920;
-        const float v12922 = iron_exp2_approx(v12921);
-        v9679.x[21] = v12922;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12925 = v9679.x[22];
-        const float v12926 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12927 = v12925 - v12926;
-        const float v12928 = iron_exp2_approx(v12927);
-        v9679.x[22] = v12928;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12931 = v9679.x[23];
-        const float v12932 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12933 = v12931 - v12932;
-        const float v12934 = iron_exp2_approx(v12933);
-        v9679.x[23] = v12934;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12937 = v9679.x[24];
-        const float v12938 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12939 = v12937 - v12938;
-        const float v12940 = iron_exp2_approx(v12939);
-        v9679.x[24] = v12940;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12943 = v9679.x[25];
-        const float v12944 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12945 = v12943 - v12944;
-        const float v12946 = iron_exp2_approx(v12945);
-        v9679.x[25] = v12946;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12949 = v9679.x[26];
-        const float v12950 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12951 = v12949 - v12950;
-        const float v12952 = iron_exp2_approx(v12951);
-        v9679.x[26] = v12952;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12955 = v9679.x[27];
-        const float v12956 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12957 = v12955 - v12956;
-        const float v12958 = iron_exp2_approx(v12957);
-        v9679.x[27] = v12958;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12961 = v9679.x[28];
-        const float v12962 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12963 = v12961 - v12962;
-        const float v12964 = iron_exp2_approx(v12963);
-        v9679.x[28] = v12964;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12967 = v9679.x[29];
-        const float v12968 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12969 = v12967 - v12968;
-        const float v12970 = iron_exp2_approx(v12969);
-        v9679.x[29] = v12970;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12973 = v9679.x[30];
-        const float v12974 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12975 = v12973 - v12974;
-        const float v12976 = iron_exp2_approx(v12975);
-        v9679.x[30] = v12976;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12979 = v9679.x[31];
-        const float v12980 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12981 = v12979 - v12980;
-        const float v12982 = iron_exp2_approx(v12981);
-        v9679.x[31] = v12982;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12985 = v9679.x[32];
-        const float v12986 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12987 = v12985 - v12986;
-        const float v12988 = iron_exp2_approx(v12987);
-        v9679.x[32] = v12988;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12991 = v9679.x[33];
-        const float v12992 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12993 = v12991 - v12992;
-        const float v12994 = iron_exp2_approx(v12993);
-        v9679.x[33] = v12994;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12997 = v9679.x[34];
-        const float v12998 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12999 = v12997 - v12998;
-        const float v13000 = iron_exp2_approx(v12999);
-        v9679.x[34] = v13000;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13003 = v9679.x[35];
-        const float v13004 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13005 = v13003 - v13004;
-        const float v13006 = iron_exp2_approx(v13005);
-        v9679.x[35] = v13006;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13009 = v9679.x[36];
-        const float v13010 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13011 = v13009 - v13010;
-        const float v13012 = iron_exp2_approx(v13011);
-        v9679.x[36] = v13012;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13015 = v9679.x[37];
-        const float v13016 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13017 = v13015 - v13016;
-        const float v13018 = iron_exp2_approx(v13017);
-        v9679.x[37] = v13018;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13021 = v9679.x[38];
-        const float v13022 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13023 = v13021 - v13022;
-        const float v13024 = iron_exp2_approx(v13023);
-        v9679.x[38] = v13024;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13027 = v9679.x[39];
-        const float v13028 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13029 = v13027 - v13028;
-        const float v13030 = iron_exp2_approx(v13029);
-        v9679.x[39] = v13030;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13033 = v9679.x[40];
-        const float v13034 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13035 = v13033 - v13034;
-        const float v13036 = iron_exp2_approx(v13035);
-        v9679.x[40] = v13036;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13039 = v9679.x[41];
-        const float v13040 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13041 = v13039 - v13040;
-        const float v13042 = iron_exp2_approx(v13041);
-        v9679.x[41] = v13042;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13045 = v9679.x[42];
-        const float v13046 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13047 = v13045 - v13046;
-        const float v13048 = iron_exp2_approx(v13047);
-        v9679.x[42] = v13048;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13051 = v9679.x[43];
-        const float v13052 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13053 = v13051 - v13052;
-        const float v13054 = iron_exp2_approx(v13053);
-        v9679.x[43] = v13054;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13057 = v9679.x[44];
-        const float v13058 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13059 = v13057 - v13058;
-        const float v13060 = iron_exp2_approx(v13059);
-        v9679.x[44] = v13060;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13063 = v9679.x[45];
-        const float v13064 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13065 = v13063 - v13064;
-        const float v13066 = iron_exp2_approx(v13065);
-        v9679.x[45] = v13066;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13069 = v9679.x[46];
-        const float v13070 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13071 = v13069 - v13070;
-        const float v13072 = iron_exp2_approx(v13071);
-        v9679.x[46] = v13072;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13075 = v9679.x[47];
-        const float v13076 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13077 = v13075 - v13076;
-        const float v13078 = iron_exp2_approx(v13077);
-        v9679.x[47] = v13078;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13081 = v9679.x[48];
-        const float v13082 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13083 = v13081 - v13082;
-        const float v13084 = iron_exp2_approx(v13083);
-        v9679.x[48] = v13084;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13087 = v9679.x[49];
-        const float v13088 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13089 = v13087 - v13088;
-        const float v13090 = iron_exp2_approx(v13089);
-        v9679.x[49] = v13090;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13093 = v9679.x[50];
-        const float v13094 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13095 = v13093 - v13094;
-        const float v13096 = iron_exp2_approx(v13095);
-        v9679.x[50] = v13096;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13099 = v9679.x[51];
-        const float v13100 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13101 = v13099 - v13100;
-        const float v13102 = iron_exp2_approx(v13101);
-        v9679.x[51] = v13102;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13105 = v9679.x[52];
-        const float v13106 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13107 = v13105 - v13106;
-        const float v13108 = iron_exp2_approx(v13107);
-        v9679.x[52] = v13108;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13111 = v9679.x[53];
-        const float v13112 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13113 = v13111 - v13112;
-        const float v13114 = iron_exp2_approx(v13113);
-        v9679.x[53] = v13114;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13117 = v9679.x[54];
-        const float v13118 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13119 = v13117 - v13118;
-        const float v13120 = iron_exp2_approx(v13119);
-        v9679.x[54] = v13120;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13123 = v9679.x[55];
-        const float v13124 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13125 = v13123 - v13124;
-        const float v13126 = iron_exp2_approx(v13125);
-        v9679.x[55] = v13126;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13129 = v9679.x[56];
-        const float v13130 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13131 = v13129 - v13130;
-        const float v13132 = iron_exp2_approx(v13131);
-        v9679.x[56] = v13132;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13135 = v9679.x[57];
-        const float v13136 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13137 = v13135 - v13136;
-        const float v13138 = iron_exp2_approx(v13137);
-        v9679.x[57] = v13138;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13141 = v9679.x[58];
-        const float v13142 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13143 = v13141 - v13142;
-        const float v13144 = iron_exp2_approx(v13143);
-        v9679.x[58] = v13144;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13147 = v9679.x[59];
-        const float v13148 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13149 = v13147 - v13148;
-        const float v13150 = iron_exp2_approx(v13149);
-        v9679.x[59] = v13150;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13153 = v9679.x[60];
-        const float v13154 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13155 = v13153 - v13154;
-        const float v13156 = iron_exp2_approx(v13155);
-        v9679.x[60] = v13156;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13159 = v9679.x[61];
-        const float v13160 = v12702.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13161 = v13159 - v13160;
-        const float v13162 = iron_exp2_approx(v13161);
-        v9679.x[61] = v13162;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13165 = v9679.x[62];
-        const float v13166 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13167 = v13165 - v13166;
-        const float v13168 = iron_exp2_approx(v13167);
-        v9679.x[62] = v13168;  // kernels/sdpa/flash_tile.hpp:226
-        const float v13171 = v9679.x[63];
-        const float v13172 = v12702.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v13173 = v13171 - v13172;
-        const float v13174 = iron_exp2_approx(v13173);
-        v9679.x[63] = v13174;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v13176;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v13176, 0.0f);
-        iron_frag_row_reduce<true>(v13176, v9679);
-        const float v13179 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v13180 = v13176.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13181 = v9705.x[0];
-        const float v13182 = v13179 * v13181;
-        const float v13183 = v13182 + v13180;
-        v360.x[0] = v13183;  // kernels/sdpa/flash_tile.hpp:234
-        const float v13186 = v360.x[1];
-        const float v13187 = v13176.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13188 = v9705.x[1];
-        const float v13189 = v13186 * v13188;
-        const float v13190 = v13189 + v13187;
-        v360.x[1] = v13190;  // kernels/sdpa/flash_tile.hpp:234
-        const float v13193 = v360.x[2];
-        const float v13194 = v13176.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13195 = v9705.x[2];
-        const float v13196 = v13193 * v13195;
-        const float v13197 = v13196 + v13194;
-        v360.x[2] = v13197;  // kernels/sdpa/flash_tile.hpp:234
-        const float v13200 = v360.x[3];
-        const float v13201 = v13176.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v13202 = v9705.x[3];
-        const float v13203 = v13200 * v13202;
-        const float v13204 = v13203 + v13201;
-        v360.x[3] = v13204;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v19521;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v19521, 0.0f);
+        iron_frag_row_reduce<false>(v19521, v16500);
+        iron_frag<float, 2, 16, 8> v19523;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v19523, 0.0f);
+        const float v19527 = v19521.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19528 = v358.x[0];
+        const float v19529 = fmaxf(v19528, v19527);
+        const bool v19532 = v19529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19533 = v19532 ? 0.0f : v19529;
+        v19523.x[0] = v19533;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19537 = v19521.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19538 = v358.x[1];
+        const float v19539 = fmaxf(v19538, v19537);
+        const bool v19542 = v19539 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19543 = v19542 ? 0.0f : v19539;
+        v19523.x[1] = v19543;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19547 = v19521.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19548 = v358.x[2];
+        const float v19549 = fmaxf(v19548, v19547);
+        const bool v19552 = v19549 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19553 = v19552 ? 0.0f : v19549;
+        v19523.x[2] = v19553;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19557 = v19521.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19558 = v358.x[3];
+        const float v19559 = fmaxf(v19558, v19557);
+        const bool v19562 = v19559 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19563 = v19562 ? 0.0f : v19559;
+        v19523.x[3] = v19563;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19567 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19569 = v19528 - v19567;
+        const float v19570 = iron_exp2_approx(v19569);
+        v16526.x[0] = v19570;  // kernels/sdpa/flash_tile.hpp:220
+        const float v19574 = v19523.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19576 = v19538 - v19574;
+        const float v19577 = iron_exp2_approx(v19576);
+        v16526.x[1] = v19577;  // kernels/sdpa/flash_tile.hpp:220
+        const float v19581 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19583 = v19548 - v19581;
+        const float v19584 = iron_exp2_approx(v19583);
+        v16526.x[2] = v19584;  // kernels/sdpa/flash_tile.hpp:220
+        const float v19588 = v19523.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19590 = v19558 - v19588;
+        const float v19591 = iron_exp2_approx(v19590);
+        v16526.x[3] = v19591;  // kernels/sdpa/flash_tile.hpp:220
+        v358.x[0] = v19529;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19599 = v358.x[1];
+        const float v19601 = fmaxf(v19599, v19537);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[1] = v19601;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19604 = v358.x[2];
+        const float v19606 = fmaxf(v19604, v19547);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[2] = v19606;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19609 = v358.x[3];
+        const float v19611 = fmaxf(v19609, v19557);  // kernels/sdpa/flash_tile.hpp:224
+        v358.x[3] = v19611;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19614 = v16500.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v19615 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19616 = v19614 - v19615;
+        const float v19617 = iron_exp2_approx(v19616);
+        v16500.x[0] = v19617;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19620 = v16500.x[1];
+        const float v19621 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19622 = v19620 - v19621;
+        const float v19623 = iron_exp2_approx(v19622);
+        v16500.x[1] = v19623;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19626 = v16500.x[2];
+        const float v19627 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19628 = v19626 - v19627;
+        const float v19629 = iron_exp2_approx(v19628);
+        v16500.x[2] = v19629;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19632 = v16500.x[3];
+        const float v19633 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19634 = v19632 - v19633;
+        const float v19635 = iron_exp2_approx(v19634);
+        v16500.x[3] = v19635;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19638 = v16500.x[4];
+        const float v19639 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19640 = v19638 - v19639;
+        const float v19641 = iron_exp2_approx(v19640);
+        v16500.x[4] = v19641;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19644 = v16500.x[5];
+        const float v19645 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19646 = v19644 - v19645;
+        const float v19647 = iron_exp2_approx(v19646);
+        v16500.x[5] = v19647;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19650 = v16500.x[6];
+        const float v19651 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19652 = v19650 - v19651;
+        const float v19653 = iron_exp2_approx(v19652);
+        v16500.x[6] = v19653;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19656 = v16500.x[7];
+        const float v19657 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19658 = v19656 - v19657;
+        const float v19659 = iron_exp2_approx(v19658);
+        v16500.x[7] = v19659;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19662 = v16500.x[8];
+        const float v19663 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19664 = v19662 - v19663;
+        const float v19665 = iron_exp2_approx(v19664);
+        v16500.x[8] = v19665;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19668 = v16500.x[9];
+        const float v19669 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19670 = v19668 - v19669;
+        const float v19671 = iron_exp2_approx(v19670);
+        v16500.x[9] = v19671;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19674 = v16500.x[10];
+        const float v19675 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19676 = v19674 - v19675;
+        const float v19677 = iron_exp2_approx(v19676);
+        v16500.x[10] = v19677;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19680 = v16500.x[11];
+        const float v19681 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19682 = v19680 - v19681;
+        const float v19683 = iron_exp2_approx(v19682);
+        v16500.x[11] = v19683;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19686 = v16500.x[12];
+        const float v19687 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19688 = v19686 - v19687;
+        const float v19689 = iron_exp2_approx(v19688);
+        v16500.x[12] = v19689;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19692 = v16500.x[13];
+        const float v19693 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19694 = v19692 - v19693;
+        const float v19695 = iron_exp2_approx(v19694);
+        v16500.x[13] = v19695;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19698 = v16500.x[14];
+        const float v19699 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19700 = v19698 - v19699;
+        const float v19701 = iron_exp2_approx(v19700);
+        v16500.x[14] = v19701;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19704 = v16500.x[15];
+        const float v19705 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19706 = v19704 - v19705;
+        const float v19707 = iron_exp2_approx(v19706);
+        v16500.x[15] = v19707;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19710 = v16500.x[16];
+        const float v19711 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19712 = v19710 - v19711;
+        const float v19713 = iron_exp2_approx(v19712);
+        v16500.x[16] = v19713;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19716 = v16500.x[17];
+        const float v19717 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19718 = v19716 - v19717;
+        const float v19719 = iron_exp2_approx(v19718);
+        v16500.x[17] = v19719;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19722 = v16500.x[18];
+        const float v19723 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19724 = v19722 - v19723;
+        const float v19725 = iron_exp2_approx(v19724);
+        v16500.x[18] = v19725;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19728 = v16500.x[19];
+        const float v19729 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19730 = v19728 - v19729;
+        const float v19731 = iron_exp2_approx(v19730);
+        v16500.x[19] = v19731;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19734 = v16500.x[20];
+        const float v19735 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19736 = v19734 - v19735;
+        const float v19737 = iron_exp2_approx(v19736);
+        v16500.x[20] = v19737;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19740 = v16500.x[21];
+        const float v19741 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19742 = v19740 - v19741;
+        const float v19743 = iron_exp2_approx(v19742);
+        v16500.x[21] = v19743;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19746 = v16500.x[22];
+        const float v19747 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19748 = v19746 - v19747;
+        const float v19749 = iron_exp2_approx(v19748);
+        v16500.x[22] = v19749;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19752 = v16500.x[23];
+        const float v19753 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19754 = v19752 - v19753;
+        const float v19755 = iron_exp2_approx(v19754);
+        v16500.x[23] = v19755;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19758 = v16500.x[24];
+        const float v19759 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19760 = v19758 - v19759;
+        const float v19761 = iron_exp2_approx(v19760);
+        v16500.x[24] = v19761;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19764 = v16500.x[25];
+        const float v19765 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19766 = v19764 - v19765;
+        const float v19767 = iron_exp2_approx(v19766);
+        v16500.x[25] = v19767;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19770 = v16500.x[26];
+        const float v19771 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19772 = v19770 - v19771;
+        const float v19773 = iron_exp2_approx(v19772);
+        v16500.x[26] = v19773;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19776 = v16500.x[27];
+        const float v19777 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19778 = v19776 - v19777;
+        const float v19779 = iron_exp2_approx(v19778);
+        v16500.x[27] = v19779;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19782 = v16500.x[28];
+        const float v19783 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19784 = v19782 - v19783;
+        const float v19785 = iron_exp2_approx(v19784);
+        v16500.x[28] = v19785;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19788 = v16500.x[29];
+        const float v19789 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19790 = v19788 - v19789;
+        const float v19791 = iron_exp2_approx(v19790);
+        v16500.x[29] = v19791;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19794 = v16500.x[30];
+        const float v19795 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19796 = v19794 - v19795;
+        const float v19797 = iron_exp2_approx(v19796);
+        v16500.x[30] = v19797;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19800 = v16500.x[31];
+        const float v19801 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19802 = v19800 - v19801;
+        const float v19803 = iron_exp2_approx(v19802);
+        v16500.x[31] = v19803;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19806 = v16500.x[32];
+        const float v19807 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19808 = v19806 - v19807;
+        const float v19809 = iron_exp2_approx(v19808);
+        v16500.x[32] = v19809;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19812 = v16500.x[33];
+        const float v19813 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19814 = v19812 - v19813;
+        const float v19815 = iron_exp2_approx(v19814);
+        v16500.x[33] = v19815;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19818 = v16500.x[34];
+        const float v19819 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19820 = v19818 - v19819;
+        const float v19821 = iron_exp2_approx(v19820);
+        v16500.x[34] = v19821;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19824 = v16500.x[35];
+        const float v19825 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19826 = v19824 - v19825;
+        const float v19827 = iron_exp2_approx(v19826);
+        v16500.x[35] = v19827;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19830 = v16500.x[36];
+        const float v19831 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19832 = v19830 - v19831;
+        const float v19833 = iron_exp2_approx(v19832);
+        v16500.x[36] = v19833;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19836 = v16500.x[37];
+        const float v19837 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19838 = v19836 - v19837;
+        const float v19839 = iron_exp2_approx(v19838);
+        v16500.x[37] = v19839;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19842 = v16500.x[38];
+        const float v19843 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19844 = v19842 - v19843;
+        const float v19845 = iron_exp2_approx(v19844);
+        v16500.x[38] = v19845;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19848 = v16500.x[39];
+        const float v19849 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19850 = v19848 - v19849;
+        const float v19851 = iron_exp2_approx(v19850);
+        v16500.x[39] = v19851;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19854 = v16500.x[40];
+        const float v19855 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19856 = v19854 - v19855;
+        const float v19857 = iron_exp2_approx(v19856);
+        v16500.x[40] = v19857;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19860 = v16500.x[41];
+        const float v19861 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19862 = v19860 - v19861;
+        const float v19863 = iron_exp2_approx(v19862);
+        v16500.x[41] = v19863;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19866 = v16500.x[42];
+        const float v19867 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19868 = v19866 - v19867;
+        const float v19869 = iron_exp2_approx(v19868);
+        v16500.x[42] = v19869;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19872 = v16500.x[43];
+        const float v19873 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19874 = v19872 - v19873;
+        const float v19875 = iron_exp2_approx(v19874);
+        v16500.x[43] = v19875;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19878 = v16500.x[44];
+        const float v19879 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19880 = v19878 - v19879;
+        const float v19881 = iron_exp2_approx(v19880);
+        v16500.x[44] = v19881;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19884 = v16500.x[45];
+        const float v19885 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19886 = v19884 - v19885;
+        const float v19887 = iron_exp2_approx(v19886);
+        v16500.x[45] = v19887;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19890 = v16500.x[46];
+        const float v19891 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19892 = v19890 - v19891;
+        const float v19893 = iron_exp2_approx(v19892);
+        v16500.x[46] = v19893;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19896 = v16500.x[47];
+        const float v19897 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19898 = v19896 - v19897;
+        const float v19899 = iron_exp2_approx(v19898);
+        v16500.x[47] = v19899;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19902 = v16500.x[48];
+        const float v19903 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19904 = v19902 - v19903;
+        const float v19905 = iron_exp2_approx(v19904);
+        v16500.x[48] = v19905;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19908 = v16500.x[49];
+        const float v19909 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19910 = v19908 - v19909;
+        const float v19911 = iron_exp2_approx(v19910);
+        v16500.x[49] = v19911;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19914 = v16500.x[50];
+        const float v19915 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19916 = v19914 - v19915;
+        const float v19917 = iron_exp2_approx(v19916);
+        v16500.x[50] = v19917;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19920 = v16500.x[51];
+        const float v19921 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19922 = v19920 - v19921;
+        const float v19923 = iron_exp2_approx(v19922);
+        v16500.x[51] = v19923;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19926 = v16500.x[52];
+        const float v19927 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19928 = v19926 - v19927;
+        const float v19929 = iron_exp2_approx(v19928);
+        v16500.x[52] = v19929;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19932 = v16500.x[53];
+        const float v19933 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19934 = v19932 - v19933;
+        const float v19935 = iron_exp2_approx(v19934);
+        v16500.x[53] = v19935;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19938 = v16500.x[54];
+        const float v19939 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19940 = v19938 - v19939;
+        const float v19941 = iron_exp2_approx(v19940);
+        v16500.x[54] = v19941;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19944 = v16500.x[55];
+        const float v19945 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19946 = v19944 - v19945;
+        const float v19947 = iron_exp2_approx(v19946);
+        v16500.x[55] = v19947;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19950 = v16500.x[56];
+        const float v19951 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19952 = v19950 - v19951;
+        const float v19953 = iron_exp2_approx(v19952);
+        v16500.x[56] = v19953;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19956 = v16500.x[57];
+        const float v19957 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19958 = v19956 - v19957;
+        const float v19959 = iron_exp2_approx(v19958);
+        v16500.x[57] = v19959;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19962 = v16500.x[58];
+        const float v19963 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19964 = v19962 - v19963;
+        const float v19965 = iron_exp2_approx(v19964);
+        v16500.x[58] = v19965;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19968 = v16500.x[59];
+        const float v19969 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19970 = v19968 - v19969;
+        const float v19971 = iron_exp2_approx(v19970);
+        v16500.x[59] = v19971;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19974 = v16500.x[60];
+        const float v19975 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19976 = v19974 - v19975;
+        const float v19977 = iron_exp2_approx(v19976);
+        v16500.x[60] = v19977;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19980 = v16500.x[61];
+        const float v19981 = v19523.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19982 = v19980 - v19981;
+        const float v19983 = iron_exp2_approx(v19982);
+        v16500.x[61] = v19983;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19986 = v16500.x[62];
+        const float v19987 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19988 = v19986 - v19987;
+        const float v19989 = iron_exp2_approx(v19988);
+        v16500.x[62] = v19989;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19992 = v16500.x[63];
+        const float v19993 = v19523.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v19994 = v19992 - v19993;
+        const float v19995 = iron_exp2_approx(v19994);
+        v16500.x[63] = v19995;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v19997;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v19997, 0.0f);
+        iron_frag_row_reduce<true>(v19997, v16500);
+        const float v20000 = v360.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v20001 = v19997.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20002 = v16526.x[0];
+        const float v20003 = v20000 * v20002;
+        const float v20004 = v20003 + v20001;
+        v360.x[0] = v20004;  // kernels/sdpa/flash_tile.hpp:234
+        const float v20007 = v360.x[1];
+        const float v20008 = v19997.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20009 = v16526.x[1];
+        const float v20010 = v20007 * v20009;
+        const float v20011 = v20010 + v20008;
+        v360.x[1] = v20011;  // kernels/sdpa/flash_tile.hpp:234
+        const float v20014 = v360.x[2];
+        const float v20015 = v19997.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20016 = v16526.x[2];
+        const float v20017 = v20014 * v20016;
+        const float v20018 = v20017 + v20015;
+        v360.x[2] = v20018;  // kernels/sdpa/flash_tile.hpp:234
+        const float v20021 = v360.x[3];
+        const float v20022 = v19997.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20023 = v16526.x[3];
+        const float v20024 = v20021 * v20023;
+        const float v20025 = v20024 + v20022;
+        v360.x[3] = v20025;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v13207 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v13208 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13209 = v13207 * v13208;
-      v362.x[0] = v13209;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13212 = v362.x[1];
-      const float v13213 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13214 = v13212 * v13213;
-      v362.x[1] = v13214;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13217 = v362.x[2];
-      const float v13218 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13219 = v13217 * v13218;
-      v362.x[2] = v13219;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13222 = v362.x[3];
-      const float v13223 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13224 = v13222 * v13223;
-      v362.x[3] = v13224;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13227 = v362.x[4];
-      const float v13228 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13229 = v13227 * v13228;
-      v362.x[4] = v13229;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13232 = v362.x[5];
-      const float v13233 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13234 = v13232 * v13233;
-      v362.x[5] = v13234;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13237 = v362.x[6];
-      const float v13238 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13239 = v13237 * v13238;
-      v362.x[6] = v13239;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13242 = v362.x[7];
-      const float v13243 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13244 = v13242 * v13243;
-      v362.x[7] = v13244;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13247 = v362.x[8];
-      const float v13248 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13249 = v13247 * v13248;
-      v362.x[8] = v13249;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13252 = v362.x[9];
-      const float v13253 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13254 = v13252 * v13253;
-      v362.x[9] = v13254;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13257 = v362.x[10];
-      const float v13258 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13259 = v13257 * v13258;
-      v362.x[10] = v13259;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13262 = v362.x[11];
-      const float v13263 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13264 = v13262 * v13263;
-      v362.x[11] = v13264;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13267 = v362.x[12];
-      const float v13268 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13269 = v13267 * v13268;
-      v362.x[12] = v13269;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13272 = v362.x[13];
-      const float v13273 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13274 = v13272 * v13273;
-      v362.x[13] = v13274;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13277 = v362.x[14];
-      const float v13278 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13279 = v13277 * v13278;
-      v362.x[14] = v13279;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13282 = v362.x[15];
-      const float v13283 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13284 = v13282 * v13283;
-      v362.x[15] = v13284;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13287 = v362.x[16];
-      const float v13288 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13289 = v13287 * v13288;
-      v362.x[16] = v13289;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13292 = v362.x[17];
-      const float v13293 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13294 = v13292 * v13293;
-      v362.x[17] = v13294;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13297 = v362.x[18];
-      const float v13298 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13299 = v13297 * v13298;
-      v362.x[18] = v13299;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13302 = v362.x[19];
-      const float v13303 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13304 = v13302 * v13303;
-      v362.x[19] = v13304;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13307 = v362.x[20];
-      const float v13308 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13309 = v13307 * v13308;
-      v362.x[20] = v13309;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13312 = v362.x[21];
-      const float v13313 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13314 = v13312 * v13313;
-      v362.x[21] = v13314;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13317 = v362.x[22];
-      const float v13318 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13319 = v13317 * v13318;
-      v362.x[22] = v13319;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13322 = v362.x[23];
-      const float v13323 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13324 = v13322 * v13323;
-      v362.x[23] = v13324;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13327 = v362.x[24];
-      const float v13328 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13329 = v13327 * v13328;
-      v362.x[24] = v13329;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13332 = v362.x[25];
-      const float v13333 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13334 = v13332 * v13333;
-      v362.x[25] = v13334;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13337 = v362.x[26];
-      const float v13338 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13339 = v13337 * v13338;
-      v362.x[26] = v13339;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13342 = v362.x[27];
-      const float v13343 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13344 = v13342 * v13343;
-      v362.x[27] = v13344;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13347 = v362.x[28];
-      const float v13348 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13349 = v13347 * v13348;
-      v362.x[28] = v13349;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13352 = v362.x[29];
-      const float v13353 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13354 = v13352 * v13353;
-      v362.x[29] = v13354;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13357 = v362.x[30];
-      const float v13358 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13359 = v13357 * v13358;
-      v362.x[30] = v13359;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13362 = v362.x[31];
-      const float v13363 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13364 = v13362 * v13363;
-      v362.x[31] = v13364;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13367 = v364.x[0];
-      const float v13368 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13369 = v13367 * v13368;
-      v364.x[0] = v13369;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13372 = v364.x[1];
-      const float v13373 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13374 = v13372 * v13373;
-      v364.x[1] = v13374;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13377 = v364.x[2];
-      const float v13378 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13379 = v13377 * v13378;
-      v364.x[2] = v13379;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13382 = v364.x[3];
-      const float v13383 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13384 = v13382 * v13383;
-      v364.x[3] = v13384;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13387 = v364.x[4];
-      const float v13388 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13389 = v13387 * v13388;
-      v364.x[4] = v13389;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13392 = v364.x[5];
-      const float v13393 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13394 = v13392 * v13393;
-      v364.x[5] = v13394;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13397 = v364.x[6];
-      const float v13398 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13399 = v13397 * v13398;
-      v364.x[6] = v13399;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13402 = v364.x[7];
-      const float v13403 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13404 = v13402 * v13403;
-      v364.x[7] = v13404;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13407 = v364.x[8];
-      const float v13408 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13409 = v13407 * v13408;
-      v364.x[8] = v13409;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13412 = v364.x[9];
-      const float v13413 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13414 = v13412 * v13413;
-      v364.x[9] = v13414;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13417 = v364.x[10];
-      const float v13418 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13419 = v13417 * v13418;
-      v364.x[10] = v13419;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13422 = v364.x[11];
-      const float v13423 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13424 = v13422 * v13423;
-      v364.x[11] = v13424;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13427 = v364.x[12];
-      const float v13428 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13429 = v13427 * v13428;
-      v364.x[12] = v13429;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13432 = v364.x[13];
-      const float v13433 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13434 = v13432 * v13433;
-      v364.x[13] = v13434;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13437 = v364.x[14];
-      const float v13438 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13439 = v13437 * v13438;
-      v364.x[14] = v13439;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13442 = v364.x[15];
-      const float v13443 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13444 = v13442 * v13443;
-      v364.x[15] = v13444;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13447 = v364.x[16];
-      const float v13448 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13449 = v13447 * v13448;
-      v364.x[16] = v13449;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13452 = v364.x[17];
-      const float v13453 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13454 = v13452 * v13453;
-      v364.x[17] = v13454;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13457 = v364.x[18];
-      const float v13458 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13459 = v13457 * v13458;
-      v364.x[18] = v13459;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13462 = v364.x[19];
-      const float v13463 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13464 = v13462 * v13463;
-      v364.x[19] = v13464;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13467 = v364.x[20];
-      const float v13468 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13469 = v13467 * v13468;
-      v364.x[20] = v13469;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13472 = v364.x[21];
-      const float v13473 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13474 = v13472 * v13473;
-      v364.x[21] = v13474;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13477 = v364.x[22];
-      const float v13478 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13479 = v13477 * v13478;
-      v364.x[22] = v13479;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13482 = v364.x[23];
-      const float v13483 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13484 = v13482 * v13483;
-      v364.x[23] = v13484;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13487 = v364.x[24];
-      const float v13488 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13489 = v13487 * v13488;
-      v364.x[24] = v13489;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13492 = v364.x[25];
-      const float v13493 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13494 = v13492 * v13493;
-      v364.x[25] = v13494;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13497 = v364.x[26];
-      const float v13498 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13499 = v13497 * v13498;
-      v364.x[26] = v13499;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13502 = v364.x[27];
-      const float v13503 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13504 = v13502 * v13503;
-      v364.x[27] = v13504;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13507 = v364.x[28];
-      const float v13508 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13509 = v13507 * v13508;
-      v364.x[28] = v13509;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13512 = v364.x[29];
-      const float v13513 = v9705.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13514 = v13512 * v13513;
-      v364.x[29] = v13514;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13517 = v364.x[30];
-      const float v13518 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13519 = v13517 * v13518;
-      v364.x[30] = v13519;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13522 = v364.x[31];
-      const float v13523 = v9705.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13524 = v13522 * v13523;
-      v364.x[31] = v13524;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 128> v13527;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v13527, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v13527, v9679);
-      iron_frag_store<false>(v13527, shm3, v13533, 128u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v13701;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13701, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13701, shm3, v13692, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13703;
-      iron_frag_fill(v13703, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13703, shm2, v9683, 64u);
-      iron_frag_mma_sync(v362, v13701, v13703);
-      const unsigned int v13710 = v9683 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13712;
-      iron_frag_fill(v13712, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13712, shm3, v13705, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13714;
-      iron_frag_fill(v13714, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13714, shm2, v13710, 64u);
-      iron_frag_mma_sync(v362, v13712, v13714);
-      const unsigned int v13721 = v9683 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13723;
-      iron_frag_fill(v13723, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13723, shm3, v13716, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13725;
-      iron_frag_fill(v13725, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13725, shm2, v13721, 64u);
-      iron_frag_mma_sync(v362, v13723, v13725);
-      const unsigned int v13732 = v9683 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13734;
-      iron_frag_fill(v13734, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13734, shm3, v13727, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13736;
-      iron_frag_fill(v13736, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13736, shm2, v13732, 64u);
-      iron_frag_mma_sync(v362, v13734, v13736);
-      const unsigned int v13555 = v9683 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-      iron_frag<iron_bf16, 0, 16, 16> v13754;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13754, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13754, shm3, v13745, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13756;
-      iron_frag_fill(v13756, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13756, shm2, v13555, 64u);
-      iron_frag_mma_sync(v362, v13754, v13756);
-      const unsigned int v13763 = v13555 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13765;
-      iron_frag_fill(v13765, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13765, shm3, v13758, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13767;
-      iron_frag_fill(v13767, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13767, shm2, v13763, 64u);
-      iron_frag_mma_sync(v362, v13765, v13767);
-      const unsigned int v13774 = v13555 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13776;
-      iron_frag_fill(v13776, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13776, shm3, v13769, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13778;
-      iron_frag_fill(v13778, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13778, shm2, v13774, 64u);
-      iron_frag_mma_sync(v362, v13776, v13778);
-      const unsigned int v13785 = v13555 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13787;
-      iron_frag_fill(v13787, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13787, shm3, v13780, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13789;
-      iron_frag_fill(v13789, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13789, shm2, v13785, 64u);
-      iron_frag_mma_sync(v362, v13787, v13789);
-      iron_frag<iron_bf16, 0, 16, 16> v13807;
-      iron_frag_fill(v13807, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13807, shm3, v13692, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13809;
-      iron_frag_fill(v13809, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13809, shm2, v9696, 64u);
-      iron_frag_mma_sync(v364, v13807, v13809);
-      const unsigned int v13816 = v9696 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13818;
-      iron_frag_fill(v13818, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13818, shm3, v13705, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13820;
-      iron_frag_fill(v13820, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13820, shm2, v13816, 64u);
-      iron_frag_mma_sync(v364, v13818, v13820);
-      const unsigned int v13827 = v9696 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13829;
-      iron_frag_fill(v13829, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13829, shm3, v13716, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13831;
-      iron_frag_fill(v13831, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13831, shm2, v13827, 64u);
-      iron_frag_mma_sync(v364, v13829, v13831);
-      const unsigned int v13838 = v9696 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13840;
-      iron_frag_fill(v13840, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13840, shm3, v13727, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13842;
-      iron_frag_fill(v13842, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13842, shm2, v13838, 64u);
-      iron_frag_mma_sync(v364, v13840, v13842);
-      const unsigned int v13585 = v9696 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:182
-      iron_frag<iron_bf16, 0, 16, 16> v13860;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13860, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13860, shm3, v13745, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13862;
-      iron_frag_fill(v13862, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13862, shm2, v13585, 64u);
-      iron_frag_mma_sync(v364, v13860, v13862);
-      const unsigned int v13869 = v13585 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13871;
-      iron_frag_fill(v13871, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13871, shm3, v13758, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13873;
-      iron_frag_fill(v13873, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13873, shm2, v13869, 64u);
-      iron_frag_mma_sync(v364, v13871, v13873);
-      const unsigned int v13880 = v13585 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13882;
-      iron_frag_fill(v13882, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13882, shm3, v13769, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13884;
-      iron_frag_fill(v13884, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13884, shm2, v13880, 64u);
-      iron_frag_mma_sync(v364, v13882, v13884);
-      const unsigned int v13891 = v13585 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13893;
-      iron_frag_fill(v13893, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13893, shm3, v13780, 128u);
-      iron_frag<iron_bf16, 1, 16, 64> v13895;
-      iron_frag_fill(v13895, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13895, shm2, v13891, 64u);
-      iron_frag_mma_sync(v364, v13893, v13895);
+      const float v20028 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v20029 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20030 = v20028 * v20029;
+      v364.x[0] = v20030;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20033 = v364.x[1];
+      const float v20034 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20035 = v20033 * v20034;
+      v364.x[1] = v20035;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20038 = v364.x[2];
+      const float v20039 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20040 = v20038 * v20039;
+      v364.x[2] = v20040;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20043 = v364.x[3];
+      const float v20044 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20045 = v20043 * v20044;
+      v364.x[3] = v20045;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20048 = v364.x[4];
+      const float v20049 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20050 = v20048 * v20049;
+      v364.x[4] = v20050;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20053 = v364.x[5];
+      const float v20054 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20055 = v20053 * v20054;
+      v364.x[5] = v20055;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20058 = v364.x[6];
+      const float v20059 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20060 = v20058 * v20059;
+      v364.x[6] = v20060;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20063 = v364.x[7];
+      const float v20064 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20065 = v20063 * v20064;
+      v364.x[7] = v20065;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20068 = v364.x[8];
+      const float v20069 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20070 = v20068 * v20069;
+      v364.x[8] = v20070;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20073 = v364.x[9];
+      const float v20074 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20075 = v20073 * v20074;
+      v364.x[9] = v20075;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20078 = v364.x[10];
+      const float v20079 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20080 = v20078 * v20079;
+      v364.x[10] = v20080;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20083 = v364.x[11];
+      const float v20084 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20085 = v20083 * v20084;
+      v364.x[11] = v20085;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20088 = v364.x[12];
+      const float v20089 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20090 = v20088 * v20089;
+      v364.x[12] = v20090;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20093 = v364.x[13];
+      const float v20094 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20095 = v20093 * v20094;
+      v364.x[13] = v20095;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20098 = v364.x[14];
+      const float v20099 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20100 = v20098 * v20099;
+      v364.x[14] = v20100;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20103 = v364.x[15];
+      const float v20104 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20105 = v20103 * v20104;
+      v364.x[15] = v20105;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20108 = v364.x[16];
+      const float v20109 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20110 = v20108 * v20109;
+      v364.x[16] = v20110;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20113 = v364.x[17];
+      const float v20114 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20115 = v20113 * v20114;
+      v364.x[17] = v20115;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20118 = v364.x[18];
+      const float v20119 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20120 = v20118 * v20119;
+      v364.x[18] = v20120;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20123 = v364.x[19];
+      const float v20124 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20125 = v20123 * v20124;
+      v364.x[19] = v20125;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20128 = v364.x[20];
+      const float v20129 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20130 = v20128 * v20129;
+      v364.x[20] = v20130;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20133 = v364.x[21];
+      const float v20134 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20135 = v20133 * v20134;
+      v364.x[21] = v20135;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20138 = v364.x[22];
+      const float v20139 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20140 = v20138 * v20139;
+      v364.x[22] = v20140;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20143 = v364.x[23];
+      const float v20144 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20145 = v20143 * v20144;
+      v364.x[23] = v20145;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20148 = v364.x[24];
+      const float v20149 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20150 = v20148 * v20149;
+      v364.x[24] = v20150;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20153 = v364.x[25];
+      const float v20154 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20155 = v20153 * v20154;
+      v364.x[25] = v20155;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20158 = v364.x[26];
+      const float v20159 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20160 = v20158 * v20159;
+      v364.x[26] = v20160;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20163 = v364.x[27];
+      const float v20164 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20165 = v20163 * v20164;
+      v364.x[27] = v20165;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20168 = v364.x[28];
+      const float v20169 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20170 = v20168 * v20169;
+      v364.x[28] = v20170;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20173 = v364.x[29];
+      const float v20174 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20175 = v20173 * v20174;
+      v364.x[29] = v20175;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20178 = v364.x[30];
+      const float v20179 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20180 = v20178 * v20179;
+      v364.x[30] = v20180;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20183 = v364.x[31];
+      const float v20184 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20185 = v20183 * v20184;
+      v364.x[31] = v20185;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20188 = v366.x[0];
+      const float v20189 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20190 = v20188 * v20189;
+      v366.x[0] = v20190;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20193 = v366.x[1];
+      const float v20194 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20195 = v20193 * v20194;
+      v366.x[1] = v20195;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20198 = v366.x[2];
+      const float v20199 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20200 = v20198 * v20199;
+      v366.x[2] = v20200;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20203 = v366.x[3];
+      const float v20204 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20205 = v20203 * v20204;
+      v366.x[3] = v20205;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20208 = v366.x[4];
+      const float v20209 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20210 = v20208 * v20209;
+      v366.x[4] = v20210;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20213 = v366.x[5];
+      const float v20214 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20215 = v20213 * v20214;
+      v366.x[5] = v20215;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20218 = v366.x[6];
+      const float v20219 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20220 = v20218 * v20219;
+      v366.x[6] = v20220;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20223 = v366.x[7];
+      const float v20224 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20225 = v20223 * v20224;
+      v366.x[7] = v20225;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20228 = v366.x[8];
+      const float v20229 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20230 = v20228 * v20229;
+      v366.x[8] = v20230;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20233 = v366.x[9];
+      const float v20234 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20235 = v20233 * v20234;
+      v366.x[9] = v20235;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20238 = v366.x[10];
+      const float v20239 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20240 = v20238 * v20239;
+      v366.x[10] = v20240;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20243 = v366.x[11];
+      const float v20244 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20245 = v20243 * v20244;
+      v366.x[11] = v20245;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20248 = v366.x[12];
+      const float v20249 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20250 = v20248 * v20249;
+      v366.x[12] = v20250;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20253 = v366.x[13];
+      const float v20254 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20255 = v20253 * v20254;
+      v366.x[13] = v20255;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20258 = v366.x[14];
+      const float v20259 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20260 = v20258 * v20259;
+      v366.x[14] = v20260;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20263 = v366.x[15];
+      const float v20264 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20265 = v20263 * v20264;
+      v366.x[15] = v20265;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20268 = v366.x[16];
+      const float v20269 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20270 = v20268 * v20269;
+      v366.x[16] = v20270;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20273 = v366.x[17];
+      const float v20274 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20275 = v20273 * v20274;
+      v366.x[17] = v20275;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20278 = v366.x[18];
+      const float v20279 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20280 = v20278 * v20279;
+      v366.x[18] = v20280;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20283 = v366.x[19];
+      const float v20284 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20285 = v20283 * v20284;
+      v366.x[19] = v20285;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20288 = v366.x[20];
+      const float v20289 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20290 = v20288 * v20289;
+      v366.x[20] = v20290;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20293 = v366.x[21];
+      const float v20294 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20295 = v20293 * v20294;
+      v366.x[21] = v20295;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20298 = v366.x[22];
+      const float v20299 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20300 = v20298 * v20299;
+      v366.x[22] = v20300;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20303 = v366.x[23];
+      const float v20304 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20305 = v20303 * v20304;
+      v366.x[23] = v20305;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20308 = v366.x[24];
+      const float v20309 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20310 = v20308 * v20309;
+      v366.x[24] = v20310;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20313 = v366.x[25];
+      const float v20314 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20315 = v20313 * v20314;
+      v366.x[25] = v20315;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20318 = v366.x[26];
+      const float v20319 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20320 = v20318 * v20319;
+      v366.x[26] = v20320;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20323 = v366.x[27];
+      const float v20324 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20325 = v20323 * v20324;
+      v366.x[27] = v20325;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20328 = v366.x[28];
+      const float v20329 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20330 = v20328 * v20329;
+      v366.x[28] = v20330;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20333 = v366.x[29];
+      const float v20334 = v16526.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20335 = v20333 * v20334;
+      v366.x[29] = v20335;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20338 = v366.x[30];
+      const float v20339 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20340 = v20338 * v20339;
+      v366.x[30] = v20340;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20343 = v366.x[31];
+      const float v20344 = v16526.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20345 = v20343 * v20344;
+      v366.x[31] = v20345;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 128> v20347;  // kernels/sdpa/flash_warpgroup.hpp:182
+      iron_frag_fill(v20347, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v20347, v16500);
+      iron_frag_store<false>(v20347, shm3, v20353, 128u);
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:299
+      iron_frag<iron_bf16, 0, 16, 16> v20521;  // kernels/sdpa/flash_warpgroup.hpp:188
+      iron_frag_fill(v20521, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20521, shm3, v20512, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20523;
+      iron_frag_fill(v20523, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20523, shm2, v16504, 64u);
+      iron_frag_mma_sync(v364, v20521, v20523);
+      const unsigned int v20530 = v16504 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v20532;
+      iron_frag_fill(v20532, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20532, shm3, v20525, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20534;
+      iron_frag_fill(v20534, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20534, shm2, v20530, 64u);
+      iron_frag_mma_sync(v364, v20532, v20534);
+      const unsigned int v20541 = v16504 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v20543;
+      iron_frag_fill(v20543, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20543, shm3, v20536, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20545;
+      iron_frag_fill(v20545, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20545, shm2, v20541, 64u);
+      iron_frag_mma_sync(v364, v20543, v20545);
+      const unsigned int v20552 = v16504 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v20554;
+      iron_frag_fill(v20554, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20554, shm3, v20547, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20556;
+      iron_frag_fill(v20556, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20556, shm2, v20552, 64u);
+      iron_frag_mma_sync(v364, v20554, v20556);
+      const unsigned int v20375 = v16504 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:189
+      iron_frag<iron_bf16, 0, 16, 16> v20574;  // kernels/sdpa/flash_warpgroup.hpp:188
+      iron_frag_fill(v20574, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20574, shm3, v20565, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20576;
+      iron_frag_fill(v20576, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20576, shm2, v20375, 64u);
+      iron_frag_mma_sync(v364, v20574, v20576);
+      const unsigned int v20583 = v20375 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v20585;
+      iron_frag_fill(v20585, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20585, shm3, v20578, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20587;
+      iron_frag_fill(v20587, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20587, shm2, v20583, 64u);
+      iron_frag_mma_sync(v364, v20585, v20587);
+      const unsigned int v20594 = v20375 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v20596;
+      iron_frag_fill(v20596, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20596, shm3, v20589, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20598;
+      iron_frag_fill(v20598, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20598, shm2, v20594, 64u);
+      iron_frag_mma_sync(v364, v20596, v20598);
+      const unsigned int v20605 = v20375 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v20607;
+      iron_frag_fill(v20607, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20607, shm3, v20600, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20609;
+      iron_frag_fill(v20609, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20609, shm2, v20605, 64u);
+      iron_frag_mma_sync(v364, v20607, v20609);
+      iron_frag<iron_bf16, 0, 16, 16> v20627;
+      iron_frag_fill(v20627, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20627, shm3, v20512, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20629;
+      iron_frag_fill(v20629, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20629, shm2, v16517, 64u);
+      iron_frag_mma_sync(v366, v20627, v20629);
+      const unsigned int v20636 = v16517 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v20638;
+      iron_frag_fill(v20638, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20638, shm3, v20525, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20640;
+      iron_frag_fill(v20640, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20640, shm2, v20636, 64u);
+      iron_frag_mma_sync(v366, v20638, v20640);
+      const unsigned int v20647 = v16517 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v20649;
+      iron_frag_fill(v20649, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20649, shm3, v20536, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20651;
+      iron_frag_fill(v20651, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20651, shm2, v20647, 64u);
+      iron_frag_mma_sync(v366, v20649, v20651);
+      const unsigned int v20658 = v16517 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v20660;
+      iron_frag_fill(v20660, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20660, shm3, v20547, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20662;
+      iron_frag_fill(v20662, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20662, shm2, v20658, 64u);
+      iron_frag_mma_sync(v366, v20660, v20662);
+      const unsigned int v20405 = v16517 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:189
+      iron_frag<iron_bf16, 0, 16, 16> v20680;  // kernels/sdpa/flash_warpgroup.hpp:188
+      iron_frag_fill(v20680, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20680, shm3, v20565, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20682;
+      iron_frag_fill(v20682, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20682, shm2, v20405, 64u);
+      iron_frag_mma_sync(v366, v20680, v20682);
+      const unsigned int v20689 = v20405 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v20691;
+      iron_frag_fill(v20691, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20691, shm3, v20578, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20693;
+      iron_frag_fill(v20693, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20693, shm2, v20689, 64u);
+      iron_frag_mma_sync(v366, v20691, v20693);
+      const unsigned int v20700 = v20405 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v20702;
+      iron_frag_fill(v20702, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20702, shm3, v20589, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20704;
+      iron_frag_fill(v20704, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20704, shm2, v20700, 64u);
+      iron_frag_mma_sync(v366, v20702, v20704);
+      const unsigned int v20711 = v20405 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v20713;
+      iron_frag_fill(v20713, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v20713, shm3, v20600, 128u);
+      iron_frag<iron_bf16, 1, 16, 64> v20715;
+      iron_frag_fill(v20715, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20715, shm2, v20711, 64u);
+      iron_frag_mma_sync(v366, v20713, v20715);
     }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v5495 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v5497;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v5497, 0.0f);
-    const float v5501 = v358.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5502 = fmaxf(v5501, v5495);
-    const bool v5505 = v5502 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5506 = v5505 ? 0.0f : v5502;
-    v5497.x[0] = v5506;  // kernels/sdpa/flash_tile.hpp:262
-    const float v5510 = v358.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5511 = fmaxf(v5510, v5495);
-    const bool v5514 = v5511 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5515 = v5514 ? 0.0f : v5511;
-    v5497.x[1] = v5515;  // kernels/sdpa/flash_tile.hpp:262
-    const float v5519 = v358.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5520 = fmaxf(v5519, v5495);
-    const bool v5523 = v5520 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5524 = v5523 ? 0.0f : v5520;
-    v5497.x[2] = v5524;  // kernels/sdpa/flash_tile.hpp:262
-    const float v5528 = v358.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v5529 = fmaxf(v5528, v5495);
-    const bool v5532 = v5529 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v5533 = v5532 ? 0.0f : v5529;
-    v5497.x[3] = v5533;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v5535;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v5535, 0.0f);
-    const float v5539 = v5497.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5540 = v5495 - v5539;
-    const float v5541 = exp2f(v5540);
-    const float v5544 = v5501 - v5539;
-    const float v5545 = exp2f(v5544);
-    const float v5546 = v360.x[0];
-    const float v5547 = v5546 * v5545;
-    const float v5548 = v5547 + v5541;
-    v5535.x[0] = v5548;  // kernels/sdpa/flash_tile.hpp:266
-    const float v5552 = v5497.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5553 = v5495 - v5552;
-    const float v5554 = exp2f(v5553);
-    const float v5557 = v5510 - v5552;
-    const float v5558 = exp2f(v5557);
-    const float v5559 = v360.x[1];
-    const float v5560 = v5559 * v5558;
-    const float v5561 = v5560 + v5554;
-    v5535.x[1] = v5561;  // kernels/sdpa/flash_tile.hpp:266
-    const float v5565 = v5497.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5566 = v5495 - v5565;
-    const float v5567 = exp2f(v5566);
-    const float v5570 = v5519 - v5565;
-    const float v5571 = exp2f(v5570);
-    const float v5572 = v360.x[2];
-    const float v5573 = v5572 * v5571;
-    const float v5574 = v5573 + v5567;
-    v5535.x[2] = v5574;  // kernels/sdpa/flash_tile.hpp:266
-    const float v5578 = v5497.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v5579 = v5495 - v5578;
-    const float v5580 = exp2f(v5579);
-    const float v5583 = v5528 - v5578;
-    const float v5584 = exp2f(v5583);
-    const float v5585 = v360.x[3];
-    const float v5586 = v5585 * v5584;
-    const float v5587 = v5586 + v5580;
-    v5535.x[3] = v5587;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v5589;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v5589, 0.0f);
-    const float v5593 = v5535.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5599 = v5545 / v5593;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5601 = v5593 > 0.0f;
-    const float v5602 = v5601 ? v5599 : 0.0f;
-    v5589.x[0] = v5602;  // kernels/sdpa/flash_tile.hpp:270
-    const float v5606 = v5535.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5612 = v5558 / v5606;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5614 = v5606 > 0.0f;
-    const float v5615 = v5614 ? v5612 : 0.0f;
-    v5589.x[1] = v5615;  // kernels/sdpa/flash_tile.hpp:270
-    const float v5619 = v5535.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5625 = v5571 / v5619;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5627 = v5619 > 0.0f;
-    const float v5628 = v5627 ? v5625 : 0.0f;
-    v5589.x[2] = v5628;  // kernels/sdpa/flash_tile.hpp:270
-    const float v5632 = v5535.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v5638 = v5584 / v5632;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v5640 = v5632 > 0.0f;
-    const float v5641 = v5640 ? v5638 : 0.0f;
-    v5589.x[3] = v5641;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v5644 = v56 + v13206;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5645 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5646 = v362.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5647 = v5646 * v5645;
-    const float v5648 = v362.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5649 = v5648 * v5645;
-    const bool v5650 = v5644 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5650) {
-      const unsigned int v5655 = v13 + v5644;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5656 = v5655 * v1;
-      const unsigned int v5657 = v5656 + v28;
-      const unsigned int v5658 = v5657 << 7u;
-      const unsigned int v5659 = v5658 + v13205;
-      const iron_bf16 v5660 = iron_f32_to_bf16(v5647);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5661 = iron_f32_to_bf16(v5649);
-      *reinterpret_cast<iron_bf16x2*>(out + v5659) = iron_bf16x2{{v5660, v5661}};
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:294
+    const float v12316 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v12318;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v12318, 0.0f);
+    const float v12322 = v358.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12323 = fmaxf(v12322, v12316);
+    const bool v12326 = v12323 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12327 = v12326 ? 0.0f : v12323;
+    v12318.x[0] = v12327;  // kernels/sdpa/flash_tile.hpp:262
+    const float v12331 = v358.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12332 = fmaxf(v12331, v12316);
+    const bool v12335 = v12332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12336 = v12335 ? 0.0f : v12332;
+    v12318.x[1] = v12336;  // kernels/sdpa/flash_tile.hpp:262
+    const float v12340 = v358.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12341 = fmaxf(v12340, v12316);
+    const bool v12344 = v12341 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12345 = v12344 ? 0.0f : v12341;
+    v12318.x[2] = v12345;  // kernels/sdpa/flash_tile.hpp:262
+    const float v12349 = v358.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12350 = fmaxf(v12349, v12316);
+    const bool v12353 = v12350 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12354 = v12353 ? 0.0f : v12350;
+    v12318.x[3] = v12354;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v12356;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v12356, 0.0f);
+    const float v12360 = v12318.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12361 = v12316 - v12360;
+    const float v12362 = exp2f(v12361);
+    const float v12365 = v12322 - v12360;
+    const float v12366 = exp2f(v12365);
+    const float v12367 = v360.x[0];
+    const float v12368 = v12367 * v12366;
+    const float v12369 = v12368 + v12362;
+    v12356.x[0] = v12369;  // kernels/sdpa/flash_tile.hpp:266
+    const float v12373 = v12318.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12374 = v12316 - v12373;
+    const float v12375 = exp2f(v12374);
+    const float v12378 = v12331 - v12373;
+    const float v12379 = exp2f(v12378);
+    const float v12380 = v360.x[1];
+    const float v12381 = v12380 * v12379;
+    const float v12382 = v12381 + v12375;
+    v12356.x[1] = v12382;  // kernels/sdpa/flash_tile.hpp:266
+    const float v12386 = v12318.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12387 = v12316 - v12386;
+    const float v12388 = exp2f(v12387);
+    const float v12391 = v12340 - v12386;
+    const float v12392 = exp2f(v12391);
+    const float v12393 = v360.x[2];
+    const float v12394 = v12393 * v12392;
+    const float v12395 = v12394 + v12388;
+    v12356.x[2] = v12395;  // kernels/sdpa/flash_tile.hpp:266
+    const float v12399 = v12318.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12400 = v12316 - v12399;
+    const float v12401 = exp2f(v12400);
+    const float v12404 = v12349 - v12399;
+    const float v12405 = exp2f(v12404);
+    const float v12406 = v360.x[3];
+    const float v12407 = v12406 * v12405;
+    const float v12408 = v12407 + v12401;
+    v12356.x[3] = v12408;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v12410;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v12410, 0.0f);
+    const float v12414 = v12356.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12420 = v12366 / v12414;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12422 = v12414 > 0.0f;
+    const float v12423 = v12422 ? v12420 : 0.0f;
+    v12410.x[0] = v12423;  // kernels/sdpa/flash_tile.hpp:270
+    const float v12427 = v12356.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12433 = v12379 / v12427;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12435 = v12427 > 0.0f;
+    const float v12436 = v12435 ? v12433 : 0.0f;
+    v12410.x[1] = v12436;  // kernels/sdpa/flash_tile.hpp:270
+    const float v12440 = v12356.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12446 = v12392 / v12440;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12448 = v12440 > 0.0f;
+    const float v12449 = v12448 ? v12446 : 0.0f;
+    v12410.x[2] = v12449;  // kernels/sdpa/flash_tile.hpp:270
+    const float v12453 = v12356.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12459 = v12405 / v12453;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12461 = v12453 > 0.0f;
+    const float v12462 = v12461 ? v12459 : 0.0f;
+    v12410.x[3] = v12462;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v12465 = v56 + v20027;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12466 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12467 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12468 = v12467 * v12466;
+    const float v12469 = v364.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12470 = v12469 * v12466;
+    const bool v12471 = v12465 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12471) {
+      const unsigned int v12476 = v13 + v12465;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12477 = v12476 * v1;
+      const unsigned int v12478 = v12477 + v28;
+      const unsigned int v12479 = v12478 << 7u;
+      const unsigned int v12480 = v12479 + v20026;
+      const iron_bf16 v12481 = iron_f32_to_bf16(v12468);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12482 = iron_f32_to_bf16(v12470);
+      *reinterpret_cast<iron_bf16x2*>(out + v12480) = iron_bf16x2{{v12481, v12482}};
     }
-    const unsigned int v5663 = v56 + v13216;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5664 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5665 = v362.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5666 = v5665 * v5664;
-    const float v5667 = v362.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5668 = v5667 * v5664;
-    const bool v5669 = v5663 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5669) {
-      const unsigned int v5674 = v13 + v5663;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5675 = v5674 * v1;
-      const unsigned int v5676 = v5675 + v28;
-      const unsigned int v5677 = v5676 << 7u;
-      const unsigned int v5678 = v5677 + v13215;
-      const iron_bf16 v5679 = iron_f32_to_bf16(v5666);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5680 = iron_f32_to_bf16(v5668);
-      *reinterpret_cast<iron_bf16x2*>(out + v5678) = iron_bf16x2{{v5679, v5680}};
+    const unsigned int v12484 = v56 + v20037;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12485 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12486 = v364.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12487 = v12486 * v12485;
+    const float v12488 = v364.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12489 = v12488 * v12485;
+    const bool v12490 = v12484 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12490) {
+      const unsigned int v12495 = v13 + v12484;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12496 = v12495 * v1;
+      const unsigned int v12497 = v12496 + v28;
+      const unsigned int v12498 = v12497 << 7u;
+      const unsigned int v12499 = v12498 + v20036;
+      const iron_bf16 v12500 = iron_f32_to_bf16(v12487);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12501 = iron_f32_to_bf16(v12489);
+      *reinterpret_cast<iron_bf16x2*>(out + v12499) = iron_bf16x2{{v12500, v12501}};
     }
-    const unsigned int v5682 = v56 + v13226;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5683 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5684 = v362.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5685 = v5684 * v5683;
-    const float v5686 = v362.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5687 = v5686 * v5683;
-    const bool v5688 = v5682 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5688) {
-      const unsigned int v5693 = v13 + v5682;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5694 = v5693 * v1;
-      const unsigned int v5695 = v5694 + v28;
-      const unsigned int v5696 = v5695 << 7u;
-      const unsigned int v5697 = v5696 + v13225;
-      const iron_bf16 v5698 = iron_f32_to_bf16(v5685);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5699 = iron_f32_to_bf16(v5687);
-      *reinterpret_cast<iron_bf16x2*>(out + v5697) = iron_bf16x2{{v5698, v5699}};
+    const unsigned int v12503 = v56 + v20047;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12504 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12505 = v364.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12506 = v12505 * v12504;
+    const float v12507 = v364.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12508 = v12507 * v12504;
+    const bool v12509 = v12503 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12509) {
+      const unsigned int v12514 = v13 + v12503;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12515 = v12514 * v1;
+      const unsigned int v12516 = v12515 + v28;
+      const unsigned int v12517 = v12516 << 7u;
+      const unsigned int v12518 = v12517 + v20046;
+      const iron_bf16 v12519 = iron_f32_to_bf16(v12506);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12520 = iron_f32_to_bf16(v12508);
+      *reinterpret_cast<iron_bf16x2*>(out + v12518) = iron_bf16x2{{v12519, v12520}};
     }
-    const unsigned int v5701 = v56 + v13236;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5702 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5703 = v362.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5704 = v5703 * v5702;
-    const float v5705 = v362.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5706 = v5705 * v5702;
-    const bool v5707 = v5701 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5707) {
-      const unsigned int v5712 = v13 + v5701;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5713 = v5712 * v1;
-      const unsigned int v5714 = v5713 + v28;
-      const unsigned int v5715 = v5714 << 7u;
-      const unsigned int v5716 = v5715 + v13235;
-      const iron_bf16 v5717 = iron_f32_to_bf16(v5704);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5718 = iron_f32_to_bf16(v5706);
-      *reinterpret_cast<iron_bf16x2*>(out + v5716) = iron_bf16x2{{v5717, v5718}};
+    const unsigned int v12522 = v56 + v20057;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12523 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12524 = v364.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12525 = v12524 * v12523;
+    const float v12526 = v364.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12527 = v12526 * v12523;
+    const bool v12528 = v12522 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12528) {
+      const unsigned int v12533 = v13 + v12522;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12534 = v12533 * v1;
+      const unsigned int v12535 = v12534 + v28;
+      const unsigned int v12536 = v12535 << 7u;
+      const unsigned int v12537 = v12536 + v20056;
+      const iron_bf16 v12538 = iron_f32_to_bf16(v12525);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12539 = iron_f32_to_bf16(v12527);
+      *reinterpret_cast<iron_bf16x2*>(out + v12537) = iron_bf16x2{{v12538, v12539}};
     }
-    const unsigned int v5720 = v56 + v13246;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5721 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5722 = v362.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5723 = v5722 * v5721;
-    const float v5724 = v362.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5725 = v5724 * v5721;
-    const bool v5726 = v5720 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5726) {
-      const unsigned int v5731 = v13 + v5720;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5732 = v5731 * v1;
-      const unsigned int v5733 = v5732 + v28;
-      const unsigned int v5734 = v5733 << 7u;
-      const unsigned int v5735 = v5734 + v13245;
-      const iron_bf16 v5736 = iron_f32_to_bf16(v5723);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5737 = iron_f32_to_bf16(v5725);
-      *reinterpret_cast<iron_bf16x2*>(out + v5735) = iron_bf16x2{{v5736, v5737}};
+    const unsigned int v12541 = v56 + v20067;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12542 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12543 = v364.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12544 = v12543 * v12542;
+    const float v12545 = v364.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12546 = v12545 * v12542;
+    const bool v12547 = v12541 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12547) {
+      const unsigned int v12552 = v13 + v12541;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12553 = v12552 * v1;
+      const unsigned int v12554 = v12553 + v28;
+      const unsigned int v12555 = v12554 << 7u;
+      const unsigned int v12556 = v12555 + v20066;
+      const iron_bf16 v12557 = iron_f32_to_bf16(v12544);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12558 = iron_f32_to_bf16(v12546);
+      *reinterpret_cast<iron_bf16x2*>(out + v12556) = iron_bf16x2{{v12557, v12558}};
     }
-    const unsigned int v5739 = v56 + v13256;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5740 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5741 = v362.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5742 = v5741 * v5740;
-    const float v5743 = v362.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5744 = v5743 * v5740;
-    const bool v5745 = v5739 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5745) {
-      const unsigned int v5750 = v13 + v5739;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5751 = v5750 * v1;
-      const unsigned int v5752 = v5751 + v28;
-      const unsigned int v5753 = v5752 << 7u;
-      const unsigned int v5754 = v5753 + v13255;
-      const iron_bf16 v5755 = iron_f32_to_bf16(v5742);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5756 = iron_f32_to_bf16(v5744);
-      *reinterpret_cast<iron_bf16x2*>(out + v5754) = iron_bf16x2{{v5755, v5756}};
+    const unsigned int v12560 = v56 + v20077;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12561 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12562 = v364.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12563 = v12562 * v12561;
+    const float v12564 = v364.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12565 = v12564 * v12561;
+    const bool v12566 = v12560 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12566) {
+      const unsigned int v12571 = v13 + v12560;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12572 = v12571 * v1;
+      const unsigned int v12573 = v12572 + v28;
+      const unsigned int v12574 = v12573 << 7u;
+      const unsigned int v12575 = v12574 + v20076;
+      const iron_bf16 v12576 = iron_f32_to_bf16(v12563);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12577 = iron_f32_to_bf16(v12565);
+      *reinterpret_cast<iron_bf16x2*>(out + v12575) = iron_bf16x2{{v12576, v12577}};
     }
-    const unsigned int v5758 = v56 + v13266;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5759 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5760 = v362.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5761 = v5760 * v5759;
-    const float v5762 = v362.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5763 = v5762 * v5759;
-    const bool v5764 = v5758 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5764) {
-      const unsigned int v5769 = v13 + v5758;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5770 = v5769 * v1;
-      const unsigned int v5771 = v5770 + v28;
-      const unsigned int v5772 = v5771 << 7u;
-      const unsigned int v5773 = v5772 + v13265;
-      const iron_bf16 v5774 = iron_f32_to_bf16(v5761);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5775 = iron_f32_to_bf16(v5763);
-      *reinterpret_cast<iron_bf16x2*>(out + v5773) = iron_bf16x2{{v5774, v5775}};
+    const unsigned int v12579 = v56 + v20087;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12580 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12581 = v364.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12582 = v12581 * v12580;
+    const float v12583 = v364.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12584 = v12583 * v12580;
+    const bool v12585 = v12579 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12585) {
+      const unsigned int v12590 = v13 + v12579;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12591 = v12590 * v1;
+      const unsigned int v12592 = v12591 + v28;
+      const unsigned int v12593 = v12592 << 7u;
+      const unsigned int v12594 = v12593 + v20086;
+      const iron_bf16 v12595 = iron_f32_to_bf16(v12582);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12596 = iron_f32_to_bf16(v12584);
+      *reinterpret_cast<iron_bf16x2*>(out + v12594) = iron_bf16x2{{v12595, v12596}};
     }
-    const unsigned int v5777 = v56 + v13276;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5778 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5779 = v362.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5780 = v5779 * v5778;
-    const float v5781 = v362.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5782 = v5781 * v5778;
-    const bool v5783 = v5777 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5783) {
-      const unsigned int v5788 = v13 + v5777;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5789 = v5788 * v1;
-      const unsigned int v5790 = v5789 + v28;
-      const unsigned int v5791 = v5790 << 7u;
-      const unsigned int v5792 = v5791 + v13275;
-      const iron_bf16 v5793 = iron_f32_to_bf16(v5780);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5794 = iron_f32_to_bf16(v5782);
-      *reinterpret_cast<iron_bf16x2*>(out + v5792) = iron_bf16x2{{v5793, v5794}};
+    const unsigned int v12598 = v56 + v20097;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12599 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12600 = v364.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12601 = v12600 * v12599;
+    const float v12602 = v364.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12603 = v12602 * v12599;
+    const bool v12604 = v12598 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12604) {
+      const unsigned int v12609 = v13 + v12598;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12610 = v12609 * v1;
+      const unsigned int v12611 = v12610 + v28;
+      const unsigned int v12612 = v12611 << 7u;
+      const unsigned int v12613 = v12612 + v20096;
+      const iron_bf16 v12614 = iron_f32_to_bf16(v12601);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12615 = iron_f32_to_bf16(v12603);
+      *reinterpret_cast<iron_bf16x2*>(out + v12613) = iron_bf16x2{{v12614, v12615}};
     }
-    const unsigned int v5796 = v56 + v13286;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5797 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5798 = v362.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5799 = v5798 * v5797;
-    const float v5800 = v362.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5801 = v5800 * v5797;
-    const bool v5802 = v5796 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5802) {
-      const unsigned int v5807 = v13 + v5796;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5808 = v5807 * v1;
-      const unsigned int v5809 = v5808 + v28;
-      const unsigned int v5810 = v5809 << 7u;
-      const unsigned int v5811 = v5810 + v13285;
-      const iron_bf16 v5812 = iron_f32_to_bf16(v5799);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5813 = iron_f32_to_bf16(v5801);
-      *reinterpret_cast<iron_bf16x2*>(out + v5811) = iron_bf16x2{{v5812, v5813}};
+    const unsigned int v12617 = v56 + v20107;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12618 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12619 = v364.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12620 = v12619 * v12618;
+    const float v12621 = v364.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12622 = v12621 * v12618;
+    const bool v12623 = v12617 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12623) {
+      const unsigned int v12628 = v13 + v12617;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12629 = v12628 * v1;
+      const unsigned int v12630 = v12629 + v28;
+      const unsigned int v12631 = v12630 << 7u;
+      const unsigned int v12632 = v12631 + v20106;
+      const iron_bf16 v12633 = iron_f32_to_bf16(v12620);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12634 = iron_f32_to_bf16(v12622);
+      *reinterpret_cast<iron_bf16x2*>(out + v12632) = iron_bf16x2{{v12633, v12634}};
     }
-    const unsigned int v5815 = v56 + v13296;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5816 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5817 = v362.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5818 = v5817 * v5816;
-    const float v5819 = v362.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5820 = v5819 * v5816;
-    const bool v5821 = v5815 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5821) {
-      const unsigned int v5826 = v13 + v5815;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5827 = v5826 * v1;
-      const unsigned int v5828 = v5827 + v28;
-      const unsigned int v5829 = v5828 << 7u;
-      const unsigned int v5830 = v5829 + v13295;
-      const iron_bf16 v5831 = iron_f32_to_bf16(v5818);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5832 = iron_f32_to_bf16(v5820);
-      *reinterpret_cast<iron_bf16x2*>(out + v5830) = iron_bf16x2{{v5831, v5832}};
+    const unsigned int v12636 = v56 + v20117;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12637 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12638 = v364.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12639 = v12638 * v12637;
+    const float v12640 = v364.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12641 = v12640 * v12637;
+    const bool v12642 = v12636 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12642) {
+      const unsigned int v12647 = v13 + v12636;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12648 = v12647 * v1;
+      const unsigned int v12649 = v12648 + v28;
+      const unsigned int v12650 = v12649 << 7u;
+      const unsigned int v12651 = v12650 + v20116;
+      const iron_bf16 v12652 = iron_f32_to_bf16(v12639);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12653 = iron_f32_to_bf16(v12641);
+      *reinterpret_cast<iron_bf16x2*>(out + v12651) = iron_bf16x2{{v12652, v12653}};
     }
-    const unsigned int v5834 = v56 + v13306;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5835 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5836 = v362.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5837 = v5836 * v5835;
-    const float v5838 = v362.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5839 = v5838 * v5835;
-    const bool v5840 = v5834 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5840) {
-      const unsigned int v5845 = v13 + v5834;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5846 = v5845 * v1;
-      const unsigned int v5847 = v5846 + v28;
-      const unsigned int v5848 = v5847 << 7u;
-      const unsigned int v5849 = v5848 + v13305;
-      const iron_bf16 v5850 = iron_f32_to_bf16(v5837);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5851 = iron_f32_to_bf16(v5839);
-      *reinterpret_cast<iron_bf16x2*>(out + v5849) = iron_bf16x2{{v5850, v5851}};
+    const unsigned int v12655 = v56 + v20127;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12656 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12657 = v364.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12658 = v12657 * v12656;
+    const float v12659 = v364.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12660 = v12659 * v12656;
+    const bool v12661 = v12655 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12661) {
+      const unsigned int v12666 = v13 + v12655;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12667 = v12666 * v1;
+      const unsigned int v12668 = v12667 + v28;
+      const unsigned int v12669 = v12668 << 7u;
+      const unsigned int v12670 = v12669 + v20126;
+      const iron_bf16 v12671 = iron_f32_to_bf16(v12658);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12672 = iron_f32_to_bf16(v12660);
+      *reinterpret_cast<iron_bf16x2*>(out + v12670) = iron_bf16x2{{v12671, v12672}};
     }
-    const unsigned int v5853 = v56 + v13316;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5854 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5855 = v362.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5856 = v5855 * v5854;
-    const float v5857 = v362.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5858 = v5857 * v5854;
-    const bool v5859 = v5853 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5859) {
-      const unsigned int v5864 = v13 + v5853;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5865 = v5864 * v1;
-      const unsigned int v5866 = v5865 + v28;
-      const unsigned int v5867 = v5866 << 7u;
-      const unsigned int v5868 = v5867 + v13315;
-      const iron_bf16 v5869 = iron_f32_to_bf16(v5856);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5870 = iron_f32_to_bf16(v5858);
-      *reinterpret_cast<iron_bf16x2*>(out + v5868) = iron_bf16x2{{v5869, v5870}};
+    const unsigned int v12674 = v56 + v20137;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12675 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12676 = v364.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12677 = v12676 * v12675;
+    const float v12678 = v364.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12679 = v12678 * v12675;
+    const bool v12680 = v12674 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12680) {
+      const unsigned int v12685 = v13 + v12674;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12686 = v12685 * v1;
+      const unsigned int v12687 = v12686 + v28;
+      const unsigned int v12688 = v12687 << 7u;
+      const unsigned int v12689 = v12688 + v20136;
+      const iron_bf16 v12690 = iron_f32_to_bf16(v12677);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12691 = iron_f32_to_bf16(v12679);
+      *reinterpret_cast<iron_bf16x2*>(out + v12689) = iron_bf16x2{{v12690, v12691}};
     }
-    const unsigned int v5872 = v56 + v13326;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5873 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5874 = v362.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5875 = v5874 * v5873;
-    const float v5876 = v362.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5877 = v5876 * v5873;
-    const bool v5878 = v5872 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5878) {
-      const unsigned int v5883 = v13 + v5872;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5884 = v5883 * v1;
-      const unsigned int v5885 = v5884 + v28;
-      const unsigned int v5886 = v5885 << 7u;
-      const unsigned int v5887 = v5886 + v13325;
-      const iron_bf16 v5888 = iron_f32_to_bf16(v5875);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5889 = iron_f32_to_bf16(v5877);
-      *reinterpret_cast<iron_bf16x2*>(out + v5887) = iron_bf16x2{{v5888, v5889}};
+    const unsigned int v12693 = v56 + v20147;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12694 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12695 = v364.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12696 = v12695 * v12694;
+    const float v12697 = v364.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12698 = v12697 * v12694;
+    const bool v12699 = v12693 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12699) {
+      const unsigned int v12704 = v13 + v12693;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12705 = v12704 * v1;
+      const unsigned int v12706 = v12705 + v28;
+      const unsigned int v12707 = v12706 << 7u;
+      const unsigned int v12708 = v12707 + v20146;
+      const iron_bf16 v12709 = iron_f32_to_bf16(v12696);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12710 = iron_f32_to_bf16(v12698);
+      *reinterpret_cast<iron_bf16x2*>(out + v12708) = iron_bf16x2{{v12709, v12710}};
     }
-    const unsigned int v5891 = v56 + v13336;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5892 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5893 = v362.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5894 = v5893 * v5892;
-    const float v5895 = v362.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5896 = v5895 * v5892;
-    const bool v5897 = v5891 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5897) {
-      const unsigned int v5902 = v13 + v5891;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5903 = v5902 * v1;
-      const unsigned int v5904 = v5903 + v28;
-      const unsigned int v5905 = v5904 << 7u;
-      const unsigned int v5906 = v5905 + v13335;
-      const iron_bf16 v5907 = iron_f32_to_bf16(v5894);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5908 = iron_f32_to_bf16(v5896);
-      *reinterpret_cast<iron_bf16x2*>(out + v5906) = iron_bf16x2{{v5907, v5908}};
+    const unsigned int v12712 = v56 + v20157;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12713 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12714 = v364.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12715 = v12714 * v12713;
+    const float v12716 = v364.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12717 = v12716 * v12713;
+    const bool v12718 = v12712 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12718) {
+      const unsigned int v12723 = v13 + v12712;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12724 = v12723 * v1;
+      const unsigned int v12725 = v12724 + v28;
+      const unsigned int v12726 = v12725 << 7u;
+      const unsigned int v12727 = v12726 + v20156;
+      const iron_bf16 v12728 = iron_f32_to_bf16(v12715);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12729 = iron_f32_to_bf16(v12717);
+      *reinterpret_cast<iron_bf16x2*>(out + v12727) = iron_bf16x2{{v12728, v12729}};
     }
-    const unsigned int v5910 = v56 + v13346;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5911 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5912 = v362.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5913 = v5912 * v5911;
-    const float v5914 = v362.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5915 = v5914 * v5911;
-    const bool v5916 = v5910 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5916) {
-      const unsigned int v5921 = v13 + v5910;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5922 = v5921 * v1;
-      const unsigned int v5923 = v5922 + v28;
-      const unsigned int v5924 = v5923 << 7u;
-      const unsigned int v5925 = v5924 + v13345;
-      const iron_bf16 v5926 = iron_f32_to_bf16(v5913);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5927 = iron_f32_to_bf16(v5915);
-      *reinterpret_cast<iron_bf16x2*>(out + v5925) = iron_bf16x2{{v5926, v5927}};
+    const unsigned int v12731 = v56 + v20167;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12732 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12733 = v364.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12734 = v12733 * v12732;
+    const float v12735 = v364.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12736 = v12735 * v12732;
+    const bool v12737 = v12731 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12737) {
+      const unsigned int v12742 = v13 + v12731;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12743 = v12742 * v1;
+      const unsigned int v12744 = v12743 + v28;
+      const unsigned int v12745 = v12744 << 7u;
+      const unsigned int v12746 = v12745 + v20166;
+      const iron_bf16 v12747 = iron_f32_to_bf16(v12734);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12748 = iron_f32_to_bf16(v12736);
+      *reinterpret_cast<iron_bf16x2*>(out + v12746) = iron_bf16x2{{v12747, v12748}};
     }
-    const unsigned int v5929 = v56 + v13356;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5930 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5931 = v362.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5932 = v5931 * v5930;
-    const float v5933 = v362.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5934 = v5933 * v5930;
-    const bool v5935 = v5929 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5935) {
-      const unsigned int v5940 = v13 + v5929;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5941 = v5940 * v1;
-      const unsigned int v5942 = v5941 + v28;
-      const unsigned int v5943 = v5942 << 7u;
-      const unsigned int v5944 = v5943 + v13355;
-      const iron_bf16 v5945 = iron_f32_to_bf16(v5932);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5946 = iron_f32_to_bf16(v5934);
-      *reinterpret_cast<iron_bf16x2*>(out + v5944) = iron_bf16x2{{v5945, v5946}};
+    const unsigned int v12750 = v56 + v20177;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12751 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12752 = v364.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12753 = v12752 * v12751;
+    const float v12754 = v364.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12755 = v12754 * v12751;
+    const bool v12756 = v12750 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12756) {
+      const unsigned int v12761 = v13 + v12750;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12762 = v12761 * v1;
+      const unsigned int v12763 = v12762 + v28;
+      const unsigned int v12764 = v12763 << 7u;
+      const unsigned int v12765 = v12764 + v20176;
+      const iron_bf16 v12766 = iron_f32_to_bf16(v12753);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12767 = iron_f32_to_bf16(v12755);
+      *reinterpret_cast<iron_bf16x2*>(out + v12765) = iron_bf16x2{{v12766, v12767}};
     }
-    const unsigned int v5948 = v56 + v13366;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5949 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5950 = v364.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5951 = v5950 * v5949;
-    const float v5952 = v364.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5953 = v5952 * v5949;
-    const bool v5954 = v5948 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5954) {
-      const unsigned int v5957 = 64u + v13365;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5959 = v13 + v5948;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5960 = v5959 * v1;
-      const unsigned int v5961 = v5960 + v28;
-      const unsigned int v5962 = v5961 << 7u;
-      const unsigned int v5963 = v5962 + v5957;
-      const iron_bf16 v5964 = iron_f32_to_bf16(v5951);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5965 = iron_f32_to_bf16(v5953);
-      *reinterpret_cast<iron_bf16x2*>(out + v5963) = iron_bf16x2{{v5964, v5965}};
+    const unsigned int v12769 = v56 + v20187;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12770 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12771 = v366.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12772 = v12771 * v12770;
+    const float v12773 = v366.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12774 = v12773 * v12770;
+    const bool v12775 = v12769 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12775) {
+      const unsigned int v12778 = 64u + v20186;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12780 = v13 + v12769;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12781 = v12780 * v1;
+      const unsigned int v12782 = v12781 + v28;
+      const unsigned int v12783 = v12782 << 7u;
+      const unsigned int v12784 = v12783 + v12778;
+      const iron_bf16 v12785 = iron_f32_to_bf16(v12772);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12786 = iron_f32_to_bf16(v12774);
+      *reinterpret_cast<iron_bf16x2*>(out + v12784) = iron_bf16x2{{v12785, v12786}};
     }
-    const unsigned int v5967 = v56 + v13376;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5968 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5969 = v364.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5970 = v5969 * v5968;
-    const float v5971 = v364.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5972 = v5971 * v5968;
-    const bool v5973 = v5967 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5973) {
-      const unsigned int v5976 = 64u + v13375;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5978 = v13 + v5967;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5979 = v5978 * v1;
-      const unsigned int v5980 = v5979 + v28;
-      const unsigned int v5981 = v5980 << 7u;
-      const unsigned int v5982 = v5981 + v5976;
-      const iron_bf16 v5983 = iron_f32_to_bf16(v5970);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5984 = iron_f32_to_bf16(v5972);
-      *reinterpret_cast<iron_bf16x2*>(out + v5982) = iron_bf16x2{{v5983, v5984}};
+    const unsigned int v12788 = v56 + v20197;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12789 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12790 = v366.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12791 = v12790 * v12789;
+    const float v12792 = v366.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12793 = v12792 * v12789;
+    const bool v12794 = v12788 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12794) {
+      const unsigned int v12797 = 64u + v20196;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12799 = v13 + v12788;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12800 = v12799 * v1;
+      const unsigned int v12801 = v12800 + v28;
+      const unsigned int v12802 = v12801 << 7u;
+      const unsigned int v12803 = v12802 + v12797;
+      const iron_bf16 v12804 = iron_f32_to_bf16(v12791);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12805 = iron_f32_to_bf16(v12793);
+      *reinterpret_cast<iron_bf16x2*>(out + v12803) = iron_bf16x2{{v12804, v12805}};
     }
-    const unsigned int v5986 = v56 + v13386;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5987 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5988 = v364.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5989 = v5988 * v5987;
-    const float v5990 = v364.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5991 = v5990 * v5987;
-    const bool v5992 = v5986 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5992) {
-      const unsigned int v5995 = 64u + v13385;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5997 = v13 + v5986;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5998 = v5997 * v1;
-      const unsigned int v5999 = v5998 + v28;
-      const unsigned int v6000 = v5999 << 7u;
-      const unsigned int v6001 = v6000 + v5995;
-      const iron_bf16 v6002 = iron_f32_to_bf16(v5989);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6003 = iron_f32_to_bf16(v5991);
-      *reinterpret_cast<iron_bf16x2*>(out + v6001) = iron_bf16x2{{v6002, v6003}};
+    const unsigned int v12807 = v56 + v20207;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12808 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12809 = v366.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12810 = v12809 * v12808;
+    const float v12811 = v366.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12812 = v12811 * v12808;
+    const bool v12813 = v12807 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12813) {
+      const unsigned int v12816 = 64u + v20206;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12818 = v13 + v12807;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12819 = v12818 * v1;
+      const unsigned int v12820 = v12819 + v28;
+      const unsigned int v12821 = v12820 << 7u;
+      const unsigned int v12822 = v12821 + v12816;
+      const iron_bf16 v12823 = iron_f32_to_bf16(v12810);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12824 = iron_f32_to_bf16(v12812);
+      *reinterpret_cast<iron_bf16x2*>(out + v12822) = iron_bf16x2{{v12823, v12824}};
     }
-    const unsigned int v6005 = v56 + v13396;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6006 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6007 = v364.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6008 = v6007 * v6006;
-    const float v6009 = v364.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6010 = v6009 * v6006;
-    const bool v6011 = v6005 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6011) {
-      const unsigned int v6014 = 64u + v13395;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6016 = v13 + v6005;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6017 = v6016 * v1;
-      const unsigned int v6018 = v6017 + v28;
-      const unsigned int v6019 = v6018 << 7u;
-      const unsigned int v6020 = v6019 + v6014;
-      const iron_bf16 v6021 = iron_f32_to_bf16(v6008);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6022 = iron_f32_to_bf16(v6010);
-      *reinterpret_cast<iron_bf16x2*>(out + v6020) = iron_bf16x2{{v6021, v6022}};
+    const unsigned int v12826 = v56 + v20217;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12827 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12828 = v366.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12829 = v12828 * v12827;
+    const float v12830 = v366.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12831 = v12830 * v12827;
+    const bool v12832 = v12826 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12832) {
+      const unsigned int v12835 = 64u + v20216;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12837 = v13 + v12826;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12838 = v12837 * v1;
+      const unsigned int v12839 = v12838 + v28;
+      const unsigned int v12840 = v12839 << 7u;
+      const unsigned int v12841 = v12840 + v12835;
+      const iron_bf16 v12842 = iron_f32_to_bf16(v12829);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12843 = iron_f32_to_bf16(v12831);
+      *reinterpret_cast<iron_bf16x2*>(out + v12841) = iron_bf16x2{{v12842, v12843}};
     }
-    const unsigned int v6024 = v56 + v13406;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6025 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6026 = v364.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6027 = v6026 * v6025;
-    const float v6028 = v364.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6029 = v6028 * v6025;
-    const bool v6030 = v6024 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6030) {
-      const unsigned int v6033 = 64u + v13405;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6035 = v13 + v6024;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6036 = v6035 * v1;
-      const unsigned int v6037 = v6036 + v28;
-      const unsigned int v6038 = v6037 << 7u;
-      const unsigned int v6039 = v6038 + v6033;
-      const iron_bf16 v6040 = iron_f32_to_bf16(v6027);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6041 = iron_f32_to_bf16(v6029);
-      *reinterpret_cast<iron_bf16x2*>(out + v6039) = iron_bf16x2{{v6040, v6041}};
+    const unsigned int v12845 = v56 + v20227;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12846 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12847 = v366.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12848 = v12847 * v12846;
+    const float v12849 = v366.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12850 = v12849 * v12846;
+    const bool v12851 = v12845 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12851) {
+      const unsigned int v12854 = 64u + v20226;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12856 = v13 + v12845;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12857 = v12856 * v1;
+      const unsigned int v12858 = v12857 + v28;
+      const unsigned int v12859 = v12858 << 7u;
+      const unsigned int v12860 = v12859 + v12854;
+      const iron_bf16 v12861 = iron_f32_to_bf16(v12848);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12862 = iron_f32_to_bf16(v12850);
+      *reinterpret_cast<iron_bf16x2*>(out + v12860) = iron_bf16x2{{v12861, v12862}};
     }
-    const unsigned int v6043 = v56 + v13416;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6044 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6045 = v364.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6046 = v6045 * v6044;
-    const float v6047 = v364.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6048 = v6047 * v6044;
-    const bool v6049 = v6043 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6049) {
-      const unsigned int v6052 = 64u + v13415;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6054 = v13 + v6043;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6055 = v6054 * v1;
-      const unsigned int v6056 = v6055 + v28;
-      const unsigned int v6057 = v6056 << 7u;
-      const unsigned int v6058 = v6057 + v6052;
-      const iron_bf16 v6059 = iron_f32_to_bf16(v6046);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6060 = iron_f32_to_bf16(v6048);
-      *reinterpret_cast<iron_bf16x2*>(out + v6058) = iron_bf16x2{{v6059, v6060}};
+    const unsigned int v12864 = v56 + v20237;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12865 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12866 = v366.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12867 = v12866 * v12865;
+    const float v12868 = v366.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12869 = v12868 * v12865;
+    const bool v12870 = v12864 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12870) {
+      const unsigned int v12873 = 64u + v20236;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12875 = v13 + v12864;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12876 = v12875 * v1;
+      const unsigned int v12877 = v12876 + v28;
+      const unsigned int v12878 = v12877 << 7u;
+      const unsigned int v12879 = v12878 + v12873;
+      const iron_bf16 v12880 = iron_f32_to_bf16(v12867);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12881 = iron_f32_to_bf16(v12869);
+      *reinterpret_cast<iron_bf16x2*>(out + v12879) = iron_bf16x2{{v12880, v12881}};
     }
-    const unsigned int v6062 = v56 + v13426;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6063 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6064 = v364.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6065 = v6064 * v6063;
-    const float v6066 = v364.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6067 = v6066 * v6063;
-    const bool v6068 = v6062 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6068) {
-      const unsigned int v6071 = 64u + v13425;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6073 = v13 + v6062;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6074 = v6073 * v1;
-      const unsigned int v6075 = v6074 + v28;
-      const unsigned int v6076 = v6075 << 7u;
-      const unsigned int v6077 = v6076 + v6071;
-      const iron_bf16 v6078 = iron_f32_to_bf16(v6065);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6079 = iron_f32_to_bf16(v6067);
-      *reinterpret_cast<iron_bf16x2*>(out + v6077) = iron_bf16x2{{v6078, v6079}};
+    const unsigned int v12883 = v56 + v20247;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12884 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12885 = v366.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12886 = v12885 * v12884;
+    const float v12887 = v366.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12888 = v12887 * v12884;
+    const bool v12889 = v12883 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12889) {
+      const unsigned int v12892 = 64u + v20246;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12894 = v13 + v12883;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12895 = v12894 * v1;
+      const unsigned int v12896 = v12895 + v28;
+      const unsigned int v12897 = v12896 << 7u;
+      const unsigned int v12898 = v12897 + v12892;
+      const iron_bf16 v12899 = iron_f32_to_bf16(v12886);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12900 = iron_f32_to_bf16(v12888);
+      *reinterpret_cast<iron_bf16x2*>(out + v12898) = iron_bf16x2{{v12899, v12900}};
     }
-    const unsigned int v6081 = v56 + v13436;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6082 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6083 = v364.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6084 = v6083 * v6082;
-    const float v6085 = v364.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6086 = v6085 * v6082;
-    const bool v6087 = v6081 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6087) {
-      const unsigned int v6090 = 64u + v13435;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6092 = v13 + v6081;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6093 = v6092 * v1;
-      const unsigned int v6094 = v6093 + v28;
-      const unsigned int v6095 = v6094 << 7u;
-      const unsigned int v6096 = v6095 + v6090;
-      const iron_bf16 v6097 = iron_f32_to_bf16(v6084);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6098 = iron_f32_to_bf16(v6086);
-      *reinterpret_cast<iron_bf16x2*>(out + v6096) = iron_bf16x2{{v6097, v6098}};
+    const unsigned int v12902 = v56 + v20257;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12903 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12904 = v366.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12905 = v12904 * v12903;
+    const float v12906 = v366.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12907 = v12906 * v12903;
+    const bool v12908 = v12902 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12908) {
+      const unsigned int v12911 = 64u + v20256;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12913 = v13 + v12902;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12914 = v12913 * v1;
+      const unsigned int v12915 = v12914 + v28;
+      const unsigned int v12916 = v12915 << 7u;
+      const unsigned int v12917 = v12916 + v12911;
+      const iron_bf16 v12918 = iron_f32_to_bf16(v12905);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12919 = iron_f32_to_bf16(v12907);
+      *reinterpret_cast<iron_bf16x2*>(out + v12917) = iron_bf16x2{{v12918, v12919}};
     }
-    const unsigned int v6100 = v56 + v13446;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6101 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6102 = v364.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6103 = v6102 * v6101;
-    const float v6104 = v364.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6105 = v6104 * v6101;
-    const bool v6106 = v6100 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6106) {
-      const unsigned int v6109 = 64u + v13445;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6111 = v13 + v6100;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6112 = v6111 * v1;
-      const unsigned int v6113 = v6112 + v28;
-      const unsigned int v6114 = v6113 << 7u;
-      const unsigned int v6115 = v6114 + v6109;
-      const iron_bf16 v6116 = iron_f32_to_bf16(v6103);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6117 = iron_f32_to_bf16(v6105);
-      *reinterpret_cast<iron_bf16x2*>(out + v6115) = iron_bf16x2{{v6116, v6117}};
+    const unsigned int v12921 = v56 + v20267;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12922 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12923 = v366.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12924 = v12923 * v12922;
+    const float v12925 = v366.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12926 = v12925 * v12922;
+    const bool v12927 = v12921 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12927) {
+      const unsigned int v12930 = 64u + v20266;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12932 = v13 + v12921;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12933 = v12932 * v1;
+      const unsigned int v12934 = v12933 + v28;
+      const unsigned int v12935 = v12934 << 7u;
+      const unsigned int v12936 = v12935 + v12930;
+      const iron_bf16 v12937 = iron_f32_to_bf16(v12924);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12938 = iron_f32_to_bf16(v12926);
+      *reinterpret_cast<iron_bf16x2*>(out + v12936) = iron_bf16x2{{v12937, v12938}};
     }
-    const unsigned int v6119 = v56 + v13456;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6120 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6121 = v364.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6122 = v6121 * v6120;
-    const float v6123 = v364.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6124 = v6123 * v6120;
-    const bool v6125 = v6119 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6125) {
-      const unsigned int v6128 = 64u + v13455;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6130 = v13 + v6119;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6131 = v6130 * v1;
-      const unsigned int v6132 = v6131 + v28;
-      const unsigned int v6133 = v6132 << 7u;
-      const unsigned int v6134 = v6133 + v6128;
-      const iron_bf16 v6135 = iron_f32_to_bf16(v6122);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6136 = iron_f32_to_bf16(v6124);
-      *reinterpret_cast<iron_bf16x2*>(out + v6134) = iron_bf16x2{{v6135, v6136}};
+    const unsigned int v12940 = v56 + v20277;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12941 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12942 = v366.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12943 = v12942 * v12941;
+    const float v12944 = v366.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12945 = v12944 * v12941;
+    const bool v12946 = v12940 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12946) {
+      const unsigned int v12949 = 64u + v20276;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12951 = v13 + v12940;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12952 = v12951 * v1;
+      const unsigned int v12953 = v12952 + v28;
+      const unsigned int v12954 = v12953 << 7u;
+      const unsigned int v12955 = v12954 + v12949;
+      const iron_bf16 v12956 = iron_f32_to_bf16(v12943);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12957 = iron_f32_to_bf16(v12945);
+      *reinterpret_cast<iron_bf16x2*>(out + v12955) = iron_bf16x2{{v12956, v12957}};
     }
-    const unsigned int v6138 = v56 + v13466;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6139 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6140 = v364.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6141 = v6140 * v6139;
-    const float v6142 = v364.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6143 = v6142 * v6139;
-    const bool v6144 = v6138 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6144) {
-      const unsigned int v6147 = 64u + v13465;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6149 = v13 + v6138;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6150 = v6149 * v1;
-      const unsigned int v6151 = v6150 + v28;
-      const unsigned int v6152 = v6151 << 7u;
-      const unsigned int v6153 = v6152 + v6147;
-      const iron_bf16 v6154 = iron_f32_to_bf16(v6141);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6155 = iron_f32_to_bf16(v6143);
-      *reinterpret_cast<iron_bf16x2*>(out + v6153) = iron_bf16x2{{v6154, v6155}};
+    const unsigned int v12959 = v56 + v20287;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12960 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12961 = v366.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12962 = v12961 * v12960;
+    const float v12963 = v366.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12964 = v12963 * v12960;
+    const bool v12965 = v12959 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12965) {
+      const unsigned int v12968 = 64u + v20286;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12970 = v13 + v12959;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12971 = v12970 * v1;
+      const unsigned int v12972 = v12971 + v28;
+      const unsigned int v12973 = v12972 << 7u;
+      const unsigned int v12974 = v12973 + v12968;
+      const iron_bf16 v12975 = iron_f32_to_bf16(v12962);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12976 = iron_f32_to_bf16(v12964);
+      *reinterpret_cast<iron_bf16x2*>(out + v12974) = iron_bf16x2{{v12975, v12976}};
     }
-    const unsigned int v6157 = v56 + v13476;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6158 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6159 = v364.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6160 = v6159 * v6158;
-    const float v6161 = v364.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6162 = v6161 * v6158;
-    const bool v6163 = v6157 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6163) {
-      const unsigned int v6166 = 64u + v13475;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6168 = v13 + v6157;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6169 = v6168 * v1;
-      const unsigned int v6170 = v6169 + v28;
-      const unsigned int v6171 = v6170 << 7u;
-      const unsigned int v6172 = v6171 + v6166;
-      const iron_bf16 v6173 = iron_f32_to_bf16(v6160);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6174 = iron_f32_to_bf16(v6162);
-      *reinterpret_cast<iron_bf16x2*>(out + v6172) = iron_bf16x2{{v6173, v6174}};
+    const unsigned int v12978 = v56 + v20297;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12979 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12980 = v366.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12981 = v12980 * v12979;
+    const float v12982 = v366.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12983 = v12982 * v12979;
+    const bool v12984 = v12978 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12984) {
+      const unsigned int v12987 = 64u + v20296;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12989 = v13 + v12978;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12990 = v12989 * v1;
+      const unsigned int v12991 = v12990 + v28;
+      const unsigned int v12992 = v12991 << 7u;
+      const unsigned int v12993 = v12992 + v12987;
+      const iron_bf16 v12994 = iron_f32_to_bf16(v12981);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12995 = iron_f32_to_bf16(v12983);
+      *reinterpret_cast<iron_bf16x2*>(out + v12993) = iron_bf16x2{{v12994, v12995}};
     }
-    const unsigned int v6176 = v56 + v13486;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6177 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6178 = v364.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6179 = v6178 * v6177;
-    const float v6180 = v364.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6181 = v6180 * v6177;
-    const bool v6182 = v6176 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6182) {
-      const unsigned int v6185 = 64u + v13485;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6187 = v13 + v6176;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6188 = v6187 * v1;
-      const unsigned int v6189 = v6188 + v28;
-      const unsigned int v6190 = v6189 << 7u;
-      const unsigned int v6191 = v6190 + v6185;
-      const iron_bf16 v6192 = iron_f32_to_bf16(v6179);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6193 = iron_f32_to_bf16(v6181);
-      *reinterpret_cast<iron_bf16x2*>(out + v6191) = iron_bf16x2{{v6192, v6193}};
+    const unsigned int v12997 = v56 + v20307;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12998 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12999 = v366.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13000 = v12999 * v12998;
+    const float v13001 = v366.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13002 = v13001 * v12998;
+    const bool v13003 = v12997 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13003) {
+      const unsigned int v13006 = 64u + v20306;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13008 = v13 + v12997;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13009 = v13008 * v1;
+      const unsigned int v13010 = v13009 + v28;
+      const unsigned int v13011 = v13010 << 7u;
+      const unsigned int v13012 = v13011 + v13006;
+      const iron_bf16 v13013 = iron_f32_to_bf16(v13000);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13014 = iron_f32_to_bf16(v13002);
+      *reinterpret_cast<iron_bf16x2*>(out + v13012) = iron_bf16x2{{v13013, v13014}};
     }
-    const unsigned int v6195 = v56 + v13496;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6196 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6197 = v364.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6198 = v6197 * v6196;
-    const float v6199 = v364.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6200 = v6199 * v6196;
-    const bool v6201 = v6195 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6201) {
-      const unsigned int v6204 = 64u + v13495;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6206 = v13 + v6195;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6207 = v6206 * v1;
-      const unsigned int v6208 = v6207 + v28;
-      const unsigned int v6209 = v6208 << 7u;
-      const unsigned int v6210 = v6209 + v6204;
-      const iron_bf16 v6211 = iron_f32_to_bf16(v6198);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6212 = iron_f32_to_bf16(v6200);
-      *reinterpret_cast<iron_bf16x2*>(out + v6210) = iron_bf16x2{{v6211, v6212}};
+    const unsigned int v13016 = v56 + v20317;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13017 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13018 = v366.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13019 = v13018 * v13017;
+    const float v13020 = v366.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13021 = v13020 * v13017;
+    const bool v13022 = v13016 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13022) {
+      const unsigned int v13025 = 64u + v20316;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13027 = v13 + v13016;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13028 = v13027 * v1;
+      const unsigned int v13029 = v13028 + v28;
+      const unsigned int v13030 = v13029 << 7u;
+      const unsigned int v13031 = v13030 + v13025;
+      const iron_bf16 v13032 = iron_f32_to_bf16(v13019);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13033 = iron_f32_to_bf16(v13021);
+      *reinterpret_cast<iron_bf16x2*>(out + v13031) = iron_bf16x2{{v13032, v13033}};
     }
-    const unsigned int v6214 = v56 + v13506;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6215 = v5589.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6216 = v364.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6217 = v6216 * v6215;
-    const float v6218 = v364.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6219 = v6218 * v6215;
-    const bool v6220 = v6214 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6220) {
-      const unsigned int v6223 = 64u + v13505;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6225 = v13 + v6214;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6226 = v6225 * v1;
-      const unsigned int v6227 = v6226 + v28;
-      const unsigned int v6228 = v6227 << 7u;
-      const unsigned int v6229 = v6228 + v6223;
-      const iron_bf16 v6230 = iron_f32_to_bf16(v6217);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6231 = iron_f32_to_bf16(v6219);
-      *reinterpret_cast<iron_bf16x2*>(out + v6229) = iron_bf16x2{{v6230, v6231}};
+    const unsigned int v13035 = v56 + v20327;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13036 = v12410.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13037 = v366.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13038 = v13037 * v13036;
+    const float v13039 = v366.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13040 = v13039 * v13036;
+    const bool v13041 = v13035 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13041) {
+      const unsigned int v13044 = 64u + v20326;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13046 = v13 + v13035;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13047 = v13046 * v1;
+      const unsigned int v13048 = v13047 + v28;
+      const unsigned int v13049 = v13048 << 7u;
+      const unsigned int v13050 = v13049 + v13044;
+      const iron_bf16 v13051 = iron_f32_to_bf16(v13038);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13052 = iron_f32_to_bf16(v13040);
+      *reinterpret_cast<iron_bf16x2*>(out + v13050) = iron_bf16x2{{v13051, v13052}};
     }
-    const unsigned int v6233 = v56 + v13516;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6234 = v5589.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6235 = v364.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6236 = v6235 * v6234;
-    const float v6237 = v364.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6238 = v6237 * v6234;
-    const bool v6239 = v6233 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6239) {
-      const unsigned int v6242 = 64u + v13515;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6244 = v13 + v6233;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6245 = v6244 * v1;
-      const unsigned int v6246 = v6245 + v28;
-      const unsigned int v6247 = v6246 << 7u;
-      const unsigned int v6248 = v6247 + v6242;
-      const iron_bf16 v6249 = iron_f32_to_bf16(v6236);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6250 = iron_f32_to_bf16(v6238);
-      *reinterpret_cast<iron_bf16x2*>(out + v6248) = iron_bf16x2{{v6249, v6250}};
+    const unsigned int v13054 = v56 + v20337;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13055 = v12410.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13056 = v366.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13057 = v13056 * v13055;
+    const float v13058 = v366.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13059 = v13058 * v13055;
+    const bool v13060 = v13054 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13060) {
+      const unsigned int v13063 = 64u + v20336;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13065 = v13 + v13054;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13066 = v13065 * v1;
+      const unsigned int v13067 = v13066 + v28;
+      const unsigned int v13068 = v13067 << 7u;
+      const unsigned int v13069 = v13068 + v13063;
+      const iron_bf16 v13070 = iron_f32_to_bf16(v13057);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13071 = iron_f32_to_bf16(v13059);
+      *reinterpret_cast<iron_bf16x2*>(out + v13069) = iron_bf16x2{{v13070, v13071}};
     }
   }
 }

@@ -393,9 +393,9 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
   const bool v48 = v27 < v20;  // kernels/sdpa/prefill.cpp:139
   if (v48) {
     const float v49 = sinks[v28];  // kernels/sdpa/prefill.cpp:166
-    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:94
+    const unsigned int v51 = iron_linear_thread() >> 5;  // kernels/sdpa/flash_warpgroup.hpp:95
     const unsigned int v52 = v51 >> 2u;
-    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:95
+    const unsigned int v55 = v51 << 4u;  // kernels/sdpa/flash_warpgroup.hpp:96
     const unsigned int v56 = v27 + v55;
     const unsigned int v59 = threadIdx.x;  // kernels/sdpa/flash_tile.hpp:81
     const unsigned int v62 = v59 >> 5u;  // kernels/sdpa/flash_tile.hpp:82
@@ -409,7 +409,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v75 = v74 + v28;
     const unsigned int v76 = v75 << 8u;
     const unsigned int v77 = v76 + v66;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v79 = v66 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v81 = v62 << 6u;
     const unsigned int v84 = v66 >> 6u;
     const unsigned int v85 = v84 << 13u;
@@ -428,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v106 = v105 + v28;
     const unsigned int v107 = v106 << 8u;
     const unsigned int v108 = v107 + v97;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v110 = v97 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v112 = v93 << 6u;
     const unsigned int v115 = v97 >> 6u;
     const unsigned int v116 = v115 << 13u;
@@ -447,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v137 = v136 + v28;
     const unsigned int v138 = v137 << 8u;
     const unsigned int v139 = v138 + v128;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v141 = v128 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v143 = v124 << 6u;
     const unsigned int v146 = v128 >> 6u;
     const unsigned int v147 = v146 << 13u;
@@ -466,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v168 = v167 + v28;
     const unsigned int v169 = v168 << 8u;
     const unsigned int v170 = v169 + v159;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v172 = v159 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v174 = v155 << 6u;
     const unsigned int v177 = v159 >> 6u;
     const unsigned int v178 = v177 << 13u;
@@ -485,7 +485,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v199 = v198 + v28;
     const unsigned int v200 = v199 << 8u;
     const unsigned int v201 = v200 + v190;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v203 = v190 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v205 = v186 << 6u;
     const unsigned int v208 = v190 >> 6u;
     const unsigned int v209 = v208 << 13u;
@@ -504,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v230 = v229 + v28;
     const unsigned int v231 = v230 << 8u;
     const unsigned int v232 = v231 + v221;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v234 = v221 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v236 = v217 << 6u;
     const unsigned int v239 = v221 >> 6u;
     const unsigned int v240 = v239 << 13u;
@@ -523,7 +523,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v261 = v260 + v28;
     const unsigned int v262 = v261 << 8u;
     const unsigned int v263 = v262 + v252;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v265 = v252 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v267 = v248 << 6u;
     const unsigned int v270 = v252 >> 6u;
     const unsigned int v271 = v270 << 13u;
@@ -542,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v292 = v291 + v28;
     const unsigned int v293 = v292 << 8u;
     const unsigned int v294 = v293 + v283;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v296 = v283 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v298 = v279 << 6u;
     const unsigned int v301 = v283 >> 6u;
     const unsigned int v302 = v301 << 13u;
@@ -561,7 +561,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v323 = v322 + v28;
     const unsigned int v324 = v323 << 8u;
     const unsigned int v325 = v324 + v314;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v327 = v314 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v327 = v314 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v329 = v310 << 6u;
     const unsigned int v332 = v314 >> 6u;
     const unsigned int v333 = v332 << 13u;
@@ -580,7 +580,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v354 = v353 + v28;
     const unsigned int v355 = v354 << 8u;
     const unsigned int v356 = v355 + v345;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v358 = v345 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v358 = v345 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v360 = v341 << 6u;
     const unsigned int v363 = v345 >> 6u;
     const unsigned int v364 = v363 << 13u;
@@ -599,7 +599,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v385 = v384 + v28;
     const unsigned int v386 = v385 << 8u;
     const unsigned int v387 = v386 + v376;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v389 = v376 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v389 = v376 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v391 = v372 << 6u;
     const unsigned int v394 = v376 >> 6u;
     const unsigned int v395 = v394 << 13u;
@@ -618,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v416 = v415 + v28;
     const unsigned int v417 = v416 << 8u;
     const unsigned int v418 = v417 + v407;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v420 = v407 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v420 = v407 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v422 = v403 << 6u;
     const unsigned int v425 = v407 >> 6u;
     const unsigned int v426 = v425 << 13u;
@@ -637,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v447 = v446 + v28;
     const unsigned int v448 = v447 << 8u;
     const unsigned int v449 = v448 + v438;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v451 = v438 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v451 = v438 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v453 = v434 << 6u;
     const unsigned int v456 = v438 >> 6u;
     const unsigned int v457 = v456 << 13u;
@@ -656,7 +656,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v478 = v477 + v28;
     const unsigned int v479 = v478 << 8u;
     const unsigned int v480 = v479 + v469;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v482 = v469 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v482 = v469 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v484 = v465 << 6u;
     const unsigned int v487 = v469 >> 6u;
     const unsigned int v488 = v487 << 13u;
@@ -675,7 +675,7 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v509 = v508 + v28;
     const unsigned int v510 = v509 << 8u;
     const unsigned int v511 = v510 + v500;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v513 = v500 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v513 = v500 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v515 = v496 << 6u;
     const unsigned int v518 = v500 >> 6u;
     const unsigned int v519 = v518 << 13u;
@@ -694,17 +694,17 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v540 = v539 + v28;
     const unsigned int v541 = v540 << 8u;
     const unsigned int v542 = v541 + v531;  // kernels/sdpa/flash_tile.hpp:85
-    const unsigned int v544 = v531 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:55
+    const unsigned int v544 = v531 & 63u;  // kernels/sdpa/flash_warpgroup.hpp:56
     const unsigned int v546 = v527 << 6u;
     const unsigned int v549 = v531 >> 6u;
     const unsigned int v550 = v549 << 13u;
     const unsigned int v552 = v550 + v546;
     const unsigned int v553 = v552 + v544;
     iron_copy_async<16>(shm0 + (v553 ^ (((v553 >> 6u) & 7u) << 3u)), q + v542, v533);  // kernels/sdpa/flash_tile.hpp:86
-    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:108
-    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:111
-    const unsigned int v555 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:113
+    asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:109
+    asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:110
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:112
+    const unsigned int v555 = v27 + 128u;  // kernels/sdpa/flash_warpgroup.hpp:114
     const unsigned int v556 = min(v555, v20);
     const unsigned int v558 = v27 + v35;  // kernels/sdpa/flash_tile.hpp:125
     const unsigned int v559 = v558 + 1u;
@@ -726,4674 +726,4674 @@ extern "C" __global__ void __launch_bounds__(256) iron_sdpa_prefill_paged_d256_b
     const unsigned int v589 = v566 ? v35 : v586;  // kernels/sdpa/flash_tile.hpp:126
     const unsigned int v601 = v576 >> 6u;  // kernels/sdpa/flash_tile.hpp:141
     const unsigned int v602 = v601 << 6u;
-    const float v604 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:115
+    const float v604 = v10 * 1.442695f;  // kernels/sdpa/flash_warpgroup.hpp:116
     iron_frag<float, 2, 16, 8> v606;  // kernels/sdpa/flash_tile.hpp:197
     iron_frag_fill(v606, __uint_as_float(0xff800000u));
     iron_frag<float, 2, 16, 8> v608;
     iron_frag_fill(v608, 0.0f);
-    iron_frag<float, 2, 16, 64> v610;  // /usr/include/c++/12/array:99
-    iron_frag_fill(v610, 0.0f);
-    iron_frag<float, 2, 16, 64> v612;
+    iron_frag<float, 2, 16, 64> v612;  // /usr/include/c++/12/array:99
     iron_frag_fill(v612, 0.0f);
     iron_frag<float, 2, 16, 64> v614;
     iron_frag_fill(v614, 0.0f);
     iron_frag<float, 2, 16, 64> v616;
     iron_frag_fill(v616, 0.0f);
+    iron_frag<float, 2, 16, 64> v618;
+    iron_frag_fill(v618, 0.0f);
 
-    for (unsigned int v8174 = v42; v8174 < 1u; v8174 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v8175 = v8174 << 6u;
-      const unsigned int v8176 = v602 + v8175;
-      const bool v8177 = v8176 < v589;
-      if (v8177) {
+    for (unsigned int v15615 = v42; v15615 < 1u; v15615 += 1u) {  // kernels/sdpa/flash_warpgroup.hpp:294
+      const unsigned int v15616 = v15615 << 6u;
+      const unsigned int v15617 = v602 + v15616;
+      const bool v15618 = v15617 < v589;
+      if (v15618) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v8179 = v8174 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v8189 = v8176 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8190 = v8189 < v35;
-          const unsigned int v8193 = v8190 ? v8189 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8195 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8196 = v8193 & v8195;
-          const unsigned int v8197 = v8193 >> (v41 & 31);
-          const unsigned int v8198 = v32 + v8197;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8199 = block_table[v8198];
-          const unsigned int v8201 = v8199 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8202 = v8201 + v30;
-          const unsigned int v8203 = v8202 * v6;
-          const unsigned int v8204 = v8203 + v8196;
-          const unsigned int v8205 = v8204 << 8u;
-          const unsigned int v8206 = v8205 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8214 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8215 = v8179 + v8214;
-          const unsigned int v8216 = v8215 + v81;
-          const unsigned int v8217 = v8216 + v79;
-          iron_copy_async<16>(shm1 + (v8217 ^ (((v8217 >> 6u) & 7u) << 3u)), k_pages + v8206, v8190);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8227 = v8176 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8228 = v8227 < v35;
-          const unsigned int v8231 = v8228 ? v8227 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8234 = v8231 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8235 = v8231 >> (v41 & 31);
-          const unsigned int v8236 = v32 + v8235;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8237 = block_table[v8236];
-          const unsigned int v8239 = v8237 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8240 = v8239 + v30;
-          const unsigned int v8241 = v8240 * v6;
-          const unsigned int v8242 = v8241 + v8234;
-          const unsigned int v8243 = v8242 << 8u;
-          const unsigned int v8244 = v8243 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8252 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8253 = v8179 + v8252;
-          const unsigned int v8254 = v8253 + v112;
-          const unsigned int v8255 = v8254 + v110;
-          iron_copy_async<16>(shm1 + (v8255 ^ (((v8255 >> 6u) & 7u) << 3u)), k_pages + v8244, v8228);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8265 = v8176 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8266 = v8265 < v35;
-          const unsigned int v8269 = v8266 ? v8265 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8272 = v8269 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8273 = v8269 >> (v41 & 31);
-          const unsigned int v8274 = v32 + v8273;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8275 = block_table[v8274];
-          const unsigned int v8277 = v8275 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8278 = v8277 + v30;
-          const unsigned int v8279 = v8278 * v6;
-          const unsigned int v8280 = v8279 + v8272;
-          const unsigned int v8281 = v8280 << 8u;
-          const unsigned int v8282 = v8281 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8290 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8291 = v8179 + v8290;
-          const unsigned int v8292 = v8291 + v143;
-          const unsigned int v8293 = v8292 + v141;
-          iron_copy_async<16>(shm1 + (v8293 ^ (((v8293 >> 6u) & 7u) << 3u)), k_pages + v8282, v8266);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8303 = v8176 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8304 = v8303 < v35;
-          const unsigned int v8307 = v8304 ? v8303 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8310 = v8307 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8311 = v8307 >> (v41 & 31);
-          const unsigned int v8312 = v32 + v8311;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8313 = block_table[v8312];
-          const unsigned int v8315 = v8313 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8316 = v8315 + v30;
-          const unsigned int v8317 = v8316 * v6;
-          const unsigned int v8318 = v8317 + v8310;
-          const unsigned int v8319 = v8318 << 8u;
-          const unsigned int v8320 = v8319 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8328 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8329 = v8179 + v8328;
-          const unsigned int v8330 = v8329 + v174;
-          const unsigned int v8331 = v8330 + v172;
-          iron_copy_async<16>(shm1 + (v8331 ^ (((v8331 >> 6u) & 7u) << 3u)), k_pages + v8320, v8304);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8341 = v8176 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8342 = v8341 < v35;
-          const unsigned int v8345 = v8342 ? v8341 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8348 = v8345 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8349 = v8345 >> (v41 & 31);
-          const unsigned int v8350 = v32 + v8349;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8351 = block_table[v8350];
-          const unsigned int v8353 = v8351 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8354 = v8353 + v30;
-          const unsigned int v8355 = v8354 * v6;
-          const unsigned int v8356 = v8355 + v8348;
-          const unsigned int v8357 = v8356 << 8u;
-          const unsigned int v8358 = v8357 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8366 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8367 = v8179 + v8366;
-          const unsigned int v8368 = v8367 + v205;
-          const unsigned int v8369 = v8368 + v203;
-          iron_copy_async<16>(shm1 + (v8369 ^ (((v8369 >> 6u) & 7u) << 3u)), k_pages + v8358, v8342);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8379 = v8176 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8380 = v8379 < v35;
-          const unsigned int v8383 = v8380 ? v8379 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8386 = v8383 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8387 = v8383 >> (v41 & 31);
-          const unsigned int v8388 = v32 + v8387;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8389 = block_table[v8388];
-          const unsigned int v8391 = v8389 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8392 = v8391 + v30;
-          const unsigned int v8393 = v8392 * v6;
-          const unsigned int v8394 = v8393 + v8386;
-          const unsigned int v8395 = v8394 << 8u;
-          const unsigned int v8396 = v8395 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8404 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8405 = v8179 + v8404;
-          const unsigned int v8406 = v8405 + v236;
-          const unsigned int v8407 = v8406 + v234;
-          iron_copy_async<16>(shm1 + (v8407 ^ (((v8407 >> 6u) & 7u) << 3u)), k_pages + v8396, v8380);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8417 = v8176 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8418 = v8417 < v35;
-          const unsigned int v8421 = v8418 ? v8417 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8424 = v8421 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8425 = v8421 >> (v41 & 31);
-          const unsigned int v8426 = v32 + v8425;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8427 = block_table[v8426];
-          const unsigned int v8429 = v8427 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8430 = v8429 + v30;
-          const unsigned int v8431 = v8430 * v6;
-          const unsigned int v8432 = v8431 + v8424;
-          const unsigned int v8433 = v8432 << 8u;
-          const unsigned int v8434 = v8433 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8442 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8443 = v8179 + v8442;
-          const unsigned int v8444 = v8443 + v267;
-          const unsigned int v8445 = v8444 + v265;
-          iron_copy_async<16>(shm1 + (v8445 ^ (((v8445 >> 6u) & 7u) << 3u)), k_pages + v8434, v8418);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8455 = v8176 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8456 = v8455 < v35;
-          const unsigned int v8459 = v8456 ? v8455 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8462 = v8459 & v8195;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v8463 = v8459 >> (v41 & 31);
-          const unsigned int v8464 = v32 + v8463;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8465 = block_table[v8464];
-          const unsigned int v8467 = v8465 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8468 = v8467 + v30;
-          const unsigned int v8469 = v8468 * v6;
-          const unsigned int v8470 = v8469 + v8462;
-          const unsigned int v8471 = v8470 << 8u;
-          const unsigned int v8472 = v8471 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8480 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8481 = v8179 + v8480;
-          const unsigned int v8482 = v8481 + v298;
-          const unsigned int v8483 = v8482 + v296;
-          iron_copy_async<16>(shm1 + (v8483 ^ (((v8483 >> 6u) & 7u) << 3u)), k_pages + v8472, v8456);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8505 = block_table[v8198];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8507 = v8505 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8508 = v8507 + v30;
-          const unsigned int v8509 = v8508 * v6;
-          const unsigned int v8510 = v8509 + v8196;
-          const unsigned int v8511 = v8510 << 8u;
-          const unsigned int v8512 = v8511 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8217 ^ (((v8217 >> 6u) & 7u) << 3u)), v_pages + v8512, v8190);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8543 = block_table[v8236];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8545 = v8543 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8546 = v8545 + v30;
-          const unsigned int v8547 = v8546 * v6;
-          const unsigned int v8548 = v8547 + v8234;
-          const unsigned int v8549 = v8548 << 8u;
-          const unsigned int v8550 = v8549 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8255 ^ (((v8255 >> 6u) & 7u) << 3u)), v_pages + v8550, v8228);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8581 = block_table[v8274];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8583 = v8581 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8584 = v8583 + v30;
-          const unsigned int v8585 = v8584 * v6;
-          const unsigned int v8586 = v8585 + v8272;
-          const unsigned int v8587 = v8586 << 8u;
-          const unsigned int v8588 = v8587 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8293 ^ (((v8293 >> 6u) & 7u) << 3u)), v_pages + v8588, v8266);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8619 = block_table[v8312];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8621 = v8619 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8622 = v8621 + v30;
-          const unsigned int v8623 = v8622 * v6;
-          const unsigned int v8624 = v8623 + v8310;
-          const unsigned int v8625 = v8624 << 8u;
-          const unsigned int v8626 = v8625 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8331 ^ (((v8331 >> 6u) & 7u) << 3u)), v_pages + v8626, v8304);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8657 = block_table[v8350];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8659 = v8657 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8660 = v8659 + v30;
-          const unsigned int v8661 = v8660 * v6;
-          const unsigned int v8662 = v8661 + v8348;
-          const unsigned int v8663 = v8662 << 8u;
-          const unsigned int v8664 = v8663 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8369 ^ (((v8369 >> 6u) & 7u) << 3u)), v_pages + v8664, v8342);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8695 = block_table[v8388];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8697 = v8695 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8698 = v8697 + v30;
-          const unsigned int v8699 = v8698 * v6;
-          const unsigned int v8700 = v8699 + v8386;
-          const unsigned int v8701 = v8700 << 8u;
-          const unsigned int v8702 = v8701 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8407 ^ (((v8407 >> 6u) & 7u) << 3u)), v_pages + v8702, v8380);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8733 = block_table[v8426];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8735 = v8733 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8736 = v8735 + v30;
-          const unsigned int v8737 = v8736 * v6;
-          const unsigned int v8738 = v8737 + v8424;
-          const unsigned int v8739 = v8738 << 8u;
-          const unsigned int v8740 = v8739 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8445 ^ (((v8445 >> 6u) & 7u) << 3u)), v_pages + v8740, v8418);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8771 = block_table[v8464];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8773 = v8771 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8774 = v8773 + v30;
-          const unsigned int v8775 = v8774 * v6;
-          const unsigned int v8776 = v8775 + v8462;
-          const unsigned int v8777 = v8776 << 8u;
-          const unsigned int v8778 = v8777 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8483 ^ (((v8483 >> 6u) & 7u) << 3u)), v_pages + v8778, v8456);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15620 = v15615 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v15630 = v15617 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15631 = v15630 < v35;
+          const unsigned int v15634 = v15631 ? v15630 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15636 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15637 = v15634 & v15636;
+          const unsigned int v15638 = v15634 >> (v41 & 31);
+          const unsigned int v15639 = v32 + v15638;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15640 = block_table[v15639];
+          const unsigned int v15642 = v15640 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15643 = v15642 + v30;
+          const unsigned int v15644 = v15643 * v6;
+          const unsigned int v15645 = v15644 + v15637;
+          const unsigned int v15646 = v15645 << 8u;
+          const unsigned int v15647 = v15646 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15655 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15656 = v15620 + v15655;
+          const unsigned int v15657 = v15656 + v81;
+          const unsigned int v15658 = v15657 + v79;
+          iron_copy_async<16>(shm1 + (v15658 ^ (((v15658 >> 6u) & 7u) << 3u)), k_pages + v15647, v15631);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15668 = v15617 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15669 = v15668 < v35;
+          const unsigned int v15672 = v15669 ? v15668 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15675 = v15672 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15676 = v15672 >> (v41 & 31);
+          const unsigned int v15677 = v32 + v15676;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15678 = block_table[v15677];
+          const unsigned int v15680 = v15678 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15681 = v15680 + v30;
+          const unsigned int v15682 = v15681 * v6;
+          const unsigned int v15683 = v15682 + v15675;
+          const unsigned int v15684 = v15683 << 8u;
+          const unsigned int v15685 = v15684 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15693 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15694 = v15620 + v15693;
+          const unsigned int v15695 = v15694 + v112;
+          const unsigned int v15696 = v15695 + v110;
+          iron_copy_async<16>(shm1 + (v15696 ^ (((v15696 >> 6u) & 7u) << 3u)), k_pages + v15685, v15669);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15706 = v15617 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15707 = v15706 < v35;
+          const unsigned int v15710 = v15707 ? v15706 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15713 = v15710 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15714 = v15710 >> (v41 & 31);
+          const unsigned int v15715 = v32 + v15714;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15716 = block_table[v15715];
+          const unsigned int v15718 = v15716 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15719 = v15718 + v30;
+          const unsigned int v15720 = v15719 * v6;
+          const unsigned int v15721 = v15720 + v15713;
+          const unsigned int v15722 = v15721 << 8u;
+          const unsigned int v15723 = v15722 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15731 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15732 = v15620 + v15731;
+          const unsigned int v15733 = v15732 + v143;
+          const unsigned int v15734 = v15733 + v141;
+          iron_copy_async<16>(shm1 + (v15734 ^ (((v15734 >> 6u) & 7u) << 3u)), k_pages + v15723, v15707);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15744 = v15617 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15745 = v15744 < v35;
+          const unsigned int v15748 = v15745 ? v15744 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15751 = v15748 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15752 = v15748 >> (v41 & 31);
+          const unsigned int v15753 = v32 + v15752;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15754 = block_table[v15753];
+          const unsigned int v15756 = v15754 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15757 = v15756 + v30;
+          const unsigned int v15758 = v15757 * v6;
+          const unsigned int v15759 = v15758 + v15751;
+          const unsigned int v15760 = v15759 << 8u;
+          const unsigned int v15761 = v15760 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15769 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15770 = v15620 + v15769;
+          const unsigned int v15771 = v15770 + v174;
+          const unsigned int v15772 = v15771 + v172;
+          iron_copy_async<16>(shm1 + (v15772 ^ (((v15772 >> 6u) & 7u) << 3u)), k_pages + v15761, v15745);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15782 = v15617 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15783 = v15782 < v35;
+          const unsigned int v15786 = v15783 ? v15782 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15789 = v15786 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15790 = v15786 >> (v41 & 31);
+          const unsigned int v15791 = v32 + v15790;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15792 = block_table[v15791];
+          const unsigned int v15794 = v15792 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15795 = v15794 + v30;
+          const unsigned int v15796 = v15795 * v6;
+          const unsigned int v15797 = v15796 + v15789;
+          const unsigned int v15798 = v15797 << 8u;
+          const unsigned int v15799 = v15798 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15807 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15808 = v15620 + v15807;
+          const unsigned int v15809 = v15808 + v205;
+          const unsigned int v15810 = v15809 + v203;
+          iron_copy_async<16>(shm1 + (v15810 ^ (((v15810 >> 6u) & 7u) << 3u)), k_pages + v15799, v15783);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15820 = v15617 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15821 = v15820 < v35;
+          const unsigned int v15824 = v15821 ? v15820 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15827 = v15824 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15828 = v15824 >> (v41 & 31);
+          const unsigned int v15829 = v32 + v15828;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15830 = block_table[v15829];
+          const unsigned int v15832 = v15830 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15833 = v15832 + v30;
+          const unsigned int v15834 = v15833 * v6;
+          const unsigned int v15835 = v15834 + v15827;
+          const unsigned int v15836 = v15835 << 8u;
+          const unsigned int v15837 = v15836 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15845 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15846 = v15620 + v15845;
+          const unsigned int v15847 = v15846 + v236;
+          const unsigned int v15848 = v15847 + v234;
+          iron_copy_async<16>(shm1 + (v15848 ^ (((v15848 >> 6u) & 7u) << 3u)), k_pages + v15837, v15821);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15858 = v15617 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15859 = v15858 < v35;
+          const unsigned int v15862 = v15859 ? v15858 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15865 = v15862 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15866 = v15862 >> (v41 & 31);
+          const unsigned int v15867 = v32 + v15866;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15868 = block_table[v15867];
+          const unsigned int v15870 = v15868 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15871 = v15870 + v30;
+          const unsigned int v15872 = v15871 * v6;
+          const unsigned int v15873 = v15872 + v15865;
+          const unsigned int v15874 = v15873 << 8u;
+          const unsigned int v15875 = v15874 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15883 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15884 = v15620 + v15883;
+          const unsigned int v15885 = v15884 + v267;
+          const unsigned int v15886 = v15885 + v265;
+          iron_copy_async<16>(shm1 + (v15886 ^ (((v15886 >> 6u) & 7u) << 3u)), k_pages + v15875, v15859);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15896 = v15617 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v15897 = v15896 < v35;
+          const unsigned int v15900 = v15897 ? v15896 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15903 = v15900 & v15636;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v15904 = v15900 >> (v41 & 31);
+          const unsigned int v15905 = v32 + v15904;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15906 = block_table[v15905];
+          const unsigned int v15908 = v15906 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15909 = v15908 + v30;
+          const unsigned int v15910 = v15909 * v6;
+          const unsigned int v15911 = v15910 + v15903;
+          const unsigned int v15912 = v15911 << 8u;
+          const unsigned int v15913 = v15912 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v15921 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v15922 = v15620 + v15921;
+          const unsigned int v15923 = v15922 + v298;
+          const unsigned int v15924 = v15923 + v296;
+          iron_copy_async<16>(shm1 + (v15924 ^ (((v15924 >> 6u) & 7u) << 3u)), k_pages + v15913, v15897);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15946 = block_table[v15639];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15948 = v15946 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15949 = v15948 + v30;
+          const unsigned int v15950 = v15949 * v6;
+          const unsigned int v15951 = v15950 + v15637;
+          const unsigned int v15952 = v15951 << 8u;
+          const unsigned int v15953 = v15952 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15658 ^ (((v15658 >> 6u) & 7u) << 3u)), v_pages + v15953, v15631);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v15984 = block_table[v15677];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v15986 = v15984 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v15987 = v15986 + v30;
+          const unsigned int v15988 = v15987 * v6;
+          const unsigned int v15989 = v15988 + v15675;
+          const unsigned int v15990 = v15989 << 8u;
+          const unsigned int v15991 = v15990 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15696 ^ (((v15696 >> 6u) & 7u) << 3u)), v_pages + v15991, v15669);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16022 = block_table[v15715];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16024 = v16022 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16025 = v16024 + v30;
+          const unsigned int v16026 = v16025 * v6;
+          const unsigned int v16027 = v16026 + v15713;
+          const unsigned int v16028 = v16027 << 8u;
+          const unsigned int v16029 = v16028 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15734 ^ (((v15734 >> 6u) & 7u) << 3u)), v_pages + v16029, v15707);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16060 = block_table[v15753];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16062 = v16060 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16063 = v16062 + v30;
+          const unsigned int v16064 = v16063 * v6;
+          const unsigned int v16065 = v16064 + v15751;
+          const unsigned int v16066 = v16065 << 8u;
+          const unsigned int v16067 = v16066 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15772 ^ (((v15772 >> 6u) & 7u) << 3u)), v_pages + v16067, v15745);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16098 = block_table[v15791];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16100 = v16098 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16101 = v16100 + v30;
+          const unsigned int v16102 = v16101 * v6;
+          const unsigned int v16103 = v16102 + v15789;
+          const unsigned int v16104 = v16103 << 8u;
+          const unsigned int v16105 = v16104 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15810 ^ (((v15810 >> 6u) & 7u) << 3u)), v_pages + v16105, v15783);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16136 = block_table[v15829];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16138 = v16136 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16139 = v16138 + v30;
+          const unsigned int v16140 = v16139 * v6;
+          const unsigned int v16141 = v16140 + v15827;
+          const unsigned int v16142 = v16141 << 8u;
+          const unsigned int v16143 = v16142 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15848 ^ (((v15848 >> 6u) & 7u) << 3u)), v_pages + v16143, v15821);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16174 = block_table[v15867];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16176 = v16174 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16177 = v16176 + v30;
+          const unsigned int v16178 = v16177 * v6;
+          const unsigned int v16179 = v16178 + v15865;
+          const unsigned int v16180 = v16179 << 8u;
+          const unsigned int v16181 = v16180 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15886 ^ (((v15886 >> 6u) & 7u) << 3u)), v_pages + v16181, v15859);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16212 = block_table[v15905];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16214 = v16212 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16215 = v16214 + v30;
+          const unsigned int v16216 = v16215 * v6;
+          const unsigned int v16217 = v16216 + v15903;
+          const unsigned int v16218 = v16217 << 8u;
+          const unsigned int v16219 = v16218 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v15924 ^ (((v15924 >> 6u) & 7u) << 3u)), v_pages + v16219, v15897);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v8791 = v8174 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v8801 = v8176 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8802 = v8801 < v35;
-          const unsigned int v8805 = v8802 ? v8801 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8806 = v8805 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8807 = v8805 / v6;
-          const unsigned int v8808 = v32 + v8807;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8809 = block_table[v8808];
-          const unsigned int v8811 = v8809 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8812 = v8811 + v30;
-          const unsigned int v8813 = v8812 * v6;
-          const unsigned int v8814 = v8813 + v8806;
-          const unsigned int v8815 = v8814 << 8u;
-          const unsigned int v8816 = v8815 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8824 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8825 = v8791 + v8824;
-          const unsigned int v8826 = v8825 + v81;
-          const unsigned int v8827 = v8826 + v79;
-          iron_copy_async<16>(shm1 + (v8827 ^ (((v8827 >> 6u) & 7u) << 3u)), k_pages + v8816, v8802);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8837 = v8176 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8838 = v8837 < v35;
-          const unsigned int v8841 = v8838 ? v8837 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8842 = v8841 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8843 = v8841 / v6;
-          const unsigned int v8844 = v32 + v8843;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8845 = block_table[v8844];
-          const unsigned int v8847 = v8845 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8848 = v8847 + v30;
-          const unsigned int v8849 = v8848 * v6;
-          const unsigned int v8850 = v8849 + v8842;
-          const unsigned int v8851 = v8850 << 8u;
-          const unsigned int v8852 = v8851 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8860 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8861 = v8791 + v8860;
-          const unsigned int v8862 = v8861 + v112;
-          const unsigned int v8863 = v8862 + v110;
-          iron_copy_async<16>(shm1 + (v8863 ^ (((v8863 >> 6u) & 7u) << 3u)), k_pages + v8852, v8838);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8873 = v8176 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8874 = v8873 < v35;
-          const unsigned int v8877 = v8874 ? v8873 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8878 = v8877 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8879 = v8877 / v6;
-          const unsigned int v8880 = v32 + v8879;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8881 = block_table[v8880];
-          const unsigned int v8883 = v8881 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8884 = v8883 + v30;
-          const unsigned int v8885 = v8884 * v6;
-          const unsigned int v8886 = v8885 + v8878;
-          const unsigned int v8887 = v8886 << 8u;
-          const unsigned int v8888 = v8887 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8896 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8897 = v8791 + v8896;
-          const unsigned int v8898 = v8897 + v143;
-          const unsigned int v8899 = v8898 + v141;
-          iron_copy_async<16>(shm1 + (v8899 ^ (((v8899 >> 6u) & 7u) << 3u)), k_pages + v8888, v8874);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8909 = v8176 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8910 = v8909 < v35;
-          const unsigned int v8913 = v8910 ? v8909 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8914 = v8913 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8915 = v8913 / v6;
-          const unsigned int v8916 = v32 + v8915;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8917 = block_table[v8916];
-          const unsigned int v8919 = v8917 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8920 = v8919 + v30;
-          const unsigned int v8921 = v8920 * v6;
-          const unsigned int v8922 = v8921 + v8914;
-          const unsigned int v8923 = v8922 << 8u;
-          const unsigned int v8924 = v8923 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8932 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8933 = v8791 + v8932;
-          const unsigned int v8934 = v8933 + v174;
-          const unsigned int v8935 = v8934 + v172;
-          iron_copy_async<16>(shm1 + (v8935 ^ (((v8935 >> 6u) & 7u) << 3u)), k_pages + v8924, v8910);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8945 = v8176 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8946 = v8945 < v35;
-          const unsigned int v8949 = v8946 ? v8945 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8950 = v8949 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8951 = v8949 / v6;
-          const unsigned int v8952 = v32 + v8951;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8953 = block_table[v8952];
-          const unsigned int v8955 = v8953 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8956 = v8955 + v30;
-          const unsigned int v8957 = v8956 * v6;
-          const unsigned int v8958 = v8957 + v8950;
-          const unsigned int v8959 = v8958 << 8u;
-          const unsigned int v8960 = v8959 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8968 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v8969 = v8791 + v8968;
-          const unsigned int v8970 = v8969 + v205;
-          const unsigned int v8971 = v8970 + v203;
-          iron_copy_async<16>(shm1 + (v8971 ^ (((v8971 >> 6u) & 7u) << 3u)), k_pages + v8960, v8946);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v8981 = v8176 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v8982 = v8981 < v35;
-          const unsigned int v8985 = v8982 ? v8981 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v8986 = v8985 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v8987 = v8985 / v6;
-          const unsigned int v8988 = v32 + v8987;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v8989 = block_table[v8988];
-          const unsigned int v8991 = v8989 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v8992 = v8991 + v30;
-          const unsigned int v8993 = v8992 * v6;
-          const unsigned int v8994 = v8993 + v8986;
-          const unsigned int v8995 = v8994 << 8u;
-          const unsigned int v8996 = v8995 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9004 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9005 = v8791 + v9004;
-          const unsigned int v9006 = v9005 + v236;
-          const unsigned int v9007 = v9006 + v234;
-          iron_copy_async<16>(shm1 + (v9007 ^ (((v9007 >> 6u) & 7u) << 3u)), k_pages + v8996, v8982);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9017 = v8176 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9018 = v9017 < v35;
-          const unsigned int v9021 = v9018 ? v9017 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9022 = v9021 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9023 = v9021 / v6;
-          const unsigned int v9024 = v32 + v9023;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9025 = block_table[v9024];
-          const unsigned int v9027 = v9025 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9028 = v9027 + v30;
-          const unsigned int v9029 = v9028 * v6;
-          const unsigned int v9030 = v9029 + v9022;
-          const unsigned int v9031 = v9030 << 8u;
-          const unsigned int v9032 = v9031 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9040 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9041 = v8791 + v9040;
-          const unsigned int v9042 = v9041 + v267;
-          const unsigned int v9043 = v9042 + v265;
-          iron_copy_async<16>(shm1 + (v9043 ^ (((v9043 >> 6u) & 7u) << 3u)), k_pages + v9032, v9018);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9053 = v8176 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9054 = v9053 < v35;
-          const unsigned int v9057 = v9054 ? v9053 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9058 = v9057 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v9059 = v9057 / v6;
-          const unsigned int v9060 = v32 + v9059;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9061 = block_table[v9060];
-          const unsigned int v9063 = v9061 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9064 = v9063 + v30;
-          const unsigned int v9065 = v9064 * v6;
-          const unsigned int v9066 = v9065 + v9058;
-          const unsigned int v9067 = v9066 << 8u;
-          const unsigned int v9068 = v9067 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9076 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9077 = v8791 + v9076;
-          const unsigned int v9078 = v9077 + v298;
-          const unsigned int v9079 = v9078 + v296;
-          iron_copy_async<16>(shm1 + (v9079 ^ (((v9079 >> 6u) & 7u) << 3u)), k_pages + v9068, v9054);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9099 = block_table[v8808];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9101 = v9099 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9102 = v9101 + v30;
-          const unsigned int v9103 = v9102 * v6;
-          const unsigned int v9104 = v9103 + v8806;
-          const unsigned int v9105 = v9104 << 8u;
-          const unsigned int v9106 = v9105 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8827 ^ (((v8827 >> 6u) & 7u) << 3u)), v_pages + v9106, v8802);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9135 = block_table[v8844];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9137 = v9135 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9138 = v9137 + v30;
-          const unsigned int v9139 = v9138 * v6;
-          const unsigned int v9140 = v9139 + v8842;
-          const unsigned int v9141 = v9140 << 8u;
-          const unsigned int v9142 = v9141 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8863 ^ (((v8863 >> 6u) & 7u) << 3u)), v_pages + v9142, v8838);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9171 = block_table[v8880];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9173 = v9171 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9174 = v9173 + v30;
-          const unsigned int v9175 = v9174 * v6;
-          const unsigned int v9176 = v9175 + v8878;
-          const unsigned int v9177 = v9176 << 8u;
-          const unsigned int v9178 = v9177 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8899 ^ (((v8899 >> 6u) & 7u) << 3u)), v_pages + v9178, v8874);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9207 = block_table[v8916];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9209 = v9207 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9210 = v9209 + v30;
-          const unsigned int v9211 = v9210 * v6;
-          const unsigned int v9212 = v9211 + v8914;
-          const unsigned int v9213 = v9212 << 8u;
-          const unsigned int v9214 = v9213 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8935 ^ (((v8935 >> 6u) & 7u) << 3u)), v_pages + v9214, v8910);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9243 = block_table[v8952];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9245 = v9243 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9246 = v9245 + v30;
-          const unsigned int v9247 = v9246 * v6;
-          const unsigned int v9248 = v9247 + v8950;
-          const unsigned int v9249 = v9248 << 8u;
-          const unsigned int v9250 = v9249 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v8971 ^ (((v8971 >> 6u) & 7u) << 3u)), v_pages + v9250, v8946);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9279 = block_table[v8988];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9281 = v9279 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9282 = v9281 + v30;
-          const unsigned int v9283 = v9282 * v6;
-          const unsigned int v9284 = v9283 + v8986;
-          const unsigned int v9285 = v9284 << 8u;
-          const unsigned int v9286 = v9285 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9007 ^ (((v9007 >> 6u) & 7u) << 3u)), v_pages + v9286, v8982);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9315 = block_table[v9024];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9317 = v9315 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9318 = v9317 + v30;
-          const unsigned int v9319 = v9318 * v6;
-          const unsigned int v9320 = v9319 + v9022;
-          const unsigned int v9321 = v9320 << 8u;
-          const unsigned int v9322 = v9321 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9043 ^ (((v9043 >> 6u) & 7u) << 3u)), v_pages + v9322, v9018);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9351 = block_table[v9060];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9353 = v9351 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9354 = v9353 + v30;
-          const unsigned int v9355 = v9354 * v6;
-          const unsigned int v9356 = v9355 + v9058;
-          const unsigned int v9357 = v9356 << 8u;
-          const unsigned int v9358 = v9357 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9079 ^ (((v9079 >> 6u) & 7u) << 3u)), v_pages + v9358, v9054);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16232 = v15615 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v16242 = v15617 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16243 = v16242 < v35;
+          const unsigned int v16246 = v16243 ? v16242 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16247 = v16246 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16248 = v16246 / v6;
+          const unsigned int v16249 = v32 + v16248;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16250 = block_table[v16249];
+          const unsigned int v16252 = v16250 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16253 = v16252 + v30;
+          const unsigned int v16254 = v16253 * v6;
+          const unsigned int v16255 = v16254 + v16247;
+          const unsigned int v16256 = v16255 << 8u;
+          const unsigned int v16257 = v16256 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16265 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16266 = v16232 + v16265;
+          const unsigned int v16267 = v16266 + v81;
+          const unsigned int v16268 = v16267 + v79;
+          iron_copy_async<16>(shm1 + (v16268 ^ (((v16268 >> 6u) & 7u) << 3u)), k_pages + v16257, v16243);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16278 = v15617 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16279 = v16278 < v35;
+          const unsigned int v16282 = v16279 ? v16278 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16283 = v16282 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16284 = v16282 / v6;
+          const unsigned int v16285 = v32 + v16284;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16286 = block_table[v16285];
+          const unsigned int v16288 = v16286 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16289 = v16288 + v30;
+          const unsigned int v16290 = v16289 * v6;
+          const unsigned int v16291 = v16290 + v16283;
+          const unsigned int v16292 = v16291 << 8u;
+          const unsigned int v16293 = v16292 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16301 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16302 = v16232 + v16301;
+          const unsigned int v16303 = v16302 + v112;
+          const unsigned int v16304 = v16303 + v110;
+          iron_copy_async<16>(shm1 + (v16304 ^ (((v16304 >> 6u) & 7u) << 3u)), k_pages + v16293, v16279);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16314 = v15617 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16315 = v16314 < v35;
+          const unsigned int v16318 = v16315 ? v16314 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16319 = v16318 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16320 = v16318 / v6;
+          const unsigned int v16321 = v32 + v16320;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16322 = block_table[v16321];
+          const unsigned int v16324 = v16322 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16325 = v16324 + v30;
+          const unsigned int v16326 = v16325 * v6;
+          const unsigned int v16327 = v16326 + v16319;
+          const unsigned int v16328 = v16327 << 8u;
+          const unsigned int v16329 = v16328 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16337 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16338 = v16232 + v16337;
+          const unsigned int v16339 = v16338 + v143;
+          const unsigned int v16340 = v16339 + v141;
+          iron_copy_async<16>(shm1 + (v16340 ^ (((v16340 >> 6u) & 7u) << 3u)), k_pages + v16329, v16315);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16350 = v15617 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16351 = v16350 < v35;
+          const unsigned int v16354 = v16351 ? v16350 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16355 = v16354 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16356 = v16354 / v6;
+          const unsigned int v16357 = v32 + v16356;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16358 = block_table[v16357];
+          const unsigned int v16360 = v16358 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16361 = v16360 + v30;
+          const unsigned int v16362 = v16361 * v6;
+          const unsigned int v16363 = v16362 + v16355;
+          const unsigned int v16364 = v16363 << 8u;
+          const unsigned int v16365 = v16364 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16373 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16374 = v16232 + v16373;
+          const unsigned int v16375 = v16374 + v174;
+          const unsigned int v16376 = v16375 + v172;
+          iron_copy_async<16>(shm1 + (v16376 ^ (((v16376 >> 6u) & 7u) << 3u)), k_pages + v16365, v16351);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16386 = v15617 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16387 = v16386 < v35;
+          const unsigned int v16390 = v16387 ? v16386 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16391 = v16390 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16392 = v16390 / v6;
+          const unsigned int v16393 = v32 + v16392;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16394 = block_table[v16393];
+          const unsigned int v16396 = v16394 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16397 = v16396 + v30;
+          const unsigned int v16398 = v16397 * v6;
+          const unsigned int v16399 = v16398 + v16391;
+          const unsigned int v16400 = v16399 << 8u;
+          const unsigned int v16401 = v16400 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16409 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16410 = v16232 + v16409;
+          const unsigned int v16411 = v16410 + v205;
+          const unsigned int v16412 = v16411 + v203;
+          iron_copy_async<16>(shm1 + (v16412 ^ (((v16412 >> 6u) & 7u) << 3u)), k_pages + v16401, v16387);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16422 = v15617 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16423 = v16422 < v35;
+          const unsigned int v16426 = v16423 ? v16422 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16427 = v16426 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16428 = v16426 / v6;
+          const unsigned int v16429 = v32 + v16428;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16430 = block_table[v16429];
+          const unsigned int v16432 = v16430 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16433 = v16432 + v30;
+          const unsigned int v16434 = v16433 * v6;
+          const unsigned int v16435 = v16434 + v16427;
+          const unsigned int v16436 = v16435 << 8u;
+          const unsigned int v16437 = v16436 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16445 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16446 = v16232 + v16445;
+          const unsigned int v16447 = v16446 + v236;
+          const unsigned int v16448 = v16447 + v234;
+          iron_copy_async<16>(shm1 + (v16448 ^ (((v16448 >> 6u) & 7u) << 3u)), k_pages + v16437, v16423);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16458 = v15617 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16459 = v16458 < v35;
+          const unsigned int v16462 = v16459 ? v16458 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16463 = v16462 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16464 = v16462 / v6;
+          const unsigned int v16465 = v32 + v16464;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16466 = block_table[v16465];
+          const unsigned int v16468 = v16466 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16469 = v16468 + v30;
+          const unsigned int v16470 = v16469 * v6;
+          const unsigned int v16471 = v16470 + v16463;
+          const unsigned int v16472 = v16471 << 8u;
+          const unsigned int v16473 = v16472 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16481 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16482 = v16232 + v16481;
+          const unsigned int v16483 = v16482 + v267;
+          const unsigned int v16484 = v16483 + v265;
+          iron_copy_async<16>(shm1 + (v16484 ^ (((v16484 >> 6u) & 7u) << 3u)), k_pages + v16473, v16459);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16494 = v15617 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16495 = v16494 < v35;
+          const unsigned int v16498 = v16495 ? v16494 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16499 = v16498 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v16500 = v16498 / v6;
+          const unsigned int v16501 = v32 + v16500;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16502 = block_table[v16501];
+          const unsigned int v16504 = v16502 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16505 = v16504 + v30;
+          const unsigned int v16506 = v16505 * v6;
+          const unsigned int v16507 = v16506 + v16499;
+          const unsigned int v16508 = v16507 << 8u;
+          const unsigned int v16509 = v16508 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16517 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16518 = v16232 + v16517;
+          const unsigned int v16519 = v16518 + v298;
+          const unsigned int v16520 = v16519 + v296;
+          iron_copy_async<16>(shm1 + (v16520 ^ (((v16520 >> 6u) & 7u) << 3u)), k_pages + v16509, v16495);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16540 = block_table[v16249];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16542 = v16540 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16543 = v16542 + v30;
+          const unsigned int v16544 = v16543 * v6;
+          const unsigned int v16545 = v16544 + v16247;
+          const unsigned int v16546 = v16545 << 8u;
+          const unsigned int v16547 = v16546 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16268 ^ (((v16268 >> 6u) & 7u) << 3u)), v_pages + v16547, v16243);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16576 = block_table[v16285];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16578 = v16576 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16579 = v16578 + v30;
+          const unsigned int v16580 = v16579 * v6;
+          const unsigned int v16581 = v16580 + v16283;
+          const unsigned int v16582 = v16581 << 8u;
+          const unsigned int v16583 = v16582 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16304 ^ (((v16304 >> 6u) & 7u) << 3u)), v_pages + v16583, v16279);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16612 = block_table[v16321];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16614 = v16612 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16615 = v16614 + v30;
+          const unsigned int v16616 = v16615 * v6;
+          const unsigned int v16617 = v16616 + v16319;
+          const unsigned int v16618 = v16617 << 8u;
+          const unsigned int v16619 = v16618 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16340 ^ (((v16340 >> 6u) & 7u) << 3u)), v_pages + v16619, v16315);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16648 = block_table[v16357];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16650 = v16648 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16651 = v16650 + v30;
+          const unsigned int v16652 = v16651 * v6;
+          const unsigned int v16653 = v16652 + v16355;
+          const unsigned int v16654 = v16653 << 8u;
+          const unsigned int v16655 = v16654 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16376 ^ (((v16376 >> 6u) & 7u) << 3u)), v_pages + v16655, v16351);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16684 = block_table[v16393];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16686 = v16684 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16687 = v16686 + v30;
+          const unsigned int v16688 = v16687 * v6;
+          const unsigned int v16689 = v16688 + v16391;
+          const unsigned int v16690 = v16689 << 8u;
+          const unsigned int v16691 = v16690 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16412 ^ (((v16412 >> 6u) & 7u) << 3u)), v_pages + v16691, v16387);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16720 = block_table[v16429];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16722 = v16720 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16723 = v16722 + v30;
+          const unsigned int v16724 = v16723 * v6;
+          const unsigned int v16725 = v16724 + v16427;
+          const unsigned int v16726 = v16725 << 8u;
+          const unsigned int v16727 = v16726 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16448 ^ (((v16448 >> 6u) & 7u) << 3u)), v_pages + v16727, v16423);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16756 = block_table[v16465];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16758 = v16756 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16759 = v16758 + v30;
+          const unsigned int v16760 = v16759 * v6;
+          const unsigned int v16761 = v16760 + v16463;
+          const unsigned int v16762 = v16761 << 8u;
+          const unsigned int v16763 = v16762 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16484 ^ (((v16484 >> 6u) & 7u) << 3u)), v_pages + v16763, v16459);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16792 = block_table[v16501];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16794 = v16792 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16795 = v16794 + v30;
+          const unsigned int v16796 = v16795 * v6;
+          const unsigned int v16797 = v16796 + v16499;
+          const unsigned int v16798 = v16797 << 8u;
+          const unsigned int v16799 = v16798 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16520 ^ (((v16520 >> 6u) & 7u) << 3u)), v_pages + v16799, v16495);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
     }
-    const unsigned int v10584 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:141
-    const unsigned int v10585 = v10584 << 6u;
-    const unsigned int v13492 = v51 & 3u;
-    const unsigned int v13494 = v13492 << 4u;
-    const unsigned int v13496 = v13494 << 6u;
-    const unsigned int v13498 = v10585 + v13496;
-    const unsigned int v13509 = v13498 + 16u;
-    const unsigned int v13518 = v13498 + 32u;
-    const unsigned int v13527 = v13498 + 48u;
-    const unsigned int v10599 = 8192u + v10585;
-    const unsigned int v13543 = v10599 + v13496;
-    const unsigned int v13554 = v13543 + 16u;
-    const unsigned int v13563 = v13543 + 32u;
-    const unsigned int v13572 = v13543 + 48u;
-    const unsigned int v10611 = 16384u + v10585;
-    const unsigned int v13588 = v10611 + v13496;
-    const unsigned int v13599 = v13588 + 16u;
-    const unsigned int v13608 = v13588 + 32u;
-    const unsigned int v13617 = v13588 + 48u;
-    const unsigned int v10623 = 24576u + v10585;
-    const unsigned int v13633 = v10623 + v13496;
-    const unsigned int v13644 = v13633 + 16u;
-    const unsigned int v13653 = v13633 + 32u;
-    const unsigned int v13662 = v13633 + 48u;
-    const bool v10627 = v604 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
-    const unsigned int v12781 = static_cast<unsigned int>(v610.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
-    const unsigned int v12782 = static_cast<unsigned int>(v610.row(0, iron_linear_thread() & 31u));
-    const unsigned int v12791 = static_cast<unsigned int>(v610.col(2, iron_linear_thread() & 31u));
-    const unsigned int v12792 = static_cast<unsigned int>(v610.row(2, iron_linear_thread() & 31u));
-    const unsigned int v12801 = static_cast<unsigned int>(v610.col(4, iron_linear_thread() & 31u));
-    const unsigned int v12802 = static_cast<unsigned int>(v610.row(4, iron_linear_thread() & 31u));
-    const unsigned int v12811 = static_cast<unsigned int>(v610.col(6, iron_linear_thread() & 31u));
-    const unsigned int v12812 = static_cast<unsigned int>(v610.row(6, iron_linear_thread() & 31u));
-    const unsigned int v12821 = static_cast<unsigned int>(v610.col(8, iron_linear_thread() & 31u));
-    const unsigned int v12822 = static_cast<unsigned int>(v610.row(8, iron_linear_thread() & 31u));
-    const unsigned int v12831 = static_cast<unsigned int>(v610.col(10, iron_linear_thread() & 31u));
-    const unsigned int v12832 = static_cast<unsigned int>(v610.row(10, iron_linear_thread() & 31u));
-    const unsigned int v12841 = static_cast<unsigned int>(v610.col(12, iron_linear_thread() & 31u));
-    const unsigned int v12842 = static_cast<unsigned int>(v610.row(12, iron_linear_thread() & 31u));
-    const unsigned int v12851 = static_cast<unsigned int>(v610.col(14, iron_linear_thread() & 31u));
-    const unsigned int v12852 = static_cast<unsigned int>(v610.row(14, iron_linear_thread() & 31u));
-    const unsigned int v12861 = static_cast<unsigned int>(v610.col(16, iron_linear_thread() & 31u));
-    const unsigned int v12862 = static_cast<unsigned int>(v610.row(16, iron_linear_thread() & 31u));
-    const unsigned int v12871 = static_cast<unsigned int>(v610.col(18, iron_linear_thread() & 31u));
-    const unsigned int v12872 = static_cast<unsigned int>(v610.row(18, iron_linear_thread() & 31u));
-    const unsigned int v12881 = static_cast<unsigned int>(v610.col(20, iron_linear_thread() & 31u));
-    const unsigned int v12882 = static_cast<unsigned int>(v610.row(20, iron_linear_thread() & 31u));
-    const unsigned int v12891 = static_cast<unsigned int>(v610.col(22, iron_linear_thread() & 31u));
-    const unsigned int v12892 = static_cast<unsigned int>(v610.row(22, iron_linear_thread() & 31u));
-    const unsigned int v12901 = static_cast<unsigned int>(v610.col(24, iron_linear_thread() & 31u));
-    const unsigned int v12902 = static_cast<unsigned int>(v610.row(24, iron_linear_thread() & 31u));
-    const unsigned int v12911 = static_cast<unsigned int>(v610.col(26, iron_linear_thread() & 31u));
-    const unsigned int v12912 = static_cast<unsigned int>(v610.row(26, iron_linear_thread() & 31u));
-    const unsigned int v12921 = static_cast<unsigned int>(v610.col(28, iron_linear_thread() & 31u));
-    const unsigned int v12922 = static_cast<unsigned int>(v610.row(28, iron_linear_thread() & 31u));
-    const unsigned int v12931 = static_cast<unsigned int>(v610.col(30, iron_linear_thread() & 31u));
-    const unsigned int v12932 = static_cast<unsigned int>(v610.row(30, iron_linear_thread() & 31u));
-    const unsigned int v12941 = static_cast<unsigned int>(v612.col(0, iron_linear_thread() & 31u));
-    const unsigned int v12942 = static_cast<unsigned int>(v612.row(0, iron_linear_thread() & 31u));
-    const unsigned int v12951 = static_cast<unsigned int>(v612.col(2, iron_linear_thread() & 31u));
-    const unsigned int v12952 = static_cast<unsigned int>(v612.row(2, iron_linear_thread() & 31u));
-    const unsigned int v12961 = static_cast<unsigned int>(v612.col(4, iron_linear_thread() & 31u));
-    const unsigned int v12962 = static_cast<unsigned int>(v612.row(4, iron_linear_thread() & 31u));
-    const unsigned int v12971 = static_cast<unsigned int>(v612.col(6, iron_linear_thread() & 31u));
-    const unsigned int v12972 = static_cast<unsigned int>(v612.row(6, iron_linear_thread() & 31u));
-    const unsigned int v12981 = static_cast<unsigned int>(v612.col(8, iron_linear_thread() & 31u));
-    const unsigned int v12982 = static_cast<unsigned int>(v612.row(8, iron_linear_thread() & 31u));
-    const unsigned int v12991 = static_cast<unsigned int>(v612.col(10, iron_linear_thread() & 31u));
-    const unsigned int v12992 = static_cast<unsigned int>(v612.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13001 = static_cast<unsigned int>(v612.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13002 = static_cast<unsigned int>(v612.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13011 = static_cast<unsigned int>(v612.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13012 = static_cast<unsigned int>(v612.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13021 = static_cast<unsigned int>(v612.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13022 = static_cast<unsigned int>(v612.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13031 = static_cast<unsigned int>(v612.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13032 = static_cast<unsigned int>(v612.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13041 = static_cast<unsigned int>(v612.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13042 = static_cast<unsigned int>(v612.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13051 = static_cast<unsigned int>(v612.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13052 = static_cast<unsigned int>(v612.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13061 = static_cast<unsigned int>(v612.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13062 = static_cast<unsigned int>(v612.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13071 = static_cast<unsigned int>(v612.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13072 = static_cast<unsigned int>(v612.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13081 = static_cast<unsigned int>(v612.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13082 = static_cast<unsigned int>(v612.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13091 = static_cast<unsigned int>(v612.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13092 = static_cast<unsigned int>(v612.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13101 = static_cast<unsigned int>(v614.col(0, iron_linear_thread() & 31u));
-    const unsigned int v13102 = static_cast<unsigned int>(v614.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13111 = static_cast<unsigned int>(v614.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13112 = static_cast<unsigned int>(v614.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13121 = static_cast<unsigned int>(v614.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13122 = static_cast<unsigned int>(v614.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13131 = static_cast<unsigned int>(v614.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13132 = static_cast<unsigned int>(v614.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13141 = static_cast<unsigned int>(v614.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13142 = static_cast<unsigned int>(v614.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13151 = static_cast<unsigned int>(v614.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13152 = static_cast<unsigned int>(v614.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13161 = static_cast<unsigned int>(v614.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13162 = static_cast<unsigned int>(v614.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13171 = static_cast<unsigned int>(v614.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13172 = static_cast<unsigned int>(v614.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13181 = static_cast<unsigned int>(v614.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13182 = static_cast<unsigned int>(v614.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13191 = static_cast<unsigned int>(v614.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13192 = static_cast<unsigned int>(v614.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13201 = static_cast<unsigned int>(v614.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13202 = static_cast<unsigned int>(v614.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13211 = static_cast<unsigned int>(v614.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13212 = static_cast<unsigned int>(v614.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13221 = static_cast<unsigned int>(v614.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13222 = static_cast<unsigned int>(v614.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13231 = static_cast<unsigned int>(v614.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13232 = static_cast<unsigned int>(v614.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13241 = static_cast<unsigned int>(v614.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13242 = static_cast<unsigned int>(v614.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13251 = static_cast<unsigned int>(v614.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13252 = static_cast<unsigned int>(v614.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13261 = static_cast<unsigned int>(v616.col(0, iron_linear_thread() & 31u));
-    const unsigned int v13262 = static_cast<unsigned int>(v616.row(0, iron_linear_thread() & 31u));
-    const unsigned int v13271 = static_cast<unsigned int>(v616.col(2, iron_linear_thread() & 31u));
-    const unsigned int v13272 = static_cast<unsigned int>(v616.row(2, iron_linear_thread() & 31u));
-    const unsigned int v13281 = static_cast<unsigned int>(v616.col(4, iron_linear_thread() & 31u));
-    const unsigned int v13282 = static_cast<unsigned int>(v616.row(4, iron_linear_thread() & 31u));
-    const unsigned int v13291 = static_cast<unsigned int>(v616.col(6, iron_linear_thread() & 31u));
-    const unsigned int v13292 = static_cast<unsigned int>(v616.row(6, iron_linear_thread() & 31u));
-    const unsigned int v13301 = static_cast<unsigned int>(v616.col(8, iron_linear_thread() & 31u));
-    const unsigned int v13302 = static_cast<unsigned int>(v616.row(8, iron_linear_thread() & 31u));
-    const unsigned int v13311 = static_cast<unsigned int>(v616.col(10, iron_linear_thread() & 31u));
-    const unsigned int v13312 = static_cast<unsigned int>(v616.row(10, iron_linear_thread() & 31u));
-    const unsigned int v13321 = static_cast<unsigned int>(v616.col(12, iron_linear_thread() & 31u));
-    const unsigned int v13322 = static_cast<unsigned int>(v616.row(12, iron_linear_thread() & 31u));
-    const unsigned int v13331 = static_cast<unsigned int>(v616.col(14, iron_linear_thread() & 31u));
-    const unsigned int v13332 = static_cast<unsigned int>(v616.row(14, iron_linear_thread() & 31u));
-    const unsigned int v13341 = static_cast<unsigned int>(v616.col(16, iron_linear_thread() & 31u));
-    const unsigned int v13342 = static_cast<unsigned int>(v616.row(16, iron_linear_thread() & 31u));
-    const unsigned int v13351 = static_cast<unsigned int>(v616.col(18, iron_linear_thread() & 31u));
-    const unsigned int v13352 = static_cast<unsigned int>(v616.row(18, iron_linear_thread() & 31u));
-    const unsigned int v13361 = static_cast<unsigned int>(v616.col(20, iron_linear_thread() & 31u));
-    const unsigned int v13362 = static_cast<unsigned int>(v616.row(20, iron_linear_thread() & 31u));
-    const unsigned int v13371 = static_cast<unsigned int>(v616.col(22, iron_linear_thread() & 31u));
-    const unsigned int v13372 = static_cast<unsigned int>(v616.row(22, iron_linear_thread() & 31u));
-    const unsigned int v13381 = static_cast<unsigned int>(v616.col(24, iron_linear_thread() & 31u));
-    const unsigned int v13382 = static_cast<unsigned int>(v616.row(24, iron_linear_thread() & 31u));
-    const unsigned int v13391 = static_cast<unsigned int>(v616.col(26, iron_linear_thread() & 31u));
-    const unsigned int v13392 = static_cast<unsigned int>(v616.row(26, iron_linear_thread() & 31u));
-    const unsigned int v13401 = static_cast<unsigned int>(v616.col(28, iron_linear_thread() & 31u));
-    const unsigned int v13402 = static_cast<unsigned int>(v616.row(28, iron_linear_thread() & 31u));
-    const unsigned int v13411 = static_cast<unsigned int>(v616.col(30, iron_linear_thread() & 31u));
-    const unsigned int v13412 = static_cast<unsigned int>(v616.row(30, iron_linear_thread() & 31u));
-    const unsigned int v13429 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:175
+    const unsigned int v18025 = v52 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:146
+    const unsigned int v18026 = v18025 << 6u;
+    const unsigned int v20932 = v51 & 3u;
+    const unsigned int v20934 = v20932 << 4u;
+    const unsigned int v20936 = v20934 << 6u;
+    const unsigned int v20938 = v18026 + v20936;
+    const unsigned int v20949 = v20938 + 16u;
+    const unsigned int v20958 = v20938 + 32u;
+    const unsigned int v20967 = v20938 + 48u;
+    const unsigned int v18040 = 8192u + v18026;
+    const unsigned int v20983 = v18040 + v20936;
+    const unsigned int v20994 = v20983 + 16u;
+    const unsigned int v21003 = v20983 + 32u;
+    const unsigned int v21012 = v20983 + 48u;
+    const unsigned int v18052 = 16384u + v18026;
+    const unsigned int v21028 = v18052 + v20936;
+    const unsigned int v21039 = v21028 + 16u;
+    const unsigned int v21048 = v21028 + 32u;
+    const unsigned int v21057 = v21028 + 48u;
+    const unsigned int v18064 = 24576u + v18026;
+    const unsigned int v21073 = v18064 + v20936;
+    const unsigned int v21084 = v21073 + 16u;
+    const unsigned int v21093 = v21073 + 32u;
+    const unsigned int v21102 = v21073 + 48u;
+    const bool v18068 = v604 > 0.0f;  // kernels/sdpa/flash_tile.hpp:326
+    const unsigned int v20222 = static_cast<unsigned int>(v612.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:244
+    const unsigned int v20223 = static_cast<unsigned int>(v612.row(0, iron_linear_thread() & 31u));
+    const unsigned int v20232 = static_cast<unsigned int>(v612.col(2, iron_linear_thread() & 31u));
+    const unsigned int v20233 = static_cast<unsigned int>(v612.row(2, iron_linear_thread() & 31u));
+    const unsigned int v20242 = static_cast<unsigned int>(v612.col(4, iron_linear_thread() & 31u));
+    const unsigned int v20243 = static_cast<unsigned int>(v612.row(4, iron_linear_thread() & 31u));
+    const unsigned int v20252 = static_cast<unsigned int>(v612.col(6, iron_linear_thread() & 31u));
+    const unsigned int v20253 = static_cast<unsigned int>(v612.row(6, iron_linear_thread() & 31u));
+    const unsigned int v20262 = static_cast<unsigned int>(v612.col(8, iron_linear_thread() & 31u));
+    const unsigned int v20263 = static_cast<unsigned int>(v612.row(8, iron_linear_thread() & 31u));
+    const unsigned int v20272 = static_cast<unsigned int>(v612.col(10, iron_linear_thread() & 31u));
+    const unsigned int v20273 = static_cast<unsigned int>(v612.row(10, iron_linear_thread() & 31u));
+    const unsigned int v20282 = static_cast<unsigned int>(v612.col(12, iron_linear_thread() & 31u));
+    const unsigned int v20283 = static_cast<unsigned int>(v612.row(12, iron_linear_thread() & 31u));
+    const unsigned int v20292 = static_cast<unsigned int>(v612.col(14, iron_linear_thread() & 31u));
+    const unsigned int v20293 = static_cast<unsigned int>(v612.row(14, iron_linear_thread() & 31u));
+    const unsigned int v20302 = static_cast<unsigned int>(v612.col(16, iron_linear_thread() & 31u));
+    const unsigned int v20303 = static_cast<unsigned int>(v612.row(16, iron_linear_thread() & 31u));
+    const unsigned int v20312 = static_cast<unsigned int>(v612.col(18, iron_linear_thread() & 31u));
+    const unsigned int v20313 = static_cast<unsigned int>(v612.row(18, iron_linear_thread() & 31u));
+    const unsigned int v20322 = static_cast<unsigned int>(v612.col(20, iron_linear_thread() & 31u));
+    const unsigned int v20323 = static_cast<unsigned int>(v612.row(20, iron_linear_thread() & 31u));
+    const unsigned int v20332 = static_cast<unsigned int>(v612.col(22, iron_linear_thread() & 31u));
+    const unsigned int v20333 = static_cast<unsigned int>(v612.row(22, iron_linear_thread() & 31u));
+    const unsigned int v20342 = static_cast<unsigned int>(v612.col(24, iron_linear_thread() & 31u));
+    const unsigned int v20343 = static_cast<unsigned int>(v612.row(24, iron_linear_thread() & 31u));
+    const unsigned int v20352 = static_cast<unsigned int>(v612.col(26, iron_linear_thread() & 31u));
+    const unsigned int v20353 = static_cast<unsigned int>(v612.row(26, iron_linear_thread() & 31u));
+    const unsigned int v20362 = static_cast<unsigned int>(v612.col(28, iron_linear_thread() & 31u));
+    const unsigned int v20363 = static_cast<unsigned int>(v612.row(28, iron_linear_thread() & 31u));
+    const unsigned int v20372 = static_cast<unsigned int>(v612.col(30, iron_linear_thread() & 31u));
+    const unsigned int v20373 = static_cast<unsigned int>(v612.row(30, iron_linear_thread() & 31u));
+    const unsigned int v20382 = static_cast<unsigned int>(v614.col(0, iron_linear_thread() & 31u));
+    const unsigned int v20383 = static_cast<unsigned int>(v614.row(0, iron_linear_thread() & 31u));
+    const unsigned int v20392 = static_cast<unsigned int>(v614.col(2, iron_linear_thread() & 31u));
+    const unsigned int v20393 = static_cast<unsigned int>(v614.row(2, iron_linear_thread() & 31u));
+    const unsigned int v20402 = static_cast<unsigned int>(v614.col(4, iron_linear_thread() & 31u));
+    const unsigned int v20403 = static_cast<unsigned int>(v614.row(4, iron_linear_thread() & 31u));
+    const unsigned int v20412 = static_cast<unsigned int>(v614.col(6, iron_linear_thread() & 31u));
+    const unsigned int v20413 = static_cast<unsigned int>(v614.row(6, iron_linear_thread() & 31u));
+    const unsigned int v20422 = static_cast<unsigned int>(v614.col(8, iron_linear_thread() & 31u));
+    const unsigned int v20423 = static_cast<unsigned int>(v614.row(8, iron_linear_thread() & 31u));
+    const unsigned int v20432 = static_cast<unsigned int>(v614.col(10, iron_linear_thread() & 31u));
+    const unsigned int v20433 = static_cast<unsigned int>(v614.row(10, iron_linear_thread() & 31u));
+    const unsigned int v20442 = static_cast<unsigned int>(v614.col(12, iron_linear_thread() & 31u));
+    const unsigned int v20443 = static_cast<unsigned int>(v614.row(12, iron_linear_thread() & 31u));
+    const unsigned int v20452 = static_cast<unsigned int>(v614.col(14, iron_linear_thread() & 31u));
+    const unsigned int v20453 = static_cast<unsigned int>(v614.row(14, iron_linear_thread() & 31u));
+    const unsigned int v20462 = static_cast<unsigned int>(v614.col(16, iron_linear_thread() & 31u));
+    const unsigned int v20463 = static_cast<unsigned int>(v614.row(16, iron_linear_thread() & 31u));
+    const unsigned int v20472 = static_cast<unsigned int>(v614.col(18, iron_linear_thread() & 31u));
+    const unsigned int v20473 = static_cast<unsigned int>(v614.row(18, iron_linear_thread() & 31u));
+    const unsigned int v20482 = static_cast<unsigned int>(v614.col(20, iron_linear_thread() & 31u));
+    const unsigned int v20483 = static_cast<unsigned int>(v614.row(20, iron_linear_thread() & 31u));
+    const unsigned int v20492 = static_cast<unsigned int>(v614.col(22, iron_linear_thread() & 31u));
+    const unsigned int v20493 = static_cast<unsigned int>(v614.row(22, iron_linear_thread() & 31u));
+    const unsigned int v20502 = static_cast<unsigned int>(v614.col(24, iron_linear_thread() & 31u));
+    const unsigned int v20503 = static_cast<unsigned int>(v614.row(24, iron_linear_thread() & 31u));
+    const unsigned int v20512 = static_cast<unsigned int>(v614.col(26, iron_linear_thread() & 31u));
+    const unsigned int v20513 = static_cast<unsigned int>(v614.row(26, iron_linear_thread() & 31u));
+    const unsigned int v20522 = static_cast<unsigned int>(v614.col(28, iron_linear_thread() & 31u));
+    const unsigned int v20523 = static_cast<unsigned int>(v614.row(28, iron_linear_thread() & 31u));
+    const unsigned int v20532 = static_cast<unsigned int>(v614.col(30, iron_linear_thread() & 31u));
+    const unsigned int v20533 = static_cast<unsigned int>(v614.row(30, iron_linear_thread() & 31u));
+    const unsigned int v20542 = static_cast<unsigned int>(v616.col(0, iron_linear_thread() & 31u));
+    const unsigned int v20543 = static_cast<unsigned int>(v616.row(0, iron_linear_thread() & 31u));
+    const unsigned int v20552 = static_cast<unsigned int>(v616.col(2, iron_linear_thread() & 31u));
+    const unsigned int v20553 = static_cast<unsigned int>(v616.row(2, iron_linear_thread() & 31u));
+    const unsigned int v20562 = static_cast<unsigned int>(v616.col(4, iron_linear_thread() & 31u));
+    const unsigned int v20563 = static_cast<unsigned int>(v616.row(4, iron_linear_thread() & 31u));
+    const unsigned int v20572 = static_cast<unsigned int>(v616.col(6, iron_linear_thread() & 31u));
+    const unsigned int v20573 = static_cast<unsigned int>(v616.row(6, iron_linear_thread() & 31u));
+    const unsigned int v20582 = static_cast<unsigned int>(v616.col(8, iron_linear_thread() & 31u));
+    const unsigned int v20583 = static_cast<unsigned int>(v616.row(8, iron_linear_thread() & 31u));
+    const unsigned int v20592 = static_cast<unsigned int>(v616.col(10, iron_linear_thread() & 31u));
+    const unsigned int v20593 = static_cast<unsigned int>(v616.row(10, iron_linear_thread() & 31u));
+    const unsigned int v20602 = static_cast<unsigned int>(v616.col(12, iron_linear_thread() & 31u));
+    const unsigned int v20603 = static_cast<unsigned int>(v616.row(12, iron_linear_thread() & 31u));
+    const unsigned int v20612 = static_cast<unsigned int>(v616.col(14, iron_linear_thread() & 31u));
+    const unsigned int v20613 = static_cast<unsigned int>(v616.row(14, iron_linear_thread() & 31u));
+    const unsigned int v20622 = static_cast<unsigned int>(v616.col(16, iron_linear_thread() & 31u));
+    const unsigned int v20623 = static_cast<unsigned int>(v616.row(16, iron_linear_thread() & 31u));
+    const unsigned int v20632 = static_cast<unsigned int>(v616.col(18, iron_linear_thread() & 31u));
+    const unsigned int v20633 = static_cast<unsigned int>(v616.row(18, iron_linear_thread() & 31u));
+    const unsigned int v20642 = static_cast<unsigned int>(v616.col(20, iron_linear_thread() & 31u));
+    const unsigned int v20643 = static_cast<unsigned int>(v616.row(20, iron_linear_thread() & 31u));
+    const unsigned int v20652 = static_cast<unsigned int>(v616.col(22, iron_linear_thread() & 31u));
+    const unsigned int v20653 = static_cast<unsigned int>(v616.row(22, iron_linear_thread() & 31u));
+    const unsigned int v20662 = static_cast<unsigned int>(v616.col(24, iron_linear_thread() & 31u));
+    const unsigned int v20663 = static_cast<unsigned int>(v616.row(24, iron_linear_thread() & 31u));
+    const unsigned int v20672 = static_cast<unsigned int>(v616.col(26, iron_linear_thread() & 31u));
+    const unsigned int v20673 = static_cast<unsigned int>(v616.row(26, iron_linear_thread() & 31u));
+    const unsigned int v20682 = static_cast<unsigned int>(v616.col(28, iron_linear_thread() & 31u));
+    const unsigned int v20683 = static_cast<unsigned int>(v616.row(28, iron_linear_thread() & 31u));
+    const unsigned int v20692 = static_cast<unsigned int>(v616.col(30, iron_linear_thread() & 31u));
+    const unsigned int v20693 = static_cast<unsigned int>(v616.row(30, iron_linear_thread() & 31u));
+    const unsigned int v20702 = static_cast<unsigned int>(v618.col(0, iron_linear_thread() & 31u));
+    const unsigned int v20703 = static_cast<unsigned int>(v618.row(0, iron_linear_thread() & 31u));
+    const unsigned int v20712 = static_cast<unsigned int>(v618.col(2, iron_linear_thread() & 31u));
+    const unsigned int v20713 = static_cast<unsigned int>(v618.row(2, iron_linear_thread() & 31u));
+    const unsigned int v20722 = static_cast<unsigned int>(v618.col(4, iron_linear_thread() & 31u));
+    const unsigned int v20723 = static_cast<unsigned int>(v618.row(4, iron_linear_thread() & 31u));
+    const unsigned int v20732 = static_cast<unsigned int>(v618.col(6, iron_linear_thread() & 31u));
+    const unsigned int v20733 = static_cast<unsigned int>(v618.row(6, iron_linear_thread() & 31u));
+    const unsigned int v20742 = static_cast<unsigned int>(v618.col(8, iron_linear_thread() & 31u));
+    const unsigned int v20743 = static_cast<unsigned int>(v618.row(8, iron_linear_thread() & 31u));
+    const unsigned int v20752 = static_cast<unsigned int>(v618.col(10, iron_linear_thread() & 31u));
+    const unsigned int v20753 = static_cast<unsigned int>(v618.row(10, iron_linear_thread() & 31u));
+    const unsigned int v20762 = static_cast<unsigned int>(v618.col(12, iron_linear_thread() & 31u));
+    const unsigned int v20763 = static_cast<unsigned int>(v618.row(12, iron_linear_thread() & 31u));
+    const unsigned int v20772 = static_cast<unsigned int>(v618.col(14, iron_linear_thread() & 31u));
+    const unsigned int v20773 = static_cast<unsigned int>(v618.row(14, iron_linear_thread() & 31u));
+    const unsigned int v20782 = static_cast<unsigned int>(v618.col(16, iron_linear_thread() & 31u));
+    const unsigned int v20783 = static_cast<unsigned int>(v618.row(16, iron_linear_thread() & 31u));
+    const unsigned int v20792 = static_cast<unsigned int>(v618.col(18, iron_linear_thread() & 31u));
+    const unsigned int v20793 = static_cast<unsigned int>(v618.row(18, iron_linear_thread() & 31u));
+    const unsigned int v20802 = static_cast<unsigned int>(v618.col(20, iron_linear_thread() & 31u));
+    const unsigned int v20803 = static_cast<unsigned int>(v618.row(20, iron_linear_thread() & 31u));
+    const unsigned int v20812 = static_cast<unsigned int>(v618.col(22, iron_linear_thread() & 31u));
+    const unsigned int v20813 = static_cast<unsigned int>(v618.row(22, iron_linear_thread() & 31u));
+    const unsigned int v20822 = static_cast<unsigned int>(v618.col(24, iron_linear_thread() & 31u));
+    const unsigned int v20823 = static_cast<unsigned int>(v618.row(24, iron_linear_thread() & 31u));
+    const unsigned int v20832 = static_cast<unsigned int>(v618.col(26, iron_linear_thread() & 31u));
+    const unsigned int v20833 = static_cast<unsigned int>(v618.row(26, iron_linear_thread() & 31u));
+    const unsigned int v20842 = static_cast<unsigned int>(v618.col(28, iron_linear_thread() & 31u));
+    const unsigned int v20843 = static_cast<unsigned int>(v618.row(28, iron_linear_thread() & 31u));
+    const unsigned int v20852 = static_cast<unsigned int>(v618.col(30, iron_linear_thread() & 31u));
+    const unsigned int v20853 = static_cast<unsigned int>(v618.row(30, iron_linear_thread() & 31u));
+    const unsigned int v20869 = v55 << 6u;  // kernels/sdpa/flash_warpgroup.hpp:182
 
-    for (unsigned int v9370 = v602; v9370 < v589; v9370 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:275
-      const unsigned int v9371 = v9370 - v602;
-      const unsigned int v9372 = v9371 >> 6u;
-      const unsigned int v9374 = v9372 & 1u;
+    for (unsigned int v16811 = v602; v16811 < v589; v16811 += 64u) {  // kernels/sdpa/flash_warpgroup.hpp:294
+      const unsigned int v16812 = v16811 - v602;
+      const unsigned int v16813 = v16812 >> 6u;
+      const unsigned int v16815 = v16813 & 1u;
       asm volatile("cp.async.wait_group 0;" ::: "memory");
       __syncthreads();
-      const unsigned int v9377 = v9370 + 64u;
-      const unsigned int v9379 = v9372 + 1u;
-      const unsigned int v9380 = v9379 & 1u;
-      const bool v9381 = v9377 < v589;
-      if (v9381) {
+      const unsigned int v16818 = v16811 + 64u;
+      const unsigned int v16820 = v16813 + 1u;
+      const unsigned int v16821 = v16820 & 1u;
+      const bool v16822 = v16818 < v589;
+      if (v16822) {
         if (v47) {  // kernels/sdpa/kv_sources.hpp:106
-          const unsigned int v9383 = v9380 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v9393 = v9377 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9394 = v9393 < v35;
-          const unsigned int v9397 = v9394 ? v9393 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9399 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9400 = v9397 & v9399;
-          const unsigned int v9401 = v9397 >> (v41 & 31);
-          const unsigned int v9402 = v32 + v9401;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9403 = block_table[v9402];
-          const unsigned int v9405 = v9403 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9406 = v9405 + v30;
-          const unsigned int v9407 = v9406 * v6;
-          const unsigned int v9408 = v9407 + v9400;
-          const unsigned int v9409 = v9408 << 8u;
-          const unsigned int v9410 = v9409 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9418 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9419 = v9383 + v9418;
-          const unsigned int v9420 = v9419 + v81;
-          const unsigned int v9421 = v9420 + v79;
-          iron_copy_async<16>(shm1 + (v9421 ^ (((v9421 >> 6u) & 7u) << 3u)), k_pages + v9410, v9394);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9431 = v9377 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9432 = v9431 < v35;
-          const unsigned int v9435 = v9432 ? v9431 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9438 = v9435 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9439 = v9435 >> (v41 & 31);
-          const unsigned int v9440 = v32 + v9439;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9441 = block_table[v9440];
-          const unsigned int v9443 = v9441 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9444 = v9443 + v30;
-          const unsigned int v9445 = v9444 * v6;
-          const unsigned int v9446 = v9445 + v9438;
-          const unsigned int v9447 = v9446 << 8u;
-          const unsigned int v9448 = v9447 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9456 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9457 = v9383 + v9456;
-          const unsigned int v9458 = v9457 + v112;
-          const unsigned int v9459 = v9458 + v110;
-          iron_copy_async<16>(shm1 + (v9459 ^ (((v9459 >> 6u) & 7u) << 3u)), k_pages + v9448, v9432);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9469 = v9377 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9470 = v9469 < v35;
-          const unsigned int v9473 = v9470 ? v9469 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9476 = v9473 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9477 = v9473 >> (v41 & 31);
-          const unsigned int v9478 = v32 + v9477;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9479 = block_table[v9478];
-          const unsigned int v9481 = v9479 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9482 = v9481 + v30;
-          const unsigned int v9483 = v9482 * v6;
-          const unsigned int v9484 = v9483 + v9476;
-          const unsigned int v9485 = v9484 << 8u;
-          const unsigned int v9486 = v9485 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9494 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9495 = v9383 + v9494;
-          const unsigned int v9496 = v9495 + v143;
-          const unsigned int v9497 = v9496 + v141;
-          iron_copy_async<16>(shm1 + (v9497 ^ (((v9497 >> 6u) & 7u) << 3u)), k_pages + v9486, v9470);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9507 = v9377 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9508 = v9507 < v35;
-          const unsigned int v9511 = v9508 ? v9507 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9514 = v9511 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9515 = v9511 >> (v41 & 31);
-          const unsigned int v9516 = v32 + v9515;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9517 = block_table[v9516];
-          const unsigned int v9519 = v9517 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9520 = v9519 + v30;
-          const unsigned int v9521 = v9520 * v6;
-          const unsigned int v9522 = v9521 + v9514;
-          const unsigned int v9523 = v9522 << 8u;
-          const unsigned int v9524 = v9523 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9532 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9533 = v9383 + v9532;
-          const unsigned int v9534 = v9533 + v174;
-          const unsigned int v9535 = v9534 + v172;
-          iron_copy_async<16>(shm1 + (v9535 ^ (((v9535 >> 6u) & 7u) << 3u)), k_pages + v9524, v9508);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9545 = v9377 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9546 = v9545 < v35;
-          const unsigned int v9549 = v9546 ? v9545 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9552 = v9549 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9553 = v9549 >> (v41 & 31);
-          const unsigned int v9554 = v32 + v9553;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9555 = block_table[v9554];
-          const unsigned int v9557 = v9555 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9558 = v9557 + v30;
-          const unsigned int v9559 = v9558 * v6;
-          const unsigned int v9560 = v9559 + v9552;
-          const unsigned int v9561 = v9560 << 8u;
-          const unsigned int v9562 = v9561 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9570 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9571 = v9383 + v9570;
-          const unsigned int v9572 = v9571 + v205;
-          const unsigned int v9573 = v9572 + v203;
-          iron_copy_async<16>(shm1 + (v9573 ^ (((v9573 >> 6u) & 7u) << 3u)), k_pages + v9562, v9546);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9583 = v9377 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9584 = v9583 < v35;
-          const unsigned int v9587 = v9584 ? v9583 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9590 = v9587 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9591 = v9587 >> (v41 & 31);
-          const unsigned int v9592 = v32 + v9591;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9593 = block_table[v9592];
-          const unsigned int v9595 = v9593 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9596 = v9595 + v30;
-          const unsigned int v9597 = v9596 * v6;
-          const unsigned int v9598 = v9597 + v9590;
-          const unsigned int v9599 = v9598 << 8u;
-          const unsigned int v9600 = v9599 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9608 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9609 = v9383 + v9608;
-          const unsigned int v9610 = v9609 + v236;
-          const unsigned int v9611 = v9610 + v234;
-          iron_copy_async<16>(shm1 + (v9611 ^ (((v9611 >> 6u) & 7u) << 3u)), k_pages + v9600, v9584);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9621 = v9377 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9622 = v9621 < v35;
-          const unsigned int v9625 = v9622 ? v9621 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9628 = v9625 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9629 = v9625 >> (v41 & 31);
-          const unsigned int v9630 = v32 + v9629;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9631 = block_table[v9630];
-          const unsigned int v9633 = v9631 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9634 = v9633 + v30;
-          const unsigned int v9635 = v9634 * v6;
-          const unsigned int v9636 = v9635 + v9628;
-          const unsigned int v9637 = v9636 << 8u;
-          const unsigned int v9638 = v9637 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9646 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9647 = v9383 + v9646;
-          const unsigned int v9648 = v9647 + v267;
-          const unsigned int v9649 = v9648 + v265;
-          iron_copy_async<16>(shm1 + (v9649 ^ (((v9649 >> 6u) & 7u) << 3u)), k_pages + v9638, v9622);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9659 = v9377 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v9660 = v9659 < v35;
-          const unsigned int v9663 = v9660 ? v9659 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9666 = v9663 & v9399;  // kernels/sdpa/kv_sources.hpp:107
-          const unsigned int v9667 = v9663 >> (v41 & 31);
-          const unsigned int v9668 = v32 + v9667;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9669 = block_table[v9668];
-          const unsigned int v9671 = v9669 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9672 = v9671 + v30;
-          const unsigned int v9673 = v9672 * v6;
-          const unsigned int v9674 = v9673 + v9666;
-          const unsigned int v9675 = v9674 << 8u;
-          const unsigned int v9676 = v9675 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v9684 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v9685 = v9383 + v9684;
-          const unsigned int v9686 = v9685 + v298;
-          const unsigned int v9687 = v9686 + v296;
-          iron_copy_async<16>(shm1 + (v9687 ^ (((v9687 >> 6u) & 7u) << 3u)), k_pages + v9676, v9660);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9709 = block_table[v9402];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9711 = v9709 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9712 = v9711 + v30;
-          const unsigned int v9713 = v9712 * v6;
-          const unsigned int v9714 = v9713 + v9400;
-          const unsigned int v9715 = v9714 << 8u;
-          const unsigned int v9716 = v9715 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9421 ^ (((v9421 >> 6u) & 7u) << 3u)), v_pages + v9716, v9394);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9747 = block_table[v9440];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9749 = v9747 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9750 = v9749 + v30;
-          const unsigned int v9751 = v9750 * v6;
-          const unsigned int v9752 = v9751 + v9438;
-          const unsigned int v9753 = v9752 << 8u;
-          const unsigned int v9754 = v9753 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9459 ^ (((v9459 >> 6u) & 7u) << 3u)), v_pages + v9754, v9432);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9785 = block_table[v9478];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9787 = v9785 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9788 = v9787 + v30;
-          const unsigned int v9789 = v9788 * v6;
-          const unsigned int v9790 = v9789 + v9476;
-          const unsigned int v9791 = v9790 << 8u;
-          const unsigned int v9792 = v9791 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9497 ^ (((v9497 >> 6u) & 7u) << 3u)), v_pages + v9792, v9470);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9823 = block_table[v9516];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9825 = v9823 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9826 = v9825 + v30;
-          const unsigned int v9827 = v9826 * v6;
-          const unsigned int v9828 = v9827 + v9514;
-          const unsigned int v9829 = v9828 << 8u;
-          const unsigned int v9830 = v9829 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9535 ^ (((v9535 >> 6u) & 7u) << 3u)), v_pages + v9830, v9508);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9861 = block_table[v9554];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9863 = v9861 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9864 = v9863 + v30;
-          const unsigned int v9865 = v9864 * v6;
-          const unsigned int v9866 = v9865 + v9552;
-          const unsigned int v9867 = v9866 << 8u;
-          const unsigned int v9868 = v9867 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9573 ^ (((v9573 >> 6u) & 7u) << 3u)), v_pages + v9868, v9546);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9899 = block_table[v9592];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9901 = v9899 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9902 = v9901 + v30;
-          const unsigned int v9903 = v9902 * v6;
-          const unsigned int v9904 = v9903 + v9590;
-          const unsigned int v9905 = v9904 << 8u;
-          const unsigned int v9906 = v9905 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9611 ^ (((v9611 >> 6u) & 7u) << 3u)), v_pages + v9906, v9584);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9937 = block_table[v9630];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9939 = v9937 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9940 = v9939 + v30;
-          const unsigned int v9941 = v9940 * v6;
-          const unsigned int v9942 = v9941 + v9628;
-          const unsigned int v9943 = v9942 << 8u;
-          const unsigned int v9944 = v9943 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9649 ^ (((v9649 >> 6u) & 7u) << 3u)), v_pages + v9944, v9622);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v9975 = block_table[v9668];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v9977 = v9975 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v9978 = v9977 + v30;
-          const unsigned int v9979 = v9978 * v6;
-          const unsigned int v9980 = v9979 + v9666;
-          const unsigned int v9981 = v9980 << 8u;
-          const unsigned int v9982 = v9981 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v9687 ^ (((v9687 >> 6u) & 7u) << 3u)), v_pages + v9982, v9660);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16824 = v16821 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v16834 = v16818 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16835 = v16834 < v35;
+          const unsigned int v16838 = v16835 ? v16834 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16840 = v6 - 1u;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v16841 = v16838 & v16840;
+          const unsigned int v16842 = v16838 >> (v41 & 31);
+          const unsigned int v16843 = v32 + v16842;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16844 = block_table[v16843];
+          const unsigned int v16846 = v16844 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16847 = v16846 + v30;
+          const unsigned int v16848 = v16847 * v6;
+          const unsigned int v16849 = v16848 + v16841;
+          const unsigned int v16850 = v16849 << 8u;
+          const unsigned int v16851 = v16850 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16859 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16860 = v16824 + v16859;
+          const unsigned int v16861 = v16860 + v81;
+          const unsigned int v16862 = v16861 + v79;
+          iron_copy_async<16>(shm1 + (v16862 ^ (((v16862 >> 6u) & 7u) << 3u)), k_pages + v16851, v16835);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16872 = v16818 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16873 = v16872 < v35;
+          const unsigned int v16876 = v16873 ? v16872 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16879 = v16876 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v16880 = v16876 >> (v41 & 31);
+          const unsigned int v16881 = v32 + v16880;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16882 = block_table[v16881];
+          const unsigned int v16884 = v16882 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16885 = v16884 + v30;
+          const unsigned int v16886 = v16885 * v6;
+          const unsigned int v16887 = v16886 + v16879;
+          const unsigned int v16888 = v16887 << 8u;
+          const unsigned int v16889 = v16888 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16897 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16898 = v16824 + v16897;
+          const unsigned int v16899 = v16898 + v112;
+          const unsigned int v16900 = v16899 + v110;
+          iron_copy_async<16>(shm1 + (v16900 ^ (((v16900 >> 6u) & 7u) << 3u)), k_pages + v16889, v16873);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16910 = v16818 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16911 = v16910 < v35;
+          const unsigned int v16914 = v16911 ? v16910 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16917 = v16914 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v16918 = v16914 >> (v41 & 31);
+          const unsigned int v16919 = v32 + v16918;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16920 = block_table[v16919];
+          const unsigned int v16922 = v16920 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16923 = v16922 + v30;
+          const unsigned int v16924 = v16923 * v6;
+          const unsigned int v16925 = v16924 + v16917;
+          const unsigned int v16926 = v16925 << 8u;
+          const unsigned int v16927 = v16926 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16935 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16936 = v16824 + v16935;
+          const unsigned int v16937 = v16936 + v143;
+          const unsigned int v16938 = v16937 + v141;
+          iron_copy_async<16>(shm1 + (v16938 ^ (((v16938 >> 6u) & 7u) << 3u)), k_pages + v16927, v16911);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16948 = v16818 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16949 = v16948 < v35;
+          const unsigned int v16952 = v16949 ? v16948 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16955 = v16952 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v16956 = v16952 >> (v41 & 31);
+          const unsigned int v16957 = v32 + v16956;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16958 = block_table[v16957];
+          const unsigned int v16960 = v16958 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16961 = v16960 + v30;
+          const unsigned int v16962 = v16961 * v6;
+          const unsigned int v16963 = v16962 + v16955;
+          const unsigned int v16964 = v16963 << 8u;
+          const unsigned int v16965 = v16964 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16973 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v16974 = v16824 + v16973;
+          const unsigned int v16975 = v16974 + v174;
+          const unsigned int v16976 = v16975 + v172;
+          iron_copy_async<16>(shm1 + (v16976 ^ (((v16976 >> 6u) & 7u) << 3u)), k_pages + v16965, v16949);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v16986 = v16818 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v16987 = v16986 < v35;
+          const unsigned int v16990 = v16987 ? v16986 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v16993 = v16990 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v16994 = v16990 >> (v41 & 31);
+          const unsigned int v16995 = v32 + v16994;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v16996 = block_table[v16995];
+          const unsigned int v16998 = v16996 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v16999 = v16998 + v30;
+          const unsigned int v17000 = v16999 * v6;
+          const unsigned int v17001 = v17000 + v16993;
+          const unsigned int v17002 = v17001 << 8u;
+          const unsigned int v17003 = v17002 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17011 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17012 = v16824 + v17011;
+          const unsigned int v17013 = v17012 + v205;
+          const unsigned int v17014 = v17013 + v203;
+          iron_copy_async<16>(shm1 + (v17014 ^ (((v17014 >> 6u) & 7u) << 3u)), k_pages + v17003, v16987);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17024 = v16818 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17025 = v17024 < v35;
+          const unsigned int v17028 = v17025 ? v17024 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17031 = v17028 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v17032 = v17028 >> (v41 & 31);
+          const unsigned int v17033 = v32 + v17032;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17034 = block_table[v17033];
+          const unsigned int v17036 = v17034 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17037 = v17036 + v30;
+          const unsigned int v17038 = v17037 * v6;
+          const unsigned int v17039 = v17038 + v17031;
+          const unsigned int v17040 = v17039 << 8u;
+          const unsigned int v17041 = v17040 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17049 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17050 = v16824 + v17049;
+          const unsigned int v17051 = v17050 + v236;
+          const unsigned int v17052 = v17051 + v234;
+          iron_copy_async<16>(shm1 + (v17052 ^ (((v17052 >> 6u) & 7u) << 3u)), k_pages + v17041, v17025);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17062 = v16818 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17063 = v17062 < v35;
+          const unsigned int v17066 = v17063 ? v17062 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17069 = v17066 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v17070 = v17066 >> (v41 & 31);
+          const unsigned int v17071 = v32 + v17070;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17072 = block_table[v17071];
+          const unsigned int v17074 = v17072 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17075 = v17074 + v30;
+          const unsigned int v17076 = v17075 * v6;
+          const unsigned int v17077 = v17076 + v17069;
+          const unsigned int v17078 = v17077 << 8u;
+          const unsigned int v17079 = v17078 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17087 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17088 = v16824 + v17087;
+          const unsigned int v17089 = v17088 + v267;
+          const unsigned int v17090 = v17089 + v265;
+          iron_copy_async<16>(shm1 + (v17090 ^ (((v17090 >> 6u) & 7u) << 3u)), k_pages + v17079, v17063);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17100 = v16818 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17101 = v17100 < v35;
+          const unsigned int v17104 = v17101 ? v17100 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17107 = v17104 & v16840;  // kernels/sdpa/kv_sources.hpp:107
+          const unsigned int v17108 = v17104 >> (v41 & 31);
+          const unsigned int v17109 = v32 + v17108;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17110 = block_table[v17109];
+          const unsigned int v17112 = v17110 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17113 = v17112 + v30;
+          const unsigned int v17114 = v17113 * v6;
+          const unsigned int v17115 = v17114 + v17107;
+          const unsigned int v17116 = v17115 << 8u;
+          const unsigned int v17117 = v17116 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17125 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17126 = v16824 + v17125;
+          const unsigned int v17127 = v17126 + v298;
+          const unsigned int v17128 = v17127 + v296;
+          iron_copy_async<16>(shm1 + (v17128 ^ (((v17128 >> 6u) & 7u) << 3u)), k_pages + v17117, v17101);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17150 = block_table[v16843];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17152 = v17150 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17153 = v17152 + v30;
+          const unsigned int v17154 = v17153 * v6;
+          const unsigned int v17155 = v17154 + v16841;
+          const unsigned int v17156 = v17155 << 8u;
+          const unsigned int v17157 = v17156 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16862 ^ (((v16862 >> 6u) & 7u) << 3u)), v_pages + v17157, v16835);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17188 = block_table[v16881];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17190 = v17188 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17191 = v17190 + v30;
+          const unsigned int v17192 = v17191 * v6;
+          const unsigned int v17193 = v17192 + v16879;
+          const unsigned int v17194 = v17193 << 8u;
+          const unsigned int v17195 = v17194 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16900 ^ (((v16900 >> 6u) & 7u) << 3u)), v_pages + v17195, v16873);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17226 = block_table[v16919];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17228 = v17226 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17229 = v17228 + v30;
+          const unsigned int v17230 = v17229 * v6;
+          const unsigned int v17231 = v17230 + v16917;
+          const unsigned int v17232 = v17231 << 8u;
+          const unsigned int v17233 = v17232 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16938 ^ (((v16938 >> 6u) & 7u) << 3u)), v_pages + v17233, v16911);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17264 = block_table[v16957];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17266 = v17264 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17267 = v17266 + v30;
+          const unsigned int v17268 = v17267 * v6;
+          const unsigned int v17269 = v17268 + v16955;
+          const unsigned int v17270 = v17269 << 8u;
+          const unsigned int v17271 = v17270 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v16976 ^ (((v16976 >> 6u) & 7u) << 3u)), v_pages + v17271, v16949);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17302 = block_table[v16995];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17304 = v17302 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17305 = v17304 + v30;
+          const unsigned int v17306 = v17305 * v6;
+          const unsigned int v17307 = v17306 + v16993;
+          const unsigned int v17308 = v17307 << 8u;
+          const unsigned int v17309 = v17308 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17014 ^ (((v17014 >> 6u) & 7u) << 3u)), v_pages + v17309, v16987);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17340 = block_table[v17033];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17342 = v17340 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17343 = v17342 + v30;
+          const unsigned int v17344 = v17343 * v6;
+          const unsigned int v17345 = v17344 + v17031;
+          const unsigned int v17346 = v17345 << 8u;
+          const unsigned int v17347 = v17346 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17052 ^ (((v17052 >> 6u) & 7u) << 3u)), v_pages + v17347, v17025);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17378 = block_table[v17071];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17380 = v17378 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17381 = v17380 + v30;
+          const unsigned int v17382 = v17381 * v6;
+          const unsigned int v17383 = v17382 + v17069;
+          const unsigned int v17384 = v17383 << 8u;
+          const unsigned int v17385 = v17384 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17090 ^ (((v17090 >> 6u) & 7u) << 3u)), v_pages + v17385, v17063);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17416 = block_table[v17109];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17418 = v17416 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17419 = v17418 + v30;
+          const unsigned int v17420 = v17419 * v6;
+          const unsigned int v17421 = v17420 + v17107;
+          const unsigned int v17422 = v17421 << 8u;
+          const unsigned int v17423 = v17422 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17128 ^ (((v17128 >> 6u) & 7u) << 3u)), v_pages + v17423, v17101);  // kernels/sdpa/flash_tile.hpp:86
         } else {
-          const unsigned int v9995 = v9380 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:126
-          const unsigned int v10005 = v9377 + v62;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10006 = v10005 < v35;
-          const unsigned int v10009 = v10006 ? v10005 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10010 = v10009 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10011 = v10009 / v6;
-          const unsigned int v10012 = v32 + v10011;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10013 = block_table[v10012];
-          const unsigned int v10015 = v10013 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10016 = v10015 + v30;
-          const unsigned int v10017 = v10016 * v6;
-          const unsigned int v10018 = v10017 + v10010;
-          const unsigned int v10019 = v10018 << 8u;
-          const unsigned int v10020 = v10019 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10028 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10029 = v9995 + v10028;
-          const unsigned int v10030 = v10029 + v81;
-          const unsigned int v10031 = v10030 + v79;
-          iron_copy_async<16>(shm1 + (v10031 ^ (((v10031 >> 6u) & 7u) << 3u)), k_pages + v10020, v10006);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10041 = v9377 + v93;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10042 = v10041 < v35;
-          const unsigned int v10045 = v10042 ? v10041 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10046 = v10045 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10047 = v10045 / v6;
-          const unsigned int v10048 = v32 + v10047;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10049 = block_table[v10048];
-          const unsigned int v10051 = v10049 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10052 = v10051 + v30;
-          const unsigned int v10053 = v10052 * v6;
-          const unsigned int v10054 = v10053 + v10046;
-          const unsigned int v10055 = v10054 << 8u;
-          const unsigned int v10056 = v10055 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10064 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10065 = v9995 + v10064;
-          const unsigned int v10066 = v10065 + v112;
-          const unsigned int v10067 = v10066 + v110;
-          iron_copy_async<16>(shm1 + (v10067 ^ (((v10067 >> 6u) & 7u) << 3u)), k_pages + v10056, v10042);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10077 = v9377 + v124;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10078 = v10077 < v35;
-          const unsigned int v10081 = v10078 ? v10077 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10082 = v10081 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10083 = v10081 / v6;
-          const unsigned int v10084 = v32 + v10083;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10085 = block_table[v10084];
-          const unsigned int v10087 = v10085 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10088 = v10087 + v30;
-          const unsigned int v10089 = v10088 * v6;
-          const unsigned int v10090 = v10089 + v10082;
-          const unsigned int v10091 = v10090 << 8u;
-          const unsigned int v10092 = v10091 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10100 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10101 = v9995 + v10100;
-          const unsigned int v10102 = v10101 + v143;
-          const unsigned int v10103 = v10102 + v141;
-          iron_copy_async<16>(shm1 + (v10103 ^ (((v10103 >> 6u) & 7u) << 3u)), k_pages + v10092, v10078);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10113 = v9377 + v155;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10114 = v10113 < v35;
-          const unsigned int v10117 = v10114 ? v10113 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10118 = v10117 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10119 = v10117 / v6;
-          const unsigned int v10120 = v32 + v10119;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10121 = block_table[v10120];
-          const unsigned int v10123 = v10121 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10124 = v10123 + v30;
-          const unsigned int v10125 = v10124 * v6;
-          const unsigned int v10126 = v10125 + v10118;
-          const unsigned int v10127 = v10126 << 8u;
-          const unsigned int v10128 = v10127 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10136 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10137 = v9995 + v10136;
-          const unsigned int v10138 = v10137 + v174;
-          const unsigned int v10139 = v10138 + v172;
-          iron_copy_async<16>(shm1 + (v10139 ^ (((v10139 >> 6u) & 7u) << 3u)), k_pages + v10128, v10114);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10149 = v9377 + v186;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10150 = v10149 < v35;
-          const unsigned int v10153 = v10150 ? v10149 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10154 = v10153 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10155 = v10153 / v6;
-          const unsigned int v10156 = v32 + v10155;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10157 = block_table[v10156];
-          const unsigned int v10159 = v10157 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10160 = v10159 + v30;
-          const unsigned int v10161 = v10160 * v6;
-          const unsigned int v10162 = v10161 + v10154;
-          const unsigned int v10163 = v10162 << 8u;
-          const unsigned int v10164 = v10163 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10172 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10173 = v9995 + v10172;
-          const unsigned int v10174 = v10173 + v205;
-          const unsigned int v10175 = v10174 + v203;
-          iron_copy_async<16>(shm1 + (v10175 ^ (((v10175 >> 6u) & 7u) << 3u)), k_pages + v10164, v10150);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10185 = v9377 + v217;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10186 = v10185 < v35;
-          const unsigned int v10189 = v10186 ? v10185 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10190 = v10189 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10191 = v10189 / v6;
-          const unsigned int v10192 = v32 + v10191;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10193 = block_table[v10192];
-          const unsigned int v10195 = v10193 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10196 = v10195 + v30;
-          const unsigned int v10197 = v10196 * v6;
-          const unsigned int v10198 = v10197 + v10190;
-          const unsigned int v10199 = v10198 << 8u;
-          const unsigned int v10200 = v10199 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10208 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10209 = v9995 + v10208;
-          const unsigned int v10210 = v10209 + v236;
-          const unsigned int v10211 = v10210 + v234;
-          iron_copy_async<16>(shm1 + (v10211 ^ (((v10211 >> 6u) & 7u) << 3u)), k_pages + v10200, v10186);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10221 = v9377 + v248;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10222 = v10221 < v35;
-          const unsigned int v10225 = v10222 ? v10221 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10226 = v10225 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10227 = v10225 / v6;
-          const unsigned int v10228 = v32 + v10227;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10229 = block_table[v10228];
-          const unsigned int v10231 = v10229 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10232 = v10231 + v30;
-          const unsigned int v10233 = v10232 * v6;
-          const unsigned int v10234 = v10233 + v10226;
-          const unsigned int v10235 = v10234 << 8u;
-          const unsigned int v10236 = v10235 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10244 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10245 = v9995 + v10244;
-          const unsigned int v10246 = v10245 + v267;
-          const unsigned int v10247 = v10246 + v265;
-          iron_copy_async<16>(shm1 + (v10247 ^ (((v10247 >> 6u) & 7u) << 3u)), k_pages + v10236, v10222);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10257 = v9377 + v279;  // kernels/sdpa/flash_tile.hpp:84
-          const bool v10258 = v10257 < v35;
-          const unsigned int v10261 = v10258 ? v10257 : v42;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10262 = v10261 % v6;  // kernels/sdpa/kv_sources.hpp:99
-          const unsigned int v10263 = v10261 / v6;
-          const unsigned int v10264 = v32 + v10263;  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10265 = block_table[v10264];
-          const unsigned int v10267 = v10265 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10268 = v10267 + v30;
-          const unsigned int v10269 = v10268 * v6;
-          const unsigned int v10270 = v10269 + v10262;
-          const unsigned int v10271 = v10270 << 8u;
-          const unsigned int v10272 = v10271 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          const unsigned int v10280 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:55
-          const unsigned int v10281 = v9995 + v10280;
-          const unsigned int v10282 = v10281 + v298;
-          const unsigned int v10283 = v10282 + v296;
-          iron_copy_async<16>(shm1 + (v10283 ^ (((v10283 >> 6u) & 7u) << 3u)), k_pages + v10272, v10258);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10303 = block_table[v10012];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10305 = v10303 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10306 = v10305 + v30;
-          const unsigned int v10307 = v10306 * v6;
-          const unsigned int v10308 = v10307 + v10010;
-          const unsigned int v10309 = v10308 << 8u;
-          const unsigned int v10310 = v10309 + v66;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10031 ^ (((v10031 >> 6u) & 7u) << 3u)), v_pages + v10310, v10006);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10339 = block_table[v10048];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10341 = v10339 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10342 = v10341 + v30;
-          const unsigned int v10343 = v10342 * v6;
-          const unsigned int v10344 = v10343 + v10046;
-          const unsigned int v10345 = v10344 << 8u;
-          const unsigned int v10346 = v10345 + v97;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10067 ^ (((v10067 >> 6u) & 7u) << 3u)), v_pages + v10346, v10042);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10375 = block_table[v10084];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10377 = v10375 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10378 = v10377 + v30;
-          const unsigned int v10379 = v10378 * v6;
-          const unsigned int v10380 = v10379 + v10082;
-          const unsigned int v10381 = v10380 << 8u;
-          const unsigned int v10382 = v10381 + v128;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10103 ^ (((v10103 >> 6u) & 7u) << 3u)), v_pages + v10382, v10078);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10411 = block_table[v10120];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10413 = v10411 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10414 = v10413 + v30;
-          const unsigned int v10415 = v10414 * v6;
-          const unsigned int v10416 = v10415 + v10118;
-          const unsigned int v10417 = v10416 << 8u;
-          const unsigned int v10418 = v10417 + v159;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10139 ^ (((v10139 >> 6u) & 7u) << 3u)), v_pages + v10418, v10114);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10447 = block_table[v10156];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10449 = v10447 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10450 = v10449 + v30;
-          const unsigned int v10451 = v10450 * v6;
-          const unsigned int v10452 = v10451 + v10154;
-          const unsigned int v10453 = v10452 << 8u;
-          const unsigned int v10454 = v10453 + v190;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10175 ^ (((v10175 >> 6u) & 7u) << 3u)), v_pages + v10454, v10150);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10483 = block_table[v10192];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10485 = v10483 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10486 = v10485 + v30;
-          const unsigned int v10487 = v10486 * v6;
-          const unsigned int v10488 = v10487 + v10190;
-          const unsigned int v10489 = v10488 << 8u;
-          const unsigned int v10490 = v10489 + v221;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10211 ^ (((v10211 >> 6u) & 7u) << 3u)), v_pages + v10490, v10186);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10519 = block_table[v10228];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10521 = v10519 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10522 = v10521 + v30;
-          const unsigned int v10523 = v10522 * v6;
-          const unsigned int v10524 = v10523 + v10226;
-          const unsigned int v10525 = v10524 << 8u;
-          const unsigned int v10526 = v10525 + v252;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10247 ^ (((v10247 >> 6u) & 7u) << 3u)), v_pages + v10526, v10222);  // kernels/sdpa/flash_tile.hpp:86
-          const unsigned int v10555 = block_table[v10264];  // kernels/sdpa/kv_sources.hpp:120
-          const unsigned int v10557 = v10555 * v2;  // kernels/sdpa/kv_sources.hpp:121
-          const unsigned int v10558 = v10557 + v30;
-          const unsigned int v10559 = v10558 * v6;
-          const unsigned int v10560 = v10559 + v10262;
-          const unsigned int v10561 = v10560 << 8u;
-          const unsigned int v10562 = v10561 + v283;  // kernels/sdpa/flash_tile.hpp:85
-          iron_copy_async<16>(shm2 + (v10283 ^ (((v10283 >> 6u) & 7u) << 3u)), v_pages + v10562, v10258);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17436 = v16821 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:131
+          const unsigned int v17446 = v16818 + v62;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17447 = v17446 < v35;
+          const unsigned int v17450 = v17447 ? v17446 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17451 = v17450 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17452 = v17450 / v6;
+          const unsigned int v17453 = v32 + v17452;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17454 = block_table[v17453];
+          const unsigned int v17456 = v17454 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17457 = v17456 + v30;
+          const unsigned int v17458 = v17457 * v6;
+          const unsigned int v17459 = v17458 + v17451;
+          const unsigned int v17460 = v17459 << 8u;
+          const unsigned int v17461 = v17460 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17469 = v84 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17470 = v17436 + v17469;
+          const unsigned int v17471 = v17470 + v81;
+          const unsigned int v17472 = v17471 + v79;
+          iron_copy_async<16>(shm1 + (v17472 ^ (((v17472 >> 6u) & 7u) << 3u)), k_pages + v17461, v17447);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17482 = v16818 + v93;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17483 = v17482 < v35;
+          const unsigned int v17486 = v17483 ? v17482 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17487 = v17486 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17488 = v17486 / v6;
+          const unsigned int v17489 = v32 + v17488;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17490 = block_table[v17489];
+          const unsigned int v17492 = v17490 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17493 = v17492 + v30;
+          const unsigned int v17494 = v17493 * v6;
+          const unsigned int v17495 = v17494 + v17487;
+          const unsigned int v17496 = v17495 << 8u;
+          const unsigned int v17497 = v17496 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17505 = v115 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17506 = v17436 + v17505;
+          const unsigned int v17507 = v17506 + v112;
+          const unsigned int v17508 = v17507 + v110;
+          iron_copy_async<16>(shm1 + (v17508 ^ (((v17508 >> 6u) & 7u) << 3u)), k_pages + v17497, v17483);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17518 = v16818 + v124;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17519 = v17518 < v35;
+          const unsigned int v17522 = v17519 ? v17518 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17523 = v17522 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17524 = v17522 / v6;
+          const unsigned int v17525 = v32 + v17524;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17526 = block_table[v17525];
+          const unsigned int v17528 = v17526 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17529 = v17528 + v30;
+          const unsigned int v17530 = v17529 * v6;
+          const unsigned int v17531 = v17530 + v17523;
+          const unsigned int v17532 = v17531 << 8u;
+          const unsigned int v17533 = v17532 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17541 = v146 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17542 = v17436 + v17541;
+          const unsigned int v17543 = v17542 + v143;
+          const unsigned int v17544 = v17543 + v141;
+          iron_copy_async<16>(shm1 + (v17544 ^ (((v17544 >> 6u) & 7u) << 3u)), k_pages + v17533, v17519);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17554 = v16818 + v155;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17555 = v17554 < v35;
+          const unsigned int v17558 = v17555 ? v17554 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17559 = v17558 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17560 = v17558 / v6;
+          const unsigned int v17561 = v32 + v17560;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17562 = block_table[v17561];
+          const unsigned int v17564 = v17562 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17565 = v17564 + v30;
+          const unsigned int v17566 = v17565 * v6;
+          const unsigned int v17567 = v17566 + v17559;
+          const unsigned int v17568 = v17567 << 8u;
+          const unsigned int v17569 = v17568 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17577 = v177 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17578 = v17436 + v17577;
+          const unsigned int v17579 = v17578 + v174;
+          const unsigned int v17580 = v17579 + v172;
+          iron_copy_async<16>(shm1 + (v17580 ^ (((v17580 >> 6u) & 7u) << 3u)), k_pages + v17569, v17555);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17590 = v16818 + v186;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17591 = v17590 < v35;
+          const unsigned int v17594 = v17591 ? v17590 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17595 = v17594 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17596 = v17594 / v6;
+          const unsigned int v17597 = v32 + v17596;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17598 = block_table[v17597];
+          const unsigned int v17600 = v17598 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17601 = v17600 + v30;
+          const unsigned int v17602 = v17601 * v6;
+          const unsigned int v17603 = v17602 + v17595;
+          const unsigned int v17604 = v17603 << 8u;
+          const unsigned int v17605 = v17604 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17613 = v208 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17614 = v17436 + v17613;
+          const unsigned int v17615 = v17614 + v205;
+          const unsigned int v17616 = v17615 + v203;
+          iron_copy_async<16>(shm1 + (v17616 ^ (((v17616 >> 6u) & 7u) << 3u)), k_pages + v17605, v17591);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17626 = v16818 + v217;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17627 = v17626 < v35;
+          const unsigned int v17630 = v17627 ? v17626 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17631 = v17630 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17632 = v17630 / v6;
+          const unsigned int v17633 = v32 + v17632;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17634 = block_table[v17633];
+          const unsigned int v17636 = v17634 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17637 = v17636 + v30;
+          const unsigned int v17638 = v17637 * v6;
+          const unsigned int v17639 = v17638 + v17631;
+          const unsigned int v17640 = v17639 << 8u;
+          const unsigned int v17641 = v17640 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17649 = v239 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17650 = v17436 + v17649;
+          const unsigned int v17651 = v17650 + v236;
+          const unsigned int v17652 = v17651 + v234;
+          iron_copy_async<16>(shm1 + (v17652 ^ (((v17652 >> 6u) & 7u) << 3u)), k_pages + v17641, v17627);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17662 = v16818 + v248;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17663 = v17662 < v35;
+          const unsigned int v17666 = v17663 ? v17662 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17667 = v17666 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17668 = v17666 / v6;
+          const unsigned int v17669 = v32 + v17668;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17670 = block_table[v17669];
+          const unsigned int v17672 = v17670 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17673 = v17672 + v30;
+          const unsigned int v17674 = v17673 * v6;
+          const unsigned int v17675 = v17674 + v17667;
+          const unsigned int v17676 = v17675 << 8u;
+          const unsigned int v17677 = v17676 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17685 = v270 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17686 = v17436 + v17685;
+          const unsigned int v17687 = v17686 + v267;
+          const unsigned int v17688 = v17687 + v265;
+          iron_copy_async<16>(shm1 + (v17688 ^ (((v17688 >> 6u) & 7u) << 3u)), k_pages + v17677, v17663);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17698 = v16818 + v279;  // kernels/sdpa/flash_tile.hpp:84
+          const bool v17699 = v17698 < v35;
+          const unsigned int v17702 = v17699 ? v17698 : v42;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17703 = v17702 % v6;  // kernels/sdpa/kv_sources.hpp:99
+          const unsigned int v17704 = v17702 / v6;
+          const unsigned int v17705 = v32 + v17704;  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17706 = block_table[v17705];
+          const unsigned int v17708 = v17706 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17709 = v17708 + v30;
+          const unsigned int v17710 = v17709 * v6;
+          const unsigned int v17711 = v17710 + v17703;
+          const unsigned int v17712 = v17711 << 8u;
+          const unsigned int v17713 = v17712 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          const unsigned int v17721 = v301 << 12u;  // kernels/sdpa/flash_warpgroup.hpp:56
+          const unsigned int v17722 = v17436 + v17721;
+          const unsigned int v17723 = v17722 + v298;
+          const unsigned int v17724 = v17723 + v296;
+          iron_copy_async<16>(shm1 + (v17724 ^ (((v17724 >> 6u) & 7u) << 3u)), k_pages + v17713, v17699);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17744 = block_table[v17453];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17746 = v17744 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17747 = v17746 + v30;
+          const unsigned int v17748 = v17747 * v6;
+          const unsigned int v17749 = v17748 + v17451;
+          const unsigned int v17750 = v17749 << 8u;
+          const unsigned int v17751 = v17750 + v66;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17472 ^ (((v17472 >> 6u) & 7u) << 3u)), v_pages + v17751, v17447);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17780 = block_table[v17489];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17782 = v17780 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17783 = v17782 + v30;
+          const unsigned int v17784 = v17783 * v6;
+          const unsigned int v17785 = v17784 + v17487;
+          const unsigned int v17786 = v17785 << 8u;
+          const unsigned int v17787 = v17786 + v97;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17508 ^ (((v17508 >> 6u) & 7u) << 3u)), v_pages + v17787, v17483);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17816 = block_table[v17525];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17818 = v17816 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17819 = v17818 + v30;
+          const unsigned int v17820 = v17819 * v6;
+          const unsigned int v17821 = v17820 + v17523;
+          const unsigned int v17822 = v17821 << 8u;
+          const unsigned int v17823 = v17822 + v128;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17544 ^ (((v17544 >> 6u) & 7u) << 3u)), v_pages + v17823, v17519);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17852 = block_table[v17561];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17854 = v17852 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17855 = v17854 + v30;
+          const unsigned int v17856 = v17855 * v6;
+          const unsigned int v17857 = v17856 + v17559;
+          const unsigned int v17858 = v17857 << 8u;
+          const unsigned int v17859 = v17858 + v159;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17580 ^ (((v17580 >> 6u) & 7u) << 3u)), v_pages + v17859, v17555);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17888 = block_table[v17597];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17890 = v17888 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17891 = v17890 + v30;
+          const unsigned int v17892 = v17891 * v6;
+          const unsigned int v17893 = v17892 + v17595;
+          const unsigned int v17894 = v17893 << 8u;
+          const unsigned int v17895 = v17894 + v190;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17616 ^ (((v17616 >> 6u) & 7u) << 3u)), v_pages + v17895, v17591);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17924 = block_table[v17633];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17926 = v17924 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17927 = v17926 + v30;
+          const unsigned int v17928 = v17927 * v6;
+          const unsigned int v17929 = v17928 + v17631;
+          const unsigned int v17930 = v17929 << 8u;
+          const unsigned int v17931 = v17930 + v221;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17652 ^ (((v17652 >> 6u) & 7u) << 3u)), v_pages + v17931, v17627);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17960 = block_table[v17669];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17962 = v17960 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17963 = v17962 + v30;
+          const unsigned int v17964 = v17963 * v6;
+          const unsigned int v17965 = v17964 + v17667;
+          const unsigned int v17966 = v17965 << 8u;
+          const unsigned int v17967 = v17966 + v252;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17688 ^ (((v17688 >> 6u) & 7u) << 3u)), v_pages + v17967, v17663);  // kernels/sdpa/flash_tile.hpp:86
+          const unsigned int v17996 = block_table[v17705];  // kernels/sdpa/kv_sources.hpp:120
+          const unsigned int v17998 = v17996 * v2;  // kernels/sdpa/kv_sources.hpp:121
+          const unsigned int v17999 = v17998 + v30;
+          const unsigned int v18000 = v17999 * v6;
+          const unsigned int v18001 = v18000 + v17703;
+          const unsigned int v18002 = v18001 << 8u;
+          const unsigned int v18003 = v18002 + v283;  // kernels/sdpa/flash_tile.hpp:85
+          iron_copy_async<16>(shm2 + (v17724 ^ (((v17724 >> 6u) & 7u) << 3u)), v_pages + v18003, v17699);  // kernels/sdpa/flash_tile.hpp:86
         }
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:275
-      iron_frag<float, 2, 16, 64> v10575;  // kernels/sdpa/flash_warpgroup.hpp:277
-      iron_frag_fill(v10575, 0.0f);
-      const unsigned int v10579 = v9374 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13505;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13505, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13505, shm0, v13498, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13507;
-      iron_frag_fill(v13507, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13507, shm1, v10579, 64u);
-      iron_frag_mma_sync(v10575, v13505, v13507);
-      const unsigned int v13512 = v10579 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13514;
-      iron_frag_fill(v13514, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13514, shm0, v13509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13516;
-      iron_frag_fill(v13516, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13516, shm1, v13512, 64u);
-      iron_frag_mma_sync(v10575, v13514, v13516);
-      const unsigned int v13521 = v10579 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13523;
-      iron_frag_fill(v13523, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13523, shm0, v13518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13525;
-      iron_frag_fill(v13525, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13525, shm1, v13521, 64u);
-      iron_frag_mma_sync(v10575, v13523, v13525);
-      const unsigned int v13530 = v10579 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13532;
-      iron_frag_fill(v13532, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13532, shm0, v13527, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13534;
-      iron_frag_fill(v13534, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13534, shm1, v13530, 64u);
-      iron_frag_mma_sync(v10575, v13532, v13534);
-      const unsigned int v10592 = v10579 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13550;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13550, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13550, shm0, v13543, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13552;
-      iron_frag_fill(v13552, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13552, shm1, v10592, 64u);
-      iron_frag_mma_sync(v10575, v13550, v13552);
-      const unsigned int v13557 = v10592 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13559;
-      iron_frag_fill(v13559, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13559, shm0, v13554, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13561;
-      iron_frag_fill(v13561, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13561, shm1, v13557, 64u);
-      iron_frag_mma_sync(v10575, v13559, v13561);
-      const unsigned int v13566 = v10592 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13568;
-      iron_frag_fill(v13568, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13568, shm0, v13563, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13570;
-      iron_frag_fill(v13570, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13570, shm1, v13566, 64u);
-      iron_frag_mma_sync(v10575, v13568, v13570);
-      const unsigned int v13575 = v10592 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13577;
-      iron_frag_fill(v13577, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13577, shm0, v13572, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13579;
-      iron_frag_fill(v13579, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13579, shm1, v13575, 64u);
-      iron_frag_mma_sync(v10575, v13577, v13579);
-      const unsigned int v10604 = v10579 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13595;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13595, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13595, shm0, v13588, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13597;
-      iron_frag_fill(v13597, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13597, shm1, v10604, 64u);
-      iron_frag_mma_sync(v10575, v13595, v13597);
-      const unsigned int v13602 = v10604 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13604;
-      iron_frag_fill(v13604, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13604, shm0, v13599, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13606;
-      iron_frag_fill(v13606, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13606, shm1, v13602, 64u);
-      iron_frag_mma_sync(v10575, v13604, v13606);
-      const unsigned int v13611 = v10604 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13613;
-      iron_frag_fill(v13613, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13613, shm0, v13608, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13615;
-      iron_frag_fill(v13615, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13615, shm1, v13611, 64u);
-      iron_frag_mma_sync(v10575, v13613, v13615);
-      const unsigned int v13620 = v10604 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13622;
-      iron_frag_fill(v13622, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13622, shm0, v13617, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13624;
-      iron_frag_fill(v13624, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13624, shm1, v13620, 64u);
-      iron_frag_mma_sync(v10575, v13622, v13624);
-      const unsigned int v10616 = v10579 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:142
-      iron_frag<iron_bf16, 0, 16, 16> v13640;  // kernels/sdpa/flash_warpgroup.hpp:141
-      iron_frag_fill(v13640, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13640, shm0, v13633, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13642;
-      iron_frag_fill(v13642, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13642, shm1, v10616, 64u);
-      iron_frag_mma_sync(v10575, v13640, v13642);
-      const unsigned int v13647 = v10616 + 16u;
-      iron_frag<iron_bf16, 0, 16, 16> v13649;
-      iron_frag_fill(v13649, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13649, shm0, v13644, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13651;
-      iron_frag_fill(v13651, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13651, shm1, v13647, 64u);
-      iron_frag_mma_sync(v10575, v13649, v13651);
-      const unsigned int v13656 = v10616 + 32u;
-      iron_frag<iron_bf16, 0, 16, 16> v13658;
-      iron_frag_fill(v13658, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13658, shm0, v13653, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13660;
-      iron_frag_fill(v13660, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13660, shm1, v13656, 64u);
-      iron_frag_mma_sync(v10575, v13658, v13660);
-      const unsigned int v13665 = v10616 + 48u;
-      iron_frag<iron_bf16, 0, 16, 16> v13667;
-      iron_frag_fill(v13667, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13667, shm0, v13662, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13669;
-      iron_frag_fill(v13669, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<true, 6, 3>(v13669, shm1, v13665, 64u);
-      iron_frag_mma_sync(v10575, v13667, v13669);
-      iron_frag<float, 2, 16, 8> v10625;  // kernels/sdpa/flash_tile.hpp:347
-      iron_frag_fill(v10625, 0.0f);
-      if (v10627) {  // kernels/sdpa/flash_tile.hpp:326
-        const bool v10630 = v9377 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v10638 = v9377 + v20;
-        const bool v10639 = v10638 <= v559;
-        const bool v10640 = v566 || v10639;
-        const bool v10641 = v10630 && v10640;
-        const bool v10643 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v10644 = v9370 + v9;
-        const unsigned int v10645 = v10644 + v20;
-        const unsigned int v10646 = v556 + v35;
-        const bool v10647 = v10646 <= v10645;
-        const bool v10648 = v10643 || v10647;
-        const bool v10649 = v10641 && v10648;  // kernels/sdpa/flash_tile.hpp:182
-        const bool v10650 = !v10649;  // kernels/sdpa/flash_tile.hpp:190
-        if (v10650) {
-          iron_frag<float, 2, 16, 8> v10652;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v10652, 0.0f);
-          iron_frag<float, 2, 16, 8> v10654;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v10654, 0.0f);
-          const unsigned int v10656 = static_cast<unsigned int>(v10652.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10658 = v56 + v10656;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10660 = v10658 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10661 = v10660 + 1u;
-          const unsigned int v10663 = v10661 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10672 = v10663 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10676 = v10661 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10677 = v572 && v10676;
-          const unsigned int v10678 = v10677 ? v10672 : v42;
-          const unsigned int v10681 = v10678 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10682 = min(v10681, 64u);
-          const bool v10683 = v10678 > v9370;
-          const unsigned int v10684 = v10683 ? v10682 : v42;
-          const float v10685 = __uint_as_float(v10684);
-          v10652.x[0] = v10685;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10687 = static_cast<unsigned int>(v10652.row(1, iron_linear_thread() & 31u));
-          const unsigned int v10689 = v56 + v10687;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10691 = v10689 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10692 = v10691 + 1u;
-          const unsigned int v10694 = v10692 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10703 = v10694 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10707 = v10692 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10708 = v572 && v10707;
-          const unsigned int v10709 = v10708 ? v10703 : v42;
-          const unsigned int v10712 = v10709 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10713 = min(v10712, 64u);
-          const bool v10714 = v10709 > v9370;
-          const unsigned int v10715 = v10714 ? v10713 : v42;
-          const float v10716 = __uint_as_float(v10715);
-          v10652.x[1] = v10716;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10718 = static_cast<unsigned int>(v10652.row(2, iron_linear_thread() & 31u));
-          const unsigned int v10720 = v56 + v10718;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10722 = v10720 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10723 = v10722 + 1u;
-          const unsigned int v10725 = v10723 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10734 = v10725 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10738 = v10723 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10739 = v572 && v10738;
-          const unsigned int v10740 = v10739 ? v10734 : v42;
-          const unsigned int v10743 = v10740 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10744 = min(v10743, 64u);
-          const bool v10745 = v10740 > v9370;
-          const unsigned int v10746 = v10745 ? v10744 : v42;
-          const float v10747 = __uint_as_float(v10746);
-          v10652.x[2] = v10747;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10749 = static_cast<unsigned int>(v10652.row(3, iron_linear_thread() & 31u));
-          const unsigned int v10751 = v56 + v10749;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v10753 = v10751 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10754 = v10753 + 1u;
-          const unsigned int v10756 = v10754 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10765 = v10756 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v10769 = v10754 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v10770 = v572 && v10769;
-          const unsigned int v10771 = v10770 ? v10765 : v42;
-          const unsigned int v10774 = v10771 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10775 = min(v10774, 64u);
-          const bool v10776 = v10771 > v9370;
-          const unsigned int v10777 = v10776 ? v10775 : v42;
-          const float v10778 = __uint_as_float(v10777);
-          v10652.x[3] = v10778;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v10780 = static_cast<unsigned int>(v10654.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10782 = v56 + v10780;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10784 = v10782 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10785 = v10784 + 1u;
-          const unsigned int v10787 = v10785 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10788 = min(v35, v10787);
-          const bool v10789 = v10785 > v20;
-          const unsigned int v10790 = v10789 ? v10788 : v42;
-          const unsigned int v10793 = v566 ? v35 : v10790;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10805 = v10793 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10806 = min(v10805, 64u);
-          const bool v10807 = v10793 > v9370;
-          const unsigned int v10808 = v10807 ? v10806 : v42;
-          const float v10809 = __uint_as_float(v10808);
-          v10654.x[0] = v10809;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10811 = static_cast<unsigned int>(v10654.row(1, iron_linear_thread() & 31u));
-          const unsigned int v10813 = v56 + v10811;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10815 = v10813 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10816 = v10815 + 1u;
-          const unsigned int v10818 = v10816 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10819 = min(v35, v10818);
-          const bool v10820 = v10816 > v20;
-          const unsigned int v10821 = v10820 ? v10819 : v42;
-          const unsigned int v10824 = v566 ? v35 : v10821;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10836 = v10824 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10837 = min(v10836, 64u);
-          const bool v10838 = v10824 > v9370;
-          const unsigned int v10839 = v10838 ? v10837 : v42;
-          const float v10840 = __uint_as_float(v10839);
-          v10654.x[1] = v10840;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10842 = static_cast<unsigned int>(v10654.row(2, iron_linear_thread() & 31u));
-          const unsigned int v10844 = v56 + v10842;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10846 = v10844 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10847 = v10846 + 1u;
-          const unsigned int v10849 = v10847 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10850 = min(v35, v10849);
-          const bool v10851 = v10847 > v20;
-          const unsigned int v10852 = v10851 ? v10850 : v42;
-          const unsigned int v10855 = v566 ? v35 : v10852;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10867 = v10855 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10868 = min(v10867, 64u);
-          const bool v10869 = v10855 > v9370;
-          const unsigned int v10870 = v10869 ? v10868 : v42;
-          const float v10871 = __uint_as_float(v10870);
-          v10654.x[2] = v10871;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10873 = static_cast<unsigned int>(v10654.row(3, iron_linear_thread() & 31u));
-          const unsigned int v10875 = v56 + v10873;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v10877 = v10875 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v10878 = v10877 + 1u;
-          const unsigned int v10880 = v10878 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v10881 = min(v35, v10880);
-          const bool v10882 = v10878 > v20;
-          const unsigned int v10883 = v10882 ? v10881 : v42;
-          const unsigned int v10886 = v566 ? v35 : v10883;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v10898 = v10886 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v10899 = min(v10898, 64u);
-          const bool v10900 = v10886 > v9370;
-          const unsigned int v10901 = v10900 ? v10899 : v42;
-          const float v10902 = __uint_as_float(v10901);
-          v10654.x[3] = v10902;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v10903 = static_cast<unsigned int>(v10575.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v10905 = v10575.x[0];
-          const float v10906 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10907 = __float_as_uint(v10906);
-          const bool v10908 = v10903 >= v10907;
-          const float v10909 = v10654.x[0];
-          const unsigned int v10910 = __float_as_uint(v10909);
-          const bool v10911 = v10903 < v10910;
-          const bool v10912 = v10908 && v10911;
-          const float v10914 = v10912 ? v10905 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[0] = v10914;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10915 = static_cast<unsigned int>(v10575.col(1, iron_linear_thread() & 31u));
-          const float v10917 = v10575.x[1];
-          const float v10918 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10919 = __float_as_uint(v10918);
-          const bool v10920 = v10915 >= v10919;
-          const float v10921 = v10654.x[0];
-          const unsigned int v10922 = __float_as_uint(v10921);
-          const bool v10923 = v10915 < v10922;
-          const bool v10924 = v10920 && v10923;
-          const float v10926 = v10924 ? v10917 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[1] = v10926;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10927 = static_cast<unsigned int>(v10575.col(2, iron_linear_thread() & 31u));
-          const float v10929 = v10575.x[2];
-          const float v10930 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10931 = __float_as_uint(v10930);
-          const bool v10932 = v10927 >= v10931;
-          const float v10933 = v10654.x[2];
-          const unsigned int v10934 = __float_as_uint(v10933);
-          const bool v10935 = v10927 < v10934;
-          const bool v10936 = v10932 && v10935;
-          const float v10938 = v10936 ? v10929 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[2] = v10938;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10939 = static_cast<unsigned int>(v10575.col(3, iron_linear_thread() & 31u));
-          const float v10941 = v10575.x[3];
-          const float v10942 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10943 = __float_as_uint(v10942);
-          const bool v10944 = v10939 >= v10943;
-          const float v10945 = v10654.x[2];
-          const unsigned int v10946 = __float_as_uint(v10945);
-          const bool v10947 = v10939 < v10946;
-          const bool v10948 = v10944 && v10947;
-          const float v10950 = v10948 ? v10941 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[3] = v10950;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10951 = static_cast<unsigned int>(v10575.col(4, iron_linear_thread() & 31u));
-          const float v10953 = v10575.x[4];
-          const float v10954 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10955 = __float_as_uint(v10954);
-          const bool v10956 = v10951 >= v10955;
-          const float v10957 = v10654.x[0];
-          const unsigned int v10958 = __float_as_uint(v10957);
-          const bool v10959 = v10951 < v10958;
-          const bool v10960 = v10956 && v10959;
-          const float v10962 = v10960 ? v10953 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[4] = v10962;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10963 = static_cast<unsigned int>(v10575.col(5, iron_linear_thread() & 31u));
-          const float v10965 = v10575.x[5];
-          const float v10966 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10967 = __float_as_uint(v10966);
-          const bool v10968 = v10963 >= v10967;
-          const float v10969 = v10654.x[0];
-          const unsigned int v10970 = __float_as_uint(v10969);
-          const bool v10971 = v10963 < v10970;
-          const bool v10972 = v10968 && v10971;
-          const float v10974 = v10972 ? v10965 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[5] = v10974;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10975 = static_cast<unsigned int>(v10575.col(6, iron_linear_thread() & 31u));
-          const float v10977 = v10575.x[6];
-          const float v10978 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10979 = __float_as_uint(v10978);
-          const bool v10980 = v10975 >= v10979;
-          const float v10981 = v10654.x[2];
-          const unsigned int v10982 = __float_as_uint(v10981);
-          const bool v10983 = v10975 < v10982;
-          const bool v10984 = v10980 && v10983;
-          const float v10986 = v10984 ? v10977 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[6] = v10986;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10987 = static_cast<unsigned int>(v10575.col(7, iron_linear_thread() & 31u));
-          const float v10989 = v10575.x[7];
-          const float v10990 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v10991 = __float_as_uint(v10990);
-          const bool v10992 = v10987 >= v10991;
-          const float v10993 = v10654.x[2];
-          const unsigned int v10994 = __float_as_uint(v10993);
-          const bool v10995 = v10987 < v10994;
-          const bool v10996 = v10992 && v10995;
-          const float v10998 = v10996 ? v10989 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[7] = v10998;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v10999 = static_cast<unsigned int>(v10575.col(8, iron_linear_thread() & 31u));
-          const float v11001 = v10575.x[8];
-          const float v11002 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11003 = __float_as_uint(v11002);
-          const bool v11004 = v10999 >= v11003;
-          const float v11005 = v10654.x[0];
-          const unsigned int v11006 = __float_as_uint(v11005);
-          const bool v11007 = v10999 < v11006;
-          const bool v11008 = v11004 && v11007;
-          const float v11010 = v11008 ? v11001 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[8] = v11010;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11011 = static_cast<unsigned int>(v10575.col(9, iron_linear_thread() & 31u));
-          const float v11013 = v10575.x[9];
-          const float v11014 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11015 = __float_as_uint(v11014);
-          const bool v11016 = v11011 >= v11015;
-          const float v11017 = v10654.x[0];
-          const unsigned int v11018 = __float_as_uint(v11017);
-          const bool v11019 = v11011 < v11018;
-          const bool v11020 = v11016 && v11019;
-          const float v11022 = v11020 ? v11013 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[9] = v11022;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11023 = static_cast<unsigned int>(v10575.col(10, iron_linear_thread() & 31u));
-          const float v11025 = v10575.x[10];
-          const float v11026 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11027 = __float_as_uint(v11026);
-          const bool v11028 = v11023 >= v11027;
-          const float v11029 = v10654.x[2];
-          const unsigned int v11030 = __float_as_uint(v11029);
-          const bool v11031 = v11023 < v11030;
-          const bool v11032 = v11028 && v11031;
-          const float v11034 = v11032 ? v11025 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[10] = v11034;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11035 = static_cast<unsigned int>(v10575.col(11, iron_linear_thread() & 31u));
-          const float v11037 = v10575.x[11];
-          const float v11038 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11039 = __float_as_uint(v11038);
-          const bool v11040 = v11035 >= v11039;
-          const float v11041 = v10654.x[2];
-          const unsigned int v11042 = __float_as_uint(v11041);
-          const bool v11043 = v11035 < v11042;
-          const bool v11044 = v11040 && v11043;
-          const float v11046 = v11044 ? v11037 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[11] = v11046;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11047 = static_cast<unsigned int>(v10575.col(12, iron_linear_thread() & 31u));
-          const float v11049 = v10575.x[12];
-          const float v11050 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11051 = __float_as_uint(v11050);
-          const bool v11052 = v11047 >= v11051;
-          const float v11053 = v10654.x[0];
-          const unsigned int v11054 = __float_as_uint(v11053);
-          const bool v11055 = v11047 < v11054;
-          const bool v11056 = v11052 && v11055;
-          const float v11058 = v11056 ? v11049 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[12] = v11058;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11059 = static_cast<unsigned int>(v10575.col(13, iron_linear_thread() & 31u));
-          const float v11061 = v10575.x[13];
-          const float v11062 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11063 = __float_as_uint(v11062);
-          const bool v11064 = v11059 >= v11063;
-          const float v11065 = v10654.x[0];
-          const unsigned int v11066 = __float_as_uint(v11065);
-          const bool v11067 = v11059 < v11066;
-          const bool v11068 = v11064 && v11067;
-          const float v11070 = v11068 ? v11061 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[13] = v11070;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11071 = static_cast<unsigned int>(v10575.col(14, iron_linear_thread() & 31u));
-          const float v11073 = v10575.x[14];
-          const float v11074 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11075 = __float_as_uint(v11074);
-          const bool v11076 = v11071 >= v11075;
-          const float v11077 = v10654.x[2];
-          const unsigned int v11078 = __float_as_uint(v11077);
-          const bool v11079 = v11071 < v11078;
-          const bool v11080 = v11076 && v11079;
-          const float v11082 = v11080 ? v11073 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[14] = v11082;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11083 = static_cast<unsigned int>(v10575.col(15, iron_linear_thread() & 31u));
-          const float v11085 = v10575.x[15];
-          const float v11086 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11087 = __float_as_uint(v11086);
-          const bool v11088 = v11083 >= v11087;
-          const float v11089 = v10654.x[2];
-          const unsigned int v11090 = __float_as_uint(v11089);
-          const bool v11091 = v11083 < v11090;
-          const bool v11092 = v11088 && v11091;
-          const float v11094 = v11092 ? v11085 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[15] = v11094;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11095 = static_cast<unsigned int>(v10575.col(16, iron_linear_thread() & 31u));
-          const float v11097 = v10575.x[16];
-          const float v11098 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11099 = __float_as_uint(v11098);
-          const bool v11100 = v11095 >= v11099;
-          const float v11101 = v10654.x[0];
-          const unsigned int v11102 = __float_as_uint(v11101);
-          const bool v11103 = v11095 < v11102;
-          const bool v11104 = v11100 && v11103;
-          const float v11106 = v11104 ? v11097 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[16] = v11106;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11107 = static_cast<unsigned int>(v10575.col(17, iron_linear_thread() & 31u));
-          const float v11109 = v10575.x[17];
-          const float v11110 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11111 = __float_as_uint(v11110);
-          const bool v11112 = v11107 >= v11111;
-          const float v11113 = v10654.x[0];
-          const unsigned int v11114 = __float_as_uint(v11113);
-          const bool v11115 = v11107 < v11114;
-          const bool v11116 = v11112 && v11115;
-          const float v11118 = v11116 ? v11109 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[17] = v11118;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11119 = static_cast<unsigned int>(v10575.col(18, iron_linear_thread() & 31u));
-          const float v11121 = v10575.x[18];
-          const float v11122 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11123 = __float_as_uint(v11122);
-          const bool v11124 = v11119 >= v11123;
-          const float v11125 = v10654.x[2];
-          const unsigned int v11126 = __float_as_uint(v11125);
-          const bool v11127 = v11119 < v11126;
-          const bool v11128 = v11124 && v11127;
-          const float v11130 = v11128 ? v11121 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[18] = v11130;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11131 = static_cast<unsigned int>(v10575.col(19, iron_linear_thread() & 31u));
-          const float v11133 = v10575.x[19];
-          const float v11134 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11135 = __float_as_uint(v11134);
-          const bool v11136 = v11131 >= v11135;
-          const float v11137 = v10654.x[2];
-          const unsigned int v11138 = __float_as_uint(v11137);
-          const bool v11139 = v11131 < v11138;
-          const bool v11140 = v11136 && v11139;
-          const float v11142 = v11140 ? v11133 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[19] = v11142;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11143 = static_cast<unsigned int>(v10575.col(20, iron_linear_thread() & 31u));
-          const float v11145 = v10575.x[20];
-          const float v11146 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11147 = __float_as_uint(v11146);
-          const bool v11148 = v11143 >= v11147;
-          const float v11149 = v10654.x[0];
-          const unsigned int v11150 = __float_as_uint(v11149);
-          const bool v11151 = v11143 < v11150;
-          const bool v11152 = v11148 && v11151;
-          const float v11154 = v11152 ? v11145 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[20] = v11154;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11155 = static_cast<unsigned int>(v10575.col(21, iron_linear_thread() & 31u));
-          const float v11157 = v10575.x[21];
-          const float v11158 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11159 = __float_as_uint(v11158);
-          const bool v11160 = v11155 >= v11159;
-          const float v11161 = v10654.x[0];
-          const unsigned int v11162 = __float_as_uint(v11161);
-          const bool v11163 = v11155 < v11162;
-          const bool v11164 = v11160 && v11163;
-          const float v11166 = v11164 ? v11157 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[21] = v11166;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11167 = static_cast<unsigned int>(v10575.col(22, iron_linear_thread() & 31u));
-          const float v11169 = v10575.x[22];
-          const float v11170 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11171 = __float_as_uint(v11170);
-          const bool v11172 = v11167 >= v11171;
-          const float v11173 = v10654.x[2];
-          const unsigned int v11174 = __float_as_uint(v11173);
-          const bool v11175 = v11167 < v11174;
-          const bool v11176 = v11172 && v11175;
-          const float v11178 = v11176 ? v11169 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[22] = v11178;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11179 = static_cast<unsigned int>(v10575.col(23, iron_linear_thread() & 31u));
-          const float v11181 = v10575.x[23];
-          const float v11182 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11183 = __float_as_uint(v11182);
-          const bool v11184 = v11179 >= v11183;
-          const float v11185 = v10654.x[2];
-          const unsigned int v11186 = __float_as_uint(v11185);
-          const bool v11187 = v11179 < v11186;
-          const bool v11188 = v11184 && v11187;
-          const float v11190 = v11188 ? v11181 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[23] = v11190;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11191 = static_cast<unsigned int>(v10575.col(24, iron_linear_thread() & 31u));
-          const float v11193 = v10575.x[24];
-          const float v11194 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11195 = __float_as_uint(v11194);
-          const bool v11196 = v11191 >= v11195;
-          const float v11197 = v10654.x[0];
-          const unsigned int v11198 = __float_as_uint(v11197);
-          const bool v11199 = v11191 < v11198;
-          const bool v11200 = v11196 && v11199;
-          const float v11202 = v11200 ? v11193 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[24] = v11202;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11203 = static_cast<unsigned int>(v10575.col(25, iron_linear_thread() & 31u));
-          const float v11205 = v10575.x[25];
-          const float v11206 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11207 = __float_as_uint(v11206);
-          const bool v11208 = v11203 >= v11207;
-          const float v11209 = v10654.x[0];
-          const unsigned int v11210 = __float_as_uint(v11209);
-          const bool v11211 = v11203 < v11210;
-          const bool v11212 = v11208 && v11211;
-          const float v11214 = v11212 ? v11205 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[25] = v11214;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11215 = static_cast<unsigned int>(v10575.col(26, iron_linear_thread() & 31u));
-          const float v11217 = v10575.x[26];
-          const float v11218 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11219 = __float_as_uint(v11218);
-          const bool v11220 = v11215 >= v11219;
-          const float v11221 = v10654.x[2];
-          const unsigned int v11222 = __float_as_uint(v11221);
-          const bool v11223 = v11215 < v11222;
-          const bool v11224 = v11220 && v11223;
-          const float v11226 = v11224 ? v11217 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[26] = v11226;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11227 = static_cast<unsigned int>(v10575.col(27, iron_linear_thread() & 31u));
-          const float v11229 = v10575.x[27];
-          const float v11230 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11231 = __float_as_uint(v11230);
-          const bool v11232 = v11227 >= v11231;
-          const float v11233 = v10654.x[2];
-          const unsigned int v11234 = __float_as_uint(v11233);
-          const bool v11235 = v11227 < v11234;
-          const bool v11236 = v11232 && v11235;
-          const float v11238 = v11236 ? v11229 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[27] = v11238;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11239 = static_cast<unsigned int>(v10575.col(28, iron_linear_thread() & 31u));
-          const float v11241 = v10575.x[28];
-          const float v11242 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11243 = __float_as_uint(v11242);
-          const bool v11244 = v11239 >= v11243;
-          const float v11245 = v10654.x[0];
-          const unsigned int v11246 = __float_as_uint(v11245);
-          const bool v11247 = v11239 < v11246;
-          const bool v11248 = v11244 && v11247;
-          const float v11250 = v11248 ? v11241 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[28] = v11250;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11251 = static_cast<unsigned int>(v10575.col(29, iron_linear_thread() & 31u));
-          const float v11253 = v10575.x[29];
-          const float v11254 = v10652.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11255 = __float_as_uint(v11254);
-          const bool v11256 = v11251 >= v11255;
-          const float v11257 = v10654.x[0];
-          const unsigned int v11258 = __float_as_uint(v11257);
-          const bool v11259 = v11251 < v11258;
-          const bool v11260 = v11256 && v11259;
-          const float v11262 = v11260 ? v11253 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[29] = v11262;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11263 = static_cast<unsigned int>(v10575.col(30, iron_linear_thread() & 31u));
-          const float v11265 = v10575.x[30];
-          const float v11266 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11267 = __float_as_uint(v11266);
-          const bool v11268 = v11263 >= v11267;
-          const float v11269 = v10654.x[2];
-          const unsigned int v11270 = __float_as_uint(v11269);
-          const bool v11271 = v11263 < v11270;
-          const bool v11272 = v11268 && v11271;
-          const float v11274 = v11272 ? v11265 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[30] = v11274;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v11275 = static_cast<unsigned int>(v10575.col(31, iron_linear_thread() & 31u));
-          const float v11277 = v10575.x[31];
-          const float v11278 = v10652.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v11279 = __float_as_uint(v11278);
-          const bool v11280 = v11275 >= v11279;
-          const float v11281 = v10654.x[2];
-          const unsigned int v11282 = __float_as_uint(v11281);
-          const bool v11283 = v11275 < v11282;
-          const bool v11284 = v11280 && v11283;
-          const float v11286 = v11284 ? v11277 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[31] = v11286;  // kernels/sdpa/flash_tile.hpp:176
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/sdpa/flash_warpgroup.hpp:294
+      iron_frag<float, 2, 16, 64> v18016;  // kernels/sdpa/flash_warpgroup.hpp:296
+      iron_frag_fill(v18016, 0.0f);
+      const unsigned int v18020 = v16815 << 14u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v20945;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v20945, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20945, shm0, v20938, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v20947;
+      iron_frag_fill(v20947, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20947, shm1, v18020, 64u);
+      iron_frag_mma_sync(v18016, v20945, v20947);
+      const unsigned int v20952 = v18020 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v20954;
+      iron_frag_fill(v20954, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20954, shm0, v20949, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v20956;
+      iron_frag_fill(v20956, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20956, shm1, v20952, 64u);
+      iron_frag_mma_sync(v18016, v20954, v20956);
+      const unsigned int v20961 = v18020 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v20963;
+      iron_frag_fill(v20963, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20963, shm0, v20958, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v20965;
+      iron_frag_fill(v20965, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20965, shm1, v20961, 64u);
+      iron_frag_mma_sync(v18016, v20963, v20965);
+      const unsigned int v20970 = v18020 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v20972;
+      iron_frag_fill(v20972, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20972, shm0, v20967, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v20974;
+      iron_frag_fill(v20974, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20974, shm1, v20970, 64u);
+      iron_frag_mma_sync(v18016, v20972, v20974);
+      const unsigned int v18033 = v18020 + 4096u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v20990;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v20990, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20990, shm0, v20983, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v20992;
+      iron_frag_fill(v20992, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v20992, shm1, v18033, 64u);
+      iron_frag_mma_sync(v18016, v20990, v20992);
+      const unsigned int v20997 = v18033 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v20999;
+      iron_frag_fill(v20999, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v20999, shm0, v20994, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21001;
+      iron_frag_fill(v21001, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21001, shm1, v20997, 64u);
+      iron_frag_mma_sync(v18016, v20999, v21001);
+      const unsigned int v21006 = v18033 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v21008;
+      iron_frag_fill(v21008, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21008, shm0, v21003, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21010;
+      iron_frag_fill(v21010, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21010, shm1, v21006, 64u);
+      iron_frag_mma_sync(v18016, v21008, v21010);
+      const unsigned int v21015 = v18033 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v21017;
+      iron_frag_fill(v21017, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21017, shm0, v21012, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21019;
+      iron_frag_fill(v21019, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21019, shm1, v21015, 64u);
+      iron_frag_mma_sync(v18016, v21017, v21019);
+      const unsigned int v18045 = v18020 + 8192u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v21035;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v21035, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21035, shm0, v21028, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21037;
+      iron_frag_fill(v21037, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21037, shm1, v18045, 64u);
+      iron_frag_mma_sync(v18016, v21035, v21037);
+      const unsigned int v21042 = v18045 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v21044;
+      iron_frag_fill(v21044, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21044, shm0, v21039, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21046;
+      iron_frag_fill(v21046, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21046, shm1, v21042, 64u);
+      iron_frag_mma_sync(v18016, v21044, v21046);
+      const unsigned int v21051 = v18045 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v21053;
+      iron_frag_fill(v21053, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21053, shm0, v21048, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21055;
+      iron_frag_fill(v21055, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21055, shm1, v21051, 64u);
+      iron_frag_mma_sync(v18016, v21053, v21055);
+      const unsigned int v21060 = v18045 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v21062;
+      iron_frag_fill(v21062, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21062, shm0, v21057, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21064;
+      iron_frag_fill(v21064, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21064, shm1, v21060, 64u);
+      iron_frag_mma_sync(v18016, v21062, v21064);
+      const unsigned int v18057 = v18020 + 12288u;  // kernels/sdpa/flash_warpgroup.hpp:147
+      iron_frag<iron_bf16, 0, 16, 16> v21080;  // kernels/sdpa/flash_warpgroup.hpp:146
+      iron_frag_fill(v21080, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21080, shm0, v21073, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21082;
+      iron_frag_fill(v21082, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21082, shm1, v18057, 64u);
+      iron_frag_mma_sync(v18016, v21080, v21082);
+      const unsigned int v21087 = v18057 + 16u;
+      iron_frag<iron_bf16, 0, 16, 16> v21089;
+      iron_frag_fill(v21089, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21089, shm0, v21084, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21091;
+      iron_frag_fill(v21091, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21091, shm1, v21087, 64u);
+      iron_frag_mma_sync(v18016, v21089, v21091);
+      const unsigned int v21096 = v18057 + 32u;
+      iron_frag<iron_bf16, 0, 16, 16> v21098;
+      iron_frag_fill(v21098, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21098, shm0, v21093, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21100;
+      iron_frag_fill(v21100, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21100, shm1, v21096, 64u);
+      iron_frag_mma_sync(v18016, v21098, v21100);
+      const unsigned int v21105 = v18057 + 48u;
+      iron_frag<iron_bf16, 0, 16, 16> v21107;
+      iron_frag_fill(v21107, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21107, shm0, v21102, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21109;
+      iron_frag_fill(v21109, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<true, 6, 3>(v21109, shm1, v21105, 64u);
+      iron_frag_mma_sync(v18016, v21107, v21109);
+      iron_frag<float, 2, 16, 8> v18066;  // kernels/sdpa/flash_tile.hpp:347
+      iron_frag_fill(v18066, 0.0f);
+      if (v18068) {  // kernels/sdpa/flash_tile.hpp:326
+        const bool v18071 = v16818 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v18079 = v16818 + v20;
+        const bool v18080 = v18079 <= v559;
+        const bool v18081 = v566 || v18080;
+        const bool v18082 = v18071 && v18081;
+        const bool v18084 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v18085 = v16811 + v9;
+        const unsigned int v18086 = v18085 + v20;
+        const unsigned int v18087 = v556 + v35;
+        const bool v18088 = v18087 <= v18086;
+        const bool v18089 = v18084 || v18088;
+        const bool v18090 = v18082 && v18089;  // kernels/sdpa/flash_tile.hpp:182
+        const bool v18091 = !v18090;  // kernels/sdpa/flash_tile.hpp:190
+        if (v18091) {
+          iron_frag<float, 2, 16, 8> v18093;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v18093, 0.0f);
+          iron_frag<float, 2, 16, 8> v18095;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v18095, 0.0f);
+          const unsigned int v18097 = static_cast<unsigned int>(v18093.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18099 = v56 + v18097;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18101 = v18099 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18102 = v18101 + 1u;
+          const unsigned int v18104 = v18102 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18113 = v18104 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18117 = v18102 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18118 = v572 && v18117;
+          const unsigned int v18119 = v18118 ? v18113 : v42;
+          const unsigned int v18122 = v18119 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18123 = min(v18122, 64u);
+          const bool v18124 = v18119 > v16811;
+          const unsigned int v18125 = v18124 ? v18123 : v42;
+          const float v18126 = __uint_as_float(v18125);
+          v18093.x[0] = v18126;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18128 = static_cast<unsigned int>(v18093.row(1, iron_linear_thread() & 31u));
+          const unsigned int v18130 = v56 + v18128;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18132 = v18130 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18133 = v18132 + 1u;
+          const unsigned int v18135 = v18133 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18144 = v18135 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18148 = v18133 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18149 = v572 && v18148;
+          const unsigned int v18150 = v18149 ? v18144 : v42;
+          const unsigned int v18153 = v18150 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18154 = min(v18153, 64u);
+          const bool v18155 = v18150 > v16811;
+          const unsigned int v18156 = v18155 ? v18154 : v42;
+          const float v18157 = __uint_as_float(v18156);
+          v18093.x[1] = v18157;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18159 = static_cast<unsigned int>(v18093.row(2, iron_linear_thread() & 31u));
+          const unsigned int v18161 = v56 + v18159;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18163 = v18161 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18164 = v18163 + 1u;
+          const unsigned int v18166 = v18164 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18175 = v18166 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18179 = v18164 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18180 = v572 && v18179;
+          const unsigned int v18181 = v18180 ? v18175 : v42;
+          const unsigned int v18184 = v18181 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18185 = min(v18184, 64u);
+          const bool v18186 = v18181 > v16811;
+          const unsigned int v18187 = v18186 ? v18185 : v42;
+          const float v18188 = __uint_as_float(v18187);
+          v18093.x[2] = v18188;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18190 = static_cast<unsigned int>(v18093.row(3, iron_linear_thread() & 31u));
+          const unsigned int v18192 = v56 + v18190;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v18194 = v18192 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18195 = v18194 + 1u;
+          const unsigned int v18197 = v18195 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18206 = v18197 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v18210 = v18195 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v18211 = v572 && v18210;
+          const unsigned int v18212 = v18211 ? v18206 : v42;
+          const unsigned int v18215 = v18212 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18216 = min(v18215, 64u);
+          const bool v18217 = v18212 > v16811;
+          const unsigned int v18218 = v18217 ? v18216 : v42;
+          const float v18219 = __uint_as_float(v18218);
+          v18093.x[3] = v18219;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v18221 = static_cast<unsigned int>(v18095.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18223 = v56 + v18221;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18225 = v18223 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18226 = v18225 + 1u;
+          const unsigned int v18228 = v18226 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18229 = min(v35, v18228);
+          const bool v18230 = v18226 > v20;
+          const unsigned int v18231 = v18230 ? v18229 : v42;
+          const unsigned int v18234 = v566 ? v35 : v18231;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18246 = v18234 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18247 = min(v18246, 64u);
+          const bool v18248 = v18234 > v16811;
+          const unsigned int v18249 = v18248 ? v18247 : v42;
+          const float v18250 = __uint_as_float(v18249);
+          v18095.x[0] = v18250;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18252 = static_cast<unsigned int>(v18095.row(1, iron_linear_thread() & 31u));
+          const unsigned int v18254 = v56 + v18252;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18256 = v18254 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18257 = v18256 + 1u;
+          const unsigned int v18259 = v18257 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18260 = min(v35, v18259);
+          const bool v18261 = v18257 > v20;
+          const unsigned int v18262 = v18261 ? v18260 : v42;
+          const unsigned int v18265 = v566 ? v35 : v18262;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18277 = v18265 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18278 = min(v18277, 64u);
+          const bool v18279 = v18265 > v16811;
+          const unsigned int v18280 = v18279 ? v18278 : v42;
+          const float v18281 = __uint_as_float(v18280);
+          v18095.x[1] = v18281;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18283 = static_cast<unsigned int>(v18095.row(2, iron_linear_thread() & 31u));
+          const unsigned int v18285 = v56 + v18283;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18287 = v18285 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18288 = v18287 + 1u;
+          const unsigned int v18290 = v18288 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18291 = min(v35, v18290);
+          const bool v18292 = v18288 > v20;
+          const unsigned int v18293 = v18292 ? v18291 : v42;
+          const unsigned int v18296 = v566 ? v35 : v18293;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18308 = v18296 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18309 = min(v18308, 64u);
+          const bool v18310 = v18296 > v16811;
+          const unsigned int v18311 = v18310 ? v18309 : v42;
+          const float v18312 = __uint_as_float(v18311);
+          v18095.x[2] = v18312;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18314 = static_cast<unsigned int>(v18095.row(3, iron_linear_thread() & 31u));
+          const unsigned int v18316 = v56 + v18314;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v18318 = v18316 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v18319 = v18318 + 1u;
+          const unsigned int v18321 = v18319 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v18322 = min(v35, v18321);
+          const bool v18323 = v18319 > v20;
+          const unsigned int v18324 = v18323 ? v18322 : v42;
+          const unsigned int v18327 = v566 ? v35 : v18324;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v18339 = v18327 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v18340 = min(v18339, 64u);
+          const bool v18341 = v18327 > v16811;
+          const unsigned int v18342 = v18341 ? v18340 : v42;
+          const float v18343 = __uint_as_float(v18342);
+          v18095.x[3] = v18343;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v18344 = static_cast<unsigned int>(v18016.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v18346 = v18016.x[0];
+          const float v18347 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18348 = __float_as_uint(v18347);
+          const bool v18349 = v18344 >= v18348;
+          const float v18350 = v18095.x[0];
+          const unsigned int v18351 = __float_as_uint(v18350);
+          const bool v18352 = v18344 < v18351;
+          const bool v18353 = v18349 && v18352;
+          const float v18355 = v18353 ? v18346 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[0] = v18355;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18356 = static_cast<unsigned int>(v18016.col(1, iron_linear_thread() & 31u));
+          const float v18358 = v18016.x[1];
+          const float v18359 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18360 = __float_as_uint(v18359);
+          const bool v18361 = v18356 >= v18360;
+          const float v18362 = v18095.x[0];
+          const unsigned int v18363 = __float_as_uint(v18362);
+          const bool v18364 = v18356 < v18363;
+          const bool v18365 = v18361 && v18364;
+          const float v18367 = v18365 ? v18358 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[1] = v18367;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18368 = static_cast<unsigned int>(v18016.col(2, iron_linear_thread() & 31u));
+          const float v18370 = v18016.x[2];
+          const float v18371 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18372 = __float_as_uint(v18371);
+          const bool v18373 = v18368 >= v18372;
+          const float v18374 = v18095.x[2];
+          const unsigned int v18375 = __float_as_uint(v18374);
+          const bool v18376 = v18368 < v18375;
+          const bool v18377 = v18373 && v18376;
+          const float v18379 = v18377 ? v18370 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[2] = v18379;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18380 = static_cast<unsigned int>(v18016.col(3, iron_linear_thread() & 31u));
+          const float v18382 = v18016.x[3];
+          const float v18383 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18384 = __float_as_uint(v18383);
+          const bool v18385 = v18380 >= v18384;
+          const float v18386 = v18095.x[2];
+          const unsigned int v18387 = __float_as_uint(v18386);
+          const bool v18388 = v18380 < v18387;
+          const bool v18389 = v18385 && v18388;
+          const float v18391 = v18389 ? v18382 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[3] = v18391;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18392 = static_cast<unsigned int>(v18016.col(4, iron_linear_thread() & 31u));
+          const float v18394 = v18016.x[4];
+          const float v18395 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18396 = __float_as_uint(v18395);
+          const bool v18397 = v18392 >= v18396;
+          const float v18398 = v18095.x[0];
+          const unsigned int v18399 = __float_as_uint(v18398);
+          const bool v18400 = v18392 < v18399;
+          const bool v18401 = v18397 && v18400;
+          const float v18403 = v18401 ? v18394 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[4] = v18403;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18404 = static_cast<unsigned int>(v18016.col(5, iron_linear_thread() & 31u));
+          const float v18406 = v18016.x[5];
+          const float v18407 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18408 = __float_as_uint(v18407);
+          const bool v18409 = v18404 >= v18408;
+          const float v18410 = v18095.x[0];
+          const unsigned int v18411 = __float_as_uint(v18410);
+          const bool v18412 = v18404 < v18411;
+          const bool v18413 = v18409 && v18412;
+          const float v18415 = v18413 ? v18406 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[5] = v18415;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18416 = static_cast<unsigned int>(v18016.col(6, iron_linear_thread() & 31u));
+          const float v18418 = v18016.x[6];
+          const float v18419 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18420 = __float_as_uint(v18419);
+          const bool v18421 = v18416 >= v18420;
+          const float v18422 = v18095.x[2];
+          const unsigned int v18423 = __float_as_uint(v18422);
+          const bool v18424 = v18416 < v18423;
+          const bool v18425 = v18421 && v18424;
+          const float v18427 = v18425 ? v18418 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[6] = v18427;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18428 = static_cast<unsigned int>(v18016.col(7, iron_linear_thread() & 31u));
+          const float v18430 = v18016.x[7];
+          const float v18431 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18432 = __float_as_uint(v18431);
+          const bool v18433 = v18428 >= v18432;
+          const float v18434 = v18095.x[2];
+          const unsigned int v18435 = __float_as_uint(v18434);
+          const bool v18436 = v18428 < v18435;
+          const bool v18437 = v18433 && v18436;
+          const float v18439 = v18437 ? v18430 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[7] = v18439;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18440 = static_cast<unsigned int>(v18016.col(8, iron_linear_thread() & 31u));
+          const float v18442 = v18016.x[8];
+          const float v18443 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18444 = __float_as_uint(v18443);
+          const bool v18445 = v18440 >= v18444;
+          const float v18446 = v18095.x[0];
+          const unsigned int v18447 = __float_as_uint(v18446);
+          const bool v18448 = v18440 < v18447;
+          const bool v18449 = v18445 && v18448;
+          const float v18451 = v18449 ? v18442 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[8] = v18451;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18452 = static_cast<unsigned int>(v18016.col(9, iron_linear_thread() & 31u));
+          const float v18454 = v18016.x[9];
+          const float v18455 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18456 = __float_as_uint(v18455);
+          const bool v18457 = v18452 >= v18456;
+          const float v18458 = v18095.x[0];
+          const unsigned int v18459 = __float_as_uint(v18458);
+          const bool v18460 = v18452 < v18459;
+          const bool v18461 = v18457 && v18460;
+          const float v18463 = v18461 ? v18454 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[9] = v18463;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18464 = static_cast<unsigned int>(v18016.col(10, iron_linear_thread() & 31u));
+          const float v18466 = v18016.x[10];
+          const float v18467 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18468 = __float_as_uint(v18467);
+          const bool v18469 = v18464 >= v18468;
+          const float v18470 = v18095.x[2];
+          const unsigned int v18471 = __float_as_uint(v18470);
+          const bool v18472 = v18464 < v18471;
+          const bool v18473 = v18469 && v18472;
+          const float v18475 = v18473 ? v18466 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[10] = v18475;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18476 = static_cast<unsigned int>(v18016.col(11, iron_linear_thread() & 31u));
+          const float v18478 = v18016.x[11];
+          const float v18479 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18480 = __float_as_uint(v18479);
+          const bool v18481 = v18476 >= v18480;
+          const float v18482 = v18095.x[2];
+          const unsigned int v18483 = __float_as_uint(v18482);
+          const bool v18484 = v18476 < v18483;
+          const bool v18485 = v18481 && v18484;
+          const float v18487 = v18485 ? v18478 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[11] = v18487;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18488 = static_cast<unsigned int>(v18016.col(12, iron_linear_thread() & 31u));
+          const float v18490 = v18016.x[12];
+          const float v18491 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18492 = __float_as_uint(v18491);
+          const bool v18493 = v18488 >= v18492;
+          const float v18494 = v18095.x[0];
+          const unsigned int v18495 = __float_as_uint(v18494);
+          const bool v18496 = v18488 < v18495;
+          const bool v18497 = v18493 && v18496;
+          const float v18499 = v18497 ? v18490 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[12] = v18499;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18500 = static_cast<unsigned int>(v18016.col(13, iron_linear_thread() & 31u));
+          const float v18502 = v18016.x[13];
+          const float v18503 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18504 = __float_as_uint(v18503);
+          const bool v18505 = v18500 >= v18504;
+          const float v18506 = v18095.x[0];
+          const unsigned int v18507 = __float_as_uint(v18506);
+          const bool v18508 = v18500 < v18507;
+          const bool v18509 = v18505 && v18508;
+          const float v18511 = v18509 ? v18502 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[13] = v18511;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18512 = static_cast<unsigned int>(v18016.col(14, iron_linear_thread() & 31u));
+          const float v18514 = v18016.x[14];
+          const float v18515 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18516 = __float_as_uint(v18515);
+          const bool v18517 = v18512 >= v18516;
+          const float v18518 = v18095.x[2];
+          const unsigned int v18519 = __float_as_uint(v18518);
+          const bool v18520 = v18512 < v18519;
+          const bool v18521 = v18517 && v18520;
+          const float v18523 = v18521 ? v18514 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[14] = v18523;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18524 = static_cast<unsigned int>(v18016.col(15, iron_linear_thread() & 31u));
+          const float v18526 = v18016.x[15];
+          const float v18527 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18528 = __float_as_uint(v18527);
+          const bool v18529 = v18524 >= v18528;
+          const float v18530 = v18095.x[2];
+          const unsigned int v18531 = __float_as_uint(v18530);
+          const bool v18532 = v18524 < v18531;
+          const bool v18533 = v18529 && v18532;
+          const float v18535 = v18533 ? v18526 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[15] = v18535;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18536 = static_cast<unsigned int>(v18016.col(16, iron_linear_thread() & 31u));
+          const float v18538 = v18016.x[16];
+          const float v18539 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18540 = __float_as_uint(v18539);
+          const bool v18541 = v18536 >= v18540;
+          const float v18542 = v18095.x[0];
+          const unsigned int v18543 = __float_as_uint(v18542);
+          const bool v18544 = v18536 < v18543;
+          const bool v18545 = v18541 && v18544;
+          const float v18547 = v18545 ? v18538 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[16] = v18547;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18548 = static_cast<unsigned int>(v18016.col(17, iron_linear_thread() & 31u));
+          const float v18550 = v18016.x[17];
+          const float v18551 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18552 = __float_as_uint(v18551);
+          const bool v18553 = v18548 >= v18552;
+          const float v18554 = v18095.x[0];
+          const unsigned int v18555 = __float_as_uint(v18554);
+          const bool v18556 = v18548 < v18555;
+          const bool v18557 = v18553 && v18556;
+          const float v18559 = v18557 ? v18550 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[17] = v18559;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18560 = static_cast<unsigned int>(v18016.col(18, iron_linear_thread() & 31u));
+          const float v18562 = v18016.x[18];
+          const float v18563 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18564 = __float_as_uint(v18563);
+          const bool v18565 = v18560 >= v18564;
+          const float v18566 = v18095.x[2];
+          const unsigned int v18567 = __float_as_uint(v18566);
+          const bool v18568 = v18560 < v18567;
+          const bool v18569 = v18565 && v18568;
+          const float v18571 = v18569 ? v18562 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[18] = v18571;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18572 = static_cast<unsigned int>(v18016.col(19, iron_linear_thread() & 31u));
+          const float v18574 = v18016.x[19];
+          const float v18575 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18576 = __float_as_uint(v18575);
+          const bool v18577 = v18572 >= v18576;
+          const float v18578 = v18095.x[2];
+          const unsigned int v18579 = __float_as_uint(v18578);
+          const bool v18580 = v18572 < v18579;
+          const bool v18581 = v18577 && v18580;
+          const float v18583 = v18581 ? v18574 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[19] = v18583;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18584 = static_cast<unsigned int>(v18016.col(20, iron_linear_thread() & 31u));
+          const float v18586 = v18016.x[20];
+          const float v18587 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18588 = __float_as_uint(v18587);
+          const bool v18589 = v18584 >= v18588;
+          const float v18590 = v18095.x[0];
+          const unsigned int v18591 = __float_as_uint(v18590);
+          const bool v18592 = v18584 < v18591;
+          const bool v18593 = v18589 && v18592;
+          const float v18595 = v18593 ? v18586 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[20] = v18595;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18596 = static_cast<unsigned int>(v18016.col(21, iron_linear_thread() & 31u));
+          const float v18598 = v18016.x[21];
+          const float v18599 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18600 = __float_as_uint(v18599);
+          const bool v18601 = v18596 >= v18600;
+          const float v18602 = v18095.x[0];
+          const unsigned int v18603 = __float_as_uint(v18602);
+          const bool v18604 = v18596 < v18603;
+          const bool v18605 = v18601 && v18604;
+          const float v18607 = v18605 ? v18598 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[21] = v18607;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18608 = static_cast<unsigned int>(v18016.col(22, iron_linear_thread() & 31u));
+          const float v18610 = v18016.x[22];
+          const float v18611 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18612 = __float_as_uint(v18611);
+          const bool v18613 = v18608 >= v18612;
+          const float v18614 = v18095.x[2];
+          const unsigned int v18615 = __float_as_uint(v18614);
+          const bool v18616 = v18608 < v18615;
+          const bool v18617 = v18613 && v18616;
+          const float v18619 = v18617 ? v18610 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[22] = v18619;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18620 = static_cast<unsigned int>(v18016.col(23, iron_linear_thread() & 31u));
+          const float v18622 = v18016.x[23];
+          const float v18623 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18624 = __float_as_uint(v18623);
+          const bool v18625 = v18620 >= v18624;
+          const float v18626 = v18095.x[2];
+          const unsigned int v18627 = __float_as_uint(v18626);
+          const bool v18628 = v18620 < v18627;
+          const bool v18629 = v18625 && v18628;
+          const float v18631 = v18629 ? v18622 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[23] = v18631;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18632 = static_cast<unsigned int>(v18016.col(24, iron_linear_thread() & 31u));
+          const float v18634 = v18016.x[24];
+          const float v18635 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18636 = __float_as_uint(v18635);
+          const bool v18637 = v18632 >= v18636;
+          const float v18638 = v18095.x[0];
+          const unsigned int v18639 = __float_as_uint(v18638);
+          const bool v18640 = v18632 < v18639;
+          const bool v18641 = v18637 && v18640;
+          const float v18643 = v18641 ? v18634 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[24] = v18643;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18644 = static_cast<unsigned int>(v18016.col(25, iron_linear_thread() & 31u));
+          const float v18646 = v18016.x[25];
+          const float v18647 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18648 = __float_as_uint(v18647);
+          const bool v18649 = v18644 >= v18648;
+          const float v18650 = v18095.x[0];
+          const unsigned int v18651 = __float_as_uint(v18650);
+          const bool v18652 = v18644 < v18651;
+          const bool v18653 = v18649 && v18652;
+          const float v18655 = v18653 ? v18646 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[25] = v18655;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18656 = static_cast<unsigned int>(v18016.col(26, iron_linear_thread() & 31u));
+          const float v18658 = v18016.x[26];
+          const float v18659 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18660 = __float_as_uint(v18659);
+          const bool v18661 = v18656 >= v18660;
+          const float v18662 = v18095.x[2];
+          const unsigned int v18663 = __float_as_uint(v18662);
+          const bool v18664 = v18656 < v18663;
+          const bool v18665 = v18661 && v18664;
+          const float v18667 = v18665 ? v18658 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[26] = v18667;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18668 = static_cast<unsigned int>(v18016.col(27, iron_linear_thread() & 31u));
+          const float v18670 = v18016.x[27];
+          const float v18671 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18672 = __float_as_uint(v18671);
+          const bool v18673 = v18668 >= v18672;
+          const float v18674 = v18095.x[2];
+          const unsigned int v18675 = __float_as_uint(v18674);
+          const bool v18676 = v18668 < v18675;
+          const bool v18677 = v18673 && v18676;
+          const float v18679 = v18677 ? v18670 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[27] = v18679;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18680 = static_cast<unsigned int>(v18016.col(28, iron_linear_thread() & 31u));
+          const float v18682 = v18016.x[28];
+          const float v18683 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18684 = __float_as_uint(v18683);
+          const bool v18685 = v18680 >= v18684;
+          const float v18686 = v18095.x[0];
+          const unsigned int v18687 = __float_as_uint(v18686);
+          const bool v18688 = v18680 < v18687;
+          const bool v18689 = v18685 && v18688;
+          const float v18691 = v18689 ? v18682 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[28] = v18691;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18692 = static_cast<unsigned int>(v18016.col(29, iron_linear_thread() & 31u));
+          const float v18694 = v18016.x[29];
+          const float v18695 = v18093.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18696 = __float_as_uint(v18695);
+          const bool v18697 = v18692 >= v18696;
+          const float v18698 = v18095.x[0];
+          const unsigned int v18699 = __float_as_uint(v18698);
+          const bool v18700 = v18692 < v18699;
+          const bool v18701 = v18697 && v18700;
+          const float v18703 = v18701 ? v18694 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[29] = v18703;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18704 = static_cast<unsigned int>(v18016.col(30, iron_linear_thread() & 31u));
+          const float v18706 = v18016.x[30];
+          const float v18707 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18708 = __float_as_uint(v18707);
+          const bool v18709 = v18704 >= v18708;
+          const float v18710 = v18095.x[2];
+          const unsigned int v18711 = __float_as_uint(v18710);
+          const bool v18712 = v18704 < v18711;
+          const bool v18713 = v18709 && v18712;
+          const float v18715 = v18713 ? v18706 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[30] = v18715;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v18716 = static_cast<unsigned int>(v18016.col(31, iron_linear_thread() & 31u));
+          const float v18718 = v18016.x[31];
+          const float v18719 = v18093.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v18720 = __float_as_uint(v18719);
+          const bool v18721 = v18716 >= v18720;
+          const float v18722 = v18095.x[2];
+          const unsigned int v18723 = __float_as_uint(v18722);
+          const bool v18724 = v18716 < v18723;
+          const bool v18725 = v18721 && v18724;
+          const float v18727 = v18725 ? v18718 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[31] = v18727;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v11288;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v11288, 0.0f);
-        iron_frag_row_reduce<false>(v11288, v10575);
-        const float v11291 = v11288.x[0];  // kernels/sdpa/flash_tile.hpp:212
-        const float v11292 = v11291 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11288.x[0] = v11292;  // kernels/sdpa/flash_tile.hpp:212
-        const float v11295 = v11288.x[1];
-        const float v11296 = v11295 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11288.x[1] = v11296;  // kernels/sdpa/flash_tile.hpp:212
-        const float v11299 = v11288.x[2];
-        const float v11300 = v11299 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11288.x[2] = v11300;  // kernels/sdpa/flash_tile.hpp:212
-        const float v11303 = v11288.x[3];
-        const float v11304 = v11303 * v604;  // kernels/sdpa/flash_tile.hpp:213
-        v11288.x[3] = v11304;  // kernels/sdpa/flash_tile.hpp:212
-        iron_frag<float, 2, 16, 8> v11306;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v11306, 0.0f);
-        const float v11310 = v11288.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11311 = v606.x[0];
-        const float v11312 = fmaxf(v11311, v11310);
-        const bool v11315 = v11312 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11316 = v11315 ? 0.0f : v11312;
-        v11306.x[0] = v11316;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11320 = v11288.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11321 = v606.x[1];
-        const float v11322 = fmaxf(v11321, v11320);
-        const bool v11325 = v11322 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11326 = v11325 ? 0.0f : v11322;
-        v11306.x[1] = v11326;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11330 = v11288.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11331 = v606.x[2];
-        const float v11332 = fmaxf(v11331, v11330);
-        const bool v11335 = v11332 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11336 = v11335 ? 0.0f : v11332;
-        v11306.x[2] = v11336;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11340 = v11288.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v11341 = v606.x[3];
-        const float v11342 = fmaxf(v11341, v11340);
-        const bool v11345 = v11342 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v11346 = v11345 ? 0.0f : v11342;
-        v11306.x[3] = v11346;  // kernels/sdpa/flash_tile.hpp:217
-        const float v11350 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11352 = v11311 - v11350;
-        const float v11353 = iron_exp2_approx(v11352);
-        v10625.x[0] = v11353;  // kernels/sdpa/flash_tile.hpp:220
-        const float v11357 = v11306.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11359 = v11321 - v11357;
-        const float v11360 = iron_exp2_approx(v11359);
-        v10625.x[1] = v11360;  // kernels/sdpa/flash_tile.hpp:220
-        const float v11364 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11366 = v11331 - v11364;
-        const float v11367 = iron_exp2_approx(v11366);
-        v10625.x[2] = v11367;  // kernels/sdpa/flash_tile.hpp:220
-        const float v11371 = v11306.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v11373 = v11341 - v11371;
-        const float v11374 = iron_exp2_approx(v11373);
-        v10625.x[3] = v11374;  // kernels/sdpa/flash_tile.hpp:220
-        v606.x[0] = v11312;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11382 = v606.x[1];
-        const float v11384 = fmaxf(v11382, v11320);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[1] = v11384;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11387 = v606.x[2];
-        const float v11389 = fmaxf(v11387, v11330);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[2] = v11389;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11392 = v606.x[3];
-        const float v11394 = fmaxf(v11392, v11340);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[3] = v11394;  // kernels/sdpa/flash_tile.hpp:223
-        const float v11397 = v10575.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v11398 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11399 = -v11398;
-        const float v11400 = fmaf(v11397, v604, v11399);
-        const float v11401 = iron_exp2_approx(v11400);
-        v10575.x[0] = v11401;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11404 = v10575.x[1];
-        const float v11405 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11406 = -v11405;
-        const float v11407 = fmaf(v11404, v604, v11406);
-        const float v11408 = iron_exp2_approx(v11407);
-        v10575.x[1] = v11408;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11411 = v10575.x[2];
-        const float v11412 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11413 = -v11412;
-        const float v11414 = fmaf(v11411, v604, v11413);
-        const float v11415 = iron_exp2_approx(v11414);
-        v10575.x[2] = v11415;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11418 = v10575.x[3];
-        const float v11419 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11420 = -v11419;
-        const float v11421 = fmaf(v11418, v604, v11420);
-        const float v11422 = iron_exp2_approx(v11421);
-        v10575.x[3] = v11422;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11425 = v10575.x[4];
-        const float v11426 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11427 = -v11426;
-        const float v11428 = fmaf(v11425, v604, v11427);
-        const float v11429 = iron_exp2_approx(v11428);
-        v10575.x[4] = v11429;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11432 = v10575.x[5];
-        const float v11433 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11434 = -v11433;
-        const float v11435 = fmaf(v11432, v604, v11434);
-        const float v11436 = iron_exp2_approx(v11435);
-        v10575.x[5] = v11436;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11439 = v10575.x[6];
-        const float v11440 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11441 = -v11440;
-        const float v11442 = fmaf(v11439, v604, v11441);
-        const float v11443 = iron_exp2_approx(v11442);
-        v10575.x[6] = v11443;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11446 = v10575.x[7];
-        const float v11447 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11448 = -v11447;
-        const float v11449 = fmaf(v11446, v604, v11448);
-        const float v11450 = iron_exp2_approx(v11449);
-        v10575.x[7] = v11450;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11453 = v10575.x[8];
-        const float v11454 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11455 = -v11454;
-        const float v11456 = fmaf(v11453, v604, v11455);
-        const float v11457 = iron_exp2_approx(v11456);
-        v10575.x[8] = v11457;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11460 = v10575.x[9];
-        const float v11461 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11462 = -v11461;
-        const float v11463 = fmaf(v11460, v604, v11462);
-        const float v11464 = iron_exp2_approx(v11463);
-        v10575.x[9] = v11464;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11467 = v10575.x[10];
-        const float v11468 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11469 = -v11468;
-        const float v11470 = fmaf(v11467, v604, v11469);
-        const float v11471 = iron_exp2_approx(v11470);
-        v10575.x[10] = v11471;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11474 = v10575.x[11];
-        const float v11475 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11476 = -v11475;
-        const float v11477 = fmaf(v11474, v604, v11476);
-        const float v11478 = iron_exp2_approx(v11477);
-        v10575.x[11] = v11478;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11481 = v10575.x[12];
-        const float v11482 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11483 = -v11482;
-        const float v11484 = fmaf(v11481, v604, v11483);
-        const float v11485 = iron_exp2_approx(v11484);
-        v10575.x[12] = v11485;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11488 = v10575.x[13];
-        const float v11489 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11490 = -v11489;
-        const float v11491 = fmaf(v11488, v604, v11490);
-        const float v11492 = iron_exp2_approx(v11491);
-        v10575.x[13] = v11492;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11495 = v10575.x[14];
-        const float v11496 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11497 = -v11496;
-        const float v11498 = fmaf(v11495, v604, v11497);
-        const float v11499 = iron_exp2_approx(v11498);
-        v10575.x[14] = v11499;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11502 = v10575.x[15];
-        const float v11503 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11504 = -v11503;
-        const float v11505 = fmaf(v11502, v604, v11504);
-        const float v11506 = iron_exp2_approx(v11505);
-        v10575.x[15] = v11506;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11509 = v10575.x[16];
-        const float v11510 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11511 = -v11510;
-        const float v11512 = fmaf(v11509, v604, v11511);
-        const float v11513 = iron_exp2_approx(v11512);
-        v10575.x[16] = v11513;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11516 = v10575.x[17];
-        const float v11517 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11518 = -v11517;
-        const float v11519 = fmaf(v11516, v604, v11518);
-        const float v11520 = iron_exp2_approx(v11519);
-        v10575.x[17] = v11520;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11523 = v10575.x[18];
-        const float v11524 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11525 = -v11524;
-        const float v11526 = fmaf(v11523, v604, v11525);
-        const float v11527 = iron_exp2_approx(v11526);
-        v10575.x[18] = v11527;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11530 = v10575.x[19];
-        const float v11531 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11532 = -v11531;
-        const float v11533 = fmaf(v11530, v604, v11532);
-        const float v11534 = iron_exp2_approx(v11533);
-        v10575.x[19] = v11534;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11537 = v10575.x[20];
-        const float v11538 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11539 = -v11538;
-        const float v11540 = fmaf(v11537, v604, v11539);
-        const float v11541 = iron_exp2_approx(v11540);
-        v10575.x[20] = v11541;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11544 = v10575.x[21];
-        const float v11545 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11546 = -v11545;
-        const float v11547 = fmaf(v11544, v604, v11546);
-        const float v11548 = iron_exp2_approx(v11547);
-        v10575.x[21] = v11548;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11551 = v10575.x[22];
-        const float v11552 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11553 = -v11552;
-        const float v11554 = fmaf(v11551, v604, v11553);
-        const float v11555 = iron_exp2_approx(v11554);
-        v10575.x[22] = v11555;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11558 = v10575.x[23];
-        const float v11559 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11560 = -v11559;
-        const float v11561 = fmaf(v11558, v604, v11560);
-        const float v11562 = iron_exp2_approx(v11561);
-        v10575.x[23] = v11562;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11565 = v10575.x[24];
-        const float v11566 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11567 = -v11566;
-        const float v11568 = fmaf(v11565, v604, v11567);
-        const float v11569 = iron_exp2_approx(v11568);
-        v10575.x[24] = v11569;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11572 = v10575.x[25];
-        const float v11573 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11574 = -v11573;
-        const float v11575 = fmaf(v11572, v604, v11574);
-        const float v11576 = iron_exp2_approx(v11575);
-        v10575.x[25] = v11576;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11579 = v10575.x[26];
-        const float v11580 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11581 = -v11580;
-        const float v11582 = fmaf(v11579, v604, v11581);
-        const float v11583 = iron_exp2_approx(v11582);
-        v10575.x[26] = v11583;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11586 = v10575.x[27];
-        const float v11587 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11588 = -v11587;
-        const float v11589 = fmaf(v11586, v604, v11588);
-        const float v11590 = iron_exp2_approx(v11589);
-        v10575.x[27] = v11590;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11593 = v10575.x[28];
-        const float v11594 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11595 = -v11594;
-        const float v11596 = fmaf(v11593, v604, v11595);
-        const float v11597 = iron_exp2_approx(v11596);
-        v10575.x[28] = v11597;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11600 = v10575.x[29];
-        const float v11601 = v11306.x[0];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11602 = -v11601;
-        const float v11603 = fmaf(v11600, v604, v11602);
-        const float v11604 = iron_exp2_approx(v11603);
-        v10575.x[29] = v11604;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11607 = v10575.x[30];
-        const float v11608 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11609 = -v11608;
-        const float v11610 = fmaf(v11607, v604, v11609);
-        const float v11611 = iron_exp2_approx(v11610);
-        v10575.x[30] = v11611;  // kernels/sdpa/flash_tile.hpp:226
-        const float v11614 = v10575.x[31];
-        const float v11615 = v11306.x[2];  // kernels/sdpa/flash_tile.hpp:228
-        const float v11616 = -v11615;
-        const float v11617 = fmaf(v11614, v604, v11616);
-        const float v11618 = iron_exp2_approx(v11617);
-        v10575.x[31] = v11618;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v11620;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v11620, 0.0f);
-        iron_frag_row_reduce<true>(v11620, v10575);
-        const float v11623 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v11624 = v11620.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11625 = v10625.x[0];
-        const float v11626 = v11623 * v11625;
-        const float v11627 = v11626 + v11624;
-        v608.x[0] = v11627;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11630 = v608.x[1];
-        const float v11631 = v11620.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11632 = v10625.x[1];
-        const float v11633 = v11630 * v11632;
-        const float v11634 = v11633 + v11631;
-        v608.x[1] = v11634;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11637 = v608.x[2];
-        const float v11638 = v11620.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11639 = v10625.x[2];
-        const float v11640 = v11637 * v11639;
-        const float v11641 = v11640 + v11638;
-        v608.x[2] = v11641;  // kernels/sdpa/flash_tile.hpp:234
-        const float v11644 = v608.x[3];
-        const float v11645 = v11620.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v11646 = v10625.x[3];
-        const float v11647 = v11644 * v11646;
-        const float v11648 = v11647 + v11645;
-        v608.x[3] = v11648;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v18729;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v18729, 0.0f);
+        iron_frag_row_reduce<false>(v18729, v18016);
+        const float v18732 = v18729.x[0];  // kernels/sdpa/flash_tile.hpp:212
+        const float v18733 = v18732 * v604;  // kernels/sdpa/flash_tile.hpp:213
+        v18729.x[0] = v18733;  // kernels/sdpa/flash_tile.hpp:212
+        const float v18736 = v18729.x[1];
+        const float v18737 = v18736 * v604;  // kernels/sdpa/flash_tile.hpp:213
+        v18729.x[1] = v18737;  // kernels/sdpa/flash_tile.hpp:212
+        const float v18740 = v18729.x[2];
+        const float v18741 = v18740 * v604;  // kernels/sdpa/flash_tile.hpp:213
+        v18729.x[2] = v18741;  // kernels/sdpa/flash_tile.hpp:212
+        const float v18744 = v18729.x[3];
+        const float v18745 = v18744 * v604;  // kernels/sdpa/flash_tile.hpp:213
+        v18729.x[3] = v18745;  // kernels/sdpa/flash_tile.hpp:212
+        iron_frag<float, 2, 16, 8> v18747;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v18747, 0.0f);
+        const float v18751 = v18729.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v18752 = v606.x[0];
+        const float v18753 = fmaxf(v18752, v18751);
+        const bool v18756 = v18753 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v18757 = v18756 ? 0.0f : v18753;
+        v18747.x[0] = v18757;  // kernels/sdpa/flash_tile.hpp:217
+        const float v18761 = v18729.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v18762 = v606.x[1];
+        const float v18763 = fmaxf(v18762, v18761);
+        const bool v18766 = v18763 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v18767 = v18766 ? 0.0f : v18763;
+        v18747.x[1] = v18767;  // kernels/sdpa/flash_tile.hpp:217
+        const float v18771 = v18729.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v18772 = v606.x[2];
+        const float v18773 = fmaxf(v18772, v18771);
+        const bool v18776 = v18773 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v18777 = v18776 ? 0.0f : v18773;
+        v18747.x[2] = v18777;  // kernels/sdpa/flash_tile.hpp:217
+        const float v18781 = v18729.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v18782 = v606.x[3];
+        const float v18783 = fmaxf(v18782, v18781);
+        const bool v18786 = v18783 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v18787 = v18786 ? 0.0f : v18783;
+        v18747.x[3] = v18787;  // kernels/sdpa/flash_tile.hpp:217
+        const float v18791 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v18793 = v18752 - v18791;
+        const float v18794 = iron_exp2_approx(v18793);
+        v18066.x[0] = v18794;  // kernels/sdpa/flash_tile.hpp:220
+        const float v18798 = v18747.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v18800 = v18762 - v18798;
+        const float v18801 = iron_exp2_approx(v18800);
+        v18066.x[1] = v18801;  // kernels/sdpa/flash_tile.hpp:220
+        const float v18805 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v18807 = v18772 - v18805;
+        const float v18808 = iron_exp2_approx(v18807);
+        v18066.x[2] = v18808;  // kernels/sdpa/flash_tile.hpp:220
+        const float v18812 = v18747.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v18814 = v18782 - v18812;
+        const float v18815 = iron_exp2_approx(v18814);
+        v18066.x[3] = v18815;  // kernels/sdpa/flash_tile.hpp:220
+        v606.x[0] = v18753;  // kernels/sdpa/flash_tile.hpp:223
+        const float v18823 = v606.x[1];
+        const float v18825 = fmaxf(v18823, v18761);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[1] = v18825;  // kernels/sdpa/flash_tile.hpp:223
+        const float v18828 = v606.x[2];
+        const float v18830 = fmaxf(v18828, v18771);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[2] = v18830;  // kernels/sdpa/flash_tile.hpp:223
+        const float v18833 = v606.x[3];
+        const float v18835 = fmaxf(v18833, v18781);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[3] = v18835;  // kernels/sdpa/flash_tile.hpp:223
+        const float v18838 = v18016.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v18839 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18840 = -v18839;
+        const float v18841 = fmaf(v18838, v604, v18840);
+        const float v18842 = iron_exp2_approx(v18841);
+        v18016.x[0] = v18842;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18845 = v18016.x[1];
+        const float v18846 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18847 = -v18846;
+        const float v18848 = fmaf(v18845, v604, v18847);
+        const float v18849 = iron_exp2_approx(v18848);
+        v18016.x[1] = v18849;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18852 = v18016.x[2];
+        const float v18853 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18854 = -v18853;
+        const float v18855 = fmaf(v18852, v604, v18854);
+        const float v18856 = iron_exp2_approx(v18855);
+        v18016.x[2] = v18856;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18859 = v18016.x[3];
+        const float v18860 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18861 = -v18860;
+        const float v18862 = fmaf(v18859, v604, v18861);
+        const float v18863 = iron_exp2_approx(v18862);
+        v18016.x[3] = v18863;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18866 = v18016.x[4];
+        const float v18867 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18868 = -v18867;
+        const float v18869 = fmaf(v18866, v604, v18868);
+        const float v18870 = iron_exp2_approx(v18869);
+        v18016.x[4] = v18870;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18873 = v18016.x[5];
+        const float v18874 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18875 = -v18874;
+        const float v18876 = fmaf(v18873, v604, v18875);
+        const float v18877 = iron_exp2_approx(v18876);
+        v18016.x[5] = v18877;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18880 = v18016.x[6];
+        const float v18881 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18882 = -v18881;
+        const float v18883 = fmaf(v18880, v604, v18882);
+        const float v18884 = iron_exp2_approx(v18883);
+        v18016.x[6] = v18884;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18887 = v18016.x[7];
+        const float v18888 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18889 = -v18888;
+        const float v18890 = fmaf(v18887, v604, v18889);
+        const float v18891 = iron_exp2_approx(v18890);
+        v18016.x[7] = v18891;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18894 = v18016.x[8];
+        const float v18895 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18896 = -v18895;
+        const float v18897 = fmaf(v18894, v604, v18896);
+        const float v18898 = iron_exp2_approx(v18897);
+        v18016.x[8] = v18898;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18901 = v18016.x[9];
+        const float v18902 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18903 = -v18902;
+        const float v18904 = fmaf(v18901, v604, v18903);
+        const float v18905 = iron_exp2_approx(v18904);
+        v18016.x[9] = v18905;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18908 = v18016.x[10];
+        const float v18909 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18910 = -v18909;
+        const float v18911 = fmaf(v18908, v604, v18910);
+        const float v18912 = iron_exp2_approx(v18911);
+        v18016.x[10] = v18912;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18915 = v18016.x[11];
+        const float v18916 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18917 = -v18916;
+        const float v18918 = fmaf(v18915, v604, v18917);
+        const float v18919 = iron_exp2_approx(v18918);
+        v18016.x[11] = v18919;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18922 = v18016.x[12];
+        const float v18923 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18924 = -v18923;
+        const float v18925 = fmaf(v18922, v604, v18924);
+        const float v18926 = iron_exp2_approx(v18925);
+        v18016.x[12] = v18926;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18929 = v18016.x[13];
+        const float v18930 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18931 = -v18930;
+        const float v18932 = fmaf(v18929, v604, v18931);
+        const float v18933 = iron_exp2_approx(v18932);
+        v18016.x[13] = v18933;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18936 = v18016.x[14];
+        const float v18937 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18938 = -v18937;
+        const float v18939 = fmaf(v18936, v604, v18938);
+        const float v18940 = iron_exp2_approx(v18939);
+        v18016.x[14] = v18940;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18943 = v18016.x[15];
+        const float v18944 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18945 = -v18944;
+        const float v18946 = fmaf(v18943, v604, v18945);
+        const float v18947 = iron_exp2_approx(v18946);
+        v18016.x[15] = v18947;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18950 = v18016.x[16];
+        const float v18951 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18952 = -v18951;
+        const float v18953 = fmaf(v18950, v604, v18952);
+        const float v18954 = iron_exp2_approx(v18953);
+        v18016.x[16] = v18954;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18957 = v18016.x[17];
+        const float v18958 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18959 = -v18958;
+        const float v18960 = fmaf(v18957, v604, v18959);
+        const float v18961 = iron_exp2_approx(v18960);
+        v18016.x[17] = v18961;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18964 = v18016.x[18];
+        const float v18965 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18966 = -v18965;
+        const float v18967 = fmaf(v18964, v604, v18966);
+        const float v18968 = iron_exp2_approx(v18967);
+        v18016.x[18] = v18968;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18971 = v18016.x[19];
+        const float v18972 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18973 = -v18972;
+        const float v18974 = fmaf(v18971, v604, v18973);
+        const float v18975 = iron_exp2_approx(v18974);
+        v18016.x[19] = v18975;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18978 = v18016.x[20];
+        const float v18979 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18980 = -v18979;
+        const float v18981 = fmaf(v18978, v604, v18980);
+        const float v18982 = iron_exp2_approx(v18981);
+        v18016.x[20] = v18982;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18985 = v18016.x[21];
+        const float v18986 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18987 = -v18986;
+        const float v18988 = fmaf(v18985, v604, v18987);
+        const float v18989 = iron_exp2_approx(v18988);
+        v18016.x[21] = v18989;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18992 = v18016.x[22];
+        const float v18993 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v18994 = -v18993;
+        const float v18995 = fmaf(v18992, v604, v18994);
+        const float v18996 = iron_exp2_approx(v18995);
+        v18016.x[22] = v18996;  // kernels/sdpa/flash_tile.hpp:226
+        const float v18999 = v18016.x[23];
+        const float v19000 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19001 = -v19000;
+        const float v19002 = fmaf(v18999, v604, v19001);
+        const float v19003 = iron_exp2_approx(v19002);
+        v18016.x[23] = v19003;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19006 = v18016.x[24];
+        const float v19007 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19008 = -v19007;
+        const float v19009 = fmaf(v19006, v604, v19008);
+        const float v19010 = iron_exp2_approx(v19009);
+        v18016.x[24] = v19010;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19013 = v18016.x[25];
+        const float v19014 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19015 = -v19014;
+        const float v19016 = fmaf(v19013, v604, v19015);
+        const float v19017 = iron_exp2_approx(v19016);
+        v18016.x[25] = v19017;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19020 = v18016.x[26];
+        const float v19021 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19022 = -v19021;
+        const float v19023 = fmaf(v19020, v604, v19022);
+        const float v19024 = iron_exp2_approx(v19023);
+        v18016.x[26] = v19024;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19027 = v18016.x[27];
+        const float v19028 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19029 = -v19028;
+        const float v19030 = fmaf(v19027, v604, v19029);
+        const float v19031 = iron_exp2_approx(v19030);
+        v18016.x[27] = v19031;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19034 = v18016.x[28];
+        const float v19035 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19036 = -v19035;
+        const float v19037 = fmaf(v19034, v604, v19036);
+        const float v19038 = iron_exp2_approx(v19037);
+        v18016.x[28] = v19038;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19041 = v18016.x[29];
+        const float v19042 = v18747.x[0];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19043 = -v19042;
+        const float v19044 = fmaf(v19041, v604, v19043);
+        const float v19045 = iron_exp2_approx(v19044);
+        v18016.x[29] = v19045;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19048 = v18016.x[30];
+        const float v19049 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19050 = -v19049;
+        const float v19051 = fmaf(v19048, v604, v19050);
+        const float v19052 = iron_exp2_approx(v19051);
+        v18016.x[30] = v19052;  // kernels/sdpa/flash_tile.hpp:226
+        const float v19055 = v18016.x[31];
+        const float v19056 = v18747.x[2];  // kernels/sdpa/flash_tile.hpp:228
+        const float v19057 = -v19056;
+        const float v19058 = fmaf(v19055, v604, v19057);
+        const float v19059 = iron_exp2_approx(v19058);
+        v18016.x[31] = v19059;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v19061;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v19061, 0.0f);
+        iron_frag_row_reduce<true>(v19061, v18016);
+        const float v19064 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v19065 = v19061.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v19066 = v18066.x[0];
+        const float v19067 = v19064 * v19066;
+        const float v19068 = v19067 + v19065;
+        v608.x[0] = v19068;  // kernels/sdpa/flash_tile.hpp:234
+        const float v19071 = v608.x[1];
+        const float v19072 = v19061.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v19073 = v18066.x[1];
+        const float v19074 = v19071 * v19073;
+        const float v19075 = v19074 + v19072;
+        v608.x[1] = v19075;  // kernels/sdpa/flash_tile.hpp:234
+        const float v19078 = v608.x[2];
+        const float v19079 = v19061.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v19080 = v18066.x[2];
+        const float v19081 = v19078 * v19080;
+        const float v19082 = v19081 + v19079;
+        v608.x[2] = v19082;  // kernels/sdpa/flash_tile.hpp:234
+        const float v19085 = v608.x[3];
+        const float v19086 = v19061.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v19087 = v18066.x[3];
+        const float v19088 = v19085 * v19087;
+        const float v19089 = v19088 + v19086;
+        v608.x[3] = v19089;  // kernels/sdpa/flash_tile.hpp:234
       } else {
-        const bool v11651 = v9377 <= v35;  // kernels/sdpa/flash_tile.hpp:182
-        const unsigned int v11659 = v9377 + v20;
-        const bool v11660 = v11659 <= v559;
-        const bool v11661 = v566 || v11660;
-        const bool v11662 = v11651 && v11661;
-        const bool v11664 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
-        const unsigned int v11665 = v9370 + v9;
-        const unsigned int v11666 = v11665 + v20;
-        const unsigned int v11667 = v556 + v35;
-        const bool v11668 = v11667 <= v11666;
-        const bool v11669 = v11664 || v11668;
-        const bool v11670 = v11662 && v11669;  // kernels/sdpa/flash_tile.hpp:182
-        if (v11670) {  // kernels/sdpa/flash_tile.hpp:185
-          const float v11673 = v10575.x[0];  // kernels/sdpa/flash_tile.hpp:186
-          const float v11674 = v11673 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[0] = v11674;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11677 = v10575.x[1];
-          const float v11678 = v11677 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[1] = v11678;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11681 = v10575.x[2];
-          const float v11682 = v11681 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[2] = v11682;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11685 = v10575.x[3];
-          const float v11686 = v11685 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[3] = v11686;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11689 = v10575.x[4];
-          const float v11690 = v11689 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[4] = v11690;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11693 = v10575.x[5];
-          const float v11694 = v11693 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[5] = v11694;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11697 = v10575.x[6];
-          const float v11698 = v11697 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[6] = v11698;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11701 = v10575.x[7];
-          const float v11702 = v11701 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[7] = v11702;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11705 = v10575.x[8];
-          const float v11706 = v11705 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[8] = v11706;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11709 = v10575.x[9];
-          const float v11710 = v11709 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[9] = v11710;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11713 = v10575.x[10];
-          const float v11714 = v11713 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[10] = v11714;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11717 = v10575.x[11];
-          const float v11718 = v11717 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[11] = v11718;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11721 = v10575.x[12];
-          const float v11722 = v11721 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[12] = v11722;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11725 = v10575.x[13];
-          const float v11726 = v11725 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[13] = v11726;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11729 = v10575.x[14];
-          const float v11730 = v11729 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[14] = v11730;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11733 = v10575.x[15];
-          const float v11734 = v11733 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[15] = v11734;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11737 = v10575.x[16];
-          const float v11738 = v11737 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[16] = v11738;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11741 = v10575.x[17];
-          const float v11742 = v11741 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[17] = v11742;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11745 = v10575.x[18];
-          const float v11746 = v11745 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[18] = v11746;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11749 = v10575.x[19];
-          const float v11750 = v11749 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[19] = v11750;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11753 = v10575.x[20];
-          const float v11754 = v11753 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[20] = v11754;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11757 = v10575.x[21];
-          const float v11758 = v11757 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[21] = v11758;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11761 = v10575.x[22];
-          const float v11762 = v11761 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[22] = v11762;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11765 = v10575.x[23];
-          const float v11766 = v11765 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[23] = v11766;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11769 = v10575.x[24];
-          const float v11770 = v11769 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[24] = v11770;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11773 = v10575.x[25];
-          const float v11774 = v11773 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[25] = v11774;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11777 = v10575.x[26];
-          const float v11778 = v11777 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[26] = v11778;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11781 = v10575.x[27];
-          const float v11782 = v11781 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[27] = v11782;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11785 = v10575.x[28];
-          const float v11786 = v11785 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[28] = v11786;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11789 = v10575.x[29];
-          const float v11790 = v11789 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[29] = v11790;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11793 = v10575.x[30];
-          const float v11794 = v11793 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[30] = v11794;  // kernels/sdpa/flash_tile.hpp:186
-          const float v11797 = v10575.x[31];
-          const float v11798 = v11797 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          v10575.x[31] = v11798;  // kernels/sdpa/flash_tile.hpp:186
+        const bool v19092 = v16818 <= v35;  // kernels/sdpa/flash_tile.hpp:182
+        const unsigned int v19100 = v16818 + v20;
+        const bool v19101 = v19100 <= v559;
+        const bool v19102 = v566 || v19101;
+        const bool v19103 = v19092 && v19102;
+        const bool v19105 = v9 == v42;  // kernels/sdpa/flash_tile.hpp:183
+        const unsigned int v19106 = v16811 + v9;
+        const unsigned int v19107 = v19106 + v20;
+        const unsigned int v19108 = v556 + v35;
+        const bool v19109 = v19108 <= v19107;
+        const bool v19110 = v19105 || v19109;
+        const bool v19111 = v19103 && v19110;  // kernels/sdpa/flash_tile.hpp:182
+        if (v19111) {  // kernels/sdpa/flash_tile.hpp:185
+          const float v19114 = v18016.x[0];  // kernels/sdpa/flash_tile.hpp:186
+          const float v19115 = v19114 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[0] = v19115;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19118 = v18016.x[1];
+          const float v19119 = v19118 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[1] = v19119;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19122 = v18016.x[2];
+          const float v19123 = v19122 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[2] = v19123;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19126 = v18016.x[3];
+          const float v19127 = v19126 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[3] = v19127;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19130 = v18016.x[4];
+          const float v19131 = v19130 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[4] = v19131;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19134 = v18016.x[5];
+          const float v19135 = v19134 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[5] = v19135;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19138 = v18016.x[6];
+          const float v19139 = v19138 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[6] = v19139;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19142 = v18016.x[7];
+          const float v19143 = v19142 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[7] = v19143;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19146 = v18016.x[8];
+          const float v19147 = v19146 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[8] = v19147;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19150 = v18016.x[9];
+          const float v19151 = v19150 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[9] = v19151;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19154 = v18016.x[10];
+          const float v19155 = v19154 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[10] = v19155;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19158 = v18016.x[11];
+          const float v19159 = v19158 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[11] = v19159;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19162 = v18016.x[12];
+          const float v19163 = v19162 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[12] = v19163;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19166 = v18016.x[13];
+          const float v19167 = v19166 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[13] = v19167;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19170 = v18016.x[14];
+          const float v19171 = v19170 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[14] = v19171;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19174 = v18016.x[15];
+          const float v19175 = v19174 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[15] = v19175;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19178 = v18016.x[16];
+          const float v19179 = v19178 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[16] = v19179;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19182 = v18016.x[17];
+          const float v19183 = v19182 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[17] = v19183;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19186 = v18016.x[18];
+          const float v19187 = v19186 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[18] = v19187;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19190 = v18016.x[19];
+          const float v19191 = v19190 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[19] = v19191;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19194 = v18016.x[20];
+          const float v19195 = v19194 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[20] = v19195;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19198 = v18016.x[21];
+          const float v19199 = v19198 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[21] = v19199;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19202 = v18016.x[22];
+          const float v19203 = v19202 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[22] = v19203;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19206 = v18016.x[23];
+          const float v19207 = v19206 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[23] = v19207;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19210 = v18016.x[24];
+          const float v19211 = v19210 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[24] = v19211;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19214 = v18016.x[25];
+          const float v19215 = v19214 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[25] = v19215;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19218 = v18016.x[26];
+          const float v19219 = v19218 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[26] = v19219;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19222 = v18016.x[27];
+          const float v19223 = v19222 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[27] = v19223;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19226 = v18016.x[28];
+          const float v19227 = v19226 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[28] = v19227;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19230 = v18016.x[29];
+          const float v19231 = v19230 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[29] = v19231;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19234 = v18016.x[30];
+          const float v19235 = v19234 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[30] = v19235;  // kernels/sdpa/flash_tile.hpp:186
+          const float v19238 = v18016.x[31];
+          const float v19239 = v19238 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          v18016.x[31] = v19239;  // kernels/sdpa/flash_tile.hpp:186
         } else {
-          iron_frag<float, 2, 16, 8> v11800;  // kernels/sdpa/flash_tile.hpp:165
-          iron_frag_fill(v11800, 0.0f);
-          iron_frag<float, 2, 16, 8> v11802;  // kernels/sdpa/flash_tile.hpp:166
-          iron_frag_fill(v11802, 0.0f);
-          const unsigned int v11804 = static_cast<unsigned int>(v11800.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11806 = v56 + v11804;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11808 = v11806 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11809 = v11808 + 1u;
-          const unsigned int v11811 = v11809 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11820 = v11811 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11824 = v11809 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11825 = v572 && v11824;
-          const unsigned int v11826 = v11825 ? v11820 : v42;
-          const unsigned int v11829 = v11826 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11830 = min(v11829, 64u);
-          const bool v11831 = v11826 > v9370;
-          const unsigned int v11832 = v11831 ? v11830 : v42;
-          const float v11833 = __uint_as_float(v11832);
-          v11800.x[0] = v11833;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11835 = static_cast<unsigned int>(v11800.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11837 = v56 + v11835;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11839 = v11837 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11840 = v11839 + 1u;
-          const unsigned int v11842 = v11840 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11851 = v11842 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11855 = v11840 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11856 = v572 && v11855;
-          const unsigned int v11857 = v11856 ? v11851 : v42;
-          const unsigned int v11860 = v11857 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11861 = min(v11860, 64u);
-          const bool v11862 = v11857 > v9370;
-          const unsigned int v11863 = v11862 ? v11861 : v42;
-          const float v11864 = __uint_as_float(v11863);
-          v11800.x[1] = v11864;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11866 = static_cast<unsigned int>(v11800.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11868 = v56 + v11866;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11870 = v11868 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11871 = v11870 + 1u;
-          const unsigned int v11873 = v11871 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11882 = v11873 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11886 = v11871 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11887 = v572 && v11886;
-          const unsigned int v11888 = v11887 ? v11882 : v42;
-          const unsigned int v11891 = v11888 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11892 = min(v11891, 64u);
-          const bool v11893 = v11888 > v9370;
-          const unsigned int v11894 = v11893 ? v11892 : v42;
-          const float v11895 = __uint_as_float(v11894);
-          v11800.x[2] = v11895;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11897 = static_cast<unsigned int>(v11800.row(3, iron_linear_thread() & 31u));
-          const unsigned int v11899 = v56 + v11897;  // kernels/sdpa/flash_tile.hpp:171
-          const unsigned int v11901 = v11899 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11902 = v11901 + 1u;
-          const unsigned int v11904 = v11902 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11913 = v11904 - v9;  // kernels/sdpa/flash_tile.hpp:129
-          const bool v11917 = v11902 > v573;  // kernels/sdpa/flash_tile.hpp:128
-          const bool v11918 = v572 && v11917;
-          const unsigned int v11919 = v11918 ? v11913 : v42;
-          const unsigned int v11922 = v11919 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11923 = min(v11922, 64u);
-          const bool v11924 = v11919 > v9370;
-          const unsigned int v11925 = v11924 ? v11923 : v42;
-          const float v11926 = __uint_as_float(v11925);
-          v11800.x[3] = v11926;  // kernels/sdpa/flash_tile.hpp:170
-          const unsigned int v11928 = static_cast<unsigned int>(v11802.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11930 = v56 + v11928;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11932 = v11930 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11933 = v11932 + 1u;
-          const unsigned int v11935 = v11933 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11936 = min(v35, v11935);
-          const bool v11937 = v11933 > v20;
-          const unsigned int v11938 = v11937 ? v11936 : v42;
-          const unsigned int v11941 = v566 ? v35 : v11938;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11953 = v11941 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11954 = min(v11953, 64u);
-          const bool v11955 = v11941 > v9370;
-          const unsigned int v11956 = v11955 ? v11954 : v42;
-          const float v11957 = __uint_as_float(v11956);
-          v11802.x[0] = v11957;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11959 = static_cast<unsigned int>(v11802.row(1, iron_linear_thread() & 31u));
-          const unsigned int v11961 = v56 + v11959;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11963 = v11961 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11964 = v11963 + 1u;
-          const unsigned int v11966 = v11964 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11967 = min(v35, v11966);
-          const bool v11968 = v11964 > v20;
-          const unsigned int v11969 = v11968 ? v11967 : v42;
-          const unsigned int v11972 = v566 ? v35 : v11969;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v11984 = v11972 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v11985 = min(v11984, 64u);
-          const bool v11986 = v11972 > v9370;
-          const unsigned int v11987 = v11986 ? v11985 : v42;
-          const float v11988 = __uint_as_float(v11987);
-          v11802.x[1] = v11988;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v11990 = static_cast<unsigned int>(v11802.row(2, iron_linear_thread() & 31u));
-          const unsigned int v11992 = v56 + v11990;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v11994 = v11992 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v11995 = v11994 + 1u;
-          const unsigned int v11997 = v11995 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v11998 = min(v35, v11997);
-          const bool v11999 = v11995 > v20;
-          const unsigned int v12000 = v11999 ? v11998 : v42;
-          const unsigned int v12003 = v566 ? v35 : v12000;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v12015 = v12003 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v12016 = min(v12015, 64u);
-          const bool v12017 = v12003 > v9370;
-          const unsigned int v12018 = v12017 ? v12016 : v42;
-          const float v12019 = __uint_as_float(v12018);
-          v11802.x[2] = v12019;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v12021 = static_cast<unsigned int>(v11802.row(3, iron_linear_thread() & 31u));
-          const unsigned int v12023 = v56 + v12021;  // kernels/sdpa/flash_tile.hpp:174
-          const unsigned int v12025 = v12023 + v35;  // kernels/sdpa/flash_tile.hpp:125
-          const unsigned int v12026 = v12025 + 1u;
-          const unsigned int v12028 = v12026 - v20;  // kernels/sdpa/flash_tile.hpp:127
-          const unsigned int v12029 = min(v35, v12028);
-          const bool v12030 = v12026 > v20;
-          const unsigned int v12031 = v12030 ? v12029 : v42;
-          const unsigned int v12034 = v566 ? v35 : v12031;  // kernels/sdpa/flash_tile.hpp:126
-          const unsigned int v12046 = v12034 - v9370;  // kernels/sdpa/flash_tile.hpp:168
-          const unsigned int v12047 = min(v12046, 64u);
-          const bool v12048 = v12034 > v9370;
-          const unsigned int v12049 = v12048 ? v12047 : v42;
-          const float v12050 = __uint_as_float(v12049);
-          v11802.x[3] = v12050;  // kernels/sdpa/flash_tile.hpp:173
-          const unsigned int v12051 = static_cast<unsigned int>(v10575.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
-          const float v12053 = v10575.x[0];
-          const float v12054 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12055 = __float_as_uint(v12054);
-          const bool v12056 = v12051 >= v12055;
-          const float v12057 = v11802.x[0];
-          const unsigned int v12058 = __float_as_uint(v12057);
-          const bool v12059 = v12051 < v12058;
-          const bool v12060 = v12056 && v12059;
-          const float v12062 = v12053 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12063 = v12060 ? v12062 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[0] = v12063;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12064 = static_cast<unsigned int>(v10575.col(1, iron_linear_thread() & 31u));
-          const float v12066 = v10575.x[1];
-          const float v12067 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12068 = __float_as_uint(v12067);
-          const bool v12069 = v12064 >= v12068;
-          const float v12070 = v11802.x[0];
-          const unsigned int v12071 = __float_as_uint(v12070);
-          const bool v12072 = v12064 < v12071;
-          const bool v12073 = v12069 && v12072;
-          const float v12075 = v12066 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12076 = v12073 ? v12075 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[1] = v12076;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12077 = static_cast<unsigned int>(v10575.col(2, iron_linear_thread() & 31u));
-          const float v12079 = v10575.x[2];
-          const float v12080 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12081 = __float_as_uint(v12080);
-          const bool v12082 = v12077 >= v12081;
-          const float v12083 = v11802.x[2];
-          const unsigned int v12084 = __float_as_uint(v12083);
-          const bool v12085 = v12077 < v12084;
-          const bool v12086 = v12082 && v12085;
-          const float v12088 = v12079 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12089 = v12086 ? v12088 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[2] = v12089;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12090 = static_cast<unsigned int>(v10575.col(3, iron_linear_thread() & 31u));
-          const float v12092 = v10575.x[3];
-          const float v12093 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12094 = __float_as_uint(v12093);
-          const bool v12095 = v12090 >= v12094;
-          const float v12096 = v11802.x[2];
-          const unsigned int v12097 = __float_as_uint(v12096);
-          const bool v12098 = v12090 < v12097;
-          const bool v12099 = v12095 && v12098;
-          const float v12101 = v12092 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12102 = v12099 ? v12101 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[3] = v12102;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12103 = static_cast<unsigned int>(v10575.col(4, iron_linear_thread() & 31u));
-          const float v12105 = v10575.x[4];
-          const float v12106 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12107 = __float_as_uint(v12106);
-          const bool v12108 = v12103 >= v12107;
-          const float v12109 = v11802.x[0];
-          const unsigned int v12110 = __float_as_uint(v12109);
-          const bool v12111 = v12103 < v12110;
-          const bool v12112 = v12108 && v12111;
-          const float v12114 = v12105 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12115 = v12112 ? v12114 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[4] = v12115;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12116 = static_cast<unsigned int>(v10575.col(5, iron_linear_thread() & 31u));
-          const float v12118 = v10575.x[5];
-          const float v12119 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12120 = __float_as_uint(v12119);
-          const bool v12121 = v12116 >= v12120;
-          const float v12122 = v11802.x[0];
-          const unsigned int v12123 = __float_as_uint(v12122);
-          const bool v12124 = v12116 < v12123;
-          const bool v12125 = v12121 && v12124;
-          const float v12127 = v12118 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12128 = v12125 ? v12127 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[5] = v12128;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12129 = static_cast<unsigned int>(v10575.col(6, iron_linear_thread() & 31u));
-          const float v12131 = v10575.x[6];
-          const float v12132 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12133 = __float_as_uint(v12132);
-          const bool v12134 = v12129 >= v12133;
-          const float v12135 = v11802.x[2];
-          const unsigned int v12136 = __float_as_uint(v12135);
-          const bool v12137 = v12129 < v12136;
-          const bool v12138 = v12134 && v12137;
-          const float v12140 = v12131 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12141 = v12138 ? v12140 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[6] = v12141;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12142 = static_cast<unsigned int>(v10575.col(7, iron_linear_thread() & 31u));
-          const float v12144 = v10575.x[7];
-          const float v12145 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12146 = __float_as_uint(v12145);
-          const bool v12147 = v12142 >= v12146;
-          const float v12148 = v11802.x[2];
-          const unsigned int v12149 = __float_as_uint(v12148);
-          const bool v12150 = v12142 < v12149;
-          const bool v12151 = v12147 && v12150;
-          const float v12153 = v12144 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12154 = v12151 ? v12153 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[7] = v12154;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12155 = static_cast<unsigned int>(v10575.col(8, iron_linear_thread() & 31u));
-          const float v12157 = v10575.x[8];
-          const float v12158 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12159 = __float_as_uint(v12158);
-          const bool v12160 = v12155 >= v12159;
-          const float v12161 = v11802.x[0];
-          const unsigned int v12162 = __float_as_uint(v12161);
-          const bool v12163 = v12155 < v12162;
-          const bool v12164 = v12160 && v12163;
-          const float v12166 = v12157 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12167 = v12164 ? v12166 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[8] = v12167;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12168 = static_cast<unsigned int>(v10575.col(9, iron_linear_thread() & 31u));
-          const float v12170 = v10575.x[9];
-          const float v12171 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12172 = __float_as_uint(v12171);
-          const bool v12173 = v12168 >= v12172;
-          const float v12174 = v11802.x[0];
-          const unsigned int v12175 = __float_as_uint(v12174);
-          const bool v12176 = v12168 < v12175;
-          const bool v12177 = v12173 && v12176;
-          const float v12179 = v12170 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12180 = v12177 ? v12179 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[9] = v12180;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12181 = static_cast<unsigned int>(v10575.col(10, iron_linear_thread() & 31u));
-          const float v12183 = v10575.x[10];
-          const float v12184 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12185 = __float_as_uint(v12184);
-          const bool v12186 = v12181 >= v12185;
-          const float v12187 = v11802.x[2];
-          const unsigned int v12188 = __float_as_uint(v12187);
-          const bool v12189 = v12181 < v12188;
-          const bool v12190 = v12186 && v12189;
-          const float v12192 = v12183 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12193 = v12190 ? v12192 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[10] = v12193;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12194 = static_cast<unsigned int>(v10575.col(11, iron_linear_thread() & 31u));
-          const float v12196 = v10575.x[11];
-          const float v12197 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12198 = __float_as_uint(v12197);
-          const bool v12199 = v12194 >= v12198;
-          const float v12200 = v11802.x[2];
-          const unsigned int v12201 = __float_as_uint(v12200);
-          const bool v12202 = v12194 < v12201;
-          const bool v12203 = v12199 && v12202;
-          const float v12205 = v12196 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12206 = v12203 ? v12205 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[11] = v12206;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12207 = static_cast<unsigned int>(v10575.col(12, iron_linear_thread() & 31u));
-          const float v12209 = v10575.x[12];
-          const float v12210 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12211 = __float_as_uint(v12210);
-          const bool v12212 = v12207 >= v12211;
-          const float v12213 = v11802.x[0];
-          const unsigned int v12214 = __float_as_uint(v12213);
-          const bool v12215 = v12207 < v12214;
-          const bool v12216 = v12212 && v12215;
-          const float v12218 = v12209 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12219 = v12216 ? v12218 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[12] = v12219;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12220 = static_cast<unsigned int>(v10575.col(13, iron_linear_thread() & 31u));
-          const float v12222 = v10575.x[13];
-          const float v12223 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12224 = __float_as_uint(v12223);
-          const bool v12225 = v12220 >= v12224;
-          const float v12226 = v11802.x[0];
-          const unsigned int v12227 = __float_as_uint(v12226);
-          const bool v12228 = v12220 < v12227;
-          const bool v12229 = v12225 && v12228;
-          const float v12231 = v12222 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12232 = v12229 ? v12231 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[13] = v12232;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12233 = static_cast<unsigned int>(v10575.col(14, iron_linear_thread() & 31u));
-          const float v12235 = v10575.x[14];
-          const float v12236 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12237 = __float_as_uint(v12236);
-          const bool v12238 = v12233 >= v12237;
-          const float v12239 = v11802.x[2];
-          const unsigned int v12240 = __float_as_uint(v12239);
-          const bool v12241 = v12233 < v12240;
-          const bool v12242 = v12238 && v12241;
-          const float v12244 = v12235 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12245 = v12242 ? v12244 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[14] = v12245;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12246 = static_cast<unsigned int>(v10575.col(15, iron_linear_thread() & 31u));
-          const float v12248 = v10575.x[15];
-          const float v12249 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12250 = __float_as_uint(v12249);
-          const bool v12251 = v12246 >= v12250;
-          const float v12252 = v11802.x[2];
-          const unsigned int v12253 = __float_as_uint(v12252);
-          const bool v12254 = v12246 < v12253;
-          const bool v12255 = v12251 && v12254;
-          const float v12257 = v12248 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12258 = v12255 ? v12257 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[15] = v12258;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12259 = static_cast<unsigned int>(v10575.col(16, iron_linear_thread() & 31u));
-          const float v12261 = v10575.x[16];
-          const float v12262 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12263 = __float_as_uint(v12262);
-          const bool v12264 = v12259 >= v12263;
-          const float v12265 = v11802.x[0];
-          const unsigned int v12266 = __float_as_uint(v12265);
-          const bool v12267 = v12259 < v12266;
-          const bool v12268 = v12264 && v12267;
-          const float v12270 = v12261 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12271 = v12268 ? v12270 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[16] = v12271;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12272 = static_cast<unsigned int>(v10575.col(17, iron_linear_thread() & 31u));
-          const float v12274 = v10575.x[17];
-          const float v12275 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12276 = __float_as_uint(v12275);
-          const bool v12277 = v12272 >= v12276;
-          const float v12278 = v11802.x[0];
-          const unsigned int v12279 = __float_as_uint(v12278);
-          const bool v12280 = v12272 < v12279;
-          const bool v12281 = v12277 && v12280;
-          const float v12283 = v12274 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12284 = v12281 ? v12283 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[17] = v12284;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12285 = static_cast<unsigned int>(v10575.col(18, iron_linear_thread() & 31u));
-          const float v12287 = v10575.x[18];
-          const float v12288 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12289 = __float_as_uint(v12288);
-          const bool v12290 = v12285 >= v12289;
-          const float v12291 = v11802.x[2];
-          const unsigned int v12292 = __float_as_uint(v12291);
-          const bool v12293 = v12285 < v12292;
-          const bool v12294 = v12290 && v12293;
-          const float v12296 = v12287 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12297 = v12294 ? v12296 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[18] = v12297;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12298 = static_cast<unsigned int>(v10575.col(19, iron_linear_thread() & 31u));
-          const float v12300 = v10575.x[19];
-          const float v12301 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12302 = __float_as_uint(v12301);
-          const bool v12303 = v12298 >= v12302;
-          const float v12304 = v11802.x[2];
-          const unsigned int v12305 = __float_as_uint(v12304);
-          const bool v12306 = v12298 < v12305;
-          const bool v12307 = v12303 && v12306;
-          const float v12309 = v12300 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12310 = v12307 ? v12309 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[19] = v12310;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12311 = static_cast<unsigned int>(v10575.col(20, iron_linear_thread() & 31u));
-          const float v12313 = v10575.x[20];
-          const float v12314 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12315 = __float_as_uint(v12314);
-          const bool v12316 = v12311 >= v12315;
-          const float v12317 = v11802.x[0];
-          const unsigned int v12318 = __float_as_uint(v12317);
-          const bool v12319 = v12311 < v12318;
-          const bool v12320 = v12316 && v12319;
-          const float v12322 = v12313 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12323 = v12320 ? v12322 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[20] = v12323;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12324 = static_cast<unsigned int>(v10575.col(21, iron_linear_thread() & 31u));
-          const float v12326 = v10575.x[21];
-          const float v12327 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12328 = __float_as_uint(v12327);
-          const bool v12329 = v12324 >= v12328;
-          const float v12330 = v11802.x[0];
-          const unsigned int v12331 = __float_as_uint(v12330);
-          const bool v12332 = v12324 < v12331;
-          const bool v12333 = v12329 && v12332;
-          const float v12335 = v12326 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12336 = v12333 ? v12335 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[21] = v12336;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12337 = static_cast<unsigned int>(v10575.col(22, iron_linear_thread() & 31u));
-          const float v12339 = v10575.x[22];
-          const float v12340 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12341 = __float_as_uint(v12340);
-          const bool v12342 = v12337 >= v12341;
-          const float v12343 = v11802.x[2];
-          const unsigned int v12344 = __float_as_uint(v12343);
-          const bool v12345 = v12337 < v12344;
-          const bool v12346 = v12342 && v12345;
-          const float v12348 = v12339 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12349 = v12346 ? v12348 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[22] = v12349;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12350 = static_cast<unsigned int>(v10575.col(23, iron_linear_thread() & 31u));
-          const float v12352 = v10575.x[23];
-          const float v12353 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12354 = __float_as_uint(v12353);
-          const bool v12355 = v12350 >= v12354;
-          const float v12356 = v11802.x[2];
-          const unsigned int v12357 = __float_as_uint(v12356);
-          const bool v12358 = v12350 < v12357;
-          const bool v12359 = v12355 && v12358;
-          const float v12361 = v12352 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12362 = v12359 ? v12361 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[23] = v12362;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12363 = static_cast<unsigned int>(v10575.col(24, iron_linear_thread() & 31u));
-          const float v12365 = v10575.x[24];
-          const float v12366 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12367 = __float_as_uint(v12366);
-          const bool v12368 = v12363 >= v12367;
-          const float v12369 = v11802.x[0];
-          const unsigned int v12370 = __float_as_uint(v12369);
-          const bool v12371 = v12363 < v12370;
-          const bool v12372 = v12368 && v12371;
-          const float v12374 = v12365 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12375 = v12372 ? v12374 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[24] = v12375;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12376 = static_cast<unsigned int>(v10575.col(25, iron_linear_thread() & 31u));
-          const float v12378 = v10575.x[25];
-          const float v12379 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12380 = __float_as_uint(v12379);
-          const bool v12381 = v12376 >= v12380;
-          const float v12382 = v11802.x[0];
-          const unsigned int v12383 = __float_as_uint(v12382);
-          const bool v12384 = v12376 < v12383;
-          const bool v12385 = v12381 && v12384;
-          const float v12387 = v12378 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12388 = v12385 ? v12387 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[25] = v12388;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12389 = static_cast<unsigned int>(v10575.col(26, iron_linear_thread() & 31u));
-          const float v12391 = v10575.x[26];
-          const float v12392 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12393 = __float_as_uint(v12392);
-          const bool v12394 = v12389 >= v12393;
-          const float v12395 = v11802.x[2];
-          const unsigned int v12396 = __float_as_uint(v12395);
-          const bool v12397 = v12389 < v12396;
-          const bool v12398 = v12394 && v12397;
-          const float v12400 = v12391 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12401 = v12398 ? v12400 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[26] = v12401;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12402 = static_cast<unsigned int>(v10575.col(27, iron_linear_thread() & 31u));
-          const float v12404 = v10575.x[27];
-          const float v12405 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12406 = __float_as_uint(v12405);
-          const bool v12407 = v12402 >= v12406;
-          const float v12408 = v11802.x[2];
-          const unsigned int v12409 = __float_as_uint(v12408);
-          const bool v12410 = v12402 < v12409;
-          const bool v12411 = v12407 && v12410;
-          const float v12413 = v12404 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12414 = v12411 ? v12413 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[27] = v12414;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12415 = static_cast<unsigned int>(v10575.col(28, iron_linear_thread() & 31u));
-          const float v12417 = v10575.x[28];
-          const float v12418 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12419 = __float_as_uint(v12418);
-          const bool v12420 = v12415 >= v12419;
-          const float v12421 = v11802.x[0];
-          const unsigned int v12422 = __float_as_uint(v12421);
-          const bool v12423 = v12415 < v12422;
-          const bool v12424 = v12420 && v12423;
-          const float v12426 = v12417 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12427 = v12424 ? v12426 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[28] = v12427;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12428 = static_cast<unsigned int>(v10575.col(29, iron_linear_thread() & 31u));
-          const float v12430 = v10575.x[29];
-          const float v12431 = v11800.x[0];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12432 = __float_as_uint(v12431);
-          const bool v12433 = v12428 >= v12432;
-          const float v12434 = v11802.x[0];
-          const unsigned int v12435 = __float_as_uint(v12434);
-          const bool v12436 = v12428 < v12435;
-          const bool v12437 = v12433 && v12436;
-          const float v12439 = v12430 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12440 = v12437 ? v12439 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[29] = v12440;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12441 = static_cast<unsigned int>(v10575.col(30, iron_linear_thread() & 31u));
-          const float v12443 = v10575.x[30];
-          const float v12444 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12445 = __float_as_uint(v12444);
-          const bool v12446 = v12441 >= v12445;
-          const float v12447 = v11802.x[2];
-          const unsigned int v12448 = __float_as_uint(v12447);
-          const bool v12449 = v12441 < v12448;
-          const bool v12450 = v12446 && v12449;
-          const float v12452 = v12443 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12453 = v12450 ? v12452 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[30] = v12453;  // kernels/sdpa/flash_tile.hpp:176
-          const unsigned int v12454 = static_cast<unsigned int>(v10575.col(31, iron_linear_thread() & 31u));
-          const float v12456 = v10575.x[31];
-          const float v12457 = v11800.x[2];  // kernels/sdpa/flash_tile.hpp:177
-          const unsigned int v12458 = __float_as_uint(v12457);
-          const bool v12459 = v12454 >= v12458;
-          const float v12460 = v11802.x[2];
-          const unsigned int v12461 = __float_as_uint(v12460);
-          const bool v12462 = v12454 < v12461;
-          const bool v12463 = v12459 && v12462;
-          const float v12465 = v12456 * v604;  // kernels/sdpa/flash_tile.hpp:156
-          const float v12466 = v12463 ? v12465 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
-          v10575.x[31] = v12466;  // kernels/sdpa/flash_tile.hpp:176
+          iron_frag<float, 2, 16, 8> v19241;  // kernels/sdpa/flash_tile.hpp:165
+          iron_frag_fill(v19241, 0.0f);
+          iron_frag<float, 2, 16, 8> v19243;  // kernels/sdpa/flash_tile.hpp:166
+          iron_frag_fill(v19243, 0.0f);
+          const unsigned int v19245 = static_cast<unsigned int>(v19241.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v19247 = v56 + v19245;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v19249 = v19247 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19250 = v19249 + 1u;
+          const unsigned int v19252 = v19250 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19261 = v19252 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v19265 = v19250 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v19266 = v572 && v19265;
+          const unsigned int v19267 = v19266 ? v19261 : v42;
+          const unsigned int v19270 = v19267 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19271 = min(v19270, 64u);
+          const bool v19272 = v19267 > v16811;
+          const unsigned int v19273 = v19272 ? v19271 : v42;
+          const float v19274 = __uint_as_float(v19273);
+          v19241.x[0] = v19274;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v19276 = static_cast<unsigned int>(v19241.row(1, iron_linear_thread() & 31u));
+          const unsigned int v19278 = v56 + v19276;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v19280 = v19278 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19281 = v19280 + 1u;
+          const unsigned int v19283 = v19281 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19292 = v19283 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v19296 = v19281 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v19297 = v572 && v19296;
+          const unsigned int v19298 = v19297 ? v19292 : v42;
+          const unsigned int v19301 = v19298 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19302 = min(v19301, 64u);
+          const bool v19303 = v19298 > v16811;
+          const unsigned int v19304 = v19303 ? v19302 : v42;
+          const float v19305 = __uint_as_float(v19304);
+          v19241.x[1] = v19305;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v19307 = static_cast<unsigned int>(v19241.row(2, iron_linear_thread() & 31u));
+          const unsigned int v19309 = v56 + v19307;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v19311 = v19309 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19312 = v19311 + 1u;
+          const unsigned int v19314 = v19312 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19323 = v19314 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v19327 = v19312 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v19328 = v572 && v19327;
+          const unsigned int v19329 = v19328 ? v19323 : v42;
+          const unsigned int v19332 = v19329 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19333 = min(v19332, 64u);
+          const bool v19334 = v19329 > v16811;
+          const unsigned int v19335 = v19334 ? v19333 : v42;
+          const float v19336 = __uint_as_float(v19335);
+          v19241.x[2] = v19336;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v19338 = static_cast<unsigned int>(v19241.row(3, iron_linear_thread() & 31u));
+          const unsigned int v19340 = v56 + v19338;  // kernels/sdpa/flash_tile.hpp:171
+          const unsigned int v19342 = v19340 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19343 = v19342 + 1u;
+          const unsigned int v19345 = v19343 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19354 = v19345 - v9;  // kernels/sdpa/flash_tile.hpp:129
+          const bool v19358 = v19343 > v573;  // kernels/sdpa/flash_tile.hpp:128
+          const bool v19359 = v572 && v19358;
+          const unsigned int v19360 = v19359 ? v19354 : v42;
+          const unsigned int v19363 = v19360 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19364 = min(v19363, 64u);
+          const bool v19365 = v19360 > v16811;
+          const unsigned int v19366 = v19365 ? v19364 : v42;
+          const float v19367 = __uint_as_float(v19366);
+          v19241.x[3] = v19367;  // kernels/sdpa/flash_tile.hpp:170
+          const unsigned int v19369 = static_cast<unsigned int>(v19243.row(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v19371 = v56 + v19369;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v19373 = v19371 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19374 = v19373 + 1u;
+          const unsigned int v19376 = v19374 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19377 = min(v35, v19376);
+          const bool v19378 = v19374 > v20;
+          const unsigned int v19379 = v19378 ? v19377 : v42;
+          const unsigned int v19382 = v566 ? v35 : v19379;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v19394 = v19382 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19395 = min(v19394, 64u);
+          const bool v19396 = v19382 > v16811;
+          const unsigned int v19397 = v19396 ? v19395 : v42;
+          const float v19398 = __uint_as_float(v19397);
+          v19243.x[0] = v19398;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v19400 = static_cast<unsigned int>(v19243.row(1, iron_linear_thread() & 31u));
+          const unsigned int v19402 = v56 + v19400;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v19404 = v19402 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19405 = v19404 + 1u;
+          const unsigned int v19407 = v19405 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19408 = min(v35, v19407);
+          const bool v19409 = v19405 > v20;
+          const unsigned int v19410 = v19409 ? v19408 : v42;
+          const unsigned int v19413 = v566 ? v35 : v19410;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v19425 = v19413 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19426 = min(v19425, 64u);
+          const bool v19427 = v19413 > v16811;
+          const unsigned int v19428 = v19427 ? v19426 : v42;
+          const float v19429 = __uint_as_float(v19428);
+          v19243.x[1] = v19429;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v19431 = static_cast<unsigned int>(v19243.row(2, iron_linear_thread() & 31u));
+          const unsigned int v19433 = v56 + v19431;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v19435 = v19433 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19436 = v19435 + 1u;
+          const unsigned int v19438 = v19436 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19439 = min(v35, v19438);
+          const bool v19440 = v19436 > v20;
+          const unsigned int v19441 = v19440 ? v19439 : v42;
+          const unsigned int v19444 = v566 ? v35 : v19441;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v19456 = v19444 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19457 = min(v19456, 64u);
+          const bool v19458 = v19444 > v16811;
+          const unsigned int v19459 = v19458 ? v19457 : v42;
+          const float v19460 = __uint_as_float(v19459);
+          v19243.x[2] = v19460;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v19462 = static_cast<unsigned int>(v19243.row(3, iron_linear_thread() & 31u));
+          const unsigned int v19464 = v56 + v19462;  // kernels/sdpa/flash_tile.hpp:174
+          const unsigned int v19466 = v19464 + v35;  // kernels/sdpa/flash_tile.hpp:125
+          const unsigned int v19467 = v19466 + 1u;
+          const unsigned int v19469 = v19467 - v20;  // kernels/sdpa/flash_tile.hpp:127
+          const unsigned int v19470 = min(v35, v19469);
+          const bool v19471 = v19467 > v20;
+          const unsigned int v19472 = v19471 ? v19470 : v42;
+          const unsigned int v19475 = v566 ? v35 : v19472;  // kernels/sdpa/flash_tile.hpp:126
+          const unsigned int v19487 = v19475 - v16811;  // kernels/sdpa/flash_tile.hpp:168
+          const unsigned int v19488 = min(v19487, 64u);
+          const bool v19489 = v19475 > v16811;
+          const unsigned int v19490 = v19489 ? v19488 : v42;
+          const float v19491 = __uint_as_float(v19490);
+          v19243.x[3] = v19491;  // kernels/sdpa/flash_tile.hpp:173
+          const unsigned int v19492 = static_cast<unsigned int>(v18016.col(0, iron_linear_thread() & 31u));  // kernels/sdpa/flash_tile.hpp:176
+          const float v19494 = v18016.x[0];
+          const float v19495 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19496 = __float_as_uint(v19495);
+          const bool v19497 = v19492 >= v19496;
+          const float v19498 = v19243.x[0];
+          const unsigned int v19499 = __float_as_uint(v19498);
+          const bool v19500 = v19492 < v19499;
+          const bool v19501 = v19497 && v19500;
+          const float v19503 = v19494 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19504 = v19501 ? v19503 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[0] = v19504;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19505 = static_cast<unsigned int>(v18016.col(1, iron_linear_thread() & 31u));
+          const float v19507 = v18016.x[1];
+          const float v19508 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19509 = __float_as_uint(v19508);
+          const bool v19510 = v19505 >= v19509;
+          const float v19511 = v19243.x[0];
+          const unsigned int v19512 = __float_as_uint(v19511);
+          const bool v19513 = v19505 < v19512;
+          const bool v19514 = v19510 && v19513;
+          const float v19516 = v19507 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19517 = v19514 ? v19516 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[1] = v19517;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19518 = static_cast<unsigned int>(v18016.col(2, iron_linear_thread() & 31u));
+          const float v19520 = v18016.x[2];
+          const float v19521 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19522 = __float_as_uint(v19521);
+          const bool v19523 = v19518 >= v19522;
+          const float v19524 = v19243.x[2];
+          const unsigned int v19525 = __float_as_uint(v19524);
+          const bool v19526 = v19518 < v19525;
+          const bool v19527 = v19523 && v19526;
+          const float v19529 = v19520 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19530 = v19527 ? v19529 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[2] = v19530;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19531 = static_cast<unsigned int>(v18016.col(3, iron_linear_thread() & 31u));
+          const float v19533 = v18016.x[3];
+          const float v19534 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19535 = __float_as_uint(v19534);
+          const bool v19536 = v19531 >= v19535;
+          const float v19537 = v19243.x[2];
+          const unsigned int v19538 = __float_as_uint(v19537);
+          const bool v19539 = v19531 < v19538;
+          const bool v19540 = v19536 && v19539;
+          const float v19542 = v19533 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19543 = v19540 ? v19542 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[3] = v19543;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19544 = static_cast<unsigned int>(v18016.col(4, iron_linear_thread() & 31u));
+          const float v19546 = v18016.x[4];
+          const float v19547 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19548 = __float_as_uint(v19547);
+          const bool v19549 = v19544 >= v19548;
+          const float v19550 = v19243.x[0];
+          const unsigned int v19551 = __float_as_uint(v19550);
+          const bool v19552 = v19544 < v19551;
+          const bool v19553 = v19549 && v19552;
+          const float v19555 = v19546 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19556 = v19553 ? v19555 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[4] = v19556;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19557 = static_cast<unsigned int>(v18016.col(5, iron_linear_thread() & 31u));
+          const float v19559 = v18016.x[5];
+          const float v19560 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19561 = __float_as_uint(v19560);
+          const bool v19562 = v19557 >= v19561;
+          const float v19563 = v19243.x[0];
+          const unsigned int v19564 = __float_as_uint(v19563);
+          const bool v19565 = v19557 < v19564;
+          const bool v19566 = v19562 && v19565;
+          const float v19568 = v19559 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19569 = v19566 ? v19568 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[5] = v19569;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19570 = static_cast<unsigned int>(v18016.col(6, iron_linear_thread() & 31u));
+          const float v19572 = v18016.x[6];
+          const float v19573 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19574 = __float_as_uint(v19573);
+          const bool v19575 = v19570 >= v19574;
+          const float v19576 = v19243.x[2];
+          const unsigned int v19577 = __float_as_uint(v19576);
+          const bool v19578 = v19570 < v19577;
+          const bool v19579 = v19575 && v19578;
+          const float v19581 = v19572 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19582 = v19579 ? v19581 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[6] = v19582;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19583 = static_cast<unsigned int>(v18016.col(7, iron_linear_thread() & 31u));
+          const float v19585 = v18016.x[7];
+          const float v19586 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19587 = __float_as_uint(v19586);
+          const bool v19588 = v19583 >= v19587;
+          const float v19589 = v19243.x[2];
+          const unsigned int v19590 = __float_as_uint(v19589);
+          const bool v19591 = v19583 < v19590;
+          const bool v19592 = v19588 && v19591;
+          const float v19594 = v19585 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19595 = v19592 ? v19594 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[7] = v19595;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19596 = static_cast<unsigned int>(v18016.col(8, iron_linear_thread() & 31u));
+          const float v19598 = v18016.x[8];
+          const float v19599 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19600 = __float_as_uint(v19599);
+          const bool v19601 = v19596 >= v19600;
+          const float v19602 = v19243.x[0];
+          const unsigned int v19603 = __float_as_uint(v19602);
+          const bool v19604 = v19596 < v19603;
+          const bool v19605 = v19601 && v19604;
+          const float v19607 = v19598 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19608 = v19605 ? v19607 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[8] = v19608;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19609 = static_cast<unsigned int>(v18016.col(9, iron_linear_thread() & 31u));
+          const float v19611 = v18016.x[9];
+          const float v19612 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19613 = __float_as_uint(v19612);
+          const bool v19614 = v19609 >= v19613;
+          const float v19615 = v19243.x[0];
+          const unsigned int v19616 = __float_as_uint(v19615);
+          const bool v19617 = v19609 < v19616;
+          const bool v19618 = v19614 && v19617;
+          const float v19620 = v19611 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19621 = v19618 ? v19620 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[9] = v19621;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19622 = static_cast<unsigned int>(v18016.col(10, iron_linear_thread() & 31u));
+          const float v19624 = v18016.x[10];
+          const float v19625 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19626 = __float_as_uint(v19625);
+          const bool v19627 = v19622 >= v19626;
+          const float v19628 = v19243.x[2];
+          const unsigned int v19629 = __float_as_uint(v19628);
+          const bool v19630 = v19622 < v19629;
+          const bool v19631 = v19627 && v19630;
+          const float v19633 = v19624 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19634 = v19631 ? v19633 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[10] = v19634;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19635 = static_cast<unsigned int>(v18016.col(11, iron_linear_thread() & 31u));
+          const float v19637 = v18016.x[11];
+          const float v19638 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19639 = __float_as_uint(v19638);
+          const bool v19640 = v19635 >= v19639;
+          const float v19641 = v19243.x[2];
+          const unsigned int v19642 = __float_as_uint(v19641);
+          const bool v19643 = v19635 < v19642;
+          const bool v19644 = v19640 && v19643;
+          const float v19646 = v19637 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19647 = v19644 ? v19646 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[11] = v19647;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19648 = static_cast<unsigned int>(v18016.col(12, iron_linear_thread() & 31u));
+          const float v19650 = v18016.x[12];
+          const float v19651 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19652 = __float_as_uint(v19651);
+          const bool v19653 = v19648 >= v19652;
+          const float v19654 = v19243.x[0];
+          const unsigned int v19655 = __float_as_uint(v19654);
+          const bool v19656 = v19648 < v19655;
+          const bool v19657 = v19653 && v19656;
+          const float v19659 = v19650 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19660 = v19657 ? v19659 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[12] = v19660;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19661 = static_cast<unsigned int>(v18016.col(13, iron_linear_thread() & 31u));
+          const float v19663 = v18016.x[13];
+          const float v19664 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19665 = __float_as_uint(v19664);
+          const bool v19666 = v19661 >= v19665;
+          const float v19667 = v19243.x[0];
+          const unsigned int v19668 = __float_as_uint(v19667);
+          const bool v19669 = v19661 < v19668;
+          const bool v19670 = v19666 && v19669;
+          const float v19672 = v19663 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19673 = v19670 ? v19672 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[13] = v19673;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19674 = static_cast<unsigned int>(v18016.col(14, iron_linear_thread() & 31u));
+          const float v19676 = v18016.x[14];
+          const float v19677 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19678 = __float_as_uint(v19677);
+          const bool v19679 = v19674 >= v19678;
+          const float v19680 = v19243.x[2];
+          const unsigned int v19681 = __float_as_uint(v19680);
+          const bool v19682 = v19674 < v19681;
+          const bool v19683 = v19679 && v19682;
+          const float v19685 = v19676 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19686 = v19683 ? v19685 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[14] = v19686;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19687 = static_cast<unsigned int>(v18016.col(15, iron_linear_thread() & 31u));
+          const float v19689 = v18016.x[15];
+          const float v19690 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19691 = __float_as_uint(v19690);
+          const bool v19692 = v19687 >= v19691;
+          const float v19693 = v19243.x[2];
+          const unsigned int v19694 = __float_as_uint(v19693);
+          const bool v19695 = v19687 < v19694;
+          const bool v19696 = v19692 && v19695;
+          const float v19698 = v19689 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19699 = v19696 ? v19698 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[15] = v19699;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19700 = static_cast<unsigned int>(v18016.col(16, iron_linear_thread() & 31u));
+          const float v19702 = v18016.x[16];
+          const float v19703 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19704 = __float_as_uint(v19703);
+          const bool v19705 = v19700 >= v19704;
+          const float v19706 = v19243.x[0];
+          const unsigned int v19707 = __float_as_uint(v19706);
+          const bool v19708 = v19700 < v19707;
+          const bool v19709 = v19705 && v19708;
+          const float v19711 = v19702 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19712 = v19709 ? v19711 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[16] = v19712;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19713 = static_cast<unsigned int>(v18016.col(17, iron_linear_thread() & 31u));
+          const float v19715 = v18016.x[17];
+          const float v19716 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19717 = __float_as_uint(v19716);
+          const bool v19718 = v19713 >= v19717;
+          const float v19719 = v19243.x[0];
+          const unsigned int v19720 = __float_as_uint(v19719);
+          const bool v19721 = v19713 < v19720;
+          const bool v19722 = v19718 && v19721;
+          const float v19724 = v19715 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19725 = v19722 ? v19724 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[17] = v19725;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19726 = static_cast<unsigned int>(v18016.col(18, iron_linear_thread() & 31u));
+          const float v19728 = v18016.x[18];
+          const float v19729 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19730 = __float_as_uint(v19729);
+          const bool v19731 = v19726 >= v19730;
+          const float v19732 = v19243.x[2];
+          const unsigned int v19733 = __float_as_uint(v19732);
+          const bool v19734 = v19726 < v19733;
+          const bool v19735 = v19731 && v19734;
+          const float v19737 = v19728 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19738 = v19735 ? v19737 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[18] = v19738;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19739 = static_cast<unsigned int>(v18016.col(19, iron_linear_thread() & 31u));
+          const float v19741 = v18016.x[19];
+          const float v19742 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19743 = __float_as_uint(v19742);
+          const bool v19744 = v19739 >= v19743;
+          const float v19745 = v19243.x[2];
+          const unsigned int v19746 = __float_as_uint(v19745);
+          const bool v19747 = v19739 < v19746;
+          const bool v19748 = v19744 && v19747;
+          const float v19750 = v19741 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19751 = v19748 ? v19750 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[19] = v19751;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19752 = static_cast<unsigned int>(v18016.col(20, iron_linear_thread() & 31u));
+          const float v19754 = v18016.x[20];
+          const float v19755 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19756 = __float_as_uint(v19755);
+          const bool v19757 = v19752 >= v19756;
+          const float v19758 = v19243.x[0];
+          const unsigned int v19759 = __float_as_uint(v19758);
+          const bool v19760 = v19752 < v19759;
+          const bool v19761 = v19757 && v19760;
+          const float v19763 = v19754 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19764 = v19761 ? v19763 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[20] = v19764;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19765 = static_cast<unsigned int>(v18016.col(21, iron_linear_thread() & 31u));
+          const float v19767 = v18016.x[21];
+          const float v19768 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19769 = __float_as_uint(v19768);
+          const bool v19770 = v19765 >= v19769;
+          const float v19771 = v19243.x[0];
+          const unsigned int v19772 = __float_as_uint(v19771);
+          const bool v19773 = v19765 < v19772;
+          const bool v19774 = v19770 && v19773;
+          const float v19776 = v19767 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19777 = v19774 ? v19776 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[21] = v19777;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19778 = static_cast<unsigned int>(v18016.col(22, iron_linear_thread() & 31u));
+          const float v19780 = v18016.x[22];
+          const float v19781 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19782 = __float_as_uint(v19781);
+          const bool v19783 = v19778 >= v19782;
+          const float v19784 = v19243.x[2];
+          const unsigned int v19785 = __float_as_uint(v19784);
+          const bool v19786 = v19778 < v19785;
+          const bool v19787 = v19783 && v19786;
+          const float v19789 = v19780 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19790 = v19787 ? v19789 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[22] = v19790;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19791 = static_cast<unsigned int>(v18016.col(23, iron_linear_thread() & 31u));
+          const float v19793 = v18016.x[23];
+          const float v19794 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19795 = __float_as_uint(v19794);
+          const bool v19796 = v19791 >= v19795;
+          const float v19797 = v19243.x[2];
+          const unsigned int v19798 = __float_as_uint(v19797);
+          const bool v19799 = v19791 < v19798;
+          const bool v19800 = v19796 && v19799;
+          const float v19802 = v19793 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19803 = v19800 ? v19802 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[23] = v19803;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19804 = static_cast<unsigned int>(v18016.col(24, iron_linear_thread() & 31u));
+          const float v19806 = v18016.x[24];
+          const float v19807 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19808 = __float_as_uint(v19807);
+          const bool v19809 = v19804 >= v19808;
+          const float v19810 = v19243.x[0];
+          const unsigned int v19811 = __float_as_uint(v19810);
+          const bool v19812 = v19804 < v19811;
+          const bool v19813 = v19809 && v19812;
+          const float v19815 = v19806 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19816 = v19813 ? v19815 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[24] = v19816;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19817 = static_cast<unsigned int>(v18016.col(25, iron_linear_thread() & 31u));
+          const float v19819 = v18016.x[25];
+          const float v19820 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19821 = __float_as_uint(v19820);
+          const bool v19822 = v19817 >= v19821;
+          const float v19823 = v19243.x[0];
+          const unsigned int v19824 = __float_as_uint(v19823);
+          const bool v19825 = v19817 < v19824;
+          const bool v19826 = v19822 && v19825;
+          const float v19828 = v19819 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19829 = v19826 ? v19828 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[25] = v19829;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19830 = static_cast<unsigned int>(v18016.col(26, iron_linear_thread() & 31u));
+          const float v19832 = v18016.x[26];
+          const float v19833 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19834 = __float_as_uint(v19833);
+          const bool v19835 = v19830 >= v19834;
+          const float v19836 = v19243.x[2];
+          const unsigned int v19837 = __float_as_uint(v19836);
+          const bool v19838 = v19830 < v19837;
+          const bool v19839 = v19835 && v19838;
+          const float v19841 = v19832 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19842 = v19839 ? v19841 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[26] = v19842;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19843 = static_cast<unsigned int>(v18016.col(27, iron_linear_thread() & 31u));
+          const float v19845 = v18016.x[27];
+          const float v19846 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19847 = __float_as_uint(v19846);
+          const bool v19848 = v19843 >= v19847;
+          const float v19849 = v19243.x[2];
+          const unsigned int v19850 = __float_as_uint(v19849);
+          const bool v19851 = v19843 < v19850;
+          const bool v19852 = v19848 && v19851;
+          const float v19854 = v19845 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19855 = v19852 ? v19854 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[27] = v19855;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19856 = static_cast<unsigned int>(v18016.col(28, iron_linear_thread() & 31u));
+          const float v19858 = v18016.x[28];
+          const float v19859 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19860 = __float_as_uint(v19859);
+          const bool v19861 = v19856 >= v19860;
+          const float v19862 = v19243.x[0];
+          const unsigned int v19863 = __float_as_uint(v19862);
+          const bool v19864 = v19856 < v19863;
+          const bool v19865 = v19861 && v19864;
+          const float v19867 = v19858 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19868 = v19865 ? v19867 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[28] = v19868;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19869 = static_cast<unsigned int>(v18016.col(29, iron_linear_thread() & 31u));
+          const float v19871 = v18016.x[29];
+          const float v19872 = v19241.x[0];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19873 = __float_as_uint(v19872);
+          const bool v19874 = v19869 >= v19873;
+          const float v19875 = v19243.x[0];
+          const unsigned int v19876 = __float_as_uint(v19875);
+          const bool v19877 = v19869 < v19876;
+          const bool v19878 = v19874 && v19877;
+          const float v19880 = v19871 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19881 = v19878 ? v19880 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[29] = v19881;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19882 = static_cast<unsigned int>(v18016.col(30, iron_linear_thread() & 31u));
+          const float v19884 = v18016.x[30];
+          const float v19885 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19886 = __float_as_uint(v19885);
+          const bool v19887 = v19882 >= v19886;
+          const float v19888 = v19243.x[2];
+          const unsigned int v19889 = __float_as_uint(v19888);
+          const bool v19890 = v19882 < v19889;
+          const bool v19891 = v19887 && v19890;
+          const float v19893 = v19884 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19894 = v19891 ? v19893 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[30] = v19894;  // kernels/sdpa/flash_tile.hpp:176
+          const unsigned int v19895 = static_cast<unsigned int>(v18016.col(31, iron_linear_thread() & 31u));
+          const float v19897 = v18016.x[31];
+          const float v19898 = v19241.x[2];  // kernels/sdpa/flash_tile.hpp:177
+          const unsigned int v19899 = __float_as_uint(v19898);
+          const bool v19900 = v19895 >= v19899;
+          const float v19901 = v19243.x[2];
+          const unsigned int v19902 = __float_as_uint(v19901);
+          const bool v19903 = v19895 < v19902;
+          const bool v19904 = v19900 && v19903;
+          const float v19906 = v19897 * v604;  // kernels/sdpa/flash_tile.hpp:156
+          const float v19907 = v19904 ? v19906 : __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:178
+          v18016.x[31] = v19907;  // kernels/sdpa/flash_tile.hpp:176
         }
-        iron_frag<float, 2, 16, 8> v12468;  // kernels/sdpa/flash_tile.hpp:210
-        iron_frag_fill(v12468, 0.0f);
-        iron_frag_row_reduce<false>(v12468, v10575);
-        iron_frag<float, 2, 16, 8> v12470;  // kernels/sdpa/flash_tile.hpp:216
-        iron_frag_fill(v12470, 0.0f);
-        const float v12474 = v12468.x[0];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12475 = v606.x[0];
-        const float v12476 = fmaxf(v12475, v12474);
-        const bool v12479 = v12476 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12480 = v12479 ? 0.0f : v12476;
-        v12470.x[0] = v12480;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12484 = v12468.x[1];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12485 = v606.x[1];
-        const float v12486 = fmaxf(v12485, v12484);
-        const bool v12489 = v12486 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12490 = v12489 ? 0.0f : v12486;
-        v12470.x[1] = v12490;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12494 = v12468.x[2];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12495 = v606.x[2];
-        const float v12496 = fmaxf(v12495, v12494);
-        const bool v12499 = v12496 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12500 = v12499 ? 0.0f : v12496;
-        v12470.x[2] = v12500;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12504 = v12468.x[3];  // kernels/sdpa/flash_tile.hpp:218
-        const float v12505 = v606.x[3];
-        const float v12506 = fmaxf(v12505, v12504);
-        const bool v12509 = v12506 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-        const float v12510 = v12509 ? 0.0f : v12506;
-        v12470.x[3] = v12510;  // kernels/sdpa/flash_tile.hpp:217
-        const float v12514 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12516 = v12475 - v12514;
-        const float v12517 = iron_exp2_approx(v12516);
-        v10625.x[0] = v12517;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12521 = v12470.x[1];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12523 = v12485 - v12521;
-        const float v12524 = iron_exp2_approx(v12523);
-        v10625.x[1] = v12524;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12528 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12530 = v12495 - v12528;
-        const float v12531 = iron_exp2_approx(v12530);
-        v10625.x[2] = v12531;  // kernels/sdpa/flash_tile.hpp:220
-        const float v12535 = v12470.x[3];  // kernels/sdpa/flash_tile.hpp:221
-        const float v12537 = v12505 - v12535;
-        const float v12538 = iron_exp2_approx(v12537);
-        v10625.x[3] = v12538;  // kernels/sdpa/flash_tile.hpp:220
-        v606.x[0] = v12476;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12546 = v606.x[1];
-        const float v12548 = fmaxf(v12546, v12484);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[1] = v12548;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12551 = v606.x[2];
-        const float v12553 = fmaxf(v12551, v12494);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[2] = v12553;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12556 = v606.x[3];
-        const float v12558 = fmaxf(v12556, v12504);  // kernels/sdpa/flash_tile.hpp:224
-        v606.x[3] = v12558;  // kernels/sdpa/flash_tile.hpp:223
-        const float v12561 = v10575.x[0];  // kernels/sdpa/flash_tile.hpp:226
-        const float v12562 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12563 = v12561 - v12562;
-        const float v12564 = iron_exp2_approx(v12563);
-        v10575.x[0] = v12564;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12567 = v10575.x[1];
-        const float v12568 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12569 = v12567 - v12568;
-        const float v12570 = iron_exp2_approx(v12569);
-        v10575.x[1] = v12570;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12573 = v10575.x[2];
-        const float v12574 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12575 = v12573 - v12574;
-        const float v12576 = iron_exp2_approx(v12575);
-        v10575.x[2] = v12576;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12579 = v10575.x[3];
-        const float v12580 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12581 = v12579 - v12580;
-        const float v12582 = iron_exp2_approx(v12581);
-        v10575.x[3] = v12582;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12585 = v10575.x[4];
-        const float v12586 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12587 = v12585 - v12586;
-        const float v12588 = iron_exp2_approx(v12587);
-        v10575.x[4] = v12588;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12591 = v10575.x[5];
-        const float v12592 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12593 = v12591 - v12592;
-        const float v12594 = iron_exp2_approx(v12593);
-        v10575.x[5] = v12594;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12597 = v10575.x[6];
-        const float v12598 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12599 = v12597 - v12598;
-        const float v12600 = iron_exp2_approx(v12599);
-        v10575.x[6] = v12600;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12603 = v10575.x[7];
-        const float v12604 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12605 = v12603 - v12604;
-        const float v12606 = iron_exp2_approx(v12605);
-        v10575.x[7] = v12606;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12609 = v10575.x[8];
-        const float v12610 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12611 = v12609 - v12610;
-        const float v12612 = iron_exp2_approx(v12611);
-        v10575.x[8] = v12612;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12615 = v10575.x[9];
-        const float v12616 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12617 = v12615 - v12616;
-        const float v12618 = iron_exp2_approx(v12617);
-        v10575.x[9] = v12618;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12621 = v10575.x[10];
-        const float v12622 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12623 = v12621 - v12622;
-        const float v12624 = iron_exp2_approx(v12623);
-        v10575.x[10] = v12624;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12627 = v10575.x[11];
-        const float v12628 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12629 = v12627 - v12628;
-        const float v12630 = iron_exp2_approx(v12629);
-        v10575.x[11] = v12630;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12633 = v10575.x[12];
-        const float v12634 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12635 = v12633 - v12634;
-        const float v12636 = iron_exp2_approx(v12635);
-        v10575.x[12] = v12636;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12639 = v10575.x[13];
-        const float v12640 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12641 = v12639 - v12640;
-        const float v12642 = iron_exp2_approx(v12641);
-        v10575.x[13] = v12642;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12645 = v10575.x[14];
-        const float v12646 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12647 = v12645 - v12646;
-        const float v12648 = iron_exp2_approx(v12647);
-        v10575.x[14] = v12648;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12651 = v10575.x[15];
-        const float v12652 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12653 = v12651 - v12652;
-        const float v12654 = iron_exp2_approx(v12653);
-        v10575.x[15] = v12654;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12657 = v10575.x[16];
-        const float v12658 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12659 = v12657 - v12658;
-        const float v12660 = iron_exp2_approx(v12659);
-        v10575.x[16] = v12660;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12663 = v10575.x[17];
-        const float v12664 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12665 = v12663 - v12664;
-        const float v12666 = iron_exp2_approx(v12665);
-        v10575.x[17] = v12666;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12669 = v10575.x[18];
-        const float v12670 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12671 = v12669 - v12670;
-        const float v12672 = iron_exp2_approx(v12671);
-        v10575.x[18] = v12672;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12675 = v10575.x[19];
-        const float v12676 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12677 = v12675 - v12676;
-        const float v12678 = iron_exp2_approx(v12677);
-        v10575.x[19] = v12678;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12681 = v10575.x[20];
-        const float v12682 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12683 = v12681 - v12682;
-        const float v12684 = iron_exp2_approx(v12683);
-        v10575.x[20] = v12684;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12687 = v10575.x[21];
-        const float v12688 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12689 = v12687 - v12688;
-        const float v12690 = iron_exp2_approx(v12689);
-        v10575.x[21] = v12690;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12693 = v10575.x[22];
-        const float v12694 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12695 = v12693 - v12694;
-        const float v12696 = iron_exp2_approx(v12695);
-        v10575.x[22] = v12696;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12699 = v10575.x[23];
-        const float v12700 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12701 = v12699 - v12700;
-        const float v12702 = iron_exp2_approx(v12701);
-        v10575.x[23] = v12702;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12705 = v10575.x[24];
-        const float v12706 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12707 = v12705 - v12706;
-        const float v12708 = iron_exp2_approx(v12707);
-        v10575.x[24] = v12708;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12711 = v10575.x[25];
-        const float v12712 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12713 = v12711 - v12712;
-        const float v12714 = iron_exp2_approx(v12713);
-        v10575.x[25] = v12714;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12717 = v10575.x[26];
-        const float v12718 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12719 = v12717 - v12718;
-        const float v12720 = iron_exp2_approx(v12719);
-        v10575.x[26] = v12720;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12723 = v10575.x[27];
-        const float v12724 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12725 = v12723 - v12724;
-        const float v12726 = iron_exp2_approx(v12725);
-        v10575.x[27] = v12726;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12729 = v10575.x[28];
-        const float v12730 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12731 = v12729 - v12730;
-        const float v12732 = iron_exp2_approx(v12731);
-        v10575.x[28] = v12732;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12735 = v10575.x[29];
-        const float v12736 = v12470.x[0];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12737 = v12735 - v12736;
-        const float v12738 = iron_exp2_approx(v12737);
-        v10575.x[29] = v12738;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12741 = v10575.x[30];
-        const float v12742 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12743 = v12741 - v12742;
-        const float v12744 = iron_exp2_approx(v12743);
-        v10575.x[30] = v12744;  // kernels/sdpa/flash_tile.hpp:226
-        const float v12747 = v10575.x[31];
-        const float v12748 = v12470.x[2];  // kernels/sdpa/flash_tile.hpp:230
-        const float v12749 = v12747 - v12748;
-        const float v12750 = iron_exp2_approx(v12749);
-        v10575.x[31] = v12750;  // kernels/sdpa/flash_tile.hpp:226
-        iron_frag<float, 2, 16, 8> v12752;  // kernels/sdpa/flash_tile.hpp:233
-        iron_frag_fill(v12752, 0.0f);
-        iron_frag_row_reduce<true>(v12752, v10575);
-        const float v12755 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
-        const float v12756 = v12752.x[0];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12757 = v10625.x[0];
-        const float v12758 = v12755 * v12757;
-        const float v12759 = v12758 + v12756;
-        v608.x[0] = v12759;  // kernels/sdpa/flash_tile.hpp:234
-        const float v12762 = v608.x[1];
-        const float v12763 = v12752.x[1];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12764 = v10625.x[1];
-        const float v12765 = v12762 * v12764;
-        const float v12766 = v12765 + v12763;
-        v608.x[1] = v12766;  // kernels/sdpa/flash_tile.hpp:234
-        const float v12769 = v608.x[2];
-        const float v12770 = v12752.x[2];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12771 = v10625.x[2];
-        const float v12772 = v12769 * v12771;
-        const float v12773 = v12772 + v12770;
-        v608.x[2] = v12773;  // kernels/sdpa/flash_tile.hpp:234
-        const float v12776 = v608.x[3];
-        const float v12777 = v12752.x[3];  // kernels/sdpa/flash_tile.hpp:235
-        const float v12778 = v10625.x[3];
-        const float v12779 = v12776 * v12778;
-        const float v12780 = v12779 + v12777;
-        v608.x[3] = v12780;  // kernels/sdpa/flash_tile.hpp:234
+        iron_frag<float, 2, 16, 8> v19909;  // kernels/sdpa/flash_tile.hpp:210
+        iron_frag_fill(v19909, 0.0f);
+        iron_frag_row_reduce<false>(v19909, v18016);
+        iron_frag<float, 2, 16, 8> v19911;  // kernels/sdpa/flash_tile.hpp:216
+        iron_frag_fill(v19911, 0.0f);
+        const float v19915 = v19909.x[0];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19916 = v606.x[0];
+        const float v19917 = fmaxf(v19916, v19915);
+        const bool v19920 = v19917 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19921 = v19920 ? 0.0f : v19917;
+        v19911.x[0] = v19921;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19925 = v19909.x[1];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19926 = v606.x[1];
+        const float v19927 = fmaxf(v19926, v19925);
+        const bool v19930 = v19927 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19931 = v19930 ? 0.0f : v19927;
+        v19911.x[1] = v19931;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19935 = v19909.x[2];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19936 = v606.x[2];
+        const float v19937 = fmaxf(v19936, v19935);
+        const bool v19940 = v19937 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19941 = v19940 ? 0.0f : v19937;
+        v19911.x[2] = v19941;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19945 = v19909.x[3];  // kernels/sdpa/flash_tile.hpp:218
+        const float v19946 = v606.x[3];
+        const float v19947 = fmaxf(v19946, v19945);
+        const bool v19950 = v19947 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+        const float v19951 = v19950 ? 0.0f : v19947;
+        v19911.x[3] = v19951;  // kernels/sdpa/flash_tile.hpp:217
+        const float v19955 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19957 = v19916 - v19955;
+        const float v19958 = iron_exp2_approx(v19957);
+        v18066.x[0] = v19958;  // kernels/sdpa/flash_tile.hpp:220
+        const float v19962 = v19911.x[1];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19964 = v19926 - v19962;
+        const float v19965 = iron_exp2_approx(v19964);
+        v18066.x[1] = v19965;  // kernels/sdpa/flash_tile.hpp:220
+        const float v19969 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19971 = v19936 - v19969;
+        const float v19972 = iron_exp2_approx(v19971);
+        v18066.x[2] = v19972;  // kernels/sdpa/flash_tile.hpp:220
+        const float v19976 = v19911.x[3];  // kernels/sdpa/flash_tile.hpp:221
+        const float v19978 = v19946 - v19976;
+        const float v19979 = iron_exp2_approx(v19978);
+        v18066.x[3] = v19979;  // kernels/sdpa/flash_tile.hpp:220
+        v606.x[0] = v19917;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19987 = v606.x[1];
+        const float v19989 = fmaxf(v19987, v19925);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[1] = v19989;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19992 = v606.x[2];
+        const float v19994 = fmaxf(v19992, v19935);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[2] = v19994;  // kernels/sdpa/flash_tile.hpp:223
+        const float v19997 = v606.x[3];
+        const float v19999 = fmaxf(v19997, v19945);  // kernels/sdpa/flash_tile.hpp:224
+        v606.x[3] = v19999;  // kernels/sdpa/flash_tile.hpp:223
+        const float v20002 = v18016.x[0];  // kernels/sdpa/flash_tile.hpp:226
+        const float v20003 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20004 = v20002 - v20003;
+        const float v20005 = iron_exp2_approx(v20004);
+        v18016.x[0] = v20005;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20008 = v18016.x[1];
+        const float v20009 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20010 = v20008 - v20009;
+        const float v20011 = iron_exp2_approx(v20010);
+        v18016.x[1] = v20011;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20014 = v18016.x[2];
+        const float v20015 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20016 = v20014 - v20015;
+        const float v20017 = iron_exp2_approx(v20016);
+        v18016.x[2] = v20017;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20020 = v18016.x[3];
+        const float v20021 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20022 = v20020 - v20021;
+        const float v20023 = iron_exp2_approx(v20022);
+        v18016.x[3] = v20023;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20026 = v18016.x[4];
+        const float v20027 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20028 = v20026 - v20027;
+        const float v20029 = iron_exp2_approx(v20028);
+        v18016.x[4] = v20029;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20032 = v18016.x[5];
+        const float v20033 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20034 = v20032 - v20033;
+        const float v20035 = iron_exp2_approx(v20034);
+        v18016.x[5] = v20035;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20038 = v18016.x[6];
+        const float v20039 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20040 = v20038 - v20039;
+        const float v20041 = iron_exp2_approx(v20040);
+        v18016.x[6] = v20041;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20044 = v18016.x[7];
+        const float v20045 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20046 = v20044 - v20045;
+        const float v20047 = iron_exp2_approx(v20046);
+        v18016.x[7] = v20047;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20050 = v18016.x[8];
+        const float v20051 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20052 = v20050 - v20051;
+        const float v20053 = iron_exp2_approx(v20052);
+        v18016.x[8] = v20053;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20056 = v18016.x[9];
+        const float v20057 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20058 = v20056 - v20057;
+        const float v20059 = iron_exp2_approx(v20058);
+        v18016.x[9] = v20059;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20062 = v18016.x[10];
+        const float v20063 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20064 = v20062 - v20063;
+        const float v20065 = iron_exp2_approx(v20064);
+        v18016.x[10] = v20065;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20068 = v18016.x[11];
+        const float v20069 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20070 = v20068 - v20069;
+        const float v20071 = iron_exp2_approx(v20070);
+        v18016.x[11] = v20071;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20074 = v18016.x[12];
+        const float v20075 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20076 = v20074 - v20075;
+        const float v20077 = iron_exp2_approx(v20076);
+        v18016.x[12] = v20077;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20080 = v18016.x[13];
+        const float v20081 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20082 = v20080 - v20081;
+        const float v20083 = iron_exp2_approx(v20082);
+        v18016.x[13] = v20083;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20086 = v18016.x[14];
+        const float v20087 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20088 = v20086 - v20087;
+        const float v20089 = iron_exp2_approx(v20088);
+        v18016.x[14] = v20089;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20092 = v18016.x[15];
+        const float v20093 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20094 = v20092 - v20093;
+        const float v20095 = iron_exp2_approx(v20094);
+        v18016.x[15] = v20095;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20098 = v18016.x[16];
+        const float v20099 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20100 = v20098 - v20099;
+        const float v20101 = iron_exp2_approx(v20100);
+        v18016.x[16] = v20101;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20104 = v18016.x[17];
+        const float v20105 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20106 = v20104 - v20105;
+        const float v20107 = iron_exp2_approx(v20106);
+        v18016.x[17] = v20107;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20110 = v18016.x[18];
+        const float v20111 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20112 = v20110 - v20111;
+        const float v20113 = iron_exp2_approx(v20112);
+        v18016.x[18] = v20113;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20116 = v18016.x[19];
+        const float v20117 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20118 = v20116 - v20117;
+        const float v20119 = iron_exp2_approx(v20118);
+        v18016.x[19] = v20119;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20122 = v18016.x[20];
+        const float v20123 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20124 = v20122 - v20123;
+        const float v20125 = iron_exp2_approx(v20124);
+        v18016.x[20] = v20125;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20128 = v18016.x[21];
+        const float v20129 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20130 = v20128 - v20129;
+        const float v20131 = iron_exp2_approx(v20130);
+        v18016.x[21] = v20131;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20134 = v18016.x[22];
+        const float v20135 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20136 = v20134 - v20135;
+        const float v20137 = iron_exp2_approx(v20136);
+        v18016.x[22] = v20137;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20140 = v18016.x[23];
+        const float v20141 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20142 = v20140 - v20141;
+        const float v20143 = iron_exp2_approx(v20142);
+        v18016.x[23] = v20143;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20146 = v18016.x[24];
+        const float v20147 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20148 = v20146 - v20147;
+        const float v20149 = iron_exp2_approx(v20148);
+        v18016.x[24] = v20149;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20152 = v18016.x[25];
+        const float v20153 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20154 = v20152 - v20153;
+        const float v20155 = iron_exp2_approx(v20154);
+        v18016.x[25] = v20155;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20158 = v18016.x[26];
+        const float v20159 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20160 = v20158 - v20159;
+        const float v20161 = iron_exp2_approx(v20160);
+        v18016.x[26] = v20161;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20164 = v18016.x[27];
+        const float v20165 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20166 = v20164 - v20165;
+        const float v20167 = iron_exp2_approx(v20166);
+        v18016.x[27] = v20167;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20170 = v18016.x[28];
+        const float v20171 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20172 = v20170 - v20171;
+        const float v20173 = iron_exp2_approx(v20172);
+        v18016.x[28] = v20173;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20176 = v18016.x[29];
+        const float v20177 = v19911.x[0];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20178 = v20176 - v20177;
+        const float v20179 = iron_exp2_approx(v20178);
+        v18016.x[29] = v20179;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20182 = v18016.x[30];
+        const float v20183 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20184 = v20182 - v20183;
+        const float v20185 = iron_exp2_approx(v20184);
+        v18016.x[30] = v20185;  // kernels/sdpa/flash_tile.hpp:226
+        const float v20188 = v18016.x[31];
+        const float v20189 = v19911.x[2];  // kernels/sdpa/flash_tile.hpp:230
+        const float v20190 = v20188 - v20189;
+        const float v20191 = iron_exp2_approx(v20190);
+        v18016.x[31] = v20191;  // kernels/sdpa/flash_tile.hpp:226
+        iron_frag<float, 2, 16, 8> v20193;  // kernels/sdpa/flash_tile.hpp:233
+        iron_frag_fill(v20193, 0.0f);
+        iron_frag_row_reduce<true>(v20193, v18016);
+        const float v20196 = v608.x[0];  // kernels/sdpa/flash_tile.hpp:234
+        const float v20197 = v20193.x[0];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20198 = v18066.x[0];
+        const float v20199 = v20196 * v20198;
+        const float v20200 = v20199 + v20197;
+        v608.x[0] = v20200;  // kernels/sdpa/flash_tile.hpp:234
+        const float v20203 = v608.x[1];
+        const float v20204 = v20193.x[1];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20205 = v18066.x[1];
+        const float v20206 = v20203 * v20205;
+        const float v20207 = v20206 + v20204;
+        v608.x[1] = v20207;  // kernels/sdpa/flash_tile.hpp:234
+        const float v20210 = v608.x[2];
+        const float v20211 = v20193.x[2];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20212 = v18066.x[2];
+        const float v20213 = v20210 * v20212;
+        const float v20214 = v20213 + v20211;
+        v608.x[2] = v20214;  // kernels/sdpa/flash_tile.hpp:234
+        const float v20217 = v608.x[3];
+        const float v20218 = v20193.x[3];  // kernels/sdpa/flash_tile.hpp:235
+        const float v20219 = v18066.x[3];
+        const float v20220 = v20217 * v20219;
+        const float v20221 = v20220 + v20218;
+        v608.x[3] = v20221;  // kernels/sdpa/flash_tile.hpp:234
       }
-      const float v12783 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:244
-      const float v12784 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12785 = v12783 * v12784;
-      v610.x[0] = v12785;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12788 = v610.x[1];
-      const float v12789 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12790 = v12788 * v12789;
-      v610.x[1] = v12790;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12793 = v610.x[2];
-      const float v12794 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12795 = v12793 * v12794;
-      v610.x[2] = v12795;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12798 = v610.x[3];
-      const float v12799 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12800 = v12798 * v12799;
-      v610.x[3] = v12800;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12803 = v610.x[4];
-      const float v12804 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12805 = v12803 * v12804;
-      v610.x[4] = v12805;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12808 = v610.x[5];
-      const float v12809 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12810 = v12808 * v12809;
-      v610.x[5] = v12810;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12813 = v610.x[6];
-      const float v12814 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12815 = v12813 * v12814;
-      v610.x[6] = v12815;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12818 = v610.x[7];
-      const float v12819 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12820 = v12818 * v12819;
-      v610.x[7] = v12820;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12823 = v610.x[8];
-      const float v12824 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12825 = v12823 * v12824;
-      v610.x[8] = v12825;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12828 = v610.x[9];
-      const float v12829 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12830 = v12828 * v12829;
-      v610.x[9] = v12830;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12833 = v610.x[10];
-      const float v12834 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12835 = v12833 * v12834;
-      v610.x[10] = v12835;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12838 = v610.x[11];
-      const float v12839 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12840 = v12838 * v12839;
-      v610.x[11] = v12840;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12843 = v610.x[12];
-      const float v12844 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12845 = v12843 * v12844;
-      v610.x[12] = v12845;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12848 = v610.x[13];
-      const float v12849 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12850 = v12848 * v12849;
-      v610.x[13] = v12850;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12853 = v610.x[14];
-      const float v12854 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12855 = v12853 * v12854;
-      v610.x[14] = v12855;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12858 = v610.x[15];
-      const float v12859 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12860 = v12858 * v12859;
-      v610.x[15] = v12860;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12863 = v610.x[16];
-      const float v12864 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12865 = v12863 * v12864;
-      v610.x[16] = v12865;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12868 = v610.x[17];
-      const float v12869 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12870 = v12868 * v12869;
-      v610.x[17] = v12870;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12873 = v610.x[18];
-      const float v12874 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12875 = v12873 * v12874;
-      v610.x[18] = v12875;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12878 = v610.x[19];
-      const float v12879 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12880 = v12878 * v12879;
-      v610.x[19] = v12880;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12883 = v610.x[20];
-      const float v12884 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12885 = v12883 * v12884;
-      v610.x[20] = v12885;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12888 = v610.x[21];
-      const float v12889 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12890 = v12888 * v12889;
-      v610.x[21] = v12890;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12893 = v610.x[22];
-      const float v12894 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12895 = v12893 * v12894;
-      v610.x[22] = v12895;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12898 = v610.x[23];
-      const float v12899 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12900 = v12898 * v12899;
-      v610.x[23] = v12900;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12903 = v610.x[24];
-      const float v12904 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12905 = v12903 * v12904;
-      v610.x[24] = v12905;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12908 = v610.x[25];
-      const float v12909 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12910 = v12908 * v12909;
-      v610.x[25] = v12910;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12913 = v610.x[26];
-      const float v12914 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12915 = v12913 * v12914;
-      v610.x[26] = v12915;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12918 = v610.x[27];
-      const float v12919 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12920 = v12918 * v12919;
-      v610.x[27] = v12920;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12923 = v610.x[28];
-      const float v12924 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12925 = v12923 * v12924;
-      v610.x[28] = v12925;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12928 = v610.x[29];
-      const float v12929 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12930 = v12928 * v12929;
-      v610.x[29] = v12930;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12933 = v610.x[30];
-      const float v12934 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12935 = v12933 * v12934;
-      v610.x[30] = v12935;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12938 = v610.x[31];
-      const float v12939 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12940 = v12938 * v12939;
-      v610.x[31] = v12940;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12943 = v612.x[0];
-      const float v12944 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12945 = v12943 * v12944;
-      v612.x[0] = v12945;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12948 = v612.x[1];
-      const float v12949 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12950 = v12948 * v12949;
-      v612.x[1] = v12950;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12953 = v612.x[2];
-      const float v12954 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12955 = v12953 * v12954;
-      v612.x[2] = v12955;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12958 = v612.x[3];
-      const float v12959 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12960 = v12958 * v12959;
-      v612.x[3] = v12960;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12963 = v612.x[4];
-      const float v12964 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12965 = v12963 * v12964;
-      v612.x[4] = v12965;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12968 = v612.x[5];
-      const float v12969 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12970 = v12968 * v12969;
-      v612.x[5] = v12970;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12973 = v612.x[6];
-      const float v12974 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12975 = v12973 * v12974;
-      v612.x[6] = v12975;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12978 = v612.x[7];
-      const float v12979 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12980 = v12978 * v12979;
-      v612.x[7] = v12980;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12983 = v612.x[8];
-      const float v12984 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12985 = v12983 * v12984;
-      v612.x[8] = v12985;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12988 = v612.x[9];
-      const float v12989 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12990 = v12988 * v12989;
-      v612.x[9] = v12990;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12993 = v612.x[10];
-      const float v12994 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v12995 = v12993 * v12994;
-      v612.x[10] = v12995;  // kernels/sdpa/flash_tile.hpp:244
-      const float v12998 = v612.x[11];
-      const float v12999 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13000 = v12998 * v12999;
-      v612.x[11] = v13000;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13003 = v612.x[12];
-      const float v13004 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13005 = v13003 * v13004;
-      v612.x[12] = v13005;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13008 = v612.x[13];
-      const float v13009 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13010 = v13008 * v13009;
-      v612.x[13] = v13010;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13013 = v612.x[14];
-      const float v13014 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13015 = v13013 * v13014;
-      v612.x[14] = v13015;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13018 = v612.x[15];
-      const float v13019 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13020 = v13018 * v13019;
-      v612.x[15] = v13020;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13023 = v612.x[16];
-      const float v13024 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13025 = v13023 * v13024;
-      v612.x[16] = v13025;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13028 = v612.x[17];
-      const float v13029 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13030 = v13028 * v13029;
-      v612.x[17] = v13030;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13033 = v612.x[18];
-      const float v13034 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13035 = v13033 * v13034;
-      v612.x[18] = v13035;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13038 = v612.x[19];
-      const float v13039 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13040 = v13038 * v13039;
-      v612.x[19] = v13040;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13043 = v612.x[20];
-      const float v13044 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13045 = v13043 * v13044;
-      v612.x[20] = v13045;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13048 = v612.x[21];
-      const float v13049 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13050 = v13048 * v13049;
-      v612.x[21] = v13050;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13053 = v612.x[22];
-      const float v13054 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13055 = v13053 * v13054;
-      v612.x[22] = v13055;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13058 = v612.x[23];
-      const float v13059 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13060 = v13058 * v13059;
-      v612.x[23] = v13060;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13063 = v612.x[24];
-      const float v13064 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13065 = v13063 * v13064;
-      v612.x[24] = v13065;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13068 = v612.x[25];
-      const float v13069 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13070 = v13068 * v13069;
-      v612.x[25] = v13070;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13073 = v612.x[26];
-      const float v13074 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13075 = v13073 * v13074;
-      v612.x[26] = v13075;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13078 = v612.x[27];
-      const float v13079 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13080 = v13078 * v13079;
-      v612.x[27] = v13080;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13083 = v612.x[28];
-      const float v13084 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13085 = v13083 * v13084;
-      v612.x[28] = v13085;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13088 = v612.x[29];
-      const float v13089 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13090 = v13088 * v13089;
-      v612.x[29] = v13090;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13093 = v612.x[30];
-      const float v13094 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13095 = v13093 * v13094;
-      v612.x[30] = v13095;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13098 = v612.x[31];
-      const float v13099 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13100 = v13098 * v13099;
-      v612.x[31] = v13100;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13103 = v614.x[0];
-      const float v13104 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13105 = v13103 * v13104;
-      v614.x[0] = v13105;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13108 = v614.x[1];
-      const float v13109 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13110 = v13108 * v13109;
-      v614.x[1] = v13110;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13113 = v614.x[2];
-      const float v13114 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13115 = v13113 * v13114;
-      v614.x[2] = v13115;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13118 = v614.x[3];
-      const float v13119 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13120 = v13118 * v13119;
-      v614.x[3] = v13120;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13123 = v614.x[4];
-      const float v13124 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13125 = v13123 * v13124;
-      v614.x[4] = v13125;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13128 = v614.x[5];
-      const float v13129 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13130 = v13128 * v13129;
-      v614.x[5] = v13130;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13133 = v614.x[6];
-      const float v13134 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13135 = v13133 * v13134;
-      v614.x[6] = v13135;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13138 = v614.x[7];
-      const float v13139 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13140 = v13138 * v13139;
-      v614.x[7] = v13140;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13143 = v614.x[8];
-      const float v13144 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13145 = v13143 * v13144;
-      v614.x[8] = v13145;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13148 = v614.x[9];
-      const float v13149 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13150 = v13148 * v13149;
-      v614.x[9] = v13150;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13153 = v614.x[10];
-      const float v13154 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13155 = v13153 * v13154;
-      v614.x[10] = v13155;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13158 = v614.x[11];
-      const float v13159 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13160 = v13158 * v13159;
-      v614.x[11] = v13160;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13163 = v614.x[12];
-      const float v13164 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13165 = v13163 * v13164;
-      v614.x[12] = v13165;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13168 = v614.x[13];
-      const float v13169 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13170 = v13168 * v13169;
-      v614.x[13] = v13170;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13173 = v614.x[14];
-      const float v13174 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13175 = v13173 * v13174;
-      v614.x[14] = v13175;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13178 = v614.x[15];
-      const float v13179 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13180 = v13178 * v13179;
-      v614.x[15] = v13180;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13183 = v614.x[16];
-      const float v13184 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13185 = v13183 * v13184;
-      v614.x[16] = v13185;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13188 = v614.x[17];
-      const float v13189 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13190 = v13188 * v13189;
-      v614.x[17] = v13190;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13193 = v614.x[18];
-      const float v13194 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13195 = v13193 * v13194;
-      v614.x[18] = v13195;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13198 = v614.x[19];
-      const float v13199 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13200 = v13198 * v13199;
-      v614.x[19] = v13200;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13203 = v614.x[20];
-      const float v13204 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13205 = v13203 * v13204;
-      v614.x[20] = v13205;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13208 = v614.x[21];
-      const float v13209 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13210 = v13208 * v13209;
-      v614.x[21] = v13210;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13213 = v614.x[22];
-      const float v13214 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13215 = v13213 * v13214;
-      v614.x[22] = v13215;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13218 = v614.x[23];
-      const float v13219 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13220 = v13218 * v13219;
-      v614.x[23] = v13220;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13223 = v614.x[24];
-      const float v13224 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13225 = v13223 * v13224;
-      v614.x[24] = v13225;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13228 = v614.x[25];
-      const float v13229 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13230 = v13228 * v13229;
-      v614.x[25] = v13230;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13233 = v614.x[26];
-      const float v13234 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13235 = v13233 * v13234;
-      v614.x[26] = v13235;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13238 = v614.x[27];
-      const float v13239 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13240 = v13238 * v13239;
-      v614.x[27] = v13240;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13243 = v614.x[28];
-      const float v13244 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13245 = v13243 * v13244;
-      v614.x[28] = v13245;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13248 = v614.x[29];
-      const float v13249 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13250 = v13248 * v13249;
-      v614.x[29] = v13250;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13253 = v614.x[30];
-      const float v13254 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13255 = v13253 * v13254;
-      v614.x[30] = v13255;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13258 = v614.x[31];
-      const float v13259 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13260 = v13258 * v13259;
-      v614.x[31] = v13260;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13263 = v616.x[0];
-      const float v13264 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13265 = v13263 * v13264;
-      v616.x[0] = v13265;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13268 = v616.x[1];
-      const float v13269 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13270 = v13268 * v13269;
-      v616.x[1] = v13270;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13273 = v616.x[2];
-      const float v13274 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13275 = v13273 * v13274;
-      v616.x[2] = v13275;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13278 = v616.x[3];
-      const float v13279 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13280 = v13278 * v13279;
-      v616.x[3] = v13280;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13283 = v616.x[4];
-      const float v13284 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13285 = v13283 * v13284;
-      v616.x[4] = v13285;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13288 = v616.x[5];
-      const float v13289 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13290 = v13288 * v13289;
-      v616.x[5] = v13290;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13293 = v616.x[6];
-      const float v13294 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13295 = v13293 * v13294;
-      v616.x[6] = v13295;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13298 = v616.x[7];
-      const float v13299 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13300 = v13298 * v13299;
-      v616.x[7] = v13300;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13303 = v616.x[8];
-      const float v13304 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13305 = v13303 * v13304;
-      v616.x[8] = v13305;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13308 = v616.x[9];
-      const float v13309 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13310 = v13308 * v13309;
-      v616.x[9] = v13310;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13313 = v616.x[10];
-      const float v13314 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13315 = v13313 * v13314;
-      v616.x[10] = v13315;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13318 = v616.x[11];
-      const float v13319 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13320 = v13318 * v13319;
-      v616.x[11] = v13320;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13323 = v616.x[12];
-      const float v13324 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13325 = v13323 * v13324;
-      v616.x[12] = v13325;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13328 = v616.x[13];
-      const float v13329 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13330 = v13328 * v13329;
-      v616.x[13] = v13330;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13333 = v616.x[14];
-      const float v13334 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13335 = v13333 * v13334;
-      v616.x[14] = v13335;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13338 = v616.x[15];
-      const float v13339 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13340 = v13338 * v13339;
-      v616.x[15] = v13340;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13343 = v616.x[16];
-      const float v13344 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13345 = v13343 * v13344;
-      v616.x[16] = v13345;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13348 = v616.x[17];
-      const float v13349 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13350 = v13348 * v13349;
-      v616.x[17] = v13350;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13353 = v616.x[18];
-      const float v13354 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13355 = v13353 * v13354;
-      v616.x[18] = v13355;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13358 = v616.x[19];
-      const float v13359 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13360 = v13358 * v13359;
-      v616.x[19] = v13360;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13363 = v616.x[20];
-      const float v13364 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13365 = v13363 * v13364;
-      v616.x[20] = v13365;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13368 = v616.x[21];
-      const float v13369 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13370 = v13368 * v13369;
-      v616.x[21] = v13370;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13373 = v616.x[22];
-      const float v13374 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13375 = v13373 * v13374;
-      v616.x[22] = v13375;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13378 = v616.x[23];
-      const float v13379 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13380 = v13378 * v13379;
-      v616.x[23] = v13380;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13383 = v616.x[24];
-      const float v13384 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13385 = v13383 * v13384;
-      v616.x[24] = v13385;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13388 = v616.x[25];
-      const float v13389 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13390 = v13388 * v13389;
-      v616.x[25] = v13390;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13393 = v616.x[26];
-      const float v13394 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13395 = v13393 * v13394;
-      v616.x[26] = v13395;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13398 = v616.x[27];
-      const float v13399 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13400 = v13398 * v13399;
-      v616.x[27] = v13400;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13403 = v616.x[28];
-      const float v13404 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13405 = v13403 * v13404;
-      v616.x[28] = v13405;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13408 = v616.x[29];
-      const float v13409 = v10625.x[0];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13410 = v13408 * v13409;
-      v616.x[29] = v13410;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13413 = v616.x[30];
-      const float v13414 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13415 = v13413 * v13414;
-      v616.x[30] = v13415;  // kernels/sdpa/flash_tile.hpp:244
-      const float v13418 = v616.x[31];
-      const float v13419 = v10625.x[2];  // kernels/sdpa/flash_tile.hpp:245
-      const float v13420 = v13418 * v13419;
-      v616.x[31] = v13420;  // kernels/sdpa/flash_tile.hpp:244
-      iron_frag<iron_bf16, 0, 16, 64> v13423;  // kernels/sdpa/flash_warpgroup.hpp:175
-      iron_frag_fill(v13423, iron_f32_to_bf16(0.0f));
-      iron_frag_convert(v13423, v10575);
-      iron_frag_store<false>(v13423, shm3, v13429, 64u);
-      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:282
-      iron_frag<iron_bf16, 0, 16, 16> v13687;  // kernels/sdpa/flash_warpgroup.hpp:181
-      iron_frag_fill(v13687, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13687, shm3, v13498, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13689;
-      iron_frag_fill(v13689, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13689, shm2, v10579, 64u);
-      iron_frag_mma_sync(v610, v13687, v13689);
-      const unsigned int v13696 = v10579 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13698;
-      iron_frag_fill(v13698, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13698, shm3, v13509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13700;
-      iron_frag_fill(v13700, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13700, shm2, v13696, 64u);
-      iron_frag_mma_sync(v610, v13698, v13700);
-      const unsigned int v13707 = v10579 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13709;
-      iron_frag_fill(v13709, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13709, shm3, v13518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13711;
-      iron_frag_fill(v13711, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13711, shm2, v13707, 64u);
-      iron_frag_mma_sync(v610, v13709, v13711);
-      const unsigned int v13718 = v10579 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13720;
-      iron_frag_fill(v13720, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13720, shm3, v13527, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13722;
-      iron_frag_fill(v13722, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13722, shm2, v13718, 64u);
-      iron_frag_mma_sync(v610, v13720, v13722);
-      iron_frag<iron_bf16, 0, 16, 16> v13740;
-      iron_frag_fill(v13740, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13740, shm3, v13498, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13742;
-      iron_frag_fill(v13742, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13742, shm2, v10592, 64u);
-      iron_frag_mma_sync(v612, v13740, v13742);
-      const unsigned int v13749 = v10592 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13751;
-      iron_frag_fill(v13751, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13751, shm3, v13509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13753;
-      iron_frag_fill(v13753, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13753, shm2, v13749, 64u);
-      iron_frag_mma_sync(v612, v13751, v13753);
-      const unsigned int v13760 = v10592 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13762;
-      iron_frag_fill(v13762, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13762, shm3, v13518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13764;
-      iron_frag_fill(v13764, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13764, shm2, v13760, 64u);
-      iron_frag_mma_sync(v612, v13762, v13764);
-      const unsigned int v13771 = v10592 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13773;
-      iron_frag_fill(v13773, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13773, shm3, v13527, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13775;
-      iron_frag_fill(v13775, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13775, shm2, v13771, 64u);
-      iron_frag_mma_sync(v612, v13773, v13775);
-      iron_frag<iron_bf16, 0, 16, 16> v13793;
-      iron_frag_fill(v13793, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13793, shm3, v13498, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13795;
-      iron_frag_fill(v13795, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13795, shm2, v10604, 64u);
-      iron_frag_mma_sync(v614, v13793, v13795);
-      const unsigned int v13802 = v10604 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13804;
-      iron_frag_fill(v13804, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13804, shm3, v13509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13806;
-      iron_frag_fill(v13806, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13806, shm2, v13802, 64u);
-      iron_frag_mma_sync(v614, v13804, v13806);
-      const unsigned int v13813 = v10604 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13815;
-      iron_frag_fill(v13815, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13815, shm3, v13518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13817;
-      iron_frag_fill(v13817, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13817, shm2, v13813, 64u);
-      iron_frag_mma_sync(v614, v13815, v13817);
-      const unsigned int v13824 = v10604 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13826;
-      iron_frag_fill(v13826, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13826, shm3, v13527, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13828;
-      iron_frag_fill(v13828, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13828, shm2, v13824, 64u);
-      iron_frag_mma_sync(v614, v13826, v13828);
-      iron_frag<iron_bf16, 0, 16, 16> v13846;
-      iron_frag_fill(v13846, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13846, shm3, v13498, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13848;
-      iron_frag_fill(v13848, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13848, shm2, v10616, 64u);
-      iron_frag_mma_sync(v616, v13846, v13848);
-      const unsigned int v13855 = v10616 + 1024u;
-      iron_frag<iron_bf16, 0, 16, 16> v13857;
-      iron_frag_fill(v13857, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13857, shm3, v13509, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13859;
-      iron_frag_fill(v13859, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13859, shm2, v13855, 64u);
-      iron_frag_mma_sync(v616, v13857, v13859);
-      const unsigned int v13866 = v10616 + 2048u;
-      iron_frag<iron_bf16, 0, 16, 16> v13868;
-      iron_frag_fill(v13868, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13868, shm3, v13518, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13870;
-      iron_frag_fill(v13870, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13870, shm2, v13866, 64u);
-      iron_frag_mma_sync(v616, v13868, v13870);
-      const unsigned int v13877 = v10616 + 3072u;
-      iron_frag<iron_bf16, 0, 16, 16> v13879;
-      iron_frag_fill(v13879, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false>(v13879, shm3, v13527, 64u);
-      iron_frag<iron_bf16, 1, 16, 64> v13881;
-      iron_frag_fill(v13881, iron_f32_to_bf16(0.0f));
-      iron_frag_load_shared<false, 6, 3>(v13881, shm2, v13877, 64u);
-      iron_frag_mma_sync(v616, v13879, v13881);
-    }
-    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:275
-    const float v4759 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
-    iron_frag<float, 2, 16, 8> v4761;  // kernels/sdpa/flash_tile.hpp:261
-    iron_frag_fill(v4761, 0.0f);
-    const float v4765 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4766 = fmaxf(v4765, v4759);
-    const bool v4769 = v4766 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4770 = v4769 ? 0.0f : v4766;
-    v4761.x[0] = v4770;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4774 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4775 = fmaxf(v4774, v4759);
-    const bool v4778 = v4775 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4779 = v4778 ? 0.0f : v4775;
-    v4761.x[1] = v4779;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4783 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4784 = fmaxf(v4783, v4759);
-    const bool v4787 = v4784 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4788 = v4787 ? 0.0f : v4784;
-    v4761.x[2] = v4788;  // kernels/sdpa/flash_tile.hpp:262
-    const float v4792 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:263
-    const float v4793 = fmaxf(v4792, v4759);
-    const bool v4796 = v4793 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
-    const float v4797 = v4796 ? 0.0f : v4793;
-    v4761.x[3] = v4797;  // kernels/sdpa/flash_tile.hpp:262
-    iron_frag<float, 2, 16, 8> v4799;  // kernels/sdpa/flash_tile.hpp:265
-    iron_frag_fill(v4799, 0.0f);
-    const float v4803 = v4761.x[0];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4804 = v4759 - v4803;
-    const float v4805 = exp2f(v4804);
-    const float v4808 = v4765 - v4803;
-    const float v4809 = exp2f(v4808);
-    const float v4810 = v608.x[0];
-    const float v4811 = v4810 * v4809;
-    const float v4812 = v4811 + v4805;
-    v4799.x[0] = v4812;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4816 = v4761.x[1];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4817 = v4759 - v4816;
-    const float v4818 = exp2f(v4817);
-    const float v4821 = v4774 - v4816;
-    const float v4822 = exp2f(v4821);
-    const float v4823 = v608.x[1];
-    const float v4824 = v4823 * v4822;
-    const float v4825 = v4824 + v4818;
-    v4799.x[1] = v4825;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4829 = v4761.x[2];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4830 = v4759 - v4829;
-    const float v4831 = exp2f(v4830);
-    const float v4834 = v4783 - v4829;
-    const float v4835 = exp2f(v4834);
-    const float v4836 = v608.x[2];
-    const float v4837 = v4836 * v4835;
-    const float v4838 = v4837 + v4831;
-    v4799.x[2] = v4838;  // kernels/sdpa/flash_tile.hpp:266
-    const float v4842 = v4761.x[3];  // kernels/sdpa/flash_tile.hpp:267
-    const float v4843 = v4759 - v4842;
-    const float v4844 = exp2f(v4843);
-    const float v4847 = v4792 - v4842;
-    const float v4848 = exp2f(v4847);
-    const float v4849 = v608.x[3];
-    const float v4850 = v4849 * v4848;
-    const float v4851 = v4850 + v4844;
-    v4799.x[3] = v4851;  // kernels/sdpa/flash_tile.hpp:266
-    iron_frag<float, 2, 16, 8> v4853;  // kernels/sdpa/flash_tile.hpp:269
-    iron_frag_fill(v4853, 0.0f);
-    const float v4857 = v4799.x[0];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4863 = v4809 / v4857;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4865 = v4857 > 0.0f;
-    const float v4866 = v4865 ? v4863 : 0.0f;
-    v4853.x[0] = v4866;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4870 = v4799.x[1];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4876 = v4822 / v4870;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4878 = v4870 > 0.0f;
-    const float v4879 = v4878 ? v4876 : 0.0f;
-    v4853.x[1] = v4879;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4883 = v4799.x[2];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4889 = v4835 / v4883;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4891 = v4883 > 0.0f;
-    const float v4892 = v4891 ? v4889 : 0.0f;
-    v4853.x[2] = v4892;  // kernels/sdpa/flash_tile.hpp:270
-    const float v4896 = v4799.x[3];  // kernels/sdpa/flash_tile.hpp:271
-    const float v4902 = v4848 / v4896;  // kernels/sdpa/flash_tile.hpp:272
-    const bool v4904 = v4896 > 0.0f;
-    const float v4905 = v4904 ? v4902 : 0.0f;
-    v4853.x[3] = v4905;  // kernels/sdpa/flash_tile.hpp:270
-    const unsigned int v4908 = v56 + v12782;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4909 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4910 = v610.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4911 = v4910 * v4909;
-    const float v4912 = v610.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4913 = v4912 * v4909;
-    const bool v4914 = v4908 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4914) {
-      const unsigned int v4919 = v13 + v4908;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4920 = v4919 * v1;
-      const unsigned int v4921 = v4920 + v28;
-      const unsigned int v4922 = v4921 << 8u;
-      const unsigned int v4923 = v4922 + v12781;
-      const iron_bf16 v4924 = iron_f32_to_bf16(v4911);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4925 = iron_f32_to_bf16(v4913);
-      *reinterpret_cast<iron_bf16x2*>(out + v4923) = iron_bf16x2{{v4924, v4925}};
-    }
-    const unsigned int v4927 = v56 + v12792;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4928 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4929 = v610.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4930 = v4929 * v4928;
-    const float v4931 = v610.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4932 = v4931 * v4928;
-    const bool v4933 = v4927 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4933) {
-      const unsigned int v4938 = v13 + v4927;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4939 = v4938 * v1;
-      const unsigned int v4940 = v4939 + v28;
-      const unsigned int v4941 = v4940 << 8u;
-      const unsigned int v4942 = v4941 + v12791;
-      const iron_bf16 v4943 = iron_f32_to_bf16(v4930);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4944 = iron_f32_to_bf16(v4932);
-      *reinterpret_cast<iron_bf16x2*>(out + v4942) = iron_bf16x2{{v4943, v4944}};
-    }
-    const unsigned int v4946 = v56 + v12802;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4947 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4948 = v610.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4949 = v4948 * v4947;
-    const float v4950 = v610.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4951 = v4950 * v4947;
-    const bool v4952 = v4946 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4952) {
-      const unsigned int v4957 = v13 + v4946;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4958 = v4957 * v1;
-      const unsigned int v4959 = v4958 + v28;
-      const unsigned int v4960 = v4959 << 8u;
-      const unsigned int v4961 = v4960 + v12801;
-      const iron_bf16 v4962 = iron_f32_to_bf16(v4949);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4963 = iron_f32_to_bf16(v4951);
-      *reinterpret_cast<iron_bf16x2*>(out + v4961) = iron_bf16x2{{v4962, v4963}};
-    }
-    const unsigned int v4965 = v56 + v12812;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4966 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4967 = v610.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4968 = v4967 * v4966;
-    const float v4969 = v610.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4970 = v4969 * v4966;
-    const bool v4971 = v4965 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4971) {
-      const unsigned int v4976 = v13 + v4965;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4977 = v4976 * v1;
-      const unsigned int v4978 = v4977 + v28;
-      const unsigned int v4979 = v4978 << 8u;
-      const unsigned int v4980 = v4979 + v12811;
-      const iron_bf16 v4981 = iron_f32_to_bf16(v4968);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v4982 = iron_f32_to_bf16(v4970);
-      *reinterpret_cast<iron_bf16x2*>(out + v4980) = iron_bf16x2{{v4981, v4982}};
-    }
-    const unsigned int v4984 = v56 + v12822;  // kernels/sdpa/flash_tile.hpp:283
-    const float v4985 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v4986 = v610.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v4987 = v4986 * v4985;
-    const float v4988 = v610.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v4989 = v4988 * v4985;
-    const bool v4990 = v4984 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v4990) {
-      const unsigned int v4995 = v13 + v4984;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v4996 = v4995 * v1;
-      const unsigned int v4997 = v4996 + v28;
-      const unsigned int v4998 = v4997 << 8u;
-      const unsigned int v4999 = v4998 + v12821;
-      const iron_bf16 v5000 = iron_f32_to_bf16(v4987);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5001 = iron_f32_to_bf16(v4989);
-      *reinterpret_cast<iron_bf16x2*>(out + v4999) = iron_bf16x2{{v5000, v5001}};
-    }
-    const unsigned int v5003 = v56 + v12832;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5004 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5005 = v610.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5006 = v5005 * v5004;
-    const float v5007 = v610.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5008 = v5007 * v5004;
-    const bool v5009 = v5003 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5009) {
-      const unsigned int v5014 = v13 + v5003;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5015 = v5014 * v1;
-      const unsigned int v5016 = v5015 + v28;
-      const unsigned int v5017 = v5016 << 8u;
-      const unsigned int v5018 = v5017 + v12831;
-      const iron_bf16 v5019 = iron_f32_to_bf16(v5006);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5020 = iron_f32_to_bf16(v5008);
-      *reinterpret_cast<iron_bf16x2*>(out + v5018) = iron_bf16x2{{v5019, v5020}};
-    }
-    const unsigned int v5022 = v56 + v12842;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5023 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5024 = v610.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5025 = v5024 * v5023;
-    const float v5026 = v610.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5027 = v5026 * v5023;
-    const bool v5028 = v5022 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5028) {
-      const unsigned int v5033 = v13 + v5022;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5034 = v5033 * v1;
-      const unsigned int v5035 = v5034 + v28;
-      const unsigned int v5036 = v5035 << 8u;
-      const unsigned int v5037 = v5036 + v12841;
-      const iron_bf16 v5038 = iron_f32_to_bf16(v5025);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5039 = iron_f32_to_bf16(v5027);
-      *reinterpret_cast<iron_bf16x2*>(out + v5037) = iron_bf16x2{{v5038, v5039}};
-    }
-    const unsigned int v5041 = v56 + v12852;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5042 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5043 = v610.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5044 = v5043 * v5042;
-    const float v5045 = v610.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5046 = v5045 * v5042;
-    const bool v5047 = v5041 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5047) {
-      const unsigned int v5052 = v13 + v5041;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5053 = v5052 * v1;
-      const unsigned int v5054 = v5053 + v28;
-      const unsigned int v5055 = v5054 << 8u;
-      const unsigned int v5056 = v5055 + v12851;
-      const iron_bf16 v5057 = iron_f32_to_bf16(v5044);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5058 = iron_f32_to_bf16(v5046);
-      *reinterpret_cast<iron_bf16x2*>(out + v5056) = iron_bf16x2{{v5057, v5058}};
-    }
-    const unsigned int v5060 = v56 + v12862;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5061 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5062 = v610.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5063 = v5062 * v5061;
-    const float v5064 = v610.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5065 = v5064 * v5061;
-    const bool v5066 = v5060 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5066) {
-      const unsigned int v5071 = v13 + v5060;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5072 = v5071 * v1;
-      const unsigned int v5073 = v5072 + v28;
-      const unsigned int v5074 = v5073 << 8u;
-      const unsigned int v5075 = v5074 + v12861;
-      const iron_bf16 v5076 = iron_f32_to_bf16(v5063);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5077 = iron_f32_to_bf16(v5065);
-      *reinterpret_cast<iron_bf16x2*>(out + v5075) = iron_bf16x2{{v5076, v5077}};
-    }
-    const unsigned int v5079 = v56 + v12872;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5080 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5081 = v610.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5082 = v5081 * v5080;
-    const float v5083 = v610.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5084 = v5083 * v5080;
-    const bool v5085 = v5079 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5085) {
-      const unsigned int v5090 = v13 + v5079;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5091 = v5090 * v1;
-      const unsigned int v5092 = v5091 + v28;
-      const unsigned int v5093 = v5092 << 8u;
-      const unsigned int v5094 = v5093 + v12871;
-      const iron_bf16 v5095 = iron_f32_to_bf16(v5082);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5096 = iron_f32_to_bf16(v5084);
-      *reinterpret_cast<iron_bf16x2*>(out + v5094) = iron_bf16x2{{v5095, v5096}};
-    }
-    const unsigned int v5098 = v56 + v12882;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5099 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5100 = v610.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5101 = v5100 * v5099;
-    const float v5102 = v610.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5103 = v5102 * v5099;
-    const bool v5104 = v5098 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5104) {
-      const unsigned int v5109 = v13 + v5098;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5110 = v5109 * v1;
-      const unsigned int v5111 = v5110 + v28;
-      const unsigned int v5112 = v5111 << 8u;
-      const unsigned int v5113 = v5112 + v12881;
-      const iron_bf16 v5114 = iron_f32_to_bf16(v5101);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5115 = iron_f32_to_bf16(v5103);
-      *reinterpret_cast<iron_bf16x2*>(out + v5113) = iron_bf16x2{{v5114, v5115}};
-    }
-    const unsigned int v5117 = v56 + v12892;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5118 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5119 = v610.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5120 = v5119 * v5118;
-    const float v5121 = v610.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5122 = v5121 * v5118;
-    const bool v5123 = v5117 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5123) {
-      const unsigned int v5128 = v13 + v5117;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5129 = v5128 * v1;
-      const unsigned int v5130 = v5129 + v28;
-      const unsigned int v5131 = v5130 << 8u;
-      const unsigned int v5132 = v5131 + v12891;
-      const iron_bf16 v5133 = iron_f32_to_bf16(v5120);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5134 = iron_f32_to_bf16(v5122);
-      *reinterpret_cast<iron_bf16x2*>(out + v5132) = iron_bf16x2{{v5133, v5134}};
-    }
-    const unsigned int v5136 = v56 + v12902;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5137 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5138 = v610.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5139 = v5138 * v5137;
-    const float v5140 = v610.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5141 = v5140 * v5137;
-    const bool v5142 = v5136 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5142) {
-      const unsigned int v5147 = v13 + v5136;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5148 = v5147 * v1;
-      const unsigned int v5149 = v5148 + v28;
-      const unsigned int v5150 = v5149 << 8u;
-      const unsigned int v5151 = v5150 + v12901;
-      const iron_bf16 v5152 = iron_f32_to_bf16(v5139);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5153 = iron_f32_to_bf16(v5141);
-      *reinterpret_cast<iron_bf16x2*>(out + v5151) = iron_bf16x2{{v5152, v5153}};
-    }
-    const unsigned int v5155 = v56 + v12912;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5156 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5157 = v610.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5158 = v5157 * v5156;
-    const float v5159 = v610.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5160 = v5159 * v5156;
-    const bool v5161 = v5155 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5161) {
-      const unsigned int v5166 = v13 + v5155;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5167 = v5166 * v1;
-      const unsigned int v5168 = v5167 + v28;
-      const unsigned int v5169 = v5168 << 8u;
-      const unsigned int v5170 = v5169 + v12911;
-      const iron_bf16 v5171 = iron_f32_to_bf16(v5158);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5172 = iron_f32_to_bf16(v5160);
-      *reinterpret_cast<iron_bf16x2*>(out + v5170) = iron_bf16x2{{v5171, v5172}};
-    }
-    const unsigned int v5174 = v56 + v12922;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5175 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5176 = v610.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5177 = v5176 * v5175;
-    const float v5178 = v610.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5179 = v5178 * v5175;
-    const bool v5180 = v5174 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5180) {
-      const unsigned int v5185 = v13 + v5174;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5186 = v5185 * v1;
-      const unsigned int v5187 = v5186 + v28;
-      const unsigned int v5188 = v5187 << 8u;
-      const unsigned int v5189 = v5188 + v12921;
-      const iron_bf16 v5190 = iron_f32_to_bf16(v5177);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5191 = iron_f32_to_bf16(v5179);
-      *reinterpret_cast<iron_bf16x2*>(out + v5189) = iron_bf16x2{{v5190, v5191}};
-    }
-    const unsigned int v5193 = v56 + v12932;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5194 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5195 = v610.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5196 = v5195 * v5194;
-    const float v5197 = v610.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5198 = v5197 * v5194;
-    const bool v5199 = v5193 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5199) {
-      const unsigned int v5204 = v13 + v5193;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5205 = v5204 * v1;
-      const unsigned int v5206 = v5205 + v28;
-      const unsigned int v5207 = v5206 << 8u;
-      const unsigned int v5208 = v5207 + v12931;
-      const iron_bf16 v5209 = iron_f32_to_bf16(v5196);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5210 = iron_f32_to_bf16(v5198);
-      *reinterpret_cast<iron_bf16x2*>(out + v5208) = iron_bf16x2{{v5209, v5210}};
-    }
-    const unsigned int v5212 = v56 + v12942;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5213 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5214 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5215 = v5214 * v5213;
-    const float v5216 = v612.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5217 = v5216 * v5213;
-    const bool v5218 = v5212 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5218) {
-      const unsigned int v5221 = 64u + v12941;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5223 = v13 + v5212;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5224 = v5223 * v1;
-      const unsigned int v5225 = v5224 + v28;
-      const unsigned int v5226 = v5225 << 8u;
-      const unsigned int v5227 = v5226 + v5221;
-      const iron_bf16 v5228 = iron_f32_to_bf16(v5215);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5229 = iron_f32_to_bf16(v5217);
-      *reinterpret_cast<iron_bf16x2*>(out + v5227) = iron_bf16x2{{v5228, v5229}};
-    }
-    const unsigned int v5231 = v56 + v12952;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5232 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5233 = v612.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5234 = v5233 * v5232;
-    const float v5235 = v612.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5236 = v5235 * v5232;
-    const bool v5237 = v5231 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5237) {
-      const unsigned int v5240 = 64u + v12951;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5242 = v13 + v5231;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5243 = v5242 * v1;
-      const unsigned int v5244 = v5243 + v28;
-      const unsigned int v5245 = v5244 << 8u;
-      const unsigned int v5246 = v5245 + v5240;
-      const iron_bf16 v5247 = iron_f32_to_bf16(v5234);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5248 = iron_f32_to_bf16(v5236);
-      *reinterpret_cast<iron_bf16x2*>(out + v5246) = iron_bf16x2{{v5247, v5248}};
-    }
-    const unsigned int v5250 = v56 + v12962;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5251 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5252 = v612.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5253 = v5252 * v5251;
-    const float v5254 = v612.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5255 = v5254 * v5251;
-    const bool v5256 = v5250 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5256) {
-      const unsigned int v5259 = 64u + v12961;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5261 = v13 + v5250;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5262 = v5261 * v1;
-      const unsigned int v5263 = v5262 + v28;
-      const unsigned int v5264 = v5263 << 8u;
-      const unsigned int v5265 = v5264 + v5259;
-      const iron_bf16 v5266 = iron_f32_to_bf16(v5253);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5267 = iron_f32_to_bf16(v5255);
-      *reinterpret_cast<iron_bf16x2*>(out + v5265) = iron_bf16x2{{v5266, v5267}};
-    }
-    const unsigned int v5269 = v56 + v12972;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5270 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5271 = v612.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5272 = v5271 * v5270;
-    const float v5273 = v612.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5274 = v5273 * v5270;
-    const bool v5275 = v5269 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5275) {
-      const unsigned int v5278 = 64u + v12971;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5280 = v13 + v5269;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5281 = v5280 * v1;
-      const unsigned int v5282 = v5281 + v28;
-      const unsigned int v5283 = v5282 << 8u;
-      const unsigned int v5284 = v5283 + v5278;
-      const iron_bf16 v5285 = iron_f32_to_bf16(v5272);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5286 = iron_f32_to_bf16(v5274);
-      *reinterpret_cast<iron_bf16x2*>(out + v5284) = iron_bf16x2{{v5285, v5286}};
-    }
-    const unsigned int v5288 = v56 + v12982;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5289 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5290 = v612.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5291 = v5290 * v5289;
-    const float v5292 = v612.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5293 = v5292 * v5289;
-    const bool v5294 = v5288 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5294) {
-      const unsigned int v5297 = 64u + v12981;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5299 = v13 + v5288;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5300 = v5299 * v1;
-      const unsigned int v5301 = v5300 + v28;
-      const unsigned int v5302 = v5301 << 8u;
-      const unsigned int v5303 = v5302 + v5297;
-      const iron_bf16 v5304 = iron_f32_to_bf16(v5291);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5305 = iron_f32_to_bf16(v5293);
-      *reinterpret_cast<iron_bf16x2*>(out + v5303) = iron_bf16x2{{v5304, v5305}};
-    }
-    const unsigned int v5307 = v56 + v12992;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5308 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5309 = v612.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5310 = v5309 * v5308;
-    const float v5311 = v612.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5312 = v5311 * v5308;
-    const bool v5313 = v5307 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5313) {
-      const unsigned int v5316 = 64u + v12991;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5318 = v13 + v5307;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5319 = v5318 * v1;
-      const unsigned int v5320 = v5319 + v28;
-      const unsigned int v5321 = v5320 << 8u;
-      const unsigned int v5322 = v5321 + v5316;
-      const iron_bf16 v5323 = iron_f32_to_bf16(v5310);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5324 = iron_f32_to_bf16(v5312);
-      *reinterpret_cast<iron_bf16x2*>(out + v5322) = iron_bf16x2{{v5323, v5324}};
-    }
-    const unsigned int v5326 = v56 + v13002;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5327 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5328 = v612.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5329 = v5328 * v5327;
-    const float v5330 = v612.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5331 = v5330 * v5327;
-    const bool v5332 = v5326 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5332) {
-      const unsigned int v5335 = 64u + v13001;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5337 = v13 + v5326;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5338 = v5337 * v1;
-      const unsigned int v5339 = v5338 + v28;
-      const unsigned int v5340 = v5339 << 8u;
-      const unsigned int v5341 = v5340 + v5335;
-      const iron_bf16 v5342 = iron_f32_to_bf16(v5329);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5343 = iron_f32_to_bf16(v5331);
-      *reinterpret_cast<iron_bf16x2*>(out + v5341) = iron_bf16x2{{v5342, v5343}};
-    }
-    const unsigned int v5345 = v56 + v13012;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5346 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5347 = v612.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5348 = v5347 * v5346;
-    const float v5349 = v612.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5350 = v5349 * v5346;
-    const bool v5351 = v5345 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5351) {
-      const unsigned int v5354 = 64u + v13011;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5356 = v13 + v5345;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5357 = v5356 * v1;
-      const unsigned int v5358 = v5357 + v28;
-      const unsigned int v5359 = v5358 << 8u;
-      const unsigned int v5360 = v5359 + v5354;
-      const iron_bf16 v5361 = iron_f32_to_bf16(v5348);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5362 = iron_f32_to_bf16(v5350);
-      *reinterpret_cast<iron_bf16x2*>(out + v5360) = iron_bf16x2{{v5361, v5362}};
-    }
-    const unsigned int v5364 = v56 + v13022;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5365 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5366 = v612.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5367 = v5366 * v5365;
-    const float v5368 = v612.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5369 = v5368 * v5365;
-    const bool v5370 = v5364 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5370) {
-      const unsigned int v5373 = 64u + v13021;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5375 = v13 + v5364;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5376 = v5375 * v1;
-      const unsigned int v5377 = v5376 + v28;
-      const unsigned int v5378 = v5377 << 8u;
-      const unsigned int v5379 = v5378 + v5373;
-      const iron_bf16 v5380 = iron_f32_to_bf16(v5367);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5381 = iron_f32_to_bf16(v5369);
-      *reinterpret_cast<iron_bf16x2*>(out + v5379) = iron_bf16x2{{v5380, v5381}};
-    }
-    const unsigned int v5383 = v56 + v13032;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5384 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5385 = v612.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5386 = v5385 * v5384;
-    const float v5387 = v612.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5388 = v5387 * v5384;
-    const bool v5389 = v5383 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5389) {
-      const unsigned int v5392 = 64u + v13031;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5394 = v13 + v5383;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5395 = v5394 * v1;
-      const unsigned int v5396 = v5395 + v28;
-      const unsigned int v5397 = v5396 << 8u;
-      const unsigned int v5398 = v5397 + v5392;
-      const iron_bf16 v5399 = iron_f32_to_bf16(v5386);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5400 = iron_f32_to_bf16(v5388);
-      *reinterpret_cast<iron_bf16x2*>(out + v5398) = iron_bf16x2{{v5399, v5400}};
-    }
-    const unsigned int v5402 = v56 + v13042;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5403 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5404 = v612.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5405 = v5404 * v5403;
-    const float v5406 = v612.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5407 = v5406 * v5403;
-    const bool v5408 = v5402 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5408) {
-      const unsigned int v5411 = 64u + v13041;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5413 = v13 + v5402;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5414 = v5413 * v1;
-      const unsigned int v5415 = v5414 + v28;
-      const unsigned int v5416 = v5415 << 8u;
-      const unsigned int v5417 = v5416 + v5411;
-      const iron_bf16 v5418 = iron_f32_to_bf16(v5405);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5419 = iron_f32_to_bf16(v5407);
-      *reinterpret_cast<iron_bf16x2*>(out + v5417) = iron_bf16x2{{v5418, v5419}};
-    }
-    const unsigned int v5421 = v56 + v13052;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5422 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5423 = v612.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5424 = v5423 * v5422;
-    const float v5425 = v612.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5426 = v5425 * v5422;
-    const bool v5427 = v5421 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5427) {
-      const unsigned int v5430 = 64u + v13051;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5432 = v13 + v5421;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5433 = v5432 * v1;
-      const unsigned int v5434 = v5433 + v28;
-      const unsigned int v5435 = v5434 << 8u;
-      const unsigned int v5436 = v5435 + v5430;
-      const iron_bf16 v5437 = iron_f32_to_bf16(v5424);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5438 = iron_f32_to_bf16(v5426);
-      *reinterpret_cast<iron_bf16x2*>(out + v5436) = iron_bf16x2{{v5437, v5438}};
-    }
-    const unsigned int v5440 = v56 + v13062;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5441 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5442 = v612.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5443 = v5442 * v5441;
-    const float v5444 = v612.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5445 = v5444 * v5441;
-    const bool v5446 = v5440 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5446) {
-      const unsigned int v5449 = 64u + v13061;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5451 = v13 + v5440;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5452 = v5451 * v1;
-      const unsigned int v5453 = v5452 + v28;
-      const unsigned int v5454 = v5453 << 8u;
-      const unsigned int v5455 = v5454 + v5449;
-      const iron_bf16 v5456 = iron_f32_to_bf16(v5443);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5457 = iron_f32_to_bf16(v5445);
-      *reinterpret_cast<iron_bf16x2*>(out + v5455) = iron_bf16x2{{v5456, v5457}};
-    }
-    const unsigned int v5459 = v56 + v13072;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5460 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5461 = v612.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5462 = v5461 * v5460;
-    const float v5463 = v612.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5464 = v5463 * v5460;
-    const bool v5465 = v5459 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5465) {
-      const unsigned int v5468 = 64u + v13071;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5470 = v13 + v5459;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5471 = v5470 * v1;
-      const unsigned int v5472 = v5471 + v28;
-      const unsigned int v5473 = v5472 << 8u;
-      const unsigned int v5474 = v5473 + v5468;
-      const iron_bf16 v5475 = iron_f32_to_bf16(v5462);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5476 = iron_f32_to_bf16(v5464);
-      *reinterpret_cast<iron_bf16x2*>(out + v5474) = iron_bf16x2{{v5475, v5476}};
-    }
-    const unsigned int v5478 = v56 + v13082;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5479 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5480 = v612.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5481 = v5480 * v5479;
-    const float v5482 = v612.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5483 = v5482 * v5479;
-    const bool v5484 = v5478 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5484) {
-      const unsigned int v5487 = 64u + v13081;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5489 = v13 + v5478;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5490 = v5489 * v1;
-      const unsigned int v5491 = v5490 + v28;
-      const unsigned int v5492 = v5491 << 8u;
-      const unsigned int v5493 = v5492 + v5487;
-      const iron_bf16 v5494 = iron_f32_to_bf16(v5481);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5495 = iron_f32_to_bf16(v5483);
-      *reinterpret_cast<iron_bf16x2*>(out + v5493) = iron_bf16x2{{v5494, v5495}};
-    }
-    const unsigned int v5497 = v56 + v13092;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5498 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5499 = v612.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5500 = v5499 * v5498;
-    const float v5501 = v612.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5502 = v5501 * v5498;
-    const bool v5503 = v5497 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5503) {
-      const unsigned int v5506 = 64u + v13091;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5508 = v13 + v5497;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5509 = v5508 * v1;
-      const unsigned int v5510 = v5509 + v28;
-      const unsigned int v5511 = v5510 << 8u;
-      const unsigned int v5512 = v5511 + v5506;
-      const iron_bf16 v5513 = iron_f32_to_bf16(v5500);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5514 = iron_f32_to_bf16(v5502);
-      *reinterpret_cast<iron_bf16x2*>(out + v5512) = iron_bf16x2{{v5513, v5514}};
-    }
-    const unsigned int v5516 = v56 + v13102;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5517 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5518 = v614.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5519 = v5518 * v5517;
-    const float v5520 = v614.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5521 = v5520 * v5517;
-    const bool v5522 = v5516 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5522) {
-      const unsigned int v5525 = 128u + v13101;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5527 = v13 + v5516;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5528 = v5527 * v1;
-      const unsigned int v5529 = v5528 + v28;
-      const unsigned int v5530 = v5529 << 8u;
-      const unsigned int v5531 = v5530 + v5525;
-      const iron_bf16 v5532 = iron_f32_to_bf16(v5519);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5533 = iron_f32_to_bf16(v5521);
-      *reinterpret_cast<iron_bf16x2*>(out + v5531) = iron_bf16x2{{v5532, v5533}};
-    }
-    const unsigned int v5535 = v56 + v13112;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5536 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5537 = v614.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5538 = v5537 * v5536;
-    const float v5539 = v614.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5540 = v5539 * v5536;
-    const bool v5541 = v5535 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5541) {
-      const unsigned int v5544 = 128u + v13111;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5546 = v13 + v5535;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5547 = v5546 * v1;
-      const unsigned int v5548 = v5547 + v28;
-      const unsigned int v5549 = v5548 << 8u;
-      const unsigned int v5550 = v5549 + v5544;
-      const iron_bf16 v5551 = iron_f32_to_bf16(v5538);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5552 = iron_f32_to_bf16(v5540);
-      *reinterpret_cast<iron_bf16x2*>(out + v5550) = iron_bf16x2{{v5551, v5552}};
-    }
-    const unsigned int v5554 = v56 + v13122;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5555 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5556 = v614.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5557 = v5556 * v5555;
-    const float v5558 = v614.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5559 = v5558 * v5555;
-    const bool v5560 = v5554 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5560) {
-      const unsigned int v5563 = 128u + v13121;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5565 = v13 + v5554;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5566 = v5565 * v1;
-      const unsigned int v5567 = v5566 + v28;
-      const unsigned int v5568 = v5567 << 8u;
-      const unsigned int v5569 = v5568 + v5563;
-      const iron_bf16 v5570 = iron_f32_to_bf16(v5557);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5571 = iron_f32_to_bf16(v5559);
-      *reinterpret_cast<iron_bf16x2*>(out + v5569) = iron_bf16x2{{v5570, v5571}};
-    }
-    const unsigned int v5573 = v56 + v13132;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5574 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5575 = v614.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5576 = v5575 * v5574;
-    const float v5577 = v614.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5578 = v5577 * v5574;
-    const bool v5579 = v5573 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5579) {
-      const unsigned int v5582 = 128u + v13131;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5584 = v13 + v5573;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5585 = v5584 * v1;
-      const unsigned int v5586 = v5585 + v28;
-      const unsigned int v5587 = v5586 << 8u;
-      const unsigned int v5588 = v5587 + v5582;
-      const iron_bf16 v5589 = iron_f32_to_bf16(v5576);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5590 = iron_f32_to_bf16(v5578);
-      *reinterpret_cast<iron_bf16x2*>(out + v5588) = iron_bf16x2{{v5589, v5590}};
-    }
-    const unsigned int v5592 = v56 + v13142;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5593 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5594 = v614.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5595 = v5594 * v5593;
-    const float v5596 = v614.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5597 = v5596 * v5593;
-    const bool v5598 = v5592 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5598) {
-      const unsigned int v5601 = 128u + v13141;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5603 = v13 + v5592;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5604 = v5603 * v1;
-      const unsigned int v5605 = v5604 + v28;
-      const unsigned int v5606 = v5605 << 8u;
-      const unsigned int v5607 = v5606 + v5601;
-      const iron_bf16 v5608 = iron_f32_to_bf16(v5595);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5609 = iron_f32_to_bf16(v5597);
-      *reinterpret_cast<iron_bf16x2*>(out + v5607) = iron_bf16x2{{v5608, v5609}};
-    }
-    const unsigned int v5611 = v56 + v13152;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5612 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5613 = v614.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5614 = v5613 * v5612;
-    const float v5615 = v614.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5616 = v5615 * v5612;
-    const bool v5617 = v5611 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5617) {
-      const unsigned int v5620 = 128u + v13151;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5622 = v13 + v5611;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5623 = v5622 * v1;
-      const unsigned int v5624 = v5623 + v28;
-      const unsigned int v5625 = v5624 << 8u;
-      const unsigned int v5626 = v5625 + v5620;
-      const iron_bf16 v5627 = iron_f32_to_bf16(v5614);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5628 = iron_f32_to_bf16(v5616);
-      *reinterpret_cast<iron_bf16x2*>(out + v5626) = iron_bf16x2{{v5627, v5628}};
-    }
-    const unsigned int v5630 = v56 + v13162;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5631 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5632 = v614.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5633 = v5632 * v5631;
-    const float v5634 = v614.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5635 = v5634 * v5631;
-    const bool v5636 = v5630 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5636) {
-      const unsigned int v5639 = 128u + v13161;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5641 = v13 + v5630;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5642 = v5641 * v1;
-      const unsigned int v5643 = v5642 + v28;
-      const unsigned int v5644 = v5643 << 8u;
-      const unsigned int v5645 = v5644 + v5639;
-      const iron_bf16 v5646 = iron_f32_to_bf16(v5633);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5647 = iron_f32_to_bf16(v5635);
-      *reinterpret_cast<iron_bf16x2*>(out + v5645) = iron_bf16x2{{v5646, v5647}};
-    }
-    const unsigned int v5649 = v56 + v13172;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5650 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5651 = v614.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5652 = v5651 * v5650;
-    const float v5653 = v614.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5654 = v5653 * v5650;
-    const bool v5655 = v5649 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5655) {
-      const unsigned int v5658 = 128u + v13171;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5660 = v13 + v5649;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5661 = v5660 * v1;
-      const unsigned int v5662 = v5661 + v28;
-      const unsigned int v5663 = v5662 << 8u;
-      const unsigned int v5664 = v5663 + v5658;
-      const iron_bf16 v5665 = iron_f32_to_bf16(v5652);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5666 = iron_f32_to_bf16(v5654);
-      *reinterpret_cast<iron_bf16x2*>(out + v5664) = iron_bf16x2{{v5665, v5666}};
-    }
-    const unsigned int v5668 = v56 + v13182;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5669 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5670 = v614.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5671 = v5670 * v5669;
-    const float v5672 = v614.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5673 = v5672 * v5669;
-    const bool v5674 = v5668 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5674) {
-      const unsigned int v5677 = 128u + v13181;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5679 = v13 + v5668;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5680 = v5679 * v1;
-      const unsigned int v5681 = v5680 + v28;
-      const unsigned int v5682 = v5681 << 8u;
-      const unsigned int v5683 = v5682 + v5677;
-      const iron_bf16 v5684 = iron_f32_to_bf16(v5671);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5685 = iron_f32_to_bf16(v5673);
-      *reinterpret_cast<iron_bf16x2*>(out + v5683) = iron_bf16x2{{v5684, v5685}};
-    }
-    const unsigned int v5687 = v56 + v13192;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5688 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5689 = v614.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5690 = v5689 * v5688;
-    const float v5691 = v614.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5692 = v5691 * v5688;
-    const bool v5693 = v5687 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5693) {
-      const unsigned int v5696 = 128u + v13191;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5698 = v13 + v5687;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5699 = v5698 * v1;
-      const unsigned int v5700 = v5699 + v28;
-      const unsigned int v5701 = v5700 << 8u;
-      const unsigned int v5702 = v5701 + v5696;
-      const iron_bf16 v5703 = iron_f32_to_bf16(v5690);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5704 = iron_f32_to_bf16(v5692);
-      *reinterpret_cast<iron_bf16x2*>(out + v5702) = iron_bf16x2{{v5703, v5704}};
-    }
-    const unsigned int v5706 = v56 + v13202;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5707 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5708 = v614.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5709 = v5708 * v5707;
-    const float v5710 = v614.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5711 = v5710 * v5707;
-    const bool v5712 = v5706 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5712) {
-      const unsigned int v5715 = 128u + v13201;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5717 = v13 + v5706;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5718 = v5717 * v1;
-      const unsigned int v5719 = v5718 + v28;
-      const unsigned int v5720 = v5719 << 8u;
-      const unsigned int v5721 = v5720 + v5715;
-      const iron_bf16 v5722 = iron_f32_to_bf16(v5709);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5723 = iron_f32_to_bf16(v5711);
-      *reinterpret_cast<iron_bf16x2*>(out + v5721) = iron_bf16x2{{v5722, v5723}};
-    }
-    const unsigned int v5725 = v56 + v13212;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5726 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5727 = v614.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5728 = v5727 * v5726;
-    const float v5729 = v614.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5730 = v5729 * v5726;
-    const bool v5731 = v5725 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5731) {
-      const unsigned int v5734 = 128u + v13211;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5736 = v13 + v5725;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5737 = v5736 * v1;
-      const unsigned int v5738 = v5737 + v28;
-      const unsigned int v5739 = v5738 << 8u;
-      const unsigned int v5740 = v5739 + v5734;
-      const iron_bf16 v5741 = iron_f32_to_bf16(v5728);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5742 = iron_f32_to_bf16(v5730);
-      *reinterpret_cast<iron_bf16x2*>(out + v5740) = iron_bf16x2{{v5741, v5742}};
-    }
-    const unsigned int v5744 = v56 + v13222;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5745 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5746 = v614.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5747 = v5746 * v5745;
-    const float v5748 = v614.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5749 = v5748 * v5745;
-    const bool v5750 = v5744 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5750) {
-      const unsigned int v5753 = 128u + v13221;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5755 = v13 + v5744;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5756 = v5755 * v1;
-      const unsigned int v5757 = v5756 + v28;
-      const unsigned int v5758 = v5757 << 8u;
-      const unsigned int v5759 = v5758 + v5753;
-      const iron_bf16 v5760 = iron_f32_to_bf16(v5747);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5761 = iron_f32_to_bf16(v5749);
-      *reinterpret_cast<iron_bf16x2*>(out + v5759) = iron_bf16x2{{v5760, v5761}};
-    }
-    const unsigned int v5763 = v56 + v13232;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5764 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5765 = v614.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5766 = v5765 * v5764;
-    const float v5767 = v614.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5768 = v5767 * v5764;
-    const bool v5769 = v5763 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5769) {
-      const unsigned int v5772 = 128u + v13231;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5774 = v13 + v5763;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5775 = v5774 * v1;
-      const unsigned int v5776 = v5775 + v28;
-      const unsigned int v5777 = v5776 << 8u;
-      const unsigned int v5778 = v5777 + v5772;
-      const iron_bf16 v5779 = iron_f32_to_bf16(v5766);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5780 = iron_f32_to_bf16(v5768);
-      *reinterpret_cast<iron_bf16x2*>(out + v5778) = iron_bf16x2{{v5779, v5780}};
-    }
-    const unsigned int v5782 = v56 + v13242;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5783 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5784 = v614.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5785 = v5784 * v5783;
-    const float v5786 = v614.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5787 = v5786 * v5783;
-    const bool v5788 = v5782 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5788) {
-      const unsigned int v5791 = 128u + v13241;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5793 = v13 + v5782;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5794 = v5793 * v1;
-      const unsigned int v5795 = v5794 + v28;
-      const unsigned int v5796 = v5795 << 8u;
-      const unsigned int v5797 = v5796 + v5791;
-      const iron_bf16 v5798 = iron_f32_to_bf16(v5785);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5799 = iron_f32_to_bf16(v5787);
-      *reinterpret_cast<iron_bf16x2*>(out + v5797) = iron_bf16x2{{v5798, v5799}};
-    }
-    const unsigned int v5801 = v56 + v13252;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5802 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5803 = v614.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5804 = v5803 * v5802;
-    const float v5805 = v614.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5806 = v5805 * v5802;
-    const bool v5807 = v5801 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5807) {
-      const unsigned int v5810 = 128u + v13251;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5812 = v13 + v5801;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5813 = v5812 * v1;
-      const unsigned int v5814 = v5813 + v28;
-      const unsigned int v5815 = v5814 << 8u;
-      const unsigned int v5816 = v5815 + v5810;
-      const iron_bf16 v5817 = iron_f32_to_bf16(v5804);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5818 = iron_f32_to_bf16(v5806);
-      *reinterpret_cast<iron_bf16x2*>(out + v5816) = iron_bf16x2{{v5817, v5818}};
-    }
-    const unsigned int v5820 = v56 + v13262;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5821 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5822 = v616.x[0];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5823 = v5822 * v5821;
-    const float v5824 = v616.x[1];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5825 = v5824 * v5821;
-    const bool v5826 = v5820 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5826) {
-      const unsigned int v5829 = 192u + v13261;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5831 = v13 + v5820;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5832 = v5831 * v1;
-      const unsigned int v5833 = v5832 + v28;
-      const unsigned int v5834 = v5833 << 8u;
-      const unsigned int v5835 = v5834 + v5829;
-      const iron_bf16 v5836 = iron_f32_to_bf16(v5823);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5837 = iron_f32_to_bf16(v5825);
-      *reinterpret_cast<iron_bf16x2*>(out + v5835) = iron_bf16x2{{v5836, v5837}};
-    }
-    const unsigned int v5839 = v56 + v13272;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5840 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5841 = v616.x[2];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5842 = v5841 * v5840;
-    const float v5843 = v616.x[3];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5844 = v5843 * v5840;
-    const bool v5845 = v5839 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5845) {
-      const unsigned int v5848 = 192u + v13271;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5850 = v13 + v5839;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5851 = v5850 * v1;
-      const unsigned int v5852 = v5851 + v28;
-      const unsigned int v5853 = v5852 << 8u;
-      const unsigned int v5854 = v5853 + v5848;
-      const iron_bf16 v5855 = iron_f32_to_bf16(v5842);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5856 = iron_f32_to_bf16(v5844);
-      *reinterpret_cast<iron_bf16x2*>(out + v5854) = iron_bf16x2{{v5855, v5856}};
-    }
-    const unsigned int v5858 = v56 + v13282;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5859 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5860 = v616.x[4];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5861 = v5860 * v5859;
-    const float v5862 = v616.x[5];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5863 = v5862 * v5859;
-    const bool v5864 = v5858 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5864) {
-      const unsigned int v5867 = 192u + v13281;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5869 = v13 + v5858;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5870 = v5869 * v1;
-      const unsigned int v5871 = v5870 + v28;
-      const unsigned int v5872 = v5871 << 8u;
-      const unsigned int v5873 = v5872 + v5867;
-      const iron_bf16 v5874 = iron_f32_to_bf16(v5861);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5875 = iron_f32_to_bf16(v5863);
-      *reinterpret_cast<iron_bf16x2*>(out + v5873) = iron_bf16x2{{v5874, v5875}};
-    }
-    const unsigned int v5877 = v56 + v13292;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5878 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5879 = v616.x[6];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5880 = v5879 * v5878;
-    const float v5881 = v616.x[7];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5882 = v5881 * v5878;
-    const bool v5883 = v5877 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5883) {
-      const unsigned int v5886 = 192u + v13291;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5888 = v13 + v5877;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5889 = v5888 * v1;
-      const unsigned int v5890 = v5889 + v28;
-      const unsigned int v5891 = v5890 << 8u;
-      const unsigned int v5892 = v5891 + v5886;
-      const iron_bf16 v5893 = iron_f32_to_bf16(v5880);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5894 = iron_f32_to_bf16(v5882);
-      *reinterpret_cast<iron_bf16x2*>(out + v5892) = iron_bf16x2{{v5893, v5894}};
-    }
-    const unsigned int v5896 = v56 + v13302;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5897 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5898 = v616.x[8];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5899 = v5898 * v5897;
-    const float v5900 = v616.x[9];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5901 = v5900 * v5897;
-    const bool v5902 = v5896 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5902) {
-      const unsigned int v5905 = 192u + v13301;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5907 = v13 + v5896;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5908 = v5907 * v1;
-      const unsigned int v5909 = v5908 + v28;
-      const unsigned int v5910 = v5909 << 8u;
-      const unsigned int v5911 = v5910 + v5905;
-      const iron_bf16 v5912 = iron_f32_to_bf16(v5899);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5913 = iron_f32_to_bf16(v5901);
-      *reinterpret_cast<iron_bf16x2*>(out + v5911) = iron_bf16x2{{v5912, v5913}};
-    }
-    const unsigned int v5915 = v56 + v13312;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5916 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5917 = v616.x[10];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5918 = v5917 * v5916;
-    const float v5919 = v616.x[11];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5920 = v5919 * v5916;
-    const bool v5921 = v5915 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5921) {
-      const unsigned int v5924 = 192u + v13311;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5926 = v13 + v5915;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5927 = v5926 * v1;
-      const unsigned int v5928 = v5927 + v28;
-      const unsigned int v5929 = v5928 << 8u;
-      const unsigned int v5930 = v5929 + v5924;
-      const iron_bf16 v5931 = iron_f32_to_bf16(v5918);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5932 = iron_f32_to_bf16(v5920);
-      *reinterpret_cast<iron_bf16x2*>(out + v5930) = iron_bf16x2{{v5931, v5932}};
-    }
-    const unsigned int v5934 = v56 + v13322;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5935 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5936 = v616.x[12];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5937 = v5936 * v5935;
-    const float v5938 = v616.x[13];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5939 = v5938 * v5935;
-    const bool v5940 = v5934 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5940) {
-      const unsigned int v5943 = 192u + v13321;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5945 = v13 + v5934;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5946 = v5945 * v1;
-      const unsigned int v5947 = v5946 + v28;
-      const unsigned int v5948 = v5947 << 8u;
-      const unsigned int v5949 = v5948 + v5943;
-      const iron_bf16 v5950 = iron_f32_to_bf16(v5937);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5951 = iron_f32_to_bf16(v5939);
-      *reinterpret_cast<iron_bf16x2*>(out + v5949) = iron_bf16x2{{v5950, v5951}};
-    }
-    const unsigned int v5953 = v56 + v13332;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5954 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5955 = v616.x[14];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5956 = v5955 * v5954;
-    const float v5957 = v616.x[15];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5958 = v5957 * v5954;
-    const bool v5959 = v5953 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5959) {
-      const unsigned int v5962 = 192u + v13331;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5964 = v13 + v5953;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5965 = v5964 * v1;
-      const unsigned int v5966 = v5965 + v28;
-      const unsigned int v5967 = v5966 << 8u;
-      const unsigned int v5968 = v5967 + v5962;
-      const iron_bf16 v5969 = iron_f32_to_bf16(v5956);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5970 = iron_f32_to_bf16(v5958);
-      *reinterpret_cast<iron_bf16x2*>(out + v5968) = iron_bf16x2{{v5969, v5970}};
-    }
-    const unsigned int v5972 = v56 + v13342;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5973 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5974 = v616.x[16];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5975 = v5974 * v5973;
-    const float v5976 = v616.x[17];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5977 = v5976 * v5973;
-    const bool v5978 = v5972 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5978) {
-      const unsigned int v5981 = 192u + v13341;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v5983 = v13 + v5972;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v5984 = v5983 * v1;
-      const unsigned int v5985 = v5984 + v28;
-      const unsigned int v5986 = v5985 << 8u;
-      const unsigned int v5987 = v5986 + v5981;
-      const iron_bf16 v5988 = iron_f32_to_bf16(v5975);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v5989 = iron_f32_to_bf16(v5977);
-      *reinterpret_cast<iron_bf16x2*>(out + v5987) = iron_bf16x2{{v5988, v5989}};
-    }
-    const unsigned int v5991 = v56 + v13352;  // kernels/sdpa/flash_tile.hpp:283
-    const float v5992 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v5993 = v616.x[18];  // kernels/sdpa/flash_tile.hpp:289
-    const float v5994 = v5993 * v5992;
-    const float v5995 = v616.x[19];  // kernels/sdpa/flash_tile.hpp:290
-    const float v5996 = v5995 * v5992;
-    const bool v5997 = v5991 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v5997) {
-      const unsigned int v6000 = 192u + v13351;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6002 = v13 + v5991;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6003 = v6002 * v1;
-      const unsigned int v6004 = v6003 + v28;
-      const unsigned int v6005 = v6004 << 8u;
-      const unsigned int v6006 = v6005 + v6000;
-      const iron_bf16 v6007 = iron_f32_to_bf16(v5994);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6008 = iron_f32_to_bf16(v5996);
-      *reinterpret_cast<iron_bf16x2*>(out + v6006) = iron_bf16x2{{v6007, v6008}};
-    }
-    const unsigned int v6010 = v56 + v13362;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6011 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6012 = v616.x[20];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6013 = v6012 * v6011;
-    const float v6014 = v616.x[21];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6015 = v6014 * v6011;
-    const bool v6016 = v6010 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6016) {
-      const unsigned int v6019 = 192u + v13361;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6021 = v13 + v6010;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6022 = v6021 * v1;
-      const unsigned int v6023 = v6022 + v28;
-      const unsigned int v6024 = v6023 << 8u;
-      const unsigned int v6025 = v6024 + v6019;
-      const iron_bf16 v6026 = iron_f32_to_bf16(v6013);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6027 = iron_f32_to_bf16(v6015);
-      *reinterpret_cast<iron_bf16x2*>(out + v6025) = iron_bf16x2{{v6026, v6027}};
-    }
-    const unsigned int v6029 = v56 + v13372;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6030 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6031 = v616.x[22];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6032 = v6031 * v6030;
-    const float v6033 = v616.x[23];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6034 = v6033 * v6030;
-    const bool v6035 = v6029 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6035) {
-      const unsigned int v6038 = 192u + v13371;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6040 = v13 + v6029;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6041 = v6040 * v1;
-      const unsigned int v6042 = v6041 + v28;
-      const unsigned int v6043 = v6042 << 8u;
-      const unsigned int v6044 = v6043 + v6038;
-      const iron_bf16 v6045 = iron_f32_to_bf16(v6032);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6046 = iron_f32_to_bf16(v6034);
-      *reinterpret_cast<iron_bf16x2*>(out + v6044) = iron_bf16x2{{v6045, v6046}};
-    }
-    const unsigned int v6048 = v56 + v13382;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6049 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6050 = v616.x[24];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6051 = v6050 * v6049;
-    const float v6052 = v616.x[25];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6053 = v6052 * v6049;
-    const bool v6054 = v6048 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6054) {
-      const unsigned int v6057 = 192u + v13381;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6059 = v13 + v6048;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6060 = v6059 * v1;
-      const unsigned int v6061 = v6060 + v28;
-      const unsigned int v6062 = v6061 << 8u;
-      const unsigned int v6063 = v6062 + v6057;
-      const iron_bf16 v6064 = iron_f32_to_bf16(v6051);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6065 = iron_f32_to_bf16(v6053);
-      *reinterpret_cast<iron_bf16x2*>(out + v6063) = iron_bf16x2{{v6064, v6065}};
-    }
-    const unsigned int v6067 = v56 + v13392;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6068 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6069 = v616.x[26];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6070 = v6069 * v6068;
-    const float v6071 = v616.x[27];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6072 = v6071 * v6068;
-    const bool v6073 = v6067 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6073) {
-      const unsigned int v6076 = 192u + v13391;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6078 = v13 + v6067;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6079 = v6078 * v1;
-      const unsigned int v6080 = v6079 + v28;
-      const unsigned int v6081 = v6080 << 8u;
-      const unsigned int v6082 = v6081 + v6076;
-      const iron_bf16 v6083 = iron_f32_to_bf16(v6070);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6084 = iron_f32_to_bf16(v6072);
-      *reinterpret_cast<iron_bf16x2*>(out + v6082) = iron_bf16x2{{v6083, v6084}};
-    }
-    const unsigned int v6086 = v56 + v13402;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6087 = v4853.x[0];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6088 = v616.x[28];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6089 = v6088 * v6087;
-    const float v6090 = v616.x[29];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6091 = v6090 * v6087;
-    const bool v6092 = v6086 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6092) {
-      const unsigned int v6095 = 192u + v13401;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6097 = v13 + v6086;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6098 = v6097 * v1;
-      const unsigned int v6099 = v6098 + v28;
-      const unsigned int v6100 = v6099 << 8u;
-      const unsigned int v6101 = v6100 + v6095;
-      const iron_bf16 v6102 = iron_f32_to_bf16(v6089);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6103 = iron_f32_to_bf16(v6091);
-      *reinterpret_cast<iron_bf16x2*>(out + v6101) = iron_bf16x2{{v6102, v6103}};
-    }
-    const unsigned int v6105 = v56 + v13412;  // kernels/sdpa/flash_tile.hpp:283
-    const float v6106 = v4853.x[2];  // kernels/sdpa/flash_tile.hpp:288
-    const float v6107 = v616.x[30];  // kernels/sdpa/flash_tile.hpp:289
-    const float v6108 = v6107 * v6106;
-    const float v6109 = v616.x[31];  // kernels/sdpa/flash_tile.hpp:290
-    const float v6110 = v6109 * v6106;
-    const bool v6111 = v6105 < v20;  // kernels/sdpa/flash_tile.hpp:291
-    if (v6111) {
-      const unsigned int v6114 = 192u + v13411;  // kernels/sdpa/flash_tile.hpp:276
-      const unsigned int v6116 = v13 + v6105;  // kernels/sdpa/prefill.cpp:146
-      const unsigned int v6117 = v6116 * v1;
-      const unsigned int v6118 = v6117 + v28;
-      const unsigned int v6119 = v6118 << 8u;
-      const unsigned int v6120 = v6119 + v6114;
-      const iron_bf16 v6121 = iron_f32_to_bf16(v6108);  // kernels/sdpa/prefill.cpp:150
-      const iron_bf16 v6122 = iron_f32_to_bf16(v6110);
-      *reinterpret_cast<iron_bf16x2*>(out + v6120) = iron_bf16x2{{v6121, v6122}};
+      const float v20224 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:244
+      const float v20225 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20226 = v20224 * v20225;
+      v612.x[0] = v20226;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20229 = v612.x[1];
+      const float v20230 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20231 = v20229 * v20230;
+      v612.x[1] = v20231;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20234 = v612.x[2];
+      const float v20235 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20236 = v20234 * v20235;
+      v612.x[2] = v20236;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20239 = v612.x[3];
+      const float v20240 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20241 = v20239 * v20240;
+      v612.x[3] = v20241;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20244 = v612.x[4];
+      const float v20245 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20246 = v20244 * v20245;
+      v612.x[4] = v20246;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20249 = v612.x[5];
+      const float v20250 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20251 = v20249 * v20250;
+      v612.x[5] = v20251;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20254 = v612.x[6];
+      const float v20255 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20256 = v20254 * v20255;
+      v612.x[6] = v20256;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20259 = v612.x[7];
+      const float v20260 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20261 = v20259 * v20260;
+      v612.x[7] = v20261;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20264 = v612.x[8];
+      const float v20265 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20266 = v20264 * v20265;
+      v612.x[8] = v20266;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20269 = v612.x[9];
+      const float v20270 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20271 = v20269 * v20270;
+      v612.x[9] = v20271;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20274 = v612.x[10];
+      const float v20275 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20276 = v20274 * v20275;
+      v612.x[10] = v20276;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20279 = v612.x[11];
+      const float v20280 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20281 = v20279 * v20280;
+      v612.x[11] = v20281;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20284 = v612.x[12];
+      const float v20285 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20286 = v20284 * v20285;
+      v612.x[12] = v20286;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20289 = v612.x[13];
+      const float v20290 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20291 = v20289 * v20290;
+      v612.x[13] = v20291;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20294 = v612.x[14];
+      const float v20295 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20296 = v20294 * v20295;
+      v612.x[14] = v20296;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20299 = v612.x[15];
+      const float v20300 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20301 = v20299 * v20300;
+      v612.x[15] = v20301;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20304 = v612.x[16];
+      const float v20305 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20306 = v20304 * v20305;
+      v612.x[16] = v20306;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20309 = v612.x[17];
+      const float v20310 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20311 = v20309 * v20310;
+      v612.x[17] = v20311;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20314 = v612.x[18];
+      const float v20315 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20316 = v20314 * v20315;
+      v612.x[18] = v20316;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20319 = v612.x[19];
+      const float v20320 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20321 = v20319 * v20320;
+      v612.x[19] = v20321;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20324 = v612.x[20];
+      const float v20325 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20326 = v20324 * v20325;
+      v612.x[20] = v20326;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20329 = v612.x[21];
+      const float v20330 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20331 = v20329 * v20330;
+      v612.x[21] = v20331;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20334 = v612.x[22];
+      const float v20335 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20336 = v20334 * v20335;
+      v612.x[22] = v20336;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20339 = v612.x[23];
+      const float v20340 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20341 = v20339 * v20340;
+      v612.x[23] = v20341;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20344 = v612.x[24];
+      const float v20345 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20346 = v20344 * v20345;
+      v612.x[24] = v20346;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20349 = v612.x[25];
+      const float v20350 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20351 = v20349 * v20350;
+      v612.x[25] = v20351;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20354 = v612.x[26];
+      const float v20355 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20356 = v20354 * v20355;
+      v612.x[26] = v20356;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20359 = v612.x[27];
+      const float v20360 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20361 = v20359 * v20360;
+      v612.x[27] = v20361;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20364 = v612.x[28];
+      const float v20365 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20366 = v20364 * v20365;
+      v612.x[28] = v20366;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20369 = v612.x[29];
+      const float v20370 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20371 = v20369 * v20370;
+      v612.x[29] = v20371;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20374 = v612.x[30];
+      const float v20375 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20376 = v20374 * v20375;
+      v612.x[30] = v20376;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20379 = v612.x[31];
+      const float v20380 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20381 = v20379 * v20380;
+      v612.x[31] = v20381;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20384 = v614.x[0];
+      const float v20385 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20386 = v20384 * v20385;
+      v614.x[0] = v20386;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20389 = v614.x[1];
+      const float v20390 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20391 = v20389 * v20390;
+      v614.x[1] = v20391;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20394 = v614.x[2];
+      const float v20395 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20396 = v20394 * v20395;
+      v614.x[2] = v20396;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20399 = v614.x[3];
+      const float v20400 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20401 = v20399 * v20400;
+      v614.x[3] = v20401;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20404 = v614.x[4];
+      const float v20405 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20406 = v20404 * v20405;
+      v614.x[4] = v20406;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20409 = v614.x[5];
+      const float v20410 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20411 = v20409 * v20410;
+      v614.x[5] = v20411;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20414 = v614.x[6];
+      const float v20415 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20416 = v20414 * v20415;
+      v614.x[6] = v20416;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20419 = v614.x[7];
+      const float v20420 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20421 = v20419 * v20420;
+      v614.x[7] = v20421;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20424 = v614.x[8];
+      const float v20425 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20426 = v20424 * v20425;
+      v614.x[8] = v20426;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20429 = v614.x[9];
+      const float v20430 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20431 = v20429 * v20430;
+      v614.x[9] = v20431;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20434 = v614.x[10];
+      const float v20435 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20436 = v20434 * v20435;
+      v614.x[10] = v20436;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20439 = v614.x[11];
+      const float v20440 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20441 = v20439 * v20440;
+      v614.x[11] = v20441;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20444 = v614.x[12];
+      const float v20445 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20446 = v20444 * v20445;
+      v614.x[12] = v20446;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20449 = v614.x[13];
+      const float v20450 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20451 = v20449 * v20450;
+      v614.x[13] = v20451;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20454 = v614.x[14];
+      const float v20455 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20456 = v20454 * v20455;
+      v614.x[14] = v20456;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20459 = v614.x[15];
+      const float v20460 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20461 = v20459 * v20460;
+      v614.x[15] = v20461;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20464 = v614.x[16];
+      const float v20465 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20466 = v20464 * v20465;
+      v614.x[16] = v20466;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20469 = v614.x[17];
+      const float v20470 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20471 = v20469 * v20470;
+      v614.x[17] = v20471;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20474 = v614.x[18];
+      const float v20475 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20476 = v20474 * v20475;
+      v614.x[18] = v20476;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20479 = v614.x[19];
+      const float v20480 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20481 = v20479 * v20480;
+      v614.x[19] = v20481;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20484 = v614.x[20];
+      const float v20485 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20486 = v20484 * v20485;
+      v614.x[20] = v20486;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20489 = v614.x[21];
+      const float v20490 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20491 = v20489 * v20490;
+      v614.x[21] = v20491;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20494 = v614.x[22];
+      const float v20495 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20496 = v20494 * v20495;
+      v614.x[22] = v20496;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20499 = v614.x[23];
+      const float v20500 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20501 = v20499 * v20500;
+      v614.x[23] = v20501;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20504 = v614.x[24];
+      const float v20505 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20506 = v20504 * v20505;
+      v614.x[24] = v20506;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20509 = v614.x[25];
+      const float v20510 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20511 = v20509 * v20510;
+      v614.x[25] = v20511;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20514 = v614.x[26];
+      const float v20515 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20516 = v20514 * v20515;
+      v614.x[26] = v20516;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20519 = v614.x[27];
+      const float v20520 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20521 = v20519 * v20520;
+      v614.x[27] = v20521;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20524 = v614.x[28];
+      const float v20525 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20526 = v20524 * v20525;
+      v614.x[28] = v20526;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20529 = v614.x[29];
+      const float v20530 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20531 = v20529 * v20530;
+      v614.x[29] = v20531;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20534 = v614.x[30];
+      const float v20535 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20536 = v20534 * v20535;
+      v614.x[30] = v20536;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20539 = v614.x[31];
+      const float v20540 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20541 = v20539 * v20540;
+      v614.x[31] = v20541;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20544 = v616.x[0];
+      const float v20545 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20546 = v20544 * v20545;
+      v616.x[0] = v20546;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20549 = v616.x[1];
+      const float v20550 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20551 = v20549 * v20550;
+      v616.x[1] = v20551;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20554 = v616.x[2];
+      const float v20555 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20556 = v20554 * v20555;
+      v616.x[2] = v20556;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20559 = v616.x[3];
+      const float v20560 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20561 = v20559 * v20560;
+      v616.x[3] = v20561;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20564 = v616.x[4];
+      const float v20565 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20566 = v20564 * v20565;
+      v616.x[4] = v20566;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20569 = v616.x[5];
+      const float v20570 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20571 = v20569 * v20570;
+      v616.x[5] = v20571;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20574 = v616.x[6];
+      const float v20575 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20576 = v20574 * v20575;
+      v616.x[6] = v20576;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20579 = v616.x[7];
+      const float v20580 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20581 = v20579 * v20580;
+      v616.x[7] = v20581;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20584 = v616.x[8];
+      const float v20585 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20586 = v20584 * v20585;
+      v616.x[8] = v20586;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20589 = v616.x[9];
+      const float v20590 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20591 = v20589 * v20590;
+      v616.x[9] = v20591;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20594 = v616.x[10];
+      const float v20595 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20596 = v20594 * v20595;
+      v616.x[10] = v20596;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20599 = v616.x[11];
+      const float v20600 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20601 = v20599 * v20600;
+      v616.x[11] = v20601;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20604 = v616.x[12];
+      const float v20605 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20606 = v20604 * v20605;
+      v616.x[12] = v20606;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20609 = v616.x[13];
+      const float v20610 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20611 = v20609 * v20610;
+      v616.x[13] = v20611;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20614 = v616.x[14];
+      const float v20615 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20616 = v20614 * v20615;
+      v616.x[14] = v20616;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20619 = v616.x[15];
+      const float v20620 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20621 = v20619 * v20620;
+      v616.x[15] = v20621;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20624 = v616.x[16];
+      const float v20625 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20626 = v20624 * v20625;
+      v616.x[16] = v20626;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20629 = v616.x[17];
+      const float v20630 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20631 = v20629 * v20630;
+      v616.x[17] = v20631;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20634 = v616.x[18];
+      const float v20635 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20636 = v20634 * v20635;
+      v616.x[18] = v20636;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20639 = v616.x[19];
+      const float v20640 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20641 = v20639 * v20640;
+      v616.x[19] = v20641;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20644 = v616.x[20];
+      const float v20645 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20646 = v20644 * v20645;
+      v616.x[20] = v20646;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20649 = v616.x[21];
+      const float v20650 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20651 = v20649 * v20650;
+      v616.x[21] = v20651;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20654 = v616.x[22];
+      const float v20655 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20656 = v20654 * v20655;
+      v616.x[22] = v20656;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20659 = v616.x[23];
+      const float v20660 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20661 = v20659 * v20660;
+      v616.x[23] = v20661;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20664 = v616.x[24];
+      const float v20665 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20666 = v20664 * v20665;
+      v616.x[24] = v20666;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20669 = v616.x[25];
+      const float v20670 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20671 = v20669 * v20670;
+      v616.x[25] = v20671;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20674 = v616.x[26];
+      const float v20675 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20676 = v20674 * v20675;
+      v616.x[26] = v20676;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20679 = v616.x[27];
+      const float v20680 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20681 = v20679 * v20680;
+      v616.x[27] = v20681;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20684 = v616.x[28];
+      const float v20685 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20686 = v20684 * v20685;
+      v616.x[28] = v20686;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20689 = v616.x[29];
+      const float v20690 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20691 = v20689 * v20690;
+      v616.x[29] = v20691;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20694 = v616.x[30];
+      const float v20695 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20696 = v20694 * v20695;
+      v616.x[30] = v20696;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20699 = v616.x[31];
+      const float v20700 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20701 = v20699 * v20700;
+      v616.x[31] = v20701;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20704 = v618.x[0];
+      const float v20705 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20706 = v20704 * v20705;
+      v618.x[0] = v20706;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20709 = v618.x[1];
+      const float v20710 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20711 = v20709 * v20710;
+      v618.x[1] = v20711;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20714 = v618.x[2];
+      const float v20715 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20716 = v20714 * v20715;
+      v618.x[2] = v20716;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20719 = v618.x[3];
+      const float v20720 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20721 = v20719 * v20720;
+      v618.x[3] = v20721;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20724 = v618.x[4];
+      const float v20725 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20726 = v20724 * v20725;
+      v618.x[4] = v20726;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20729 = v618.x[5];
+      const float v20730 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20731 = v20729 * v20730;
+      v618.x[5] = v20731;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20734 = v618.x[6];
+      const float v20735 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20736 = v20734 * v20735;
+      v618.x[6] = v20736;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20739 = v618.x[7];
+      const float v20740 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20741 = v20739 * v20740;
+      v618.x[7] = v20741;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20744 = v618.x[8];
+      const float v20745 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20746 = v20744 * v20745;
+      v618.x[8] = v20746;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20749 = v618.x[9];
+      const float v20750 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20751 = v20749 * v20750;
+      v618.x[9] = v20751;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20754 = v618.x[10];
+      const float v20755 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20756 = v20754 * v20755;
+      v618.x[10] = v20756;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20759 = v618.x[11];
+      const float v20760 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20761 = v20759 * v20760;
+      v618.x[11] = v20761;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20764 = v618.x[12];
+      const float v20765 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20766 = v20764 * v20765;
+      v618.x[12] = v20766;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20769 = v618.x[13];
+      const float v20770 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20771 = v20769 * v20770;
+      v618.x[13] = v20771;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20774 = v618.x[14];
+      const float v20775 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20776 = v20774 * v20775;
+      v618.x[14] = v20776;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20779 = v618.x[15];
+      const float v20780 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20781 = v20779 * v20780;
+      v618.x[15] = v20781;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20784 = v618.x[16];
+      const float v20785 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20786 = v20784 * v20785;
+      v618.x[16] = v20786;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20789 = v618.x[17];
+      const float v20790 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20791 = v20789 * v20790;
+      v618.x[17] = v20791;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20794 = v618.x[18];
+      const float v20795 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20796 = v20794 * v20795;
+      v618.x[18] = v20796;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20799 = v618.x[19];
+      const float v20800 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20801 = v20799 * v20800;
+      v618.x[19] = v20801;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20804 = v618.x[20];
+      const float v20805 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20806 = v20804 * v20805;
+      v618.x[20] = v20806;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20809 = v618.x[21];
+      const float v20810 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20811 = v20809 * v20810;
+      v618.x[21] = v20811;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20814 = v618.x[22];
+      const float v20815 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20816 = v20814 * v20815;
+      v618.x[22] = v20816;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20819 = v618.x[23];
+      const float v20820 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20821 = v20819 * v20820;
+      v618.x[23] = v20821;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20824 = v618.x[24];
+      const float v20825 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20826 = v20824 * v20825;
+      v618.x[24] = v20826;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20829 = v618.x[25];
+      const float v20830 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20831 = v20829 * v20830;
+      v618.x[25] = v20831;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20834 = v618.x[26];
+      const float v20835 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20836 = v20834 * v20835;
+      v618.x[26] = v20836;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20839 = v618.x[27];
+      const float v20840 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20841 = v20839 * v20840;
+      v618.x[27] = v20841;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20844 = v618.x[28];
+      const float v20845 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20846 = v20844 * v20845;
+      v618.x[28] = v20846;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20849 = v618.x[29];
+      const float v20850 = v18066.x[0];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20851 = v20849 * v20850;
+      v618.x[29] = v20851;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20854 = v618.x[30];
+      const float v20855 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20856 = v20854 * v20855;
+      v618.x[30] = v20856;  // kernels/sdpa/flash_tile.hpp:244
+      const float v20859 = v618.x[31];
+      const float v20860 = v18066.x[2];  // kernels/sdpa/flash_tile.hpp:245
+      const float v20861 = v20859 * v20860;
+      v618.x[31] = v20861;  // kernels/sdpa/flash_tile.hpp:244
+      iron_frag<iron_bf16, 0, 16, 64> v20863;  // kernels/sdpa/flash_warpgroup.hpp:182
+      iron_frag_fill(v20863, iron_f32_to_bf16(0.0f));
+      iron_frag_convert(v20863, v18016);
+      iron_frag_store<false>(v20863, shm3, v20869, 64u);
+      __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:299
+      iron_frag<iron_bf16, 0, 16, 16> v21127;  // kernels/sdpa/flash_warpgroup.hpp:188
+      iron_frag_fill(v21127, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21127, shm3, v20938, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21129;
+      iron_frag_fill(v21129, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21129, shm2, v18020, 64u);
+      iron_frag_mma_sync(v612, v21127, v21129);
+      const unsigned int v21136 = v18020 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v21138;
+      iron_frag_fill(v21138, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21138, shm3, v20949, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21140;
+      iron_frag_fill(v21140, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21140, shm2, v21136, 64u);
+      iron_frag_mma_sync(v612, v21138, v21140);
+      const unsigned int v21147 = v18020 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v21149;
+      iron_frag_fill(v21149, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21149, shm3, v20958, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21151;
+      iron_frag_fill(v21151, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21151, shm2, v21147, 64u);
+      iron_frag_mma_sync(v612, v21149, v21151);
+      const unsigned int v21158 = v18020 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v21160;
+      iron_frag_fill(v21160, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21160, shm3, v20967, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21162;
+      iron_frag_fill(v21162, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21162, shm2, v21158, 64u);
+      iron_frag_mma_sync(v612, v21160, v21162);
+      iron_frag<iron_bf16, 0, 16, 16> v21180;
+      iron_frag_fill(v21180, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21180, shm3, v20938, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21182;
+      iron_frag_fill(v21182, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21182, shm2, v18033, 64u);
+      iron_frag_mma_sync(v614, v21180, v21182);
+      const unsigned int v21189 = v18033 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v21191;
+      iron_frag_fill(v21191, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21191, shm3, v20949, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21193;
+      iron_frag_fill(v21193, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21193, shm2, v21189, 64u);
+      iron_frag_mma_sync(v614, v21191, v21193);
+      const unsigned int v21200 = v18033 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v21202;
+      iron_frag_fill(v21202, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21202, shm3, v20958, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21204;
+      iron_frag_fill(v21204, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21204, shm2, v21200, 64u);
+      iron_frag_mma_sync(v614, v21202, v21204);
+      const unsigned int v21211 = v18033 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v21213;
+      iron_frag_fill(v21213, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21213, shm3, v20967, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21215;
+      iron_frag_fill(v21215, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21215, shm2, v21211, 64u);
+      iron_frag_mma_sync(v614, v21213, v21215);
+      iron_frag<iron_bf16, 0, 16, 16> v21233;
+      iron_frag_fill(v21233, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21233, shm3, v20938, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21235;
+      iron_frag_fill(v21235, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21235, shm2, v18045, 64u);
+      iron_frag_mma_sync(v616, v21233, v21235);
+      const unsigned int v21242 = v18045 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v21244;
+      iron_frag_fill(v21244, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21244, shm3, v20949, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21246;
+      iron_frag_fill(v21246, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21246, shm2, v21242, 64u);
+      iron_frag_mma_sync(v616, v21244, v21246);
+      const unsigned int v21253 = v18045 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v21255;
+      iron_frag_fill(v21255, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21255, shm3, v20958, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21257;
+      iron_frag_fill(v21257, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21257, shm2, v21253, 64u);
+      iron_frag_mma_sync(v616, v21255, v21257);
+      const unsigned int v21264 = v18045 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v21266;
+      iron_frag_fill(v21266, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21266, shm3, v20967, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21268;
+      iron_frag_fill(v21268, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21268, shm2, v21264, 64u);
+      iron_frag_mma_sync(v616, v21266, v21268);
+      iron_frag<iron_bf16, 0, 16, 16> v21286;
+      iron_frag_fill(v21286, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21286, shm3, v20938, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21288;
+      iron_frag_fill(v21288, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21288, shm2, v18057, 64u);
+      iron_frag_mma_sync(v618, v21286, v21288);
+      const unsigned int v21295 = v18057 + 1024u;
+      iron_frag<iron_bf16, 0, 16, 16> v21297;
+      iron_frag_fill(v21297, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21297, shm3, v20949, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21299;
+      iron_frag_fill(v21299, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21299, shm2, v21295, 64u);
+      iron_frag_mma_sync(v618, v21297, v21299);
+      const unsigned int v21306 = v18057 + 2048u;
+      iron_frag<iron_bf16, 0, 16, 16> v21308;
+      iron_frag_fill(v21308, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21308, shm3, v20958, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21310;
+      iron_frag_fill(v21310, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21310, shm2, v21306, 64u);
+      iron_frag_mma_sync(v618, v21308, v21310);
+      const unsigned int v21317 = v18057 + 3072u;
+      iron_frag<iron_bf16, 0, 16, 16> v21319;
+      iron_frag_fill(v21319, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false>(v21319, shm3, v20967, 64u);
+      iron_frag<iron_bf16, 1, 16, 64> v21321;
+      iron_frag_fill(v21321, iron_f32_to_bf16(0.0f));
+      iron_frag_load_shared<false, 6, 3>(v21321, shm2, v21317, 64u);
+      iron_frag_mma_sync(v618, v21319, v21321);
+    }
+    __syncthreads();  // kernels/sdpa/flash_warpgroup.hpp:294
+    const float v12200 = v49 * 1.442695f;  // kernels/sdpa/flash_tile.hpp:260
+    iron_frag<float, 2, 16, 8> v12202;  // kernels/sdpa/flash_tile.hpp:261
+    iron_frag_fill(v12202, 0.0f);
+    const float v12206 = v606.x[0];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12207 = fmaxf(v12206, v12200);
+    const bool v12210 = v12207 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12211 = v12210 ? 0.0f : v12207;
+    v12202.x[0] = v12211;  // kernels/sdpa/flash_tile.hpp:262
+    const float v12215 = v606.x[1];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12216 = fmaxf(v12215, v12200);
+    const bool v12219 = v12216 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12220 = v12219 ? 0.0f : v12216;
+    v12202.x[1] = v12220;  // kernels/sdpa/flash_tile.hpp:262
+    const float v12224 = v606.x[2];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12225 = fmaxf(v12224, v12200);
+    const bool v12228 = v12225 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12229 = v12228 ? 0.0f : v12225;
+    v12202.x[2] = v12229;  // kernels/sdpa/flash_tile.hpp:262
+    const float v12233 = v606.x[3];  // kernels/sdpa/flash_tile.hpp:263
+    const float v12234 = fmaxf(v12233, v12200);
+    const bool v12237 = v12234 == __uint_as_float(0xff800000u);  // kernels/sdpa/flash_tile.hpp:105
+    const float v12238 = v12237 ? 0.0f : v12234;
+    v12202.x[3] = v12238;  // kernels/sdpa/flash_tile.hpp:262
+    iron_frag<float, 2, 16, 8> v12240;  // kernels/sdpa/flash_tile.hpp:265
+    iron_frag_fill(v12240, 0.0f);
+    const float v12244 = v12202.x[0];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12245 = v12200 - v12244;
+    const float v12246 = exp2f(v12245);
+    const float v12249 = v12206 - v12244;
+    const float v12250 = exp2f(v12249);
+    const float v12251 = v608.x[0];
+    const float v12252 = v12251 * v12250;
+    const float v12253 = v12252 + v12246;
+    v12240.x[0] = v12253;  // kernels/sdpa/flash_tile.hpp:266
+    const float v12257 = v12202.x[1];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12258 = v12200 - v12257;
+    const float v12259 = exp2f(v12258);
+    const float v12262 = v12215 - v12257;
+    const float v12263 = exp2f(v12262);
+    const float v12264 = v608.x[1];
+    const float v12265 = v12264 * v12263;
+    const float v12266 = v12265 + v12259;
+    v12240.x[1] = v12266;  // kernels/sdpa/flash_tile.hpp:266
+    const float v12270 = v12202.x[2];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12271 = v12200 - v12270;
+    const float v12272 = exp2f(v12271);
+    const float v12275 = v12224 - v12270;
+    const float v12276 = exp2f(v12275);
+    const float v12277 = v608.x[2];
+    const float v12278 = v12277 * v12276;
+    const float v12279 = v12278 + v12272;
+    v12240.x[2] = v12279;  // kernels/sdpa/flash_tile.hpp:266
+    const float v12283 = v12202.x[3];  // kernels/sdpa/flash_tile.hpp:267
+    const float v12284 = v12200 - v12283;
+    const float v12285 = exp2f(v12284);
+    const float v12288 = v12233 - v12283;
+    const float v12289 = exp2f(v12288);
+    const float v12290 = v608.x[3];
+    const float v12291 = v12290 * v12289;
+    const float v12292 = v12291 + v12285;
+    v12240.x[3] = v12292;  // kernels/sdpa/flash_tile.hpp:266
+    iron_frag<float, 2, 16, 8> v12294;  // kernels/sdpa/flash_tile.hpp:269
+    iron_frag_fill(v12294, 0.0f);
+    const float v12298 = v12240.x[0];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12304 = v12250 / v12298;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12306 = v12298 > 0.0f;
+    const float v12307 = v12306 ? v12304 : 0.0f;
+    v12294.x[0] = v12307;  // kernels/sdpa/flash_tile.hpp:270
+    const float v12311 = v12240.x[1];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12317 = v12263 / v12311;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12319 = v12311 > 0.0f;
+    const float v12320 = v12319 ? v12317 : 0.0f;
+    v12294.x[1] = v12320;  // kernels/sdpa/flash_tile.hpp:270
+    const float v12324 = v12240.x[2];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12330 = v12276 / v12324;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12332 = v12324 > 0.0f;
+    const float v12333 = v12332 ? v12330 : 0.0f;
+    v12294.x[2] = v12333;  // kernels/sdpa/flash_tile.hpp:270
+    const float v12337 = v12240.x[3];  // kernels/sdpa/flash_tile.hpp:271
+    const float v12343 = v12289 / v12337;  // kernels/sdpa/flash_tile.hpp:272
+    const bool v12345 = v12337 > 0.0f;
+    const float v12346 = v12345 ? v12343 : 0.0f;
+    v12294.x[3] = v12346;  // kernels/sdpa/flash_tile.hpp:270
+    const unsigned int v12349 = v56 + v20223;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12350 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12351 = v612.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12352 = v12351 * v12350;
+    const float v12353 = v612.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12354 = v12353 * v12350;
+    const bool v12355 = v12349 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12355) {
+      const unsigned int v12360 = v13 + v12349;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12361 = v12360 * v1;
+      const unsigned int v12362 = v12361 + v28;
+      const unsigned int v12363 = v12362 << 8u;
+      const unsigned int v12364 = v12363 + v20222;
+      const iron_bf16 v12365 = iron_f32_to_bf16(v12352);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12366 = iron_f32_to_bf16(v12354);
+      *reinterpret_cast<iron_bf16x2*>(out + v12364) = iron_bf16x2{{v12365, v12366}};
+    }
+    const unsigned int v12368 = v56 + v20233;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12369 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12370 = v612.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12371 = v12370 * v12369;
+    const float v12372 = v612.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12373 = v12372 * v12369;
+    const bool v12374 = v12368 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12374) {
+      const unsigned int v12379 = v13 + v12368;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12380 = v12379 * v1;
+      const unsigned int v12381 = v12380 + v28;
+      const unsigned int v12382 = v12381 << 8u;
+      const unsigned int v12383 = v12382 + v20232;
+      const iron_bf16 v12384 = iron_f32_to_bf16(v12371);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12385 = iron_f32_to_bf16(v12373);
+      *reinterpret_cast<iron_bf16x2*>(out + v12383) = iron_bf16x2{{v12384, v12385}};
+    }
+    const unsigned int v12387 = v56 + v20243;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12388 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12389 = v612.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12390 = v12389 * v12388;
+    const float v12391 = v612.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12392 = v12391 * v12388;
+    const bool v12393 = v12387 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12393) {
+      const unsigned int v12398 = v13 + v12387;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12399 = v12398 * v1;
+      const unsigned int v12400 = v12399 + v28;
+      const unsigned int v12401 = v12400 << 8u;
+      const unsigned int v12402 = v12401 + v20242;
+      const iron_bf16 v12403 = iron_f32_to_bf16(v12390);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12404 = iron_f32_to_bf16(v12392);
+      *reinterpret_cast<iron_bf16x2*>(out + v12402) = iron_bf16x2{{v12403, v12404}};
+    }
+    const unsigned int v12406 = v56 + v20253;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12407 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12408 = v612.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12409 = v12408 * v12407;
+    const float v12410 = v612.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12411 = v12410 * v12407;
+    const bool v12412 = v12406 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12412) {
+      const unsigned int v12417 = v13 + v12406;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12418 = v12417 * v1;
+      const unsigned int v12419 = v12418 + v28;
+      const unsigned int v12420 = v12419 << 8u;
+      const unsigned int v12421 = v12420 + v20252;
+      const iron_bf16 v12422 = iron_f32_to_bf16(v12409);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12423 = iron_f32_to_bf16(v12411);
+      *reinterpret_cast<iron_bf16x2*>(out + v12421) = iron_bf16x2{{v12422, v12423}};
+    }
+    const unsigned int v12425 = v56 + v20263;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12426 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12427 = v612.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12428 = v12427 * v12426;
+    const float v12429 = v612.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12430 = v12429 * v12426;
+    const bool v12431 = v12425 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12431) {
+      const unsigned int v12436 = v13 + v12425;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12437 = v12436 * v1;
+      const unsigned int v12438 = v12437 + v28;
+      const unsigned int v12439 = v12438 << 8u;
+      const unsigned int v12440 = v12439 + v20262;
+      const iron_bf16 v12441 = iron_f32_to_bf16(v12428);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12442 = iron_f32_to_bf16(v12430);
+      *reinterpret_cast<iron_bf16x2*>(out + v12440) = iron_bf16x2{{v12441, v12442}};
+    }
+    const unsigned int v12444 = v56 + v20273;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12445 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12446 = v612.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12447 = v12446 * v12445;
+    const float v12448 = v612.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12449 = v12448 * v12445;
+    const bool v12450 = v12444 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12450) {
+      const unsigned int v12455 = v13 + v12444;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12456 = v12455 * v1;
+      const unsigned int v12457 = v12456 + v28;
+      const unsigned int v12458 = v12457 << 8u;
+      const unsigned int v12459 = v12458 + v20272;
+      const iron_bf16 v12460 = iron_f32_to_bf16(v12447);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12461 = iron_f32_to_bf16(v12449);
+      *reinterpret_cast<iron_bf16x2*>(out + v12459) = iron_bf16x2{{v12460, v12461}};
+    }
+    const unsigned int v12463 = v56 + v20283;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12464 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12465 = v612.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12466 = v12465 * v12464;
+    const float v12467 = v612.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12468 = v12467 * v12464;
+    const bool v12469 = v12463 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12469) {
+      const unsigned int v12474 = v13 + v12463;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12475 = v12474 * v1;
+      const unsigned int v12476 = v12475 + v28;
+      const unsigned int v12477 = v12476 << 8u;
+      const unsigned int v12478 = v12477 + v20282;
+      const iron_bf16 v12479 = iron_f32_to_bf16(v12466);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12480 = iron_f32_to_bf16(v12468);
+      *reinterpret_cast<iron_bf16x2*>(out + v12478) = iron_bf16x2{{v12479, v12480}};
+    }
+    const unsigned int v12482 = v56 + v20293;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12483 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12484 = v612.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12485 = v12484 * v12483;
+    const float v12486 = v612.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12487 = v12486 * v12483;
+    const bool v12488 = v12482 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12488) {
+      const unsigned int v12493 = v13 + v12482;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12494 = v12493 * v1;
+      const unsigned int v12495 = v12494 + v28;
+      const unsigned int v12496 = v12495 << 8u;
+      const unsigned int v12497 = v12496 + v20292;
+      const iron_bf16 v12498 = iron_f32_to_bf16(v12485);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12499 = iron_f32_to_bf16(v12487);
+      *reinterpret_cast<iron_bf16x2*>(out + v12497) = iron_bf16x2{{v12498, v12499}};
+    }
+    const unsigned int v12501 = v56 + v20303;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12502 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12503 = v612.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12504 = v12503 * v12502;
+    const float v12505 = v612.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12506 = v12505 * v12502;
+    const bool v12507 = v12501 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12507) {
+      const unsigned int v12512 = v13 + v12501;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12513 = v12512 * v1;
+      const unsigned int v12514 = v12513 + v28;
+      const unsigned int v12515 = v12514 << 8u;
+      const unsigned int v12516 = v12515 + v20302;
+      const iron_bf16 v12517 = iron_f32_to_bf16(v12504);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12518 = iron_f32_to_bf16(v12506);
+      *reinterpret_cast<iron_bf16x2*>(out + v12516) = iron_bf16x2{{v12517, v12518}};
+    }
+    const unsigned int v12520 = v56 + v20313;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12521 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12522 = v612.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12523 = v12522 * v12521;
+    const float v12524 = v612.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12525 = v12524 * v12521;
+    const bool v12526 = v12520 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12526) {
+      const unsigned int v12531 = v13 + v12520;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12532 = v12531 * v1;
+      const unsigned int v12533 = v12532 + v28;
+      const unsigned int v12534 = v12533 << 8u;
+      const unsigned int v12535 = v12534 + v20312;
+      const iron_bf16 v12536 = iron_f32_to_bf16(v12523);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12537 = iron_f32_to_bf16(v12525);
+      *reinterpret_cast<iron_bf16x2*>(out + v12535) = iron_bf16x2{{v12536, v12537}};
+    }
+    const unsigned int v12539 = v56 + v20323;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12540 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12541 = v612.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12542 = v12541 * v12540;
+    const float v12543 = v612.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12544 = v12543 * v12540;
+    const bool v12545 = v12539 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12545) {
+      const unsigned int v12550 = v13 + v12539;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12551 = v12550 * v1;
+      const unsigned int v12552 = v12551 + v28;
+      const unsigned int v12553 = v12552 << 8u;
+      const unsigned int v12554 = v12553 + v20322;
+      const iron_bf16 v12555 = iron_f32_to_bf16(v12542);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12556 = iron_f32_to_bf16(v12544);
+      *reinterpret_cast<iron_bf16x2*>(out + v12554) = iron_bf16x2{{v12555, v12556}};
+    }
+    const unsigned int v12558 = v56 + v20333;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12559 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12560 = v612.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12561 = v12560 * v12559;
+    const float v12562 = v612.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12563 = v12562 * v12559;
+    const bool v12564 = v12558 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12564) {
+      const unsigned int v12569 = v13 + v12558;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12570 = v12569 * v1;
+      const unsigned int v12571 = v12570 + v28;
+      const unsigned int v12572 = v12571 << 8u;
+      const unsigned int v12573 = v12572 + v20332;
+      const iron_bf16 v12574 = iron_f32_to_bf16(v12561);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12575 = iron_f32_to_bf16(v12563);
+      *reinterpret_cast<iron_bf16x2*>(out + v12573) = iron_bf16x2{{v12574, v12575}};
+    }
+    const unsigned int v12577 = v56 + v20343;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12578 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12579 = v612.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12580 = v12579 * v12578;
+    const float v12581 = v612.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12582 = v12581 * v12578;
+    const bool v12583 = v12577 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12583) {
+      const unsigned int v12588 = v13 + v12577;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12589 = v12588 * v1;
+      const unsigned int v12590 = v12589 + v28;
+      const unsigned int v12591 = v12590 << 8u;
+      const unsigned int v12592 = v12591 + v20342;
+      const iron_bf16 v12593 = iron_f32_to_bf16(v12580);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12594 = iron_f32_to_bf16(v12582);
+      *reinterpret_cast<iron_bf16x2*>(out + v12592) = iron_bf16x2{{v12593, v12594}};
+    }
+    const unsigned int v12596 = v56 + v20353;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12597 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12598 = v612.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12599 = v12598 * v12597;
+    const float v12600 = v612.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12601 = v12600 * v12597;
+    const bool v12602 = v12596 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12602) {
+      const unsigned int v12607 = v13 + v12596;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12608 = v12607 * v1;
+      const unsigned int v12609 = v12608 + v28;
+      const unsigned int v12610 = v12609 << 8u;
+      const unsigned int v12611 = v12610 + v20352;
+      const iron_bf16 v12612 = iron_f32_to_bf16(v12599);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12613 = iron_f32_to_bf16(v12601);
+      *reinterpret_cast<iron_bf16x2*>(out + v12611) = iron_bf16x2{{v12612, v12613}};
+    }
+    const unsigned int v12615 = v56 + v20363;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12616 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12617 = v612.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12618 = v12617 * v12616;
+    const float v12619 = v612.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12620 = v12619 * v12616;
+    const bool v12621 = v12615 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12621) {
+      const unsigned int v12626 = v13 + v12615;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12627 = v12626 * v1;
+      const unsigned int v12628 = v12627 + v28;
+      const unsigned int v12629 = v12628 << 8u;
+      const unsigned int v12630 = v12629 + v20362;
+      const iron_bf16 v12631 = iron_f32_to_bf16(v12618);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12632 = iron_f32_to_bf16(v12620);
+      *reinterpret_cast<iron_bf16x2*>(out + v12630) = iron_bf16x2{{v12631, v12632}};
+    }
+    const unsigned int v12634 = v56 + v20373;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12635 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12636 = v612.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12637 = v12636 * v12635;
+    const float v12638 = v612.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12639 = v12638 * v12635;
+    const bool v12640 = v12634 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12640) {
+      const unsigned int v12645 = v13 + v12634;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12646 = v12645 * v1;
+      const unsigned int v12647 = v12646 + v28;
+      const unsigned int v12648 = v12647 << 8u;
+      const unsigned int v12649 = v12648 + v20372;
+      const iron_bf16 v12650 = iron_f32_to_bf16(v12637);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12651 = iron_f32_to_bf16(v12639);
+      *reinterpret_cast<iron_bf16x2*>(out + v12649) = iron_bf16x2{{v12650, v12651}};
+    }
+    const unsigned int v12653 = v56 + v20383;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12654 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12655 = v614.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12656 = v12655 * v12654;
+    const float v12657 = v614.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12658 = v12657 * v12654;
+    const bool v12659 = v12653 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12659) {
+      const unsigned int v12662 = 64u + v20382;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12664 = v13 + v12653;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12665 = v12664 * v1;
+      const unsigned int v12666 = v12665 + v28;
+      const unsigned int v12667 = v12666 << 8u;
+      const unsigned int v12668 = v12667 + v12662;
+      const iron_bf16 v12669 = iron_f32_to_bf16(v12656);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12670 = iron_f32_to_bf16(v12658);
+      *reinterpret_cast<iron_bf16x2*>(out + v12668) = iron_bf16x2{{v12669, v12670}};
+    }
+    const unsigned int v12672 = v56 + v20393;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12673 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12674 = v614.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12675 = v12674 * v12673;
+    const float v12676 = v614.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12677 = v12676 * v12673;
+    const bool v12678 = v12672 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12678) {
+      const unsigned int v12681 = 64u + v20392;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12683 = v13 + v12672;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12684 = v12683 * v1;
+      const unsigned int v12685 = v12684 + v28;
+      const unsigned int v12686 = v12685 << 8u;
+      const unsigned int v12687 = v12686 + v12681;
+      const iron_bf16 v12688 = iron_f32_to_bf16(v12675);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12689 = iron_f32_to_bf16(v12677);
+      *reinterpret_cast<iron_bf16x2*>(out + v12687) = iron_bf16x2{{v12688, v12689}};
+    }
+    const unsigned int v12691 = v56 + v20403;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12692 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12693 = v614.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12694 = v12693 * v12692;
+    const float v12695 = v614.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12696 = v12695 * v12692;
+    const bool v12697 = v12691 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12697) {
+      const unsigned int v12700 = 64u + v20402;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12702 = v13 + v12691;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12703 = v12702 * v1;
+      const unsigned int v12704 = v12703 + v28;
+      const unsigned int v12705 = v12704 << 8u;
+      const unsigned int v12706 = v12705 + v12700;
+      const iron_bf16 v12707 = iron_f32_to_bf16(v12694);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12708 = iron_f32_to_bf16(v12696);
+      *reinterpret_cast<iron_bf16x2*>(out + v12706) = iron_bf16x2{{v12707, v12708}};
+    }
+    const unsigned int v12710 = v56 + v20413;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12711 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12712 = v614.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12713 = v12712 * v12711;
+    const float v12714 = v614.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12715 = v12714 * v12711;
+    const bool v12716 = v12710 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12716) {
+      const unsigned int v12719 = 64u + v20412;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12721 = v13 + v12710;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12722 = v12721 * v1;
+      const unsigned int v12723 = v12722 + v28;
+      const unsigned int v12724 = v12723 << 8u;
+      const unsigned int v12725 = v12724 + v12719;
+      const iron_bf16 v12726 = iron_f32_to_bf16(v12713);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12727 = iron_f32_to_bf16(v12715);
+      *reinterpret_cast<iron_bf16x2*>(out + v12725) = iron_bf16x2{{v12726, v12727}};
+    }
+    const unsigned int v12729 = v56 + v20423;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12730 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12731 = v614.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12732 = v12731 * v12730;
+    const float v12733 = v614.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12734 = v12733 * v12730;
+    const bool v12735 = v12729 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12735) {
+      const unsigned int v12738 = 64u + v20422;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12740 = v13 + v12729;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12741 = v12740 * v1;
+      const unsigned int v12742 = v12741 + v28;
+      const unsigned int v12743 = v12742 << 8u;
+      const unsigned int v12744 = v12743 + v12738;
+      const iron_bf16 v12745 = iron_f32_to_bf16(v12732);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12746 = iron_f32_to_bf16(v12734);
+      *reinterpret_cast<iron_bf16x2*>(out + v12744) = iron_bf16x2{{v12745, v12746}};
+    }
+    const unsigned int v12748 = v56 + v20433;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12749 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12750 = v614.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12751 = v12750 * v12749;
+    const float v12752 = v614.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12753 = v12752 * v12749;
+    const bool v12754 = v12748 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12754) {
+      const unsigned int v12757 = 64u + v20432;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12759 = v13 + v12748;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12760 = v12759 * v1;
+      const unsigned int v12761 = v12760 + v28;
+      const unsigned int v12762 = v12761 << 8u;
+      const unsigned int v12763 = v12762 + v12757;
+      const iron_bf16 v12764 = iron_f32_to_bf16(v12751);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12765 = iron_f32_to_bf16(v12753);
+      *reinterpret_cast<iron_bf16x2*>(out + v12763) = iron_bf16x2{{v12764, v12765}};
+    }
+    const unsigned int v12767 = v56 + v20443;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12768 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12769 = v614.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12770 = v12769 * v12768;
+    const float v12771 = v614.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12772 = v12771 * v12768;
+    const bool v12773 = v12767 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12773) {
+      const unsigned int v12776 = 64u + v20442;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12778 = v13 + v12767;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12779 = v12778 * v1;
+      const unsigned int v12780 = v12779 + v28;
+      const unsigned int v12781 = v12780 << 8u;
+      const unsigned int v12782 = v12781 + v12776;
+      const iron_bf16 v12783 = iron_f32_to_bf16(v12770);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12784 = iron_f32_to_bf16(v12772);
+      *reinterpret_cast<iron_bf16x2*>(out + v12782) = iron_bf16x2{{v12783, v12784}};
+    }
+    const unsigned int v12786 = v56 + v20453;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12787 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12788 = v614.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12789 = v12788 * v12787;
+    const float v12790 = v614.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12791 = v12790 * v12787;
+    const bool v12792 = v12786 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12792) {
+      const unsigned int v12795 = 64u + v20452;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12797 = v13 + v12786;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12798 = v12797 * v1;
+      const unsigned int v12799 = v12798 + v28;
+      const unsigned int v12800 = v12799 << 8u;
+      const unsigned int v12801 = v12800 + v12795;
+      const iron_bf16 v12802 = iron_f32_to_bf16(v12789);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12803 = iron_f32_to_bf16(v12791);
+      *reinterpret_cast<iron_bf16x2*>(out + v12801) = iron_bf16x2{{v12802, v12803}};
+    }
+    const unsigned int v12805 = v56 + v20463;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12806 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12807 = v614.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12808 = v12807 * v12806;
+    const float v12809 = v614.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12810 = v12809 * v12806;
+    const bool v12811 = v12805 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12811) {
+      const unsigned int v12814 = 64u + v20462;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12816 = v13 + v12805;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12817 = v12816 * v1;
+      const unsigned int v12818 = v12817 + v28;
+      const unsigned int v12819 = v12818 << 8u;
+      const unsigned int v12820 = v12819 + v12814;
+      const iron_bf16 v12821 = iron_f32_to_bf16(v12808);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12822 = iron_f32_to_bf16(v12810);
+      *reinterpret_cast<iron_bf16x2*>(out + v12820) = iron_bf16x2{{v12821, v12822}};
+    }
+    const unsigned int v12824 = v56 + v20473;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12825 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12826 = v614.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12827 = v12826 * v12825;
+    const float v12828 = v614.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12829 = v12828 * v12825;
+    const bool v12830 = v12824 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12830) {
+      const unsigned int v12833 = 64u + v20472;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12835 = v13 + v12824;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12836 = v12835 * v1;
+      const unsigned int v12837 = v12836 + v28;
+      const unsigned int v12838 = v12837 << 8u;
+      const unsigned int v12839 = v12838 + v12833;
+      const iron_bf16 v12840 = iron_f32_to_bf16(v12827);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12841 = iron_f32_to_bf16(v12829);
+      *reinterpret_cast<iron_bf16x2*>(out + v12839) = iron_bf16x2{{v12840, v12841}};
+    }
+    const unsigned int v12843 = v56 + v20483;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12844 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12845 = v614.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12846 = v12845 * v12844;
+    const float v12847 = v614.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12848 = v12847 * v12844;
+    const bool v12849 = v12843 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12849) {
+      const unsigned int v12852 = 64u + v20482;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12854 = v13 + v12843;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12855 = v12854 * v1;
+      const unsigned int v12856 = v12855 + v28;
+      const unsigned int v12857 = v12856 << 8u;
+      const unsigned int v12858 = v12857 + v12852;
+      const iron_bf16 v12859 = iron_f32_to_bf16(v12846);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12860 = iron_f32_to_bf16(v12848);
+      *reinterpret_cast<iron_bf16x2*>(out + v12858) = iron_bf16x2{{v12859, v12860}};
+    }
+    const unsigned int v12862 = v56 + v20493;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12863 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12864 = v614.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12865 = v12864 * v12863;
+    const float v12866 = v614.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12867 = v12866 * v12863;
+    const bool v12868 = v12862 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12868) {
+      const unsigned int v12871 = 64u + v20492;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12873 = v13 + v12862;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12874 = v12873 * v1;
+      const unsigned int v12875 = v12874 + v28;
+      const unsigned int v12876 = v12875 << 8u;
+      const unsigned int v12877 = v12876 + v12871;
+      const iron_bf16 v12878 = iron_f32_to_bf16(v12865);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12879 = iron_f32_to_bf16(v12867);
+      *reinterpret_cast<iron_bf16x2*>(out + v12877) = iron_bf16x2{{v12878, v12879}};
+    }
+    const unsigned int v12881 = v56 + v20503;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12882 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12883 = v614.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12884 = v12883 * v12882;
+    const float v12885 = v614.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12886 = v12885 * v12882;
+    const bool v12887 = v12881 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12887) {
+      const unsigned int v12890 = 64u + v20502;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12892 = v13 + v12881;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12893 = v12892 * v1;
+      const unsigned int v12894 = v12893 + v28;
+      const unsigned int v12895 = v12894 << 8u;
+      const unsigned int v12896 = v12895 + v12890;
+      const iron_bf16 v12897 = iron_f32_to_bf16(v12884);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12898 = iron_f32_to_bf16(v12886);
+      *reinterpret_cast<iron_bf16x2*>(out + v12896) = iron_bf16x2{{v12897, v12898}};
+    }
+    const unsigned int v12900 = v56 + v20513;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12901 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12902 = v614.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12903 = v12902 * v12901;
+    const float v12904 = v614.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12905 = v12904 * v12901;
+    const bool v12906 = v12900 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12906) {
+      const unsigned int v12909 = 64u + v20512;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12911 = v13 + v12900;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12912 = v12911 * v1;
+      const unsigned int v12913 = v12912 + v28;
+      const unsigned int v12914 = v12913 << 8u;
+      const unsigned int v12915 = v12914 + v12909;
+      const iron_bf16 v12916 = iron_f32_to_bf16(v12903);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12917 = iron_f32_to_bf16(v12905);
+      *reinterpret_cast<iron_bf16x2*>(out + v12915) = iron_bf16x2{{v12916, v12917}};
+    }
+    const unsigned int v12919 = v56 + v20523;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12920 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12921 = v614.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12922 = v12921 * v12920;
+    const float v12923 = v614.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12924 = v12923 * v12920;
+    const bool v12925 = v12919 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12925) {
+      const unsigned int v12928 = 64u + v20522;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12930 = v13 + v12919;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12931 = v12930 * v1;
+      const unsigned int v12932 = v12931 + v28;
+      const unsigned int v12933 = v12932 << 8u;
+      const unsigned int v12934 = v12933 + v12928;
+      const iron_bf16 v12935 = iron_f32_to_bf16(v12922);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12936 = iron_f32_to_bf16(v12924);
+      *reinterpret_cast<iron_bf16x2*>(out + v12934) = iron_bf16x2{{v12935, v12936}};
+    }
+    const unsigned int v12938 = v56 + v20533;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12939 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12940 = v614.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12941 = v12940 * v12939;
+    const float v12942 = v614.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12943 = v12942 * v12939;
+    const bool v12944 = v12938 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12944) {
+      const unsigned int v12947 = 64u + v20532;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12949 = v13 + v12938;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12950 = v12949 * v1;
+      const unsigned int v12951 = v12950 + v28;
+      const unsigned int v12952 = v12951 << 8u;
+      const unsigned int v12953 = v12952 + v12947;
+      const iron_bf16 v12954 = iron_f32_to_bf16(v12941);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12955 = iron_f32_to_bf16(v12943);
+      *reinterpret_cast<iron_bf16x2*>(out + v12953) = iron_bf16x2{{v12954, v12955}};
+    }
+    const unsigned int v12957 = v56 + v20543;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12958 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12959 = v616.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12960 = v12959 * v12958;
+    const float v12961 = v616.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12962 = v12961 * v12958;
+    const bool v12963 = v12957 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12963) {
+      const unsigned int v12966 = 128u + v20542;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12968 = v13 + v12957;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12969 = v12968 * v1;
+      const unsigned int v12970 = v12969 + v28;
+      const unsigned int v12971 = v12970 << 8u;
+      const unsigned int v12972 = v12971 + v12966;
+      const iron_bf16 v12973 = iron_f32_to_bf16(v12960);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12974 = iron_f32_to_bf16(v12962);
+      *reinterpret_cast<iron_bf16x2*>(out + v12972) = iron_bf16x2{{v12973, v12974}};
+    }
+    const unsigned int v12976 = v56 + v20553;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12977 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12978 = v616.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12979 = v12978 * v12977;
+    const float v12980 = v616.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v12981 = v12980 * v12977;
+    const bool v12982 = v12976 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v12982) {
+      const unsigned int v12985 = 128u + v20552;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v12987 = v13 + v12976;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v12988 = v12987 * v1;
+      const unsigned int v12989 = v12988 + v28;
+      const unsigned int v12990 = v12989 << 8u;
+      const unsigned int v12991 = v12990 + v12985;
+      const iron_bf16 v12992 = iron_f32_to_bf16(v12979);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v12993 = iron_f32_to_bf16(v12981);
+      *reinterpret_cast<iron_bf16x2*>(out + v12991) = iron_bf16x2{{v12992, v12993}};
+    }
+    const unsigned int v12995 = v56 + v20563;  // kernels/sdpa/flash_tile.hpp:283
+    const float v12996 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v12997 = v616.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v12998 = v12997 * v12996;
+    const float v12999 = v616.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13000 = v12999 * v12996;
+    const bool v13001 = v12995 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13001) {
+      const unsigned int v13004 = 128u + v20562;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13006 = v13 + v12995;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13007 = v13006 * v1;
+      const unsigned int v13008 = v13007 + v28;
+      const unsigned int v13009 = v13008 << 8u;
+      const unsigned int v13010 = v13009 + v13004;
+      const iron_bf16 v13011 = iron_f32_to_bf16(v12998);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13012 = iron_f32_to_bf16(v13000);
+      *reinterpret_cast<iron_bf16x2*>(out + v13010) = iron_bf16x2{{v13011, v13012}};
+    }
+    const unsigned int v13014 = v56 + v20573;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13015 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13016 = v616.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13017 = v13016 * v13015;
+    const float v13018 = v616.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13019 = v13018 * v13015;
+    const bool v13020 = v13014 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13020) {
+      const unsigned int v13023 = 128u + v20572;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13025 = v13 + v13014;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13026 = v13025 * v1;
+      const unsigned int v13027 = v13026 + v28;
+      const unsigned int v13028 = v13027 << 8u;
+      const unsigned int v13029 = v13028 + v13023;
+      const iron_bf16 v13030 = iron_f32_to_bf16(v13017);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13031 = iron_f32_to_bf16(v13019);
+      *reinterpret_cast<iron_bf16x2*>(out + v13029) = iron_bf16x2{{v13030, v13031}};
+    }
+    const unsigned int v13033 = v56 + v20583;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13034 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13035 = v616.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13036 = v13035 * v13034;
+    const float v13037 = v616.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13038 = v13037 * v13034;
+    const bool v13039 = v13033 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13039) {
+      const unsigned int v13042 = 128u + v20582;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13044 = v13 + v13033;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13045 = v13044 * v1;
+      const unsigned int v13046 = v13045 + v28;
+      const unsigned int v13047 = v13046 << 8u;
+      const unsigned int v13048 = v13047 + v13042;
+      const iron_bf16 v13049 = iron_f32_to_bf16(v13036);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13050 = iron_f32_to_bf16(v13038);
+      *reinterpret_cast<iron_bf16x2*>(out + v13048) = iron_bf16x2{{v13049, v13050}};
+    }
+    const unsigned int v13052 = v56 + v20593;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13053 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13054 = v616.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13055 = v13054 * v13053;
+    const float v13056 = v616.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13057 = v13056 * v13053;
+    const bool v13058 = v13052 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13058) {
+      const unsigned int v13061 = 128u + v20592;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13063 = v13 + v13052;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13064 = v13063 * v1;
+      const unsigned int v13065 = v13064 + v28;
+      const unsigned int v13066 = v13065 << 8u;
+      const unsigned int v13067 = v13066 + v13061;
+      const iron_bf16 v13068 = iron_f32_to_bf16(v13055);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13069 = iron_f32_to_bf16(v13057);
+      *reinterpret_cast<iron_bf16x2*>(out + v13067) = iron_bf16x2{{v13068, v13069}};
+    }
+    const unsigned int v13071 = v56 + v20603;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13072 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13073 = v616.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13074 = v13073 * v13072;
+    const float v13075 = v616.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13076 = v13075 * v13072;
+    const bool v13077 = v13071 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13077) {
+      const unsigned int v13080 = 128u + v20602;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13082 = v13 + v13071;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13083 = v13082 * v1;
+      const unsigned int v13084 = v13083 + v28;
+      const unsigned int v13085 = v13084 << 8u;
+      const unsigned int v13086 = v13085 + v13080;
+      const iron_bf16 v13087 = iron_f32_to_bf16(v13074);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13088 = iron_f32_to_bf16(v13076);
+      *reinterpret_cast<iron_bf16x2*>(out + v13086) = iron_bf16x2{{v13087, v13088}};
+    }
+    const unsigned int v13090 = v56 + v20613;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13091 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13092 = v616.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13093 = v13092 * v13091;
+    const float v13094 = v616.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13095 = v13094 * v13091;
+    const bool v13096 = v13090 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13096) {
+      const unsigned int v13099 = 128u + v20612;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13101 = v13 + v13090;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13102 = v13101 * v1;
+      const unsigned int v13103 = v13102 + v28;
+      const unsigned int v13104 = v13103 << 8u;
+      const unsigned int v13105 = v13104 + v13099;
+      const iron_bf16 v13106 = iron_f32_to_bf16(v13093);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13107 = iron_f32_to_bf16(v13095);
+      *reinterpret_cast<iron_bf16x2*>(out + v13105) = iron_bf16x2{{v13106, v13107}};
+    }
+    const unsigned int v13109 = v56 + v20623;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13110 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13111 = v616.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13112 = v13111 * v13110;
+    const float v13113 = v616.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13114 = v13113 * v13110;
+    const bool v13115 = v13109 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13115) {
+      const unsigned int v13118 = 128u + v20622;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13120 = v13 + v13109;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13121 = v13120 * v1;
+      const unsigned int v13122 = v13121 + v28;
+      const unsigned int v13123 = v13122 << 8u;
+      const unsigned int v13124 = v13123 + v13118;
+      const iron_bf16 v13125 = iron_f32_to_bf16(v13112);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13126 = iron_f32_to_bf16(v13114);
+      *reinterpret_cast<iron_bf16x2*>(out + v13124) = iron_bf16x2{{v13125, v13126}};
+    }
+    const unsigned int v13128 = v56 + v20633;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13129 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13130 = v616.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13131 = v13130 * v13129;
+    const float v13132 = v616.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13133 = v13132 * v13129;
+    const bool v13134 = v13128 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13134) {
+      const unsigned int v13137 = 128u + v20632;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13139 = v13 + v13128;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13140 = v13139 * v1;
+      const unsigned int v13141 = v13140 + v28;
+      const unsigned int v13142 = v13141 << 8u;
+      const unsigned int v13143 = v13142 + v13137;
+      const iron_bf16 v13144 = iron_f32_to_bf16(v13131);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13145 = iron_f32_to_bf16(v13133);
+      *reinterpret_cast<iron_bf16x2*>(out + v13143) = iron_bf16x2{{v13144, v13145}};
+    }
+    const unsigned int v13147 = v56 + v20643;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13148 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13149 = v616.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13150 = v13149 * v13148;
+    const float v13151 = v616.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13152 = v13151 * v13148;
+    const bool v13153 = v13147 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13153) {
+      const unsigned int v13156 = 128u + v20642;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13158 = v13 + v13147;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13159 = v13158 * v1;
+      const unsigned int v13160 = v13159 + v28;
+      const unsigned int v13161 = v13160 << 8u;
+      const unsigned int v13162 = v13161 + v13156;
+      const iron_bf16 v13163 = iron_f32_to_bf16(v13150);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13164 = iron_f32_to_bf16(v13152);
+      *reinterpret_cast<iron_bf16x2*>(out + v13162) = iron_bf16x2{{v13163, v13164}};
+    }
+    const unsigned int v13166 = v56 + v20653;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13167 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13168 = v616.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13169 = v13168 * v13167;
+    const float v13170 = v616.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13171 = v13170 * v13167;
+    const bool v13172 = v13166 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13172) {
+      const unsigned int v13175 = 128u + v20652;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13177 = v13 + v13166;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13178 = v13177 * v1;
+      const unsigned int v13179 = v13178 + v28;
+      const unsigned int v13180 = v13179 << 8u;
+      const unsigned int v13181 = v13180 + v13175;
+      const iron_bf16 v13182 = iron_f32_to_bf16(v13169);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13183 = iron_f32_to_bf16(v13171);
+      *reinterpret_cast<iron_bf16x2*>(out + v13181) = iron_bf16x2{{v13182, v13183}};
+    }
+    const unsigned int v13185 = v56 + v20663;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13186 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13187 = v616.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13188 = v13187 * v13186;
+    const float v13189 = v616.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13190 = v13189 * v13186;
+    const bool v13191 = v13185 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13191) {
+      const unsigned int v13194 = 128u + v20662;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13196 = v13 + v13185;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13197 = v13196 * v1;
+      const unsigned int v13198 = v13197 + v28;
+      const unsigned int v13199 = v13198 << 8u;
+      const unsigned int v13200 = v13199 + v13194;
+      const iron_bf16 v13201 = iron_f32_to_bf16(v13188);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13202 = iron_f32_to_bf16(v13190);
+      *reinterpret_cast<iron_bf16x2*>(out + v13200) = iron_bf16x2{{v13201, v13202}};
+    }
+    const unsigned int v13204 = v56 + v20673;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13205 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13206 = v616.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13207 = v13206 * v13205;
+    const float v13208 = v616.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13209 = v13208 * v13205;
+    const bool v13210 = v13204 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13210) {
+      const unsigned int v13213 = 128u + v20672;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13215 = v13 + v13204;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13216 = v13215 * v1;
+      const unsigned int v13217 = v13216 + v28;
+      const unsigned int v13218 = v13217 << 8u;
+      const unsigned int v13219 = v13218 + v13213;
+      const iron_bf16 v13220 = iron_f32_to_bf16(v13207);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13221 = iron_f32_to_bf16(v13209);
+      *reinterpret_cast<iron_bf16x2*>(out + v13219) = iron_bf16x2{{v13220, v13221}};
+    }
+    const unsigned int v13223 = v56 + v20683;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13224 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13225 = v616.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13226 = v13225 * v13224;
+    const float v13227 = v616.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13228 = v13227 * v13224;
+    const bool v13229 = v13223 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13229) {
+      const unsigned int v13232 = 128u + v20682;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13234 = v13 + v13223;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13235 = v13234 * v1;
+      const unsigned int v13236 = v13235 + v28;
+      const unsigned int v13237 = v13236 << 8u;
+      const unsigned int v13238 = v13237 + v13232;
+      const iron_bf16 v13239 = iron_f32_to_bf16(v13226);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13240 = iron_f32_to_bf16(v13228);
+      *reinterpret_cast<iron_bf16x2*>(out + v13238) = iron_bf16x2{{v13239, v13240}};
+    }
+    const unsigned int v13242 = v56 + v20693;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13243 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13244 = v616.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13245 = v13244 * v13243;
+    const float v13246 = v616.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13247 = v13246 * v13243;
+    const bool v13248 = v13242 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13248) {
+      const unsigned int v13251 = 128u + v20692;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13253 = v13 + v13242;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13254 = v13253 * v1;
+      const unsigned int v13255 = v13254 + v28;
+      const unsigned int v13256 = v13255 << 8u;
+      const unsigned int v13257 = v13256 + v13251;
+      const iron_bf16 v13258 = iron_f32_to_bf16(v13245);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13259 = iron_f32_to_bf16(v13247);
+      *reinterpret_cast<iron_bf16x2*>(out + v13257) = iron_bf16x2{{v13258, v13259}};
+    }
+    const unsigned int v13261 = v56 + v20703;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13262 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13263 = v618.x[0];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13264 = v13263 * v13262;
+    const float v13265 = v618.x[1];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13266 = v13265 * v13262;
+    const bool v13267 = v13261 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13267) {
+      const unsigned int v13270 = 192u + v20702;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13272 = v13 + v13261;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13273 = v13272 * v1;
+      const unsigned int v13274 = v13273 + v28;
+      const unsigned int v13275 = v13274 << 8u;
+      const unsigned int v13276 = v13275 + v13270;
+      const iron_bf16 v13277 = iron_f32_to_bf16(v13264);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13278 = iron_f32_to_bf16(v13266);
+      *reinterpret_cast<iron_bf16x2*>(out + v13276) = iron_bf16x2{{v13277, v13278}};
+    }
+    const unsigned int v13280 = v56 + v20713;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13281 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13282 = v618.x[2];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13283 = v13282 * v13281;
+    const float v13284 = v618.x[3];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13285 = v13284 * v13281;
+    const bool v13286 = v13280 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13286) {
+      const unsigned int v13289 = 192u + v20712;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13291 = v13 + v13280;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13292 = v13291 * v1;
+      const unsigned int v13293 = v13292 + v28;
+      const unsigned int v13294 = v13293 << 8u;
+      const unsigned int v13295 = v13294 + v13289;
+      const iron_bf16 v13296 = iron_f32_to_bf16(v13283);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13297 = iron_f32_to_bf16(v13285);
+      *reinterpret_cast<iron_bf16x2*>(out + v13295) = iron_bf16x2{{v13296, v13297}};
+    }
+    const unsigned int v13299 = v56 + v20723;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13300 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13301 = v618.x[4];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13302 = v13301 * v13300;
+    const float v13303 = v618.x[5];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13304 = v13303 * v13300;
+    const bool v13305 = v13299 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13305) {
+      const unsigned int v13308 = 192u + v20722;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13310 = v13 + v13299;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13311 = v13310 * v1;
+      const unsigned int v13312 = v13311 + v28;
+      const unsigned int v13313 = v13312 << 8u;
+      const unsigned int v13314 = v13313 + v13308;
+      const iron_bf16 v13315 = iron_f32_to_bf16(v13302);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13316 = iron_f32_to_bf16(v13304);
+      *reinterpret_cast<iron_bf16x2*>(out + v13314) = iron_bf16x2{{v13315, v13316}};
+    }
+    const unsigned int v13318 = v56 + v20733;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13319 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13320 = v618.x[6];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13321 = v13320 * v13319;
+    const float v13322 = v618.x[7];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13323 = v13322 * v13319;
+    const bool v13324 = v13318 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13324) {
+      const unsigned int v13327 = 192u + v20732;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13329 = v13 + v13318;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13330 = v13329 * v1;
+      const unsigned int v13331 = v13330 + v28;
+      const unsigned int v13332 = v13331 << 8u;
+      const unsigned int v13333 = v13332 + v13327;
+      const iron_bf16 v13334 = iron_f32_to_bf16(v13321);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13335 = iron_f32_to_bf16(v13323);
+      *reinterpret_cast<iron_bf16x2*>(out + v13333) = iron_bf16x2{{v13334, v13335}};
+    }
+    const unsigned int v13337 = v56 + v20743;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13338 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13339 = v618.x[8];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13340 = v13339 * v13338;
+    const float v13341 = v618.x[9];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13342 = v13341 * v13338;
+    const bool v13343 = v13337 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13343) {
+      const unsigned int v13346 = 192u + v20742;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13348 = v13 + v13337;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13349 = v13348 * v1;
+      const unsigned int v13350 = v13349 + v28;
+      const unsigned int v13351 = v13350 << 8u;
+      const unsigned int v13352 = v13351 + v13346;
+      const iron_bf16 v13353 = iron_f32_to_bf16(v13340);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13354 = iron_f32_to_bf16(v13342);
+      *reinterpret_cast<iron_bf16x2*>(out + v13352) = iron_bf16x2{{v13353, v13354}};
+    }
+    const unsigned int v13356 = v56 + v20753;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13357 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13358 = v618.x[10];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13359 = v13358 * v13357;
+    const float v13360 = v618.x[11];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13361 = v13360 * v13357;
+    const bool v13362 = v13356 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13362) {
+      const unsigned int v13365 = 192u + v20752;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13367 = v13 + v13356;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13368 = v13367 * v1;
+      const unsigned int v13369 = v13368 + v28;
+      const unsigned int v13370 = v13369 << 8u;
+      const unsigned int v13371 = v13370 + v13365;
+      const iron_bf16 v13372 = iron_f32_to_bf16(v13359);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13373 = iron_f32_to_bf16(v13361);
+      *reinterpret_cast<iron_bf16x2*>(out + v13371) = iron_bf16x2{{v13372, v13373}};
+    }
+    const unsigned int v13375 = v56 + v20763;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13376 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13377 = v618.x[12];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13378 = v13377 * v13376;
+    const float v13379 = v618.x[13];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13380 = v13379 * v13376;
+    const bool v13381 = v13375 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13381) {
+      const unsigned int v13384 = 192u + v20762;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13386 = v13 + v13375;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13387 = v13386 * v1;
+      const unsigned int v13388 = v13387 + v28;
+      const unsigned int v13389 = v13388 << 8u;
+      const unsigned int v13390 = v13389 + v13384;
+      const iron_bf16 v13391 = iron_f32_to_bf16(v13378);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13392 = iron_f32_to_bf16(v13380);
+      *reinterpret_cast<iron_bf16x2*>(out + v13390) = iron_bf16x2{{v13391, v13392}};
+    }
+    const unsigned int v13394 = v56 + v20773;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13395 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13396 = v618.x[14];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13397 = v13396 * v13395;
+    const float v13398 = v618.x[15];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13399 = v13398 * v13395;
+    const bool v13400 = v13394 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13400) {
+      const unsigned int v13403 = 192u + v20772;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13405 = v13 + v13394;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13406 = v13405 * v1;
+      const unsigned int v13407 = v13406 + v28;
+      const unsigned int v13408 = v13407 << 8u;
+      const unsigned int v13409 = v13408 + v13403;
+      const iron_bf16 v13410 = iron_f32_to_bf16(v13397);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13411 = iron_f32_to_bf16(v13399);
+      *reinterpret_cast<iron_bf16x2*>(out + v13409) = iron_bf16x2{{v13410, v13411}};
+    }
+    const unsigned int v13413 = v56 + v20783;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13414 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13415 = v618.x[16];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13416 = v13415 * v13414;
+    const float v13417 = v618.x[17];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13418 = v13417 * v13414;
+    const bool v13419 = v13413 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13419) {
+      const unsigned int v13422 = 192u + v20782;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13424 = v13 + v13413;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13425 = v13424 * v1;
+      const unsigned int v13426 = v13425 + v28;
+      const unsigned int v13427 = v13426 << 8u;
+      const unsigned int v13428 = v13427 + v13422;
+      const iron_bf16 v13429 = iron_f32_to_bf16(v13416);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13430 = iron_f32_to_bf16(v13418);
+      *reinterpret_cast<iron_bf16x2*>(out + v13428) = iron_bf16x2{{v13429, v13430}};
+    }
+    const unsigned int v13432 = v56 + v20793;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13433 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13434 = v618.x[18];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13435 = v13434 * v13433;
+    const float v13436 = v618.x[19];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13437 = v13436 * v13433;
+    const bool v13438 = v13432 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13438) {
+      const unsigned int v13441 = 192u + v20792;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13443 = v13 + v13432;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13444 = v13443 * v1;
+      const unsigned int v13445 = v13444 + v28;
+      const unsigned int v13446 = v13445 << 8u;
+      const unsigned int v13447 = v13446 + v13441;
+      const iron_bf16 v13448 = iron_f32_to_bf16(v13435);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13449 = iron_f32_to_bf16(v13437);
+      *reinterpret_cast<iron_bf16x2*>(out + v13447) = iron_bf16x2{{v13448, v13449}};
+    }
+    const unsigned int v13451 = v56 + v20803;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13452 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13453 = v618.x[20];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13454 = v13453 * v13452;
+    const float v13455 = v618.x[21];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13456 = v13455 * v13452;
+    const bool v13457 = v13451 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13457) {
+      const unsigned int v13460 = 192u + v20802;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13462 = v13 + v13451;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13463 = v13462 * v1;
+      const unsigned int v13464 = v13463 + v28;
+      const unsigned int v13465 = v13464 << 8u;
+      const unsigned int v13466 = v13465 + v13460;
+      const iron_bf16 v13467 = iron_f32_to_bf16(v13454);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13468 = iron_f32_to_bf16(v13456);
+      *reinterpret_cast<iron_bf16x2*>(out + v13466) = iron_bf16x2{{v13467, v13468}};
+    }
+    const unsigned int v13470 = v56 + v20813;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13471 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13472 = v618.x[22];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13473 = v13472 * v13471;
+    const float v13474 = v618.x[23];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13475 = v13474 * v13471;
+    const bool v13476 = v13470 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13476) {
+      const unsigned int v13479 = 192u + v20812;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13481 = v13 + v13470;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13482 = v13481 * v1;
+      const unsigned int v13483 = v13482 + v28;
+      const unsigned int v13484 = v13483 << 8u;
+      const unsigned int v13485 = v13484 + v13479;
+      const iron_bf16 v13486 = iron_f32_to_bf16(v13473);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13487 = iron_f32_to_bf16(v13475);
+      *reinterpret_cast<iron_bf16x2*>(out + v13485) = iron_bf16x2{{v13486, v13487}};
+    }
+    const unsigned int v13489 = v56 + v20823;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13490 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13491 = v618.x[24];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13492 = v13491 * v13490;
+    const float v13493 = v618.x[25];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13494 = v13493 * v13490;
+    const bool v13495 = v13489 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13495) {
+      const unsigned int v13498 = 192u + v20822;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13500 = v13 + v13489;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13501 = v13500 * v1;
+      const unsigned int v13502 = v13501 + v28;
+      const unsigned int v13503 = v13502 << 8u;
+      const unsigned int v13504 = v13503 + v13498;
+      const iron_bf16 v13505 = iron_f32_to_bf16(v13492);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13506 = iron_f32_to_bf16(v13494);
+      *reinterpret_cast<iron_bf16x2*>(out + v13504) = iron_bf16x2{{v13505, v13506}};
+    }
+    const unsigned int v13508 = v56 + v20833;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13509 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13510 = v618.x[26];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13511 = v13510 * v13509;
+    const float v13512 = v618.x[27];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13513 = v13512 * v13509;
+    const bool v13514 = v13508 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13514) {
+      const unsigned int v13517 = 192u + v20832;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13519 = v13 + v13508;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13520 = v13519 * v1;
+      const unsigned int v13521 = v13520 + v28;
+      const unsigned int v13522 = v13521 << 8u;
+      const unsigned int v13523 = v13522 + v13517;
+      const iron_bf16 v13524 = iron_f32_to_bf16(v13511);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13525 = iron_f32_to_bf16(v13513);
+      *reinterpret_cast<iron_bf16x2*>(out + v13523) = iron_bf16x2{{v13524, v13525}};
+    }
+    const unsigned int v13527 = v56 + v20843;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13528 = v12294.x[0];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13529 = v618.x[28];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13530 = v13529 * v13528;
+    const float v13531 = v618.x[29];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13532 = v13531 * v13528;
+    const bool v13533 = v13527 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13533) {
+      const unsigned int v13536 = 192u + v20842;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13538 = v13 + v13527;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13539 = v13538 * v1;
+      const unsigned int v13540 = v13539 + v28;
+      const unsigned int v13541 = v13540 << 8u;
+      const unsigned int v13542 = v13541 + v13536;
+      const iron_bf16 v13543 = iron_f32_to_bf16(v13530);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13544 = iron_f32_to_bf16(v13532);
+      *reinterpret_cast<iron_bf16x2*>(out + v13542) = iron_bf16x2{{v13543, v13544}};
+    }
+    const unsigned int v13546 = v56 + v20853;  // kernels/sdpa/flash_tile.hpp:283
+    const float v13547 = v12294.x[2];  // kernels/sdpa/flash_tile.hpp:288
+    const float v13548 = v618.x[30];  // kernels/sdpa/flash_tile.hpp:289
+    const float v13549 = v13548 * v13547;
+    const float v13550 = v618.x[31];  // kernels/sdpa/flash_tile.hpp:290
+    const float v13551 = v13550 * v13547;
+    const bool v13552 = v13546 < v20;  // kernels/sdpa/flash_tile.hpp:291
+    if (v13552) {
+      const unsigned int v13555 = 192u + v20852;  // kernels/sdpa/flash_tile.hpp:276
+      const unsigned int v13557 = v13 + v13546;  // kernels/sdpa/prefill.cpp:146
+      const unsigned int v13558 = v13557 * v1;
+      const unsigned int v13559 = v13558 + v28;
+      const unsigned int v13560 = v13559 << 8u;
+      const unsigned int v13561 = v13560 + v13555;
+      const iron_bf16 v13562 = iron_f32_to_bf16(v13549);  // kernels/sdpa/prefill.cpp:150
+      const iron_bf16 v13563 = iron_f32_to_bf16(v13551);
+      *reinterpret_cast<iron_bf16x2*>(out + v13561) = iron_bf16x2{{v13562, v13563}};
     }
   }
 }
