@@ -161,9 +161,9 @@ class Lowering {
         load(b, op.shared_b, b_at, f, mma.b_stride(), mma.b_layout(), t);
       } else {
         for (std::uint32_t c = 0; c < n; c += width) {
+          const std::uint32_t which = c / width;
           const ValueId skip =
-              b.make(OpKind::Mul, u32, {b.constant(u32, c / width), index(b, mma.b_panel())})
-                  .result;
+              b.make(OpKind::Mul, u32, {b.constant(u32, which), index(b, mma.b_panel())}).result;
           const ValueId at = b.make(OpKind::Add, u32, {b_at, skip}).result;
           const std::uint32_t cols = std::min(width, n - c);
           const ValueId panel = fragment(b, t, {ir::FragmentRole::B, 16, cols});
@@ -195,8 +195,8 @@ class Lowering {
   /// target's lane map: on both maps the lane that holds (r, c) of `from` holds (r, col0 + c) of
   /// `to` (col0 and cols multiples of 8), in a slot that depends on neither the lane nor r and c
   /// beyond the slot's own.
-  void place_columns(ir::Builder& b, ValueId from, std::uint32_t cols, ValueId to, std::uint32_t n,
-                     std::uint32_t col0, DType t, ir::LaneMap map) const {
+  static void place_columns(ir::Builder& b, ValueId from, std::uint32_t cols, ValueId to,
+                            std::uint32_t n, std::uint32_t col0, DType t, ir::LaneMap map) {
     const ir::FragmentShape from_shape{ir::FragmentRole::B, 16, cols};
     const ir::FragmentShape to_shape{ir::FragmentRole::B, 16, n};
     for (std::uint32_t e = 0; e < from_shape.elements_per_lane(); ++e) {
