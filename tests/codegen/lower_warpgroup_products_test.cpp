@@ -365,6 +365,14 @@ TEST(PassLowerWarpgroupProducts, PanelsBecomeOneLoadEachPlacedIntoTheBFragment) 
   EXPECT_NE(lowered.find("%9"), std::string::npos) << "the second panel's offset" << lowered;
 }
 
+TEST(PassLowerWarpgroupProducts, OnePanelOfAStrideThePassCannotKnowIsOneLoad) {
+  std::string text(kRegisterForm);  // its panel stride is %2, the constant 0
+  text.replace(text.find("  %3 = const 64 : u32"), 21, "  %3 = builtin thread_id.y : u32");
+  const std::string lowered = run_pass(lower_warpgroup_products, text, TargetProfile::cuda(90));
+  EXPECT_NE(lowered.find(", b, 16, 64 : bf16"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("frag.mma "), std::string::npos) << lowered;
+}
+
 TEST(PassLowerWarpgroupProducts, PanelsOfAStrideThePassCannotKnowAreAnError) {
   std::string text = two_panels("2048");
   text.replace(text.find("  %3 = const 64 : u32"), 21, "  %3 = builtin thread_id.y : u32");

@@ -176,10 +176,13 @@ class Lowering {
   }
 
   /// The columns of each panel a row-major B of n columns is read in: its constant stride, or
-  /// n where that is at least n. Error for a stride the pass cannot know, since the panels are
-  /// split here.
+  /// n where that is at least n or the panel stride is the constant 0 (one panel, as a product
+  /// that names none). Error for another B whose stride the pass cannot know, since the panels
+  /// are split here.
   std::uint32_t panel_width(const ir::Op& op, std::uint32_t n) const {
     const ir::WgMmaOp<const ir::Op> mma(op);
+    const auto one_panel = known_.find(mma.b_panel());
+    if (one_panel != known_.end() && one_panel->second->ivalue == 0) return n;
     const auto c = known_.find(mma.b_stride());
     if (c == known_.end()) {
       throw Error(fmt::format(
