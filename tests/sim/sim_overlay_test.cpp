@@ -110,5 +110,21 @@ TEST(SimOverlay, TheBaseWrittenAgainLeavesTheOverlayUnwritten) {
       << e->what();
 }
 
+// An overlay wider than its base as the launch has it (a ring whose pipeline a specialization
+// dropped is one stage): no target lays it out, so the simulator refuses to run it either.
+TEST(SimOverlay, AnOverlayWiderThanItsBaseIsRefused) {
+  ir::Kernel k = staged(Handover::Barrier);
+  k.shared[1].size = 33;  // 132 bytes over the ring's 128
+  runtime::HostTensor ho = zeros(DType::F32, 32);
+  try {
+    run(k, {&ho}, Grid::per_row(1, 32));
+    FAIL() << "ran";
+  } catch (const TargetLimitError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kernel staged: shared over (f32[33], 132 bytes) overlays ring, which holds 128 "
+              "bytes in this launch (its pipelines' stages as the simulator expands them)");
+  }
+}
+
 }  // namespace
 }  // namespace iron::sim_test
