@@ -119,21 +119,12 @@ struct Placement {
   std::uint64_t total = 0;
 };
 
-Placement place(const ir::Kernel& kernel, const TargetProfile& target, const BranchSides* sides,
-                bool check_overlays) {
+Placement place(const ir::Kernel& kernel, const TargetProfile& target, const BranchSides* sides) {
   Placement out;
   std::uint64_t end = 0;
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
     const ir::SharedAlloc& a = kernel.shared[i];
-    if (a.overlays >= 0) {  // the base's bytes, which must hold it
-      const ir::SharedAlloc& base = kernel.shared[a.overlays];
-      if (check_overlays && alloc_bytes(a) > alloc_bytes(base)) {
-        throw TargetLimitError(fmt::format(
-            "kernel {}: shared {} ({}[{}], {} bytes) overlays {}, which holds {} bytes on target "
-            "{}",
-            kernel.name, a.name, dtype_name(a.dtype), a.size, alloc_bytes(a), base.name,
-            alloc_bytes(base), target.name));
-      }
+    if (a.overlays >= 0) {  // the base's bytes (check_overlays_fit)
       out.offsets.push_back(out.offsets[static_cast<std::size_t>(a.overlays)]);
       continue;
     }
@@ -157,19 +148,33 @@ Placement place(const ir::Kernel& kernel, const TargetProfile& target, const Bra
 /// and the total stays past it. Metal keeps an array an allocation unless they would not fit its
 /// threadgroup memory; then the sides share bytes of one block (the MSL emitter declares views).
 Placement layout_for(const ir::Kernel& kernel, const TargetProfile& target, bool check_overlays) {
-  Placement placed = place(kernel, target, nullptr, check_overlays);
+  if (check_overlays) check_overlays_fit(kernel, "on target " + target.name);
+  Placement placed = place(kernel, target, nullptr);
   if (target.kind == TargetKind::Cuda && uses_dynamic_shared(placed.total)) {
     const BranchSides sides(kernel);
-    placed = place(kernel, target, &sides, check_overlays);
+    placed = place(kernel, target, &sides);
     placed.total = std::max(placed.total, align_up(kCudaStaticSharedBytes + 1));
   } else if (target.kind == TargetKind::Msl && placed.total > target.max_shared_bytes) {
     const BranchSides sides(kernel);
-    placed = place(kernel, target, &sides, check_overlays);
+    placed = place(kernel, target, &sides);
   }
   return placed;
 }
 
 }  // namespace
+
+void check_overlays_fit(const ir::Kernel& kernel, std::string_view where) {
+  for (const ir::SharedAlloc& a : kernel.shared) {
+    if (a.overlays < 0) continue;
+    const ir::SharedAlloc& base = kernel.shared[static_cast<std::size_t>(a.overlays)];
+    if (alloc_bytes(a) > alloc_bytes(base)) {
+      throw TargetLimitError(fmt::format(
+          "kernel {}: shared {} ({}[{}], {} bytes) overlays {}, which holds {} bytes {}",
+          kernel.name, a.name, dtype_name(a.dtype), a.size, alloc_bytes(a), base.name,
+          alloc_bytes(base), where));
+    }
+  }
+}
 
 bool allocations_share_bytes(const ir::Kernel& kernel) {
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {

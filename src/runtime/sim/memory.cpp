@@ -1,16 +1,10 @@
 /// Threadgroup memory: race and written bookkeeping per element.
 #include "memory.hpp"
 
-#include <fmt/format.h>
-
-#include "iron/core/error.hpp"
+#include "iron/codegen/passes/layout_shared_memory.hpp"
 
 namespace iron::runtime::sim {
 namespace {
-
-std::uint64_t alloc_bytes(const ir::SharedAlloc& a) {
-  return std::uint64_t{a.size} * dtype_size(a.dtype);
-}
 
 // Another thread than `thread` among the (up to two) recorded ones, or none.
 std::optional<Conflict> other_thread(const std::uint32_t (&threads)[2],
@@ -45,17 +39,8 @@ SharedMemory::SharedMemory(const ir::Kernel& kernel) {
   // An overlay must fit in its base's bytes as this launch has them (a ring whose pipeline a
   // specialization dropped is one stage), as the CUDA and Metal layouts require: every target
   // would refuse to compile this launch's module.
-  for (const ir::SharedAlloc& a : kernel.shared) {
-    if (a.overlays < 0) continue;
-    const ir::SharedAlloc& base = kernel.shared[static_cast<std::size_t>(a.overlays)];
-    if (alloc_bytes(a) > alloc_bytes(base)) {
-      throw TargetLimitError(fmt::format(
-          "kernel {}: shared {} ({}[{}], {} bytes) overlays {}, which holds {} bytes in this "
-          "launch (its pipelines' stages as the simulator expands them)",
-          kernel.name, a.name, dtype_name(a.dtype), a.size, alloc_bytes(a), base.name,
-          alloc_bytes(base)));
-    }
-  }
+  codegen::check_overlays_fit(
+      kernel, "in this launch (its pipelines' stages as the simulator expands them)");
   // An overlay shares bytes with its base and with the base's other overlays.
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
     for (std::size_t j = 0; j < kernel.shared.size(); ++j) {

@@ -2,6 +2,8 @@
 /// kernel's total, and refuses kernels over the target's limit.
 #pragma once
 
+#include <string_view>
+
 #include "iron/codegen/target.hpp"
 #include "iron/core/ir.hpp"
 
@@ -18,5 +20,10 @@ std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel);
 /// launch-constant branch placed together, which a target of one array an allocation must
 /// declare as views of one block instead.
 bool allocations_share_bytes(const ir::Kernel& kernel);
+
+/// Throws TargetLimitError when an overlay is wider than its base's bytes (sizes as they stand:
+/// a ring as its pipelines were expanded), naming both and the bytes `where` (say "on target
+/// sm_90"): no target can place it.
+void check_overlays_fit(const ir::Kernel& kernel, std::string_view where);
 
 }  // namespace iron::codegen
