@@ -323,7 +323,8 @@ inline constexpr std::uint32_t kRun = 8;
 /// Hands the ROWS × COLS f32 sums staged in `staged` (rows PITCH apart) on to epilogue(r, c,
 /// sum) for out's rows first_row … and columns col0 …, THREADS threads taking runs of kRun
 /// consecutive columns in straight-line order, so that an epilogue's stores of a run merge into
-/// one 16-byte store (docs/compiler.md, "vectorize"): a warp writes 512 bytes of a row a time.
+/// one 16-byte store (docs/compiler.md, "vectorize"): a warp writes 256 consecutive elements of
+/// the band's rows a time.
 /// For a band wholly inside out, whose row pitch is a multiple of kRun.
 template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
           class Epilogue>
@@ -354,29 +355,25 @@ void hand_on_checked(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u
 }
 
 /// Hands every element (r, c) < (m, n) of the kBM×kBN tile at (row0, col0) to epilogue(r, c,
-/// sum) through shared memory: round by round, the two simdgroups of one half of the tile's rows
-/// store one kStagedRows band of their accumulators (all kBN columns) to an overlay of the spent
-/// a ring, and the whole group hands the band on, each simdgroup 32 consecutive columns of a row
-/// at a time. The epilogue is then traced once, in a loop, instead of once an accumulator slot
-/// (128 a lane): NVRTC spends ~90 ms less on a GEMM, ~270 on a fused activation (bench/NOTES.md
-/// §45), and a simdgroup's stores cover one row's consecutive columns, not eight rows' pairs.
-/// For 16-bit T, where the tile lies wholly inside out and `aligned` holds (the epilogue's row
-/// pitch a multiple of kRun; by default n), each thread takes runs of kRun consecutive columns in
-/// straight-line order, whose stores vectorize merges into 16-byte ones (docs/compiler.md,
-/// "vectorize").
+/// sum) through an f32 overlay of the spent a ring, so that the epilogue is traced once, in a
+/// loop, instead of once an accumulator slot (128 a lane): NVRTC spends ~90 ms less on a GEMM,
+/// ~270 on a fused activation (bench/NOTES.md §45), and a simdgroup's stores cover one row's
+/// consecutive columns, not eight rows' pairs. Where the target has the room
+/// (TargetFeature::LargeSharedMemory) the simdgroups take turns, each storing its whole
+/// accumulator with one fragment store, whose addresses are a lane base plus constants (NVRTC
+/// spends a fifth less on the whole GEMM than on per-slot stores, §61); the overlay takes bytes
+/// of its own where the ring is smaller. On Metal, two simdgroups at a time store a band of
+/// kStagedRows rows slot by slot (a band's slots are the same on every lane map), which a
+/// one-stage ring holds. For 16-bit T, where the tile lies wholly inside out and `aligned` holds
+/// (the epilogue's row pitch a multiple of kRun; by default n), each thread takes runs of kRun
+/// consecutive columns in straight-line order, whose stores vectorize merges into 16-byte ones
+/// (docs/compiler.md, "vectorize").
 template <class T, class Epilogue>
 void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& spent,
                      const dsl::Expr<dsl::u32>& m, const dsl::Expr<dsl::u32>& n,
                      const dsl::Expr<dsl::u32>& row0, const dsl::Expr<dsl::u32>& col0,
                      Epilogue&& epilogue, const std::optional<dsl::Expr<bool>>& aligned = {}) {
   using namespace iron::dsl;
-  constexpr std::uint32_t kPitch = kBN + 4;  // f32 rows 4 banks apart: a band's rows spread
-  constexpr std::uint32_t kBands = kWM / kStagedRows;
-  constexpr std::uint32_t kHalves = kBM / kWM;
-  constexpr std::uint32_t kSlotsABand = FragAcc<kWM, kWN>::elements / kBands;
-  constexpr std::uint32_t kAcross = kBN / kWN;  // simdgroups side by side in a half
-  auto staged = overlay<f32>(spent, kStagedRows * kPitch);
-  auto warp = simdgroup_id();
   // Runs for 16-bit T only: in f32 the second copy of the epilogue cost the convolution's
   // unbound form (both its bodies) a spill at 255 registers.
   constexpr bool kRuns = lane_bytes<T>() == 2;
@@ -384,36 +381,61 @@ void staged_epilogue(const dsl::FragAcc<kWM, kWN>& acc, const dsl::Shared<T>& sp
   if constexpr (kRuns) {
     whole = row0 + kBM <= m && col0 + kBN <= n && (aligned ? *aligned : n % kRun == 0u);
   }
+  // Hands on the ROWS × COLS sums staged at PITCH from (first_row, first_col).
+  const auto hand_on = [&]<std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH>(
+                           const Shared<f32>& staged, const Expr<u32>& first_row,
+                           const Expr<u32>& first_col) {
+    if constexpr (kRuns) {
+      IRON_IF(*whole) {
+        hand_on_runs<ROWS, COLS, PITCH, kThreads>(staged, first_row, first_col, epilogue);
+      }
+      IRON_ELSE {
+        hand_on_checked<ROWS, COLS, PITCH, kThreads>(staged, first_row, first_col, m, n, epilogue);
+      }
+    } else {
+      hand_on_checked<ROWS, COLS, PITCH, kThreads>(staged, first_row, first_col, m, n, epilogue);
+    }
+  };
+  constexpr std::uint32_t kAcross = kBN / kWN;  // simdgroups side by side
+  auto warp = simdgroup_id();
   barrier();  // every simdgroup has read its last stage
-  for (auto round : range(0u, kHalves * kBands)) {
-    auto half = round / kBands;
-    auto band = round % kBands;
-    IRON_IF(warp / kAcross == half) {
-      auto column = warp % kAcross * kWN;
-      for (std::uint32_t b = 0; b < kBands; ++b) {
-        IRON_IF(band == b) {
-          for (std::uint32_t i = 0; i < kSlotsABand; ++i) {
-            const std::uint32_t slot = b * kSlotsABand + i;
-            store(staged[(acc.row(slot) - b * kStagedRows) * kPitch + column + acc.col(slot)],
-                  acc.get(slot));
+  IRON_IF(target_has(TargetFeature::LargeSharedMemory)) {
+    constexpr std::uint32_t kPitch = kWN + 4;  // f32 rows 4 banks apart: a slot's rows spread
+    auto staged = overlay<f32>(spent, kWM * kPitch);
+    for (auto turn : range(0u, kThreads / 32)) {
+      IRON_IF(warp == turn) { acc.store(staged, 0u, kPitch); }
+      barrier();
+      hand_on.template operator()<kWM, kWN, kPitch>(staged, row0 + turn / kAcross * kWM,
+                                                    col0 + turn % kAcross * kWN);
+      barrier();
+    }
+  }
+  IRON_ELSE {
+    constexpr std::uint32_t kPitch = kBN + 4;  // f32 rows 4 banks apart: a band's rows spread
+    constexpr std::uint32_t kBands = kWM / kStagedRows;
+    constexpr std::uint32_t kHalves = kBM / kWM;
+    constexpr std::uint32_t kSlotsABand = FragAcc<kWM, kWN>::elements / kBands;
+    auto staged = overlay<f32>(spent, kStagedRows * kPitch);
+    for (auto round : range(0u, kHalves * kBands)) {
+      auto half = round / kBands;
+      auto band = round % kBands;
+      IRON_IF(warp / kAcross == half) {
+        auto column = warp % kAcross * kWN;
+        for (std::uint32_t b = 0; b < kBands; ++b) {
+          IRON_IF(band == b) {
+            for (std::uint32_t i = 0; i < kSlotsABand; ++i) {
+              const std::uint32_t slot = b * kSlotsABand + i;
+              store(staged[(acc.row(slot) - b * kStagedRows) * kPitch + column + acc.col(slot)],
+                    acc.get(slot));
+            }
           }
         }
       }
+      barrier();
+      hand_on.template operator()<kStagedRows, kBN, kPitch>(
+          staged, row0 + half * kWM + band * kStagedRows, col0);
+      barrier();
     }
-    barrier();
-    auto first_row = row0 + half * kWM + band * kStagedRows;
-    if constexpr (kRuns) {
-      IRON_IF(*whole) {
-        hand_on_runs<kStagedRows, kBN, kPitch, kThreads>(staged, first_row, col0, epilogue);
-      }
-      IRON_ELSE {
-        hand_on_checked<kStagedRows, kBN, kPitch, kThreads>(staged, first_row, col0, m, n,
-                                                            epilogue);
-      }
-    } else {
-      hand_on_checked<kStagedRows, kBN, kPitch, kThreads>(staged, first_row, col0, m, n, epilogue);
-    }
-    barrier();
   }
 }
 

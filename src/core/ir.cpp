@@ -11,8 +11,8 @@ namespace {
 constexpr std::array<std::string_view, 8> kBuiltinNames = {
     "thread_id", "group_id", "group_size", "grid_groups",
     "global_id", "lane",     "simdgroup",  "simdgroup_count"};
-constexpr std::array<std::string_view, 3> kTargetFeatureNames = {
-    "warpgroup_products", "paired_accumulator_columns", "tensor_maps"};
+constexpr std::array<std::string_view, 4> kTargetFeatureNames = {
+    "warpgroup_products", "paired_accumulator_columns", "tensor_maps", "large_shared_memory"};
 constexpr std::array<std::string_view, 4> kParamKindNames = {"in", "out", "constexpr", "inout"};
 constexpr std::array<std::string_view, 3> kDispatchModeNames = {"elementwise", "reduction",
                                                                 "tiled"};

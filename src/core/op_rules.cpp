@@ -158,7 +158,8 @@ class TypeCheck {
         break;
       case TypeRule::TargetQuery:
         if (op_.type != DType::Bool) fail("result must be bool, got {}", dtype_name(op_.type));
-        if (op_.ivalue < 0 || op_.ivalue > static_cast<std::int64_t>(TargetFeature::TensorMaps)) {
+        if (op_.ivalue < 0 ||
+            op_.ivalue > static_cast<std::int64_t>(TargetFeature::LargeSharedMemory)) {
           fail("asks about target feature {}, which does not exist", op_.ivalue);
         }
         break;

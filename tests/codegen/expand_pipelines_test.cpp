@@ -204,6 +204,19 @@ TEST(PassExpandPipelines, StagesShrinkUntilTheRingsFit) {
   EXPECT_EQ(problems_of(two), "");
 }
 
+// An overlay of the 128-byte ring stage (a 200-byte staging) fits in its base from 2 stages on;
+// at fewer it takes bytes of its own, which the stages must leave room for.
+TEST(PassExpandPipelines, StagesCountTheBytesOfAnOverlayTheirRingsDoNotHold) {
+  std::string text(kPipeline);
+  text.replace(text.find("  rule"), 0, "  shared staged: f32[50] overlays r\n");
+  const ir::Kernel kernel = ir::parse_kernel(text);
+  EXPECT_EQ(pipeline_stages(kernel, with_shared(std::uint64_t{3} * 128)), 3u)
+      << "three stages hold it";
+  EXPECT_EQ(pipeline_stages(kernel, with_shared(std::uint64_t{2} * 128)), 2u) << "so do two";
+  EXPECT_EQ(pipeline_stages(kernel, with_shared(std::uint64_t{2} * 128 - 16)), 1u)
+      << "one stage (128) and the staging's own 208 bytes";
+}
+
 TEST(PassExpandPipelines, OneStageWhereCopiesAreSynchronous) {
   codegen::TargetProfile metal = metal31_target();
   metal.async_copies = false;

@@ -336,5 +336,19 @@ TEST(PassSelectTargetPaths, PairedAccumulatorColumnsAreEveryTargetsButWmmas) {
   EXPECT_FALSE(kept(TargetProfile::cuda(90, MmaStrategy::Wmma)));
 }
 
+TEST(PassSelectTargetPaths, LargeSharedMemoryIsEveryCudaProfilesButNotMetals) {
+  std::string large(kTwoPaths);
+  const std::string query = "target.has warpgroup_products";
+  large.replace(large.find(query), query.size(), "target.has large_shared_memory");
+  const auto kept = [&](const TargetProfile& target) {
+    return run_pass(select, large, target).find("@wide") != std::string::npos;
+  };
+  EXPECT_TRUE(kept(TargetProfile::cuda(80)));
+  EXPECT_TRUE(kept(TargetProfile::cuda(90, MmaStrategy::Software)));
+  EXPECT_TRUE(kept(TargetProfile::cuda(90, MmaStrategy::Wgmma)));
+  EXPECT_FALSE(kept(TargetProfile::metal(30)));
+  EXPECT_FALSE(kept(TargetProfile::metal(31)));
+}
+
 }  // namespace
 }  // namespace iron::pass_test

@@ -41,6 +41,8 @@ std::optional<MmaStrategy> mma_strategy_from_environment();
 /// shared memory dynamically (`extern __shared__`) and is launched with that many bytes after
 /// opting in with cuFuncSetAttribute, up to the device's per-block limit.
 inline constexpr std::uint64_t kCudaStaticSharedBytes = std::uint64_t{48} * 1024;
+/// Metal's threadgroup memory a group (every Metal profile); every CUDA profile has more.
+inline constexpr std::uint64_t kMetalSharedBytes = std::uint64_t{32} * 1024;
 /// Whether a CUDA kernel lowered by the pipeline (its shared memory laid out) is one of those.
 inline bool uses_dynamic_shared(std::uint64_t shared_bytes) {
   return shared_bytes > kCudaStaticSharedBytes;

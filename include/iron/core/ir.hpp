@@ -52,7 +52,14 @@ inline bool builtin_has_axis(Builtin b) { return b <= Builtin::GlobalId; }
 /// with the shared memory that comes with it. PairedAccumulatorColumns: the target's lane map is
 /// one where each lane's accumulator slots 2i and 2i + 1 are columns c and c + 1 of one row, c
 /// even (mma.m16n8k16's and Metal's 8×8 maps; not wmma's, whose layout is the library's).
-enum class TargetFeature : std::uint8_t { WarpgroupProducts, PairedAccumulatorColumns, TensorMaps };
+/// LargeSharedMemory: a group may have more than 32 KB of threadgroup memory (every CUDA
+/// profile; not Metal), room to stage a simdgroup's whole accumulators beside a kernel's rings.
+enum class TargetFeature : std::uint8_t {
+  WarpgroupProducts,
+  PairedAccumulatorColumns,
+  TensorMaps,
+  LargeSharedMemory,
+};
 std::string_view target_feature_name(TargetFeature f);
 bool parse_target_feature_name(std::string_view name, TargetFeature& out);
 
@@ -185,8 +192,9 @@ struct SharedAlloc {
   /// on it, since every access goes through the same placement.
   std::uint32_t swizzle = 0;
   /// The earlier allocation whose bytes this one reuses (dsl::overlay), or -1: it takes no
-  /// bytes of its own, and the two are never live at once (the simulator reports an access of
-  /// one that races with or reads over an access of the other).
+  /// bytes of its own where it fits in them (else layout_shared_memory gives it its own), and
+  /// the two are never live at once (the simulator reports an access of one that races with or
+  /// reads over an access of the other).
   int overlays = -1;
 };
 

@@ -151,8 +151,8 @@ Shared<T> shared(std::uint32_t size, Swizzled layout,
 /// stages), for a phase of the kernel that no longer needs base: an epilogue staging its sums in
 /// the stages its products read. The two are never live at once: a barrier separates the last
 /// access of one from the first of the other, and neither is read for what the other wrote (the
-/// simulator reports both). It must fit in base on every target (a target that gives a ring
-/// fewer stages fails to compile with the sizes named).
+/// simulator reports both). Where base is smaller on a target or launch (a ring kept at fewer
+/// stages) the overlay takes bytes of its own instead.
 template <Element U, Element T>
 Shared<U> overlay(const Shared<T>& base, std::uint32_t size,
                   SourceLocation where = SourceLocation::current()) {

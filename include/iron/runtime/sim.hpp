@@ -79,6 +79,9 @@ struct SimOptions {
   /// Its answer to target.has(PairedAccumulatorColumns): true as both its lane maps pair them;
   /// false takes the path of a target whose lane map is unknown (wmma).
   bool paired_accumulator_columns = true;
+  /// Its answer to target.has(LargeSharedMemory): true as a CUDA device's; false takes Metal's
+  /// path.
+  bool large_shared_memory = true;
   /// A kernel with target queries runs again with the other answers, on copies of the tensors it
   /// writes, and any output that differs is a TargetPathDependent finding: its targets would
   /// compute different results.

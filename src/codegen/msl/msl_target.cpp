@@ -30,7 +30,7 @@ TargetProfile TargetProfile::metal(int version) {
   t.max_vector_bytes = 16;
   t.async_copies = false;     // copy.async is a load and a store in place
   t.swizzled_shared = false;  // simdgroup_load reads rows a fixed stride apart
-  t.max_shared_bytes = std::uint64_t{32} * 1024;
+  t.max_shared_bytes = kMetalSharedBytes;
   return t;
 }
 

@@ -676,12 +676,27 @@ std::uint32_t pipeline_stages(const ir::Kernel& kernel, const TargetProfile& tar
   std::uint64_t fixed = 0;
   std::uint64_t per_stage = 0;
   for (const ir::SharedAlloc& a : kernel.shared) {
-    if (a.overlays >= 0) continue;  // in its base's bytes
+    if (a.overlays >= 0) continue;  // in its base's bytes, or counted below
     (a.ring ? per_stage : fixed) += aligned_bytes(a);
     fixed += alignment_gap(a, target);
   }
+  // The bytes of the overlays that `stages` stages of their bases do not hold: those take bytes
+  // of their own (layout_shared_memory).
+  const auto own = [&](std::uint64_t stages) {
+    std::uint64_t bytes = 0;
+    for (const ir::SharedAlloc& a : kernel.shared) {
+      if (a.overlays < 0) continue;
+      const ir::SharedAlloc& base = kernel.shared[static_cast<std::size_t>(a.overlays)];
+      const std::uint64_t held = std::uint64_t{base.size} * dtype_size(base.dtype) *
+                                 (base.ring ? stages : 1);  // as overlay_in_base counts them
+      if (std::uint64_t{a.size} * dtype_size(a.dtype) > held) bytes += aligned_bytes(a);
+    }
+    return bytes;
+  };
   auto stages = static_cast<std::uint32_t>(std::max<std::int64_t>(asked, 1));
-  while (stages > 1 && fixed + per_stage * stages > target.max_shared_bytes) --stages;
+  while (stages > 1 && fixed + per_stage * stages + own(stages) > target.max_shared_bytes) {
+    --stages;
+  }
   return stages;
 }
 

@@ -1,11 +1,12 @@
 /// Shared-memory layout: 16-byte aligned offsets in declaration order (1024-byte for swizzled
 /// allocations on sm_90a, whose wgmma reads the swizzle from address bits; an overlay at its
-/// base's), the total, the limit, and each allocation's placement (swizzled rows only where the
-/// target reads them). On CUDA, where the memory is one block of bytes at offsets (dynamic shared
-/// memory), allocations used only on opposite sides of a launch-constant branch (an `if` on a
-/// value computed from constants and constexprs alone, ir::LaunchConstants: every thread of a
-/// launch takes the same side) share bytes, so a kernel that holds both sides of its
-/// specializations (the unbound form: AOT bundles, `iron build`) needs only the larger.
+/// base's where it fits there, else bytes of its own), the total, the limit, and each allocation's
+/// placement (swizzled rows only where the target reads them). On CUDA, where the memory is one
+/// block of bytes at offsets (dynamic shared memory), allocations used only on opposite sides of a
+/// launch-constant branch (an `if` on a value computed from constants and constexprs alone,
+/// ir::LaunchConstants: every thread of a launch takes the same side) share bytes, so a kernel that
+/// holds both sides of its specializations (the unbound form: AOT bundles, `iron build`) needs only
+/// the larger.
 #include "iron/codegen/passes/layout_shared_memory.hpp"
 
 #include <fmt/format.h>
@@ -90,8 +91,8 @@ class BranchSides {
   }
   void use(int alloc) {
     if (alloc < 0) return;
-    const int base = kernel_.shared[static_cast<std::size_t>(alloc)].overlays;
-    const auto at = static_cast<std::size_t>(base >= 0 ? base : alloc);
+    const ir::SharedAlloc& a = kernel_.shared[static_cast<std::size_t>(alloc)];
+    const auto at = static_cast<std::size_t>(overlay_in_base(kernel_, a) ? a.overlays : alloc);
     if (!used_[at]) {
       used_[at] = true;
       sides_[at] = path_;
@@ -112,8 +113,9 @@ class BranchSides {
   std::vector<bool> used_;
 };
 
-/// Each allocation's offset (an overlay at its base's), and the total: past every earlier
-/// allocation that a launch may use beside it (every one, unless `sides` says otherwise).
+/// Each allocation's offset (an overlay that fits in its base at its base's), and the total: past
+/// every earlier allocation that a launch may use beside it (every one, unless `sides` says
+/// otherwise).
 struct Placement {
   std::vector<std::uint64_t> offsets;
   std::uint64_t total = 0;
@@ -124,7 +126,7 @@ Placement place(const ir::Kernel& kernel, const TargetProfile& target, const Bra
   std::uint64_t end = 0;
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
     const ir::SharedAlloc& a = kernel.shared[i];
-    if (a.overlays >= 0) {  // the base's bytes (check_overlays_fit)
+    if (overlay_in_base(kernel, a)) {
       out.offsets.push_back(out.offsets[static_cast<std::size_t>(a.overlays)]);
       continue;
     }
@@ -132,7 +134,7 @@ Placement place(const ir::Kernel& kernel, const TargetProfile& target, const Bra
     std::uint64_t after = 0;
     for (std::size_t j = 0; j < i; ++j) {
       const ir::SharedAlloc& b = kernel.shared[j];
-      if (b.overlays >= 0 || (sides != nullptr && sides->exclusive(i, j))) continue;
+      if (overlay_in_base(kernel, b) || (sides != nullptr && sides->exclusive(i, j))) continue;
       after = std::max(after, out.offsets[j] + alloc_bytes(b));
     }
     out.offsets.push_back(align_up(after, swizzle_period ? kSwizzleAlignment : kAlignment));
@@ -147,8 +149,7 @@ Placement place(const ir::Kernel& kernel, const TargetProfile& target, const Bra
 /// allocation): past the static limit, the two sides of launch-constant branches share bytes,
 /// and the total stays past it. Metal keeps an array an allocation unless they would not fit its
 /// threadgroup memory; then the sides share bytes of one block (the MSL emitter declares views).
-Placement layout_for(const ir::Kernel& kernel, const TargetProfile& target, bool check_overlays) {
-  if (check_overlays) check_overlays_fit(kernel, "on target " + target.name);
+Placement layout_for(const ir::Kernel& kernel, const TargetProfile& target) {
   Placement placed = place(kernel, target, nullptr);
   if (target.kind == TargetKind::Cuda && uses_dynamic_shared(placed.total)) {
     const BranchSides sides(kernel);
@@ -163,17 +164,9 @@ Placement layout_for(const ir::Kernel& kernel, const TargetProfile& target, bool
 
 }  // namespace
 
-void check_overlays_fit(const ir::Kernel& kernel, std::string_view where) {
-  for (const ir::SharedAlloc& a : kernel.shared) {
-    if (a.overlays < 0) continue;
-    const ir::SharedAlloc& base = kernel.shared[static_cast<std::size_t>(a.overlays)];
-    if (alloc_bytes(a) > alloc_bytes(base)) {
-      throw TargetLimitError(fmt::format(
-          "kernel {}: shared {} ({}[{}], {} bytes) overlays {}, which holds {} bytes {}",
-          kernel.name, a.name, dtype_name(a.dtype), a.size, alloc_bytes(a), base.name,
-          alloc_bytes(base), where));
-    }
-  }
+bool overlay_in_base(const ir::Kernel& kernel, const ir::SharedAlloc& a) {
+  return a.overlays >= 0 &&
+         alloc_bytes(a) <= alloc_bytes(kernel.shared[static_cast<std::size_t>(a.overlays)]);
 }
 
 bool allocations_share_bytes(const ir::Kernel& kernel) {
@@ -181,7 +174,7 @@ bool allocations_share_bytes(const ir::Kernel& kernel) {
     const ir::SharedAlloc& a = kernel.shared[i];
     for (std::size_t j = i + 1; j < kernel.shared.size(); ++j) {
       const ir::SharedAlloc& b = kernel.shared[j];
-      if (a.overlays >= 0 || b.overlays >= 0) continue;
+      if (overlay_in_base(kernel, a) || overlay_in_base(kernel, b)) continue;
       if (a.offset < b.offset + alloc_bytes(b) && b.offset < a.offset + alloc_bytes(a)) {
         return true;
       }
@@ -191,11 +184,11 @@ bool allocations_share_bytes(const ir::Kernel& kernel) {
 }
 
 std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel) {
-  return layout_for(kernel, TargetProfile::cuda(90), false).total;
+  return layout_for(kernel, TargetProfile::cuda(90)).total;
 }
 
 void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
-  const Placement placed = layout_for(kernel, target, true);
+  const Placement placed = layout_for(kernel, target);
   const std::vector<std::uint64_t>& offsets = placed.offsets;
   const std::uint64_t total = placed.total;
   if (total > target.max_shared_bytes) {
@@ -207,8 +200,10 @@ void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target) {
   IRON_INTERNAL_ASSERT(total <= std::numeric_limits<std::uint32_t>::max(),
                        "shared-memory total does not fit 32 bits");
   for (std::size_t i = 0; i < kernel.shared.size(); ++i) {
-    kernel.shared[i].offset = static_cast<std::uint32_t>(offsets[i]);
-    if (!target.swizzled_shared) kernel.shared[i].swizzle = 0;
+    ir::SharedAlloc& a = kernel.shared[i];
+    if (a.overlays >= 0 && !overlay_in_base(kernel, a)) a.overlays = -1;  // bytes of its own
+    a.offset = static_cast<std::uint32_t>(offsets[i]);
+    if (!target.swizzled_shared) a.swizzle = 0;
   }
   kernel.shared_bytes = static_cast<std::uint32_t>(total);
 }

@@ -162,6 +162,8 @@ bool target_has(const TargetProfile& target, ir::TargetFeature feature) {
       return target.kind == TargetKind::Msl || target.mma != MmaStrategy::Wmma;
     case ir::TargetFeature::TensorMaps:
       return target.tensor_maps;
+    case ir::TargetFeature::LargeSharedMemory:
+      return target.max_shared_bytes > kMetalSharedBytes;
   }
   return false;
 }

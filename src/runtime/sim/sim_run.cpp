@@ -234,11 +234,14 @@ void compare_target_paths(const Launch& launch, const SimOptions& options,
   second.compare_target_paths = false;
   second.warpgroup_products = !options.warpgroup_products;
   second.paired_accumulator_columns = !options.paired_accumulator_columns;
+  second.large_shared_memory = !options.large_shared_memory;
   const auto path = [](const SimOptions& o) {
     return fmt::format(
-        "the path of targets {} warpgroup products and {} paired accumulator columns",
+        "the path of targets {} warpgroup products, {} paired accumulator columns and {} large "
+        "shared memory",
         o.warpgroup_products ? "with" : "without",
-        o.paired_accumulator_columns ? "with" : "without");
+        o.paired_accumulator_columns ? "with" : "without",
+        o.large_shared_memory ? "with" : "without");
   };
   compare_runs(launch, second, before, SimError::Kind::TargetPathDependent, path(options),
                path(second), "the branches on target_has(...) must compute the same results");
@@ -274,6 +277,8 @@ std::optional<ir::Kernel> lowered_for_simulation(const Launch& launch, const Sim
               return options.warpgroup_products;
             case ir::TargetFeature::PairedAccumulatorColumns:
               return options.paired_accumulator_columns;
+            case ir::TargetFeature::LargeSharedMemory:
+              return options.large_shared_memory;
           }
           return false;
         },

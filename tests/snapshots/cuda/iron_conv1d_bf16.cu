@@ -151,6 +151,25 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
+// Each lane writes the elements it owns.
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
+                                                long long off, long long ld) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    }
+  }
+}
+
 // Four (or two) 8×8 matrices of 16-bit elements from shared memory; lane l gives the
 // address of row l % 8 of matrix l / 8. TRANS transposes each matrix on the way.
 template <bool TRANS>
@@ -270,8 +289,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
-  iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:82
   const unsigned int v1 = length;
@@ -458,971 +477,971 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const bool v321 = v316 && v320;
     const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:286
     if (v322) {
-      for (unsigned int v2949 = v10; v2949 < 2u; v2949 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v2950 = v2949 << 6u;
-        const bool v2952 = v2950 < v22;
-        if (v2952) {
-          const unsigned int v2954 = v2949 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v2955 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v2955) {
-            const unsigned int v2959 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2960 = v2959 << 3u;
-            const unsigned int v2961 = v2950 + v2960;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2963 = v2961 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2965 = v2963 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2966 = v2961 - v2965;
-            const unsigned int v2967 = v2963 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2969 = v2967 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2970 = v2963 - v2969;
-            const unsigned int v2971 = v2970 * v7;
-            const unsigned int v2972 = v94 + v2966;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2973 = v2961 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2975 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2980 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2981 = v2980 + v2960;
-            const unsigned int v2982 = v153 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2983 = v158 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2984 = v2982 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2985 = v2973 && v2984;
-            const bool v2986 = v2982 < 1u;
-            const bool v2987 = v2985 && v2986;
-            const bool v2988 = v2983 >= v6;
-            const bool v2989 = v2987 && v2988;
-            const bool v2990 = v2983 < v2975;
-            const bool v2991 = v2989 && v2990;
-            const unsigned int v2992 = max(v2982, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2994 = max(v2983, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2995 = v2994 - v6;
-            const unsigned int v2996 = v161 + v2992;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v2997 = v2996 * v1;
-            const unsigned int v2998 = v2997 + v2995;
-            const unsigned int v2999 = v2998 * v2;
-            const unsigned int v3000 = v2999 + v2972;
-            const unsigned int v3002 = v2991 ? v3000 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3004 = v2954 + v2981;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3004 ^ (((v3004 >> 6u) & 7u) << 3u)), x + v3002, v2991);
-            const unsigned int v3006 = v171 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3007 = v176 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3008 = v3006 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3009 = v2973 && v3008;
-            const bool v3010 = v3006 < 1u;
-            const bool v3011 = v3009 && v3010;
-            const bool v3012 = v3007 >= v6;
-            const bool v3013 = v3011 && v3012;
-            const bool v3014 = v3007 < v2975;
-            const bool v3015 = v3013 && v3014;
-            const unsigned int v3016 = max(v3006, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3018 = max(v3007, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3019 = v3018 - v6;
-            const unsigned int v3020 = v179 + v3016;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3021 = v3020 * v1;
-            const unsigned int v3022 = v3021 + v3019;
-            const unsigned int v3023 = v3022 * v2;
-            const unsigned int v3024 = v3023 + v2972;
-            const unsigned int v3026 = v3015 ? v3024 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3029 = v3004 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3029 ^ (((v3029 >> 6u) & 7u) << 3u)), x + v3026, v3015);
-            const unsigned int v3030 = v189 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3031 = v194 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3032 = v3030 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3033 = v2973 && v3032;
-            const bool v3034 = v3030 < 1u;
-            const bool v3035 = v3033 && v3034;
-            const bool v3036 = v3031 >= v6;
-            const bool v3037 = v3035 && v3036;
-            const bool v3038 = v3031 < v2975;
-            const bool v3039 = v3037 && v3038;
-            const unsigned int v3040 = max(v3030, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3042 = max(v3031, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3043 = v3042 - v6;
-            const unsigned int v3044 = v197 + v3040;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3045 = v3044 * v1;
-            const unsigned int v3046 = v3045 + v3043;
-            const unsigned int v3047 = v3046 * v2;
-            const unsigned int v3048 = v3047 + v2972;
-            const unsigned int v3050 = v3039 ? v3048 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3053 = v3004 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3053 ^ (((v3053 >> 6u) & 7u) << 3u)), x + v3050, v3039);
-            const unsigned int v3054 = v207 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3055 = v212 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3056 = v3054 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3057 = v2973 && v3056;
-            const bool v3058 = v3054 < 1u;
-            const bool v3059 = v3057 && v3058;
-            const bool v3060 = v3055 >= v6;
-            const bool v3061 = v3059 && v3060;
-            const bool v3062 = v3055 < v2975;
-            const bool v3063 = v3061 && v3062;
-            const unsigned int v3064 = max(v3054, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3066 = max(v3055, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3067 = v3066 - v6;
-            const unsigned int v3068 = v215 + v3064;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3069 = v3068 * v1;
-            const unsigned int v3070 = v3069 + v3067;
-            const unsigned int v3071 = v3070 * v2;
-            const unsigned int v3072 = v3071 + v2972;
-            const unsigned int v3074 = v3063 ? v3072 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3077 = v3004 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3077 ^ (((v3077 >> 6u) & 7u) << 3u)), x + v3074, v3063);
-            const unsigned int v3078 = v225 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3079 = v230 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3080 = v3078 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3081 = v2973 && v3080;
-            const bool v3082 = v3078 < 1u;
-            const bool v3083 = v3081 && v3082;
-            const bool v3084 = v3079 >= v6;
-            const bool v3085 = v3083 && v3084;
-            const bool v3086 = v3079 < v2975;
-            const bool v3087 = v3085 && v3086;
-            const unsigned int v3088 = max(v3078, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3090 = max(v3079, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3091 = v3090 - v6;
-            const unsigned int v3092 = v233 + v3088;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3093 = v3092 * v1;
-            const unsigned int v3094 = v3093 + v3091;
-            const unsigned int v3095 = v3094 * v2;
-            const unsigned int v3096 = v3095 + v2972;
-            const unsigned int v3098 = v3087 ? v3096 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3101 = v3004 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3101 ^ (((v3101 >> 6u) & 7u) << 3u)), x + v3098, v3087);
-            const unsigned int v3102 = v243 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3103 = v248 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3104 = v3102 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3105 = v2973 && v3104;
-            const bool v3106 = v3102 < 1u;
-            const bool v3107 = v3105 && v3106;
-            const bool v3108 = v3103 >= v6;
-            const bool v3109 = v3107 && v3108;
-            const bool v3110 = v3103 < v2975;
-            const bool v3111 = v3109 && v3110;
-            const unsigned int v3112 = max(v3102, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3114 = max(v3103, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3115 = v3114 - v6;
-            const unsigned int v3116 = v251 + v3112;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3117 = v3116 * v1;
-            const unsigned int v3118 = v3117 + v3115;
-            const unsigned int v3119 = v3118 * v2;
-            const unsigned int v3120 = v3119 + v2972;
-            const unsigned int v3122 = v3111 ? v3120 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3125 = v3004 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3125 ^ (((v3125 >> 6u) & 7u) << 3u)), x + v3122, v3111);
-            const unsigned int v3126 = v261 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3127 = v266 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3128 = v3126 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3129 = v2973 && v3128;
-            const bool v3130 = v3126 < 1u;
-            const bool v3131 = v3129 && v3130;
-            const bool v3132 = v3127 >= v6;
-            const bool v3133 = v3131 && v3132;
-            const bool v3134 = v3127 < v2975;
-            const bool v3135 = v3133 && v3134;
-            const unsigned int v3136 = max(v3126, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3138 = max(v3127, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3139 = v3138 - v6;
-            const unsigned int v3140 = v269 + v3136;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3141 = v3140 * v1;
-            const unsigned int v3142 = v3141 + v3139;
-            const unsigned int v3143 = v3142 * v2;
-            const unsigned int v3144 = v3143 + v2972;
-            const unsigned int v3146 = v3135 ? v3144 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3149 = v3004 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3149 ^ (((v3149 >> 6u) & 7u) << 3u)), x + v3146, v3135);
-            const unsigned int v3150 = v279 + v2967;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3151 = v284 + v2971;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3152 = v3150 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3153 = v2973 && v3152;
-            const bool v3154 = v3150 < 1u;
-            const bool v3155 = v3153 && v3154;
-            const bool v3156 = v3151 >= v6;
-            const bool v3157 = v3155 && v3156;
-            const bool v3158 = v3151 < v2975;
-            const bool v3159 = v3157 && v3158;
-            const unsigned int v3160 = max(v3150, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3162 = max(v3151, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3163 = v3162 - v6;
-            const unsigned int v3164 = v287 + v3160;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3165 = v3164 * v1;
-            const unsigned int v3166 = v3165 + v3163;
-            const unsigned int v3167 = v3166 * v2;
-            const unsigned int v3168 = v3167 + v2972;
-            const unsigned int v3170 = v3159 ? v3168 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3173 = v3004 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3173 ^ (((v3173 >> 6u) & 7u) << 3u)), x + v3170, v3159);
+      for (unsigned int v3092 = v10; v3092 < 2u; v3092 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3093 = v3092 << 6u;
+        const bool v3095 = v3093 < v22;
+        if (v3095) {
+          const unsigned int v3097 = v3092 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3098 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3098) {
+            const unsigned int v3102 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3103 = v3102 << 3u;
+            const unsigned int v3104 = v3093 + v3103;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3106 = v3104 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3108 = v3106 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3109 = v3104 - v3108;
+            const unsigned int v3110 = v3106 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3112 = v3110 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3113 = v3106 - v3112;
+            const unsigned int v3114 = v3113 * v7;
+            const unsigned int v3115 = v94 + v3109;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3116 = v3104 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3118 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3123 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3124 = v3123 + v3103;
+            const unsigned int v3125 = v153 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3126 = v158 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3127 = v3125 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3128 = v3116 && v3127;
+            const bool v3129 = v3125 < 1u;
+            const bool v3130 = v3128 && v3129;
+            const bool v3131 = v3126 >= v6;
+            const bool v3132 = v3130 && v3131;
+            const bool v3133 = v3126 < v3118;
+            const bool v3134 = v3132 && v3133;
+            const unsigned int v3135 = max(v3125, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3137 = max(v3126, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3138 = v3137 - v6;
+            const unsigned int v3139 = v161 + v3135;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3140 = v3139 * v1;
+            const unsigned int v3141 = v3140 + v3138;
+            const unsigned int v3142 = v3141 * v2;
+            const unsigned int v3143 = v3142 + v3115;
+            const unsigned int v3145 = v3134 ? v3143 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3147 = v3097 + v3124;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3147 ^ (((v3147 >> 6u) & 7u) << 3u)), x + v3145, v3134);
+            const unsigned int v3149 = v171 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3150 = v176 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3151 = v3149 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3152 = v3116 && v3151;
+            const bool v3153 = v3149 < 1u;
+            const bool v3154 = v3152 && v3153;
+            const bool v3155 = v3150 >= v6;
+            const bool v3156 = v3154 && v3155;
+            const bool v3157 = v3150 < v3118;
+            const bool v3158 = v3156 && v3157;
+            const unsigned int v3159 = max(v3149, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3161 = max(v3150, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3162 = v3161 - v6;
+            const unsigned int v3163 = v179 + v3159;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3164 = v3163 * v1;
+            const unsigned int v3165 = v3164 + v3162;
+            const unsigned int v3166 = v3165 * v2;
+            const unsigned int v3167 = v3166 + v3115;
+            const unsigned int v3169 = v3158 ? v3167 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3172 = v3147 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3172 ^ (((v3172 >> 6u) & 7u) << 3u)), x + v3169, v3158);
+            const unsigned int v3173 = v189 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3174 = v194 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3175 = v3173 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3176 = v3116 && v3175;
+            const bool v3177 = v3173 < 1u;
+            const bool v3178 = v3176 && v3177;
+            const bool v3179 = v3174 >= v6;
+            const bool v3180 = v3178 && v3179;
+            const bool v3181 = v3174 < v3118;
+            const bool v3182 = v3180 && v3181;
+            const unsigned int v3183 = max(v3173, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3185 = max(v3174, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3186 = v3185 - v6;
+            const unsigned int v3187 = v197 + v3183;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3188 = v3187 * v1;
+            const unsigned int v3189 = v3188 + v3186;
+            const unsigned int v3190 = v3189 * v2;
+            const unsigned int v3191 = v3190 + v3115;
+            const unsigned int v3193 = v3182 ? v3191 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3196 = v3147 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3196 ^ (((v3196 >> 6u) & 7u) << 3u)), x + v3193, v3182);
+            const unsigned int v3197 = v207 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3198 = v212 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3199 = v3197 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3200 = v3116 && v3199;
+            const bool v3201 = v3197 < 1u;
+            const bool v3202 = v3200 && v3201;
+            const bool v3203 = v3198 >= v6;
+            const bool v3204 = v3202 && v3203;
+            const bool v3205 = v3198 < v3118;
+            const bool v3206 = v3204 && v3205;
+            const unsigned int v3207 = max(v3197, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3209 = max(v3198, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3210 = v3209 - v6;
+            const unsigned int v3211 = v215 + v3207;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3212 = v3211 * v1;
+            const unsigned int v3213 = v3212 + v3210;
+            const unsigned int v3214 = v3213 * v2;
+            const unsigned int v3215 = v3214 + v3115;
+            const unsigned int v3217 = v3206 ? v3215 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3220 = v3147 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3220 ^ (((v3220 >> 6u) & 7u) << 3u)), x + v3217, v3206);
+            const unsigned int v3221 = v225 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3222 = v230 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3223 = v3221 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3224 = v3116 && v3223;
+            const bool v3225 = v3221 < 1u;
+            const bool v3226 = v3224 && v3225;
+            const bool v3227 = v3222 >= v6;
+            const bool v3228 = v3226 && v3227;
+            const bool v3229 = v3222 < v3118;
+            const bool v3230 = v3228 && v3229;
+            const unsigned int v3231 = max(v3221, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3233 = max(v3222, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3234 = v3233 - v6;
+            const unsigned int v3235 = v233 + v3231;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3236 = v3235 * v1;
+            const unsigned int v3237 = v3236 + v3234;
+            const unsigned int v3238 = v3237 * v2;
+            const unsigned int v3239 = v3238 + v3115;
+            const unsigned int v3241 = v3230 ? v3239 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3244 = v3147 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3244 ^ (((v3244 >> 6u) & 7u) << 3u)), x + v3241, v3230);
+            const unsigned int v3245 = v243 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3246 = v248 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3247 = v3245 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3248 = v3116 && v3247;
+            const bool v3249 = v3245 < 1u;
+            const bool v3250 = v3248 && v3249;
+            const bool v3251 = v3246 >= v6;
+            const bool v3252 = v3250 && v3251;
+            const bool v3253 = v3246 < v3118;
+            const bool v3254 = v3252 && v3253;
+            const unsigned int v3255 = max(v3245, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3257 = max(v3246, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3258 = v3257 - v6;
+            const unsigned int v3259 = v251 + v3255;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3260 = v3259 * v1;
+            const unsigned int v3261 = v3260 + v3258;
+            const unsigned int v3262 = v3261 * v2;
+            const unsigned int v3263 = v3262 + v3115;
+            const unsigned int v3265 = v3254 ? v3263 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3268 = v3147 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3268 ^ (((v3268 >> 6u) & 7u) << 3u)), x + v3265, v3254);
+            const unsigned int v3269 = v261 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3270 = v266 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3271 = v3269 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3272 = v3116 && v3271;
+            const bool v3273 = v3269 < 1u;
+            const bool v3274 = v3272 && v3273;
+            const bool v3275 = v3270 >= v6;
+            const bool v3276 = v3274 && v3275;
+            const bool v3277 = v3270 < v3118;
+            const bool v3278 = v3276 && v3277;
+            const unsigned int v3279 = max(v3269, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3281 = max(v3270, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3282 = v3281 - v6;
+            const unsigned int v3283 = v269 + v3279;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3284 = v3283 * v1;
+            const unsigned int v3285 = v3284 + v3282;
+            const unsigned int v3286 = v3285 * v2;
+            const unsigned int v3287 = v3286 + v3115;
+            const unsigned int v3289 = v3278 ? v3287 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3292 = v3147 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3292 ^ (((v3292 >> 6u) & 7u) << 3u)), x + v3289, v3278);
+            const unsigned int v3293 = v279 + v3110;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3294 = v284 + v3114;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3295 = v3293 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3296 = v3116 && v3295;
+            const bool v3297 = v3293 < 1u;
+            const bool v3298 = v3296 && v3297;
+            const bool v3299 = v3294 >= v6;
+            const bool v3300 = v3298 && v3299;
+            const bool v3301 = v3294 < v3118;
+            const bool v3302 = v3300 && v3301;
+            const unsigned int v3303 = max(v3293, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3305 = max(v3294, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3306 = v3305 - v6;
+            const unsigned int v3307 = v287 + v3303;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3308 = v3307 * v1;
+            const unsigned int v3309 = v3308 + v3306;
+            const unsigned int v3310 = v3309 * v2;
+            const unsigned int v3311 = v3310 + v3115;
+            const unsigned int v3313 = v3302 ? v3311 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3316 = v3147 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3316 ^ (((v3316 >> 6u) & 7u) << 3u)), x + v3313, v3302);
           } else {
-            const unsigned int v3182 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3183 = v3182 << 3u;
-            const unsigned int v3186 = v2950 + v3183;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3187 = v3186 < v22;
-            const bool v3188 = v150 && v3187;
-            const unsigned int v3190 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3192 = v3190 + v2950;
-            const unsigned int v3193 = v3192 + v3183;
-            const unsigned int v3194 = v3188 ? v3193 : v10;
-            const unsigned int v3196 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3197 = v2954 + v3196;
-            const unsigned int v3198 = v3197 + v3183;
-            iron_copy_async<16>(shm0 + (v3198 ^ (((v3198 >> 6u) & 7u) << 3u)), x + v3194, v3188);
-            const unsigned int v3201 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3203 = v3201 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3206 = v3201 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3207 = v3206 << 3u;
-            const unsigned int v3208 = v76 + v3203;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3209 = v3208 < v57;
-            const unsigned int v3210 = v2950 + v3207;
-            const bool v3211 = v3210 < v22;
-            const bool v3212 = v3209 && v3211;
-            const unsigned int v3214 = v3208 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3216 = v3214 + v2950;
-            const unsigned int v3217 = v3216 + v3207;
-            const unsigned int v3218 = v3212 ? v3217 : v10;
-            const unsigned int v3220 = v3203 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3221 = v2954 + v3220;
-            const unsigned int v3222 = v3221 + v3207;
-            iron_copy_async<16>(shm0 + (v3222 ^ (((v3222 >> 6u) & 7u) << 3u)), x + v3218, v3212);
-            const unsigned int v3225 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3227 = v3225 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3230 = v3225 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3231 = v3230 << 3u;
-            const unsigned int v3232 = v76 + v3227;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3233 = v3232 < v57;
-            const unsigned int v3234 = v2950 + v3231;
-            const bool v3235 = v3234 < v22;
-            const bool v3236 = v3233 && v3235;
-            const unsigned int v3238 = v3232 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3240 = v3238 + v2950;
-            const unsigned int v3241 = v3240 + v3231;
-            const unsigned int v3242 = v3236 ? v3241 : v10;
-            const unsigned int v3244 = v3227 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3245 = v2954 + v3244;
-            const unsigned int v3246 = v3245 + v3231;
-            iron_copy_async<16>(shm0 + (v3246 ^ (((v3246 >> 6u) & 7u) << 3u)), x + v3242, v3236);
-            const unsigned int v3249 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3251 = v3249 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3254 = v3249 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3255 = v3254 << 3u;
-            const unsigned int v3256 = v76 + v3251;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3257 = v3256 < v57;
-            const unsigned int v3258 = v2950 + v3255;
-            const bool v3259 = v3258 < v22;
-            const bool v3260 = v3257 && v3259;
-            const unsigned int v3262 = v3256 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3264 = v3262 + v2950;
-            const unsigned int v3265 = v3264 + v3255;
-            const unsigned int v3266 = v3260 ? v3265 : v10;
-            const unsigned int v3268 = v3251 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3269 = v2954 + v3268;
-            const unsigned int v3270 = v3269 + v3255;
-            iron_copy_async<16>(shm0 + (v3270 ^ (((v3270 >> 6u) & 7u) << 3u)), x + v3266, v3260);
-            const unsigned int v3273 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3275 = v3273 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3278 = v3273 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3279 = v3278 << 3u;
-            const unsigned int v3280 = v76 + v3275;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3281 = v3280 < v57;
-            const unsigned int v3282 = v2950 + v3279;
-            const bool v3283 = v3282 < v22;
-            const bool v3284 = v3281 && v3283;
-            const unsigned int v3286 = v3280 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3288 = v3286 + v2950;
-            const unsigned int v3289 = v3288 + v3279;
-            const unsigned int v3290 = v3284 ? v3289 : v10;
-            const unsigned int v3292 = v3275 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3293 = v2954 + v3292;
-            const unsigned int v3294 = v3293 + v3279;
-            iron_copy_async<16>(shm0 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), x + v3290, v3284);
-            const unsigned int v3297 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3299 = v3297 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3302 = v3297 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3303 = v3302 << 3u;
-            const unsigned int v3304 = v76 + v3299;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3305 = v3304 < v57;
-            const unsigned int v3306 = v2950 + v3303;
-            const bool v3307 = v3306 < v22;
-            const bool v3308 = v3305 && v3307;
-            const unsigned int v3310 = v3304 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3312 = v3310 + v2950;
-            const unsigned int v3313 = v3312 + v3303;
-            const unsigned int v3314 = v3308 ? v3313 : v10;
-            const unsigned int v3316 = v3299 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3317 = v2954 + v3316;
-            const unsigned int v3318 = v3317 + v3303;
-            iron_copy_async<16>(shm0 + (v3318 ^ (((v3318 >> 6u) & 7u) << 3u)), x + v3314, v3308);
-            const unsigned int v3321 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3323 = v3321 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3326 = v3321 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3327 = v3326 << 3u;
-            const unsigned int v3328 = v76 + v3323;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3329 = v3328 < v57;
-            const unsigned int v3330 = v2950 + v3327;
-            const bool v3331 = v3330 < v22;
-            const bool v3332 = v3329 && v3331;
-            const unsigned int v3334 = v3328 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3336 = v3334 + v2950;
-            const unsigned int v3337 = v3336 + v3327;
-            const unsigned int v3338 = v3332 ? v3337 : v10;
-            const unsigned int v3340 = v3323 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3341 = v2954 + v3340;
-            const unsigned int v3342 = v3341 + v3327;
-            iron_copy_async<16>(shm0 + (v3342 ^ (((v3342 >> 6u) & 7u) << 3u)), x + v3338, v3332);
-            const unsigned int v3345 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3347 = v3345 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3350 = v3345 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3351 = v3350 << 3u;
-            const unsigned int v3352 = v76 + v3347;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3353 = v3352 < v57;
-            const unsigned int v3354 = v2950 + v3351;
-            const bool v3355 = v3354 < v22;
-            const bool v3356 = v3353 && v3355;
-            const unsigned int v3358 = v3352 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3360 = v3358 + v2950;
-            const unsigned int v3361 = v3360 + v3351;
-            const unsigned int v3362 = v3356 ? v3361 : v10;
-            const unsigned int v3364 = v3347 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3365 = v2954 + v3364;
-            const unsigned int v3366 = v3365 + v3351;
-            iron_copy_async<16>(shm0 + (v3366 ^ (((v3366 >> 6u) & 7u) << 3u)), x + v3362, v3356);
+            const unsigned int v3325 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3326 = v3325 << 3u;
+            const unsigned int v3329 = v3093 + v3326;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3330 = v3329 < v22;
+            const bool v3331 = v150 && v3330;
+            const unsigned int v3333 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3335 = v3333 + v3093;
+            const unsigned int v3336 = v3335 + v3326;
+            const unsigned int v3337 = v3331 ? v3336 : v10;
+            const unsigned int v3339 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3340 = v3097 + v3339;
+            const unsigned int v3341 = v3340 + v3326;
+            iron_copy_async<16>(shm0 + (v3341 ^ (((v3341 >> 6u) & 7u) << 3u)), x + v3337, v3331);
+            const unsigned int v3344 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3346 = v3344 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3349 = v3344 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3350 = v3349 << 3u;
+            const unsigned int v3351 = v76 + v3346;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3352 = v3351 < v57;
+            const unsigned int v3353 = v3093 + v3350;
+            const bool v3354 = v3353 < v22;
+            const bool v3355 = v3352 && v3354;
+            const unsigned int v3357 = v3351 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3359 = v3357 + v3093;
+            const unsigned int v3360 = v3359 + v3350;
+            const unsigned int v3361 = v3355 ? v3360 : v10;
+            const unsigned int v3363 = v3346 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3364 = v3097 + v3363;
+            const unsigned int v3365 = v3364 + v3350;
+            iron_copy_async<16>(shm0 + (v3365 ^ (((v3365 >> 6u) & 7u) << 3u)), x + v3361, v3355);
+            const unsigned int v3368 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3370 = v3368 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3373 = v3368 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3374 = v3373 << 3u;
+            const unsigned int v3375 = v76 + v3370;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3376 = v3375 < v57;
+            const unsigned int v3377 = v3093 + v3374;
+            const bool v3378 = v3377 < v22;
+            const bool v3379 = v3376 && v3378;
+            const unsigned int v3381 = v3375 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3383 = v3381 + v3093;
+            const unsigned int v3384 = v3383 + v3374;
+            const unsigned int v3385 = v3379 ? v3384 : v10;
+            const unsigned int v3387 = v3370 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3388 = v3097 + v3387;
+            const unsigned int v3389 = v3388 + v3374;
+            iron_copy_async<16>(shm0 + (v3389 ^ (((v3389 >> 6u) & 7u) << 3u)), x + v3385, v3379);
+            const unsigned int v3392 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3394 = v3392 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3397 = v3392 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3398 = v3397 << 3u;
+            const unsigned int v3399 = v76 + v3394;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3400 = v3399 < v57;
+            const unsigned int v3401 = v3093 + v3398;
+            const bool v3402 = v3401 < v22;
+            const bool v3403 = v3400 && v3402;
+            const unsigned int v3405 = v3399 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3407 = v3405 + v3093;
+            const unsigned int v3408 = v3407 + v3398;
+            const unsigned int v3409 = v3403 ? v3408 : v10;
+            const unsigned int v3411 = v3394 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3412 = v3097 + v3411;
+            const unsigned int v3413 = v3412 + v3398;
+            iron_copy_async<16>(shm0 + (v3413 ^ (((v3413 >> 6u) & 7u) << 3u)), x + v3409, v3403);
+            const unsigned int v3416 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3418 = v3416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3421 = v3416 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3422 = v3421 << 3u;
+            const unsigned int v3423 = v76 + v3418;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3424 = v3423 < v57;
+            const unsigned int v3425 = v3093 + v3422;
+            const bool v3426 = v3425 < v22;
+            const bool v3427 = v3424 && v3426;
+            const unsigned int v3429 = v3423 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3431 = v3429 + v3093;
+            const unsigned int v3432 = v3431 + v3422;
+            const unsigned int v3433 = v3427 ? v3432 : v10;
+            const unsigned int v3435 = v3418 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3436 = v3097 + v3435;
+            const unsigned int v3437 = v3436 + v3422;
+            iron_copy_async<16>(shm0 + (v3437 ^ (((v3437 >> 6u) & 7u) << 3u)), x + v3433, v3427);
+            const unsigned int v3440 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3442 = v3440 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3445 = v3440 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3446 = v3445 << 3u;
+            const unsigned int v3447 = v76 + v3442;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3448 = v3447 < v57;
+            const unsigned int v3449 = v3093 + v3446;
+            const bool v3450 = v3449 < v22;
+            const bool v3451 = v3448 && v3450;
+            const unsigned int v3453 = v3447 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3455 = v3453 + v3093;
+            const unsigned int v3456 = v3455 + v3446;
+            const unsigned int v3457 = v3451 ? v3456 : v10;
+            const unsigned int v3459 = v3442 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3460 = v3097 + v3459;
+            const unsigned int v3461 = v3460 + v3446;
+            iron_copy_async<16>(shm0 + (v3461 ^ (((v3461 >> 6u) & 7u) << 3u)), x + v3457, v3451);
+            const unsigned int v3464 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3466 = v3464 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3469 = v3464 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3470 = v3469 << 3u;
+            const unsigned int v3471 = v76 + v3466;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3472 = v3471 < v57;
+            const unsigned int v3473 = v3093 + v3470;
+            const bool v3474 = v3473 < v22;
+            const bool v3475 = v3472 && v3474;
+            const unsigned int v3477 = v3471 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3479 = v3477 + v3093;
+            const unsigned int v3480 = v3479 + v3470;
+            const unsigned int v3481 = v3475 ? v3480 : v10;
+            const unsigned int v3483 = v3466 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3484 = v3097 + v3483;
+            const unsigned int v3485 = v3484 + v3470;
+            iron_copy_async<16>(shm0 + (v3485 ^ (((v3485 >> 6u) & 7u) << 3u)), x + v3481, v3475);
+            const unsigned int v3488 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3490 = v3488 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3493 = v3488 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3494 = v3493 << 3u;
+            const unsigned int v3495 = v76 + v3490;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3496 = v3495 < v57;
+            const unsigned int v3497 = v3093 + v3494;
+            const bool v3498 = v3497 < v22;
+            const bool v3499 = v3496 && v3498;
+            const unsigned int v3501 = v3495 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3503 = v3501 + v3093;
+            const unsigned int v3504 = v3503 + v3494;
+            const unsigned int v3505 = v3499 ? v3504 : v10;
+            const unsigned int v3507 = v3490 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3508 = v3097 + v3507;
+            const unsigned int v3509 = v3508 + v3494;
+            iron_copy_async<16>(shm0 + (v3509 ^ (((v3509 >> 6u) & 7u) << 3u)), x + v3505, v3499);
           }
-          const unsigned int v3376 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3377 = v3376 << 3u;
-          const unsigned int v3378 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3379 = v3378 < v12;
-          const unsigned int v3380 = v2950 + v3377;
-          const bool v3381 = v3380 < v22;
-          const bool v3382 = v3379 && v3381;
-          const unsigned int v3384 = v3378 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3385 = v82 + v3384;
-          const unsigned int v3386 = v3385 + v2950;
-          const unsigned int v3387 = v3386 + v3377;
-          const unsigned int v3388 = v3382 ? v3387 : v82;
-          const unsigned int v3390 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3391 = v2954 + v3390;
-          const unsigned int v3392 = v3391 + v3377;
-          iron_copy_async<16>(shm1 + (v3392 ^ (((v3392 >> 6u) & 7u) << 3u)), weight + v3388, v3382);
-          const unsigned int v3395 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3397 = v3395 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3400 = v3395 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3401 = v3400 << 3u;
-          const unsigned int v3402 = v80 + v3397;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3403 = v3402 < v12;
-          const unsigned int v3404 = v2950 + v3401;
-          const bool v3405 = v3404 < v22;
-          const bool v3406 = v3403 && v3405;
-          const unsigned int v3408 = v3402 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3409 = v82 + v3408;
-          const unsigned int v3410 = v3409 + v2950;
-          const unsigned int v3411 = v3410 + v3401;
-          const unsigned int v3412 = v3406 ? v3411 : v82;
-          const unsigned int v3414 = v3397 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3415 = v2954 + v3414;
-          const unsigned int v3416 = v3415 + v3401;
-          iron_copy_async<16>(shm1 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), weight + v3412, v3406);
-          const unsigned int v3419 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3421 = v3419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3424 = v3419 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3425 = v3424 << 3u;
-          const unsigned int v3426 = v80 + v3421;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3427 = v3426 < v12;
-          const unsigned int v3428 = v2950 + v3425;
-          const bool v3429 = v3428 < v22;
-          const bool v3430 = v3427 && v3429;
-          const unsigned int v3432 = v3426 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3433 = v82 + v3432;
-          const unsigned int v3434 = v3433 + v2950;
-          const unsigned int v3435 = v3434 + v3425;
-          const unsigned int v3436 = v3430 ? v3435 : v82;
-          const unsigned int v3438 = v3421 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3439 = v2954 + v3438;
-          const unsigned int v3440 = v3439 + v3425;
-          iron_copy_async<16>(shm1 + (v3440 ^ (((v3440 >> 6u) & 7u) << 3u)), weight + v3436, v3430);
-          const unsigned int v3443 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3445 = v3443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3448 = v3443 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3449 = v3448 << 3u;
-          const unsigned int v3450 = v80 + v3445;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3451 = v3450 < v12;
-          const unsigned int v3452 = v2950 + v3449;
-          const bool v3453 = v3452 < v22;
-          const bool v3454 = v3451 && v3453;
-          const unsigned int v3456 = v3450 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3457 = v82 + v3456;
-          const unsigned int v3458 = v3457 + v2950;
-          const unsigned int v3459 = v3458 + v3449;
-          const unsigned int v3460 = v3454 ? v3459 : v82;
-          const unsigned int v3462 = v3445 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3463 = v2954 + v3462;
-          const unsigned int v3464 = v3463 + v3449;
-          iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), weight + v3460, v3454);
-          const unsigned int v3467 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3469 = v3467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3472 = v3467 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3473 = v3472 << 3u;
-          const unsigned int v3474 = v80 + v3469;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3475 = v3474 < v12;
-          const unsigned int v3476 = v2950 + v3473;
-          const bool v3477 = v3476 < v22;
-          const bool v3478 = v3475 && v3477;
-          const unsigned int v3480 = v3474 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3481 = v82 + v3480;
-          const unsigned int v3482 = v3481 + v2950;
-          const unsigned int v3483 = v3482 + v3473;
-          const unsigned int v3484 = v3478 ? v3483 : v82;
-          const unsigned int v3486 = v3469 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3487 = v2954 + v3486;
-          const unsigned int v3488 = v3487 + v3473;
-          iron_copy_async<16>(shm1 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), weight + v3484, v3478);
-          const unsigned int v3491 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3493 = v3491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3496 = v3491 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3497 = v3496 << 3u;
-          const unsigned int v3498 = v80 + v3493;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3499 = v3498 < v12;
-          const unsigned int v3500 = v2950 + v3497;
-          const bool v3501 = v3500 < v22;
-          const bool v3502 = v3499 && v3501;
-          const unsigned int v3504 = v3498 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3505 = v82 + v3504;
-          const unsigned int v3506 = v3505 + v2950;
-          const unsigned int v3507 = v3506 + v3497;
-          const unsigned int v3508 = v3502 ? v3507 : v82;
-          const unsigned int v3510 = v3493 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3511 = v2954 + v3510;
-          const unsigned int v3512 = v3511 + v3497;
-          iron_copy_async<16>(shm1 + (v3512 ^ (((v3512 >> 6u) & 7u) << 3u)), weight + v3508, v3502);
-          const unsigned int v3515 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3517 = v3515 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3520 = v3515 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3521 = v3520 << 3u;
-          const unsigned int v3522 = v80 + v3517;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3523 = v3522 < v12;
-          const unsigned int v3524 = v2950 + v3521;
-          const bool v3525 = v3524 < v22;
-          const bool v3526 = v3523 && v3525;
-          const unsigned int v3528 = v3522 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3529 = v82 + v3528;
-          const unsigned int v3530 = v3529 + v2950;
-          const unsigned int v3531 = v3530 + v3521;
-          const unsigned int v3532 = v3526 ? v3531 : v82;
-          const unsigned int v3534 = v3517 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3535 = v2954 + v3534;
-          const unsigned int v3536 = v3535 + v3521;
-          iron_copy_async<16>(shm1 + (v3536 ^ (((v3536 >> 6u) & 7u) << 3u)), weight + v3532, v3526);
-          const unsigned int v3539 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3541 = v3539 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3544 = v3539 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3545 = v3544 << 3u;
-          const unsigned int v3546 = v80 + v3541;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3547 = v3546 < v12;
-          const unsigned int v3548 = v2950 + v3545;
-          const bool v3549 = v3548 < v22;
-          const bool v3550 = v3547 && v3549;
-          const unsigned int v3552 = v3546 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3553 = v82 + v3552;
-          const unsigned int v3554 = v3553 + v2950;
-          const unsigned int v3555 = v3554 + v3545;
-          const unsigned int v3556 = v3550 ? v3555 : v82;
-          const unsigned int v3558 = v3541 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3559 = v2954 + v3558;
-          const unsigned int v3560 = v3559 + v3545;
-          iron_copy_async<16>(shm1 + (v3560 ^ (((v3560 >> 6u) & 7u) << 3u)), weight + v3556, v3550);
+          const unsigned int v3519 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3520 = v3519 << 3u;
+          const unsigned int v3521 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3522 = v3521 < v12;
+          const unsigned int v3523 = v3093 + v3520;
+          const bool v3524 = v3523 < v22;
+          const bool v3525 = v3522 && v3524;
+          const unsigned int v3527 = v3521 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3528 = v82 + v3527;
+          const unsigned int v3529 = v3528 + v3093;
+          const unsigned int v3530 = v3529 + v3520;
+          const unsigned int v3531 = v3525 ? v3530 : v82;
+          const unsigned int v3533 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3534 = v3097 + v3533;
+          const unsigned int v3535 = v3534 + v3520;
+          iron_copy_async<16>(shm1 + (v3535 ^ (((v3535 >> 6u) & 7u) << 3u)), weight + v3531, v3525);
+          const unsigned int v3538 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3540 = v3538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3543 = v3538 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3544 = v3543 << 3u;
+          const unsigned int v3545 = v80 + v3540;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3546 = v3545 < v12;
+          const unsigned int v3547 = v3093 + v3544;
+          const bool v3548 = v3547 < v22;
+          const bool v3549 = v3546 && v3548;
+          const unsigned int v3551 = v3545 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3552 = v82 + v3551;
+          const unsigned int v3553 = v3552 + v3093;
+          const unsigned int v3554 = v3553 + v3544;
+          const unsigned int v3555 = v3549 ? v3554 : v82;
+          const unsigned int v3557 = v3540 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3558 = v3097 + v3557;
+          const unsigned int v3559 = v3558 + v3544;
+          iron_copy_async<16>(shm1 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), weight + v3555, v3549);
+          const unsigned int v3562 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3564 = v3562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3567 = v3562 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3568 = v3567 << 3u;
+          const unsigned int v3569 = v80 + v3564;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3570 = v3569 < v12;
+          const unsigned int v3571 = v3093 + v3568;
+          const bool v3572 = v3571 < v22;
+          const bool v3573 = v3570 && v3572;
+          const unsigned int v3575 = v3569 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3576 = v82 + v3575;
+          const unsigned int v3577 = v3576 + v3093;
+          const unsigned int v3578 = v3577 + v3568;
+          const unsigned int v3579 = v3573 ? v3578 : v82;
+          const unsigned int v3581 = v3564 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3582 = v3097 + v3581;
+          const unsigned int v3583 = v3582 + v3568;
+          iron_copy_async<16>(shm1 + (v3583 ^ (((v3583 >> 6u) & 7u) << 3u)), weight + v3579, v3573);
+          const unsigned int v3586 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3588 = v3586 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3591 = v3586 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3592 = v3591 << 3u;
+          const unsigned int v3593 = v80 + v3588;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3594 = v3593 < v12;
+          const unsigned int v3595 = v3093 + v3592;
+          const bool v3596 = v3595 < v22;
+          const bool v3597 = v3594 && v3596;
+          const unsigned int v3599 = v3593 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3600 = v82 + v3599;
+          const unsigned int v3601 = v3600 + v3093;
+          const unsigned int v3602 = v3601 + v3592;
+          const unsigned int v3603 = v3597 ? v3602 : v82;
+          const unsigned int v3605 = v3588 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3606 = v3097 + v3605;
+          const unsigned int v3607 = v3606 + v3592;
+          iron_copy_async<16>(shm1 + (v3607 ^ (((v3607 >> 6u) & 7u) << 3u)), weight + v3603, v3597);
+          const unsigned int v3610 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3612 = v3610 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3615 = v3610 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3616 = v3615 << 3u;
+          const unsigned int v3617 = v80 + v3612;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3618 = v3617 < v12;
+          const unsigned int v3619 = v3093 + v3616;
+          const bool v3620 = v3619 < v22;
+          const bool v3621 = v3618 && v3620;
+          const unsigned int v3623 = v3617 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3624 = v82 + v3623;
+          const unsigned int v3625 = v3624 + v3093;
+          const unsigned int v3626 = v3625 + v3616;
+          const unsigned int v3627 = v3621 ? v3626 : v82;
+          const unsigned int v3629 = v3612 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3630 = v3097 + v3629;
+          const unsigned int v3631 = v3630 + v3616;
+          iron_copy_async<16>(shm1 + (v3631 ^ (((v3631 >> 6u) & 7u) << 3u)), weight + v3627, v3621);
+          const unsigned int v3634 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3636 = v3634 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3639 = v3634 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3640 = v3639 << 3u;
+          const unsigned int v3641 = v80 + v3636;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3642 = v3641 < v12;
+          const unsigned int v3643 = v3093 + v3640;
+          const bool v3644 = v3643 < v22;
+          const bool v3645 = v3642 && v3644;
+          const unsigned int v3647 = v3641 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3648 = v82 + v3647;
+          const unsigned int v3649 = v3648 + v3093;
+          const unsigned int v3650 = v3649 + v3640;
+          const unsigned int v3651 = v3645 ? v3650 : v82;
+          const unsigned int v3653 = v3636 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3654 = v3097 + v3653;
+          const unsigned int v3655 = v3654 + v3640;
+          iron_copy_async<16>(shm1 + (v3655 ^ (((v3655 >> 6u) & 7u) << 3u)), weight + v3651, v3645);
+          const unsigned int v3658 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3660 = v3658 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3663 = v3658 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3664 = v3663 << 3u;
+          const unsigned int v3665 = v80 + v3660;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3666 = v3665 < v12;
+          const unsigned int v3667 = v3093 + v3664;
+          const bool v3668 = v3667 < v22;
+          const bool v3669 = v3666 && v3668;
+          const unsigned int v3671 = v3665 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3672 = v82 + v3671;
+          const unsigned int v3673 = v3672 + v3093;
+          const unsigned int v3674 = v3673 + v3664;
+          const unsigned int v3675 = v3669 ? v3674 : v82;
+          const unsigned int v3677 = v3660 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3678 = v3097 + v3677;
+          const unsigned int v3679 = v3678 + v3664;
+          iron_copy_async<16>(shm1 + (v3679 ^ (((v3679 >> 6u) & 7u) << 3u)), weight + v3675, v3669);
+          const unsigned int v3682 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3684 = v3682 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3687 = v3682 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3688 = v3687 << 3u;
+          const unsigned int v3689 = v80 + v3684;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3690 = v3689 < v12;
+          const unsigned int v3691 = v3093 + v3688;
+          const bool v3692 = v3691 < v22;
+          const bool v3693 = v3690 && v3692;
+          const unsigned int v3695 = v3689 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3696 = v82 + v3695;
+          const unsigned int v3697 = v3696 + v3093;
+          const unsigned int v3698 = v3697 + v3688;
+          const unsigned int v3699 = v3693 ? v3698 : v82;
+          const unsigned int v3701 = v3684 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3702 = v3097 + v3701;
+          const unsigned int v3703 = v3702 + v3688;
+          iron_copy_async<16>(shm1 + (v3703 ^ (((v3703 >> 6u) & 7u) << 3u)), weight + v3699, v3693);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
-      const unsigned int v3573 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3578 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3716 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+      const unsigned int v3721 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
 
-      for (unsigned int v3561 = v10; v3561 < v22; v3561 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3563 = v3561 >> 6u;
-        const unsigned int v3565 = v3563 % 3u;
+      for (unsigned int v3704 = v10; v3704 < v22; v3704 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3706 = v3704 >> 6u;
+        const unsigned int v3708 = v3706 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3567 = v3565 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3574 = v3567 + v3573;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3574, 64u);
-        const unsigned int v3579 = v3567 + v3578;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3579, 64u);
+        const unsigned int v3710 = v3708 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
+        const unsigned int v3717 = v3710 + v3716;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3717, 64u);
+        const unsigned int v3722 = v3710 + v3721;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3722, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3586 = v3574 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3586, 64u);
-        const unsigned int v3591 = v3579 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3591, 64u);
+        const unsigned int v3729 = v3717 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3729, 64u);
+        const unsigned int v3734 = v3722 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3734, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3597 = v3574 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3597, 64u);
-        const unsigned int v3602 = v3579 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3602, 64u);
+        const unsigned int v3740 = v3717 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3740, 64u);
+        const unsigned int v3745 = v3722 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3745, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3608 = v3574 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3608, 64u);
-        const unsigned int v3613 = v3579 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3613, 64u);
+        const unsigned int v3751 = v3717 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3751, 64u);
+        const unsigned int v3756 = v3722 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3756, 64u);
         iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3616 = v3561 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3618 = v3563 + 2u;
-        const unsigned int v3619 = v3618 % 3u;
-        const bool v3620 = v3616 < v22;
-        if (v3620) {
-          const unsigned int v3622 = v3619 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3623 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3623) {
-            const unsigned int v3627 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3628 = v3627 << 3u;
-            const unsigned int v3629 = v3616 + v3628;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3631 = v3629 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3633 = v3631 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3634 = v3629 - v3633;
-            const unsigned int v3635 = v3631 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3637 = v3635 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3638 = v3631 - v3637;
-            const unsigned int v3639 = v3638 * v7;
-            const unsigned int v3640 = v94 + v3634;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3641 = v3629 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3643 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3648 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3649 = v3648 + v3628;
-            const unsigned int v3650 = v153 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3651 = v158 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3652 = v3650 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3653 = v3641 && v3652;
-            const bool v3654 = v3650 < 1u;
-            const bool v3655 = v3653 && v3654;
-            const bool v3656 = v3651 >= v6;
-            const bool v3657 = v3655 && v3656;
-            const bool v3658 = v3651 < v3643;
-            const bool v3659 = v3657 && v3658;
-            const unsigned int v3660 = max(v3650, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3662 = max(v3651, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3663 = v3662 - v6;
-            const unsigned int v3664 = v161 + v3660;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3665 = v3664 * v1;
-            const unsigned int v3666 = v3665 + v3663;
-            const unsigned int v3667 = v3666 * v2;
-            const unsigned int v3668 = v3667 + v3640;
-            const unsigned int v3670 = v3659 ? v3668 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3672 = v3622 + v3649;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), x + v3670, v3659);
-            const unsigned int v3674 = v171 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3675 = v176 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3676 = v3674 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3677 = v3641 && v3676;
-            const bool v3678 = v3674 < 1u;
-            const bool v3679 = v3677 && v3678;
-            const bool v3680 = v3675 >= v6;
-            const bool v3681 = v3679 && v3680;
-            const bool v3682 = v3675 < v3643;
-            const bool v3683 = v3681 && v3682;
-            const unsigned int v3684 = max(v3674, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3686 = max(v3675, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3687 = v3686 - v6;
-            const unsigned int v3688 = v179 + v3684;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3689 = v3688 * v1;
-            const unsigned int v3690 = v3689 + v3687;
-            const unsigned int v3691 = v3690 * v2;
-            const unsigned int v3692 = v3691 + v3640;
-            const unsigned int v3694 = v3683 ? v3692 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3697 = v3672 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3697 ^ (((v3697 >> 6u) & 7u) << 3u)), x + v3694, v3683);
-            const unsigned int v3698 = v189 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3699 = v194 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3700 = v3698 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3701 = v3641 && v3700;
-            const bool v3702 = v3698 < 1u;
-            const bool v3703 = v3701 && v3702;
-            const bool v3704 = v3699 >= v6;
-            const bool v3705 = v3703 && v3704;
-            const bool v3706 = v3699 < v3643;
-            const bool v3707 = v3705 && v3706;
-            const unsigned int v3708 = max(v3698, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3710 = max(v3699, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3711 = v3710 - v6;
-            const unsigned int v3712 = v197 + v3708;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3713 = v3712 * v1;
-            const unsigned int v3714 = v3713 + v3711;
-            const unsigned int v3715 = v3714 * v2;
-            const unsigned int v3716 = v3715 + v3640;
-            const unsigned int v3718 = v3707 ? v3716 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3721 = v3672 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3721 ^ (((v3721 >> 6u) & 7u) << 3u)), x + v3718, v3707);
-            const unsigned int v3722 = v207 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3723 = v212 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3724 = v3722 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3725 = v3641 && v3724;
-            const bool v3726 = v3722 < 1u;
-            const bool v3727 = v3725 && v3726;
-            const bool v3728 = v3723 >= v6;
-            const bool v3729 = v3727 && v3728;
-            const bool v3730 = v3723 < v3643;
-            const bool v3731 = v3729 && v3730;
-            const unsigned int v3732 = max(v3722, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3734 = max(v3723, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3735 = v3734 - v6;
-            const unsigned int v3736 = v215 + v3732;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3737 = v3736 * v1;
-            const unsigned int v3738 = v3737 + v3735;
-            const unsigned int v3739 = v3738 * v2;
-            const unsigned int v3740 = v3739 + v3640;
-            const unsigned int v3742 = v3731 ? v3740 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3745 = v3672 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3745 ^ (((v3745 >> 6u) & 7u) << 3u)), x + v3742, v3731);
-            const unsigned int v3746 = v225 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3747 = v230 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3748 = v3746 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3749 = v3641 && v3748;
-            const bool v3750 = v3746 < 1u;
-            const bool v3751 = v3749 && v3750;
-            const bool v3752 = v3747 >= v6;
-            const bool v3753 = v3751 && v3752;
-            const bool v3754 = v3747 < v3643;
-            const bool v3755 = v3753 && v3754;
-            const unsigned int v3756 = max(v3746, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3758 = max(v3747, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3759 = v3758 - v6;
-            const unsigned int v3760 = v233 + v3756;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3761 = v3760 * v1;
-            const unsigned int v3762 = v3761 + v3759;
-            const unsigned int v3763 = v3762 * v2;
-            const unsigned int v3764 = v3763 + v3640;
-            const unsigned int v3766 = v3755 ? v3764 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3769 = v3672 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3769 ^ (((v3769 >> 6u) & 7u) << 3u)), x + v3766, v3755);
-            const unsigned int v3770 = v243 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3771 = v248 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3772 = v3770 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3773 = v3641 && v3772;
-            const bool v3774 = v3770 < 1u;
-            const bool v3775 = v3773 && v3774;
-            const bool v3776 = v3771 >= v6;
-            const bool v3777 = v3775 && v3776;
-            const bool v3778 = v3771 < v3643;
-            const bool v3779 = v3777 && v3778;
-            const unsigned int v3780 = max(v3770, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3782 = max(v3771, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3783 = v3782 - v6;
-            const unsigned int v3784 = v251 + v3780;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3785 = v3784 * v1;
-            const unsigned int v3786 = v3785 + v3783;
-            const unsigned int v3787 = v3786 * v2;
-            const unsigned int v3788 = v3787 + v3640;
-            const unsigned int v3790 = v3779 ? v3788 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3793 = v3672 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3793 ^ (((v3793 >> 6u) & 7u) << 3u)), x + v3790, v3779);
-            const unsigned int v3794 = v261 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3795 = v266 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3796 = v3794 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3797 = v3641 && v3796;
-            const bool v3798 = v3794 < 1u;
-            const bool v3799 = v3797 && v3798;
-            const bool v3800 = v3795 >= v6;
-            const bool v3801 = v3799 && v3800;
-            const bool v3802 = v3795 < v3643;
-            const bool v3803 = v3801 && v3802;
-            const unsigned int v3804 = max(v3794, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3806 = max(v3795, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3807 = v3806 - v6;
-            const unsigned int v3808 = v269 + v3804;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3809 = v3808 * v1;
-            const unsigned int v3810 = v3809 + v3807;
-            const unsigned int v3811 = v3810 * v2;
-            const unsigned int v3812 = v3811 + v3640;
-            const unsigned int v3814 = v3803 ? v3812 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3817 = v3672 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), x + v3814, v3803);
-            const unsigned int v3818 = v279 + v3635;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3819 = v284 + v3639;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3820 = v3818 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3821 = v3641 && v3820;
-            const bool v3822 = v3818 < 1u;
-            const bool v3823 = v3821 && v3822;
-            const bool v3824 = v3819 >= v6;
-            const bool v3825 = v3823 && v3824;
-            const bool v3826 = v3819 < v3643;
-            const bool v3827 = v3825 && v3826;
-            const unsigned int v3828 = max(v3818, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3830 = max(v3819, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3831 = v3830 - v6;
-            const unsigned int v3832 = v287 + v3828;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3833 = v3832 * v1;
-            const unsigned int v3834 = v3833 + v3831;
-            const unsigned int v3835 = v3834 * v2;
-            const unsigned int v3836 = v3835 + v3640;
-            const unsigned int v3838 = v3827 ? v3836 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3841 = v3672 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3841 ^ (((v3841 >> 6u) & 7u) << 3u)), x + v3838, v3827);
+        const unsigned int v3759 = v3704 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3761 = v3706 + 2u;
+        const unsigned int v3762 = v3761 % 3u;
+        const bool v3763 = v3759 < v22;
+        if (v3763) {
+          const unsigned int v3765 = v3762 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3766 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3766) {
+            const unsigned int v3770 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3771 = v3770 << 3u;
+            const unsigned int v3772 = v3759 + v3771;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3774 = v3772 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3776 = v3774 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3777 = v3772 - v3776;
+            const unsigned int v3778 = v3774 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3780 = v3778 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3781 = v3774 - v3780;
+            const unsigned int v3782 = v3781 * v7;
+            const unsigned int v3783 = v94 + v3777;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3784 = v3772 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3786 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3791 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3792 = v3791 + v3771;
+            const unsigned int v3793 = v153 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3794 = v158 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3795 = v3793 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3796 = v3784 && v3795;
+            const bool v3797 = v3793 < 1u;
+            const bool v3798 = v3796 && v3797;
+            const bool v3799 = v3794 >= v6;
+            const bool v3800 = v3798 && v3799;
+            const bool v3801 = v3794 < v3786;
+            const bool v3802 = v3800 && v3801;
+            const unsigned int v3803 = max(v3793, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3805 = max(v3794, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3806 = v3805 - v6;
+            const unsigned int v3807 = v161 + v3803;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3808 = v3807 * v1;
+            const unsigned int v3809 = v3808 + v3806;
+            const unsigned int v3810 = v3809 * v2;
+            const unsigned int v3811 = v3810 + v3783;
+            const unsigned int v3813 = v3802 ? v3811 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3815 = v3765 + v3792;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), x + v3813, v3802);
+            const unsigned int v3817 = v171 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3818 = v176 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3819 = v3817 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3820 = v3784 && v3819;
+            const bool v3821 = v3817 < 1u;
+            const bool v3822 = v3820 && v3821;
+            const bool v3823 = v3818 >= v6;
+            const bool v3824 = v3822 && v3823;
+            const bool v3825 = v3818 < v3786;
+            const bool v3826 = v3824 && v3825;
+            const unsigned int v3827 = max(v3817, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3829 = max(v3818, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3830 = v3829 - v6;
+            const unsigned int v3831 = v179 + v3827;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3832 = v3831 * v1;
+            const unsigned int v3833 = v3832 + v3830;
+            const unsigned int v3834 = v3833 * v2;
+            const unsigned int v3835 = v3834 + v3783;
+            const unsigned int v3837 = v3826 ? v3835 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3840 = v3815 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3840 ^ (((v3840 >> 6u) & 7u) << 3u)), x + v3837, v3826);
+            const unsigned int v3841 = v189 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3842 = v194 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3843 = v3841 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3844 = v3784 && v3843;
+            const bool v3845 = v3841 < 1u;
+            const bool v3846 = v3844 && v3845;
+            const bool v3847 = v3842 >= v6;
+            const bool v3848 = v3846 && v3847;
+            const bool v3849 = v3842 < v3786;
+            const bool v3850 = v3848 && v3849;
+            const unsigned int v3851 = max(v3841, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3853 = max(v3842, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3854 = v3853 - v6;
+            const unsigned int v3855 = v197 + v3851;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3856 = v3855 * v1;
+            const unsigned int v3857 = v3856 + v3854;
+            const unsigned int v3858 = v3857 * v2;
+            const unsigned int v3859 = v3858 + v3783;
+            const unsigned int v3861 = v3850 ? v3859 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3864 = v3815 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3864 ^ (((v3864 >> 6u) & 7u) << 3u)), x + v3861, v3850);
+            const unsigned int v3865 = v207 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3866 = v212 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3867 = v3865 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3868 = v3784 && v3867;
+            const bool v3869 = v3865 < 1u;
+            const bool v3870 = v3868 && v3869;
+            const bool v3871 = v3866 >= v6;
+            const bool v3872 = v3870 && v3871;
+            const bool v3873 = v3866 < v3786;
+            const bool v3874 = v3872 && v3873;
+            const unsigned int v3875 = max(v3865, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3877 = max(v3866, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3878 = v3877 - v6;
+            const unsigned int v3879 = v215 + v3875;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3880 = v3879 * v1;
+            const unsigned int v3881 = v3880 + v3878;
+            const unsigned int v3882 = v3881 * v2;
+            const unsigned int v3883 = v3882 + v3783;
+            const unsigned int v3885 = v3874 ? v3883 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3888 = v3815 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), x + v3885, v3874);
+            const unsigned int v3889 = v225 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3890 = v230 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3891 = v3889 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3892 = v3784 && v3891;
+            const bool v3893 = v3889 < 1u;
+            const bool v3894 = v3892 && v3893;
+            const bool v3895 = v3890 >= v6;
+            const bool v3896 = v3894 && v3895;
+            const bool v3897 = v3890 < v3786;
+            const bool v3898 = v3896 && v3897;
+            const unsigned int v3899 = max(v3889, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3901 = max(v3890, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3902 = v3901 - v6;
+            const unsigned int v3903 = v233 + v3899;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3904 = v3903 * v1;
+            const unsigned int v3905 = v3904 + v3902;
+            const unsigned int v3906 = v3905 * v2;
+            const unsigned int v3907 = v3906 + v3783;
+            const unsigned int v3909 = v3898 ? v3907 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3912 = v3815 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3912 ^ (((v3912 >> 6u) & 7u) << 3u)), x + v3909, v3898);
+            const unsigned int v3913 = v243 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3914 = v248 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3915 = v3913 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3916 = v3784 && v3915;
+            const bool v3917 = v3913 < 1u;
+            const bool v3918 = v3916 && v3917;
+            const bool v3919 = v3914 >= v6;
+            const bool v3920 = v3918 && v3919;
+            const bool v3921 = v3914 < v3786;
+            const bool v3922 = v3920 && v3921;
+            const unsigned int v3923 = max(v3913, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3925 = max(v3914, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3926 = v3925 - v6;
+            const unsigned int v3927 = v251 + v3923;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3928 = v3927 * v1;
+            const unsigned int v3929 = v3928 + v3926;
+            const unsigned int v3930 = v3929 * v2;
+            const unsigned int v3931 = v3930 + v3783;
+            const unsigned int v3933 = v3922 ? v3931 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3936 = v3815 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3936 ^ (((v3936 >> 6u) & 7u) << 3u)), x + v3933, v3922);
+            const unsigned int v3937 = v261 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3938 = v266 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3939 = v3937 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3940 = v3784 && v3939;
+            const bool v3941 = v3937 < 1u;
+            const bool v3942 = v3940 && v3941;
+            const bool v3943 = v3938 >= v6;
+            const bool v3944 = v3942 && v3943;
+            const bool v3945 = v3938 < v3786;
+            const bool v3946 = v3944 && v3945;
+            const unsigned int v3947 = max(v3937, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3949 = max(v3938, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3950 = v3949 - v6;
+            const unsigned int v3951 = v269 + v3947;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3952 = v3951 * v1;
+            const unsigned int v3953 = v3952 + v3950;
+            const unsigned int v3954 = v3953 * v2;
+            const unsigned int v3955 = v3954 + v3783;
+            const unsigned int v3957 = v3946 ? v3955 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3960 = v3815 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3960 ^ (((v3960 >> 6u) & 7u) << 3u)), x + v3957, v3946);
+            const unsigned int v3961 = v279 + v3778;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3962 = v284 + v3782;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3963 = v3961 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3964 = v3784 && v3963;
+            const bool v3965 = v3961 < 1u;
+            const bool v3966 = v3964 && v3965;
+            const bool v3967 = v3962 >= v6;
+            const bool v3968 = v3966 && v3967;
+            const bool v3969 = v3962 < v3786;
+            const bool v3970 = v3968 && v3969;
+            const unsigned int v3971 = max(v3961, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3973 = max(v3962, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3974 = v3973 - v6;
+            const unsigned int v3975 = v287 + v3971;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3976 = v3975 * v1;
+            const unsigned int v3977 = v3976 + v3974;
+            const unsigned int v3978 = v3977 * v2;
+            const unsigned int v3979 = v3978 + v3783;
+            const unsigned int v3981 = v3970 ? v3979 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3984 = v3815 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3984 ^ (((v3984 >> 6u) & 7u) << 3u)), x + v3981, v3970);
           } else {
-            const unsigned int v3850 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3851 = v3850 << 3u;
-            const unsigned int v3854 = v3616 + v3851;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3855 = v3854 < v22;
-            const bool v3856 = v150 && v3855;
-            const unsigned int v3858 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3860 = v3858 + v3616;
-            const unsigned int v3861 = v3860 + v3851;
-            const unsigned int v3862 = v3856 ? v3861 : v10;
-            const unsigned int v3864 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3865 = v3622 + v3864;
-            const unsigned int v3866 = v3865 + v3851;
-            iron_copy_async<16>(shm0 + (v3866 ^ (((v3866 >> 6u) & 7u) << 3u)), x + v3862, v3856);
-            const unsigned int v3869 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3871 = v3869 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3874 = v3869 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3875 = v3874 << 3u;
-            const unsigned int v3876 = v76 + v3871;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3877 = v3876 < v57;
-            const unsigned int v3878 = v3616 + v3875;
-            const bool v3879 = v3878 < v22;
-            const bool v3880 = v3877 && v3879;
-            const unsigned int v3882 = v3876 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3884 = v3882 + v3616;
-            const unsigned int v3885 = v3884 + v3875;
-            const unsigned int v3886 = v3880 ? v3885 : v10;
-            const unsigned int v3888 = v3871 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3889 = v3622 + v3888;
-            const unsigned int v3890 = v3889 + v3875;
-            iron_copy_async<16>(shm0 + (v3890 ^ (((v3890 >> 6u) & 7u) << 3u)), x + v3886, v3880);
-            const unsigned int v3893 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3895 = v3893 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3898 = v3893 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3899 = v3898 << 3u;
-            const unsigned int v3900 = v76 + v3895;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3901 = v3900 < v57;
-            const unsigned int v3902 = v3616 + v3899;
-            const bool v3903 = v3902 < v22;
-            const bool v3904 = v3901 && v3903;
-            const unsigned int v3906 = v3900 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3908 = v3906 + v3616;
-            const unsigned int v3909 = v3908 + v3899;
-            const unsigned int v3910 = v3904 ? v3909 : v10;
-            const unsigned int v3912 = v3895 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3913 = v3622 + v3912;
-            const unsigned int v3914 = v3913 + v3899;
-            iron_copy_async<16>(shm0 + (v3914 ^ (((v3914 >> 6u) & 7u) << 3u)), x + v3910, v3904);
-            const unsigned int v3917 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3919 = v3917 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3922 = v3917 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3923 = v3922 << 3u;
-            const unsigned int v3924 = v76 + v3919;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3925 = v3924 < v57;
-            const unsigned int v3926 = v3616 + v3923;
-            const bool v3927 = v3926 < v22;
-            const bool v3928 = v3925 && v3927;
-            const unsigned int v3930 = v3924 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3932 = v3930 + v3616;
-            const unsigned int v3933 = v3932 + v3923;
-            const unsigned int v3934 = v3928 ? v3933 : v10;
-            const unsigned int v3936 = v3919 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3937 = v3622 + v3936;
-            const unsigned int v3938 = v3937 + v3923;
-            iron_copy_async<16>(shm0 + (v3938 ^ (((v3938 >> 6u) & 7u) << 3u)), x + v3934, v3928);
-            const unsigned int v3941 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3943 = v3941 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3946 = v3941 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3947 = v3946 << 3u;
-            const unsigned int v3948 = v76 + v3943;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3949 = v3948 < v57;
-            const unsigned int v3950 = v3616 + v3947;
-            const bool v3951 = v3950 < v22;
-            const bool v3952 = v3949 && v3951;
-            const unsigned int v3954 = v3948 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3956 = v3954 + v3616;
-            const unsigned int v3957 = v3956 + v3947;
-            const unsigned int v3958 = v3952 ? v3957 : v10;
-            const unsigned int v3960 = v3943 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3961 = v3622 + v3960;
-            const unsigned int v3962 = v3961 + v3947;
-            iron_copy_async<16>(shm0 + (v3962 ^ (((v3962 >> 6u) & 7u) << 3u)), x + v3958, v3952);
-            const unsigned int v3965 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3967 = v3965 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3970 = v3965 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3971 = v3970 << 3u;
-            const unsigned int v3972 = v76 + v3967;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3973 = v3972 < v57;
-            const unsigned int v3974 = v3616 + v3971;
-            const bool v3975 = v3974 < v22;
-            const bool v3976 = v3973 && v3975;
-            const unsigned int v3978 = v3972 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3980 = v3978 + v3616;
-            const unsigned int v3981 = v3980 + v3971;
-            const unsigned int v3982 = v3976 ? v3981 : v10;
-            const unsigned int v3984 = v3967 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3985 = v3622 + v3984;
-            const unsigned int v3986 = v3985 + v3971;
-            iron_copy_async<16>(shm0 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), x + v3982, v3976);
-            const unsigned int v3989 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3991 = v3989 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3994 = v3989 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3995 = v3994 << 3u;
-            const unsigned int v3996 = v76 + v3991;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3997 = v3996 < v57;
-            const unsigned int v3998 = v3616 + v3995;
-            const bool v3999 = v3998 < v22;
-            const bool v4000 = v3997 && v3999;
-            const unsigned int v4002 = v3996 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4004 = v4002 + v3616;
-            const unsigned int v4005 = v4004 + v3995;
-            const unsigned int v4006 = v4000 ? v4005 : v10;
-            const unsigned int v4008 = v3991 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4009 = v3622 + v4008;
-            const unsigned int v4010 = v4009 + v3995;
-            iron_copy_async<16>(shm0 + (v4010 ^ (((v4010 >> 6u) & 7u) << 3u)), x + v4006, v4000);
-            const unsigned int v4013 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4015 = v4013 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4018 = v4013 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4019 = v4018 << 3u;
-            const unsigned int v4020 = v76 + v4015;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4021 = v4020 < v57;
-            const unsigned int v4022 = v3616 + v4019;
-            const bool v4023 = v4022 < v22;
-            const bool v4024 = v4021 && v4023;
-            const unsigned int v4026 = v4020 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4028 = v4026 + v3616;
-            const unsigned int v4029 = v4028 + v4019;
-            const unsigned int v4030 = v4024 ? v4029 : v10;
-            const unsigned int v4032 = v4015 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4033 = v3622 + v4032;
-            const unsigned int v4034 = v4033 + v4019;
-            iron_copy_async<16>(shm0 + (v4034 ^ (((v4034 >> 6u) & 7u) << 3u)), x + v4030, v4024);
+            const unsigned int v3993 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3994 = v3993 << 3u;
+            const unsigned int v3997 = v3759 + v3994;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3998 = v3997 < v22;
+            const bool v3999 = v150 && v3998;
+            const unsigned int v4001 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4003 = v4001 + v3759;
+            const unsigned int v4004 = v4003 + v3994;
+            const unsigned int v4005 = v3999 ? v4004 : v10;
+            const unsigned int v4007 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4008 = v3765 + v4007;
+            const unsigned int v4009 = v4008 + v3994;
+            iron_copy_async<16>(shm0 + (v4009 ^ (((v4009 >> 6u) & 7u) << 3u)), x + v4005, v3999);
+            const unsigned int v4012 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4014 = v4012 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4017 = v4012 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4018 = v4017 << 3u;
+            const unsigned int v4019 = v76 + v4014;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4020 = v4019 < v57;
+            const unsigned int v4021 = v3759 + v4018;
+            const bool v4022 = v4021 < v22;
+            const bool v4023 = v4020 && v4022;
+            const unsigned int v4025 = v4019 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4027 = v4025 + v3759;
+            const unsigned int v4028 = v4027 + v4018;
+            const unsigned int v4029 = v4023 ? v4028 : v10;
+            const unsigned int v4031 = v4014 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4032 = v3765 + v4031;
+            const unsigned int v4033 = v4032 + v4018;
+            iron_copy_async<16>(shm0 + (v4033 ^ (((v4033 >> 6u) & 7u) << 3u)), x + v4029, v4023);
+            const unsigned int v4036 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4038 = v4036 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4041 = v4036 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4042 = v4041 << 3u;
+            const unsigned int v4043 = v76 + v4038;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4044 = v4043 < v57;
+            const unsigned int v4045 = v3759 + v4042;
+            const bool v4046 = v4045 < v22;
+            const bool v4047 = v4044 && v4046;
+            const unsigned int v4049 = v4043 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4051 = v4049 + v3759;
+            const unsigned int v4052 = v4051 + v4042;
+            const unsigned int v4053 = v4047 ? v4052 : v10;
+            const unsigned int v4055 = v4038 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4056 = v3765 + v4055;
+            const unsigned int v4057 = v4056 + v4042;
+            iron_copy_async<16>(shm0 + (v4057 ^ (((v4057 >> 6u) & 7u) << 3u)), x + v4053, v4047);
+            const unsigned int v4060 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4062 = v4060 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4065 = v4060 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4066 = v4065 << 3u;
+            const unsigned int v4067 = v76 + v4062;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4068 = v4067 < v57;
+            const unsigned int v4069 = v3759 + v4066;
+            const bool v4070 = v4069 < v22;
+            const bool v4071 = v4068 && v4070;
+            const unsigned int v4073 = v4067 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4075 = v4073 + v3759;
+            const unsigned int v4076 = v4075 + v4066;
+            const unsigned int v4077 = v4071 ? v4076 : v10;
+            const unsigned int v4079 = v4062 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4080 = v3765 + v4079;
+            const unsigned int v4081 = v4080 + v4066;
+            iron_copy_async<16>(shm0 + (v4081 ^ (((v4081 >> 6u) & 7u) << 3u)), x + v4077, v4071);
+            const unsigned int v4084 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4086 = v4084 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4089 = v4084 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4090 = v4089 << 3u;
+            const unsigned int v4091 = v76 + v4086;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4092 = v4091 < v57;
+            const unsigned int v4093 = v3759 + v4090;
+            const bool v4094 = v4093 < v22;
+            const bool v4095 = v4092 && v4094;
+            const unsigned int v4097 = v4091 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4099 = v4097 + v3759;
+            const unsigned int v4100 = v4099 + v4090;
+            const unsigned int v4101 = v4095 ? v4100 : v10;
+            const unsigned int v4103 = v4086 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4104 = v3765 + v4103;
+            const unsigned int v4105 = v4104 + v4090;
+            iron_copy_async<16>(shm0 + (v4105 ^ (((v4105 >> 6u) & 7u) << 3u)), x + v4101, v4095);
+            const unsigned int v4108 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4110 = v4108 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4113 = v4108 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4114 = v4113 << 3u;
+            const unsigned int v4115 = v76 + v4110;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4116 = v4115 < v57;
+            const unsigned int v4117 = v3759 + v4114;
+            const bool v4118 = v4117 < v22;
+            const bool v4119 = v4116 && v4118;
+            const unsigned int v4121 = v4115 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4123 = v4121 + v3759;
+            const unsigned int v4124 = v4123 + v4114;
+            const unsigned int v4125 = v4119 ? v4124 : v10;
+            const unsigned int v4127 = v4110 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4128 = v3765 + v4127;
+            const unsigned int v4129 = v4128 + v4114;
+            iron_copy_async<16>(shm0 + (v4129 ^ (((v4129 >> 6u) & 7u) << 3u)), x + v4125, v4119);
+            const unsigned int v4132 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4134 = v4132 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4137 = v4132 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4138 = v4137 << 3u;
+            const unsigned int v4139 = v76 + v4134;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4140 = v4139 < v57;
+            const unsigned int v4141 = v3759 + v4138;
+            const bool v4142 = v4141 < v22;
+            const bool v4143 = v4140 && v4142;
+            const unsigned int v4145 = v4139 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4147 = v4145 + v3759;
+            const unsigned int v4148 = v4147 + v4138;
+            const unsigned int v4149 = v4143 ? v4148 : v10;
+            const unsigned int v4151 = v4134 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4152 = v3765 + v4151;
+            const unsigned int v4153 = v4152 + v4138;
+            iron_copy_async<16>(shm0 + (v4153 ^ (((v4153 >> 6u) & 7u) << 3u)), x + v4149, v4143);
+            const unsigned int v4156 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4158 = v4156 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4161 = v4156 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4162 = v4161 << 3u;
+            const unsigned int v4163 = v76 + v4158;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4164 = v4163 < v57;
+            const unsigned int v4165 = v3759 + v4162;
+            const bool v4166 = v4165 < v22;
+            const bool v4167 = v4164 && v4166;
+            const unsigned int v4169 = v4163 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4171 = v4169 + v3759;
+            const unsigned int v4172 = v4171 + v4162;
+            const unsigned int v4173 = v4167 ? v4172 : v10;
+            const unsigned int v4175 = v4158 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4176 = v3765 + v4175;
+            const unsigned int v4177 = v4176 + v4162;
+            iron_copy_async<16>(shm0 + (v4177 ^ (((v4177 >> 6u) & 7u) << 3u)), x + v4173, v4167);
           }
-          const unsigned int v4044 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4045 = v4044 << 3u;
-          const unsigned int v4046 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4047 = v4046 < v12;
-          const unsigned int v4048 = v3616 + v4045;
-          const bool v4049 = v4048 < v22;
-          const bool v4050 = v4047 && v4049;
-          const unsigned int v4052 = v4046 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4053 = v82 + v4052;
-          const unsigned int v4054 = v4053 + v3616;
-          const unsigned int v4055 = v4054 + v4045;
-          const unsigned int v4056 = v4050 ? v4055 : v82;
-          const unsigned int v4058 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4059 = v3622 + v4058;
-          const unsigned int v4060 = v4059 + v4045;
-          iron_copy_async<16>(shm1 + (v4060 ^ (((v4060 >> 6u) & 7u) << 3u)), weight + v4056, v4050);
-          const unsigned int v4063 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4065 = v4063 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4068 = v4063 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4069 = v4068 << 3u;
-          const unsigned int v4070 = v80 + v4065;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4071 = v4070 < v12;
-          const unsigned int v4072 = v3616 + v4069;
-          const bool v4073 = v4072 < v22;
-          const bool v4074 = v4071 && v4073;
-          const unsigned int v4076 = v4070 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4077 = v82 + v4076;
-          const unsigned int v4078 = v4077 + v3616;
-          const unsigned int v4079 = v4078 + v4069;
-          const unsigned int v4080 = v4074 ? v4079 : v82;
-          const unsigned int v4082 = v4065 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4083 = v3622 + v4082;
-          const unsigned int v4084 = v4083 + v4069;
-          iron_copy_async<16>(shm1 + (v4084 ^ (((v4084 >> 6u) & 7u) << 3u)), weight + v4080, v4074);
-          const unsigned int v4087 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4089 = v4087 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4092 = v4087 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4093 = v4092 << 3u;
-          const unsigned int v4094 = v80 + v4089;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4095 = v4094 < v12;
-          const unsigned int v4096 = v3616 + v4093;
-          const bool v4097 = v4096 < v22;
-          const bool v4098 = v4095 && v4097;
-          const unsigned int v4100 = v4094 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4101 = v82 + v4100;
-          const unsigned int v4102 = v4101 + v3616;
-          const unsigned int v4103 = v4102 + v4093;
-          const unsigned int v4104 = v4098 ? v4103 : v82;
-          const unsigned int v4106 = v4089 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4107 = v3622 + v4106;
-          const unsigned int v4108 = v4107 + v4093;
-          iron_copy_async<16>(shm1 + (v4108 ^ (((v4108 >> 6u) & 7u) << 3u)), weight + v4104, v4098);
-          const unsigned int v4111 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4113 = v4111 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4116 = v4111 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4117 = v4116 << 3u;
-          const unsigned int v4118 = v80 + v4113;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4119 = v4118 < v12;
-          const unsigned int v4120 = v3616 + v4117;
-          const bool v4121 = v4120 < v22;
-          const bool v4122 = v4119 && v4121;
-          const unsigned int v4124 = v4118 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4125 = v82 + v4124;
-          const unsigned int v4126 = v4125 + v3616;
-          const unsigned int v4127 = v4126 + v4117;
-          const unsigned int v4128 = v4122 ? v4127 : v82;
-          const unsigned int v4130 = v4113 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4131 = v3622 + v4130;
-          const unsigned int v4132 = v4131 + v4117;
-          iron_copy_async<16>(shm1 + (v4132 ^ (((v4132 >> 6u) & 7u) << 3u)), weight + v4128, v4122);
-          const unsigned int v4135 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4137 = v4135 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4140 = v4135 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4141 = v4140 << 3u;
-          const unsigned int v4142 = v80 + v4137;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4143 = v4142 < v12;
-          const unsigned int v4144 = v3616 + v4141;
-          const bool v4145 = v4144 < v22;
-          const bool v4146 = v4143 && v4145;
-          const unsigned int v4148 = v4142 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4149 = v82 + v4148;
-          const unsigned int v4150 = v4149 + v3616;
-          const unsigned int v4151 = v4150 + v4141;
-          const unsigned int v4152 = v4146 ? v4151 : v82;
-          const unsigned int v4154 = v4137 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4155 = v3622 + v4154;
-          const unsigned int v4156 = v4155 + v4141;
-          iron_copy_async<16>(shm1 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), weight + v4152, v4146);
-          const unsigned int v4159 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4161 = v4159 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4164 = v4159 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4165 = v4164 << 3u;
-          const unsigned int v4166 = v80 + v4161;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4167 = v4166 < v12;
-          const unsigned int v4168 = v3616 + v4165;
-          const bool v4169 = v4168 < v22;
-          const bool v4170 = v4167 && v4169;
-          const unsigned int v4172 = v4166 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4173 = v82 + v4172;
-          const unsigned int v4174 = v4173 + v3616;
-          const unsigned int v4175 = v4174 + v4165;
-          const unsigned int v4176 = v4170 ? v4175 : v82;
-          const unsigned int v4178 = v4161 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4179 = v3622 + v4178;
-          const unsigned int v4180 = v4179 + v4165;
-          iron_copy_async<16>(shm1 + (v4180 ^ (((v4180 >> 6u) & 7u) << 3u)), weight + v4176, v4170);
-          const unsigned int v4183 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4185 = v4183 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4188 = v4183 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4189 = v4188 << 3u;
-          const unsigned int v4190 = v80 + v4185;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4191 = v4190 < v12;
-          const unsigned int v4192 = v3616 + v4189;
-          const bool v4193 = v4192 < v22;
-          const bool v4194 = v4191 && v4193;
-          const unsigned int v4196 = v4190 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4197 = v82 + v4196;
-          const unsigned int v4198 = v4197 + v3616;
-          const unsigned int v4199 = v4198 + v4189;
-          const unsigned int v4200 = v4194 ? v4199 : v82;
-          const unsigned int v4202 = v4185 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4203 = v3622 + v4202;
-          const unsigned int v4204 = v4203 + v4189;
-          iron_copy_async<16>(shm1 + (v4204 ^ (((v4204 >> 6u) & 7u) << 3u)), weight + v4200, v4194);
-          const unsigned int v4207 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4209 = v4207 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4212 = v4207 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4213 = v4212 << 3u;
-          const unsigned int v4214 = v80 + v4209;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4215 = v4214 < v12;
-          const unsigned int v4216 = v3616 + v4213;
-          const bool v4217 = v4216 < v22;
-          const bool v4218 = v4215 && v4217;
-          const unsigned int v4220 = v4214 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4221 = v82 + v4220;
-          const unsigned int v4222 = v4221 + v3616;
-          const unsigned int v4223 = v4222 + v4213;
-          const unsigned int v4224 = v4218 ? v4223 : v82;
-          const unsigned int v4226 = v4209 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4227 = v3622 + v4226;
-          const unsigned int v4228 = v4227 + v4213;
-          iron_copy_async<16>(shm1 + (v4228 ^ (((v4228 >> 6u) & 7u) << 3u)), weight + v4224, v4218);
+          const unsigned int v4187 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4188 = v4187 << 3u;
+          const unsigned int v4189 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4190 = v4189 < v12;
+          const unsigned int v4191 = v3759 + v4188;
+          const bool v4192 = v4191 < v22;
+          const bool v4193 = v4190 && v4192;
+          const unsigned int v4195 = v4189 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4196 = v82 + v4195;
+          const unsigned int v4197 = v4196 + v3759;
+          const unsigned int v4198 = v4197 + v4188;
+          const unsigned int v4199 = v4193 ? v4198 : v82;
+          const unsigned int v4201 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4202 = v3765 + v4201;
+          const unsigned int v4203 = v4202 + v4188;
+          iron_copy_async<16>(shm1 + (v4203 ^ (((v4203 >> 6u) & 7u) << 3u)), weight + v4199, v4193);
+          const unsigned int v4206 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4208 = v4206 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4211 = v4206 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4212 = v4211 << 3u;
+          const unsigned int v4213 = v80 + v4208;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4214 = v4213 < v12;
+          const unsigned int v4215 = v3759 + v4212;
+          const bool v4216 = v4215 < v22;
+          const bool v4217 = v4214 && v4216;
+          const unsigned int v4219 = v4213 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4220 = v82 + v4219;
+          const unsigned int v4221 = v4220 + v3759;
+          const unsigned int v4222 = v4221 + v4212;
+          const unsigned int v4223 = v4217 ? v4222 : v82;
+          const unsigned int v4225 = v4208 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4226 = v3765 + v4225;
+          const unsigned int v4227 = v4226 + v4212;
+          iron_copy_async<16>(shm1 + (v4227 ^ (((v4227 >> 6u) & 7u) << 3u)), weight + v4223, v4217);
+          const unsigned int v4230 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4232 = v4230 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4235 = v4230 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4236 = v4235 << 3u;
+          const unsigned int v4237 = v80 + v4232;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4238 = v4237 < v12;
+          const unsigned int v4239 = v3759 + v4236;
+          const bool v4240 = v4239 < v22;
+          const bool v4241 = v4238 && v4240;
+          const unsigned int v4243 = v4237 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4244 = v82 + v4243;
+          const unsigned int v4245 = v4244 + v3759;
+          const unsigned int v4246 = v4245 + v4236;
+          const unsigned int v4247 = v4241 ? v4246 : v82;
+          const unsigned int v4249 = v4232 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4250 = v3765 + v4249;
+          const unsigned int v4251 = v4250 + v4236;
+          iron_copy_async<16>(shm1 + (v4251 ^ (((v4251 >> 6u) & 7u) << 3u)), weight + v4247, v4241);
+          const unsigned int v4254 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4256 = v4254 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4259 = v4254 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4260 = v4259 << 3u;
+          const unsigned int v4261 = v80 + v4256;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4262 = v4261 < v12;
+          const unsigned int v4263 = v3759 + v4260;
+          const bool v4264 = v4263 < v22;
+          const bool v4265 = v4262 && v4264;
+          const unsigned int v4267 = v4261 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4268 = v82 + v4267;
+          const unsigned int v4269 = v4268 + v3759;
+          const unsigned int v4270 = v4269 + v4260;
+          const unsigned int v4271 = v4265 ? v4270 : v82;
+          const unsigned int v4273 = v4256 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4274 = v3765 + v4273;
+          const unsigned int v4275 = v4274 + v4260;
+          iron_copy_async<16>(shm1 + (v4275 ^ (((v4275 >> 6u) & 7u) << 3u)), weight + v4271, v4265);
+          const unsigned int v4278 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4280 = v4278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4283 = v4278 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4284 = v4283 << 3u;
+          const unsigned int v4285 = v80 + v4280;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4286 = v4285 < v12;
+          const unsigned int v4287 = v3759 + v4284;
+          const bool v4288 = v4287 < v22;
+          const bool v4289 = v4286 && v4288;
+          const unsigned int v4291 = v4285 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4292 = v82 + v4291;
+          const unsigned int v4293 = v4292 + v3759;
+          const unsigned int v4294 = v4293 + v4284;
+          const unsigned int v4295 = v4289 ? v4294 : v82;
+          const unsigned int v4297 = v4280 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4298 = v3765 + v4297;
+          const unsigned int v4299 = v4298 + v4284;
+          iron_copy_async<16>(shm1 + (v4299 ^ (((v4299 >> 6u) & 7u) << 3u)), weight + v4295, v4289);
+          const unsigned int v4302 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4304 = v4302 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4307 = v4302 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4308 = v4307 << 3u;
+          const unsigned int v4309 = v80 + v4304;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4310 = v4309 < v12;
+          const unsigned int v4311 = v3759 + v4308;
+          const bool v4312 = v4311 < v22;
+          const bool v4313 = v4310 && v4312;
+          const unsigned int v4315 = v4309 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4316 = v82 + v4315;
+          const unsigned int v4317 = v4316 + v3759;
+          const unsigned int v4318 = v4317 + v4308;
+          const unsigned int v4319 = v4313 ? v4318 : v82;
+          const unsigned int v4321 = v4304 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4322 = v3765 + v4321;
+          const unsigned int v4323 = v4322 + v4308;
+          iron_copy_async<16>(shm1 + (v4323 ^ (((v4323 >> 6u) & 7u) << 3u)), weight + v4319, v4313);
+          const unsigned int v4326 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4328 = v4326 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4331 = v4326 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4332 = v4331 << 3u;
+          const unsigned int v4333 = v80 + v4328;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4334 = v4333 < v12;
+          const unsigned int v4335 = v3759 + v4332;
+          const bool v4336 = v4335 < v22;
+          const bool v4337 = v4334 && v4336;
+          const unsigned int v4339 = v4333 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4340 = v82 + v4339;
+          const unsigned int v4341 = v4340 + v3759;
+          const unsigned int v4342 = v4341 + v4332;
+          const unsigned int v4343 = v4337 ? v4342 : v82;
+          const unsigned int v4345 = v4328 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4346 = v3765 + v4345;
+          const unsigned int v4347 = v4346 + v4332;
+          iron_copy_async<16>(shm1 + (v4347 ^ (((v4347 >> 6u) & 7u) << 3u)), weight + v4343, v4337);
+          const unsigned int v4350 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4352 = v4350 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4355 = v4350 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4356 = v4355 << 3u;
+          const unsigned int v4357 = v80 + v4352;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4358 = v4357 < v12;
+          const unsigned int v4359 = v3759 + v4356;
+          const bool v4360 = v4359 < v22;
+          const bool v4361 = v4358 && v4360;
+          const unsigned int v4363 = v4357 * v22;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4364 = v82 + v4363;
+          const unsigned int v4365 = v4364 + v3759;
+          const unsigned int v4366 = v4365 + v4356;
+          const unsigned int v4367 = v4361 ? v4366 : v82;
+          const unsigned int v4369 = v4352 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4370 = v3765 + v4369;
+          const unsigned int v4371 = v4370 + v4356;
+          iron_copy_async<16>(shm1 + (v4371 ^ (((v4371 >> 6u) & 7u) << 3u)), weight + v4367, v4361);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
@@ -1528,1529 +1547,526 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
       }
     }
-    const unsigned int v1148 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:385
-    const bool v1149 = v1148 <= v57;
-    const unsigned int v1151 = v80 + 128u;
-    const bool v1152 = v1151 <= v12;
-    const bool v1153 = v1149 && v1152;
-    const bool v1154 = v1153 && v93;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:387
+    const unsigned int v1147 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
+    const bool v1148 = v1147 <= v57;
+    const unsigned int v1150 = v80 + 128u;
+    const bool v1151 = v1150 <= v12;
+    const bool v1152 = v1148 && v1151;
+    const bool v1153 = v1152 && v93;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
 
-    for (unsigned int v1158 = v10; v1158 < 8u; v1158 += 1u) {  // kernels/gemm/gemm_tiles.hpp:388
-      const unsigned int v1160 = v1158 >> 2u;  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v1162 = v1158 & 3u;  // kernels/gemm/gemm_tiles.hpp:390
-      const bool v1165 = v291 == v1160;  // kernels/gemm/gemm_tiles.hpp:391
-      if (v1165) {
-        const bool v1171 = v1162 == v10;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1171) {
-          const float v1172 = v298.x[0];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1173 = static_cast<unsigned int>(v298.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1176 = static_cast<unsigned int>(v298.row(0, iron_linear_thread() & 31u));
-          const unsigned int v1178 = v1176 * 132u;
-          const unsigned int v1179 = v1178 + v296;
-          const unsigned int v1180 = v1179 + v1173;
-          shm2[v1180] = v1172;
-          const float v1181 = v298.x[1];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1182 = static_cast<unsigned int>(v298.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1185 = static_cast<unsigned int>(v298.row(1, iron_linear_thread() & 31u));
-          const unsigned int v1187 = v1185 * 132u;
-          const unsigned int v1188 = v1187 + v296;
-          const unsigned int v1189 = v1188 + v1182;
-          shm2[v1189] = v1181;
-          const float v1190 = v298.x[2];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1191 = static_cast<unsigned int>(v298.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1194 = static_cast<unsigned int>(v298.row(2, iron_linear_thread() & 31u));
-          const unsigned int v1196 = v1194 * 132u;
-          const unsigned int v1197 = v1196 + v296;
-          const unsigned int v1198 = v1197 + v1191;
-          shm2[v1198] = v1190;
-          const float v1199 = v298.x[3];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1200 = static_cast<unsigned int>(v298.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1203 = static_cast<unsigned int>(v298.row(3, iron_linear_thread() & 31u));
-          const unsigned int v1205 = v1203 * 132u;
-          const unsigned int v1206 = v1205 + v296;
-          const unsigned int v1207 = v1206 + v1200;
-          shm2[v1207] = v1199;
-          const float v1208 = v298.x[4];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1209 = static_cast<unsigned int>(v298.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1212 = static_cast<unsigned int>(v298.row(4, iron_linear_thread() & 31u));
-          const unsigned int v1214 = v1212 * 132u;
-          const unsigned int v1215 = v1214 + v296;
-          const unsigned int v1216 = v1215 + v1209;
-          shm2[v1216] = v1208;
-          const float v1217 = v298.x[5];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1218 = static_cast<unsigned int>(v298.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1221 = static_cast<unsigned int>(v298.row(5, iron_linear_thread() & 31u));
-          const unsigned int v1223 = v1221 * 132u;
-          const unsigned int v1224 = v1223 + v296;
-          const unsigned int v1225 = v1224 + v1218;
-          shm2[v1225] = v1217;
-          const float v1226 = v298.x[6];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1227 = static_cast<unsigned int>(v298.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1230 = static_cast<unsigned int>(v298.row(6, iron_linear_thread() & 31u));
-          const unsigned int v1232 = v1230 * 132u;
-          const unsigned int v1233 = v1232 + v296;
-          const unsigned int v1234 = v1233 + v1227;
-          shm2[v1234] = v1226;
-          const float v1235 = v298.x[7];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1236 = static_cast<unsigned int>(v298.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1239 = static_cast<unsigned int>(v298.row(7, iron_linear_thread() & 31u));
-          const unsigned int v1241 = v1239 * 132u;
-          const unsigned int v1242 = v1241 + v296;
-          const unsigned int v1243 = v1242 + v1236;
-          shm2[v1243] = v1235;
-          const float v1244 = v298.x[8];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1245 = static_cast<unsigned int>(v298.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1248 = static_cast<unsigned int>(v298.row(8, iron_linear_thread() & 31u));
-          const unsigned int v1250 = v1248 * 132u;
-          const unsigned int v1251 = v1250 + v296;
-          const unsigned int v1252 = v1251 + v1245;
-          shm2[v1252] = v1244;
-          const float v1253 = v298.x[9];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1254 = static_cast<unsigned int>(v298.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1257 = static_cast<unsigned int>(v298.row(9, iron_linear_thread() & 31u));
-          const unsigned int v1259 = v1257 * 132u;
-          const unsigned int v1260 = v1259 + v296;
-          const unsigned int v1261 = v1260 + v1254;
-          shm2[v1261] = v1253;
-          const float v1262 = v298.x[10];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1263 = static_cast<unsigned int>(v298.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1266 = static_cast<unsigned int>(v298.row(10, iron_linear_thread() & 31u));
-          const unsigned int v1268 = v1266 * 132u;
-          const unsigned int v1269 = v1268 + v296;
-          const unsigned int v1270 = v1269 + v1263;
-          shm2[v1270] = v1262;
-          const float v1271 = v298.x[11];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1272 = static_cast<unsigned int>(v298.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1275 = static_cast<unsigned int>(v298.row(11, iron_linear_thread() & 31u));
-          const unsigned int v1277 = v1275 * 132u;
-          const unsigned int v1278 = v1277 + v296;
-          const unsigned int v1279 = v1278 + v1272;
-          shm2[v1279] = v1271;
-          const float v1280 = v298.x[12];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1281 = static_cast<unsigned int>(v298.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1284 = static_cast<unsigned int>(v298.row(12, iron_linear_thread() & 31u));
-          const unsigned int v1286 = v1284 * 132u;
-          const unsigned int v1287 = v1286 + v296;
-          const unsigned int v1288 = v1287 + v1281;
-          shm2[v1288] = v1280;
-          const float v1289 = v298.x[13];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1290 = static_cast<unsigned int>(v298.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1293 = static_cast<unsigned int>(v298.row(13, iron_linear_thread() & 31u));
-          const unsigned int v1295 = v1293 * 132u;
-          const unsigned int v1296 = v1295 + v296;
-          const unsigned int v1297 = v1296 + v1290;
-          shm2[v1297] = v1289;
-          const float v1298 = v298.x[14];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1299 = static_cast<unsigned int>(v298.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1302 = static_cast<unsigned int>(v298.row(14, iron_linear_thread() & 31u));
-          const unsigned int v1304 = v1302 * 132u;
-          const unsigned int v1305 = v1304 + v296;
-          const unsigned int v1306 = v1305 + v1299;
-          shm2[v1306] = v1298;
-          const float v1307 = v298.x[15];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1308 = static_cast<unsigned int>(v298.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1311 = static_cast<unsigned int>(v298.row(15, iron_linear_thread() & 31u));
-          const unsigned int v1313 = v1311 * 132u;
-          const unsigned int v1314 = v1313 + v296;
-          const unsigned int v1315 = v1314 + v1308;
-          shm2[v1315] = v1307;
-          const float v1316 = v298.x[16];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1317 = static_cast<unsigned int>(v298.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1320 = static_cast<unsigned int>(v298.row(16, iron_linear_thread() & 31u));
-          const unsigned int v1322 = v1320 * 132u;
-          const unsigned int v1323 = v1322 + v296;
-          const unsigned int v1324 = v1323 + v1317;
-          shm2[v1324] = v1316;
-          const float v1325 = v298.x[17];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1326 = static_cast<unsigned int>(v298.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1329 = static_cast<unsigned int>(v298.row(17, iron_linear_thread() & 31u));
-          const unsigned int v1331 = v1329 * 132u;
-          const unsigned int v1332 = v1331 + v296;
-          const unsigned int v1333 = v1332 + v1326;
-          shm2[v1333] = v1325;
-          const float v1334 = v298.x[18];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1335 = static_cast<unsigned int>(v298.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1338 = static_cast<unsigned int>(v298.row(18, iron_linear_thread() & 31u));
-          const unsigned int v1340 = v1338 * 132u;
-          const unsigned int v1341 = v1340 + v296;
-          const unsigned int v1342 = v1341 + v1335;
-          shm2[v1342] = v1334;
-          const float v1343 = v298.x[19];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1344 = static_cast<unsigned int>(v298.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1347 = static_cast<unsigned int>(v298.row(19, iron_linear_thread() & 31u));
-          const unsigned int v1349 = v1347 * 132u;
-          const unsigned int v1350 = v1349 + v296;
-          const unsigned int v1351 = v1350 + v1344;
-          shm2[v1351] = v1343;
-          const float v1352 = v298.x[20];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1353 = static_cast<unsigned int>(v298.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1356 = static_cast<unsigned int>(v298.row(20, iron_linear_thread() & 31u));
-          const unsigned int v1358 = v1356 * 132u;
-          const unsigned int v1359 = v1358 + v296;
-          const unsigned int v1360 = v1359 + v1353;
-          shm2[v1360] = v1352;
-          const float v1361 = v298.x[21];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1362 = static_cast<unsigned int>(v298.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1365 = static_cast<unsigned int>(v298.row(21, iron_linear_thread() & 31u));
-          const unsigned int v1367 = v1365 * 132u;
-          const unsigned int v1368 = v1367 + v296;
-          const unsigned int v1369 = v1368 + v1362;
-          shm2[v1369] = v1361;
-          const float v1370 = v298.x[22];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1371 = static_cast<unsigned int>(v298.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1374 = static_cast<unsigned int>(v298.row(22, iron_linear_thread() & 31u));
-          const unsigned int v1376 = v1374 * 132u;
-          const unsigned int v1377 = v1376 + v296;
-          const unsigned int v1378 = v1377 + v1371;
-          shm2[v1378] = v1370;
-          const float v1379 = v298.x[23];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1380 = static_cast<unsigned int>(v298.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1383 = static_cast<unsigned int>(v298.row(23, iron_linear_thread() & 31u));
-          const unsigned int v1385 = v1383 * 132u;
-          const unsigned int v1386 = v1385 + v296;
-          const unsigned int v1387 = v1386 + v1380;
-          shm2[v1387] = v1379;
-          const float v1388 = v298.x[24];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1389 = static_cast<unsigned int>(v298.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1392 = static_cast<unsigned int>(v298.row(24, iron_linear_thread() & 31u));
-          const unsigned int v1394 = v1392 * 132u;
-          const unsigned int v1395 = v1394 + v296;
-          const unsigned int v1396 = v1395 + v1389;
-          shm2[v1396] = v1388;
-          const float v1397 = v298.x[25];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1398 = static_cast<unsigned int>(v298.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1401 = static_cast<unsigned int>(v298.row(25, iron_linear_thread() & 31u));
-          const unsigned int v1403 = v1401 * 132u;
-          const unsigned int v1404 = v1403 + v296;
-          const unsigned int v1405 = v1404 + v1398;
-          shm2[v1405] = v1397;
-          const float v1406 = v298.x[26];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1407 = static_cast<unsigned int>(v298.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1410 = static_cast<unsigned int>(v298.row(26, iron_linear_thread() & 31u));
-          const unsigned int v1412 = v1410 * 132u;
-          const unsigned int v1413 = v1412 + v296;
-          const unsigned int v1414 = v1413 + v1407;
-          shm2[v1414] = v1406;
-          const float v1415 = v298.x[27];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1416 = static_cast<unsigned int>(v298.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1419 = static_cast<unsigned int>(v298.row(27, iron_linear_thread() & 31u));
-          const unsigned int v1421 = v1419 * 132u;
-          const unsigned int v1422 = v1421 + v296;
-          const unsigned int v1423 = v1422 + v1416;
-          shm2[v1423] = v1415;
-          const float v1424 = v298.x[28];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1425 = static_cast<unsigned int>(v298.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1428 = static_cast<unsigned int>(v298.row(28, iron_linear_thread() & 31u));
-          const unsigned int v1430 = v1428 * 132u;
-          const unsigned int v1431 = v1430 + v296;
-          const unsigned int v1432 = v1431 + v1425;
-          shm2[v1432] = v1424;
-          const float v1433 = v298.x[29];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1434 = static_cast<unsigned int>(v298.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1437 = static_cast<unsigned int>(v298.row(29, iron_linear_thread() & 31u));
-          const unsigned int v1439 = v1437 * 132u;
-          const unsigned int v1440 = v1439 + v296;
-          const unsigned int v1441 = v1440 + v1434;
-          shm2[v1441] = v1433;
-          const float v1442 = v298.x[30];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1443 = static_cast<unsigned int>(v298.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1446 = static_cast<unsigned int>(v298.row(30, iron_linear_thread() & 31u));
-          const unsigned int v1448 = v1446 * 132u;
-          const unsigned int v1449 = v1448 + v296;
-          const unsigned int v1450 = v1449 + v1443;
-          shm2[v1450] = v1442;
-          const float v1451 = v298.x[31];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1452 = static_cast<unsigned int>(v298.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1455 = static_cast<unsigned int>(v298.row(31, iron_linear_thread() & 31u));
-          const unsigned int v1457 = v1455 * 132u;
-          const unsigned int v1458 = v1457 + v296;
-          const unsigned int v1459 = v1458 + v1452;
-          shm2[v1459] = v1451;
-        }
-        const bool v1461 = v1162 == 1u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1461) {
-          const float v1462 = v298.x[32];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1463 = static_cast<unsigned int>(v298.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1466 = static_cast<unsigned int>(v298.row(32, iron_linear_thread() & 31u));
-          const unsigned int v1467 = v1466 - 16u;
-          const unsigned int v1468 = v1467 * 132u;
-          const unsigned int v1469 = v1468 + v296;
-          const unsigned int v1470 = v1469 + v1463;
-          shm2[v1470] = v1462;
-          const float v1471 = v298.x[33];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1472 = static_cast<unsigned int>(v298.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1475 = static_cast<unsigned int>(v298.row(33, iron_linear_thread() & 31u));
-          const unsigned int v1476 = v1475 - 16u;
-          const unsigned int v1477 = v1476 * 132u;
-          const unsigned int v1478 = v1477 + v296;
-          const unsigned int v1479 = v1478 + v1472;
-          shm2[v1479] = v1471;
-          const float v1480 = v298.x[34];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1481 = static_cast<unsigned int>(v298.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1484 = static_cast<unsigned int>(v298.row(34, iron_linear_thread() & 31u));
-          const unsigned int v1485 = v1484 - 16u;
-          const unsigned int v1486 = v1485 * 132u;
-          const unsigned int v1487 = v1486 + v296;
-          const unsigned int v1488 = v1487 + v1481;
-          shm2[v1488] = v1480;
-          const float v1489 = v298.x[35];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1490 = static_cast<unsigned int>(v298.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1493 = static_cast<unsigned int>(v298.row(35, iron_linear_thread() & 31u));
-          const unsigned int v1494 = v1493 - 16u;
-          const unsigned int v1495 = v1494 * 132u;
-          const unsigned int v1496 = v1495 + v296;
-          const unsigned int v1497 = v1496 + v1490;
-          shm2[v1497] = v1489;
-          const float v1498 = v298.x[36];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1499 = static_cast<unsigned int>(v298.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1502 = static_cast<unsigned int>(v298.row(36, iron_linear_thread() & 31u));
-          const unsigned int v1503 = v1502 - 16u;
-          const unsigned int v1504 = v1503 * 132u;
-          const unsigned int v1505 = v1504 + v296;
-          const unsigned int v1506 = v1505 + v1499;
-          shm2[v1506] = v1498;
-          const float v1507 = v298.x[37];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1508 = static_cast<unsigned int>(v298.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1511 = static_cast<unsigned int>(v298.row(37, iron_linear_thread() & 31u));
-          const unsigned int v1512 = v1511 - 16u;
-          const unsigned int v1513 = v1512 * 132u;
-          const unsigned int v1514 = v1513 + v296;
-          const unsigned int v1515 = v1514 + v1508;
-          shm2[v1515] = v1507;
-          const float v1516 = v298.x[38];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1517 = static_cast<unsigned int>(v298.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1520 = static_cast<unsigned int>(v298.row(38, iron_linear_thread() & 31u));
-          const unsigned int v1521 = v1520 - 16u;
-          const unsigned int v1522 = v1521 * 132u;
-          const unsigned int v1523 = v1522 + v296;
-          const unsigned int v1524 = v1523 + v1517;
-          shm2[v1524] = v1516;
-          const float v1525 = v298.x[39];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1526 = static_cast<unsigned int>(v298.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1529 = static_cast<unsigned int>(v298.row(39, iron_linear_thread() & 31u));
-          const unsigned int v1530 = v1529 - 16u;
-          const unsigned int v1531 = v1530 * 132u;
-          const unsigned int v1532 = v1531 + v296;
-          const unsigned int v1533 = v1532 + v1526;
-          shm2[v1533] = v1525;
-          const float v1534 = v298.x[40];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1535 = static_cast<unsigned int>(v298.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1538 = static_cast<unsigned int>(v298.row(40, iron_linear_thread() & 31u));
-          const unsigned int v1539 = v1538 - 16u;
-          const unsigned int v1540 = v1539 * 132u;
-          const unsigned int v1541 = v1540 + v296;
-          const unsigned int v1542 = v1541 + v1535;
-          shm2[v1542] = v1534;
-          const float v1543 = v298.x[41];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1544 = static_cast<unsigned int>(v298.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1547 = static_cast<unsigned int>(v298.row(41, iron_linear_thread() & 31u));
-          const unsigned int v1548 = v1547 - 16u;
-          const unsigned int v1549 = v1548 * 132u;
-          const unsigned int v1550 = v1549 + v296;
-          const unsigned int v1551 = v1550 + v1544;
-          shm2[v1551] = v1543;
-          const float v1552 = v298.x[42];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1553 = static_cast<unsigned int>(v298.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1556 = static_cast<unsigned int>(v298.row(42, iron_linear_thread() & 31u));
-          const unsigned int v1557 = v1556 - 16u;
-          const unsigned int v1558 = v1557 * 132u;
-          const unsigned int v1559 = v1558 + v296;
-          const unsigned int v1560 = v1559 + v1553;
-          shm2[v1560] = v1552;
-          const float v1561 = v298.x[43];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1562 = static_cast<unsigned int>(v298.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1565 = static_cast<unsigned int>(v298.row(43, iron_linear_thread() & 31u));
-          const unsigned int v1566 = v1565 - 16u;
-          const unsigned int v1567 = v1566 * 132u;
-          const unsigned int v1568 = v1567 + v296;
-          const unsigned int v1569 = v1568 + v1562;
-          shm2[v1569] = v1561;
-          const float v1570 = v298.x[44];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1571 = static_cast<unsigned int>(v298.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1574 = static_cast<unsigned int>(v298.row(44, iron_linear_thread() & 31u));
-          const unsigned int v1575 = v1574 - 16u;
-          const unsigned int v1576 = v1575 * 132u;
-          const unsigned int v1577 = v1576 + v296;
-          const unsigned int v1578 = v1577 + v1571;
-          shm2[v1578] = v1570;
-          const float v1579 = v298.x[45];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1580 = static_cast<unsigned int>(v298.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1583 = static_cast<unsigned int>(v298.row(45, iron_linear_thread() & 31u));
-          const unsigned int v1584 = v1583 - 16u;
-          const unsigned int v1585 = v1584 * 132u;
-          const unsigned int v1586 = v1585 + v296;
-          const unsigned int v1587 = v1586 + v1580;
-          shm2[v1587] = v1579;
-          const float v1588 = v298.x[46];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1589 = static_cast<unsigned int>(v298.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1592 = static_cast<unsigned int>(v298.row(46, iron_linear_thread() & 31u));
-          const unsigned int v1593 = v1592 - 16u;
-          const unsigned int v1594 = v1593 * 132u;
-          const unsigned int v1595 = v1594 + v296;
-          const unsigned int v1596 = v1595 + v1589;
-          shm2[v1596] = v1588;
-          const float v1597 = v298.x[47];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1598 = static_cast<unsigned int>(v298.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1601 = static_cast<unsigned int>(v298.row(47, iron_linear_thread() & 31u));
-          const unsigned int v1602 = v1601 - 16u;
-          const unsigned int v1603 = v1602 * 132u;
-          const unsigned int v1604 = v1603 + v296;
-          const unsigned int v1605 = v1604 + v1598;
-          shm2[v1605] = v1597;
-          const float v1606 = v298.x[48];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1607 = static_cast<unsigned int>(v298.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1610 = static_cast<unsigned int>(v298.row(48, iron_linear_thread() & 31u));
-          const unsigned int v1611 = v1610 - 16u;
-          const unsigned int v1612 = v1611 * 132u;
-          const unsigned int v1613 = v1612 + v296;
-          const unsigned int v1614 = v1613 + v1607;
-          shm2[v1614] = v1606;
-          const float v1615 = v298.x[49];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1616 = static_cast<unsigned int>(v298.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1619 = static_cast<unsigned int>(v298.row(49, iron_linear_thread() & 31u));
-          const unsigned int v1620 = v1619 - 16u;
-          const unsigned int v1621 = v1620 * 132u;
-          const unsigned int v1622 = v1621 + v296;
-          const unsigned int v1623 = v1622 + v1616;
-          shm2[v1623] = v1615;
-          const float v1624 = v298.x[50];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1625 = static_cast<unsigned int>(v298.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1628 = static_cast<unsigned int>(v298.row(50, iron_linear_thread() & 31u));
-          const unsigned int v1629 = v1628 - 16u;
-          const unsigned int v1630 = v1629 * 132u;
-          const unsigned int v1631 = v1630 + v296;
-          const unsigned int v1632 = v1631 + v1625;
-          shm2[v1632] = v1624;
-          const float v1633 = v298.x[51];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1634 = static_cast<unsigned int>(v298.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1637 = static_cast<unsigned int>(v298.row(51, iron_linear_thread() & 31u));
-          const unsigned int v1638 = v1637 - 16u;
-          const unsigned int v1639 = v1638 * 132u;
-          const unsigned int v1640 = v1639 + v296;
-          const unsigned int v1641 = v1640 + v1634;
-          shm2[v1641] = v1633;
-          const float v1642 = v298.x[52];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1643 = static_cast<unsigned int>(v298.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1646 = static_cast<unsigned int>(v298.row(52, iron_linear_thread() & 31u));
-          const unsigned int v1647 = v1646 - 16u;
-          const unsigned int v1648 = v1647 * 132u;
-          const unsigned int v1649 = v1648 + v296;
-          const unsigned int v1650 = v1649 + v1643;
-          shm2[v1650] = v1642;
-          const float v1651 = v298.x[53];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1652 = static_cast<unsigned int>(v298.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1655 = static_cast<unsigned int>(v298.row(53, iron_linear_thread() & 31u));
-          const unsigned int v1656 = v1655 - 16u;
-          const unsigned int v1657 = v1656 * 132u;
-          const unsigned int v1658 = v1657 + v296;
-          const unsigned int v1659 = v1658 + v1652;
-          shm2[v1659] = v1651;
-          const float v1660 = v298.x[54];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1661 = static_cast<unsigned int>(v298.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1664 = static_cast<unsigned int>(v298.row(54, iron_linear_thread() & 31u));
-          const unsigned int v1665 = v1664 - 16u;
-          const unsigned int v1666 = v1665 * 132u;
-          const unsigned int v1667 = v1666 + v296;
-          const unsigned int v1668 = v1667 + v1661;
-          shm2[v1668] = v1660;
-          const float v1669 = v298.x[55];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1670 = static_cast<unsigned int>(v298.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1673 = static_cast<unsigned int>(v298.row(55, iron_linear_thread() & 31u));
-          const unsigned int v1674 = v1673 - 16u;
-          const unsigned int v1675 = v1674 * 132u;
-          const unsigned int v1676 = v1675 + v296;
-          const unsigned int v1677 = v1676 + v1670;
-          shm2[v1677] = v1669;
-          const float v1678 = v298.x[56];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1679 = static_cast<unsigned int>(v298.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1682 = static_cast<unsigned int>(v298.row(56, iron_linear_thread() & 31u));
-          const unsigned int v1683 = v1682 - 16u;
-          const unsigned int v1684 = v1683 * 132u;
-          const unsigned int v1685 = v1684 + v296;
-          const unsigned int v1686 = v1685 + v1679;
-          shm2[v1686] = v1678;
-          const float v1687 = v298.x[57];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1688 = static_cast<unsigned int>(v298.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1691 = static_cast<unsigned int>(v298.row(57, iron_linear_thread() & 31u));
-          const unsigned int v1692 = v1691 - 16u;
-          const unsigned int v1693 = v1692 * 132u;
-          const unsigned int v1694 = v1693 + v296;
-          const unsigned int v1695 = v1694 + v1688;
-          shm2[v1695] = v1687;
-          const float v1696 = v298.x[58];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1697 = static_cast<unsigned int>(v298.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1700 = static_cast<unsigned int>(v298.row(58, iron_linear_thread() & 31u));
-          const unsigned int v1701 = v1700 - 16u;
-          const unsigned int v1702 = v1701 * 132u;
-          const unsigned int v1703 = v1702 + v296;
-          const unsigned int v1704 = v1703 + v1697;
-          shm2[v1704] = v1696;
-          const float v1705 = v298.x[59];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1706 = static_cast<unsigned int>(v298.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1709 = static_cast<unsigned int>(v298.row(59, iron_linear_thread() & 31u));
-          const unsigned int v1710 = v1709 - 16u;
-          const unsigned int v1711 = v1710 * 132u;
-          const unsigned int v1712 = v1711 + v296;
-          const unsigned int v1713 = v1712 + v1706;
-          shm2[v1713] = v1705;
-          const float v1714 = v298.x[60];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1715 = static_cast<unsigned int>(v298.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1718 = static_cast<unsigned int>(v298.row(60, iron_linear_thread() & 31u));
-          const unsigned int v1719 = v1718 - 16u;
-          const unsigned int v1720 = v1719 * 132u;
-          const unsigned int v1721 = v1720 + v296;
-          const unsigned int v1722 = v1721 + v1715;
-          shm2[v1722] = v1714;
-          const float v1723 = v298.x[61];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1724 = static_cast<unsigned int>(v298.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1727 = static_cast<unsigned int>(v298.row(61, iron_linear_thread() & 31u));
-          const unsigned int v1728 = v1727 - 16u;
-          const unsigned int v1729 = v1728 * 132u;
-          const unsigned int v1730 = v1729 + v296;
-          const unsigned int v1731 = v1730 + v1724;
-          shm2[v1731] = v1723;
-          const float v1732 = v298.x[62];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1733 = static_cast<unsigned int>(v298.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1736 = static_cast<unsigned int>(v298.row(62, iron_linear_thread() & 31u));
-          const unsigned int v1737 = v1736 - 16u;
-          const unsigned int v1738 = v1737 * 132u;
-          const unsigned int v1739 = v1738 + v296;
-          const unsigned int v1740 = v1739 + v1733;
-          shm2[v1740] = v1732;
-          const float v1741 = v298.x[63];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1742 = static_cast<unsigned int>(v298.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1745 = static_cast<unsigned int>(v298.row(63, iron_linear_thread() & 31u));
-          const unsigned int v1746 = v1745 - 16u;
-          const unsigned int v1747 = v1746 * 132u;
-          const unsigned int v1748 = v1747 + v296;
-          const unsigned int v1749 = v1748 + v1742;
-          shm2[v1749] = v1741;
-        }
-        const bool v1751 = v1162 == 2u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1751) {
-          const float v1752 = v298.x[64];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1753 = static_cast<unsigned int>(v298.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1756 = static_cast<unsigned int>(v298.row(64, iron_linear_thread() & 31u));
-          const unsigned int v1757 = v1756 - 32u;
-          const unsigned int v1758 = v1757 * 132u;
-          const unsigned int v1759 = v1758 + v296;
-          const unsigned int v1760 = v1759 + v1753;
-          shm2[v1760] = v1752;
-          const float v1761 = v298.x[65];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1762 = static_cast<unsigned int>(v298.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1765 = static_cast<unsigned int>(v298.row(65, iron_linear_thread() & 31u));
-          const unsigned int v1766 = v1765 - 32u;
-          const unsigned int v1767 = v1766 * 132u;
-          const unsigned int v1768 = v1767 + v296;
-          const unsigned int v1769 = v1768 + v1762;
-          shm2[v1769] = v1761;
-          const float v1770 = v298.x[66];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1771 = static_cast<unsigned int>(v298.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1774 = static_cast<unsigned int>(v298.row(66, iron_linear_thread() & 31u));
-          const unsigned int v1775 = v1774 - 32u;
-          const unsigned int v1776 = v1775 * 132u;
-          const unsigned int v1777 = v1776 + v296;
-          const unsigned int v1778 = v1777 + v1771;
-          shm2[v1778] = v1770;
-          const float v1779 = v298.x[67];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1780 = static_cast<unsigned int>(v298.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1783 = static_cast<unsigned int>(v298.row(67, iron_linear_thread() & 31u));
-          const unsigned int v1784 = v1783 - 32u;
-          const unsigned int v1785 = v1784 * 132u;
-          const unsigned int v1786 = v1785 + v296;
-          const unsigned int v1787 = v1786 + v1780;
-          shm2[v1787] = v1779;
-          const float v1788 = v298.x[68];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1789 = static_cast<unsigned int>(v298.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1792 = static_cast<unsigned int>(v298.row(68, iron_linear_thread() & 31u));
-          const unsigned int v1793 = v1792 - 32u;
-          const unsigned int v1794 = v1793 * 132u;
-          const unsigned int v1795 = v1794 + v296;
-          const unsigned int v1796 = v1795 + v1789;
-          shm2[v1796] = v1788;
-          const float v1797 = v298.x[69];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1798 = static_cast<unsigned int>(v298.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1801 = static_cast<unsigned int>(v298.row(69, iron_linear_thread() & 31u));
-          const unsigned int v1802 = v1801 - 32u;
-          const unsigned int v1803 = v1802 * 132u;
-          const unsigned int v1804 = v1803 + v296;
-          const unsigned int v1805 = v1804 + v1798;
-          shm2[v1805] = v1797;
-          const float v1806 = v298.x[70];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1807 = static_cast<unsigned int>(v298.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1810 = static_cast<unsigned int>(v298.row(70, iron_linear_thread() & 31u));
-          const unsigned int v1811 = v1810 - 32u;
-          const unsigned int v1812 = v1811 * 132u;
-          const unsigned int v1813 = v1812 + v296;
-          const unsigned int v1814 = v1813 + v1807;
-          shm2[v1814] = v1806;
-          const float v1815 = v298.x[71];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1816 = static_cast<unsigned int>(v298.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1819 = static_cast<unsigned int>(v298.row(71, iron_linear_thread() & 31u));
-          const unsigned int v1820 = v1819 - 32u;
-          const unsigned int v1821 = v1820 * 132u;
-          const unsigned int v1822 = v1821 + v296;
-          const unsigned int v1823 = v1822 + v1816;
-          shm2[v1823] = v1815;
-          const float v1824 = v298.x[72];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1825 = static_cast<unsigned int>(v298.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1828 = static_cast<unsigned int>(v298.row(72, iron_linear_thread() & 31u));
-          const unsigned int v1829 = v1828 - 32u;
-          const unsigned int v1830 = v1829 * 132u;
-          const unsigned int v1831 = v1830 + v296;
-          const unsigned int v1832 = v1831 + v1825;
-          shm2[v1832] = v1824;
-          const float v1833 = v298.x[73];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1834 = static_cast<unsigned int>(v298.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1837 = static_cast<unsigned int>(v298.row(73, iron_linear_thread() & 31u));
-          const unsigned int v1838 = v1837 - 32u;
-          const unsigned int v1839 = v1838 * 132u;
-          const unsigned int v1840 = v1839 + v296;
-          const unsigned int v1841 = v1840 + v1834;
-          shm2[v1841] = v1833;
-          const float v1842 = v298.x[74];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1843 = static_cast<unsigned int>(v298.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1846 = static_cast<unsigned int>(v298.row(74, iron_linear_thread() & 31u));
-          const unsigned int v1847 = v1846 - 32u;
-          const unsigned int v1848 = v1847 * 132u;
-          const unsigned int v1849 = v1848 + v296;
-          const unsigned int v1850 = v1849 + v1843;
-          shm2[v1850] = v1842;
-          const float v1851 = v298.x[75];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1852 = static_cast<unsigned int>(v298.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1855 = static_cast<unsigned int>(v298.row(75, iron_linear_thread() & 31u));
-          const unsigned int v1856 = v1855 - 32u;
-          const unsigned int v1857 = v1856 * 132u;
-          const unsigned int v1858 = v1857 + v296;
-          const unsigned int v1859 = v1858 + v1852;
-          shm2[v1859] = v1851;
-          const float v1860 = v298.x[76];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1861 = static_cast<unsigned int>(v298.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1864 = static_cast<unsigned int>(v298.row(76, iron_linear_thread() & 31u));
-          const unsigned int v1865 = v1864 - 32u;
-          const unsigned int v1866 = v1865 * 132u;
-          const unsigned int v1867 = v1866 + v296;
-          const unsigned int v1868 = v1867 + v1861;
-          shm2[v1868] = v1860;
-          const float v1869 = v298.x[77];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1870 = static_cast<unsigned int>(v298.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1873 = static_cast<unsigned int>(v298.row(77, iron_linear_thread() & 31u));
-          const unsigned int v1874 = v1873 - 32u;
-          const unsigned int v1875 = v1874 * 132u;
-          const unsigned int v1876 = v1875 + v296;
-          const unsigned int v1877 = v1876 + v1870;
-          shm2[v1877] = v1869;
-          const float v1878 = v298.x[78];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1879 = static_cast<unsigned int>(v298.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1882 = static_cast<unsigned int>(v298.row(78, iron_linear_thread() & 31u));
-          const unsigned int v1883 = v1882 - 32u;
-          const unsigned int v1884 = v1883 * 132u;
-          const unsigned int v1885 = v1884 + v296;
-          const unsigned int v1886 = v1885 + v1879;
-          shm2[v1886] = v1878;
-          const float v1887 = v298.x[79];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1888 = static_cast<unsigned int>(v298.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1891 = static_cast<unsigned int>(v298.row(79, iron_linear_thread() & 31u));
-          const unsigned int v1892 = v1891 - 32u;
-          const unsigned int v1893 = v1892 * 132u;
-          const unsigned int v1894 = v1893 + v296;
-          const unsigned int v1895 = v1894 + v1888;
-          shm2[v1895] = v1887;
-          const float v1896 = v298.x[80];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1897 = static_cast<unsigned int>(v298.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1900 = static_cast<unsigned int>(v298.row(80, iron_linear_thread() & 31u));
-          const unsigned int v1901 = v1900 - 32u;
-          const unsigned int v1902 = v1901 * 132u;
-          const unsigned int v1903 = v1902 + v296;
-          const unsigned int v1904 = v1903 + v1897;
-          shm2[v1904] = v1896;
-          const float v1905 = v298.x[81];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1906 = static_cast<unsigned int>(v298.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1909 = static_cast<unsigned int>(v298.row(81, iron_linear_thread() & 31u));
-          const unsigned int v1910 = v1909 - 32u;
-          const unsigned int v1911 = v1910 * 132u;
-          const unsigned int v1912 = v1911 + v296;
-          const unsigned int v1913 = v1912 + v1906;
-          shm2[v1913] = v1905;
-          const float v1914 = v298.x[82];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1915 = static_cast<unsigned int>(v298.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1918 = static_cast<unsigned int>(v298.row(82, iron_linear_thread() & 31u));
-          const unsigned int v1919 = v1918 - 32u;
-          const unsigned int v1920 = v1919 * 132u;
-          const unsigned int v1921 = v1920 + v296;
-          const unsigned int v1922 = v1921 + v1915;
-          shm2[v1922] = v1914;
-          const float v1923 = v298.x[83];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1924 = static_cast<unsigned int>(v298.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1927 = static_cast<unsigned int>(v298.row(83, iron_linear_thread() & 31u));
-          const unsigned int v1928 = v1927 - 32u;
-          const unsigned int v1929 = v1928 * 132u;
-          const unsigned int v1930 = v1929 + v296;
-          const unsigned int v1931 = v1930 + v1924;
-          shm2[v1931] = v1923;
-          const float v1932 = v298.x[84];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1933 = static_cast<unsigned int>(v298.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1936 = static_cast<unsigned int>(v298.row(84, iron_linear_thread() & 31u));
-          const unsigned int v1937 = v1936 - 32u;
-          const unsigned int v1938 = v1937 * 132u;
-          const unsigned int v1939 = v1938 + v296;
-          const unsigned int v1940 = v1939 + v1933;
-          shm2[v1940] = v1932;
-          const float v1941 = v298.x[85];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1942 = static_cast<unsigned int>(v298.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1945 = static_cast<unsigned int>(v298.row(85, iron_linear_thread() & 31u));
-          const unsigned int v1946 = v1945 - 32u;
-          const unsigned int v1947 = v1946 * 132u;
-          const unsigned int v1948 = v1947 + v296;
-          const unsigned int v1949 = v1948 + v1942;
-          shm2[v1949] = v1941;
-          const float v1950 = v298.x[86];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1951 = static_cast<unsigned int>(v298.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1954 = static_cast<unsigned int>(v298.row(86, iron_linear_thread() & 31u));
-          const unsigned int v1955 = v1954 - 32u;
-          const unsigned int v1956 = v1955 * 132u;
-          const unsigned int v1957 = v1956 + v296;
-          const unsigned int v1958 = v1957 + v1951;
-          shm2[v1958] = v1950;
-          const float v1959 = v298.x[87];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1960 = static_cast<unsigned int>(v298.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1963 = static_cast<unsigned int>(v298.row(87, iron_linear_thread() & 31u));
-          const unsigned int v1964 = v1963 - 32u;
-          const unsigned int v1965 = v1964 * 132u;
-          const unsigned int v1966 = v1965 + v296;
-          const unsigned int v1967 = v1966 + v1960;
-          shm2[v1967] = v1959;
-          const float v1968 = v298.x[88];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1969 = static_cast<unsigned int>(v298.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1972 = static_cast<unsigned int>(v298.row(88, iron_linear_thread() & 31u));
-          const unsigned int v1973 = v1972 - 32u;
-          const unsigned int v1974 = v1973 * 132u;
-          const unsigned int v1975 = v1974 + v296;
-          const unsigned int v1976 = v1975 + v1969;
-          shm2[v1976] = v1968;
-          const float v1977 = v298.x[89];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1978 = static_cast<unsigned int>(v298.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1981 = static_cast<unsigned int>(v298.row(89, iron_linear_thread() & 31u));
-          const unsigned int v1982 = v1981 - 32u;
-          const unsigned int v1983 = v1982 * 132u;
-          const unsigned int v1984 = v1983 + v296;
-          const unsigned int v1985 = v1984 + v1978;
-          shm2[v1985] = v1977;
-          const float v1986 = v298.x[90];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1987 = static_cast<unsigned int>(v298.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1990 = static_cast<unsigned int>(v298.row(90, iron_linear_thread() & 31u));
-          const unsigned int v1991 = v1990 - 32u;
-          const unsigned int v1992 = v1991 * 132u;
-          const unsigned int v1993 = v1992 + v296;
-          const unsigned int v1994 = v1993 + v1987;
-          shm2[v1994] = v1986;
-          const float v1995 = v298.x[91];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1996 = static_cast<unsigned int>(v298.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1999 = static_cast<unsigned int>(v298.row(91, iron_linear_thread() & 31u));
-          const unsigned int v2000 = v1999 - 32u;
-          const unsigned int v2001 = v2000 * 132u;
-          const unsigned int v2002 = v2001 + v296;
-          const unsigned int v2003 = v2002 + v1996;
-          shm2[v2003] = v1995;
-          const float v2004 = v298.x[92];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2005 = static_cast<unsigned int>(v298.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2008 = static_cast<unsigned int>(v298.row(92, iron_linear_thread() & 31u));
-          const unsigned int v2009 = v2008 - 32u;
-          const unsigned int v2010 = v2009 * 132u;
-          const unsigned int v2011 = v2010 + v296;
-          const unsigned int v2012 = v2011 + v2005;
-          shm2[v2012] = v2004;
-          const float v2013 = v298.x[93];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2014 = static_cast<unsigned int>(v298.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2017 = static_cast<unsigned int>(v298.row(93, iron_linear_thread() & 31u));
-          const unsigned int v2018 = v2017 - 32u;
-          const unsigned int v2019 = v2018 * 132u;
-          const unsigned int v2020 = v2019 + v296;
-          const unsigned int v2021 = v2020 + v2014;
-          shm2[v2021] = v2013;
-          const float v2022 = v298.x[94];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2023 = static_cast<unsigned int>(v298.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2026 = static_cast<unsigned int>(v298.row(94, iron_linear_thread() & 31u));
-          const unsigned int v2027 = v2026 - 32u;
-          const unsigned int v2028 = v2027 * 132u;
-          const unsigned int v2029 = v2028 + v296;
-          const unsigned int v2030 = v2029 + v2023;
-          shm2[v2030] = v2022;
-          const float v2031 = v298.x[95];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2032 = static_cast<unsigned int>(v298.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2035 = static_cast<unsigned int>(v298.row(95, iron_linear_thread() & 31u));
-          const unsigned int v2036 = v2035 - 32u;
-          const unsigned int v2037 = v2036 * 132u;
-          const unsigned int v2038 = v2037 + v296;
-          const unsigned int v2039 = v2038 + v2032;
-          shm2[v2039] = v2031;
-        }
-        const bool v2041 = v1162 == 3u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v2041) {
-          const float v2042 = v298.x[96];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2043 = static_cast<unsigned int>(v298.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2046 = static_cast<unsigned int>(v298.row(96, iron_linear_thread() & 31u));
-          const unsigned int v2047 = v2046 - 48u;
-          const unsigned int v2048 = v2047 * 132u;
-          const unsigned int v2049 = v2048 + v296;
-          const unsigned int v2050 = v2049 + v2043;
-          shm2[v2050] = v2042;
-          const float v2051 = v298.x[97];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2052 = static_cast<unsigned int>(v298.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2055 = static_cast<unsigned int>(v298.row(97, iron_linear_thread() & 31u));
-          const unsigned int v2056 = v2055 - 48u;
-          const unsigned int v2057 = v2056 * 132u;
-          const unsigned int v2058 = v2057 + v296;
-          const unsigned int v2059 = v2058 + v2052;
-          shm2[v2059] = v2051;
-          const float v2060 = v298.x[98];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2061 = static_cast<unsigned int>(v298.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2064 = static_cast<unsigned int>(v298.row(98, iron_linear_thread() & 31u));
-          const unsigned int v2065 = v2064 - 48u;
-          const unsigned int v2066 = v2065 * 132u;
-          const unsigned int v2067 = v2066 + v296;
-          const unsigned int v2068 = v2067 + v2061;
-          shm2[v2068] = v2060;
-          const float v2069 = v298.x[99];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2070 = static_cast<unsigned int>(v298.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2073 = static_cast<unsigned int>(v298.row(99, iron_linear_thread() & 31u));
-          const unsigned int v2074 = v2073 - 48u;
-          const unsigned int v2075 = v2074 * 132u;
-          const unsigned int v2076 = v2075 + v296;
-          const unsigned int v2077 = v2076 + v2070;
-          shm2[v2077] = v2069;
-          const float v2078 = v298.x[100];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2079 = static_cast<unsigned int>(v298.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2082 = static_cast<unsigned int>(v298.row(100, iron_linear_thread() & 31u));
-          const unsigned int v2083 = v2082 - 48u;
-          const unsigned int v2084 = v2083 * 132u;
-          const unsigned int v2085 = v2084 + v296;
-          const unsigned int v2086 = v2085 + v2079;
-          shm2[v2086] = v2078;
-          const float v2087 = v298.x[101];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2088 = static_cast<unsigned int>(v298.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2091 = static_cast<unsigned int>(v298.row(101, iron_linear_thread() & 31u));
-          const unsigned int v2092 = v2091 - 48u;
-          const unsigned int v2093 = v2092 * 132u;
-          const unsigned int v2094 = v2093 + v296;
-          const unsigned int v2095 = v2094 + v2088;
-          shm2[v2095] = v2087;
-          const float v2096 = v298.x[102];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2097 = static_cast<unsigned int>(v298.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2100 = static_cast<unsigned int>(v298.row(102, iron_linear_thread() & 31u));
-          const unsigned int v2101 = v2100 - 48u;
-          const unsigned int v2102 = v2101 * 132u;
-          const unsigned int v2103 = v2102 + v296;
-          const unsigned int v2104 = v2103 + v2097;
-          shm2[v2104] = v2096;
-          const float v2105 = v298.x[103];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2106 = static_cast<unsigned int>(v298.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2109 = static_cast<unsigned int>(v298.row(103, iron_linear_thread() & 31u));
-          const unsigned int v2110 = v2109 - 48u;
-          const unsigned int v2111 = v2110 * 132u;
-          const unsigned int v2112 = v2111 + v296;
-          const unsigned int v2113 = v2112 + v2106;
-          shm2[v2113] = v2105;
-          const float v2114 = v298.x[104];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2115 = static_cast<unsigned int>(v298.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2118 = static_cast<unsigned int>(v298.row(104, iron_linear_thread() & 31u));
-          const unsigned int v2119 = v2118 - 48u;
-          const unsigned int v2120 = v2119 * 132u;
-          const unsigned int v2121 = v2120 + v296;
-          const unsigned int v2122 = v2121 + v2115;
-          shm2[v2122] = v2114;
-          const float v2123 = v298.x[105];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2124 = static_cast<unsigned int>(v298.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2127 = static_cast<unsigned int>(v298.row(105, iron_linear_thread() & 31u));
-          const unsigned int v2128 = v2127 - 48u;
-          const unsigned int v2129 = v2128 * 132u;
-          const unsigned int v2130 = v2129 + v296;
-          const unsigned int v2131 = v2130 + v2124;
-          shm2[v2131] = v2123;
-          const float v2132 = v298.x[106];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2133 = static_cast<unsigned int>(v298.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2136 = static_cast<unsigned int>(v298.row(106, iron_linear_thread() & 31u));
-          const unsigned int v2137 = v2136 - 48u;
-          const unsigned int v2138 = v2137 * 132u;
-          const unsigned int v2139 = v2138 + v296;
-          const unsigned int v2140 = v2139 + v2133;
-          shm2[v2140] = v2132;
-          const float v2141 = v298.x[107];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2142 = static_cast<unsigned int>(v298.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2145 = static_cast<unsigned int>(v298.row(107, iron_linear_thread() & 31u));
-          const unsigned int v2146 = v2145 - 48u;
-          const unsigned int v2147 = v2146 * 132u;
-          const unsigned int v2148 = v2147 + v296;
-          const unsigned int v2149 = v2148 + v2142;
-          shm2[v2149] = v2141;
-          const float v2150 = v298.x[108];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2151 = static_cast<unsigned int>(v298.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2154 = static_cast<unsigned int>(v298.row(108, iron_linear_thread() & 31u));
-          const unsigned int v2155 = v2154 - 48u;
-          const unsigned int v2156 = v2155 * 132u;
-          const unsigned int v2157 = v2156 + v296;
-          const unsigned int v2158 = v2157 + v2151;
-          shm2[v2158] = v2150;
-          const float v2159 = v298.x[109];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2160 = static_cast<unsigned int>(v298.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2163 = static_cast<unsigned int>(v298.row(109, iron_linear_thread() & 31u));
-          const unsigned int v2164 = v2163 - 48u;
-          const unsigned int v2165 = v2164 * 132u;
-          const unsigned int v2166 = v2165 + v296;
-          const unsigned int v2167 = v2166 + v2160;
-          shm2[v2167] = v2159;
-          const float v2168 = v298.x[110];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2169 = static_cast<unsigned int>(v298.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2172 = static_cast<unsigned int>(v298.row(110, iron_linear_thread() & 31u));
-          const unsigned int v2173 = v2172 - 48u;
-          const unsigned int v2174 = v2173 * 132u;
-          const unsigned int v2175 = v2174 + v296;
-          const unsigned int v2176 = v2175 + v2169;
-          shm2[v2176] = v2168;
-          const float v2177 = v298.x[111];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2178 = static_cast<unsigned int>(v298.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2181 = static_cast<unsigned int>(v298.row(111, iron_linear_thread() & 31u));
-          const unsigned int v2182 = v2181 - 48u;
-          const unsigned int v2183 = v2182 * 132u;
-          const unsigned int v2184 = v2183 + v296;
-          const unsigned int v2185 = v2184 + v2178;
-          shm2[v2185] = v2177;
-          const float v2186 = v298.x[112];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2187 = static_cast<unsigned int>(v298.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2190 = static_cast<unsigned int>(v298.row(112, iron_linear_thread() & 31u));
-          const unsigned int v2191 = v2190 - 48u;
-          const unsigned int v2192 = v2191 * 132u;
-          const unsigned int v2193 = v2192 + v296;
-          const unsigned int v2194 = v2193 + v2187;
-          shm2[v2194] = v2186;
-          const float v2195 = v298.x[113];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2196 = static_cast<unsigned int>(v298.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2199 = static_cast<unsigned int>(v298.row(113, iron_linear_thread() & 31u));
-          const unsigned int v2200 = v2199 - 48u;
-          const unsigned int v2201 = v2200 * 132u;
-          const unsigned int v2202 = v2201 + v296;
-          const unsigned int v2203 = v2202 + v2196;
-          shm2[v2203] = v2195;
-          const float v2204 = v298.x[114];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2205 = static_cast<unsigned int>(v298.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2208 = static_cast<unsigned int>(v298.row(114, iron_linear_thread() & 31u));
-          const unsigned int v2209 = v2208 - 48u;
-          const unsigned int v2210 = v2209 * 132u;
-          const unsigned int v2211 = v2210 + v296;
-          const unsigned int v2212 = v2211 + v2205;
-          shm2[v2212] = v2204;
-          const float v2213 = v298.x[115];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2214 = static_cast<unsigned int>(v298.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2217 = static_cast<unsigned int>(v298.row(115, iron_linear_thread() & 31u));
-          const unsigned int v2218 = v2217 - 48u;
-          const unsigned int v2219 = v2218 * 132u;
-          const unsigned int v2220 = v2219 + v296;
-          const unsigned int v2221 = v2220 + v2214;
-          shm2[v2221] = v2213;
-          const float v2222 = v298.x[116];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2223 = static_cast<unsigned int>(v298.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2226 = static_cast<unsigned int>(v298.row(116, iron_linear_thread() & 31u));
-          const unsigned int v2227 = v2226 - 48u;
-          const unsigned int v2228 = v2227 * 132u;
-          const unsigned int v2229 = v2228 + v296;
-          const unsigned int v2230 = v2229 + v2223;
-          shm2[v2230] = v2222;
-          const float v2231 = v298.x[117];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2232 = static_cast<unsigned int>(v298.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2235 = static_cast<unsigned int>(v298.row(117, iron_linear_thread() & 31u));
-          const unsigned int v2236 = v2235 - 48u;
-          const unsigned int v2237 = v2236 * 132u;
-          const unsigned int v2238 = v2237 + v296;
-          const unsigned int v2239 = v2238 + v2232;
-          shm2[v2239] = v2231;
-          const float v2240 = v298.x[118];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2241 = static_cast<unsigned int>(v298.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2244 = static_cast<unsigned int>(v298.row(118, iron_linear_thread() & 31u));
-          const unsigned int v2245 = v2244 - 48u;
-          const unsigned int v2246 = v2245 * 132u;
-          const unsigned int v2247 = v2246 + v296;
-          const unsigned int v2248 = v2247 + v2241;
-          shm2[v2248] = v2240;
-          const float v2249 = v298.x[119];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2250 = static_cast<unsigned int>(v298.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2253 = static_cast<unsigned int>(v298.row(119, iron_linear_thread() & 31u));
-          const unsigned int v2254 = v2253 - 48u;
-          const unsigned int v2255 = v2254 * 132u;
-          const unsigned int v2256 = v2255 + v296;
-          const unsigned int v2257 = v2256 + v2250;
-          shm2[v2257] = v2249;
-          const float v2258 = v298.x[120];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2259 = static_cast<unsigned int>(v298.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2262 = static_cast<unsigned int>(v298.row(120, iron_linear_thread() & 31u));
-          const unsigned int v2263 = v2262 - 48u;
-          const unsigned int v2264 = v2263 * 132u;
-          const unsigned int v2265 = v2264 + v296;
-          const unsigned int v2266 = v2265 + v2259;
-          shm2[v2266] = v2258;
-          const float v2267 = v298.x[121];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2268 = static_cast<unsigned int>(v298.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2271 = static_cast<unsigned int>(v298.row(121, iron_linear_thread() & 31u));
-          const unsigned int v2272 = v2271 - 48u;
-          const unsigned int v2273 = v2272 * 132u;
-          const unsigned int v2274 = v2273 + v296;
-          const unsigned int v2275 = v2274 + v2268;
-          shm2[v2275] = v2267;
-          const float v2276 = v298.x[122];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2277 = static_cast<unsigned int>(v298.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2280 = static_cast<unsigned int>(v298.row(122, iron_linear_thread() & 31u));
-          const unsigned int v2281 = v2280 - 48u;
-          const unsigned int v2282 = v2281 * 132u;
-          const unsigned int v2283 = v2282 + v296;
-          const unsigned int v2284 = v2283 + v2277;
-          shm2[v2284] = v2276;
-          const float v2285 = v298.x[123];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2286 = static_cast<unsigned int>(v298.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2289 = static_cast<unsigned int>(v298.row(123, iron_linear_thread() & 31u));
-          const unsigned int v2290 = v2289 - 48u;
-          const unsigned int v2291 = v2290 * 132u;
-          const unsigned int v2292 = v2291 + v296;
-          const unsigned int v2293 = v2292 + v2286;
-          shm2[v2293] = v2285;
-          const float v2294 = v298.x[124];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2295 = static_cast<unsigned int>(v298.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2298 = static_cast<unsigned int>(v298.row(124, iron_linear_thread() & 31u));
-          const unsigned int v2299 = v2298 - 48u;
-          const unsigned int v2300 = v2299 * 132u;
-          const unsigned int v2301 = v2300 + v296;
-          const unsigned int v2302 = v2301 + v2295;
-          shm2[v2302] = v2294;
-          const float v2303 = v298.x[125];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2304 = static_cast<unsigned int>(v298.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2307 = static_cast<unsigned int>(v298.row(125, iron_linear_thread() & 31u));
-          const unsigned int v2308 = v2307 - 48u;
-          const unsigned int v2309 = v2308 * 132u;
-          const unsigned int v2310 = v2309 + v296;
-          const unsigned int v2311 = v2310 + v2304;
-          shm2[v2311] = v2303;
-          const float v2312 = v298.x[126];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2313 = static_cast<unsigned int>(v298.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2316 = static_cast<unsigned int>(v298.row(126, iron_linear_thread() & 31u));
-          const unsigned int v2317 = v2316 - 48u;
-          const unsigned int v2318 = v2317 * 132u;
-          const unsigned int v2319 = v2318 + v296;
-          const unsigned int v2320 = v2319 + v2313;
-          shm2[v2320] = v2312;
-          const float v2321 = v298.x[127];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2322 = static_cast<unsigned int>(v298.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2325 = static_cast<unsigned int>(v298.row(127, iron_linear_thread() & 31u));
-          const unsigned int v2326 = v2325 - 48u;
-          const unsigned int v2327 = v2326 * 132u;
-          const unsigned int v2328 = v2327 + v296;
-          const unsigned int v2329 = v2328 + v2322;
-          shm2[v2329] = v2321;
-        }
+    for (unsigned int v1159 = v10; v1159 < 4u; v1159 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
+      const bool v1160 = v288 == v1159;  // kernels/gemm/gemm_tiles.hpp:406
+      if (v1160) {
+        iron_frag_store<false>(v298, shm2, v10, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:403
-      const unsigned int v2331 = v1162 << 4u;  // kernels/gemm/gemm_tiles.hpp:404
-      const unsigned int v2333 = v1160 << 6u;
-      const unsigned int v2334 = v76 + v2333;
-      const unsigned int v2335 = v2334 + v2331;
-      if (v1154) {  // kernels/gemm/gemm_tiles.hpp:406
-        for (unsigned int v2339 = v141; v2339 < 256u; v2339 += 128u) {  // kernels/gemm/gemm_tiles.hpp:333
-          const unsigned int v2341 = v2339 << 3u;  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v2343 = v2341 >> 7u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v2344 = v2335 + v2343;
-          const unsigned int v2346 = v2341 & 127u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v2347 = v80 + v2346;
-          const unsigned int v2353 = v2343 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v2354 = v2353 + v2346;
-          const float v2357 = shm2[v2354];  // kernels/gemm/gemm_tiles.hpp:338
-          const iron_bf16 v2361 = iron_f32_to_bf16(v2357);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2362 = v2344 * v3;
-          const unsigned int v2363 = v2362 + v81;
-          const unsigned int v2366 = v2354 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2367 = shm2[v2366];
-          const iron_bf16 v2371 = iron_f32_to_bf16(v2367);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2376 = v2354 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2377 = shm2[v2376];
-          const iron_bf16 v2381 = iron_f32_to_bf16(v2377);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2386 = v2354 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2387 = shm2[v2386];
-          const iron_bf16 v2391 = iron_f32_to_bf16(v2387);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2396 = v2354 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2397 = shm2[v2396];
-          const iron_bf16 v2401 = iron_f32_to_bf16(v2397);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2406 = v2354 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2407 = shm2[v2406];
-          const iron_bf16 v2411 = iron_f32_to_bf16(v2407);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2416 = v2354 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2417 = shm2[v2416];
-          const iron_bf16 v2421 = iron_f32_to_bf16(v2417);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2426 = v2354 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2427 = shm2[v2426];
-          const iron_bf16 v2431 = iron_f32_to_bf16(v2427);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4456 = v2347 + v2363;
-          *reinterpret_cast<iron_bf16x8*>(out + v4456) = iron_bf16x8{{v2361, v2371, v2381, v2391, v2401, v2411, v2421, v2431}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
+      const unsigned int v1165 = v1159 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
+      const unsigned int v1166 = v1165 << 6u;
+      const unsigned int v1167 = v80 + v1166;
+      const unsigned int v1170 = v1159 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
+      const unsigned int v1171 = v1170 << 6u;
+      const unsigned int v1172 = v76 + v1171;
+      if (v1153) {  // kernels/gemm/gemm_tiles.hpp:389
+        for (unsigned int v1176 = v141; v1176 < 512u; v1176 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
+          const unsigned int v1178 = v1176 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
+          const unsigned int v1180 = v1178 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
+          const unsigned int v1181 = v1172 + v1180;
+          const unsigned int v1183 = v1178 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
+          const unsigned int v1184 = v1167 + v1183;
+          const unsigned int v1190 = v1180 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
+          const unsigned int v1191 = v1190 + v1183;
+          const float v1194 = shm2[v1191];  // kernels/gemm/gemm_tiles.hpp:339
+          const iron_bf16 v1198 = iron_f32_to_bf16(v1194);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1199 = v1181 * v3;
+          const unsigned int v1200 = v1199 + v81;
+          const unsigned int v1203 = v1191 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1204 = shm2[v1203];
+          const iron_bf16 v1208 = iron_f32_to_bf16(v1204);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1213 = v1191 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1214 = shm2[v1213];
+          const iron_bf16 v1218 = iron_f32_to_bf16(v1214);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1223 = v1191 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1224 = shm2[v1223];
+          const iron_bf16 v1228 = iron_f32_to_bf16(v1224);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1233 = v1191 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1234 = shm2[v1233];
+          const iron_bf16 v1238 = iron_f32_to_bf16(v1234);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1243 = v1191 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1244 = shm2[v1243];
+          const iron_bf16 v1248 = iron_f32_to_bf16(v1244);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1253 = v1191 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1254 = shm2[v1253];
+          const iron_bf16 v1258 = iron_f32_to_bf16(v1254);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1263 = v1191 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1264 = shm2[v1263];
+          const iron_bf16 v1268 = iron_f32_to_bf16(v1264);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4596 = v1184 + v1200;
+          *reinterpret_cast<iron_bf16x8*>(out + v4596) = iron_bf16x8{{v1198, v1208, v1218, v1228, v1238, v1248, v1258, v1268}};
         }
       } else {
-        for (unsigned int v2438 = v141; v2438 < 2048u; v2438 += 128u) {  // kernels/gemm/gemm_tiles.hpp:349
-          const unsigned int v2440 = v2438 >> 7u;  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v2441 = v2335 + v2440;
-          const unsigned int v2443 = v2438 & 127u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v2444 = v80 + v2443;
-          const bool v2445 = v2441 < v57;  // kernels/gemm/gemm_tiles.hpp:352
-          const bool v2446 = v2444 < v12;
-          const bool v2447 = v2445 && v2446;
-          if (v2447) {
-            const unsigned int v2453 = v2440 * 132u;
-            const unsigned int v2454 = v2453 + v2443;
-            const float v2455 = shm2[v2454];
-            const iron_bf16 v2457 = iron_f32_to_bf16(v2455);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v2458 = v2441 * v3;
-            const unsigned int v2459 = v2458 + v81;
-            const unsigned int v2460 = v2459 + v2444;
-            out[v2460] = v2457;
+        for (unsigned int v1275 = v141; v1275 < 4096u; v1275 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
+          const unsigned int v1277 = v1275 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1278 = v1172 + v1277;
+          const unsigned int v1280 = v1275 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1281 = v1167 + v1280;
+          const bool v1282 = v1278 < v57;  // kernels/gemm/gemm_tiles.hpp:353
+          const bool v1283 = v1281 < v12;
+          const bool v1284 = v1282 && v1283;
+          if (v1284) {
+            const unsigned int v1290 = v1277 * 68u;
+            const unsigned int v1291 = v1290 + v1280;
+            const float v1292 = shm2[v1291];
+            const iron_bf16 v1294 = iron_f32_to_bf16(v1292);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1295 = v1278 * v3;
+            const unsigned int v1296 = v1295 + v81;
+            const unsigned int v1297 = v1296 + v1281;
+            out[v1297] = v1294;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:416
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
     }
   } else {
-    const unsigned int v2463 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2464 = v2463 & 15u;
-    const unsigned int v2465 = v2464 << 2u;
-    const unsigned int v2473 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2474 = v7 * v2473;
-    const unsigned int v2476 = v6 << 1u;
-    const unsigned int v2477 = v1 + v2476;
-    const unsigned int v2478 = v2477 - v2474;
-    const unsigned int v2479 = v2478 - 1u;
-    const unsigned int v2480 = v2479 / v5;
-    const unsigned int v2481 = v2480 + 1u;
-    const unsigned int v2495 = v0 * v2481;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2500 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2501 = v2500 == v10;
-    const unsigned int v2504 = v16 << 1u;
-    const bool v2505 = v2504 <= 64u;
-    const bool v2506 = v2501 && v2505;
-    const unsigned int v2507 = v2506 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2511 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2512 = v2511 == v10;
-    const unsigned int v2515 = v16 << 2u;
-    const bool v2516 = v2515 <= 64u;
-    const bool v2517 = v2512 && v2516;
-    const unsigned int v2518 = v2517 ? 4u : v2507;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2522 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2523 = v2522 == v10;
-    const unsigned int v2526 = v16 << 3u;
-    const bool v2527 = v2526 <= 64u;
-    const bool v2528 = v2523 && v2527;
-    const unsigned int v2529 = v2528 ? 8u : v2518;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2531 = 128u / v2529;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2532 = v8 / v2529;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2533 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2536 = v2495 + 127u;
-    const unsigned int v2537 = v2536 >> 7u;
-    const unsigned int v2538 = blockIdx.z;
-    const unsigned int v2539 = v2538 * v2537;
-    const unsigned int v2540 = v2539 + v2533;
-    const unsigned int v2541 = v2540 % v2532;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2542 = v2540 / v2532;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2543 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2545 = v2495 + v2531;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2546 = v2545 - 1u;
-    const unsigned int v2547 = v2546 / v2531;
-    const bool v2548 = v2542 < v2547;
-    if (v2548) {
-      const unsigned int v2550 = v2529 * v16;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2551 = v2550 >> 2u;
-      const bool v2555 = v2551 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2556 = v2555 ? 8u : 16u;
-      const bool v2559 = v2551 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2560 = v2559 ? 4u : v2556;
-      const bool v2563 = v2551 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2564 = v2563 ? 2u : v2560;
-      const bool v2567 = v2551 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2568 = v2567 ? 1u : v2564;
-      const unsigned int v2570 = v2463 % v2568;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2571 = v2570 < v2551;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2573 = v2570 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2574 = v2573 / v16;
-      const unsigned int v2575 = v2574 * v16;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2578 = v2573 - v2575;
-      const unsigned int v2581 = v2543 * v16;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2582 = v2581 + v2573;
-      const unsigned int v2584 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2585 = v2584 << 5u;
-      const unsigned int v2586 = v2585 / v2531;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2588 = v2585 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2589 = v2588 / v2531;
-      iron_frag<float, 2, 16, 16> v2591;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2591, 0.0f);
-      iron_frag<float, 2, 16, 16> v2593;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2593, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2595;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2595, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2597;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2597, iron_f32_to_bf16(0.0f));
-      const unsigned int v2600 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2703 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2724 = v2585 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2728 = v2586 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2734 = v2588 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2738 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2606 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2607 = v2606 & 15u;
+    const unsigned int v2608 = v2607 << 2u;
+    const unsigned int v2616 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2617 = v7 * v2616;
+    const unsigned int v2619 = v6 << 1u;
+    const unsigned int v2620 = v1 + v2619;
+    const unsigned int v2621 = v2620 - v2617;
+    const unsigned int v2622 = v2621 - 1u;
+    const unsigned int v2623 = v2622 / v5;
+    const unsigned int v2624 = v2623 + 1u;
+    const unsigned int v2638 = v0 * v2624;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2643 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2644 = v2643 == v10;
+    const unsigned int v2647 = v16 << 1u;
+    const bool v2648 = v2647 <= 64u;
+    const bool v2649 = v2644 && v2648;
+    const unsigned int v2650 = v2649 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2654 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2655 = v2654 == v10;
+    const unsigned int v2658 = v16 << 2u;
+    const bool v2659 = v2658 <= 64u;
+    const bool v2660 = v2655 && v2659;
+    const unsigned int v2661 = v2660 ? 4u : v2650;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2665 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2666 = v2665 == v10;
+    const unsigned int v2669 = v16 << 3u;
+    const bool v2670 = v2669 <= 64u;
+    const bool v2671 = v2666 && v2670;
+    const unsigned int v2672 = v2671 ? 8u : v2661;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2674 = 128u / v2672;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2675 = v8 / v2672;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2676 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2679 = v2638 + 127u;
+    const unsigned int v2680 = v2679 >> 7u;
+    const unsigned int v2681 = blockIdx.z;
+    const unsigned int v2682 = v2681 * v2680;
+    const unsigned int v2683 = v2682 + v2676;
+    const unsigned int v2684 = v2683 % v2675;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2685 = v2683 / v2675;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2686 = v2684 * v2672;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2688 = v2638 + v2674;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2689 = v2688 - 1u;
+    const unsigned int v2690 = v2689 / v2674;
+    const bool v2691 = v2685 < v2690;
+    if (v2691) {
+      const unsigned int v2693 = v2672 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2694 = v2693 >> 2u;
+      const bool v2698 = v2694 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2699 = v2698 ? 8u : 16u;
+      const bool v2702 = v2694 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2703 = v2702 ? 4u : v2699;
+      const bool v2706 = v2694 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2707 = v2706 ? 2u : v2703;
+      const bool v2710 = v2694 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2711 = v2710 ? 1u : v2707;
+      const unsigned int v2713 = v2606 % v2711;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2714 = v2713 < v2694;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2716 = v2713 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2717 = v2716 / v16;
+      const unsigned int v2718 = v2717 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2721 = v2716 - v2718;
+      const unsigned int v2724 = v2686 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2725 = v2724 + v2716;
+      const unsigned int v2727 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2728 = v2727 << 5u;
+      const unsigned int v2729 = v2728 / v2674;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2731 = v2728 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2732 = v2731 / v2674;
+      iron_frag<float, 2, 16, 16> v2734;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2734, 0.0f);
+      iron_frag<float, 2, 16, 16> v2736;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2736, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2738;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2738, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2740;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2740, iron_f32_to_bf16(0.0f));
+      const unsigned int v2743 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2846 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2867 = v2728 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2871 = v2729 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2877 = v2731 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2881 = v2732 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2602 = v10; v2602 < 1u; v2602 += v2600) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2603 = v2602 + v2600;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2604 = min(v2603, 1u);
-        const unsigned int v2605 = v2604 - v2602;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2606 = v2605 * v4;
-        const unsigned int v2607 = v2606 * v16;
-        const unsigned int v2611 = v2607 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2612 = v2611 >> 4u;
-        const unsigned int v2613 = v2612 << 4u;
-        const bool v2614 = v2465 < v2613;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2614) {
-          const unsigned int v2616 = v2529 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2619 = v2463 >> 4u;
-          const bool v2625 = v2465 < v2607;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2627 = v2602 * v4;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2628 = v2627 * v16;
+      for (unsigned int v2745 = v10; v2745 < 1u; v2745 += v2743) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2746 = v2745 + v2743;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2747 = min(v2746, 1u);
+        const unsigned int v2748 = v2747 - v2745;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2749 = v2748 * v4;
+        const unsigned int v2750 = v2749 * v16;
+        const unsigned int v2754 = v2750 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2755 = v2754 >> 4u;
+        const unsigned int v2756 = v2755 << 4u;
+        const bool v2757 = v2608 < v2756;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2757) {
+          const unsigned int v2759 = v2672 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2762 = v2606 >> 4u;
+          const bool v2768 = v2608 < v2750;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2770 = v2745 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2771 = v2770 * v16;
 
-          for (unsigned int v2621 = v2619; v2621 < v2616; v2621 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2623 = v2621 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2624 = v2623 < v12;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2626 = v2624 && v2625;
-            const unsigned int v2630 = v2621 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2631 = v2543 + v2630;
-            const unsigned int v2632 = v2631 * v12;
-            const unsigned int v2633 = v2632 + v2623;
-            const unsigned int v2634 = v2633 * v22;
-            const unsigned int v2635 = v2634 + v2628;
-            const unsigned int v2636 = v2635 + v2465;
-            const unsigned int v2638 = v2626 ? v2636 : v10;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2640 = v2621 * 56u;
-            const unsigned int v2641 = v2640 + v2465;
-            iron_copy_async<8>(shm4 + v2641, weight + v2638, v2626);
+          for (unsigned int v2764 = v2762; v2764 < v2759; v2764 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2766 = v2764 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2767 = v2766 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2769 = v2767 && v2768;
+            const unsigned int v2773 = v2764 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2774 = v2686 + v2773;
+            const unsigned int v2775 = v2774 * v12;
+            const unsigned int v2776 = v2775 + v2766;
+            const unsigned int v2777 = v2776 * v22;
+            const unsigned int v2778 = v2777 + v2771;
+            const unsigned int v2779 = v2778 + v2608;
+            const unsigned int v2781 = v2769 ? v2779 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2783 = v2764 * 56u;
+            const unsigned int v2784 = v2783 + v2608;
+            iron_copy_async<8>(shm5 + v2784, weight + v2781, v2769);
           }
         }
-        if (v2571) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2643 = 128u / v2568;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2645 = v2463 / v2568;
-          const unsigned int v2647 = v2542 * v2531;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2659 = v2574 * v2531;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2686 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2714) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2786 = 128u / v2711;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2788 = v2606 / v2711;
+          const unsigned int v2790 = v2685 * v2674;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2802 = v2717 * v2674;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2829 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2646 = v2645; v2646 < v2531; v2646 += v2643) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2648 = v2647 + v2646;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2649 = v2648 / v2481;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2650 = v2649 * v2481;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2651 = v2648 - v2650;
-            const unsigned int v2652 = v2651 / v2481;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2654 = v2652 * v2481;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2655 = v2651 - v2654;
-            const unsigned int v2656 = v2655 * v5;
-            const bool v2657 = v2648 < v2495;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2660 = v2659 + v2646;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2661 = v2660 * 56u;
-            const unsigned int v2662 = v2661 + v2578;
+          for (unsigned int v2789 = v2788; v2789 < v2674; v2789 += v2786) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2791 = v2790 + v2789;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2792 = v2791 / v2624;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2793 = v2792 * v2624;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2794 = v2791 - v2793;
+            const unsigned int v2795 = v2794 / v2624;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2797 = v2795 * v2624;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2798 = v2794 - v2797;
+            const unsigned int v2799 = v2798 * v5;
+            const bool v2800 = v2791 < v2638;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2803 = v2802 + v2789;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2804 = v2803 * 56u;
+            const unsigned int v2805 = v2804 + v2721;
 
-            for (unsigned int v2664 = v2602; v2664 < v2604; v2664 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2666 = v2652 + v2664;  // kernels/convolution/narrow_groups.hpp:144
-              const bool v2667 = v2666 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2668 = v2657 && v2667;
-              const bool v2670 = v2666 < 1u;
-              const bool v2671 = v2668 && v2670;
-              const unsigned int v2672 = max(v2666, v10);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2674 = v2649 + v2672;
-              const unsigned int v2676 = v2664 - v2602;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2677 = v2676 * v4;
-              const unsigned int v2678 = v2677 * v16;
-              const unsigned int v2690 = v2674 * v1;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2698 = v2662 + v2678;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2807 = v2745; v2807 < v2747; v2807 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2809 = v2795 + v2807;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2810 = v2809 >= v10;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2811 = v2800 && v2810;
+              const bool v2813 = v2809 < 1u;
+              const bool v2814 = v2811 && v2813;
+              const unsigned int v2815 = max(v2809, v10);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2817 = v2792 + v2815;
+              const unsigned int v2819 = v2807 - v2745;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2820 = v2819 * v4;
+              const unsigned int v2821 = v2820 * v16;
+              const unsigned int v2833 = v2817 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2841 = v2805 + v2821;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2681 = v10; v2681 < v4; v2681 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2682 = v2681 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2683 = v2656 + v2682;
-                const bool v2684 = v2683 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2685 = v2671 && v2684;
-                const bool v2687 = v2683 < v2686;
-                const bool v2688 = v2685 && v2687;
-                const unsigned int v2689 = max(v2683, v6);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2691 = v2690 + v2689;
-                const unsigned int v2692 = v2691 - v6;
-                const unsigned int v2693 = v2692 * v2;
-                const unsigned int v2694 = v2693 + v2582;
-                const unsigned int v2696 = v2688 ? v2694 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2697 = v2681 * v16;
-                const unsigned int v2699 = v2698 + v2697;
-                iron_copy_async<8>(shm3 + v2699, x + v2696, v2688);
+              for (unsigned int v2824 = v10; v2824 < v4; v2824 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2825 = v2824 * v7;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2826 = v2799 + v2825;
+                const bool v2827 = v2826 >= v6;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2828 = v2814 && v2827;
+                const bool v2830 = v2826 < v2829;
+                const bool v2831 = v2828 && v2830;
+                const unsigned int v2832 = max(v2826, v6);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2834 = v2833 + v2832;
+                const unsigned int v2835 = v2834 - v6;
+                const unsigned int v2836 = v2835 * v2;
+                const unsigned int v2837 = v2836 + v2725;
+                const unsigned int v2839 = v2831 ? v2837 : v10;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2840 = v2824 * v16;
+                const unsigned int v2842 = v2841 + v2840;
+                iron_copy_async<8>(shm4 + v2842, x + v2839, v2831);
               }
             }
           }
         }
-        const unsigned int v2701 = v2613 - v2607;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2702 = v2701 >> 2u;
-        const unsigned int v2705 = v2702 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2844 = v2756 - v2750;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2845 = v2844 >> 2u;
+        const unsigned int v2848 = v2845 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2707 = v2463; v2707 < v2705; v2707 += v2703) {
-          const unsigned int v2708 = v2707 / v2702;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2712 = v2708 * v2702;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2713 = v2707 - v2712;
-          const unsigned int v2714 = v2713 << 2u;
-          const unsigned int v2716 = v2708 * 56u;
-          const unsigned int v2717 = v2716 + v2607;
-          const unsigned int v2718 = v2717 + v2714;
-          iron_copy_async<8>(shm3 + v2718, x + v10, false);
+        for (unsigned int v2850 = v2606; v2850 < v2848; v2850 += v2846) {
+          const unsigned int v2851 = v2850 / v2845;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2855 = v2851 * v2845;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2856 = v2850 - v2855;
+          const unsigned int v2857 = v2856 << 2u;
+          const unsigned int v2859 = v2851 * 56u;
+          const unsigned int v2860 = v2859 + v2750;
+          const unsigned int v2861 = v2860 + v2857;
+          iron_copy_async<8>(shm4 + v2861, x + v10, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2721 = v10; v2721 < v2613; v2721 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2725 = v2724 + v2721;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2595, shm3, v2725, 56u);
-          const unsigned int v2729 = v2728 + v2721;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2597, shm4, v2729, 56u);
-          iron_frag_mma_sync(v2591, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2735 = v2734 + v2721;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2595, shm3, v2735, 56u);
-          const unsigned int v2739 = v2738 + v2721;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2597, shm4, v2739, 56u);
-          iron_frag_mma_sync(v2593, v2595, v2597);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2864 = v10; v2864 < v2756; v2864 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2868 = v2867 + v2864;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2738, shm4, v2868, 56u);
+          const unsigned int v2872 = v2871 + v2864;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2740, shm5, v2872, 56u);
+          iron_frag_mma_sync(v2734, v2738, v2740);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2878 = v2877 + v2864;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2738, shm4, v2878, 56u);
+          const unsigned int v2882 = v2881 + v2864;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2740, shm5, v2882, 56u);
+          iron_frag_mma_sync(v2736, v2738, v2740);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2740 = v2586 * v2531;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2741 = v2542 * v2531;
-      const unsigned int v2742 = v2741 + v2585;
-      const unsigned int v2743 = v2742 - v2740;
-      const unsigned int v2744 = v2543 + v2586;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2745 = v2744 * v12;
-      const unsigned int v2746 = static_cast<unsigned int>(v2591.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2747 = v2743 + v2746;
-      const unsigned int v2748 = static_cast<unsigned int>(v2591.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2749 = v2747 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2750 = v2748 < v12;
-      const bool v2751 = v2749 && v2750;
-      if (v2751) {
-        const float v2752 = v2591.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2754 = iron_f32_to_bf16(v2752);
-        const unsigned int v2755 = v2747 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2756 = v2755 + v2745;
-        const unsigned int v2757 = v2756 + v2748;
-        out[v2757] = v2754;
+      const unsigned int v2883 = v2729 * v2674;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2884 = v2685 * v2674;
+      const unsigned int v2885 = v2884 + v2728;
+      const unsigned int v2886 = v2885 - v2883;
+      const unsigned int v2887 = v2686 + v2729;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2888 = v2887 * v12;
+      const unsigned int v2889 = static_cast<unsigned int>(v2734.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2890 = v2886 + v2889;
+      const unsigned int v2891 = static_cast<unsigned int>(v2734.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2892 = v2890 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2893 = v2891 < v12;
+      const bool v2894 = v2892 && v2893;
+      if (v2894) {
+        const float v2895 = v2734.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2897 = iron_f32_to_bf16(v2895);
+        const unsigned int v2898 = v2890 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2899 = v2898 + v2888;
+        const unsigned int v2900 = v2899 + v2891;
+        out[v2900] = v2897;
       }
-      const unsigned int v2758 = static_cast<unsigned int>(v2591.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2759 = v2743 + v2758;
-      const unsigned int v2760 = static_cast<unsigned int>(v2591.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2761 = v2759 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2762 = v2760 < v12;
-      const bool v2763 = v2761 && v2762;
-      if (v2763) {
-        const float v2764 = v2591.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2766 = iron_f32_to_bf16(v2764);
-        const unsigned int v2767 = v2759 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2768 = v2767 + v2745;
-        const unsigned int v2769 = v2768 + v2760;
-        out[v2769] = v2766;
+      const unsigned int v2901 = static_cast<unsigned int>(v2734.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2902 = v2886 + v2901;
+      const unsigned int v2903 = static_cast<unsigned int>(v2734.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2904 = v2902 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2905 = v2903 < v12;
+      const bool v2906 = v2904 && v2905;
+      if (v2906) {
+        const float v2907 = v2734.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2909 = iron_f32_to_bf16(v2907);
+        const unsigned int v2910 = v2902 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2911 = v2910 + v2888;
+        const unsigned int v2912 = v2911 + v2903;
+        out[v2912] = v2909;
       }
-      const unsigned int v2770 = static_cast<unsigned int>(v2591.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2771 = v2743 + v2770;
-      const unsigned int v2772 = static_cast<unsigned int>(v2591.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2773 = v2771 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2774 = v2772 < v12;
-      const bool v2775 = v2773 && v2774;
-      if (v2775) {
-        const float v2776 = v2591.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2778 = iron_f32_to_bf16(v2776);
-        const unsigned int v2779 = v2771 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2780 = v2779 + v2745;
-        const unsigned int v2781 = v2780 + v2772;
-        out[v2781] = v2778;
+      const unsigned int v2913 = static_cast<unsigned int>(v2734.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2914 = v2886 + v2913;
+      const unsigned int v2915 = static_cast<unsigned int>(v2734.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2916 = v2914 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2917 = v2915 < v12;
+      const bool v2918 = v2916 && v2917;
+      if (v2918) {
+        const float v2919 = v2734.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2921 = iron_f32_to_bf16(v2919);
+        const unsigned int v2922 = v2914 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2923 = v2922 + v2888;
+        const unsigned int v2924 = v2923 + v2915;
+        out[v2924] = v2921;
       }
-      const unsigned int v2782 = static_cast<unsigned int>(v2591.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2783 = v2743 + v2782;
-      const unsigned int v2784 = static_cast<unsigned int>(v2591.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2785 = v2783 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2786 = v2784 < v12;
-      const bool v2787 = v2785 && v2786;
-      if (v2787) {
-        const float v2788 = v2591.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2790 = iron_f32_to_bf16(v2788);
-        const unsigned int v2791 = v2783 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2792 = v2791 + v2745;
-        const unsigned int v2793 = v2792 + v2784;
-        out[v2793] = v2790;
+      const unsigned int v2925 = static_cast<unsigned int>(v2734.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2926 = v2886 + v2925;
+      const unsigned int v2927 = static_cast<unsigned int>(v2734.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2928 = v2926 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2929 = v2927 < v12;
+      const bool v2930 = v2928 && v2929;
+      if (v2930) {
+        const float v2931 = v2734.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2933 = iron_f32_to_bf16(v2931);
+        const unsigned int v2934 = v2926 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2935 = v2934 + v2888;
+        const unsigned int v2936 = v2935 + v2927;
+        out[v2936] = v2933;
       }
-      const unsigned int v2794 = static_cast<unsigned int>(v2591.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2795 = v2743 + v2794;
-      const unsigned int v2796 = static_cast<unsigned int>(v2591.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2797 = v2795 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2798 = v2796 < v12;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v2591.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2800);
-        const unsigned int v2803 = v2795 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2804 = v2803 + v2745;
-        const unsigned int v2805 = v2804 + v2796;
-        out[v2805] = v2802;
+      const unsigned int v2937 = static_cast<unsigned int>(v2734.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2938 = v2886 + v2937;
+      const unsigned int v2939 = static_cast<unsigned int>(v2734.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2940 = v2938 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2941 = v2939 < v12;
+      const bool v2942 = v2940 && v2941;
+      if (v2942) {
+        const float v2943 = v2734.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2945 = iron_f32_to_bf16(v2943);
+        const unsigned int v2946 = v2938 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2947 = v2946 + v2888;
+        const unsigned int v2948 = v2947 + v2939;
+        out[v2948] = v2945;
       }
-      const unsigned int v2806 = static_cast<unsigned int>(v2591.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2807 = v2743 + v2806;
-      const unsigned int v2808 = static_cast<unsigned int>(v2591.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2809 = v2807 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2810 = v2808 < v12;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v2591.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2814 = iron_f32_to_bf16(v2812);
-        const unsigned int v2815 = v2807 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2816 = v2815 + v2745;
-        const unsigned int v2817 = v2816 + v2808;
-        out[v2817] = v2814;
+      const unsigned int v2949 = static_cast<unsigned int>(v2734.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2950 = v2886 + v2949;
+      const unsigned int v2951 = static_cast<unsigned int>(v2734.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2952 = v2950 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2953 = v2951 < v12;
+      const bool v2954 = v2952 && v2953;
+      if (v2954) {
+        const float v2955 = v2734.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2957 = iron_f32_to_bf16(v2955);
+        const unsigned int v2958 = v2950 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2959 = v2958 + v2888;
+        const unsigned int v2960 = v2959 + v2951;
+        out[v2960] = v2957;
       }
-      const unsigned int v2818 = static_cast<unsigned int>(v2591.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2819 = v2743 + v2818;
-      const unsigned int v2820 = static_cast<unsigned int>(v2591.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2821 = v2819 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2822 = v2820 < v12;
-      const bool v2823 = v2821 && v2822;
-      if (v2823) {
-        const float v2824 = v2591.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2826 = iron_f32_to_bf16(v2824);
-        const unsigned int v2827 = v2819 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2828 = v2827 + v2745;
-        const unsigned int v2829 = v2828 + v2820;
-        out[v2829] = v2826;
+      const unsigned int v2961 = static_cast<unsigned int>(v2734.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2962 = v2886 + v2961;
+      const unsigned int v2963 = static_cast<unsigned int>(v2734.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2964 = v2962 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2965 = v2963 < v12;
+      const bool v2966 = v2964 && v2965;
+      if (v2966) {
+        const float v2967 = v2734.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2969 = iron_f32_to_bf16(v2967);
+        const unsigned int v2970 = v2962 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2971 = v2970 + v2888;
+        const unsigned int v2972 = v2971 + v2963;
+        out[v2972] = v2969;
       }
-      const unsigned int v2830 = static_cast<unsigned int>(v2591.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2831 = v2743 + v2830;
-      const unsigned int v2832 = static_cast<unsigned int>(v2591.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2833 = v2831 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2834 = v2832 < v12;
-      const bool v2835 = v2833 && v2834;
-      if (v2835) {
-        const float v2836 = v2591.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2838 = iron_f32_to_bf16(v2836);
-        const unsigned int v2839 = v2831 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2840 = v2839 + v2745;
-        const unsigned int v2841 = v2840 + v2832;
-        out[v2841] = v2838;
+      const unsigned int v2973 = static_cast<unsigned int>(v2734.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2974 = v2886 + v2973;
+      const unsigned int v2975 = static_cast<unsigned int>(v2734.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2976 = v2974 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2977 = v2975 < v12;
+      const bool v2978 = v2976 && v2977;
+      if (v2978) {
+        const float v2979 = v2734.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2981 = iron_f32_to_bf16(v2979);
+        const unsigned int v2982 = v2974 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2983 = v2982 + v2888;
+        const unsigned int v2984 = v2983 + v2975;
+        out[v2984] = v2981;
       }
-      const unsigned int v2844 = v2589 * v2531;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2846 = v2741 + v2588;
-      const unsigned int v2847 = v2846 - v2844;
-      const unsigned int v2848 = v2543 + v2589;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2849 = v2848 * v12;
-      const unsigned int v2850 = static_cast<unsigned int>(v2593.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2851 = v2847 + v2850;
-      const unsigned int v2852 = static_cast<unsigned int>(v2593.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2853 = v2851 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2854 = v2852 < v12;
-      const bool v2855 = v2853 && v2854;
-      if (v2855) {
-        const float v2856 = v2593.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2858 = iron_f32_to_bf16(v2856);
-        const unsigned int v2859 = v2851 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2860 = v2859 + v2849;
-        const unsigned int v2861 = v2860 + v2852;
-        out[v2861] = v2858;
+      const unsigned int v2987 = v2732 * v2674;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2989 = v2884 + v2731;
+      const unsigned int v2990 = v2989 - v2987;
+      const unsigned int v2991 = v2686 + v2732;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2992 = v2991 * v12;
+      const unsigned int v2993 = static_cast<unsigned int>(v2736.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2994 = v2990 + v2993;
+      const unsigned int v2995 = static_cast<unsigned int>(v2736.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2996 = v2994 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2997 = v2995 < v12;
+      const bool v2998 = v2996 && v2997;
+      if (v2998) {
+        const float v2999 = v2736.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3001 = iron_f32_to_bf16(v2999);
+        const unsigned int v3002 = v2994 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3003 = v3002 + v2992;
+        const unsigned int v3004 = v3003 + v2995;
+        out[v3004] = v3001;
       }
-      const unsigned int v2862 = static_cast<unsigned int>(v2593.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2863 = v2847 + v2862;
-      const unsigned int v2864 = static_cast<unsigned int>(v2593.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2865 = v2863 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2866 = v2864 < v12;
-      const bool v2867 = v2865 && v2866;
-      if (v2867) {
-        const float v2868 = v2593.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2870 = iron_f32_to_bf16(v2868);
-        const unsigned int v2871 = v2863 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2872 = v2871 + v2849;
-        const unsigned int v2873 = v2872 + v2864;
-        out[v2873] = v2870;
+      const unsigned int v3005 = static_cast<unsigned int>(v2736.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3006 = v2990 + v3005;
+      const unsigned int v3007 = static_cast<unsigned int>(v2736.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3008 = v3006 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3009 = v3007 < v12;
+      const bool v3010 = v3008 && v3009;
+      if (v3010) {
+        const float v3011 = v2736.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3013 = iron_f32_to_bf16(v3011);
+        const unsigned int v3014 = v3006 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3015 = v3014 + v2992;
+        const unsigned int v3016 = v3015 + v3007;
+        out[v3016] = v3013;
       }
-      const unsigned int v2874 = static_cast<unsigned int>(v2593.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2875 = v2847 + v2874;
-      const unsigned int v2876 = static_cast<unsigned int>(v2593.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2877 = v2875 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2878 = v2876 < v12;
-      const bool v2879 = v2877 && v2878;
-      if (v2879) {
-        const float v2880 = v2593.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2882 = iron_f32_to_bf16(v2880);
-        const unsigned int v2883 = v2875 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2884 = v2883 + v2849;
-        const unsigned int v2885 = v2884 + v2876;
-        out[v2885] = v2882;
+      const unsigned int v3017 = static_cast<unsigned int>(v2736.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3018 = v2990 + v3017;
+      const unsigned int v3019 = static_cast<unsigned int>(v2736.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3020 = v3018 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3021 = v3019 < v12;
+      const bool v3022 = v3020 && v3021;
+      if (v3022) {
+        const float v3023 = v2736.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3025 = iron_f32_to_bf16(v3023);
+        const unsigned int v3026 = v3018 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3027 = v3026 + v2992;
+        const unsigned int v3028 = v3027 + v3019;
+        out[v3028] = v3025;
       }
-      const unsigned int v2886 = static_cast<unsigned int>(v2593.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2887 = v2847 + v2886;
-      const unsigned int v2888 = static_cast<unsigned int>(v2593.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2889 = v2887 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2890 = v2888 < v12;
-      const bool v2891 = v2889 && v2890;
-      if (v2891) {
-        const float v2892 = v2593.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2894 = iron_f32_to_bf16(v2892);
-        const unsigned int v2895 = v2887 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2896 = v2895 + v2849;
-        const unsigned int v2897 = v2896 + v2888;
-        out[v2897] = v2894;
+      const unsigned int v3029 = static_cast<unsigned int>(v2736.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3030 = v2990 + v3029;
+      const unsigned int v3031 = static_cast<unsigned int>(v2736.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3032 = v3030 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3033 = v3031 < v12;
+      const bool v3034 = v3032 && v3033;
+      if (v3034) {
+        const float v3035 = v2736.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3037 = iron_f32_to_bf16(v3035);
+        const unsigned int v3038 = v3030 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3039 = v3038 + v2992;
+        const unsigned int v3040 = v3039 + v3031;
+        out[v3040] = v3037;
       }
-      const unsigned int v2898 = static_cast<unsigned int>(v2593.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2899 = v2847 + v2898;
-      const unsigned int v2900 = static_cast<unsigned int>(v2593.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2901 = v2899 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2902 = v2900 < v12;
-      const bool v2903 = v2901 && v2902;
-      if (v2903) {
-        const float v2904 = v2593.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2906 = iron_f32_to_bf16(v2904);
-        const unsigned int v2907 = v2899 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2908 = v2907 + v2849;
-        const unsigned int v2909 = v2908 + v2900;
-        out[v2909] = v2906;
+      const unsigned int v3041 = static_cast<unsigned int>(v2736.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3042 = v2990 + v3041;
+      const unsigned int v3043 = static_cast<unsigned int>(v2736.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3044 = v3042 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3045 = v3043 < v12;
+      const bool v3046 = v3044 && v3045;
+      if (v3046) {
+        const float v3047 = v2736.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3049 = iron_f32_to_bf16(v3047);
+        const unsigned int v3050 = v3042 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3051 = v3050 + v2992;
+        const unsigned int v3052 = v3051 + v3043;
+        out[v3052] = v3049;
       }
-      const unsigned int v2910 = static_cast<unsigned int>(v2593.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2911 = v2847 + v2910;
-      const unsigned int v2912 = static_cast<unsigned int>(v2593.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2913 = v2911 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2914 = v2912 < v12;
-      const bool v2915 = v2913 && v2914;
-      if (v2915) {
-        const float v2916 = v2593.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2918 = iron_f32_to_bf16(v2916);
-        const unsigned int v2919 = v2911 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2920 = v2919 + v2849;
-        const unsigned int v2921 = v2920 + v2912;
-        out[v2921] = v2918;
+      const unsigned int v3053 = static_cast<unsigned int>(v2736.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3054 = v2990 + v3053;
+      const unsigned int v3055 = static_cast<unsigned int>(v2736.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3056 = v3054 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3057 = v3055 < v12;
+      const bool v3058 = v3056 && v3057;
+      if (v3058) {
+        const float v3059 = v2736.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3061 = iron_f32_to_bf16(v3059);
+        const unsigned int v3062 = v3054 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3063 = v3062 + v2992;
+        const unsigned int v3064 = v3063 + v3055;
+        out[v3064] = v3061;
       }
-      const unsigned int v2922 = static_cast<unsigned int>(v2593.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2923 = v2847 + v2922;
-      const unsigned int v2924 = static_cast<unsigned int>(v2593.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2925 = v2923 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2926 = v2924 < v12;
-      const bool v2927 = v2925 && v2926;
-      if (v2927) {
-        const float v2928 = v2593.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2930 = iron_f32_to_bf16(v2928);
-        const unsigned int v2931 = v2923 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2932 = v2931 + v2849;
-        const unsigned int v2933 = v2932 + v2924;
-        out[v2933] = v2930;
+      const unsigned int v3065 = static_cast<unsigned int>(v2736.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3066 = v2990 + v3065;
+      const unsigned int v3067 = static_cast<unsigned int>(v2736.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3068 = v3066 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3069 = v3067 < v12;
+      const bool v3070 = v3068 && v3069;
+      if (v3070) {
+        const float v3071 = v2736.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3073 = iron_f32_to_bf16(v3071);
+        const unsigned int v3074 = v3066 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3075 = v3074 + v2992;
+        const unsigned int v3076 = v3075 + v3067;
+        out[v3076] = v3073;
       }
-      const unsigned int v2934 = static_cast<unsigned int>(v2593.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2935 = v2847 + v2934;
-      const unsigned int v2936 = static_cast<unsigned int>(v2593.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2937 = v2935 < v2495;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2938 = v2936 < v12;
-      const bool v2939 = v2937 && v2938;
-      if (v2939) {
-        const float v2940 = v2593.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2942 = iron_f32_to_bf16(v2940);
-        const unsigned int v2943 = v2935 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2944 = v2943 + v2849;
-        const unsigned int v2945 = v2944 + v2936;
-        out[v2945] = v2942;
+      const unsigned int v3077 = static_cast<unsigned int>(v2736.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3078 = v2990 + v3077;
+      const unsigned int v3079 = static_cast<unsigned int>(v2736.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3080 = v3078 < v2638;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3081 = v3079 < v12;
+      const bool v3082 = v3080 && v3081;
+      if (v3082) {
+        const float v3083 = v2736.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3085 = iron_f32_to_bf16(v3083);
+        const unsigned int v3086 = v3078 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3087 = v3086 + v2992;
+        const unsigned int v3088 = v3087 + v3079;
+        out[v3088] = v3085;
       }
     }
   }

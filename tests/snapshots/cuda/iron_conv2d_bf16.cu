@@ -156,6 +156,25 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
+// Each lane writes the elements it owns.
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
+                                                long long off, long long ld) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    }
+  }
+}
+
 // Four (or two) 8×8 matrices of 16-bit elements from shared memory; lane l gives the
 // address of row l % 8 of matrix l / 8. TRANS transposes each matrix on the way.
 template <bool TRANS>
@@ -280,8 +299,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
-  iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d.cpp:65
   const unsigned int v1 = h;
@@ -507,989 +526,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
     if (v325) {
-      for (unsigned int v2952 = 0u; v2952 < 2u; v2952 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v2953 = v2952 << 6u;
-        const bool v2955 = v2953 < v34;
-        if (v2955) {
-          const unsigned int v2957 = v2952 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v2958 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v2958) {
-            const unsigned int v2962 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v2963 = v2962 << 3u;
-            const unsigned int v2964 = v2953 + v2963;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v2966 = v2964 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v2968 = v2966 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v2969 = v2964 - v2968;
-            const unsigned int v2970 = v2966 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v2971 = v2970 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v2972 = v2970 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v2973 = v2966 - v2972;
-            const unsigned int v2974 = v2973 * v12;
-            const unsigned int v2975 = v97 + v2969;  // kernels/convolution/im2col_a.hpp:117
-            const bool v2976 = v2964 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v2978 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v2983 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v2984 = v2983 + v2963;
-            const unsigned int v2985 = v156 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v2986 = v161 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v2987 = v2985 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v2988 = v2976 && v2987;
-            const bool v2989 = v2985 < v154;
-            const bool v2990 = v2988 && v2989;
-            const bool v2991 = v2986 >= v10;
-            const bool v2992 = v2990 && v2991;
-            const bool v2993 = v2986 < v2978;
-            const bool v2994 = v2992 && v2993;
-            const unsigned int v2995 = max(v2985, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v2996 = v2995 - v9;
-            const unsigned int v2997 = max(v2986, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v2998 = v2997 - v10;
-            const unsigned int v2999 = v164 + v2996;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3000 = v2999 * v2;
-            const unsigned int v3001 = v3000 + v2998;
-            const unsigned int v3002 = v3001 * v3;
-            const unsigned int v3003 = v3002 + v2975;
-            const unsigned int v3005 = v2994 ? v3003 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3007 = v2957 + v2984;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3007 ^ (((v3007 >> 6u) & 7u) << 3u)), x + v3005, v2994);
-            const unsigned int v3009 = v174 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3010 = v179 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3011 = v3009 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3012 = v2976 && v3011;
-            const bool v3013 = v3009 < v154;
-            const bool v3014 = v3012 && v3013;
-            const bool v3015 = v3010 >= v10;
-            const bool v3016 = v3014 && v3015;
-            const bool v3017 = v3010 < v2978;
-            const bool v3018 = v3016 && v3017;
-            const unsigned int v3019 = max(v3009, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3020 = v3019 - v9;
-            const unsigned int v3021 = max(v3010, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3022 = v3021 - v10;
-            const unsigned int v3023 = v182 + v3020;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3024 = v3023 * v2;
-            const unsigned int v3025 = v3024 + v3022;
-            const unsigned int v3026 = v3025 * v3;
-            const unsigned int v3027 = v3026 + v2975;
-            const unsigned int v3029 = v3018 ? v3027 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3032 = v3007 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3032 ^ (((v3032 >> 6u) & 7u) << 3u)), x + v3029, v3018);
-            const unsigned int v3033 = v192 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3034 = v197 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3035 = v3033 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3036 = v2976 && v3035;
-            const bool v3037 = v3033 < v154;
-            const bool v3038 = v3036 && v3037;
-            const bool v3039 = v3034 >= v10;
-            const bool v3040 = v3038 && v3039;
-            const bool v3041 = v3034 < v2978;
-            const bool v3042 = v3040 && v3041;
-            const unsigned int v3043 = max(v3033, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3044 = v3043 - v9;
-            const unsigned int v3045 = max(v3034, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3046 = v3045 - v10;
-            const unsigned int v3047 = v200 + v3044;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3048 = v3047 * v2;
-            const unsigned int v3049 = v3048 + v3046;
-            const unsigned int v3050 = v3049 * v3;
-            const unsigned int v3051 = v3050 + v2975;
-            const unsigned int v3053 = v3042 ? v3051 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3056 = v3007 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3056 ^ (((v3056 >> 6u) & 7u) << 3u)), x + v3053, v3042);
-            const unsigned int v3057 = v210 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3058 = v215 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3059 = v3057 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3060 = v2976 && v3059;
-            const bool v3061 = v3057 < v154;
-            const bool v3062 = v3060 && v3061;
-            const bool v3063 = v3058 >= v10;
-            const bool v3064 = v3062 && v3063;
-            const bool v3065 = v3058 < v2978;
-            const bool v3066 = v3064 && v3065;
-            const unsigned int v3067 = max(v3057, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3068 = v3067 - v9;
-            const unsigned int v3069 = max(v3058, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3070 = v3069 - v10;
-            const unsigned int v3071 = v218 + v3068;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3072 = v3071 * v2;
-            const unsigned int v3073 = v3072 + v3070;
-            const unsigned int v3074 = v3073 * v3;
-            const unsigned int v3075 = v3074 + v2975;
-            const unsigned int v3077 = v3066 ? v3075 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3080 = v3007 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3080 ^ (((v3080 >> 6u) & 7u) << 3u)), x + v3077, v3066);
-            const unsigned int v3081 = v228 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3082 = v233 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3083 = v3081 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3084 = v2976 && v3083;
-            const bool v3085 = v3081 < v154;
-            const bool v3086 = v3084 && v3085;
-            const bool v3087 = v3082 >= v10;
-            const bool v3088 = v3086 && v3087;
-            const bool v3089 = v3082 < v2978;
-            const bool v3090 = v3088 && v3089;
-            const unsigned int v3091 = max(v3081, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3092 = v3091 - v9;
-            const unsigned int v3093 = max(v3082, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3094 = v3093 - v10;
-            const unsigned int v3095 = v236 + v3092;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3096 = v3095 * v2;
-            const unsigned int v3097 = v3096 + v3094;
-            const unsigned int v3098 = v3097 * v3;
-            const unsigned int v3099 = v3098 + v2975;
-            const unsigned int v3101 = v3090 ? v3099 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3104 = v3007 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3104 ^ (((v3104 >> 6u) & 7u) << 3u)), x + v3101, v3090);
-            const unsigned int v3105 = v246 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3106 = v251 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3107 = v3105 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3108 = v2976 && v3107;
-            const bool v3109 = v3105 < v154;
-            const bool v3110 = v3108 && v3109;
-            const bool v3111 = v3106 >= v10;
-            const bool v3112 = v3110 && v3111;
-            const bool v3113 = v3106 < v2978;
-            const bool v3114 = v3112 && v3113;
-            const unsigned int v3115 = max(v3105, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3116 = v3115 - v9;
-            const unsigned int v3117 = max(v3106, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3118 = v3117 - v10;
-            const unsigned int v3119 = v254 + v3116;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3120 = v3119 * v2;
-            const unsigned int v3121 = v3120 + v3118;
-            const unsigned int v3122 = v3121 * v3;
-            const unsigned int v3123 = v3122 + v2975;
-            const unsigned int v3125 = v3114 ? v3123 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3128 = v3007 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3128 ^ (((v3128 >> 6u) & 7u) << 3u)), x + v3125, v3114);
-            const unsigned int v3129 = v264 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3130 = v269 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3131 = v3129 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3132 = v2976 && v3131;
-            const bool v3133 = v3129 < v154;
-            const bool v3134 = v3132 && v3133;
-            const bool v3135 = v3130 >= v10;
-            const bool v3136 = v3134 && v3135;
-            const bool v3137 = v3130 < v2978;
-            const bool v3138 = v3136 && v3137;
-            const unsigned int v3139 = max(v3129, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3140 = v3139 - v9;
-            const unsigned int v3141 = max(v3130, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3142 = v3141 - v10;
-            const unsigned int v3143 = v272 + v3140;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3144 = v3143 * v2;
-            const unsigned int v3145 = v3144 + v3142;
-            const unsigned int v3146 = v3145 * v3;
-            const unsigned int v3147 = v3146 + v2975;
-            const unsigned int v3149 = v3138 ? v3147 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3152 = v3007 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3152 ^ (((v3152 >> 6u) & 7u) << 3u)), x + v3149, v3138);
-            const unsigned int v3153 = v282 + v2971;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3154 = v287 + v2974;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3155 = v3153 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3156 = v2976 && v3155;
-            const bool v3157 = v3153 < v154;
-            const bool v3158 = v3156 && v3157;
-            const bool v3159 = v3154 >= v10;
-            const bool v3160 = v3158 && v3159;
-            const bool v3161 = v3154 < v2978;
-            const bool v3162 = v3160 && v3161;
-            const unsigned int v3163 = max(v3153, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3164 = v3163 - v9;
-            const unsigned int v3165 = max(v3154, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3166 = v3165 - v10;
-            const unsigned int v3167 = v290 + v3164;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3168 = v3167 * v2;
-            const unsigned int v3169 = v3168 + v3166;
-            const unsigned int v3170 = v3169 * v3;
-            const unsigned int v3171 = v3170 + v2975;
-            const unsigned int v3173 = v3162 ? v3171 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3176 = v3007 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3176 ^ (((v3176 >> 6u) & 7u) << 3u)), x + v3173, v3162);
+      for (unsigned int v3095 = 0u; v3095 < 2u; v3095 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3096 = v3095 << 6u;
+        const bool v3098 = v3096 < v34;
+        if (v3098) {
+          const unsigned int v3100 = v3095 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3101 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3101) {
+            const unsigned int v3105 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3106 = v3105 << 3u;
+            const unsigned int v3107 = v3096 + v3106;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3109 = v3107 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3111 = v3109 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3112 = v3107 - v3111;
+            const unsigned int v3113 = v3109 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3114 = v3113 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3115 = v3113 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3116 = v3109 - v3115;
+            const unsigned int v3117 = v3116 * v12;
+            const unsigned int v3118 = v97 + v3112;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3119 = v3107 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3121 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3126 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3127 = v3126 + v3106;
+            const unsigned int v3128 = v156 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3129 = v161 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3130 = v3128 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3131 = v3119 && v3130;
+            const bool v3132 = v3128 < v154;
+            const bool v3133 = v3131 && v3132;
+            const bool v3134 = v3129 >= v10;
+            const bool v3135 = v3133 && v3134;
+            const bool v3136 = v3129 < v3121;
+            const bool v3137 = v3135 && v3136;
+            const unsigned int v3138 = max(v3128, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3139 = v3138 - v9;
+            const unsigned int v3140 = max(v3129, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3141 = v3140 - v10;
+            const unsigned int v3142 = v164 + v3139;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3143 = v3142 * v2;
+            const unsigned int v3144 = v3143 + v3141;
+            const unsigned int v3145 = v3144 * v3;
+            const unsigned int v3146 = v3145 + v3118;
+            const unsigned int v3148 = v3137 ? v3146 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3150 = v3100 + v3127;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), x + v3148, v3137);
+            const unsigned int v3152 = v174 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3153 = v179 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3154 = v3152 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3155 = v3119 && v3154;
+            const bool v3156 = v3152 < v154;
+            const bool v3157 = v3155 && v3156;
+            const bool v3158 = v3153 >= v10;
+            const bool v3159 = v3157 && v3158;
+            const bool v3160 = v3153 < v3121;
+            const bool v3161 = v3159 && v3160;
+            const unsigned int v3162 = max(v3152, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3163 = v3162 - v9;
+            const unsigned int v3164 = max(v3153, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3165 = v3164 - v10;
+            const unsigned int v3166 = v182 + v3163;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3167 = v3166 * v2;
+            const unsigned int v3168 = v3167 + v3165;
+            const unsigned int v3169 = v3168 * v3;
+            const unsigned int v3170 = v3169 + v3118;
+            const unsigned int v3172 = v3161 ? v3170 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3175 = v3150 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3175 ^ (((v3175 >> 6u) & 7u) << 3u)), x + v3172, v3161);
+            const unsigned int v3176 = v192 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3177 = v197 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3178 = v3176 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3179 = v3119 && v3178;
+            const bool v3180 = v3176 < v154;
+            const bool v3181 = v3179 && v3180;
+            const bool v3182 = v3177 >= v10;
+            const bool v3183 = v3181 && v3182;
+            const bool v3184 = v3177 < v3121;
+            const bool v3185 = v3183 && v3184;
+            const unsigned int v3186 = max(v3176, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3187 = v3186 - v9;
+            const unsigned int v3188 = max(v3177, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3189 = v3188 - v10;
+            const unsigned int v3190 = v200 + v3187;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3191 = v3190 * v2;
+            const unsigned int v3192 = v3191 + v3189;
+            const unsigned int v3193 = v3192 * v3;
+            const unsigned int v3194 = v3193 + v3118;
+            const unsigned int v3196 = v3185 ? v3194 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3199 = v3150 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3199 ^ (((v3199 >> 6u) & 7u) << 3u)), x + v3196, v3185);
+            const unsigned int v3200 = v210 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3201 = v215 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3202 = v3200 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3203 = v3119 && v3202;
+            const bool v3204 = v3200 < v154;
+            const bool v3205 = v3203 && v3204;
+            const bool v3206 = v3201 >= v10;
+            const bool v3207 = v3205 && v3206;
+            const bool v3208 = v3201 < v3121;
+            const bool v3209 = v3207 && v3208;
+            const unsigned int v3210 = max(v3200, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3211 = v3210 - v9;
+            const unsigned int v3212 = max(v3201, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3213 = v3212 - v10;
+            const unsigned int v3214 = v218 + v3211;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3215 = v3214 * v2;
+            const unsigned int v3216 = v3215 + v3213;
+            const unsigned int v3217 = v3216 * v3;
+            const unsigned int v3218 = v3217 + v3118;
+            const unsigned int v3220 = v3209 ? v3218 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3223 = v3150 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3223 ^ (((v3223 >> 6u) & 7u) << 3u)), x + v3220, v3209);
+            const unsigned int v3224 = v228 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3225 = v233 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3226 = v3224 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3227 = v3119 && v3226;
+            const bool v3228 = v3224 < v154;
+            const bool v3229 = v3227 && v3228;
+            const bool v3230 = v3225 >= v10;
+            const bool v3231 = v3229 && v3230;
+            const bool v3232 = v3225 < v3121;
+            const bool v3233 = v3231 && v3232;
+            const unsigned int v3234 = max(v3224, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3235 = v3234 - v9;
+            const unsigned int v3236 = max(v3225, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3237 = v3236 - v10;
+            const unsigned int v3238 = v236 + v3235;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3239 = v3238 * v2;
+            const unsigned int v3240 = v3239 + v3237;
+            const unsigned int v3241 = v3240 * v3;
+            const unsigned int v3242 = v3241 + v3118;
+            const unsigned int v3244 = v3233 ? v3242 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3247 = v3150 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3247 ^ (((v3247 >> 6u) & 7u) << 3u)), x + v3244, v3233);
+            const unsigned int v3248 = v246 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3249 = v251 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3250 = v3248 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3251 = v3119 && v3250;
+            const bool v3252 = v3248 < v154;
+            const bool v3253 = v3251 && v3252;
+            const bool v3254 = v3249 >= v10;
+            const bool v3255 = v3253 && v3254;
+            const bool v3256 = v3249 < v3121;
+            const bool v3257 = v3255 && v3256;
+            const unsigned int v3258 = max(v3248, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3259 = v3258 - v9;
+            const unsigned int v3260 = max(v3249, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3261 = v3260 - v10;
+            const unsigned int v3262 = v254 + v3259;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3263 = v3262 * v2;
+            const unsigned int v3264 = v3263 + v3261;
+            const unsigned int v3265 = v3264 * v3;
+            const unsigned int v3266 = v3265 + v3118;
+            const unsigned int v3268 = v3257 ? v3266 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3271 = v3150 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3271 ^ (((v3271 >> 6u) & 7u) << 3u)), x + v3268, v3257);
+            const unsigned int v3272 = v264 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3273 = v269 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3274 = v3272 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3275 = v3119 && v3274;
+            const bool v3276 = v3272 < v154;
+            const bool v3277 = v3275 && v3276;
+            const bool v3278 = v3273 >= v10;
+            const bool v3279 = v3277 && v3278;
+            const bool v3280 = v3273 < v3121;
+            const bool v3281 = v3279 && v3280;
+            const unsigned int v3282 = max(v3272, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3283 = v3282 - v9;
+            const unsigned int v3284 = max(v3273, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3285 = v3284 - v10;
+            const unsigned int v3286 = v272 + v3283;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3287 = v3286 * v2;
+            const unsigned int v3288 = v3287 + v3285;
+            const unsigned int v3289 = v3288 * v3;
+            const unsigned int v3290 = v3289 + v3118;
+            const unsigned int v3292 = v3281 ? v3290 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3295 = v3150 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3295 ^ (((v3295 >> 6u) & 7u) << 3u)), x + v3292, v3281);
+            const unsigned int v3296 = v282 + v3114;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3297 = v287 + v3117;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3298 = v3296 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3299 = v3119 && v3298;
+            const bool v3300 = v3296 < v154;
+            const bool v3301 = v3299 && v3300;
+            const bool v3302 = v3297 >= v10;
+            const bool v3303 = v3301 && v3302;
+            const bool v3304 = v3297 < v3121;
+            const bool v3305 = v3303 && v3304;
+            const unsigned int v3306 = max(v3296, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3307 = v3306 - v9;
+            const unsigned int v3308 = max(v3297, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3309 = v3308 - v10;
+            const unsigned int v3310 = v290 + v3307;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3311 = v3310 * v2;
+            const unsigned int v3312 = v3311 + v3309;
+            const unsigned int v3313 = v3312 * v3;
+            const unsigned int v3314 = v3313 + v3118;
+            const unsigned int v3316 = v3305 ? v3314 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3319 = v3150 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3319 ^ (((v3319 >> 6u) & 7u) << 3u)), x + v3316, v3305);
           } else {
-            const unsigned int v3185 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3186 = v3185 << 3u;
-            const unsigned int v3189 = v2953 + v3186;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3190 = v3189 < v34;
-            const bool v3191 = v153 && v3190;
-            const unsigned int v3193 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3195 = v3193 + v2953;
-            const unsigned int v3196 = v3195 + v3186;
-            const unsigned int v3197 = v3191 ? v3196 : 0u;
-            const unsigned int v3199 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3200 = v2957 + v3199;
-            const unsigned int v3201 = v3200 + v3186;
-            iron_copy_async<16>(shm0 + (v3201 ^ (((v3201 >> 6u) & 7u) << 3u)), x + v3197, v3191);
-            const unsigned int v3204 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3206 = v3204 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3209 = v3204 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3210 = v3209 << 3u;
-            const unsigned int v3211 = v79 + v3206;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3212 = v3211 < v60;
-            const unsigned int v3213 = v2953 + v3210;
-            const bool v3214 = v3213 < v34;
-            const bool v3215 = v3212 && v3214;
-            const unsigned int v3217 = v3211 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3219 = v3217 + v2953;
-            const unsigned int v3220 = v3219 + v3210;
-            const unsigned int v3221 = v3215 ? v3220 : 0u;
-            const unsigned int v3223 = v3206 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3224 = v2957 + v3223;
-            const unsigned int v3225 = v3224 + v3210;
-            iron_copy_async<16>(shm0 + (v3225 ^ (((v3225 >> 6u) & 7u) << 3u)), x + v3221, v3215);
-            const unsigned int v3228 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3230 = v3228 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3233 = v3228 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3234 = v3233 << 3u;
-            const unsigned int v3235 = v79 + v3230;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3236 = v3235 < v60;
-            const unsigned int v3237 = v2953 + v3234;
-            const bool v3238 = v3237 < v34;
-            const bool v3239 = v3236 && v3238;
-            const unsigned int v3241 = v3235 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3243 = v3241 + v2953;
-            const unsigned int v3244 = v3243 + v3234;
-            const unsigned int v3245 = v3239 ? v3244 : 0u;
-            const unsigned int v3247 = v3230 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3248 = v2957 + v3247;
-            const unsigned int v3249 = v3248 + v3234;
-            iron_copy_async<16>(shm0 + (v3249 ^ (((v3249 >> 6u) & 7u) << 3u)), x + v3245, v3239);
-            const unsigned int v3252 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3254 = v3252 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3257 = v3252 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3258 = v3257 << 3u;
-            const unsigned int v3259 = v79 + v3254;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3260 = v3259 < v60;
-            const unsigned int v3261 = v2953 + v3258;
-            const bool v3262 = v3261 < v34;
-            const bool v3263 = v3260 && v3262;
-            const unsigned int v3265 = v3259 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3267 = v3265 + v2953;
-            const unsigned int v3268 = v3267 + v3258;
-            const unsigned int v3269 = v3263 ? v3268 : 0u;
-            const unsigned int v3271 = v3254 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3272 = v2957 + v3271;
-            const unsigned int v3273 = v3272 + v3258;
-            iron_copy_async<16>(shm0 + (v3273 ^ (((v3273 >> 6u) & 7u) << 3u)), x + v3269, v3263);
-            const unsigned int v3276 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3278 = v3276 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3281 = v3276 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3282 = v3281 << 3u;
-            const unsigned int v3283 = v79 + v3278;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3284 = v3283 < v60;
-            const unsigned int v3285 = v2953 + v3282;
-            const bool v3286 = v3285 < v34;
-            const bool v3287 = v3284 && v3286;
-            const unsigned int v3289 = v3283 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3291 = v3289 + v2953;
-            const unsigned int v3292 = v3291 + v3282;
-            const unsigned int v3293 = v3287 ? v3292 : 0u;
-            const unsigned int v3295 = v3278 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3296 = v2957 + v3295;
-            const unsigned int v3297 = v3296 + v3282;
-            iron_copy_async<16>(shm0 + (v3297 ^ (((v3297 >> 6u) & 7u) << 3u)), x + v3293, v3287);
-            const unsigned int v3300 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3302 = v3300 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3305 = v3300 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3306 = v3305 << 3u;
-            const unsigned int v3307 = v79 + v3302;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3308 = v3307 < v60;
-            const unsigned int v3309 = v2953 + v3306;
-            const bool v3310 = v3309 < v34;
-            const bool v3311 = v3308 && v3310;
-            const unsigned int v3313 = v3307 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3315 = v3313 + v2953;
-            const unsigned int v3316 = v3315 + v3306;
-            const unsigned int v3317 = v3311 ? v3316 : 0u;
-            const unsigned int v3319 = v3302 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3320 = v2957 + v3319;
-            const unsigned int v3321 = v3320 + v3306;
-            iron_copy_async<16>(shm0 + (v3321 ^ (((v3321 >> 6u) & 7u) << 3u)), x + v3317, v3311);
-            const unsigned int v3324 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3326 = v3324 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3329 = v3324 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3330 = v3329 << 3u;
-            const unsigned int v3331 = v79 + v3326;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3332 = v3331 < v60;
-            const unsigned int v3333 = v2953 + v3330;
-            const bool v3334 = v3333 < v34;
-            const bool v3335 = v3332 && v3334;
-            const unsigned int v3337 = v3331 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3339 = v3337 + v2953;
-            const unsigned int v3340 = v3339 + v3330;
-            const unsigned int v3341 = v3335 ? v3340 : 0u;
-            const unsigned int v3343 = v3326 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3344 = v2957 + v3343;
-            const unsigned int v3345 = v3344 + v3330;
-            iron_copy_async<16>(shm0 + (v3345 ^ (((v3345 >> 6u) & 7u) << 3u)), x + v3341, v3335);
-            const unsigned int v3348 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3350 = v3348 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3353 = v3348 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3354 = v3353 << 3u;
-            const unsigned int v3355 = v79 + v3350;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3356 = v3355 < v60;
-            const unsigned int v3357 = v2953 + v3354;
-            const bool v3358 = v3357 < v34;
-            const bool v3359 = v3356 && v3358;
-            const unsigned int v3361 = v3355 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3363 = v3361 + v2953;
-            const unsigned int v3364 = v3363 + v3354;
-            const unsigned int v3365 = v3359 ? v3364 : 0u;
-            const unsigned int v3367 = v3350 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3368 = v2957 + v3367;
-            const unsigned int v3369 = v3368 + v3354;
-            iron_copy_async<16>(shm0 + (v3369 ^ (((v3369 >> 6u) & 7u) << 3u)), x + v3365, v3359);
+            const unsigned int v3328 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3329 = v3328 << 3u;
+            const unsigned int v3332 = v3096 + v3329;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3333 = v3332 < v34;
+            const bool v3334 = v153 && v3333;
+            const unsigned int v3336 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3338 = v3336 + v3096;
+            const unsigned int v3339 = v3338 + v3329;
+            const unsigned int v3340 = v3334 ? v3339 : 0u;
+            const unsigned int v3342 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3343 = v3100 + v3342;
+            const unsigned int v3344 = v3343 + v3329;
+            iron_copy_async<16>(shm0 + (v3344 ^ (((v3344 >> 6u) & 7u) << 3u)), x + v3340, v3334);
+            const unsigned int v3347 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3349 = v3347 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3352 = v3347 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3353 = v3352 << 3u;
+            const unsigned int v3354 = v79 + v3349;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3355 = v3354 < v60;
+            const unsigned int v3356 = v3096 + v3353;
+            const bool v3357 = v3356 < v34;
+            const bool v3358 = v3355 && v3357;
+            const unsigned int v3360 = v3354 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3362 = v3360 + v3096;
+            const unsigned int v3363 = v3362 + v3353;
+            const unsigned int v3364 = v3358 ? v3363 : 0u;
+            const unsigned int v3366 = v3349 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3367 = v3100 + v3366;
+            const unsigned int v3368 = v3367 + v3353;
+            iron_copy_async<16>(shm0 + (v3368 ^ (((v3368 >> 6u) & 7u) << 3u)), x + v3364, v3358);
+            const unsigned int v3371 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3373 = v3371 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3376 = v3371 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3377 = v3376 << 3u;
+            const unsigned int v3378 = v79 + v3373;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3379 = v3378 < v60;
+            const unsigned int v3380 = v3096 + v3377;
+            const bool v3381 = v3380 < v34;
+            const bool v3382 = v3379 && v3381;
+            const unsigned int v3384 = v3378 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3386 = v3384 + v3096;
+            const unsigned int v3387 = v3386 + v3377;
+            const unsigned int v3388 = v3382 ? v3387 : 0u;
+            const unsigned int v3390 = v3373 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3391 = v3100 + v3390;
+            const unsigned int v3392 = v3391 + v3377;
+            iron_copy_async<16>(shm0 + (v3392 ^ (((v3392 >> 6u) & 7u) << 3u)), x + v3388, v3382);
+            const unsigned int v3395 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3397 = v3395 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3400 = v3395 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3401 = v3400 << 3u;
+            const unsigned int v3402 = v79 + v3397;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3403 = v3402 < v60;
+            const unsigned int v3404 = v3096 + v3401;
+            const bool v3405 = v3404 < v34;
+            const bool v3406 = v3403 && v3405;
+            const unsigned int v3408 = v3402 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3410 = v3408 + v3096;
+            const unsigned int v3411 = v3410 + v3401;
+            const unsigned int v3412 = v3406 ? v3411 : 0u;
+            const unsigned int v3414 = v3397 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3415 = v3100 + v3414;
+            const unsigned int v3416 = v3415 + v3401;
+            iron_copy_async<16>(shm0 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), x + v3412, v3406);
+            const unsigned int v3419 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3421 = v3419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3424 = v3419 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3425 = v3424 << 3u;
+            const unsigned int v3426 = v79 + v3421;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3427 = v3426 < v60;
+            const unsigned int v3428 = v3096 + v3425;
+            const bool v3429 = v3428 < v34;
+            const bool v3430 = v3427 && v3429;
+            const unsigned int v3432 = v3426 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3434 = v3432 + v3096;
+            const unsigned int v3435 = v3434 + v3425;
+            const unsigned int v3436 = v3430 ? v3435 : 0u;
+            const unsigned int v3438 = v3421 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3439 = v3100 + v3438;
+            const unsigned int v3440 = v3439 + v3425;
+            iron_copy_async<16>(shm0 + (v3440 ^ (((v3440 >> 6u) & 7u) << 3u)), x + v3436, v3430);
+            const unsigned int v3443 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3445 = v3443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3448 = v3443 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3449 = v3448 << 3u;
+            const unsigned int v3450 = v79 + v3445;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3451 = v3450 < v60;
+            const unsigned int v3452 = v3096 + v3449;
+            const bool v3453 = v3452 < v34;
+            const bool v3454 = v3451 && v3453;
+            const unsigned int v3456 = v3450 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3458 = v3456 + v3096;
+            const unsigned int v3459 = v3458 + v3449;
+            const unsigned int v3460 = v3454 ? v3459 : 0u;
+            const unsigned int v3462 = v3445 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3463 = v3100 + v3462;
+            const unsigned int v3464 = v3463 + v3449;
+            iron_copy_async<16>(shm0 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), x + v3460, v3454);
+            const unsigned int v3467 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3469 = v3467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3472 = v3467 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3473 = v3472 << 3u;
+            const unsigned int v3474 = v79 + v3469;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3475 = v3474 < v60;
+            const unsigned int v3476 = v3096 + v3473;
+            const bool v3477 = v3476 < v34;
+            const bool v3478 = v3475 && v3477;
+            const unsigned int v3480 = v3474 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3482 = v3480 + v3096;
+            const unsigned int v3483 = v3482 + v3473;
+            const unsigned int v3484 = v3478 ? v3483 : 0u;
+            const unsigned int v3486 = v3469 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3487 = v3100 + v3486;
+            const unsigned int v3488 = v3487 + v3473;
+            iron_copy_async<16>(shm0 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), x + v3484, v3478);
+            const unsigned int v3491 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3493 = v3491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3496 = v3491 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3497 = v3496 << 3u;
+            const unsigned int v3498 = v79 + v3493;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3499 = v3498 < v60;
+            const unsigned int v3500 = v3096 + v3497;
+            const bool v3501 = v3500 < v34;
+            const bool v3502 = v3499 && v3501;
+            const unsigned int v3504 = v3498 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3506 = v3504 + v3096;
+            const unsigned int v3507 = v3506 + v3497;
+            const unsigned int v3508 = v3502 ? v3507 : 0u;
+            const unsigned int v3510 = v3493 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3511 = v3100 + v3510;
+            const unsigned int v3512 = v3511 + v3497;
+            iron_copy_async<16>(shm0 + (v3512 ^ (((v3512 >> 6u) & 7u) << 3u)), x + v3508, v3502);
           }
-          const unsigned int v3379 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3380 = v3379 << 3u;
-          const unsigned int v3381 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3382 = v3381 < v15;
-          const unsigned int v3383 = v2953 + v3380;
-          const bool v3384 = v3383 < v34;
-          const bool v3385 = v3382 && v3384;
-          const unsigned int v3387 = v3381 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3388 = v85 + v3387;
-          const unsigned int v3389 = v3388 + v2953;
-          const unsigned int v3390 = v3389 + v3380;
-          const unsigned int v3391 = v3385 ? v3390 : v85;
-          const unsigned int v3393 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3394 = v2957 + v3393;
-          const unsigned int v3395 = v3394 + v3380;
-          iron_copy_async<16>(shm1 + (v3395 ^ (((v3395 >> 6u) & 7u) << 3u)), weight + v3391, v3385);
-          const unsigned int v3398 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3400 = v3398 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3403 = v3398 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3404 = v3403 << 3u;
-          const unsigned int v3405 = v83 + v3400;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3406 = v3405 < v15;
-          const unsigned int v3407 = v2953 + v3404;
-          const bool v3408 = v3407 < v34;
-          const bool v3409 = v3406 && v3408;
-          const unsigned int v3411 = v3405 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3412 = v85 + v3411;
-          const unsigned int v3413 = v3412 + v2953;
-          const unsigned int v3414 = v3413 + v3404;
-          const unsigned int v3415 = v3409 ? v3414 : v85;
-          const unsigned int v3417 = v3400 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3418 = v2957 + v3417;
-          const unsigned int v3419 = v3418 + v3404;
-          iron_copy_async<16>(shm1 + (v3419 ^ (((v3419 >> 6u) & 7u) << 3u)), weight + v3415, v3409);
-          const unsigned int v3422 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3424 = v3422 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3427 = v3422 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3428 = v3427 << 3u;
-          const unsigned int v3429 = v83 + v3424;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3430 = v3429 < v15;
-          const unsigned int v3431 = v2953 + v3428;
-          const bool v3432 = v3431 < v34;
-          const bool v3433 = v3430 && v3432;
-          const unsigned int v3435 = v3429 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3436 = v85 + v3435;
-          const unsigned int v3437 = v3436 + v2953;
-          const unsigned int v3438 = v3437 + v3428;
-          const unsigned int v3439 = v3433 ? v3438 : v85;
-          const unsigned int v3441 = v3424 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3442 = v2957 + v3441;
-          const unsigned int v3443 = v3442 + v3428;
-          iron_copy_async<16>(shm1 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), weight + v3439, v3433);
-          const unsigned int v3446 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3448 = v3446 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3451 = v3446 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3452 = v3451 << 3u;
-          const unsigned int v3453 = v83 + v3448;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3454 = v3453 < v15;
-          const unsigned int v3455 = v2953 + v3452;
-          const bool v3456 = v3455 < v34;
-          const bool v3457 = v3454 && v3456;
-          const unsigned int v3459 = v3453 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3460 = v85 + v3459;
-          const unsigned int v3461 = v3460 + v2953;
-          const unsigned int v3462 = v3461 + v3452;
-          const unsigned int v3463 = v3457 ? v3462 : v85;
-          const unsigned int v3465 = v3448 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3466 = v2957 + v3465;
-          const unsigned int v3467 = v3466 + v3452;
-          iron_copy_async<16>(shm1 + (v3467 ^ (((v3467 >> 6u) & 7u) << 3u)), weight + v3463, v3457);
-          const unsigned int v3470 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3472 = v3470 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3475 = v3470 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3476 = v3475 << 3u;
-          const unsigned int v3477 = v83 + v3472;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3478 = v3477 < v15;
-          const unsigned int v3479 = v2953 + v3476;
-          const bool v3480 = v3479 < v34;
-          const bool v3481 = v3478 && v3480;
-          const unsigned int v3483 = v3477 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3484 = v85 + v3483;
-          const unsigned int v3485 = v3484 + v2953;
-          const unsigned int v3486 = v3485 + v3476;
-          const unsigned int v3487 = v3481 ? v3486 : v85;
-          const unsigned int v3489 = v3472 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3490 = v2957 + v3489;
-          const unsigned int v3491 = v3490 + v3476;
-          iron_copy_async<16>(shm1 + (v3491 ^ (((v3491 >> 6u) & 7u) << 3u)), weight + v3487, v3481);
-          const unsigned int v3494 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3496 = v3494 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3499 = v3494 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3500 = v3499 << 3u;
-          const unsigned int v3501 = v83 + v3496;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3502 = v3501 < v15;
-          const unsigned int v3503 = v2953 + v3500;
-          const bool v3504 = v3503 < v34;
-          const bool v3505 = v3502 && v3504;
-          const unsigned int v3507 = v3501 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3508 = v85 + v3507;
-          const unsigned int v3509 = v3508 + v2953;
-          const unsigned int v3510 = v3509 + v3500;
-          const unsigned int v3511 = v3505 ? v3510 : v85;
-          const unsigned int v3513 = v3496 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3514 = v2957 + v3513;
-          const unsigned int v3515 = v3514 + v3500;
-          iron_copy_async<16>(shm1 + (v3515 ^ (((v3515 >> 6u) & 7u) << 3u)), weight + v3511, v3505);
-          const unsigned int v3518 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3520 = v3518 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3523 = v3518 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3524 = v3523 << 3u;
-          const unsigned int v3525 = v83 + v3520;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3526 = v3525 < v15;
-          const unsigned int v3527 = v2953 + v3524;
-          const bool v3528 = v3527 < v34;
-          const bool v3529 = v3526 && v3528;
-          const unsigned int v3531 = v3525 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3532 = v85 + v3531;
-          const unsigned int v3533 = v3532 + v2953;
-          const unsigned int v3534 = v3533 + v3524;
-          const unsigned int v3535 = v3529 ? v3534 : v85;
-          const unsigned int v3537 = v3520 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3538 = v2957 + v3537;
-          const unsigned int v3539 = v3538 + v3524;
-          iron_copy_async<16>(shm1 + (v3539 ^ (((v3539 >> 6u) & 7u) << 3u)), weight + v3535, v3529);
-          const unsigned int v3542 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3544 = v3542 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3547 = v3542 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3548 = v3547 << 3u;
-          const unsigned int v3549 = v83 + v3544;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3550 = v3549 < v15;
-          const unsigned int v3551 = v2953 + v3548;
-          const bool v3552 = v3551 < v34;
-          const bool v3553 = v3550 && v3552;
-          const unsigned int v3555 = v3549 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3556 = v85 + v3555;
-          const unsigned int v3557 = v3556 + v2953;
-          const unsigned int v3558 = v3557 + v3548;
-          const unsigned int v3559 = v3553 ? v3558 : v85;
-          const unsigned int v3561 = v3544 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3562 = v2957 + v3561;
-          const unsigned int v3563 = v3562 + v3548;
-          iron_copy_async<16>(shm1 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), weight + v3559, v3553);
+          const unsigned int v3522 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3523 = v3522 << 3u;
+          const unsigned int v3524 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3525 = v3524 < v15;
+          const unsigned int v3526 = v3096 + v3523;
+          const bool v3527 = v3526 < v34;
+          const bool v3528 = v3525 && v3527;
+          const unsigned int v3530 = v3524 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3531 = v85 + v3530;
+          const unsigned int v3532 = v3531 + v3096;
+          const unsigned int v3533 = v3532 + v3523;
+          const unsigned int v3534 = v3528 ? v3533 : v85;
+          const unsigned int v3536 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3537 = v3100 + v3536;
+          const unsigned int v3538 = v3537 + v3523;
+          iron_copy_async<16>(shm1 + (v3538 ^ (((v3538 >> 6u) & 7u) << 3u)), weight + v3534, v3528);
+          const unsigned int v3541 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3543 = v3541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3546 = v3541 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3547 = v3546 << 3u;
+          const unsigned int v3548 = v83 + v3543;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3549 = v3548 < v15;
+          const unsigned int v3550 = v3096 + v3547;
+          const bool v3551 = v3550 < v34;
+          const bool v3552 = v3549 && v3551;
+          const unsigned int v3554 = v3548 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3555 = v85 + v3554;
+          const unsigned int v3556 = v3555 + v3096;
+          const unsigned int v3557 = v3556 + v3547;
+          const unsigned int v3558 = v3552 ? v3557 : v85;
+          const unsigned int v3560 = v3543 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3561 = v3100 + v3560;
+          const unsigned int v3562 = v3561 + v3547;
+          iron_copy_async<16>(shm1 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), weight + v3558, v3552);
+          const unsigned int v3565 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3567 = v3565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3570 = v3565 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3571 = v3570 << 3u;
+          const unsigned int v3572 = v83 + v3567;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3573 = v3572 < v15;
+          const unsigned int v3574 = v3096 + v3571;
+          const bool v3575 = v3574 < v34;
+          const bool v3576 = v3573 && v3575;
+          const unsigned int v3578 = v3572 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3579 = v85 + v3578;
+          const unsigned int v3580 = v3579 + v3096;
+          const unsigned int v3581 = v3580 + v3571;
+          const unsigned int v3582 = v3576 ? v3581 : v85;
+          const unsigned int v3584 = v3567 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3585 = v3100 + v3584;
+          const unsigned int v3586 = v3585 + v3571;
+          iron_copy_async<16>(shm1 + (v3586 ^ (((v3586 >> 6u) & 7u) << 3u)), weight + v3582, v3576);
+          const unsigned int v3589 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3591 = v3589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3594 = v3589 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3595 = v3594 << 3u;
+          const unsigned int v3596 = v83 + v3591;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3597 = v3596 < v15;
+          const unsigned int v3598 = v3096 + v3595;
+          const bool v3599 = v3598 < v34;
+          const bool v3600 = v3597 && v3599;
+          const unsigned int v3602 = v3596 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3603 = v85 + v3602;
+          const unsigned int v3604 = v3603 + v3096;
+          const unsigned int v3605 = v3604 + v3595;
+          const unsigned int v3606 = v3600 ? v3605 : v85;
+          const unsigned int v3608 = v3591 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3609 = v3100 + v3608;
+          const unsigned int v3610 = v3609 + v3595;
+          iron_copy_async<16>(shm1 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), weight + v3606, v3600);
+          const unsigned int v3613 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3615 = v3613 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3618 = v3613 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3619 = v3618 << 3u;
+          const unsigned int v3620 = v83 + v3615;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3621 = v3620 < v15;
+          const unsigned int v3622 = v3096 + v3619;
+          const bool v3623 = v3622 < v34;
+          const bool v3624 = v3621 && v3623;
+          const unsigned int v3626 = v3620 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3627 = v85 + v3626;
+          const unsigned int v3628 = v3627 + v3096;
+          const unsigned int v3629 = v3628 + v3619;
+          const unsigned int v3630 = v3624 ? v3629 : v85;
+          const unsigned int v3632 = v3615 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3633 = v3100 + v3632;
+          const unsigned int v3634 = v3633 + v3619;
+          iron_copy_async<16>(shm1 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), weight + v3630, v3624);
+          const unsigned int v3637 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3639 = v3637 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3642 = v3637 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3643 = v3642 << 3u;
+          const unsigned int v3644 = v83 + v3639;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3645 = v3644 < v15;
+          const unsigned int v3646 = v3096 + v3643;
+          const bool v3647 = v3646 < v34;
+          const bool v3648 = v3645 && v3647;
+          const unsigned int v3650 = v3644 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3651 = v85 + v3650;
+          const unsigned int v3652 = v3651 + v3096;
+          const unsigned int v3653 = v3652 + v3643;
+          const unsigned int v3654 = v3648 ? v3653 : v85;
+          const unsigned int v3656 = v3639 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3657 = v3100 + v3656;
+          const unsigned int v3658 = v3657 + v3643;
+          iron_copy_async<16>(shm1 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), weight + v3654, v3648);
+          const unsigned int v3661 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3663 = v3661 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3666 = v3661 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3667 = v3666 << 3u;
+          const unsigned int v3668 = v83 + v3663;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3669 = v3668 < v15;
+          const unsigned int v3670 = v3096 + v3667;
+          const bool v3671 = v3670 < v34;
+          const bool v3672 = v3669 && v3671;
+          const unsigned int v3674 = v3668 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3675 = v85 + v3674;
+          const unsigned int v3676 = v3675 + v3096;
+          const unsigned int v3677 = v3676 + v3667;
+          const unsigned int v3678 = v3672 ? v3677 : v85;
+          const unsigned int v3680 = v3663 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3681 = v3100 + v3680;
+          const unsigned int v3682 = v3681 + v3667;
+          iron_copy_async<16>(shm1 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), weight + v3678, v3672);
+          const unsigned int v3685 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3687 = v3685 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3690 = v3685 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3691 = v3690 << 3u;
+          const unsigned int v3692 = v83 + v3687;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3693 = v3692 < v15;
+          const unsigned int v3694 = v3096 + v3691;
+          const bool v3695 = v3694 < v34;
+          const bool v3696 = v3693 && v3695;
+          const unsigned int v3698 = v3692 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3699 = v85 + v3698;
+          const unsigned int v3700 = v3699 + v3096;
+          const unsigned int v3701 = v3700 + v3691;
+          const unsigned int v3702 = v3696 ? v3701 : v85;
+          const unsigned int v3704 = v3687 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3705 = v3100 + v3704;
+          const unsigned int v3706 = v3705 + v3691;
+          iron_copy_async<16>(shm1 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), weight + v3702, v3696);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
-      const unsigned int v3576 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3581 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3719 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+      const unsigned int v3724 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
 
-      for (unsigned int v3564 = 0u; v3564 < v34; v3564 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3566 = v3564 >> 6u;
-        const unsigned int v3568 = v3566 % 3u;
+      for (unsigned int v3707 = 0u; v3707 < v34; v3707 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3709 = v3707 >> 6u;
+        const unsigned int v3711 = v3709 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3570 = v3568 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3577 = v3570 + v3576;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3577, 64u);
-        const unsigned int v3582 = v3570 + v3581;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3582, 64u);
+        const unsigned int v3713 = v3711 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
+        const unsigned int v3720 = v3713 + v3719;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3720, 64u);
+        const unsigned int v3725 = v3713 + v3724;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3725, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3589 = v3577 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3589, 64u);
-        const unsigned int v3594 = v3582 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3594, 64u);
+        const unsigned int v3732 = v3720 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3732, 64u);
+        const unsigned int v3737 = v3725 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3737, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3600 = v3577 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3600, 64u);
-        const unsigned int v3605 = v3582 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3605, 64u);
+        const unsigned int v3743 = v3720 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3743, 64u);
+        const unsigned int v3748 = v3725 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3748, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3611 = v3577 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3611, 64u);
-        const unsigned int v3616 = v3582 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3616, 64u);
+        const unsigned int v3754 = v3720 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3754, 64u);
+        const unsigned int v3759 = v3725 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3759, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3619 = v3564 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3621 = v3566 + 2u;
-        const unsigned int v3622 = v3621 % 3u;
-        const bool v3623 = v3619 < v34;
-        if (v3623) {
-          const unsigned int v3625 = v3622 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3626 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3626) {
-            const unsigned int v3630 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3631 = v3630 << 3u;
-            const unsigned int v3632 = v3619 + v3631;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3634 = v3632 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3636 = v3634 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3637 = v3632 - v3636;
-            const unsigned int v3638 = v3634 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3639 = v3638 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3640 = v3638 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3641 = v3634 - v3640;
-            const unsigned int v3642 = v3641 * v12;
-            const unsigned int v3643 = v97 + v3637;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3644 = v3632 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3646 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3651 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3652 = v3651 + v3631;
-            const unsigned int v3653 = v156 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3654 = v161 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3655 = v3653 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3656 = v3644 && v3655;
-            const bool v3657 = v3653 < v154;
-            const bool v3658 = v3656 && v3657;
-            const bool v3659 = v3654 >= v10;
-            const bool v3660 = v3658 && v3659;
-            const bool v3661 = v3654 < v3646;
-            const bool v3662 = v3660 && v3661;
-            const unsigned int v3663 = max(v3653, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3664 = v3663 - v9;
-            const unsigned int v3665 = max(v3654, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3666 = v3665 - v10;
-            const unsigned int v3667 = v164 + v3664;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3668 = v3667 * v2;
-            const unsigned int v3669 = v3668 + v3666;
-            const unsigned int v3670 = v3669 * v3;
-            const unsigned int v3671 = v3670 + v3643;
-            const unsigned int v3673 = v3662 ? v3671 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3675 = v3625 + v3652;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3675 ^ (((v3675 >> 6u) & 7u) << 3u)), x + v3673, v3662);
-            const unsigned int v3677 = v174 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3678 = v179 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3679 = v3677 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3680 = v3644 && v3679;
-            const bool v3681 = v3677 < v154;
-            const bool v3682 = v3680 && v3681;
-            const bool v3683 = v3678 >= v10;
-            const bool v3684 = v3682 && v3683;
-            const bool v3685 = v3678 < v3646;
-            const bool v3686 = v3684 && v3685;
-            const unsigned int v3687 = max(v3677, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3688 = v3687 - v9;
-            const unsigned int v3689 = max(v3678, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3690 = v3689 - v10;
-            const unsigned int v3691 = v182 + v3688;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3692 = v3691 * v2;
-            const unsigned int v3693 = v3692 + v3690;
-            const unsigned int v3694 = v3693 * v3;
-            const unsigned int v3695 = v3694 + v3643;
-            const unsigned int v3697 = v3686 ? v3695 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3700 = v3675 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3700 ^ (((v3700 >> 6u) & 7u) << 3u)), x + v3697, v3686);
-            const unsigned int v3701 = v192 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3702 = v197 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3703 = v3701 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3704 = v3644 && v3703;
-            const bool v3705 = v3701 < v154;
-            const bool v3706 = v3704 && v3705;
-            const bool v3707 = v3702 >= v10;
-            const bool v3708 = v3706 && v3707;
-            const bool v3709 = v3702 < v3646;
-            const bool v3710 = v3708 && v3709;
-            const unsigned int v3711 = max(v3701, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3712 = v3711 - v9;
-            const unsigned int v3713 = max(v3702, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3714 = v3713 - v10;
-            const unsigned int v3715 = v200 + v3712;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3716 = v3715 * v2;
-            const unsigned int v3717 = v3716 + v3714;
-            const unsigned int v3718 = v3717 * v3;
-            const unsigned int v3719 = v3718 + v3643;
-            const unsigned int v3721 = v3710 ? v3719 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3724 = v3675 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3724 ^ (((v3724 >> 6u) & 7u) << 3u)), x + v3721, v3710);
-            const unsigned int v3725 = v210 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3726 = v215 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3727 = v3725 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3728 = v3644 && v3727;
-            const bool v3729 = v3725 < v154;
-            const bool v3730 = v3728 && v3729;
-            const bool v3731 = v3726 >= v10;
-            const bool v3732 = v3730 && v3731;
-            const bool v3733 = v3726 < v3646;
-            const bool v3734 = v3732 && v3733;
-            const unsigned int v3735 = max(v3725, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3736 = v3735 - v9;
-            const unsigned int v3737 = max(v3726, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3738 = v3737 - v10;
-            const unsigned int v3739 = v218 + v3736;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3740 = v3739 * v2;
-            const unsigned int v3741 = v3740 + v3738;
-            const unsigned int v3742 = v3741 * v3;
-            const unsigned int v3743 = v3742 + v3643;
-            const unsigned int v3745 = v3734 ? v3743 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3748 = v3675 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3748 ^ (((v3748 >> 6u) & 7u) << 3u)), x + v3745, v3734);
-            const unsigned int v3749 = v228 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3750 = v233 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3751 = v3749 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3752 = v3644 && v3751;
-            const bool v3753 = v3749 < v154;
-            const bool v3754 = v3752 && v3753;
-            const bool v3755 = v3750 >= v10;
-            const bool v3756 = v3754 && v3755;
-            const bool v3757 = v3750 < v3646;
-            const bool v3758 = v3756 && v3757;
-            const unsigned int v3759 = max(v3749, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3760 = v3759 - v9;
-            const unsigned int v3761 = max(v3750, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3762 = v3761 - v10;
-            const unsigned int v3763 = v236 + v3760;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3764 = v3763 * v2;
-            const unsigned int v3765 = v3764 + v3762;
-            const unsigned int v3766 = v3765 * v3;
-            const unsigned int v3767 = v3766 + v3643;
-            const unsigned int v3769 = v3758 ? v3767 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3772 = v3675 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3772 ^ (((v3772 >> 6u) & 7u) << 3u)), x + v3769, v3758);
-            const unsigned int v3773 = v246 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3774 = v251 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3775 = v3773 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3776 = v3644 && v3775;
-            const bool v3777 = v3773 < v154;
-            const bool v3778 = v3776 && v3777;
-            const bool v3779 = v3774 >= v10;
-            const bool v3780 = v3778 && v3779;
-            const bool v3781 = v3774 < v3646;
-            const bool v3782 = v3780 && v3781;
-            const unsigned int v3783 = max(v3773, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3784 = v3783 - v9;
-            const unsigned int v3785 = max(v3774, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3786 = v3785 - v10;
-            const unsigned int v3787 = v254 + v3784;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3788 = v3787 * v2;
-            const unsigned int v3789 = v3788 + v3786;
-            const unsigned int v3790 = v3789 * v3;
-            const unsigned int v3791 = v3790 + v3643;
-            const unsigned int v3793 = v3782 ? v3791 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3796 = v3675 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3796 ^ (((v3796 >> 6u) & 7u) << 3u)), x + v3793, v3782);
-            const unsigned int v3797 = v264 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3798 = v269 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3799 = v3797 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3800 = v3644 && v3799;
-            const bool v3801 = v3797 < v154;
-            const bool v3802 = v3800 && v3801;
-            const bool v3803 = v3798 >= v10;
-            const bool v3804 = v3802 && v3803;
-            const bool v3805 = v3798 < v3646;
-            const bool v3806 = v3804 && v3805;
-            const unsigned int v3807 = max(v3797, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3808 = v3807 - v9;
-            const unsigned int v3809 = max(v3798, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3810 = v3809 - v10;
-            const unsigned int v3811 = v272 + v3808;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3812 = v3811 * v2;
-            const unsigned int v3813 = v3812 + v3810;
-            const unsigned int v3814 = v3813 * v3;
-            const unsigned int v3815 = v3814 + v3643;
-            const unsigned int v3817 = v3806 ? v3815 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3820 = v3675 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3820 ^ (((v3820 >> 6u) & 7u) << 3u)), x + v3817, v3806);
-            const unsigned int v3821 = v282 + v3639;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3822 = v287 + v3642;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3823 = v3821 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3824 = v3644 && v3823;
-            const bool v3825 = v3821 < v154;
-            const bool v3826 = v3824 && v3825;
-            const bool v3827 = v3822 >= v10;
-            const bool v3828 = v3826 && v3827;
-            const bool v3829 = v3822 < v3646;
-            const bool v3830 = v3828 && v3829;
-            const unsigned int v3831 = max(v3821, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3832 = v3831 - v9;
-            const unsigned int v3833 = max(v3822, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3834 = v3833 - v10;
-            const unsigned int v3835 = v290 + v3832;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3836 = v3835 * v2;
-            const unsigned int v3837 = v3836 + v3834;
-            const unsigned int v3838 = v3837 * v3;
-            const unsigned int v3839 = v3838 + v3643;
-            const unsigned int v3841 = v3830 ? v3839 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3844 = v3675 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3844 ^ (((v3844 >> 6u) & 7u) << 3u)), x + v3841, v3830);
+        const unsigned int v3762 = v3707 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3764 = v3709 + 2u;
+        const unsigned int v3765 = v3764 % 3u;
+        const bool v3766 = v3762 < v34;
+        if (v3766) {
+          const unsigned int v3768 = v3765 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3769 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3769) {
+            const unsigned int v3773 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3774 = v3773 << 3u;
+            const unsigned int v3775 = v3762 + v3774;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3777 = v3775 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3779 = v3777 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3780 = v3775 - v3779;
+            const unsigned int v3781 = v3777 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3782 = v3781 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3783 = v3781 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3784 = v3777 - v3783;
+            const unsigned int v3785 = v3784 * v12;
+            const unsigned int v3786 = v97 + v3780;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3787 = v3775 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3789 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3794 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3795 = v3794 + v3774;
+            const unsigned int v3796 = v156 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3797 = v161 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3798 = v3796 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3799 = v3787 && v3798;
+            const bool v3800 = v3796 < v154;
+            const bool v3801 = v3799 && v3800;
+            const bool v3802 = v3797 >= v10;
+            const bool v3803 = v3801 && v3802;
+            const bool v3804 = v3797 < v3789;
+            const bool v3805 = v3803 && v3804;
+            const unsigned int v3806 = max(v3796, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3807 = v3806 - v9;
+            const unsigned int v3808 = max(v3797, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3809 = v3808 - v10;
+            const unsigned int v3810 = v164 + v3807;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3811 = v3810 * v2;
+            const unsigned int v3812 = v3811 + v3809;
+            const unsigned int v3813 = v3812 * v3;
+            const unsigned int v3814 = v3813 + v3786;
+            const unsigned int v3816 = v3805 ? v3814 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3818 = v3768 + v3795;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3818 ^ (((v3818 >> 6u) & 7u) << 3u)), x + v3816, v3805);
+            const unsigned int v3820 = v174 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3821 = v179 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3822 = v3820 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3823 = v3787 && v3822;
+            const bool v3824 = v3820 < v154;
+            const bool v3825 = v3823 && v3824;
+            const bool v3826 = v3821 >= v10;
+            const bool v3827 = v3825 && v3826;
+            const bool v3828 = v3821 < v3789;
+            const bool v3829 = v3827 && v3828;
+            const unsigned int v3830 = max(v3820, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3831 = v3830 - v9;
+            const unsigned int v3832 = max(v3821, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3833 = v3832 - v10;
+            const unsigned int v3834 = v182 + v3831;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3835 = v3834 * v2;
+            const unsigned int v3836 = v3835 + v3833;
+            const unsigned int v3837 = v3836 * v3;
+            const unsigned int v3838 = v3837 + v3786;
+            const unsigned int v3840 = v3829 ? v3838 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3843 = v3818 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3843 ^ (((v3843 >> 6u) & 7u) << 3u)), x + v3840, v3829);
+            const unsigned int v3844 = v192 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3845 = v197 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3846 = v3844 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3847 = v3787 && v3846;
+            const bool v3848 = v3844 < v154;
+            const bool v3849 = v3847 && v3848;
+            const bool v3850 = v3845 >= v10;
+            const bool v3851 = v3849 && v3850;
+            const bool v3852 = v3845 < v3789;
+            const bool v3853 = v3851 && v3852;
+            const unsigned int v3854 = max(v3844, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3855 = v3854 - v9;
+            const unsigned int v3856 = max(v3845, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3857 = v3856 - v10;
+            const unsigned int v3858 = v200 + v3855;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3859 = v3858 * v2;
+            const unsigned int v3860 = v3859 + v3857;
+            const unsigned int v3861 = v3860 * v3;
+            const unsigned int v3862 = v3861 + v3786;
+            const unsigned int v3864 = v3853 ? v3862 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3867 = v3818 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3867 ^ (((v3867 >> 6u) & 7u) << 3u)), x + v3864, v3853);
+            const unsigned int v3868 = v210 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3869 = v215 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3870 = v3868 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3871 = v3787 && v3870;
+            const bool v3872 = v3868 < v154;
+            const bool v3873 = v3871 && v3872;
+            const bool v3874 = v3869 >= v10;
+            const bool v3875 = v3873 && v3874;
+            const bool v3876 = v3869 < v3789;
+            const bool v3877 = v3875 && v3876;
+            const unsigned int v3878 = max(v3868, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3879 = v3878 - v9;
+            const unsigned int v3880 = max(v3869, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3881 = v3880 - v10;
+            const unsigned int v3882 = v218 + v3879;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3883 = v3882 * v2;
+            const unsigned int v3884 = v3883 + v3881;
+            const unsigned int v3885 = v3884 * v3;
+            const unsigned int v3886 = v3885 + v3786;
+            const unsigned int v3888 = v3877 ? v3886 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3891 = v3818 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3891 ^ (((v3891 >> 6u) & 7u) << 3u)), x + v3888, v3877);
+            const unsigned int v3892 = v228 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3893 = v233 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3894 = v3892 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3895 = v3787 && v3894;
+            const bool v3896 = v3892 < v154;
+            const bool v3897 = v3895 && v3896;
+            const bool v3898 = v3893 >= v10;
+            const bool v3899 = v3897 && v3898;
+            const bool v3900 = v3893 < v3789;
+            const bool v3901 = v3899 && v3900;
+            const unsigned int v3902 = max(v3892, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3903 = v3902 - v9;
+            const unsigned int v3904 = max(v3893, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3905 = v3904 - v10;
+            const unsigned int v3906 = v236 + v3903;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3907 = v3906 * v2;
+            const unsigned int v3908 = v3907 + v3905;
+            const unsigned int v3909 = v3908 * v3;
+            const unsigned int v3910 = v3909 + v3786;
+            const unsigned int v3912 = v3901 ? v3910 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3915 = v3818 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3915 ^ (((v3915 >> 6u) & 7u) << 3u)), x + v3912, v3901);
+            const unsigned int v3916 = v246 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3917 = v251 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3918 = v3916 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3919 = v3787 && v3918;
+            const bool v3920 = v3916 < v154;
+            const bool v3921 = v3919 && v3920;
+            const bool v3922 = v3917 >= v10;
+            const bool v3923 = v3921 && v3922;
+            const bool v3924 = v3917 < v3789;
+            const bool v3925 = v3923 && v3924;
+            const unsigned int v3926 = max(v3916, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3927 = v3926 - v9;
+            const unsigned int v3928 = max(v3917, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3929 = v3928 - v10;
+            const unsigned int v3930 = v254 + v3927;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3931 = v3930 * v2;
+            const unsigned int v3932 = v3931 + v3929;
+            const unsigned int v3933 = v3932 * v3;
+            const unsigned int v3934 = v3933 + v3786;
+            const unsigned int v3936 = v3925 ? v3934 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3939 = v3818 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3939 ^ (((v3939 >> 6u) & 7u) << 3u)), x + v3936, v3925);
+            const unsigned int v3940 = v264 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3941 = v269 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3942 = v3940 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3943 = v3787 && v3942;
+            const bool v3944 = v3940 < v154;
+            const bool v3945 = v3943 && v3944;
+            const bool v3946 = v3941 >= v10;
+            const bool v3947 = v3945 && v3946;
+            const bool v3948 = v3941 < v3789;
+            const bool v3949 = v3947 && v3948;
+            const unsigned int v3950 = max(v3940, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3951 = v3950 - v9;
+            const unsigned int v3952 = max(v3941, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3953 = v3952 - v10;
+            const unsigned int v3954 = v272 + v3951;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3955 = v3954 * v2;
+            const unsigned int v3956 = v3955 + v3953;
+            const unsigned int v3957 = v3956 * v3;
+            const unsigned int v3958 = v3957 + v3786;
+            const unsigned int v3960 = v3949 ? v3958 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3963 = v3818 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3963 ^ (((v3963 >> 6u) & 7u) << 3u)), x + v3960, v3949);
+            const unsigned int v3964 = v282 + v3782;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3965 = v287 + v3785;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3966 = v3964 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3967 = v3787 && v3966;
+            const bool v3968 = v3964 < v154;
+            const bool v3969 = v3967 && v3968;
+            const bool v3970 = v3965 >= v10;
+            const bool v3971 = v3969 && v3970;
+            const bool v3972 = v3965 < v3789;
+            const bool v3973 = v3971 && v3972;
+            const unsigned int v3974 = max(v3964, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3975 = v3974 - v9;
+            const unsigned int v3976 = max(v3965, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3977 = v3976 - v10;
+            const unsigned int v3978 = v290 + v3975;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3979 = v3978 * v2;
+            const unsigned int v3980 = v3979 + v3977;
+            const unsigned int v3981 = v3980 * v3;
+            const unsigned int v3982 = v3981 + v3786;
+            const unsigned int v3984 = v3973 ? v3982 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3987 = v3818 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3987 ^ (((v3987 >> 6u) & 7u) << 3u)), x + v3984, v3973);
           } else {
-            const unsigned int v3853 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3854 = v3853 << 3u;
-            const unsigned int v3857 = v3619 + v3854;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3858 = v3857 < v34;
-            const bool v3859 = v153 && v3858;
-            const unsigned int v3861 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3863 = v3861 + v3619;
-            const unsigned int v3864 = v3863 + v3854;
-            const unsigned int v3865 = v3859 ? v3864 : 0u;
-            const unsigned int v3867 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3868 = v3625 + v3867;
-            const unsigned int v3869 = v3868 + v3854;
-            iron_copy_async<16>(shm0 + (v3869 ^ (((v3869 >> 6u) & 7u) << 3u)), x + v3865, v3859);
-            const unsigned int v3872 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3874 = v3872 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3877 = v3872 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3878 = v3877 << 3u;
-            const unsigned int v3879 = v79 + v3874;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3880 = v3879 < v60;
-            const unsigned int v3881 = v3619 + v3878;
-            const bool v3882 = v3881 < v34;
-            const bool v3883 = v3880 && v3882;
-            const unsigned int v3885 = v3879 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3887 = v3885 + v3619;
-            const unsigned int v3888 = v3887 + v3878;
-            const unsigned int v3889 = v3883 ? v3888 : 0u;
-            const unsigned int v3891 = v3874 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3892 = v3625 + v3891;
-            const unsigned int v3893 = v3892 + v3878;
-            iron_copy_async<16>(shm0 + (v3893 ^ (((v3893 >> 6u) & 7u) << 3u)), x + v3889, v3883);
-            const unsigned int v3896 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3898 = v3896 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3901 = v3896 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3902 = v3901 << 3u;
-            const unsigned int v3903 = v79 + v3898;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3904 = v3903 < v60;
-            const unsigned int v3905 = v3619 + v3902;
-            const bool v3906 = v3905 < v34;
-            const bool v3907 = v3904 && v3906;
-            const unsigned int v3909 = v3903 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3911 = v3909 + v3619;
-            const unsigned int v3912 = v3911 + v3902;
-            const unsigned int v3913 = v3907 ? v3912 : 0u;
-            const unsigned int v3915 = v3898 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3916 = v3625 + v3915;
-            const unsigned int v3917 = v3916 + v3902;
-            iron_copy_async<16>(shm0 + (v3917 ^ (((v3917 >> 6u) & 7u) << 3u)), x + v3913, v3907);
-            const unsigned int v3920 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3922 = v3920 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3925 = v3920 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3926 = v3925 << 3u;
-            const unsigned int v3927 = v79 + v3922;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3928 = v3927 < v60;
-            const unsigned int v3929 = v3619 + v3926;
-            const bool v3930 = v3929 < v34;
-            const bool v3931 = v3928 && v3930;
-            const unsigned int v3933 = v3927 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3935 = v3933 + v3619;
-            const unsigned int v3936 = v3935 + v3926;
-            const unsigned int v3937 = v3931 ? v3936 : 0u;
-            const unsigned int v3939 = v3922 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3940 = v3625 + v3939;
-            const unsigned int v3941 = v3940 + v3926;
-            iron_copy_async<16>(shm0 + (v3941 ^ (((v3941 >> 6u) & 7u) << 3u)), x + v3937, v3931);
-            const unsigned int v3944 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3946 = v3944 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3949 = v3944 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3950 = v3949 << 3u;
-            const unsigned int v3951 = v79 + v3946;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3952 = v3951 < v60;
-            const unsigned int v3953 = v3619 + v3950;
-            const bool v3954 = v3953 < v34;
-            const bool v3955 = v3952 && v3954;
-            const unsigned int v3957 = v3951 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3959 = v3957 + v3619;
-            const unsigned int v3960 = v3959 + v3950;
-            const unsigned int v3961 = v3955 ? v3960 : 0u;
-            const unsigned int v3963 = v3946 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3964 = v3625 + v3963;
-            const unsigned int v3965 = v3964 + v3950;
-            iron_copy_async<16>(shm0 + (v3965 ^ (((v3965 >> 6u) & 7u) << 3u)), x + v3961, v3955);
-            const unsigned int v3968 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3970 = v3968 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3973 = v3968 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3974 = v3973 << 3u;
-            const unsigned int v3975 = v79 + v3970;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3976 = v3975 < v60;
-            const unsigned int v3977 = v3619 + v3974;
-            const bool v3978 = v3977 < v34;
-            const bool v3979 = v3976 && v3978;
-            const unsigned int v3981 = v3975 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3983 = v3981 + v3619;
-            const unsigned int v3984 = v3983 + v3974;
-            const unsigned int v3985 = v3979 ? v3984 : 0u;
-            const unsigned int v3987 = v3970 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3988 = v3625 + v3987;
-            const unsigned int v3989 = v3988 + v3974;
-            iron_copy_async<16>(shm0 + (v3989 ^ (((v3989 >> 6u) & 7u) << 3u)), x + v3985, v3979);
-            const unsigned int v3992 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3994 = v3992 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3997 = v3992 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3998 = v3997 << 3u;
-            const unsigned int v3999 = v79 + v3994;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4000 = v3999 < v60;
-            const unsigned int v4001 = v3619 + v3998;
-            const bool v4002 = v4001 < v34;
-            const bool v4003 = v4000 && v4002;
-            const unsigned int v4005 = v3999 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4007 = v4005 + v3619;
-            const unsigned int v4008 = v4007 + v3998;
-            const unsigned int v4009 = v4003 ? v4008 : 0u;
-            const unsigned int v4011 = v3994 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4012 = v3625 + v4011;
-            const unsigned int v4013 = v4012 + v3998;
-            iron_copy_async<16>(shm0 + (v4013 ^ (((v4013 >> 6u) & 7u) << 3u)), x + v4009, v4003);
-            const unsigned int v4016 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4018 = v4016 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4021 = v4016 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4022 = v4021 << 3u;
-            const unsigned int v4023 = v79 + v4018;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4024 = v4023 < v60;
-            const unsigned int v4025 = v3619 + v4022;
-            const bool v4026 = v4025 < v34;
-            const bool v4027 = v4024 && v4026;
-            const unsigned int v4029 = v4023 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4031 = v4029 + v3619;
-            const unsigned int v4032 = v4031 + v4022;
-            const unsigned int v4033 = v4027 ? v4032 : 0u;
-            const unsigned int v4035 = v4018 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4036 = v3625 + v4035;
-            const unsigned int v4037 = v4036 + v4022;
-            iron_copy_async<16>(shm0 + (v4037 ^ (((v4037 >> 6u) & 7u) << 3u)), x + v4033, v4027);
+            const unsigned int v3996 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3997 = v3996 << 3u;
+            const unsigned int v4000 = v3762 + v3997;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4001 = v4000 < v34;
+            const bool v4002 = v153 && v4001;
+            const unsigned int v4004 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4006 = v4004 + v3762;
+            const unsigned int v4007 = v4006 + v3997;
+            const unsigned int v4008 = v4002 ? v4007 : 0u;
+            const unsigned int v4010 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4011 = v3768 + v4010;
+            const unsigned int v4012 = v4011 + v3997;
+            iron_copy_async<16>(shm0 + (v4012 ^ (((v4012 >> 6u) & 7u) << 3u)), x + v4008, v4002);
+            const unsigned int v4015 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4017 = v4015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4020 = v4015 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4021 = v4020 << 3u;
+            const unsigned int v4022 = v79 + v4017;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4023 = v4022 < v60;
+            const unsigned int v4024 = v3762 + v4021;
+            const bool v4025 = v4024 < v34;
+            const bool v4026 = v4023 && v4025;
+            const unsigned int v4028 = v4022 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4030 = v4028 + v3762;
+            const unsigned int v4031 = v4030 + v4021;
+            const unsigned int v4032 = v4026 ? v4031 : 0u;
+            const unsigned int v4034 = v4017 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4035 = v3768 + v4034;
+            const unsigned int v4036 = v4035 + v4021;
+            iron_copy_async<16>(shm0 + (v4036 ^ (((v4036 >> 6u) & 7u) << 3u)), x + v4032, v4026);
+            const unsigned int v4039 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4041 = v4039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4044 = v4039 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4045 = v4044 << 3u;
+            const unsigned int v4046 = v79 + v4041;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4047 = v4046 < v60;
+            const unsigned int v4048 = v3762 + v4045;
+            const bool v4049 = v4048 < v34;
+            const bool v4050 = v4047 && v4049;
+            const unsigned int v4052 = v4046 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4054 = v4052 + v3762;
+            const unsigned int v4055 = v4054 + v4045;
+            const unsigned int v4056 = v4050 ? v4055 : 0u;
+            const unsigned int v4058 = v4041 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4059 = v3768 + v4058;
+            const unsigned int v4060 = v4059 + v4045;
+            iron_copy_async<16>(shm0 + (v4060 ^ (((v4060 >> 6u) & 7u) << 3u)), x + v4056, v4050);
+            const unsigned int v4063 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4065 = v4063 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4068 = v4063 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4069 = v4068 << 3u;
+            const unsigned int v4070 = v79 + v4065;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4071 = v4070 < v60;
+            const unsigned int v4072 = v3762 + v4069;
+            const bool v4073 = v4072 < v34;
+            const bool v4074 = v4071 && v4073;
+            const unsigned int v4076 = v4070 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4078 = v4076 + v3762;
+            const unsigned int v4079 = v4078 + v4069;
+            const unsigned int v4080 = v4074 ? v4079 : 0u;
+            const unsigned int v4082 = v4065 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4083 = v3768 + v4082;
+            const unsigned int v4084 = v4083 + v4069;
+            iron_copy_async<16>(shm0 + (v4084 ^ (((v4084 >> 6u) & 7u) << 3u)), x + v4080, v4074);
+            const unsigned int v4087 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4089 = v4087 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4092 = v4087 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4093 = v4092 << 3u;
+            const unsigned int v4094 = v79 + v4089;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4095 = v4094 < v60;
+            const unsigned int v4096 = v3762 + v4093;
+            const bool v4097 = v4096 < v34;
+            const bool v4098 = v4095 && v4097;
+            const unsigned int v4100 = v4094 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4102 = v4100 + v3762;
+            const unsigned int v4103 = v4102 + v4093;
+            const unsigned int v4104 = v4098 ? v4103 : 0u;
+            const unsigned int v4106 = v4089 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4107 = v3768 + v4106;
+            const unsigned int v4108 = v4107 + v4093;
+            iron_copy_async<16>(shm0 + (v4108 ^ (((v4108 >> 6u) & 7u) << 3u)), x + v4104, v4098);
+            const unsigned int v4111 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4113 = v4111 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4116 = v4111 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4117 = v4116 << 3u;
+            const unsigned int v4118 = v79 + v4113;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4119 = v4118 < v60;
+            const unsigned int v4120 = v3762 + v4117;
+            const bool v4121 = v4120 < v34;
+            const bool v4122 = v4119 && v4121;
+            const unsigned int v4124 = v4118 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4126 = v4124 + v3762;
+            const unsigned int v4127 = v4126 + v4117;
+            const unsigned int v4128 = v4122 ? v4127 : 0u;
+            const unsigned int v4130 = v4113 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4131 = v3768 + v4130;
+            const unsigned int v4132 = v4131 + v4117;
+            iron_copy_async<16>(shm0 + (v4132 ^ (((v4132 >> 6u) & 7u) << 3u)), x + v4128, v4122);
+            const unsigned int v4135 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4137 = v4135 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4140 = v4135 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4141 = v4140 << 3u;
+            const unsigned int v4142 = v79 + v4137;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4143 = v4142 < v60;
+            const unsigned int v4144 = v3762 + v4141;
+            const bool v4145 = v4144 < v34;
+            const bool v4146 = v4143 && v4145;
+            const unsigned int v4148 = v4142 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4150 = v4148 + v3762;
+            const unsigned int v4151 = v4150 + v4141;
+            const unsigned int v4152 = v4146 ? v4151 : 0u;
+            const unsigned int v4154 = v4137 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4155 = v3768 + v4154;
+            const unsigned int v4156 = v4155 + v4141;
+            iron_copy_async<16>(shm0 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), x + v4152, v4146);
+            const unsigned int v4159 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4161 = v4159 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4164 = v4159 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4165 = v4164 << 3u;
+            const unsigned int v4166 = v79 + v4161;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4167 = v4166 < v60;
+            const unsigned int v4168 = v3762 + v4165;
+            const bool v4169 = v4168 < v34;
+            const bool v4170 = v4167 && v4169;
+            const unsigned int v4172 = v4166 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4174 = v4172 + v3762;
+            const unsigned int v4175 = v4174 + v4165;
+            const unsigned int v4176 = v4170 ? v4175 : 0u;
+            const unsigned int v4178 = v4161 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4179 = v3768 + v4178;
+            const unsigned int v4180 = v4179 + v4165;
+            iron_copy_async<16>(shm0 + (v4180 ^ (((v4180 >> 6u) & 7u) << 3u)), x + v4176, v4170);
           }
-          const unsigned int v4047 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4048 = v4047 << 3u;
-          const unsigned int v4049 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4050 = v4049 < v15;
-          const unsigned int v4051 = v3619 + v4048;
-          const bool v4052 = v4051 < v34;
-          const bool v4053 = v4050 && v4052;
-          const unsigned int v4055 = v4049 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4056 = v85 + v4055;
-          const unsigned int v4057 = v4056 + v3619;
-          const unsigned int v4058 = v4057 + v4048;
-          const unsigned int v4059 = v4053 ? v4058 : v85;
-          const unsigned int v4061 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4062 = v3625 + v4061;
-          const unsigned int v4063 = v4062 + v4048;
-          iron_copy_async<16>(shm1 + (v4063 ^ (((v4063 >> 6u) & 7u) << 3u)), weight + v4059, v4053);
-          const unsigned int v4066 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4068 = v4066 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4071 = v4066 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4072 = v4071 << 3u;
-          const unsigned int v4073 = v83 + v4068;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4074 = v4073 < v15;
-          const unsigned int v4075 = v3619 + v4072;
-          const bool v4076 = v4075 < v34;
-          const bool v4077 = v4074 && v4076;
-          const unsigned int v4079 = v4073 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4080 = v85 + v4079;
-          const unsigned int v4081 = v4080 + v3619;
-          const unsigned int v4082 = v4081 + v4072;
-          const unsigned int v4083 = v4077 ? v4082 : v85;
-          const unsigned int v4085 = v4068 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4086 = v3625 + v4085;
-          const unsigned int v4087 = v4086 + v4072;
-          iron_copy_async<16>(shm1 + (v4087 ^ (((v4087 >> 6u) & 7u) << 3u)), weight + v4083, v4077);
-          const unsigned int v4090 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4092 = v4090 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4095 = v4090 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4096 = v4095 << 3u;
-          const unsigned int v4097 = v83 + v4092;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4098 = v4097 < v15;
-          const unsigned int v4099 = v3619 + v4096;
-          const bool v4100 = v4099 < v34;
-          const bool v4101 = v4098 && v4100;
-          const unsigned int v4103 = v4097 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4104 = v85 + v4103;
-          const unsigned int v4105 = v4104 + v3619;
-          const unsigned int v4106 = v4105 + v4096;
-          const unsigned int v4107 = v4101 ? v4106 : v85;
-          const unsigned int v4109 = v4092 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4110 = v3625 + v4109;
-          const unsigned int v4111 = v4110 + v4096;
-          iron_copy_async<16>(shm1 + (v4111 ^ (((v4111 >> 6u) & 7u) << 3u)), weight + v4107, v4101);
-          const unsigned int v4114 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4116 = v4114 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4119 = v4114 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4120 = v4119 << 3u;
-          const unsigned int v4121 = v83 + v4116;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4122 = v4121 < v15;
-          const unsigned int v4123 = v3619 + v4120;
-          const bool v4124 = v4123 < v34;
-          const bool v4125 = v4122 && v4124;
-          const unsigned int v4127 = v4121 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4128 = v85 + v4127;
-          const unsigned int v4129 = v4128 + v3619;
-          const unsigned int v4130 = v4129 + v4120;
-          const unsigned int v4131 = v4125 ? v4130 : v85;
-          const unsigned int v4133 = v4116 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4134 = v3625 + v4133;
-          const unsigned int v4135 = v4134 + v4120;
-          iron_copy_async<16>(shm1 + (v4135 ^ (((v4135 >> 6u) & 7u) << 3u)), weight + v4131, v4125);
-          const unsigned int v4138 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4140 = v4138 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4143 = v4138 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4144 = v4143 << 3u;
-          const unsigned int v4145 = v83 + v4140;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4146 = v4145 < v15;
-          const unsigned int v4147 = v3619 + v4144;
-          const bool v4148 = v4147 < v34;
-          const bool v4149 = v4146 && v4148;
-          const unsigned int v4151 = v4145 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4152 = v85 + v4151;
-          const unsigned int v4153 = v4152 + v3619;
-          const unsigned int v4154 = v4153 + v4144;
-          const unsigned int v4155 = v4149 ? v4154 : v85;
-          const unsigned int v4157 = v4140 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4158 = v3625 + v4157;
-          const unsigned int v4159 = v4158 + v4144;
-          iron_copy_async<16>(shm1 + (v4159 ^ (((v4159 >> 6u) & 7u) << 3u)), weight + v4155, v4149);
-          const unsigned int v4162 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4164 = v4162 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4167 = v4162 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4168 = v4167 << 3u;
-          const unsigned int v4169 = v83 + v4164;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4170 = v4169 < v15;
-          const unsigned int v4171 = v3619 + v4168;
-          const bool v4172 = v4171 < v34;
-          const bool v4173 = v4170 && v4172;
-          const unsigned int v4175 = v4169 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4176 = v85 + v4175;
-          const unsigned int v4177 = v4176 + v3619;
-          const unsigned int v4178 = v4177 + v4168;
-          const unsigned int v4179 = v4173 ? v4178 : v85;
-          const unsigned int v4181 = v4164 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4182 = v3625 + v4181;
-          const unsigned int v4183 = v4182 + v4168;
-          iron_copy_async<16>(shm1 + (v4183 ^ (((v4183 >> 6u) & 7u) << 3u)), weight + v4179, v4173);
-          const unsigned int v4186 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4188 = v4186 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4191 = v4186 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4192 = v4191 << 3u;
-          const unsigned int v4193 = v83 + v4188;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4194 = v4193 < v15;
-          const unsigned int v4195 = v3619 + v4192;
-          const bool v4196 = v4195 < v34;
-          const bool v4197 = v4194 && v4196;
-          const unsigned int v4199 = v4193 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4200 = v85 + v4199;
-          const unsigned int v4201 = v4200 + v3619;
-          const unsigned int v4202 = v4201 + v4192;
-          const unsigned int v4203 = v4197 ? v4202 : v85;
-          const unsigned int v4205 = v4188 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4206 = v3625 + v4205;
-          const unsigned int v4207 = v4206 + v4192;
-          iron_copy_async<16>(shm1 + (v4207 ^ (((v4207 >> 6u) & 7u) << 3u)), weight + v4203, v4197);
-          const unsigned int v4210 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4212 = v4210 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4215 = v4210 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4216 = v4215 << 3u;
-          const unsigned int v4217 = v83 + v4212;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4218 = v4217 < v15;
-          const unsigned int v4219 = v3619 + v4216;
-          const bool v4220 = v4219 < v34;
-          const bool v4221 = v4218 && v4220;
-          const unsigned int v4223 = v4217 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4224 = v85 + v4223;
-          const unsigned int v4225 = v4224 + v3619;
-          const unsigned int v4226 = v4225 + v4216;
-          const unsigned int v4227 = v4221 ? v4226 : v85;
-          const unsigned int v4229 = v4212 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4230 = v3625 + v4229;
-          const unsigned int v4231 = v4230 + v4216;
-          iron_copy_async<16>(shm1 + (v4231 ^ (((v4231 >> 6u) & 7u) << 3u)), weight + v4227, v4221);
+          const unsigned int v4190 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4191 = v4190 << 3u;
+          const unsigned int v4192 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4193 = v4192 < v15;
+          const unsigned int v4194 = v3762 + v4191;
+          const bool v4195 = v4194 < v34;
+          const bool v4196 = v4193 && v4195;
+          const unsigned int v4198 = v4192 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4199 = v85 + v4198;
+          const unsigned int v4200 = v4199 + v3762;
+          const unsigned int v4201 = v4200 + v4191;
+          const unsigned int v4202 = v4196 ? v4201 : v85;
+          const unsigned int v4204 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4205 = v3768 + v4204;
+          const unsigned int v4206 = v4205 + v4191;
+          iron_copy_async<16>(shm1 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), weight + v4202, v4196);
+          const unsigned int v4209 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4211 = v4209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4214 = v4209 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4215 = v4214 << 3u;
+          const unsigned int v4216 = v83 + v4211;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4217 = v4216 < v15;
+          const unsigned int v4218 = v3762 + v4215;
+          const bool v4219 = v4218 < v34;
+          const bool v4220 = v4217 && v4219;
+          const unsigned int v4222 = v4216 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4223 = v85 + v4222;
+          const unsigned int v4224 = v4223 + v3762;
+          const unsigned int v4225 = v4224 + v4215;
+          const unsigned int v4226 = v4220 ? v4225 : v85;
+          const unsigned int v4228 = v4211 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4229 = v3768 + v4228;
+          const unsigned int v4230 = v4229 + v4215;
+          iron_copy_async<16>(shm1 + (v4230 ^ (((v4230 >> 6u) & 7u) << 3u)), weight + v4226, v4220);
+          const unsigned int v4233 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4235 = v4233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4238 = v4233 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4239 = v4238 << 3u;
+          const unsigned int v4240 = v83 + v4235;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4241 = v4240 < v15;
+          const unsigned int v4242 = v3762 + v4239;
+          const bool v4243 = v4242 < v34;
+          const bool v4244 = v4241 && v4243;
+          const unsigned int v4246 = v4240 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4247 = v85 + v4246;
+          const unsigned int v4248 = v4247 + v3762;
+          const unsigned int v4249 = v4248 + v4239;
+          const unsigned int v4250 = v4244 ? v4249 : v85;
+          const unsigned int v4252 = v4235 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4253 = v3768 + v4252;
+          const unsigned int v4254 = v4253 + v4239;
+          iron_copy_async<16>(shm1 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), weight + v4250, v4244);
+          const unsigned int v4257 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4259 = v4257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4262 = v4257 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4263 = v4262 << 3u;
+          const unsigned int v4264 = v83 + v4259;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4265 = v4264 < v15;
+          const unsigned int v4266 = v3762 + v4263;
+          const bool v4267 = v4266 < v34;
+          const bool v4268 = v4265 && v4267;
+          const unsigned int v4270 = v4264 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4271 = v85 + v4270;
+          const unsigned int v4272 = v4271 + v3762;
+          const unsigned int v4273 = v4272 + v4263;
+          const unsigned int v4274 = v4268 ? v4273 : v85;
+          const unsigned int v4276 = v4259 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4277 = v3768 + v4276;
+          const unsigned int v4278 = v4277 + v4263;
+          iron_copy_async<16>(shm1 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), weight + v4274, v4268);
+          const unsigned int v4281 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4283 = v4281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4286 = v4281 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4287 = v4286 << 3u;
+          const unsigned int v4288 = v83 + v4283;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4289 = v4288 < v15;
+          const unsigned int v4290 = v3762 + v4287;
+          const bool v4291 = v4290 < v34;
+          const bool v4292 = v4289 && v4291;
+          const unsigned int v4294 = v4288 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4295 = v85 + v4294;
+          const unsigned int v4296 = v4295 + v3762;
+          const unsigned int v4297 = v4296 + v4287;
+          const unsigned int v4298 = v4292 ? v4297 : v85;
+          const unsigned int v4300 = v4283 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4301 = v3768 + v4300;
+          const unsigned int v4302 = v4301 + v4287;
+          iron_copy_async<16>(shm1 + (v4302 ^ (((v4302 >> 6u) & 7u) << 3u)), weight + v4298, v4292);
+          const unsigned int v4305 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4307 = v4305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4310 = v4305 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4311 = v4310 << 3u;
+          const unsigned int v4312 = v83 + v4307;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4313 = v4312 < v15;
+          const unsigned int v4314 = v3762 + v4311;
+          const bool v4315 = v4314 < v34;
+          const bool v4316 = v4313 && v4315;
+          const unsigned int v4318 = v4312 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4319 = v85 + v4318;
+          const unsigned int v4320 = v4319 + v3762;
+          const unsigned int v4321 = v4320 + v4311;
+          const unsigned int v4322 = v4316 ? v4321 : v85;
+          const unsigned int v4324 = v4307 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4325 = v3768 + v4324;
+          const unsigned int v4326 = v4325 + v4311;
+          iron_copy_async<16>(shm1 + (v4326 ^ (((v4326 >> 6u) & 7u) << 3u)), weight + v4322, v4316);
+          const unsigned int v4329 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4331 = v4329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4334 = v4329 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4335 = v4334 << 3u;
+          const unsigned int v4336 = v83 + v4331;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4337 = v4336 < v15;
+          const unsigned int v4338 = v3762 + v4335;
+          const bool v4339 = v4338 < v34;
+          const bool v4340 = v4337 && v4339;
+          const unsigned int v4342 = v4336 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4343 = v85 + v4342;
+          const unsigned int v4344 = v4343 + v3762;
+          const unsigned int v4345 = v4344 + v4335;
+          const unsigned int v4346 = v4340 ? v4345 : v85;
+          const unsigned int v4348 = v4331 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4349 = v3768 + v4348;
+          const unsigned int v4350 = v4349 + v4335;
+          iron_copy_async<16>(shm1 + (v4350 ^ (((v4350 >> 6u) & 7u) << 3u)), weight + v4346, v4340);
+          const unsigned int v4353 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4355 = v4353 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4358 = v4353 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4359 = v4358 << 3u;
+          const unsigned int v4360 = v83 + v4355;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4361 = v4360 < v15;
+          const unsigned int v4362 = v3762 + v4359;
+          const bool v4363 = v4362 < v34;
+          const bool v4364 = v4361 && v4363;
+          const unsigned int v4366 = v4360 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4367 = v85 + v4366;
+          const unsigned int v4368 = v4367 + v3762;
+          const unsigned int v4369 = v4368 + v4359;
+          const unsigned int v4370 = v4364 ? v4369 : v85;
+          const unsigned int v4372 = v4355 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4373 = v3768 + v4372;
+          const unsigned int v4374 = v4373 + v4359;
+          iron_copy_async<16>(shm1 + (v4374 ^ (((v4374 >> 6u) & 7u) << 3u)), weight + v4370, v4364);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
@@ -1599,1545 +1618,542 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
       }
     }
-    const unsigned int v1151 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:385
-    const bool v1152 = v1151 <= v60;
-    const unsigned int v1154 = v83 + 128u;
-    const bool v1155 = v1154 <= v15;
-    const bool v1156 = v1152 && v1155;
-    const bool v1157 = v1156 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:387
+    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
+    const bool v1151 = v1150 <= v60;
+    const unsigned int v1153 = v83 + 128u;
+    const bool v1154 = v1153 <= v15;
+    const bool v1155 = v1151 && v1154;
+    const bool v1156 = v1155 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
 
-    for (unsigned int v1161 = 0u; v1161 < 8u; v1161 += 1u) {  // kernels/gemm/gemm_tiles.hpp:388
-      const unsigned int v1163 = v1161 >> 2u;  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v1165 = v1161 & 3u;  // kernels/gemm/gemm_tiles.hpp:390
-      const bool v1168 = v294 == v1163;  // kernels/gemm/gemm_tiles.hpp:391
-      if (v1168) {
-        const bool v1174 = v1165 == 0u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1174) {
-          const float v1175 = v301.x[0];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1176 = static_cast<unsigned int>(v301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1179 = static_cast<unsigned int>(v301.row(0, iron_linear_thread() & 31u));
-          const unsigned int v1181 = v1179 * 132u;
-          const unsigned int v1182 = v1181 + v299;
-          const unsigned int v1183 = v1182 + v1176;
-          shm2[v1183] = v1175;
-          const float v1184 = v301.x[1];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1185 = static_cast<unsigned int>(v301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1188 = static_cast<unsigned int>(v301.row(1, iron_linear_thread() & 31u));
-          const unsigned int v1190 = v1188 * 132u;
-          const unsigned int v1191 = v1190 + v299;
-          const unsigned int v1192 = v1191 + v1185;
-          shm2[v1192] = v1184;
-          const float v1193 = v301.x[2];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1194 = static_cast<unsigned int>(v301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1197 = static_cast<unsigned int>(v301.row(2, iron_linear_thread() & 31u));
-          const unsigned int v1199 = v1197 * 132u;
-          const unsigned int v1200 = v1199 + v299;
-          const unsigned int v1201 = v1200 + v1194;
-          shm2[v1201] = v1193;
-          const float v1202 = v301.x[3];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1203 = static_cast<unsigned int>(v301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1206 = static_cast<unsigned int>(v301.row(3, iron_linear_thread() & 31u));
-          const unsigned int v1208 = v1206 * 132u;
-          const unsigned int v1209 = v1208 + v299;
-          const unsigned int v1210 = v1209 + v1203;
-          shm2[v1210] = v1202;
-          const float v1211 = v301.x[4];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1212 = static_cast<unsigned int>(v301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1215 = static_cast<unsigned int>(v301.row(4, iron_linear_thread() & 31u));
-          const unsigned int v1217 = v1215 * 132u;
-          const unsigned int v1218 = v1217 + v299;
-          const unsigned int v1219 = v1218 + v1212;
-          shm2[v1219] = v1211;
-          const float v1220 = v301.x[5];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1221 = static_cast<unsigned int>(v301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1224 = static_cast<unsigned int>(v301.row(5, iron_linear_thread() & 31u));
-          const unsigned int v1226 = v1224 * 132u;
-          const unsigned int v1227 = v1226 + v299;
-          const unsigned int v1228 = v1227 + v1221;
-          shm2[v1228] = v1220;
-          const float v1229 = v301.x[6];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1230 = static_cast<unsigned int>(v301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1233 = static_cast<unsigned int>(v301.row(6, iron_linear_thread() & 31u));
-          const unsigned int v1235 = v1233 * 132u;
-          const unsigned int v1236 = v1235 + v299;
-          const unsigned int v1237 = v1236 + v1230;
-          shm2[v1237] = v1229;
-          const float v1238 = v301.x[7];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1239 = static_cast<unsigned int>(v301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1242 = static_cast<unsigned int>(v301.row(7, iron_linear_thread() & 31u));
-          const unsigned int v1244 = v1242 * 132u;
-          const unsigned int v1245 = v1244 + v299;
-          const unsigned int v1246 = v1245 + v1239;
-          shm2[v1246] = v1238;
-          const float v1247 = v301.x[8];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1248 = static_cast<unsigned int>(v301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1251 = static_cast<unsigned int>(v301.row(8, iron_linear_thread() & 31u));
-          const unsigned int v1253 = v1251 * 132u;
-          const unsigned int v1254 = v1253 + v299;
-          const unsigned int v1255 = v1254 + v1248;
-          shm2[v1255] = v1247;
-          const float v1256 = v301.x[9];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1257 = static_cast<unsigned int>(v301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1260 = static_cast<unsigned int>(v301.row(9, iron_linear_thread() & 31u));
-          const unsigned int v1262 = v1260 * 132u;
-          const unsigned int v1263 = v1262 + v299;
-          const unsigned int v1264 = v1263 + v1257;
-          shm2[v1264] = v1256;
-          const float v1265 = v301.x[10];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1266 = static_cast<unsigned int>(v301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1269 = static_cast<unsigned int>(v301.row(10, iron_linear_thread() & 31u));
-          const unsigned int v1271 = v1269 * 132u;
-          const unsigned int v1272 = v1271 + v299;
-          const unsigned int v1273 = v1272 + v1266;
-          shm2[v1273] = v1265;
-          const float v1274 = v301.x[11];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1275 = static_cast<unsigned int>(v301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1278 = static_cast<unsigned int>(v301.row(11, iron_linear_thread() & 31u));
-          const unsigned int v1280 = v1278 * 132u;
-          const unsigned int v1281 = v1280 + v299;
-          const unsigned int v1282 = v1281 + v1275;
-          shm2[v1282] = v1274;
-          const float v1283 = v301.x[12];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1284 = static_cast<unsigned int>(v301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1287 = static_cast<unsigned int>(v301.row(12, iron_linear_thread() & 31u));
-          const unsigned int v1289 = v1287 * 132u;
-          const unsigned int v1290 = v1289 + v299;
-          const unsigned int v1291 = v1290 + v1284;
-          shm2[v1291] = v1283;
-          const float v1292 = v301.x[13];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1293 = static_cast<unsigned int>(v301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1296 = static_cast<unsigned int>(v301.row(13, iron_linear_thread() & 31u));
-          const unsigned int v1298 = v1296 * 132u;
-          const unsigned int v1299 = v1298 + v299;
-          const unsigned int v1300 = v1299 + v1293;
-          shm2[v1300] = v1292;
-          const float v1301 = v301.x[14];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1302 = static_cast<unsigned int>(v301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1305 = static_cast<unsigned int>(v301.row(14, iron_linear_thread() & 31u));
-          const unsigned int v1307 = v1305 * 132u;
-          const unsigned int v1308 = v1307 + v299;
-          const unsigned int v1309 = v1308 + v1302;
-          shm2[v1309] = v1301;
-          const float v1310 = v301.x[15];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1311 = static_cast<unsigned int>(v301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1314 = static_cast<unsigned int>(v301.row(15, iron_linear_thread() & 31u));
-          const unsigned int v1316 = v1314 * 132u;
-          const unsigned int v1317 = v1316 + v299;
-          const unsigned int v1318 = v1317 + v1311;
-          shm2[v1318] = v1310;
-          const float v1319 = v301.x[16];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1320 = static_cast<unsigned int>(v301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1323 = static_cast<unsigned int>(v301.row(16, iron_linear_thread() & 31u));
-          const unsigned int v1325 = v1323 * 132u;
-          const unsigned int v1326 = v1325 + v299;
-          const unsigned int v1327 = v1326 + v1320;
-          shm2[v1327] = v1319;
-          const float v1328 = v301.x[17];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1329 = static_cast<unsigned int>(v301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1332 = static_cast<unsigned int>(v301.row(17, iron_linear_thread() & 31u));
-          const unsigned int v1334 = v1332 * 132u;
-          const unsigned int v1335 = v1334 + v299;
-          const unsigned int v1336 = v1335 + v1329;
-          shm2[v1336] = v1328;
-          const float v1337 = v301.x[18];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1338 = static_cast<unsigned int>(v301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1341 = static_cast<unsigned int>(v301.row(18, iron_linear_thread() & 31u));
-          const unsigned int v1343 = v1341 * 132u;
-          const unsigned int v1344 = v1343 + v299;
-          const unsigned int v1345 = v1344 + v1338;
-          shm2[v1345] = v1337;
-          const float v1346 = v301.x[19];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1347 = static_cast<unsigned int>(v301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1350 = static_cast<unsigned int>(v301.row(19, iron_linear_thread() & 31u));
-          const unsigned int v1352 = v1350 * 132u;
-          const unsigned int v1353 = v1352 + v299;
-          const unsigned int v1354 = v1353 + v1347;
-          shm2[v1354] = v1346;
-          const float v1355 = v301.x[20];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1356 = static_cast<unsigned int>(v301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1359 = static_cast<unsigned int>(v301.row(20, iron_linear_thread() & 31u));
-          const unsigned int v1361 = v1359 * 132u;
-          const unsigned int v1362 = v1361 + v299;
-          const unsigned int v1363 = v1362 + v1356;
-          shm2[v1363] = v1355;
-          const float v1364 = v301.x[21];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1365 = static_cast<unsigned int>(v301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1368 = static_cast<unsigned int>(v301.row(21, iron_linear_thread() & 31u));
-          const unsigned int v1370 = v1368 * 132u;
-          const unsigned int v1371 = v1370 + v299;
-          const unsigned int v1372 = v1371 + v1365;
-          shm2[v1372] = v1364;
-          const float v1373 = v301.x[22];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1374 = static_cast<unsigned int>(v301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1377 = static_cast<unsigned int>(v301.row(22, iron_linear_thread() & 31u));
-          const unsigned int v1379 = v1377 * 132u;
-          const unsigned int v1380 = v1379 + v299;
-          const unsigned int v1381 = v1380 + v1374;
-          shm2[v1381] = v1373;
-          const float v1382 = v301.x[23];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1383 = static_cast<unsigned int>(v301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1386 = static_cast<unsigned int>(v301.row(23, iron_linear_thread() & 31u));
-          const unsigned int v1388 = v1386 * 132u;
-          const unsigned int v1389 = v1388 + v299;
-          const unsigned int v1390 = v1389 + v1383;
-          shm2[v1390] = v1382;
-          const float v1391 = v301.x[24];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1392 = static_cast<unsigned int>(v301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1395 = static_cast<unsigned int>(v301.row(24, iron_linear_thread() & 31u));
-          const unsigned int v1397 = v1395 * 132u;
-          const unsigned int v1398 = v1397 + v299;
-          const unsigned int v1399 = v1398 + v1392;
-          shm2[v1399] = v1391;
-          const float v1400 = v301.x[25];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1401 = static_cast<unsigned int>(v301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1404 = static_cast<unsigned int>(v301.row(25, iron_linear_thread() & 31u));
-          const unsigned int v1406 = v1404 * 132u;
-          const unsigned int v1407 = v1406 + v299;
-          const unsigned int v1408 = v1407 + v1401;
-          shm2[v1408] = v1400;
-          const float v1409 = v301.x[26];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1410 = static_cast<unsigned int>(v301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1413 = static_cast<unsigned int>(v301.row(26, iron_linear_thread() & 31u));
-          const unsigned int v1415 = v1413 * 132u;
-          const unsigned int v1416 = v1415 + v299;
-          const unsigned int v1417 = v1416 + v1410;
-          shm2[v1417] = v1409;
-          const float v1418 = v301.x[27];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1419 = static_cast<unsigned int>(v301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1422 = static_cast<unsigned int>(v301.row(27, iron_linear_thread() & 31u));
-          const unsigned int v1424 = v1422 * 132u;
-          const unsigned int v1425 = v1424 + v299;
-          const unsigned int v1426 = v1425 + v1419;
-          shm2[v1426] = v1418;
-          const float v1427 = v301.x[28];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1428 = static_cast<unsigned int>(v301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1431 = static_cast<unsigned int>(v301.row(28, iron_linear_thread() & 31u));
-          const unsigned int v1433 = v1431 * 132u;
-          const unsigned int v1434 = v1433 + v299;
-          const unsigned int v1435 = v1434 + v1428;
-          shm2[v1435] = v1427;
-          const float v1436 = v301.x[29];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1437 = static_cast<unsigned int>(v301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1440 = static_cast<unsigned int>(v301.row(29, iron_linear_thread() & 31u));
-          const unsigned int v1442 = v1440 * 132u;
-          const unsigned int v1443 = v1442 + v299;
-          const unsigned int v1444 = v1443 + v1437;
-          shm2[v1444] = v1436;
-          const float v1445 = v301.x[30];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1446 = static_cast<unsigned int>(v301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1449 = static_cast<unsigned int>(v301.row(30, iron_linear_thread() & 31u));
-          const unsigned int v1451 = v1449 * 132u;
-          const unsigned int v1452 = v1451 + v299;
-          const unsigned int v1453 = v1452 + v1446;
-          shm2[v1453] = v1445;
-          const float v1454 = v301.x[31];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1455 = static_cast<unsigned int>(v301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1458 = static_cast<unsigned int>(v301.row(31, iron_linear_thread() & 31u));
-          const unsigned int v1460 = v1458 * 132u;
-          const unsigned int v1461 = v1460 + v299;
-          const unsigned int v1462 = v1461 + v1455;
-          shm2[v1462] = v1454;
-        }
-        const bool v1464 = v1165 == 1u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1464) {
-          const float v1465 = v301.x[32];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1466 = static_cast<unsigned int>(v301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1469 = static_cast<unsigned int>(v301.row(32, iron_linear_thread() & 31u));
-          const unsigned int v1470 = v1469 - 16u;
-          const unsigned int v1471 = v1470 * 132u;
-          const unsigned int v1472 = v1471 + v299;
-          const unsigned int v1473 = v1472 + v1466;
-          shm2[v1473] = v1465;
-          const float v1474 = v301.x[33];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1475 = static_cast<unsigned int>(v301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1478 = static_cast<unsigned int>(v301.row(33, iron_linear_thread() & 31u));
-          const unsigned int v1479 = v1478 - 16u;
-          const unsigned int v1480 = v1479 * 132u;
-          const unsigned int v1481 = v1480 + v299;
-          const unsigned int v1482 = v1481 + v1475;
-          shm2[v1482] = v1474;
-          const float v1483 = v301.x[34];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1484 = static_cast<unsigned int>(v301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1487 = static_cast<unsigned int>(v301.row(34, iron_linear_thread() & 31u));
-          const unsigned int v1488 = v1487 - 16u;
-          const unsigned int v1489 = v1488 * 132u;
-          const unsigned int v1490 = v1489 + v299;
-          const unsigned int v1491 = v1490 + v1484;
-          shm2[v1491] = v1483;
-          const float v1492 = v301.x[35];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1493 = static_cast<unsigned int>(v301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1496 = static_cast<unsigned int>(v301.row(35, iron_linear_thread() & 31u));
-          const unsigned int v1497 = v1496 - 16u;
-          const unsigned int v1498 = v1497 * 132u;
-          const unsigned int v1499 = v1498 + v299;
-          const unsigned int v1500 = v1499 + v1493;
-          shm2[v1500] = v1492;
-          const float v1501 = v301.x[36];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1502 = static_cast<unsigned int>(v301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1505 = static_cast<unsigned int>(v301.row(36, iron_linear_thread() & 31u));
-          const unsigned int v1506 = v1505 - 16u;
-          const unsigned int v1507 = v1506 * 132u;
-          const unsigned int v1508 = v1507 + v299;
-          const unsigned int v1509 = v1508 + v1502;
-          shm2[v1509] = v1501;
-          const float v1510 = v301.x[37];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1511 = static_cast<unsigned int>(v301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1514 = static_cast<unsigned int>(v301.row(37, iron_linear_thread() & 31u));
-          const unsigned int v1515 = v1514 - 16u;
-          const unsigned int v1516 = v1515 * 132u;
-          const unsigned int v1517 = v1516 + v299;
-          const unsigned int v1518 = v1517 + v1511;
-          shm2[v1518] = v1510;
-          const float v1519 = v301.x[38];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1520 = static_cast<unsigned int>(v301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1523 = static_cast<unsigned int>(v301.row(38, iron_linear_thread() & 31u));
-          const unsigned int v1524 = v1523 - 16u;
-          const unsigned int v1525 = v1524 * 132u;
-          const unsigned int v1526 = v1525 + v299;
-          const unsigned int v1527 = v1526 + v1520;
-          shm2[v1527] = v1519;
-          const float v1528 = v301.x[39];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1529 = static_cast<unsigned int>(v301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1532 = static_cast<unsigned int>(v301.row(39, iron_linear_thread() & 31u));
-          const unsigned int v1533 = v1532 - 16u;
-          const unsigned int v1534 = v1533 * 132u;
-          const unsigned int v1535 = v1534 + v299;
-          const unsigned int v1536 = v1535 + v1529;
-          shm2[v1536] = v1528;
-          const float v1537 = v301.x[40];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1538 = static_cast<unsigned int>(v301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1541 = static_cast<unsigned int>(v301.row(40, iron_linear_thread() & 31u));
-          const unsigned int v1542 = v1541 - 16u;
-          const unsigned int v1543 = v1542 * 132u;
-          const unsigned int v1544 = v1543 + v299;
-          const unsigned int v1545 = v1544 + v1538;
-          shm2[v1545] = v1537;
-          const float v1546 = v301.x[41];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1547 = static_cast<unsigned int>(v301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1550 = static_cast<unsigned int>(v301.row(41, iron_linear_thread() & 31u));
-          const unsigned int v1551 = v1550 - 16u;
-          const unsigned int v1552 = v1551 * 132u;
-          const unsigned int v1553 = v1552 + v299;
-          const unsigned int v1554 = v1553 + v1547;
-          shm2[v1554] = v1546;
-          const float v1555 = v301.x[42];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1556 = static_cast<unsigned int>(v301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1559 = static_cast<unsigned int>(v301.row(42, iron_linear_thread() & 31u));
-          const unsigned int v1560 = v1559 - 16u;
-          const unsigned int v1561 = v1560 * 132u;
-          const unsigned int v1562 = v1561 + v299;
-          const unsigned int v1563 = v1562 + v1556;
-          shm2[v1563] = v1555;
-          const float v1564 = v301.x[43];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1565 = static_cast<unsigned int>(v301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1568 = static_cast<unsigned int>(v301.row(43, iron_linear_thread() & 31u));
-          const unsigned int v1569 = v1568 - 16u;
-          const unsigned int v1570 = v1569 * 132u;
-          const unsigned int v1571 = v1570 + v299;
-          const unsigned int v1572 = v1571 + v1565;
-          shm2[v1572] = v1564;
-          const float v1573 = v301.x[44];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1574 = static_cast<unsigned int>(v301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1577 = static_cast<unsigned int>(v301.row(44, iron_linear_thread() & 31u));
-          const unsigned int v1578 = v1577 - 16u;
-          const unsigned int v1579 = v1578 * 132u;
-          const unsigned int v1580 = v1579 + v299;
-          const unsigned int v1581 = v1580 + v1574;
-          shm2[v1581] = v1573;
-          const float v1582 = v301.x[45];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1583 = static_cast<unsigned int>(v301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1586 = static_cast<unsigned int>(v301.row(45, iron_linear_thread() & 31u));
-          const unsigned int v1587 = v1586 - 16u;
-          const unsigned int v1588 = v1587 * 132u;
-          const unsigned int v1589 = v1588 + v299;
-          const unsigned int v1590 = v1589 + v1583;
-          shm2[v1590] = v1582;
-          const float v1591 = v301.x[46];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1592 = static_cast<unsigned int>(v301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1595 = static_cast<unsigned int>(v301.row(46, iron_linear_thread() & 31u));
-          const unsigned int v1596 = v1595 - 16u;
-          const unsigned int v1597 = v1596 * 132u;
-          const unsigned int v1598 = v1597 + v299;
-          const unsigned int v1599 = v1598 + v1592;
-          shm2[v1599] = v1591;
-          const float v1600 = v301.x[47];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1601 = static_cast<unsigned int>(v301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1604 = static_cast<unsigned int>(v301.row(47, iron_linear_thread() & 31u));
-          const unsigned int v1605 = v1604 - 16u;
-          const unsigned int v1606 = v1605 * 132u;
-          const unsigned int v1607 = v1606 + v299;
-          const unsigned int v1608 = v1607 + v1601;
-          shm2[v1608] = v1600;
-          const float v1609 = v301.x[48];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1610 = static_cast<unsigned int>(v301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1613 = static_cast<unsigned int>(v301.row(48, iron_linear_thread() & 31u));
-          const unsigned int v1614 = v1613 - 16u;
-          const unsigned int v1615 = v1614 * 132u;
-          const unsigned int v1616 = v1615 + v299;
-          const unsigned int v1617 = v1616 + v1610;
-          shm2[v1617] = v1609;
-          const float v1618 = v301.x[49];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1619 = static_cast<unsigned int>(v301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1622 = static_cast<unsigned int>(v301.row(49, iron_linear_thread() & 31u));
-          const unsigned int v1623 = v1622 - 16u;
-          const unsigned int v1624 = v1623 * 132u;
-          const unsigned int v1625 = v1624 + v299;
-          const unsigned int v1626 = v1625 + v1619;
-          shm2[v1626] = v1618;
-          const float v1627 = v301.x[50];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1628 = static_cast<unsigned int>(v301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1631 = static_cast<unsigned int>(v301.row(50, iron_linear_thread() & 31u));
-          const unsigned int v1632 = v1631 - 16u;
-          const unsigned int v1633 = v1632 * 132u;
-          const unsigned int v1634 = v1633 + v299;
-          const unsigned int v1635 = v1634 + v1628;
-          shm2[v1635] = v1627;
-          const float v1636 = v301.x[51];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1637 = static_cast<unsigned int>(v301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1640 = static_cast<unsigned int>(v301.row(51, iron_linear_thread() & 31u));
-          const unsigned int v1641 = v1640 - 16u;
-          const unsigned int v1642 = v1641 * 132u;
-          const unsigned int v1643 = v1642 + v299;
-          const unsigned int v1644 = v1643 + v1637;
-          shm2[v1644] = v1636;
-          const float v1645 = v301.x[52];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1646 = static_cast<unsigned int>(v301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1649 = static_cast<unsigned int>(v301.row(52, iron_linear_thread() & 31u));
-          const unsigned int v1650 = v1649 - 16u;
-          const unsigned int v1651 = v1650 * 132u;
-          const unsigned int v1652 = v1651 + v299;
-          const unsigned int v1653 = v1652 + v1646;
-          shm2[v1653] = v1645;
-          const float v1654 = v301.x[53];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1655 = static_cast<unsigned int>(v301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1658 = static_cast<unsigned int>(v301.row(53, iron_linear_thread() & 31u));
-          const unsigned int v1659 = v1658 - 16u;
-          const unsigned int v1660 = v1659 * 132u;
-          const unsigned int v1661 = v1660 + v299;
-          const unsigned int v1662 = v1661 + v1655;
-          shm2[v1662] = v1654;
-          const float v1663 = v301.x[54];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1664 = static_cast<unsigned int>(v301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1667 = static_cast<unsigned int>(v301.row(54, iron_linear_thread() & 31u));
-          const unsigned int v1668 = v1667 - 16u;
-          const unsigned int v1669 = v1668 * 132u;
-          const unsigned int v1670 = v1669 + v299;
-          const unsigned int v1671 = v1670 + v1664;
-          shm2[v1671] = v1663;
-          const float v1672 = v301.x[55];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1673 = static_cast<unsigned int>(v301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1676 = static_cast<unsigned int>(v301.row(55, iron_linear_thread() & 31u));
-          const unsigned int v1677 = v1676 - 16u;
-          const unsigned int v1678 = v1677 * 132u;
-          const unsigned int v1679 = v1678 + v299;
-          const unsigned int v1680 = v1679 + v1673;
-          shm2[v1680] = v1672;
-          const float v1681 = v301.x[56];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1682 = static_cast<unsigned int>(v301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1685 = static_cast<unsigned int>(v301.row(56, iron_linear_thread() & 31u));
-          const unsigned int v1686 = v1685 - 16u;
-          const unsigned int v1687 = v1686 * 132u;
-          const unsigned int v1688 = v1687 + v299;
-          const unsigned int v1689 = v1688 + v1682;
-          shm2[v1689] = v1681;
-          const float v1690 = v301.x[57];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1691 = static_cast<unsigned int>(v301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1694 = static_cast<unsigned int>(v301.row(57, iron_linear_thread() & 31u));
-          const unsigned int v1695 = v1694 - 16u;
-          const unsigned int v1696 = v1695 * 132u;
-          const unsigned int v1697 = v1696 + v299;
-          const unsigned int v1698 = v1697 + v1691;
-          shm2[v1698] = v1690;
-          const float v1699 = v301.x[58];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1700 = static_cast<unsigned int>(v301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1703 = static_cast<unsigned int>(v301.row(58, iron_linear_thread() & 31u));
-          const unsigned int v1704 = v1703 - 16u;
-          const unsigned int v1705 = v1704 * 132u;
-          const unsigned int v1706 = v1705 + v299;
-          const unsigned int v1707 = v1706 + v1700;
-          shm2[v1707] = v1699;
-          const float v1708 = v301.x[59];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1709 = static_cast<unsigned int>(v301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1712 = static_cast<unsigned int>(v301.row(59, iron_linear_thread() & 31u));
-          const unsigned int v1713 = v1712 - 16u;
-          const unsigned int v1714 = v1713 * 132u;
-          const unsigned int v1715 = v1714 + v299;
-          const unsigned int v1716 = v1715 + v1709;
-          shm2[v1716] = v1708;
-          const float v1717 = v301.x[60];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1718 = static_cast<unsigned int>(v301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1721 = static_cast<unsigned int>(v301.row(60, iron_linear_thread() & 31u));
-          const unsigned int v1722 = v1721 - 16u;
-          const unsigned int v1723 = v1722 * 132u;
-          const unsigned int v1724 = v1723 + v299;
-          const unsigned int v1725 = v1724 + v1718;
-          shm2[v1725] = v1717;
-          const float v1726 = v301.x[61];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1727 = static_cast<unsigned int>(v301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1730 = static_cast<unsigned int>(v301.row(61, iron_linear_thread() & 31u));
-          const unsigned int v1731 = v1730 - 16u;
-          const unsigned int v1732 = v1731 * 132u;
-          const unsigned int v1733 = v1732 + v299;
-          const unsigned int v1734 = v1733 + v1727;
-          shm2[v1734] = v1726;
-          const float v1735 = v301.x[62];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1736 = static_cast<unsigned int>(v301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1739 = static_cast<unsigned int>(v301.row(62, iron_linear_thread() & 31u));
-          const unsigned int v1740 = v1739 - 16u;
-          const unsigned int v1741 = v1740 * 132u;
-          const unsigned int v1742 = v1741 + v299;
-          const unsigned int v1743 = v1742 + v1736;
-          shm2[v1743] = v1735;
-          const float v1744 = v301.x[63];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1745 = static_cast<unsigned int>(v301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1748 = static_cast<unsigned int>(v301.row(63, iron_linear_thread() & 31u));
-          const unsigned int v1749 = v1748 - 16u;
-          const unsigned int v1750 = v1749 * 132u;
-          const unsigned int v1751 = v1750 + v299;
-          const unsigned int v1752 = v1751 + v1745;
-          shm2[v1752] = v1744;
-        }
-        const bool v1754 = v1165 == 2u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1754) {
-          const float v1755 = v301.x[64];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1756 = static_cast<unsigned int>(v301.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1759 = static_cast<unsigned int>(v301.row(64, iron_linear_thread() & 31u));
-          const unsigned int v1760 = v1759 - 32u;
-          const unsigned int v1761 = v1760 * 132u;
-          const unsigned int v1762 = v1761 + v299;
-          const unsigned int v1763 = v1762 + v1756;
-          shm2[v1763] = v1755;
-          const float v1764 = v301.x[65];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1765 = static_cast<unsigned int>(v301.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1768 = static_cast<unsigned int>(v301.row(65, iron_linear_thread() & 31u));
-          const unsigned int v1769 = v1768 - 32u;
-          const unsigned int v1770 = v1769 * 132u;
-          const unsigned int v1771 = v1770 + v299;
-          const unsigned int v1772 = v1771 + v1765;
-          shm2[v1772] = v1764;
-          const float v1773 = v301.x[66];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1774 = static_cast<unsigned int>(v301.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1777 = static_cast<unsigned int>(v301.row(66, iron_linear_thread() & 31u));
-          const unsigned int v1778 = v1777 - 32u;
-          const unsigned int v1779 = v1778 * 132u;
-          const unsigned int v1780 = v1779 + v299;
-          const unsigned int v1781 = v1780 + v1774;
-          shm2[v1781] = v1773;
-          const float v1782 = v301.x[67];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1783 = static_cast<unsigned int>(v301.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1786 = static_cast<unsigned int>(v301.row(67, iron_linear_thread() & 31u));
-          const unsigned int v1787 = v1786 - 32u;
-          const unsigned int v1788 = v1787 * 132u;
-          const unsigned int v1789 = v1788 + v299;
-          const unsigned int v1790 = v1789 + v1783;
-          shm2[v1790] = v1782;
-          const float v1791 = v301.x[68];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1792 = static_cast<unsigned int>(v301.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1795 = static_cast<unsigned int>(v301.row(68, iron_linear_thread() & 31u));
-          const unsigned int v1796 = v1795 - 32u;
-          const unsigned int v1797 = v1796 * 132u;
-          const unsigned int v1798 = v1797 + v299;
-          const unsigned int v1799 = v1798 + v1792;
-          shm2[v1799] = v1791;
-          const float v1800 = v301.x[69];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1801 = static_cast<unsigned int>(v301.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1804 = static_cast<unsigned int>(v301.row(69, iron_linear_thread() & 31u));
-          const unsigned int v1805 = v1804 - 32u;
-          const unsigned int v1806 = v1805 * 132u;
-          const unsigned int v1807 = v1806 + v299;
-          const unsigned int v1808 = v1807 + v1801;
-          shm2[v1808] = v1800;
-          const float v1809 = v301.x[70];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1810 = static_cast<unsigned int>(v301.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1813 = static_cast<unsigned int>(v301.row(70, iron_linear_thread() & 31u));
-          const unsigned int v1814 = v1813 - 32u;
-          const unsigned int v1815 = v1814 * 132u;
-          const unsigned int v1816 = v1815 + v299;
-          const unsigned int v1817 = v1816 + v1810;
-          shm2[v1817] = v1809;
-          const float v1818 = v301.x[71];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1819 = static_cast<unsigned int>(v301.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1822 = static_cast<unsigned int>(v301.row(71, iron_linear_thread() & 31u));
-          const unsigned int v1823 = v1822 - 32u;
-          const unsigned int v1824 = v1823 * 132u;
-          const unsigned int v1825 = v1824 + v299;
-          const unsigned int v1826 = v1825 + v1819;
-          shm2[v1826] = v1818;
-          const float v1827 = v301.x[72];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1828 = static_cast<unsigned int>(v301.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1831 = static_cast<unsigned int>(v301.row(72, iron_linear_thread() & 31u));
-          const unsigned int v1832 = v1831 - 32u;
-          const unsigned int v1833 = v1832 * 132u;
-          const unsigned int v1834 = v1833 + v299;
-          const unsigned int v1835 = v1834 + v1828;
-          shm2[v1835] = v1827;
-          const float v1836 = v301.x[73];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1837 = static_cast<unsigned int>(v301.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1840 = static_cast<unsigned int>(v301.row(73, iron_linear_thread() & 31u));
-          const unsigned int v1841 = v1840 - 32u;
-          const unsigned int v1842 = v1841 * 132u;
-          const unsigned int v1843 = v1842 + v299;
-          const unsigned int v1844 = v1843 + v1837;
-          shm2[v1844] = v1836;
-          const float v1845 = v301.x[74];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1846 = static_cast<unsigned int>(v301.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1849 = static_cast<unsigned int>(v301.row(74, iron_linear_thread() & 31u));
-          const unsigned int v1850 = v1849 - 32u;
-          const unsigned int v1851 = v1850 * 132u;
-          const unsigned int v1852 = v1851 + v299;
-          const unsigned int v1853 = v1852 + v1846;
-          shm2[v1853] = v1845;
-          const float v1854 = v301.x[75];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1855 = static_cast<unsigned int>(v301.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1858 = static_cast<unsigned int>(v301.row(75, iron_linear_thread() & 31u));
-          const unsigned int v1859 = v1858 - 32u;
-          const unsigned int v1860 = v1859 * 132u;
-          const unsigned int v1861 = v1860 + v299;
-          const unsigned int v1862 = v1861 + v1855;
-          shm2[v1862] = v1854;
-          const float v1863 = v301.x[76];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1864 = static_cast<unsigned int>(v301.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1867 = static_cast<unsigned int>(v301.row(76, iron_linear_thread() & 31u));
-          const unsigned int v1868 = v1867 - 32u;
-          const unsigned int v1869 = v1868 * 132u;
-          const unsigned int v1870 = v1869 + v299;
-          const unsigned int v1871 = v1870 + v1864;
-          shm2[v1871] = v1863;
-          const float v1872 = v301.x[77];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1873 = static_cast<unsigned int>(v301.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1876 = static_cast<unsigned int>(v301.row(77, iron_linear_thread() & 31u));
-          const unsigned int v1877 = v1876 - 32u;
-          const unsigned int v1878 = v1877 * 132u;
-          const unsigned int v1879 = v1878 + v299;
-          const unsigned int v1880 = v1879 + v1873;
-          shm2[v1880] = v1872;
-          const float v1881 = v301.x[78];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1882 = static_cast<unsigned int>(v301.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1885 = static_cast<unsigned int>(v301.row(78, iron_linear_thread() & 31u));
-          const unsigned int v1886 = v1885 - 32u;
-          const unsigned int v1887 = v1886 * 132u;
-          const unsigned int v1888 = v1887 + v299;
-          const unsigned int v1889 = v1888 + v1882;
-          shm2[v1889] = v1881;
-          const float v1890 = v301.x[79];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1891 = static_cast<unsigned int>(v301.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1894 = static_cast<unsigned int>(v301.row(79, iron_linear_thread() & 31u));
-          const unsigned int v1895 = v1894 - 32u;
-          const unsigned int v1896 = v1895 * 132u;
-          const unsigned int v1897 = v1896 + v299;
-          const unsigned int v1898 = v1897 + v1891;
-          shm2[v1898] = v1890;
-          const float v1899 = v301.x[80];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1900 = static_cast<unsigned int>(v301.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1903 = static_cast<unsigned int>(v301.row(80, iron_linear_thread() & 31u));
-          const unsigned int v1904 = v1903 - 32u;
-          const unsigned int v1905 = v1904 * 132u;
-          const unsigned int v1906 = v1905 + v299;
-          const unsigned int v1907 = v1906 + v1900;
-          shm2[v1907] = v1899;
-          const float v1908 = v301.x[81];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1909 = static_cast<unsigned int>(v301.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1912 = static_cast<unsigned int>(v301.row(81, iron_linear_thread() & 31u));
-          const unsigned int v1913 = v1912 - 32u;
-          const unsigned int v1914 = v1913 * 132u;
-          const unsigned int v1915 = v1914 + v299;
-          const unsigned int v1916 = v1915 + v1909;
-          shm2[v1916] = v1908;
-          const float v1917 = v301.x[82];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1918 = static_cast<unsigned int>(v301.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1921 = static_cast<unsigned int>(v301.row(82, iron_linear_thread() & 31u));
-          const unsigned int v1922 = v1921 - 32u;
-          const unsigned int v1923 = v1922 * 132u;
-          const unsigned int v1924 = v1923 + v299;
-          const unsigned int v1925 = v1924 + v1918;
-          shm2[v1925] = v1917;
-          const float v1926 = v301.x[83];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1927 = static_cast<unsigned int>(v301.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1930 = static_cast<unsigned int>(v301.row(83, iron_linear_thread() & 31u));
-          const unsigned int v1931 = v1930 - 32u;
-          const unsigned int v1932 = v1931 * 132u;
-          const unsigned int v1933 = v1932 + v299;
-          const unsigned int v1934 = v1933 + v1927;
-          shm2[v1934] = v1926;
-          const float v1935 = v301.x[84];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1936 = static_cast<unsigned int>(v301.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1939 = static_cast<unsigned int>(v301.row(84, iron_linear_thread() & 31u));
-          const unsigned int v1940 = v1939 - 32u;
-          const unsigned int v1941 = v1940 * 132u;
-          const unsigned int v1942 = v1941 + v299;
-          const unsigned int v1943 = v1942 + v1936;
-          shm2[v1943] = v1935;
-          const float v1944 = v301.x[85];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1945 = static_cast<unsigned int>(v301.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1948 = static_cast<unsigned int>(v301.row(85, iron_linear_thread() & 31u));
-          const unsigned int v1949 = v1948 - 32u;
-          const unsigned int v1950 = v1949 * 132u;
-          const unsigned int v1951 = v1950 + v299;
-          const unsigned int v1952 = v1951 + v1945;
-          shm2[v1952] = v1944;
-          const float v1953 = v301.x[86];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1954 = static_cast<unsigned int>(v301.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1957 = static_cast<unsigned int>(v301.row(86, iron_linear_thread() & 31u));
-          const unsigned int v1958 = v1957 - 32u;
-          const unsigned int v1959 = v1958 * 132u;
-          const unsigned int v1960 = v1959 + v299;
-          const unsigned int v1961 = v1960 + v1954;
-          shm2[v1961] = v1953;
-          const float v1962 = v301.x[87];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1963 = static_cast<unsigned int>(v301.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1966 = static_cast<unsigned int>(v301.row(87, iron_linear_thread() & 31u));
-          const unsigned int v1967 = v1966 - 32u;
-          const unsigned int v1968 = v1967 * 132u;
-          const unsigned int v1969 = v1968 + v299;
-          const unsigned int v1970 = v1969 + v1963;
-          shm2[v1970] = v1962;
-          const float v1971 = v301.x[88];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1972 = static_cast<unsigned int>(v301.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1975 = static_cast<unsigned int>(v301.row(88, iron_linear_thread() & 31u));
-          const unsigned int v1976 = v1975 - 32u;
-          const unsigned int v1977 = v1976 * 132u;
-          const unsigned int v1978 = v1977 + v299;
-          const unsigned int v1979 = v1978 + v1972;
-          shm2[v1979] = v1971;
-          const float v1980 = v301.x[89];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1981 = static_cast<unsigned int>(v301.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1984 = static_cast<unsigned int>(v301.row(89, iron_linear_thread() & 31u));
-          const unsigned int v1985 = v1984 - 32u;
-          const unsigned int v1986 = v1985 * 132u;
-          const unsigned int v1987 = v1986 + v299;
-          const unsigned int v1988 = v1987 + v1981;
-          shm2[v1988] = v1980;
-          const float v1989 = v301.x[90];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1990 = static_cast<unsigned int>(v301.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1993 = static_cast<unsigned int>(v301.row(90, iron_linear_thread() & 31u));
-          const unsigned int v1994 = v1993 - 32u;
-          const unsigned int v1995 = v1994 * 132u;
-          const unsigned int v1996 = v1995 + v299;
-          const unsigned int v1997 = v1996 + v1990;
-          shm2[v1997] = v1989;
-          const float v1998 = v301.x[91];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1999 = static_cast<unsigned int>(v301.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2002 = static_cast<unsigned int>(v301.row(91, iron_linear_thread() & 31u));
-          const unsigned int v2003 = v2002 - 32u;
-          const unsigned int v2004 = v2003 * 132u;
-          const unsigned int v2005 = v2004 + v299;
-          const unsigned int v2006 = v2005 + v1999;
-          shm2[v2006] = v1998;
-          const float v2007 = v301.x[92];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2008 = static_cast<unsigned int>(v301.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2011 = static_cast<unsigned int>(v301.row(92, iron_linear_thread() & 31u));
-          const unsigned int v2012 = v2011 - 32u;
-          const unsigned int v2013 = v2012 * 132u;
-          const unsigned int v2014 = v2013 + v299;
-          const unsigned int v2015 = v2014 + v2008;
-          shm2[v2015] = v2007;
-          const float v2016 = v301.x[93];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2017 = static_cast<unsigned int>(v301.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2020 = static_cast<unsigned int>(v301.row(93, iron_linear_thread() & 31u));
-          const unsigned int v2021 = v2020 - 32u;
-          const unsigned int v2022 = v2021 * 132u;
-          const unsigned int v2023 = v2022 + v299;
-          const unsigned int v2024 = v2023 + v2017;
-          shm2[v2024] = v2016;
-          const float v2025 = v301.x[94];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2026 = static_cast<unsigned int>(v301.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2029 = static_cast<unsigned int>(v301.row(94, iron_linear_thread() & 31u));
-          const unsigned int v2030 = v2029 - 32u;
-          const unsigned int v2031 = v2030 * 132u;
-          const unsigned int v2032 = v2031 + v299;
-          const unsigned int v2033 = v2032 + v2026;
-          shm2[v2033] = v2025;
-          const float v2034 = v301.x[95];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2035 = static_cast<unsigned int>(v301.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2038 = static_cast<unsigned int>(v301.row(95, iron_linear_thread() & 31u));
-          const unsigned int v2039 = v2038 - 32u;
-          const unsigned int v2040 = v2039 * 132u;
-          const unsigned int v2041 = v2040 + v299;
-          const unsigned int v2042 = v2041 + v2035;
-          shm2[v2042] = v2034;
-        }
-        const bool v2044 = v1165 == 3u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v2044) {
-          const float v2045 = v301.x[96];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2046 = static_cast<unsigned int>(v301.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2049 = static_cast<unsigned int>(v301.row(96, iron_linear_thread() & 31u));
-          const unsigned int v2050 = v2049 - 48u;
-          const unsigned int v2051 = v2050 * 132u;
-          const unsigned int v2052 = v2051 + v299;
-          const unsigned int v2053 = v2052 + v2046;
-          shm2[v2053] = v2045;
-          const float v2054 = v301.x[97];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2055 = static_cast<unsigned int>(v301.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2058 = static_cast<unsigned int>(v301.row(97, iron_linear_thread() & 31u));
-          const unsigned int v2059 = v2058 - 48u;
-          const unsigned int v2060 = v2059 * 132u;
-          const unsigned int v2061 = v2060 + v299;
-          const unsigned int v2062 = v2061 + v2055;
-          shm2[v2062] = v2054;
-          const float v2063 = v301.x[98];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2064 = static_cast<unsigned int>(v301.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2067 = static_cast<unsigned int>(v301.row(98, iron_linear_thread() & 31u));
-          const unsigned int v2068 = v2067 - 48u;
-          const unsigned int v2069 = v2068 * 132u;
-          const unsigned int v2070 = v2069 + v299;
-          const unsigned int v2071 = v2070 + v2064;
-          shm2[v2071] = v2063;
-          const float v2072 = v301.x[99];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2073 = static_cast<unsigned int>(v301.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2076 = static_cast<unsigned int>(v301.row(99, iron_linear_thread() & 31u));
-          const unsigned int v2077 = v2076 - 48u;
-          const unsigned int v2078 = v2077 * 132u;
-          const unsigned int v2079 = v2078 + v299;
-          const unsigned int v2080 = v2079 + v2073;
-          shm2[v2080] = v2072;
-          const float v2081 = v301.x[100];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2082 = static_cast<unsigned int>(v301.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2085 = static_cast<unsigned int>(v301.row(100, iron_linear_thread() & 31u));
-          const unsigned int v2086 = v2085 - 48u;
-          const unsigned int v2087 = v2086 * 132u;
-          const unsigned int v2088 = v2087 + v299;
-          const unsigned int v2089 = v2088 + v2082;
-          shm2[v2089] = v2081;
-          const float v2090 = v301.x[101];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2091 = static_cast<unsigned int>(v301.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2094 = static_cast<unsigned int>(v301.row(101, iron_linear_thread() & 31u));
-          const unsigned int v2095 = v2094 - 48u;
-          const unsigned int v2096 = v2095 * 132u;
-          const unsigned int v2097 = v2096 + v299;
-          const unsigned int v2098 = v2097 + v2091;
-          shm2[v2098] = v2090;
-          const float v2099 = v301.x[102];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2100 = static_cast<unsigned int>(v301.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2103 = static_cast<unsigned int>(v301.row(102, iron_linear_thread() & 31u));
-          const unsigned int v2104 = v2103 - 48u;
-          const unsigned int v2105 = v2104 * 132u;
-          const unsigned int v2106 = v2105 + v299;
-          const unsigned int v2107 = v2106 + v2100;
-          shm2[v2107] = v2099;
-          const float v2108 = v301.x[103];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2109 = static_cast<unsigned int>(v301.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2112 = static_cast<unsigned int>(v301.row(103, iron_linear_thread() & 31u));
-          const unsigned int v2113 = v2112 - 48u;
-          const unsigned int v2114 = v2113 * 132u;
-          const unsigned int v2115 = v2114 + v299;
-          const unsigned int v2116 = v2115 + v2109;
-          shm2[v2116] = v2108;
-          const float v2117 = v301.x[104];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2118 = static_cast<unsigned int>(v301.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2121 = static_cast<unsigned int>(v301.row(104, iron_linear_thread() & 31u));
-          const unsigned int v2122 = v2121 - 48u;
-          const unsigned int v2123 = v2122 * 132u;
-          const unsigned int v2124 = v2123 + v299;
-          const unsigned int v2125 = v2124 + v2118;
-          shm2[v2125] = v2117;
-          const float v2126 = v301.x[105];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2127 = static_cast<unsigned int>(v301.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2130 = static_cast<unsigned int>(v301.row(105, iron_linear_thread() & 31u));
-          const unsigned int v2131 = v2130 - 48u;
-          const unsigned int v2132 = v2131 * 132u;
-          const unsigned int v2133 = v2132 + v299;
-          const unsigned int v2134 = v2133 + v2127;
-          shm2[v2134] = v2126;
-          const float v2135 = v301.x[106];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2136 = static_cast<unsigned int>(v301.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2139 = static_cast<unsigned int>(v301.row(106, iron_linear_thread() & 31u));
-          const unsigned int v2140 = v2139 - 48u;
-          const unsigned int v2141 = v2140 * 132u;
-          const unsigned int v2142 = v2141 + v299;
-          const unsigned int v2143 = v2142 + v2136;
-          shm2[v2143] = v2135;
-          const float v2144 = v301.x[107];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2145 = static_cast<unsigned int>(v301.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2148 = static_cast<unsigned int>(v301.row(107, iron_linear_thread() & 31u));
-          const unsigned int v2149 = v2148 - 48u;
-          const unsigned int v2150 = v2149 * 132u;
-          const unsigned int v2151 = v2150 + v299;
-          const unsigned int v2152 = v2151 + v2145;
-          shm2[v2152] = v2144;
-          const float v2153 = v301.x[108];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2154 = static_cast<unsigned int>(v301.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2157 = static_cast<unsigned int>(v301.row(108, iron_linear_thread() & 31u));
-          const unsigned int v2158 = v2157 - 48u;
-          const unsigned int v2159 = v2158 * 132u;
-          const unsigned int v2160 = v2159 + v299;
-          const unsigned int v2161 = v2160 + v2154;
-          shm2[v2161] = v2153;
-          const float v2162 = v301.x[109];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2163 = static_cast<unsigned int>(v301.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2166 = static_cast<unsigned int>(v301.row(109, iron_linear_thread() & 31u));
-          const unsigned int v2167 = v2166 - 48u;
-          const unsigned int v2168 = v2167 * 132u;
-          const unsigned int v2169 = v2168 + v299;
-          const unsigned int v2170 = v2169 + v2163;
-          shm2[v2170] = v2162;
-          const float v2171 = v301.x[110];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2172 = static_cast<unsigned int>(v301.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2175 = static_cast<unsigned int>(v301.row(110, iron_linear_thread() & 31u));
-          const unsigned int v2176 = v2175 - 48u;
-          const unsigned int v2177 = v2176 * 132u;
-          const unsigned int v2178 = v2177 + v299;
-          const unsigned int v2179 = v2178 + v2172;
-          shm2[v2179] = v2171;
-          const float v2180 = v301.x[111];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2181 = static_cast<unsigned int>(v301.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2184 = static_cast<unsigned int>(v301.row(111, iron_linear_thread() & 31u));
-          const unsigned int v2185 = v2184 - 48u;
-          const unsigned int v2186 = v2185 * 132u;
-          const unsigned int v2187 = v2186 + v299;
-          const unsigned int v2188 = v2187 + v2181;
-          shm2[v2188] = v2180;
-          const float v2189 = v301.x[112];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2190 = static_cast<unsigned int>(v301.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2193 = static_cast<unsigned int>(v301.row(112, iron_linear_thread() & 31u));
-          const unsigned int v2194 = v2193 - 48u;
-          const unsigned int v2195 = v2194 * 132u;
-          const unsigned int v2196 = v2195 + v299;
-          const unsigned int v2197 = v2196 + v2190;
-          shm2[v2197] = v2189;
-          const float v2198 = v301.x[113];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2199 = static_cast<unsigned int>(v301.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2202 = static_cast<unsigned int>(v301.row(113, iron_linear_thread() & 31u));
-          const unsigned int v2203 = v2202 - 48u;
-          const unsigned int v2204 = v2203 * 132u;
-          const unsigned int v2205 = v2204 + v299;
-          const unsigned int v2206 = v2205 + v2199;
-          shm2[v2206] = v2198;
-          const float v2207 = v301.x[114];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2208 = static_cast<unsigned int>(v301.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2211 = static_cast<unsigned int>(v301.row(114, iron_linear_thread() & 31u));
-          const unsigned int v2212 = v2211 - 48u;
-          const unsigned int v2213 = v2212 * 132u;
-          const unsigned int v2214 = v2213 + v299;
-          const unsigned int v2215 = v2214 + v2208;
-          shm2[v2215] = v2207;
-          const float v2216 = v301.x[115];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2217 = static_cast<unsigned int>(v301.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2220 = static_cast<unsigned int>(v301.row(115, iron_linear_thread() & 31u));
-          const unsigned int v2221 = v2220 - 48u;
-          const unsigned int v2222 = v2221 * 132u;
-          const unsigned int v2223 = v2222 + v299;
-          const unsigned int v2224 = v2223 + v2217;
-          shm2[v2224] = v2216;
-          const float v2225 = v301.x[116];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2226 = static_cast<unsigned int>(v301.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2229 = static_cast<unsigned int>(v301.row(116, iron_linear_thread() & 31u));
-          const unsigned int v2230 = v2229 - 48u;
-          const unsigned int v2231 = v2230 * 132u;
-          const unsigned int v2232 = v2231 + v299;
-          const unsigned int v2233 = v2232 + v2226;
-          shm2[v2233] = v2225;
-          const float v2234 = v301.x[117];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2235 = static_cast<unsigned int>(v301.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2238 = static_cast<unsigned int>(v301.row(117, iron_linear_thread() & 31u));
-          const unsigned int v2239 = v2238 - 48u;
-          const unsigned int v2240 = v2239 * 132u;
-          const unsigned int v2241 = v2240 + v299;
-          const unsigned int v2242 = v2241 + v2235;
-          shm2[v2242] = v2234;
-          const float v2243 = v301.x[118];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2244 = static_cast<unsigned int>(v301.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2247 = static_cast<unsigned int>(v301.row(118, iron_linear_thread() & 31u));
-          const unsigned int v2248 = v2247 - 48u;
-          const unsigned int v2249 = v2248 * 132u;
-          const unsigned int v2250 = v2249 + v299;
-          const unsigned int v2251 = v2250 + v2244;
-          shm2[v2251] = v2243;
-          const float v2252 = v301.x[119];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2253 = static_cast<unsigned int>(v301.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2256 = static_cast<unsigned int>(v301.row(119, iron_linear_thread() & 31u));
-          const unsigned int v2257 = v2256 - 48u;
-          const unsigned int v2258 = v2257 * 132u;
-          const unsigned int v2259 = v2258 + v299;
-          const unsigned int v2260 = v2259 + v2253;
-          shm2[v2260] = v2252;
-          const float v2261 = v301.x[120];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2262 = static_cast<unsigned int>(v301.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2265 = static_cast<unsigned int>(v301.row(120, iron_linear_thread() & 31u));
-          const unsigned int v2266 = v2265 - 48u;
-          const unsigned int v2267 = v2266 * 132u;
-          const unsigned int v2268 = v2267 + v299;
-          const unsigned int v2269 = v2268 + v2262;
-          shm2[v2269] = v2261;
-          const float v2270 = v301.x[121];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2271 = static_cast<unsigned int>(v301.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2274 = static_cast<unsigned int>(v301.row(121, iron_linear_thread() & 31u));
-          const unsigned int v2275 = v2274 - 48u;
-          const unsigned int v2276 = v2275 * 132u;
-          const unsigned int v2277 = v2276 + v299;
-          const unsigned int v2278 = v2277 + v2271;
-          shm2[v2278] = v2270;
-          const float v2279 = v301.x[122];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2280 = static_cast<unsigned int>(v301.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2283 = static_cast<unsigned int>(v301.row(122, iron_linear_thread() & 31u));
-          const unsigned int v2284 = v2283 - 48u;
-          const unsigned int v2285 = v2284 * 132u;
-          const unsigned int v2286 = v2285 + v299;
-          const unsigned int v2287 = v2286 + v2280;
-          shm2[v2287] = v2279;
-          const float v2288 = v301.x[123];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2289 = static_cast<unsigned int>(v301.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2292 = static_cast<unsigned int>(v301.row(123, iron_linear_thread() & 31u));
-          const unsigned int v2293 = v2292 - 48u;
-          const unsigned int v2294 = v2293 * 132u;
-          const unsigned int v2295 = v2294 + v299;
-          const unsigned int v2296 = v2295 + v2289;
-          shm2[v2296] = v2288;
-          const float v2297 = v301.x[124];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2298 = static_cast<unsigned int>(v301.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2301 = static_cast<unsigned int>(v301.row(124, iron_linear_thread() & 31u));
-          const unsigned int v2302 = v2301 - 48u;
-          const unsigned int v2303 = v2302 * 132u;
-          const unsigned int v2304 = v2303 + v299;
-          const unsigned int v2305 = v2304 + v2298;
-          shm2[v2305] = v2297;
-          const float v2306 = v301.x[125];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2307 = static_cast<unsigned int>(v301.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2310 = static_cast<unsigned int>(v301.row(125, iron_linear_thread() & 31u));
-          const unsigned int v2311 = v2310 - 48u;
-          const unsigned int v2312 = v2311 * 132u;
-          const unsigned int v2313 = v2312 + v299;
-          const unsigned int v2314 = v2313 + v2307;
-          shm2[v2314] = v2306;
-          const float v2315 = v301.x[126];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2316 = static_cast<unsigned int>(v301.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2319 = static_cast<unsigned int>(v301.row(126, iron_linear_thread() & 31u));
-          const unsigned int v2320 = v2319 - 48u;
-          const unsigned int v2321 = v2320 * 132u;
-          const unsigned int v2322 = v2321 + v299;
-          const unsigned int v2323 = v2322 + v2316;
-          shm2[v2323] = v2315;
-          const float v2324 = v301.x[127];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2325 = static_cast<unsigned int>(v301.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2328 = static_cast<unsigned int>(v301.row(127, iron_linear_thread() & 31u));
-          const unsigned int v2329 = v2328 - 48u;
-          const unsigned int v2330 = v2329 * 132u;
-          const unsigned int v2331 = v2330 + v299;
-          const unsigned int v2332 = v2331 + v2325;
-          shm2[v2332] = v2324;
-        }
+    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
+      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
+      if (v1163) {
+        iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:403
-      const unsigned int v2334 = v1165 << 4u;  // kernels/gemm/gemm_tiles.hpp:404
-      const unsigned int v2336 = v1163 << 6u;
-      const unsigned int v2337 = v79 + v2336;
-      const unsigned int v2338 = v2337 + v2334;
-      if (v1157) {  // kernels/gemm/gemm_tiles.hpp:406
-        for (unsigned int v2342 = v144; v2342 < 256u; v2342 += 128u) {  // kernels/gemm/gemm_tiles.hpp:333
-          const unsigned int v2344 = v2342 << 3u;  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v2346 = v2344 >> 7u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v2347 = v2338 + v2346;
-          const unsigned int v2349 = v2344 & 127u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v2350 = v83 + v2349;
-          const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v2357 = v2356 + v2349;
-          const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const iron_bf16 v2364 = iron_f32_to_bf16(v2360);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2365 = v2347 * v4;
-          const unsigned int v2366 = v2365 + v84;
-          const unsigned int v2369 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2370 = shm2[v2369];
-          const iron_bf16 v2374 = iron_f32_to_bf16(v2370);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2379 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2380 = shm2[v2379];
-          const iron_bf16 v2384 = iron_f32_to_bf16(v2380);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2389 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2390 = shm2[v2389];
-          const iron_bf16 v2394 = iron_f32_to_bf16(v2390);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2399 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2400 = shm2[v2399];
-          const iron_bf16 v2404 = iron_f32_to_bf16(v2400);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2409 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2410 = shm2[v2409];
-          const iron_bf16 v2414 = iron_f32_to_bf16(v2410);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2419 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2420 = shm2[v2419];
-          const iron_bf16 v2424 = iron_f32_to_bf16(v2420);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2429 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2430 = shm2[v2429];
-          const iron_bf16 v2434 = iron_f32_to_bf16(v2430);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4463 = v2350 + v2366;
-          *reinterpret_cast<iron_bf16x8*>(out + v4463) = iron_bf16x8{{v2364, v2374, v2384, v2394, v2404, v2414, v2424, v2434}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
+      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
+      const unsigned int v1169 = v1168 << 6u;
+      const unsigned int v1170 = v83 + v1169;
+      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
+      const unsigned int v1174 = v1173 << 6u;
+      const unsigned int v1175 = v79 + v1174;
+      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
+        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
+          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
+          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
+          const unsigned int v1184 = v1175 + v1183;
+          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
+          const unsigned int v1187 = v1170 + v1186;
+          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
+          const unsigned int v1194 = v1193 + v1186;
+          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
+          const iron_bf16 v1201 = iron_f32_to_bf16(v1197);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1202 = v1184 * v4;
+          const unsigned int v1203 = v1202 + v84;
+          const unsigned int v1206 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1207 = shm2[v1206];
+          const iron_bf16 v1211 = iron_f32_to_bf16(v1207);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1216 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1217 = shm2[v1216];
+          const iron_bf16 v1221 = iron_f32_to_bf16(v1217);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1226 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1227 = shm2[v1226];
+          const iron_bf16 v1231 = iron_f32_to_bf16(v1227);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1236 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1237 = shm2[v1236];
+          const iron_bf16 v1241 = iron_f32_to_bf16(v1237);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1246 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1247 = shm2[v1246];
+          const iron_bf16 v1251 = iron_f32_to_bf16(v1247);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1256 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1257 = shm2[v1256];
+          const iron_bf16 v1261 = iron_f32_to_bf16(v1257);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1266 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1267 = shm2[v1266];
+          const iron_bf16 v1271 = iron_f32_to_bf16(v1267);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4603 = v1187 + v1203;
+          *reinterpret_cast<iron_bf16x8*>(out + v4603) = iron_bf16x8{{v1201, v1211, v1221, v1231, v1241, v1251, v1261, v1271}};
         }
       } else {
-        for (unsigned int v2441 = v144; v2441 < 2048u; v2441 += 128u) {  // kernels/gemm/gemm_tiles.hpp:349
-          const unsigned int v2443 = v2441 >> 7u;  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v2444 = v2338 + v2443;
-          const unsigned int v2446 = v2441 & 127u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v2447 = v83 + v2446;
-          const bool v2448 = v2444 < v60;  // kernels/gemm/gemm_tiles.hpp:352
-          const bool v2449 = v2447 < v15;
-          const bool v2450 = v2448 && v2449;
-          if (v2450) {
-            const unsigned int v2456 = v2443 * 132u;
-            const unsigned int v2457 = v2456 + v2446;
-            const float v2458 = shm2[v2457];
-            const iron_bf16 v2460 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v2461 = v2444 * v4;
-            const unsigned int v2462 = v2461 + v84;
-            const unsigned int v2463 = v2462 + v2447;
-            out[v2463] = v2460;
+        for (unsigned int v1278 = v144; v1278 < 4096u; v1278 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
+          const unsigned int v1280 = v1278 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1281 = v1175 + v1280;
+          const unsigned int v1283 = v1278 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1284 = v1170 + v1283;
+          const bool v1285 = v1281 < v60;  // kernels/gemm/gemm_tiles.hpp:353
+          const bool v1286 = v1284 < v15;
+          const bool v1287 = v1285 && v1286;
+          if (v1287) {
+            const unsigned int v1293 = v1280 * 68u;
+            const unsigned int v1294 = v1293 + v1283;
+            const float v1295 = shm2[v1294];
+            const iron_bf16 v1297 = iron_f32_to_bf16(v1295);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1298 = v1281 * v4;
+            const unsigned int v1299 = v1298 + v84;
+            const unsigned int v1300 = v1299 + v1284;
+            out[v1300] = v1297;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:416
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
     }
   } else {
-    const unsigned int v2466 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2467 = v2466 & 15u;
-    const unsigned int v2468 = v2467 << 2u;
-    const unsigned int v2471 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2472 = v2471 * v19;
-    const unsigned int v2476 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2477 = v12 * v2476;
-    const unsigned int v2479 = v10 << 1u;
-    const unsigned int v2480 = v2 + v2479;
-    const unsigned int v2481 = v2480 - v2477;
-    const unsigned int v2482 = v2481 - 1u;
-    const unsigned int v2483 = v2482 / v8;
-    const unsigned int v2484 = v2483 + 1u;
-    const unsigned int v2488 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2489 = v11 * v2488;
-    const unsigned int v2491 = v9 << 1u;
-    const unsigned int v2492 = v1 + v2491;
-    const unsigned int v2493 = v2492 - v2489;
-    const unsigned int v2494 = v2493 - 1u;
-    const unsigned int v2495 = v2494 / v7;
-    const unsigned int v2496 = v2495 + 1u;
-    const unsigned int v2497 = v2496 * v2484;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2498 = v0 * v2497;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2503 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2504 = v2503 == 0u;
-    const unsigned int v2507 = v19 << 1u;
-    const bool v2508 = v2507 <= 64u;
-    const bool v2509 = v2504 && v2508;
-    const unsigned int v2510 = v2509 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2514 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2515 = v2514 == 0u;
-    const unsigned int v2518 = v19 << 2u;
-    const bool v2519 = v2518 <= 64u;
-    const bool v2520 = v2515 && v2519;
-    const unsigned int v2521 = v2520 ? 4u : v2510;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2525 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2526 = v2525 == 0u;
-    const unsigned int v2529 = v19 << 3u;
-    const bool v2530 = v2529 <= 64u;
-    const bool v2531 = v2526 && v2530;
-    const unsigned int v2532 = v2531 ? 8u : v2521;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2534 = 128u / v2532;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2535 = v13 / v2532;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2536 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2539 = v2498 + 127u;
-    const unsigned int v2540 = v2539 >> 7u;
-    const unsigned int v2541 = blockIdx.z;
-    const unsigned int v2542 = v2541 * v2540;
-    const unsigned int v2543 = v2542 + v2536;
-    const unsigned int v2544 = v2543 % v2535;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2545 = v2543 / v2535;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2546 = v2544 * v2532;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2548 = v2498 + v2534;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2549 = v2548 - 1u;
-    const unsigned int v2550 = v2549 / v2534;
-    const bool v2551 = v2545 < v2550;
-    if (v2551) {
-      const unsigned int v2553 = v2532 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2554 = v2553 >> 2u;
-      const bool v2558 = v2554 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2559 = v2558 ? 8u : 16u;
-      const bool v2562 = v2554 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2563 = v2562 ? 4u : v2559;
-      const bool v2566 = v2554 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2567 = v2566 ? 2u : v2563;
-      const bool v2570 = v2554 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2571 = v2570 ? 1u : v2567;
-      const unsigned int v2573 = v2466 % v2571;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2574 = v2573 < v2554;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2576 = v2573 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2577 = v2576 / v19;
-      const unsigned int v2578 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2581 = v2576 - v2578;
-      const unsigned int v2584 = v2546 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2585 = v2584 + v2576;
-      const unsigned int v2587 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2588 = v2587 << 5u;
-      const unsigned int v2589 = v2588 / v2534;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2591 = v2588 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2592 = v2591 / v2534;
-      iron_frag<float, 2, 16, 16> v2594;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2594, 0.0f);
-      iron_frag<float, 2, 16, 16> v2596;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2596, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2598;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2598, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2600;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2600, iron_f32_to_bf16(0.0f));
-      const unsigned int v2603 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2706 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2727 = v2588 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2731 = v2589 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2737 = v2591 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2741 = v2592 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2609 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2610 = v2609 & 15u;
+    const unsigned int v2611 = v2610 << 2u;
+    const unsigned int v2614 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2615 = v2614 * v19;
+    const unsigned int v2619 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2620 = v12 * v2619;
+    const unsigned int v2622 = v10 << 1u;
+    const unsigned int v2623 = v2 + v2622;
+    const unsigned int v2624 = v2623 - v2620;
+    const unsigned int v2625 = v2624 - 1u;
+    const unsigned int v2626 = v2625 / v8;
+    const unsigned int v2627 = v2626 + 1u;
+    const unsigned int v2631 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2632 = v11 * v2631;
+    const unsigned int v2634 = v9 << 1u;
+    const unsigned int v2635 = v1 + v2634;
+    const unsigned int v2636 = v2635 - v2632;
+    const unsigned int v2637 = v2636 - 1u;
+    const unsigned int v2638 = v2637 / v7;
+    const unsigned int v2639 = v2638 + 1u;
+    const unsigned int v2640 = v2639 * v2627;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2641 = v0 * v2640;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2646 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2647 = v2646 == 0u;
+    const unsigned int v2650 = v19 << 1u;
+    const bool v2651 = v2650 <= 64u;
+    const bool v2652 = v2647 && v2651;
+    const unsigned int v2653 = v2652 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2657 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2658 = v2657 == 0u;
+    const unsigned int v2661 = v19 << 2u;
+    const bool v2662 = v2661 <= 64u;
+    const bool v2663 = v2658 && v2662;
+    const unsigned int v2664 = v2663 ? 4u : v2653;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2668 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2669 = v2668 == 0u;
+    const unsigned int v2672 = v19 << 3u;
+    const bool v2673 = v2672 <= 64u;
+    const bool v2674 = v2669 && v2673;
+    const unsigned int v2675 = v2674 ? 8u : v2664;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2677 = 128u / v2675;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2678 = v13 / v2675;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2679 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2682 = v2641 + 127u;
+    const unsigned int v2683 = v2682 >> 7u;
+    const unsigned int v2684 = blockIdx.z;
+    const unsigned int v2685 = v2684 * v2683;
+    const unsigned int v2686 = v2685 + v2679;
+    const unsigned int v2687 = v2686 % v2678;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2688 = v2686 / v2678;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2689 = v2687 * v2675;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2691 = v2641 + v2677;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2692 = v2691 - 1u;
+    const unsigned int v2693 = v2692 / v2677;
+    const bool v2694 = v2688 < v2693;
+    if (v2694) {
+      const unsigned int v2696 = v2675 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2697 = v2696 >> 2u;
+      const bool v2701 = v2697 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2702 = v2701 ? 8u : 16u;
+      const bool v2705 = v2697 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2706 = v2705 ? 4u : v2702;
+      const bool v2709 = v2697 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2710 = v2709 ? 2u : v2706;
+      const bool v2713 = v2697 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2714 = v2713 ? 1u : v2710;
+      const unsigned int v2716 = v2609 % v2714;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2717 = v2716 < v2697;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2719 = v2716 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2720 = v2719 / v19;
+      const unsigned int v2721 = v2720 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2724 = v2719 - v2721;
+      const unsigned int v2727 = v2689 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2728 = v2727 + v2719;
+      const unsigned int v2730 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2731 = v2730 << 5u;
+      const unsigned int v2732 = v2731 / v2677;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2734 = v2731 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2735 = v2734 / v2677;
+      iron_frag<float, 2, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2737, 0.0f);
+      iron_frag<float, 2, 16, 16> v2739;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2739, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2741;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2741, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2743;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2743, iron_f32_to_bf16(0.0f));
+      const unsigned int v2746 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2849 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2870 = v2731 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2874 = v2732 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2880 = v2734 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2884 = v2735 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2605 = 0u; v2605 < v5; v2605 += v2603) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2606 = v2605 + v2603;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2607 = min(v2606, v5);
-        const unsigned int v2608 = v2607 - v2605;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2609 = v2608 * v6;
-        const unsigned int v2610 = v2609 * v19;
-        const unsigned int v2614 = v2610 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2615 = v2614 >> 4u;
-        const unsigned int v2616 = v2615 << 4u;
-        const bool v2617 = v2468 < v2616;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2617) {
-          const unsigned int v2619 = v2532 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2622 = v2466 >> 4u;
-          const bool v2628 = v2468 < v2610;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2630 = v2605 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2631 = v2630 * v19;
+      for (unsigned int v2748 = 0u; v2748 < v5; v2748 += v2746) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2749 = v2748 + v2746;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2750 = min(v2749, v5);
+        const unsigned int v2751 = v2750 - v2748;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2752 = v2751 * v6;
+        const unsigned int v2753 = v2752 * v19;
+        const unsigned int v2757 = v2753 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2758 = v2757 >> 4u;
+        const unsigned int v2759 = v2758 << 4u;
+        const bool v2760 = v2611 < v2759;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2760) {
+          const unsigned int v2762 = v2675 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2765 = v2609 >> 4u;
+          const bool v2771 = v2611 < v2753;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2773 = v2748 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2774 = v2773 * v19;
 
-          for (unsigned int v2624 = v2622; v2624 < v2619; v2624 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2626 = v2624 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2627 = v2626 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2629 = v2627 && v2628;
-            const unsigned int v2633 = v2624 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2634 = v2546 + v2633;
-            const unsigned int v2635 = v2634 * v15;
-            const unsigned int v2636 = v2635 + v2626;
-            const unsigned int v2637 = v2636 * v2472;
-            const unsigned int v2638 = v2637 + v2631;
-            const unsigned int v2639 = v2638 + v2468;
-            const unsigned int v2641 = v2629 ? v2639 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2643 = v2624 * 56u;
-            const unsigned int v2644 = v2643 + v2468;
-            iron_copy_async<8>(shm4 + v2644, weight + v2641, v2629);
+          for (unsigned int v2767 = v2765; v2767 < v2762; v2767 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2769 = v2767 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2770 = v2769 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2772 = v2770 && v2771;
+            const unsigned int v2776 = v2767 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2777 = v2689 + v2776;
+            const unsigned int v2778 = v2777 * v15;
+            const unsigned int v2779 = v2778 + v2769;
+            const unsigned int v2780 = v2779 * v2615;
+            const unsigned int v2781 = v2780 + v2774;
+            const unsigned int v2782 = v2781 + v2611;
+            const unsigned int v2784 = v2772 ? v2782 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2786 = v2767 * 56u;
+            const unsigned int v2787 = v2786 + v2611;
+            iron_copy_async<8>(shm5 + v2787, weight + v2784, v2772);
           }
         }
-        if (v2574) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2646 = 128u / v2571;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2648 = v2466 / v2571;
-          const unsigned int v2650 = v2545 * v2534;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2662 = v2577 * v2534;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2672 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2689 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2717) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2789 = 128u / v2714;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2791 = v2609 / v2714;
+          const unsigned int v2793 = v2688 * v2677;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2805 = v2720 * v2677;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2815 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2832 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2649 = v2648; v2649 < v2534; v2649 += v2646) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2651 = v2650 + v2649;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2652 = v2651 / v2497;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2653 = v2652 * v2497;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2654 = v2651 - v2653;
-            const unsigned int v2655 = v2654 / v2484;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2656 = v2655 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2657 = v2655 * v2484;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2658 = v2654 - v2657;
-            const unsigned int v2659 = v2658 * v8;
-            const bool v2660 = v2651 < v2498;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2663 = v2662 + v2649;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2664 = v2663 * 56u;
-            const unsigned int v2665 = v2664 + v2581;
-            const unsigned int v2676 = v2652 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2792 = v2791; v2792 < v2677; v2792 += v2789) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2794 = v2793 + v2792;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2795 = v2794 / v2640;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2796 = v2795 * v2640;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2797 = v2794 - v2796;
+            const unsigned int v2798 = v2797 / v2627;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2799 = v2798 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2800 = v2798 * v2627;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2801 = v2797 - v2800;
+            const unsigned int v2802 = v2801 * v8;
+            const bool v2803 = v2794 < v2641;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2806 = v2805 + v2792;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2807 = v2806 * 56u;
+            const unsigned int v2808 = v2807 + v2724;
+            const unsigned int v2819 = v2795 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2667 = v2605; v2667 < v2607; v2667 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2668 = v2667 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2669 = v2656 + v2668;
-              const bool v2670 = v2669 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2671 = v2660 && v2670;
-              const bool v2673 = v2669 < v2672;
-              const bool v2674 = v2671 && v2673;
-              const unsigned int v2675 = max(v2669, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2677 = v2676 + v2675;
-              const unsigned int v2678 = v2677 - v9;
-              const unsigned int v2679 = v2667 - v2605;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2680 = v2679 * v6;
-              const unsigned int v2681 = v2680 * v19;
-              const unsigned int v2693 = v2678 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2701 = v2665 + v2681;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2810 = v2748; v2810 < v2750; v2810 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2811 = v2810 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2812 = v2799 + v2811;
+              const bool v2813 = v2812 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2814 = v2803 && v2813;
+              const bool v2816 = v2812 < v2815;
+              const bool v2817 = v2814 && v2816;
+              const unsigned int v2818 = max(v2812, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2820 = v2819 + v2818;
+              const unsigned int v2821 = v2820 - v9;
+              const unsigned int v2822 = v2810 - v2748;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2823 = v2822 * v6;
+              const unsigned int v2824 = v2823 * v19;
+              const unsigned int v2836 = v2821 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2844 = v2808 + v2824;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2684 = 0u; v2684 < v6; v2684 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2685 = v2684 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2686 = v2659 + v2685;
-                const bool v2687 = v2686 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2688 = v2674 && v2687;
-                const bool v2690 = v2686 < v2689;
-                const bool v2691 = v2688 && v2690;
-                const unsigned int v2692 = max(v2686, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2694 = v2693 + v2692;
-                const unsigned int v2695 = v2694 - v10;
-                const unsigned int v2696 = v2695 * v3;
-                const unsigned int v2697 = v2696 + v2585;
-                const unsigned int v2699 = v2691 ? v2697 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2700 = v2684 * v19;
-                const unsigned int v2702 = v2701 + v2700;
-                iron_copy_async<8>(shm3 + v2702, x + v2699, v2691);
+              for (unsigned int v2827 = 0u; v2827 < v6; v2827 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2828 = v2827 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2829 = v2802 + v2828;
+                const bool v2830 = v2829 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2831 = v2817 && v2830;
+                const bool v2833 = v2829 < v2832;
+                const bool v2834 = v2831 && v2833;
+                const unsigned int v2835 = max(v2829, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2837 = v2836 + v2835;
+                const unsigned int v2838 = v2837 - v10;
+                const unsigned int v2839 = v2838 * v3;
+                const unsigned int v2840 = v2839 + v2728;
+                const unsigned int v2842 = v2834 ? v2840 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2843 = v2827 * v19;
+                const unsigned int v2845 = v2844 + v2843;
+                iron_copy_async<8>(shm4 + v2845, x + v2842, v2834);
               }
             }
           }
         }
-        const unsigned int v2704 = v2616 - v2610;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2705 = v2704 >> 2u;
-        const unsigned int v2708 = v2705 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2847 = v2759 - v2753;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2848 = v2847 >> 2u;
+        const unsigned int v2851 = v2848 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2710 = v2466; v2710 < v2708; v2710 += v2706) {
-          const unsigned int v2711 = v2710 / v2705;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2715 = v2711 * v2705;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2716 = v2710 - v2715;
-          const unsigned int v2717 = v2716 << 2u;
-          const unsigned int v2719 = v2711 * 56u;
-          const unsigned int v2720 = v2719 + v2610;
-          const unsigned int v2721 = v2720 + v2717;
-          iron_copy_async<8>(shm3 + v2721, x + 0u, false);
+        for (unsigned int v2853 = v2609; v2853 < v2851; v2853 += v2849) {
+          const unsigned int v2854 = v2853 / v2848;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2858 = v2854 * v2848;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2859 = v2853 - v2858;
+          const unsigned int v2860 = v2859 << 2u;
+          const unsigned int v2862 = v2854 * 56u;
+          const unsigned int v2863 = v2862 + v2753;
+          const unsigned int v2864 = v2863 + v2860;
+          iron_copy_async<8>(shm4 + v2864, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2724 = 0u; v2724 < v2616; v2724 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2728 = v2727 + v2724;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2598, shm3, v2728, 56u);
-          const unsigned int v2732 = v2731 + v2724;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2600, shm4, v2732, 56u);
-          iron_frag_mma_sync(v2594, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2738 = v2737 + v2724;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2598, shm3, v2738, 56u);
-          const unsigned int v2742 = v2741 + v2724;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2600, shm4, v2742, 56u);
-          iron_frag_mma_sync(v2596, v2598, v2600);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2867 = 0u; v2867 < v2759; v2867 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2871 = v2870 + v2867;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2741, shm4, v2871, 56u);
+          const unsigned int v2875 = v2874 + v2867;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2743, shm5, v2875, 56u);
+          iron_frag_mma_sync(v2737, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2881 = v2880 + v2867;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2741, shm4, v2881, 56u);
+          const unsigned int v2885 = v2884 + v2867;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2743, shm5, v2885, 56u);
+          iron_frag_mma_sync(v2739, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2743 = v2589 * v2534;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2744 = v2545 * v2534;
-      const unsigned int v2745 = v2744 + v2588;
-      const unsigned int v2746 = v2745 - v2743;
-      const unsigned int v2747 = v2546 + v2589;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2748 = v2747 * v15;
-      const unsigned int v2749 = static_cast<unsigned int>(v2594.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2750 = v2746 + v2749;
-      const unsigned int v2751 = static_cast<unsigned int>(v2594.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2752 = v2750 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2753 = v2751 < v15;
-      const bool v2754 = v2752 && v2753;
-      if (v2754) {
-        const float v2755 = v2594.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2757 = iron_f32_to_bf16(v2755);
-        const unsigned int v2758 = v2750 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2759 = v2758 + v2748;
-        const unsigned int v2760 = v2759 + v2751;
-        out[v2760] = v2757;
+      const unsigned int v2886 = v2732 * v2677;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2887 = v2688 * v2677;
+      const unsigned int v2888 = v2887 + v2731;
+      const unsigned int v2889 = v2888 - v2886;
+      const unsigned int v2890 = v2689 + v2732;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2891 = v2890 * v15;
+      const unsigned int v2892 = static_cast<unsigned int>(v2737.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2893 = v2889 + v2892;
+      const unsigned int v2894 = static_cast<unsigned int>(v2737.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2895 = v2893 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2896 = v2894 < v15;
+      const bool v2897 = v2895 && v2896;
+      if (v2897) {
+        const float v2898 = v2737.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2900 = iron_f32_to_bf16(v2898);
+        const unsigned int v2901 = v2893 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2902 = v2901 + v2891;
+        const unsigned int v2903 = v2902 + v2894;
+        out[v2903] = v2900;
       }
-      const unsigned int v2761 = static_cast<unsigned int>(v2594.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2762 = v2746 + v2761;
-      const unsigned int v2763 = static_cast<unsigned int>(v2594.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2764 = v2762 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2765 = v2763 < v15;
-      const bool v2766 = v2764 && v2765;
-      if (v2766) {
-        const float v2767 = v2594.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2769 = iron_f32_to_bf16(v2767);
-        const unsigned int v2770 = v2762 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2771 = v2770 + v2748;
-        const unsigned int v2772 = v2771 + v2763;
-        out[v2772] = v2769;
+      const unsigned int v2904 = static_cast<unsigned int>(v2737.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2905 = v2889 + v2904;
+      const unsigned int v2906 = static_cast<unsigned int>(v2737.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2907 = v2905 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2908 = v2906 < v15;
+      const bool v2909 = v2907 && v2908;
+      if (v2909) {
+        const float v2910 = v2737.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2912 = iron_f32_to_bf16(v2910);
+        const unsigned int v2913 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2914 = v2913 + v2891;
+        const unsigned int v2915 = v2914 + v2906;
+        out[v2915] = v2912;
       }
-      const unsigned int v2773 = static_cast<unsigned int>(v2594.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2774 = v2746 + v2773;
-      const unsigned int v2775 = static_cast<unsigned int>(v2594.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2776 = v2774 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2777 = v2775 < v15;
-      const bool v2778 = v2776 && v2777;
-      if (v2778) {
-        const float v2779 = v2594.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2781 = iron_f32_to_bf16(v2779);
-        const unsigned int v2782 = v2774 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2783 = v2782 + v2748;
-        const unsigned int v2784 = v2783 + v2775;
-        out[v2784] = v2781;
+      const unsigned int v2916 = static_cast<unsigned int>(v2737.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2917 = v2889 + v2916;
+      const unsigned int v2918 = static_cast<unsigned int>(v2737.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2919 = v2917 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2920 = v2918 < v15;
+      const bool v2921 = v2919 && v2920;
+      if (v2921) {
+        const float v2922 = v2737.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2924 = iron_f32_to_bf16(v2922);
+        const unsigned int v2925 = v2917 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2926 = v2925 + v2891;
+        const unsigned int v2927 = v2926 + v2918;
+        out[v2927] = v2924;
       }
-      const unsigned int v2785 = static_cast<unsigned int>(v2594.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2786 = v2746 + v2785;
-      const unsigned int v2787 = static_cast<unsigned int>(v2594.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2788 = v2786 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2789 = v2787 < v15;
-      const bool v2790 = v2788 && v2789;
-      if (v2790) {
-        const float v2791 = v2594.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2793 = iron_f32_to_bf16(v2791);
-        const unsigned int v2794 = v2786 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2795 = v2794 + v2748;
-        const unsigned int v2796 = v2795 + v2787;
-        out[v2796] = v2793;
+      const unsigned int v2928 = static_cast<unsigned int>(v2737.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2929 = v2889 + v2928;
+      const unsigned int v2930 = static_cast<unsigned int>(v2737.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2931 = v2929 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2932 = v2930 < v15;
+      const bool v2933 = v2931 && v2932;
+      if (v2933) {
+        const float v2934 = v2737.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2936 = iron_f32_to_bf16(v2934);
+        const unsigned int v2937 = v2929 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2938 = v2937 + v2891;
+        const unsigned int v2939 = v2938 + v2930;
+        out[v2939] = v2936;
       }
-      const unsigned int v2797 = static_cast<unsigned int>(v2594.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2798 = v2746 + v2797;
-      const unsigned int v2799 = static_cast<unsigned int>(v2594.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2800 = v2798 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2801 = v2799 < v15;
-      const bool v2802 = v2800 && v2801;
-      if (v2802) {
-        const float v2803 = v2594.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2805 = iron_f32_to_bf16(v2803);
-        const unsigned int v2806 = v2798 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2807 = v2806 + v2748;
-        const unsigned int v2808 = v2807 + v2799;
-        out[v2808] = v2805;
+      const unsigned int v2940 = static_cast<unsigned int>(v2737.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2941 = v2889 + v2940;
+      const unsigned int v2942 = static_cast<unsigned int>(v2737.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2943 = v2941 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2944 = v2942 < v15;
+      const bool v2945 = v2943 && v2944;
+      if (v2945) {
+        const float v2946 = v2737.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2948 = iron_f32_to_bf16(v2946);
+        const unsigned int v2949 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2950 = v2949 + v2891;
+        const unsigned int v2951 = v2950 + v2942;
+        out[v2951] = v2948;
       }
-      const unsigned int v2809 = static_cast<unsigned int>(v2594.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2810 = v2746 + v2809;
-      const unsigned int v2811 = static_cast<unsigned int>(v2594.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2812 = v2810 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2813 = v2811 < v15;
-      const bool v2814 = v2812 && v2813;
-      if (v2814) {
-        const float v2815 = v2594.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2817 = iron_f32_to_bf16(v2815);
-        const unsigned int v2818 = v2810 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2819 = v2818 + v2748;
-        const unsigned int v2820 = v2819 + v2811;
-        out[v2820] = v2817;
+      const unsigned int v2952 = static_cast<unsigned int>(v2737.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2953 = v2889 + v2952;
+      const unsigned int v2954 = static_cast<unsigned int>(v2737.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2955 = v2953 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2956 = v2954 < v15;
+      const bool v2957 = v2955 && v2956;
+      if (v2957) {
+        const float v2958 = v2737.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2960 = iron_f32_to_bf16(v2958);
+        const unsigned int v2961 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2962 = v2961 + v2891;
+        const unsigned int v2963 = v2962 + v2954;
+        out[v2963] = v2960;
       }
-      const unsigned int v2821 = static_cast<unsigned int>(v2594.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2822 = v2746 + v2821;
-      const unsigned int v2823 = static_cast<unsigned int>(v2594.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2824 = v2822 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2825 = v2823 < v15;
-      const bool v2826 = v2824 && v2825;
-      if (v2826) {
-        const float v2827 = v2594.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2829 = iron_f32_to_bf16(v2827);
-        const unsigned int v2830 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2831 = v2830 + v2748;
-        const unsigned int v2832 = v2831 + v2823;
-        out[v2832] = v2829;
+      const unsigned int v2964 = static_cast<unsigned int>(v2737.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2965 = v2889 + v2964;
+      const unsigned int v2966 = static_cast<unsigned int>(v2737.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2967 = v2965 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2968 = v2966 < v15;
+      const bool v2969 = v2967 && v2968;
+      if (v2969) {
+        const float v2970 = v2737.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2972 = iron_f32_to_bf16(v2970);
+        const unsigned int v2973 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2974 = v2973 + v2891;
+        const unsigned int v2975 = v2974 + v2966;
+        out[v2975] = v2972;
       }
-      const unsigned int v2833 = static_cast<unsigned int>(v2594.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2834 = v2746 + v2833;
-      const unsigned int v2835 = static_cast<unsigned int>(v2594.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2836 = v2834 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2837 = v2835 < v15;
-      const bool v2838 = v2836 && v2837;
-      if (v2838) {
-        const float v2839 = v2594.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2841 = iron_f32_to_bf16(v2839);
-        const unsigned int v2842 = v2834 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2843 = v2842 + v2748;
-        const unsigned int v2844 = v2843 + v2835;
-        out[v2844] = v2841;
+      const unsigned int v2976 = static_cast<unsigned int>(v2737.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2977 = v2889 + v2976;
+      const unsigned int v2978 = static_cast<unsigned int>(v2737.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2979 = v2977 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2980 = v2978 < v15;
+      const bool v2981 = v2979 && v2980;
+      if (v2981) {
+        const float v2982 = v2737.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2984 = iron_f32_to_bf16(v2982);
+        const unsigned int v2985 = v2977 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2986 = v2985 + v2891;
+        const unsigned int v2987 = v2986 + v2978;
+        out[v2987] = v2984;
       }
-      const unsigned int v2847 = v2592 * v2534;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2849 = v2744 + v2591;
-      const unsigned int v2850 = v2849 - v2847;
-      const unsigned int v2851 = v2546 + v2592;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2852 = v2851 * v15;
-      const unsigned int v2853 = static_cast<unsigned int>(v2596.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2854 = v2850 + v2853;
-      const unsigned int v2855 = static_cast<unsigned int>(v2596.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2856 = v2854 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2857 = v2855 < v15;
-      const bool v2858 = v2856 && v2857;
-      if (v2858) {
-        const float v2859 = v2596.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2861 = iron_f32_to_bf16(v2859);
-        const unsigned int v2862 = v2854 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2863 = v2862 + v2852;
-        const unsigned int v2864 = v2863 + v2855;
-        out[v2864] = v2861;
+      const unsigned int v2990 = v2735 * v2677;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2992 = v2887 + v2734;
+      const unsigned int v2993 = v2992 - v2990;
+      const unsigned int v2994 = v2689 + v2735;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2995 = v2994 * v15;
+      const unsigned int v2996 = static_cast<unsigned int>(v2739.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2997 = v2993 + v2996;
+      const unsigned int v2998 = static_cast<unsigned int>(v2739.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2999 = v2997 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3000 = v2998 < v15;
+      const bool v3001 = v2999 && v3000;
+      if (v3001) {
+        const float v3002 = v2739.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3004 = iron_f32_to_bf16(v3002);
+        const unsigned int v3005 = v2997 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3006 = v3005 + v2995;
+        const unsigned int v3007 = v3006 + v2998;
+        out[v3007] = v3004;
       }
-      const unsigned int v2865 = static_cast<unsigned int>(v2596.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2866 = v2850 + v2865;
-      const unsigned int v2867 = static_cast<unsigned int>(v2596.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2868 = v2866 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2869 = v2867 < v15;
-      const bool v2870 = v2868 && v2869;
-      if (v2870) {
-        const float v2871 = v2596.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2873 = iron_f32_to_bf16(v2871);
-        const unsigned int v2874 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2875 = v2874 + v2852;
-        const unsigned int v2876 = v2875 + v2867;
-        out[v2876] = v2873;
+      const unsigned int v3008 = static_cast<unsigned int>(v2739.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3009 = v2993 + v3008;
+      const unsigned int v3010 = static_cast<unsigned int>(v2739.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3011 = v3009 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3012 = v3010 < v15;
+      const bool v3013 = v3011 && v3012;
+      if (v3013) {
+        const float v3014 = v2739.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3016 = iron_f32_to_bf16(v3014);
+        const unsigned int v3017 = v3009 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3018 = v3017 + v2995;
+        const unsigned int v3019 = v3018 + v3010;
+        out[v3019] = v3016;
       }
-      const unsigned int v2877 = static_cast<unsigned int>(v2596.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2878 = v2850 + v2877;
-      const unsigned int v2879 = static_cast<unsigned int>(v2596.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2880 = v2878 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2881 = v2879 < v15;
-      const bool v2882 = v2880 && v2881;
-      if (v2882) {
-        const float v2883 = v2596.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2885 = iron_f32_to_bf16(v2883);
-        const unsigned int v2886 = v2878 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2887 = v2886 + v2852;
-        const unsigned int v2888 = v2887 + v2879;
-        out[v2888] = v2885;
+      const unsigned int v3020 = static_cast<unsigned int>(v2739.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3021 = v2993 + v3020;
+      const unsigned int v3022 = static_cast<unsigned int>(v2739.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3023 = v3021 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3024 = v3022 < v15;
+      const bool v3025 = v3023 && v3024;
+      if (v3025) {
+        const float v3026 = v2739.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3028 = iron_f32_to_bf16(v3026);
+        const unsigned int v3029 = v3021 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3030 = v3029 + v2995;
+        const unsigned int v3031 = v3030 + v3022;
+        out[v3031] = v3028;
       }
-      const unsigned int v2889 = static_cast<unsigned int>(v2596.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2890 = v2850 + v2889;
-      const unsigned int v2891 = static_cast<unsigned int>(v2596.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2892 = v2890 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2893 = v2891 < v15;
-      const bool v2894 = v2892 && v2893;
-      if (v2894) {
-        const float v2895 = v2596.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2897 = iron_f32_to_bf16(v2895);
-        const unsigned int v2898 = v2890 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2899 = v2898 + v2852;
-        const unsigned int v2900 = v2899 + v2891;
-        out[v2900] = v2897;
+      const unsigned int v3032 = static_cast<unsigned int>(v2739.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3033 = v2993 + v3032;
+      const unsigned int v3034 = static_cast<unsigned int>(v2739.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3035 = v3033 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3036 = v3034 < v15;
+      const bool v3037 = v3035 && v3036;
+      if (v3037) {
+        const float v3038 = v2739.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3040 = iron_f32_to_bf16(v3038);
+        const unsigned int v3041 = v3033 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3042 = v3041 + v2995;
+        const unsigned int v3043 = v3042 + v3034;
+        out[v3043] = v3040;
       }
-      const unsigned int v2901 = static_cast<unsigned int>(v2596.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2902 = v2850 + v2901;
-      const unsigned int v2903 = static_cast<unsigned int>(v2596.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2904 = v2902 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2905 = v2903 < v15;
-      const bool v2906 = v2904 && v2905;
-      if (v2906) {
-        const float v2907 = v2596.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2909 = iron_f32_to_bf16(v2907);
-        const unsigned int v2910 = v2902 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2911 = v2910 + v2852;
-        const unsigned int v2912 = v2911 + v2903;
-        out[v2912] = v2909;
+      const unsigned int v3044 = static_cast<unsigned int>(v2739.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3045 = v2993 + v3044;
+      const unsigned int v3046 = static_cast<unsigned int>(v2739.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3047 = v3045 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3048 = v3046 < v15;
+      const bool v3049 = v3047 && v3048;
+      if (v3049) {
+        const float v3050 = v2739.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3052 = iron_f32_to_bf16(v3050);
+        const unsigned int v3053 = v3045 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3054 = v3053 + v2995;
+        const unsigned int v3055 = v3054 + v3046;
+        out[v3055] = v3052;
       }
-      const unsigned int v2913 = static_cast<unsigned int>(v2596.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2914 = v2850 + v2913;
-      const unsigned int v2915 = static_cast<unsigned int>(v2596.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2916 = v2914 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2917 = v2915 < v15;
-      const bool v2918 = v2916 && v2917;
-      if (v2918) {
-        const float v2919 = v2596.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2921 = iron_f32_to_bf16(v2919);
-        const unsigned int v2922 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2923 = v2922 + v2852;
-        const unsigned int v2924 = v2923 + v2915;
-        out[v2924] = v2921;
+      const unsigned int v3056 = static_cast<unsigned int>(v2739.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3057 = v2993 + v3056;
+      const unsigned int v3058 = static_cast<unsigned int>(v2739.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3059 = v3057 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3060 = v3058 < v15;
+      const bool v3061 = v3059 && v3060;
+      if (v3061) {
+        const float v3062 = v2739.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3064 = iron_f32_to_bf16(v3062);
+        const unsigned int v3065 = v3057 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3066 = v3065 + v2995;
+        const unsigned int v3067 = v3066 + v3058;
+        out[v3067] = v3064;
       }
-      const unsigned int v2925 = static_cast<unsigned int>(v2596.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2926 = v2850 + v2925;
-      const unsigned int v2927 = static_cast<unsigned int>(v2596.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2928 = v2926 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2929 = v2927 < v15;
-      const bool v2930 = v2928 && v2929;
-      if (v2930) {
-        const float v2931 = v2596.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2933 = iron_f32_to_bf16(v2931);
-        const unsigned int v2934 = v2926 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2935 = v2934 + v2852;
-        const unsigned int v2936 = v2935 + v2927;
-        out[v2936] = v2933;
+      const unsigned int v3068 = static_cast<unsigned int>(v2739.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3069 = v2993 + v3068;
+      const unsigned int v3070 = static_cast<unsigned int>(v2739.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3071 = v3069 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3072 = v3070 < v15;
+      const bool v3073 = v3071 && v3072;
+      if (v3073) {
+        const float v3074 = v2739.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3076 = iron_f32_to_bf16(v3074);
+        const unsigned int v3077 = v3069 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3078 = v3077 + v2995;
+        const unsigned int v3079 = v3078 + v3070;
+        out[v3079] = v3076;
       }
-      const unsigned int v2937 = static_cast<unsigned int>(v2596.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2938 = v2850 + v2937;
-      const unsigned int v2939 = static_cast<unsigned int>(v2596.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2940 = v2938 < v2498;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2941 = v2939 < v15;
-      const bool v2942 = v2940 && v2941;
-      if (v2942) {
-        const float v2943 = v2596.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2945 = iron_f32_to_bf16(v2943);
-        const unsigned int v2946 = v2938 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2947 = v2946 + v2852;
-        const unsigned int v2948 = v2947 + v2939;
-        out[v2948] = v2945;
+      const unsigned int v3080 = static_cast<unsigned int>(v2739.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3081 = v2993 + v3080;
+      const unsigned int v3082 = static_cast<unsigned int>(v2739.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3083 = v3081 < v2641;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3084 = v3082 < v15;
+      const bool v3085 = v3083 && v3084;
+      if (v3085) {
+        const float v3086 = v2739.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v3088 = iron_f32_to_bf16(v3086);
+        const unsigned int v3089 = v3081 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3090 = v3089 + v2995;
+        const unsigned int v3091 = v3090 + v3082;
+        out[v3091] = v3088;
       }
     }
   }

@@ -157,6 +157,25 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
+// Each lane writes the elements it owns.
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
+                                                long long off, long long ld) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    }
+  }
+}
+
 // Four (or two) 8×8 matrices of 16-bit elements from shared memory; lane l gives the
 // address of row l % 8 of matrix l / 8. TRANS transposes each matrix on the way.
 template <bool TRANS>
@@ -282,8 +301,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
-  iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:67
   const unsigned int v1 = h;
@@ -509,989 +528,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
     if (v325) {
-      for (unsigned int v3027 = 0u; v3027 < 2u; v3027 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3028 = v3027 << 6u;
-        const bool v3030 = v3028 < v34;
-        if (v3030) {
-          const unsigned int v3032 = v3027 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3033 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3033) {
-            const unsigned int v3037 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3038 = v3037 << 3u;
-            const unsigned int v3039 = v3028 + v3038;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3041 = v3039 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3043 = v3041 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3044 = v3039 - v3043;
-            const unsigned int v3045 = v3041 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3046 = v3045 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3047 = v3045 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3048 = v3041 - v3047;
-            const unsigned int v3049 = v3048 * v12;
-            const unsigned int v3050 = v97 + v3044;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3051 = v3039 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3053 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3058 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3059 = v3058 + v3038;
-            const unsigned int v3060 = v156 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3061 = v161 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3062 = v3060 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3063 = v3051 && v3062;
-            const bool v3064 = v3060 < v154;
-            const bool v3065 = v3063 && v3064;
-            const bool v3066 = v3061 >= v10;
-            const bool v3067 = v3065 && v3066;
-            const bool v3068 = v3061 < v3053;
-            const bool v3069 = v3067 && v3068;
-            const unsigned int v3070 = max(v3060, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3071 = v3070 - v9;
-            const unsigned int v3072 = max(v3061, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3073 = v3072 - v10;
-            const unsigned int v3074 = v164 + v3071;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3075 = v3074 * v2;
-            const unsigned int v3076 = v3075 + v3073;
-            const unsigned int v3077 = v3076 * v3;
-            const unsigned int v3078 = v3077 + v3050;
-            const unsigned int v3080 = v3069 ? v3078 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3082 = v3032 + v3059;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3082 ^ (((v3082 >> 6u) & 7u) << 3u)), x + v3080, v3069);
-            const unsigned int v3084 = v174 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3085 = v179 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3086 = v3084 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3087 = v3051 && v3086;
-            const bool v3088 = v3084 < v154;
-            const bool v3089 = v3087 && v3088;
-            const bool v3090 = v3085 >= v10;
-            const bool v3091 = v3089 && v3090;
-            const bool v3092 = v3085 < v3053;
-            const bool v3093 = v3091 && v3092;
-            const unsigned int v3094 = max(v3084, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3095 = v3094 - v9;
-            const unsigned int v3096 = max(v3085, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3097 = v3096 - v10;
-            const unsigned int v3098 = v182 + v3095;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3099 = v3098 * v2;
-            const unsigned int v3100 = v3099 + v3097;
-            const unsigned int v3101 = v3100 * v3;
-            const unsigned int v3102 = v3101 + v3050;
-            const unsigned int v3104 = v3093 ? v3102 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3107 = v3082 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3107 ^ (((v3107 >> 6u) & 7u) << 3u)), x + v3104, v3093);
-            const unsigned int v3108 = v192 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3109 = v197 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3110 = v3108 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3111 = v3051 && v3110;
-            const bool v3112 = v3108 < v154;
-            const bool v3113 = v3111 && v3112;
-            const bool v3114 = v3109 >= v10;
-            const bool v3115 = v3113 && v3114;
-            const bool v3116 = v3109 < v3053;
-            const bool v3117 = v3115 && v3116;
-            const unsigned int v3118 = max(v3108, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3119 = v3118 - v9;
-            const unsigned int v3120 = max(v3109, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3121 = v3120 - v10;
-            const unsigned int v3122 = v200 + v3119;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3123 = v3122 * v2;
-            const unsigned int v3124 = v3123 + v3121;
-            const unsigned int v3125 = v3124 * v3;
-            const unsigned int v3126 = v3125 + v3050;
-            const unsigned int v3128 = v3117 ? v3126 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3131 = v3082 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3131 ^ (((v3131 >> 6u) & 7u) << 3u)), x + v3128, v3117);
-            const unsigned int v3132 = v210 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3133 = v215 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3134 = v3132 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3135 = v3051 && v3134;
-            const bool v3136 = v3132 < v154;
-            const bool v3137 = v3135 && v3136;
-            const bool v3138 = v3133 >= v10;
-            const bool v3139 = v3137 && v3138;
-            const bool v3140 = v3133 < v3053;
-            const bool v3141 = v3139 && v3140;
-            const unsigned int v3142 = max(v3132, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3143 = v3142 - v9;
-            const unsigned int v3144 = max(v3133, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3145 = v3144 - v10;
-            const unsigned int v3146 = v218 + v3143;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3147 = v3146 * v2;
-            const unsigned int v3148 = v3147 + v3145;
-            const unsigned int v3149 = v3148 * v3;
-            const unsigned int v3150 = v3149 + v3050;
-            const unsigned int v3152 = v3141 ? v3150 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3155 = v3082 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3155 ^ (((v3155 >> 6u) & 7u) << 3u)), x + v3152, v3141);
-            const unsigned int v3156 = v228 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3157 = v233 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3158 = v3156 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3159 = v3051 && v3158;
-            const bool v3160 = v3156 < v154;
-            const bool v3161 = v3159 && v3160;
-            const bool v3162 = v3157 >= v10;
-            const bool v3163 = v3161 && v3162;
-            const bool v3164 = v3157 < v3053;
-            const bool v3165 = v3163 && v3164;
-            const unsigned int v3166 = max(v3156, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3167 = v3166 - v9;
-            const unsigned int v3168 = max(v3157, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3169 = v3168 - v10;
-            const unsigned int v3170 = v236 + v3167;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3171 = v3170 * v2;
-            const unsigned int v3172 = v3171 + v3169;
-            const unsigned int v3173 = v3172 * v3;
-            const unsigned int v3174 = v3173 + v3050;
-            const unsigned int v3176 = v3165 ? v3174 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3179 = v3082 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3179 ^ (((v3179 >> 6u) & 7u) << 3u)), x + v3176, v3165);
-            const unsigned int v3180 = v246 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3181 = v251 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3182 = v3180 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3183 = v3051 && v3182;
-            const bool v3184 = v3180 < v154;
-            const bool v3185 = v3183 && v3184;
-            const bool v3186 = v3181 >= v10;
-            const bool v3187 = v3185 && v3186;
-            const bool v3188 = v3181 < v3053;
-            const bool v3189 = v3187 && v3188;
-            const unsigned int v3190 = max(v3180, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3191 = v3190 - v9;
-            const unsigned int v3192 = max(v3181, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3193 = v3192 - v10;
-            const unsigned int v3194 = v254 + v3191;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3195 = v3194 * v2;
-            const unsigned int v3196 = v3195 + v3193;
-            const unsigned int v3197 = v3196 * v3;
-            const unsigned int v3198 = v3197 + v3050;
-            const unsigned int v3200 = v3189 ? v3198 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3203 = v3082 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3203 ^ (((v3203 >> 6u) & 7u) << 3u)), x + v3200, v3189);
-            const unsigned int v3204 = v264 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3205 = v269 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3206 = v3204 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3207 = v3051 && v3206;
-            const bool v3208 = v3204 < v154;
-            const bool v3209 = v3207 && v3208;
-            const bool v3210 = v3205 >= v10;
-            const bool v3211 = v3209 && v3210;
-            const bool v3212 = v3205 < v3053;
-            const bool v3213 = v3211 && v3212;
-            const unsigned int v3214 = max(v3204, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3215 = v3214 - v9;
-            const unsigned int v3216 = max(v3205, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3217 = v3216 - v10;
-            const unsigned int v3218 = v272 + v3215;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3219 = v3218 * v2;
-            const unsigned int v3220 = v3219 + v3217;
-            const unsigned int v3221 = v3220 * v3;
-            const unsigned int v3222 = v3221 + v3050;
-            const unsigned int v3224 = v3213 ? v3222 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3227 = v3082 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3227 ^ (((v3227 >> 6u) & 7u) << 3u)), x + v3224, v3213);
-            const unsigned int v3228 = v282 + v3046;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3229 = v287 + v3049;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3230 = v3228 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3231 = v3051 && v3230;
-            const bool v3232 = v3228 < v154;
-            const bool v3233 = v3231 && v3232;
-            const bool v3234 = v3229 >= v10;
+      for (unsigned int v3197 = 0u; v3197 < 2u; v3197 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3198 = v3197 << 6u;
+        const bool v3200 = v3198 < v34;
+        if (v3200) {
+          const unsigned int v3202 = v3197 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3203 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3203) {
+            const unsigned int v3207 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3208 = v3207 << 3u;
+            const unsigned int v3209 = v3198 + v3208;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3211 = v3209 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3213 = v3211 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3214 = v3209 - v3213;
+            const unsigned int v3215 = v3211 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3216 = v3215 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3217 = v3215 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3218 = v3211 - v3217;
+            const unsigned int v3219 = v3218 * v12;
+            const unsigned int v3220 = v97 + v3214;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3221 = v3209 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3223 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3228 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3229 = v3228 + v3208;
+            const unsigned int v3230 = v156 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3231 = v161 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3232 = v3230 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3233 = v3221 && v3232;
+            const bool v3234 = v3230 < v154;
             const bool v3235 = v3233 && v3234;
-            const bool v3236 = v3229 < v3053;
+            const bool v3236 = v3231 >= v10;
             const bool v3237 = v3235 && v3236;
-            const unsigned int v3238 = max(v3228, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3239 = v3238 - v9;
-            const unsigned int v3240 = max(v3229, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3241 = v3240 - v10;
-            const unsigned int v3242 = v290 + v3239;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3243 = v3242 * v2;
-            const unsigned int v3244 = v3243 + v3241;
-            const unsigned int v3245 = v3244 * v3;
-            const unsigned int v3246 = v3245 + v3050;
-            const unsigned int v3248 = v3237 ? v3246 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3251 = v3082 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), x + v3248, v3237);
+            const bool v3238 = v3231 < v3223;
+            const bool v3239 = v3237 && v3238;
+            const unsigned int v3240 = max(v3230, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3241 = v3240 - v9;
+            const unsigned int v3242 = max(v3231, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3243 = v3242 - v10;
+            const unsigned int v3244 = v164 + v3241;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3245 = v3244 * v2;
+            const unsigned int v3246 = v3245 + v3243;
+            const unsigned int v3247 = v3246 * v3;
+            const unsigned int v3248 = v3247 + v3220;
+            const unsigned int v3250 = v3239 ? v3248 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3252 = v3202 + v3229;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3252 ^ (((v3252 >> 6u) & 7u) << 3u)), x + v3250, v3239);
+            const unsigned int v3254 = v174 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3255 = v179 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3256 = v3254 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3257 = v3221 && v3256;
+            const bool v3258 = v3254 < v154;
+            const bool v3259 = v3257 && v3258;
+            const bool v3260 = v3255 >= v10;
+            const bool v3261 = v3259 && v3260;
+            const bool v3262 = v3255 < v3223;
+            const bool v3263 = v3261 && v3262;
+            const unsigned int v3264 = max(v3254, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3265 = v3264 - v9;
+            const unsigned int v3266 = max(v3255, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3267 = v3266 - v10;
+            const unsigned int v3268 = v182 + v3265;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3269 = v3268 * v2;
+            const unsigned int v3270 = v3269 + v3267;
+            const unsigned int v3271 = v3270 * v3;
+            const unsigned int v3272 = v3271 + v3220;
+            const unsigned int v3274 = v3263 ? v3272 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3277 = v3252 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3277 ^ (((v3277 >> 6u) & 7u) << 3u)), x + v3274, v3263);
+            const unsigned int v3278 = v192 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3279 = v197 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3280 = v3278 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3281 = v3221 && v3280;
+            const bool v3282 = v3278 < v154;
+            const bool v3283 = v3281 && v3282;
+            const bool v3284 = v3279 >= v10;
+            const bool v3285 = v3283 && v3284;
+            const bool v3286 = v3279 < v3223;
+            const bool v3287 = v3285 && v3286;
+            const unsigned int v3288 = max(v3278, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3289 = v3288 - v9;
+            const unsigned int v3290 = max(v3279, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3291 = v3290 - v10;
+            const unsigned int v3292 = v200 + v3289;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3293 = v3292 * v2;
+            const unsigned int v3294 = v3293 + v3291;
+            const unsigned int v3295 = v3294 * v3;
+            const unsigned int v3296 = v3295 + v3220;
+            const unsigned int v3298 = v3287 ? v3296 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3301 = v3252 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), x + v3298, v3287);
+            const unsigned int v3302 = v210 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3303 = v215 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3304 = v3302 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3305 = v3221 && v3304;
+            const bool v3306 = v3302 < v154;
+            const bool v3307 = v3305 && v3306;
+            const bool v3308 = v3303 >= v10;
+            const bool v3309 = v3307 && v3308;
+            const bool v3310 = v3303 < v3223;
+            const bool v3311 = v3309 && v3310;
+            const unsigned int v3312 = max(v3302, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3313 = v3312 - v9;
+            const unsigned int v3314 = max(v3303, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3315 = v3314 - v10;
+            const unsigned int v3316 = v218 + v3313;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3317 = v3316 * v2;
+            const unsigned int v3318 = v3317 + v3315;
+            const unsigned int v3319 = v3318 * v3;
+            const unsigned int v3320 = v3319 + v3220;
+            const unsigned int v3322 = v3311 ? v3320 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3325 = v3252 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3325 ^ (((v3325 >> 6u) & 7u) << 3u)), x + v3322, v3311);
+            const unsigned int v3326 = v228 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3327 = v233 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3328 = v3326 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3329 = v3221 && v3328;
+            const bool v3330 = v3326 < v154;
+            const bool v3331 = v3329 && v3330;
+            const bool v3332 = v3327 >= v10;
+            const bool v3333 = v3331 && v3332;
+            const bool v3334 = v3327 < v3223;
+            const bool v3335 = v3333 && v3334;
+            const unsigned int v3336 = max(v3326, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3337 = v3336 - v9;
+            const unsigned int v3338 = max(v3327, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3339 = v3338 - v10;
+            const unsigned int v3340 = v236 + v3337;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3341 = v3340 * v2;
+            const unsigned int v3342 = v3341 + v3339;
+            const unsigned int v3343 = v3342 * v3;
+            const unsigned int v3344 = v3343 + v3220;
+            const unsigned int v3346 = v3335 ? v3344 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3349 = v3252 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3349 ^ (((v3349 >> 6u) & 7u) << 3u)), x + v3346, v3335);
+            const unsigned int v3350 = v246 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3351 = v251 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3352 = v3350 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3353 = v3221 && v3352;
+            const bool v3354 = v3350 < v154;
+            const bool v3355 = v3353 && v3354;
+            const bool v3356 = v3351 >= v10;
+            const bool v3357 = v3355 && v3356;
+            const bool v3358 = v3351 < v3223;
+            const bool v3359 = v3357 && v3358;
+            const unsigned int v3360 = max(v3350, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3361 = v3360 - v9;
+            const unsigned int v3362 = max(v3351, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3363 = v3362 - v10;
+            const unsigned int v3364 = v254 + v3361;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3365 = v3364 * v2;
+            const unsigned int v3366 = v3365 + v3363;
+            const unsigned int v3367 = v3366 * v3;
+            const unsigned int v3368 = v3367 + v3220;
+            const unsigned int v3370 = v3359 ? v3368 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3373 = v3252 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3370, v3359);
+            const unsigned int v3374 = v264 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3375 = v269 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3376 = v3374 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3377 = v3221 && v3376;
+            const bool v3378 = v3374 < v154;
+            const bool v3379 = v3377 && v3378;
+            const bool v3380 = v3375 >= v10;
+            const bool v3381 = v3379 && v3380;
+            const bool v3382 = v3375 < v3223;
+            const bool v3383 = v3381 && v3382;
+            const unsigned int v3384 = max(v3374, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3385 = v3384 - v9;
+            const unsigned int v3386 = max(v3375, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3387 = v3386 - v10;
+            const unsigned int v3388 = v272 + v3385;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3389 = v3388 * v2;
+            const unsigned int v3390 = v3389 + v3387;
+            const unsigned int v3391 = v3390 * v3;
+            const unsigned int v3392 = v3391 + v3220;
+            const unsigned int v3394 = v3383 ? v3392 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3397 = v3252 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3397 ^ (((v3397 >> 6u) & 7u) << 3u)), x + v3394, v3383);
+            const unsigned int v3398 = v282 + v3216;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3399 = v287 + v3219;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3400 = v3398 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3401 = v3221 && v3400;
+            const bool v3402 = v3398 < v154;
+            const bool v3403 = v3401 && v3402;
+            const bool v3404 = v3399 >= v10;
+            const bool v3405 = v3403 && v3404;
+            const bool v3406 = v3399 < v3223;
+            const bool v3407 = v3405 && v3406;
+            const unsigned int v3408 = max(v3398, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3409 = v3408 - v9;
+            const unsigned int v3410 = max(v3399, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3411 = v3410 - v10;
+            const unsigned int v3412 = v290 + v3409;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3413 = v3412 * v2;
+            const unsigned int v3414 = v3413 + v3411;
+            const unsigned int v3415 = v3414 * v3;
+            const unsigned int v3416 = v3415 + v3220;
+            const unsigned int v3418 = v3407 ? v3416 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3421 = v3252 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3421 ^ (((v3421 >> 6u) & 7u) << 3u)), x + v3418, v3407);
           } else {
-            const unsigned int v3260 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3261 = v3260 << 3u;
-            const unsigned int v3264 = v3028 + v3261;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3265 = v3264 < v34;
-            const bool v3266 = v153 && v3265;
-            const unsigned int v3268 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3270 = v3268 + v3028;
-            const unsigned int v3271 = v3270 + v3261;
-            const unsigned int v3272 = v3266 ? v3271 : 0u;
-            const unsigned int v3274 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3275 = v3032 + v3274;
-            const unsigned int v3276 = v3275 + v3261;
-            iron_copy_async<16>(shm0 + (v3276 ^ (((v3276 >> 6u) & 7u) << 3u)), x + v3272, v3266);
-            const unsigned int v3279 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3281 = v3279 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3284 = v3279 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3285 = v3284 << 3u;
-            const unsigned int v3286 = v79 + v3281;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3287 = v3286 < v60;
-            const unsigned int v3288 = v3028 + v3285;
-            const bool v3289 = v3288 < v34;
-            const bool v3290 = v3287 && v3289;
-            const unsigned int v3292 = v3286 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3294 = v3292 + v3028;
-            const unsigned int v3295 = v3294 + v3285;
-            const unsigned int v3296 = v3290 ? v3295 : 0u;
-            const unsigned int v3298 = v3281 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3299 = v3032 + v3298;
-            const unsigned int v3300 = v3299 + v3285;
-            iron_copy_async<16>(shm0 + (v3300 ^ (((v3300 >> 6u) & 7u) << 3u)), x + v3296, v3290);
-            const unsigned int v3303 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3305 = v3303 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3308 = v3303 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3309 = v3308 << 3u;
-            const unsigned int v3310 = v79 + v3305;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3311 = v3310 < v60;
-            const unsigned int v3312 = v3028 + v3309;
-            const bool v3313 = v3312 < v34;
-            const bool v3314 = v3311 && v3313;
-            const unsigned int v3316 = v3310 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3318 = v3316 + v3028;
-            const unsigned int v3319 = v3318 + v3309;
-            const unsigned int v3320 = v3314 ? v3319 : 0u;
-            const unsigned int v3322 = v3305 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3323 = v3032 + v3322;
-            const unsigned int v3324 = v3323 + v3309;
-            iron_copy_async<16>(shm0 + (v3324 ^ (((v3324 >> 6u) & 7u) << 3u)), x + v3320, v3314);
-            const unsigned int v3327 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3329 = v3327 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3332 = v3327 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3333 = v3332 << 3u;
-            const unsigned int v3334 = v79 + v3329;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3335 = v3334 < v60;
-            const unsigned int v3336 = v3028 + v3333;
-            const bool v3337 = v3336 < v34;
-            const bool v3338 = v3335 && v3337;
-            const unsigned int v3340 = v3334 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3342 = v3340 + v3028;
-            const unsigned int v3343 = v3342 + v3333;
-            const unsigned int v3344 = v3338 ? v3343 : 0u;
-            const unsigned int v3346 = v3329 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3347 = v3032 + v3346;
-            const unsigned int v3348 = v3347 + v3333;
-            iron_copy_async<16>(shm0 + (v3348 ^ (((v3348 >> 6u) & 7u) << 3u)), x + v3344, v3338);
-            const unsigned int v3351 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3353 = v3351 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3356 = v3351 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3357 = v3356 << 3u;
-            const unsigned int v3358 = v79 + v3353;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3359 = v3358 < v60;
-            const unsigned int v3360 = v3028 + v3357;
-            const bool v3361 = v3360 < v34;
-            const bool v3362 = v3359 && v3361;
-            const unsigned int v3364 = v3358 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3366 = v3364 + v3028;
-            const unsigned int v3367 = v3366 + v3357;
-            const unsigned int v3368 = v3362 ? v3367 : 0u;
-            const unsigned int v3370 = v3353 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3371 = v3032 + v3370;
-            const unsigned int v3372 = v3371 + v3357;
-            iron_copy_async<16>(shm0 + (v3372 ^ (((v3372 >> 6u) & 7u) << 3u)), x + v3368, v3362);
-            const unsigned int v3375 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3377 = v3375 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3380 = v3375 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3381 = v3380 << 3u;
-            const unsigned int v3382 = v79 + v3377;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3383 = v3382 < v60;
-            const unsigned int v3384 = v3028 + v3381;
-            const bool v3385 = v3384 < v34;
-            const bool v3386 = v3383 && v3385;
-            const unsigned int v3388 = v3382 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3390 = v3388 + v3028;
-            const unsigned int v3391 = v3390 + v3381;
-            const unsigned int v3392 = v3386 ? v3391 : 0u;
-            const unsigned int v3394 = v3377 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3395 = v3032 + v3394;
-            const unsigned int v3396 = v3395 + v3381;
-            iron_copy_async<16>(shm0 + (v3396 ^ (((v3396 >> 6u) & 7u) << 3u)), x + v3392, v3386);
-            const unsigned int v3399 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3401 = v3399 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3404 = v3399 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3405 = v3404 << 3u;
-            const unsigned int v3406 = v79 + v3401;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3407 = v3406 < v60;
-            const unsigned int v3408 = v3028 + v3405;
-            const bool v3409 = v3408 < v34;
-            const bool v3410 = v3407 && v3409;
-            const unsigned int v3412 = v3406 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3414 = v3412 + v3028;
-            const unsigned int v3415 = v3414 + v3405;
-            const unsigned int v3416 = v3410 ? v3415 : 0u;
-            const unsigned int v3418 = v3401 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3419 = v3032 + v3418;
-            const unsigned int v3420 = v3419 + v3405;
-            iron_copy_async<16>(shm0 + (v3420 ^ (((v3420 >> 6u) & 7u) << 3u)), x + v3416, v3410);
-            const unsigned int v3423 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3425 = v3423 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3428 = v3423 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3429 = v3428 << 3u;
-            const unsigned int v3430 = v79 + v3425;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3431 = v3430 < v60;
-            const unsigned int v3432 = v3028 + v3429;
-            const bool v3433 = v3432 < v34;
-            const bool v3434 = v3431 && v3433;
-            const unsigned int v3436 = v3430 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3438 = v3436 + v3028;
-            const unsigned int v3439 = v3438 + v3429;
-            const unsigned int v3440 = v3434 ? v3439 : 0u;
-            const unsigned int v3442 = v3425 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3443 = v3032 + v3442;
-            const unsigned int v3444 = v3443 + v3429;
-            iron_copy_async<16>(shm0 + (v3444 ^ (((v3444 >> 6u) & 7u) << 3u)), x + v3440, v3434);
+            const unsigned int v3430 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3431 = v3430 << 3u;
+            const unsigned int v3434 = v3198 + v3431;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3435 = v3434 < v34;
+            const bool v3436 = v153 && v3435;
+            const unsigned int v3438 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3440 = v3438 + v3198;
+            const unsigned int v3441 = v3440 + v3431;
+            const unsigned int v3442 = v3436 ? v3441 : 0u;
+            const unsigned int v3444 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3445 = v3202 + v3444;
+            const unsigned int v3446 = v3445 + v3431;
+            iron_copy_async<16>(shm0 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), x + v3442, v3436);
+            const unsigned int v3449 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3451 = v3449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3454 = v3449 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3455 = v3454 << 3u;
+            const unsigned int v3456 = v79 + v3451;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3457 = v3456 < v60;
+            const unsigned int v3458 = v3198 + v3455;
+            const bool v3459 = v3458 < v34;
+            const bool v3460 = v3457 && v3459;
+            const unsigned int v3462 = v3456 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3464 = v3462 + v3198;
+            const unsigned int v3465 = v3464 + v3455;
+            const unsigned int v3466 = v3460 ? v3465 : 0u;
+            const unsigned int v3468 = v3451 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3469 = v3202 + v3468;
+            const unsigned int v3470 = v3469 + v3455;
+            iron_copy_async<16>(shm0 + (v3470 ^ (((v3470 >> 6u) & 7u) << 3u)), x + v3466, v3460);
+            const unsigned int v3473 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3475 = v3473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3478 = v3473 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3479 = v3478 << 3u;
+            const unsigned int v3480 = v79 + v3475;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3481 = v3480 < v60;
+            const unsigned int v3482 = v3198 + v3479;
+            const bool v3483 = v3482 < v34;
+            const bool v3484 = v3481 && v3483;
+            const unsigned int v3486 = v3480 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3488 = v3486 + v3198;
+            const unsigned int v3489 = v3488 + v3479;
+            const unsigned int v3490 = v3484 ? v3489 : 0u;
+            const unsigned int v3492 = v3475 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3493 = v3202 + v3492;
+            const unsigned int v3494 = v3493 + v3479;
+            iron_copy_async<16>(shm0 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), x + v3490, v3484);
+            const unsigned int v3497 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3499 = v3497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3502 = v3497 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3503 = v3502 << 3u;
+            const unsigned int v3504 = v79 + v3499;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3505 = v3504 < v60;
+            const unsigned int v3506 = v3198 + v3503;
+            const bool v3507 = v3506 < v34;
+            const bool v3508 = v3505 && v3507;
+            const unsigned int v3510 = v3504 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3512 = v3510 + v3198;
+            const unsigned int v3513 = v3512 + v3503;
+            const unsigned int v3514 = v3508 ? v3513 : 0u;
+            const unsigned int v3516 = v3499 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3517 = v3202 + v3516;
+            const unsigned int v3518 = v3517 + v3503;
+            iron_copy_async<16>(shm0 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), x + v3514, v3508);
+            const unsigned int v3521 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3523 = v3521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3526 = v3521 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3527 = v3526 << 3u;
+            const unsigned int v3528 = v79 + v3523;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3529 = v3528 < v60;
+            const unsigned int v3530 = v3198 + v3527;
+            const bool v3531 = v3530 < v34;
+            const bool v3532 = v3529 && v3531;
+            const unsigned int v3534 = v3528 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3536 = v3534 + v3198;
+            const unsigned int v3537 = v3536 + v3527;
+            const unsigned int v3538 = v3532 ? v3537 : 0u;
+            const unsigned int v3540 = v3523 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3541 = v3202 + v3540;
+            const unsigned int v3542 = v3541 + v3527;
+            iron_copy_async<16>(shm0 + (v3542 ^ (((v3542 >> 6u) & 7u) << 3u)), x + v3538, v3532);
+            const unsigned int v3545 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3547 = v3545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3550 = v3545 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3551 = v3550 << 3u;
+            const unsigned int v3552 = v79 + v3547;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3553 = v3552 < v60;
+            const unsigned int v3554 = v3198 + v3551;
+            const bool v3555 = v3554 < v34;
+            const bool v3556 = v3553 && v3555;
+            const unsigned int v3558 = v3552 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3560 = v3558 + v3198;
+            const unsigned int v3561 = v3560 + v3551;
+            const unsigned int v3562 = v3556 ? v3561 : 0u;
+            const unsigned int v3564 = v3547 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3565 = v3202 + v3564;
+            const unsigned int v3566 = v3565 + v3551;
+            iron_copy_async<16>(shm0 + (v3566 ^ (((v3566 >> 6u) & 7u) << 3u)), x + v3562, v3556);
+            const unsigned int v3569 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3571 = v3569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3574 = v3569 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3575 = v3574 << 3u;
+            const unsigned int v3576 = v79 + v3571;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3577 = v3576 < v60;
+            const unsigned int v3578 = v3198 + v3575;
+            const bool v3579 = v3578 < v34;
+            const bool v3580 = v3577 && v3579;
+            const unsigned int v3582 = v3576 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3584 = v3582 + v3198;
+            const unsigned int v3585 = v3584 + v3575;
+            const unsigned int v3586 = v3580 ? v3585 : 0u;
+            const unsigned int v3588 = v3571 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3589 = v3202 + v3588;
+            const unsigned int v3590 = v3589 + v3575;
+            iron_copy_async<16>(shm0 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), x + v3586, v3580);
+            const unsigned int v3593 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3595 = v3593 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3598 = v3593 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3599 = v3598 << 3u;
+            const unsigned int v3600 = v79 + v3595;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3601 = v3600 < v60;
+            const unsigned int v3602 = v3198 + v3599;
+            const bool v3603 = v3602 < v34;
+            const bool v3604 = v3601 && v3603;
+            const unsigned int v3606 = v3600 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3608 = v3606 + v3198;
+            const unsigned int v3609 = v3608 + v3599;
+            const unsigned int v3610 = v3604 ? v3609 : 0u;
+            const unsigned int v3612 = v3595 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3613 = v3202 + v3612;
+            const unsigned int v3614 = v3613 + v3599;
+            iron_copy_async<16>(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), x + v3610, v3604);
           }
-          const unsigned int v3454 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3455 = v3454 << 3u;
-          const unsigned int v3456 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3457 = v3456 < v15;
-          const unsigned int v3458 = v3028 + v3455;
-          const bool v3459 = v3458 < v34;
-          const bool v3460 = v3457 && v3459;
-          const unsigned int v3462 = v3456 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3463 = v85 + v3462;
-          const unsigned int v3464 = v3463 + v3028;
-          const unsigned int v3465 = v3464 + v3455;
-          const unsigned int v3466 = v3460 ? v3465 : v85;
-          const unsigned int v3468 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3469 = v3032 + v3468;
-          const unsigned int v3470 = v3469 + v3455;
-          iron_copy_async<16>(shm1 + (v3470 ^ (((v3470 >> 6u) & 7u) << 3u)), weight + v3466, v3460);
-          const unsigned int v3473 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3475 = v3473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3478 = v3473 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3479 = v3478 << 3u;
-          const unsigned int v3480 = v83 + v3475;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3481 = v3480 < v15;
-          const unsigned int v3482 = v3028 + v3479;
-          const bool v3483 = v3482 < v34;
-          const bool v3484 = v3481 && v3483;
-          const unsigned int v3486 = v3480 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3487 = v85 + v3486;
-          const unsigned int v3488 = v3487 + v3028;
-          const unsigned int v3489 = v3488 + v3479;
-          const unsigned int v3490 = v3484 ? v3489 : v85;
-          const unsigned int v3492 = v3475 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3493 = v3032 + v3492;
-          const unsigned int v3494 = v3493 + v3479;
-          iron_copy_async<16>(shm1 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), weight + v3490, v3484);
-          const unsigned int v3497 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3499 = v3497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3502 = v3497 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3503 = v3502 << 3u;
-          const unsigned int v3504 = v83 + v3499;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3505 = v3504 < v15;
-          const unsigned int v3506 = v3028 + v3503;
-          const bool v3507 = v3506 < v34;
-          const bool v3508 = v3505 && v3507;
-          const unsigned int v3510 = v3504 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3511 = v85 + v3510;
-          const unsigned int v3512 = v3511 + v3028;
-          const unsigned int v3513 = v3512 + v3503;
-          const unsigned int v3514 = v3508 ? v3513 : v85;
-          const unsigned int v3516 = v3499 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3517 = v3032 + v3516;
-          const unsigned int v3518 = v3517 + v3503;
-          iron_copy_async<16>(shm1 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), weight + v3514, v3508);
-          const unsigned int v3521 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3523 = v3521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3526 = v3521 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3527 = v3526 << 3u;
-          const unsigned int v3528 = v83 + v3523;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3529 = v3528 < v15;
-          const unsigned int v3530 = v3028 + v3527;
-          const bool v3531 = v3530 < v34;
-          const bool v3532 = v3529 && v3531;
-          const unsigned int v3534 = v3528 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3535 = v85 + v3534;
-          const unsigned int v3536 = v3535 + v3028;
-          const unsigned int v3537 = v3536 + v3527;
-          const unsigned int v3538 = v3532 ? v3537 : v85;
-          const unsigned int v3540 = v3523 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3541 = v3032 + v3540;
-          const unsigned int v3542 = v3541 + v3527;
-          iron_copy_async<16>(shm1 + (v3542 ^ (((v3542 >> 6u) & 7u) << 3u)), weight + v3538, v3532);
-          const unsigned int v3545 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3547 = v3545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3550 = v3545 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3551 = v3550 << 3u;
-          const unsigned int v3552 = v83 + v3547;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3553 = v3552 < v15;
-          const unsigned int v3554 = v3028 + v3551;
-          const bool v3555 = v3554 < v34;
-          const bool v3556 = v3553 && v3555;
-          const unsigned int v3558 = v3552 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3559 = v85 + v3558;
-          const unsigned int v3560 = v3559 + v3028;
-          const unsigned int v3561 = v3560 + v3551;
-          const unsigned int v3562 = v3556 ? v3561 : v85;
-          const unsigned int v3564 = v3547 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3565 = v3032 + v3564;
-          const unsigned int v3566 = v3565 + v3551;
-          iron_copy_async<16>(shm1 + (v3566 ^ (((v3566 >> 6u) & 7u) << 3u)), weight + v3562, v3556);
-          const unsigned int v3569 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3571 = v3569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3574 = v3569 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3575 = v3574 << 3u;
-          const unsigned int v3576 = v83 + v3571;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3577 = v3576 < v15;
-          const unsigned int v3578 = v3028 + v3575;
-          const bool v3579 = v3578 < v34;
-          const bool v3580 = v3577 && v3579;
-          const unsigned int v3582 = v3576 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3583 = v85 + v3582;
-          const unsigned int v3584 = v3583 + v3028;
-          const unsigned int v3585 = v3584 + v3575;
-          const unsigned int v3586 = v3580 ? v3585 : v85;
-          const unsigned int v3588 = v3571 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3589 = v3032 + v3588;
-          const unsigned int v3590 = v3589 + v3575;
-          iron_copy_async<16>(shm1 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), weight + v3586, v3580);
-          const unsigned int v3593 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3595 = v3593 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3598 = v3593 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3599 = v3598 << 3u;
-          const unsigned int v3600 = v83 + v3595;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3601 = v3600 < v15;
-          const unsigned int v3602 = v3028 + v3599;
-          const bool v3603 = v3602 < v34;
-          const bool v3604 = v3601 && v3603;
-          const unsigned int v3606 = v3600 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3607 = v85 + v3606;
-          const unsigned int v3608 = v3607 + v3028;
-          const unsigned int v3609 = v3608 + v3599;
-          const unsigned int v3610 = v3604 ? v3609 : v85;
-          const unsigned int v3612 = v3595 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3613 = v3032 + v3612;
-          const unsigned int v3614 = v3613 + v3599;
-          iron_copy_async<16>(shm1 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), weight + v3610, v3604);
-          const unsigned int v3617 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3619 = v3617 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3622 = v3617 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3623 = v3622 << 3u;
-          const unsigned int v3624 = v83 + v3619;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3625 = v3624 < v15;
-          const unsigned int v3626 = v3028 + v3623;
-          const bool v3627 = v3626 < v34;
-          const bool v3628 = v3625 && v3627;
-          const unsigned int v3630 = v3624 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3631 = v85 + v3630;
-          const unsigned int v3632 = v3631 + v3028;
-          const unsigned int v3633 = v3632 + v3623;
-          const unsigned int v3634 = v3628 ? v3633 : v85;
-          const unsigned int v3636 = v3619 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3637 = v3032 + v3636;
-          const unsigned int v3638 = v3637 + v3623;
-          iron_copy_async<16>(shm1 + (v3638 ^ (((v3638 >> 6u) & 7u) << 3u)), weight + v3634, v3628);
+          const unsigned int v3624 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3625 = v3624 << 3u;
+          const unsigned int v3626 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3627 = v3626 < v15;
+          const unsigned int v3628 = v3198 + v3625;
+          const bool v3629 = v3628 < v34;
+          const bool v3630 = v3627 && v3629;
+          const unsigned int v3632 = v3626 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3633 = v85 + v3632;
+          const unsigned int v3634 = v3633 + v3198;
+          const unsigned int v3635 = v3634 + v3625;
+          const unsigned int v3636 = v3630 ? v3635 : v85;
+          const unsigned int v3638 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3639 = v3202 + v3638;
+          const unsigned int v3640 = v3639 + v3625;
+          iron_copy_async<16>(shm1 + (v3640 ^ (((v3640 >> 6u) & 7u) << 3u)), weight + v3636, v3630);
+          const unsigned int v3643 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3645 = v3643 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3648 = v3643 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3649 = v3648 << 3u;
+          const unsigned int v3650 = v83 + v3645;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3651 = v3650 < v15;
+          const unsigned int v3652 = v3198 + v3649;
+          const bool v3653 = v3652 < v34;
+          const bool v3654 = v3651 && v3653;
+          const unsigned int v3656 = v3650 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3657 = v85 + v3656;
+          const unsigned int v3658 = v3657 + v3198;
+          const unsigned int v3659 = v3658 + v3649;
+          const unsigned int v3660 = v3654 ? v3659 : v85;
+          const unsigned int v3662 = v3645 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3663 = v3202 + v3662;
+          const unsigned int v3664 = v3663 + v3649;
+          iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3660, v3654);
+          const unsigned int v3667 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3669 = v3667 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3672 = v3667 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3673 = v3672 << 3u;
+          const unsigned int v3674 = v83 + v3669;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3675 = v3674 < v15;
+          const unsigned int v3676 = v3198 + v3673;
+          const bool v3677 = v3676 < v34;
+          const bool v3678 = v3675 && v3677;
+          const unsigned int v3680 = v3674 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3681 = v85 + v3680;
+          const unsigned int v3682 = v3681 + v3198;
+          const unsigned int v3683 = v3682 + v3673;
+          const unsigned int v3684 = v3678 ? v3683 : v85;
+          const unsigned int v3686 = v3669 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3687 = v3202 + v3686;
+          const unsigned int v3688 = v3687 + v3673;
+          iron_copy_async<16>(shm1 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), weight + v3684, v3678);
+          const unsigned int v3691 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3693 = v3691 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3696 = v3691 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3697 = v3696 << 3u;
+          const unsigned int v3698 = v83 + v3693;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3699 = v3698 < v15;
+          const unsigned int v3700 = v3198 + v3697;
+          const bool v3701 = v3700 < v34;
+          const bool v3702 = v3699 && v3701;
+          const unsigned int v3704 = v3698 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3705 = v85 + v3704;
+          const unsigned int v3706 = v3705 + v3198;
+          const unsigned int v3707 = v3706 + v3697;
+          const unsigned int v3708 = v3702 ? v3707 : v85;
+          const unsigned int v3710 = v3693 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3711 = v3202 + v3710;
+          const unsigned int v3712 = v3711 + v3697;
+          iron_copy_async<16>(shm1 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), weight + v3708, v3702);
+          const unsigned int v3715 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3717 = v3715 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3720 = v3715 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3721 = v3720 << 3u;
+          const unsigned int v3722 = v83 + v3717;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3723 = v3722 < v15;
+          const unsigned int v3724 = v3198 + v3721;
+          const bool v3725 = v3724 < v34;
+          const bool v3726 = v3723 && v3725;
+          const unsigned int v3728 = v3722 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3729 = v85 + v3728;
+          const unsigned int v3730 = v3729 + v3198;
+          const unsigned int v3731 = v3730 + v3721;
+          const unsigned int v3732 = v3726 ? v3731 : v85;
+          const unsigned int v3734 = v3717 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3735 = v3202 + v3734;
+          const unsigned int v3736 = v3735 + v3721;
+          iron_copy_async<16>(shm1 + (v3736 ^ (((v3736 >> 6u) & 7u) << 3u)), weight + v3732, v3726);
+          const unsigned int v3739 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3741 = v3739 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3744 = v3739 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3745 = v3744 << 3u;
+          const unsigned int v3746 = v83 + v3741;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3747 = v3746 < v15;
+          const unsigned int v3748 = v3198 + v3745;
+          const bool v3749 = v3748 < v34;
+          const bool v3750 = v3747 && v3749;
+          const unsigned int v3752 = v3746 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3753 = v85 + v3752;
+          const unsigned int v3754 = v3753 + v3198;
+          const unsigned int v3755 = v3754 + v3745;
+          const unsigned int v3756 = v3750 ? v3755 : v85;
+          const unsigned int v3758 = v3741 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3759 = v3202 + v3758;
+          const unsigned int v3760 = v3759 + v3745;
+          iron_copy_async<16>(shm1 + (v3760 ^ (((v3760 >> 6u) & 7u) << 3u)), weight + v3756, v3750);
+          const unsigned int v3763 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3765 = v3763 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3768 = v3763 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3769 = v3768 << 3u;
+          const unsigned int v3770 = v83 + v3765;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3771 = v3770 < v15;
+          const unsigned int v3772 = v3198 + v3769;
+          const bool v3773 = v3772 < v34;
+          const bool v3774 = v3771 && v3773;
+          const unsigned int v3776 = v3770 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3777 = v85 + v3776;
+          const unsigned int v3778 = v3777 + v3198;
+          const unsigned int v3779 = v3778 + v3769;
+          const unsigned int v3780 = v3774 ? v3779 : v85;
+          const unsigned int v3782 = v3765 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3783 = v3202 + v3782;
+          const unsigned int v3784 = v3783 + v3769;
+          iron_copy_async<16>(shm1 + (v3784 ^ (((v3784 >> 6u) & 7u) << 3u)), weight + v3780, v3774);
+          const unsigned int v3787 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3789 = v3787 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3792 = v3787 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3793 = v3792 << 3u;
+          const unsigned int v3794 = v83 + v3789;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3795 = v3794 < v15;
+          const unsigned int v3796 = v3198 + v3793;
+          const bool v3797 = v3796 < v34;
+          const bool v3798 = v3795 && v3797;
+          const unsigned int v3800 = v3794 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3801 = v85 + v3800;
+          const unsigned int v3802 = v3801 + v3198;
+          const unsigned int v3803 = v3802 + v3793;
+          const unsigned int v3804 = v3798 ? v3803 : v85;
+          const unsigned int v3806 = v3789 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3807 = v3202 + v3806;
+          const unsigned int v3808 = v3807 + v3793;
+          iron_copy_async<16>(shm1 + (v3808 ^ (((v3808 >> 6u) & 7u) << 3u)), weight + v3804, v3798);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
-      const unsigned int v3651 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3656 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3821 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+      const unsigned int v3826 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
 
-      for (unsigned int v3639 = 0u; v3639 < v34; v3639 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3641 = v3639 >> 6u;
-        const unsigned int v3643 = v3641 % 3u;
+      for (unsigned int v3809 = 0u; v3809 < v34; v3809 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3811 = v3809 >> 6u;
+        const unsigned int v3813 = v3811 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3645 = v3643 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3652 = v3645 + v3651;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3652, 64u);
-        const unsigned int v3657 = v3645 + v3656;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3657, 64u);
+        const unsigned int v3815 = v3813 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
+        const unsigned int v3822 = v3815 + v3821;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3822, 64u);
+        const unsigned int v3827 = v3815 + v3826;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3827, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3664 = v3652 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3664, 64u);
-        const unsigned int v3669 = v3657 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3669, 64u);
+        const unsigned int v3834 = v3822 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3834, 64u);
+        const unsigned int v3839 = v3827 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3839, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3675 = v3652 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3675, 64u);
-        const unsigned int v3680 = v3657 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3680, 64u);
+        const unsigned int v3845 = v3822 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3845, 64u);
+        const unsigned int v3850 = v3827 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3850, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3686 = v3652 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3686, 64u);
-        const unsigned int v3691 = v3657 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3691, 64u);
+        const unsigned int v3856 = v3822 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3856, 64u);
+        const unsigned int v3861 = v3827 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3861, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3694 = v3639 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3696 = v3641 + 2u;
-        const unsigned int v3697 = v3696 % 3u;
-        const bool v3698 = v3694 < v34;
-        if (v3698) {
-          const unsigned int v3700 = v3697 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3701 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3701) {
-            const unsigned int v3705 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3706 = v3705 << 3u;
-            const unsigned int v3707 = v3694 + v3706;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3709 = v3707 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3711 = v3709 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3712 = v3707 - v3711;
-            const unsigned int v3713 = v3709 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3714 = v3713 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3715 = v3713 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3716 = v3709 - v3715;
-            const unsigned int v3717 = v3716 * v12;
-            const unsigned int v3718 = v97 + v3712;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3719 = v3707 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3721 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3726 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3727 = v3726 + v3706;
-            const unsigned int v3728 = v156 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3729 = v161 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3730 = v3728 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3731 = v3719 && v3730;
-            const bool v3732 = v3728 < v154;
-            const bool v3733 = v3731 && v3732;
-            const bool v3734 = v3729 >= v10;
-            const bool v3735 = v3733 && v3734;
-            const bool v3736 = v3729 < v3721;
-            const bool v3737 = v3735 && v3736;
-            const unsigned int v3738 = max(v3728, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3739 = v3738 - v9;
-            const unsigned int v3740 = max(v3729, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3741 = v3740 - v10;
-            const unsigned int v3742 = v164 + v3739;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3743 = v3742 * v2;
-            const unsigned int v3744 = v3743 + v3741;
-            const unsigned int v3745 = v3744 * v3;
-            const unsigned int v3746 = v3745 + v3718;
-            const unsigned int v3748 = v3737 ? v3746 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3750 = v3700 + v3727;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3750 ^ (((v3750 >> 6u) & 7u) << 3u)), x + v3748, v3737);
-            const unsigned int v3752 = v174 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3753 = v179 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3754 = v3752 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3755 = v3719 && v3754;
-            const bool v3756 = v3752 < v154;
-            const bool v3757 = v3755 && v3756;
-            const bool v3758 = v3753 >= v10;
-            const bool v3759 = v3757 && v3758;
-            const bool v3760 = v3753 < v3721;
-            const bool v3761 = v3759 && v3760;
-            const unsigned int v3762 = max(v3752, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3763 = v3762 - v9;
-            const unsigned int v3764 = max(v3753, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3765 = v3764 - v10;
-            const unsigned int v3766 = v182 + v3763;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3767 = v3766 * v2;
-            const unsigned int v3768 = v3767 + v3765;
-            const unsigned int v3769 = v3768 * v3;
-            const unsigned int v3770 = v3769 + v3718;
-            const unsigned int v3772 = v3761 ? v3770 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3775 = v3750 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3775 ^ (((v3775 >> 6u) & 7u) << 3u)), x + v3772, v3761);
-            const unsigned int v3776 = v192 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3777 = v197 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3778 = v3776 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3779 = v3719 && v3778;
-            const bool v3780 = v3776 < v154;
-            const bool v3781 = v3779 && v3780;
-            const bool v3782 = v3777 >= v10;
-            const bool v3783 = v3781 && v3782;
-            const bool v3784 = v3777 < v3721;
-            const bool v3785 = v3783 && v3784;
-            const unsigned int v3786 = max(v3776, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3787 = v3786 - v9;
-            const unsigned int v3788 = max(v3777, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3789 = v3788 - v10;
-            const unsigned int v3790 = v200 + v3787;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3791 = v3790 * v2;
-            const unsigned int v3792 = v3791 + v3789;
-            const unsigned int v3793 = v3792 * v3;
-            const unsigned int v3794 = v3793 + v3718;
-            const unsigned int v3796 = v3785 ? v3794 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3799 = v3750 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3799 ^ (((v3799 >> 6u) & 7u) << 3u)), x + v3796, v3785);
-            const unsigned int v3800 = v210 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3801 = v215 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3802 = v3800 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3803 = v3719 && v3802;
-            const bool v3804 = v3800 < v154;
-            const bool v3805 = v3803 && v3804;
-            const bool v3806 = v3801 >= v10;
-            const bool v3807 = v3805 && v3806;
-            const bool v3808 = v3801 < v3721;
-            const bool v3809 = v3807 && v3808;
-            const unsigned int v3810 = max(v3800, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3811 = v3810 - v9;
-            const unsigned int v3812 = max(v3801, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3813 = v3812 - v10;
-            const unsigned int v3814 = v218 + v3811;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3815 = v3814 * v2;
-            const unsigned int v3816 = v3815 + v3813;
-            const unsigned int v3817 = v3816 * v3;
-            const unsigned int v3818 = v3817 + v3718;
-            const unsigned int v3820 = v3809 ? v3818 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3823 = v3750 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3823 ^ (((v3823 >> 6u) & 7u) << 3u)), x + v3820, v3809);
-            const unsigned int v3824 = v228 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3825 = v233 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3826 = v3824 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3827 = v3719 && v3826;
-            const bool v3828 = v3824 < v154;
-            const bool v3829 = v3827 && v3828;
-            const bool v3830 = v3825 >= v10;
-            const bool v3831 = v3829 && v3830;
-            const bool v3832 = v3825 < v3721;
-            const bool v3833 = v3831 && v3832;
-            const unsigned int v3834 = max(v3824, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3835 = v3834 - v9;
-            const unsigned int v3836 = max(v3825, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3837 = v3836 - v10;
-            const unsigned int v3838 = v236 + v3835;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3839 = v3838 * v2;
-            const unsigned int v3840 = v3839 + v3837;
-            const unsigned int v3841 = v3840 * v3;
-            const unsigned int v3842 = v3841 + v3718;
-            const unsigned int v3844 = v3833 ? v3842 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3847 = v3750 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3847 ^ (((v3847 >> 6u) & 7u) << 3u)), x + v3844, v3833);
-            const unsigned int v3848 = v246 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3849 = v251 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3850 = v3848 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3851 = v3719 && v3850;
-            const bool v3852 = v3848 < v154;
-            const bool v3853 = v3851 && v3852;
-            const bool v3854 = v3849 >= v10;
-            const bool v3855 = v3853 && v3854;
-            const bool v3856 = v3849 < v3721;
-            const bool v3857 = v3855 && v3856;
-            const unsigned int v3858 = max(v3848, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3859 = v3858 - v9;
-            const unsigned int v3860 = max(v3849, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3861 = v3860 - v10;
-            const unsigned int v3862 = v254 + v3859;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3863 = v3862 * v2;
-            const unsigned int v3864 = v3863 + v3861;
-            const unsigned int v3865 = v3864 * v3;
-            const unsigned int v3866 = v3865 + v3718;
-            const unsigned int v3868 = v3857 ? v3866 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3871 = v3750 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3871 ^ (((v3871 >> 6u) & 7u) << 3u)), x + v3868, v3857);
-            const unsigned int v3872 = v264 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3873 = v269 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3874 = v3872 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3875 = v3719 && v3874;
-            const bool v3876 = v3872 < v154;
-            const bool v3877 = v3875 && v3876;
-            const bool v3878 = v3873 >= v10;
-            const bool v3879 = v3877 && v3878;
-            const bool v3880 = v3873 < v3721;
-            const bool v3881 = v3879 && v3880;
-            const unsigned int v3882 = max(v3872, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3883 = v3882 - v9;
-            const unsigned int v3884 = max(v3873, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3885 = v3884 - v10;
-            const unsigned int v3886 = v272 + v3883;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3887 = v3886 * v2;
-            const unsigned int v3888 = v3887 + v3885;
-            const unsigned int v3889 = v3888 * v3;
-            const unsigned int v3890 = v3889 + v3718;
-            const unsigned int v3892 = v3881 ? v3890 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3895 = v3750 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3895 ^ (((v3895 >> 6u) & 7u) << 3u)), x + v3892, v3881);
-            const unsigned int v3896 = v282 + v3714;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3897 = v287 + v3717;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3898 = v3896 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3899 = v3719 && v3898;
-            const bool v3900 = v3896 < v154;
-            const bool v3901 = v3899 && v3900;
-            const bool v3902 = v3897 >= v10;
+        const unsigned int v3864 = v3809 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3866 = v3811 + 2u;
+        const unsigned int v3867 = v3866 % 3u;
+        const bool v3868 = v3864 < v34;
+        if (v3868) {
+          const unsigned int v3870 = v3867 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3871 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3871) {
+            const unsigned int v3875 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3876 = v3875 << 3u;
+            const unsigned int v3877 = v3864 + v3876;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3879 = v3877 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3881 = v3879 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3882 = v3877 - v3881;
+            const unsigned int v3883 = v3879 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3884 = v3883 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3885 = v3883 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3886 = v3879 - v3885;
+            const unsigned int v3887 = v3886 * v12;
+            const unsigned int v3888 = v97 + v3882;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3889 = v3877 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3891 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3896 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3897 = v3896 + v3876;
+            const unsigned int v3898 = v156 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3899 = v161 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3900 = v3898 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3901 = v3889 && v3900;
+            const bool v3902 = v3898 < v154;
             const bool v3903 = v3901 && v3902;
-            const bool v3904 = v3897 < v3721;
+            const bool v3904 = v3899 >= v10;
             const bool v3905 = v3903 && v3904;
-            const unsigned int v3906 = max(v3896, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3907 = v3906 - v9;
-            const unsigned int v3908 = max(v3897, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3909 = v3908 - v10;
-            const unsigned int v3910 = v290 + v3907;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3911 = v3910 * v2;
-            const unsigned int v3912 = v3911 + v3909;
-            const unsigned int v3913 = v3912 * v3;
-            const unsigned int v3914 = v3913 + v3718;
-            const unsigned int v3916 = v3905 ? v3914 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3919 = v3750 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3919 ^ (((v3919 >> 6u) & 7u) << 3u)), x + v3916, v3905);
+            const bool v3906 = v3899 < v3891;
+            const bool v3907 = v3905 && v3906;
+            const unsigned int v3908 = max(v3898, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3909 = v3908 - v9;
+            const unsigned int v3910 = max(v3899, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3911 = v3910 - v10;
+            const unsigned int v3912 = v164 + v3909;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3913 = v3912 * v2;
+            const unsigned int v3914 = v3913 + v3911;
+            const unsigned int v3915 = v3914 * v3;
+            const unsigned int v3916 = v3915 + v3888;
+            const unsigned int v3918 = v3907 ? v3916 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3920 = v3870 + v3897;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), x + v3918, v3907);
+            const unsigned int v3922 = v174 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3923 = v179 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3924 = v3922 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3925 = v3889 && v3924;
+            const bool v3926 = v3922 < v154;
+            const bool v3927 = v3925 && v3926;
+            const bool v3928 = v3923 >= v10;
+            const bool v3929 = v3927 && v3928;
+            const bool v3930 = v3923 < v3891;
+            const bool v3931 = v3929 && v3930;
+            const unsigned int v3932 = max(v3922, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3933 = v3932 - v9;
+            const unsigned int v3934 = max(v3923, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3935 = v3934 - v10;
+            const unsigned int v3936 = v182 + v3933;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3937 = v3936 * v2;
+            const unsigned int v3938 = v3937 + v3935;
+            const unsigned int v3939 = v3938 * v3;
+            const unsigned int v3940 = v3939 + v3888;
+            const unsigned int v3942 = v3931 ? v3940 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3945 = v3920 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3945 ^ (((v3945 >> 6u) & 7u) << 3u)), x + v3942, v3931);
+            const unsigned int v3946 = v192 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3947 = v197 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3948 = v3946 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3949 = v3889 && v3948;
+            const bool v3950 = v3946 < v154;
+            const bool v3951 = v3949 && v3950;
+            const bool v3952 = v3947 >= v10;
+            const bool v3953 = v3951 && v3952;
+            const bool v3954 = v3947 < v3891;
+            const bool v3955 = v3953 && v3954;
+            const unsigned int v3956 = max(v3946, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3957 = v3956 - v9;
+            const unsigned int v3958 = max(v3947, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3959 = v3958 - v10;
+            const unsigned int v3960 = v200 + v3957;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3961 = v3960 * v2;
+            const unsigned int v3962 = v3961 + v3959;
+            const unsigned int v3963 = v3962 * v3;
+            const unsigned int v3964 = v3963 + v3888;
+            const unsigned int v3966 = v3955 ? v3964 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3969 = v3920 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), x + v3966, v3955);
+            const unsigned int v3970 = v210 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3971 = v215 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3972 = v3970 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3973 = v3889 && v3972;
+            const bool v3974 = v3970 < v154;
+            const bool v3975 = v3973 && v3974;
+            const bool v3976 = v3971 >= v10;
+            const bool v3977 = v3975 && v3976;
+            const bool v3978 = v3971 < v3891;
+            const bool v3979 = v3977 && v3978;
+            const unsigned int v3980 = max(v3970, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3981 = v3980 - v9;
+            const unsigned int v3982 = max(v3971, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3983 = v3982 - v10;
+            const unsigned int v3984 = v218 + v3981;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3985 = v3984 * v2;
+            const unsigned int v3986 = v3985 + v3983;
+            const unsigned int v3987 = v3986 * v3;
+            const unsigned int v3988 = v3987 + v3888;
+            const unsigned int v3990 = v3979 ? v3988 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3993 = v3920 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3993 ^ (((v3993 >> 6u) & 7u) << 3u)), x + v3990, v3979);
+            const unsigned int v3994 = v228 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3995 = v233 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3996 = v3994 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3997 = v3889 && v3996;
+            const bool v3998 = v3994 < v154;
+            const bool v3999 = v3997 && v3998;
+            const bool v4000 = v3995 >= v10;
+            const bool v4001 = v3999 && v4000;
+            const bool v4002 = v3995 < v3891;
+            const bool v4003 = v4001 && v4002;
+            const unsigned int v4004 = max(v3994, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4005 = v4004 - v9;
+            const unsigned int v4006 = max(v3995, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4007 = v4006 - v10;
+            const unsigned int v4008 = v236 + v4005;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4009 = v4008 * v2;
+            const unsigned int v4010 = v4009 + v4007;
+            const unsigned int v4011 = v4010 * v3;
+            const unsigned int v4012 = v4011 + v3888;
+            const unsigned int v4014 = v4003 ? v4012 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4017 = v3920 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4017 ^ (((v4017 >> 6u) & 7u) << 3u)), x + v4014, v4003);
+            const unsigned int v4018 = v246 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4019 = v251 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4020 = v4018 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4021 = v3889 && v4020;
+            const bool v4022 = v4018 < v154;
+            const bool v4023 = v4021 && v4022;
+            const bool v4024 = v4019 >= v10;
+            const bool v4025 = v4023 && v4024;
+            const bool v4026 = v4019 < v3891;
+            const bool v4027 = v4025 && v4026;
+            const unsigned int v4028 = max(v4018, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4029 = v4028 - v9;
+            const unsigned int v4030 = max(v4019, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4031 = v4030 - v10;
+            const unsigned int v4032 = v254 + v4029;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4033 = v4032 * v2;
+            const unsigned int v4034 = v4033 + v4031;
+            const unsigned int v4035 = v4034 * v3;
+            const unsigned int v4036 = v4035 + v3888;
+            const unsigned int v4038 = v4027 ? v4036 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4041 = v3920 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4041 ^ (((v4041 >> 6u) & 7u) << 3u)), x + v4038, v4027);
+            const unsigned int v4042 = v264 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4043 = v269 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4044 = v4042 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4045 = v3889 && v4044;
+            const bool v4046 = v4042 < v154;
+            const bool v4047 = v4045 && v4046;
+            const bool v4048 = v4043 >= v10;
+            const bool v4049 = v4047 && v4048;
+            const bool v4050 = v4043 < v3891;
+            const bool v4051 = v4049 && v4050;
+            const unsigned int v4052 = max(v4042, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4053 = v4052 - v9;
+            const unsigned int v4054 = max(v4043, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4055 = v4054 - v10;
+            const unsigned int v4056 = v272 + v4053;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4057 = v4056 * v2;
+            const unsigned int v4058 = v4057 + v4055;
+            const unsigned int v4059 = v4058 * v3;
+            const unsigned int v4060 = v4059 + v3888;
+            const unsigned int v4062 = v4051 ? v4060 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4065 = v3920 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), x + v4062, v4051);
+            const unsigned int v4066 = v282 + v3884;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4067 = v287 + v3887;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4068 = v4066 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4069 = v3889 && v4068;
+            const bool v4070 = v4066 < v154;
+            const bool v4071 = v4069 && v4070;
+            const bool v4072 = v4067 >= v10;
+            const bool v4073 = v4071 && v4072;
+            const bool v4074 = v4067 < v3891;
+            const bool v4075 = v4073 && v4074;
+            const unsigned int v4076 = max(v4066, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4077 = v4076 - v9;
+            const unsigned int v4078 = max(v4067, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4079 = v4078 - v10;
+            const unsigned int v4080 = v290 + v4077;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4081 = v4080 * v2;
+            const unsigned int v4082 = v4081 + v4079;
+            const unsigned int v4083 = v4082 * v3;
+            const unsigned int v4084 = v4083 + v3888;
+            const unsigned int v4086 = v4075 ? v4084 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4089 = v3920 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4089 ^ (((v4089 >> 6u) & 7u) << 3u)), x + v4086, v4075);
           } else {
-            const unsigned int v3928 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3929 = v3928 << 3u;
-            const unsigned int v3932 = v3694 + v3929;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3933 = v3932 < v34;
-            const bool v3934 = v153 && v3933;
-            const unsigned int v3936 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3938 = v3936 + v3694;
-            const unsigned int v3939 = v3938 + v3929;
-            const unsigned int v3940 = v3934 ? v3939 : 0u;
-            const unsigned int v3942 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3943 = v3700 + v3942;
-            const unsigned int v3944 = v3943 + v3929;
-            iron_copy_async<16>(shm0 + (v3944 ^ (((v3944 >> 6u) & 7u) << 3u)), x + v3940, v3934);
-            const unsigned int v3947 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3949 = v3947 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3952 = v3947 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3953 = v3952 << 3u;
-            const unsigned int v3954 = v79 + v3949;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3955 = v3954 < v60;
-            const unsigned int v3956 = v3694 + v3953;
-            const bool v3957 = v3956 < v34;
-            const bool v3958 = v3955 && v3957;
-            const unsigned int v3960 = v3954 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3962 = v3960 + v3694;
-            const unsigned int v3963 = v3962 + v3953;
-            const unsigned int v3964 = v3958 ? v3963 : 0u;
-            const unsigned int v3966 = v3949 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3967 = v3700 + v3966;
-            const unsigned int v3968 = v3967 + v3953;
-            iron_copy_async<16>(shm0 + (v3968 ^ (((v3968 >> 6u) & 7u) << 3u)), x + v3964, v3958);
-            const unsigned int v3971 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3973 = v3971 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3976 = v3971 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3977 = v3976 << 3u;
-            const unsigned int v3978 = v79 + v3973;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3979 = v3978 < v60;
-            const unsigned int v3980 = v3694 + v3977;
-            const bool v3981 = v3980 < v34;
-            const bool v3982 = v3979 && v3981;
-            const unsigned int v3984 = v3978 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3986 = v3984 + v3694;
-            const unsigned int v3987 = v3986 + v3977;
-            const unsigned int v3988 = v3982 ? v3987 : 0u;
-            const unsigned int v3990 = v3973 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3991 = v3700 + v3990;
-            const unsigned int v3992 = v3991 + v3977;
-            iron_copy_async<16>(shm0 + (v3992 ^ (((v3992 >> 6u) & 7u) << 3u)), x + v3988, v3982);
-            const unsigned int v3995 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3997 = v3995 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4000 = v3995 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4001 = v4000 << 3u;
-            const unsigned int v4002 = v79 + v3997;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4003 = v4002 < v60;
-            const unsigned int v4004 = v3694 + v4001;
-            const bool v4005 = v4004 < v34;
-            const bool v4006 = v4003 && v4005;
-            const unsigned int v4008 = v4002 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4010 = v4008 + v3694;
-            const unsigned int v4011 = v4010 + v4001;
-            const unsigned int v4012 = v4006 ? v4011 : 0u;
-            const unsigned int v4014 = v3997 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4015 = v3700 + v4014;
-            const unsigned int v4016 = v4015 + v4001;
-            iron_copy_async<16>(shm0 + (v4016 ^ (((v4016 >> 6u) & 7u) << 3u)), x + v4012, v4006);
-            const unsigned int v4019 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4021 = v4019 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4024 = v4019 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4025 = v4024 << 3u;
-            const unsigned int v4026 = v79 + v4021;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4027 = v4026 < v60;
-            const unsigned int v4028 = v3694 + v4025;
-            const bool v4029 = v4028 < v34;
-            const bool v4030 = v4027 && v4029;
-            const unsigned int v4032 = v4026 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4034 = v4032 + v3694;
-            const unsigned int v4035 = v4034 + v4025;
-            const unsigned int v4036 = v4030 ? v4035 : 0u;
-            const unsigned int v4038 = v4021 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4039 = v3700 + v4038;
-            const unsigned int v4040 = v4039 + v4025;
-            iron_copy_async<16>(shm0 + (v4040 ^ (((v4040 >> 6u) & 7u) << 3u)), x + v4036, v4030);
-            const unsigned int v4043 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4045 = v4043 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4048 = v4043 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4049 = v4048 << 3u;
-            const unsigned int v4050 = v79 + v4045;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4051 = v4050 < v60;
-            const unsigned int v4052 = v3694 + v4049;
-            const bool v4053 = v4052 < v34;
-            const bool v4054 = v4051 && v4053;
-            const unsigned int v4056 = v4050 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4058 = v4056 + v3694;
-            const unsigned int v4059 = v4058 + v4049;
-            const unsigned int v4060 = v4054 ? v4059 : 0u;
-            const unsigned int v4062 = v4045 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4063 = v3700 + v4062;
-            const unsigned int v4064 = v4063 + v4049;
-            iron_copy_async<16>(shm0 + (v4064 ^ (((v4064 >> 6u) & 7u) << 3u)), x + v4060, v4054);
-            const unsigned int v4067 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4069 = v4067 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4072 = v4067 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4073 = v4072 << 3u;
-            const unsigned int v4074 = v79 + v4069;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4075 = v4074 < v60;
-            const unsigned int v4076 = v3694 + v4073;
-            const bool v4077 = v4076 < v34;
-            const bool v4078 = v4075 && v4077;
-            const unsigned int v4080 = v4074 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4082 = v4080 + v3694;
-            const unsigned int v4083 = v4082 + v4073;
-            const unsigned int v4084 = v4078 ? v4083 : 0u;
-            const unsigned int v4086 = v4069 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4087 = v3700 + v4086;
-            const unsigned int v4088 = v4087 + v4073;
-            iron_copy_async<16>(shm0 + (v4088 ^ (((v4088 >> 6u) & 7u) << 3u)), x + v4084, v4078);
-            const unsigned int v4091 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4093 = v4091 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4096 = v4091 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4097 = v4096 << 3u;
-            const unsigned int v4098 = v79 + v4093;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4099 = v4098 < v60;
-            const unsigned int v4100 = v3694 + v4097;
-            const bool v4101 = v4100 < v34;
-            const bool v4102 = v4099 && v4101;
-            const unsigned int v4104 = v4098 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4106 = v4104 + v3694;
-            const unsigned int v4107 = v4106 + v4097;
-            const unsigned int v4108 = v4102 ? v4107 : 0u;
-            const unsigned int v4110 = v4093 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4111 = v3700 + v4110;
-            const unsigned int v4112 = v4111 + v4097;
-            iron_copy_async<16>(shm0 + (v4112 ^ (((v4112 >> 6u) & 7u) << 3u)), x + v4108, v4102);
+            const unsigned int v4098 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4099 = v4098 << 3u;
+            const unsigned int v4102 = v3864 + v4099;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4103 = v4102 < v34;
+            const bool v4104 = v153 && v4103;
+            const unsigned int v4106 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4108 = v4106 + v3864;
+            const unsigned int v4109 = v4108 + v4099;
+            const unsigned int v4110 = v4104 ? v4109 : 0u;
+            const unsigned int v4112 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4113 = v3870 + v4112;
+            const unsigned int v4114 = v4113 + v4099;
+            iron_copy_async<16>(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), x + v4110, v4104);
+            const unsigned int v4117 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4119 = v4117 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4122 = v4117 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4123 = v4122 << 3u;
+            const unsigned int v4124 = v79 + v4119;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4125 = v4124 < v60;
+            const unsigned int v4126 = v3864 + v4123;
+            const bool v4127 = v4126 < v34;
+            const bool v4128 = v4125 && v4127;
+            const unsigned int v4130 = v4124 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4132 = v4130 + v3864;
+            const unsigned int v4133 = v4132 + v4123;
+            const unsigned int v4134 = v4128 ? v4133 : 0u;
+            const unsigned int v4136 = v4119 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4137 = v3870 + v4136;
+            const unsigned int v4138 = v4137 + v4123;
+            iron_copy_async<16>(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), x + v4134, v4128);
+            const unsigned int v4141 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4143 = v4141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4146 = v4141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4147 = v4146 << 3u;
+            const unsigned int v4148 = v79 + v4143;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4149 = v4148 < v60;
+            const unsigned int v4150 = v3864 + v4147;
+            const bool v4151 = v4150 < v34;
+            const bool v4152 = v4149 && v4151;
+            const unsigned int v4154 = v4148 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4156 = v4154 + v3864;
+            const unsigned int v4157 = v4156 + v4147;
+            const unsigned int v4158 = v4152 ? v4157 : 0u;
+            const unsigned int v4160 = v4143 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4161 = v3870 + v4160;
+            const unsigned int v4162 = v4161 + v4147;
+            iron_copy_async<16>(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), x + v4158, v4152);
+            const unsigned int v4165 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4167 = v4165 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4170 = v4165 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4171 = v4170 << 3u;
+            const unsigned int v4172 = v79 + v4167;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4173 = v4172 < v60;
+            const unsigned int v4174 = v3864 + v4171;
+            const bool v4175 = v4174 < v34;
+            const bool v4176 = v4173 && v4175;
+            const unsigned int v4178 = v4172 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4180 = v4178 + v3864;
+            const unsigned int v4181 = v4180 + v4171;
+            const unsigned int v4182 = v4176 ? v4181 : 0u;
+            const unsigned int v4184 = v4167 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4185 = v3870 + v4184;
+            const unsigned int v4186 = v4185 + v4171;
+            iron_copy_async<16>(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), x + v4182, v4176);
+            const unsigned int v4189 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4191 = v4189 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4194 = v4189 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4195 = v4194 << 3u;
+            const unsigned int v4196 = v79 + v4191;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4197 = v4196 < v60;
+            const unsigned int v4198 = v3864 + v4195;
+            const bool v4199 = v4198 < v34;
+            const bool v4200 = v4197 && v4199;
+            const unsigned int v4202 = v4196 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4204 = v4202 + v3864;
+            const unsigned int v4205 = v4204 + v4195;
+            const unsigned int v4206 = v4200 ? v4205 : 0u;
+            const unsigned int v4208 = v4191 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4209 = v3870 + v4208;
+            const unsigned int v4210 = v4209 + v4195;
+            iron_copy_async<16>(shm0 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), x + v4206, v4200);
+            const unsigned int v4213 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4215 = v4213 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4218 = v4213 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4219 = v4218 << 3u;
+            const unsigned int v4220 = v79 + v4215;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4221 = v4220 < v60;
+            const unsigned int v4222 = v3864 + v4219;
+            const bool v4223 = v4222 < v34;
+            const bool v4224 = v4221 && v4223;
+            const unsigned int v4226 = v4220 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4228 = v4226 + v3864;
+            const unsigned int v4229 = v4228 + v4219;
+            const unsigned int v4230 = v4224 ? v4229 : 0u;
+            const unsigned int v4232 = v4215 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4233 = v3870 + v4232;
+            const unsigned int v4234 = v4233 + v4219;
+            iron_copy_async<16>(shm0 + (v4234 ^ (((v4234 >> 6u) & 7u) << 3u)), x + v4230, v4224);
+            const unsigned int v4237 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4239 = v4237 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4242 = v4237 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4243 = v4242 << 3u;
+            const unsigned int v4244 = v79 + v4239;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4245 = v4244 < v60;
+            const unsigned int v4246 = v3864 + v4243;
+            const bool v4247 = v4246 < v34;
+            const bool v4248 = v4245 && v4247;
+            const unsigned int v4250 = v4244 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4252 = v4250 + v3864;
+            const unsigned int v4253 = v4252 + v4243;
+            const unsigned int v4254 = v4248 ? v4253 : 0u;
+            const unsigned int v4256 = v4239 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4257 = v3870 + v4256;
+            const unsigned int v4258 = v4257 + v4243;
+            iron_copy_async<16>(shm0 + (v4258 ^ (((v4258 >> 6u) & 7u) << 3u)), x + v4254, v4248);
+            const unsigned int v4261 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4263 = v4261 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4266 = v4261 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4267 = v4266 << 3u;
+            const unsigned int v4268 = v79 + v4263;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4269 = v4268 < v60;
+            const unsigned int v4270 = v3864 + v4267;
+            const bool v4271 = v4270 < v34;
+            const bool v4272 = v4269 && v4271;
+            const unsigned int v4274 = v4268 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4276 = v4274 + v3864;
+            const unsigned int v4277 = v4276 + v4267;
+            const unsigned int v4278 = v4272 ? v4277 : 0u;
+            const unsigned int v4280 = v4263 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4281 = v3870 + v4280;
+            const unsigned int v4282 = v4281 + v4267;
+            iron_copy_async<16>(shm0 + (v4282 ^ (((v4282 >> 6u) & 7u) << 3u)), x + v4278, v4272);
           }
-          const unsigned int v4122 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4123 = v4122 << 3u;
-          const unsigned int v4124 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4125 = v4124 < v15;
-          const unsigned int v4126 = v3694 + v4123;
-          const bool v4127 = v4126 < v34;
-          const bool v4128 = v4125 && v4127;
-          const unsigned int v4130 = v4124 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4131 = v85 + v4130;
-          const unsigned int v4132 = v4131 + v3694;
-          const unsigned int v4133 = v4132 + v4123;
-          const unsigned int v4134 = v4128 ? v4133 : v85;
-          const unsigned int v4136 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4137 = v3700 + v4136;
-          const unsigned int v4138 = v4137 + v4123;
-          iron_copy_async<16>(shm1 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), weight + v4134, v4128);
-          const unsigned int v4141 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4143 = v4141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4146 = v4141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4147 = v4146 << 3u;
-          const unsigned int v4148 = v83 + v4143;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4149 = v4148 < v15;
-          const unsigned int v4150 = v3694 + v4147;
-          const bool v4151 = v4150 < v34;
-          const bool v4152 = v4149 && v4151;
-          const unsigned int v4154 = v4148 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4155 = v85 + v4154;
-          const unsigned int v4156 = v4155 + v3694;
-          const unsigned int v4157 = v4156 + v4147;
-          const unsigned int v4158 = v4152 ? v4157 : v85;
-          const unsigned int v4160 = v4143 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4161 = v3700 + v4160;
-          const unsigned int v4162 = v4161 + v4147;
-          iron_copy_async<16>(shm1 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), weight + v4158, v4152);
-          const unsigned int v4165 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4167 = v4165 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4170 = v4165 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4171 = v4170 << 3u;
-          const unsigned int v4172 = v83 + v4167;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4173 = v4172 < v15;
-          const unsigned int v4174 = v3694 + v4171;
-          const bool v4175 = v4174 < v34;
-          const bool v4176 = v4173 && v4175;
-          const unsigned int v4178 = v4172 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4179 = v85 + v4178;
-          const unsigned int v4180 = v4179 + v3694;
-          const unsigned int v4181 = v4180 + v4171;
-          const unsigned int v4182 = v4176 ? v4181 : v85;
-          const unsigned int v4184 = v4167 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4185 = v3700 + v4184;
-          const unsigned int v4186 = v4185 + v4171;
-          iron_copy_async<16>(shm1 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), weight + v4182, v4176);
-          const unsigned int v4189 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4191 = v4189 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4194 = v4189 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4195 = v4194 << 3u;
-          const unsigned int v4196 = v83 + v4191;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4197 = v4196 < v15;
-          const unsigned int v4198 = v3694 + v4195;
-          const bool v4199 = v4198 < v34;
-          const bool v4200 = v4197 && v4199;
-          const unsigned int v4202 = v4196 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4203 = v85 + v4202;
-          const unsigned int v4204 = v4203 + v3694;
-          const unsigned int v4205 = v4204 + v4195;
-          const unsigned int v4206 = v4200 ? v4205 : v85;
-          const unsigned int v4208 = v4191 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4209 = v3700 + v4208;
-          const unsigned int v4210 = v4209 + v4195;
-          iron_copy_async<16>(shm1 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), weight + v4206, v4200);
-          const unsigned int v4213 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4215 = v4213 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4218 = v4213 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4219 = v4218 << 3u;
-          const unsigned int v4220 = v83 + v4215;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4221 = v4220 < v15;
-          const unsigned int v4222 = v3694 + v4219;
-          const bool v4223 = v4222 < v34;
-          const bool v4224 = v4221 && v4223;
-          const unsigned int v4226 = v4220 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4227 = v85 + v4226;
-          const unsigned int v4228 = v4227 + v3694;
-          const unsigned int v4229 = v4228 + v4219;
-          const unsigned int v4230 = v4224 ? v4229 : v85;
-          const unsigned int v4232 = v4215 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4233 = v3700 + v4232;
-          const unsigned int v4234 = v4233 + v4219;
-          iron_copy_async<16>(shm1 + (v4234 ^ (((v4234 >> 6u) & 7u) << 3u)), weight + v4230, v4224);
-          const unsigned int v4237 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4239 = v4237 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4242 = v4237 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4243 = v4242 << 3u;
-          const unsigned int v4244 = v83 + v4239;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4245 = v4244 < v15;
-          const unsigned int v4246 = v3694 + v4243;
-          const bool v4247 = v4246 < v34;
-          const bool v4248 = v4245 && v4247;
-          const unsigned int v4250 = v4244 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4251 = v85 + v4250;
-          const unsigned int v4252 = v4251 + v3694;
-          const unsigned int v4253 = v4252 + v4243;
-          const unsigned int v4254 = v4248 ? v4253 : v85;
-          const unsigned int v4256 = v4239 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4257 = v3700 + v4256;
-          const unsigned int v4258 = v4257 + v4243;
-          iron_copy_async<16>(shm1 + (v4258 ^ (((v4258 >> 6u) & 7u) << 3u)), weight + v4254, v4248);
-          const unsigned int v4261 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4263 = v4261 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4266 = v4261 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4267 = v4266 << 3u;
-          const unsigned int v4268 = v83 + v4263;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4269 = v4268 < v15;
-          const unsigned int v4270 = v3694 + v4267;
-          const bool v4271 = v4270 < v34;
-          const bool v4272 = v4269 && v4271;
-          const unsigned int v4274 = v4268 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4275 = v85 + v4274;
-          const unsigned int v4276 = v4275 + v3694;
-          const unsigned int v4277 = v4276 + v4267;
-          const unsigned int v4278 = v4272 ? v4277 : v85;
-          const unsigned int v4280 = v4263 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4281 = v3700 + v4280;
-          const unsigned int v4282 = v4281 + v4267;
-          iron_copy_async<16>(shm1 + (v4282 ^ (((v4282 >> 6u) & 7u) << 3u)), weight + v4278, v4272);
-          const unsigned int v4285 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4287 = v4285 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4290 = v4285 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4291 = v4290 << 3u;
-          const unsigned int v4292 = v83 + v4287;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4293 = v4292 < v15;
-          const unsigned int v4294 = v3694 + v4291;
-          const bool v4295 = v4294 < v34;
-          const bool v4296 = v4293 && v4295;
-          const unsigned int v4298 = v4292 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4299 = v85 + v4298;
-          const unsigned int v4300 = v4299 + v3694;
-          const unsigned int v4301 = v4300 + v4291;
-          const unsigned int v4302 = v4296 ? v4301 : v85;
-          const unsigned int v4304 = v4287 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4305 = v3700 + v4304;
-          const unsigned int v4306 = v4305 + v4291;
-          iron_copy_async<16>(shm1 + (v4306 ^ (((v4306 >> 6u) & 7u) << 3u)), weight + v4302, v4296);
+          const unsigned int v4292 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4293 = v4292 << 3u;
+          const unsigned int v4294 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4295 = v4294 < v15;
+          const unsigned int v4296 = v3864 + v4293;
+          const bool v4297 = v4296 < v34;
+          const bool v4298 = v4295 && v4297;
+          const unsigned int v4300 = v4294 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4301 = v85 + v4300;
+          const unsigned int v4302 = v4301 + v3864;
+          const unsigned int v4303 = v4302 + v4293;
+          const unsigned int v4304 = v4298 ? v4303 : v85;
+          const unsigned int v4306 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4307 = v3870 + v4306;
+          const unsigned int v4308 = v4307 + v4293;
+          iron_copy_async<16>(shm1 + (v4308 ^ (((v4308 >> 6u) & 7u) << 3u)), weight + v4304, v4298);
+          const unsigned int v4311 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4313 = v4311 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4316 = v4311 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4317 = v4316 << 3u;
+          const unsigned int v4318 = v83 + v4313;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4319 = v4318 < v15;
+          const unsigned int v4320 = v3864 + v4317;
+          const bool v4321 = v4320 < v34;
+          const bool v4322 = v4319 && v4321;
+          const unsigned int v4324 = v4318 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4325 = v85 + v4324;
+          const unsigned int v4326 = v4325 + v3864;
+          const unsigned int v4327 = v4326 + v4317;
+          const unsigned int v4328 = v4322 ? v4327 : v85;
+          const unsigned int v4330 = v4313 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4331 = v3870 + v4330;
+          const unsigned int v4332 = v4331 + v4317;
+          iron_copy_async<16>(shm1 + (v4332 ^ (((v4332 >> 6u) & 7u) << 3u)), weight + v4328, v4322);
+          const unsigned int v4335 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4337 = v4335 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4340 = v4335 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4341 = v4340 << 3u;
+          const unsigned int v4342 = v83 + v4337;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4343 = v4342 < v15;
+          const unsigned int v4344 = v3864 + v4341;
+          const bool v4345 = v4344 < v34;
+          const bool v4346 = v4343 && v4345;
+          const unsigned int v4348 = v4342 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4349 = v85 + v4348;
+          const unsigned int v4350 = v4349 + v3864;
+          const unsigned int v4351 = v4350 + v4341;
+          const unsigned int v4352 = v4346 ? v4351 : v85;
+          const unsigned int v4354 = v4337 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4355 = v3870 + v4354;
+          const unsigned int v4356 = v4355 + v4341;
+          iron_copy_async<16>(shm1 + (v4356 ^ (((v4356 >> 6u) & 7u) << 3u)), weight + v4352, v4346);
+          const unsigned int v4359 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4361 = v4359 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4364 = v4359 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4365 = v4364 << 3u;
+          const unsigned int v4366 = v83 + v4361;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4367 = v4366 < v15;
+          const unsigned int v4368 = v3864 + v4365;
+          const bool v4369 = v4368 < v34;
+          const bool v4370 = v4367 && v4369;
+          const unsigned int v4372 = v4366 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4373 = v85 + v4372;
+          const unsigned int v4374 = v4373 + v3864;
+          const unsigned int v4375 = v4374 + v4365;
+          const unsigned int v4376 = v4370 ? v4375 : v85;
+          const unsigned int v4378 = v4361 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4379 = v3870 + v4378;
+          const unsigned int v4380 = v4379 + v4365;
+          iron_copy_async<16>(shm1 + (v4380 ^ (((v4380 >> 6u) & 7u) << 3u)), weight + v4376, v4370);
+          const unsigned int v4383 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4385 = v4383 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4388 = v4383 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4389 = v4388 << 3u;
+          const unsigned int v4390 = v83 + v4385;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4391 = v4390 < v15;
+          const unsigned int v4392 = v3864 + v4389;
+          const bool v4393 = v4392 < v34;
+          const bool v4394 = v4391 && v4393;
+          const unsigned int v4396 = v4390 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4397 = v85 + v4396;
+          const unsigned int v4398 = v4397 + v3864;
+          const unsigned int v4399 = v4398 + v4389;
+          const unsigned int v4400 = v4394 ? v4399 : v85;
+          const unsigned int v4402 = v4385 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4403 = v3870 + v4402;
+          const unsigned int v4404 = v4403 + v4389;
+          iron_copy_async<16>(shm1 + (v4404 ^ (((v4404 >> 6u) & 7u) << 3u)), weight + v4400, v4394);
+          const unsigned int v4407 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4409 = v4407 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4412 = v4407 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4413 = v4412 << 3u;
+          const unsigned int v4414 = v83 + v4409;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4415 = v4414 < v15;
+          const unsigned int v4416 = v3864 + v4413;
+          const bool v4417 = v4416 < v34;
+          const bool v4418 = v4415 && v4417;
+          const unsigned int v4420 = v4414 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4421 = v85 + v4420;
+          const unsigned int v4422 = v4421 + v3864;
+          const unsigned int v4423 = v4422 + v4413;
+          const unsigned int v4424 = v4418 ? v4423 : v85;
+          const unsigned int v4426 = v4409 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4427 = v3870 + v4426;
+          const unsigned int v4428 = v4427 + v4413;
+          iron_copy_async<16>(shm1 + (v4428 ^ (((v4428 >> 6u) & 7u) << 3u)), weight + v4424, v4418);
+          const unsigned int v4431 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4433 = v4431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4436 = v4431 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4437 = v4436 << 3u;
+          const unsigned int v4438 = v83 + v4433;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4439 = v4438 < v15;
+          const unsigned int v4440 = v3864 + v4437;
+          const bool v4441 = v4440 < v34;
+          const bool v4442 = v4439 && v4441;
+          const unsigned int v4444 = v4438 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4445 = v85 + v4444;
+          const unsigned int v4446 = v4445 + v3864;
+          const unsigned int v4447 = v4446 + v4437;
+          const unsigned int v4448 = v4442 ? v4447 : v85;
+          const unsigned int v4450 = v4433 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4451 = v3870 + v4450;
+          const unsigned int v4452 = v4451 + v4437;
+          iron_copy_async<16>(shm1 + (v4452 ^ (((v4452 >> 6u) & 7u) << 3u)), weight + v4448, v4442);
+          const unsigned int v4455 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4457 = v4455 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4460 = v4455 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4461 = v4460 << 3u;
+          const unsigned int v4462 = v83 + v4457;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4463 = v4462 < v15;
+          const unsigned int v4464 = v3864 + v4461;
+          const bool v4465 = v4464 < v34;
+          const bool v4466 = v4463 && v4465;
+          const unsigned int v4468 = v4462 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4469 = v85 + v4468;
+          const unsigned int v4470 = v4469 + v3864;
+          const unsigned int v4471 = v4470 + v4461;
+          const unsigned int v4472 = v4466 ? v4471 : v85;
+          const unsigned int v4474 = v4457 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4475 = v3870 + v4474;
+          const unsigned int v4476 = v4475 + v4461;
+          iron_copy_async<16>(shm1 + (v4476 ^ (((v4476 >> 6u) & 7u) << 3u)), weight + v4472, v4466);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
@@ -1601,1639 +1620,636 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
       }
     }
-    const unsigned int v1151 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:385
-    const bool v1152 = v1151 <= v60;
-    const unsigned int v1154 = v83 + 128u;
-    const bool v1155 = v1154 <= v15;
-    const bool v1156 = v1152 && v1155;
-    const bool v1157 = v1156 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:387
+    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
+    const bool v1151 = v1150 <= v60;
+    const unsigned int v1153 = v83 + 128u;
+    const bool v1154 = v1153 <= v15;
+    const bool v1155 = v1151 && v1154;
+    const bool v1156 = v1155 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
 
-    for (unsigned int v1161 = 0u; v1161 < 8u; v1161 += 1u) {  // kernels/gemm/gemm_tiles.hpp:388
-      const unsigned int v1163 = v1161 >> 2u;  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v1165 = v1161 & 3u;  // kernels/gemm/gemm_tiles.hpp:390
-      const bool v1168 = v294 == v1163;  // kernels/gemm/gemm_tiles.hpp:391
-      if (v1168) {
-        const bool v1174 = v1165 == 0u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1174) {
-          const float v1175 = v301.x[0];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1176 = static_cast<unsigned int>(v301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1179 = static_cast<unsigned int>(v301.row(0, iron_linear_thread() & 31u));
-          const unsigned int v1181 = v1179 * 132u;
-          const unsigned int v1182 = v1181 + v299;
-          const unsigned int v1183 = v1182 + v1176;
-          shm2[v1183] = v1175;
-          const float v1184 = v301.x[1];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1185 = static_cast<unsigned int>(v301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1188 = static_cast<unsigned int>(v301.row(1, iron_linear_thread() & 31u));
-          const unsigned int v1190 = v1188 * 132u;
-          const unsigned int v1191 = v1190 + v299;
-          const unsigned int v1192 = v1191 + v1185;
-          shm2[v1192] = v1184;
-          const float v1193 = v301.x[2];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1194 = static_cast<unsigned int>(v301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1197 = static_cast<unsigned int>(v301.row(2, iron_linear_thread() & 31u));
-          const unsigned int v1199 = v1197 * 132u;
-          const unsigned int v1200 = v1199 + v299;
-          const unsigned int v1201 = v1200 + v1194;
-          shm2[v1201] = v1193;
-          const float v1202 = v301.x[3];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1203 = static_cast<unsigned int>(v301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1206 = static_cast<unsigned int>(v301.row(3, iron_linear_thread() & 31u));
-          const unsigned int v1208 = v1206 * 132u;
-          const unsigned int v1209 = v1208 + v299;
-          const unsigned int v1210 = v1209 + v1203;
-          shm2[v1210] = v1202;
-          const float v1211 = v301.x[4];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1212 = static_cast<unsigned int>(v301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1215 = static_cast<unsigned int>(v301.row(4, iron_linear_thread() & 31u));
-          const unsigned int v1217 = v1215 * 132u;
-          const unsigned int v1218 = v1217 + v299;
-          const unsigned int v1219 = v1218 + v1212;
-          shm2[v1219] = v1211;
-          const float v1220 = v301.x[5];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1221 = static_cast<unsigned int>(v301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1224 = static_cast<unsigned int>(v301.row(5, iron_linear_thread() & 31u));
-          const unsigned int v1226 = v1224 * 132u;
-          const unsigned int v1227 = v1226 + v299;
-          const unsigned int v1228 = v1227 + v1221;
-          shm2[v1228] = v1220;
-          const float v1229 = v301.x[6];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1230 = static_cast<unsigned int>(v301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1233 = static_cast<unsigned int>(v301.row(6, iron_linear_thread() & 31u));
-          const unsigned int v1235 = v1233 * 132u;
-          const unsigned int v1236 = v1235 + v299;
-          const unsigned int v1237 = v1236 + v1230;
-          shm2[v1237] = v1229;
-          const float v1238 = v301.x[7];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1239 = static_cast<unsigned int>(v301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1242 = static_cast<unsigned int>(v301.row(7, iron_linear_thread() & 31u));
-          const unsigned int v1244 = v1242 * 132u;
-          const unsigned int v1245 = v1244 + v299;
-          const unsigned int v1246 = v1245 + v1239;
-          shm2[v1246] = v1238;
-          const float v1247 = v301.x[8];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1248 = static_cast<unsigned int>(v301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1251 = static_cast<unsigned int>(v301.row(8, iron_linear_thread() & 31u));
-          const unsigned int v1253 = v1251 * 132u;
-          const unsigned int v1254 = v1253 + v299;
-          const unsigned int v1255 = v1254 + v1248;
-          shm2[v1255] = v1247;
-          const float v1256 = v301.x[9];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1257 = static_cast<unsigned int>(v301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1260 = static_cast<unsigned int>(v301.row(9, iron_linear_thread() & 31u));
-          const unsigned int v1262 = v1260 * 132u;
-          const unsigned int v1263 = v1262 + v299;
-          const unsigned int v1264 = v1263 + v1257;
-          shm2[v1264] = v1256;
-          const float v1265 = v301.x[10];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1266 = static_cast<unsigned int>(v301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1269 = static_cast<unsigned int>(v301.row(10, iron_linear_thread() & 31u));
-          const unsigned int v1271 = v1269 * 132u;
-          const unsigned int v1272 = v1271 + v299;
-          const unsigned int v1273 = v1272 + v1266;
-          shm2[v1273] = v1265;
-          const float v1274 = v301.x[11];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1275 = static_cast<unsigned int>(v301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1278 = static_cast<unsigned int>(v301.row(11, iron_linear_thread() & 31u));
-          const unsigned int v1280 = v1278 * 132u;
-          const unsigned int v1281 = v1280 + v299;
-          const unsigned int v1282 = v1281 + v1275;
-          shm2[v1282] = v1274;
-          const float v1283 = v301.x[12];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1284 = static_cast<unsigned int>(v301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1287 = static_cast<unsigned int>(v301.row(12, iron_linear_thread() & 31u));
-          const unsigned int v1289 = v1287 * 132u;
-          const unsigned int v1290 = v1289 + v299;
-          const unsigned int v1291 = v1290 + v1284;
-          shm2[v1291] = v1283;
-          const float v1292 = v301.x[13];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1293 = static_cast<unsigned int>(v301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1296 = static_cast<unsigned int>(v301.row(13, iron_linear_thread() & 31u));
-          const unsigned int v1298 = v1296 * 132u;
-          const unsigned int v1299 = v1298 + v299;
-          const unsigned int v1300 = v1299 + v1293;
-          shm2[v1300] = v1292;
-          const float v1301 = v301.x[14];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1302 = static_cast<unsigned int>(v301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1305 = static_cast<unsigned int>(v301.row(14, iron_linear_thread() & 31u));
-          const unsigned int v1307 = v1305 * 132u;
-          const unsigned int v1308 = v1307 + v299;
-          const unsigned int v1309 = v1308 + v1302;
-          shm2[v1309] = v1301;
-          const float v1310 = v301.x[15];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1311 = static_cast<unsigned int>(v301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1314 = static_cast<unsigned int>(v301.row(15, iron_linear_thread() & 31u));
-          const unsigned int v1316 = v1314 * 132u;
-          const unsigned int v1317 = v1316 + v299;
-          const unsigned int v1318 = v1317 + v1311;
-          shm2[v1318] = v1310;
-          const float v1319 = v301.x[16];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1320 = static_cast<unsigned int>(v301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1323 = static_cast<unsigned int>(v301.row(16, iron_linear_thread() & 31u));
-          const unsigned int v1325 = v1323 * 132u;
-          const unsigned int v1326 = v1325 + v299;
-          const unsigned int v1327 = v1326 + v1320;
-          shm2[v1327] = v1319;
-          const float v1328 = v301.x[17];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1329 = static_cast<unsigned int>(v301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1332 = static_cast<unsigned int>(v301.row(17, iron_linear_thread() & 31u));
-          const unsigned int v1334 = v1332 * 132u;
-          const unsigned int v1335 = v1334 + v299;
-          const unsigned int v1336 = v1335 + v1329;
-          shm2[v1336] = v1328;
-          const float v1337 = v301.x[18];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1338 = static_cast<unsigned int>(v301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1341 = static_cast<unsigned int>(v301.row(18, iron_linear_thread() & 31u));
-          const unsigned int v1343 = v1341 * 132u;
-          const unsigned int v1344 = v1343 + v299;
-          const unsigned int v1345 = v1344 + v1338;
-          shm2[v1345] = v1337;
-          const float v1346 = v301.x[19];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1347 = static_cast<unsigned int>(v301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1350 = static_cast<unsigned int>(v301.row(19, iron_linear_thread() & 31u));
-          const unsigned int v1352 = v1350 * 132u;
-          const unsigned int v1353 = v1352 + v299;
-          const unsigned int v1354 = v1353 + v1347;
-          shm2[v1354] = v1346;
-          const float v1355 = v301.x[20];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1356 = static_cast<unsigned int>(v301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1359 = static_cast<unsigned int>(v301.row(20, iron_linear_thread() & 31u));
-          const unsigned int v1361 = v1359 * 132u;
-          const unsigned int v1362 = v1361 + v299;
-          const unsigned int v1363 = v1362 + v1356;
-          shm2[v1363] = v1355;
-          const float v1364 = v301.x[21];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1365 = static_cast<unsigned int>(v301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1368 = static_cast<unsigned int>(v301.row(21, iron_linear_thread() & 31u));
-          const unsigned int v1370 = v1368 * 132u;
-          const unsigned int v1371 = v1370 + v299;
-          const unsigned int v1372 = v1371 + v1365;
-          shm2[v1372] = v1364;
-          const float v1373 = v301.x[22];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1374 = static_cast<unsigned int>(v301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1377 = static_cast<unsigned int>(v301.row(22, iron_linear_thread() & 31u));
-          const unsigned int v1379 = v1377 * 132u;
-          const unsigned int v1380 = v1379 + v299;
-          const unsigned int v1381 = v1380 + v1374;
-          shm2[v1381] = v1373;
-          const float v1382 = v301.x[23];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1383 = static_cast<unsigned int>(v301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1386 = static_cast<unsigned int>(v301.row(23, iron_linear_thread() & 31u));
-          const unsigned int v1388 = v1386 * 132u;
-          const unsigned int v1389 = v1388 + v299;
-          const unsigned int v1390 = v1389 + v1383;
-          shm2[v1390] = v1382;
-          const float v1391 = v301.x[24];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1392 = static_cast<unsigned int>(v301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1395 = static_cast<unsigned int>(v301.row(24, iron_linear_thread() & 31u));
-          const unsigned int v1397 = v1395 * 132u;
-          const unsigned int v1398 = v1397 + v299;
-          const unsigned int v1399 = v1398 + v1392;
-          shm2[v1399] = v1391;
-          const float v1400 = v301.x[25];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1401 = static_cast<unsigned int>(v301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1404 = static_cast<unsigned int>(v301.row(25, iron_linear_thread() & 31u));
-          const unsigned int v1406 = v1404 * 132u;
-          const unsigned int v1407 = v1406 + v299;
-          const unsigned int v1408 = v1407 + v1401;
-          shm2[v1408] = v1400;
-          const float v1409 = v301.x[26];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1410 = static_cast<unsigned int>(v301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1413 = static_cast<unsigned int>(v301.row(26, iron_linear_thread() & 31u));
-          const unsigned int v1415 = v1413 * 132u;
-          const unsigned int v1416 = v1415 + v299;
-          const unsigned int v1417 = v1416 + v1410;
-          shm2[v1417] = v1409;
-          const float v1418 = v301.x[27];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1419 = static_cast<unsigned int>(v301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1422 = static_cast<unsigned int>(v301.row(27, iron_linear_thread() & 31u));
-          const unsigned int v1424 = v1422 * 132u;
-          const unsigned int v1425 = v1424 + v299;
-          const unsigned int v1426 = v1425 + v1419;
-          shm2[v1426] = v1418;
-          const float v1427 = v301.x[28];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1428 = static_cast<unsigned int>(v301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1431 = static_cast<unsigned int>(v301.row(28, iron_linear_thread() & 31u));
-          const unsigned int v1433 = v1431 * 132u;
-          const unsigned int v1434 = v1433 + v299;
-          const unsigned int v1435 = v1434 + v1428;
-          shm2[v1435] = v1427;
-          const float v1436 = v301.x[29];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1437 = static_cast<unsigned int>(v301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1440 = static_cast<unsigned int>(v301.row(29, iron_linear_thread() & 31u));
-          const unsigned int v1442 = v1440 * 132u;
-          const unsigned int v1443 = v1442 + v299;
-          const unsigned int v1444 = v1443 + v1437;
-          shm2[v1444] = v1436;
-          const float v1445 = v301.x[30];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1446 = static_cast<unsigned int>(v301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1449 = static_cast<unsigned int>(v301.row(30, iron_linear_thread() & 31u));
-          const unsigned int v1451 = v1449 * 132u;
-          const unsigned int v1452 = v1451 + v299;
-          const unsigned int v1453 = v1452 + v1446;
-          shm2[v1453] = v1445;
-          const float v1454 = v301.x[31];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1455 = static_cast<unsigned int>(v301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1458 = static_cast<unsigned int>(v301.row(31, iron_linear_thread() & 31u));
-          const unsigned int v1460 = v1458 * 132u;
-          const unsigned int v1461 = v1460 + v299;
-          const unsigned int v1462 = v1461 + v1455;
-          shm2[v1462] = v1454;
-        }
-        const bool v1464 = v1165 == 1u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1464) {
-          const float v1465 = v301.x[32];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1466 = static_cast<unsigned int>(v301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1469 = static_cast<unsigned int>(v301.row(32, iron_linear_thread() & 31u));
-          const unsigned int v1470 = v1469 - 16u;
-          const unsigned int v1471 = v1470 * 132u;
-          const unsigned int v1472 = v1471 + v299;
-          const unsigned int v1473 = v1472 + v1466;
-          shm2[v1473] = v1465;
-          const float v1474 = v301.x[33];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1475 = static_cast<unsigned int>(v301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1478 = static_cast<unsigned int>(v301.row(33, iron_linear_thread() & 31u));
-          const unsigned int v1479 = v1478 - 16u;
-          const unsigned int v1480 = v1479 * 132u;
-          const unsigned int v1481 = v1480 + v299;
-          const unsigned int v1482 = v1481 + v1475;
-          shm2[v1482] = v1474;
-          const float v1483 = v301.x[34];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1484 = static_cast<unsigned int>(v301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1487 = static_cast<unsigned int>(v301.row(34, iron_linear_thread() & 31u));
-          const unsigned int v1488 = v1487 - 16u;
-          const unsigned int v1489 = v1488 * 132u;
-          const unsigned int v1490 = v1489 + v299;
-          const unsigned int v1491 = v1490 + v1484;
-          shm2[v1491] = v1483;
-          const float v1492 = v301.x[35];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1493 = static_cast<unsigned int>(v301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1496 = static_cast<unsigned int>(v301.row(35, iron_linear_thread() & 31u));
-          const unsigned int v1497 = v1496 - 16u;
-          const unsigned int v1498 = v1497 * 132u;
-          const unsigned int v1499 = v1498 + v299;
-          const unsigned int v1500 = v1499 + v1493;
-          shm2[v1500] = v1492;
-          const float v1501 = v301.x[36];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1502 = static_cast<unsigned int>(v301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1505 = static_cast<unsigned int>(v301.row(36, iron_linear_thread() & 31u));
-          const unsigned int v1506 = v1505 - 16u;
-          const unsigned int v1507 = v1506 * 132u;
-          const unsigned int v1508 = v1507 + v299;
-          const unsigned int v1509 = v1508 + v1502;
-          shm2[v1509] = v1501;
-          const float v1510 = v301.x[37];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1511 = static_cast<unsigned int>(v301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1514 = static_cast<unsigned int>(v301.row(37, iron_linear_thread() & 31u));
-          const unsigned int v1515 = v1514 - 16u;
-          const unsigned int v1516 = v1515 * 132u;
-          const unsigned int v1517 = v1516 + v299;
-          const unsigned int v1518 = v1517 + v1511;
-          shm2[v1518] = v1510;
-          const float v1519 = v301.x[38];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1520 = static_cast<unsigned int>(v301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1523 = static_cast<unsigned int>(v301.row(38, iron_linear_thread() & 31u));
-          const unsigned int v1524 = v1523 - 16u;
-          const unsigned int v1525 = v1524 * 132u;
-          const unsigned int v1526 = v1525 + v299;
-          const unsigned int v1527 = v1526 + v1520;
-          shm2[v1527] = v1519;
-          const float v1528 = v301.x[39];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1529 = static_cast<unsigned int>(v301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1532 = static_cast<unsigned int>(v301.row(39, iron_linear_thread() & 31u));
-          const unsigned int v1533 = v1532 - 16u;
-          const unsigned int v1534 = v1533 * 132u;
-          const unsigned int v1535 = v1534 + v299;
-          const unsigned int v1536 = v1535 + v1529;
-          shm2[v1536] = v1528;
-          const float v1537 = v301.x[40];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1538 = static_cast<unsigned int>(v301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1541 = static_cast<unsigned int>(v301.row(40, iron_linear_thread() & 31u));
-          const unsigned int v1542 = v1541 - 16u;
-          const unsigned int v1543 = v1542 * 132u;
-          const unsigned int v1544 = v1543 + v299;
-          const unsigned int v1545 = v1544 + v1538;
-          shm2[v1545] = v1537;
-          const float v1546 = v301.x[41];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1547 = static_cast<unsigned int>(v301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1550 = static_cast<unsigned int>(v301.row(41, iron_linear_thread() & 31u));
-          const unsigned int v1551 = v1550 - 16u;
-          const unsigned int v1552 = v1551 * 132u;
-          const unsigned int v1553 = v1552 + v299;
-          const unsigned int v1554 = v1553 + v1547;
-          shm2[v1554] = v1546;
-          const float v1555 = v301.x[42];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1556 = static_cast<unsigned int>(v301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1559 = static_cast<unsigned int>(v301.row(42, iron_linear_thread() & 31u));
-          const unsigned int v1560 = v1559 - 16u;
-          const unsigned int v1561 = v1560 * 132u;
-          const unsigned int v1562 = v1561 + v299;
-          const unsigned int v1563 = v1562 + v1556;
-          shm2[v1563] = v1555;
-          const float v1564 = v301.x[43];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1565 = static_cast<unsigned int>(v301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1568 = static_cast<unsigned int>(v301.row(43, iron_linear_thread() & 31u));
-          const unsigned int v1569 = v1568 - 16u;
-          const unsigned int v1570 = v1569 * 132u;
-          const unsigned int v1571 = v1570 + v299;
-          const unsigned int v1572 = v1571 + v1565;
-          shm2[v1572] = v1564;
-          const float v1573 = v301.x[44];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1574 = static_cast<unsigned int>(v301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1577 = static_cast<unsigned int>(v301.row(44, iron_linear_thread() & 31u));
-          const unsigned int v1578 = v1577 - 16u;
-          const unsigned int v1579 = v1578 * 132u;
-          const unsigned int v1580 = v1579 + v299;
-          const unsigned int v1581 = v1580 + v1574;
-          shm2[v1581] = v1573;
-          const float v1582 = v301.x[45];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1583 = static_cast<unsigned int>(v301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1586 = static_cast<unsigned int>(v301.row(45, iron_linear_thread() & 31u));
-          const unsigned int v1587 = v1586 - 16u;
-          const unsigned int v1588 = v1587 * 132u;
-          const unsigned int v1589 = v1588 + v299;
-          const unsigned int v1590 = v1589 + v1583;
-          shm2[v1590] = v1582;
-          const float v1591 = v301.x[46];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1592 = static_cast<unsigned int>(v301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1595 = static_cast<unsigned int>(v301.row(46, iron_linear_thread() & 31u));
-          const unsigned int v1596 = v1595 - 16u;
-          const unsigned int v1597 = v1596 * 132u;
-          const unsigned int v1598 = v1597 + v299;
-          const unsigned int v1599 = v1598 + v1592;
-          shm2[v1599] = v1591;
-          const float v1600 = v301.x[47];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1601 = static_cast<unsigned int>(v301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1604 = static_cast<unsigned int>(v301.row(47, iron_linear_thread() & 31u));
-          const unsigned int v1605 = v1604 - 16u;
-          const unsigned int v1606 = v1605 * 132u;
-          const unsigned int v1607 = v1606 + v299;
-          const unsigned int v1608 = v1607 + v1601;
-          shm2[v1608] = v1600;
-          const float v1609 = v301.x[48];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1610 = static_cast<unsigned int>(v301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1613 = static_cast<unsigned int>(v301.row(48, iron_linear_thread() & 31u));
-          const unsigned int v1614 = v1613 - 16u;
-          const unsigned int v1615 = v1614 * 132u;
-          const unsigned int v1616 = v1615 + v299;
-          const unsigned int v1617 = v1616 + v1610;
-          shm2[v1617] = v1609;
-          const float v1618 = v301.x[49];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1619 = static_cast<unsigned int>(v301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1622 = static_cast<unsigned int>(v301.row(49, iron_linear_thread() & 31u));
-          const unsigned int v1623 = v1622 - 16u;
-          const unsigned int v1624 = v1623 * 132u;
-          const unsigned int v1625 = v1624 + v299;
-          const unsigned int v1626 = v1625 + v1619;
-          shm2[v1626] = v1618;
-          const float v1627 = v301.x[50];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1628 = static_cast<unsigned int>(v301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1631 = static_cast<unsigned int>(v301.row(50, iron_linear_thread() & 31u));
-          const unsigned int v1632 = v1631 - 16u;
-          const unsigned int v1633 = v1632 * 132u;
-          const unsigned int v1634 = v1633 + v299;
-          const unsigned int v1635 = v1634 + v1628;
-          shm2[v1635] = v1627;
-          const float v1636 = v301.x[51];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1637 = static_cast<unsigned int>(v301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1640 = static_cast<unsigned int>(v301.row(51, iron_linear_thread() & 31u));
-          const unsigned int v1641 = v1640 - 16u;
-          const unsigned int v1642 = v1641 * 132u;
-          const unsigned int v1643 = v1642 + v299;
-          const unsigned int v1644 = v1643 + v1637;
-          shm2[v1644] = v1636;
-          const float v1645 = v301.x[52];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1646 = static_cast<unsigned int>(v301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1649 = static_cast<unsigned int>(v301.row(52, iron_linear_thread() & 31u));
-          const unsigned int v1650 = v1649 - 16u;
-          const unsigned int v1651 = v1650 * 132u;
-          const unsigned int v1652 = v1651 + v299;
-          const unsigned int v1653 = v1652 + v1646;
-          shm2[v1653] = v1645;
-          const float v1654 = v301.x[53];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1655 = static_cast<unsigned int>(v301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1658 = static_cast<unsigned int>(v301.row(53, iron_linear_thread() & 31u));
-          const unsigned int v1659 = v1658 - 16u;
-          const unsigned int v1660 = v1659 * 132u;
-          const unsigned int v1661 = v1660 + v299;
-          const unsigned int v1662 = v1661 + v1655;
-          shm2[v1662] = v1654;
-          const float v1663 = v301.x[54];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1664 = static_cast<unsigned int>(v301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1667 = static_cast<unsigned int>(v301.row(54, iron_linear_thread() & 31u));
-          const unsigned int v1668 = v1667 - 16u;
-          const unsigned int v1669 = v1668 * 132u;
-          const unsigned int v1670 = v1669 + v299;
-          const unsigned int v1671 = v1670 + v1664;
-          shm2[v1671] = v1663;
-          const float v1672 = v301.x[55];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1673 = static_cast<unsigned int>(v301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1676 = static_cast<unsigned int>(v301.row(55, iron_linear_thread() & 31u));
-          const unsigned int v1677 = v1676 - 16u;
-          const unsigned int v1678 = v1677 * 132u;
-          const unsigned int v1679 = v1678 + v299;
-          const unsigned int v1680 = v1679 + v1673;
-          shm2[v1680] = v1672;
-          const float v1681 = v301.x[56];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1682 = static_cast<unsigned int>(v301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1685 = static_cast<unsigned int>(v301.row(56, iron_linear_thread() & 31u));
-          const unsigned int v1686 = v1685 - 16u;
-          const unsigned int v1687 = v1686 * 132u;
-          const unsigned int v1688 = v1687 + v299;
-          const unsigned int v1689 = v1688 + v1682;
-          shm2[v1689] = v1681;
-          const float v1690 = v301.x[57];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1691 = static_cast<unsigned int>(v301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1694 = static_cast<unsigned int>(v301.row(57, iron_linear_thread() & 31u));
-          const unsigned int v1695 = v1694 - 16u;
-          const unsigned int v1696 = v1695 * 132u;
-          const unsigned int v1697 = v1696 + v299;
-          const unsigned int v1698 = v1697 + v1691;
-          shm2[v1698] = v1690;
-          const float v1699 = v301.x[58];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1700 = static_cast<unsigned int>(v301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1703 = static_cast<unsigned int>(v301.row(58, iron_linear_thread() & 31u));
-          const unsigned int v1704 = v1703 - 16u;
-          const unsigned int v1705 = v1704 * 132u;
-          const unsigned int v1706 = v1705 + v299;
-          const unsigned int v1707 = v1706 + v1700;
-          shm2[v1707] = v1699;
-          const float v1708 = v301.x[59];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1709 = static_cast<unsigned int>(v301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1712 = static_cast<unsigned int>(v301.row(59, iron_linear_thread() & 31u));
-          const unsigned int v1713 = v1712 - 16u;
-          const unsigned int v1714 = v1713 * 132u;
-          const unsigned int v1715 = v1714 + v299;
-          const unsigned int v1716 = v1715 + v1709;
-          shm2[v1716] = v1708;
-          const float v1717 = v301.x[60];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1718 = static_cast<unsigned int>(v301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1721 = static_cast<unsigned int>(v301.row(60, iron_linear_thread() & 31u));
-          const unsigned int v1722 = v1721 - 16u;
-          const unsigned int v1723 = v1722 * 132u;
-          const unsigned int v1724 = v1723 + v299;
-          const unsigned int v1725 = v1724 + v1718;
-          shm2[v1725] = v1717;
-          const float v1726 = v301.x[61];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1727 = static_cast<unsigned int>(v301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1730 = static_cast<unsigned int>(v301.row(61, iron_linear_thread() & 31u));
-          const unsigned int v1731 = v1730 - 16u;
-          const unsigned int v1732 = v1731 * 132u;
-          const unsigned int v1733 = v1732 + v299;
-          const unsigned int v1734 = v1733 + v1727;
-          shm2[v1734] = v1726;
-          const float v1735 = v301.x[62];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1736 = static_cast<unsigned int>(v301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1739 = static_cast<unsigned int>(v301.row(62, iron_linear_thread() & 31u));
-          const unsigned int v1740 = v1739 - 16u;
-          const unsigned int v1741 = v1740 * 132u;
-          const unsigned int v1742 = v1741 + v299;
-          const unsigned int v1743 = v1742 + v1736;
-          shm2[v1743] = v1735;
-          const float v1744 = v301.x[63];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1745 = static_cast<unsigned int>(v301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1748 = static_cast<unsigned int>(v301.row(63, iron_linear_thread() & 31u));
-          const unsigned int v1749 = v1748 - 16u;
-          const unsigned int v1750 = v1749 * 132u;
-          const unsigned int v1751 = v1750 + v299;
-          const unsigned int v1752 = v1751 + v1745;
-          shm2[v1752] = v1744;
-        }
-        const bool v1754 = v1165 == 2u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1754) {
-          const float v1755 = v301.x[64];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1756 = static_cast<unsigned int>(v301.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1759 = static_cast<unsigned int>(v301.row(64, iron_linear_thread() & 31u));
-          const unsigned int v1760 = v1759 - 32u;
-          const unsigned int v1761 = v1760 * 132u;
-          const unsigned int v1762 = v1761 + v299;
-          const unsigned int v1763 = v1762 + v1756;
-          shm2[v1763] = v1755;
-          const float v1764 = v301.x[65];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1765 = static_cast<unsigned int>(v301.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1768 = static_cast<unsigned int>(v301.row(65, iron_linear_thread() & 31u));
-          const unsigned int v1769 = v1768 - 32u;
-          const unsigned int v1770 = v1769 * 132u;
-          const unsigned int v1771 = v1770 + v299;
-          const unsigned int v1772 = v1771 + v1765;
-          shm2[v1772] = v1764;
-          const float v1773 = v301.x[66];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1774 = static_cast<unsigned int>(v301.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1777 = static_cast<unsigned int>(v301.row(66, iron_linear_thread() & 31u));
-          const unsigned int v1778 = v1777 - 32u;
-          const unsigned int v1779 = v1778 * 132u;
-          const unsigned int v1780 = v1779 + v299;
-          const unsigned int v1781 = v1780 + v1774;
-          shm2[v1781] = v1773;
-          const float v1782 = v301.x[67];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1783 = static_cast<unsigned int>(v301.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1786 = static_cast<unsigned int>(v301.row(67, iron_linear_thread() & 31u));
-          const unsigned int v1787 = v1786 - 32u;
-          const unsigned int v1788 = v1787 * 132u;
-          const unsigned int v1789 = v1788 + v299;
-          const unsigned int v1790 = v1789 + v1783;
-          shm2[v1790] = v1782;
-          const float v1791 = v301.x[68];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1792 = static_cast<unsigned int>(v301.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1795 = static_cast<unsigned int>(v301.row(68, iron_linear_thread() & 31u));
-          const unsigned int v1796 = v1795 - 32u;
-          const unsigned int v1797 = v1796 * 132u;
-          const unsigned int v1798 = v1797 + v299;
-          const unsigned int v1799 = v1798 + v1792;
-          shm2[v1799] = v1791;
-          const float v1800 = v301.x[69];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1801 = static_cast<unsigned int>(v301.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1804 = static_cast<unsigned int>(v301.row(69, iron_linear_thread() & 31u));
-          const unsigned int v1805 = v1804 - 32u;
-          const unsigned int v1806 = v1805 * 132u;
-          const unsigned int v1807 = v1806 + v299;
-          const unsigned int v1808 = v1807 + v1801;
-          shm2[v1808] = v1800;
-          const float v1809 = v301.x[70];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1810 = static_cast<unsigned int>(v301.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1813 = static_cast<unsigned int>(v301.row(70, iron_linear_thread() & 31u));
-          const unsigned int v1814 = v1813 - 32u;
-          const unsigned int v1815 = v1814 * 132u;
-          const unsigned int v1816 = v1815 + v299;
-          const unsigned int v1817 = v1816 + v1810;
-          shm2[v1817] = v1809;
-          const float v1818 = v301.x[71];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1819 = static_cast<unsigned int>(v301.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1822 = static_cast<unsigned int>(v301.row(71, iron_linear_thread() & 31u));
-          const unsigned int v1823 = v1822 - 32u;
-          const unsigned int v1824 = v1823 * 132u;
-          const unsigned int v1825 = v1824 + v299;
-          const unsigned int v1826 = v1825 + v1819;
-          shm2[v1826] = v1818;
-          const float v1827 = v301.x[72];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1828 = static_cast<unsigned int>(v301.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1831 = static_cast<unsigned int>(v301.row(72, iron_linear_thread() & 31u));
-          const unsigned int v1832 = v1831 - 32u;
-          const unsigned int v1833 = v1832 * 132u;
-          const unsigned int v1834 = v1833 + v299;
-          const unsigned int v1835 = v1834 + v1828;
-          shm2[v1835] = v1827;
-          const float v1836 = v301.x[73];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1837 = static_cast<unsigned int>(v301.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1840 = static_cast<unsigned int>(v301.row(73, iron_linear_thread() & 31u));
-          const unsigned int v1841 = v1840 - 32u;
-          const unsigned int v1842 = v1841 * 132u;
-          const unsigned int v1843 = v1842 + v299;
-          const unsigned int v1844 = v1843 + v1837;
-          shm2[v1844] = v1836;
-          const float v1845 = v301.x[74];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1846 = static_cast<unsigned int>(v301.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1849 = static_cast<unsigned int>(v301.row(74, iron_linear_thread() & 31u));
-          const unsigned int v1850 = v1849 - 32u;
-          const unsigned int v1851 = v1850 * 132u;
-          const unsigned int v1852 = v1851 + v299;
-          const unsigned int v1853 = v1852 + v1846;
-          shm2[v1853] = v1845;
-          const float v1854 = v301.x[75];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1855 = static_cast<unsigned int>(v301.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1858 = static_cast<unsigned int>(v301.row(75, iron_linear_thread() & 31u));
-          const unsigned int v1859 = v1858 - 32u;
-          const unsigned int v1860 = v1859 * 132u;
-          const unsigned int v1861 = v1860 + v299;
-          const unsigned int v1862 = v1861 + v1855;
-          shm2[v1862] = v1854;
-          const float v1863 = v301.x[76];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1864 = static_cast<unsigned int>(v301.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1867 = static_cast<unsigned int>(v301.row(76, iron_linear_thread() & 31u));
-          const unsigned int v1868 = v1867 - 32u;
-          const unsigned int v1869 = v1868 * 132u;
-          const unsigned int v1870 = v1869 + v299;
-          const unsigned int v1871 = v1870 + v1864;
-          shm2[v1871] = v1863;
-          const float v1872 = v301.x[77];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1873 = static_cast<unsigned int>(v301.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1876 = static_cast<unsigned int>(v301.row(77, iron_linear_thread() & 31u));
-          const unsigned int v1877 = v1876 - 32u;
-          const unsigned int v1878 = v1877 * 132u;
-          const unsigned int v1879 = v1878 + v299;
-          const unsigned int v1880 = v1879 + v1873;
-          shm2[v1880] = v1872;
-          const float v1881 = v301.x[78];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1882 = static_cast<unsigned int>(v301.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1885 = static_cast<unsigned int>(v301.row(78, iron_linear_thread() & 31u));
-          const unsigned int v1886 = v1885 - 32u;
-          const unsigned int v1887 = v1886 * 132u;
-          const unsigned int v1888 = v1887 + v299;
-          const unsigned int v1889 = v1888 + v1882;
-          shm2[v1889] = v1881;
-          const float v1890 = v301.x[79];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1891 = static_cast<unsigned int>(v301.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1894 = static_cast<unsigned int>(v301.row(79, iron_linear_thread() & 31u));
-          const unsigned int v1895 = v1894 - 32u;
-          const unsigned int v1896 = v1895 * 132u;
-          const unsigned int v1897 = v1896 + v299;
-          const unsigned int v1898 = v1897 + v1891;
-          shm2[v1898] = v1890;
-          const float v1899 = v301.x[80];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1900 = static_cast<unsigned int>(v301.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1903 = static_cast<unsigned int>(v301.row(80, iron_linear_thread() & 31u));
-          const unsigned int v1904 = v1903 - 32u;
-          const unsigned int v1905 = v1904 * 132u;
-          const unsigned int v1906 = v1905 + v299;
-          const unsigned int v1907 = v1906 + v1900;
-          shm2[v1907] = v1899;
-          const float v1908 = v301.x[81];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1909 = static_cast<unsigned int>(v301.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1912 = static_cast<unsigned int>(v301.row(81, iron_linear_thread() & 31u));
-          const unsigned int v1913 = v1912 - 32u;
-          const unsigned int v1914 = v1913 * 132u;
-          const unsigned int v1915 = v1914 + v299;
-          const unsigned int v1916 = v1915 + v1909;
-          shm2[v1916] = v1908;
-          const float v1917 = v301.x[82];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1918 = static_cast<unsigned int>(v301.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1921 = static_cast<unsigned int>(v301.row(82, iron_linear_thread() & 31u));
-          const unsigned int v1922 = v1921 - 32u;
-          const unsigned int v1923 = v1922 * 132u;
-          const unsigned int v1924 = v1923 + v299;
-          const unsigned int v1925 = v1924 + v1918;
-          shm2[v1925] = v1917;
-          const float v1926 = v301.x[83];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1927 = static_cast<unsigned int>(v301.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1930 = static_cast<unsigned int>(v301.row(83, iron_linear_thread() & 31u));
-          const unsigned int v1931 = v1930 - 32u;
-          const unsigned int v1932 = v1931 * 132u;
-          const unsigned int v1933 = v1932 + v299;
-          const unsigned int v1934 = v1933 + v1927;
-          shm2[v1934] = v1926;
-          const float v1935 = v301.x[84];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1936 = static_cast<unsigned int>(v301.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1939 = static_cast<unsigned int>(v301.row(84, iron_linear_thread() & 31u));
-          const unsigned int v1940 = v1939 - 32u;
-          const unsigned int v1941 = v1940 * 132u;
-          const unsigned int v1942 = v1941 + v299;
-          const unsigned int v1943 = v1942 + v1936;
-          shm2[v1943] = v1935;
-          const float v1944 = v301.x[85];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1945 = static_cast<unsigned int>(v301.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1948 = static_cast<unsigned int>(v301.row(85, iron_linear_thread() & 31u));
-          const unsigned int v1949 = v1948 - 32u;
-          const unsigned int v1950 = v1949 * 132u;
-          const unsigned int v1951 = v1950 + v299;
-          const unsigned int v1952 = v1951 + v1945;
-          shm2[v1952] = v1944;
-          const float v1953 = v301.x[86];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1954 = static_cast<unsigned int>(v301.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1957 = static_cast<unsigned int>(v301.row(86, iron_linear_thread() & 31u));
-          const unsigned int v1958 = v1957 - 32u;
-          const unsigned int v1959 = v1958 * 132u;
-          const unsigned int v1960 = v1959 + v299;
-          const unsigned int v1961 = v1960 + v1954;
-          shm2[v1961] = v1953;
-          const float v1962 = v301.x[87];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1963 = static_cast<unsigned int>(v301.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1966 = static_cast<unsigned int>(v301.row(87, iron_linear_thread() & 31u));
-          const unsigned int v1967 = v1966 - 32u;
-          const unsigned int v1968 = v1967 * 132u;
-          const unsigned int v1969 = v1968 + v299;
-          const unsigned int v1970 = v1969 + v1963;
-          shm2[v1970] = v1962;
-          const float v1971 = v301.x[88];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1972 = static_cast<unsigned int>(v301.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1975 = static_cast<unsigned int>(v301.row(88, iron_linear_thread() & 31u));
-          const unsigned int v1976 = v1975 - 32u;
-          const unsigned int v1977 = v1976 * 132u;
-          const unsigned int v1978 = v1977 + v299;
-          const unsigned int v1979 = v1978 + v1972;
-          shm2[v1979] = v1971;
-          const float v1980 = v301.x[89];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1981 = static_cast<unsigned int>(v301.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1984 = static_cast<unsigned int>(v301.row(89, iron_linear_thread() & 31u));
-          const unsigned int v1985 = v1984 - 32u;
-          const unsigned int v1986 = v1985 * 132u;
-          const unsigned int v1987 = v1986 + v299;
-          const unsigned int v1988 = v1987 + v1981;
-          shm2[v1988] = v1980;
-          const float v1989 = v301.x[90];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1990 = static_cast<unsigned int>(v301.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1993 = static_cast<unsigned int>(v301.row(90, iron_linear_thread() & 31u));
-          const unsigned int v1994 = v1993 - 32u;
-          const unsigned int v1995 = v1994 * 132u;
-          const unsigned int v1996 = v1995 + v299;
-          const unsigned int v1997 = v1996 + v1990;
-          shm2[v1997] = v1989;
-          const float v1998 = v301.x[91];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1999 = static_cast<unsigned int>(v301.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2002 = static_cast<unsigned int>(v301.row(91, iron_linear_thread() & 31u));
-          const unsigned int v2003 = v2002 - 32u;
-          const unsigned int v2004 = v2003 * 132u;
-          const unsigned int v2005 = v2004 + v299;
-          const unsigned int v2006 = v2005 + v1999;
-          shm2[v2006] = v1998;
-          const float v2007 = v301.x[92];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2008 = static_cast<unsigned int>(v301.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2011 = static_cast<unsigned int>(v301.row(92, iron_linear_thread() & 31u));
-          const unsigned int v2012 = v2011 - 32u;
-          const unsigned int v2013 = v2012 * 132u;
-          const unsigned int v2014 = v2013 + v299;
-          const unsigned int v2015 = v2014 + v2008;
-          shm2[v2015] = v2007;
-          const float v2016 = v301.x[93];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2017 = static_cast<unsigned int>(v301.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2020 = static_cast<unsigned int>(v301.row(93, iron_linear_thread() & 31u));
-          const unsigned int v2021 = v2020 - 32u;
-          const unsigned int v2022 = v2021 * 132u;
-          const unsigned int v2023 = v2022 + v299;
-          const unsigned int v2024 = v2023 + v2017;
-          shm2[v2024] = v2016;
-          const float v2025 = v301.x[94];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2026 = static_cast<unsigned int>(v301.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2029 = static_cast<unsigned int>(v301.row(94, iron_linear_thread() & 31u));
-          const unsigned int v2030 = v2029 - 32u;
-          const unsigned int v2031 = v2030 * 132u;
-          const unsigned int v2032 = v2031 + v299;
-          const unsigned int v2033 = v2032 + v2026;
-          shm2[v2033] = v2025;
-          const float v2034 = v301.x[95];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2035 = static_cast<unsigned int>(v301.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2038 = static_cast<unsigned int>(v301.row(95, iron_linear_thread() & 31u));
-          const unsigned int v2039 = v2038 - 32u;
-          const unsigned int v2040 = v2039 * 132u;
-          const unsigned int v2041 = v2040 + v299;
-          const unsigned int v2042 = v2041 + v2035;
-          shm2[v2042] = v2034;
-        }
-        const bool v2044 = v1165 == 3u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v2044) {
-          const float v2045 = v301.x[96];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2046 = static_cast<unsigned int>(v301.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2049 = static_cast<unsigned int>(v301.row(96, iron_linear_thread() & 31u));
-          const unsigned int v2050 = v2049 - 48u;
-          const unsigned int v2051 = v2050 * 132u;
-          const unsigned int v2052 = v2051 + v299;
-          const unsigned int v2053 = v2052 + v2046;
-          shm2[v2053] = v2045;
-          const float v2054 = v301.x[97];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2055 = static_cast<unsigned int>(v301.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2058 = static_cast<unsigned int>(v301.row(97, iron_linear_thread() & 31u));
-          const unsigned int v2059 = v2058 - 48u;
-          const unsigned int v2060 = v2059 * 132u;
-          const unsigned int v2061 = v2060 + v299;
-          const unsigned int v2062 = v2061 + v2055;
-          shm2[v2062] = v2054;
-          const float v2063 = v301.x[98];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2064 = static_cast<unsigned int>(v301.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2067 = static_cast<unsigned int>(v301.row(98, iron_linear_thread() & 31u));
-          const unsigned int v2068 = v2067 - 48u;
-          const unsigned int v2069 = v2068 * 132u;
-          const unsigned int v2070 = v2069 + v299;
-          const unsigned int v2071 = v2070 + v2064;
-          shm2[v2071] = v2063;
-          const float v2072 = v301.x[99];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2073 = static_cast<unsigned int>(v301.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2076 = static_cast<unsigned int>(v301.row(99, iron_linear_thread() & 31u));
-          const unsigned int v2077 = v2076 - 48u;
-          const unsigned int v2078 = v2077 * 132u;
-          const unsigned int v2079 = v2078 + v299;
-          const unsigned int v2080 = v2079 + v2073;
-          shm2[v2080] = v2072;
-          const float v2081 = v301.x[100];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2082 = static_cast<unsigned int>(v301.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2085 = static_cast<unsigned int>(v301.row(100, iron_linear_thread() & 31u));
-          const unsigned int v2086 = v2085 - 48u;
-          const unsigned int v2087 = v2086 * 132u;
-          const unsigned int v2088 = v2087 + v299;
-          const unsigned int v2089 = v2088 + v2082;
-          shm2[v2089] = v2081;
-          const float v2090 = v301.x[101];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2091 = static_cast<unsigned int>(v301.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2094 = static_cast<unsigned int>(v301.row(101, iron_linear_thread() & 31u));
-          const unsigned int v2095 = v2094 - 48u;
-          const unsigned int v2096 = v2095 * 132u;
-          const unsigned int v2097 = v2096 + v299;
-          const unsigned int v2098 = v2097 + v2091;
-          shm2[v2098] = v2090;
-          const float v2099 = v301.x[102];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2100 = static_cast<unsigned int>(v301.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2103 = static_cast<unsigned int>(v301.row(102, iron_linear_thread() & 31u));
-          const unsigned int v2104 = v2103 - 48u;
-          const unsigned int v2105 = v2104 * 132u;
-          const unsigned int v2106 = v2105 + v299;
-          const unsigned int v2107 = v2106 + v2100;
-          shm2[v2107] = v2099;
-          const float v2108 = v301.x[103];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2109 = static_cast<unsigned int>(v301.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2112 = static_cast<unsigned int>(v301.row(103, iron_linear_thread() & 31u));
-          const unsigned int v2113 = v2112 - 48u;
-          const unsigned int v2114 = v2113 * 132u;
-          const unsigned int v2115 = v2114 + v299;
-          const unsigned int v2116 = v2115 + v2109;
-          shm2[v2116] = v2108;
-          const float v2117 = v301.x[104];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2118 = static_cast<unsigned int>(v301.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2121 = static_cast<unsigned int>(v301.row(104, iron_linear_thread() & 31u));
-          const unsigned int v2122 = v2121 - 48u;
-          const unsigned int v2123 = v2122 * 132u;
-          const unsigned int v2124 = v2123 + v299;
-          const unsigned int v2125 = v2124 + v2118;
-          shm2[v2125] = v2117;
-          const float v2126 = v301.x[105];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2127 = static_cast<unsigned int>(v301.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2130 = static_cast<unsigned int>(v301.row(105, iron_linear_thread() & 31u));
-          const unsigned int v2131 = v2130 - 48u;
-          const unsigned int v2132 = v2131 * 132u;
-          const unsigned int v2133 = v2132 + v299;
-          const unsigned int v2134 = v2133 + v2127;
-          shm2[v2134] = v2126;
-          const float v2135 = v301.x[106];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2136 = static_cast<unsigned int>(v301.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2139 = static_cast<unsigned int>(v301.row(106, iron_linear_thread() & 31u));
-          const unsigned int v2140 = v2139 - 48u;
-          const unsigned int v2141 = v2140 * 132u;
-          const unsigned int v2142 = v2141 + v299;
-          const unsigned int v2143 = v2142 + v2136;
-          shm2[v2143] = v2135;
-          const float v2144 = v301.x[107];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2145 = static_cast<unsigned int>(v301.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2148 = static_cast<unsigned int>(v301.row(107, iron_linear_thread() & 31u));
-          const unsigned int v2149 = v2148 - 48u;
-          const unsigned int v2150 = v2149 * 132u;
-          const unsigned int v2151 = v2150 + v299;
-          const unsigned int v2152 = v2151 + v2145;
-          shm2[v2152] = v2144;
-          const float v2153 = v301.x[108];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2154 = static_cast<unsigned int>(v301.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2157 = static_cast<unsigned int>(v301.row(108, iron_linear_thread() & 31u));
-          const unsigned int v2158 = v2157 - 48u;
-          const unsigned int v2159 = v2158 * 132u;
-          const unsigned int v2160 = v2159 + v299;
-          const unsigned int v2161 = v2160 + v2154;
-          shm2[v2161] = v2153;
-          const float v2162 = v301.x[109];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2163 = static_cast<unsigned int>(v301.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2166 = static_cast<unsigned int>(v301.row(109, iron_linear_thread() & 31u));
-          const unsigned int v2167 = v2166 - 48u;
-          const unsigned int v2168 = v2167 * 132u;
-          const unsigned int v2169 = v2168 + v299;
-          const unsigned int v2170 = v2169 + v2163;
-          shm2[v2170] = v2162;
-          const float v2171 = v301.x[110];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2172 = static_cast<unsigned int>(v301.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2175 = static_cast<unsigned int>(v301.row(110, iron_linear_thread() & 31u));
-          const unsigned int v2176 = v2175 - 48u;
-          const unsigned int v2177 = v2176 * 132u;
-          const unsigned int v2178 = v2177 + v299;
-          const unsigned int v2179 = v2178 + v2172;
-          shm2[v2179] = v2171;
-          const float v2180 = v301.x[111];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2181 = static_cast<unsigned int>(v301.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2184 = static_cast<unsigned int>(v301.row(111, iron_linear_thread() & 31u));
-          const unsigned int v2185 = v2184 - 48u;
-          const unsigned int v2186 = v2185 * 132u;
-          const unsigned int v2187 = v2186 + v299;
-          const unsigned int v2188 = v2187 + v2181;
-          shm2[v2188] = v2180;
-          const float v2189 = v301.x[112];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2190 = static_cast<unsigned int>(v301.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2193 = static_cast<unsigned int>(v301.row(112, iron_linear_thread() & 31u));
-          const unsigned int v2194 = v2193 - 48u;
-          const unsigned int v2195 = v2194 * 132u;
-          const unsigned int v2196 = v2195 + v299;
-          const unsigned int v2197 = v2196 + v2190;
-          shm2[v2197] = v2189;
-          const float v2198 = v301.x[113];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2199 = static_cast<unsigned int>(v301.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2202 = static_cast<unsigned int>(v301.row(113, iron_linear_thread() & 31u));
-          const unsigned int v2203 = v2202 - 48u;
-          const unsigned int v2204 = v2203 * 132u;
-          const unsigned int v2205 = v2204 + v299;
-          const unsigned int v2206 = v2205 + v2199;
-          shm2[v2206] = v2198;
-          const float v2207 = v301.x[114];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2208 = static_cast<unsigned int>(v301.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2211 = static_cast<unsigned int>(v301.row(114, iron_linear_thread() & 31u));
-          const unsigned int v2212 = v2211 - 48u;
-          const unsigned int v2213 = v2212 * 132u;
-          const unsigned int v2214 = v2213 + v299;
-          const unsigned int v2215 = v2214 + v2208;
-          shm2[v2215] = v2207;
-          const float v2216 = v301.x[115];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2217 = static_cast<unsigned int>(v301.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2220 = static_cast<unsigned int>(v301.row(115, iron_linear_thread() & 31u));
-          const unsigned int v2221 = v2220 - 48u;
-          const unsigned int v2222 = v2221 * 132u;
-          const unsigned int v2223 = v2222 + v299;
-          const unsigned int v2224 = v2223 + v2217;
-          shm2[v2224] = v2216;
-          const float v2225 = v301.x[116];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2226 = static_cast<unsigned int>(v301.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2229 = static_cast<unsigned int>(v301.row(116, iron_linear_thread() & 31u));
-          const unsigned int v2230 = v2229 - 48u;
-          const unsigned int v2231 = v2230 * 132u;
-          const unsigned int v2232 = v2231 + v299;
-          const unsigned int v2233 = v2232 + v2226;
-          shm2[v2233] = v2225;
-          const float v2234 = v301.x[117];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2235 = static_cast<unsigned int>(v301.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2238 = static_cast<unsigned int>(v301.row(117, iron_linear_thread() & 31u));
-          const unsigned int v2239 = v2238 - 48u;
-          const unsigned int v2240 = v2239 * 132u;
-          const unsigned int v2241 = v2240 + v299;
-          const unsigned int v2242 = v2241 + v2235;
-          shm2[v2242] = v2234;
-          const float v2243 = v301.x[118];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2244 = static_cast<unsigned int>(v301.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2247 = static_cast<unsigned int>(v301.row(118, iron_linear_thread() & 31u));
-          const unsigned int v2248 = v2247 - 48u;
-          const unsigned int v2249 = v2248 * 132u;
-          const unsigned int v2250 = v2249 + v299;
-          const unsigned int v2251 = v2250 + v2244;
-          shm2[v2251] = v2243;
-          const float v2252 = v301.x[119];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2253 = static_cast<unsigned int>(v301.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2256 = static_cast<unsigned int>(v301.row(119, iron_linear_thread() & 31u));
-          const unsigned int v2257 = v2256 - 48u;
-          const unsigned int v2258 = v2257 * 132u;
-          const unsigned int v2259 = v2258 + v299;
-          const unsigned int v2260 = v2259 + v2253;
-          shm2[v2260] = v2252;
-          const float v2261 = v301.x[120];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2262 = static_cast<unsigned int>(v301.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2265 = static_cast<unsigned int>(v301.row(120, iron_linear_thread() & 31u));
-          const unsigned int v2266 = v2265 - 48u;
-          const unsigned int v2267 = v2266 * 132u;
-          const unsigned int v2268 = v2267 + v299;
-          const unsigned int v2269 = v2268 + v2262;
-          shm2[v2269] = v2261;
-          const float v2270 = v301.x[121];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2271 = static_cast<unsigned int>(v301.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2274 = static_cast<unsigned int>(v301.row(121, iron_linear_thread() & 31u));
-          const unsigned int v2275 = v2274 - 48u;
-          const unsigned int v2276 = v2275 * 132u;
-          const unsigned int v2277 = v2276 + v299;
-          const unsigned int v2278 = v2277 + v2271;
-          shm2[v2278] = v2270;
-          const float v2279 = v301.x[122];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2280 = static_cast<unsigned int>(v301.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2283 = static_cast<unsigned int>(v301.row(122, iron_linear_thread() & 31u));
-          const unsigned int v2284 = v2283 - 48u;
-          const unsigned int v2285 = v2284 * 132u;
-          const unsigned int v2286 = v2285 + v299;
-          const unsigned int v2287 = v2286 + v2280;
-          shm2[v2287] = v2279;
-          const float v2288 = v301.x[123];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2289 = static_cast<unsigned int>(v301.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2292 = static_cast<unsigned int>(v301.row(123, iron_linear_thread() & 31u));
-          const unsigned int v2293 = v2292 - 48u;
-          const unsigned int v2294 = v2293 * 132u;
-          const unsigned int v2295 = v2294 + v299;
-          const unsigned int v2296 = v2295 + v2289;
-          shm2[v2296] = v2288;
-          const float v2297 = v301.x[124];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2298 = static_cast<unsigned int>(v301.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2301 = static_cast<unsigned int>(v301.row(124, iron_linear_thread() & 31u));
-          const unsigned int v2302 = v2301 - 48u;
-          const unsigned int v2303 = v2302 * 132u;
-          const unsigned int v2304 = v2303 + v299;
-          const unsigned int v2305 = v2304 + v2298;
-          shm2[v2305] = v2297;
-          const float v2306 = v301.x[125];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2307 = static_cast<unsigned int>(v301.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2310 = static_cast<unsigned int>(v301.row(125, iron_linear_thread() & 31u));
-          const unsigned int v2311 = v2310 - 48u;
-          const unsigned int v2312 = v2311 * 132u;
-          const unsigned int v2313 = v2312 + v299;
-          const unsigned int v2314 = v2313 + v2307;
-          shm2[v2314] = v2306;
-          const float v2315 = v301.x[126];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2316 = static_cast<unsigned int>(v301.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2319 = static_cast<unsigned int>(v301.row(126, iron_linear_thread() & 31u));
-          const unsigned int v2320 = v2319 - 48u;
-          const unsigned int v2321 = v2320 * 132u;
-          const unsigned int v2322 = v2321 + v299;
-          const unsigned int v2323 = v2322 + v2316;
-          shm2[v2323] = v2315;
-          const float v2324 = v301.x[127];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2325 = static_cast<unsigned int>(v301.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2328 = static_cast<unsigned int>(v301.row(127, iron_linear_thread() & 31u));
-          const unsigned int v2329 = v2328 - 48u;
-          const unsigned int v2330 = v2329 * 132u;
-          const unsigned int v2331 = v2330 + v299;
-          const unsigned int v2332 = v2331 + v2325;
-          shm2[v2332] = v2324;
-        }
+    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
+      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
+      if (v1163) {
+        iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:403
-      const unsigned int v2334 = v1165 << 4u;  // kernels/gemm/gemm_tiles.hpp:404
-      const unsigned int v2336 = v1163 << 6u;
-      const unsigned int v2337 = v79 + v2336;
-      const unsigned int v2338 = v2337 + v2334;
-      if (v1157) {  // kernels/gemm/gemm_tiles.hpp:406
-        for (unsigned int v2342 = v144; v2342 < 256u; v2342 += 128u) {  // kernels/gemm/gemm_tiles.hpp:333
-          const unsigned int v2344 = v2342 << 3u;  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v2346 = v2344 >> 7u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v2347 = v2338 + v2346;
-          const unsigned int v2349 = v2344 & 127u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v2350 = v83 + v2349;
-          const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v2357 = v2356 + v2349;
-          const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
-          const iron_bf16x8 v4539 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v2364 = v4539.v[0];
-          const iron_bf16 v2377 = v4539.v[1];
-          const iron_bf16 v2390 = v4539.v[2];
-          const iron_bf16 v2403 = v4539.v[3];
-          const iron_bf16 v2416 = v4539.v[4];
-          const iron_bf16 v2429 = v4539.v[5];
-          const iron_bf16 v2442 = v4539.v[6];
-          const iron_bf16 v2455 = v4539.v[7];
-          const float v2365 = iron_to_f32(v2364);
-          const float v2366 = v2360 + v2365;
-          const iron_bf16 v2367 = iron_f32_to_bf16(v2366);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2368 = v2347 * v4;
-          const unsigned int v2369 = v2368 + v84;
-          const unsigned int v2372 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2373 = shm2[v2372];
-          const float v2378 = iron_to_f32(v2377);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2379 = v2373 + v2378;
-          const iron_bf16 v2380 = iron_f32_to_bf16(v2379);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2385 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2386 = shm2[v2385];
-          const float v2391 = iron_to_f32(v2390);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2392 = v2386 + v2391;
-          const iron_bf16 v2393 = iron_f32_to_bf16(v2392);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2398 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2399 = shm2[v2398];
-          const float v2404 = iron_to_f32(v2403);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2405 = v2399 + v2404;
-          const iron_bf16 v2406 = iron_f32_to_bf16(v2405);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2411 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2412 = shm2[v2411];
-          const float v2417 = iron_to_f32(v2416);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2418 = v2412 + v2417;
-          const iron_bf16 v2419 = iron_f32_to_bf16(v2418);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2424 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2425 = shm2[v2424];
-          const float v2430 = iron_to_f32(v2429);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2431 = v2425 + v2430;
-          const iron_bf16 v2432 = iron_f32_to_bf16(v2431);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2437 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2438 = shm2[v2437];
-          const float v2443 = iron_to_f32(v2442);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2444 = v2438 + v2443;
-          const iron_bf16 v2445 = iron_f32_to_bf16(v2444);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2450 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2451 = shm2[v2450];
-          const float v2456 = iron_to_f32(v2455);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2457 = v2451 + v2456;
-          const iron_bf16 v2458 = iron_f32_to_bf16(v2457);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4540 = v2350 + v2369;
-          *reinterpret_cast<iron_bf16x8*>(out + v4540) = iron_bf16x8{{v2367, v2380, v2393, v2406, v2419, v2432, v2445, v2458}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
+      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
+      const unsigned int v1169 = v1168 << 6u;
+      const unsigned int v1170 = v83 + v1169;
+      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
+      const unsigned int v1174 = v1173 << 6u;
+      const unsigned int v1175 = v79 + v1174;
+      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
+        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
+          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
+          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
+          const unsigned int v1184 = v1175 + v1183;
+          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
+          const unsigned int v1187 = v1170 + v1186;
+          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
+          const unsigned int v1194 = v1193 + v1186;
+          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
+          const unsigned int v1200 = v84 + v1187;  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16x8 v4706 = *reinterpret_cast<const iron_bf16x8*>(bias + v1200);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v1201 = v4706.v[0];
+          const iron_bf16 v1214 = v4706.v[1];
+          const iron_bf16 v1227 = v4706.v[2];
+          const iron_bf16 v1240 = v4706.v[3];
+          const iron_bf16 v1253 = v4706.v[4];
+          const iron_bf16 v1266 = v4706.v[5];
+          const iron_bf16 v1279 = v4706.v[6];
+          const iron_bf16 v1292 = v4706.v[7];
+          const float v1202 = iron_to_f32(v1201);
+          const float v1203 = v1197 + v1202;
+          const iron_bf16 v1204 = iron_f32_to_bf16(v1203);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1205 = v1184 * v4;
+          const unsigned int v1206 = v1205 + v84;
+          const unsigned int v1209 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1210 = shm2[v1209];
+          const float v1215 = iron_to_f32(v1214);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1216 = v1210 + v1215;
+          const iron_bf16 v1217 = iron_f32_to_bf16(v1216);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1222 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1223 = shm2[v1222];
+          const float v1228 = iron_to_f32(v1227);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1229 = v1223 + v1228;
+          const iron_bf16 v1230 = iron_f32_to_bf16(v1229);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1235 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1236 = shm2[v1235];
+          const float v1241 = iron_to_f32(v1240);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1242 = v1236 + v1241;
+          const iron_bf16 v1243 = iron_f32_to_bf16(v1242);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1248 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1249 = shm2[v1248];
+          const float v1254 = iron_to_f32(v1253);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1255 = v1249 + v1254;
+          const iron_bf16 v1256 = iron_f32_to_bf16(v1255);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1261 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1262 = shm2[v1261];
+          const float v1267 = iron_to_f32(v1266);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1268 = v1262 + v1267;
+          const iron_bf16 v1269 = iron_f32_to_bf16(v1268);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1274 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1275 = shm2[v1274];
+          const float v1280 = iron_to_f32(v1279);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1281 = v1275 + v1280;
+          const iron_bf16 v1282 = iron_f32_to_bf16(v1281);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1287 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1288 = shm2[v1287];
+          const float v1293 = iron_to_f32(v1292);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1294 = v1288 + v1293;
+          const iron_bf16 v1295 = iron_f32_to_bf16(v1294);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4707 = v1187 + v1206;
+          *reinterpret_cast<iron_bf16x8*>(out + v4707) = iron_bf16x8{{v1204, v1217, v1230, v1243, v1256, v1269, v1282, v1295}};
         }
       } else {
-        for (unsigned int v2465 = v144; v2465 < 2048u; v2465 += 128u) {  // kernels/gemm/gemm_tiles.hpp:349
-          const unsigned int v2467 = v2465 >> 7u;  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v2468 = v2338 + v2467;
-          const unsigned int v2470 = v2465 & 127u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v2471 = v83 + v2470;
-          const bool v2472 = v2468 < v60;  // kernels/gemm/gemm_tiles.hpp:352
-          const bool v2473 = v2471 < v15;
-          const bool v2474 = v2472 && v2473;
-          if (v2474) {
-            const unsigned int v2480 = v2467 * 132u;
-            const unsigned int v2481 = v2480 + v2470;
-            const float v2482 = shm2[v2481];
-            const unsigned int v2483 = v84 + v2471;  // kernels/convolution/conv_tiles.hpp:114
-            const iron_bf16 v2484 = bias[v2483];  // kernels/convolution/conv2d_bias.cpp:64
-            const float v2485 = iron_to_f32(v2484);
-            const float v2486 = v2482 + v2485;
-            const iron_bf16 v2487 = iron_f32_to_bf16(v2486);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v2488 = v2468 * v4;
-            const unsigned int v2489 = v2488 + v84;
-            const unsigned int v2490 = v2489 + v2471;
-            out[v2490] = v2487;
+        for (unsigned int v1302 = v144; v1302 < 4096u; v1302 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
+          const unsigned int v1304 = v1302 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1305 = v1175 + v1304;
+          const unsigned int v1307 = v1302 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1308 = v1170 + v1307;
+          const bool v1309 = v1305 < v60;  // kernels/gemm/gemm_tiles.hpp:353
+          const bool v1310 = v1308 < v15;
+          const bool v1311 = v1309 && v1310;
+          if (v1311) {
+            const unsigned int v1317 = v1304 * 68u;
+            const unsigned int v1318 = v1317 + v1307;
+            const float v1319 = shm2[v1318];
+            const unsigned int v1320 = v84 + v1308;  // kernels/convolution/conv_tiles.hpp:114
+            const iron_bf16 v1321 = bias[v1320];  // kernels/convolution/conv2d_bias.cpp:64
+            const float v1322 = iron_to_f32(v1321);
+            const float v1323 = v1319 + v1322;
+            const iron_bf16 v1324 = iron_f32_to_bf16(v1323);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1325 = v1305 * v4;
+            const unsigned int v1326 = v1325 + v84;
+            const unsigned int v1327 = v1326 + v1308;
+            out[v1327] = v1324;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:416
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
     }
   } else {
-    const unsigned int v2493 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2494 = v2493 & 15u;
-    const unsigned int v2495 = v2494 << 2u;
-    const unsigned int v2498 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2499 = v2498 * v19;
-    const unsigned int v2503 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2504 = v12 * v2503;
-    const unsigned int v2506 = v10 << 1u;
-    const unsigned int v2507 = v2 + v2506;
-    const unsigned int v2508 = v2507 - v2504;
-    const unsigned int v2509 = v2508 - 1u;
-    const unsigned int v2510 = v2509 / v8;
-    const unsigned int v2511 = v2510 + 1u;
-    const unsigned int v2515 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2516 = v11 * v2515;
-    const unsigned int v2518 = v9 << 1u;
-    const unsigned int v2519 = v1 + v2518;
-    const unsigned int v2520 = v2519 - v2516;
-    const unsigned int v2521 = v2520 - 1u;
-    const unsigned int v2522 = v2521 / v7;
-    const unsigned int v2523 = v2522 + 1u;
-    const unsigned int v2524 = v2523 * v2511;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2525 = v0 * v2524;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2530 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2531 = v2530 == 0u;
-    const unsigned int v2534 = v19 << 1u;
-    const bool v2535 = v2534 <= 64u;
-    const bool v2536 = v2531 && v2535;
-    const unsigned int v2537 = v2536 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2541 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2542 = v2541 == 0u;
-    const unsigned int v2545 = v19 << 2u;
-    const bool v2546 = v2545 <= 64u;
-    const bool v2547 = v2542 && v2546;
-    const unsigned int v2548 = v2547 ? 4u : v2537;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2552 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2553 = v2552 == 0u;
-    const unsigned int v2556 = v19 << 3u;
-    const bool v2557 = v2556 <= 64u;
-    const bool v2558 = v2553 && v2557;
-    const unsigned int v2559 = v2558 ? 8u : v2548;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2561 = 128u / v2559;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2562 = v13 / v2559;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2563 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2566 = v2525 + 127u;
-    const unsigned int v2567 = v2566 >> 7u;
-    const unsigned int v2568 = blockIdx.z;
-    const unsigned int v2569 = v2568 * v2567;
-    const unsigned int v2570 = v2569 + v2563;
-    const unsigned int v2571 = v2570 % v2562;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2572 = v2570 / v2562;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2573 = v2571 * v2559;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2575 = v2525 + v2561;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2576 = v2575 - 1u;
-    const unsigned int v2577 = v2576 / v2561;
-    const bool v2578 = v2572 < v2577;
-    if (v2578) {
-      const unsigned int v2580 = v2559 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2581 = v2580 >> 2u;
-      const bool v2585 = v2581 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2586 = v2585 ? 8u : 16u;
-      const bool v2589 = v2581 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2590 = v2589 ? 4u : v2586;
-      const bool v2593 = v2581 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2594 = v2593 ? 2u : v2590;
-      const bool v2597 = v2581 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2598 = v2597 ? 1u : v2594;
-      const unsigned int v2600 = v2493 % v2598;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2601 = v2600 < v2581;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2603 = v2600 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2604 = v2603 / v19;
-      const unsigned int v2605 = v2604 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2608 = v2603 - v2605;
-      const unsigned int v2611 = v2573 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2612 = v2611 + v2603;
-      const unsigned int v2614 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2615 = v2614 << 5u;
-      const unsigned int v2616 = v2615 / v2561;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2618 = v2615 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2619 = v2618 / v2561;
-      iron_frag<float, 2, 16, 16> v2621;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2621, 0.0f);
-      iron_frag<float, 2, 16, 16> v2623;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2623, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2625;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2625, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2627;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2627, iron_f32_to_bf16(0.0f));
-      const unsigned int v2630 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2733 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2754 = v2615 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2758 = v2616 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2764 = v2618 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2768 = v2619 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2663 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2664 = v2663 & 15u;
+    const unsigned int v2665 = v2664 << 2u;
+    const unsigned int v2668 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2669 = v2668 * v19;
+    const unsigned int v2673 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2674 = v12 * v2673;
+    const unsigned int v2676 = v10 << 1u;
+    const unsigned int v2677 = v2 + v2676;
+    const unsigned int v2678 = v2677 - v2674;
+    const unsigned int v2679 = v2678 - 1u;
+    const unsigned int v2680 = v2679 / v8;
+    const unsigned int v2681 = v2680 + 1u;
+    const unsigned int v2685 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2686 = v11 * v2685;
+    const unsigned int v2688 = v9 << 1u;
+    const unsigned int v2689 = v1 + v2688;
+    const unsigned int v2690 = v2689 - v2686;
+    const unsigned int v2691 = v2690 - 1u;
+    const unsigned int v2692 = v2691 / v7;
+    const unsigned int v2693 = v2692 + 1u;
+    const unsigned int v2694 = v2693 * v2681;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2695 = v0 * v2694;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2700 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2701 = v2700 == 0u;
+    const unsigned int v2704 = v19 << 1u;
+    const bool v2705 = v2704 <= 64u;
+    const bool v2706 = v2701 && v2705;
+    const unsigned int v2707 = v2706 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2711 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2712 = v2711 == 0u;
+    const unsigned int v2715 = v19 << 2u;
+    const bool v2716 = v2715 <= 64u;
+    const bool v2717 = v2712 && v2716;
+    const unsigned int v2718 = v2717 ? 4u : v2707;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2722 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2723 = v2722 == 0u;
+    const unsigned int v2726 = v19 << 3u;
+    const bool v2727 = v2726 <= 64u;
+    const bool v2728 = v2723 && v2727;
+    const unsigned int v2729 = v2728 ? 8u : v2718;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2731 = 128u / v2729;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2732 = v13 / v2729;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2733 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2736 = v2695 + 127u;
+    const unsigned int v2737 = v2736 >> 7u;
+    const unsigned int v2738 = blockIdx.z;
+    const unsigned int v2739 = v2738 * v2737;
+    const unsigned int v2740 = v2739 + v2733;
+    const unsigned int v2741 = v2740 % v2732;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2742 = v2740 / v2732;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2743 = v2741 * v2729;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2745 = v2695 + v2731;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2746 = v2745 - 1u;
+    const unsigned int v2747 = v2746 / v2731;
+    const bool v2748 = v2742 < v2747;
+    if (v2748) {
+      const unsigned int v2750 = v2729 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2751 = v2750 >> 2u;
+      const bool v2755 = v2751 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2756 = v2755 ? 8u : 16u;
+      const bool v2759 = v2751 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2760 = v2759 ? 4u : v2756;
+      const bool v2763 = v2751 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2764 = v2763 ? 2u : v2760;
+      const bool v2767 = v2751 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2768 = v2767 ? 1u : v2764;
+      const unsigned int v2770 = v2663 % v2768;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2771 = v2770 < v2751;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2773 = v2770 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2774 = v2773 / v19;
+      const unsigned int v2775 = v2774 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2778 = v2773 - v2775;
+      const unsigned int v2781 = v2743 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2782 = v2781 + v2773;
+      const unsigned int v2784 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2785 = v2784 << 5u;
+      const unsigned int v2786 = v2785 / v2731;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2788 = v2785 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2789 = v2788 / v2731;
+      iron_frag<float, 2, 16, 16> v2791;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2791, 0.0f);
+      iron_frag<float, 2, 16, 16> v2793;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2793, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2795;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2795, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2797;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2797, iron_f32_to_bf16(0.0f));
+      const unsigned int v2800 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2903 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2924 = v2785 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2928 = v2786 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2934 = v2788 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2938 = v2789 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2632 = 0u; v2632 < v5; v2632 += v2630) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2633 = v2632 + v2630;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2634 = min(v2633, v5);
-        const unsigned int v2635 = v2634 - v2632;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2636 = v2635 * v6;
-        const unsigned int v2637 = v2636 * v19;
-        const unsigned int v2641 = v2637 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2642 = v2641 >> 4u;
-        const unsigned int v2643 = v2642 << 4u;
-        const bool v2644 = v2495 < v2643;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2644) {
-          const unsigned int v2646 = v2559 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2649 = v2493 >> 4u;
-          const bool v2655 = v2495 < v2637;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2657 = v2632 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2658 = v2657 * v19;
+      for (unsigned int v2802 = 0u; v2802 < v5; v2802 += v2800) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2803 = v2802 + v2800;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2804 = min(v2803, v5);
+        const unsigned int v2805 = v2804 - v2802;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2806 = v2805 * v6;
+        const unsigned int v2807 = v2806 * v19;
+        const unsigned int v2811 = v2807 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2812 = v2811 >> 4u;
+        const unsigned int v2813 = v2812 << 4u;
+        const bool v2814 = v2665 < v2813;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2814) {
+          const unsigned int v2816 = v2729 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2819 = v2663 >> 4u;
+          const bool v2825 = v2665 < v2807;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2827 = v2802 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2828 = v2827 * v19;
 
-          for (unsigned int v2651 = v2649; v2651 < v2646; v2651 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2653 = v2651 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2654 = v2653 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2656 = v2654 && v2655;
-            const unsigned int v2660 = v2651 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2661 = v2573 + v2660;
-            const unsigned int v2662 = v2661 * v15;
-            const unsigned int v2663 = v2662 + v2653;
-            const unsigned int v2664 = v2663 * v2499;
-            const unsigned int v2665 = v2664 + v2658;
-            const unsigned int v2666 = v2665 + v2495;
-            const unsigned int v2668 = v2656 ? v2666 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2670 = v2651 * 56u;
-            const unsigned int v2671 = v2670 + v2495;
-            iron_copy_async<8>(shm4 + v2671, weight + v2668, v2656);
+          for (unsigned int v2821 = v2819; v2821 < v2816; v2821 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2823 = v2821 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2824 = v2823 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2826 = v2824 && v2825;
+            const unsigned int v2830 = v2821 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2831 = v2743 + v2830;
+            const unsigned int v2832 = v2831 * v15;
+            const unsigned int v2833 = v2832 + v2823;
+            const unsigned int v2834 = v2833 * v2669;
+            const unsigned int v2835 = v2834 + v2828;
+            const unsigned int v2836 = v2835 + v2665;
+            const unsigned int v2838 = v2826 ? v2836 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2840 = v2821 * 56u;
+            const unsigned int v2841 = v2840 + v2665;
+            iron_copy_async<8>(shm5 + v2841, weight + v2838, v2826);
           }
         }
-        if (v2601) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2673 = 128u / v2598;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2675 = v2493 / v2598;
-          const unsigned int v2677 = v2572 * v2561;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2689 = v2604 * v2561;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2699 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2716 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2771) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2843 = 128u / v2768;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2845 = v2663 / v2768;
+          const unsigned int v2847 = v2742 * v2731;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2859 = v2774 * v2731;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2869 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2886 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2676 = v2675; v2676 < v2561; v2676 += v2673) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2678 = v2677 + v2676;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2679 = v2678 / v2524;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2680 = v2679 * v2524;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2681 = v2678 - v2680;
-            const unsigned int v2682 = v2681 / v2511;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2683 = v2682 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2684 = v2682 * v2511;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2685 = v2681 - v2684;
-            const unsigned int v2686 = v2685 * v8;
-            const bool v2687 = v2678 < v2525;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2690 = v2689 + v2676;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2691 = v2690 * 56u;
-            const unsigned int v2692 = v2691 + v2608;
-            const unsigned int v2703 = v2679 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2846 = v2845; v2846 < v2731; v2846 += v2843) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2848 = v2847 + v2846;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2849 = v2848 / v2694;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2850 = v2849 * v2694;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2851 = v2848 - v2850;
+            const unsigned int v2852 = v2851 / v2681;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2853 = v2852 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2854 = v2852 * v2681;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2855 = v2851 - v2854;
+            const unsigned int v2856 = v2855 * v8;
+            const bool v2857 = v2848 < v2695;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2860 = v2859 + v2846;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2861 = v2860 * 56u;
+            const unsigned int v2862 = v2861 + v2778;
+            const unsigned int v2873 = v2849 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2694 = v2632; v2694 < v2634; v2694 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2695 = v2694 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2696 = v2683 + v2695;
-              const bool v2697 = v2696 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2698 = v2687 && v2697;
-              const bool v2700 = v2696 < v2699;
-              const bool v2701 = v2698 && v2700;
-              const unsigned int v2702 = max(v2696, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2704 = v2703 + v2702;
-              const unsigned int v2705 = v2704 - v9;
-              const unsigned int v2706 = v2694 - v2632;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2707 = v2706 * v6;
-              const unsigned int v2708 = v2707 * v19;
-              const unsigned int v2720 = v2705 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2728 = v2692 + v2708;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2864 = v2802; v2864 < v2804; v2864 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2865 = v2864 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2866 = v2853 + v2865;
+              const bool v2867 = v2866 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2868 = v2857 && v2867;
+              const bool v2870 = v2866 < v2869;
+              const bool v2871 = v2868 && v2870;
+              const unsigned int v2872 = max(v2866, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2874 = v2873 + v2872;
+              const unsigned int v2875 = v2874 - v9;
+              const unsigned int v2876 = v2864 - v2802;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2877 = v2876 * v6;
+              const unsigned int v2878 = v2877 * v19;
+              const unsigned int v2890 = v2875 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2898 = v2862 + v2878;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2711 = 0u; v2711 < v6; v2711 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2712 = v2711 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2713 = v2686 + v2712;
-                const bool v2714 = v2713 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2715 = v2701 && v2714;
-                const bool v2717 = v2713 < v2716;
-                const bool v2718 = v2715 && v2717;
-                const unsigned int v2719 = max(v2713, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2721 = v2720 + v2719;
-                const unsigned int v2722 = v2721 - v10;
-                const unsigned int v2723 = v2722 * v3;
-                const unsigned int v2724 = v2723 + v2612;
-                const unsigned int v2726 = v2718 ? v2724 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2727 = v2711 * v19;
-                const unsigned int v2729 = v2728 + v2727;
-                iron_copy_async<8>(shm3 + v2729, x + v2726, v2718);
+              for (unsigned int v2881 = 0u; v2881 < v6; v2881 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2882 = v2881 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2883 = v2856 + v2882;
+                const bool v2884 = v2883 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2885 = v2871 && v2884;
+                const bool v2887 = v2883 < v2886;
+                const bool v2888 = v2885 && v2887;
+                const unsigned int v2889 = max(v2883, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2891 = v2890 + v2889;
+                const unsigned int v2892 = v2891 - v10;
+                const unsigned int v2893 = v2892 * v3;
+                const unsigned int v2894 = v2893 + v2782;
+                const unsigned int v2896 = v2888 ? v2894 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2897 = v2881 * v19;
+                const unsigned int v2899 = v2898 + v2897;
+                iron_copy_async<8>(shm4 + v2899, x + v2896, v2888);
               }
             }
           }
         }
-        const unsigned int v2731 = v2643 - v2637;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2732 = v2731 >> 2u;
-        const unsigned int v2735 = v2732 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2901 = v2813 - v2807;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2902 = v2901 >> 2u;
+        const unsigned int v2905 = v2902 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2737 = v2493; v2737 < v2735; v2737 += v2733) {
-          const unsigned int v2738 = v2737 / v2732;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2742 = v2738 * v2732;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2743 = v2737 - v2742;
-          const unsigned int v2744 = v2743 << 2u;
-          const unsigned int v2746 = v2738 * 56u;
-          const unsigned int v2747 = v2746 + v2637;
-          const unsigned int v2748 = v2747 + v2744;
-          iron_copy_async<8>(shm3 + v2748, x + 0u, false);
+        for (unsigned int v2907 = v2663; v2907 < v2905; v2907 += v2903) {
+          const unsigned int v2908 = v2907 / v2902;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2912 = v2908 * v2902;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2913 = v2907 - v2912;
+          const unsigned int v2914 = v2913 << 2u;
+          const unsigned int v2916 = v2908 * 56u;
+          const unsigned int v2917 = v2916 + v2807;
+          const unsigned int v2918 = v2917 + v2914;
+          iron_copy_async<8>(shm4 + v2918, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2751 = 0u; v2751 < v2643; v2751 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2755 = v2754 + v2751;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2625, shm3, v2755, 56u);
-          const unsigned int v2759 = v2758 + v2751;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2627, shm4, v2759, 56u);
-          iron_frag_mma_sync(v2621, v2625, v2627);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2765 = v2764 + v2751;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2625, shm3, v2765, 56u);
-          const unsigned int v2769 = v2768 + v2751;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2627, shm4, v2769, 56u);
-          iron_frag_mma_sync(v2623, v2625, v2627);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2921 = 0u; v2921 < v2813; v2921 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2925 = v2924 + v2921;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2795, shm4, v2925, 56u);
+          const unsigned int v2929 = v2928 + v2921;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2797, shm5, v2929, 56u);
+          iron_frag_mma_sync(v2791, v2795, v2797);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2935 = v2934 + v2921;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2795, shm4, v2935, 56u);
+          const unsigned int v2939 = v2938 + v2921;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2797, shm5, v2939, 56u);
+          iron_frag_mma_sync(v2793, v2795, v2797);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2770 = v2616 * v2561;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2771 = v2572 * v2561;
-      const unsigned int v2772 = v2771 + v2615;
-      const unsigned int v2773 = v2772 - v2770;
-      const unsigned int v2774 = v2573 + v2616;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2775 = v2774 * v15;
-      const unsigned int v2776 = static_cast<unsigned int>(v2621.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2777 = v2773 + v2776;
-      const unsigned int v2778 = static_cast<unsigned int>(v2621.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2779 = v2777 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2780 = v2778 < v15;
-      const bool v2781 = v2779 && v2780;
-      if (v2781) {
-        const float v2782 = v2621.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2783 = v2775 + v2778;
-        const iron_bf16 v2784 = bias[v2783];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2785 = iron_to_f32(v2784);
-        const float v2786 = v2782 + v2785;
-        const iron_bf16 v2787 = iron_f32_to_bf16(v2786);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2788 = v2777 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2789 = v2788 + v2775;
-        const unsigned int v2790 = v2789 + v2778;
-        out[v2790] = v2787;
+      const unsigned int v2940 = v2786 * v2731;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2941 = v2742 * v2731;
+      const unsigned int v2942 = v2941 + v2785;
+      const unsigned int v2943 = v2942 - v2940;
+      const unsigned int v2944 = v2743 + v2786;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2945 = v2944 * v15;
+      const unsigned int v2946 = static_cast<unsigned int>(v2791.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2947 = v2943 + v2946;
+      const unsigned int v2948 = static_cast<unsigned int>(v2791.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2949 = v2947 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2950 = v2948 < v15;
+      const bool v2951 = v2949 && v2950;
+      if (v2951) {
+        const float v2952 = v2791.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2953 = v2945 + v2948;
+        const iron_bf16 v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2955 = iron_to_f32(v2954);
+        const float v2956 = v2952 + v2955;
+        const iron_bf16 v2957 = iron_f32_to_bf16(v2956);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2958 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2959 = v2958 + v2945;
+        const unsigned int v2960 = v2959 + v2948;
+        out[v2960] = v2957;
       }
-      const unsigned int v2791 = static_cast<unsigned int>(v2621.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2792 = v2773 + v2791;
-      const unsigned int v2793 = static_cast<unsigned int>(v2621.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2794 = v2792 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2795 = v2793 < v15;
-      const bool v2796 = v2794 && v2795;
-      if (v2796) {
-        const float v2797 = v2621.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2798 = v2775 + v2793;
-        const iron_bf16 v2799 = bias[v2798];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2800 = iron_to_f32(v2799);
-        const float v2801 = v2797 + v2800;
-        const iron_bf16 v2802 = iron_f32_to_bf16(v2801);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2803 = v2792 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2804 = v2803 + v2775;
-        const unsigned int v2805 = v2804 + v2793;
-        out[v2805] = v2802;
+      const unsigned int v2961 = static_cast<unsigned int>(v2791.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2962 = v2943 + v2961;
+      const unsigned int v2963 = static_cast<unsigned int>(v2791.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2964 = v2962 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2965 = v2963 < v15;
+      const bool v2966 = v2964 && v2965;
+      if (v2966) {
+        const float v2967 = v2791.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2968 = v2945 + v2963;
+        const iron_bf16 v2969 = bias[v2968];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2970 = iron_to_f32(v2969);
+        const float v2971 = v2967 + v2970;
+        const iron_bf16 v2972 = iron_f32_to_bf16(v2971);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2973 = v2962 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2974 = v2973 + v2945;
+        const unsigned int v2975 = v2974 + v2963;
+        out[v2975] = v2972;
       }
-      const unsigned int v2806 = static_cast<unsigned int>(v2621.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2807 = v2773 + v2806;
-      const unsigned int v2808 = static_cast<unsigned int>(v2621.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2809 = v2807 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2810 = v2808 < v15;
-      const bool v2811 = v2809 && v2810;
-      if (v2811) {
-        const float v2812 = v2621.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2813 = v2775 + v2808;
-        const iron_bf16 v2814 = bias[v2813];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2815 = iron_to_f32(v2814);
-        const float v2816 = v2812 + v2815;
-        const iron_bf16 v2817 = iron_f32_to_bf16(v2816);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2818 = v2807 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2819 = v2818 + v2775;
-        const unsigned int v2820 = v2819 + v2808;
-        out[v2820] = v2817;
+      const unsigned int v2976 = static_cast<unsigned int>(v2791.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2977 = v2943 + v2976;
+      const unsigned int v2978 = static_cast<unsigned int>(v2791.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2979 = v2977 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2980 = v2978 < v15;
+      const bool v2981 = v2979 && v2980;
+      if (v2981) {
+        const float v2982 = v2791.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2983 = v2945 + v2978;
+        const iron_bf16 v2984 = bias[v2983];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2985 = iron_to_f32(v2984);
+        const float v2986 = v2982 + v2985;
+        const iron_bf16 v2987 = iron_f32_to_bf16(v2986);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2988 = v2977 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2989 = v2988 + v2945;
+        const unsigned int v2990 = v2989 + v2978;
+        out[v2990] = v2987;
       }
-      const unsigned int v2821 = static_cast<unsigned int>(v2621.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2822 = v2773 + v2821;
-      const unsigned int v2823 = static_cast<unsigned int>(v2621.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2824 = v2822 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2825 = v2823 < v15;
-      const bool v2826 = v2824 && v2825;
-      if (v2826) {
-        const float v2827 = v2621.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2828 = v2775 + v2823;
-        const iron_bf16 v2829 = bias[v2828];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2830 = iron_to_f32(v2829);
-        const float v2831 = v2827 + v2830;
-        const iron_bf16 v2832 = iron_f32_to_bf16(v2831);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2833 = v2822 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2834 = v2833 + v2775;
-        const unsigned int v2835 = v2834 + v2823;
-        out[v2835] = v2832;
+      const unsigned int v2991 = static_cast<unsigned int>(v2791.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2992 = v2943 + v2991;
+      const unsigned int v2993 = static_cast<unsigned int>(v2791.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2994 = v2992 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2995 = v2993 < v15;
+      const bool v2996 = v2994 && v2995;
+      if (v2996) {
+        const float v2997 = v2791.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2998 = v2945 + v2993;
+        const iron_bf16 v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3000 = iron_to_f32(v2999);
+        const float v3001 = v2997 + v3000;
+        const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3003 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3004 = v3003 + v2945;
+        const unsigned int v3005 = v3004 + v2993;
+        out[v3005] = v3002;
       }
-      const unsigned int v2836 = static_cast<unsigned int>(v2621.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2837 = v2773 + v2836;
-      const unsigned int v2838 = static_cast<unsigned int>(v2621.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2839 = v2837 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2840 = v2838 < v15;
-      const bool v2841 = v2839 && v2840;
-      if (v2841) {
-        const float v2842 = v2621.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2843 = v2775 + v2838;
-        const iron_bf16 v2844 = bias[v2843];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2845 = iron_to_f32(v2844);
-        const float v2846 = v2842 + v2845;
-        const iron_bf16 v2847 = iron_f32_to_bf16(v2846);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2848 = v2837 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2849 = v2848 + v2775;
-        const unsigned int v2850 = v2849 + v2838;
-        out[v2850] = v2847;
+      const unsigned int v3006 = static_cast<unsigned int>(v2791.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3007 = v2943 + v3006;
+      const unsigned int v3008 = static_cast<unsigned int>(v2791.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3009 = v3007 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3010 = v3008 < v15;
+      const bool v3011 = v3009 && v3010;
+      if (v3011) {
+        const float v3012 = v2791.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3013 = v2945 + v3008;
+        const iron_bf16 v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3015 = iron_to_f32(v3014);
+        const float v3016 = v3012 + v3015;
+        const iron_bf16 v3017 = iron_f32_to_bf16(v3016);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3018 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3019 = v3018 + v2945;
+        const unsigned int v3020 = v3019 + v3008;
+        out[v3020] = v3017;
       }
-      const unsigned int v2851 = static_cast<unsigned int>(v2621.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2852 = v2773 + v2851;
-      const unsigned int v2853 = static_cast<unsigned int>(v2621.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2854 = v2852 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2855 = v2853 < v15;
-      const bool v2856 = v2854 && v2855;
-      if (v2856) {
-        const float v2857 = v2621.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2858 = v2775 + v2853;
-        const iron_bf16 v2859 = bias[v2858];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2860 = iron_to_f32(v2859);
-        const float v2861 = v2857 + v2860;
-        const iron_bf16 v2862 = iron_f32_to_bf16(v2861);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2863 = v2852 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2864 = v2863 + v2775;
-        const unsigned int v2865 = v2864 + v2853;
-        out[v2865] = v2862;
+      const unsigned int v3021 = static_cast<unsigned int>(v2791.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3022 = v2943 + v3021;
+      const unsigned int v3023 = static_cast<unsigned int>(v2791.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3024 = v3022 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3025 = v3023 < v15;
+      const bool v3026 = v3024 && v3025;
+      if (v3026) {
+        const float v3027 = v2791.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3028 = v2945 + v3023;
+        const iron_bf16 v3029 = bias[v3028];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3030 = iron_to_f32(v3029);
+        const float v3031 = v3027 + v3030;
+        const iron_bf16 v3032 = iron_f32_to_bf16(v3031);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3033 = v3022 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3034 = v3033 + v2945;
+        const unsigned int v3035 = v3034 + v3023;
+        out[v3035] = v3032;
       }
-      const unsigned int v2866 = static_cast<unsigned int>(v2621.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2867 = v2773 + v2866;
-      const unsigned int v2868 = static_cast<unsigned int>(v2621.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2869 = v2867 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2870 = v2868 < v15;
-      const bool v2871 = v2869 && v2870;
-      if (v2871) {
-        const float v2872 = v2621.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2873 = v2775 + v2868;
-        const iron_bf16 v2874 = bias[v2873];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2875 = iron_to_f32(v2874);
-        const float v2876 = v2872 + v2875;
-        const iron_bf16 v2877 = iron_f32_to_bf16(v2876);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2878 = v2867 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2879 = v2878 + v2775;
-        const unsigned int v2880 = v2879 + v2868;
-        out[v2880] = v2877;
+      const unsigned int v3036 = static_cast<unsigned int>(v2791.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3037 = v2943 + v3036;
+      const unsigned int v3038 = static_cast<unsigned int>(v2791.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3039 = v3037 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3040 = v3038 < v15;
+      const bool v3041 = v3039 && v3040;
+      if (v3041) {
+        const float v3042 = v2791.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3043 = v2945 + v3038;
+        const iron_bf16 v3044 = bias[v3043];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3045 = iron_to_f32(v3044);
+        const float v3046 = v3042 + v3045;
+        const iron_bf16 v3047 = iron_f32_to_bf16(v3046);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3048 = v3037 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3049 = v3048 + v2945;
+        const unsigned int v3050 = v3049 + v3038;
+        out[v3050] = v3047;
       }
-      const unsigned int v2881 = static_cast<unsigned int>(v2621.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2882 = v2773 + v2881;
-      const unsigned int v2883 = static_cast<unsigned int>(v2621.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2884 = v2882 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2885 = v2883 < v15;
-      const bool v2886 = v2884 && v2885;
-      if (v2886) {
-        const float v2887 = v2621.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2888 = v2775 + v2883;
-        const iron_bf16 v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2890 = iron_to_f32(v2889);
-        const float v2891 = v2887 + v2890;
-        const iron_bf16 v2892 = iron_f32_to_bf16(v2891);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2893 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2894 = v2893 + v2775;
-        const unsigned int v2895 = v2894 + v2883;
-        out[v2895] = v2892;
+      const unsigned int v3051 = static_cast<unsigned int>(v2791.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3052 = v2943 + v3051;
+      const unsigned int v3053 = static_cast<unsigned int>(v2791.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3054 = v3052 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3055 = v3053 < v15;
+      const bool v3056 = v3054 && v3055;
+      if (v3056) {
+        const float v3057 = v2791.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3058 = v2945 + v3053;
+        const iron_bf16 v3059 = bias[v3058];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3060 = iron_to_f32(v3059);
+        const float v3061 = v3057 + v3060;
+        const iron_bf16 v3062 = iron_f32_to_bf16(v3061);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3063 = v3052 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3064 = v3063 + v2945;
+        const unsigned int v3065 = v3064 + v3053;
+        out[v3065] = v3062;
       }
-      const unsigned int v2898 = v2619 * v2561;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2900 = v2771 + v2618;
-      const unsigned int v2901 = v2900 - v2898;
-      const unsigned int v2902 = v2573 + v2619;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2903 = v2902 * v15;
-      const unsigned int v2904 = static_cast<unsigned int>(v2623.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2905 = v2901 + v2904;
-      const unsigned int v2906 = static_cast<unsigned int>(v2623.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2907 = v2905 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2908 = v2906 < v15;
-      const bool v2909 = v2907 && v2908;
-      if (v2909) {
-        const float v2910 = v2623.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2911 = v2903 + v2906;
-        const iron_bf16 v2912 = bias[v2911];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2913 = iron_to_f32(v2912);
-        const float v2914 = v2910 + v2913;
-        const iron_bf16 v2915 = iron_f32_to_bf16(v2914);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2916 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2917 = v2916 + v2903;
-        const unsigned int v2918 = v2917 + v2906;
-        out[v2918] = v2915;
+      const unsigned int v3068 = v2789 * v2731;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v3070 = v2941 + v2788;
+      const unsigned int v3071 = v3070 - v3068;
+      const unsigned int v3072 = v2743 + v2789;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v3073 = v3072 * v15;
+      const unsigned int v3074 = static_cast<unsigned int>(v2793.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3075 = v3071 + v3074;
+      const unsigned int v3076 = static_cast<unsigned int>(v2793.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3077 = v3075 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3078 = v3076 < v15;
+      const bool v3079 = v3077 && v3078;
+      if (v3079) {
+        const float v3080 = v2793.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3081 = v3073 + v3076;
+        const iron_bf16 v3082 = bias[v3081];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3083 = iron_to_f32(v3082);
+        const float v3084 = v3080 + v3083;
+        const iron_bf16 v3085 = iron_f32_to_bf16(v3084);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3086 = v3075 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3087 = v3086 + v3073;
+        const unsigned int v3088 = v3087 + v3076;
+        out[v3088] = v3085;
       }
-      const unsigned int v2919 = static_cast<unsigned int>(v2623.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2920 = v2901 + v2919;
-      const unsigned int v2921 = static_cast<unsigned int>(v2623.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2922 = v2920 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2923 = v2921 < v15;
-      const bool v2924 = v2922 && v2923;
-      if (v2924) {
-        const float v2925 = v2623.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2926 = v2903 + v2921;
-        const iron_bf16 v2927 = bias[v2926];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2928 = iron_to_f32(v2927);
-        const float v2929 = v2925 + v2928;
-        const iron_bf16 v2930 = iron_f32_to_bf16(v2929);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2931 = v2920 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2932 = v2931 + v2903;
-        const unsigned int v2933 = v2932 + v2921;
-        out[v2933] = v2930;
+      const unsigned int v3089 = static_cast<unsigned int>(v2793.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3090 = v3071 + v3089;
+      const unsigned int v3091 = static_cast<unsigned int>(v2793.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3092 = v3090 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3093 = v3091 < v15;
+      const bool v3094 = v3092 && v3093;
+      if (v3094) {
+        const float v3095 = v2793.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3096 = v3073 + v3091;
+        const iron_bf16 v3097 = bias[v3096];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3098 = iron_to_f32(v3097);
+        const float v3099 = v3095 + v3098;
+        const iron_bf16 v3100 = iron_f32_to_bf16(v3099);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3101 = v3090 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3102 = v3101 + v3073;
+        const unsigned int v3103 = v3102 + v3091;
+        out[v3103] = v3100;
       }
-      const unsigned int v2934 = static_cast<unsigned int>(v2623.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2935 = v2901 + v2934;
-      const unsigned int v2936 = static_cast<unsigned int>(v2623.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2937 = v2935 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2938 = v2936 < v15;
-      const bool v2939 = v2937 && v2938;
-      if (v2939) {
-        const float v2940 = v2623.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2941 = v2903 + v2936;
-        const iron_bf16 v2942 = bias[v2941];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2943 = iron_to_f32(v2942);
-        const float v2944 = v2940 + v2943;
-        const iron_bf16 v2945 = iron_f32_to_bf16(v2944);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2946 = v2935 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2947 = v2946 + v2903;
-        const unsigned int v2948 = v2947 + v2936;
-        out[v2948] = v2945;
+      const unsigned int v3104 = static_cast<unsigned int>(v2793.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3105 = v3071 + v3104;
+      const unsigned int v3106 = static_cast<unsigned int>(v2793.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3107 = v3105 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3108 = v3106 < v15;
+      const bool v3109 = v3107 && v3108;
+      if (v3109) {
+        const float v3110 = v2793.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3111 = v3073 + v3106;
+        const iron_bf16 v3112 = bias[v3111];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3113 = iron_to_f32(v3112);
+        const float v3114 = v3110 + v3113;
+        const iron_bf16 v3115 = iron_f32_to_bf16(v3114);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3116 = v3105 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3117 = v3116 + v3073;
+        const unsigned int v3118 = v3117 + v3106;
+        out[v3118] = v3115;
       }
-      const unsigned int v2949 = static_cast<unsigned int>(v2623.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2950 = v2901 + v2949;
-      const unsigned int v2951 = static_cast<unsigned int>(v2623.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2952 = v2950 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2953 = v2951 < v15;
-      const bool v2954 = v2952 && v2953;
-      if (v2954) {
-        const float v2955 = v2623.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2956 = v2903 + v2951;
-        const iron_bf16 v2957 = bias[v2956];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2958 = iron_to_f32(v2957);
-        const float v2959 = v2955 + v2958;
-        const iron_bf16 v2960 = iron_f32_to_bf16(v2959);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2961 = v2950 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2962 = v2961 + v2903;
-        const unsigned int v2963 = v2962 + v2951;
-        out[v2963] = v2960;
+      const unsigned int v3119 = static_cast<unsigned int>(v2793.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3120 = v3071 + v3119;
+      const unsigned int v3121 = static_cast<unsigned int>(v2793.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3122 = v3120 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3123 = v3121 < v15;
+      const bool v3124 = v3122 && v3123;
+      if (v3124) {
+        const float v3125 = v2793.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3126 = v3073 + v3121;
+        const iron_bf16 v3127 = bias[v3126];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3128 = iron_to_f32(v3127);
+        const float v3129 = v3125 + v3128;
+        const iron_bf16 v3130 = iron_f32_to_bf16(v3129);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3131 = v3120 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3132 = v3131 + v3073;
+        const unsigned int v3133 = v3132 + v3121;
+        out[v3133] = v3130;
       }
-      const unsigned int v2964 = static_cast<unsigned int>(v2623.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2965 = v2901 + v2964;
-      const unsigned int v2966 = static_cast<unsigned int>(v2623.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2967 = v2965 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2968 = v2966 < v15;
-      const bool v2969 = v2967 && v2968;
-      if (v2969) {
-        const float v2970 = v2623.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2971 = v2903 + v2966;
-        const iron_bf16 v2972 = bias[v2971];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2973 = iron_to_f32(v2972);
-        const float v2974 = v2970 + v2973;
-        const iron_bf16 v2975 = iron_f32_to_bf16(v2974);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2976 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2977 = v2976 + v2903;
-        const unsigned int v2978 = v2977 + v2966;
-        out[v2978] = v2975;
+      const unsigned int v3134 = static_cast<unsigned int>(v2793.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3135 = v3071 + v3134;
+      const unsigned int v3136 = static_cast<unsigned int>(v2793.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3137 = v3135 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3138 = v3136 < v15;
+      const bool v3139 = v3137 && v3138;
+      if (v3139) {
+        const float v3140 = v2793.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3141 = v3073 + v3136;
+        const iron_bf16 v3142 = bias[v3141];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3143 = iron_to_f32(v3142);
+        const float v3144 = v3140 + v3143;
+        const iron_bf16 v3145 = iron_f32_to_bf16(v3144);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3146 = v3135 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3147 = v3146 + v3073;
+        const unsigned int v3148 = v3147 + v3136;
+        out[v3148] = v3145;
       }
-      const unsigned int v2979 = static_cast<unsigned int>(v2623.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2980 = v2901 + v2979;
-      const unsigned int v2981 = static_cast<unsigned int>(v2623.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2982 = v2980 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2983 = v2981 < v15;
-      const bool v2984 = v2982 && v2983;
-      if (v2984) {
-        const float v2985 = v2623.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2986 = v2903 + v2981;
-        const iron_bf16 v2987 = bias[v2986];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2988 = iron_to_f32(v2987);
-        const float v2989 = v2985 + v2988;
-        const iron_bf16 v2990 = iron_f32_to_bf16(v2989);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2991 = v2980 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2992 = v2991 + v2903;
-        const unsigned int v2993 = v2992 + v2981;
-        out[v2993] = v2990;
+      const unsigned int v3149 = static_cast<unsigned int>(v2793.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3150 = v3071 + v3149;
+      const unsigned int v3151 = static_cast<unsigned int>(v2793.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3152 = v3150 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3153 = v3151 < v15;
+      const bool v3154 = v3152 && v3153;
+      if (v3154) {
+        const float v3155 = v2793.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3156 = v3073 + v3151;
+        const iron_bf16 v3157 = bias[v3156];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3158 = iron_to_f32(v3157);
+        const float v3159 = v3155 + v3158;
+        const iron_bf16 v3160 = iron_f32_to_bf16(v3159);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3161 = v3150 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3162 = v3161 + v3073;
+        const unsigned int v3163 = v3162 + v3151;
+        out[v3163] = v3160;
       }
-      const unsigned int v2994 = static_cast<unsigned int>(v2623.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2995 = v2901 + v2994;
-      const unsigned int v2996 = static_cast<unsigned int>(v2623.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2997 = v2995 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2998 = v2996 < v15;
-      const bool v2999 = v2997 && v2998;
-      if (v2999) {
-        const float v3000 = v2623.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3001 = v2903 + v2996;
-        const iron_bf16 v3002 = bias[v3001];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3003 = iron_to_f32(v3002);
-        const float v3004 = v3000 + v3003;
-        const iron_bf16 v3005 = iron_f32_to_bf16(v3004);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3006 = v2995 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3007 = v3006 + v2903;
-        const unsigned int v3008 = v3007 + v2996;
-        out[v3008] = v3005;
+      const unsigned int v3164 = static_cast<unsigned int>(v2793.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3165 = v3071 + v3164;
+      const unsigned int v3166 = static_cast<unsigned int>(v2793.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3167 = v3165 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3168 = v3166 < v15;
+      const bool v3169 = v3167 && v3168;
+      if (v3169) {
+        const float v3170 = v2793.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3171 = v3073 + v3166;
+        const iron_bf16 v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3173 = iron_to_f32(v3172);
+        const float v3174 = v3170 + v3173;
+        const iron_bf16 v3175 = iron_f32_to_bf16(v3174);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3176 = v3165 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3177 = v3176 + v3073;
+        const unsigned int v3178 = v3177 + v3166;
+        out[v3178] = v3175;
       }
-      const unsigned int v3009 = static_cast<unsigned int>(v2623.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3010 = v2901 + v3009;
-      const unsigned int v3011 = static_cast<unsigned int>(v2623.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3012 = v3010 < v2525;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3013 = v3011 < v15;
-      const bool v3014 = v3012 && v3013;
-      if (v3014) {
-        const float v3015 = v2623.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3016 = v2903 + v3011;
-        const iron_bf16 v3017 = bias[v3016];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3018 = iron_to_f32(v3017);
-        const float v3019 = v3015 + v3018;
-        const iron_bf16 v3020 = iron_f32_to_bf16(v3019);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3021 = v3010 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3022 = v3021 + v2903;
-        const unsigned int v3023 = v3022 + v3011;
-        out[v3023] = v3020;
+      const unsigned int v3179 = static_cast<unsigned int>(v2793.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3180 = v3071 + v3179;
+      const unsigned int v3181 = static_cast<unsigned int>(v2793.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3182 = v3180 < v2695;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3183 = v3181 < v15;
+      const bool v3184 = v3182 && v3183;
+      if (v3184) {
+        const float v3185 = v2793.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3186 = v3073 + v3181;
+        const iron_bf16 v3187 = bias[v3186];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3188 = iron_to_f32(v3187);
+        const float v3189 = v3185 + v3188;
+        const iron_bf16 v3190 = iron_f32_to_bf16(v3189);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3191 = v3180 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3192 = v3191 + v3073;
+        const unsigned int v3193 = v3192 + v3181;
+        out[v3193] = v3190;
       }
     }
   }

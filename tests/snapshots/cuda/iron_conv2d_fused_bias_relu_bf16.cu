@@ -157,6 +157,25 @@ __device__ __forceinline__ void iron_frag_load(iron_frag<T, ROLE, R, C>& f, cons
   }
 }
 
+// Each lane writes the elements it owns.
+template <bool COL, int SR = 0, int SC = 0, class T, int ROLE, int R, int C>
+__device__ __forceinline__ void iron_frag_store(const iron_frag<T, ROLE, R, C>& f, T* p,
+                                                long long off, long long ld) {
+  const unsigned int lane = iron_linear_thread() & 31u;
+  if constexpr (SR == 0) {
+    T* q = p + iron_frag_index<COL>(off, ld, f.row(0, lane), f.col(0, lane));
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      q[iron_frag_index<COL>(0, ld, f.row(i, 0), f.col(i, 0))] = f.x[i];
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < R * C / 32; ++i) {
+      p[iron_frag_index<COL, SR, SC>(off, ld, f.row(i, lane), f.col(i, lane))] = f.x[i];
+    }
+  }
+}
+
 // Four (or two) 8×8 matrices of 16-bit elements from shared memory; lane l gives the
 // address of row l % 8 of matrix l / 8. TRANS transposes each matrix on the way.
 template <bool TRANS>
@@ -282,8 +301,8 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
   iron_bf16* const shm0 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
   iron_bf16* const shm1 = reinterpret_cast<iron_bf16*>(iron_shared + 49152);
   float* const shm2 = reinterpret_cast<float*>(iron_shared + 0);
-  iron_bf16* const shm3 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
-  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
+  iron_bf16* const shm4 = reinterpret_cast<iron_bf16*>(iron_shared + 0);
+  iron_bf16* const shm5 = reinterpret_cast<iron_bf16*>(iron_shared + 14336);
 
   const unsigned int v0 = batch;  // kernels/convolution/conv2d_bias.cpp:68
   const unsigned int v1 = h;
@@ -509,989 +528,989 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const bool v324 = v319 && v323;
     const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
     if (v325) {
-      for (unsigned int v3077 = 0u; v3077 < 2u; v3077 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3078 = v3077 << 6u;
-        const bool v3080 = v3078 < v34;
-        if (v3080) {
-          const unsigned int v3082 = v3077 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3083 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3083) {
-            const unsigned int v3087 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3088 = v3087 << 3u;
-            const unsigned int v3089 = v3078 + v3088;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3091 = v3089 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3093 = v3091 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3094 = v3089 - v3093;
-            const unsigned int v3095 = v3091 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3096 = v3095 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3097 = v3095 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3098 = v3091 - v3097;
-            const unsigned int v3099 = v3098 * v12;
-            const unsigned int v3100 = v97 + v3094;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3101 = v3089 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3103 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3108 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3109 = v3108 + v3088;
-            const unsigned int v3110 = v156 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3111 = v161 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3112 = v3110 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3113 = v3101 && v3112;
-            const bool v3114 = v3110 < v154;
-            const bool v3115 = v3113 && v3114;
-            const bool v3116 = v3111 >= v10;
-            const bool v3117 = v3115 && v3116;
-            const bool v3118 = v3111 < v3103;
-            const bool v3119 = v3117 && v3118;
-            const unsigned int v3120 = max(v3110, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3121 = v3120 - v9;
-            const unsigned int v3122 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3123 = v3122 - v10;
-            const unsigned int v3124 = v164 + v3121;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3125 = v3124 * v2;
-            const unsigned int v3126 = v3125 + v3123;
-            const unsigned int v3127 = v3126 * v3;
-            const unsigned int v3128 = v3127 + v3100;
-            const unsigned int v3130 = v3119 ? v3128 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3132 = v3082 + v3109;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3132 ^ (((v3132 >> 6u) & 7u) << 3u)), x + v3130, v3119);
-            const unsigned int v3134 = v174 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3135 = v179 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3136 = v3134 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3137 = v3101 && v3136;
-            const bool v3138 = v3134 < v154;
-            const bool v3139 = v3137 && v3138;
-            const bool v3140 = v3135 >= v10;
-            const bool v3141 = v3139 && v3140;
-            const bool v3142 = v3135 < v3103;
-            const bool v3143 = v3141 && v3142;
-            const unsigned int v3144 = max(v3134, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3145 = v3144 - v9;
-            const unsigned int v3146 = max(v3135, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3147 = v3146 - v10;
-            const unsigned int v3148 = v182 + v3145;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3149 = v3148 * v2;
-            const unsigned int v3150 = v3149 + v3147;
-            const unsigned int v3151 = v3150 * v3;
-            const unsigned int v3152 = v3151 + v3100;
-            const unsigned int v3154 = v3143 ? v3152 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3157 = v3132 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3157 ^ (((v3157 >> 6u) & 7u) << 3u)), x + v3154, v3143);
-            const unsigned int v3158 = v192 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3159 = v197 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3160 = v3158 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3161 = v3101 && v3160;
-            const bool v3162 = v3158 < v154;
-            const bool v3163 = v3161 && v3162;
-            const bool v3164 = v3159 >= v10;
-            const bool v3165 = v3163 && v3164;
-            const bool v3166 = v3159 < v3103;
-            const bool v3167 = v3165 && v3166;
-            const unsigned int v3168 = max(v3158, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3169 = v3168 - v9;
-            const unsigned int v3170 = max(v3159, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3171 = v3170 - v10;
-            const unsigned int v3172 = v200 + v3169;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3173 = v3172 * v2;
-            const unsigned int v3174 = v3173 + v3171;
-            const unsigned int v3175 = v3174 * v3;
-            const unsigned int v3176 = v3175 + v3100;
-            const unsigned int v3178 = v3167 ? v3176 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3181 = v3132 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3181 ^ (((v3181 >> 6u) & 7u) << 3u)), x + v3178, v3167);
-            const unsigned int v3182 = v210 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3183 = v215 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3184 = v3182 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3185 = v3101 && v3184;
-            const bool v3186 = v3182 < v154;
-            const bool v3187 = v3185 && v3186;
-            const bool v3188 = v3183 >= v10;
-            const bool v3189 = v3187 && v3188;
-            const bool v3190 = v3183 < v3103;
-            const bool v3191 = v3189 && v3190;
-            const unsigned int v3192 = max(v3182, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3193 = v3192 - v9;
-            const unsigned int v3194 = max(v3183, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3195 = v3194 - v10;
-            const unsigned int v3196 = v218 + v3193;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3197 = v3196 * v2;
-            const unsigned int v3198 = v3197 + v3195;
-            const unsigned int v3199 = v3198 * v3;
-            const unsigned int v3200 = v3199 + v3100;
-            const unsigned int v3202 = v3191 ? v3200 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3205 = v3132 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3205 ^ (((v3205 >> 6u) & 7u) << 3u)), x + v3202, v3191);
-            const unsigned int v3206 = v228 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3207 = v233 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3208 = v3206 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3209 = v3101 && v3208;
-            const bool v3210 = v3206 < v154;
-            const bool v3211 = v3209 && v3210;
-            const bool v3212 = v3207 >= v10;
-            const bool v3213 = v3211 && v3212;
-            const bool v3214 = v3207 < v3103;
-            const bool v3215 = v3213 && v3214;
-            const unsigned int v3216 = max(v3206, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3217 = v3216 - v9;
-            const unsigned int v3218 = max(v3207, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3219 = v3218 - v10;
-            const unsigned int v3220 = v236 + v3217;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3221 = v3220 * v2;
-            const unsigned int v3222 = v3221 + v3219;
-            const unsigned int v3223 = v3222 * v3;
-            const unsigned int v3224 = v3223 + v3100;
-            const unsigned int v3226 = v3215 ? v3224 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3229 = v3132 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3229 ^ (((v3229 >> 6u) & 7u) << 3u)), x + v3226, v3215);
-            const unsigned int v3230 = v246 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3231 = v251 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3232 = v3230 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3233 = v3101 && v3232;
-            const bool v3234 = v3230 < v154;
-            const bool v3235 = v3233 && v3234;
-            const bool v3236 = v3231 >= v10;
-            const bool v3237 = v3235 && v3236;
-            const bool v3238 = v3231 < v3103;
-            const bool v3239 = v3237 && v3238;
-            const unsigned int v3240 = max(v3230, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3241 = v3240 - v9;
-            const unsigned int v3242 = max(v3231, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3243 = v3242 - v10;
-            const unsigned int v3244 = v254 + v3241;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3245 = v3244 * v2;
-            const unsigned int v3246 = v3245 + v3243;
-            const unsigned int v3247 = v3246 * v3;
-            const unsigned int v3248 = v3247 + v3100;
-            const unsigned int v3250 = v3239 ? v3248 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3253 = v3132 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3253 ^ (((v3253 >> 6u) & 7u) << 3u)), x + v3250, v3239);
-            const unsigned int v3254 = v264 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3255 = v269 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3256 = v3254 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3257 = v3101 && v3256;
-            const bool v3258 = v3254 < v154;
-            const bool v3259 = v3257 && v3258;
-            const bool v3260 = v3255 >= v10;
-            const bool v3261 = v3259 && v3260;
-            const bool v3262 = v3255 < v3103;
-            const bool v3263 = v3261 && v3262;
-            const unsigned int v3264 = max(v3254, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3265 = v3264 - v9;
-            const unsigned int v3266 = max(v3255, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3267 = v3266 - v10;
-            const unsigned int v3268 = v272 + v3265;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3269 = v3268 * v2;
-            const unsigned int v3270 = v3269 + v3267;
-            const unsigned int v3271 = v3270 * v3;
-            const unsigned int v3272 = v3271 + v3100;
-            const unsigned int v3274 = v3263 ? v3272 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3277 = v3132 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3277 ^ (((v3277 >> 6u) & 7u) << 3u)), x + v3274, v3263);
-            const unsigned int v3278 = v282 + v3096;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3279 = v287 + v3099;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3280 = v3278 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3281 = v3101 && v3280;
-            const bool v3282 = v3278 < v154;
-            const bool v3283 = v3281 && v3282;
-            const bool v3284 = v3279 >= v10;
-            const bool v3285 = v3283 && v3284;
-            const bool v3286 = v3279 < v3103;
-            const bool v3287 = v3285 && v3286;
-            const unsigned int v3288 = max(v3278, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3289 = v3288 - v9;
-            const unsigned int v3290 = max(v3279, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3291 = v3290 - v10;
-            const unsigned int v3292 = v290 + v3289;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3293 = v3292 * v2;
-            const unsigned int v3294 = v3293 + v3291;
-            const unsigned int v3295 = v3294 * v3;
-            const unsigned int v3296 = v3295 + v3100;
-            const unsigned int v3298 = v3287 ? v3296 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3301 = v3132 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), x + v3298, v3287);
+      for (unsigned int v3265 = 0u; v3265 < 2u; v3265 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3266 = v3265 << 6u;
+        const bool v3268 = v3266 < v34;
+        if (v3268) {
+          const unsigned int v3270 = v3265 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3271 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3271) {
+            const unsigned int v3275 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3276 = v3275 << 3u;
+            const unsigned int v3277 = v3266 + v3276;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3279 = v3277 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3281 = v3279 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3282 = v3277 - v3281;
+            const unsigned int v3283 = v3279 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3284 = v3283 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3285 = v3283 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3286 = v3279 - v3285;
+            const unsigned int v3287 = v3286 * v12;
+            const unsigned int v3288 = v97 + v3282;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3289 = v3277 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3291 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3296 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3297 = v3296 + v3276;
+            const unsigned int v3298 = v156 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3299 = v161 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3300 = v3298 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3301 = v3289 && v3300;
+            const bool v3302 = v3298 < v154;
+            const bool v3303 = v3301 && v3302;
+            const bool v3304 = v3299 >= v10;
+            const bool v3305 = v3303 && v3304;
+            const bool v3306 = v3299 < v3291;
+            const bool v3307 = v3305 && v3306;
+            const unsigned int v3308 = max(v3298, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3309 = v3308 - v9;
+            const unsigned int v3310 = max(v3299, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3311 = v3310 - v10;
+            const unsigned int v3312 = v164 + v3309;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3313 = v3312 * v2;
+            const unsigned int v3314 = v3313 + v3311;
+            const unsigned int v3315 = v3314 * v3;
+            const unsigned int v3316 = v3315 + v3288;
+            const unsigned int v3318 = v3307 ? v3316 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3320 = v3270 + v3297;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3320 ^ (((v3320 >> 6u) & 7u) << 3u)), x + v3318, v3307);
+            const unsigned int v3322 = v174 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3323 = v179 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3324 = v3322 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3325 = v3289 && v3324;
+            const bool v3326 = v3322 < v154;
+            const bool v3327 = v3325 && v3326;
+            const bool v3328 = v3323 >= v10;
+            const bool v3329 = v3327 && v3328;
+            const bool v3330 = v3323 < v3291;
+            const bool v3331 = v3329 && v3330;
+            const unsigned int v3332 = max(v3322, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3333 = v3332 - v9;
+            const unsigned int v3334 = max(v3323, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3335 = v3334 - v10;
+            const unsigned int v3336 = v182 + v3333;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3337 = v3336 * v2;
+            const unsigned int v3338 = v3337 + v3335;
+            const unsigned int v3339 = v3338 * v3;
+            const unsigned int v3340 = v3339 + v3288;
+            const unsigned int v3342 = v3331 ? v3340 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3345 = v3320 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3345 ^ (((v3345 >> 6u) & 7u) << 3u)), x + v3342, v3331);
+            const unsigned int v3346 = v192 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3347 = v197 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3348 = v3346 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3349 = v3289 && v3348;
+            const bool v3350 = v3346 < v154;
+            const bool v3351 = v3349 && v3350;
+            const bool v3352 = v3347 >= v10;
+            const bool v3353 = v3351 && v3352;
+            const bool v3354 = v3347 < v3291;
+            const bool v3355 = v3353 && v3354;
+            const unsigned int v3356 = max(v3346, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3357 = v3356 - v9;
+            const unsigned int v3358 = max(v3347, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3359 = v3358 - v10;
+            const unsigned int v3360 = v200 + v3357;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3361 = v3360 * v2;
+            const unsigned int v3362 = v3361 + v3359;
+            const unsigned int v3363 = v3362 * v3;
+            const unsigned int v3364 = v3363 + v3288;
+            const unsigned int v3366 = v3355 ? v3364 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3369 = v3320 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3369 ^ (((v3369 >> 6u) & 7u) << 3u)), x + v3366, v3355);
+            const unsigned int v3370 = v210 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3371 = v215 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3372 = v3370 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3373 = v3289 && v3372;
+            const bool v3374 = v3370 < v154;
+            const bool v3375 = v3373 && v3374;
+            const bool v3376 = v3371 >= v10;
+            const bool v3377 = v3375 && v3376;
+            const bool v3378 = v3371 < v3291;
+            const bool v3379 = v3377 && v3378;
+            const unsigned int v3380 = max(v3370, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3381 = v3380 - v9;
+            const unsigned int v3382 = max(v3371, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3383 = v3382 - v10;
+            const unsigned int v3384 = v218 + v3381;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3385 = v3384 * v2;
+            const unsigned int v3386 = v3385 + v3383;
+            const unsigned int v3387 = v3386 * v3;
+            const unsigned int v3388 = v3387 + v3288;
+            const unsigned int v3390 = v3379 ? v3388 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3393 = v3320 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3390, v3379);
+            const unsigned int v3394 = v228 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3395 = v233 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3396 = v3394 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3397 = v3289 && v3396;
+            const bool v3398 = v3394 < v154;
+            const bool v3399 = v3397 && v3398;
+            const bool v3400 = v3395 >= v10;
+            const bool v3401 = v3399 && v3400;
+            const bool v3402 = v3395 < v3291;
+            const bool v3403 = v3401 && v3402;
+            const unsigned int v3404 = max(v3394, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3405 = v3404 - v9;
+            const unsigned int v3406 = max(v3395, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3407 = v3406 - v10;
+            const unsigned int v3408 = v236 + v3405;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3409 = v3408 * v2;
+            const unsigned int v3410 = v3409 + v3407;
+            const unsigned int v3411 = v3410 * v3;
+            const unsigned int v3412 = v3411 + v3288;
+            const unsigned int v3414 = v3403 ? v3412 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3417 = v3320 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3417 ^ (((v3417 >> 6u) & 7u) << 3u)), x + v3414, v3403);
+            const unsigned int v3418 = v246 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3419 = v251 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3420 = v3418 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3421 = v3289 && v3420;
+            const bool v3422 = v3418 < v154;
+            const bool v3423 = v3421 && v3422;
+            const bool v3424 = v3419 >= v10;
+            const bool v3425 = v3423 && v3424;
+            const bool v3426 = v3419 < v3291;
+            const bool v3427 = v3425 && v3426;
+            const unsigned int v3428 = max(v3418, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3429 = v3428 - v9;
+            const unsigned int v3430 = max(v3419, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3431 = v3430 - v10;
+            const unsigned int v3432 = v254 + v3429;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3433 = v3432 * v2;
+            const unsigned int v3434 = v3433 + v3431;
+            const unsigned int v3435 = v3434 * v3;
+            const unsigned int v3436 = v3435 + v3288;
+            const unsigned int v3438 = v3427 ? v3436 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3441 = v3320 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3441 ^ (((v3441 >> 6u) & 7u) << 3u)), x + v3438, v3427);
+            const unsigned int v3442 = v264 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3443 = v269 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3444 = v3442 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3445 = v3289 && v3444;
+            const bool v3446 = v3442 < v154;
+            const bool v3447 = v3445 && v3446;
+            const bool v3448 = v3443 >= v10;
+            const bool v3449 = v3447 && v3448;
+            const bool v3450 = v3443 < v3291;
+            const bool v3451 = v3449 && v3450;
+            const unsigned int v3452 = max(v3442, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3453 = v3452 - v9;
+            const unsigned int v3454 = max(v3443, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3455 = v3454 - v10;
+            const unsigned int v3456 = v272 + v3453;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3457 = v3456 * v2;
+            const unsigned int v3458 = v3457 + v3455;
+            const unsigned int v3459 = v3458 * v3;
+            const unsigned int v3460 = v3459 + v3288;
+            const unsigned int v3462 = v3451 ? v3460 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3465 = v3320 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3465 ^ (((v3465 >> 6u) & 7u) << 3u)), x + v3462, v3451);
+            const unsigned int v3466 = v282 + v3284;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3467 = v287 + v3287;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3468 = v3466 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3469 = v3289 && v3468;
+            const bool v3470 = v3466 < v154;
+            const bool v3471 = v3469 && v3470;
+            const bool v3472 = v3467 >= v10;
+            const bool v3473 = v3471 && v3472;
+            const bool v3474 = v3467 < v3291;
+            const bool v3475 = v3473 && v3474;
+            const unsigned int v3476 = max(v3466, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3477 = v3476 - v9;
+            const unsigned int v3478 = max(v3467, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3479 = v3478 - v10;
+            const unsigned int v3480 = v290 + v3477;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3481 = v3480 * v2;
+            const unsigned int v3482 = v3481 + v3479;
+            const unsigned int v3483 = v3482 * v3;
+            const unsigned int v3484 = v3483 + v3288;
+            const unsigned int v3486 = v3475 ? v3484 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3489 = v3320 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3489 ^ (((v3489 >> 6u) & 7u) << 3u)), x + v3486, v3475);
           } else {
-            const unsigned int v3310 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3311 = v3310 << 3u;
-            const unsigned int v3314 = v3078 + v3311;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3315 = v3314 < v34;
-            const bool v3316 = v153 && v3315;
-            const unsigned int v3318 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3320 = v3318 + v3078;
-            const unsigned int v3321 = v3320 + v3311;
-            const unsigned int v3322 = v3316 ? v3321 : 0u;
-            const unsigned int v3324 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3325 = v3082 + v3324;
-            const unsigned int v3326 = v3325 + v3311;
-            iron_copy_async<16>(shm0 + (v3326 ^ (((v3326 >> 6u) & 7u) << 3u)), x + v3322, v3316);
-            const unsigned int v3329 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3331 = v3329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3334 = v3329 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3335 = v3334 << 3u;
-            const unsigned int v3336 = v79 + v3331;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3337 = v3336 < v60;
-            const unsigned int v3338 = v3078 + v3335;
-            const bool v3339 = v3338 < v34;
-            const bool v3340 = v3337 && v3339;
-            const unsigned int v3342 = v3336 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3344 = v3342 + v3078;
-            const unsigned int v3345 = v3344 + v3335;
-            const unsigned int v3346 = v3340 ? v3345 : 0u;
-            const unsigned int v3348 = v3331 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3349 = v3082 + v3348;
-            const unsigned int v3350 = v3349 + v3335;
-            iron_copy_async<16>(shm0 + (v3350 ^ (((v3350 >> 6u) & 7u) << 3u)), x + v3346, v3340);
-            const unsigned int v3353 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3355 = v3353 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3358 = v3353 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3359 = v3358 << 3u;
-            const unsigned int v3360 = v79 + v3355;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3361 = v3360 < v60;
-            const unsigned int v3362 = v3078 + v3359;
-            const bool v3363 = v3362 < v34;
-            const bool v3364 = v3361 && v3363;
-            const unsigned int v3366 = v3360 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3368 = v3366 + v3078;
-            const unsigned int v3369 = v3368 + v3359;
-            const unsigned int v3370 = v3364 ? v3369 : 0u;
-            const unsigned int v3372 = v3355 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3373 = v3082 + v3372;
-            const unsigned int v3374 = v3373 + v3359;
-            iron_copy_async<16>(shm0 + (v3374 ^ (((v3374 >> 6u) & 7u) << 3u)), x + v3370, v3364);
-            const unsigned int v3377 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3379 = v3377 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3382 = v3377 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3383 = v3382 << 3u;
-            const unsigned int v3384 = v79 + v3379;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3385 = v3384 < v60;
-            const unsigned int v3386 = v3078 + v3383;
-            const bool v3387 = v3386 < v34;
-            const bool v3388 = v3385 && v3387;
-            const unsigned int v3390 = v3384 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3392 = v3390 + v3078;
-            const unsigned int v3393 = v3392 + v3383;
-            const unsigned int v3394 = v3388 ? v3393 : 0u;
-            const unsigned int v3396 = v3379 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3397 = v3082 + v3396;
-            const unsigned int v3398 = v3397 + v3383;
-            iron_copy_async<16>(shm0 + (v3398 ^ (((v3398 >> 6u) & 7u) << 3u)), x + v3394, v3388);
-            const unsigned int v3401 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3403 = v3401 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3406 = v3401 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3407 = v3406 << 3u;
-            const unsigned int v3408 = v79 + v3403;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3409 = v3408 < v60;
-            const unsigned int v3410 = v3078 + v3407;
-            const bool v3411 = v3410 < v34;
-            const bool v3412 = v3409 && v3411;
-            const unsigned int v3414 = v3408 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3416 = v3414 + v3078;
-            const unsigned int v3417 = v3416 + v3407;
-            const unsigned int v3418 = v3412 ? v3417 : 0u;
-            const unsigned int v3420 = v3403 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3421 = v3082 + v3420;
-            const unsigned int v3422 = v3421 + v3407;
-            iron_copy_async<16>(shm0 + (v3422 ^ (((v3422 >> 6u) & 7u) << 3u)), x + v3418, v3412);
-            const unsigned int v3425 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3427 = v3425 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3430 = v3425 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3431 = v3430 << 3u;
-            const unsigned int v3432 = v79 + v3427;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3433 = v3432 < v60;
-            const unsigned int v3434 = v3078 + v3431;
-            const bool v3435 = v3434 < v34;
-            const bool v3436 = v3433 && v3435;
-            const unsigned int v3438 = v3432 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3440 = v3438 + v3078;
-            const unsigned int v3441 = v3440 + v3431;
-            const unsigned int v3442 = v3436 ? v3441 : 0u;
-            const unsigned int v3444 = v3427 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3445 = v3082 + v3444;
-            const unsigned int v3446 = v3445 + v3431;
-            iron_copy_async<16>(shm0 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), x + v3442, v3436);
-            const unsigned int v3449 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3451 = v3449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3454 = v3449 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3455 = v3454 << 3u;
-            const unsigned int v3456 = v79 + v3451;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3457 = v3456 < v60;
-            const unsigned int v3458 = v3078 + v3455;
-            const bool v3459 = v3458 < v34;
-            const bool v3460 = v3457 && v3459;
-            const unsigned int v3462 = v3456 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3464 = v3462 + v3078;
-            const unsigned int v3465 = v3464 + v3455;
-            const unsigned int v3466 = v3460 ? v3465 : 0u;
-            const unsigned int v3468 = v3451 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3469 = v3082 + v3468;
-            const unsigned int v3470 = v3469 + v3455;
-            iron_copy_async<16>(shm0 + (v3470 ^ (((v3470 >> 6u) & 7u) << 3u)), x + v3466, v3460);
-            const unsigned int v3473 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3475 = v3473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3478 = v3473 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3479 = v3478 << 3u;
-            const unsigned int v3480 = v79 + v3475;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3481 = v3480 < v60;
-            const unsigned int v3482 = v3078 + v3479;
-            const bool v3483 = v3482 < v34;
-            const bool v3484 = v3481 && v3483;
-            const unsigned int v3486 = v3480 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3488 = v3486 + v3078;
-            const unsigned int v3489 = v3488 + v3479;
-            const unsigned int v3490 = v3484 ? v3489 : 0u;
-            const unsigned int v3492 = v3475 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3493 = v3082 + v3492;
-            const unsigned int v3494 = v3493 + v3479;
-            iron_copy_async<16>(shm0 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), x + v3490, v3484);
+            const unsigned int v3498 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3499 = v3498 << 3u;
+            const unsigned int v3502 = v3266 + v3499;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3503 = v3502 < v34;
+            const bool v3504 = v153 && v3503;
+            const unsigned int v3506 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3508 = v3506 + v3266;
+            const unsigned int v3509 = v3508 + v3499;
+            const unsigned int v3510 = v3504 ? v3509 : 0u;
+            const unsigned int v3512 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3513 = v3270 + v3512;
+            const unsigned int v3514 = v3513 + v3499;
+            iron_copy_async<16>(shm0 + (v3514 ^ (((v3514 >> 6u) & 7u) << 3u)), x + v3510, v3504);
+            const unsigned int v3517 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3519 = v3517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3522 = v3517 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3523 = v3522 << 3u;
+            const unsigned int v3524 = v79 + v3519;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3525 = v3524 < v60;
+            const unsigned int v3526 = v3266 + v3523;
+            const bool v3527 = v3526 < v34;
+            const bool v3528 = v3525 && v3527;
+            const unsigned int v3530 = v3524 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3532 = v3530 + v3266;
+            const unsigned int v3533 = v3532 + v3523;
+            const unsigned int v3534 = v3528 ? v3533 : 0u;
+            const unsigned int v3536 = v3519 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3537 = v3270 + v3536;
+            const unsigned int v3538 = v3537 + v3523;
+            iron_copy_async<16>(shm0 + (v3538 ^ (((v3538 >> 6u) & 7u) << 3u)), x + v3534, v3528);
+            const unsigned int v3541 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3543 = v3541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3546 = v3541 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3547 = v3546 << 3u;
+            const unsigned int v3548 = v79 + v3543;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3549 = v3548 < v60;
+            const unsigned int v3550 = v3266 + v3547;
+            const bool v3551 = v3550 < v34;
+            const bool v3552 = v3549 && v3551;
+            const unsigned int v3554 = v3548 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3556 = v3554 + v3266;
+            const unsigned int v3557 = v3556 + v3547;
+            const unsigned int v3558 = v3552 ? v3557 : 0u;
+            const unsigned int v3560 = v3543 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3561 = v3270 + v3560;
+            const unsigned int v3562 = v3561 + v3547;
+            iron_copy_async<16>(shm0 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), x + v3558, v3552);
+            const unsigned int v3565 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3567 = v3565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3570 = v3565 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3571 = v3570 << 3u;
+            const unsigned int v3572 = v79 + v3567;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3573 = v3572 < v60;
+            const unsigned int v3574 = v3266 + v3571;
+            const bool v3575 = v3574 < v34;
+            const bool v3576 = v3573 && v3575;
+            const unsigned int v3578 = v3572 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3580 = v3578 + v3266;
+            const unsigned int v3581 = v3580 + v3571;
+            const unsigned int v3582 = v3576 ? v3581 : 0u;
+            const unsigned int v3584 = v3567 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3585 = v3270 + v3584;
+            const unsigned int v3586 = v3585 + v3571;
+            iron_copy_async<16>(shm0 + (v3586 ^ (((v3586 >> 6u) & 7u) << 3u)), x + v3582, v3576);
+            const unsigned int v3589 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3591 = v3589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3594 = v3589 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3595 = v3594 << 3u;
+            const unsigned int v3596 = v79 + v3591;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3597 = v3596 < v60;
+            const unsigned int v3598 = v3266 + v3595;
+            const bool v3599 = v3598 < v34;
+            const bool v3600 = v3597 && v3599;
+            const unsigned int v3602 = v3596 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3604 = v3602 + v3266;
+            const unsigned int v3605 = v3604 + v3595;
+            const unsigned int v3606 = v3600 ? v3605 : 0u;
+            const unsigned int v3608 = v3591 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3609 = v3270 + v3608;
+            const unsigned int v3610 = v3609 + v3595;
+            iron_copy_async<16>(shm0 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), x + v3606, v3600);
+            const unsigned int v3613 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3615 = v3613 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3618 = v3613 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3619 = v3618 << 3u;
+            const unsigned int v3620 = v79 + v3615;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3621 = v3620 < v60;
+            const unsigned int v3622 = v3266 + v3619;
+            const bool v3623 = v3622 < v34;
+            const bool v3624 = v3621 && v3623;
+            const unsigned int v3626 = v3620 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3628 = v3626 + v3266;
+            const unsigned int v3629 = v3628 + v3619;
+            const unsigned int v3630 = v3624 ? v3629 : 0u;
+            const unsigned int v3632 = v3615 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3633 = v3270 + v3632;
+            const unsigned int v3634 = v3633 + v3619;
+            iron_copy_async<16>(shm0 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), x + v3630, v3624);
+            const unsigned int v3637 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3639 = v3637 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3642 = v3637 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3643 = v3642 << 3u;
+            const unsigned int v3644 = v79 + v3639;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3645 = v3644 < v60;
+            const unsigned int v3646 = v3266 + v3643;
+            const bool v3647 = v3646 < v34;
+            const bool v3648 = v3645 && v3647;
+            const unsigned int v3650 = v3644 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3652 = v3650 + v3266;
+            const unsigned int v3653 = v3652 + v3643;
+            const unsigned int v3654 = v3648 ? v3653 : 0u;
+            const unsigned int v3656 = v3639 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3657 = v3270 + v3656;
+            const unsigned int v3658 = v3657 + v3643;
+            iron_copy_async<16>(shm0 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), x + v3654, v3648);
+            const unsigned int v3661 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v3663 = v3661 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v3666 = v3661 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v3667 = v3666 << 3u;
+            const unsigned int v3668 = v79 + v3663;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v3669 = v3668 < v60;
+            const unsigned int v3670 = v3266 + v3667;
+            const bool v3671 = v3670 < v34;
+            const bool v3672 = v3669 && v3671;
+            const unsigned int v3674 = v3668 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v3676 = v3674 + v3266;
+            const unsigned int v3677 = v3676 + v3667;
+            const unsigned int v3678 = v3672 ? v3677 : 0u;
+            const unsigned int v3680 = v3663 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3681 = v3270 + v3680;
+            const unsigned int v3682 = v3681 + v3667;
+            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3678, v3672);
           }
-          const unsigned int v3504 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3505 = v3504 << 3u;
-          const unsigned int v3506 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3507 = v3506 < v15;
-          const unsigned int v3508 = v3078 + v3505;
-          const bool v3509 = v3508 < v34;
-          const bool v3510 = v3507 && v3509;
-          const unsigned int v3512 = v3506 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3513 = v85 + v3512;
-          const unsigned int v3514 = v3513 + v3078;
-          const unsigned int v3515 = v3514 + v3505;
-          const unsigned int v3516 = v3510 ? v3515 : v85;
-          const unsigned int v3518 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3519 = v3082 + v3518;
-          const unsigned int v3520 = v3519 + v3505;
-          iron_copy_async<16>(shm1 + (v3520 ^ (((v3520 >> 6u) & 7u) << 3u)), weight + v3516, v3510);
-          const unsigned int v3523 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3525 = v3523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3528 = v3523 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3529 = v3528 << 3u;
-          const unsigned int v3530 = v83 + v3525;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3531 = v3530 < v15;
-          const unsigned int v3532 = v3078 + v3529;
-          const bool v3533 = v3532 < v34;
-          const bool v3534 = v3531 && v3533;
-          const unsigned int v3536 = v3530 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3537 = v85 + v3536;
-          const unsigned int v3538 = v3537 + v3078;
-          const unsigned int v3539 = v3538 + v3529;
-          const unsigned int v3540 = v3534 ? v3539 : v85;
-          const unsigned int v3542 = v3525 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3543 = v3082 + v3542;
-          const unsigned int v3544 = v3543 + v3529;
-          iron_copy_async<16>(shm1 + (v3544 ^ (((v3544 >> 6u) & 7u) << 3u)), weight + v3540, v3534);
-          const unsigned int v3547 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3549 = v3547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3552 = v3547 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3553 = v3552 << 3u;
-          const unsigned int v3554 = v83 + v3549;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3555 = v3554 < v15;
-          const unsigned int v3556 = v3078 + v3553;
-          const bool v3557 = v3556 < v34;
-          const bool v3558 = v3555 && v3557;
-          const unsigned int v3560 = v3554 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3561 = v85 + v3560;
-          const unsigned int v3562 = v3561 + v3078;
-          const unsigned int v3563 = v3562 + v3553;
-          const unsigned int v3564 = v3558 ? v3563 : v85;
-          const unsigned int v3566 = v3549 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3567 = v3082 + v3566;
-          const unsigned int v3568 = v3567 + v3553;
-          iron_copy_async<16>(shm1 + (v3568 ^ (((v3568 >> 6u) & 7u) << 3u)), weight + v3564, v3558);
-          const unsigned int v3571 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3573 = v3571 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3576 = v3571 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3577 = v3576 << 3u;
-          const unsigned int v3578 = v83 + v3573;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3579 = v3578 < v15;
-          const unsigned int v3580 = v3078 + v3577;
-          const bool v3581 = v3580 < v34;
-          const bool v3582 = v3579 && v3581;
-          const unsigned int v3584 = v3578 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3585 = v85 + v3584;
-          const unsigned int v3586 = v3585 + v3078;
-          const unsigned int v3587 = v3586 + v3577;
-          const unsigned int v3588 = v3582 ? v3587 : v85;
-          const unsigned int v3590 = v3573 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3591 = v3082 + v3590;
-          const unsigned int v3592 = v3591 + v3577;
-          iron_copy_async<16>(shm1 + (v3592 ^ (((v3592 >> 6u) & 7u) << 3u)), weight + v3588, v3582);
-          const unsigned int v3595 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3597 = v3595 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3600 = v3595 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3601 = v3600 << 3u;
-          const unsigned int v3602 = v83 + v3597;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3603 = v3602 < v15;
-          const unsigned int v3604 = v3078 + v3601;
-          const bool v3605 = v3604 < v34;
-          const bool v3606 = v3603 && v3605;
-          const unsigned int v3608 = v3602 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3609 = v85 + v3608;
-          const unsigned int v3610 = v3609 + v3078;
-          const unsigned int v3611 = v3610 + v3601;
-          const unsigned int v3612 = v3606 ? v3611 : v85;
-          const unsigned int v3614 = v3597 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3615 = v3082 + v3614;
-          const unsigned int v3616 = v3615 + v3601;
-          iron_copy_async<16>(shm1 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), weight + v3612, v3606);
-          const unsigned int v3619 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3621 = v3619 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3624 = v3619 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3625 = v3624 << 3u;
-          const unsigned int v3626 = v83 + v3621;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3627 = v3626 < v15;
-          const unsigned int v3628 = v3078 + v3625;
-          const bool v3629 = v3628 < v34;
-          const bool v3630 = v3627 && v3629;
-          const unsigned int v3632 = v3626 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3633 = v85 + v3632;
-          const unsigned int v3634 = v3633 + v3078;
-          const unsigned int v3635 = v3634 + v3625;
-          const unsigned int v3636 = v3630 ? v3635 : v85;
-          const unsigned int v3638 = v3621 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3639 = v3082 + v3638;
-          const unsigned int v3640 = v3639 + v3625;
-          iron_copy_async<16>(shm1 + (v3640 ^ (((v3640 >> 6u) & 7u) << 3u)), weight + v3636, v3630);
-          const unsigned int v3643 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3645 = v3643 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3648 = v3643 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3649 = v3648 << 3u;
-          const unsigned int v3650 = v83 + v3645;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3651 = v3650 < v15;
-          const unsigned int v3652 = v3078 + v3649;
-          const bool v3653 = v3652 < v34;
-          const bool v3654 = v3651 && v3653;
-          const unsigned int v3656 = v3650 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3657 = v85 + v3656;
-          const unsigned int v3658 = v3657 + v3078;
-          const unsigned int v3659 = v3658 + v3649;
-          const unsigned int v3660 = v3654 ? v3659 : v85;
-          const unsigned int v3662 = v3645 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3663 = v3082 + v3662;
-          const unsigned int v3664 = v3663 + v3649;
-          iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3660, v3654);
-          const unsigned int v3667 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3669 = v3667 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3672 = v3667 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3673 = v3672 << 3u;
-          const unsigned int v3674 = v83 + v3669;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3675 = v3674 < v15;
-          const unsigned int v3676 = v3078 + v3673;
-          const bool v3677 = v3676 < v34;
-          const bool v3678 = v3675 && v3677;
-          const unsigned int v3680 = v3674 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3681 = v85 + v3680;
-          const unsigned int v3682 = v3681 + v3078;
-          const unsigned int v3683 = v3682 + v3673;
-          const unsigned int v3684 = v3678 ? v3683 : v85;
-          const unsigned int v3686 = v3669 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3687 = v3082 + v3686;
-          const unsigned int v3688 = v3687 + v3673;
-          iron_copy_async<16>(shm1 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), weight + v3684, v3678);
+          const unsigned int v3692 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3693 = v3692 << 3u;
+          const unsigned int v3694 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3695 = v3694 < v15;
+          const unsigned int v3696 = v3266 + v3693;
+          const bool v3697 = v3696 < v34;
+          const bool v3698 = v3695 && v3697;
+          const unsigned int v3700 = v3694 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3701 = v85 + v3700;
+          const unsigned int v3702 = v3701 + v3266;
+          const unsigned int v3703 = v3702 + v3693;
+          const unsigned int v3704 = v3698 ? v3703 : v85;
+          const unsigned int v3706 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3707 = v3270 + v3706;
+          const unsigned int v3708 = v3707 + v3693;
+          iron_copy_async<16>(shm1 + (v3708 ^ (((v3708 >> 6u) & 7u) << 3u)), weight + v3704, v3698);
+          const unsigned int v3711 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3713 = v3711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3716 = v3711 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3717 = v3716 << 3u;
+          const unsigned int v3718 = v83 + v3713;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3719 = v3718 < v15;
+          const unsigned int v3720 = v3266 + v3717;
+          const bool v3721 = v3720 < v34;
+          const bool v3722 = v3719 && v3721;
+          const unsigned int v3724 = v3718 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3725 = v85 + v3724;
+          const unsigned int v3726 = v3725 + v3266;
+          const unsigned int v3727 = v3726 + v3717;
+          const unsigned int v3728 = v3722 ? v3727 : v85;
+          const unsigned int v3730 = v3713 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3731 = v3270 + v3730;
+          const unsigned int v3732 = v3731 + v3717;
+          iron_copy_async<16>(shm1 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), weight + v3728, v3722);
+          const unsigned int v3735 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3737 = v3735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3740 = v3735 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3741 = v3740 << 3u;
+          const unsigned int v3742 = v83 + v3737;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3743 = v3742 < v15;
+          const unsigned int v3744 = v3266 + v3741;
+          const bool v3745 = v3744 < v34;
+          const bool v3746 = v3743 && v3745;
+          const unsigned int v3748 = v3742 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3749 = v85 + v3748;
+          const unsigned int v3750 = v3749 + v3266;
+          const unsigned int v3751 = v3750 + v3741;
+          const unsigned int v3752 = v3746 ? v3751 : v85;
+          const unsigned int v3754 = v3737 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3755 = v3270 + v3754;
+          const unsigned int v3756 = v3755 + v3741;
+          iron_copy_async<16>(shm1 + (v3756 ^ (((v3756 >> 6u) & 7u) << 3u)), weight + v3752, v3746);
+          const unsigned int v3759 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3761 = v3759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3764 = v3759 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3765 = v3764 << 3u;
+          const unsigned int v3766 = v83 + v3761;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3767 = v3766 < v15;
+          const unsigned int v3768 = v3266 + v3765;
+          const bool v3769 = v3768 < v34;
+          const bool v3770 = v3767 && v3769;
+          const unsigned int v3772 = v3766 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3773 = v85 + v3772;
+          const unsigned int v3774 = v3773 + v3266;
+          const unsigned int v3775 = v3774 + v3765;
+          const unsigned int v3776 = v3770 ? v3775 : v85;
+          const unsigned int v3778 = v3761 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3779 = v3270 + v3778;
+          const unsigned int v3780 = v3779 + v3765;
+          iron_copy_async<16>(shm1 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), weight + v3776, v3770);
+          const unsigned int v3783 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3785 = v3783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3788 = v3783 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3789 = v3788 << 3u;
+          const unsigned int v3790 = v83 + v3785;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3791 = v3790 < v15;
+          const unsigned int v3792 = v3266 + v3789;
+          const bool v3793 = v3792 < v34;
+          const bool v3794 = v3791 && v3793;
+          const unsigned int v3796 = v3790 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3797 = v85 + v3796;
+          const unsigned int v3798 = v3797 + v3266;
+          const unsigned int v3799 = v3798 + v3789;
+          const unsigned int v3800 = v3794 ? v3799 : v85;
+          const unsigned int v3802 = v3785 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3803 = v3270 + v3802;
+          const unsigned int v3804 = v3803 + v3789;
+          iron_copy_async<16>(shm1 + (v3804 ^ (((v3804 >> 6u) & 7u) << 3u)), weight + v3800, v3794);
+          const unsigned int v3807 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3809 = v3807 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3812 = v3807 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3813 = v3812 << 3u;
+          const unsigned int v3814 = v83 + v3809;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3815 = v3814 < v15;
+          const unsigned int v3816 = v3266 + v3813;
+          const bool v3817 = v3816 < v34;
+          const bool v3818 = v3815 && v3817;
+          const unsigned int v3820 = v3814 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3821 = v85 + v3820;
+          const unsigned int v3822 = v3821 + v3266;
+          const unsigned int v3823 = v3822 + v3813;
+          const unsigned int v3824 = v3818 ? v3823 : v85;
+          const unsigned int v3826 = v3809 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3827 = v3270 + v3826;
+          const unsigned int v3828 = v3827 + v3813;
+          iron_copy_async<16>(shm1 + (v3828 ^ (((v3828 >> 6u) & 7u) << 3u)), weight + v3824, v3818);
+          const unsigned int v3831 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3833 = v3831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3836 = v3831 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3837 = v3836 << 3u;
+          const unsigned int v3838 = v83 + v3833;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3839 = v3838 < v15;
+          const unsigned int v3840 = v3266 + v3837;
+          const bool v3841 = v3840 < v34;
+          const bool v3842 = v3839 && v3841;
+          const unsigned int v3844 = v3838 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3845 = v85 + v3844;
+          const unsigned int v3846 = v3845 + v3266;
+          const unsigned int v3847 = v3846 + v3837;
+          const unsigned int v3848 = v3842 ? v3847 : v85;
+          const unsigned int v3850 = v3833 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3851 = v3270 + v3850;
+          const unsigned int v3852 = v3851 + v3837;
+          iron_copy_async<16>(shm1 + (v3852 ^ (((v3852 >> 6u) & 7u) << 3u)), weight + v3848, v3842);
+          const unsigned int v3855 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v3857 = v3855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v3860 = v3855 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v3861 = v3860 << 3u;
+          const unsigned int v3862 = v83 + v3857;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v3863 = v3862 < v15;
+          const unsigned int v3864 = v3266 + v3861;
+          const bool v3865 = v3864 < v34;
+          const bool v3866 = v3863 && v3865;
+          const unsigned int v3868 = v3862 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v3869 = v85 + v3868;
+          const unsigned int v3870 = v3869 + v3266;
+          const unsigned int v3871 = v3870 + v3861;
+          const unsigned int v3872 = v3866 ? v3871 : v85;
+          const unsigned int v3874 = v3857 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3875 = v3270 + v3874;
+          const unsigned int v3876 = v3875 + v3861;
+          iron_copy_async<16>(shm1 + (v3876 ^ (((v3876 >> 6u) & 7u) << 3u)), weight + v3872, v3866);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
-      const unsigned int v3701 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3706 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3889 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+      const unsigned int v3894 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
 
-      for (unsigned int v3689 = 0u; v3689 < v34; v3689 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3691 = v3689 >> 6u;
-        const unsigned int v3693 = v3691 % 3u;
+      for (unsigned int v3877 = 0u; v3877 < v34; v3877 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3879 = v3877 >> 6u;
+        const unsigned int v3881 = v3879 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3695 = v3693 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3702 = v3695 + v3701;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3702, 64u);
-        const unsigned int v3707 = v3695 + v3706;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3707, 64u);
+        const unsigned int v3883 = v3881 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
+        const unsigned int v3890 = v3883 + v3889;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3890, 64u);
+        const unsigned int v3895 = v3883 + v3894;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3895, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3714 = v3702 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3714, 64u);
-        const unsigned int v3719 = v3707 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3719, 64u);
+        const unsigned int v3902 = v3890 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3902, 64u);
+        const unsigned int v3907 = v3895 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3907, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3725 = v3702 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3725, 64u);
-        const unsigned int v3730 = v3707 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3730, 64u);
+        const unsigned int v3913 = v3890 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3913, 64u);
+        const unsigned int v3918 = v3895 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3918, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3736 = v3702 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3736, 64u);
-        const unsigned int v3741 = v3707 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3741, 64u);
+        const unsigned int v3924 = v3890 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3924, 64u);
+        const unsigned int v3929 = v3895 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3929, 64u);
         iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3744 = v3689 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3746 = v3691 + 2u;
-        const unsigned int v3747 = v3746 % 3u;
-        const bool v3748 = v3744 < v34;
-        if (v3748) {
-          const unsigned int v3750 = v3747 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3751 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3751) {
-            const unsigned int v3755 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3756 = v3755 << 3u;
-            const unsigned int v3757 = v3744 + v3756;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3759 = v3757 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3761 = v3759 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3762 = v3757 - v3761;
-            const unsigned int v3763 = v3759 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3764 = v3763 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3765 = v3763 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3766 = v3759 - v3765;
-            const unsigned int v3767 = v3766 * v12;
-            const unsigned int v3768 = v97 + v3762;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3769 = v3757 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3771 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3776 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3777 = v3776 + v3756;
-            const unsigned int v3778 = v156 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3779 = v161 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3780 = v3778 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3781 = v3769 && v3780;
-            const bool v3782 = v3778 < v154;
-            const bool v3783 = v3781 && v3782;
-            const bool v3784 = v3779 >= v10;
-            const bool v3785 = v3783 && v3784;
-            const bool v3786 = v3779 < v3771;
-            const bool v3787 = v3785 && v3786;
-            const unsigned int v3788 = max(v3778, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3789 = v3788 - v9;
-            const unsigned int v3790 = max(v3779, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3791 = v3790 - v10;
-            const unsigned int v3792 = v164 + v3789;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3793 = v3792 * v2;
-            const unsigned int v3794 = v3793 + v3791;
-            const unsigned int v3795 = v3794 * v3;
-            const unsigned int v3796 = v3795 + v3768;
-            const unsigned int v3798 = v3787 ? v3796 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3800 = v3750 + v3777;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3800 ^ (((v3800 >> 6u) & 7u) << 3u)), x + v3798, v3787);
-            const unsigned int v3802 = v174 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3803 = v179 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3804 = v3802 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3805 = v3769 && v3804;
-            const bool v3806 = v3802 < v154;
-            const bool v3807 = v3805 && v3806;
-            const bool v3808 = v3803 >= v10;
-            const bool v3809 = v3807 && v3808;
-            const bool v3810 = v3803 < v3771;
-            const bool v3811 = v3809 && v3810;
-            const unsigned int v3812 = max(v3802, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3813 = v3812 - v9;
-            const unsigned int v3814 = max(v3803, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3815 = v3814 - v10;
-            const unsigned int v3816 = v182 + v3813;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3817 = v3816 * v2;
-            const unsigned int v3818 = v3817 + v3815;
-            const unsigned int v3819 = v3818 * v3;
-            const unsigned int v3820 = v3819 + v3768;
-            const unsigned int v3822 = v3811 ? v3820 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3825 = v3800 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), x + v3822, v3811);
-            const unsigned int v3826 = v192 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3827 = v197 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3828 = v3826 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3829 = v3769 && v3828;
-            const bool v3830 = v3826 < v154;
-            const bool v3831 = v3829 && v3830;
-            const bool v3832 = v3827 >= v10;
-            const bool v3833 = v3831 && v3832;
-            const bool v3834 = v3827 < v3771;
-            const bool v3835 = v3833 && v3834;
-            const unsigned int v3836 = max(v3826, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3837 = v3836 - v9;
-            const unsigned int v3838 = max(v3827, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3839 = v3838 - v10;
-            const unsigned int v3840 = v200 + v3837;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3841 = v3840 * v2;
-            const unsigned int v3842 = v3841 + v3839;
-            const unsigned int v3843 = v3842 * v3;
-            const unsigned int v3844 = v3843 + v3768;
-            const unsigned int v3846 = v3835 ? v3844 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3849 = v3800 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3849 ^ (((v3849 >> 6u) & 7u) << 3u)), x + v3846, v3835);
-            const unsigned int v3850 = v210 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3851 = v215 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3852 = v3850 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3853 = v3769 && v3852;
-            const bool v3854 = v3850 < v154;
-            const bool v3855 = v3853 && v3854;
-            const bool v3856 = v3851 >= v10;
-            const bool v3857 = v3855 && v3856;
-            const bool v3858 = v3851 < v3771;
-            const bool v3859 = v3857 && v3858;
-            const unsigned int v3860 = max(v3850, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3861 = v3860 - v9;
-            const unsigned int v3862 = max(v3851, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3863 = v3862 - v10;
-            const unsigned int v3864 = v218 + v3861;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3865 = v3864 * v2;
-            const unsigned int v3866 = v3865 + v3863;
-            const unsigned int v3867 = v3866 * v3;
-            const unsigned int v3868 = v3867 + v3768;
-            const unsigned int v3870 = v3859 ? v3868 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3873 = v3800 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3873 ^ (((v3873 >> 6u) & 7u) << 3u)), x + v3870, v3859);
-            const unsigned int v3874 = v228 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3875 = v233 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3876 = v3874 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3877 = v3769 && v3876;
-            const bool v3878 = v3874 < v154;
-            const bool v3879 = v3877 && v3878;
-            const bool v3880 = v3875 >= v10;
-            const bool v3881 = v3879 && v3880;
-            const bool v3882 = v3875 < v3771;
-            const bool v3883 = v3881 && v3882;
-            const unsigned int v3884 = max(v3874, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3885 = v3884 - v9;
-            const unsigned int v3886 = max(v3875, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3887 = v3886 - v10;
-            const unsigned int v3888 = v236 + v3885;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3889 = v3888 * v2;
-            const unsigned int v3890 = v3889 + v3887;
-            const unsigned int v3891 = v3890 * v3;
-            const unsigned int v3892 = v3891 + v3768;
-            const unsigned int v3894 = v3883 ? v3892 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3897 = v3800 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3897 ^ (((v3897 >> 6u) & 7u) << 3u)), x + v3894, v3883);
-            const unsigned int v3898 = v246 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3899 = v251 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3900 = v3898 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3901 = v3769 && v3900;
-            const bool v3902 = v3898 < v154;
-            const bool v3903 = v3901 && v3902;
-            const bool v3904 = v3899 >= v10;
-            const bool v3905 = v3903 && v3904;
-            const bool v3906 = v3899 < v3771;
-            const bool v3907 = v3905 && v3906;
-            const unsigned int v3908 = max(v3898, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3909 = v3908 - v9;
-            const unsigned int v3910 = max(v3899, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3911 = v3910 - v10;
-            const unsigned int v3912 = v254 + v3909;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3913 = v3912 * v2;
-            const unsigned int v3914 = v3913 + v3911;
-            const unsigned int v3915 = v3914 * v3;
-            const unsigned int v3916 = v3915 + v3768;
-            const unsigned int v3918 = v3907 ? v3916 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3921 = v3800 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3921 ^ (((v3921 >> 6u) & 7u) << 3u)), x + v3918, v3907);
-            const unsigned int v3922 = v264 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3923 = v269 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3924 = v3922 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3925 = v3769 && v3924;
-            const bool v3926 = v3922 < v154;
-            const bool v3927 = v3925 && v3926;
-            const bool v3928 = v3923 >= v10;
-            const bool v3929 = v3927 && v3928;
-            const bool v3930 = v3923 < v3771;
-            const bool v3931 = v3929 && v3930;
-            const unsigned int v3932 = max(v3922, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3933 = v3932 - v9;
-            const unsigned int v3934 = max(v3923, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3935 = v3934 - v10;
-            const unsigned int v3936 = v272 + v3933;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3937 = v3936 * v2;
-            const unsigned int v3938 = v3937 + v3935;
-            const unsigned int v3939 = v3938 * v3;
-            const unsigned int v3940 = v3939 + v3768;
-            const unsigned int v3942 = v3931 ? v3940 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3945 = v3800 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3945 ^ (((v3945 >> 6u) & 7u) << 3u)), x + v3942, v3931);
-            const unsigned int v3946 = v282 + v3764;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3947 = v287 + v3767;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3948 = v3946 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3949 = v3769 && v3948;
-            const bool v3950 = v3946 < v154;
-            const bool v3951 = v3949 && v3950;
-            const bool v3952 = v3947 >= v10;
-            const bool v3953 = v3951 && v3952;
-            const bool v3954 = v3947 < v3771;
-            const bool v3955 = v3953 && v3954;
-            const unsigned int v3956 = max(v3946, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3957 = v3956 - v9;
-            const unsigned int v3958 = max(v3947, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3959 = v3958 - v10;
-            const unsigned int v3960 = v290 + v3957;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3961 = v3960 * v2;
-            const unsigned int v3962 = v3961 + v3959;
-            const unsigned int v3963 = v3962 * v3;
-            const unsigned int v3964 = v3963 + v3768;
-            const unsigned int v3966 = v3955 ? v3964 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3969 = v3800 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), x + v3966, v3955);
+        const unsigned int v3932 = v3877 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
+        const unsigned int v3934 = v3879 + 2u;
+        const unsigned int v3935 = v3934 % 3u;
+        const bool v3936 = v3932 < v34;
+        if (v3936) {
+          const unsigned int v3938 = v3935 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
+          const bool v3939 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3939) {
+            const unsigned int v3943 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3944 = v3943 << 3u;
+            const unsigned int v3945 = v3932 + v3944;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3947 = v3945 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3949 = v3947 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3950 = v3945 - v3949;
+            const unsigned int v3951 = v3947 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3952 = v3951 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3953 = v3951 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3954 = v3947 - v3953;
+            const unsigned int v3955 = v3954 * v12;
+            const unsigned int v3956 = v97 + v3950;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3957 = v3945 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3959 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3964 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3965 = v3964 + v3944;
+            const unsigned int v3966 = v156 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3967 = v161 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3968 = v3966 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3969 = v3957 && v3968;
+            const bool v3970 = v3966 < v154;
+            const bool v3971 = v3969 && v3970;
+            const bool v3972 = v3967 >= v10;
+            const bool v3973 = v3971 && v3972;
+            const bool v3974 = v3967 < v3959;
+            const bool v3975 = v3973 && v3974;
+            const unsigned int v3976 = max(v3966, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3977 = v3976 - v9;
+            const unsigned int v3978 = max(v3967, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3979 = v3978 - v10;
+            const unsigned int v3980 = v164 + v3977;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3981 = v3980 * v2;
+            const unsigned int v3982 = v3981 + v3979;
+            const unsigned int v3983 = v3982 * v3;
+            const unsigned int v3984 = v3983 + v3956;
+            const unsigned int v3986 = v3975 ? v3984 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3988 = v3938 + v3965;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3988 ^ (((v3988 >> 6u) & 7u) << 3u)), x + v3986, v3975);
+            const unsigned int v3990 = v174 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3991 = v179 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3992 = v3990 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3993 = v3957 && v3992;
+            const bool v3994 = v3990 < v154;
+            const bool v3995 = v3993 && v3994;
+            const bool v3996 = v3991 >= v10;
+            const bool v3997 = v3995 && v3996;
+            const bool v3998 = v3991 < v3959;
+            const bool v3999 = v3997 && v3998;
+            const unsigned int v4000 = max(v3990, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4001 = v4000 - v9;
+            const unsigned int v4002 = max(v3991, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4003 = v4002 - v10;
+            const unsigned int v4004 = v182 + v4001;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4005 = v4004 * v2;
+            const unsigned int v4006 = v4005 + v4003;
+            const unsigned int v4007 = v4006 * v3;
+            const unsigned int v4008 = v4007 + v3956;
+            const unsigned int v4010 = v3999 ? v4008 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4013 = v3988 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4013 ^ (((v4013 >> 6u) & 7u) << 3u)), x + v4010, v3999);
+            const unsigned int v4014 = v192 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4015 = v197 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4016 = v4014 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4017 = v3957 && v4016;
+            const bool v4018 = v4014 < v154;
+            const bool v4019 = v4017 && v4018;
+            const bool v4020 = v4015 >= v10;
+            const bool v4021 = v4019 && v4020;
+            const bool v4022 = v4015 < v3959;
+            const bool v4023 = v4021 && v4022;
+            const unsigned int v4024 = max(v4014, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4025 = v4024 - v9;
+            const unsigned int v4026 = max(v4015, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4027 = v4026 - v10;
+            const unsigned int v4028 = v200 + v4025;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4029 = v4028 * v2;
+            const unsigned int v4030 = v4029 + v4027;
+            const unsigned int v4031 = v4030 * v3;
+            const unsigned int v4032 = v4031 + v3956;
+            const unsigned int v4034 = v4023 ? v4032 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4037 = v3988 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4037 ^ (((v4037 >> 6u) & 7u) << 3u)), x + v4034, v4023);
+            const unsigned int v4038 = v210 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4039 = v215 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4040 = v4038 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4041 = v3957 && v4040;
+            const bool v4042 = v4038 < v154;
+            const bool v4043 = v4041 && v4042;
+            const bool v4044 = v4039 >= v10;
+            const bool v4045 = v4043 && v4044;
+            const bool v4046 = v4039 < v3959;
+            const bool v4047 = v4045 && v4046;
+            const unsigned int v4048 = max(v4038, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4049 = v4048 - v9;
+            const unsigned int v4050 = max(v4039, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4051 = v4050 - v10;
+            const unsigned int v4052 = v218 + v4049;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4053 = v4052 * v2;
+            const unsigned int v4054 = v4053 + v4051;
+            const unsigned int v4055 = v4054 * v3;
+            const unsigned int v4056 = v4055 + v3956;
+            const unsigned int v4058 = v4047 ? v4056 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4061 = v3988 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4061 ^ (((v4061 >> 6u) & 7u) << 3u)), x + v4058, v4047);
+            const unsigned int v4062 = v228 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4063 = v233 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4064 = v4062 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4065 = v3957 && v4064;
+            const bool v4066 = v4062 < v154;
+            const bool v4067 = v4065 && v4066;
+            const bool v4068 = v4063 >= v10;
+            const bool v4069 = v4067 && v4068;
+            const bool v4070 = v4063 < v3959;
+            const bool v4071 = v4069 && v4070;
+            const unsigned int v4072 = max(v4062, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4073 = v4072 - v9;
+            const unsigned int v4074 = max(v4063, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4075 = v4074 - v10;
+            const unsigned int v4076 = v236 + v4073;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4077 = v4076 * v2;
+            const unsigned int v4078 = v4077 + v4075;
+            const unsigned int v4079 = v4078 * v3;
+            const unsigned int v4080 = v4079 + v3956;
+            const unsigned int v4082 = v4071 ? v4080 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4085 = v3988 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4085 ^ (((v4085 >> 6u) & 7u) << 3u)), x + v4082, v4071);
+            const unsigned int v4086 = v246 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4087 = v251 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4088 = v4086 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4089 = v3957 && v4088;
+            const bool v4090 = v4086 < v154;
+            const bool v4091 = v4089 && v4090;
+            const bool v4092 = v4087 >= v10;
+            const bool v4093 = v4091 && v4092;
+            const bool v4094 = v4087 < v3959;
+            const bool v4095 = v4093 && v4094;
+            const unsigned int v4096 = max(v4086, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4097 = v4096 - v9;
+            const unsigned int v4098 = max(v4087, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4099 = v4098 - v10;
+            const unsigned int v4100 = v254 + v4097;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4101 = v4100 * v2;
+            const unsigned int v4102 = v4101 + v4099;
+            const unsigned int v4103 = v4102 * v3;
+            const unsigned int v4104 = v4103 + v3956;
+            const unsigned int v4106 = v4095 ? v4104 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4109 = v3988 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4109 ^ (((v4109 >> 6u) & 7u) << 3u)), x + v4106, v4095);
+            const unsigned int v4110 = v264 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4111 = v269 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4112 = v4110 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4113 = v3957 && v4112;
+            const bool v4114 = v4110 < v154;
+            const bool v4115 = v4113 && v4114;
+            const bool v4116 = v4111 >= v10;
+            const bool v4117 = v4115 && v4116;
+            const bool v4118 = v4111 < v3959;
+            const bool v4119 = v4117 && v4118;
+            const unsigned int v4120 = max(v4110, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4121 = v4120 - v9;
+            const unsigned int v4122 = max(v4111, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4123 = v4122 - v10;
+            const unsigned int v4124 = v272 + v4121;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4125 = v4124 * v2;
+            const unsigned int v4126 = v4125 + v4123;
+            const unsigned int v4127 = v4126 * v3;
+            const unsigned int v4128 = v4127 + v3956;
+            const unsigned int v4130 = v4119 ? v4128 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4133 = v3988 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4133 ^ (((v4133 >> 6u) & 7u) << 3u)), x + v4130, v4119);
+            const unsigned int v4134 = v282 + v3952;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v4135 = v287 + v3955;  // kernels/convolution/im2col_a.hpp:125
+            const bool v4136 = v4134 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v4137 = v3957 && v4136;
+            const bool v4138 = v4134 < v154;
+            const bool v4139 = v4137 && v4138;
+            const bool v4140 = v4135 >= v10;
+            const bool v4141 = v4139 && v4140;
+            const bool v4142 = v4135 < v3959;
+            const bool v4143 = v4141 && v4142;
+            const unsigned int v4144 = max(v4134, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v4145 = v4144 - v9;
+            const unsigned int v4146 = max(v4135, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v4147 = v4146 - v10;
+            const unsigned int v4148 = v290 + v4145;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v4149 = v4148 * v2;
+            const unsigned int v4150 = v4149 + v4147;
+            const unsigned int v4151 = v4150 * v3;
+            const unsigned int v4152 = v4151 + v3956;
+            const unsigned int v4154 = v4143 ? v4152 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v4157 = v3988 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v4157 ^ (((v4157 >> 6u) & 7u) << 3u)), x + v4154, v4143);
           } else {
-            const unsigned int v3978 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3979 = v3978 << 3u;
-            const unsigned int v3982 = v3744 + v3979;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3983 = v3982 < v34;
-            const bool v3984 = v153 && v3983;
-            const unsigned int v3986 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3988 = v3986 + v3744;
-            const unsigned int v3989 = v3988 + v3979;
-            const unsigned int v3990 = v3984 ? v3989 : 0u;
-            const unsigned int v3992 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3993 = v3750 + v3992;
-            const unsigned int v3994 = v3993 + v3979;
-            iron_copy_async<16>(shm0 + (v3994 ^ (((v3994 >> 6u) & 7u) << 3u)), x + v3990, v3984);
-            const unsigned int v3997 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3999 = v3997 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4002 = v3997 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4003 = v4002 << 3u;
-            const unsigned int v4004 = v79 + v3999;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4005 = v4004 < v60;
-            const unsigned int v4006 = v3744 + v4003;
-            const bool v4007 = v4006 < v34;
-            const bool v4008 = v4005 && v4007;
-            const unsigned int v4010 = v4004 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4012 = v4010 + v3744;
-            const unsigned int v4013 = v4012 + v4003;
-            const unsigned int v4014 = v4008 ? v4013 : 0u;
-            const unsigned int v4016 = v3999 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4017 = v3750 + v4016;
-            const unsigned int v4018 = v4017 + v4003;
-            iron_copy_async<16>(shm0 + (v4018 ^ (((v4018 >> 6u) & 7u) << 3u)), x + v4014, v4008);
-            const unsigned int v4021 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4023 = v4021 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4026 = v4021 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4027 = v4026 << 3u;
-            const unsigned int v4028 = v79 + v4023;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4029 = v4028 < v60;
-            const unsigned int v4030 = v3744 + v4027;
-            const bool v4031 = v4030 < v34;
-            const bool v4032 = v4029 && v4031;
-            const unsigned int v4034 = v4028 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4036 = v4034 + v3744;
-            const unsigned int v4037 = v4036 + v4027;
-            const unsigned int v4038 = v4032 ? v4037 : 0u;
-            const unsigned int v4040 = v4023 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4041 = v3750 + v4040;
-            const unsigned int v4042 = v4041 + v4027;
-            iron_copy_async<16>(shm0 + (v4042 ^ (((v4042 >> 6u) & 7u) << 3u)), x + v4038, v4032);
-            const unsigned int v4045 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4047 = v4045 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4050 = v4045 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4051 = v4050 << 3u;
-            const unsigned int v4052 = v79 + v4047;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4053 = v4052 < v60;
-            const unsigned int v4054 = v3744 + v4051;
-            const bool v4055 = v4054 < v34;
-            const bool v4056 = v4053 && v4055;
-            const unsigned int v4058 = v4052 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4060 = v4058 + v3744;
-            const unsigned int v4061 = v4060 + v4051;
-            const unsigned int v4062 = v4056 ? v4061 : 0u;
-            const unsigned int v4064 = v4047 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4065 = v3750 + v4064;
-            const unsigned int v4066 = v4065 + v4051;
-            iron_copy_async<16>(shm0 + (v4066 ^ (((v4066 >> 6u) & 7u) << 3u)), x + v4062, v4056);
-            const unsigned int v4069 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4071 = v4069 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4074 = v4069 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4075 = v4074 << 3u;
-            const unsigned int v4076 = v79 + v4071;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4077 = v4076 < v60;
-            const unsigned int v4078 = v3744 + v4075;
-            const bool v4079 = v4078 < v34;
-            const bool v4080 = v4077 && v4079;
-            const unsigned int v4082 = v4076 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4084 = v4082 + v3744;
-            const unsigned int v4085 = v4084 + v4075;
-            const unsigned int v4086 = v4080 ? v4085 : 0u;
-            const unsigned int v4088 = v4071 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4089 = v3750 + v4088;
-            const unsigned int v4090 = v4089 + v4075;
-            iron_copy_async<16>(shm0 + (v4090 ^ (((v4090 >> 6u) & 7u) << 3u)), x + v4086, v4080);
-            const unsigned int v4093 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4095 = v4093 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4098 = v4093 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4099 = v4098 << 3u;
-            const unsigned int v4100 = v79 + v4095;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4101 = v4100 < v60;
-            const unsigned int v4102 = v3744 + v4099;
-            const bool v4103 = v4102 < v34;
-            const bool v4104 = v4101 && v4103;
-            const unsigned int v4106 = v4100 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4108 = v4106 + v3744;
-            const unsigned int v4109 = v4108 + v4099;
-            const unsigned int v4110 = v4104 ? v4109 : 0u;
-            const unsigned int v4112 = v4095 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4113 = v3750 + v4112;
-            const unsigned int v4114 = v4113 + v4099;
-            iron_copy_async<16>(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), x + v4110, v4104);
-            const unsigned int v4117 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4119 = v4117 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4122 = v4117 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4123 = v4122 << 3u;
-            const unsigned int v4124 = v79 + v4119;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4125 = v4124 < v60;
-            const unsigned int v4126 = v3744 + v4123;
-            const bool v4127 = v4126 < v34;
-            const bool v4128 = v4125 && v4127;
-            const unsigned int v4130 = v4124 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4132 = v4130 + v3744;
-            const unsigned int v4133 = v4132 + v4123;
-            const unsigned int v4134 = v4128 ? v4133 : 0u;
-            const unsigned int v4136 = v4119 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4137 = v3750 + v4136;
-            const unsigned int v4138 = v4137 + v4123;
-            iron_copy_async<16>(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), x + v4134, v4128);
-            const unsigned int v4141 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4143 = v4141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4146 = v4141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4147 = v4146 << 3u;
-            const unsigned int v4148 = v79 + v4143;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4149 = v4148 < v60;
-            const unsigned int v4150 = v3744 + v4147;
-            const bool v4151 = v4150 < v34;
-            const bool v4152 = v4149 && v4151;
-            const unsigned int v4154 = v4148 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4156 = v4154 + v3744;
-            const unsigned int v4157 = v4156 + v4147;
-            const unsigned int v4158 = v4152 ? v4157 : 0u;
-            const unsigned int v4160 = v4143 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4161 = v3750 + v4160;
-            const unsigned int v4162 = v4161 + v4147;
-            iron_copy_async<16>(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), x + v4158, v4152);
+            const unsigned int v4166 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4167 = v4166 << 3u;
+            const unsigned int v4170 = v3932 + v4167;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4171 = v4170 < v34;
+            const bool v4172 = v153 && v4171;
+            const unsigned int v4174 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4176 = v4174 + v3932;
+            const unsigned int v4177 = v4176 + v4167;
+            const unsigned int v4178 = v4172 ? v4177 : 0u;
+            const unsigned int v4180 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4181 = v3938 + v4180;
+            const unsigned int v4182 = v4181 + v4167;
+            iron_copy_async<16>(shm0 + (v4182 ^ (((v4182 >> 6u) & 7u) << 3u)), x + v4178, v4172);
+            const unsigned int v4185 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4187 = v4185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4190 = v4185 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4191 = v4190 << 3u;
+            const unsigned int v4192 = v79 + v4187;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4193 = v4192 < v60;
+            const unsigned int v4194 = v3932 + v4191;
+            const bool v4195 = v4194 < v34;
+            const bool v4196 = v4193 && v4195;
+            const unsigned int v4198 = v4192 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4200 = v4198 + v3932;
+            const unsigned int v4201 = v4200 + v4191;
+            const unsigned int v4202 = v4196 ? v4201 : 0u;
+            const unsigned int v4204 = v4187 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4205 = v3938 + v4204;
+            const unsigned int v4206 = v4205 + v4191;
+            iron_copy_async<16>(shm0 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), x + v4202, v4196);
+            const unsigned int v4209 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4211 = v4209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4214 = v4209 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4215 = v4214 << 3u;
+            const unsigned int v4216 = v79 + v4211;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4217 = v4216 < v60;
+            const unsigned int v4218 = v3932 + v4215;
+            const bool v4219 = v4218 < v34;
+            const bool v4220 = v4217 && v4219;
+            const unsigned int v4222 = v4216 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4224 = v4222 + v3932;
+            const unsigned int v4225 = v4224 + v4215;
+            const unsigned int v4226 = v4220 ? v4225 : 0u;
+            const unsigned int v4228 = v4211 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4229 = v3938 + v4228;
+            const unsigned int v4230 = v4229 + v4215;
+            iron_copy_async<16>(shm0 + (v4230 ^ (((v4230 >> 6u) & 7u) << 3u)), x + v4226, v4220);
+            const unsigned int v4233 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4235 = v4233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4238 = v4233 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4239 = v4238 << 3u;
+            const unsigned int v4240 = v79 + v4235;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4241 = v4240 < v60;
+            const unsigned int v4242 = v3932 + v4239;
+            const bool v4243 = v4242 < v34;
+            const bool v4244 = v4241 && v4243;
+            const unsigned int v4246 = v4240 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4248 = v4246 + v3932;
+            const unsigned int v4249 = v4248 + v4239;
+            const unsigned int v4250 = v4244 ? v4249 : 0u;
+            const unsigned int v4252 = v4235 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4253 = v3938 + v4252;
+            const unsigned int v4254 = v4253 + v4239;
+            iron_copy_async<16>(shm0 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), x + v4250, v4244);
+            const unsigned int v4257 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4259 = v4257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4262 = v4257 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4263 = v4262 << 3u;
+            const unsigned int v4264 = v79 + v4259;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4265 = v4264 < v60;
+            const unsigned int v4266 = v3932 + v4263;
+            const bool v4267 = v4266 < v34;
+            const bool v4268 = v4265 && v4267;
+            const unsigned int v4270 = v4264 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4272 = v4270 + v3932;
+            const unsigned int v4273 = v4272 + v4263;
+            const unsigned int v4274 = v4268 ? v4273 : 0u;
+            const unsigned int v4276 = v4259 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4277 = v3938 + v4276;
+            const unsigned int v4278 = v4277 + v4263;
+            iron_copy_async<16>(shm0 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), x + v4274, v4268);
+            const unsigned int v4281 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4283 = v4281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4286 = v4281 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4287 = v4286 << 3u;
+            const unsigned int v4288 = v79 + v4283;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4289 = v4288 < v60;
+            const unsigned int v4290 = v3932 + v4287;
+            const bool v4291 = v4290 < v34;
+            const bool v4292 = v4289 && v4291;
+            const unsigned int v4294 = v4288 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4296 = v4294 + v3932;
+            const unsigned int v4297 = v4296 + v4287;
+            const unsigned int v4298 = v4292 ? v4297 : 0u;
+            const unsigned int v4300 = v4283 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4301 = v3938 + v4300;
+            const unsigned int v4302 = v4301 + v4287;
+            iron_copy_async<16>(shm0 + (v4302 ^ (((v4302 >> 6u) & 7u) << 3u)), x + v4298, v4292);
+            const unsigned int v4305 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4307 = v4305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4310 = v4305 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4311 = v4310 << 3u;
+            const unsigned int v4312 = v79 + v4307;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4313 = v4312 < v60;
+            const unsigned int v4314 = v3932 + v4311;
+            const bool v4315 = v4314 < v34;
+            const bool v4316 = v4313 && v4315;
+            const unsigned int v4318 = v4312 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4320 = v4318 + v3932;
+            const unsigned int v4321 = v4320 + v4311;
+            const unsigned int v4322 = v4316 ? v4321 : 0u;
+            const unsigned int v4324 = v4307 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4325 = v3938 + v4324;
+            const unsigned int v4326 = v4325 + v4311;
+            iron_copy_async<16>(shm0 + (v4326 ^ (((v4326 >> 6u) & 7u) << 3u)), x + v4322, v4316);
+            const unsigned int v4329 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+            const unsigned int v4331 = v4329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+            const unsigned int v4334 = v4329 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+            const unsigned int v4335 = v4334 << 3u;
+            const unsigned int v4336 = v79 + v4331;  // kernels/gemm/gemm_tiles.hpp:82
+            const bool v4337 = v4336 < v60;
+            const unsigned int v4338 = v3932 + v4335;
+            const bool v4339 = v4338 < v34;
+            const bool v4340 = v4337 && v4339;
+            const unsigned int v4342 = v4336 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+            const unsigned int v4344 = v4342 + v3932;
+            const unsigned int v4345 = v4344 + v4335;
+            const unsigned int v4346 = v4340 ? v4345 : 0u;
+            const unsigned int v4348 = v4331 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v4349 = v3938 + v4348;
+            const unsigned int v4350 = v4349 + v4335;
+            iron_copy_async<16>(shm0 + (v4350 ^ (((v4350 >> 6u) & 7u) << 3u)), x + v4346, v4340);
           }
-          const unsigned int v4172 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4173 = v4172 << 3u;
-          const unsigned int v4174 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4175 = v4174 < v15;
-          const unsigned int v4176 = v3744 + v4173;
-          const bool v4177 = v4176 < v34;
-          const bool v4178 = v4175 && v4177;
-          const unsigned int v4180 = v4174 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4181 = v85 + v4180;
-          const unsigned int v4182 = v4181 + v3744;
-          const unsigned int v4183 = v4182 + v4173;
-          const unsigned int v4184 = v4178 ? v4183 : v85;
-          const unsigned int v4186 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4187 = v3750 + v4186;
-          const unsigned int v4188 = v4187 + v4173;
-          iron_copy_async<16>(shm1 + (v4188 ^ (((v4188 >> 6u) & 7u) << 3u)), weight + v4184, v4178);
-          const unsigned int v4191 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4193 = v4191 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4196 = v4191 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4197 = v4196 << 3u;
-          const unsigned int v4198 = v83 + v4193;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4199 = v4198 < v15;
-          const unsigned int v4200 = v3744 + v4197;
-          const bool v4201 = v4200 < v34;
-          const bool v4202 = v4199 && v4201;
-          const unsigned int v4204 = v4198 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4205 = v85 + v4204;
-          const unsigned int v4206 = v4205 + v3744;
-          const unsigned int v4207 = v4206 + v4197;
-          const unsigned int v4208 = v4202 ? v4207 : v85;
-          const unsigned int v4210 = v4193 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4211 = v3750 + v4210;
-          const unsigned int v4212 = v4211 + v4197;
-          iron_copy_async<16>(shm1 + (v4212 ^ (((v4212 >> 6u) & 7u) << 3u)), weight + v4208, v4202);
-          const unsigned int v4215 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4217 = v4215 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4220 = v4215 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4221 = v4220 << 3u;
-          const unsigned int v4222 = v83 + v4217;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4223 = v4222 < v15;
-          const unsigned int v4224 = v3744 + v4221;
-          const bool v4225 = v4224 < v34;
-          const bool v4226 = v4223 && v4225;
-          const unsigned int v4228 = v4222 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4229 = v85 + v4228;
-          const unsigned int v4230 = v4229 + v3744;
-          const unsigned int v4231 = v4230 + v4221;
-          const unsigned int v4232 = v4226 ? v4231 : v85;
-          const unsigned int v4234 = v4217 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4235 = v3750 + v4234;
-          const unsigned int v4236 = v4235 + v4221;
-          iron_copy_async<16>(shm1 + (v4236 ^ (((v4236 >> 6u) & 7u) << 3u)), weight + v4232, v4226);
-          const unsigned int v4239 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4241 = v4239 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4244 = v4239 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4245 = v4244 << 3u;
-          const unsigned int v4246 = v83 + v4241;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4247 = v4246 < v15;
-          const unsigned int v4248 = v3744 + v4245;
-          const bool v4249 = v4248 < v34;
-          const bool v4250 = v4247 && v4249;
-          const unsigned int v4252 = v4246 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4253 = v85 + v4252;
-          const unsigned int v4254 = v4253 + v3744;
-          const unsigned int v4255 = v4254 + v4245;
-          const unsigned int v4256 = v4250 ? v4255 : v85;
-          const unsigned int v4258 = v4241 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4259 = v3750 + v4258;
-          const unsigned int v4260 = v4259 + v4245;
-          iron_copy_async<16>(shm1 + (v4260 ^ (((v4260 >> 6u) & 7u) << 3u)), weight + v4256, v4250);
-          const unsigned int v4263 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4265 = v4263 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4268 = v4263 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4269 = v4268 << 3u;
-          const unsigned int v4270 = v83 + v4265;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4271 = v4270 < v15;
-          const unsigned int v4272 = v3744 + v4269;
-          const bool v4273 = v4272 < v34;
-          const bool v4274 = v4271 && v4273;
-          const unsigned int v4276 = v4270 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4277 = v85 + v4276;
-          const unsigned int v4278 = v4277 + v3744;
-          const unsigned int v4279 = v4278 + v4269;
-          const unsigned int v4280 = v4274 ? v4279 : v85;
-          const unsigned int v4282 = v4265 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4283 = v3750 + v4282;
-          const unsigned int v4284 = v4283 + v4269;
-          iron_copy_async<16>(shm1 + (v4284 ^ (((v4284 >> 6u) & 7u) << 3u)), weight + v4280, v4274);
-          const unsigned int v4287 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4289 = v4287 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4292 = v4287 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4293 = v4292 << 3u;
-          const unsigned int v4294 = v83 + v4289;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4295 = v4294 < v15;
-          const unsigned int v4296 = v3744 + v4293;
-          const bool v4297 = v4296 < v34;
-          const bool v4298 = v4295 && v4297;
-          const unsigned int v4300 = v4294 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4301 = v85 + v4300;
-          const unsigned int v4302 = v4301 + v3744;
-          const unsigned int v4303 = v4302 + v4293;
-          const unsigned int v4304 = v4298 ? v4303 : v85;
-          const unsigned int v4306 = v4289 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4307 = v3750 + v4306;
-          const unsigned int v4308 = v4307 + v4293;
-          iron_copy_async<16>(shm1 + (v4308 ^ (((v4308 >> 6u) & 7u) << 3u)), weight + v4304, v4298);
-          const unsigned int v4311 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4313 = v4311 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4316 = v4311 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4317 = v4316 << 3u;
-          const unsigned int v4318 = v83 + v4313;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4319 = v4318 < v15;
-          const unsigned int v4320 = v3744 + v4317;
-          const bool v4321 = v4320 < v34;
-          const bool v4322 = v4319 && v4321;
-          const unsigned int v4324 = v4318 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4325 = v85 + v4324;
-          const unsigned int v4326 = v4325 + v3744;
-          const unsigned int v4327 = v4326 + v4317;
-          const unsigned int v4328 = v4322 ? v4327 : v85;
-          const unsigned int v4330 = v4313 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4331 = v3750 + v4330;
-          const unsigned int v4332 = v4331 + v4317;
-          iron_copy_async<16>(shm1 + (v4332 ^ (((v4332 >> 6u) & 7u) << 3u)), weight + v4328, v4322);
-          const unsigned int v4335 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4337 = v4335 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4340 = v4335 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4341 = v4340 << 3u;
-          const unsigned int v4342 = v83 + v4337;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4343 = v4342 < v15;
-          const unsigned int v4344 = v3744 + v4341;
-          const bool v4345 = v4344 < v34;
-          const bool v4346 = v4343 && v4345;
-          const unsigned int v4348 = v4342 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4349 = v85 + v4348;
-          const unsigned int v4350 = v4349 + v3744;
-          const unsigned int v4351 = v4350 + v4341;
-          const unsigned int v4352 = v4346 ? v4351 : v85;
-          const unsigned int v4354 = v4337 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4355 = v3750 + v4354;
-          const unsigned int v4356 = v4355 + v4341;
-          iron_copy_async<16>(shm1 + (v4356 ^ (((v4356 >> 6u) & 7u) << 3u)), weight + v4352, v4346);
+          const unsigned int v4360 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4361 = v4360 << 3u;
+          const unsigned int v4362 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4363 = v4362 < v15;
+          const unsigned int v4364 = v3932 + v4361;
+          const bool v4365 = v4364 < v34;
+          const bool v4366 = v4363 && v4365;
+          const unsigned int v4368 = v4362 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4369 = v85 + v4368;
+          const unsigned int v4370 = v4369 + v3932;
+          const unsigned int v4371 = v4370 + v4361;
+          const unsigned int v4372 = v4366 ? v4371 : v85;
+          const unsigned int v4374 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4375 = v3938 + v4374;
+          const unsigned int v4376 = v4375 + v4361;
+          iron_copy_async<16>(shm1 + (v4376 ^ (((v4376 >> 6u) & 7u) << 3u)), weight + v4372, v4366);
+          const unsigned int v4379 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4381 = v4379 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4384 = v4379 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4385 = v4384 << 3u;
+          const unsigned int v4386 = v83 + v4381;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4387 = v4386 < v15;
+          const unsigned int v4388 = v3932 + v4385;
+          const bool v4389 = v4388 < v34;
+          const bool v4390 = v4387 && v4389;
+          const unsigned int v4392 = v4386 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4393 = v85 + v4392;
+          const unsigned int v4394 = v4393 + v3932;
+          const unsigned int v4395 = v4394 + v4385;
+          const unsigned int v4396 = v4390 ? v4395 : v85;
+          const unsigned int v4398 = v4381 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4399 = v3938 + v4398;
+          const unsigned int v4400 = v4399 + v4385;
+          iron_copy_async<16>(shm1 + (v4400 ^ (((v4400 >> 6u) & 7u) << 3u)), weight + v4396, v4390);
+          const unsigned int v4403 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4405 = v4403 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4408 = v4403 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4409 = v4408 << 3u;
+          const unsigned int v4410 = v83 + v4405;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4411 = v4410 < v15;
+          const unsigned int v4412 = v3932 + v4409;
+          const bool v4413 = v4412 < v34;
+          const bool v4414 = v4411 && v4413;
+          const unsigned int v4416 = v4410 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4417 = v85 + v4416;
+          const unsigned int v4418 = v4417 + v3932;
+          const unsigned int v4419 = v4418 + v4409;
+          const unsigned int v4420 = v4414 ? v4419 : v85;
+          const unsigned int v4422 = v4405 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4423 = v3938 + v4422;
+          const unsigned int v4424 = v4423 + v4409;
+          iron_copy_async<16>(shm1 + (v4424 ^ (((v4424 >> 6u) & 7u) << 3u)), weight + v4420, v4414);
+          const unsigned int v4427 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4429 = v4427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4432 = v4427 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4433 = v4432 << 3u;
+          const unsigned int v4434 = v83 + v4429;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4435 = v4434 < v15;
+          const unsigned int v4436 = v3932 + v4433;
+          const bool v4437 = v4436 < v34;
+          const bool v4438 = v4435 && v4437;
+          const unsigned int v4440 = v4434 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4441 = v85 + v4440;
+          const unsigned int v4442 = v4441 + v3932;
+          const unsigned int v4443 = v4442 + v4433;
+          const unsigned int v4444 = v4438 ? v4443 : v85;
+          const unsigned int v4446 = v4429 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4447 = v3938 + v4446;
+          const unsigned int v4448 = v4447 + v4433;
+          iron_copy_async<16>(shm1 + (v4448 ^ (((v4448 >> 6u) & 7u) << 3u)), weight + v4444, v4438);
+          const unsigned int v4451 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4453 = v4451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4456 = v4451 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4457 = v4456 << 3u;
+          const unsigned int v4458 = v83 + v4453;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4459 = v4458 < v15;
+          const unsigned int v4460 = v3932 + v4457;
+          const bool v4461 = v4460 < v34;
+          const bool v4462 = v4459 && v4461;
+          const unsigned int v4464 = v4458 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4465 = v85 + v4464;
+          const unsigned int v4466 = v4465 + v3932;
+          const unsigned int v4467 = v4466 + v4457;
+          const unsigned int v4468 = v4462 ? v4467 : v85;
+          const unsigned int v4470 = v4453 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4471 = v3938 + v4470;
+          const unsigned int v4472 = v4471 + v4457;
+          iron_copy_async<16>(shm1 + (v4472 ^ (((v4472 >> 6u) & 7u) << 3u)), weight + v4468, v4462);
+          const unsigned int v4475 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4477 = v4475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4480 = v4475 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4481 = v4480 << 3u;
+          const unsigned int v4482 = v83 + v4477;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4483 = v4482 < v15;
+          const unsigned int v4484 = v3932 + v4481;
+          const bool v4485 = v4484 < v34;
+          const bool v4486 = v4483 && v4485;
+          const unsigned int v4488 = v4482 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4489 = v85 + v4488;
+          const unsigned int v4490 = v4489 + v3932;
+          const unsigned int v4491 = v4490 + v4481;
+          const unsigned int v4492 = v4486 ? v4491 : v85;
+          const unsigned int v4494 = v4477 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4495 = v3938 + v4494;
+          const unsigned int v4496 = v4495 + v4481;
+          iron_copy_async<16>(shm1 + (v4496 ^ (((v4496 >> 6u) & 7u) << 3u)), weight + v4492, v4486);
+          const unsigned int v4499 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4501 = v4499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4504 = v4499 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4505 = v4504 << 3u;
+          const unsigned int v4506 = v83 + v4501;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4507 = v4506 < v15;
+          const unsigned int v4508 = v3932 + v4505;
+          const bool v4509 = v4508 < v34;
+          const bool v4510 = v4507 && v4509;
+          const unsigned int v4512 = v4506 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4513 = v85 + v4512;
+          const unsigned int v4514 = v4513 + v3932;
+          const unsigned int v4515 = v4514 + v4505;
+          const unsigned int v4516 = v4510 ? v4515 : v85;
+          const unsigned int v4518 = v4501 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4519 = v3938 + v4518;
+          const unsigned int v4520 = v4519 + v4505;
+          iron_copy_async<16>(shm1 + (v4520 ^ (((v4520 >> 6u) & 7u) << 3u)), weight + v4516, v4510);
+          const unsigned int v4523 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
+          const unsigned int v4525 = v4523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
+          const unsigned int v4528 = v4523 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
+          const unsigned int v4529 = v4528 << 3u;
+          const unsigned int v4530 = v83 + v4525;  // kernels/gemm/gemm_tiles.hpp:82
+          const bool v4531 = v4530 < v15;
+          const unsigned int v4532 = v3932 + v4529;
+          const bool v4533 = v4532 < v34;
+          const bool v4534 = v4531 && v4533;
+          const unsigned int v4536 = v4530 * v34;  // kernels/gemm/gemm_tiles.hpp:83
+          const unsigned int v4537 = v85 + v4536;
+          const unsigned int v4538 = v4537 + v3932;
+          const unsigned int v4539 = v4538 + v4529;
+          const unsigned int v4540 = v4534 ? v4539 : v85;
+          const unsigned int v4542 = v4525 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4543 = v3938 + v4542;
+          const unsigned int v4544 = v4543 + v4529;
+          iron_copy_async<16>(shm1 + (v4544 ^ (((v4544 >> 6u) & 7u) << 3u)), weight + v4540, v4534);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
       }
@@ -1601,1664 +1620,661 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
       }
     }
-    const unsigned int v1151 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:385
-    const bool v1152 = v1151 <= v60;
-    const unsigned int v1154 = v83 + 128u;
-    const bool v1155 = v1154 <= v15;
-    const bool v1156 = v1152 && v1155;
-    const bool v1157 = v1156 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:387
+    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
+    const bool v1151 = v1150 <= v60;
+    const unsigned int v1153 = v83 + 128u;
+    const bool v1154 = v1153 <= v15;
+    const bool v1155 = v1151 && v1154;
+    const bool v1156 = v1155 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
 
-    for (unsigned int v1161 = 0u; v1161 < 8u; v1161 += 1u) {  // kernels/gemm/gemm_tiles.hpp:388
-      const unsigned int v1163 = v1161 >> 2u;  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v1165 = v1161 & 3u;  // kernels/gemm/gemm_tiles.hpp:390
-      const bool v1168 = v294 == v1163;  // kernels/gemm/gemm_tiles.hpp:391
-      if (v1168) {
-        const bool v1174 = v1165 == 0u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1174) {
-          const float v1175 = v301.x[0];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1176 = static_cast<unsigned int>(v301.col(0, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1179 = static_cast<unsigned int>(v301.row(0, iron_linear_thread() & 31u));
-          const unsigned int v1181 = v1179 * 132u;
-          const unsigned int v1182 = v1181 + v299;
-          const unsigned int v1183 = v1182 + v1176;
-          shm2[v1183] = v1175;
-          const float v1184 = v301.x[1];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1185 = static_cast<unsigned int>(v301.col(1, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1188 = static_cast<unsigned int>(v301.row(1, iron_linear_thread() & 31u));
-          const unsigned int v1190 = v1188 * 132u;
-          const unsigned int v1191 = v1190 + v299;
-          const unsigned int v1192 = v1191 + v1185;
-          shm2[v1192] = v1184;
-          const float v1193 = v301.x[2];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1194 = static_cast<unsigned int>(v301.col(2, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1197 = static_cast<unsigned int>(v301.row(2, iron_linear_thread() & 31u));
-          const unsigned int v1199 = v1197 * 132u;
-          const unsigned int v1200 = v1199 + v299;
-          const unsigned int v1201 = v1200 + v1194;
-          shm2[v1201] = v1193;
-          const float v1202 = v301.x[3];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1203 = static_cast<unsigned int>(v301.col(3, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1206 = static_cast<unsigned int>(v301.row(3, iron_linear_thread() & 31u));
-          const unsigned int v1208 = v1206 * 132u;
-          const unsigned int v1209 = v1208 + v299;
-          const unsigned int v1210 = v1209 + v1203;
-          shm2[v1210] = v1202;
-          const float v1211 = v301.x[4];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1212 = static_cast<unsigned int>(v301.col(4, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1215 = static_cast<unsigned int>(v301.row(4, iron_linear_thread() & 31u));
-          const unsigned int v1217 = v1215 * 132u;
-          const unsigned int v1218 = v1217 + v299;
-          const unsigned int v1219 = v1218 + v1212;
-          shm2[v1219] = v1211;
-          const float v1220 = v301.x[5];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1221 = static_cast<unsigned int>(v301.col(5, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1224 = static_cast<unsigned int>(v301.row(5, iron_linear_thread() & 31u));
-          const unsigned int v1226 = v1224 * 132u;
-          const unsigned int v1227 = v1226 + v299;
-          const unsigned int v1228 = v1227 + v1221;
-          shm2[v1228] = v1220;
-          const float v1229 = v301.x[6];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1230 = static_cast<unsigned int>(v301.col(6, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1233 = static_cast<unsigned int>(v301.row(6, iron_linear_thread() & 31u));
-          const unsigned int v1235 = v1233 * 132u;
-          const unsigned int v1236 = v1235 + v299;
-          const unsigned int v1237 = v1236 + v1230;
-          shm2[v1237] = v1229;
-          const float v1238 = v301.x[7];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1239 = static_cast<unsigned int>(v301.col(7, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1242 = static_cast<unsigned int>(v301.row(7, iron_linear_thread() & 31u));
-          const unsigned int v1244 = v1242 * 132u;
-          const unsigned int v1245 = v1244 + v299;
-          const unsigned int v1246 = v1245 + v1239;
-          shm2[v1246] = v1238;
-          const float v1247 = v301.x[8];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1248 = static_cast<unsigned int>(v301.col(8, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1251 = static_cast<unsigned int>(v301.row(8, iron_linear_thread() & 31u));
-          const unsigned int v1253 = v1251 * 132u;
-          const unsigned int v1254 = v1253 + v299;
-          const unsigned int v1255 = v1254 + v1248;
-          shm2[v1255] = v1247;
-          const float v1256 = v301.x[9];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1257 = static_cast<unsigned int>(v301.col(9, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1260 = static_cast<unsigned int>(v301.row(9, iron_linear_thread() & 31u));
-          const unsigned int v1262 = v1260 * 132u;
-          const unsigned int v1263 = v1262 + v299;
-          const unsigned int v1264 = v1263 + v1257;
-          shm2[v1264] = v1256;
-          const float v1265 = v301.x[10];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1266 = static_cast<unsigned int>(v301.col(10, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1269 = static_cast<unsigned int>(v301.row(10, iron_linear_thread() & 31u));
-          const unsigned int v1271 = v1269 * 132u;
-          const unsigned int v1272 = v1271 + v299;
-          const unsigned int v1273 = v1272 + v1266;
-          shm2[v1273] = v1265;
-          const float v1274 = v301.x[11];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1275 = static_cast<unsigned int>(v301.col(11, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1278 = static_cast<unsigned int>(v301.row(11, iron_linear_thread() & 31u));
-          const unsigned int v1280 = v1278 * 132u;
-          const unsigned int v1281 = v1280 + v299;
-          const unsigned int v1282 = v1281 + v1275;
-          shm2[v1282] = v1274;
-          const float v1283 = v301.x[12];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1284 = static_cast<unsigned int>(v301.col(12, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1287 = static_cast<unsigned int>(v301.row(12, iron_linear_thread() & 31u));
-          const unsigned int v1289 = v1287 * 132u;
-          const unsigned int v1290 = v1289 + v299;
-          const unsigned int v1291 = v1290 + v1284;
-          shm2[v1291] = v1283;
-          const float v1292 = v301.x[13];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1293 = static_cast<unsigned int>(v301.col(13, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1296 = static_cast<unsigned int>(v301.row(13, iron_linear_thread() & 31u));
-          const unsigned int v1298 = v1296 * 132u;
-          const unsigned int v1299 = v1298 + v299;
-          const unsigned int v1300 = v1299 + v1293;
-          shm2[v1300] = v1292;
-          const float v1301 = v301.x[14];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1302 = static_cast<unsigned int>(v301.col(14, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1305 = static_cast<unsigned int>(v301.row(14, iron_linear_thread() & 31u));
-          const unsigned int v1307 = v1305 * 132u;
-          const unsigned int v1308 = v1307 + v299;
-          const unsigned int v1309 = v1308 + v1302;
-          shm2[v1309] = v1301;
-          const float v1310 = v301.x[15];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1311 = static_cast<unsigned int>(v301.col(15, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1314 = static_cast<unsigned int>(v301.row(15, iron_linear_thread() & 31u));
-          const unsigned int v1316 = v1314 * 132u;
-          const unsigned int v1317 = v1316 + v299;
-          const unsigned int v1318 = v1317 + v1311;
-          shm2[v1318] = v1310;
-          const float v1319 = v301.x[16];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1320 = static_cast<unsigned int>(v301.col(16, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1323 = static_cast<unsigned int>(v301.row(16, iron_linear_thread() & 31u));
-          const unsigned int v1325 = v1323 * 132u;
-          const unsigned int v1326 = v1325 + v299;
-          const unsigned int v1327 = v1326 + v1320;
-          shm2[v1327] = v1319;
-          const float v1328 = v301.x[17];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1329 = static_cast<unsigned int>(v301.col(17, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1332 = static_cast<unsigned int>(v301.row(17, iron_linear_thread() & 31u));
-          const unsigned int v1334 = v1332 * 132u;
-          const unsigned int v1335 = v1334 + v299;
-          const unsigned int v1336 = v1335 + v1329;
-          shm2[v1336] = v1328;
-          const float v1337 = v301.x[18];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1338 = static_cast<unsigned int>(v301.col(18, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1341 = static_cast<unsigned int>(v301.row(18, iron_linear_thread() & 31u));
-          const unsigned int v1343 = v1341 * 132u;
-          const unsigned int v1344 = v1343 + v299;
-          const unsigned int v1345 = v1344 + v1338;
-          shm2[v1345] = v1337;
-          const float v1346 = v301.x[19];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1347 = static_cast<unsigned int>(v301.col(19, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1350 = static_cast<unsigned int>(v301.row(19, iron_linear_thread() & 31u));
-          const unsigned int v1352 = v1350 * 132u;
-          const unsigned int v1353 = v1352 + v299;
-          const unsigned int v1354 = v1353 + v1347;
-          shm2[v1354] = v1346;
-          const float v1355 = v301.x[20];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1356 = static_cast<unsigned int>(v301.col(20, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1359 = static_cast<unsigned int>(v301.row(20, iron_linear_thread() & 31u));
-          const unsigned int v1361 = v1359 * 132u;
-          const unsigned int v1362 = v1361 + v299;
-          const unsigned int v1363 = v1362 + v1356;
-          shm2[v1363] = v1355;
-          const float v1364 = v301.x[21];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1365 = static_cast<unsigned int>(v301.col(21, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1368 = static_cast<unsigned int>(v301.row(21, iron_linear_thread() & 31u));
-          const unsigned int v1370 = v1368 * 132u;
-          const unsigned int v1371 = v1370 + v299;
-          const unsigned int v1372 = v1371 + v1365;
-          shm2[v1372] = v1364;
-          const float v1373 = v301.x[22];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1374 = static_cast<unsigned int>(v301.col(22, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1377 = static_cast<unsigned int>(v301.row(22, iron_linear_thread() & 31u));
-          const unsigned int v1379 = v1377 * 132u;
-          const unsigned int v1380 = v1379 + v299;
-          const unsigned int v1381 = v1380 + v1374;
-          shm2[v1381] = v1373;
-          const float v1382 = v301.x[23];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1383 = static_cast<unsigned int>(v301.col(23, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1386 = static_cast<unsigned int>(v301.row(23, iron_linear_thread() & 31u));
-          const unsigned int v1388 = v1386 * 132u;
-          const unsigned int v1389 = v1388 + v299;
-          const unsigned int v1390 = v1389 + v1383;
-          shm2[v1390] = v1382;
-          const float v1391 = v301.x[24];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1392 = static_cast<unsigned int>(v301.col(24, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1395 = static_cast<unsigned int>(v301.row(24, iron_linear_thread() & 31u));
-          const unsigned int v1397 = v1395 * 132u;
-          const unsigned int v1398 = v1397 + v299;
-          const unsigned int v1399 = v1398 + v1392;
-          shm2[v1399] = v1391;
-          const float v1400 = v301.x[25];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1401 = static_cast<unsigned int>(v301.col(25, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1404 = static_cast<unsigned int>(v301.row(25, iron_linear_thread() & 31u));
-          const unsigned int v1406 = v1404 * 132u;
-          const unsigned int v1407 = v1406 + v299;
-          const unsigned int v1408 = v1407 + v1401;
-          shm2[v1408] = v1400;
-          const float v1409 = v301.x[26];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1410 = static_cast<unsigned int>(v301.col(26, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1413 = static_cast<unsigned int>(v301.row(26, iron_linear_thread() & 31u));
-          const unsigned int v1415 = v1413 * 132u;
-          const unsigned int v1416 = v1415 + v299;
-          const unsigned int v1417 = v1416 + v1410;
-          shm2[v1417] = v1409;
-          const float v1418 = v301.x[27];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1419 = static_cast<unsigned int>(v301.col(27, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1422 = static_cast<unsigned int>(v301.row(27, iron_linear_thread() & 31u));
-          const unsigned int v1424 = v1422 * 132u;
-          const unsigned int v1425 = v1424 + v299;
-          const unsigned int v1426 = v1425 + v1419;
-          shm2[v1426] = v1418;
-          const float v1427 = v301.x[28];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1428 = static_cast<unsigned int>(v301.col(28, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1431 = static_cast<unsigned int>(v301.row(28, iron_linear_thread() & 31u));
-          const unsigned int v1433 = v1431 * 132u;
-          const unsigned int v1434 = v1433 + v299;
-          const unsigned int v1435 = v1434 + v1428;
-          shm2[v1435] = v1427;
-          const float v1436 = v301.x[29];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1437 = static_cast<unsigned int>(v301.col(29, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1440 = static_cast<unsigned int>(v301.row(29, iron_linear_thread() & 31u));
-          const unsigned int v1442 = v1440 * 132u;
-          const unsigned int v1443 = v1442 + v299;
-          const unsigned int v1444 = v1443 + v1437;
-          shm2[v1444] = v1436;
-          const float v1445 = v301.x[30];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1446 = static_cast<unsigned int>(v301.col(30, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1449 = static_cast<unsigned int>(v301.row(30, iron_linear_thread() & 31u));
-          const unsigned int v1451 = v1449 * 132u;
-          const unsigned int v1452 = v1451 + v299;
-          const unsigned int v1453 = v1452 + v1446;
-          shm2[v1453] = v1445;
-          const float v1454 = v301.x[31];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1455 = static_cast<unsigned int>(v301.col(31, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1458 = static_cast<unsigned int>(v301.row(31, iron_linear_thread() & 31u));
-          const unsigned int v1460 = v1458 * 132u;
-          const unsigned int v1461 = v1460 + v299;
-          const unsigned int v1462 = v1461 + v1455;
-          shm2[v1462] = v1454;
-        }
-        const bool v1464 = v1165 == 1u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1464) {
-          const float v1465 = v301.x[32];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1466 = static_cast<unsigned int>(v301.col(32, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1469 = static_cast<unsigned int>(v301.row(32, iron_linear_thread() & 31u));
-          const unsigned int v1470 = v1469 - 16u;
-          const unsigned int v1471 = v1470 * 132u;
-          const unsigned int v1472 = v1471 + v299;
-          const unsigned int v1473 = v1472 + v1466;
-          shm2[v1473] = v1465;
-          const float v1474 = v301.x[33];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1475 = static_cast<unsigned int>(v301.col(33, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1478 = static_cast<unsigned int>(v301.row(33, iron_linear_thread() & 31u));
-          const unsigned int v1479 = v1478 - 16u;
-          const unsigned int v1480 = v1479 * 132u;
-          const unsigned int v1481 = v1480 + v299;
-          const unsigned int v1482 = v1481 + v1475;
-          shm2[v1482] = v1474;
-          const float v1483 = v301.x[34];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1484 = static_cast<unsigned int>(v301.col(34, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1487 = static_cast<unsigned int>(v301.row(34, iron_linear_thread() & 31u));
-          const unsigned int v1488 = v1487 - 16u;
-          const unsigned int v1489 = v1488 * 132u;
-          const unsigned int v1490 = v1489 + v299;
-          const unsigned int v1491 = v1490 + v1484;
-          shm2[v1491] = v1483;
-          const float v1492 = v301.x[35];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1493 = static_cast<unsigned int>(v301.col(35, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1496 = static_cast<unsigned int>(v301.row(35, iron_linear_thread() & 31u));
-          const unsigned int v1497 = v1496 - 16u;
-          const unsigned int v1498 = v1497 * 132u;
-          const unsigned int v1499 = v1498 + v299;
-          const unsigned int v1500 = v1499 + v1493;
-          shm2[v1500] = v1492;
-          const float v1501 = v301.x[36];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1502 = static_cast<unsigned int>(v301.col(36, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1505 = static_cast<unsigned int>(v301.row(36, iron_linear_thread() & 31u));
-          const unsigned int v1506 = v1505 - 16u;
-          const unsigned int v1507 = v1506 * 132u;
-          const unsigned int v1508 = v1507 + v299;
-          const unsigned int v1509 = v1508 + v1502;
-          shm2[v1509] = v1501;
-          const float v1510 = v301.x[37];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1511 = static_cast<unsigned int>(v301.col(37, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1514 = static_cast<unsigned int>(v301.row(37, iron_linear_thread() & 31u));
-          const unsigned int v1515 = v1514 - 16u;
-          const unsigned int v1516 = v1515 * 132u;
-          const unsigned int v1517 = v1516 + v299;
-          const unsigned int v1518 = v1517 + v1511;
-          shm2[v1518] = v1510;
-          const float v1519 = v301.x[38];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1520 = static_cast<unsigned int>(v301.col(38, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1523 = static_cast<unsigned int>(v301.row(38, iron_linear_thread() & 31u));
-          const unsigned int v1524 = v1523 - 16u;
-          const unsigned int v1525 = v1524 * 132u;
-          const unsigned int v1526 = v1525 + v299;
-          const unsigned int v1527 = v1526 + v1520;
-          shm2[v1527] = v1519;
-          const float v1528 = v301.x[39];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1529 = static_cast<unsigned int>(v301.col(39, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1532 = static_cast<unsigned int>(v301.row(39, iron_linear_thread() & 31u));
-          const unsigned int v1533 = v1532 - 16u;
-          const unsigned int v1534 = v1533 * 132u;
-          const unsigned int v1535 = v1534 + v299;
-          const unsigned int v1536 = v1535 + v1529;
-          shm2[v1536] = v1528;
-          const float v1537 = v301.x[40];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1538 = static_cast<unsigned int>(v301.col(40, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1541 = static_cast<unsigned int>(v301.row(40, iron_linear_thread() & 31u));
-          const unsigned int v1542 = v1541 - 16u;
-          const unsigned int v1543 = v1542 * 132u;
-          const unsigned int v1544 = v1543 + v299;
-          const unsigned int v1545 = v1544 + v1538;
-          shm2[v1545] = v1537;
-          const float v1546 = v301.x[41];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1547 = static_cast<unsigned int>(v301.col(41, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1550 = static_cast<unsigned int>(v301.row(41, iron_linear_thread() & 31u));
-          const unsigned int v1551 = v1550 - 16u;
-          const unsigned int v1552 = v1551 * 132u;
-          const unsigned int v1553 = v1552 + v299;
-          const unsigned int v1554 = v1553 + v1547;
-          shm2[v1554] = v1546;
-          const float v1555 = v301.x[42];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1556 = static_cast<unsigned int>(v301.col(42, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1559 = static_cast<unsigned int>(v301.row(42, iron_linear_thread() & 31u));
-          const unsigned int v1560 = v1559 - 16u;
-          const unsigned int v1561 = v1560 * 132u;
-          const unsigned int v1562 = v1561 + v299;
-          const unsigned int v1563 = v1562 + v1556;
-          shm2[v1563] = v1555;
-          const float v1564 = v301.x[43];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1565 = static_cast<unsigned int>(v301.col(43, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1568 = static_cast<unsigned int>(v301.row(43, iron_linear_thread() & 31u));
-          const unsigned int v1569 = v1568 - 16u;
-          const unsigned int v1570 = v1569 * 132u;
-          const unsigned int v1571 = v1570 + v299;
-          const unsigned int v1572 = v1571 + v1565;
-          shm2[v1572] = v1564;
-          const float v1573 = v301.x[44];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1574 = static_cast<unsigned int>(v301.col(44, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1577 = static_cast<unsigned int>(v301.row(44, iron_linear_thread() & 31u));
-          const unsigned int v1578 = v1577 - 16u;
-          const unsigned int v1579 = v1578 * 132u;
-          const unsigned int v1580 = v1579 + v299;
-          const unsigned int v1581 = v1580 + v1574;
-          shm2[v1581] = v1573;
-          const float v1582 = v301.x[45];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1583 = static_cast<unsigned int>(v301.col(45, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1586 = static_cast<unsigned int>(v301.row(45, iron_linear_thread() & 31u));
-          const unsigned int v1587 = v1586 - 16u;
-          const unsigned int v1588 = v1587 * 132u;
-          const unsigned int v1589 = v1588 + v299;
-          const unsigned int v1590 = v1589 + v1583;
-          shm2[v1590] = v1582;
-          const float v1591 = v301.x[46];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1592 = static_cast<unsigned int>(v301.col(46, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1595 = static_cast<unsigned int>(v301.row(46, iron_linear_thread() & 31u));
-          const unsigned int v1596 = v1595 - 16u;
-          const unsigned int v1597 = v1596 * 132u;
-          const unsigned int v1598 = v1597 + v299;
-          const unsigned int v1599 = v1598 + v1592;
-          shm2[v1599] = v1591;
-          const float v1600 = v301.x[47];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1601 = static_cast<unsigned int>(v301.col(47, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1604 = static_cast<unsigned int>(v301.row(47, iron_linear_thread() & 31u));
-          const unsigned int v1605 = v1604 - 16u;
-          const unsigned int v1606 = v1605 * 132u;
-          const unsigned int v1607 = v1606 + v299;
-          const unsigned int v1608 = v1607 + v1601;
-          shm2[v1608] = v1600;
-          const float v1609 = v301.x[48];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1610 = static_cast<unsigned int>(v301.col(48, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1613 = static_cast<unsigned int>(v301.row(48, iron_linear_thread() & 31u));
-          const unsigned int v1614 = v1613 - 16u;
-          const unsigned int v1615 = v1614 * 132u;
-          const unsigned int v1616 = v1615 + v299;
-          const unsigned int v1617 = v1616 + v1610;
-          shm2[v1617] = v1609;
-          const float v1618 = v301.x[49];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1619 = static_cast<unsigned int>(v301.col(49, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1622 = static_cast<unsigned int>(v301.row(49, iron_linear_thread() & 31u));
-          const unsigned int v1623 = v1622 - 16u;
-          const unsigned int v1624 = v1623 * 132u;
-          const unsigned int v1625 = v1624 + v299;
-          const unsigned int v1626 = v1625 + v1619;
-          shm2[v1626] = v1618;
-          const float v1627 = v301.x[50];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1628 = static_cast<unsigned int>(v301.col(50, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1631 = static_cast<unsigned int>(v301.row(50, iron_linear_thread() & 31u));
-          const unsigned int v1632 = v1631 - 16u;
-          const unsigned int v1633 = v1632 * 132u;
-          const unsigned int v1634 = v1633 + v299;
-          const unsigned int v1635 = v1634 + v1628;
-          shm2[v1635] = v1627;
-          const float v1636 = v301.x[51];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1637 = static_cast<unsigned int>(v301.col(51, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1640 = static_cast<unsigned int>(v301.row(51, iron_linear_thread() & 31u));
-          const unsigned int v1641 = v1640 - 16u;
-          const unsigned int v1642 = v1641 * 132u;
-          const unsigned int v1643 = v1642 + v299;
-          const unsigned int v1644 = v1643 + v1637;
-          shm2[v1644] = v1636;
-          const float v1645 = v301.x[52];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1646 = static_cast<unsigned int>(v301.col(52, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1649 = static_cast<unsigned int>(v301.row(52, iron_linear_thread() & 31u));
-          const unsigned int v1650 = v1649 - 16u;
-          const unsigned int v1651 = v1650 * 132u;
-          const unsigned int v1652 = v1651 + v299;
-          const unsigned int v1653 = v1652 + v1646;
-          shm2[v1653] = v1645;
-          const float v1654 = v301.x[53];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1655 = static_cast<unsigned int>(v301.col(53, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1658 = static_cast<unsigned int>(v301.row(53, iron_linear_thread() & 31u));
-          const unsigned int v1659 = v1658 - 16u;
-          const unsigned int v1660 = v1659 * 132u;
-          const unsigned int v1661 = v1660 + v299;
-          const unsigned int v1662 = v1661 + v1655;
-          shm2[v1662] = v1654;
-          const float v1663 = v301.x[54];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1664 = static_cast<unsigned int>(v301.col(54, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1667 = static_cast<unsigned int>(v301.row(54, iron_linear_thread() & 31u));
-          const unsigned int v1668 = v1667 - 16u;
-          const unsigned int v1669 = v1668 * 132u;
-          const unsigned int v1670 = v1669 + v299;
-          const unsigned int v1671 = v1670 + v1664;
-          shm2[v1671] = v1663;
-          const float v1672 = v301.x[55];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1673 = static_cast<unsigned int>(v301.col(55, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1676 = static_cast<unsigned int>(v301.row(55, iron_linear_thread() & 31u));
-          const unsigned int v1677 = v1676 - 16u;
-          const unsigned int v1678 = v1677 * 132u;
-          const unsigned int v1679 = v1678 + v299;
-          const unsigned int v1680 = v1679 + v1673;
-          shm2[v1680] = v1672;
-          const float v1681 = v301.x[56];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1682 = static_cast<unsigned int>(v301.col(56, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1685 = static_cast<unsigned int>(v301.row(56, iron_linear_thread() & 31u));
-          const unsigned int v1686 = v1685 - 16u;
-          const unsigned int v1687 = v1686 * 132u;
-          const unsigned int v1688 = v1687 + v299;
-          const unsigned int v1689 = v1688 + v1682;
-          shm2[v1689] = v1681;
-          const float v1690 = v301.x[57];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1691 = static_cast<unsigned int>(v301.col(57, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1694 = static_cast<unsigned int>(v301.row(57, iron_linear_thread() & 31u));
-          const unsigned int v1695 = v1694 - 16u;
-          const unsigned int v1696 = v1695 * 132u;
-          const unsigned int v1697 = v1696 + v299;
-          const unsigned int v1698 = v1697 + v1691;
-          shm2[v1698] = v1690;
-          const float v1699 = v301.x[58];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1700 = static_cast<unsigned int>(v301.col(58, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1703 = static_cast<unsigned int>(v301.row(58, iron_linear_thread() & 31u));
-          const unsigned int v1704 = v1703 - 16u;
-          const unsigned int v1705 = v1704 * 132u;
-          const unsigned int v1706 = v1705 + v299;
-          const unsigned int v1707 = v1706 + v1700;
-          shm2[v1707] = v1699;
-          const float v1708 = v301.x[59];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1709 = static_cast<unsigned int>(v301.col(59, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1712 = static_cast<unsigned int>(v301.row(59, iron_linear_thread() & 31u));
-          const unsigned int v1713 = v1712 - 16u;
-          const unsigned int v1714 = v1713 * 132u;
-          const unsigned int v1715 = v1714 + v299;
-          const unsigned int v1716 = v1715 + v1709;
-          shm2[v1716] = v1708;
-          const float v1717 = v301.x[60];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1718 = static_cast<unsigned int>(v301.col(60, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1721 = static_cast<unsigned int>(v301.row(60, iron_linear_thread() & 31u));
-          const unsigned int v1722 = v1721 - 16u;
-          const unsigned int v1723 = v1722 * 132u;
-          const unsigned int v1724 = v1723 + v299;
-          const unsigned int v1725 = v1724 + v1718;
-          shm2[v1725] = v1717;
-          const float v1726 = v301.x[61];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1727 = static_cast<unsigned int>(v301.col(61, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1730 = static_cast<unsigned int>(v301.row(61, iron_linear_thread() & 31u));
-          const unsigned int v1731 = v1730 - 16u;
-          const unsigned int v1732 = v1731 * 132u;
-          const unsigned int v1733 = v1732 + v299;
-          const unsigned int v1734 = v1733 + v1727;
-          shm2[v1734] = v1726;
-          const float v1735 = v301.x[62];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1736 = static_cast<unsigned int>(v301.col(62, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1739 = static_cast<unsigned int>(v301.row(62, iron_linear_thread() & 31u));
-          const unsigned int v1740 = v1739 - 16u;
-          const unsigned int v1741 = v1740 * 132u;
-          const unsigned int v1742 = v1741 + v299;
-          const unsigned int v1743 = v1742 + v1736;
-          shm2[v1743] = v1735;
-          const float v1744 = v301.x[63];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1745 = static_cast<unsigned int>(v301.col(63, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1748 = static_cast<unsigned int>(v301.row(63, iron_linear_thread() & 31u));
-          const unsigned int v1749 = v1748 - 16u;
-          const unsigned int v1750 = v1749 * 132u;
-          const unsigned int v1751 = v1750 + v299;
-          const unsigned int v1752 = v1751 + v1745;
-          shm2[v1752] = v1744;
-        }
-        const bool v1754 = v1165 == 2u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v1754) {
-          const float v1755 = v301.x[64];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1756 = static_cast<unsigned int>(v301.col(64, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1759 = static_cast<unsigned int>(v301.row(64, iron_linear_thread() & 31u));
-          const unsigned int v1760 = v1759 - 32u;
-          const unsigned int v1761 = v1760 * 132u;
-          const unsigned int v1762 = v1761 + v299;
-          const unsigned int v1763 = v1762 + v1756;
-          shm2[v1763] = v1755;
-          const float v1764 = v301.x[65];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1765 = static_cast<unsigned int>(v301.col(65, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1768 = static_cast<unsigned int>(v301.row(65, iron_linear_thread() & 31u));
-          const unsigned int v1769 = v1768 - 32u;
-          const unsigned int v1770 = v1769 * 132u;
-          const unsigned int v1771 = v1770 + v299;
-          const unsigned int v1772 = v1771 + v1765;
-          shm2[v1772] = v1764;
-          const float v1773 = v301.x[66];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1774 = static_cast<unsigned int>(v301.col(66, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1777 = static_cast<unsigned int>(v301.row(66, iron_linear_thread() & 31u));
-          const unsigned int v1778 = v1777 - 32u;
-          const unsigned int v1779 = v1778 * 132u;
-          const unsigned int v1780 = v1779 + v299;
-          const unsigned int v1781 = v1780 + v1774;
-          shm2[v1781] = v1773;
-          const float v1782 = v301.x[67];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1783 = static_cast<unsigned int>(v301.col(67, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1786 = static_cast<unsigned int>(v301.row(67, iron_linear_thread() & 31u));
-          const unsigned int v1787 = v1786 - 32u;
-          const unsigned int v1788 = v1787 * 132u;
-          const unsigned int v1789 = v1788 + v299;
-          const unsigned int v1790 = v1789 + v1783;
-          shm2[v1790] = v1782;
-          const float v1791 = v301.x[68];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1792 = static_cast<unsigned int>(v301.col(68, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1795 = static_cast<unsigned int>(v301.row(68, iron_linear_thread() & 31u));
-          const unsigned int v1796 = v1795 - 32u;
-          const unsigned int v1797 = v1796 * 132u;
-          const unsigned int v1798 = v1797 + v299;
-          const unsigned int v1799 = v1798 + v1792;
-          shm2[v1799] = v1791;
-          const float v1800 = v301.x[69];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1801 = static_cast<unsigned int>(v301.col(69, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1804 = static_cast<unsigned int>(v301.row(69, iron_linear_thread() & 31u));
-          const unsigned int v1805 = v1804 - 32u;
-          const unsigned int v1806 = v1805 * 132u;
-          const unsigned int v1807 = v1806 + v299;
-          const unsigned int v1808 = v1807 + v1801;
-          shm2[v1808] = v1800;
-          const float v1809 = v301.x[70];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1810 = static_cast<unsigned int>(v301.col(70, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1813 = static_cast<unsigned int>(v301.row(70, iron_linear_thread() & 31u));
-          const unsigned int v1814 = v1813 - 32u;
-          const unsigned int v1815 = v1814 * 132u;
-          const unsigned int v1816 = v1815 + v299;
-          const unsigned int v1817 = v1816 + v1810;
-          shm2[v1817] = v1809;
-          const float v1818 = v301.x[71];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1819 = static_cast<unsigned int>(v301.col(71, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1822 = static_cast<unsigned int>(v301.row(71, iron_linear_thread() & 31u));
-          const unsigned int v1823 = v1822 - 32u;
-          const unsigned int v1824 = v1823 * 132u;
-          const unsigned int v1825 = v1824 + v299;
-          const unsigned int v1826 = v1825 + v1819;
-          shm2[v1826] = v1818;
-          const float v1827 = v301.x[72];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1828 = static_cast<unsigned int>(v301.col(72, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1831 = static_cast<unsigned int>(v301.row(72, iron_linear_thread() & 31u));
-          const unsigned int v1832 = v1831 - 32u;
-          const unsigned int v1833 = v1832 * 132u;
-          const unsigned int v1834 = v1833 + v299;
-          const unsigned int v1835 = v1834 + v1828;
-          shm2[v1835] = v1827;
-          const float v1836 = v301.x[73];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1837 = static_cast<unsigned int>(v301.col(73, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1840 = static_cast<unsigned int>(v301.row(73, iron_linear_thread() & 31u));
-          const unsigned int v1841 = v1840 - 32u;
-          const unsigned int v1842 = v1841 * 132u;
-          const unsigned int v1843 = v1842 + v299;
-          const unsigned int v1844 = v1843 + v1837;
-          shm2[v1844] = v1836;
-          const float v1845 = v301.x[74];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1846 = static_cast<unsigned int>(v301.col(74, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1849 = static_cast<unsigned int>(v301.row(74, iron_linear_thread() & 31u));
-          const unsigned int v1850 = v1849 - 32u;
-          const unsigned int v1851 = v1850 * 132u;
-          const unsigned int v1852 = v1851 + v299;
-          const unsigned int v1853 = v1852 + v1846;
-          shm2[v1853] = v1845;
-          const float v1854 = v301.x[75];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1855 = static_cast<unsigned int>(v301.col(75, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1858 = static_cast<unsigned int>(v301.row(75, iron_linear_thread() & 31u));
-          const unsigned int v1859 = v1858 - 32u;
-          const unsigned int v1860 = v1859 * 132u;
-          const unsigned int v1861 = v1860 + v299;
-          const unsigned int v1862 = v1861 + v1855;
-          shm2[v1862] = v1854;
-          const float v1863 = v301.x[76];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1864 = static_cast<unsigned int>(v301.col(76, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1867 = static_cast<unsigned int>(v301.row(76, iron_linear_thread() & 31u));
-          const unsigned int v1868 = v1867 - 32u;
-          const unsigned int v1869 = v1868 * 132u;
-          const unsigned int v1870 = v1869 + v299;
-          const unsigned int v1871 = v1870 + v1864;
-          shm2[v1871] = v1863;
-          const float v1872 = v301.x[77];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1873 = static_cast<unsigned int>(v301.col(77, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1876 = static_cast<unsigned int>(v301.row(77, iron_linear_thread() & 31u));
-          const unsigned int v1877 = v1876 - 32u;
-          const unsigned int v1878 = v1877 * 132u;
-          const unsigned int v1879 = v1878 + v299;
-          const unsigned int v1880 = v1879 + v1873;
-          shm2[v1880] = v1872;
-          const float v1881 = v301.x[78];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1882 = static_cast<unsigned int>(v301.col(78, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1885 = static_cast<unsigned int>(v301.row(78, iron_linear_thread() & 31u));
-          const unsigned int v1886 = v1885 - 32u;
-          const unsigned int v1887 = v1886 * 132u;
-          const unsigned int v1888 = v1887 + v299;
-          const unsigned int v1889 = v1888 + v1882;
-          shm2[v1889] = v1881;
-          const float v1890 = v301.x[79];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1891 = static_cast<unsigned int>(v301.col(79, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1894 = static_cast<unsigned int>(v301.row(79, iron_linear_thread() & 31u));
-          const unsigned int v1895 = v1894 - 32u;
-          const unsigned int v1896 = v1895 * 132u;
-          const unsigned int v1897 = v1896 + v299;
-          const unsigned int v1898 = v1897 + v1891;
-          shm2[v1898] = v1890;
-          const float v1899 = v301.x[80];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1900 = static_cast<unsigned int>(v301.col(80, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1903 = static_cast<unsigned int>(v301.row(80, iron_linear_thread() & 31u));
-          const unsigned int v1904 = v1903 - 32u;
-          const unsigned int v1905 = v1904 * 132u;
-          const unsigned int v1906 = v1905 + v299;
-          const unsigned int v1907 = v1906 + v1900;
-          shm2[v1907] = v1899;
-          const float v1908 = v301.x[81];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1909 = static_cast<unsigned int>(v301.col(81, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1912 = static_cast<unsigned int>(v301.row(81, iron_linear_thread() & 31u));
-          const unsigned int v1913 = v1912 - 32u;
-          const unsigned int v1914 = v1913 * 132u;
-          const unsigned int v1915 = v1914 + v299;
-          const unsigned int v1916 = v1915 + v1909;
-          shm2[v1916] = v1908;
-          const float v1917 = v301.x[82];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1918 = static_cast<unsigned int>(v301.col(82, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1921 = static_cast<unsigned int>(v301.row(82, iron_linear_thread() & 31u));
-          const unsigned int v1922 = v1921 - 32u;
-          const unsigned int v1923 = v1922 * 132u;
-          const unsigned int v1924 = v1923 + v299;
-          const unsigned int v1925 = v1924 + v1918;
-          shm2[v1925] = v1917;
-          const float v1926 = v301.x[83];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1927 = static_cast<unsigned int>(v301.col(83, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1930 = static_cast<unsigned int>(v301.row(83, iron_linear_thread() & 31u));
-          const unsigned int v1931 = v1930 - 32u;
-          const unsigned int v1932 = v1931 * 132u;
-          const unsigned int v1933 = v1932 + v299;
-          const unsigned int v1934 = v1933 + v1927;
-          shm2[v1934] = v1926;
-          const float v1935 = v301.x[84];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1936 = static_cast<unsigned int>(v301.col(84, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1939 = static_cast<unsigned int>(v301.row(84, iron_linear_thread() & 31u));
-          const unsigned int v1940 = v1939 - 32u;
-          const unsigned int v1941 = v1940 * 132u;
-          const unsigned int v1942 = v1941 + v299;
-          const unsigned int v1943 = v1942 + v1936;
-          shm2[v1943] = v1935;
-          const float v1944 = v301.x[85];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1945 = static_cast<unsigned int>(v301.col(85, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1948 = static_cast<unsigned int>(v301.row(85, iron_linear_thread() & 31u));
-          const unsigned int v1949 = v1948 - 32u;
-          const unsigned int v1950 = v1949 * 132u;
-          const unsigned int v1951 = v1950 + v299;
-          const unsigned int v1952 = v1951 + v1945;
-          shm2[v1952] = v1944;
-          const float v1953 = v301.x[86];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1954 = static_cast<unsigned int>(v301.col(86, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1957 = static_cast<unsigned int>(v301.row(86, iron_linear_thread() & 31u));
-          const unsigned int v1958 = v1957 - 32u;
-          const unsigned int v1959 = v1958 * 132u;
-          const unsigned int v1960 = v1959 + v299;
-          const unsigned int v1961 = v1960 + v1954;
-          shm2[v1961] = v1953;
-          const float v1962 = v301.x[87];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1963 = static_cast<unsigned int>(v301.col(87, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1966 = static_cast<unsigned int>(v301.row(87, iron_linear_thread() & 31u));
-          const unsigned int v1967 = v1966 - 32u;
-          const unsigned int v1968 = v1967 * 132u;
-          const unsigned int v1969 = v1968 + v299;
-          const unsigned int v1970 = v1969 + v1963;
-          shm2[v1970] = v1962;
-          const float v1971 = v301.x[88];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1972 = static_cast<unsigned int>(v301.col(88, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1975 = static_cast<unsigned int>(v301.row(88, iron_linear_thread() & 31u));
-          const unsigned int v1976 = v1975 - 32u;
-          const unsigned int v1977 = v1976 * 132u;
-          const unsigned int v1978 = v1977 + v299;
-          const unsigned int v1979 = v1978 + v1972;
-          shm2[v1979] = v1971;
-          const float v1980 = v301.x[89];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1981 = static_cast<unsigned int>(v301.col(89, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1984 = static_cast<unsigned int>(v301.row(89, iron_linear_thread() & 31u));
-          const unsigned int v1985 = v1984 - 32u;
-          const unsigned int v1986 = v1985 * 132u;
-          const unsigned int v1987 = v1986 + v299;
-          const unsigned int v1988 = v1987 + v1981;
-          shm2[v1988] = v1980;
-          const float v1989 = v301.x[90];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1990 = static_cast<unsigned int>(v301.col(90, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v1993 = static_cast<unsigned int>(v301.row(90, iron_linear_thread() & 31u));
-          const unsigned int v1994 = v1993 - 32u;
-          const unsigned int v1995 = v1994 * 132u;
-          const unsigned int v1996 = v1995 + v299;
-          const unsigned int v1997 = v1996 + v1990;
-          shm2[v1997] = v1989;
-          const float v1998 = v301.x[91];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v1999 = static_cast<unsigned int>(v301.col(91, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2002 = static_cast<unsigned int>(v301.row(91, iron_linear_thread() & 31u));
-          const unsigned int v2003 = v2002 - 32u;
-          const unsigned int v2004 = v2003 * 132u;
-          const unsigned int v2005 = v2004 + v299;
-          const unsigned int v2006 = v2005 + v1999;
-          shm2[v2006] = v1998;
-          const float v2007 = v301.x[92];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2008 = static_cast<unsigned int>(v301.col(92, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2011 = static_cast<unsigned int>(v301.row(92, iron_linear_thread() & 31u));
-          const unsigned int v2012 = v2011 - 32u;
-          const unsigned int v2013 = v2012 * 132u;
-          const unsigned int v2014 = v2013 + v299;
-          const unsigned int v2015 = v2014 + v2008;
-          shm2[v2015] = v2007;
-          const float v2016 = v301.x[93];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2017 = static_cast<unsigned int>(v301.col(93, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2020 = static_cast<unsigned int>(v301.row(93, iron_linear_thread() & 31u));
-          const unsigned int v2021 = v2020 - 32u;
-          const unsigned int v2022 = v2021 * 132u;
-          const unsigned int v2023 = v2022 + v299;
-          const unsigned int v2024 = v2023 + v2017;
-          shm2[v2024] = v2016;
-          const float v2025 = v301.x[94];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2026 = static_cast<unsigned int>(v301.col(94, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2029 = static_cast<unsigned int>(v301.row(94, iron_linear_thread() & 31u));
-          const unsigned int v2030 = v2029 - 32u;
-          const unsigned int v2031 = v2030 * 132u;
-          const unsigned int v2032 = v2031 + v299;
-          const unsigned int v2033 = v2032 + v2026;
-          shm2[v2033] = v2025;
-          const float v2034 = v301.x[95];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2035 = static_cast<unsigned int>(v301.col(95, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2038 = static_cast<unsigned int>(v301.row(95, iron_linear_thread() & 31u));
-          const unsigned int v2039 = v2038 - 32u;
-          const unsigned int v2040 = v2039 * 132u;
-          const unsigned int v2041 = v2040 + v299;
-          const unsigned int v2042 = v2041 + v2035;
-          shm2[v2042] = v2034;
-        }
-        const bool v2044 = v1165 == 3u;  // kernels/gemm/gemm_tiles.hpp:394
-        if (v2044) {
-          const float v2045 = v301.x[96];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2046 = static_cast<unsigned int>(v301.col(96, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2049 = static_cast<unsigned int>(v301.row(96, iron_linear_thread() & 31u));
-          const unsigned int v2050 = v2049 - 48u;
-          const unsigned int v2051 = v2050 * 132u;
-          const unsigned int v2052 = v2051 + v299;
-          const unsigned int v2053 = v2052 + v2046;
-          shm2[v2053] = v2045;
-          const float v2054 = v301.x[97];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2055 = static_cast<unsigned int>(v301.col(97, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2058 = static_cast<unsigned int>(v301.row(97, iron_linear_thread() & 31u));
-          const unsigned int v2059 = v2058 - 48u;
-          const unsigned int v2060 = v2059 * 132u;
-          const unsigned int v2061 = v2060 + v299;
-          const unsigned int v2062 = v2061 + v2055;
-          shm2[v2062] = v2054;
-          const float v2063 = v301.x[98];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2064 = static_cast<unsigned int>(v301.col(98, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2067 = static_cast<unsigned int>(v301.row(98, iron_linear_thread() & 31u));
-          const unsigned int v2068 = v2067 - 48u;
-          const unsigned int v2069 = v2068 * 132u;
-          const unsigned int v2070 = v2069 + v299;
-          const unsigned int v2071 = v2070 + v2064;
-          shm2[v2071] = v2063;
-          const float v2072 = v301.x[99];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2073 = static_cast<unsigned int>(v301.col(99, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2076 = static_cast<unsigned int>(v301.row(99, iron_linear_thread() & 31u));
-          const unsigned int v2077 = v2076 - 48u;
-          const unsigned int v2078 = v2077 * 132u;
-          const unsigned int v2079 = v2078 + v299;
-          const unsigned int v2080 = v2079 + v2073;
-          shm2[v2080] = v2072;
-          const float v2081 = v301.x[100];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2082 = static_cast<unsigned int>(v301.col(100, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2085 = static_cast<unsigned int>(v301.row(100, iron_linear_thread() & 31u));
-          const unsigned int v2086 = v2085 - 48u;
-          const unsigned int v2087 = v2086 * 132u;
-          const unsigned int v2088 = v2087 + v299;
-          const unsigned int v2089 = v2088 + v2082;
-          shm2[v2089] = v2081;
-          const float v2090 = v301.x[101];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2091 = static_cast<unsigned int>(v301.col(101, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2094 = static_cast<unsigned int>(v301.row(101, iron_linear_thread() & 31u));
-          const unsigned int v2095 = v2094 - 48u;
-          const unsigned int v2096 = v2095 * 132u;
-          const unsigned int v2097 = v2096 + v299;
-          const unsigned int v2098 = v2097 + v2091;
-          shm2[v2098] = v2090;
-          const float v2099 = v301.x[102];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2100 = static_cast<unsigned int>(v301.col(102, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2103 = static_cast<unsigned int>(v301.row(102, iron_linear_thread() & 31u));
-          const unsigned int v2104 = v2103 - 48u;
-          const unsigned int v2105 = v2104 * 132u;
-          const unsigned int v2106 = v2105 + v299;
-          const unsigned int v2107 = v2106 + v2100;
-          shm2[v2107] = v2099;
-          const float v2108 = v301.x[103];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2109 = static_cast<unsigned int>(v301.col(103, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2112 = static_cast<unsigned int>(v301.row(103, iron_linear_thread() & 31u));
-          const unsigned int v2113 = v2112 - 48u;
-          const unsigned int v2114 = v2113 * 132u;
-          const unsigned int v2115 = v2114 + v299;
-          const unsigned int v2116 = v2115 + v2109;
-          shm2[v2116] = v2108;
-          const float v2117 = v301.x[104];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2118 = static_cast<unsigned int>(v301.col(104, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2121 = static_cast<unsigned int>(v301.row(104, iron_linear_thread() & 31u));
-          const unsigned int v2122 = v2121 - 48u;
-          const unsigned int v2123 = v2122 * 132u;
-          const unsigned int v2124 = v2123 + v299;
-          const unsigned int v2125 = v2124 + v2118;
-          shm2[v2125] = v2117;
-          const float v2126 = v301.x[105];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2127 = static_cast<unsigned int>(v301.col(105, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2130 = static_cast<unsigned int>(v301.row(105, iron_linear_thread() & 31u));
-          const unsigned int v2131 = v2130 - 48u;
-          const unsigned int v2132 = v2131 * 132u;
-          const unsigned int v2133 = v2132 + v299;
-          const unsigned int v2134 = v2133 + v2127;
-          shm2[v2134] = v2126;
-          const float v2135 = v301.x[106];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2136 = static_cast<unsigned int>(v301.col(106, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2139 = static_cast<unsigned int>(v301.row(106, iron_linear_thread() & 31u));
-          const unsigned int v2140 = v2139 - 48u;
-          const unsigned int v2141 = v2140 * 132u;
-          const unsigned int v2142 = v2141 + v299;
-          const unsigned int v2143 = v2142 + v2136;
-          shm2[v2143] = v2135;
-          const float v2144 = v301.x[107];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2145 = static_cast<unsigned int>(v301.col(107, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2148 = static_cast<unsigned int>(v301.row(107, iron_linear_thread() & 31u));
-          const unsigned int v2149 = v2148 - 48u;
-          const unsigned int v2150 = v2149 * 132u;
-          const unsigned int v2151 = v2150 + v299;
-          const unsigned int v2152 = v2151 + v2145;
-          shm2[v2152] = v2144;
-          const float v2153 = v301.x[108];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2154 = static_cast<unsigned int>(v301.col(108, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2157 = static_cast<unsigned int>(v301.row(108, iron_linear_thread() & 31u));
-          const unsigned int v2158 = v2157 - 48u;
-          const unsigned int v2159 = v2158 * 132u;
-          const unsigned int v2160 = v2159 + v299;
-          const unsigned int v2161 = v2160 + v2154;
-          shm2[v2161] = v2153;
-          const float v2162 = v301.x[109];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2163 = static_cast<unsigned int>(v301.col(109, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2166 = static_cast<unsigned int>(v301.row(109, iron_linear_thread() & 31u));
-          const unsigned int v2167 = v2166 - 48u;
-          const unsigned int v2168 = v2167 * 132u;
-          const unsigned int v2169 = v2168 + v299;
-          const unsigned int v2170 = v2169 + v2163;
-          shm2[v2170] = v2162;
-          const float v2171 = v301.x[110];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2172 = static_cast<unsigned int>(v301.col(110, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2175 = static_cast<unsigned int>(v301.row(110, iron_linear_thread() & 31u));
-          const unsigned int v2176 = v2175 - 48u;
-          const unsigned int v2177 = v2176 * 132u;
-          const unsigned int v2178 = v2177 + v299;
-          const unsigned int v2179 = v2178 + v2172;
-          shm2[v2179] = v2171;
-          const float v2180 = v301.x[111];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2181 = static_cast<unsigned int>(v301.col(111, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2184 = static_cast<unsigned int>(v301.row(111, iron_linear_thread() & 31u));
-          const unsigned int v2185 = v2184 - 48u;
-          const unsigned int v2186 = v2185 * 132u;
-          const unsigned int v2187 = v2186 + v299;
-          const unsigned int v2188 = v2187 + v2181;
-          shm2[v2188] = v2180;
-          const float v2189 = v301.x[112];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2190 = static_cast<unsigned int>(v301.col(112, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2193 = static_cast<unsigned int>(v301.row(112, iron_linear_thread() & 31u));
-          const unsigned int v2194 = v2193 - 48u;
-          const unsigned int v2195 = v2194 * 132u;
-          const unsigned int v2196 = v2195 + v299;
-          const unsigned int v2197 = v2196 + v2190;
-          shm2[v2197] = v2189;
-          const float v2198 = v301.x[113];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2199 = static_cast<unsigned int>(v301.col(113, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2202 = static_cast<unsigned int>(v301.row(113, iron_linear_thread() & 31u));
-          const unsigned int v2203 = v2202 - 48u;
-          const unsigned int v2204 = v2203 * 132u;
-          const unsigned int v2205 = v2204 + v299;
-          const unsigned int v2206 = v2205 + v2199;
-          shm2[v2206] = v2198;
-          const float v2207 = v301.x[114];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2208 = static_cast<unsigned int>(v301.col(114, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2211 = static_cast<unsigned int>(v301.row(114, iron_linear_thread() & 31u));
-          const unsigned int v2212 = v2211 - 48u;
-          const unsigned int v2213 = v2212 * 132u;
-          const unsigned int v2214 = v2213 + v299;
-          const unsigned int v2215 = v2214 + v2208;
-          shm2[v2215] = v2207;
-          const float v2216 = v301.x[115];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2217 = static_cast<unsigned int>(v301.col(115, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2220 = static_cast<unsigned int>(v301.row(115, iron_linear_thread() & 31u));
-          const unsigned int v2221 = v2220 - 48u;
-          const unsigned int v2222 = v2221 * 132u;
-          const unsigned int v2223 = v2222 + v299;
-          const unsigned int v2224 = v2223 + v2217;
-          shm2[v2224] = v2216;
-          const float v2225 = v301.x[116];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2226 = static_cast<unsigned int>(v301.col(116, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2229 = static_cast<unsigned int>(v301.row(116, iron_linear_thread() & 31u));
-          const unsigned int v2230 = v2229 - 48u;
-          const unsigned int v2231 = v2230 * 132u;
-          const unsigned int v2232 = v2231 + v299;
-          const unsigned int v2233 = v2232 + v2226;
-          shm2[v2233] = v2225;
-          const float v2234 = v301.x[117];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2235 = static_cast<unsigned int>(v301.col(117, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2238 = static_cast<unsigned int>(v301.row(117, iron_linear_thread() & 31u));
-          const unsigned int v2239 = v2238 - 48u;
-          const unsigned int v2240 = v2239 * 132u;
-          const unsigned int v2241 = v2240 + v299;
-          const unsigned int v2242 = v2241 + v2235;
-          shm2[v2242] = v2234;
-          const float v2243 = v301.x[118];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2244 = static_cast<unsigned int>(v301.col(118, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2247 = static_cast<unsigned int>(v301.row(118, iron_linear_thread() & 31u));
-          const unsigned int v2248 = v2247 - 48u;
-          const unsigned int v2249 = v2248 * 132u;
-          const unsigned int v2250 = v2249 + v299;
-          const unsigned int v2251 = v2250 + v2244;
-          shm2[v2251] = v2243;
-          const float v2252 = v301.x[119];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2253 = static_cast<unsigned int>(v301.col(119, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2256 = static_cast<unsigned int>(v301.row(119, iron_linear_thread() & 31u));
-          const unsigned int v2257 = v2256 - 48u;
-          const unsigned int v2258 = v2257 * 132u;
-          const unsigned int v2259 = v2258 + v299;
-          const unsigned int v2260 = v2259 + v2253;
-          shm2[v2260] = v2252;
-          const float v2261 = v301.x[120];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2262 = static_cast<unsigned int>(v301.col(120, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2265 = static_cast<unsigned int>(v301.row(120, iron_linear_thread() & 31u));
-          const unsigned int v2266 = v2265 - 48u;
-          const unsigned int v2267 = v2266 * 132u;
-          const unsigned int v2268 = v2267 + v299;
-          const unsigned int v2269 = v2268 + v2262;
-          shm2[v2269] = v2261;
-          const float v2270 = v301.x[121];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2271 = static_cast<unsigned int>(v301.col(121, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2274 = static_cast<unsigned int>(v301.row(121, iron_linear_thread() & 31u));
-          const unsigned int v2275 = v2274 - 48u;
-          const unsigned int v2276 = v2275 * 132u;
-          const unsigned int v2277 = v2276 + v299;
-          const unsigned int v2278 = v2277 + v2271;
-          shm2[v2278] = v2270;
-          const float v2279 = v301.x[122];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2280 = static_cast<unsigned int>(v301.col(122, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2283 = static_cast<unsigned int>(v301.row(122, iron_linear_thread() & 31u));
-          const unsigned int v2284 = v2283 - 48u;
-          const unsigned int v2285 = v2284 * 132u;
-          const unsigned int v2286 = v2285 + v299;
-          const unsigned int v2287 = v2286 + v2280;
-          shm2[v2287] = v2279;
-          const float v2288 = v301.x[123];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2289 = static_cast<unsigned int>(v301.col(123, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2292 = static_cast<unsigned int>(v301.row(123, iron_linear_thread() & 31u));
-          const unsigned int v2293 = v2292 - 48u;
-          const unsigned int v2294 = v2293 * 132u;
-          const unsigned int v2295 = v2294 + v299;
-          const unsigned int v2296 = v2295 + v2289;
-          shm2[v2296] = v2288;
-          const float v2297 = v301.x[124];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2298 = static_cast<unsigned int>(v301.col(124, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2301 = static_cast<unsigned int>(v301.row(124, iron_linear_thread() & 31u));
-          const unsigned int v2302 = v2301 - 48u;
-          const unsigned int v2303 = v2302 * 132u;
-          const unsigned int v2304 = v2303 + v299;
-          const unsigned int v2305 = v2304 + v2298;
-          shm2[v2305] = v2297;
-          const float v2306 = v301.x[125];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2307 = static_cast<unsigned int>(v301.col(125, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2310 = static_cast<unsigned int>(v301.row(125, iron_linear_thread() & 31u));
-          const unsigned int v2311 = v2310 - 48u;
-          const unsigned int v2312 = v2311 * 132u;
-          const unsigned int v2313 = v2312 + v299;
-          const unsigned int v2314 = v2313 + v2307;
-          shm2[v2314] = v2306;
-          const float v2315 = v301.x[126];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2316 = static_cast<unsigned int>(v301.col(126, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2319 = static_cast<unsigned int>(v301.row(126, iron_linear_thread() & 31u));
-          const unsigned int v2320 = v2319 - 48u;
-          const unsigned int v2321 = v2320 * 132u;
-          const unsigned int v2322 = v2321 + v299;
-          const unsigned int v2323 = v2322 + v2316;
-          shm2[v2323] = v2315;
-          const float v2324 = v301.x[127];  // kernels/gemm/gemm_tiles.hpp:398
-          const unsigned int v2325 = static_cast<unsigned int>(v301.col(127, iron_linear_thread() & 31u));  // kernels/gemm/gemm_tiles.hpp:397
-          const unsigned int v2328 = static_cast<unsigned int>(v301.row(127, iron_linear_thread() & 31u));
-          const unsigned int v2329 = v2328 - 48u;
-          const unsigned int v2330 = v2329 * 132u;
-          const unsigned int v2331 = v2330 + v299;
-          const unsigned int v2332 = v2331 + v2325;
-          shm2[v2332] = v2324;
-        }
+    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
+      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
+      if (v1163) {
+        iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:403
-      const unsigned int v2334 = v1165 << 4u;  // kernels/gemm/gemm_tiles.hpp:404
-      const unsigned int v2336 = v1163 << 6u;
-      const unsigned int v2337 = v79 + v2336;
-      const unsigned int v2338 = v2337 + v2334;
-      if (v1157) {  // kernels/gemm/gemm_tiles.hpp:406
-        for (unsigned int v2342 = v144; v2342 < 256u; v2342 += 128u) {  // kernels/gemm/gemm_tiles.hpp:333
-          const unsigned int v2344 = v2342 << 3u;  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v2346 = v2344 >> 7u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v2347 = v2338 + v2346;
-          const unsigned int v2349 = v2344 & 127u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v2350 = v83 + v2349;
-          const unsigned int v2356 = v2346 * 132u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v2357 = v2356 + v2349;
-          const float v2360 = shm2[v2357];  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v2363 = v84 + v2350;  // kernels/convolution/conv_tiles.hpp:114
-          const iron_bf16x8 v4589 = *reinterpret_cast<const iron_bf16x8*>(bias + v2363);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v2364 = v4589.v[0];
-          const iron_bf16 v2379 = v4589.v[1];
-          const iron_bf16 v2394 = v4589.v[2];
-          const iron_bf16 v2409 = v4589.v[3];
-          const iron_bf16 v2424 = v4589.v[4];
-          const iron_bf16 v2439 = v4589.v[5];
-          const iron_bf16 v2454 = v4589.v[6];
-          const iron_bf16 v2469 = v4589.v[7];
-          const float v2365 = iron_to_f32(v2364);
-          const float v2366 = v2360 + v2365;
-          const float v2368 = fmaxf(v2366, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2369 = iron_f32_to_bf16(v2368);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2370 = v2347 * v4;
-          const unsigned int v2371 = v2370 + v84;
-          const unsigned int v2374 = v2357 + 1u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2375 = shm2[v2374];
-          const float v2380 = iron_to_f32(v2379);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2381 = v2375 + v2380;
-          const float v2383 = fmaxf(v2381, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2384 = iron_f32_to_bf16(v2383);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2389 = v2357 + 2u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2390 = shm2[v2389];
-          const float v2395 = iron_to_f32(v2394);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2396 = v2390 + v2395;
-          const float v2398 = fmaxf(v2396, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2399 = iron_f32_to_bf16(v2398);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2404 = v2357 + 3u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2405 = shm2[v2404];
-          const float v2410 = iron_to_f32(v2409);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2411 = v2405 + v2410;
-          const float v2413 = fmaxf(v2411, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2414 = iron_f32_to_bf16(v2413);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2419 = v2357 + 4u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2420 = shm2[v2419];
-          const float v2425 = iron_to_f32(v2424);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2426 = v2420 + v2425;
-          const float v2428 = fmaxf(v2426, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2429 = iron_f32_to_bf16(v2428);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2434 = v2357 + 5u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2435 = shm2[v2434];
-          const float v2440 = iron_to_f32(v2439);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2441 = v2435 + v2440;
-          const float v2443 = fmaxf(v2441, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2444 = iron_f32_to_bf16(v2443);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2449 = v2357 + 6u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2450 = shm2[v2449];
-          const float v2455 = iron_to_f32(v2454);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2456 = v2450 + v2455;
-          const float v2458 = fmaxf(v2456, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2459 = iron_f32_to_bf16(v2458);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v2464 = v2357 + 7u;  // kernels/gemm/gemm_tiles.hpp:338
-          const float v2465 = shm2[v2464];
-          const float v2470 = iron_to_f32(v2469);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v2471 = v2465 + v2470;
-          const float v2473 = fmaxf(v2471, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v2474 = iron_f32_to_bf16(v2473);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4590 = v2350 + v2371;
-          *reinterpret_cast<iron_bf16x8*>(out + v4590) = iron_bf16x8{{v2369, v2384, v2399, v2414, v2429, v2444, v2459, v2474}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
+      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
+      const unsigned int v1169 = v1168 << 6u;
+      const unsigned int v1170 = v83 + v1169;
+      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
+      const unsigned int v1174 = v1173 << 6u;
+      const unsigned int v1175 = v79 + v1174;
+      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
+        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
+          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
+          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
+          const unsigned int v1184 = v1175 + v1183;
+          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
+          const unsigned int v1187 = v1170 + v1186;
+          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
+          const unsigned int v1194 = v1193 + v1186;
+          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
+          const unsigned int v1200 = v84 + v1187;  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16x8 v4774 = *reinterpret_cast<const iron_bf16x8*>(bias + v1200);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v1201 = v4774.v[0];
+          const iron_bf16 v1216 = v4774.v[1];
+          const iron_bf16 v1231 = v4774.v[2];
+          const iron_bf16 v1246 = v4774.v[3];
+          const iron_bf16 v1261 = v4774.v[4];
+          const iron_bf16 v1276 = v4774.v[5];
+          const iron_bf16 v1291 = v4774.v[6];
+          const iron_bf16 v1306 = v4774.v[7];
+          const float v1202 = iron_to_f32(v1201);
+          const float v1203 = v1197 + v1202;
+          const float v1205 = fmaxf(v1203, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1206 = iron_f32_to_bf16(v1205);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1207 = v1184 * v4;
+          const unsigned int v1208 = v1207 + v84;
+          const unsigned int v1211 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1212 = shm2[v1211];
+          const float v1217 = iron_to_f32(v1216);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1218 = v1212 + v1217;
+          const float v1220 = fmaxf(v1218, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1221 = iron_f32_to_bf16(v1220);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1226 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1227 = shm2[v1226];
+          const float v1232 = iron_to_f32(v1231);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1233 = v1227 + v1232;
+          const float v1235 = fmaxf(v1233, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1236 = iron_f32_to_bf16(v1235);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1241 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1242 = shm2[v1241];
+          const float v1247 = iron_to_f32(v1246);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1248 = v1242 + v1247;
+          const float v1250 = fmaxf(v1248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1251 = iron_f32_to_bf16(v1250);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1256 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1257 = shm2[v1256];
+          const float v1262 = iron_to_f32(v1261);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1263 = v1257 + v1262;
+          const float v1265 = fmaxf(v1263, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1266 = iron_f32_to_bf16(v1265);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1271 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1272 = shm2[v1271];
+          const float v1277 = iron_to_f32(v1276);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1278 = v1272 + v1277;
+          const float v1280 = fmaxf(v1278, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1281 = iron_f32_to_bf16(v1280);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1286 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1287 = shm2[v1286];
+          const float v1292 = iron_to_f32(v1291);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1293 = v1287 + v1292;
+          const float v1295 = fmaxf(v1293, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1296 = iron_f32_to_bf16(v1295);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1301 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
+          const float v1302 = shm2[v1301];
+          const float v1307 = iron_to_f32(v1306);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1308 = v1302 + v1307;
+          const float v1310 = fmaxf(v1308, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1311 = iron_f32_to_bf16(v1310);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4775 = v1187 + v1208;
+          *reinterpret_cast<iron_bf16x8*>(out + v4775) = iron_bf16x8{{v1206, v1221, v1236, v1251, v1266, v1281, v1296, v1311}};
         }
       } else {
-        for (unsigned int v2481 = v144; v2481 < 2048u; v2481 += 128u) {  // kernels/gemm/gemm_tiles.hpp:349
-          const unsigned int v2483 = v2481 >> 7u;  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v2484 = v2338 + v2483;
-          const unsigned int v2486 = v2481 & 127u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v2487 = v83 + v2486;
-          const bool v2488 = v2484 < v60;  // kernels/gemm/gemm_tiles.hpp:352
-          const bool v2489 = v2487 < v15;
-          const bool v2490 = v2488 && v2489;
-          if (v2490) {
-            const unsigned int v2496 = v2483 * 132u;
-            const unsigned int v2497 = v2496 + v2486;
-            const float v2498 = shm2[v2497];
-            const unsigned int v2499 = v84 + v2487;  // kernels/convolution/conv_tiles.hpp:114
-            const iron_bf16 v2500 = bias[v2499];  // kernels/convolution/conv2d_bias.cpp:64
-            const float v2501 = iron_to_f32(v2500);
-            const float v2502 = v2498 + v2501;
-            const float v2504 = fmaxf(v2502, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-            const iron_bf16 v2505 = iron_f32_to_bf16(v2504);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v2506 = v2484 * v4;
-            const unsigned int v2507 = v2506 + v84;
-            const unsigned int v2508 = v2507 + v2487;
-            out[v2508] = v2505;
+        for (unsigned int v1318 = v144; v1318 < 4096u; v1318 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
+          const unsigned int v1320 = v1318 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
+          const unsigned int v1321 = v1175 + v1320;
+          const unsigned int v1323 = v1318 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
+          const unsigned int v1324 = v1170 + v1323;
+          const bool v1325 = v1321 < v60;  // kernels/gemm/gemm_tiles.hpp:353
+          const bool v1326 = v1324 < v15;
+          const bool v1327 = v1325 && v1326;
+          if (v1327) {
+            const unsigned int v1333 = v1320 * 68u;
+            const unsigned int v1334 = v1333 + v1323;
+            const float v1335 = shm2[v1334];
+            const unsigned int v1336 = v84 + v1324;  // kernels/convolution/conv_tiles.hpp:114
+            const iron_bf16 v1337 = bias[v1336];  // kernels/convolution/conv2d_bias.cpp:64
+            const float v1338 = iron_to_f32(v1337);
+            const float v1339 = v1335 + v1338;
+            const float v1341 = fmaxf(v1339, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+            const iron_bf16 v1342 = iron_f32_to_bf16(v1341);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1343 = v1321 * v4;
+            const unsigned int v1344 = v1343 + v84;
+            const unsigned int v1345 = v1344 + v1324;
+            out[v1345] = v1342;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:416
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
     }
   } else {
-    const unsigned int v2511 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2512 = v2511 & 15u;
-    const unsigned int v2513 = v2512 << 2u;
-    const unsigned int v2516 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2517 = v2516 * v19;
-    const unsigned int v2521 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2522 = v12 * v2521;
-    const unsigned int v2524 = v10 << 1u;
-    const unsigned int v2525 = v2 + v2524;
-    const unsigned int v2526 = v2525 - v2522;
-    const unsigned int v2527 = v2526 - 1u;
-    const unsigned int v2528 = v2527 / v8;
-    const unsigned int v2529 = v2528 + 1u;
-    const unsigned int v2533 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2534 = v11 * v2533;
-    const unsigned int v2536 = v9 << 1u;
-    const unsigned int v2537 = v1 + v2536;
-    const unsigned int v2538 = v2537 - v2534;
-    const unsigned int v2539 = v2538 - 1u;
-    const unsigned int v2540 = v2539 / v7;
-    const unsigned int v2541 = v2540 + 1u;
-    const unsigned int v2542 = v2541 * v2529;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2543 = v0 * v2542;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2548 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2549 = v2548 == 0u;
-    const unsigned int v2552 = v19 << 1u;
-    const bool v2553 = v2552 <= 64u;
-    const bool v2554 = v2549 && v2553;
-    const unsigned int v2555 = v2554 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2559 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2560 = v2559 == 0u;
-    const unsigned int v2563 = v19 << 2u;
-    const bool v2564 = v2563 <= 64u;
-    const bool v2565 = v2560 && v2564;
-    const unsigned int v2566 = v2565 ? 4u : v2555;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2570 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2571 = v2570 == 0u;
-    const unsigned int v2574 = v19 << 3u;
-    const bool v2575 = v2574 <= 64u;
-    const bool v2576 = v2571 && v2575;
-    const unsigned int v2577 = v2576 ? 8u : v2566;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2579 = 128u / v2577;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2580 = v13 / v2577;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2581 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2584 = v2543 + 127u;
-    const unsigned int v2585 = v2584 >> 7u;
-    const unsigned int v2586 = blockIdx.z;
-    const unsigned int v2587 = v2586 * v2585;
-    const unsigned int v2588 = v2587 + v2581;
-    const unsigned int v2589 = v2588 % v2580;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2590 = v2588 / v2580;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2591 = v2589 * v2577;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2593 = v2543 + v2579;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2594 = v2593 - 1u;
-    const unsigned int v2595 = v2594 / v2579;
-    const bool v2596 = v2590 < v2595;
-    if (v2596) {
-      const unsigned int v2598 = v2577 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2599 = v2598 >> 2u;
-      const bool v2603 = v2599 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2604 = v2603 ? 8u : 16u;
-      const bool v2607 = v2599 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2608 = v2607 ? 4u : v2604;
-      const bool v2611 = v2599 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2612 = v2611 ? 2u : v2608;
-      const bool v2615 = v2599 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2616 = v2615 ? 1u : v2612;
-      const unsigned int v2618 = v2511 % v2616;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2619 = v2618 < v2599;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2621 = v2618 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2622 = v2621 / v19;
-      const unsigned int v2623 = v2622 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2626 = v2621 - v2623;
-      const unsigned int v2629 = v2591 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2630 = v2629 + v2621;
-      const unsigned int v2632 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2633 = v2632 << 5u;
-      const unsigned int v2634 = v2633 / v2579;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2636 = v2633 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2637 = v2636 / v2579;
-      iron_frag<float, 2, 16, 16> v2639;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2639, 0.0f);
-      iron_frag<float, 2, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2641, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2643, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2645, iron_f32_to_bf16(0.0f));
-      const unsigned int v2648 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2751 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2772 = v2633 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2776 = v2634 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2782 = v2636 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2786 = v2637 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2699 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2700 = v2699 & 15u;
+    const unsigned int v2701 = v2700 << 2u;
+    const unsigned int v2704 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2705 = v2704 * v19;
+    const unsigned int v2709 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2710 = v12 * v2709;
+    const unsigned int v2712 = v10 << 1u;
+    const unsigned int v2713 = v2 + v2712;
+    const unsigned int v2714 = v2713 - v2710;
+    const unsigned int v2715 = v2714 - 1u;
+    const unsigned int v2716 = v2715 / v8;
+    const unsigned int v2717 = v2716 + 1u;
+    const unsigned int v2721 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2722 = v11 * v2721;
+    const unsigned int v2724 = v9 << 1u;
+    const unsigned int v2725 = v1 + v2724;
+    const unsigned int v2726 = v2725 - v2722;
+    const unsigned int v2727 = v2726 - 1u;
+    const unsigned int v2728 = v2727 / v7;
+    const unsigned int v2729 = v2728 + 1u;
+    const unsigned int v2730 = v2729 * v2717;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2731 = v0 * v2730;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2736 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2737 = v2736 == 0u;
+    const unsigned int v2740 = v19 << 1u;
+    const bool v2741 = v2740 <= 64u;
+    const bool v2742 = v2737 && v2741;
+    const unsigned int v2743 = v2742 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2747 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2748 = v2747 == 0u;
+    const unsigned int v2751 = v19 << 2u;
+    const bool v2752 = v2751 <= 64u;
+    const bool v2753 = v2748 && v2752;
+    const unsigned int v2754 = v2753 ? 4u : v2743;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2758 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2759 = v2758 == 0u;
+    const unsigned int v2762 = v19 << 3u;
+    const bool v2763 = v2762 <= 64u;
+    const bool v2764 = v2759 && v2763;
+    const unsigned int v2765 = v2764 ? 8u : v2754;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2767 = 128u / v2765;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2768 = v13 / v2765;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2769 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2772 = v2731 + 127u;
+    const unsigned int v2773 = v2772 >> 7u;
+    const unsigned int v2774 = blockIdx.z;
+    const unsigned int v2775 = v2774 * v2773;
+    const unsigned int v2776 = v2775 + v2769;
+    const unsigned int v2777 = v2776 % v2768;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2778 = v2776 / v2768;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2779 = v2777 * v2765;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2781 = v2731 + v2767;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2782 = v2781 - 1u;
+    const unsigned int v2783 = v2782 / v2767;
+    const bool v2784 = v2778 < v2783;
+    if (v2784) {
+      const unsigned int v2786 = v2765 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2787 = v2786 >> 2u;
+      const bool v2791 = v2787 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2792 = v2791 ? 8u : 16u;
+      const bool v2795 = v2787 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2796 = v2795 ? 4u : v2792;
+      const bool v2799 = v2787 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2800 = v2799 ? 2u : v2796;
+      const bool v2803 = v2787 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2804 = v2803 ? 1u : v2800;
+      const unsigned int v2806 = v2699 % v2804;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2807 = v2806 < v2787;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2809 = v2806 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2810 = v2809 / v19;
+      const unsigned int v2811 = v2810 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2814 = v2809 - v2811;
+      const unsigned int v2817 = v2779 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2818 = v2817 + v2809;
+      const unsigned int v2820 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2821 = v2820 << 5u;
+      const unsigned int v2822 = v2821 / v2767;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2824 = v2821 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2825 = v2824 / v2767;
+      iron_frag<float, 2, 16, 16> v2827;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2827, 0.0f);
+      iron_frag<float, 2, 16, 16> v2829;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2829, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2831;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2831, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2833;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2833, iron_f32_to_bf16(0.0f));
+      const unsigned int v2836 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2939 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2960 = v2821 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2964 = v2822 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2970 = v2824 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2974 = v2825 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2650 = 0u; v2650 < v5; v2650 += v2648) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2651 = v2650 + v2648;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2652 = min(v2651, v5);
-        const unsigned int v2653 = v2652 - v2650;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2654 = v2653 * v6;
-        const unsigned int v2655 = v2654 * v19;
-        const unsigned int v2659 = v2655 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2660 = v2659 >> 4u;
-        const unsigned int v2661 = v2660 << 4u;
-        const bool v2662 = v2513 < v2661;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2662) {
-          const unsigned int v2664 = v2577 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2667 = v2511 >> 4u;
-          const bool v2673 = v2513 < v2655;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2675 = v2650 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2676 = v2675 * v19;
+      for (unsigned int v2838 = 0u; v2838 < v5; v2838 += v2836) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2839 = v2838 + v2836;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2840 = min(v2839, v5);
+        const unsigned int v2841 = v2840 - v2838;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2842 = v2841 * v6;
+        const unsigned int v2843 = v2842 * v19;
+        const unsigned int v2847 = v2843 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2848 = v2847 >> 4u;
+        const unsigned int v2849 = v2848 << 4u;
+        const bool v2850 = v2701 < v2849;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2850) {
+          const unsigned int v2852 = v2765 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2855 = v2699 >> 4u;
+          const bool v2861 = v2701 < v2843;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2863 = v2838 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2864 = v2863 * v19;
 
-          for (unsigned int v2669 = v2667; v2669 < v2664; v2669 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2671 = v2669 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2672 = v2671 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2674 = v2672 && v2673;
-            const unsigned int v2678 = v2669 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2679 = v2591 + v2678;
-            const unsigned int v2680 = v2679 * v15;
-            const unsigned int v2681 = v2680 + v2671;
-            const unsigned int v2682 = v2681 * v2517;
-            const unsigned int v2683 = v2682 + v2676;
-            const unsigned int v2684 = v2683 + v2513;
-            const unsigned int v2686 = v2674 ? v2684 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2688 = v2669 * 56u;
-            const unsigned int v2689 = v2688 + v2513;
-            iron_copy_async<8>(shm4 + v2689, weight + v2686, v2674);
+          for (unsigned int v2857 = v2855; v2857 < v2852; v2857 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2859 = v2857 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2860 = v2859 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2862 = v2860 && v2861;
+            const unsigned int v2866 = v2857 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2867 = v2779 + v2866;
+            const unsigned int v2868 = v2867 * v15;
+            const unsigned int v2869 = v2868 + v2859;
+            const unsigned int v2870 = v2869 * v2705;
+            const unsigned int v2871 = v2870 + v2864;
+            const unsigned int v2872 = v2871 + v2701;
+            const unsigned int v2874 = v2862 ? v2872 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2876 = v2857 * 56u;
+            const unsigned int v2877 = v2876 + v2701;
+            iron_copy_async<8>(shm5 + v2877, weight + v2874, v2862);
           }
         }
-        if (v2619) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2691 = 128u / v2616;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2693 = v2511 / v2616;
-          const unsigned int v2695 = v2590 * v2579;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2707 = v2622 * v2579;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2717 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2734 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2807) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2879 = 128u / v2804;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2881 = v2699 / v2804;
+          const unsigned int v2883 = v2778 * v2767;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2895 = v2810 * v2767;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2905 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2922 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2694 = v2693; v2694 < v2579; v2694 += v2691) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2696 = v2695 + v2694;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2697 = v2696 / v2542;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2698 = v2697 * v2542;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2699 = v2696 - v2698;
-            const unsigned int v2700 = v2699 / v2529;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2701 = v2700 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2702 = v2700 * v2529;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2703 = v2699 - v2702;
-            const unsigned int v2704 = v2703 * v8;
-            const bool v2705 = v2696 < v2543;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2708 = v2707 + v2694;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2709 = v2708 * 56u;
-            const unsigned int v2710 = v2709 + v2626;
-            const unsigned int v2721 = v2697 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2882 = v2881; v2882 < v2767; v2882 += v2879) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2884 = v2883 + v2882;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2885 = v2884 / v2730;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2886 = v2885 * v2730;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2887 = v2884 - v2886;
+            const unsigned int v2888 = v2887 / v2717;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2889 = v2888 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2890 = v2888 * v2717;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2891 = v2887 - v2890;
+            const unsigned int v2892 = v2891 * v8;
+            const bool v2893 = v2884 < v2731;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2896 = v2895 + v2882;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2897 = v2896 * 56u;
+            const unsigned int v2898 = v2897 + v2814;
+            const unsigned int v2909 = v2885 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2712 = v2650; v2712 < v2652; v2712 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2713 = v2712 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2714 = v2701 + v2713;
-              const bool v2715 = v2714 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2716 = v2705 && v2715;
-              const bool v2718 = v2714 < v2717;
-              const bool v2719 = v2716 && v2718;
-              const unsigned int v2720 = max(v2714, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2722 = v2721 + v2720;
-              const unsigned int v2723 = v2722 - v9;
-              const unsigned int v2724 = v2712 - v2650;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2725 = v2724 * v6;
-              const unsigned int v2726 = v2725 * v19;
-              const unsigned int v2738 = v2723 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2746 = v2710 + v2726;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2900 = v2838; v2900 < v2840; v2900 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2901 = v2900 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2902 = v2889 + v2901;
+              const bool v2903 = v2902 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2904 = v2893 && v2903;
+              const bool v2906 = v2902 < v2905;
+              const bool v2907 = v2904 && v2906;
+              const unsigned int v2908 = max(v2902, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2910 = v2909 + v2908;
+              const unsigned int v2911 = v2910 - v9;
+              const unsigned int v2912 = v2900 - v2838;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2913 = v2912 * v6;
+              const unsigned int v2914 = v2913 * v19;
+              const unsigned int v2926 = v2911 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2934 = v2898 + v2914;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2729 = 0u; v2729 < v6; v2729 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2730 = v2729 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2731 = v2704 + v2730;
-                const bool v2732 = v2731 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2733 = v2719 && v2732;
-                const bool v2735 = v2731 < v2734;
-                const bool v2736 = v2733 && v2735;
-                const unsigned int v2737 = max(v2731, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2739 = v2738 + v2737;
-                const unsigned int v2740 = v2739 - v10;
-                const unsigned int v2741 = v2740 * v3;
-                const unsigned int v2742 = v2741 + v2630;
-                const unsigned int v2744 = v2736 ? v2742 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2745 = v2729 * v19;
-                const unsigned int v2747 = v2746 + v2745;
-                iron_copy_async<8>(shm3 + v2747, x + v2744, v2736);
+              for (unsigned int v2917 = 0u; v2917 < v6; v2917 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2918 = v2917 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2919 = v2892 + v2918;
+                const bool v2920 = v2919 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2921 = v2907 && v2920;
+                const bool v2923 = v2919 < v2922;
+                const bool v2924 = v2921 && v2923;
+                const unsigned int v2925 = max(v2919, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2927 = v2926 + v2925;
+                const unsigned int v2928 = v2927 - v10;
+                const unsigned int v2929 = v2928 * v3;
+                const unsigned int v2930 = v2929 + v2818;
+                const unsigned int v2932 = v2924 ? v2930 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2933 = v2917 * v19;
+                const unsigned int v2935 = v2934 + v2933;
+                iron_copy_async<8>(shm4 + v2935, x + v2932, v2924);
               }
             }
           }
         }
-        const unsigned int v2749 = v2661 - v2655;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2750 = v2749 >> 2u;
-        const unsigned int v2753 = v2750 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2937 = v2849 - v2843;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2938 = v2937 >> 2u;
+        const unsigned int v2941 = v2938 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2755 = v2511; v2755 < v2753; v2755 += v2751) {
-          const unsigned int v2756 = v2755 / v2750;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2760 = v2756 * v2750;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2761 = v2755 - v2760;
-          const unsigned int v2762 = v2761 << 2u;
-          const unsigned int v2764 = v2756 * 56u;
-          const unsigned int v2765 = v2764 + v2655;
-          const unsigned int v2766 = v2765 + v2762;
-          iron_copy_async<8>(shm3 + v2766, x + 0u, false);
+        for (unsigned int v2943 = v2699; v2943 < v2941; v2943 += v2939) {
+          const unsigned int v2944 = v2943 / v2938;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2948 = v2944 * v2938;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2949 = v2943 - v2948;
+          const unsigned int v2950 = v2949 << 2u;
+          const unsigned int v2952 = v2944 * 56u;
+          const unsigned int v2953 = v2952 + v2843;
+          const unsigned int v2954 = v2953 + v2950;
+          iron_copy_async<8>(shm4 + v2954, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2769 = 0u; v2769 < v2661; v2769 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2773 = v2772 + v2769;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2643, shm3, v2773, 56u);
-          const unsigned int v2777 = v2776 + v2769;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2645, shm4, v2777, 56u);
-          iron_frag_mma_sync(v2639, v2643, v2645);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2783 = v2782 + v2769;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2643, shm3, v2783, 56u);
-          const unsigned int v2787 = v2786 + v2769;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2645, shm4, v2787, 56u);
-          iron_frag_mma_sync(v2641, v2643, v2645);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2957 = 0u; v2957 < v2849; v2957 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2961 = v2960 + v2957;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2831, shm4, v2961, 56u);
+          const unsigned int v2965 = v2964 + v2957;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2833, shm5, v2965, 56u);
+          iron_frag_mma_sync(v2827, v2831, v2833);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2971 = v2970 + v2957;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2831, shm4, v2971, 56u);
+          const unsigned int v2975 = v2974 + v2957;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2833, shm5, v2975, 56u);
+          iron_frag_mma_sync(v2829, v2831, v2833);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2788 = v2634 * v2579;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2789 = v2590 * v2579;
-      const unsigned int v2790 = v2789 + v2633;
-      const unsigned int v2791 = v2790 - v2788;
-      const unsigned int v2792 = v2591 + v2634;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2793 = v2792 * v15;
-      const unsigned int v2794 = static_cast<unsigned int>(v2639.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2795 = v2791 + v2794;
-      const unsigned int v2796 = static_cast<unsigned int>(v2639.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2797 = v2795 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2798 = v2796 < v15;
-      const bool v2799 = v2797 && v2798;
-      if (v2799) {
-        const float v2800 = v2639.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2801 = v2793 + v2796;
-        const iron_bf16 v2802 = bias[v2801];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2803 = iron_to_f32(v2802);
-        const float v2804 = v2800 + v2803;
-        const float v2806 = fmaxf(v2804, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2807 = iron_f32_to_bf16(v2806);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2808 = v2795 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2809 = v2808 + v2793;
-        const unsigned int v2810 = v2809 + v2796;
-        out[v2810] = v2807;
+      const unsigned int v2976 = v2822 * v2767;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2977 = v2778 * v2767;
+      const unsigned int v2978 = v2977 + v2821;
+      const unsigned int v2979 = v2978 - v2976;
+      const unsigned int v2980 = v2779 + v2822;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2981 = v2980 * v15;
+      const unsigned int v2982 = static_cast<unsigned int>(v2827.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2983 = v2979 + v2982;
+      const unsigned int v2984 = static_cast<unsigned int>(v2827.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2985 = v2983 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2986 = v2984 < v15;
+      const bool v2987 = v2985 && v2986;
+      if (v2987) {
+        const float v2988 = v2827.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2989 = v2981 + v2984;
+        const iron_bf16 v2990 = bias[v2989];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2991 = iron_to_f32(v2990);
+        const float v2992 = v2988 + v2991;
+        const float v2994 = fmaxf(v2992, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2995 = iron_f32_to_bf16(v2994);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2996 = v2983 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2997 = v2996 + v2981;
+        const unsigned int v2998 = v2997 + v2984;
+        out[v2998] = v2995;
       }
-      const unsigned int v2811 = static_cast<unsigned int>(v2639.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2812 = v2791 + v2811;
-      const unsigned int v2813 = static_cast<unsigned int>(v2639.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2814 = v2812 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2815 = v2813 < v15;
-      const bool v2816 = v2814 && v2815;
-      if (v2816) {
-        const float v2817 = v2639.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2818 = v2793 + v2813;
-        const iron_bf16 v2819 = bias[v2818];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2820 = iron_to_f32(v2819);
-        const float v2821 = v2817 + v2820;
-        const float v2823 = fmaxf(v2821, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2824 = iron_f32_to_bf16(v2823);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2825 = v2812 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2826 = v2825 + v2793;
-        const unsigned int v2827 = v2826 + v2813;
-        out[v2827] = v2824;
+      const unsigned int v2999 = static_cast<unsigned int>(v2827.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3000 = v2979 + v2999;
+      const unsigned int v3001 = static_cast<unsigned int>(v2827.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3002 = v3000 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3003 = v3001 < v15;
+      const bool v3004 = v3002 && v3003;
+      if (v3004) {
+        const float v3005 = v2827.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3006 = v2981 + v3001;
+        const iron_bf16 v3007 = bias[v3006];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3008 = iron_to_f32(v3007);
+        const float v3009 = v3005 + v3008;
+        const float v3011 = fmaxf(v3009, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3012 = iron_f32_to_bf16(v3011);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3013 = v3000 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3014 = v3013 + v2981;
+        const unsigned int v3015 = v3014 + v3001;
+        out[v3015] = v3012;
       }
-      const unsigned int v2828 = static_cast<unsigned int>(v2639.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2829 = v2791 + v2828;
-      const unsigned int v2830 = static_cast<unsigned int>(v2639.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2831 = v2829 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2832 = v2830 < v15;
-      const bool v2833 = v2831 && v2832;
-      if (v2833) {
-        const float v2834 = v2639.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2835 = v2793 + v2830;
-        const iron_bf16 v2836 = bias[v2835];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2837 = iron_to_f32(v2836);
-        const float v2838 = v2834 + v2837;
-        const float v2840 = fmaxf(v2838, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2841 = iron_f32_to_bf16(v2840);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2842 = v2829 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2843 = v2842 + v2793;
-        const unsigned int v2844 = v2843 + v2830;
-        out[v2844] = v2841;
+      const unsigned int v3016 = static_cast<unsigned int>(v2827.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3017 = v2979 + v3016;
+      const unsigned int v3018 = static_cast<unsigned int>(v2827.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3019 = v3017 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3020 = v3018 < v15;
+      const bool v3021 = v3019 && v3020;
+      if (v3021) {
+        const float v3022 = v2827.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3023 = v2981 + v3018;
+        const iron_bf16 v3024 = bias[v3023];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3025 = iron_to_f32(v3024);
+        const float v3026 = v3022 + v3025;
+        const float v3028 = fmaxf(v3026, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3029 = iron_f32_to_bf16(v3028);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3030 = v3017 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3031 = v3030 + v2981;
+        const unsigned int v3032 = v3031 + v3018;
+        out[v3032] = v3029;
       }
-      const unsigned int v2845 = static_cast<unsigned int>(v2639.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2846 = v2791 + v2845;
-      const unsigned int v2847 = static_cast<unsigned int>(v2639.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2848 = v2846 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2849 = v2847 < v15;
-      const bool v2850 = v2848 && v2849;
-      if (v2850) {
-        const float v2851 = v2639.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2852 = v2793 + v2847;
-        const iron_bf16 v2853 = bias[v2852];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2854 = iron_to_f32(v2853);
-        const float v2855 = v2851 + v2854;
-        const float v2857 = fmaxf(v2855, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2858 = iron_f32_to_bf16(v2857);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2859 = v2846 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2860 = v2859 + v2793;
-        const unsigned int v2861 = v2860 + v2847;
-        out[v2861] = v2858;
+      const unsigned int v3033 = static_cast<unsigned int>(v2827.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3034 = v2979 + v3033;
+      const unsigned int v3035 = static_cast<unsigned int>(v2827.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3036 = v3034 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3037 = v3035 < v15;
+      const bool v3038 = v3036 && v3037;
+      if (v3038) {
+        const float v3039 = v2827.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3040 = v2981 + v3035;
+        const iron_bf16 v3041 = bias[v3040];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3042 = iron_to_f32(v3041);
+        const float v3043 = v3039 + v3042;
+        const float v3045 = fmaxf(v3043, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3046 = iron_f32_to_bf16(v3045);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3047 = v3034 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3048 = v3047 + v2981;
+        const unsigned int v3049 = v3048 + v3035;
+        out[v3049] = v3046;
       }
-      const unsigned int v2862 = static_cast<unsigned int>(v2639.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2863 = v2791 + v2862;
-      const unsigned int v2864 = static_cast<unsigned int>(v2639.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2865 = v2863 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2866 = v2864 < v15;
-      const bool v2867 = v2865 && v2866;
-      if (v2867) {
-        const float v2868 = v2639.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2869 = v2793 + v2864;
-        const iron_bf16 v2870 = bias[v2869];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2871 = iron_to_f32(v2870);
-        const float v2872 = v2868 + v2871;
-        const float v2874 = fmaxf(v2872, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2875 = iron_f32_to_bf16(v2874);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2876 = v2863 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2877 = v2876 + v2793;
-        const unsigned int v2878 = v2877 + v2864;
-        out[v2878] = v2875;
+      const unsigned int v3050 = static_cast<unsigned int>(v2827.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3051 = v2979 + v3050;
+      const unsigned int v3052 = static_cast<unsigned int>(v2827.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3053 = v3051 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3054 = v3052 < v15;
+      const bool v3055 = v3053 && v3054;
+      if (v3055) {
+        const float v3056 = v2827.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3057 = v2981 + v3052;
+        const iron_bf16 v3058 = bias[v3057];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3059 = iron_to_f32(v3058);
+        const float v3060 = v3056 + v3059;
+        const float v3062 = fmaxf(v3060, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3063 = iron_f32_to_bf16(v3062);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3064 = v3051 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3065 = v3064 + v2981;
+        const unsigned int v3066 = v3065 + v3052;
+        out[v3066] = v3063;
       }
-      const unsigned int v2879 = static_cast<unsigned int>(v2639.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2880 = v2791 + v2879;
-      const unsigned int v2881 = static_cast<unsigned int>(v2639.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2882 = v2880 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2883 = v2881 < v15;
-      const bool v2884 = v2882 && v2883;
-      if (v2884) {
-        const float v2885 = v2639.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2886 = v2793 + v2881;
-        const iron_bf16 v2887 = bias[v2886];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2888 = iron_to_f32(v2887);
-        const float v2889 = v2885 + v2888;
-        const float v2891 = fmaxf(v2889, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2892 = iron_f32_to_bf16(v2891);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2893 = v2880 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2894 = v2893 + v2793;
-        const unsigned int v2895 = v2894 + v2881;
-        out[v2895] = v2892;
+      const unsigned int v3067 = static_cast<unsigned int>(v2827.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3068 = v2979 + v3067;
+      const unsigned int v3069 = static_cast<unsigned int>(v2827.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3070 = v3068 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3071 = v3069 < v15;
+      const bool v3072 = v3070 && v3071;
+      if (v3072) {
+        const float v3073 = v2827.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3074 = v2981 + v3069;
+        const iron_bf16 v3075 = bias[v3074];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3076 = iron_to_f32(v3075);
+        const float v3077 = v3073 + v3076;
+        const float v3079 = fmaxf(v3077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3080 = iron_f32_to_bf16(v3079);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3081 = v3068 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3082 = v3081 + v2981;
+        const unsigned int v3083 = v3082 + v3069;
+        out[v3083] = v3080;
       }
-      const unsigned int v2896 = static_cast<unsigned int>(v2639.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2897 = v2791 + v2896;
-      const unsigned int v2898 = static_cast<unsigned int>(v2639.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2899 = v2897 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2900 = v2898 < v15;
-      const bool v2901 = v2899 && v2900;
-      if (v2901) {
-        const float v2902 = v2639.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2903 = v2793 + v2898;
-        const iron_bf16 v2904 = bias[v2903];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2905 = iron_to_f32(v2904);
-        const float v2906 = v2902 + v2905;
-        const float v2908 = fmaxf(v2906, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2909 = iron_f32_to_bf16(v2908);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2910 = v2897 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2911 = v2910 + v2793;
-        const unsigned int v2912 = v2911 + v2898;
-        out[v2912] = v2909;
+      const unsigned int v3084 = static_cast<unsigned int>(v2827.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3085 = v2979 + v3084;
+      const unsigned int v3086 = static_cast<unsigned int>(v2827.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3087 = v3085 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3088 = v3086 < v15;
+      const bool v3089 = v3087 && v3088;
+      if (v3089) {
+        const float v3090 = v2827.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3091 = v2981 + v3086;
+        const iron_bf16 v3092 = bias[v3091];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3093 = iron_to_f32(v3092);
+        const float v3094 = v3090 + v3093;
+        const float v3096 = fmaxf(v3094, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3097 = iron_f32_to_bf16(v3096);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3098 = v3085 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3099 = v3098 + v2981;
+        const unsigned int v3100 = v3099 + v3086;
+        out[v3100] = v3097;
       }
-      const unsigned int v2913 = static_cast<unsigned int>(v2639.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2914 = v2791 + v2913;
-      const unsigned int v2915 = static_cast<unsigned int>(v2639.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2916 = v2914 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2917 = v2915 < v15;
-      const bool v2918 = v2916 && v2917;
-      if (v2918) {
-        const float v2919 = v2639.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2920 = v2793 + v2915;
-        const iron_bf16 v2921 = bias[v2920];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2922 = iron_to_f32(v2921);
-        const float v2923 = v2919 + v2922;
-        const float v2925 = fmaxf(v2923, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2927 = v2914 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2928 = v2927 + v2793;
-        const unsigned int v2929 = v2928 + v2915;
-        out[v2929] = v2926;
+      const unsigned int v3101 = static_cast<unsigned int>(v2827.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3102 = v2979 + v3101;
+      const unsigned int v3103 = static_cast<unsigned int>(v2827.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3104 = v3102 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3105 = v3103 < v15;
+      const bool v3106 = v3104 && v3105;
+      if (v3106) {
+        const float v3107 = v2827.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3108 = v2981 + v3103;
+        const iron_bf16 v3109 = bias[v3108];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3110 = iron_to_f32(v3109);
+        const float v3111 = v3107 + v3110;
+        const float v3113 = fmaxf(v3111, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3114 = iron_f32_to_bf16(v3113);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3115 = v3102 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3116 = v3115 + v2981;
+        const unsigned int v3117 = v3116 + v3103;
+        out[v3117] = v3114;
       }
-      const unsigned int v2932 = v2637 * v2579;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2934 = v2789 + v2636;
-      const unsigned int v2935 = v2934 - v2932;
-      const unsigned int v2936 = v2591 + v2637;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2937 = v2936 * v15;
-      const unsigned int v2938 = static_cast<unsigned int>(v2641.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2939 = v2935 + v2938;
-      const unsigned int v2940 = static_cast<unsigned int>(v2641.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2941 = v2939 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2942 = v2940 < v15;
-      const bool v2943 = v2941 && v2942;
-      if (v2943) {
-        const float v2944 = v2641.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2945 = v2937 + v2940;
-        const iron_bf16 v2946 = bias[v2945];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2947 = iron_to_f32(v2946);
-        const float v2948 = v2944 + v2947;
-        const float v2950 = fmaxf(v2948, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2951 = iron_f32_to_bf16(v2950);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2952 = v2939 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2953 = v2952 + v2937;
-        const unsigned int v2954 = v2953 + v2940;
-        out[v2954] = v2951;
+      const unsigned int v3120 = v2825 * v2767;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v3122 = v2977 + v2824;
+      const unsigned int v3123 = v3122 - v3120;
+      const unsigned int v3124 = v2779 + v2825;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v3125 = v3124 * v15;
+      const unsigned int v3126 = static_cast<unsigned int>(v2829.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3127 = v3123 + v3126;
+      const unsigned int v3128 = static_cast<unsigned int>(v2829.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3129 = v3127 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3130 = v3128 < v15;
+      const bool v3131 = v3129 && v3130;
+      if (v3131) {
+        const float v3132 = v2829.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3133 = v3125 + v3128;
+        const iron_bf16 v3134 = bias[v3133];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3135 = iron_to_f32(v3134);
+        const float v3136 = v3132 + v3135;
+        const float v3138 = fmaxf(v3136, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3139 = iron_f32_to_bf16(v3138);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3140 = v3127 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3141 = v3140 + v3125;
+        const unsigned int v3142 = v3141 + v3128;
+        out[v3142] = v3139;
       }
-      const unsigned int v2955 = static_cast<unsigned int>(v2641.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2956 = v2935 + v2955;
-      const unsigned int v2957 = static_cast<unsigned int>(v2641.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2958 = v2956 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2959 = v2957 < v15;
-      const bool v2960 = v2958 && v2959;
-      if (v2960) {
-        const float v2961 = v2641.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2962 = v2937 + v2957;
-        const iron_bf16 v2963 = bias[v2962];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2964 = iron_to_f32(v2963);
-        const float v2965 = v2961 + v2964;
-        const float v2967 = fmaxf(v2965, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2968 = iron_f32_to_bf16(v2967);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2969 = v2956 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2970 = v2969 + v2937;
-        const unsigned int v2971 = v2970 + v2957;
-        out[v2971] = v2968;
+      const unsigned int v3143 = static_cast<unsigned int>(v2829.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3144 = v3123 + v3143;
+      const unsigned int v3145 = static_cast<unsigned int>(v2829.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3146 = v3144 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3147 = v3145 < v15;
+      const bool v3148 = v3146 && v3147;
+      if (v3148) {
+        const float v3149 = v2829.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3150 = v3125 + v3145;
+        const iron_bf16 v3151 = bias[v3150];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3152 = iron_to_f32(v3151);
+        const float v3153 = v3149 + v3152;
+        const float v3155 = fmaxf(v3153, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3156 = iron_f32_to_bf16(v3155);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3157 = v3144 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3158 = v3157 + v3125;
+        const unsigned int v3159 = v3158 + v3145;
+        out[v3159] = v3156;
       }
-      const unsigned int v2972 = static_cast<unsigned int>(v2641.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2973 = v2935 + v2972;
-      const unsigned int v2974 = static_cast<unsigned int>(v2641.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2975 = v2973 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2976 = v2974 < v15;
-      const bool v2977 = v2975 && v2976;
-      if (v2977) {
-        const float v2978 = v2641.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2979 = v2937 + v2974;
-        const iron_bf16 v2980 = bias[v2979];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2981 = iron_to_f32(v2980);
-        const float v2982 = v2978 + v2981;
-        const float v2984 = fmaxf(v2982, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2985 = iron_f32_to_bf16(v2984);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2986 = v2973 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2987 = v2986 + v2937;
-        const unsigned int v2988 = v2987 + v2974;
-        out[v2988] = v2985;
+      const unsigned int v3160 = static_cast<unsigned int>(v2829.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3161 = v3123 + v3160;
+      const unsigned int v3162 = static_cast<unsigned int>(v2829.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3163 = v3161 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3164 = v3162 < v15;
+      const bool v3165 = v3163 && v3164;
+      if (v3165) {
+        const float v3166 = v2829.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3167 = v3125 + v3162;
+        const iron_bf16 v3168 = bias[v3167];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3169 = iron_to_f32(v3168);
+        const float v3170 = v3166 + v3169;
+        const float v3172 = fmaxf(v3170, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3173 = iron_f32_to_bf16(v3172);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3174 = v3161 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3175 = v3174 + v3125;
+        const unsigned int v3176 = v3175 + v3162;
+        out[v3176] = v3173;
       }
-      const unsigned int v2989 = static_cast<unsigned int>(v2641.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2990 = v2935 + v2989;
-      const unsigned int v2991 = static_cast<unsigned int>(v2641.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2992 = v2990 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2993 = v2991 < v15;
-      const bool v2994 = v2992 && v2993;
-      if (v2994) {
-        const float v2995 = v2641.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2996 = v2937 + v2991;
-        const iron_bf16 v2997 = bias[v2996];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2998 = iron_to_f32(v2997);
-        const float v2999 = v2995 + v2998;
-        const float v3001 = fmaxf(v2999, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3003 = v2990 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3004 = v3003 + v2937;
-        const unsigned int v3005 = v3004 + v2991;
-        out[v3005] = v3002;
+      const unsigned int v3177 = static_cast<unsigned int>(v2829.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3178 = v3123 + v3177;
+      const unsigned int v3179 = static_cast<unsigned int>(v2829.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3180 = v3178 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3181 = v3179 < v15;
+      const bool v3182 = v3180 && v3181;
+      if (v3182) {
+        const float v3183 = v2829.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3184 = v3125 + v3179;
+        const iron_bf16 v3185 = bias[v3184];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3186 = iron_to_f32(v3185);
+        const float v3187 = v3183 + v3186;
+        const float v3189 = fmaxf(v3187, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3190 = iron_f32_to_bf16(v3189);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3191 = v3178 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3192 = v3191 + v3125;
+        const unsigned int v3193 = v3192 + v3179;
+        out[v3193] = v3190;
       }
-      const unsigned int v3006 = static_cast<unsigned int>(v2641.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3007 = v2935 + v3006;
-      const unsigned int v3008 = static_cast<unsigned int>(v2641.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3009 = v3007 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3010 = v3008 < v15;
-      const bool v3011 = v3009 && v3010;
-      if (v3011) {
-        const float v3012 = v2641.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3013 = v2937 + v3008;
-        const iron_bf16 v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3015 = iron_to_f32(v3014);
-        const float v3016 = v3012 + v3015;
-        const float v3018 = fmaxf(v3016, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3019 = iron_f32_to_bf16(v3018);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3020 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3021 = v3020 + v2937;
-        const unsigned int v3022 = v3021 + v3008;
-        out[v3022] = v3019;
+      const unsigned int v3194 = static_cast<unsigned int>(v2829.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3195 = v3123 + v3194;
+      const unsigned int v3196 = static_cast<unsigned int>(v2829.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3197 = v3195 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3198 = v3196 < v15;
+      const bool v3199 = v3197 && v3198;
+      if (v3199) {
+        const float v3200 = v2829.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3201 = v3125 + v3196;
+        const iron_bf16 v3202 = bias[v3201];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3203 = iron_to_f32(v3202);
+        const float v3204 = v3200 + v3203;
+        const float v3206 = fmaxf(v3204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3207 = iron_f32_to_bf16(v3206);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3208 = v3195 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3209 = v3208 + v3125;
+        const unsigned int v3210 = v3209 + v3196;
+        out[v3210] = v3207;
       }
-      const unsigned int v3023 = static_cast<unsigned int>(v2641.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3024 = v2935 + v3023;
-      const unsigned int v3025 = static_cast<unsigned int>(v2641.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3026 = v3024 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3027 = v3025 < v15;
-      const bool v3028 = v3026 && v3027;
-      if (v3028) {
-        const float v3029 = v2641.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3030 = v2937 + v3025;
-        const iron_bf16 v3031 = bias[v3030];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3032 = iron_to_f32(v3031);
-        const float v3033 = v3029 + v3032;
-        const float v3035 = fmaxf(v3033, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3036 = iron_f32_to_bf16(v3035);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3037 = v3024 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3038 = v3037 + v2937;
-        const unsigned int v3039 = v3038 + v3025;
-        out[v3039] = v3036;
+      const unsigned int v3211 = static_cast<unsigned int>(v2829.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3212 = v3123 + v3211;
+      const unsigned int v3213 = static_cast<unsigned int>(v2829.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3214 = v3212 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3215 = v3213 < v15;
+      const bool v3216 = v3214 && v3215;
+      if (v3216) {
+        const float v3217 = v2829.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3218 = v3125 + v3213;
+        const iron_bf16 v3219 = bias[v3218];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3220 = iron_to_f32(v3219);
+        const float v3221 = v3217 + v3220;
+        const float v3223 = fmaxf(v3221, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3224 = iron_f32_to_bf16(v3223);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3225 = v3212 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3226 = v3225 + v3125;
+        const unsigned int v3227 = v3226 + v3213;
+        out[v3227] = v3224;
       }
-      const unsigned int v3040 = static_cast<unsigned int>(v2641.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3041 = v2935 + v3040;
-      const unsigned int v3042 = static_cast<unsigned int>(v2641.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3043 = v3041 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3044 = v3042 < v15;
-      const bool v3045 = v3043 && v3044;
-      if (v3045) {
-        const float v3046 = v2641.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3047 = v2937 + v3042;
-        const iron_bf16 v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3049 = iron_to_f32(v3048);
-        const float v3050 = v3046 + v3049;
-        const float v3052 = fmaxf(v3050, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3053 = iron_f32_to_bf16(v3052);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3054 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3055 = v3054 + v2937;
-        const unsigned int v3056 = v3055 + v3042;
-        out[v3056] = v3053;
+      const unsigned int v3228 = static_cast<unsigned int>(v2829.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3229 = v3123 + v3228;
+      const unsigned int v3230 = static_cast<unsigned int>(v2829.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3231 = v3229 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3232 = v3230 < v15;
+      const bool v3233 = v3231 && v3232;
+      if (v3233) {
+        const float v3234 = v2829.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3235 = v3125 + v3230;
+        const iron_bf16 v3236 = bias[v3235];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3237 = iron_to_f32(v3236);
+        const float v3238 = v3234 + v3237;
+        const float v3240 = fmaxf(v3238, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3241 = iron_f32_to_bf16(v3240);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3242 = v3229 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3243 = v3242 + v3125;
+        const unsigned int v3244 = v3243 + v3230;
+        out[v3244] = v3241;
       }
-      const unsigned int v3057 = static_cast<unsigned int>(v2641.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3058 = v2935 + v3057;
-      const unsigned int v3059 = static_cast<unsigned int>(v2641.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3060 = v3058 < v2543;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3061 = v3059 < v15;
-      const bool v3062 = v3060 && v3061;
-      if (v3062) {
-        const float v3063 = v2641.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3064 = v2937 + v3059;
-        const iron_bf16 v3065 = bias[v3064];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3066 = iron_to_f32(v3065);
-        const float v3067 = v3063 + v3066;
-        const float v3069 = fmaxf(v3067, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3070 = iron_f32_to_bf16(v3069);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3071 = v3058 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3072 = v3071 + v2937;
-        const unsigned int v3073 = v3072 + v3059;
-        out[v3073] = v3070;
+      const unsigned int v3245 = static_cast<unsigned int>(v2829.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3246 = v3123 + v3245;
+      const unsigned int v3247 = static_cast<unsigned int>(v2829.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3248 = v3246 < v2731;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3249 = v3247 < v15;
+      const bool v3250 = v3248 && v3249;
+      if (v3250) {
+        const float v3251 = v2829.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3252 = v3125 + v3247;
+        const iron_bf16 v3253 = bias[v3252];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3254 = iron_to_f32(v3253);
+        const float v3255 = v3251 + v3254;
+        const float v3257 = fmaxf(v3255, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3258 = iron_f32_to_bf16(v3257);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3259 = v3246 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3260 = v3259 + v3125;
+        const unsigned int v3261 = v3260 + v3247;
+        out[v3261] = v3258;
       }
     }
   }

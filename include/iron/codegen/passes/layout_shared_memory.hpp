@@ -1,8 +1,7 @@
-/// Shared-memory layout: gives every threadgroup allocation an aligned byte offset, sets the
-/// kernel's total, and refuses kernels over the target's limit.
+/// Shared-memory layout: gives every threadgroup allocation an aligned byte offset (an overlay
+/// its base's where it fits there), sets the kernel's total, and refuses kernels over the
+/// target's limit.
 #pragma once
-
-#include <string_view>
 
 #include "iron/codegen/target.hpp"
 #include "iron/core/ir.hpp"
@@ -21,9 +20,10 @@ std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel);
 /// declare as views of one block instead.
 bool allocations_share_bytes(const ir::Kernel& kernel);
 
-/// Throws TargetLimitError when an overlay is wider than its base's bytes (sizes as they stand:
-/// a ring as its pipelines were expanded), naming both and the bytes `where` (say "on target
-/// sm_90"): no target can place it.
-void check_overlays_fit(const ir::Kernel& kernel, std::string_view where);
+/// Whether allocation `a` of `kernel` is an overlay that lies in its base's bytes: no wider than
+/// its base as the sizes stand (a ring as its pipelines were expanded). A wider one (its base a
+/// ring that this launch or target keeps at fewer stages) takes bytes of its own, as any other
+/// allocation; the two are never live at once, so either placement computes the same.
+bool overlay_in_base(const ir::Kernel& kernel, const ir::SharedAlloc& a);
 
 }  // namespace iron::codegen
