@@ -138,21 +138,22 @@ int warmup(const WarmupOptions& o) {
   std::fflush(stdout);
   const auto results = runtime::warm_module_cache(forms, sm, jobs);
   std::vector<double> compiled;
-  std::vector<double> by_class[2];  // memory-bound forms, tensor-core forms
+  std::vector<double> by_class[3];  // by runtime::Products: none, CUDA cores, tensor cores
   std::size_t cached = 0;
   std::size_t failed = 0;
   for (std::size_t i = 0; i < results.size(); ++i) {
     const runtime::WarmupResult& r = results[i];
-    const bool tensor_cores = r.products;
+    const char* mark = r.products == runtime::Products::TensorCores ? "  tensor cores"
+                       : r.products == runtime::Products::CudaCores ? "  f32 fragments"
+                                                                    : "";
     const std::string shape = chosen.shapes[i].empty() ? "" : "  for " + chosen.shapes[i];
     if (!r.error.empty()) {
       ++failed;
       fmt::print("  {:<44} FAILED  {}{}\n", r.symbol, r.error, shape);
     } else if (r.compiled) {
       compiled.push_back(r.ms);
-      by_class[tensor_cores ? 1 : 0].push_back(r.ms);
-      fmt::print("  {:<44} compiled {:8.1f} ms{}{}\n", r.symbol, r.ms,
-                 tensor_cores ? "  tensor cores" : "", shape);
+      by_class[static_cast<int>(r.products)].push_back(r.ms);
+      fmt::print("  {:<44} compiled {:8.1f} ms{}{}\n", r.symbol, r.ms, mark, shape);
     } else {
       ++cached;
       fmt::print("  {:<44} cached   {:8.1f} ms{}\n", r.symbol, r.ms, shape);
@@ -165,8 +166,10 @@ int warmup(const WarmupOptions& o) {
       "{} compiled (median {:.1f} ms, max {:.1f} ms), {} already cached, {} failed, in {:.2f} s\n",
       compiled.size(), spread.median, spread.max, cached, failed, seconds);
   if (!compiled.empty()) {
-    fmt::print("compiled without tensor cores: {}; with tensor cores: {}\n", summary(by_class[0]),
-               summary(by_class[1]));
+    fmt::print(
+        "compiled without products: {}; with f32 fragment products (CUDA cores): {}; with "
+        "tensor cores: {}\n",
+        summary(by_class[0]), summary(by_class[1]), summary(by_class[2]));
   }
   return failed == 0 ? kExitSuccess : kExitRefused;
 }

@@ -3,9 +3,11 @@
 # date and the commit: every library form compiled cold into an empty kernel cache one at a time
 # (`iron warmup -j 1`), the same with every core (`-j` the CPU count), and the warm cost of each
 # cached entry (`iron cache info --entries --warm`: read, check and cuModuleLoadData). The summary
-# splits the tensor-core forms (those `iron warmup` marks: fragment or warpgroup products, so
-# GEMM, attention prefill, convolutions, grouped expert products) from the memory-bound library,
-# and leaves out the probe kernels (iron_*_probe*), which are checks of the toolkit.
+# splits the forms as `iron warmup` marks them: the memory-bound library (no products), the f32
+# forms of the fragment kernels (products on the CUDA cores), and the tensor-core forms (16-bit
+# or 8-bit fragment products, warpgroup products: GEMM, attention prefill, convolutions, grouped
+# expert products), and leaves out the probe kernels (iron_*_probe*), which are checks of the
+# toolkit.
 # Usage: scripts/jit_latency.sh [OUT_DIR] [--sm N]   (default OUT_DIR: bench/results)
 # Needs NVRTC; the warm loads need a GPU. The commit comes from git, or from $IRON_COMMIT.
 set -euo pipefail
@@ -27,11 +29,13 @@ export IRON_CACHE_DIR
 IRON_CACHE_DIR=$(mktemp -d)
 work=$(mktemp -d)
 
-# "N forms, median M ms, max X ms" of the compile times in warmup log $1 of the forms on tensor
-# cores ($2 = yes) or not ($2 = no).
+# "N forms, median M ms, max X ms" of the compile times in warmup log $1 of the forms that
+# `iron warmup` marks with $2 ("tensor cores", "f32 fragments"; "" for unmarked ones).
 summary() {
-  awk -v keep="$2" \
-    '$2 == "compiled" && $1 !~ /_probe/ && (($0 ~ /tensor cores$/) == (keep == "yes")) { print $3 }' \
+  awk -v mark="$2" \
+    '$2 == "compiled" && $1 !~ /_probe/ {
+       rest = $0; sub(/^ *[^ ]+ +compiled +[0-9.]+ ms */, "", rest); sub(/ *for .*$/, "", rest)
+       if (rest == mark) print $3 }' \
     "$1" | sort -g |
     awk '{ v[++n] = $1 }
       END { if (n == 0) { print "none"; exit }
@@ -53,10 +57,13 @@ rm -rf "$IRON_CACHE_DIR"
   echo "Cold: each form traced, lowered and compiled by NVRTC into an empty kernel cache."
   echo "Warm: a cached entry read, checked and loaded with cuModuleLoadData."
   echo
-  echo "| what | memory-bound library | tensor-core forms (fragment or warpgroup products) |"
-  echo "| --- | --- | --- |"
-  echo "| cold, one at a time | $(summary "$work/one.log" no) | $(summary "$work/one.log" yes) |"
-  echo "| cold, $(nproc) at a time | $(summary "$work/all.log" no) | $(summary "$work/all.log" yes) |"
+  echo "| what | memory-bound library | f32 fragment forms (CUDA cores) | tensor-core forms |"
+  echo "| --- | --- | --- | --- |"
+  for run in one all; do
+    [ "$run" = one ] && what="cold, one at a time" || what="cold, $(nproc) at a time"
+    echo "| $what | $(summary "$work/$run.log" "") | $(summary "$work/$run.log" "f32 fragments") |" \
+      "$(summary "$work/$run.log" "tensor cores") |"
+  done
   echo
   echo '## iron cache info --entries --warm (after the one-at-a-time run)'
   echo

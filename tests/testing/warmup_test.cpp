@@ -61,27 +61,31 @@ TEST(Warmup, CompilesOnceThenFindsTheCache) {
                                                 "iron_scale_f32 sm_90"}));
 }
 
-// A form counts as a tensor-core form by the module it compiles: the quantized GEMV's usual
-// (few-row) module multiplies on CUDA cores, its many-row module on fragments.
+// A form's class is the module it compiles: the quantized GEMV's usual (few-row) module has no
+// products, its many-row module multiplies bf16 fragments on the tensor cores, and an f32 GEMM's
+// fragments multiply on the CUDA cores.
 TEST(Warmup, ProductsAreTheCompiledModules) {
   if (!nvrtc_status().available) GTEST_SKIP() << "no NVRTC: " << nvrtc_status().reason;
   const TempDir dir;
   const ScopedEnv cache("IRON_CACHE_DIR", dir.path().string());
   const ir::Kernel gemv = dsl::kernel_ir_for("iron_gemv_affine_b4_g32", DType::BF16);
   const ir::Kernel scale = dsl::kernel_ir_for("iron_scale", DType::BF16);
+  const ir::Kernel gemm = dsl::kernel_ir_for("iron_gemm_nk", DType::F32);
   const std::vector<bool> many_rows =
       ir::specialization_for(gemv, {{"m", 64.0}, {"n", 4096.0}, {"k", 4096.0}});
   ASSERT_EQ(many_rows, std::vector<bool>{false});
   const auto results =
       warm_module_cache(std::vector<WarmupForm>{{gemv, ir::usual_specialization(gemv)},
                                                 {gemv, many_rows},
-                                                {scale, ir::usual_specialization(scale)}},
+                                                {scale, ir::usual_specialization(scale)},
+                                                {gemm, ir::usual_specialization(gemm)}},
                         90, 2);
-  ASSERT_EQ(results.size(), 3u);
+  ASSERT_EQ(results.size(), 4u);
   for (const WarmupResult& r : results) EXPECT_EQ(r.error, "") << r.symbol;
-  EXPECT_FALSE(results[0].products);
-  EXPECT_TRUE(results[1].products);
-  EXPECT_FALSE(results[2].products);
+  EXPECT_EQ(results[0].products, Products::None);
+  EXPECT_EQ(results[1].products, Products::TensorCores);
+  EXPECT_EQ(results[2].products, Products::None);
+  EXPECT_EQ(results[3].products, Products::CudaCores);
 }
 
 TEST(CompileRecords, RoundTripAndADamagedRecordIsNone) {

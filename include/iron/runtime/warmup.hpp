@@ -13,13 +13,17 @@
 
 namespace iron::runtime {
 
+/// Where a compiled module's fragment and warpgroup products run: none; on the CUDA cores (f32
+/// fragments, which every CUDA strategy multiplies with fma); on the tensor cores.
+enum class Products : std::uint8_t { None, CudaCores, TensorCores };
+
 /// What warming one kernel form did.
 struct WarmupResult {
-  std::string symbol;     ///< "<kernel>_<dtype>"
-  bool compiled = false;  ///< false: its cubin was already in the cache
-  bool products = false;  ///< its module multiplies fragments or warpgroups (tensor-core forms)
-  double ms = 0.0;        ///< the pipeline, NVRTC and the store (or the cache check)
-  std::string error;      ///< non-empty: it failed, and why
+  std::string symbol;                  ///< "<kernel>_<dtype>"
+  bool compiled = false;               ///< false: its cubin was already in the cache
+  Products products = Products::None;  ///< the module's products (the latency report's classes)
+  double ms = 0.0;                     ///< the pipeline, NVRTC and the store (or the cache check)
+  std::string error;                   ///< non-empty: it failed, and why
 };
 
 /// A traced kernel and the specialization (docs/compiler.md, "Specializations") to compile it

@@ -7,11 +7,13 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <unordered_map>
 
 #include "cuda_backend.hpp"
 #include "cuda_module_cache.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/core/error.hpp"
+#include "iron/core/op_views.hpp"
 #include "iron/core/specialization.hpp"
 #include "iron/runtime/compile_records.hpp"
 #include "iron/runtime/module_cache.hpp"
@@ -26,14 +28,24 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-/// Whether the module multiplies fragments or warpgroups: the paths its specialization and
-/// target keep, so a form whose launch takes a CUDA-core path counts with the memory-bound ones.
-bool has_products(const ir::Kernel& lowered) {
-  bool any = false;
+/// Where the module's products run, by the paths its specialization and target keep (a form
+/// whose launch takes a path without products counts with the memory-bound ones): a warpgroup
+/// product, or a fragment product of 16-bit or narrower operands, on the tensor cores; a
+/// fragment product of f32 operands on the CUDA cores.
+Products products_of(const ir::Kernel& lowered) {
+  std::unordered_map<ir::ValueId, DType> fragment_types;
+  Products found = Products::None;
   ir::walk(lowered.body, [&](const ir::Op& op) {
-    any |= op.kind == ir::OpKind::FragMma || op.kind == ir::OpKind::WgMma;
+    if (op.kind == ir::OpKind::FragDecl) fragment_types[op.result] = op.type;
+    bool tensor_cores = op.kind == ir::OpKind::WgMma;
+    if (op.kind == ir::OpKind::FragMma) {
+      const auto a = fragment_types.find(ir::FragMmaOp(op).a());
+      tensor_cores = a != fragment_types.end() && dtype_size(a->second) <= 2;
+      if (!tensor_cores) found = std::max(found, Products::CudaCores);
+    }
+    if (tensor_cores) found = Products::TensorCores;
   });
-  return any;
+  return found;
 }
 
 WarmupResult warm_one(const WarmupForm& form, int sm, const BlobStore& store) {
@@ -44,7 +56,7 @@ WarmupResult warm_one(const WarmupForm& form, int sm, const BlobStore& store) {
     const codegen::CompiledKernel compiled =
         codegen::compile_for_cuda_device(kernel, sm, form.specialization);
     result.symbol = compiled.symbol;
-    result.products = has_products(compiled.lowered);
+    result.products = products_of(compiled.lowered);
     const std::string key = cuda::module_key(compiled, sm);
     if (store.load(key).outcome != BlobStore::Loaded::Outcome::Hit) {
       const Clock::time_point compile_start = Clock::now();
