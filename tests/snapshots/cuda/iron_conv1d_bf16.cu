@@ -323,22 +323,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v42 = v41 / v5;
     const unsigned int v43 = v42 + 1u;
     const unsigned int v57 = v0 * v43;  // kernels/convolution/conv_tiles.hpp:105
-    const unsigned int v58 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-    const unsigned int v59 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+    const unsigned int v58 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+    const unsigned int v59 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
     const unsigned int v60 = blockIdx.x;
     const unsigned int v61 = blockIdx.y;
     const unsigned int v62 = v61 * v58;
     const unsigned int v63 = v62 + v60;
-    const unsigned int v65 = v58 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-    const unsigned int v67 = v63 / v65;  // kernels/gemm/gemm_tiles.hpp:136
+    const unsigned int v65 = v58 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+    const unsigned int v67 = v63 / v65;  // kernels/gemm/gemm_tiles.hpp:144
     const unsigned int v68 = v67 << 3u;
-    const unsigned int v70 = v59 - v68;  // kernels/gemm/gemm_tiles.hpp:137
+    const unsigned int v70 = v59 - v68;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v71 = min(v70, 8u);
-    const unsigned int v73 = v63 % v65;  // kernels/gemm/gemm_tiles.hpp:138
+    const unsigned int v73 = v63 % v65;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v74 = v73 % v71;
     const unsigned int v75 = v68 + v74;
     const unsigned int v76 = v75 << 7u;
-    const unsigned int v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:139
+    const unsigned int v79 = v73 / v71;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v80 = v79 << 7u;
     const unsigned int v81 = v27 * v12;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v82 = v81 * v22;
@@ -454,1619 +454,1325 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv1d_bf16(
     const unsigned int v283 = v282 * v5;
     const unsigned int v284 = v276 ? v283 : v10;
     const unsigned int v287 = v276 ? v272 : v10;  // kernels/convolution/im2col_a.hpp:191
-    const unsigned int v288 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-    const unsigned int v291 = v288 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+    const unsigned int v288 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v291 = v288 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
     const unsigned int v292 = v291 << 6u;
-    const unsigned int v295 = v288 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+    const unsigned int v295 = v288 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v296 = v295 << 6u;
-    iron_frag<float, 2, 64, 64> v298;  // kernels/gemm/gemm_tiles.hpp:266
+    iron_frag<float, 2, 64, 64> v298;  // kernels/gemm/gemm_tiles.hpp:274
     iron_frag_fill(v298, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v300;  // kernels/gemm/gemm_tiles.hpp:267
+    iron_frag<iron_bf16, 0, 64, 16> v300;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v300, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v302;  // kernels/gemm/gemm_tiles.hpp:268
+    iron_frag<iron_bf16, 1, 16, 64> v302;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v302, iron_f32_to_bf16(0.0f));
     const unsigned int v305 = v2 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v306 = v305 == v10;
     const unsigned int v310 = v16 & 7u;
     const bool v311 = v310 == v10;
     const bool v312 = v306 && v311;
-    const unsigned int v315 = v22 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v315 = v22 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
     const bool v316 = v315 == v10;
     const unsigned int v319 = v83 & 7u;
     const bool v320 = v319 == v10;
     const bool v321 = v316 && v320;
-    const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v322 = v312 && v321;  // kernels/gemm/gemm_tiles.hpp:294
     if (v322) {
-      for (unsigned int v3092 = v10; v3092 < 2u; v3092 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3093 = v3092 << 6u;
-        const bool v3095 = v3093 < v22;
-        if (v3095) {
-          const unsigned int v3097 = v3092 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3098 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3098) {
-            const unsigned int v3102 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3103 = v3102 << 3u;
-            const unsigned int v3104 = v3093 + v3103;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3106 = v3104 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3108 = v3106 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3109 = v3104 - v3108;
-            const unsigned int v3110 = v3106 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3112 = v3110 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3113 = v3106 - v3112;
-            const unsigned int v3114 = v3113 * v7;
-            const unsigned int v3115 = v94 + v3109;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3116 = v3104 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3118 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3123 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3124 = v3123 + v3103;
-            const unsigned int v3125 = v153 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3126 = v158 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3127 = v3125 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3128 = v3116 && v3127;
-            const bool v3129 = v3125 < 1u;
-            const bool v3130 = v3128 && v3129;
-            const bool v3131 = v3126 >= v6;
-            const bool v3132 = v3130 && v3131;
-            const bool v3133 = v3126 < v3118;
-            const bool v3134 = v3132 && v3133;
-            const unsigned int v3135 = max(v3125, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3137 = max(v3126, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3138 = v3137 - v6;
-            const unsigned int v3139 = v161 + v3135;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3140 = v3139 * v1;
-            const unsigned int v3141 = v3140 + v3138;
-            const unsigned int v3142 = v3141 * v2;
-            const unsigned int v3143 = v3142 + v3115;
-            const unsigned int v3145 = v3134 ? v3143 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3147 = v3097 + v3124;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3147 ^ (((v3147 >> 6u) & 7u) << 3u)), x + v3145, v3134);
-            const unsigned int v3149 = v171 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3150 = v176 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3151 = v3149 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3152 = v3116 && v3151;
-            const bool v3153 = v3149 < 1u;
-            const bool v3154 = v3152 && v3153;
-            const bool v3155 = v3150 >= v6;
-            const bool v3156 = v3154 && v3155;
-            const bool v3157 = v3150 < v3118;
-            const bool v3158 = v3156 && v3157;
-            const unsigned int v3159 = max(v3149, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3161 = max(v3150, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3162 = v3161 - v6;
-            const unsigned int v3163 = v179 + v3159;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3164 = v3163 * v1;
-            const unsigned int v3165 = v3164 + v3162;
-            const unsigned int v3166 = v3165 * v2;
-            const unsigned int v3167 = v3166 + v3115;
-            const unsigned int v3169 = v3158 ? v3167 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3172 = v3147 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3172 ^ (((v3172 >> 6u) & 7u) << 3u)), x + v3169, v3158);
-            const unsigned int v3173 = v189 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3174 = v194 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3175 = v3173 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3176 = v3116 && v3175;
-            const bool v3177 = v3173 < 1u;
-            const bool v3178 = v3176 && v3177;
-            const bool v3179 = v3174 >= v6;
-            const bool v3180 = v3178 && v3179;
-            const bool v3181 = v3174 < v3118;
-            const bool v3182 = v3180 && v3181;
-            const unsigned int v3183 = max(v3173, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3185 = max(v3174, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3186 = v3185 - v6;
-            const unsigned int v3187 = v197 + v3183;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3188 = v3187 * v1;
-            const unsigned int v3189 = v3188 + v3186;
-            const unsigned int v3190 = v3189 * v2;
-            const unsigned int v3191 = v3190 + v3115;
-            const unsigned int v3193 = v3182 ? v3191 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3196 = v3147 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3196 ^ (((v3196 >> 6u) & 7u) << 3u)), x + v3193, v3182);
-            const unsigned int v3197 = v207 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3198 = v212 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3199 = v3197 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3200 = v3116 && v3199;
-            const bool v3201 = v3197 < 1u;
-            const bool v3202 = v3200 && v3201;
-            const bool v3203 = v3198 >= v6;
-            const bool v3204 = v3202 && v3203;
-            const bool v3205 = v3198 < v3118;
-            const bool v3206 = v3204 && v3205;
-            const unsigned int v3207 = max(v3197, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3209 = max(v3198, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3210 = v3209 - v6;
-            const unsigned int v3211 = v215 + v3207;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3212 = v3211 * v1;
-            const unsigned int v3213 = v3212 + v3210;
-            const unsigned int v3214 = v3213 * v2;
-            const unsigned int v3215 = v3214 + v3115;
-            const unsigned int v3217 = v3206 ? v3215 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3220 = v3147 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3220 ^ (((v3220 >> 6u) & 7u) << 3u)), x + v3217, v3206);
-            const unsigned int v3221 = v225 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3222 = v230 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3223 = v3221 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3224 = v3116 && v3223;
-            const bool v3225 = v3221 < 1u;
-            const bool v3226 = v3224 && v3225;
-            const bool v3227 = v3222 >= v6;
-            const bool v3228 = v3226 && v3227;
-            const bool v3229 = v3222 < v3118;
-            const bool v3230 = v3228 && v3229;
-            const unsigned int v3231 = max(v3221, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3233 = max(v3222, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3234 = v3233 - v6;
-            const unsigned int v3235 = v233 + v3231;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3236 = v3235 * v1;
-            const unsigned int v3237 = v3236 + v3234;
-            const unsigned int v3238 = v3237 * v2;
-            const unsigned int v3239 = v3238 + v3115;
-            const unsigned int v3241 = v3230 ? v3239 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3244 = v3147 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3244 ^ (((v3244 >> 6u) & 7u) << 3u)), x + v3241, v3230);
-            const unsigned int v3245 = v243 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3246 = v248 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3247 = v3245 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3248 = v3116 && v3247;
-            const bool v3249 = v3245 < 1u;
-            const bool v3250 = v3248 && v3249;
-            const bool v3251 = v3246 >= v6;
-            const bool v3252 = v3250 && v3251;
-            const bool v3253 = v3246 < v3118;
-            const bool v3254 = v3252 && v3253;
-            const unsigned int v3255 = max(v3245, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3257 = max(v3246, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3258 = v3257 - v6;
-            const unsigned int v3259 = v251 + v3255;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3260 = v3259 * v1;
-            const unsigned int v3261 = v3260 + v3258;
-            const unsigned int v3262 = v3261 * v2;
-            const unsigned int v3263 = v3262 + v3115;
-            const unsigned int v3265 = v3254 ? v3263 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3268 = v3147 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3268 ^ (((v3268 >> 6u) & 7u) << 3u)), x + v3265, v3254);
-            const unsigned int v3269 = v261 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3270 = v266 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3271 = v3269 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3272 = v3116 && v3271;
-            const bool v3273 = v3269 < 1u;
-            const bool v3274 = v3272 && v3273;
-            const bool v3275 = v3270 >= v6;
-            const bool v3276 = v3274 && v3275;
-            const bool v3277 = v3270 < v3118;
-            const bool v3278 = v3276 && v3277;
-            const unsigned int v3279 = max(v3269, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3281 = max(v3270, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3282 = v3281 - v6;
-            const unsigned int v3283 = v269 + v3279;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3284 = v3283 * v1;
-            const unsigned int v3285 = v3284 + v3282;
-            const unsigned int v3286 = v3285 * v2;
-            const unsigned int v3287 = v3286 + v3115;
-            const unsigned int v3289 = v3278 ? v3287 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3292 = v3147 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3292 ^ (((v3292 >> 6u) & 7u) << 3u)), x + v3289, v3278);
-            const unsigned int v3293 = v279 + v3110;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3294 = v284 + v3114;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3295 = v3293 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3296 = v3116 && v3295;
-            const bool v3297 = v3293 < 1u;
-            const bool v3298 = v3296 && v3297;
-            const bool v3299 = v3294 >= v6;
-            const bool v3300 = v3298 && v3299;
-            const bool v3301 = v3294 < v3118;
-            const bool v3302 = v3300 && v3301;
-            const unsigned int v3303 = max(v3293, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3305 = max(v3294, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3306 = v3305 - v6;
-            const unsigned int v3307 = v287 + v3303;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3308 = v3307 * v1;
-            const unsigned int v3309 = v3308 + v3306;
-            const unsigned int v3310 = v3309 * v2;
-            const unsigned int v3311 = v3310 + v3115;
-            const unsigned int v3313 = v3302 ? v3311 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3316 = v3147 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3316 ^ (((v3316 >> 6u) & 7u) << 3u)), x + v3313, v3302);
+      for (unsigned int v2906 = v10; v2906 < 2u; v2906 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v2907 = v2906 << 6u;
+        const bool v2909 = v2907 < v22;
+        if (v2909) {
+          const unsigned int v2911 = v2906 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v2912 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v2912) {
+            const unsigned int v2916 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2917 = v2916 << 3u;
+            const unsigned int v2918 = v2907 + v2917;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2920 = v2918 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2922 = v2920 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2923 = v2918 - v2922;
+            const unsigned int v2924 = v2920 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2926 = v2924 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2927 = v2920 - v2926;
+            const unsigned int v2928 = v2927 * v7;
+            const unsigned int v2929 = v94 + v2923;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2930 = v2918 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2932 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2937 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2938 = v2937 + v2917;
+            const unsigned int v2939 = v153 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2940 = v158 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2941 = v2939 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2942 = v2930 && v2941;
+            const bool v2943 = v2939 < 1u;
+            const bool v2944 = v2942 && v2943;
+            const bool v2945 = v2940 >= v6;
+            const bool v2946 = v2944 && v2945;
+            const bool v2947 = v2940 < v2932;
+            const bool v2948 = v2946 && v2947;
+            const unsigned int v2949 = max(v2939, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2951 = max(v2940, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2952 = v2951 - v6;
+            const unsigned int v2953 = v161 + v2949;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2954 = v2953 * v1;
+            const unsigned int v2955 = v2954 + v2952;
+            const unsigned int v2956 = v2955 * v2;
+            const unsigned int v2957 = v2956 + v2929;
+            const unsigned int v2959 = v2948 ? v2957 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2961 = v2911 + v2938;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2961 ^ (((v2961 >> 6u) & 7u) << 3u)), x + v2959, v2948);
+            const unsigned int v2963 = v171 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2964 = v176 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2965 = v2963 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2966 = v2930 && v2965;
+            const bool v2967 = v2963 < 1u;
+            const bool v2968 = v2966 && v2967;
+            const bool v2969 = v2964 >= v6;
+            const bool v2970 = v2968 && v2969;
+            const bool v2971 = v2964 < v2932;
+            const bool v2972 = v2970 && v2971;
+            const unsigned int v2973 = max(v2963, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2975 = max(v2964, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2976 = v2975 - v6;
+            const unsigned int v2977 = v179 + v2973;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2978 = v2977 * v1;
+            const unsigned int v2979 = v2978 + v2976;
+            const unsigned int v2980 = v2979 * v2;
+            const unsigned int v2981 = v2980 + v2929;
+            const unsigned int v2983 = v2972 ? v2981 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2986 = v2961 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2986 ^ (((v2986 >> 6u) & 7u) << 3u)), x + v2983, v2972);
+            const unsigned int v2987 = v189 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2988 = v194 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2989 = v2987 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2990 = v2930 && v2989;
+            const bool v2991 = v2987 < 1u;
+            const bool v2992 = v2990 && v2991;
+            const bool v2993 = v2988 >= v6;
+            const bool v2994 = v2992 && v2993;
+            const bool v2995 = v2988 < v2932;
+            const bool v2996 = v2994 && v2995;
+            const unsigned int v2997 = max(v2987, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2999 = max(v2988, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3000 = v2999 - v6;
+            const unsigned int v3001 = v197 + v2997;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3002 = v3001 * v1;
+            const unsigned int v3003 = v3002 + v3000;
+            const unsigned int v3004 = v3003 * v2;
+            const unsigned int v3005 = v3004 + v2929;
+            const unsigned int v3007 = v2996 ? v3005 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3010 = v2961 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3010 ^ (((v3010 >> 6u) & 7u) << 3u)), x + v3007, v2996);
+            const unsigned int v3011 = v207 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3012 = v212 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3013 = v3011 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3014 = v2930 && v3013;
+            const bool v3015 = v3011 < 1u;
+            const bool v3016 = v3014 && v3015;
+            const bool v3017 = v3012 >= v6;
+            const bool v3018 = v3016 && v3017;
+            const bool v3019 = v3012 < v2932;
+            const bool v3020 = v3018 && v3019;
+            const unsigned int v3021 = max(v3011, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3023 = max(v3012, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3024 = v3023 - v6;
+            const unsigned int v3025 = v215 + v3021;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3026 = v3025 * v1;
+            const unsigned int v3027 = v3026 + v3024;
+            const unsigned int v3028 = v3027 * v2;
+            const unsigned int v3029 = v3028 + v2929;
+            const unsigned int v3031 = v3020 ? v3029 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3034 = v2961 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3034 ^ (((v3034 >> 6u) & 7u) << 3u)), x + v3031, v3020);
+            const unsigned int v3035 = v225 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3036 = v230 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3037 = v3035 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3038 = v2930 && v3037;
+            const bool v3039 = v3035 < 1u;
+            const bool v3040 = v3038 && v3039;
+            const bool v3041 = v3036 >= v6;
+            const bool v3042 = v3040 && v3041;
+            const bool v3043 = v3036 < v2932;
+            const bool v3044 = v3042 && v3043;
+            const unsigned int v3045 = max(v3035, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3047 = max(v3036, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3048 = v3047 - v6;
+            const unsigned int v3049 = v233 + v3045;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3050 = v3049 * v1;
+            const unsigned int v3051 = v3050 + v3048;
+            const unsigned int v3052 = v3051 * v2;
+            const unsigned int v3053 = v3052 + v2929;
+            const unsigned int v3055 = v3044 ? v3053 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3058 = v2961 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3058 ^ (((v3058 >> 6u) & 7u) << 3u)), x + v3055, v3044);
+            const unsigned int v3059 = v243 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3060 = v248 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3061 = v3059 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3062 = v2930 && v3061;
+            const bool v3063 = v3059 < 1u;
+            const bool v3064 = v3062 && v3063;
+            const bool v3065 = v3060 >= v6;
+            const bool v3066 = v3064 && v3065;
+            const bool v3067 = v3060 < v2932;
+            const bool v3068 = v3066 && v3067;
+            const unsigned int v3069 = max(v3059, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3071 = max(v3060, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3072 = v3071 - v6;
+            const unsigned int v3073 = v251 + v3069;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3074 = v3073 * v1;
+            const unsigned int v3075 = v3074 + v3072;
+            const unsigned int v3076 = v3075 * v2;
+            const unsigned int v3077 = v3076 + v2929;
+            const unsigned int v3079 = v3068 ? v3077 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3082 = v2961 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3082 ^ (((v3082 >> 6u) & 7u) << 3u)), x + v3079, v3068);
+            const unsigned int v3083 = v261 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3084 = v266 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3085 = v3083 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3086 = v2930 && v3085;
+            const bool v3087 = v3083 < 1u;
+            const bool v3088 = v3086 && v3087;
+            const bool v3089 = v3084 >= v6;
+            const bool v3090 = v3088 && v3089;
+            const bool v3091 = v3084 < v2932;
+            const bool v3092 = v3090 && v3091;
+            const unsigned int v3093 = max(v3083, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3095 = max(v3084, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3096 = v3095 - v6;
+            const unsigned int v3097 = v269 + v3093;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3098 = v3097 * v1;
+            const unsigned int v3099 = v3098 + v3096;
+            const unsigned int v3100 = v3099 * v2;
+            const unsigned int v3101 = v3100 + v2929;
+            const unsigned int v3103 = v3092 ? v3101 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3106 = v2961 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3106 ^ (((v3106 >> 6u) & 7u) << 3u)), x + v3103, v3092);
+            const unsigned int v3107 = v279 + v2924;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3108 = v284 + v2928;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3109 = v3107 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3110 = v2930 && v3109;
+            const bool v3111 = v3107 < 1u;
+            const bool v3112 = v3110 && v3111;
+            const bool v3113 = v3108 >= v6;
+            const bool v3114 = v3112 && v3113;
+            const bool v3115 = v3108 < v2932;
+            const bool v3116 = v3114 && v3115;
+            const unsigned int v3117 = max(v3107, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3119 = max(v3108, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3120 = v3119 - v6;
+            const unsigned int v3121 = v287 + v3117;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3122 = v3121 * v1;
+            const unsigned int v3123 = v3122 + v3120;
+            const unsigned int v3124 = v3123 * v2;
+            const unsigned int v3125 = v3124 + v2929;
+            const unsigned int v3127 = v3116 ? v3125 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3130 = v2961 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3130 ^ (((v3130 >> 6u) & 7u) << 3u)), x + v3127, v3116);
           } else {
-            const unsigned int v3325 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3326 = v3325 << 3u;
-            const unsigned int v3329 = v3093 + v3326;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3330 = v3329 < v22;
-            const bool v3331 = v150 && v3330;
-            const unsigned int v3333 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3335 = v3333 + v3093;
-            const unsigned int v3336 = v3335 + v3326;
-            const unsigned int v3337 = v3331 ? v3336 : v10;
-            const unsigned int v3339 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3340 = v3097 + v3339;
-            const unsigned int v3341 = v3340 + v3326;
-            iron_copy_async<16>(shm0 + (v3341 ^ (((v3341 >> 6u) & 7u) << 3u)), x + v3337, v3331);
-            const unsigned int v3344 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3346 = v3344 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3349 = v3344 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3350 = v3349 << 3u;
-            const unsigned int v3351 = v76 + v3346;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3352 = v3351 < v57;
-            const unsigned int v3353 = v3093 + v3350;
-            const bool v3354 = v3353 < v22;
-            const bool v3355 = v3352 && v3354;
-            const unsigned int v3357 = v3351 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3359 = v3357 + v3093;
-            const unsigned int v3360 = v3359 + v3350;
-            const unsigned int v3361 = v3355 ? v3360 : v10;
-            const unsigned int v3363 = v3346 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3364 = v3097 + v3363;
-            const unsigned int v3365 = v3364 + v3350;
-            iron_copy_async<16>(shm0 + (v3365 ^ (((v3365 >> 6u) & 7u) << 3u)), x + v3361, v3355);
-            const unsigned int v3368 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3370 = v3368 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3373 = v3368 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3374 = v3373 << 3u;
-            const unsigned int v3375 = v76 + v3370;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3376 = v3375 < v57;
-            const unsigned int v3377 = v3093 + v3374;
-            const bool v3378 = v3377 < v22;
-            const bool v3379 = v3376 && v3378;
-            const unsigned int v3381 = v3375 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3383 = v3381 + v3093;
-            const unsigned int v3384 = v3383 + v3374;
-            const unsigned int v3385 = v3379 ? v3384 : v10;
-            const unsigned int v3387 = v3370 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3388 = v3097 + v3387;
-            const unsigned int v3389 = v3388 + v3374;
-            iron_copy_async<16>(shm0 + (v3389 ^ (((v3389 >> 6u) & 7u) << 3u)), x + v3385, v3379);
-            const unsigned int v3392 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3394 = v3392 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3397 = v3392 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3398 = v3397 << 3u;
-            const unsigned int v3399 = v76 + v3394;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3400 = v3399 < v57;
-            const unsigned int v3401 = v3093 + v3398;
-            const bool v3402 = v3401 < v22;
-            const bool v3403 = v3400 && v3402;
-            const unsigned int v3405 = v3399 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3407 = v3405 + v3093;
-            const unsigned int v3408 = v3407 + v3398;
-            const unsigned int v3409 = v3403 ? v3408 : v10;
-            const unsigned int v3411 = v3394 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3412 = v3097 + v3411;
-            const unsigned int v3413 = v3412 + v3398;
-            iron_copy_async<16>(shm0 + (v3413 ^ (((v3413 >> 6u) & 7u) << 3u)), x + v3409, v3403);
-            const unsigned int v3416 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3418 = v3416 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3421 = v3416 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3422 = v3421 << 3u;
-            const unsigned int v3423 = v76 + v3418;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3424 = v3423 < v57;
-            const unsigned int v3425 = v3093 + v3422;
-            const bool v3426 = v3425 < v22;
-            const bool v3427 = v3424 && v3426;
-            const unsigned int v3429 = v3423 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3431 = v3429 + v3093;
-            const unsigned int v3432 = v3431 + v3422;
-            const unsigned int v3433 = v3427 ? v3432 : v10;
-            const unsigned int v3435 = v3418 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3436 = v3097 + v3435;
-            const unsigned int v3437 = v3436 + v3422;
-            iron_copy_async<16>(shm0 + (v3437 ^ (((v3437 >> 6u) & 7u) << 3u)), x + v3433, v3427);
-            const unsigned int v3440 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3442 = v3440 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3445 = v3440 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3446 = v3445 << 3u;
-            const unsigned int v3447 = v76 + v3442;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3448 = v3447 < v57;
-            const unsigned int v3449 = v3093 + v3446;
-            const bool v3450 = v3449 < v22;
-            const bool v3451 = v3448 && v3450;
-            const unsigned int v3453 = v3447 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3455 = v3453 + v3093;
-            const unsigned int v3456 = v3455 + v3446;
-            const unsigned int v3457 = v3451 ? v3456 : v10;
-            const unsigned int v3459 = v3442 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3460 = v3097 + v3459;
-            const unsigned int v3461 = v3460 + v3446;
-            iron_copy_async<16>(shm0 + (v3461 ^ (((v3461 >> 6u) & 7u) << 3u)), x + v3457, v3451);
-            const unsigned int v3464 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3466 = v3464 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3469 = v3464 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3470 = v3469 << 3u;
-            const unsigned int v3471 = v76 + v3466;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3472 = v3471 < v57;
-            const unsigned int v3473 = v3093 + v3470;
-            const bool v3474 = v3473 < v22;
-            const bool v3475 = v3472 && v3474;
-            const unsigned int v3477 = v3471 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3479 = v3477 + v3093;
-            const unsigned int v3480 = v3479 + v3470;
-            const unsigned int v3481 = v3475 ? v3480 : v10;
-            const unsigned int v3483 = v3466 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3484 = v3097 + v3483;
-            const unsigned int v3485 = v3484 + v3470;
-            iron_copy_async<16>(shm0 + (v3485 ^ (((v3485 >> 6u) & 7u) << 3u)), x + v3481, v3475);
-            const unsigned int v3488 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3490 = v3488 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3493 = v3488 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3494 = v3493 << 3u;
-            const unsigned int v3495 = v76 + v3490;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3496 = v3495 < v57;
-            const unsigned int v3497 = v3093 + v3494;
-            const bool v3498 = v3497 < v22;
-            const bool v3499 = v3496 && v3498;
-            const unsigned int v3501 = v3495 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3503 = v3501 + v3093;
-            const unsigned int v3504 = v3503 + v3494;
-            const unsigned int v3505 = v3499 ? v3504 : v10;
-            const unsigned int v3507 = v3490 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3508 = v3097 + v3507;
-            const unsigned int v3509 = v3508 + v3494;
-            iron_copy_async<16>(shm0 + (v3509 ^ (((v3509 >> 6u) & 7u) << 3u)), x + v3505, v3499);
+            const unsigned int v3138 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3139 = v3138 << 3u;
+            const unsigned int v3141 = v2907 + v3139;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3142 = v3141 < v22;
+            const unsigned int v3143 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3145 = v3143 + v2907;
+            const unsigned int v3146 = v3145 + v3139;
+            const unsigned int v3148 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3149 = v2911 + v3148;
+            const unsigned int v3150 = v3149 + v3139;
+            const bool v3154 = v3142 && v150;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3158 = v3154 ? v3146 : v10;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), x + v3158, v3154);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3164 = v3142 && v168;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3166 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3167 = v3146 + v3166;
+            const unsigned int v3168 = v3164 ? v3167 : v10;
+            const unsigned int v3170 = v3150 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3170 ^ (((v3170 >> 6u) & 7u) << 3u)), x + v3168, v3164);
+            const bool v3174 = v3142 && v186;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3176 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3177 = v3146 + v3176;
+            const unsigned int v3178 = v3174 ? v3177 : v10;
+            const unsigned int v3180 = v3150 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3180 ^ (((v3180 >> 6u) & 7u) << 3u)), x + v3178, v3174);
+            const bool v3184 = v3142 && v204;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3186 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3187 = v3146 + v3186;
+            const unsigned int v3188 = v3184 ? v3187 : v10;
+            const unsigned int v3190 = v3150 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3190 ^ (((v3190 >> 6u) & 7u) << 3u)), x + v3188, v3184);
+            const bool v3194 = v3142 && v222;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3196 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3197 = v3146 + v3196;
+            const unsigned int v3198 = v3194 ? v3197 : v10;
+            const unsigned int v3200 = v3150 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3200 ^ (((v3200 >> 6u) & 7u) << 3u)), x + v3198, v3194);
+            const bool v3204 = v3142 && v240;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3206 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3207 = v3146 + v3206;
+            const unsigned int v3208 = v3204 ? v3207 : v10;
+            const unsigned int v3210 = v3150 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3210 ^ (((v3210 >> 6u) & 7u) << 3u)), x + v3208, v3204);
+            const bool v3214 = v3142 && v258;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3216 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3217 = v3146 + v3216;
+            const unsigned int v3218 = v3214 ? v3217 : v10;
+            const unsigned int v3220 = v3150 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3220 ^ (((v3220 >> 6u) & 7u) << 3u)), x + v3218, v3214);
+            const bool v3224 = v3142 && v276;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3226 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3227 = v3146 + v3226;
+            const unsigned int v3228 = v3224 ? v3227 : v10;
+            const unsigned int v3230 = v3150 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3230 ^ (((v3230 >> 6u) & 7u) << 3u)), x + v3228, v3224);
           }
-          const unsigned int v3519 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3520 = v3519 << 3u;
-          const unsigned int v3521 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3522 = v3521 < v12;
-          const unsigned int v3523 = v3093 + v3520;
-          const bool v3524 = v3523 < v22;
-          const bool v3525 = v3522 && v3524;
-          const unsigned int v3527 = v3521 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3528 = v82 + v3527;
-          const unsigned int v3529 = v3528 + v3093;
-          const unsigned int v3530 = v3529 + v3520;
-          const unsigned int v3531 = v3525 ? v3530 : v82;
-          const unsigned int v3533 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3534 = v3097 + v3533;
-          const unsigned int v3535 = v3534 + v3520;
-          iron_copy_async<16>(shm1 + (v3535 ^ (((v3535 >> 6u) & 7u) << 3u)), weight + v3531, v3525);
-          const unsigned int v3538 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3540 = v3538 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3543 = v3538 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3544 = v3543 << 3u;
-          const unsigned int v3545 = v80 + v3540;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3546 = v3545 < v12;
-          const unsigned int v3547 = v3093 + v3544;
-          const bool v3548 = v3547 < v22;
-          const bool v3549 = v3546 && v3548;
-          const unsigned int v3551 = v3545 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3552 = v82 + v3551;
-          const unsigned int v3553 = v3552 + v3093;
-          const unsigned int v3554 = v3553 + v3544;
-          const unsigned int v3555 = v3549 ? v3554 : v82;
-          const unsigned int v3557 = v3540 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3558 = v3097 + v3557;
-          const unsigned int v3559 = v3558 + v3544;
-          iron_copy_async<16>(shm1 + (v3559 ^ (((v3559 >> 6u) & 7u) << 3u)), weight + v3555, v3549);
-          const unsigned int v3562 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3564 = v3562 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3567 = v3562 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3568 = v3567 << 3u;
-          const unsigned int v3569 = v80 + v3564;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3570 = v3569 < v12;
-          const unsigned int v3571 = v3093 + v3568;
-          const bool v3572 = v3571 < v22;
-          const bool v3573 = v3570 && v3572;
-          const unsigned int v3575 = v3569 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3576 = v82 + v3575;
-          const unsigned int v3577 = v3576 + v3093;
-          const unsigned int v3578 = v3577 + v3568;
-          const unsigned int v3579 = v3573 ? v3578 : v82;
-          const unsigned int v3581 = v3564 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3582 = v3097 + v3581;
-          const unsigned int v3583 = v3582 + v3568;
-          iron_copy_async<16>(shm1 + (v3583 ^ (((v3583 >> 6u) & 7u) << 3u)), weight + v3579, v3573);
-          const unsigned int v3586 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3588 = v3586 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3591 = v3586 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3592 = v3591 << 3u;
-          const unsigned int v3593 = v80 + v3588;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3594 = v3593 < v12;
-          const unsigned int v3595 = v3093 + v3592;
-          const bool v3596 = v3595 < v22;
-          const bool v3597 = v3594 && v3596;
-          const unsigned int v3599 = v3593 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3600 = v82 + v3599;
-          const unsigned int v3601 = v3600 + v3093;
-          const unsigned int v3602 = v3601 + v3592;
-          const unsigned int v3603 = v3597 ? v3602 : v82;
-          const unsigned int v3605 = v3588 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3606 = v3097 + v3605;
-          const unsigned int v3607 = v3606 + v3592;
-          iron_copy_async<16>(shm1 + (v3607 ^ (((v3607 >> 6u) & 7u) << 3u)), weight + v3603, v3597);
-          const unsigned int v3610 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3612 = v3610 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3615 = v3610 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3616 = v3615 << 3u;
-          const unsigned int v3617 = v80 + v3612;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3618 = v3617 < v12;
-          const unsigned int v3619 = v3093 + v3616;
-          const bool v3620 = v3619 < v22;
-          const bool v3621 = v3618 && v3620;
-          const unsigned int v3623 = v3617 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3624 = v82 + v3623;
-          const unsigned int v3625 = v3624 + v3093;
-          const unsigned int v3626 = v3625 + v3616;
-          const unsigned int v3627 = v3621 ? v3626 : v82;
-          const unsigned int v3629 = v3612 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3630 = v3097 + v3629;
-          const unsigned int v3631 = v3630 + v3616;
-          iron_copy_async<16>(shm1 + (v3631 ^ (((v3631 >> 6u) & 7u) << 3u)), weight + v3627, v3621);
-          const unsigned int v3634 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3636 = v3634 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3639 = v3634 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3640 = v3639 << 3u;
-          const unsigned int v3641 = v80 + v3636;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3642 = v3641 < v12;
-          const unsigned int v3643 = v3093 + v3640;
-          const bool v3644 = v3643 < v22;
-          const bool v3645 = v3642 && v3644;
-          const unsigned int v3647 = v3641 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3648 = v82 + v3647;
-          const unsigned int v3649 = v3648 + v3093;
-          const unsigned int v3650 = v3649 + v3640;
-          const unsigned int v3651 = v3645 ? v3650 : v82;
-          const unsigned int v3653 = v3636 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3654 = v3097 + v3653;
-          const unsigned int v3655 = v3654 + v3640;
-          iron_copy_async<16>(shm1 + (v3655 ^ (((v3655 >> 6u) & 7u) << 3u)), weight + v3651, v3645);
-          const unsigned int v3658 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3660 = v3658 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3663 = v3658 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3664 = v3663 << 3u;
-          const unsigned int v3665 = v80 + v3660;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3666 = v3665 < v12;
-          const unsigned int v3667 = v3093 + v3664;
-          const bool v3668 = v3667 < v22;
-          const bool v3669 = v3666 && v3668;
-          const unsigned int v3671 = v3665 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3672 = v82 + v3671;
-          const unsigned int v3673 = v3672 + v3093;
-          const unsigned int v3674 = v3673 + v3664;
-          const unsigned int v3675 = v3669 ? v3674 : v82;
-          const unsigned int v3677 = v3660 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3678 = v3097 + v3677;
-          const unsigned int v3679 = v3678 + v3664;
-          iron_copy_async<16>(shm1 + (v3679 ^ (((v3679 >> 6u) & 7u) << 3u)), weight + v3675, v3669);
-          const unsigned int v3682 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3684 = v3682 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3687 = v3682 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3688 = v3687 << 3u;
-          const unsigned int v3689 = v80 + v3684;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3690 = v3689 < v12;
-          const unsigned int v3691 = v3093 + v3688;
-          const bool v3692 = v3691 < v22;
-          const bool v3693 = v3690 && v3692;
-          const unsigned int v3695 = v3689 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3696 = v82 + v3695;
-          const unsigned int v3697 = v3696 + v3093;
-          const unsigned int v3698 = v3697 + v3688;
-          const unsigned int v3699 = v3693 ? v3698 : v82;
-          const unsigned int v3701 = v3684 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3702 = v3097 + v3701;
-          const unsigned int v3703 = v3702 + v3688;
-          iron_copy_async<16>(shm1 + (v3703 ^ (((v3703 >> 6u) & 7u) << 3u)), weight + v3699, v3693);
+          const unsigned int v3239 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3240 = v3239 << 3u;
+          const unsigned int v3241 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3242 = v2907 + v3240;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3243 = v3242 < v22;
+          const unsigned int v3244 = v3241 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3245 = v82 + v3244;
+          const unsigned int v3246 = v3245 + v2907;
+          const unsigned int v3247 = v3246 + v3240;
+          const unsigned int v3249 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3250 = v2911 + v3249;
+          const unsigned int v3251 = v3250 + v3240;
+          const bool v3254 = v3241 < v12;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3255 = v3243 && v3254;
+          const unsigned int v3259 = v3255 ? v3247 : v82;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3251 ^ (((v3251 >> 6u) & 7u) << 3u)), weight + v3259, v3255);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3263 = v3241 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3264 = v3263 < v12;
+          const bool v3265 = v3243 && v3264;
+          const unsigned int v3267 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3268 = v3247 + v3267;
+          const unsigned int v3269 = v3265 ? v3268 : v82;
+          const unsigned int v3271 = v3251 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3271 ^ (((v3271 >> 6u) & 7u) << 3u)), weight + v3269, v3265);
+          const unsigned int v3273 = v3241 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3274 = v3273 < v12;
+          const bool v3275 = v3243 && v3274;
+          const unsigned int v3277 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3278 = v3247 + v3277;
+          const unsigned int v3279 = v3275 ? v3278 : v82;
+          const unsigned int v3281 = v3251 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3281 ^ (((v3281 >> 6u) & 7u) << 3u)), weight + v3279, v3275);
+          const unsigned int v3283 = v3241 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3284 = v3283 < v12;
+          const bool v3285 = v3243 && v3284;
+          const unsigned int v3287 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3288 = v3247 + v3287;
+          const unsigned int v3289 = v3285 ? v3288 : v82;
+          const unsigned int v3291 = v3251 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3291 ^ (((v3291 >> 6u) & 7u) << 3u)), weight + v3289, v3285);
+          const unsigned int v3293 = v3241 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3294 = v3293 < v12;
+          const bool v3295 = v3243 && v3294;
+          const unsigned int v3297 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3298 = v3247 + v3297;
+          const unsigned int v3299 = v3295 ? v3298 : v82;
+          const unsigned int v3301 = v3251 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), weight + v3299, v3295);
+          const unsigned int v3303 = v3241 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3304 = v3303 < v12;
+          const bool v3305 = v3243 && v3304;
+          const unsigned int v3307 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3308 = v3247 + v3307;
+          const unsigned int v3309 = v3305 ? v3308 : v82;
+          const unsigned int v3311 = v3251 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3311 ^ (((v3311 >> 6u) & 7u) << 3u)), weight + v3309, v3305);
+          const unsigned int v3313 = v3241 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3314 = v3313 < v12;
+          const bool v3315 = v3243 && v3314;
+          const unsigned int v3317 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3318 = v3247 + v3317;
+          const unsigned int v3319 = v3315 ? v3318 : v82;
+          const unsigned int v3321 = v3251 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3321 ^ (((v3321 >> 6u) & 7u) << 3u)), weight + v3319, v3315);
+          const unsigned int v3323 = v3241 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3324 = v3323 < v12;
+          const bool v3325 = v3243 && v3324;
+          const unsigned int v3327 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3328 = v3247 + v3327;
+          const unsigned int v3329 = v3325 ? v3328 : v82;
+          const unsigned int v3331 = v3251 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3331 ^ (((v3331 >> 6u) & 7u) << 3u)), weight + v3329, v3325);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3716 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3721 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3344 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3349 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3704 = v10; v3704 < v22; v3704 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3706 = v3704 >> 6u;
-        const unsigned int v3708 = v3706 % 3u;
+      for (unsigned int v3332 = v10; v3332 < v22; v3332 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3334 = v3332 >> 6u;
+        const unsigned int v3336 = v3334 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3710 = v3708 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3717 = v3710 + v3716;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3717, 64u);
-        const unsigned int v3722 = v3710 + v3721;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3722, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3729 = v3717 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3729, 64u);
-        const unsigned int v3734 = v3722 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3734, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3740 = v3717 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3740, 64u);
-        const unsigned int v3745 = v3722 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3745, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3751 = v3717 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3751, 64u);
-        const unsigned int v3756 = v3722 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3756, 64u);
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3759 = v3704 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3761 = v3706 + 2u;
-        const unsigned int v3762 = v3761 % 3u;
-        const bool v3763 = v3759 < v22;
-        if (v3763) {
-          const unsigned int v3765 = v3762 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3766 = !v114;  // kernels/convolution/im2col_a.hpp:90
-          if (v3766) {
-            const unsigned int v3770 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3771 = v3770 << 3u;
-            const unsigned int v3772 = v3759 + v3771;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3774 = v3772 / v16;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3776 = v3774 * v16;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3777 = v3772 - v3776;
-            const unsigned int v3778 = v3774 / v4;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3780 = v3778 * v4;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3781 = v3774 - v3780;
-            const unsigned int v3782 = v3781 * v7;
-            const unsigned int v3783 = v94 + v3777;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3784 = v3772 < v22;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3786 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3791 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3792 = v3791 + v3771;
-            const unsigned int v3793 = v153 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3794 = v158 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3795 = v3793 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3796 = v3784 && v3795;
-            const bool v3797 = v3793 < 1u;
-            const bool v3798 = v3796 && v3797;
-            const bool v3799 = v3794 >= v6;
-            const bool v3800 = v3798 && v3799;
-            const bool v3801 = v3794 < v3786;
-            const bool v3802 = v3800 && v3801;
-            const unsigned int v3803 = max(v3793, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3805 = max(v3794, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3806 = v3805 - v6;
-            const unsigned int v3807 = v161 + v3803;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3808 = v3807 * v1;
-            const unsigned int v3809 = v3808 + v3806;
-            const unsigned int v3810 = v3809 * v2;
-            const unsigned int v3811 = v3810 + v3783;
-            const unsigned int v3813 = v3802 ? v3811 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3815 = v3765 + v3792;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3815 ^ (((v3815 >> 6u) & 7u) << 3u)), x + v3813, v3802);
-            const unsigned int v3817 = v171 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3818 = v176 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3819 = v3817 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3820 = v3784 && v3819;
-            const bool v3821 = v3817 < 1u;
-            const bool v3822 = v3820 && v3821;
-            const bool v3823 = v3818 >= v6;
-            const bool v3824 = v3822 && v3823;
-            const bool v3825 = v3818 < v3786;
-            const bool v3826 = v3824 && v3825;
-            const unsigned int v3827 = max(v3817, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3829 = max(v3818, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3830 = v3829 - v6;
-            const unsigned int v3831 = v179 + v3827;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3832 = v3831 * v1;
-            const unsigned int v3833 = v3832 + v3830;
-            const unsigned int v3834 = v3833 * v2;
-            const unsigned int v3835 = v3834 + v3783;
-            const unsigned int v3837 = v3826 ? v3835 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3840 = v3815 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3840 ^ (((v3840 >> 6u) & 7u) << 3u)), x + v3837, v3826);
-            const unsigned int v3841 = v189 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3842 = v194 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3843 = v3841 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3844 = v3784 && v3843;
-            const bool v3845 = v3841 < 1u;
-            const bool v3846 = v3844 && v3845;
-            const bool v3847 = v3842 >= v6;
-            const bool v3848 = v3846 && v3847;
-            const bool v3849 = v3842 < v3786;
-            const bool v3850 = v3848 && v3849;
-            const unsigned int v3851 = max(v3841, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3853 = max(v3842, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3854 = v3853 - v6;
-            const unsigned int v3855 = v197 + v3851;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3856 = v3855 * v1;
-            const unsigned int v3857 = v3856 + v3854;
-            const unsigned int v3858 = v3857 * v2;
-            const unsigned int v3859 = v3858 + v3783;
-            const unsigned int v3861 = v3850 ? v3859 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3864 = v3815 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3864 ^ (((v3864 >> 6u) & 7u) << 3u)), x + v3861, v3850);
-            const unsigned int v3865 = v207 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3866 = v212 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3867 = v3865 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3868 = v3784 && v3867;
-            const bool v3869 = v3865 < 1u;
-            const bool v3870 = v3868 && v3869;
-            const bool v3871 = v3866 >= v6;
-            const bool v3872 = v3870 && v3871;
-            const bool v3873 = v3866 < v3786;
-            const bool v3874 = v3872 && v3873;
-            const unsigned int v3875 = max(v3865, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3877 = max(v3866, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3878 = v3877 - v6;
-            const unsigned int v3879 = v215 + v3875;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3880 = v3879 * v1;
-            const unsigned int v3881 = v3880 + v3878;
-            const unsigned int v3882 = v3881 * v2;
-            const unsigned int v3883 = v3882 + v3783;
-            const unsigned int v3885 = v3874 ? v3883 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3888 = v3815 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), x + v3885, v3874);
-            const unsigned int v3889 = v225 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3890 = v230 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3891 = v3889 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3892 = v3784 && v3891;
-            const bool v3893 = v3889 < 1u;
-            const bool v3894 = v3892 && v3893;
-            const bool v3895 = v3890 >= v6;
-            const bool v3896 = v3894 && v3895;
-            const bool v3897 = v3890 < v3786;
-            const bool v3898 = v3896 && v3897;
-            const unsigned int v3899 = max(v3889, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3901 = max(v3890, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3902 = v3901 - v6;
-            const unsigned int v3903 = v233 + v3899;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3904 = v3903 * v1;
-            const unsigned int v3905 = v3904 + v3902;
-            const unsigned int v3906 = v3905 * v2;
-            const unsigned int v3907 = v3906 + v3783;
-            const unsigned int v3909 = v3898 ? v3907 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3912 = v3815 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3912 ^ (((v3912 >> 6u) & 7u) << 3u)), x + v3909, v3898);
-            const unsigned int v3913 = v243 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3914 = v248 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3915 = v3913 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3916 = v3784 && v3915;
-            const bool v3917 = v3913 < 1u;
-            const bool v3918 = v3916 && v3917;
-            const bool v3919 = v3914 >= v6;
-            const bool v3920 = v3918 && v3919;
-            const bool v3921 = v3914 < v3786;
-            const bool v3922 = v3920 && v3921;
-            const unsigned int v3923 = max(v3913, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3925 = max(v3914, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3926 = v3925 - v6;
-            const unsigned int v3927 = v251 + v3923;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3928 = v3927 * v1;
-            const unsigned int v3929 = v3928 + v3926;
-            const unsigned int v3930 = v3929 * v2;
-            const unsigned int v3931 = v3930 + v3783;
-            const unsigned int v3933 = v3922 ? v3931 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3936 = v3815 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3936 ^ (((v3936 >> 6u) & 7u) << 3u)), x + v3933, v3922);
-            const unsigned int v3937 = v261 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3938 = v266 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3939 = v3937 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3940 = v3784 && v3939;
-            const bool v3941 = v3937 < 1u;
-            const bool v3942 = v3940 && v3941;
-            const bool v3943 = v3938 >= v6;
-            const bool v3944 = v3942 && v3943;
-            const bool v3945 = v3938 < v3786;
-            const bool v3946 = v3944 && v3945;
-            const unsigned int v3947 = max(v3937, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3949 = max(v3938, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3950 = v3949 - v6;
-            const unsigned int v3951 = v269 + v3947;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3952 = v3951 * v1;
-            const unsigned int v3953 = v3952 + v3950;
-            const unsigned int v3954 = v3953 * v2;
-            const unsigned int v3955 = v3954 + v3783;
-            const unsigned int v3957 = v3946 ? v3955 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3960 = v3815 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3960 ^ (((v3960 >> 6u) & 7u) << 3u)), x + v3957, v3946);
-            const unsigned int v3961 = v279 + v3778;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3962 = v284 + v3782;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3963 = v3961 >= v10;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3964 = v3784 && v3963;
-            const bool v3965 = v3961 < 1u;
-            const bool v3966 = v3964 && v3965;
-            const bool v3967 = v3962 >= v6;
-            const bool v3968 = v3966 && v3967;
-            const bool v3969 = v3962 < v3786;
-            const bool v3970 = v3968 && v3969;
-            const unsigned int v3971 = max(v3961, v10);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3973 = max(v3962, v6);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3974 = v3973 - v6;
-            const unsigned int v3975 = v287 + v3971;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3976 = v3975 * v1;
-            const unsigned int v3977 = v3976 + v3974;
-            const unsigned int v3978 = v3977 * v2;
-            const unsigned int v3979 = v3978 + v3783;
-            const unsigned int v3981 = v3970 ? v3979 : v10;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3984 = v3815 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3984 ^ (((v3984 >> 6u) & 7u) << 3u)), x + v3981, v3970);
+        const unsigned int v3338 = v3336 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3345 = v3338 + v3344;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3345, 64u);
+        const unsigned int v3350 = v3338 + v3349;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3350, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3357 = v3345 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3357, 64u);
+        const unsigned int v3362 = v3350 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3362, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3368 = v3345 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3368, 64u);
+        const unsigned int v3373 = v3350 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3373, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3379 = v3345 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v3379, 64u);
+        const unsigned int v3384 = v3350 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v3384, 64u);
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3387 = v3332 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3389 = v3334 + 2u;
+        const unsigned int v3390 = v3389 % 3u;
+        const bool v3391 = v3387 < v22;
+        if (v3391) {
+          const unsigned int v3393 = v3390 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3394 = !v114;  // kernels/convolution/im2col_a.hpp:90
+          if (v3394) {
+            const unsigned int v3398 = v141 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3399 = v3398 << 3u;
+            const unsigned int v3400 = v3387 + v3399;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3402 = v3400 / v16;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3404 = v3402 * v16;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3405 = v3400 - v3404;
+            const unsigned int v3406 = v3402 / v4;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3408 = v3406 * v4;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3409 = v3402 - v3408;
+            const unsigned int v3410 = v3409 * v7;
+            const unsigned int v3411 = v94 + v3405;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3412 = v3400 < v22;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3414 = v1 + v6;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3419 = v142 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3420 = v3419 + v3399;
+            const unsigned int v3421 = v153 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3422 = v158 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3423 = v3421 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3424 = v3412 && v3423;
+            const bool v3425 = v3421 < 1u;
+            const bool v3426 = v3424 && v3425;
+            const bool v3427 = v3422 >= v6;
+            const bool v3428 = v3426 && v3427;
+            const bool v3429 = v3422 < v3414;
+            const bool v3430 = v3428 && v3429;
+            const unsigned int v3431 = max(v3421, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3433 = max(v3422, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3434 = v3433 - v6;
+            const unsigned int v3435 = v161 + v3431;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3436 = v3435 * v1;
+            const unsigned int v3437 = v3436 + v3434;
+            const unsigned int v3438 = v3437 * v2;
+            const unsigned int v3439 = v3438 + v3411;
+            const unsigned int v3441 = v3430 ? v3439 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3443 = v3393 + v3420;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3443 ^ (((v3443 >> 6u) & 7u) << 3u)), x + v3441, v3430);
+            const unsigned int v3445 = v171 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3446 = v176 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3447 = v3445 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3448 = v3412 && v3447;
+            const bool v3449 = v3445 < 1u;
+            const bool v3450 = v3448 && v3449;
+            const bool v3451 = v3446 >= v6;
+            const bool v3452 = v3450 && v3451;
+            const bool v3453 = v3446 < v3414;
+            const bool v3454 = v3452 && v3453;
+            const unsigned int v3455 = max(v3445, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3457 = max(v3446, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3458 = v3457 - v6;
+            const unsigned int v3459 = v179 + v3455;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3460 = v3459 * v1;
+            const unsigned int v3461 = v3460 + v3458;
+            const unsigned int v3462 = v3461 * v2;
+            const unsigned int v3463 = v3462 + v3411;
+            const unsigned int v3465 = v3454 ? v3463 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3468 = v3443 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3468 ^ (((v3468 >> 6u) & 7u) << 3u)), x + v3465, v3454);
+            const unsigned int v3469 = v189 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3470 = v194 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3471 = v3469 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3472 = v3412 && v3471;
+            const bool v3473 = v3469 < 1u;
+            const bool v3474 = v3472 && v3473;
+            const bool v3475 = v3470 >= v6;
+            const bool v3476 = v3474 && v3475;
+            const bool v3477 = v3470 < v3414;
+            const bool v3478 = v3476 && v3477;
+            const unsigned int v3479 = max(v3469, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3481 = max(v3470, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3482 = v3481 - v6;
+            const unsigned int v3483 = v197 + v3479;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3484 = v3483 * v1;
+            const unsigned int v3485 = v3484 + v3482;
+            const unsigned int v3486 = v3485 * v2;
+            const unsigned int v3487 = v3486 + v3411;
+            const unsigned int v3489 = v3478 ? v3487 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3492 = v3443 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3492 ^ (((v3492 >> 6u) & 7u) << 3u)), x + v3489, v3478);
+            const unsigned int v3493 = v207 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3494 = v212 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3495 = v3493 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3496 = v3412 && v3495;
+            const bool v3497 = v3493 < 1u;
+            const bool v3498 = v3496 && v3497;
+            const bool v3499 = v3494 >= v6;
+            const bool v3500 = v3498 && v3499;
+            const bool v3501 = v3494 < v3414;
+            const bool v3502 = v3500 && v3501;
+            const unsigned int v3503 = max(v3493, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3505 = max(v3494, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3506 = v3505 - v6;
+            const unsigned int v3507 = v215 + v3503;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3508 = v3507 * v1;
+            const unsigned int v3509 = v3508 + v3506;
+            const unsigned int v3510 = v3509 * v2;
+            const unsigned int v3511 = v3510 + v3411;
+            const unsigned int v3513 = v3502 ? v3511 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3516 = v3443 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3516 ^ (((v3516 >> 6u) & 7u) << 3u)), x + v3513, v3502);
+            const unsigned int v3517 = v225 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3518 = v230 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3519 = v3517 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3520 = v3412 && v3519;
+            const bool v3521 = v3517 < 1u;
+            const bool v3522 = v3520 && v3521;
+            const bool v3523 = v3518 >= v6;
+            const bool v3524 = v3522 && v3523;
+            const bool v3525 = v3518 < v3414;
+            const bool v3526 = v3524 && v3525;
+            const unsigned int v3527 = max(v3517, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3529 = max(v3518, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3530 = v3529 - v6;
+            const unsigned int v3531 = v233 + v3527;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3532 = v3531 * v1;
+            const unsigned int v3533 = v3532 + v3530;
+            const unsigned int v3534 = v3533 * v2;
+            const unsigned int v3535 = v3534 + v3411;
+            const unsigned int v3537 = v3526 ? v3535 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3540 = v3443 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3540 ^ (((v3540 >> 6u) & 7u) << 3u)), x + v3537, v3526);
+            const unsigned int v3541 = v243 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3542 = v248 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3543 = v3541 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3544 = v3412 && v3543;
+            const bool v3545 = v3541 < 1u;
+            const bool v3546 = v3544 && v3545;
+            const bool v3547 = v3542 >= v6;
+            const bool v3548 = v3546 && v3547;
+            const bool v3549 = v3542 < v3414;
+            const bool v3550 = v3548 && v3549;
+            const unsigned int v3551 = max(v3541, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3553 = max(v3542, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3554 = v3553 - v6;
+            const unsigned int v3555 = v251 + v3551;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3556 = v3555 * v1;
+            const unsigned int v3557 = v3556 + v3554;
+            const unsigned int v3558 = v3557 * v2;
+            const unsigned int v3559 = v3558 + v3411;
+            const unsigned int v3561 = v3550 ? v3559 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3564 = v3443 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3564 ^ (((v3564 >> 6u) & 7u) << 3u)), x + v3561, v3550);
+            const unsigned int v3565 = v261 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3566 = v266 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3567 = v3565 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3568 = v3412 && v3567;
+            const bool v3569 = v3565 < 1u;
+            const bool v3570 = v3568 && v3569;
+            const bool v3571 = v3566 >= v6;
+            const bool v3572 = v3570 && v3571;
+            const bool v3573 = v3566 < v3414;
+            const bool v3574 = v3572 && v3573;
+            const unsigned int v3575 = max(v3565, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3577 = max(v3566, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3578 = v3577 - v6;
+            const unsigned int v3579 = v269 + v3575;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3580 = v3579 * v1;
+            const unsigned int v3581 = v3580 + v3578;
+            const unsigned int v3582 = v3581 * v2;
+            const unsigned int v3583 = v3582 + v3411;
+            const unsigned int v3585 = v3574 ? v3583 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3588 = v3443 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3588 ^ (((v3588 >> 6u) & 7u) << 3u)), x + v3585, v3574);
+            const unsigned int v3589 = v279 + v3406;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3590 = v284 + v3410;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3591 = v3589 >= v10;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3592 = v3412 && v3591;
+            const bool v3593 = v3589 < 1u;
+            const bool v3594 = v3592 && v3593;
+            const bool v3595 = v3590 >= v6;
+            const bool v3596 = v3594 && v3595;
+            const bool v3597 = v3590 < v3414;
+            const bool v3598 = v3596 && v3597;
+            const unsigned int v3599 = max(v3589, v10);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3601 = max(v3590, v6);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3602 = v3601 - v6;
+            const unsigned int v3603 = v287 + v3599;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3604 = v3603 * v1;
+            const unsigned int v3605 = v3604 + v3602;
+            const unsigned int v3606 = v3605 * v2;
+            const unsigned int v3607 = v3606 + v3411;
+            const unsigned int v3609 = v3598 ? v3607 : v10;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3612 = v3443 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3612 ^ (((v3612 >> 6u) & 7u) << 3u)), x + v3609, v3598);
           } else {
-            const unsigned int v3993 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3994 = v3993 << 3u;
-            const unsigned int v3997 = v3759 + v3994;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3998 = v3997 < v22;
-            const bool v3999 = v150 && v3998;
-            const unsigned int v4001 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4003 = v4001 + v3759;
-            const unsigned int v4004 = v4003 + v3994;
-            const unsigned int v4005 = v3999 ? v4004 : v10;
-            const unsigned int v4007 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4008 = v3765 + v4007;
-            const unsigned int v4009 = v4008 + v3994;
-            iron_copy_async<16>(shm0 + (v4009 ^ (((v4009 >> 6u) & 7u) << 3u)), x + v4005, v3999);
-            const unsigned int v4012 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4014 = v4012 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4017 = v4012 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4018 = v4017 << 3u;
-            const unsigned int v4019 = v76 + v4014;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4020 = v4019 < v57;
-            const unsigned int v4021 = v3759 + v4018;
-            const bool v4022 = v4021 < v22;
-            const bool v4023 = v4020 && v4022;
-            const unsigned int v4025 = v4019 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4027 = v4025 + v3759;
-            const unsigned int v4028 = v4027 + v4018;
-            const unsigned int v4029 = v4023 ? v4028 : v10;
-            const unsigned int v4031 = v4014 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4032 = v3765 + v4031;
-            const unsigned int v4033 = v4032 + v4018;
-            iron_copy_async<16>(shm0 + (v4033 ^ (((v4033 >> 6u) & 7u) << 3u)), x + v4029, v4023);
-            const unsigned int v4036 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4038 = v4036 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4041 = v4036 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4042 = v4041 << 3u;
-            const unsigned int v4043 = v76 + v4038;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4044 = v4043 < v57;
-            const unsigned int v4045 = v3759 + v4042;
-            const bool v4046 = v4045 < v22;
-            const bool v4047 = v4044 && v4046;
-            const unsigned int v4049 = v4043 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4051 = v4049 + v3759;
-            const unsigned int v4052 = v4051 + v4042;
-            const unsigned int v4053 = v4047 ? v4052 : v10;
-            const unsigned int v4055 = v4038 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4056 = v3765 + v4055;
-            const unsigned int v4057 = v4056 + v4042;
-            iron_copy_async<16>(shm0 + (v4057 ^ (((v4057 >> 6u) & 7u) << 3u)), x + v4053, v4047);
-            const unsigned int v4060 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4062 = v4060 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4065 = v4060 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4066 = v4065 << 3u;
-            const unsigned int v4067 = v76 + v4062;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4068 = v4067 < v57;
-            const unsigned int v4069 = v3759 + v4066;
-            const bool v4070 = v4069 < v22;
-            const bool v4071 = v4068 && v4070;
-            const unsigned int v4073 = v4067 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4075 = v4073 + v3759;
-            const unsigned int v4076 = v4075 + v4066;
-            const unsigned int v4077 = v4071 ? v4076 : v10;
-            const unsigned int v4079 = v4062 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4080 = v3765 + v4079;
-            const unsigned int v4081 = v4080 + v4066;
-            iron_copy_async<16>(shm0 + (v4081 ^ (((v4081 >> 6u) & 7u) << 3u)), x + v4077, v4071);
-            const unsigned int v4084 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4086 = v4084 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4089 = v4084 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4090 = v4089 << 3u;
-            const unsigned int v4091 = v76 + v4086;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4092 = v4091 < v57;
-            const unsigned int v4093 = v3759 + v4090;
-            const bool v4094 = v4093 < v22;
-            const bool v4095 = v4092 && v4094;
-            const unsigned int v4097 = v4091 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4099 = v4097 + v3759;
-            const unsigned int v4100 = v4099 + v4090;
-            const unsigned int v4101 = v4095 ? v4100 : v10;
-            const unsigned int v4103 = v4086 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4104 = v3765 + v4103;
-            const unsigned int v4105 = v4104 + v4090;
-            iron_copy_async<16>(shm0 + (v4105 ^ (((v4105 >> 6u) & 7u) << 3u)), x + v4101, v4095);
-            const unsigned int v4108 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4110 = v4108 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4113 = v4108 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4114 = v4113 << 3u;
-            const unsigned int v4115 = v76 + v4110;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4116 = v4115 < v57;
-            const unsigned int v4117 = v3759 + v4114;
-            const bool v4118 = v4117 < v22;
-            const bool v4119 = v4116 && v4118;
-            const unsigned int v4121 = v4115 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4123 = v4121 + v3759;
-            const unsigned int v4124 = v4123 + v4114;
-            const unsigned int v4125 = v4119 ? v4124 : v10;
-            const unsigned int v4127 = v4110 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4128 = v3765 + v4127;
-            const unsigned int v4129 = v4128 + v4114;
-            iron_copy_async<16>(shm0 + (v4129 ^ (((v4129 >> 6u) & 7u) << 3u)), x + v4125, v4119);
-            const unsigned int v4132 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4134 = v4132 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4137 = v4132 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4138 = v4137 << 3u;
-            const unsigned int v4139 = v76 + v4134;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4140 = v4139 < v57;
-            const unsigned int v4141 = v3759 + v4138;
-            const bool v4142 = v4141 < v22;
-            const bool v4143 = v4140 && v4142;
-            const unsigned int v4145 = v4139 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4147 = v4145 + v3759;
-            const unsigned int v4148 = v4147 + v4138;
-            const unsigned int v4149 = v4143 ? v4148 : v10;
-            const unsigned int v4151 = v4134 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4152 = v3765 + v4151;
-            const unsigned int v4153 = v4152 + v4138;
-            iron_copy_async<16>(shm0 + (v4153 ^ (((v4153 >> 6u) & 7u) << 3u)), x + v4149, v4143);
-            const unsigned int v4156 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4158 = v4156 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4161 = v4156 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4162 = v4161 << 3u;
-            const unsigned int v4163 = v76 + v4158;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4164 = v4163 < v57;
-            const unsigned int v4165 = v3759 + v4162;
-            const bool v4166 = v4165 < v22;
-            const bool v4167 = v4164 && v4166;
-            const unsigned int v4169 = v4163 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4171 = v4169 + v3759;
-            const unsigned int v4172 = v4171 + v4162;
-            const unsigned int v4173 = v4167 ? v4172 : v10;
-            const unsigned int v4175 = v4158 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4176 = v3765 + v4175;
-            const unsigned int v4177 = v4176 + v4162;
-            iron_copy_async<16>(shm0 + (v4177 ^ (((v4177 >> 6u) & 7u) << 3u)), x + v4173, v4167);
+            const unsigned int v3620 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3621 = v3620 << 3u;
+            const unsigned int v3623 = v3387 + v3621;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3624 = v3623 < v22;
+            const unsigned int v3625 = v143 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3627 = v3625 + v3387;
+            const unsigned int v3628 = v3627 + v3621;
+            const unsigned int v3630 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3631 = v3393 + v3630;
+            const unsigned int v3632 = v3631 + v3621;
+            const bool v3636 = v3624 && v150;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3640 = v3636 ? v3628 : v10;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3632 ^ (((v3632 >> 6u) & 7u) << 3u)), x + v3640, v3636);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3646 = v3624 && v168;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3648 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3649 = v3628 + v3648;
+            const unsigned int v3650 = v3646 ? v3649 : v10;
+            const unsigned int v3652 = v3632 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3652 ^ (((v3652 >> 6u) & 7u) << 3u)), x + v3650, v3646);
+            const bool v3656 = v3624 && v186;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3658 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3659 = v3628 + v3658;
+            const unsigned int v3660 = v3656 ? v3659 : v10;
+            const unsigned int v3662 = v3632 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3662 ^ (((v3662 >> 6u) & 7u) << 3u)), x + v3660, v3656);
+            const bool v3666 = v3624 && v204;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3668 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3669 = v3628 + v3668;
+            const unsigned int v3670 = v3666 ? v3669 : v10;
+            const unsigned int v3672 = v3632 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3672 ^ (((v3672 >> 6u) & 7u) << 3u)), x + v3670, v3666);
+            const bool v3676 = v3624 && v222;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3678 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3679 = v3628 + v3678;
+            const unsigned int v3680 = v3676 ? v3679 : v10;
+            const unsigned int v3682 = v3632 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3680, v3676);
+            const bool v3686 = v3624 && v240;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3688 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3689 = v3628 + v3688;
+            const unsigned int v3690 = v3686 ? v3689 : v10;
+            const unsigned int v3692 = v3632 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3692 ^ (((v3692 >> 6u) & 7u) << 3u)), x + v3690, v3686);
+            const bool v3696 = v3624 && v258;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3698 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3699 = v3628 + v3698;
+            const unsigned int v3700 = v3696 ? v3699 : v10;
+            const unsigned int v3702 = v3632 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3702 ^ (((v3702 >> 6u) & 7u) << 3u)), x + v3700, v3696);
+            const bool v3706 = v3624 && v276;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3708 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3709 = v3628 + v3708;
+            const unsigned int v3710 = v3706 ? v3709 : v10;
+            const unsigned int v3712 = v3632 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), x + v3710, v3706);
           }
-          const unsigned int v4187 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4188 = v4187 << 3u;
-          const unsigned int v4189 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4190 = v4189 < v12;
-          const unsigned int v4191 = v3759 + v4188;
-          const bool v4192 = v4191 < v22;
-          const bool v4193 = v4190 && v4192;
-          const unsigned int v4195 = v4189 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4196 = v82 + v4195;
-          const unsigned int v4197 = v4196 + v3759;
-          const unsigned int v4198 = v4197 + v4188;
-          const unsigned int v4199 = v4193 ? v4198 : v82;
-          const unsigned int v4201 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4202 = v3765 + v4201;
-          const unsigned int v4203 = v4202 + v4188;
-          iron_copy_async<16>(shm1 + (v4203 ^ (((v4203 >> 6u) & 7u) << 3u)), weight + v4199, v4193);
-          const unsigned int v4206 = v141 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4208 = v4206 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4211 = v4206 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4212 = v4211 << 3u;
-          const unsigned int v4213 = v80 + v4208;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4214 = v4213 < v12;
-          const unsigned int v4215 = v3759 + v4212;
-          const bool v4216 = v4215 < v22;
-          const bool v4217 = v4214 && v4216;
-          const unsigned int v4219 = v4213 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4220 = v82 + v4219;
-          const unsigned int v4221 = v4220 + v3759;
-          const unsigned int v4222 = v4221 + v4212;
-          const unsigned int v4223 = v4217 ? v4222 : v82;
-          const unsigned int v4225 = v4208 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4226 = v3765 + v4225;
-          const unsigned int v4227 = v4226 + v4212;
-          iron_copy_async<16>(shm1 + (v4227 ^ (((v4227 >> 6u) & 7u) << 3u)), weight + v4223, v4217);
-          const unsigned int v4230 = v141 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4232 = v4230 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4235 = v4230 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4236 = v4235 << 3u;
-          const unsigned int v4237 = v80 + v4232;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4238 = v4237 < v12;
-          const unsigned int v4239 = v3759 + v4236;
-          const bool v4240 = v4239 < v22;
-          const bool v4241 = v4238 && v4240;
-          const unsigned int v4243 = v4237 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4244 = v82 + v4243;
-          const unsigned int v4245 = v4244 + v3759;
-          const unsigned int v4246 = v4245 + v4236;
-          const unsigned int v4247 = v4241 ? v4246 : v82;
-          const unsigned int v4249 = v4232 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4250 = v3765 + v4249;
-          const unsigned int v4251 = v4250 + v4236;
-          iron_copy_async<16>(shm1 + (v4251 ^ (((v4251 >> 6u) & 7u) << 3u)), weight + v4247, v4241);
-          const unsigned int v4254 = v141 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4256 = v4254 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4259 = v4254 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4260 = v4259 << 3u;
-          const unsigned int v4261 = v80 + v4256;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4262 = v4261 < v12;
-          const unsigned int v4263 = v3759 + v4260;
-          const bool v4264 = v4263 < v22;
-          const bool v4265 = v4262 && v4264;
-          const unsigned int v4267 = v4261 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4268 = v82 + v4267;
-          const unsigned int v4269 = v4268 + v3759;
-          const unsigned int v4270 = v4269 + v4260;
-          const unsigned int v4271 = v4265 ? v4270 : v82;
-          const unsigned int v4273 = v4256 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4274 = v3765 + v4273;
-          const unsigned int v4275 = v4274 + v4260;
-          iron_copy_async<16>(shm1 + (v4275 ^ (((v4275 >> 6u) & 7u) << 3u)), weight + v4271, v4265);
-          const unsigned int v4278 = v141 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4280 = v4278 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4283 = v4278 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4284 = v4283 << 3u;
-          const unsigned int v4285 = v80 + v4280;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4286 = v4285 < v12;
-          const unsigned int v4287 = v3759 + v4284;
-          const bool v4288 = v4287 < v22;
-          const bool v4289 = v4286 && v4288;
-          const unsigned int v4291 = v4285 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4292 = v82 + v4291;
-          const unsigned int v4293 = v4292 + v3759;
-          const unsigned int v4294 = v4293 + v4284;
-          const unsigned int v4295 = v4289 ? v4294 : v82;
-          const unsigned int v4297 = v4280 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4298 = v3765 + v4297;
-          const unsigned int v4299 = v4298 + v4284;
-          iron_copy_async<16>(shm1 + (v4299 ^ (((v4299 >> 6u) & 7u) << 3u)), weight + v4295, v4289);
-          const unsigned int v4302 = v141 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4304 = v4302 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4307 = v4302 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4308 = v4307 << 3u;
-          const unsigned int v4309 = v80 + v4304;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4310 = v4309 < v12;
-          const unsigned int v4311 = v3759 + v4308;
-          const bool v4312 = v4311 < v22;
-          const bool v4313 = v4310 && v4312;
-          const unsigned int v4315 = v4309 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4316 = v82 + v4315;
-          const unsigned int v4317 = v4316 + v3759;
-          const unsigned int v4318 = v4317 + v4308;
-          const unsigned int v4319 = v4313 ? v4318 : v82;
-          const unsigned int v4321 = v4304 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4322 = v3765 + v4321;
-          const unsigned int v4323 = v4322 + v4308;
-          iron_copy_async<16>(shm1 + (v4323 ^ (((v4323 >> 6u) & 7u) << 3u)), weight + v4319, v4313);
-          const unsigned int v4326 = v141 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4328 = v4326 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4331 = v4326 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4332 = v4331 << 3u;
-          const unsigned int v4333 = v80 + v4328;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4334 = v4333 < v12;
-          const unsigned int v4335 = v3759 + v4332;
-          const bool v4336 = v4335 < v22;
-          const bool v4337 = v4334 && v4336;
-          const unsigned int v4339 = v4333 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4340 = v82 + v4339;
-          const unsigned int v4341 = v4340 + v3759;
-          const unsigned int v4342 = v4341 + v4332;
-          const unsigned int v4343 = v4337 ? v4342 : v82;
-          const unsigned int v4345 = v4328 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4346 = v3765 + v4345;
-          const unsigned int v4347 = v4346 + v4332;
-          iron_copy_async<16>(shm1 + (v4347 ^ (((v4347 >> 6u) & 7u) << 3u)), weight + v4343, v4337);
-          const unsigned int v4350 = v141 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4352 = v4350 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4355 = v4350 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4356 = v4355 << 3u;
-          const unsigned int v4357 = v80 + v4352;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4358 = v4357 < v12;
-          const unsigned int v4359 = v3759 + v4356;
-          const bool v4360 = v4359 < v22;
-          const bool v4361 = v4358 && v4360;
-          const unsigned int v4363 = v4357 * v22;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4364 = v82 + v4363;
-          const unsigned int v4365 = v4364 + v3759;
-          const unsigned int v4366 = v4365 + v4356;
-          const unsigned int v4367 = v4361 ? v4366 : v82;
-          const unsigned int v4369 = v4352 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4370 = v3765 + v4369;
-          const unsigned int v4371 = v4370 + v4356;
-          iron_copy_async<16>(shm1 + (v4371 ^ (((v4371 >> 6u) & 7u) << 3u)), weight + v4367, v4361);
+          const unsigned int v3721 = v141 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3722 = v3721 << 3u;
+          const unsigned int v3723 = v80 + v142;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3724 = v3387 + v3722;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3725 = v3724 < v22;
+          const unsigned int v3726 = v3723 * v22;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3727 = v82 + v3726;
+          const unsigned int v3728 = v3727 + v3387;
+          const unsigned int v3729 = v3728 + v3722;
+          const unsigned int v3731 = v142 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3732 = v3393 + v3731;
+          const unsigned int v3733 = v3732 + v3722;
+          const bool v3736 = v3723 < v12;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3737 = v3725 && v3736;
+          const unsigned int v3741 = v3737 ? v3729 : v82;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3733 ^ (((v3733 >> 6u) & 7u) << 3u)), weight + v3741, v3737);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3745 = v3723 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3746 = v3745 < v12;
+          const bool v3747 = v3725 && v3746;
+          const unsigned int v3749 = v22 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3750 = v3729 + v3749;
+          const unsigned int v3751 = v3747 ? v3750 : v82;
+          const unsigned int v3753 = v3733 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3753 ^ (((v3753 >> 6u) & 7u) << 3u)), weight + v3751, v3747);
+          const unsigned int v3755 = v3723 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3756 = v3755 < v12;
+          const bool v3757 = v3725 && v3756;
+          const unsigned int v3759 = v22 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3760 = v3729 + v3759;
+          const unsigned int v3761 = v3757 ? v3760 : v82;
+          const unsigned int v3763 = v3733 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3763 ^ (((v3763 >> 6u) & 7u) << 3u)), weight + v3761, v3757);
+          const unsigned int v3765 = v3723 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3766 = v3765 < v12;
+          const bool v3767 = v3725 && v3766;
+          const unsigned int v3769 = 48u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3770 = v3729 + v3769;
+          const unsigned int v3771 = v3767 ? v3770 : v82;
+          const unsigned int v3773 = v3733 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3773 ^ (((v3773 >> 6u) & 7u) << 3u)), weight + v3771, v3767);
+          const unsigned int v3775 = v3723 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3776 = v3775 < v12;
+          const bool v3777 = v3725 && v3776;
+          const unsigned int v3779 = v22 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3780 = v3729 + v3779;
+          const unsigned int v3781 = v3777 ? v3780 : v82;
+          const unsigned int v3783 = v3733 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3783 ^ (((v3783 >> 6u) & 7u) << 3u)), weight + v3781, v3777);
+          const unsigned int v3785 = v3723 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3786 = v3785 < v12;
+          const bool v3787 = v3725 && v3786;
+          const unsigned int v3789 = 80u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3790 = v3729 + v3789;
+          const unsigned int v3791 = v3787 ? v3790 : v82;
+          const unsigned int v3793 = v3733 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3793 ^ (((v3793 >> 6u) & 7u) << 3u)), weight + v3791, v3787);
+          const unsigned int v3795 = v3723 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3796 = v3795 < v12;
+          const bool v3797 = v3725 && v3796;
+          const unsigned int v3799 = 96u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3800 = v3729 + v3799;
+          const unsigned int v3801 = v3797 ? v3800 : v82;
+          const unsigned int v3803 = v3733 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3803 ^ (((v3803 >> 6u) & 7u) << 3u)), weight + v3801, v3797);
+          const unsigned int v3805 = v3723 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3806 = v3805 < v12;
+          const bool v3807 = v3725 && v3806;
+          const unsigned int v3809 = 112u * v22;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3810 = v3729 + v3809;
+          const unsigned int v3811 = v3807 ? v3810 : v82;
+          const unsigned int v3813 = v3733 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3813 ^ (((v3813 >> 6u) & 7u) << 3u)), weight + v3811, v3807);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
       __syncthreads();
     } else {
-      const unsigned int v990 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-      const unsigned int v1049 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v1103 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1108 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1116 = v1103 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1121 = v1108 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1127 = v1103 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1132 = v1108 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1138 = v1103 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1143 = v1108 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v804 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+      const unsigned int v863 = v1 + v6;  // kernels/convolution/im2col_a.hpp:71
+      const unsigned int v917 = v292 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v922 = v296 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v930 = v917 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v935 = v922 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v941 = v917 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v946 = v922 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v952 = v917 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v957 = v922 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v989 = v10; v989 < v22; v989 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-        for (unsigned int v993 = v141; v993 < 8192u; v993 += v990) {  // kernels/convolution/im2col_a.hpp:156
-          const unsigned int v995 = v993 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-          const unsigned int v997 = v993 & 63u;  // kernels/convolution/im2col_a.hpp:158
-          const unsigned int v998 = v989 + v997;  // kernels/convolution/im2col_a.hpp:159
-          const unsigned int v999 = v76 + v995;
-          const unsigned int v1025 = v999 / v43;  // kernels/convolution/im2col_a.hpp:63
-          const unsigned int v1026 = v999 % v43;  // kernels/convolution/im2col_a.hpp:64
-          const unsigned int v1028 = v998 / v16;  // kernels/convolution/im2col_a.hpp:66
-          const unsigned int v1029 = v1028 / v4;  // kernels/convolution/im2col_a.hpp:68
-          const unsigned int v1031 = v1026 / v43;
-          const unsigned int v1033 = v1031 + v1029;
-          const unsigned int v1034 = v1028 % v4;  // kernels/convolution/im2col_a.hpp:69
-          const unsigned int v1035 = v1034 * v7;
-          const unsigned int v1036 = v1026 % v43;
-          const unsigned int v1037 = v1036 * v5;
-          const unsigned int v1038 = v1037 + v1035;
-          const bool v1039 = v999 < v57;  // kernels/convolution/im2col_a.hpp:71
-          const bool v1040 = v998 < v22;
-          const bool v1041 = v1039 && v1040;
-          const bool v1042 = v1033 >= v10;
-          const bool v1043 = v1041 && v1042;
-          const bool v1045 = v1033 < 1u;
-          const bool v1046 = v1043 && v1045;
-          const bool v1047 = v1038 >= v6;
-          const bool v1048 = v1046 && v1047;
-          const bool v1050 = v1038 < v1049;
-          const bool v1051 = v1048 && v1050;
-          const unsigned int v1052 = max(v1033, v10);  // kernels/convolution/im2col_a.hpp:72
-          const unsigned int v1054 = max(v1038, v6);  // kernels/convolution/im2col_a.hpp:73
-          const unsigned int v1055 = v1054 - v6;
-          const unsigned int v1056 = v998 % v16;  // kernels/convolution/im2col_a.hpp:74
-          const unsigned int v1058 = v1025 + v1052;
-          const unsigned int v1059 = v1058 * v1;
-          const unsigned int v1060 = v1059 + v1055;
-          const unsigned int v1061 = v1060 * v2;
-          const unsigned int v1062 = v1061 + v94;
-          const unsigned int v1063 = v1062 + v1056;
-          if (v1051) {  // kernels/convolution/im2col_a.hpp:160
-            const iron_bf16 v1064 = x[v1063];
-            const unsigned int v1066 = v995 << 6u;
-            const unsigned int v1067 = v1066 + v997;
-            shm0[(v1067 ^ (((v1067 >> 6u) & 7u) << 3u))] = v1064;
+      for (unsigned int v803 = v10; v803 < v22; v803 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+        for (unsigned int v807 = v141; v807 < 8192u; v807 += v804) {  // kernels/convolution/im2col_a.hpp:156
+          const unsigned int v809 = v807 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+          const unsigned int v811 = v807 & 63u;  // kernels/convolution/im2col_a.hpp:158
+          const unsigned int v812 = v803 + v811;  // kernels/convolution/im2col_a.hpp:159
+          const unsigned int v813 = v76 + v809;
+          const unsigned int v839 = v813 / v43;  // kernels/convolution/im2col_a.hpp:63
+          const unsigned int v840 = v813 % v43;  // kernels/convolution/im2col_a.hpp:64
+          const unsigned int v842 = v812 / v16;  // kernels/convolution/im2col_a.hpp:66
+          const unsigned int v843 = v842 / v4;  // kernels/convolution/im2col_a.hpp:68
+          const unsigned int v845 = v840 / v43;
+          const unsigned int v847 = v845 + v843;
+          const unsigned int v848 = v842 % v4;  // kernels/convolution/im2col_a.hpp:69
+          const unsigned int v849 = v848 * v7;
+          const unsigned int v850 = v840 % v43;
+          const unsigned int v851 = v850 * v5;
+          const unsigned int v852 = v851 + v849;
+          const bool v853 = v813 < v57;  // kernels/convolution/im2col_a.hpp:71
+          const bool v854 = v812 < v22;
+          const bool v855 = v853 && v854;
+          const bool v856 = v847 >= v10;
+          const bool v857 = v855 && v856;
+          const bool v859 = v847 < 1u;
+          const bool v860 = v857 && v859;
+          const bool v861 = v852 >= v6;
+          const bool v862 = v860 && v861;
+          const bool v864 = v852 < v863;
+          const bool v865 = v862 && v864;
+          const unsigned int v866 = max(v847, v10);  // kernels/convolution/im2col_a.hpp:72
+          const unsigned int v868 = max(v852, v6);  // kernels/convolution/im2col_a.hpp:73
+          const unsigned int v869 = v868 - v6;
+          const unsigned int v870 = v812 % v16;  // kernels/convolution/im2col_a.hpp:74
+          const unsigned int v872 = v839 + v866;
+          const unsigned int v873 = v872 * v1;
+          const unsigned int v874 = v873 + v869;
+          const unsigned int v875 = v874 * v2;
+          const unsigned int v876 = v875 + v94;
+          const unsigned int v877 = v876 + v870;
+          if (v865) {  // kernels/convolution/im2col_a.hpp:160
+            const iron_bf16 v878 = x[v877];
+            const unsigned int v880 = v809 << 6u;
+            const unsigned int v881 = v880 + v811;
+            shm0[(v881 ^ (((v881 >> 6u) & 7u) << 3u))] = v878;
           } else {
-            const unsigned int v1069 = v995 << 6u;  // kernels/convolution/im2col_a.hpp:161
-            const unsigned int v1070 = v1069 + v997;
-            shm0[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v883 = v809 << 6u;  // kernels/convolution/im2col_a.hpp:161
+            const unsigned int v884 = v883 + v811;
+            shm0[(v884 ^ (((v884 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1075 = v141; v1075 < 8192u; v1075 += v990) {  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1077 = v1075 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1079 = v1075 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v1080 = v80 + v1077;  // kernels/gemm/gemm_tiles.hpp:99
-          const bool v1081 = v1080 < v12;
-          const unsigned int v1082 = v989 + v1079;
-          const bool v1083 = v1082 < v22;
-          const bool v1084 = v1081 && v1083;
-          if (v1084) {
-            const unsigned int v1086 = v1080 * v22;  // kernels/gemm/gemm_tiles.hpp:100
-            const unsigned int v1087 = v82 + v1086;
-            const unsigned int v1088 = v1087 + v989;
-            const unsigned int v1089 = v1088 + v1079;
-            const iron_bf16 v1090 = weight[v1089];
-            const unsigned int v1092 = v1077 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-            const unsigned int v1093 = v1092 + v1079;
-            shm1[(v1093 ^ (((v1093 >> 6u) & 7u) << 3u))] = v1090;
+        for (unsigned int v889 = v141; v889 < 8192u; v889 += v804) {  // kernels/gemm/gemm_tiles.hpp:104
+          const unsigned int v891 = v889 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v893 = v889 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v894 = v80 + v891;  // kernels/gemm/gemm_tiles.hpp:107
+          const bool v895 = v894 < v12;
+          const unsigned int v896 = v803 + v893;
+          const bool v897 = v896 < v22;
+          const bool v898 = v895 && v897;
+          if (v898) {
+            const unsigned int v900 = v894 * v22;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v901 = v82 + v900;
+            const unsigned int v902 = v901 + v803;
+            const unsigned int v903 = v902 + v893;
+            const iron_bf16 v904 = weight[v903];
+            const unsigned int v906 = v891 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v907 = v906 + v893;
+            shm1[(v907 ^ (((v907 >> 6u) & 7u) << 3u))] = v904;
           } else {
-            const unsigned int v1095 = v1077 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-            const unsigned int v1096 = v1095 + v1079;
-            shm1[(v1096 ^ (((v1096 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v909 = v891 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v910 = v909 + v893;
+            shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v1103, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v1108, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v1116, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v1121, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v1127, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v1132, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v300, shm0, v1138, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v302, shm1, v1143, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:277
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v917, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v922, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v930, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v935, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v941, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v946, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v300, shm0, v952, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v302, shm1, v957, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v298, v300, v302);  // kernels/gemm/gemm_tiles.hpp:285
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v1147 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-    const bool v1148 = v1147 <= v57;
-    const unsigned int v1150 = v80 + 128u;
-    const bool v1151 = v1150 <= v12;
-    const bool v1152 = v1148 && v1151;
-    const bool v1153 = v1152 && v93;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+    const unsigned int v961 = v76 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const bool v962 = v961 <= v57;
+    const unsigned int v964 = v80 + 128u;
+    const bool v965 = v964 <= v12;
+    const bool v966 = v962 && v965;
+    const bool v967 = v966 && v93;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-    for (unsigned int v1159 = v10; v1159 < 4u; v1159 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-      const bool v1160 = v288 == v1159;  // kernels/gemm/gemm_tiles.hpp:406
-      if (v1160) {
+    for (unsigned int v973 = v10; v973 < 4u; v973 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+      const bool v974 = v288 == v973;  // kernels/gemm/gemm_tiles.hpp:414
+      if (v974) {
         iron_frag_store<false>(v298, shm2, v10, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-      const unsigned int v1165 = v1159 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-      const unsigned int v1166 = v1165 << 6u;
-      const unsigned int v1167 = v80 + v1166;
-      const unsigned int v1170 = v1159 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-      const unsigned int v1171 = v1170 << 6u;
-      const unsigned int v1172 = v76 + v1171;
-      if (v1153) {  // kernels/gemm/gemm_tiles.hpp:389
-        for (unsigned int v1176 = v141; v1176 < 512u; v1176 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v1178 = v1176 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v1180 = v1178 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v1181 = v1172 + v1180;
-          const unsigned int v1183 = v1178 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v1184 = v1167 + v1183;
-          const unsigned int v1190 = v1180 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v1191 = v1190 + v1183;
-          const float v1194 = shm2[v1191];  // kernels/gemm/gemm_tiles.hpp:339
-          const iron_bf16 v1198 = iron_f32_to_bf16(v1194);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1199 = v1181 * v3;
-          const unsigned int v1200 = v1199 + v81;
-          const unsigned int v1203 = v1191 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1204 = shm2[v1203];
-          const iron_bf16 v1208 = iron_f32_to_bf16(v1204);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1213 = v1191 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1214 = shm2[v1213];
-          const iron_bf16 v1218 = iron_f32_to_bf16(v1214);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1223 = v1191 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1224 = shm2[v1223];
-          const iron_bf16 v1228 = iron_f32_to_bf16(v1224);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1233 = v1191 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1234 = shm2[v1233];
-          const iron_bf16 v1238 = iron_f32_to_bf16(v1234);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1243 = v1191 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1244 = shm2[v1243];
-          const iron_bf16 v1248 = iron_f32_to_bf16(v1244);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1253 = v1191 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1254 = shm2[v1253];
-          const iron_bf16 v1258 = iron_f32_to_bf16(v1254);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1263 = v1191 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1264 = shm2[v1263];
-          const iron_bf16 v1268 = iron_f32_to_bf16(v1264);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4596 = v1184 + v1200;
-          *reinterpret_cast<iron_bf16x8*>(out + v4596) = iron_bf16x8{{v1198, v1208, v1218, v1228, v1238, v1248, v1258, v1268}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+      const unsigned int v979 = v973 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v980 = v979 << 6u;
+      const unsigned int v981 = v80 + v980;
+      const unsigned int v984 = v973 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v985 = v984 << 6u;
+      const unsigned int v986 = v76 + v985;
+      if (v967) {  // kernels/gemm/gemm_tiles.hpp:397
+        for (unsigned int v990 = v141; v990 < 512u; v990 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
+          const unsigned int v992 = v990 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v994 = v992 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v995 = v986 + v994;
+          const unsigned int v997 = v992 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v998 = v981 + v997;
+          const unsigned int v1004 = v994 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1005 = v1004 + v997;
+          const float v1008 = shm2[v1005];  // kernels/gemm/gemm_tiles.hpp:347
+          const iron_bf16 v1012 = iron_f32_to_bf16(v1008);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1013 = v995 * v3;
+          const unsigned int v1014 = v1013 + v81;
+          const unsigned int v1017 = v1005 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1018 = shm2[v1017];
+          const iron_bf16 v1022 = iron_f32_to_bf16(v1018);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1027 = v1005 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1028 = shm2[v1027];
+          const iron_bf16 v1032 = iron_f32_to_bf16(v1028);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1037 = v1005 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1038 = shm2[v1037];
+          const iron_bf16 v1042 = iron_f32_to_bf16(v1038);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1047 = v1005 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1048 = shm2[v1047];
+          const iron_bf16 v1052 = iron_f32_to_bf16(v1048);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1057 = v1005 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1058 = shm2[v1057];
+          const iron_bf16 v1062 = iron_f32_to_bf16(v1058);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1067 = v1005 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1068 = shm2[v1067];
+          const iron_bf16 v1072 = iron_f32_to_bf16(v1068);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1077 = v1005 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1078 = shm2[v1077];
+          const iron_bf16 v1082 = iron_f32_to_bf16(v1078);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v3938 = v998 + v1014;
+          *reinterpret_cast<iron_bf16x8*>(out + v3938) = iron_bf16x8{{v1012, v1022, v1032, v1042, v1052, v1062, v1072, v1082}};
         }
       } else {
-        for (unsigned int v1275 = v141; v1275 < 4096u; v1275 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v1277 = v1275 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1278 = v1172 + v1277;
-          const unsigned int v1280 = v1275 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1281 = v1167 + v1280;
-          const bool v1282 = v1278 < v57;  // kernels/gemm/gemm_tiles.hpp:353
-          const bool v1283 = v1281 < v12;
-          const bool v1284 = v1282 && v1283;
-          if (v1284) {
-            const unsigned int v1290 = v1277 * 68u;
-            const unsigned int v1291 = v1290 + v1280;
-            const float v1292 = shm2[v1291];
-            const iron_bf16 v1294 = iron_f32_to_bf16(v1292);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v1295 = v1278 * v3;
-            const unsigned int v1296 = v1295 + v81;
-            const unsigned int v1297 = v1296 + v1281;
-            out[v1297] = v1294;
+        for (unsigned int v1089 = v141; v1089 < 4096u; v1089 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
+          const unsigned int v1091 = v1089 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v1092 = v986 + v1091;
+          const unsigned int v1094 = v1089 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1095 = v981 + v1094;
+          const bool v1096 = v1092 < v57;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1097 = v1095 < v12;
+          const bool v1098 = v1096 && v1097;
+          if (v1098) {
+            const unsigned int v1104 = v1091 * 68u;
+            const unsigned int v1105 = v1104 + v1094;
+            const float v1106 = shm2[v1105];
+            const iron_bf16 v1108 = iron_f32_to_bf16(v1106);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1109 = v1092 * v3;
+            const unsigned int v1110 = v1109 + v81;
+            const unsigned int v1111 = v1110 + v1095;
+            out[v1111] = v1108;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
     }
   } else {
-    const unsigned int v2606 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2607 = v2606 & 15u;
-    const unsigned int v2608 = v2607 << 2u;
-    const unsigned int v2616 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2617 = v7 * v2616;
-    const unsigned int v2619 = v6 << 1u;
-    const unsigned int v2620 = v1 + v2619;
-    const unsigned int v2621 = v2620 - v2617;
-    const unsigned int v2622 = v2621 - 1u;
-    const unsigned int v2623 = v2622 / v5;
-    const unsigned int v2624 = v2623 + 1u;
-    const unsigned int v2638 = v0 * v2624;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2643 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2644 = v2643 == v10;
-    const unsigned int v2647 = v16 << 1u;
-    const bool v2648 = v2647 <= 64u;
-    const bool v2649 = v2644 && v2648;
-    const unsigned int v2650 = v2649 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2654 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2655 = v2654 == v10;
-    const unsigned int v2658 = v16 << 2u;
-    const bool v2659 = v2658 <= 64u;
-    const bool v2660 = v2655 && v2659;
-    const unsigned int v2661 = v2660 ? 4u : v2650;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2665 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2666 = v2665 == v10;
-    const unsigned int v2669 = v16 << 3u;
-    const bool v2670 = v2669 <= 64u;
-    const bool v2671 = v2666 && v2670;
-    const unsigned int v2672 = v2671 ? 8u : v2661;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2674 = 128u / v2672;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2675 = v8 / v2672;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2676 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2679 = v2638 + 127u;
-    const unsigned int v2680 = v2679 >> 7u;
-    const unsigned int v2681 = blockIdx.z;
-    const unsigned int v2682 = v2681 * v2680;
-    const unsigned int v2683 = v2682 + v2676;
-    const unsigned int v2684 = v2683 % v2675;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2685 = v2683 / v2675;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2686 = v2684 * v2672;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2688 = v2638 + v2674;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2689 = v2688 - 1u;
-    const unsigned int v2690 = v2689 / v2674;
-    const bool v2691 = v2685 < v2690;
-    if (v2691) {
-      const unsigned int v2693 = v2672 * v16;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2694 = v2693 >> 2u;
-      const bool v2698 = v2694 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2699 = v2698 ? 8u : 16u;
-      const bool v2702 = v2694 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2703 = v2702 ? 4u : v2699;
-      const bool v2706 = v2694 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2707 = v2706 ? 2u : v2703;
-      const bool v2710 = v2694 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2711 = v2710 ? 1u : v2707;
-      const unsigned int v2713 = v2606 % v2711;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2714 = v2713 < v2694;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2716 = v2713 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2717 = v2716 / v16;
-      const unsigned int v2718 = v2717 * v16;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2721 = v2716 - v2718;
-      const unsigned int v2724 = v2686 * v16;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2725 = v2724 + v2716;
-      const unsigned int v2727 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2728 = v2727 << 5u;
-      const unsigned int v2729 = v2728 / v2674;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2731 = v2728 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2732 = v2731 / v2674;
-      iron_frag<float, 2, 16, 16> v2734;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2734, 0.0f);
-      iron_frag<float, 2, 16, 16> v2736;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2736, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2738;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2738, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2740;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2740, iron_f32_to_bf16(0.0f));
-      const unsigned int v2743 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2846 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2867 = v2728 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2871 = v2729 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2877 = v2731 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2881 = v2732 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2420 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2421 = v2420 & 15u;
+    const unsigned int v2422 = v2421 << 2u;
+    const unsigned int v2430 = v4 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2431 = v7 * v2430;
+    const unsigned int v2433 = v6 << 1u;
+    const unsigned int v2434 = v1 + v2433;
+    const unsigned int v2435 = v2434 - v2431;
+    const unsigned int v2436 = v2435 - 1u;
+    const unsigned int v2437 = v2436 / v5;
+    const unsigned int v2438 = v2437 + 1u;
+    const unsigned int v2452 = v0 * v2438;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2457 = v8 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2458 = v2457 == v10;
+    const unsigned int v2461 = v16 << 1u;
+    const bool v2462 = v2461 <= 64u;
+    const bool v2463 = v2458 && v2462;
+    const unsigned int v2464 = v2463 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2468 = v8 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2469 = v2468 == v10;
+    const unsigned int v2472 = v16 << 2u;
+    const bool v2473 = v2472 <= 64u;
+    const bool v2474 = v2469 && v2473;
+    const unsigned int v2475 = v2474 ? 4u : v2464;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2479 = v8 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2480 = v2479 == v10;
+    const unsigned int v2483 = v16 << 3u;
+    const bool v2484 = v2483 <= 64u;
+    const bool v2485 = v2480 && v2484;
+    const unsigned int v2486 = v2485 ? 8u : v2475;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2488 = 128u / v2486;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2489 = v8 / v2486;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2490 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2493 = v2452 + 127u;
+    const unsigned int v2494 = v2493 >> 7u;
+    const unsigned int v2495 = blockIdx.z;
+    const unsigned int v2496 = v2495 * v2494;
+    const unsigned int v2497 = v2496 + v2490;
+    const unsigned int v2498 = v2497 % v2489;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2499 = v2497 / v2489;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2500 = v2498 * v2486;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2502 = v2452 + v2488;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2503 = v2502 - 1u;
+    const unsigned int v2504 = v2503 / v2488;
+    const bool v2505 = v2499 < v2504;
+    if (v2505) {
+      const unsigned int v2507 = v2486 * v16;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2508 = v2507 >> 2u;
+      const bool v2512 = v2508 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2513 = v2512 ? 8u : 16u;
+      const bool v2516 = v2508 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2517 = v2516 ? 4u : v2513;
+      const bool v2520 = v2508 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2521 = v2520 ? 2u : v2517;
+      const bool v2524 = v2508 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2525 = v2524 ? 1u : v2521;
+      const unsigned int v2527 = v2420 % v2525;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2528 = v2527 < v2508;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2530 = v2527 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2531 = v2530 / v16;
+      const unsigned int v2532 = v2531 * v16;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2535 = v2530 - v2532;
+      const unsigned int v2538 = v2500 * v16;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2539 = v2538 + v2530;
+      const unsigned int v2541 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2542 = v2541 << 5u;
+      const unsigned int v2543 = v2542 / v2488;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2545 = v2542 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2546 = v2545 / v2488;
+      iron_frag<float, 2, 16, 16> v2548;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2548, 0.0f);
+      iron_frag<float, 2, 16, 16> v2550;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2550, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2552;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2552, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2554;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2554, iron_f32_to_bf16(0.0f));
+      const unsigned int v2557 = 48u / v22;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2660 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2681 = v2542 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2685 = v2543 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2691 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2695 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2745 = v10; v2745 < 1u; v2745 += v2743) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2746 = v2745 + v2743;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2747 = min(v2746, 1u);
-        const unsigned int v2748 = v2747 - v2745;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2749 = v2748 * v4;
-        const unsigned int v2750 = v2749 * v16;
-        const unsigned int v2754 = v2750 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2755 = v2754 >> 4u;
-        const unsigned int v2756 = v2755 << 4u;
-        const bool v2757 = v2608 < v2756;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2757) {
-          const unsigned int v2759 = v2672 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2762 = v2606 >> 4u;
-          const bool v2768 = v2608 < v2750;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2770 = v2745 * v4;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2771 = v2770 * v16;
+      for (unsigned int v2559 = v10; v2559 < 1u; v2559 += v2557) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2560 = v2559 + v2557;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2561 = min(v2560, 1u);
+        const unsigned int v2562 = v2561 - v2559;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2563 = v2562 * v4;
+        const unsigned int v2564 = v2563 * v16;
+        const unsigned int v2568 = v2564 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2569 = v2568 >> 4u;
+        const unsigned int v2570 = v2569 << 4u;
+        const bool v2571 = v2422 < v2570;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2571) {
+          const unsigned int v2573 = v2486 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2576 = v2420 >> 4u;
+          const bool v2582 = v2422 < v2564;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2584 = v2559 * v4;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2585 = v2584 * v16;
 
-          for (unsigned int v2764 = v2762; v2764 < v2759; v2764 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2766 = v2764 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2767 = v2766 < v12;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2769 = v2767 && v2768;
-            const unsigned int v2773 = v2764 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2774 = v2686 + v2773;
-            const unsigned int v2775 = v2774 * v12;
-            const unsigned int v2776 = v2775 + v2766;
-            const unsigned int v2777 = v2776 * v22;
-            const unsigned int v2778 = v2777 + v2771;
-            const unsigned int v2779 = v2778 + v2608;
-            const unsigned int v2781 = v2769 ? v2779 : v10;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2783 = v2764 * 56u;
-            const unsigned int v2784 = v2783 + v2608;
-            iron_copy_async<8>(shm5 + v2784, weight + v2781, v2769);
+          for (unsigned int v2578 = v2576; v2578 < v2573; v2578 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2580 = v2578 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2581 = v2580 < v12;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2583 = v2581 && v2582;
+            const unsigned int v2587 = v2578 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2588 = v2500 + v2587;
+            const unsigned int v2589 = v2588 * v12;
+            const unsigned int v2590 = v2589 + v2580;
+            const unsigned int v2591 = v2590 * v22;
+            const unsigned int v2592 = v2591 + v2585;
+            const unsigned int v2593 = v2592 + v2422;
+            const unsigned int v2595 = v2583 ? v2593 : v10;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2597 = v2578 * 56u;
+            const unsigned int v2598 = v2597 + v2422;
+            iron_copy_async<8>(shm5 + v2598, weight + v2595, v2583);
           }
         }
-        if (v2714) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2786 = 128u / v2711;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2788 = v2606 / v2711;
-          const unsigned int v2790 = v2685 * v2674;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2802 = v2717 * v2674;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2829 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2528) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2600 = 128u / v2525;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2602 = v2420 / v2525;
+          const unsigned int v2604 = v2499 * v2488;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2616 = v2531 * v2488;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2643 = v1 + v6;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2789 = v2788; v2789 < v2674; v2789 += v2786) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2791 = v2790 + v2789;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2792 = v2791 / v2624;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2793 = v2792 * v2624;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2794 = v2791 - v2793;
-            const unsigned int v2795 = v2794 / v2624;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2797 = v2795 * v2624;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2798 = v2794 - v2797;
-            const unsigned int v2799 = v2798 * v5;
-            const bool v2800 = v2791 < v2638;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2803 = v2802 + v2789;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2804 = v2803 * 56u;
-            const unsigned int v2805 = v2804 + v2721;
+          for (unsigned int v2603 = v2602; v2603 < v2488; v2603 += v2600) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2605 = v2604 + v2603;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2606 = v2605 / v2438;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2607 = v2606 * v2438;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2608 = v2605 - v2607;
+            const unsigned int v2609 = v2608 / v2438;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2611 = v2609 * v2438;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2612 = v2608 - v2611;
+            const unsigned int v2613 = v2612 * v5;
+            const bool v2614 = v2605 < v2452;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2617 = v2616 + v2603;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2618 = v2617 * 56u;
+            const unsigned int v2619 = v2618 + v2535;
 
-            for (unsigned int v2807 = v2745; v2807 < v2747; v2807 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2809 = v2795 + v2807;  // kernels/convolution/narrow_groups.hpp:144
-              const bool v2810 = v2809 >= v10;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2811 = v2800 && v2810;
-              const bool v2813 = v2809 < 1u;
-              const bool v2814 = v2811 && v2813;
-              const unsigned int v2815 = max(v2809, v10);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2817 = v2792 + v2815;
-              const unsigned int v2819 = v2807 - v2745;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2820 = v2819 * v4;
-              const unsigned int v2821 = v2820 * v16;
-              const unsigned int v2833 = v2817 * v1;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2841 = v2805 + v2821;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2621 = v2559; v2621 < v2561; v2621 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2623 = v2609 + v2621;  // kernels/convolution/narrow_groups.hpp:144
+              const bool v2624 = v2623 >= v10;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2625 = v2614 && v2624;
+              const bool v2627 = v2623 < 1u;
+              const bool v2628 = v2625 && v2627;
+              const unsigned int v2629 = max(v2623, v10);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2631 = v2606 + v2629;
+              const unsigned int v2633 = v2621 - v2559;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2634 = v2633 * v4;
+              const unsigned int v2635 = v2634 * v16;
+              const unsigned int v2647 = v2631 * v1;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2655 = v2619 + v2635;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2824 = v10; v2824 < v4; v2824 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2825 = v2824 * v7;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2826 = v2799 + v2825;
-                const bool v2827 = v2826 >= v6;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2828 = v2814 && v2827;
-                const bool v2830 = v2826 < v2829;
-                const bool v2831 = v2828 && v2830;
-                const unsigned int v2832 = max(v2826, v6);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2834 = v2833 + v2832;
-                const unsigned int v2835 = v2834 - v6;
-                const unsigned int v2836 = v2835 * v2;
-                const unsigned int v2837 = v2836 + v2725;
-                const unsigned int v2839 = v2831 ? v2837 : v10;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2840 = v2824 * v16;
-                const unsigned int v2842 = v2841 + v2840;
-                iron_copy_async<8>(shm4 + v2842, x + v2839, v2831);
+              for (unsigned int v2638 = v10; v2638 < v4; v2638 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2639 = v2638 * v7;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2640 = v2613 + v2639;
+                const bool v2641 = v2640 >= v6;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2642 = v2628 && v2641;
+                const bool v2644 = v2640 < v2643;
+                const bool v2645 = v2642 && v2644;
+                const unsigned int v2646 = max(v2640, v6);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2648 = v2647 + v2646;
+                const unsigned int v2649 = v2648 - v6;
+                const unsigned int v2650 = v2649 * v2;
+                const unsigned int v2651 = v2650 + v2539;
+                const unsigned int v2653 = v2645 ? v2651 : v10;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2654 = v2638 * v16;
+                const unsigned int v2656 = v2655 + v2654;
+                iron_copy_async<8>(shm4 + v2656, x + v2653, v2645);
               }
             }
           }
         }
-        const unsigned int v2844 = v2756 - v2750;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2845 = v2844 >> 2u;
-        const unsigned int v2848 = v2845 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2658 = v2570 - v2564;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2659 = v2658 >> 2u;
+        const unsigned int v2662 = v2659 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2850 = v2606; v2850 < v2848; v2850 += v2846) {
-          const unsigned int v2851 = v2850 / v2845;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2855 = v2851 * v2845;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2856 = v2850 - v2855;
-          const unsigned int v2857 = v2856 << 2u;
-          const unsigned int v2859 = v2851 * 56u;
-          const unsigned int v2860 = v2859 + v2750;
-          const unsigned int v2861 = v2860 + v2857;
-          iron_copy_async<8>(shm4 + v2861, x + v10, false);
+        for (unsigned int v2664 = v2420; v2664 < v2662; v2664 += v2660) {
+          const unsigned int v2665 = v2664 / v2659;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2669 = v2665 * v2659;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2670 = v2664 - v2669;
+          const unsigned int v2671 = v2670 << 2u;
+          const unsigned int v2673 = v2665 * 56u;
+          const unsigned int v2674 = v2673 + v2564;
+          const unsigned int v2675 = v2674 + v2671;
+          iron_copy_async<8>(shm4 + v2675, x + v10, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2864 = v10; v2864 < v2756; v2864 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2868 = v2867 + v2864;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2738, shm4, v2868, 56u);
-          const unsigned int v2872 = v2871 + v2864;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2740, shm5, v2872, 56u);
-          iron_frag_mma_sync(v2734, v2738, v2740);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2878 = v2877 + v2864;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2738, shm4, v2878, 56u);
-          const unsigned int v2882 = v2881 + v2864;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2740, shm5, v2882, 56u);
-          iron_frag_mma_sync(v2736, v2738, v2740);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2678 = v10; v2678 < v2570; v2678 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2682 = v2681 + v2678;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2552, shm4, v2682, 56u);
+          const unsigned int v2686 = v2685 + v2678;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2554, shm5, v2686, 56u);
+          iron_frag_mma_sync(v2548, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2692 = v2691 + v2678;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2552, shm4, v2692, 56u);
+          const unsigned int v2696 = v2695 + v2678;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2554, shm5, v2696, 56u);
+          iron_frag_mma_sync(v2550, v2552, v2554);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2883 = v2729 * v2674;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2884 = v2685 * v2674;
-      const unsigned int v2885 = v2884 + v2728;
-      const unsigned int v2886 = v2885 - v2883;
-      const unsigned int v2887 = v2686 + v2729;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2888 = v2887 * v12;
-      const unsigned int v2889 = static_cast<unsigned int>(v2734.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2890 = v2886 + v2889;
-      const unsigned int v2891 = static_cast<unsigned int>(v2734.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2892 = v2890 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2893 = v2891 < v12;
-      const bool v2894 = v2892 && v2893;
-      if (v2894) {
-        const float v2895 = v2734.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2897 = iron_f32_to_bf16(v2895);
-        const unsigned int v2898 = v2890 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2899 = v2898 + v2888;
-        const unsigned int v2900 = v2899 + v2891;
-        out[v2900] = v2897;
+      const unsigned int v2697 = v2543 * v2488;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2698 = v2499 * v2488;
+      const unsigned int v2699 = v2698 + v2542;
+      const unsigned int v2700 = v2699 - v2697;
+      const unsigned int v2701 = v2500 + v2543;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2702 = v2701 * v12;
+      const unsigned int v2703 = static_cast<unsigned int>(v2548.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2704 = v2700 + v2703;
+      const unsigned int v2705 = static_cast<unsigned int>(v2548.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2706 = v2704 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2707 = v2705 < v12;
+      const bool v2708 = v2706 && v2707;
+      if (v2708) {
+        const float v2709 = v2548.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2711 = iron_f32_to_bf16(v2709);
+        const unsigned int v2712 = v2704 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2713 = v2712 + v2702;
+        const unsigned int v2714 = v2713 + v2705;
+        out[v2714] = v2711;
       }
-      const unsigned int v2901 = static_cast<unsigned int>(v2734.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2902 = v2886 + v2901;
-      const unsigned int v2903 = static_cast<unsigned int>(v2734.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2904 = v2902 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2905 = v2903 < v12;
-      const bool v2906 = v2904 && v2905;
-      if (v2906) {
-        const float v2907 = v2734.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2909 = iron_f32_to_bf16(v2907);
-        const unsigned int v2910 = v2902 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2911 = v2910 + v2888;
-        const unsigned int v2912 = v2911 + v2903;
-        out[v2912] = v2909;
+      const unsigned int v2715 = static_cast<unsigned int>(v2548.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2716 = v2700 + v2715;
+      const unsigned int v2717 = static_cast<unsigned int>(v2548.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2718 = v2716 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2719 = v2717 < v12;
+      const bool v2720 = v2718 && v2719;
+      if (v2720) {
+        const float v2721 = v2548.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2723 = iron_f32_to_bf16(v2721);
+        const unsigned int v2724 = v2716 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2725 = v2724 + v2702;
+        const unsigned int v2726 = v2725 + v2717;
+        out[v2726] = v2723;
       }
-      const unsigned int v2913 = static_cast<unsigned int>(v2734.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2914 = v2886 + v2913;
-      const unsigned int v2915 = static_cast<unsigned int>(v2734.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2916 = v2914 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2917 = v2915 < v12;
-      const bool v2918 = v2916 && v2917;
-      if (v2918) {
-        const float v2919 = v2734.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2921 = iron_f32_to_bf16(v2919);
-        const unsigned int v2922 = v2914 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2923 = v2922 + v2888;
-        const unsigned int v2924 = v2923 + v2915;
-        out[v2924] = v2921;
+      const unsigned int v2727 = static_cast<unsigned int>(v2548.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2728 = v2700 + v2727;
+      const unsigned int v2729 = static_cast<unsigned int>(v2548.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2730 = v2728 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2731 = v2729 < v12;
+      const bool v2732 = v2730 && v2731;
+      if (v2732) {
+        const float v2733 = v2548.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2735 = iron_f32_to_bf16(v2733);
+        const unsigned int v2736 = v2728 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2737 = v2736 + v2702;
+        const unsigned int v2738 = v2737 + v2729;
+        out[v2738] = v2735;
       }
-      const unsigned int v2925 = static_cast<unsigned int>(v2734.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2926 = v2886 + v2925;
-      const unsigned int v2927 = static_cast<unsigned int>(v2734.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2928 = v2926 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2929 = v2927 < v12;
-      const bool v2930 = v2928 && v2929;
-      if (v2930) {
-        const float v2931 = v2734.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2933 = iron_f32_to_bf16(v2931);
-        const unsigned int v2934 = v2926 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2935 = v2934 + v2888;
-        const unsigned int v2936 = v2935 + v2927;
-        out[v2936] = v2933;
+      const unsigned int v2739 = static_cast<unsigned int>(v2548.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2740 = v2700 + v2739;
+      const unsigned int v2741 = static_cast<unsigned int>(v2548.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2742 = v2740 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2743 = v2741 < v12;
+      const bool v2744 = v2742 && v2743;
+      if (v2744) {
+        const float v2745 = v2548.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2747 = iron_f32_to_bf16(v2745);
+        const unsigned int v2748 = v2740 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2749 = v2748 + v2702;
+        const unsigned int v2750 = v2749 + v2741;
+        out[v2750] = v2747;
       }
-      const unsigned int v2937 = static_cast<unsigned int>(v2734.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2938 = v2886 + v2937;
-      const unsigned int v2939 = static_cast<unsigned int>(v2734.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2940 = v2938 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2941 = v2939 < v12;
-      const bool v2942 = v2940 && v2941;
-      if (v2942) {
-        const float v2943 = v2734.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2945 = iron_f32_to_bf16(v2943);
-        const unsigned int v2946 = v2938 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2947 = v2946 + v2888;
-        const unsigned int v2948 = v2947 + v2939;
-        out[v2948] = v2945;
+      const unsigned int v2751 = static_cast<unsigned int>(v2548.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2752 = v2700 + v2751;
+      const unsigned int v2753 = static_cast<unsigned int>(v2548.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2754 = v2752 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2755 = v2753 < v12;
+      const bool v2756 = v2754 && v2755;
+      if (v2756) {
+        const float v2757 = v2548.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2759 = iron_f32_to_bf16(v2757);
+        const unsigned int v2760 = v2752 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2761 = v2760 + v2702;
+        const unsigned int v2762 = v2761 + v2753;
+        out[v2762] = v2759;
       }
-      const unsigned int v2949 = static_cast<unsigned int>(v2734.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2950 = v2886 + v2949;
-      const unsigned int v2951 = static_cast<unsigned int>(v2734.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2952 = v2950 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2953 = v2951 < v12;
-      const bool v2954 = v2952 && v2953;
-      if (v2954) {
-        const float v2955 = v2734.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2957 = iron_f32_to_bf16(v2955);
-        const unsigned int v2958 = v2950 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2959 = v2958 + v2888;
-        const unsigned int v2960 = v2959 + v2951;
-        out[v2960] = v2957;
+      const unsigned int v2763 = static_cast<unsigned int>(v2548.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2764 = v2700 + v2763;
+      const unsigned int v2765 = static_cast<unsigned int>(v2548.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2766 = v2764 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2767 = v2765 < v12;
+      const bool v2768 = v2766 && v2767;
+      if (v2768) {
+        const float v2769 = v2548.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2771 = iron_f32_to_bf16(v2769);
+        const unsigned int v2772 = v2764 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2773 = v2772 + v2702;
+        const unsigned int v2774 = v2773 + v2765;
+        out[v2774] = v2771;
       }
-      const unsigned int v2961 = static_cast<unsigned int>(v2734.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2962 = v2886 + v2961;
-      const unsigned int v2963 = static_cast<unsigned int>(v2734.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2964 = v2962 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2965 = v2963 < v12;
-      const bool v2966 = v2964 && v2965;
-      if (v2966) {
-        const float v2967 = v2734.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2969 = iron_f32_to_bf16(v2967);
-        const unsigned int v2970 = v2962 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2971 = v2970 + v2888;
-        const unsigned int v2972 = v2971 + v2963;
-        out[v2972] = v2969;
+      const unsigned int v2775 = static_cast<unsigned int>(v2548.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2776 = v2700 + v2775;
+      const unsigned int v2777 = static_cast<unsigned int>(v2548.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2778 = v2776 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2779 = v2777 < v12;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2548.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2783 = iron_f32_to_bf16(v2781);
+        const unsigned int v2784 = v2776 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2785 = v2784 + v2702;
+        const unsigned int v2786 = v2785 + v2777;
+        out[v2786] = v2783;
       }
-      const unsigned int v2973 = static_cast<unsigned int>(v2734.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2974 = v2886 + v2973;
-      const unsigned int v2975 = static_cast<unsigned int>(v2734.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2976 = v2974 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2977 = v2975 < v12;
-      const bool v2978 = v2976 && v2977;
-      if (v2978) {
-        const float v2979 = v2734.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2981 = iron_f32_to_bf16(v2979);
-        const unsigned int v2982 = v2974 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2983 = v2982 + v2888;
-        const unsigned int v2984 = v2983 + v2975;
-        out[v2984] = v2981;
+      const unsigned int v2787 = static_cast<unsigned int>(v2548.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2788 = v2700 + v2787;
+      const unsigned int v2789 = static_cast<unsigned int>(v2548.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2790 = v2788 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2791 = v2789 < v12;
+      const bool v2792 = v2790 && v2791;
+      if (v2792) {
+        const float v2793 = v2548.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2795 = iron_f32_to_bf16(v2793);
+        const unsigned int v2796 = v2788 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2797 = v2796 + v2702;
+        const unsigned int v2798 = v2797 + v2789;
+        out[v2798] = v2795;
       }
-      const unsigned int v2987 = v2732 * v2674;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2989 = v2884 + v2731;
-      const unsigned int v2990 = v2989 - v2987;
-      const unsigned int v2991 = v2686 + v2732;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2992 = v2991 * v12;
-      const unsigned int v2993 = static_cast<unsigned int>(v2736.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2994 = v2990 + v2993;
-      const unsigned int v2995 = static_cast<unsigned int>(v2736.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2996 = v2994 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2997 = v2995 < v12;
-      const bool v2998 = v2996 && v2997;
-      if (v2998) {
-        const float v2999 = v2736.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3001 = iron_f32_to_bf16(v2999);
-        const unsigned int v3002 = v2994 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3003 = v3002 + v2992;
-        const unsigned int v3004 = v3003 + v2995;
-        out[v3004] = v3001;
+      const unsigned int v2801 = v2546 * v2488;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2803 = v2698 + v2545;
+      const unsigned int v2804 = v2803 - v2801;
+      const unsigned int v2805 = v2500 + v2546;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2806 = v2805 * v12;
+      const unsigned int v2807 = static_cast<unsigned int>(v2550.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2808 = v2804 + v2807;
+      const unsigned int v2809 = static_cast<unsigned int>(v2550.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2810 = v2808 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2811 = v2809 < v12;
+      const bool v2812 = v2810 && v2811;
+      if (v2812) {
+        const float v2813 = v2550.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2815 = iron_f32_to_bf16(v2813);
+        const unsigned int v2816 = v2808 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2817 = v2816 + v2806;
+        const unsigned int v2818 = v2817 + v2809;
+        out[v2818] = v2815;
       }
-      const unsigned int v3005 = static_cast<unsigned int>(v2736.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3006 = v2990 + v3005;
-      const unsigned int v3007 = static_cast<unsigned int>(v2736.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3008 = v3006 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3009 = v3007 < v12;
-      const bool v3010 = v3008 && v3009;
-      if (v3010) {
-        const float v3011 = v2736.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3013 = iron_f32_to_bf16(v3011);
-        const unsigned int v3014 = v3006 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3015 = v3014 + v2992;
-        const unsigned int v3016 = v3015 + v3007;
-        out[v3016] = v3013;
+      const unsigned int v2819 = static_cast<unsigned int>(v2550.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2820 = v2804 + v2819;
+      const unsigned int v2821 = static_cast<unsigned int>(v2550.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2822 = v2820 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2823 = v2821 < v12;
+      const bool v2824 = v2822 && v2823;
+      if (v2824) {
+        const float v2825 = v2550.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2827 = iron_f32_to_bf16(v2825);
+        const unsigned int v2828 = v2820 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2829 = v2828 + v2806;
+        const unsigned int v2830 = v2829 + v2821;
+        out[v2830] = v2827;
       }
-      const unsigned int v3017 = static_cast<unsigned int>(v2736.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3018 = v2990 + v3017;
-      const unsigned int v3019 = static_cast<unsigned int>(v2736.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3020 = v3018 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3021 = v3019 < v12;
-      const bool v3022 = v3020 && v3021;
-      if (v3022) {
-        const float v3023 = v2736.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3025 = iron_f32_to_bf16(v3023);
-        const unsigned int v3026 = v3018 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3027 = v3026 + v2992;
-        const unsigned int v3028 = v3027 + v3019;
-        out[v3028] = v3025;
+      const unsigned int v2831 = static_cast<unsigned int>(v2550.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2832 = v2804 + v2831;
+      const unsigned int v2833 = static_cast<unsigned int>(v2550.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2834 = v2832 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2835 = v2833 < v12;
+      const bool v2836 = v2834 && v2835;
+      if (v2836) {
+        const float v2837 = v2550.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2839 = iron_f32_to_bf16(v2837);
+        const unsigned int v2840 = v2832 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2841 = v2840 + v2806;
+        const unsigned int v2842 = v2841 + v2833;
+        out[v2842] = v2839;
       }
-      const unsigned int v3029 = static_cast<unsigned int>(v2736.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3030 = v2990 + v3029;
-      const unsigned int v3031 = static_cast<unsigned int>(v2736.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3032 = v3030 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3033 = v3031 < v12;
-      const bool v3034 = v3032 && v3033;
-      if (v3034) {
-        const float v3035 = v2736.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3037 = iron_f32_to_bf16(v3035);
-        const unsigned int v3038 = v3030 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3039 = v3038 + v2992;
-        const unsigned int v3040 = v3039 + v3031;
-        out[v3040] = v3037;
+      const unsigned int v2843 = static_cast<unsigned int>(v2550.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2844 = v2804 + v2843;
+      const unsigned int v2845 = static_cast<unsigned int>(v2550.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2846 = v2844 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2847 = v2845 < v12;
+      const bool v2848 = v2846 && v2847;
+      if (v2848) {
+        const float v2849 = v2550.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2851 = iron_f32_to_bf16(v2849);
+        const unsigned int v2852 = v2844 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2853 = v2852 + v2806;
+        const unsigned int v2854 = v2853 + v2845;
+        out[v2854] = v2851;
       }
-      const unsigned int v3041 = static_cast<unsigned int>(v2736.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3042 = v2990 + v3041;
-      const unsigned int v3043 = static_cast<unsigned int>(v2736.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3044 = v3042 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3045 = v3043 < v12;
-      const bool v3046 = v3044 && v3045;
-      if (v3046) {
-        const float v3047 = v2736.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3049 = iron_f32_to_bf16(v3047);
-        const unsigned int v3050 = v3042 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3051 = v3050 + v2992;
-        const unsigned int v3052 = v3051 + v3043;
-        out[v3052] = v3049;
+      const unsigned int v2855 = static_cast<unsigned int>(v2550.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2856 = v2804 + v2855;
+      const unsigned int v2857 = static_cast<unsigned int>(v2550.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2858 = v2856 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2859 = v2857 < v12;
+      const bool v2860 = v2858 && v2859;
+      if (v2860) {
+        const float v2861 = v2550.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2863 = iron_f32_to_bf16(v2861);
+        const unsigned int v2864 = v2856 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2865 = v2864 + v2806;
+        const unsigned int v2866 = v2865 + v2857;
+        out[v2866] = v2863;
       }
-      const unsigned int v3053 = static_cast<unsigned int>(v2736.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3054 = v2990 + v3053;
-      const unsigned int v3055 = static_cast<unsigned int>(v2736.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3056 = v3054 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3057 = v3055 < v12;
-      const bool v3058 = v3056 && v3057;
-      if (v3058) {
-        const float v3059 = v2736.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3061 = iron_f32_to_bf16(v3059);
-        const unsigned int v3062 = v3054 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3063 = v3062 + v2992;
-        const unsigned int v3064 = v3063 + v3055;
-        out[v3064] = v3061;
+      const unsigned int v2867 = static_cast<unsigned int>(v2550.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2868 = v2804 + v2867;
+      const unsigned int v2869 = static_cast<unsigned int>(v2550.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2870 = v2868 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2871 = v2869 < v12;
+      const bool v2872 = v2870 && v2871;
+      if (v2872) {
+        const float v2873 = v2550.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2875 = iron_f32_to_bf16(v2873);
+        const unsigned int v2876 = v2868 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2877 = v2876 + v2806;
+        const unsigned int v2878 = v2877 + v2869;
+        out[v2878] = v2875;
       }
-      const unsigned int v3065 = static_cast<unsigned int>(v2736.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3066 = v2990 + v3065;
-      const unsigned int v3067 = static_cast<unsigned int>(v2736.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3068 = v3066 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3069 = v3067 < v12;
-      const bool v3070 = v3068 && v3069;
-      if (v3070) {
-        const float v3071 = v2736.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3073 = iron_f32_to_bf16(v3071);
-        const unsigned int v3074 = v3066 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3075 = v3074 + v2992;
-        const unsigned int v3076 = v3075 + v3067;
-        out[v3076] = v3073;
+      const unsigned int v2879 = static_cast<unsigned int>(v2550.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2880 = v2804 + v2879;
+      const unsigned int v2881 = static_cast<unsigned int>(v2550.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2882 = v2880 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2883 = v2881 < v12;
+      const bool v2884 = v2882 && v2883;
+      if (v2884) {
+        const float v2885 = v2550.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2887 = iron_f32_to_bf16(v2885);
+        const unsigned int v2888 = v2880 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2889 = v2888 + v2806;
+        const unsigned int v2890 = v2889 + v2881;
+        out[v2890] = v2887;
       }
-      const unsigned int v3077 = static_cast<unsigned int>(v2736.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3078 = v2990 + v3077;
-      const unsigned int v3079 = static_cast<unsigned int>(v2736.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3080 = v3078 < v2638;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3081 = v3079 < v12;
-      const bool v3082 = v3080 && v3081;
-      if (v3082) {
-        const float v3083 = v2736.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3085 = iron_f32_to_bf16(v3083);
-        const unsigned int v3086 = v3078 * v3;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3087 = v3086 + v2992;
-        const unsigned int v3088 = v3087 + v3079;
-        out[v3088] = v3085;
+      const unsigned int v2891 = static_cast<unsigned int>(v2550.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2892 = v2804 + v2891;
+      const unsigned int v2893 = static_cast<unsigned int>(v2550.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2894 = v2892 < v2452;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2895 = v2893 < v12;
+      const bool v2896 = v2894 && v2895;
+      if (v2896) {
+        const float v2897 = v2550.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2899 = iron_f32_to_bf16(v2897);
+        const unsigned int v2900 = v2892 * v3;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2901 = v2900 + v2806;
+        const unsigned int v2902 = v2901 + v2893;
+        out[v2902] = v2899;
       }
     }
   }

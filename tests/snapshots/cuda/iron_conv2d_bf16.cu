@@ -348,22 +348,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:136
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:137
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:138
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
@@ -503,1657 +503,1363 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:266
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:267
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:268
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3095 = 0u; v3095 < 2u; v3095 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3096 = v3095 << 6u;
-        const bool v3098 = v3096 < v34;
-        if (v3098) {
-          const unsigned int v3100 = v3095 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3101 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3101) {
-            const unsigned int v3105 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3106 = v3105 << 3u;
-            const unsigned int v3107 = v3096 + v3106;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3109 = v3107 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3111 = v3109 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3112 = v3107 - v3111;
-            const unsigned int v3113 = v3109 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3114 = v3113 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3115 = v3113 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3116 = v3109 - v3115;
-            const unsigned int v3117 = v3116 * v12;
-            const unsigned int v3118 = v97 + v3112;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3119 = v3107 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3121 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3126 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3127 = v3126 + v3106;
-            const unsigned int v3128 = v156 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3129 = v161 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3130 = v3128 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3131 = v3119 && v3130;
-            const bool v3132 = v3128 < v154;
-            const bool v3133 = v3131 && v3132;
-            const bool v3134 = v3129 >= v10;
-            const bool v3135 = v3133 && v3134;
-            const bool v3136 = v3129 < v3121;
-            const bool v3137 = v3135 && v3136;
-            const unsigned int v3138 = max(v3128, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3139 = v3138 - v9;
-            const unsigned int v3140 = max(v3129, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3141 = v3140 - v10;
-            const unsigned int v3142 = v164 + v3139;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3143 = v3142 * v2;
-            const unsigned int v3144 = v3143 + v3141;
-            const unsigned int v3145 = v3144 * v3;
-            const unsigned int v3146 = v3145 + v3118;
-            const unsigned int v3148 = v3137 ? v3146 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3150 = v3100 + v3127;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3150 ^ (((v3150 >> 6u) & 7u) << 3u)), x + v3148, v3137);
-            const unsigned int v3152 = v174 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3153 = v179 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3154 = v3152 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3155 = v3119 && v3154;
-            const bool v3156 = v3152 < v154;
-            const bool v3157 = v3155 && v3156;
-            const bool v3158 = v3153 >= v10;
-            const bool v3159 = v3157 && v3158;
-            const bool v3160 = v3153 < v3121;
-            const bool v3161 = v3159 && v3160;
-            const unsigned int v3162 = max(v3152, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3163 = v3162 - v9;
-            const unsigned int v3164 = max(v3153, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3165 = v3164 - v10;
-            const unsigned int v3166 = v182 + v3163;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3167 = v3166 * v2;
-            const unsigned int v3168 = v3167 + v3165;
-            const unsigned int v3169 = v3168 * v3;
-            const unsigned int v3170 = v3169 + v3118;
-            const unsigned int v3172 = v3161 ? v3170 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3175 = v3150 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3175 ^ (((v3175 >> 6u) & 7u) << 3u)), x + v3172, v3161);
-            const unsigned int v3176 = v192 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3177 = v197 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3178 = v3176 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3179 = v3119 && v3178;
-            const bool v3180 = v3176 < v154;
-            const bool v3181 = v3179 && v3180;
-            const bool v3182 = v3177 >= v10;
-            const bool v3183 = v3181 && v3182;
-            const bool v3184 = v3177 < v3121;
-            const bool v3185 = v3183 && v3184;
-            const unsigned int v3186 = max(v3176, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3187 = v3186 - v9;
-            const unsigned int v3188 = max(v3177, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3189 = v3188 - v10;
-            const unsigned int v3190 = v200 + v3187;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3191 = v3190 * v2;
-            const unsigned int v3192 = v3191 + v3189;
-            const unsigned int v3193 = v3192 * v3;
-            const unsigned int v3194 = v3193 + v3118;
-            const unsigned int v3196 = v3185 ? v3194 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3199 = v3150 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3199 ^ (((v3199 >> 6u) & 7u) << 3u)), x + v3196, v3185);
-            const unsigned int v3200 = v210 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3201 = v215 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3202 = v3200 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3203 = v3119 && v3202;
-            const bool v3204 = v3200 < v154;
-            const bool v3205 = v3203 && v3204;
-            const bool v3206 = v3201 >= v10;
-            const bool v3207 = v3205 && v3206;
-            const bool v3208 = v3201 < v3121;
-            const bool v3209 = v3207 && v3208;
-            const unsigned int v3210 = max(v3200, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3211 = v3210 - v9;
-            const unsigned int v3212 = max(v3201, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3213 = v3212 - v10;
-            const unsigned int v3214 = v218 + v3211;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3215 = v3214 * v2;
-            const unsigned int v3216 = v3215 + v3213;
-            const unsigned int v3217 = v3216 * v3;
-            const unsigned int v3218 = v3217 + v3118;
-            const unsigned int v3220 = v3209 ? v3218 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3223 = v3150 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3223 ^ (((v3223 >> 6u) & 7u) << 3u)), x + v3220, v3209);
-            const unsigned int v3224 = v228 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3225 = v233 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3226 = v3224 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3227 = v3119 && v3226;
-            const bool v3228 = v3224 < v154;
-            const bool v3229 = v3227 && v3228;
-            const bool v3230 = v3225 >= v10;
-            const bool v3231 = v3229 && v3230;
-            const bool v3232 = v3225 < v3121;
-            const bool v3233 = v3231 && v3232;
-            const unsigned int v3234 = max(v3224, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3235 = v3234 - v9;
-            const unsigned int v3236 = max(v3225, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3237 = v3236 - v10;
-            const unsigned int v3238 = v236 + v3235;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3239 = v3238 * v2;
-            const unsigned int v3240 = v3239 + v3237;
-            const unsigned int v3241 = v3240 * v3;
-            const unsigned int v3242 = v3241 + v3118;
-            const unsigned int v3244 = v3233 ? v3242 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3247 = v3150 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3247 ^ (((v3247 >> 6u) & 7u) << 3u)), x + v3244, v3233);
-            const unsigned int v3248 = v246 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3249 = v251 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3250 = v3248 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3251 = v3119 && v3250;
-            const bool v3252 = v3248 < v154;
-            const bool v3253 = v3251 && v3252;
-            const bool v3254 = v3249 >= v10;
-            const bool v3255 = v3253 && v3254;
-            const bool v3256 = v3249 < v3121;
-            const bool v3257 = v3255 && v3256;
-            const unsigned int v3258 = max(v3248, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3259 = v3258 - v9;
-            const unsigned int v3260 = max(v3249, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3261 = v3260 - v10;
-            const unsigned int v3262 = v254 + v3259;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3263 = v3262 * v2;
-            const unsigned int v3264 = v3263 + v3261;
-            const unsigned int v3265 = v3264 * v3;
-            const unsigned int v3266 = v3265 + v3118;
-            const unsigned int v3268 = v3257 ? v3266 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3271 = v3150 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3271 ^ (((v3271 >> 6u) & 7u) << 3u)), x + v3268, v3257);
-            const unsigned int v3272 = v264 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3273 = v269 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3274 = v3272 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3275 = v3119 && v3274;
-            const bool v3276 = v3272 < v154;
-            const bool v3277 = v3275 && v3276;
-            const bool v3278 = v3273 >= v10;
-            const bool v3279 = v3277 && v3278;
-            const bool v3280 = v3273 < v3121;
-            const bool v3281 = v3279 && v3280;
-            const unsigned int v3282 = max(v3272, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3283 = v3282 - v9;
-            const unsigned int v3284 = max(v3273, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3285 = v3284 - v10;
-            const unsigned int v3286 = v272 + v3283;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3287 = v3286 * v2;
-            const unsigned int v3288 = v3287 + v3285;
-            const unsigned int v3289 = v3288 * v3;
-            const unsigned int v3290 = v3289 + v3118;
-            const unsigned int v3292 = v3281 ? v3290 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3295 = v3150 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3295 ^ (((v3295 >> 6u) & 7u) << 3u)), x + v3292, v3281);
-            const unsigned int v3296 = v282 + v3114;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3297 = v287 + v3117;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3298 = v3296 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3299 = v3119 && v3298;
-            const bool v3300 = v3296 < v154;
-            const bool v3301 = v3299 && v3300;
-            const bool v3302 = v3297 >= v10;
-            const bool v3303 = v3301 && v3302;
-            const bool v3304 = v3297 < v3121;
-            const bool v3305 = v3303 && v3304;
-            const unsigned int v3306 = max(v3296, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3307 = v3306 - v9;
-            const unsigned int v3308 = max(v3297, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3309 = v3308 - v10;
-            const unsigned int v3310 = v290 + v3307;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3311 = v3310 * v2;
-            const unsigned int v3312 = v3311 + v3309;
-            const unsigned int v3313 = v3312 * v3;
-            const unsigned int v3314 = v3313 + v3118;
-            const unsigned int v3316 = v3305 ? v3314 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3319 = v3150 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3319 ^ (((v3319 >> 6u) & 7u) << 3u)), x + v3316, v3305);
+      for (unsigned int v2909 = 0u; v2909 < 2u; v2909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v2910 = v2909 << 6u;
+        const bool v2912 = v2910 < v34;
+        if (v2912) {
+          const unsigned int v2914 = v2909 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v2915 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v2915) {
+            const unsigned int v2919 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v2920 = v2919 << 3u;
+            const unsigned int v2921 = v2910 + v2920;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v2923 = v2921 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v2925 = v2923 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v2926 = v2921 - v2925;
+            const unsigned int v2927 = v2923 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v2928 = v2927 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v2929 = v2927 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v2930 = v2923 - v2929;
+            const unsigned int v2931 = v2930 * v12;
+            const unsigned int v2932 = v97 + v2926;  // kernels/convolution/im2col_a.hpp:117
+            const bool v2933 = v2921 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v2935 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v2940 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v2941 = v2940 + v2920;
+            const unsigned int v2942 = v156 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2943 = v161 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2944 = v2942 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2945 = v2933 && v2944;
+            const bool v2946 = v2942 < v154;
+            const bool v2947 = v2945 && v2946;
+            const bool v2948 = v2943 >= v10;
+            const bool v2949 = v2947 && v2948;
+            const bool v2950 = v2943 < v2935;
+            const bool v2951 = v2949 && v2950;
+            const unsigned int v2952 = max(v2942, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2953 = v2952 - v9;
+            const unsigned int v2954 = max(v2943, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2955 = v2954 - v10;
+            const unsigned int v2956 = v164 + v2953;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2957 = v2956 * v2;
+            const unsigned int v2958 = v2957 + v2955;
+            const unsigned int v2959 = v2958 * v3;
+            const unsigned int v2960 = v2959 + v2932;
+            const unsigned int v2962 = v2951 ? v2960 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2964 = v2914 + v2941;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2964 ^ (((v2964 >> 6u) & 7u) << 3u)), x + v2962, v2951);
+            const unsigned int v2966 = v174 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2967 = v179 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2968 = v2966 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2969 = v2933 && v2968;
+            const bool v2970 = v2966 < v154;
+            const bool v2971 = v2969 && v2970;
+            const bool v2972 = v2967 >= v10;
+            const bool v2973 = v2971 && v2972;
+            const bool v2974 = v2967 < v2935;
+            const bool v2975 = v2973 && v2974;
+            const unsigned int v2976 = max(v2966, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v2977 = v2976 - v9;
+            const unsigned int v2978 = max(v2967, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v2979 = v2978 - v10;
+            const unsigned int v2980 = v182 + v2977;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v2981 = v2980 * v2;
+            const unsigned int v2982 = v2981 + v2979;
+            const unsigned int v2983 = v2982 * v3;
+            const unsigned int v2984 = v2983 + v2932;
+            const unsigned int v2986 = v2975 ? v2984 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v2989 = v2964 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v2989 ^ (((v2989 >> 6u) & 7u) << 3u)), x + v2986, v2975);
+            const unsigned int v2990 = v192 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v2991 = v197 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v2992 = v2990 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v2993 = v2933 && v2992;
+            const bool v2994 = v2990 < v154;
+            const bool v2995 = v2993 && v2994;
+            const bool v2996 = v2991 >= v10;
+            const bool v2997 = v2995 && v2996;
+            const bool v2998 = v2991 < v2935;
+            const bool v2999 = v2997 && v2998;
+            const unsigned int v3000 = max(v2990, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3001 = v3000 - v9;
+            const unsigned int v3002 = max(v2991, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3003 = v3002 - v10;
+            const unsigned int v3004 = v200 + v3001;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3005 = v3004 * v2;
+            const unsigned int v3006 = v3005 + v3003;
+            const unsigned int v3007 = v3006 * v3;
+            const unsigned int v3008 = v3007 + v2932;
+            const unsigned int v3010 = v2999 ? v3008 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3013 = v2964 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3013 ^ (((v3013 >> 6u) & 7u) << 3u)), x + v3010, v2999);
+            const unsigned int v3014 = v210 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3015 = v215 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3016 = v3014 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3017 = v2933 && v3016;
+            const bool v3018 = v3014 < v154;
+            const bool v3019 = v3017 && v3018;
+            const bool v3020 = v3015 >= v10;
+            const bool v3021 = v3019 && v3020;
+            const bool v3022 = v3015 < v2935;
+            const bool v3023 = v3021 && v3022;
+            const unsigned int v3024 = max(v3014, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3025 = v3024 - v9;
+            const unsigned int v3026 = max(v3015, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3027 = v3026 - v10;
+            const unsigned int v3028 = v218 + v3025;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3029 = v3028 * v2;
+            const unsigned int v3030 = v3029 + v3027;
+            const unsigned int v3031 = v3030 * v3;
+            const unsigned int v3032 = v3031 + v2932;
+            const unsigned int v3034 = v3023 ? v3032 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3037 = v2964 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3037 ^ (((v3037 >> 6u) & 7u) << 3u)), x + v3034, v3023);
+            const unsigned int v3038 = v228 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3039 = v233 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3040 = v3038 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3041 = v2933 && v3040;
+            const bool v3042 = v3038 < v154;
+            const bool v3043 = v3041 && v3042;
+            const bool v3044 = v3039 >= v10;
+            const bool v3045 = v3043 && v3044;
+            const bool v3046 = v3039 < v2935;
+            const bool v3047 = v3045 && v3046;
+            const unsigned int v3048 = max(v3038, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3049 = v3048 - v9;
+            const unsigned int v3050 = max(v3039, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3051 = v3050 - v10;
+            const unsigned int v3052 = v236 + v3049;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3053 = v3052 * v2;
+            const unsigned int v3054 = v3053 + v3051;
+            const unsigned int v3055 = v3054 * v3;
+            const unsigned int v3056 = v3055 + v2932;
+            const unsigned int v3058 = v3047 ? v3056 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3061 = v2964 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3061 ^ (((v3061 >> 6u) & 7u) << 3u)), x + v3058, v3047);
+            const unsigned int v3062 = v246 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3063 = v251 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3064 = v3062 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3065 = v2933 && v3064;
+            const bool v3066 = v3062 < v154;
+            const bool v3067 = v3065 && v3066;
+            const bool v3068 = v3063 >= v10;
+            const bool v3069 = v3067 && v3068;
+            const bool v3070 = v3063 < v2935;
+            const bool v3071 = v3069 && v3070;
+            const unsigned int v3072 = max(v3062, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3073 = v3072 - v9;
+            const unsigned int v3074 = max(v3063, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3075 = v3074 - v10;
+            const unsigned int v3076 = v254 + v3073;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3077 = v3076 * v2;
+            const unsigned int v3078 = v3077 + v3075;
+            const unsigned int v3079 = v3078 * v3;
+            const unsigned int v3080 = v3079 + v2932;
+            const unsigned int v3082 = v3071 ? v3080 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3085 = v2964 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3085 ^ (((v3085 >> 6u) & 7u) << 3u)), x + v3082, v3071);
+            const unsigned int v3086 = v264 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3087 = v269 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3088 = v3086 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3089 = v2933 && v3088;
+            const bool v3090 = v3086 < v154;
+            const bool v3091 = v3089 && v3090;
+            const bool v3092 = v3087 >= v10;
+            const bool v3093 = v3091 && v3092;
+            const bool v3094 = v3087 < v2935;
+            const bool v3095 = v3093 && v3094;
+            const unsigned int v3096 = max(v3086, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3097 = v3096 - v9;
+            const unsigned int v3098 = max(v3087, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3099 = v3098 - v10;
+            const unsigned int v3100 = v272 + v3097;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3101 = v3100 * v2;
+            const unsigned int v3102 = v3101 + v3099;
+            const unsigned int v3103 = v3102 * v3;
+            const unsigned int v3104 = v3103 + v2932;
+            const unsigned int v3106 = v3095 ? v3104 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3109 = v2964 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3109 ^ (((v3109 >> 6u) & 7u) << 3u)), x + v3106, v3095);
+            const unsigned int v3110 = v282 + v2928;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3111 = v287 + v2931;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3112 = v3110 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3113 = v2933 && v3112;
+            const bool v3114 = v3110 < v154;
+            const bool v3115 = v3113 && v3114;
+            const bool v3116 = v3111 >= v10;
+            const bool v3117 = v3115 && v3116;
+            const bool v3118 = v3111 < v2935;
+            const bool v3119 = v3117 && v3118;
+            const unsigned int v3120 = max(v3110, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3121 = v3120 - v9;
+            const unsigned int v3122 = max(v3111, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3123 = v3122 - v10;
+            const unsigned int v3124 = v290 + v3121;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3125 = v3124 * v2;
+            const unsigned int v3126 = v3125 + v3123;
+            const unsigned int v3127 = v3126 * v3;
+            const unsigned int v3128 = v3127 + v2932;
+            const unsigned int v3130 = v3119 ? v3128 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3133 = v2964 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3133 ^ (((v3133 >> 6u) & 7u) << 3u)), x + v3130, v3119);
           } else {
-            const unsigned int v3328 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3329 = v3328 << 3u;
-            const unsigned int v3332 = v3096 + v3329;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3333 = v3332 < v34;
-            const bool v3334 = v153 && v3333;
-            const unsigned int v3336 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3338 = v3336 + v3096;
-            const unsigned int v3339 = v3338 + v3329;
-            const unsigned int v3340 = v3334 ? v3339 : 0u;
-            const unsigned int v3342 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3343 = v3100 + v3342;
-            const unsigned int v3344 = v3343 + v3329;
-            iron_copy_async<16>(shm0 + (v3344 ^ (((v3344 >> 6u) & 7u) << 3u)), x + v3340, v3334);
-            const unsigned int v3347 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3349 = v3347 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3352 = v3347 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3353 = v3352 << 3u;
-            const unsigned int v3354 = v79 + v3349;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3355 = v3354 < v60;
-            const unsigned int v3356 = v3096 + v3353;
-            const bool v3357 = v3356 < v34;
-            const bool v3358 = v3355 && v3357;
-            const unsigned int v3360 = v3354 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3362 = v3360 + v3096;
-            const unsigned int v3363 = v3362 + v3353;
-            const unsigned int v3364 = v3358 ? v3363 : 0u;
-            const unsigned int v3366 = v3349 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3367 = v3100 + v3366;
-            const unsigned int v3368 = v3367 + v3353;
-            iron_copy_async<16>(shm0 + (v3368 ^ (((v3368 >> 6u) & 7u) << 3u)), x + v3364, v3358);
-            const unsigned int v3371 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3373 = v3371 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3376 = v3371 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3377 = v3376 << 3u;
-            const unsigned int v3378 = v79 + v3373;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3379 = v3378 < v60;
-            const unsigned int v3380 = v3096 + v3377;
-            const bool v3381 = v3380 < v34;
-            const bool v3382 = v3379 && v3381;
-            const unsigned int v3384 = v3378 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3386 = v3384 + v3096;
-            const unsigned int v3387 = v3386 + v3377;
-            const unsigned int v3388 = v3382 ? v3387 : 0u;
-            const unsigned int v3390 = v3373 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3391 = v3100 + v3390;
-            const unsigned int v3392 = v3391 + v3377;
-            iron_copy_async<16>(shm0 + (v3392 ^ (((v3392 >> 6u) & 7u) << 3u)), x + v3388, v3382);
-            const unsigned int v3395 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3397 = v3395 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3400 = v3395 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3401 = v3400 << 3u;
-            const unsigned int v3402 = v79 + v3397;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3403 = v3402 < v60;
-            const unsigned int v3404 = v3096 + v3401;
-            const bool v3405 = v3404 < v34;
-            const bool v3406 = v3403 && v3405;
-            const unsigned int v3408 = v3402 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3410 = v3408 + v3096;
-            const unsigned int v3411 = v3410 + v3401;
-            const unsigned int v3412 = v3406 ? v3411 : 0u;
-            const unsigned int v3414 = v3397 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3415 = v3100 + v3414;
-            const unsigned int v3416 = v3415 + v3401;
-            iron_copy_async<16>(shm0 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), x + v3412, v3406);
-            const unsigned int v3419 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3421 = v3419 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3424 = v3419 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3425 = v3424 << 3u;
-            const unsigned int v3426 = v79 + v3421;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3427 = v3426 < v60;
-            const unsigned int v3428 = v3096 + v3425;
-            const bool v3429 = v3428 < v34;
-            const bool v3430 = v3427 && v3429;
-            const unsigned int v3432 = v3426 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3434 = v3432 + v3096;
-            const unsigned int v3435 = v3434 + v3425;
-            const unsigned int v3436 = v3430 ? v3435 : 0u;
-            const unsigned int v3438 = v3421 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3439 = v3100 + v3438;
-            const unsigned int v3440 = v3439 + v3425;
-            iron_copy_async<16>(shm0 + (v3440 ^ (((v3440 >> 6u) & 7u) << 3u)), x + v3436, v3430);
-            const unsigned int v3443 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3445 = v3443 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3448 = v3443 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3449 = v3448 << 3u;
-            const unsigned int v3450 = v79 + v3445;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3451 = v3450 < v60;
-            const unsigned int v3452 = v3096 + v3449;
-            const bool v3453 = v3452 < v34;
-            const bool v3454 = v3451 && v3453;
-            const unsigned int v3456 = v3450 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3458 = v3456 + v3096;
-            const unsigned int v3459 = v3458 + v3449;
-            const unsigned int v3460 = v3454 ? v3459 : 0u;
-            const unsigned int v3462 = v3445 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3463 = v3100 + v3462;
-            const unsigned int v3464 = v3463 + v3449;
-            iron_copy_async<16>(shm0 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), x + v3460, v3454);
-            const unsigned int v3467 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3469 = v3467 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3472 = v3467 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3473 = v3472 << 3u;
-            const unsigned int v3474 = v79 + v3469;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3475 = v3474 < v60;
-            const unsigned int v3476 = v3096 + v3473;
-            const bool v3477 = v3476 < v34;
-            const bool v3478 = v3475 && v3477;
-            const unsigned int v3480 = v3474 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3482 = v3480 + v3096;
-            const unsigned int v3483 = v3482 + v3473;
-            const unsigned int v3484 = v3478 ? v3483 : 0u;
-            const unsigned int v3486 = v3469 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3487 = v3100 + v3486;
-            const unsigned int v3488 = v3487 + v3473;
-            iron_copy_async<16>(shm0 + (v3488 ^ (((v3488 >> 6u) & 7u) << 3u)), x + v3484, v3478);
-            const unsigned int v3491 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3493 = v3491 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3496 = v3491 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3497 = v3496 << 3u;
-            const unsigned int v3498 = v79 + v3493;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3499 = v3498 < v60;
-            const unsigned int v3500 = v3096 + v3497;
-            const bool v3501 = v3500 < v34;
-            const bool v3502 = v3499 && v3501;
-            const unsigned int v3504 = v3498 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3506 = v3504 + v3096;
-            const unsigned int v3507 = v3506 + v3497;
-            const unsigned int v3508 = v3502 ? v3507 : 0u;
-            const unsigned int v3510 = v3493 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3511 = v3100 + v3510;
-            const unsigned int v3512 = v3511 + v3497;
-            iron_copy_async<16>(shm0 + (v3512 ^ (((v3512 >> 6u) & 7u) << 3u)), x + v3508, v3502);
+            const unsigned int v3141 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3142 = v3141 << 3u;
+            const unsigned int v3144 = v2910 + v3142;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3145 = v3144 < v34;
+            const unsigned int v3146 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3148 = v3146 + v2910;
+            const unsigned int v3149 = v3148 + v3142;
+            const unsigned int v3151 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3152 = v2914 + v3151;
+            const unsigned int v3153 = v3152 + v3142;
+            const bool v3157 = v3145 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3161 = v3157 ? v3149 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3153 ^ (((v3153 >> 6u) & 7u) << 3u)), x + v3161, v3157);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3167 = v3145 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3169 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3170 = v3149 + v3169;
+            const unsigned int v3171 = v3167 ? v3170 : 0u;
+            const unsigned int v3173 = v3153 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3173 ^ (((v3173 >> 6u) & 7u) << 3u)), x + v3171, v3167);
+            const bool v3177 = v3145 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3179 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3180 = v3149 + v3179;
+            const unsigned int v3181 = v3177 ? v3180 : 0u;
+            const unsigned int v3183 = v3153 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3181, v3177);
+            const bool v3187 = v3145 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3189 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3190 = v3149 + v3189;
+            const unsigned int v3191 = v3187 ? v3190 : 0u;
+            const unsigned int v3193 = v3153 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3193 ^ (((v3193 >> 6u) & 7u) << 3u)), x + v3191, v3187);
+            const bool v3197 = v3145 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3199 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3200 = v3149 + v3199;
+            const unsigned int v3201 = v3197 ? v3200 : 0u;
+            const unsigned int v3203 = v3153 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3203 ^ (((v3203 >> 6u) & 7u) << 3u)), x + v3201, v3197);
+            const bool v3207 = v3145 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3209 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3210 = v3149 + v3209;
+            const unsigned int v3211 = v3207 ? v3210 : 0u;
+            const unsigned int v3213 = v3153 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3213 ^ (((v3213 >> 6u) & 7u) << 3u)), x + v3211, v3207);
+            const bool v3217 = v3145 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3219 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3220 = v3149 + v3219;
+            const unsigned int v3221 = v3217 ? v3220 : 0u;
+            const unsigned int v3223 = v3153 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3223 ^ (((v3223 >> 6u) & 7u) << 3u)), x + v3221, v3217);
+            const bool v3227 = v3145 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3229 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3230 = v3149 + v3229;
+            const unsigned int v3231 = v3227 ? v3230 : 0u;
+            const unsigned int v3233 = v3153 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3233 ^ (((v3233 >> 6u) & 7u) << 3u)), x + v3231, v3227);
           }
-          const unsigned int v3522 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3523 = v3522 << 3u;
-          const unsigned int v3524 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3525 = v3524 < v15;
-          const unsigned int v3526 = v3096 + v3523;
-          const bool v3527 = v3526 < v34;
-          const bool v3528 = v3525 && v3527;
-          const unsigned int v3530 = v3524 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3531 = v85 + v3530;
-          const unsigned int v3532 = v3531 + v3096;
-          const unsigned int v3533 = v3532 + v3523;
-          const unsigned int v3534 = v3528 ? v3533 : v85;
-          const unsigned int v3536 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3537 = v3100 + v3536;
-          const unsigned int v3538 = v3537 + v3523;
-          iron_copy_async<16>(shm1 + (v3538 ^ (((v3538 >> 6u) & 7u) << 3u)), weight + v3534, v3528);
-          const unsigned int v3541 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3543 = v3541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3546 = v3541 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3547 = v3546 << 3u;
-          const unsigned int v3548 = v83 + v3543;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3549 = v3548 < v15;
-          const unsigned int v3550 = v3096 + v3547;
-          const bool v3551 = v3550 < v34;
-          const bool v3552 = v3549 && v3551;
-          const unsigned int v3554 = v3548 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3555 = v85 + v3554;
-          const unsigned int v3556 = v3555 + v3096;
-          const unsigned int v3557 = v3556 + v3547;
-          const unsigned int v3558 = v3552 ? v3557 : v85;
-          const unsigned int v3560 = v3543 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3561 = v3100 + v3560;
-          const unsigned int v3562 = v3561 + v3547;
-          iron_copy_async<16>(shm1 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), weight + v3558, v3552);
-          const unsigned int v3565 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3567 = v3565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3570 = v3565 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3571 = v3570 << 3u;
-          const unsigned int v3572 = v83 + v3567;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3573 = v3572 < v15;
-          const unsigned int v3574 = v3096 + v3571;
-          const bool v3575 = v3574 < v34;
-          const bool v3576 = v3573 && v3575;
-          const unsigned int v3578 = v3572 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3579 = v85 + v3578;
-          const unsigned int v3580 = v3579 + v3096;
-          const unsigned int v3581 = v3580 + v3571;
-          const unsigned int v3582 = v3576 ? v3581 : v85;
-          const unsigned int v3584 = v3567 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3585 = v3100 + v3584;
-          const unsigned int v3586 = v3585 + v3571;
-          iron_copy_async<16>(shm1 + (v3586 ^ (((v3586 >> 6u) & 7u) << 3u)), weight + v3582, v3576);
-          const unsigned int v3589 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3591 = v3589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3594 = v3589 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3595 = v3594 << 3u;
-          const unsigned int v3596 = v83 + v3591;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3597 = v3596 < v15;
-          const unsigned int v3598 = v3096 + v3595;
-          const bool v3599 = v3598 < v34;
-          const bool v3600 = v3597 && v3599;
-          const unsigned int v3602 = v3596 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3603 = v85 + v3602;
-          const unsigned int v3604 = v3603 + v3096;
-          const unsigned int v3605 = v3604 + v3595;
-          const unsigned int v3606 = v3600 ? v3605 : v85;
-          const unsigned int v3608 = v3591 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3609 = v3100 + v3608;
-          const unsigned int v3610 = v3609 + v3595;
-          iron_copy_async<16>(shm1 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), weight + v3606, v3600);
-          const unsigned int v3613 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3615 = v3613 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3618 = v3613 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3619 = v3618 << 3u;
-          const unsigned int v3620 = v83 + v3615;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3621 = v3620 < v15;
-          const unsigned int v3622 = v3096 + v3619;
-          const bool v3623 = v3622 < v34;
-          const bool v3624 = v3621 && v3623;
-          const unsigned int v3626 = v3620 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3627 = v85 + v3626;
-          const unsigned int v3628 = v3627 + v3096;
-          const unsigned int v3629 = v3628 + v3619;
-          const unsigned int v3630 = v3624 ? v3629 : v85;
-          const unsigned int v3632 = v3615 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3633 = v3100 + v3632;
-          const unsigned int v3634 = v3633 + v3619;
-          iron_copy_async<16>(shm1 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), weight + v3630, v3624);
-          const unsigned int v3637 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3639 = v3637 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3642 = v3637 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3643 = v3642 << 3u;
-          const unsigned int v3644 = v83 + v3639;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3645 = v3644 < v15;
-          const unsigned int v3646 = v3096 + v3643;
-          const bool v3647 = v3646 < v34;
-          const bool v3648 = v3645 && v3647;
-          const unsigned int v3650 = v3644 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3651 = v85 + v3650;
-          const unsigned int v3652 = v3651 + v3096;
-          const unsigned int v3653 = v3652 + v3643;
-          const unsigned int v3654 = v3648 ? v3653 : v85;
-          const unsigned int v3656 = v3639 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3657 = v3100 + v3656;
-          const unsigned int v3658 = v3657 + v3643;
-          iron_copy_async<16>(shm1 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), weight + v3654, v3648);
-          const unsigned int v3661 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3663 = v3661 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3666 = v3661 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3667 = v3666 << 3u;
-          const unsigned int v3668 = v83 + v3663;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3669 = v3668 < v15;
-          const unsigned int v3670 = v3096 + v3667;
-          const bool v3671 = v3670 < v34;
-          const bool v3672 = v3669 && v3671;
-          const unsigned int v3674 = v3668 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3675 = v85 + v3674;
-          const unsigned int v3676 = v3675 + v3096;
-          const unsigned int v3677 = v3676 + v3667;
-          const unsigned int v3678 = v3672 ? v3677 : v85;
-          const unsigned int v3680 = v3663 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3681 = v3100 + v3680;
-          const unsigned int v3682 = v3681 + v3667;
-          iron_copy_async<16>(shm1 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), weight + v3678, v3672);
-          const unsigned int v3685 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3687 = v3685 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3690 = v3685 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3691 = v3690 << 3u;
-          const unsigned int v3692 = v83 + v3687;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3693 = v3692 < v15;
-          const unsigned int v3694 = v3096 + v3691;
-          const bool v3695 = v3694 < v34;
-          const bool v3696 = v3693 && v3695;
-          const unsigned int v3698 = v3692 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3699 = v85 + v3698;
-          const unsigned int v3700 = v3699 + v3096;
-          const unsigned int v3701 = v3700 + v3691;
-          const unsigned int v3702 = v3696 ? v3701 : v85;
-          const unsigned int v3704 = v3687 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3705 = v3100 + v3704;
-          const unsigned int v3706 = v3705 + v3691;
-          iron_copy_async<16>(shm1 + (v3706 ^ (((v3706 >> 6u) & 7u) << 3u)), weight + v3702, v3696);
+          const unsigned int v3242 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3243 = v3242 << 3u;
+          const unsigned int v3244 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3245 = v2910 + v3243;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3246 = v3245 < v34;
+          const unsigned int v3247 = v3244 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3248 = v85 + v3247;
+          const unsigned int v3249 = v3248 + v2910;
+          const unsigned int v3250 = v3249 + v3243;
+          const unsigned int v3252 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3253 = v2914 + v3252;
+          const unsigned int v3254 = v3253 + v3243;
+          const bool v3257 = v3244 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3258 = v3246 && v3257;
+          const unsigned int v3262 = v3258 ? v3250 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3254 ^ (((v3254 >> 6u) & 7u) << 3u)), weight + v3262, v3258);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3266 = v3244 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3267 = v3266 < v15;
+          const bool v3268 = v3246 && v3267;
+          const unsigned int v3270 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3271 = v3250 + v3270;
+          const unsigned int v3272 = v3268 ? v3271 : v85;
+          const unsigned int v3274 = v3254 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3274 ^ (((v3274 >> 6u) & 7u) << 3u)), weight + v3272, v3268);
+          const unsigned int v3276 = v3244 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3277 = v3276 < v15;
+          const bool v3278 = v3246 && v3277;
+          const unsigned int v3280 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3281 = v3250 + v3280;
+          const unsigned int v3282 = v3278 ? v3281 : v85;
+          const unsigned int v3284 = v3254 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3284 ^ (((v3284 >> 6u) & 7u) << 3u)), weight + v3282, v3278);
+          const unsigned int v3286 = v3244 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3287 = v3286 < v15;
+          const bool v3288 = v3246 && v3287;
+          const unsigned int v3290 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3291 = v3250 + v3290;
+          const unsigned int v3292 = v3288 ? v3291 : v85;
+          const unsigned int v3294 = v3254 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3294 ^ (((v3294 >> 6u) & 7u) << 3u)), weight + v3292, v3288);
+          const unsigned int v3296 = v3244 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3297 = v3296 < v15;
+          const bool v3298 = v3246 && v3297;
+          const unsigned int v3300 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3301 = v3250 + v3300;
+          const unsigned int v3302 = v3298 ? v3301 : v85;
+          const unsigned int v3304 = v3254 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), weight + v3302, v3298);
+          const unsigned int v3306 = v3244 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3307 = v3306 < v15;
+          const bool v3308 = v3246 && v3307;
+          const unsigned int v3310 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3311 = v3250 + v3310;
+          const unsigned int v3312 = v3308 ? v3311 : v85;
+          const unsigned int v3314 = v3254 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3314 ^ (((v3314 >> 6u) & 7u) << 3u)), weight + v3312, v3308);
+          const unsigned int v3316 = v3244 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3317 = v3316 < v15;
+          const bool v3318 = v3246 && v3317;
+          const unsigned int v3320 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3321 = v3250 + v3320;
+          const unsigned int v3322 = v3318 ? v3321 : v85;
+          const unsigned int v3324 = v3254 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3324 ^ (((v3324 >> 6u) & 7u) << 3u)), weight + v3322, v3318);
+          const unsigned int v3326 = v3244 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3327 = v3326 < v15;
+          const bool v3328 = v3246 && v3327;
+          const unsigned int v3330 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3331 = v3250 + v3330;
+          const unsigned int v3332 = v3328 ? v3331 : v85;
+          const unsigned int v3334 = v3254 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3334 ^ (((v3334 >> 6u) & 7u) << 3u)), weight + v3332, v3328);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3719 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3724 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3347 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3352 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3707 = 0u; v3707 < v34; v3707 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3709 = v3707 >> 6u;
-        const unsigned int v3711 = v3709 % 3u;
+      for (unsigned int v3335 = 0u; v3335 < v34; v3335 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3337 = v3335 >> 6u;
+        const unsigned int v3339 = v3337 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3713 = v3711 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3720 = v3713 + v3719;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3720, 64u);
-        const unsigned int v3725 = v3713 + v3724;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3725, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3732 = v3720 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3732, 64u);
-        const unsigned int v3737 = v3725 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3737, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3743 = v3720 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3743, 64u);
-        const unsigned int v3748 = v3725 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3748, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3754 = v3720 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3754, 64u);
-        const unsigned int v3759 = v3725 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3759, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3762 = v3707 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3764 = v3709 + 2u;
-        const unsigned int v3765 = v3764 % 3u;
-        const bool v3766 = v3762 < v34;
-        if (v3766) {
-          const unsigned int v3768 = v3765 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3769 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3769) {
-            const unsigned int v3773 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3774 = v3773 << 3u;
-            const unsigned int v3775 = v3762 + v3774;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3777 = v3775 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3779 = v3777 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3780 = v3775 - v3779;
-            const unsigned int v3781 = v3777 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3782 = v3781 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3783 = v3781 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3784 = v3777 - v3783;
-            const unsigned int v3785 = v3784 * v12;
-            const unsigned int v3786 = v97 + v3780;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3787 = v3775 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3789 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3794 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3795 = v3794 + v3774;
-            const unsigned int v3796 = v156 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3797 = v161 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3798 = v3796 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3799 = v3787 && v3798;
-            const bool v3800 = v3796 < v154;
-            const bool v3801 = v3799 && v3800;
-            const bool v3802 = v3797 >= v10;
-            const bool v3803 = v3801 && v3802;
-            const bool v3804 = v3797 < v3789;
-            const bool v3805 = v3803 && v3804;
-            const unsigned int v3806 = max(v3796, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3807 = v3806 - v9;
-            const unsigned int v3808 = max(v3797, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3809 = v3808 - v10;
-            const unsigned int v3810 = v164 + v3807;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3811 = v3810 * v2;
-            const unsigned int v3812 = v3811 + v3809;
-            const unsigned int v3813 = v3812 * v3;
-            const unsigned int v3814 = v3813 + v3786;
-            const unsigned int v3816 = v3805 ? v3814 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3818 = v3768 + v3795;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3818 ^ (((v3818 >> 6u) & 7u) << 3u)), x + v3816, v3805);
-            const unsigned int v3820 = v174 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3821 = v179 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3822 = v3820 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3823 = v3787 && v3822;
-            const bool v3824 = v3820 < v154;
-            const bool v3825 = v3823 && v3824;
-            const bool v3826 = v3821 >= v10;
-            const bool v3827 = v3825 && v3826;
-            const bool v3828 = v3821 < v3789;
-            const bool v3829 = v3827 && v3828;
-            const unsigned int v3830 = max(v3820, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3831 = v3830 - v9;
-            const unsigned int v3832 = max(v3821, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3833 = v3832 - v10;
-            const unsigned int v3834 = v182 + v3831;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3835 = v3834 * v2;
-            const unsigned int v3836 = v3835 + v3833;
-            const unsigned int v3837 = v3836 * v3;
-            const unsigned int v3838 = v3837 + v3786;
-            const unsigned int v3840 = v3829 ? v3838 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3843 = v3818 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3843 ^ (((v3843 >> 6u) & 7u) << 3u)), x + v3840, v3829);
-            const unsigned int v3844 = v192 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3845 = v197 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3846 = v3844 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3847 = v3787 && v3846;
-            const bool v3848 = v3844 < v154;
-            const bool v3849 = v3847 && v3848;
-            const bool v3850 = v3845 >= v10;
-            const bool v3851 = v3849 && v3850;
-            const bool v3852 = v3845 < v3789;
-            const bool v3853 = v3851 && v3852;
-            const unsigned int v3854 = max(v3844, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3855 = v3854 - v9;
-            const unsigned int v3856 = max(v3845, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3857 = v3856 - v10;
-            const unsigned int v3858 = v200 + v3855;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3859 = v3858 * v2;
-            const unsigned int v3860 = v3859 + v3857;
-            const unsigned int v3861 = v3860 * v3;
-            const unsigned int v3862 = v3861 + v3786;
-            const unsigned int v3864 = v3853 ? v3862 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3867 = v3818 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3867 ^ (((v3867 >> 6u) & 7u) << 3u)), x + v3864, v3853);
-            const unsigned int v3868 = v210 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3869 = v215 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3870 = v3868 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3871 = v3787 && v3870;
-            const bool v3872 = v3868 < v154;
-            const bool v3873 = v3871 && v3872;
-            const bool v3874 = v3869 >= v10;
-            const bool v3875 = v3873 && v3874;
-            const bool v3876 = v3869 < v3789;
-            const bool v3877 = v3875 && v3876;
-            const unsigned int v3878 = max(v3868, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3879 = v3878 - v9;
-            const unsigned int v3880 = max(v3869, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3881 = v3880 - v10;
-            const unsigned int v3882 = v218 + v3879;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3883 = v3882 * v2;
-            const unsigned int v3884 = v3883 + v3881;
-            const unsigned int v3885 = v3884 * v3;
-            const unsigned int v3886 = v3885 + v3786;
-            const unsigned int v3888 = v3877 ? v3886 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3891 = v3818 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3891 ^ (((v3891 >> 6u) & 7u) << 3u)), x + v3888, v3877);
-            const unsigned int v3892 = v228 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3893 = v233 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3894 = v3892 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3895 = v3787 && v3894;
-            const bool v3896 = v3892 < v154;
-            const bool v3897 = v3895 && v3896;
-            const bool v3898 = v3893 >= v10;
-            const bool v3899 = v3897 && v3898;
-            const bool v3900 = v3893 < v3789;
-            const bool v3901 = v3899 && v3900;
-            const unsigned int v3902 = max(v3892, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3903 = v3902 - v9;
-            const unsigned int v3904 = max(v3893, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3905 = v3904 - v10;
-            const unsigned int v3906 = v236 + v3903;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3907 = v3906 * v2;
-            const unsigned int v3908 = v3907 + v3905;
-            const unsigned int v3909 = v3908 * v3;
-            const unsigned int v3910 = v3909 + v3786;
-            const unsigned int v3912 = v3901 ? v3910 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3915 = v3818 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3915 ^ (((v3915 >> 6u) & 7u) << 3u)), x + v3912, v3901);
-            const unsigned int v3916 = v246 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3917 = v251 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3918 = v3916 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3919 = v3787 && v3918;
-            const bool v3920 = v3916 < v154;
-            const bool v3921 = v3919 && v3920;
-            const bool v3922 = v3917 >= v10;
-            const bool v3923 = v3921 && v3922;
-            const bool v3924 = v3917 < v3789;
-            const bool v3925 = v3923 && v3924;
-            const unsigned int v3926 = max(v3916, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3927 = v3926 - v9;
-            const unsigned int v3928 = max(v3917, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3929 = v3928 - v10;
-            const unsigned int v3930 = v254 + v3927;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3931 = v3930 * v2;
-            const unsigned int v3932 = v3931 + v3929;
-            const unsigned int v3933 = v3932 * v3;
-            const unsigned int v3934 = v3933 + v3786;
-            const unsigned int v3936 = v3925 ? v3934 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3939 = v3818 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3939 ^ (((v3939 >> 6u) & 7u) << 3u)), x + v3936, v3925);
-            const unsigned int v3940 = v264 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3941 = v269 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3942 = v3940 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3943 = v3787 && v3942;
-            const bool v3944 = v3940 < v154;
-            const bool v3945 = v3943 && v3944;
-            const bool v3946 = v3941 >= v10;
-            const bool v3947 = v3945 && v3946;
-            const bool v3948 = v3941 < v3789;
-            const bool v3949 = v3947 && v3948;
-            const unsigned int v3950 = max(v3940, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3951 = v3950 - v9;
-            const unsigned int v3952 = max(v3941, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3953 = v3952 - v10;
-            const unsigned int v3954 = v272 + v3951;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3955 = v3954 * v2;
-            const unsigned int v3956 = v3955 + v3953;
-            const unsigned int v3957 = v3956 * v3;
-            const unsigned int v3958 = v3957 + v3786;
-            const unsigned int v3960 = v3949 ? v3958 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3963 = v3818 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3963 ^ (((v3963 >> 6u) & 7u) << 3u)), x + v3960, v3949);
-            const unsigned int v3964 = v282 + v3782;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3965 = v287 + v3785;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3966 = v3964 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3967 = v3787 && v3966;
-            const bool v3968 = v3964 < v154;
-            const bool v3969 = v3967 && v3968;
-            const bool v3970 = v3965 >= v10;
-            const bool v3971 = v3969 && v3970;
-            const bool v3972 = v3965 < v3789;
-            const bool v3973 = v3971 && v3972;
-            const unsigned int v3974 = max(v3964, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3975 = v3974 - v9;
-            const unsigned int v3976 = max(v3965, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3977 = v3976 - v10;
-            const unsigned int v3978 = v290 + v3975;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3979 = v3978 * v2;
-            const unsigned int v3980 = v3979 + v3977;
-            const unsigned int v3981 = v3980 * v3;
-            const unsigned int v3982 = v3981 + v3786;
-            const unsigned int v3984 = v3973 ? v3982 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3987 = v3818 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3987 ^ (((v3987 >> 6u) & 7u) << 3u)), x + v3984, v3973);
+        const unsigned int v3341 = v3339 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3348 = v3341 + v3347;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3348, 64u);
+        const unsigned int v3353 = v3341 + v3352;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3353, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3360 = v3348 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3360, 64u);
+        const unsigned int v3365 = v3353 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3365, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3371 = v3348 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3371, 64u);
+        const unsigned int v3376 = v3353 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3376, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3382 = v3348 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3382, 64u);
+        const unsigned int v3387 = v3353 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3387, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3390 = v3335 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3392 = v3337 + 2u;
+        const unsigned int v3393 = v3392 % 3u;
+        const bool v3394 = v3390 < v34;
+        if (v3394) {
+          const unsigned int v3396 = v3393 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3397 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3397) {
+            const unsigned int v3401 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3402 = v3401 << 3u;
+            const unsigned int v3403 = v3390 + v3402;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3405 = v3403 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3407 = v3405 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3408 = v3403 - v3407;
+            const unsigned int v3409 = v3405 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3410 = v3409 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3411 = v3409 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3412 = v3405 - v3411;
+            const unsigned int v3413 = v3412 * v12;
+            const unsigned int v3414 = v97 + v3408;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3415 = v3403 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3417 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3422 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3423 = v3422 + v3402;
+            const unsigned int v3424 = v156 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3425 = v161 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3426 = v3424 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3427 = v3415 && v3426;
+            const bool v3428 = v3424 < v154;
+            const bool v3429 = v3427 && v3428;
+            const bool v3430 = v3425 >= v10;
+            const bool v3431 = v3429 && v3430;
+            const bool v3432 = v3425 < v3417;
+            const bool v3433 = v3431 && v3432;
+            const unsigned int v3434 = max(v3424, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3435 = v3434 - v9;
+            const unsigned int v3436 = max(v3425, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3437 = v3436 - v10;
+            const unsigned int v3438 = v164 + v3435;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3439 = v3438 * v2;
+            const unsigned int v3440 = v3439 + v3437;
+            const unsigned int v3441 = v3440 * v3;
+            const unsigned int v3442 = v3441 + v3414;
+            const unsigned int v3444 = v3433 ? v3442 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3446 = v3396 + v3423;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), x + v3444, v3433);
+            const unsigned int v3448 = v174 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3449 = v179 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3450 = v3448 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3451 = v3415 && v3450;
+            const bool v3452 = v3448 < v154;
+            const bool v3453 = v3451 && v3452;
+            const bool v3454 = v3449 >= v10;
+            const bool v3455 = v3453 && v3454;
+            const bool v3456 = v3449 < v3417;
+            const bool v3457 = v3455 && v3456;
+            const unsigned int v3458 = max(v3448, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3459 = v3458 - v9;
+            const unsigned int v3460 = max(v3449, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3461 = v3460 - v10;
+            const unsigned int v3462 = v182 + v3459;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3463 = v3462 * v2;
+            const unsigned int v3464 = v3463 + v3461;
+            const unsigned int v3465 = v3464 * v3;
+            const unsigned int v3466 = v3465 + v3414;
+            const unsigned int v3468 = v3457 ? v3466 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3471 = v3446 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3471 ^ (((v3471 >> 6u) & 7u) << 3u)), x + v3468, v3457);
+            const unsigned int v3472 = v192 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3473 = v197 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3474 = v3472 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3475 = v3415 && v3474;
+            const bool v3476 = v3472 < v154;
+            const bool v3477 = v3475 && v3476;
+            const bool v3478 = v3473 >= v10;
+            const bool v3479 = v3477 && v3478;
+            const bool v3480 = v3473 < v3417;
+            const bool v3481 = v3479 && v3480;
+            const unsigned int v3482 = max(v3472, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3483 = v3482 - v9;
+            const unsigned int v3484 = max(v3473, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3485 = v3484 - v10;
+            const unsigned int v3486 = v200 + v3483;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3487 = v3486 * v2;
+            const unsigned int v3488 = v3487 + v3485;
+            const unsigned int v3489 = v3488 * v3;
+            const unsigned int v3490 = v3489 + v3414;
+            const unsigned int v3492 = v3481 ? v3490 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3495 = v3446 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3495 ^ (((v3495 >> 6u) & 7u) << 3u)), x + v3492, v3481);
+            const unsigned int v3496 = v210 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3497 = v215 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3498 = v3496 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3499 = v3415 && v3498;
+            const bool v3500 = v3496 < v154;
+            const bool v3501 = v3499 && v3500;
+            const bool v3502 = v3497 >= v10;
+            const bool v3503 = v3501 && v3502;
+            const bool v3504 = v3497 < v3417;
+            const bool v3505 = v3503 && v3504;
+            const unsigned int v3506 = max(v3496, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3507 = v3506 - v9;
+            const unsigned int v3508 = max(v3497, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3509 = v3508 - v10;
+            const unsigned int v3510 = v218 + v3507;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3511 = v3510 * v2;
+            const unsigned int v3512 = v3511 + v3509;
+            const unsigned int v3513 = v3512 * v3;
+            const unsigned int v3514 = v3513 + v3414;
+            const unsigned int v3516 = v3505 ? v3514 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3519 = v3446 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3519 ^ (((v3519 >> 6u) & 7u) << 3u)), x + v3516, v3505);
+            const unsigned int v3520 = v228 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3521 = v233 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3522 = v3520 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3523 = v3415 && v3522;
+            const bool v3524 = v3520 < v154;
+            const bool v3525 = v3523 && v3524;
+            const bool v3526 = v3521 >= v10;
+            const bool v3527 = v3525 && v3526;
+            const bool v3528 = v3521 < v3417;
+            const bool v3529 = v3527 && v3528;
+            const unsigned int v3530 = max(v3520, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3531 = v3530 - v9;
+            const unsigned int v3532 = max(v3521, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3533 = v3532 - v10;
+            const unsigned int v3534 = v236 + v3531;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3535 = v3534 * v2;
+            const unsigned int v3536 = v3535 + v3533;
+            const unsigned int v3537 = v3536 * v3;
+            const unsigned int v3538 = v3537 + v3414;
+            const unsigned int v3540 = v3529 ? v3538 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3543 = v3446 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3540, v3529);
+            const unsigned int v3544 = v246 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3545 = v251 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3546 = v3544 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3547 = v3415 && v3546;
+            const bool v3548 = v3544 < v154;
+            const bool v3549 = v3547 && v3548;
+            const bool v3550 = v3545 >= v10;
+            const bool v3551 = v3549 && v3550;
+            const bool v3552 = v3545 < v3417;
+            const bool v3553 = v3551 && v3552;
+            const unsigned int v3554 = max(v3544, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3555 = v3554 - v9;
+            const unsigned int v3556 = max(v3545, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3557 = v3556 - v10;
+            const unsigned int v3558 = v254 + v3555;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3559 = v3558 * v2;
+            const unsigned int v3560 = v3559 + v3557;
+            const unsigned int v3561 = v3560 * v3;
+            const unsigned int v3562 = v3561 + v3414;
+            const unsigned int v3564 = v3553 ? v3562 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3567 = v3446 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3567 ^ (((v3567 >> 6u) & 7u) << 3u)), x + v3564, v3553);
+            const unsigned int v3568 = v264 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3569 = v269 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3570 = v3568 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3571 = v3415 && v3570;
+            const bool v3572 = v3568 < v154;
+            const bool v3573 = v3571 && v3572;
+            const bool v3574 = v3569 >= v10;
+            const bool v3575 = v3573 && v3574;
+            const bool v3576 = v3569 < v3417;
+            const bool v3577 = v3575 && v3576;
+            const unsigned int v3578 = max(v3568, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3579 = v3578 - v9;
+            const unsigned int v3580 = max(v3569, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3581 = v3580 - v10;
+            const unsigned int v3582 = v272 + v3579;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3583 = v3582 * v2;
+            const unsigned int v3584 = v3583 + v3581;
+            const unsigned int v3585 = v3584 * v3;
+            const unsigned int v3586 = v3585 + v3414;
+            const unsigned int v3588 = v3577 ? v3586 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3591 = v3446 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3591 ^ (((v3591 >> 6u) & 7u) << 3u)), x + v3588, v3577);
+            const unsigned int v3592 = v282 + v3410;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3593 = v287 + v3413;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3594 = v3592 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3595 = v3415 && v3594;
+            const bool v3596 = v3592 < v154;
+            const bool v3597 = v3595 && v3596;
+            const bool v3598 = v3593 >= v10;
+            const bool v3599 = v3597 && v3598;
+            const bool v3600 = v3593 < v3417;
+            const bool v3601 = v3599 && v3600;
+            const unsigned int v3602 = max(v3592, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3603 = v3602 - v9;
+            const unsigned int v3604 = max(v3593, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3605 = v3604 - v10;
+            const unsigned int v3606 = v290 + v3603;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3607 = v3606 * v2;
+            const unsigned int v3608 = v3607 + v3605;
+            const unsigned int v3609 = v3608 * v3;
+            const unsigned int v3610 = v3609 + v3414;
+            const unsigned int v3612 = v3601 ? v3610 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3615 = v3446 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3615 ^ (((v3615 >> 6u) & 7u) << 3u)), x + v3612, v3601);
           } else {
-            const unsigned int v3996 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3997 = v3996 << 3u;
-            const unsigned int v4000 = v3762 + v3997;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4001 = v4000 < v34;
-            const bool v4002 = v153 && v4001;
-            const unsigned int v4004 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4006 = v4004 + v3762;
-            const unsigned int v4007 = v4006 + v3997;
-            const unsigned int v4008 = v4002 ? v4007 : 0u;
-            const unsigned int v4010 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4011 = v3768 + v4010;
-            const unsigned int v4012 = v4011 + v3997;
-            iron_copy_async<16>(shm0 + (v4012 ^ (((v4012 >> 6u) & 7u) << 3u)), x + v4008, v4002);
-            const unsigned int v4015 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4017 = v4015 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4020 = v4015 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4021 = v4020 << 3u;
-            const unsigned int v4022 = v79 + v4017;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4023 = v4022 < v60;
-            const unsigned int v4024 = v3762 + v4021;
-            const bool v4025 = v4024 < v34;
-            const bool v4026 = v4023 && v4025;
-            const unsigned int v4028 = v4022 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4030 = v4028 + v3762;
-            const unsigned int v4031 = v4030 + v4021;
-            const unsigned int v4032 = v4026 ? v4031 : 0u;
-            const unsigned int v4034 = v4017 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4035 = v3768 + v4034;
-            const unsigned int v4036 = v4035 + v4021;
-            iron_copy_async<16>(shm0 + (v4036 ^ (((v4036 >> 6u) & 7u) << 3u)), x + v4032, v4026);
-            const unsigned int v4039 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4041 = v4039 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4044 = v4039 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4045 = v4044 << 3u;
-            const unsigned int v4046 = v79 + v4041;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4047 = v4046 < v60;
-            const unsigned int v4048 = v3762 + v4045;
-            const bool v4049 = v4048 < v34;
-            const bool v4050 = v4047 && v4049;
-            const unsigned int v4052 = v4046 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4054 = v4052 + v3762;
-            const unsigned int v4055 = v4054 + v4045;
-            const unsigned int v4056 = v4050 ? v4055 : 0u;
-            const unsigned int v4058 = v4041 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4059 = v3768 + v4058;
-            const unsigned int v4060 = v4059 + v4045;
-            iron_copy_async<16>(shm0 + (v4060 ^ (((v4060 >> 6u) & 7u) << 3u)), x + v4056, v4050);
-            const unsigned int v4063 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4065 = v4063 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4068 = v4063 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4069 = v4068 << 3u;
-            const unsigned int v4070 = v79 + v4065;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4071 = v4070 < v60;
-            const unsigned int v4072 = v3762 + v4069;
-            const bool v4073 = v4072 < v34;
-            const bool v4074 = v4071 && v4073;
-            const unsigned int v4076 = v4070 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4078 = v4076 + v3762;
-            const unsigned int v4079 = v4078 + v4069;
-            const unsigned int v4080 = v4074 ? v4079 : 0u;
-            const unsigned int v4082 = v4065 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4083 = v3768 + v4082;
-            const unsigned int v4084 = v4083 + v4069;
-            iron_copy_async<16>(shm0 + (v4084 ^ (((v4084 >> 6u) & 7u) << 3u)), x + v4080, v4074);
-            const unsigned int v4087 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4089 = v4087 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4092 = v4087 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4093 = v4092 << 3u;
-            const unsigned int v4094 = v79 + v4089;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4095 = v4094 < v60;
-            const unsigned int v4096 = v3762 + v4093;
-            const bool v4097 = v4096 < v34;
-            const bool v4098 = v4095 && v4097;
-            const unsigned int v4100 = v4094 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4102 = v4100 + v3762;
-            const unsigned int v4103 = v4102 + v4093;
-            const unsigned int v4104 = v4098 ? v4103 : 0u;
-            const unsigned int v4106 = v4089 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4107 = v3768 + v4106;
-            const unsigned int v4108 = v4107 + v4093;
-            iron_copy_async<16>(shm0 + (v4108 ^ (((v4108 >> 6u) & 7u) << 3u)), x + v4104, v4098);
-            const unsigned int v4111 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4113 = v4111 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4116 = v4111 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4117 = v4116 << 3u;
-            const unsigned int v4118 = v79 + v4113;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4119 = v4118 < v60;
-            const unsigned int v4120 = v3762 + v4117;
-            const bool v4121 = v4120 < v34;
-            const bool v4122 = v4119 && v4121;
-            const unsigned int v4124 = v4118 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4126 = v4124 + v3762;
-            const unsigned int v4127 = v4126 + v4117;
-            const unsigned int v4128 = v4122 ? v4127 : 0u;
-            const unsigned int v4130 = v4113 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4131 = v3768 + v4130;
-            const unsigned int v4132 = v4131 + v4117;
-            iron_copy_async<16>(shm0 + (v4132 ^ (((v4132 >> 6u) & 7u) << 3u)), x + v4128, v4122);
-            const unsigned int v4135 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4137 = v4135 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4140 = v4135 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4141 = v4140 << 3u;
-            const unsigned int v4142 = v79 + v4137;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4143 = v4142 < v60;
-            const unsigned int v4144 = v3762 + v4141;
-            const bool v4145 = v4144 < v34;
-            const bool v4146 = v4143 && v4145;
-            const unsigned int v4148 = v4142 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4150 = v4148 + v3762;
-            const unsigned int v4151 = v4150 + v4141;
-            const unsigned int v4152 = v4146 ? v4151 : 0u;
-            const unsigned int v4154 = v4137 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4155 = v3768 + v4154;
-            const unsigned int v4156 = v4155 + v4141;
-            iron_copy_async<16>(shm0 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), x + v4152, v4146);
-            const unsigned int v4159 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4161 = v4159 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4164 = v4159 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4165 = v4164 << 3u;
-            const unsigned int v4166 = v79 + v4161;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4167 = v4166 < v60;
-            const unsigned int v4168 = v3762 + v4165;
-            const bool v4169 = v4168 < v34;
-            const bool v4170 = v4167 && v4169;
-            const unsigned int v4172 = v4166 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4174 = v4172 + v3762;
-            const unsigned int v4175 = v4174 + v4165;
-            const unsigned int v4176 = v4170 ? v4175 : 0u;
-            const unsigned int v4178 = v4161 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4179 = v3768 + v4178;
-            const unsigned int v4180 = v4179 + v4165;
-            iron_copy_async<16>(shm0 + (v4180 ^ (((v4180 >> 6u) & 7u) << 3u)), x + v4176, v4170);
+            const unsigned int v3623 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3624 = v3623 << 3u;
+            const unsigned int v3626 = v3390 + v3624;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3627 = v3626 < v34;
+            const unsigned int v3628 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3630 = v3628 + v3390;
+            const unsigned int v3631 = v3630 + v3624;
+            const unsigned int v3633 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3634 = v3396 + v3633;
+            const unsigned int v3635 = v3634 + v3624;
+            const bool v3639 = v3627 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3643 = v3639 ? v3631 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x + v3643, v3639);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3649 = v3627 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3651 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3652 = v3631 + v3651;
+            const unsigned int v3653 = v3649 ? v3652 : 0u;
+            const unsigned int v3655 = v3635 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3655 ^ (((v3655 >> 6u) & 7u) << 3u)), x + v3653, v3649);
+            const bool v3659 = v3627 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3661 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3662 = v3631 + v3661;
+            const unsigned int v3663 = v3659 ? v3662 : 0u;
+            const unsigned int v3665 = v3635 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3663, v3659);
+            const bool v3669 = v3627 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3671 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3672 = v3631 + v3671;
+            const unsigned int v3673 = v3669 ? v3672 : 0u;
+            const unsigned int v3675 = v3635 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3675 ^ (((v3675 >> 6u) & 7u) << 3u)), x + v3673, v3669);
+            const bool v3679 = v3627 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3681 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3682 = v3631 + v3681;
+            const unsigned int v3683 = v3679 ? v3682 : 0u;
+            const unsigned int v3685 = v3635 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3685 ^ (((v3685 >> 6u) & 7u) << 3u)), x + v3683, v3679);
+            const bool v3689 = v3627 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3691 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3692 = v3631 + v3691;
+            const unsigned int v3693 = v3689 ? v3692 : 0u;
+            const unsigned int v3695 = v3635 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3695 ^ (((v3695 >> 6u) & 7u) << 3u)), x + v3693, v3689);
+            const bool v3699 = v3627 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3701 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3702 = v3631 + v3701;
+            const unsigned int v3703 = v3699 ? v3702 : 0u;
+            const unsigned int v3705 = v3635 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3705 ^ (((v3705 >> 6u) & 7u) << 3u)), x + v3703, v3699);
+            const bool v3709 = v3627 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3711 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3712 = v3631 + v3711;
+            const unsigned int v3713 = v3709 ? v3712 : 0u;
+            const unsigned int v3715 = v3635 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3715 ^ (((v3715 >> 6u) & 7u) << 3u)), x + v3713, v3709);
           }
-          const unsigned int v4190 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4191 = v4190 << 3u;
-          const unsigned int v4192 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4193 = v4192 < v15;
-          const unsigned int v4194 = v3762 + v4191;
-          const bool v4195 = v4194 < v34;
-          const bool v4196 = v4193 && v4195;
-          const unsigned int v4198 = v4192 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4199 = v85 + v4198;
-          const unsigned int v4200 = v4199 + v3762;
-          const unsigned int v4201 = v4200 + v4191;
-          const unsigned int v4202 = v4196 ? v4201 : v85;
-          const unsigned int v4204 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4205 = v3768 + v4204;
-          const unsigned int v4206 = v4205 + v4191;
-          iron_copy_async<16>(shm1 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), weight + v4202, v4196);
-          const unsigned int v4209 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4211 = v4209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4214 = v4209 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4215 = v4214 << 3u;
-          const unsigned int v4216 = v83 + v4211;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4217 = v4216 < v15;
-          const unsigned int v4218 = v3762 + v4215;
-          const bool v4219 = v4218 < v34;
-          const bool v4220 = v4217 && v4219;
-          const unsigned int v4222 = v4216 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4223 = v85 + v4222;
-          const unsigned int v4224 = v4223 + v3762;
-          const unsigned int v4225 = v4224 + v4215;
-          const unsigned int v4226 = v4220 ? v4225 : v85;
-          const unsigned int v4228 = v4211 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4229 = v3768 + v4228;
-          const unsigned int v4230 = v4229 + v4215;
-          iron_copy_async<16>(shm1 + (v4230 ^ (((v4230 >> 6u) & 7u) << 3u)), weight + v4226, v4220);
-          const unsigned int v4233 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4235 = v4233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4238 = v4233 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4239 = v4238 << 3u;
-          const unsigned int v4240 = v83 + v4235;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4241 = v4240 < v15;
-          const unsigned int v4242 = v3762 + v4239;
-          const bool v4243 = v4242 < v34;
-          const bool v4244 = v4241 && v4243;
-          const unsigned int v4246 = v4240 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4247 = v85 + v4246;
-          const unsigned int v4248 = v4247 + v3762;
-          const unsigned int v4249 = v4248 + v4239;
-          const unsigned int v4250 = v4244 ? v4249 : v85;
-          const unsigned int v4252 = v4235 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4253 = v3768 + v4252;
-          const unsigned int v4254 = v4253 + v4239;
-          iron_copy_async<16>(shm1 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), weight + v4250, v4244);
-          const unsigned int v4257 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4259 = v4257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4262 = v4257 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4263 = v4262 << 3u;
-          const unsigned int v4264 = v83 + v4259;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4265 = v4264 < v15;
-          const unsigned int v4266 = v3762 + v4263;
-          const bool v4267 = v4266 < v34;
-          const bool v4268 = v4265 && v4267;
-          const unsigned int v4270 = v4264 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4271 = v85 + v4270;
-          const unsigned int v4272 = v4271 + v3762;
-          const unsigned int v4273 = v4272 + v4263;
-          const unsigned int v4274 = v4268 ? v4273 : v85;
-          const unsigned int v4276 = v4259 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4277 = v3768 + v4276;
-          const unsigned int v4278 = v4277 + v4263;
-          iron_copy_async<16>(shm1 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), weight + v4274, v4268);
-          const unsigned int v4281 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4283 = v4281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4286 = v4281 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4287 = v4286 << 3u;
-          const unsigned int v4288 = v83 + v4283;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4289 = v4288 < v15;
-          const unsigned int v4290 = v3762 + v4287;
-          const bool v4291 = v4290 < v34;
-          const bool v4292 = v4289 && v4291;
-          const unsigned int v4294 = v4288 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4295 = v85 + v4294;
-          const unsigned int v4296 = v4295 + v3762;
-          const unsigned int v4297 = v4296 + v4287;
-          const unsigned int v4298 = v4292 ? v4297 : v85;
-          const unsigned int v4300 = v4283 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4301 = v3768 + v4300;
-          const unsigned int v4302 = v4301 + v4287;
-          iron_copy_async<16>(shm1 + (v4302 ^ (((v4302 >> 6u) & 7u) << 3u)), weight + v4298, v4292);
-          const unsigned int v4305 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4307 = v4305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4310 = v4305 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4311 = v4310 << 3u;
-          const unsigned int v4312 = v83 + v4307;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4313 = v4312 < v15;
-          const unsigned int v4314 = v3762 + v4311;
-          const bool v4315 = v4314 < v34;
-          const bool v4316 = v4313 && v4315;
-          const unsigned int v4318 = v4312 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4319 = v85 + v4318;
-          const unsigned int v4320 = v4319 + v3762;
-          const unsigned int v4321 = v4320 + v4311;
-          const unsigned int v4322 = v4316 ? v4321 : v85;
-          const unsigned int v4324 = v4307 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4325 = v3768 + v4324;
-          const unsigned int v4326 = v4325 + v4311;
-          iron_copy_async<16>(shm1 + (v4326 ^ (((v4326 >> 6u) & 7u) << 3u)), weight + v4322, v4316);
-          const unsigned int v4329 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4331 = v4329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4334 = v4329 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4335 = v4334 << 3u;
-          const unsigned int v4336 = v83 + v4331;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4337 = v4336 < v15;
-          const unsigned int v4338 = v3762 + v4335;
-          const bool v4339 = v4338 < v34;
-          const bool v4340 = v4337 && v4339;
-          const unsigned int v4342 = v4336 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4343 = v85 + v4342;
-          const unsigned int v4344 = v4343 + v3762;
-          const unsigned int v4345 = v4344 + v4335;
-          const unsigned int v4346 = v4340 ? v4345 : v85;
-          const unsigned int v4348 = v4331 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4349 = v3768 + v4348;
-          const unsigned int v4350 = v4349 + v4335;
-          iron_copy_async<16>(shm1 + (v4350 ^ (((v4350 >> 6u) & 7u) << 3u)), weight + v4346, v4340);
-          const unsigned int v4353 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4355 = v4353 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4358 = v4353 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4359 = v4358 << 3u;
-          const unsigned int v4360 = v83 + v4355;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4361 = v4360 < v15;
-          const unsigned int v4362 = v3762 + v4359;
-          const bool v4363 = v4362 < v34;
-          const bool v4364 = v4361 && v4363;
-          const unsigned int v4366 = v4360 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4367 = v85 + v4366;
-          const unsigned int v4368 = v4367 + v3762;
-          const unsigned int v4369 = v4368 + v4359;
-          const unsigned int v4370 = v4364 ? v4369 : v85;
-          const unsigned int v4372 = v4355 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4373 = v3768 + v4372;
-          const unsigned int v4374 = v4373 + v4359;
-          iron_copy_async<16>(shm1 + (v4374 ^ (((v4374 >> 6u) & 7u) << 3u)), weight + v4370, v4364);
+          const unsigned int v3724 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3725 = v3724 << 3u;
+          const unsigned int v3726 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3727 = v3390 + v3725;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3728 = v3727 < v34;
+          const unsigned int v3729 = v3726 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3730 = v85 + v3729;
+          const unsigned int v3731 = v3730 + v3390;
+          const unsigned int v3732 = v3731 + v3725;
+          const unsigned int v3734 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3735 = v3396 + v3734;
+          const unsigned int v3736 = v3735 + v3725;
+          const bool v3739 = v3726 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3740 = v3728 && v3739;
+          const unsigned int v3744 = v3740 ? v3732 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3736 ^ (((v3736 >> 6u) & 7u) << 3u)), weight + v3744, v3740);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3748 = v3726 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3749 = v3748 < v15;
+          const bool v3750 = v3728 && v3749;
+          const unsigned int v3752 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3753 = v3732 + v3752;
+          const unsigned int v3754 = v3750 ? v3753 : v85;
+          const unsigned int v3756 = v3736 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3756 ^ (((v3756 >> 6u) & 7u) << 3u)), weight + v3754, v3750);
+          const unsigned int v3758 = v3726 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3759 = v3758 < v15;
+          const bool v3760 = v3728 && v3759;
+          const unsigned int v3762 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3763 = v3732 + v3762;
+          const unsigned int v3764 = v3760 ? v3763 : v85;
+          const unsigned int v3766 = v3736 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3766 ^ (((v3766 >> 6u) & 7u) << 3u)), weight + v3764, v3760);
+          const unsigned int v3768 = v3726 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3769 = v3768 < v15;
+          const bool v3770 = v3728 && v3769;
+          const unsigned int v3772 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3773 = v3732 + v3772;
+          const unsigned int v3774 = v3770 ? v3773 : v85;
+          const unsigned int v3776 = v3736 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3776 ^ (((v3776 >> 6u) & 7u) << 3u)), weight + v3774, v3770);
+          const unsigned int v3778 = v3726 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3779 = v3778 < v15;
+          const bool v3780 = v3728 && v3779;
+          const unsigned int v3782 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3783 = v3732 + v3782;
+          const unsigned int v3784 = v3780 ? v3783 : v85;
+          const unsigned int v3786 = v3736 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), weight + v3784, v3780);
+          const unsigned int v3788 = v3726 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3789 = v3788 < v15;
+          const bool v3790 = v3728 && v3789;
+          const unsigned int v3792 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3793 = v3732 + v3792;
+          const unsigned int v3794 = v3790 ? v3793 : v85;
+          const unsigned int v3796 = v3736 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3796 ^ (((v3796 >> 6u) & 7u) << 3u)), weight + v3794, v3790);
+          const unsigned int v3798 = v3726 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3799 = v3798 < v15;
+          const bool v3800 = v3728 && v3799;
+          const unsigned int v3802 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3803 = v3732 + v3802;
+          const unsigned int v3804 = v3800 ? v3803 : v85;
+          const unsigned int v3806 = v3736 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3806 ^ (((v3806 >> 6u) & 7u) << 3u)), weight + v3804, v3800);
+          const unsigned int v3808 = v3726 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3809 = v3808 < v15;
+          const bool v3810 = v3728 && v3809;
+          const unsigned int v3812 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3813 = v3732 + v3812;
+          const unsigned int v3814 = v3810 ? v3813 : v85;
+          const unsigned int v3816 = v3736 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3816 ^ (((v3816 >> 6u) & 7u) << 3u)), weight + v3814, v3810);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
       __syncthreads();
     } else {
-      const unsigned int v993 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-      const unsigned int v1052 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v1106 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1111 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1119 = v1106 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1124 = v1111 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1130 = v1106 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1135 = v1111 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1141 = v1106 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1146 = v1111 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+      const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v992 = 0u; v992 < v34; v992 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-        for (unsigned int v996 = v144; v996 < 8192u; v996 += v993) {  // kernels/convolution/im2col_a.hpp:156
-          const unsigned int v998 = v996 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-          const unsigned int v1000 = v996 & 63u;  // kernels/convolution/im2col_a.hpp:158
-          const unsigned int v1001 = v992 + v1000;  // kernels/convolution/im2col_a.hpp:159
-          const unsigned int v1002 = v79 + v998;
-          const unsigned int v1028 = v1002 / v142;  // kernels/convolution/im2col_a.hpp:63
-          const unsigned int v1029 = v1002 % v142;  // kernels/convolution/im2col_a.hpp:64
-          const unsigned int v1031 = v1001 / v19;  // kernels/convolution/im2col_a.hpp:66
-          const unsigned int v1032 = v1031 / v6;  // kernels/convolution/im2col_a.hpp:68
-          const unsigned int v1033 = v1032 * v11;
-          const unsigned int v1034 = v1029 / v46;
-          const unsigned int v1035 = v1034 * v7;
-          const unsigned int v1036 = v1035 + v1033;
-          const unsigned int v1037 = v1031 % v6;  // kernels/convolution/im2col_a.hpp:69
-          const unsigned int v1038 = v1037 * v12;
-          const unsigned int v1039 = v1029 % v46;
-          const unsigned int v1040 = v1039 * v8;
-          const unsigned int v1041 = v1040 + v1038;
-          const bool v1042 = v1002 < v60;  // kernels/convolution/im2col_a.hpp:71
-          const bool v1043 = v1001 < v34;
-          const bool v1044 = v1042 && v1043;
-          const bool v1045 = v1036 >= v9;
-          const bool v1046 = v1044 && v1045;
-          const bool v1048 = v1036 < v154;
-          const bool v1049 = v1046 && v1048;
-          const bool v1050 = v1041 >= v10;
-          const bool v1051 = v1049 && v1050;
-          const bool v1053 = v1041 < v1052;
-          const bool v1054 = v1051 && v1053;
-          const unsigned int v1055 = max(v1036, v9);  // kernels/convolution/im2col_a.hpp:72
-          const unsigned int v1056 = v1055 - v9;
-          const unsigned int v1057 = max(v1041, v10);  // kernels/convolution/im2col_a.hpp:73
-          const unsigned int v1058 = v1057 - v10;
-          const unsigned int v1059 = v1001 % v19;  // kernels/convolution/im2col_a.hpp:74
-          const unsigned int v1060 = v1028 * v1;
-          const unsigned int v1061 = v1060 + v1056;
-          const unsigned int v1062 = v1061 * v2;
-          const unsigned int v1063 = v1062 + v1058;
-          const unsigned int v1064 = v1063 * v3;
-          const unsigned int v1065 = v1064 + v97;
-          const unsigned int v1066 = v1065 + v1059;
-          if (v1054) {  // kernels/convolution/im2col_a.hpp:160
-            const iron_bf16 v1067 = x[v1066];
-            const unsigned int v1069 = v998 << 6u;
-            const unsigned int v1070 = v1069 + v1000;
-            shm0[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+        for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
+          const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+          const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
+          const unsigned int v815 = v806 + v814;  // kernels/convolution/im2col_a.hpp:159
+          const unsigned int v816 = v79 + v812;
+          const unsigned int v842 = v816 / v142;  // kernels/convolution/im2col_a.hpp:63
+          const unsigned int v843 = v816 % v142;  // kernels/convolution/im2col_a.hpp:64
+          const unsigned int v845 = v815 / v19;  // kernels/convolution/im2col_a.hpp:66
+          const unsigned int v846 = v845 / v6;  // kernels/convolution/im2col_a.hpp:68
+          const unsigned int v847 = v846 * v11;
+          const unsigned int v848 = v843 / v46;
+          const unsigned int v849 = v848 * v7;
+          const unsigned int v850 = v849 + v847;
+          const unsigned int v851 = v845 % v6;  // kernels/convolution/im2col_a.hpp:69
+          const unsigned int v852 = v851 * v12;
+          const unsigned int v853 = v843 % v46;
+          const unsigned int v854 = v853 * v8;
+          const unsigned int v855 = v854 + v852;
+          const bool v856 = v816 < v60;  // kernels/convolution/im2col_a.hpp:71
+          const bool v857 = v815 < v34;
+          const bool v858 = v856 && v857;
+          const bool v859 = v850 >= v9;
+          const bool v860 = v858 && v859;
+          const bool v862 = v850 < v154;
+          const bool v863 = v860 && v862;
+          const bool v864 = v855 >= v10;
+          const bool v865 = v863 && v864;
+          const bool v867 = v855 < v866;
+          const bool v868 = v865 && v867;
+          const unsigned int v869 = max(v850, v9);  // kernels/convolution/im2col_a.hpp:72
+          const unsigned int v870 = v869 - v9;
+          const unsigned int v871 = max(v855, v10);  // kernels/convolution/im2col_a.hpp:73
+          const unsigned int v872 = v871 - v10;
+          const unsigned int v873 = v815 % v19;  // kernels/convolution/im2col_a.hpp:74
+          const unsigned int v874 = v842 * v1;
+          const unsigned int v875 = v874 + v870;
+          const unsigned int v876 = v875 * v2;
+          const unsigned int v877 = v876 + v872;
+          const unsigned int v878 = v877 * v3;
+          const unsigned int v879 = v878 + v97;
+          const unsigned int v880 = v879 + v873;
+          if (v868) {  // kernels/convolution/im2col_a.hpp:160
+            const iron_bf16 v881 = x[v880];
+            const unsigned int v883 = v812 << 6u;
+            const unsigned int v884 = v883 + v814;
+            shm0[(v884 ^ (((v884 >> 6u) & 7u) << 3u))] = v881;
           } else {
-            const unsigned int v1072 = v998 << 6u;  // kernels/convolution/im2col_a.hpp:161
-            const unsigned int v1073 = v1072 + v1000;
-            shm0[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v886 = v812 << 6u;  // kernels/convolution/im2col_a.hpp:161
+            const unsigned int v887 = v886 + v814;
+            shm0[(v887 ^ (((v887 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1078 = v144; v1078 < 8192u; v1078 += v993) {  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1080 = v1078 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1082 = v1078 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v1083 = v83 + v1080;  // kernels/gemm/gemm_tiles.hpp:99
-          const bool v1084 = v1083 < v15;
-          const unsigned int v1085 = v992 + v1082;
-          const bool v1086 = v1085 < v34;
-          const bool v1087 = v1084 && v1086;
-          if (v1087) {
-            const unsigned int v1089 = v1083 * v34;  // kernels/gemm/gemm_tiles.hpp:100
-            const unsigned int v1090 = v85 + v1089;
-            const unsigned int v1091 = v1090 + v992;
-            const unsigned int v1092 = v1091 + v1082;
-            const iron_bf16 v1093 = weight[v1092];
-            const unsigned int v1095 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-            const unsigned int v1096 = v1095 + v1082;
-            shm1[(v1096 ^ (((v1096 >> 6u) & 7u) << 3u))] = v1093;
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+          const bool v898 = v897 < v15;
+          const unsigned int v899 = v806 + v896;
+          const bool v900 = v899 < v34;
+          const bool v901 = v898 && v900;
+          if (v901) {
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v904 = v85 + v903;
+            const unsigned int v905 = v904 + v806;
+            const unsigned int v906 = v905 + v896;
+            const iron_bf16 v907 = weight[v906];
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v910 = v909 + v896;
+            shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v1098 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-            const unsigned int v1099 = v1098 + v1082;
-            shm1[(v1099 ^ (((v1099 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v913 = v912 + v896;
+            shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1130, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1135, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1141, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1146, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-    const bool v1151 = v1150 <= v60;
-    const unsigned int v1153 = v83 + 128u;
-    const bool v1154 = v1153 <= v15;
-    const bool v1155 = v1151 && v1154;
-    const bool v1156 = v1155 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const bool v965 = v964 <= v60;
+    const unsigned int v967 = v83 + 128u;
+    const bool v968 = v967 <= v15;
+    const bool v969 = v965 && v968;
+    const bool v970 = v969 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
-      if (v1163) {
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+      if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-      const unsigned int v1169 = v1168 << 6u;
-      const unsigned int v1170 = v83 + v1169;
-      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-      const unsigned int v1174 = v1173 << 6u;
-      const unsigned int v1175 = v79 + v1174;
-      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
-        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v1184 = v1175 + v1183;
-          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v1187 = v1170 + v1186;
-          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v1194 = v1193 + v1186;
-          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
-          const iron_bf16 v1201 = iron_f32_to_bf16(v1197);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1202 = v1184 * v4;
-          const unsigned int v1203 = v1202 + v84;
-          const unsigned int v1206 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1207 = shm2[v1206];
-          const iron_bf16 v1211 = iron_f32_to_bf16(v1207);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1216 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1217 = shm2[v1216];
-          const iron_bf16 v1221 = iron_f32_to_bf16(v1217);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1226 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1227 = shm2[v1226];
-          const iron_bf16 v1231 = iron_f32_to_bf16(v1227);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1236 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1237 = shm2[v1236];
-          const iron_bf16 v1241 = iron_f32_to_bf16(v1237);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1246 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1247 = shm2[v1246];
-          const iron_bf16 v1251 = iron_f32_to_bf16(v1247);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1256 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1257 = shm2[v1256];
-          const iron_bf16 v1261 = iron_f32_to_bf16(v1257);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1266 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1267 = shm2[v1266];
-          const iron_bf16 v1271 = iron_f32_to_bf16(v1267);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4603 = v1187 + v1203;
-          *reinterpret_cast<iron_bf16x8*>(out + v4603) = iron_bf16x8{{v1201, v1211, v1221, v1231, v1241, v1251, v1261, v1271}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v983 = v982 << 6u;
+      const unsigned int v984 = v83 + v983;
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v988 = v987 << 6u;
+      const unsigned int v989 = v79 + v988;
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v998 = v989 + v997;
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1001 = v984 + v1000;
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1008 = v1007 + v1000;
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const iron_bf16 v1015 = iron_f32_to_bf16(v1011);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1016 = v998 * v4;
+          const unsigned int v1017 = v1016 + v84;
+          const unsigned int v1020 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1021 = shm2[v1020];
+          const iron_bf16 v1025 = iron_f32_to_bf16(v1021);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1030 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1031 = shm2[v1030];
+          const iron_bf16 v1035 = iron_f32_to_bf16(v1031);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1040 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1041 = shm2[v1040];
+          const iron_bf16 v1045 = iron_f32_to_bf16(v1041);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1050 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1051 = shm2[v1050];
+          const iron_bf16 v1055 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1060 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1061 = shm2[v1060];
+          const iron_bf16 v1065 = iron_f32_to_bf16(v1061);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1070 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1071 = shm2[v1070];
+          const iron_bf16 v1075 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1080 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1081 = shm2[v1080];
+          const iron_bf16 v1085 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v3945 = v1001 + v1017;
+          *reinterpret_cast<iron_bf16x8*>(out + v3945) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
         }
       } else {
-        for (unsigned int v1278 = v144; v1278 < 4096u; v1278 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v1280 = v1278 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1281 = v1175 + v1280;
-          const unsigned int v1283 = v1278 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1284 = v1170 + v1283;
-          const bool v1285 = v1281 < v60;  // kernels/gemm/gemm_tiles.hpp:353
-          const bool v1286 = v1284 < v15;
-          const bool v1287 = v1285 && v1286;
-          if (v1287) {
-            const unsigned int v1293 = v1280 * 68u;
-            const unsigned int v1294 = v1293 + v1283;
-            const float v1295 = shm2[v1294];
-            const iron_bf16 v1297 = iron_f32_to_bf16(v1295);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v1298 = v1281 * v4;
-            const unsigned int v1299 = v1298 + v84;
-            const unsigned int v1300 = v1299 + v1284;
-            out[v1300] = v1297;
+        for (unsigned int v1092 = v144; v1092 < 4096u; v1092 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
+          const unsigned int v1094 = v1092 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v1095 = v989 + v1094;
+          const unsigned int v1097 = v1092 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1098 = v984 + v1097;
+          const bool v1099 = v1095 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1100 = v1098 < v15;
+          const bool v1101 = v1099 && v1100;
+          if (v1101) {
+            const unsigned int v1107 = v1094 * 68u;
+            const unsigned int v1108 = v1107 + v1097;
+            const float v1109 = shm2[v1108];
+            const iron_bf16 v1111 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1112 = v1095 * v4;
+            const unsigned int v1113 = v1112 + v84;
+            const unsigned int v1114 = v1113 + v1098;
+            out[v1114] = v1111;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
     }
   } else {
-    const unsigned int v2609 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2610 = v2609 & 15u;
-    const unsigned int v2611 = v2610 << 2u;
-    const unsigned int v2614 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2615 = v2614 * v19;
-    const unsigned int v2619 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2620 = v12 * v2619;
-    const unsigned int v2622 = v10 << 1u;
-    const unsigned int v2623 = v2 + v2622;
-    const unsigned int v2624 = v2623 - v2620;
-    const unsigned int v2625 = v2624 - 1u;
-    const unsigned int v2626 = v2625 / v8;
-    const unsigned int v2627 = v2626 + 1u;
-    const unsigned int v2631 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2632 = v11 * v2631;
-    const unsigned int v2634 = v9 << 1u;
-    const unsigned int v2635 = v1 + v2634;
-    const unsigned int v2636 = v2635 - v2632;
-    const unsigned int v2637 = v2636 - 1u;
-    const unsigned int v2638 = v2637 / v7;
-    const unsigned int v2639 = v2638 + 1u;
-    const unsigned int v2640 = v2639 * v2627;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2641 = v0 * v2640;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2646 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2647 = v2646 == 0u;
-    const unsigned int v2650 = v19 << 1u;
-    const bool v2651 = v2650 <= 64u;
-    const bool v2652 = v2647 && v2651;
-    const unsigned int v2653 = v2652 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2657 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2658 = v2657 == 0u;
-    const unsigned int v2661 = v19 << 2u;
-    const bool v2662 = v2661 <= 64u;
-    const bool v2663 = v2658 && v2662;
-    const unsigned int v2664 = v2663 ? 4u : v2653;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2668 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2669 = v2668 == 0u;
-    const unsigned int v2672 = v19 << 3u;
-    const bool v2673 = v2672 <= 64u;
-    const bool v2674 = v2669 && v2673;
-    const unsigned int v2675 = v2674 ? 8u : v2664;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2677 = 128u / v2675;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2678 = v13 / v2675;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2679 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2682 = v2641 + 127u;
-    const unsigned int v2683 = v2682 >> 7u;
-    const unsigned int v2684 = blockIdx.z;
-    const unsigned int v2685 = v2684 * v2683;
-    const unsigned int v2686 = v2685 + v2679;
-    const unsigned int v2687 = v2686 % v2678;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2688 = v2686 / v2678;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2689 = v2687 * v2675;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2691 = v2641 + v2677;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2692 = v2691 - 1u;
-    const unsigned int v2693 = v2692 / v2677;
-    const bool v2694 = v2688 < v2693;
-    if (v2694) {
-      const unsigned int v2696 = v2675 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2697 = v2696 >> 2u;
-      const bool v2701 = v2697 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2702 = v2701 ? 8u : 16u;
-      const bool v2705 = v2697 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2706 = v2705 ? 4u : v2702;
-      const bool v2709 = v2697 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2710 = v2709 ? 2u : v2706;
-      const bool v2713 = v2697 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2714 = v2713 ? 1u : v2710;
-      const unsigned int v2716 = v2609 % v2714;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2717 = v2716 < v2697;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2719 = v2716 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2720 = v2719 / v19;
-      const unsigned int v2721 = v2720 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2724 = v2719 - v2721;
-      const unsigned int v2727 = v2689 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2728 = v2727 + v2719;
-      const unsigned int v2730 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2731 = v2730 << 5u;
-      const unsigned int v2732 = v2731 / v2677;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2734 = v2731 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2735 = v2734 / v2677;
-      iron_frag<float, 2, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2737, 0.0f);
-      iron_frag<float, 2, 16, 16> v2739;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2739, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2741;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2741, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2743;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2743, iron_f32_to_bf16(0.0f));
-      const unsigned int v2746 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2849 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2870 = v2731 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2874 = v2732 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2880 = v2734 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2884 = v2735 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2423 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2424 = v2423 & 15u;
+    const unsigned int v2425 = v2424 << 2u;
+    const unsigned int v2428 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2429 = v2428 * v19;
+    const unsigned int v2433 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2434 = v12 * v2433;
+    const unsigned int v2436 = v10 << 1u;
+    const unsigned int v2437 = v2 + v2436;
+    const unsigned int v2438 = v2437 - v2434;
+    const unsigned int v2439 = v2438 - 1u;
+    const unsigned int v2440 = v2439 / v8;
+    const unsigned int v2441 = v2440 + 1u;
+    const unsigned int v2445 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2446 = v11 * v2445;
+    const unsigned int v2448 = v9 << 1u;
+    const unsigned int v2449 = v1 + v2448;
+    const unsigned int v2450 = v2449 - v2446;
+    const unsigned int v2451 = v2450 - 1u;
+    const unsigned int v2452 = v2451 / v7;
+    const unsigned int v2453 = v2452 + 1u;
+    const unsigned int v2454 = v2453 * v2441;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2455 = v0 * v2454;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2460 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2461 = v2460 == 0u;
+    const unsigned int v2464 = v19 << 1u;
+    const bool v2465 = v2464 <= 64u;
+    const bool v2466 = v2461 && v2465;
+    const unsigned int v2467 = v2466 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2471 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2472 = v2471 == 0u;
+    const unsigned int v2475 = v19 << 2u;
+    const bool v2476 = v2475 <= 64u;
+    const bool v2477 = v2472 && v2476;
+    const unsigned int v2478 = v2477 ? 4u : v2467;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2482 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2483 = v2482 == 0u;
+    const unsigned int v2486 = v19 << 3u;
+    const bool v2487 = v2486 <= 64u;
+    const bool v2488 = v2483 && v2487;
+    const unsigned int v2489 = v2488 ? 8u : v2478;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2491 = 128u / v2489;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2492 = v13 / v2489;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2493 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2496 = v2455 + 127u;
+    const unsigned int v2497 = v2496 >> 7u;
+    const unsigned int v2498 = blockIdx.z;
+    const unsigned int v2499 = v2498 * v2497;
+    const unsigned int v2500 = v2499 + v2493;
+    const unsigned int v2501 = v2500 % v2492;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2502 = v2500 / v2492;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2503 = v2501 * v2489;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2505 = v2455 + v2491;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2506 = v2505 - 1u;
+    const unsigned int v2507 = v2506 / v2491;
+    const bool v2508 = v2502 < v2507;
+    if (v2508) {
+      const unsigned int v2510 = v2489 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2511 = v2510 >> 2u;
+      const bool v2515 = v2511 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2516 = v2515 ? 8u : 16u;
+      const bool v2519 = v2511 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2520 = v2519 ? 4u : v2516;
+      const bool v2523 = v2511 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2524 = v2523 ? 2u : v2520;
+      const bool v2527 = v2511 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2528 = v2527 ? 1u : v2524;
+      const unsigned int v2530 = v2423 % v2528;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2531 = v2530 < v2511;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2533 = v2530 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2534 = v2533 / v19;
+      const unsigned int v2535 = v2534 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2538 = v2533 - v2535;
+      const unsigned int v2541 = v2503 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2542 = v2541 + v2533;
+      const unsigned int v2544 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2545 = v2544 << 5u;
+      const unsigned int v2546 = v2545 / v2491;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2548 = v2545 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2549 = v2548 / v2491;
+      iron_frag<float, 2, 16, 16> v2551;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2551, 0.0f);
+      iron_frag<float, 2, 16, 16> v2553;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2553, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2555;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2555, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2557;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2557, iron_f32_to_bf16(0.0f));
+      const unsigned int v2560 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2663 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2684 = v2545 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2688 = v2546 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2694 = v2548 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2698 = v2549 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2748 = 0u; v2748 < v5; v2748 += v2746) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2749 = v2748 + v2746;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2750 = min(v2749, v5);
-        const unsigned int v2751 = v2750 - v2748;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2752 = v2751 * v6;
-        const unsigned int v2753 = v2752 * v19;
-        const unsigned int v2757 = v2753 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2758 = v2757 >> 4u;
-        const unsigned int v2759 = v2758 << 4u;
-        const bool v2760 = v2611 < v2759;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2760) {
-          const unsigned int v2762 = v2675 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2765 = v2609 >> 4u;
-          const bool v2771 = v2611 < v2753;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2773 = v2748 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2774 = v2773 * v19;
+      for (unsigned int v2562 = 0u; v2562 < v5; v2562 += v2560) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2563 = v2562 + v2560;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2564 = min(v2563, v5);
+        const unsigned int v2565 = v2564 - v2562;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2566 = v2565 * v6;
+        const unsigned int v2567 = v2566 * v19;
+        const unsigned int v2571 = v2567 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2572 = v2571 >> 4u;
+        const unsigned int v2573 = v2572 << 4u;
+        const bool v2574 = v2425 < v2573;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2574) {
+          const unsigned int v2576 = v2489 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2579 = v2423 >> 4u;
+          const bool v2585 = v2425 < v2567;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2587 = v2562 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2588 = v2587 * v19;
 
-          for (unsigned int v2767 = v2765; v2767 < v2762; v2767 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2769 = v2767 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2770 = v2769 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2772 = v2770 && v2771;
-            const unsigned int v2776 = v2767 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2777 = v2689 + v2776;
-            const unsigned int v2778 = v2777 * v15;
-            const unsigned int v2779 = v2778 + v2769;
-            const unsigned int v2780 = v2779 * v2615;
-            const unsigned int v2781 = v2780 + v2774;
-            const unsigned int v2782 = v2781 + v2611;
-            const unsigned int v2784 = v2772 ? v2782 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2786 = v2767 * 56u;
-            const unsigned int v2787 = v2786 + v2611;
-            iron_copy_async<8>(shm5 + v2787, weight + v2784, v2772);
+          for (unsigned int v2581 = v2579; v2581 < v2576; v2581 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2583 = v2581 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2584 = v2583 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2586 = v2584 && v2585;
+            const unsigned int v2590 = v2581 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2591 = v2503 + v2590;
+            const unsigned int v2592 = v2591 * v15;
+            const unsigned int v2593 = v2592 + v2583;
+            const unsigned int v2594 = v2593 * v2429;
+            const unsigned int v2595 = v2594 + v2588;
+            const unsigned int v2596 = v2595 + v2425;
+            const unsigned int v2598 = v2586 ? v2596 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2600 = v2581 * 56u;
+            const unsigned int v2601 = v2600 + v2425;
+            iron_copy_async<8>(shm5 + v2601, weight + v2598, v2586);
           }
         }
-        if (v2717) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2789 = 128u / v2714;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2791 = v2609 / v2714;
-          const unsigned int v2793 = v2688 * v2677;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2805 = v2720 * v2677;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2815 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2832 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2531) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2603 = 128u / v2528;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2605 = v2423 / v2528;
+          const unsigned int v2607 = v2502 * v2491;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2619 = v2534 * v2491;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2629 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2646 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2792 = v2791; v2792 < v2677; v2792 += v2789) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2794 = v2793 + v2792;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2795 = v2794 / v2640;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2796 = v2795 * v2640;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2797 = v2794 - v2796;
-            const unsigned int v2798 = v2797 / v2627;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2799 = v2798 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2800 = v2798 * v2627;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2801 = v2797 - v2800;
-            const unsigned int v2802 = v2801 * v8;
-            const bool v2803 = v2794 < v2641;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2806 = v2805 + v2792;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2807 = v2806 * 56u;
-            const unsigned int v2808 = v2807 + v2724;
-            const unsigned int v2819 = v2795 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2606 = v2605; v2606 < v2491; v2606 += v2603) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2608 = v2607 + v2606;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2609 = v2608 / v2454;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2610 = v2609 * v2454;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2611 = v2608 - v2610;
+            const unsigned int v2612 = v2611 / v2441;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2613 = v2612 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2614 = v2612 * v2441;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2615 = v2611 - v2614;
+            const unsigned int v2616 = v2615 * v8;
+            const bool v2617 = v2608 < v2455;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2620 = v2619 + v2606;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2621 = v2620 * 56u;
+            const unsigned int v2622 = v2621 + v2538;
+            const unsigned int v2633 = v2609 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2810 = v2748; v2810 < v2750; v2810 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2811 = v2810 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2812 = v2799 + v2811;
-              const bool v2813 = v2812 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2814 = v2803 && v2813;
-              const bool v2816 = v2812 < v2815;
-              const bool v2817 = v2814 && v2816;
-              const unsigned int v2818 = max(v2812, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2820 = v2819 + v2818;
-              const unsigned int v2821 = v2820 - v9;
-              const unsigned int v2822 = v2810 - v2748;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2823 = v2822 * v6;
-              const unsigned int v2824 = v2823 * v19;
-              const unsigned int v2836 = v2821 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2844 = v2808 + v2824;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2624 = v2562; v2624 < v2564; v2624 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2625 = v2624 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2626 = v2613 + v2625;
+              const bool v2627 = v2626 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2628 = v2617 && v2627;
+              const bool v2630 = v2626 < v2629;
+              const bool v2631 = v2628 && v2630;
+              const unsigned int v2632 = max(v2626, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2634 = v2633 + v2632;
+              const unsigned int v2635 = v2634 - v9;
+              const unsigned int v2636 = v2624 - v2562;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2637 = v2636 * v6;
+              const unsigned int v2638 = v2637 * v19;
+              const unsigned int v2650 = v2635 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2658 = v2622 + v2638;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2827 = 0u; v2827 < v6; v2827 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2828 = v2827 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2829 = v2802 + v2828;
-                const bool v2830 = v2829 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2831 = v2817 && v2830;
-                const bool v2833 = v2829 < v2832;
-                const bool v2834 = v2831 && v2833;
-                const unsigned int v2835 = max(v2829, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2837 = v2836 + v2835;
-                const unsigned int v2838 = v2837 - v10;
-                const unsigned int v2839 = v2838 * v3;
-                const unsigned int v2840 = v2839 + v2728;
-                const unsigned int v2842 = v2834 ? v2840 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2843 = v2827 * v19;
-                const unsigned int v2845 = v2844 + v2843;
-                iron_copy_async<8>(shm4 + v2845, x + v2842, v2834);
+              for (unsigned int v2641 = 0u; v2641 < v6; v2641 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2642 = v2641 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2643 = v2616 + v2642;
+                const bool v2644 = v2643 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2645 = v2631 && v2644;
+                const bool v2647 = v2643 < v2646;
+                const bool v2648 = v2645 && v2647;
+                const unsigned int v2649 = max(v2643, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2651 = v2650 + v2649;
+                const unsigned int v2652 = v2651 - v10;
+                const unsigned int v2653 = v2652 * v3;
+                const unsigned int v2654 = v2653 + v2542;
+                const unsigned int v2656 = v2648 ? v2654 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2657 = v2641 * v19;
+                const unsigned int v2659 = v2658 + v2657;
+                iron_copy_async<8>(shm4 + v2659, x + v2656, v2648);
               }
             }
           }
         }
-        const unsigned int v2847 = v2759 - v2753;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2848 = v2847 >> 2u;
-        const unsigned int v2851 = v2848 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2661 = v2573 - v2567;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2662 = v2661 >> 2u;
+        const unsigned int v2665 = v2662 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2853 = v2609; v2853 < v2851; v2853 += v2849) {
-          const unsigned int v2854 = v2853 / v2848;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2858 = v2854 * v2848;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2859 = v2853 - v2858;
-          const unsigned int v2860 = v2859 << 2u;
-          const unsigned int v2862 = v2854 * 56u;
-          const unsigned int v2863 = v2862 + v2753;
-          const unsigned int v2864 = v2863 + v2860;
-          iron_copy_async<8>(shm4 + v2864, x + 0u, false);
+        for (unsigned int v2667 = v2423; v2667 < v2665; v2667 += v2663) {
+          const unsigned int v2668 = v2667 / v2662;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2672 = v2668 * v2662;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2673 = v2667 - v2672;
+          const unsigned int v2674 = v2673 << 2u;
+          const unsigned int v2676 = v2668 * 56u;
+          const unsigned int v2677 = v2676 + v2567;
+          const unsigned int v2678 = v2677 + v2674;
+          iron_copy_async<8>(shm4 + v2678, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2867 = 0u; v2867 < v2759; v2867 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2871 = v2870 + v2867;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2741, shm4, v2871, 56u);
-          const unsigned int v2875 = v2874 + v2867;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2743, shm5, v2875, 56u);
-          iron_frag_mma_sync(v2737, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2881 = v2880 + v2867;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2741, shm4, v2881, 56u);
-          const unsigned int v2885 = v2884 + v2867;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2743, shm5, v2885, 56u);
-          iron_frag_mma_sync(v2739, v2741, v2743);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2681 = 0u; v2681 < v2573; v2681 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2685 = v2684 + v2681;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2555, shm4, v2685, 56u);
+          const unsigned int v2689 = v2688 + v2681;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2557, shm5, v2689, 56u);
+          iron_frag_mma_sync(v2551, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2695 = v2694 + v2681;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2555, shm4, v2695, 56u);
+          const unsigned int v2699 = v2698 + v2681;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2557, shm5, v2699, 56u);
+          iron_frag_mma_sync(v2553, v2555, v2557);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2886 = v2732 * v2677;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2887 = v2688 * v2677;
-      const unsigned int v2888 = v2887 + v2731;
-      const unsigned int v2889 = v2888 - v2886;
-      const unsigned int v2890 = v2689 + v2732;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2891 = v2890 * v15;
-      const unsigned int v2892 = static_cast<unsigned int>(v2737.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2893 = v2889 + v2892;
-      const unsigned int v2894 = static_cast<unsigned int>(v2737.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2895 = v2893 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2896 = v2894 < v15;
-      const bool v2897 = v2895 && v2896;
-      if (v2897) {
-        const float v2898 = v2737.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2900 = iron_f32_to_bf16(v2898);
-        const unsigned int v2901 = v2893 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2902 = v2901 + v2891;
-        const unsigned int v2903 = v2902 + v2894;
-        out[v2903] = v2900;
+      const unsigned int v2700 = v2546 * v2491;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2701 = v2502 * v2491;
+      const unsigned int v2702 = v2701 + v2545;
+      const unsigned int v2703 = v2702 - v2700;
+      const unsigned int v2704 = v2503 + v2546;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2705 = v2704 * v15;
+      const unsigned int v2706 = static_cast<unsigned int>(v2551.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2707 = v2703 + v2706;
+      const unsigned int v2708 = static_cast<unsigned int>(v2551.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2709 = v2707 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2710 = v2708 < v15;
+      const bool v2711 = v2709 && v2710;
+      if (v2711) {
+        const float v2712 = v2551.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2714 = iron_f32_to_bf16(v2712);
+        const unsigned int v2715 = v2707 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2716 = v2715 + v2705;
+        const unsigned int v2717 = v2716 + v2708;
+        out[v2717] = v2714;
       }
-      const unsigned int v2904 = static_cast<unsigned int>(v2737.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2905 = v2889 + v2904;
-      const unsigned int v2906 = static_cast<unsigned int>(v2737.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2907 = v2905 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2908 = v2906 < v15;
-      const bool v2909 = v2907 && v2908;
-      if (v2909) {
-        const float v2910 = v2737.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2912 = iron_f32_to_bf16(v2910);
-        const unsigned int v2913 = v2905 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2914 = v2913 + v2891;
-        const unsigned int v2915 = v2914 + v2906;
-        out[v2915] = v2912;
+      const unsigned int v2718 = static_cast<unsigned int>(v2551.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2719 = v2703 + v2718;
+      const unsigned int v2720 = static_cast<unsigned int>(v2551.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2721 = v2719 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2722 = v2720 < v15;
+      const bool v2723 = v2721 && v2722;
+      if (v2723) {
+        const float v2724 = v2551.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2726 = iron_f32_to_bf16(v2724);
+        const unsigned int v2727 = v2719 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2728 = v2727 + v2705;
+        const unsigned int v2729 = v2728 + v2720;
+        out[v2729] = v2726;
       }
-      const unsigned int v2916 = static_cast<unsigned int>(v2737.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2917 = v2889 + v2916;
-      const unsigned int v2918 = static_cast<unsigned int>(v2737.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2919 = v2917 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2920 = v2918 < v15;
-      const bool v2921 = v2919 && v2920;
-      if (v2921) {
-        const float v2922 = v2737.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2924 = iron_f32_to_bf16(v2922);
-        const unsigned int v2925 = v2917 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2926 = v2925 + v2891;
-        const unsigned int v2927 = v2926 + v2918;
-        out[v2927] = v2924;
+      const unsigned int v2730 = static_cast<unsigned int>(v2551.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2731 = v2703 + v2730;
+      const unsigned int v2732 = static_cast<unsigned int>(v2551.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2733 = v2731 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2734 = v2732 < v15;
+      const bool v2735 = v2733 && v2734;
+      if (v2735) {
+        const float v2736 = v2551.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2738 = iron_f32_to_bf16(v2736);
+        const unsigned int v2739 = v2731 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2740 = v2739 + v2705;
+        const unsigned int v2741 = v2740 + v2732;
+        out[v2741] = v2738;
       }
-      const unsigned int v2928 = static_cast<unsigned int>(v2737.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2929 = v2889 + v2928;
-      const unsigned int v2930 = static_cast<unsigned int>(v2737.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2931 = v2929 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2932 = v2930 < v15;
-      const bool v2933 = v2931 && v2932;
-      if (v2933) {
-        const float v2934 = v2737.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2936 = iron_f32_to_bf16(v2934);
-        const unsigned int v2937 = v2929 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2938 = v2937 + v2891;
-        const unsigned int v2939 = v2938 + v2930;
-        out[v2939] = v2936;
+      const unsigned int v2742 = static_cast<unsigned int>(v2551.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2743 = v2703 + v2742;
+      const unsigned int v2744 = static_cast<unsigned int>(v2551.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2745 = v2743 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2746 = v2744 < v15;
+      const bool v2747 = v2745 && v2746;
+      if (v2747) {
+        const float v2748 = v2551.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2750 = iron_f32_to_bf16(v2748);
+        const unsigned int v2751 = v2743 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2752 = v2751 + v2705;
+        const unsigned int v2753 = v2752 + v2744;
+        out[v2753] = v2750;
       }
-      const unsigned int v2940 = static_cast<unsigned int>(v2737.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2941 = v2889 + v2940;
-      const unsigned int v2942 = static_cast<unsigned int>(v2737.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2943 = v2941 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2944 = v2942 < v15;
-      const bool v2945 = v2943 && v2944;
-      if (v2945) {
-        const float v2946 = v2737.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2948 = iron_f32_to_bf16(v2946);
-        const unsigned int v2949 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2950 = v2949 + v2891;
-        const unsigned int v2951 = v2950 + v2942;
-        out[v2951] = v2948;
+      const unsigned int v2754 = static_cast<unsigned int>(v2551.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2755 = v2703 + v2754;
+      const unsigned int v2756 = static_cast<unsigned int>(v2551.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2757 = v2755 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2758 = v2756 < v15;
+      const bool v2759 = v2757 && v2758;
+      if (v2759) {
+        const float v2760 = v2551.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2762 = iron_f32_to_bf16(v2760);
+        const unsigned int v2763 = v2755 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2764 = v2763 + v2705;
+        const unsigned int v2765 = v2764 + v2756;
+        out[v2765] = v2762;
       }
-      const unsigned int v2952 = static_cast<unsigned int>(v2737.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2953 = v2889 + v2952;
-      const unsigned int v2954 = static_cast<unsigned int>(v2737.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2955 = v2953 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2956 = v2954 < v15;
-      const bool v2957 = v2955 && v2956;
-      if (v2957) {
-        const float v2958 = v2737.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2960 = iron_f32_to_bf16(v2958);
-        const unsigned int v2961 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2962 = v2961 + v2891;
-        const unsigned int v2963 = v2962 + v2954;
-        out[v2963] = v2960;
+      const unsigned int v2766 = static_cast<unsigned int>(v2551.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2767 = v2703 + v2766;
+      const unsigned int v2768 = static_cast<unsigned int>(v2551.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2769 = v2767 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2770 = v2768 < v15;
+      const bool v2771 = v2769 && v2770;
+      if (v2771) {
+        const float v2772 = v2551.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2774 = iron_f32_to_bf16(v2772);
+        const unsigned int v2775 = v2767 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2776 = v2775 + v2705;
+        const unsigned int v2777 = v2776 + v2768;
+        out[v2777] = v2774;
       }
-      const unsigned int v2964 = static_cast<unsigned int>(v2737.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2965 = v2889 + v2964;
-      const unsigned int v2966 = static_cast<unsigned int>(v2737.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2967 = v2965 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2968 = v2966 < v15;
-      const bool v2969 = v2967 && v2968;
-      if (v2969) {
-        const float v2970 = v2737.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2972 = iron_f32_to_bf16(v2970);
-        const unsigned int v2973 = v2965 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2974 = v2973 + v2891;
-        const unsigned int v2975 = v2974 + v2966;
-        out[v2975] = v2972;
+      const unsigned int v2778 = static_cast<unsigned int>(v2551.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2779 = v2703 + v2778;
+      const unsigned int v2780 = static_cast<unsigned int>(v2551.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2781 = v2779 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2782 = v2780 < v15;
+      const bool v2783 = v2781 && v2782;
+      if (v2783) {
+        const float v2784 = v2551.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2786 = iron_f32_to_bf16(v2784);
+        const unsigned int v2787 = v2779 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2788 = v2787 + v2705;
+        const unsigned int v2789 = v2788 + v2780;
+        out[v2789] = v2786;
       }
-      const unsigned int v2976 = static_cast<unsigned int>(v2737.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2977 = v2889 + v2976;
-      const unsigned int v2978 = static_cast<unsigned int>(v2737.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2979 = v2977 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2980 = v2978 < v15;
-      const bool v2981 = v2979 && v2980;
-      if (v2981) {
-        const float v2982 = v2737.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v2984 = iron_f32_to_bf16(v2982);
-        const unsigned int v2985 = v2977 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2986 = v2985 + v2891;
-        const unsigned int v2987 = v2986 + v2978;
-        out[v2987] = v2984;
+      const unsigned int v2790 = static_cast<unsigned int>(v2551.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2791 = v2703 + v2790;
+      const unsigned int v2792 = static_cast<unsigned int>(v2551.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2793 = v2791 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2794 = v2792 < v15;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v2551.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2798 = iron_f32_to_bf16(v2796);
+        const unsigned int v2799 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2800 = v2799 + v2705;
+        const unsigned int v2801 = v2800 + v2792;
+        out[v2801] = v2798;
       }
-      const unsigned int v2990 = v2735 * v2677;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2992 = v2887 + v2734;
-      const unsigned int v2993 = v2992 - v2990;
-      const unsigned int v2994 = v2689 + v2735;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2995 = v2994 * v15;
-      const unsigned int v2996 = static_cast<unsigned int>(v2739.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2997 = v2993 + v2996;
-      const unsigned int v2998 = static_cast<unsigned int>(v2739.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2999 = v2997 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3000 = v2998 < v15;
-      const bool v3001 = v2999 && v3000;
-      if (v3001) {
-        const float v3002 = v2739.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3004 = iron_f32_to_bf16(v3002);
-        const unsigned int v3005 = v2997 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3006 = v3005 + v2995;
-        const unsigned int v3007 = v3006 + v2998;
-        out[v3007] = v3004;
+      const unsigned int v2804 = v2549 * v2491;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2806 = v2701 + v2548;
+      const unsigned int v2807 = v2806 - v2804;
+      const unsigned int v2808 = v2503 + v2549;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2809 = v2808 * v15;
+      const unsigned int v2810 = static_cast<unsigned int>(v2553.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2811 = v2807 + v2810;
+      const unsigned int v2812 = static_cast<unsigned int>(v2553.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2813 = v2811 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2814 = v2812 < v15;
+      const bool v2815 = v2813 && v2814;
+      if (v2815) {
+        const float v2816 = v2553.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2818 = iron_f32_to_bf16(v2816);
+        const unsigned int v2819 = v2811 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2820 = v2819 + v2809;
+        const unsigned int v2821 = v2820 + v2812;
+        out[v2821] = v2818;
       }
-      const unsigned int v3008 = static_cast<unsigned int>(v2739.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3009 = v2993 + v3008;
-      const unsigned int v3010 = static_cast<unsigned int>(v2739.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3011 = v3009 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3012 = v3010 < v15;
-      const bool v3013 = v3011 && v3012;
-      if (v3013) {
-        const float v3014 = v2739.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3016 = iron_f32_to_bf16(v3014);
-        const unsigned int v3017 = v3009 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3018 = v3017 + v2995;
-        const unsigned int v3019 = v3018 + v3010;
-        out[v3019] = v3016;
+      const unsigned int v2822 = static_cast<unsigned int>(v2553.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2823 = v2807 + v2822;
+      const unsigned int v2824 = static_cast<unsigned int>(v2553.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2825 = v2823 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2826 = v2824 < v15;
+      const bool v2827 = v2825 && v2826;
+      if (v2827) {
+        const float v2828 = v2553.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2830 = iron_f32_to_bf16(v2828);
+        const unsigned int v2831 = v2823 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2832 = v2831 + v2809;
+        const unsigned int v2833 = v2832 + v2824;
+        out[v2833] = v2830;
       }
-      const unsigned int v3020 = static_cast<unsigned int>(v2739.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3021 = v2993 + v3020;
-      const unsigned int v3022 = static_cast<unsigned int>(v2739.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3023 = v3021 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3024 = v3022 < v15;
-      const bool v3025 = v3023 && v3024;
-      if (v3025) {
-        const float v3026 = v2739.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3028 = iron_f32_to_bf16(v3026);
-        const unsigned int v3029 = v3021 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3030 = v3029 + v2995;
-        const unsigned int v3031 = v3030 + v3022;
-        out[v3031] = v3028;
+      const unsigned int v2834 = static_cast<unsigned int>(v2553.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2835 = v2807 + v2834;
+      const unsigned int v2836 = static_cast<unsigned int>(v2553.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2837 = v2835 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2838 = v2836 < v15;
+      const bool v2839 = v2837 && v2838;
+      if (v2839) {
+        const float v2840 = v2553.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2842 = iron_f32_to_bf16(v2840);
+        const unsigned int v2843 = v2835 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2844 = v2843 + v2809;
+        const unsigned int v2845 = v2844 + v2836;
+        out[v2845] = v2842;
       }
-      const unsigned int v3032 = static_cast<unsigned int>(v2739.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3033 = v2993 + v3032;
-      const unsigned int v3034 = static_cast<unsigned int>(v2739.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3035 = v3033 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3036 = v3034 < v15;
-      const bool v3037 = v3035 && v3036;
-      if (v3037) {
-        const float v3038 = v2739.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3040 = iron_f32_to_bf16(v3038);
-        const unsigned int v3041 = v3033 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3042 = v3041 + v2995;
-        const unsigned int v3043 = v3042 + v3034;
-        out[v3043] = v3040;
+      const unsigned int v2846 = static_cast<unsigned int>(v2553.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2847 = v2807 + v2846;
+      const unsigned int v2848 = static_cast<unsigned int>(v2553.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2849 = v2847 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2850 = v2848 < v15;
+      const bool v2851 = v2849 && v2850;
+      if (v2851) {
+        const float v2852 = v2553.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2854 = iron_f32_to_bf16(v2852);
+        const unsigned int v2855 = v2847 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2856 = v2855 + v2809;
+        const unsigned int v2857 = v2856 + v2848;
+        out[v2857] = v2854;
       }
-      const unsigned int v3044 = static_cast<unsigned int>(v2739.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3045 = v2993 + v3044;
-      const unsigned int v3046 = static_cast<unsigned int>(v2739.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3047 = v3045 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3048 = v3046 < v15;
-      const bool v3049 = v3047 && v3048;
-      if (v3049) {
-        const float v3050 = v2739.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3052 = iron_f32_to_bf16(v3050);
-        const unsigned int v3053 = v3045 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3054 = v3053 + v2995;
-        const unsigned int v3055 = v3054 + v3046;
-        out[v3055] = v3052;
+      const unsigned int v2858 = static_cast<unsigned int>(v2553.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2859 = v2807 + v2858;
+      const unsigned int v2860 = static_cast<unsigned int>(v2553.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2861 = v2859 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2862 = v2860 < v15;
+      const bool v2863 = v2861 && v2862;
+      if (v2863) {
+        const float v2864 = v2553.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2866 = iron_f32_to_bf16(v2864);
+        const unsigned int v2867 = v2859 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2868 = v2867 + v2809;
+        const unsigned int v2869 = v2868 + v2860;
+        out[v2869] = v2866;
       }
-      const unsigned int v3056 = static_cast<unsigned int>(v2739.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3057 = v2993 + v3056;
-      const unsigned int v3058 = static_cast<unsigned int>(v2739.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3059 = v3057 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3060 = v3058 < v15;
-      const bool v3061 = v3059 && v3060;
-      if (v3061) {
-        const float v3062 = v2739.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3064 = iron_f32_to_bf16(v3062);
-        const unsigned int v3065 = v3057 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3066 = v3065 + v2995;
-        const unsigned int v3067 = v3066 + v3058;
-        out[v3067] = v3064;
+      const unsigned int v2870 = static_cast<unsigned int>(v2553.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2871 = v2807 + v2870;
+      const unsigned int v2872 = static_cast<unsigned int>(v2553.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2873 = v2871 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2874 = v2872 < v15;
+      const bool v2875 = v2873 && v2874;
+      if (v2875) {
+        const float v2876 = v2553.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2878 = iron_f32_to_bf16(v2876);
+        const unsigned int v2879 = v2871 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2880 = v2879 + v2809;
+        const unsigned int v2881 = v2880 + v2872;
+        out[v2881] = v2878;
       }
-      const unsigned int v3068 = static_cast<unsigned int>(v2739.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3069 = v2993 + v3068;
-      const unsigned int v3070 = static_cast<unsigned int>(v2739.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3071 = v3069 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3072 = v3070 < v15;
-      const bool v3073 = v3071 && v3072;
-      if (v3073) {
-        const float v3074 = v2739.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3076 = iron_f32_to_bf16(v3074);
-        const unsigned int v3077 = v3069 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3078 = v3077 + v2995;
-        const unsigned int v3079 = v3078 + v3070;
-        out[v3079] = v3076;
+      const unsigned int v2882 = static_cast<unsigned int>(v2553.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2883 = v2807 + v2882;
+      const unsigned int v2884 = static_cast<unsigned int>(v2553.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2885 = v2883 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2886 = v2884 < v15;
+      const bool v2887 = v2885 && v2886;
+      if (v2887) {
+        const float v2888 = v2553.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2890 = iron_f32_to_bf16(v2888);
+        const unsigned int v2891 = v2883 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2892 = v2891 + v2809;
+        const unsigned int v2893 = v2892 + v2884;
+        out[v2893] = v2890;
       }
-      const unsigned int v3080 = static_cast<unsigned int>(v2739.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3081 = v2993 + v3080;
-      const unsigned int v3082 = static_cast<unsigned int>(v2739.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3083 = v3081 < v2641;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3084 = v3082 < v15;
-      const bool v3085 = v3083 && v3084;
-      if (v3085) {
-        const float v3086 = v2739.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const iron_bf16 v3088 = iron_f32_to_bf16(v3086);
-        const unsigned int v3089 = v3081 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3090 = v3089 + v2995;
-        const unsigned int v3091 = v3090 + v3082;
-        out[v3091] = v3088;
+      const unsigned int v2894 = static_cast<unsigned int>(v2553.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2895 = v2807 + v2894;
+      const unsigned int v2896 = static_cast<unsigned int>(v2553.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2897 = v2895 < v2455;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2898 = v2896 < v15;
+      const bool v2899 = v2897 && v2898;
+      if (v2899) {
+        const float v2900 = v2553.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const iron_bf16 v2902 = iron_f32_to_bf16(v2900);
+        const unsigned int v2903 = v2895 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2904 = v2903 + v2809;
+        const unsigned int v2905 = v2904 + v2896;
+        out[v2905] = v2902;
       }
     }
   }

@@ -350,22 +350,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:136
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:137
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:138
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
@@ -505,1751 +505,1457 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:266
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:267
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:268
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3197 = 0u; v3197 < 2u; v3197 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3198 = v3197 << 6u;
-        const bool v3200 = v3198 < v34;
-        if (v3200) {
-          const unsigned int v3202 = v3197 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3203 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3203) {
-            const unsigned int v3207 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3208 = v3207 << 3u;
-            const unsigned int v3209 = v3198 + v3208;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3211 = v3209 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3213 = v3211 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3214 = v3209 - v3213;
-            const unsigned int v3215 = v3211 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3216 = v3215 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3217 = v3215 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3218 = v3211 - v3217;
-            const unsigned int v3219 = v3218 * v12;
-            const unsigned int v3220 = v97 + v3214;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3221 = v3209 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3223 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3228 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3229 = v3228 + v3208;
-            const unsigned int v3230 = v156 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3231 = v161 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3232 = v3230 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3233 = v3221 && v3232;
-            const bool v3234 = v3230 < v154;
-            const bool v3235 = v3233 && v3234;
-            const bool v3236 = v3231 >= v10;
-            const bool v3237 = v3235 && v3236;
-            const bool v3238 = v3231 < v3223;
-            const bool v3239 = v3237 && v3238;
-            const unsigned int v3240 = max(v3230, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3241 = v3240 - v9;
-            const unsigned int v3242 = max(v3231, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3243 = v3242 - v10;
-            const unsigned int v3244 = v164 + v3241;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3245 = v3244 * v2;
-            const unsigned int v3246 = v3245 + v3243;
-            const unsigned int v3247 = v3246 * v3;
-            const unsigned int v3248 = v3247 + v3220;
-            const unsigned int v3250 = v3239 ? v3248 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3252 = v3202 + v3229;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3252 ^ (((v3252 >> 6u) & 7u) << 3u)), x + v3250, v3239);
-            const unsigned int v3254 = v174 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3255 = v179 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3256 = v3254 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3257 = v3221 && v3256;
-            const bool v3258 = v3254 < v154;
-            const bool v3259 = v3257 && v3258;
-            const bool v3260 = v3255 >= v10;
-            const bool v3261 = v3259 && v3260;
-            const bool v3262 = v3255 < v3223;
-            const bool v3263 = v3261 && v3262;
-            const unsigned int v3264 = max(v3254, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3265 = v3264 - v9;
-            const unsigned int v3266 = max(v3255, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3267 = v3266 - v10;
-            const unsigned int v3268 = v182 + v3265;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3269 = v3268 * v2;
-            const unsigned int v3270 = v3269 + v3267;
-            const unsigned int v3271 = v3270 * v3;
-            const unsigned int v3272 = v3271 + v3220;
-            const unsigned int v3274 = v3263 ? v3272 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3277 = v3252 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3277 ^ (((v3277 >> 6u) & 7u) << 3u)), x + v3274, v3263);
-            const unsigned int v3278 = v192 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3279 = v197 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3280 = v3278 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3281 = v3221 && v3280;
-            const bool v3282 = v3278 < v154;
-            const bool v3283 = v3281 && v3282;
-            const bool v3284 = v3279 >= v10;
-            const bool v3285 = v3283 && v3284;
-            const bool v3286 = v3279 < v3223;
-            const bool v3287 = v3285 && v3286;
-            const unsigned int v3288 = max(v3278, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3289 = v3288 - v9;
-            const unsigned int v3290 = max(v3279, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3291 = v3290 - v10;
-            const unsigned int v3292 = v200 + v3289;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3293 = v3292 * v2;
-            const unsigned int v3294 = v3293 + v3291;
-            const unsigned int v3295 = v3294 * v3;
-            const unsigned int v3296 = v3295 + v3220;
-            const unsigned int v3298 = v3287 ? v3296 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3301 = v3252 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3301 ^ (((v3301 >> 6u) & 7u) << 3u)), x + v3298, v3287);
-            const unsigned int v3302 = v210 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3303 = v215 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3304 = v3302 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3305 = v3221 && v3304;
-            const bool v3306 = v3302 < v154;
-            const bool v3307 = v3305 && v3306;
-            const bool v3308 = v3303 >= v10;
-            const bool v3309 = v3307 && v3308;
-            const bool v3310 = v3303 < v3223;
-            const bool v3311 = v3309 && v3310;
-            const unsigned int v3312 = max(v3302, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3313 = v3312 - v9;
-            const unsigned int v3314 = max(v3303, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3315 = v3314 - v10;
-            const unsigned int v3316 = v218 + v3313;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3317 = v3316 * v2;
-            const unsigned int v3318 = v3317 + v3315;
-            const unsigned int v3319 = v3318 * v3;
-            const unsigned int v3320 = v3319 + v3220;
-            const unsigned int v3322 = v3311 ? v3320 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3325 = v3252 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3325 ^ (((v3325 >> 6u) & 7u) << 3u)), x + v3322, v3311);
-            const unsigned int v3326 = v228 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3327 = v233 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3328 = v3326 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3329 = v3221 && v3328;
-            const bool v3330 = v3326 < v154;
-            const bool v3331 = v3329 && v3330;
-            const bool v3332 = v3327 >= v10;
-            const bool v3333 = v3331 && v3332;
-            const bool v3334 = v3327 < v3223;
-            const bool v3335 = v3333 && v3334;
-            const unsigned int v3336 = max(v3326, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3337 = v3336 - v9;
-            const unsigned int v3338 = max(v3327, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3339 = v3338 - v10;
-            const unsigned int v3340 = v236 + v3337;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3341 = v3340 * v2;
-            const unsigned int v3342 = v3341 + v3339;
-            const unsigned int v3343 = v3342 * v3;
-            const unsigned int v3344 = v3343 + v3220;
-            const unsigned int v3346 = v3335 ? v3344 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3349 = v3252 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3349 ^ (((v3349 >> 6u) & 7u) << 3u)), x + v3346, v3335);
-            const unsigned int v3350 = v246 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3351 = v251 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3352 = v3350 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3353 = v3221 && v3352;
-            const bool v3354 = v3350 < v154;
-            const bool v3355 = v3353 && v3354;
-            const bool v3356 = v3351 >= v10;
-            const bool v3357 = v3355 && v3356;
-            const bool v3358 = v3351 < v3223;
-            const bool v3359 = v3357 && v3358;
-            const unsigned int v3360 = max(v3350, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3361 = v3360 - v9;
-            const unsigned int v3362 = max(v3351, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3363 = v3362 - v10;
-            const unsigned int v3364 = v254 + v3361;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3365 = v3364 * v2;
-            const unsigned int v3366 = v3365 + v3363;
-            const unsigned int v3367 = v3366 * v3;
-            const unsigned int v3368 = v3367 + v3220;
-            const unsigned int v3370 = v3359 ? v3368 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3373 = v3252 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3370, v3359);
-            const unsigned int v3374 = v264 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3375 = v269 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3376 = v3374 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3377 = v3221 && v3376;
-            const bool v3378 = v3374 < v154;
-            const bool v3379 = v3377 && v3378;
-            const bool v3380 = v3375 >= v10;
-            const bool v3381 = v3379 && v3380;
-            const bool v3382 = v3375 < v3223;
-            const bool v3383 = v3381 && v3382;
-            const unsigned int v3384 = max(v3374, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3385 = v3384 - v9;
-            const unsigned int v3386 = max(v3375, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3387 = v3386 - v10;
-            const unsigned int v3388 = v272 + v3385;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3389 = v3388 * v2;
-            const unsigned int v3390 = v3389 + v3387;
-            const unsigned int v3391 = v3390 * v3;
-            const unsigned int v3392 = v3391 + v3220;
-            const unsigned int v3394 = v3383 ? v3392 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3397 = v3252 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3397 ^ (((v3397 >> 6u) & 7u) << 3u)), x + v3394, v3383);
-            const unsigned int v3398 = v282 + v3216;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3399 = v287 + v3219;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3400 = v3398 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3401 = v3221 && v3400;
-            const bool v3402 = v3398 < v154;
-            const bool v3403 = v3401 && v3402;
-            const bool v3404 = v3399 >= v10;
-            const bool v3405 = v3403 && v3404;
-            const bool v3406 = v3399 < v3223;
-            const bool v3407 = v3405 && v3406;
-            const unsigned int v3408 = max(v3398, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3409 = v3408 - v9;
-            const unsigned int v3410 = max(v3399, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3411 = v3410 - v10;
-            const unsigned int v3412 = v290 + v3409;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3413 = v3412 * v2;
-            const unsigned int v3414 = v3413 + v3411;
-            const unsigned int v3415 = v3414 * v3;
-            const unsigned int v3416 = v3415 + v3220;
-            const unsigned int v3418 = v3407 ? v3416 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3421 = v3252 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3421 ^ (((v3421 >> 6u) & 7u) << 3u)), x + v3418, v3407);
+      for (unsigned int v3011 = 0u; v3011 < 2u; v3011 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3012 = v3011 << 6u;
+        const bool v3014 = v3012 < v34;
+        if (v3014) {
+          const unsigned int v3016 = v3011 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3017 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3017) {
+            const unsigned int v3021 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3022 = v3021 << 3u;
+            const unsigned int v3023 = v3012 + v3022;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3025 = v3023 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3027 = v3025 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3028 = v3023 - v3027;
+            const unsigned int v3029 = v3025 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3030 = v3029 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3031 = v3029 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3032 = v3025 - v3031;
+            const unsigned int v3033 = v3032 * v12;
+            const unsigned int v3034 = v97 + v3028;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3035 = v3023 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3037 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3042 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3043 = v3042 + v3022;
+            const unsigned int v3044 = v156 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3045 = v161 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3046 = v3044 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3047 = v3035 && v3046;
+            const bool v3048 = v3044 < v154;
+            const bool v3049 = v3047 && v3048;
+            const bool v3050 = v3045 >= v10;
+            const bool v3051 = v3049 && v3050;
+            const bool v3052 = v3045 < v3037;
+            const bool v3053 = v3051 && v3052;
+            const unsigned int v3054 = max(v3044, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3055 = v3054 - v9;
+            const unsigned int v3056 = max(v3045, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3057 = v3056 - v10;
+            const unsigned int v3058 = v164 + v3055;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3059 = v3058 * v2;
+            const unsigned int v3060 = v3059 + v3057;
+            const unsigned int v3061 = v3060 * v3;
+            const unsigned int v3062 = v3061 + v3034;
+            const unsigned int v3064 = v3053 ? v3062 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3066 = v3016 + v3043;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3066 ^ (((v3066 >> 6u) & 7u) << 3u)), x + v3064, v3053);
+            const unsigned int v3068 = v174 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3069 = v179 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3070 = v3068 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3071 = v3035 && v3070;
+            const bool v3072 = v3068 < v154;
+            const bool v3073 = v3071 && v3072;
+            const bool v3074 = v3069 >= v10;
+            const bool v3075 = v3073 && v3074;
+            const bool v3076 = v3069 < v3037;
+            const bool v3077 = v3075 && v3076;
+            const unsigned int v3078 = max(v3068, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3079 = v3078 - v9;
+            const unsigned int v3080 = max(v3069, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3081 = v3080 - v10;
+            const unsigned int v3082 = v182 + v3079;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3083 = v3082 * v2;
+            const unsigned int v3084 = v3083 + v3081;
+            const unsigned int v3085 = v3084 * v3;
+            const unsigned int v3086 = v3085 + v3034;
+            const unsigned int v3088 = v3077 ? v3086 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3091 = v3066 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3091 ^ (((v3091 >> 6u) & 7u) << 3u)), x + v3088, v3077);
+            const unsigned int v3092 = v192 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3093 = v197 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3094 = v3092 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3095 = v3035 && v3094;
+            const bool v3096 = v3092 < v154;
+            const bool v3097 = v3095 && v3096;
+            const bool v3098 = v3093 >= v10;
+            const bool v3099 = v3097 && v3098;
+            const bool v3100 = v3093 < v3037;
+            const bool v3101 = v3099 && v3100;
+            const unsigned int v3102 = max(v3092, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3103 = v3102 - v9;
+            const unsigned int v3104 = max(v3093, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3105 = v3104 - v10;
+            const unsigned int v3106 = v200 + v3103;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3107 = v3106 * v2;
+            const unsigned int v3108 = v3107 + v3105;
+            const unsigned int v3109 = v3108 * v3;
+            const unsigned int v3110 = v3109 + v3034;
+            const unsigned int v3112 = v3101 ? v3110 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3115 = v3066 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3115 ^ (((v3115 >> 6u) & 7u) << 3u)), x + v3112, v3101);
+            const unsigned int v3116 = v210 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3117 = v215 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3118 = v3116 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3119 = v3035 && v3118;
+            const bool v3120 = v3116 < v154;
+            const bool v3121 = v3119 && v3120;
+            const bool v3122 = v3117 >= v10;
+            const bool v3123 = v3121 && v3122;
+            const bool v3124 = v3117 < v3037;
+            const bool v3125 = v3123 && v3124;
+            const unsigned int v3126 = max(v3116, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3127 = v3126 - v9;
+            const unsigned int v3128 = max(v3117, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3129 = v3128 - v10;
+            const unsigned int v3130 = v218 + v3127;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3131 = v3130 * v2;
+            const unsigned int v3132 = v3131 + v3129;
+            const unsigned int v3133 = v3132 * v3;
+            const unsigned int v3134 = v3133 + v3034;
+            const unsigned int v3136 = v3125 ? v3134 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3139 = v3066 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3139 ^ (((v3139 >> 6u) & 7u) << 3u)), x + v3136, v3125);
+            const unsigned int v3140 = v228 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3141 = v233 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3142 = v3140 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3143 = v3035 && v3142;
+            const bool v3144 = v3140 < v154;
+            const bool v3145 = v3143 && v3144;
+            const bool v3146 = v3141 >= v10;
+            const bool v3147 = v3145 && v3146;
+            const bool v3148 = v3141 < v3037;
+            const bool v3149 = v3147 && v3148;
+            const unsigned int v3150 = max(v3140, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3151 = v3150 - v9;
+            const unsigned int v3152 = max(v3141, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3153 = v3152 - v10;
+            const unsigned int v3154 = v236 + v3151;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3155 = v3154 * v2;
+            const unsigned int v3156 = v3155 + v3153;
+            const unsigned int v3157 = v3156 * v3;
+            const unsigned int v3158 = v3157 + v3034;
+            const unsigned int v3160 = v3149 ? v3158 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3163 = v3066 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3163 ^ (((v3163 >> 6u) & 7u) << 3u)), x + v3160, v3149);
+            const unsigned int v3164 = v246 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3165 = v251 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3166 = v3164 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3167 = v3035 && v3166;
+            const bool v3168 = v3164 < v154;
+            const bool v3169 = v3167 && v3168;
+            const bool v3170 = v3165 >= v10;
+            const bool v3171 = v3169 && v3170;
+            const bool v3172 = v3165 < v3037;
+            const bool v3173 = v3171 && v3172;
+            const unsigned int v3174 = max(v3164, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3175 = v3174 - v9;
+            const unsigned int v3176 = max(v3165, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3177 = v3176 - v10;
+            const unsigned int v3178 = v254 + v3175;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3179 = v3178 * v2;
+            const unsigned int v3180 = v3179 + v3177;
+            const unsigned int v3181 = v3180 * v3;
+            const unsigned int v3182 = v3181 + v3034;
+            const unsigned int v3184 = v3173 ? v3182 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3187 = v3066 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3187 ^ (((v3187 >> 6u) & 7u) << 3u)), x + v3184, v3173);
+            const unsigned int v3188 = v264 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3189 = v269 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3190 = v3188 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3191 = v3035 && v3190;
+            const bool v3192 = v3188 < v154;
+            const bool v3193 = v3191 && v3192;
+            const bool v3194 = v3189 >= v10;
+            const bool v3195 = v3193 && v3194;
+            const bool v3196 = v3189 < v3037;
+            const bool v3197 = v3195 && v3196;
+            const unsigned int v3198 = max(v3188, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3199 = v3198 - v9;
+            const unsigned int v3200 = max(v3189, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3201 = v3200 - v10;
+            const unsigned int v3202 = v272 + v3199;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3203 = v3202 * v2;
+            const unsigned int v3204 = v3203 + v3201;
+            const unsigned int v3205 = v3204 * v3;
+            const unsigned int v3206 = v3205 + v3034;
+            const unsigned int v3208 = v3197 ? v3206 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3211 = v3066 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3211 ^ (((v3211 >> 6u) & 7u) << 3u)), x + v3208, v3197);
+            const unsigned int v3212 = v282 + v3030;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3213 = v287 + v3033;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3214 = v3212 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3215 = v3035 && v3214;
+            const bool v3216 = v3212 < v154;
+            const bool v3217 = v3215 && v3216;
+            const bool v3218 = v3213 >= v10;
+            const bool v3219 = v3217 && v3218;
+            const bool v3220 = v3213 < v3037;
+            const bool v3221 = v3219 && v3220;
+            const unsigned int v3222 = max(v3212, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3223 = v3222 - v9;
+            const unsigned int v3224 = max(v3213, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3225 = v3224 - v10;
+            const unsigned int v3226 = v290 + v3223;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3227 = v3226 * v2;
+            const unsigned int v3228 = v3227 + v3225;
+            const unsigned int v3229 = v3228 * v3;
+            const unsigned int v3230 = v3229 + v3034;
+            const unsigned int v3232 = v3221 ? v3230 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3235 = v3066 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3235 ^ (((v3235 >> 6u) & 7u) << 3u)), x + v3232, v3221);
           } else {
-            const unsigned int v3430 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3431 = v3430 << 3u;
-            const unsigned int v3434 = v3198 + v3431;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3435 = v3434 < v34;
-            const bool v3436 = v153 && v3435;
-            const unsigned int v3438 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3440 = v3438 + v3198;
-            const unsigned int v3441 = v3440 + v3431;
-            const unsigned int v3442 = v3436 ? v3441 : 0u;
-            const unsigned int v3444 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3445 = v3202 + v3444;
-            const unsigned int v3446 = v3445 + v3431;
-            iron_copy_async<16>(shm0 + (v3446 ^ (((v3446 >> 6u) & 7u) << 3u)), x + v3442, v3436);
-            const unsigned int v3449 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3451 = v3449 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3454 = v3449 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3455 = v3454 << 3u;
-            const unsigned int v3456 = v79 + v3451;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3457 = v3456 < v60;
-            const unsigned int v3458 = v3198 + v3455;
-            const bool v3459 = v3458 < v34;
-            const bool v3460 = v3457 && v3459;
-            const unsigned int v3462 = v3456 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3464 = v3462 + v3198;
-            const unsigned int v3465 = v3464 + v3455;
-            const unsigned int v3466 = v3460 ? v3465 : 0u;
-            const unsigned int v3468 = v3451 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3469 = v3202 + v3468;
-            const unsigned int v3470 = v3469 + v3455;
-            iron_copy_async<16>(shm0 + (v3470 ^ (((v3470 >> 6u) & 7u) << 3u)), x + v3466, v3460);
-            const unsigned int v3473 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3475 = v3473 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3478 = v3473 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3479 = v3478 << 3u;
-            const unsigned int v3480 = v79 + v3475;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3481 = v3480 < v60;
-            const unsigned int v3482 = v3198 + v3479;
-            const bool v3483 = v3482 < v34;
-            const bool v3484 = v3481 && v3483;
-            const unsigned int v3486 = v3480 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3488 = v3486 + v3198;
-            const unsigned int v3489 = v3488 + v3479;
-            const unsigned int v3490 = v3484 ? v3489 : 0u;
-            const unsigned int v3492 = v3475 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3493 = v3202 + v3492;
-            const unsigned int v3494 = v3493 + v3479;
-            iron_copy_async<16>(shm0 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), x + v3490, v3484);
-            const unsigned int v3497 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3499 = v3497 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3502 = v3497 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3503 = v3502 << 3u;
-            const unsigned int v3504 = v79 + v3499;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3505 = v3504 < v60;
-            const unsigned int v3506 = v3198 + v3503;
-            const bool v3507 = v3506 < v34;
-            const bool v3508 = v3505 && v3507;
-            const unsigned int v3510 = v3504 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3512 = v3510 + v3198;
-            const unsigned int v3513 = v3512 + v3503;
-            const unsigned int v3514 = v3508 ? v3513 : 0u;
-            const unsigned int v3516 = v3499 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3517 = v3202 + v3516;
-            const unsigned int v3518 = v3517 + v3503;
-            iron_copy_async<16>(shm0 + (v3518 ^ (((v3518 >> 6u) & 7u) << 3u)), x + v3514, v3508);
-            const unsigned int v3521 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3523 = v3521 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3526 = v3521 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3527 = v3526 << 3u;
-            const unsigned int v3528 = v79 + v3523;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3529 = v3528 < v60;
-            const unsigned int v3530 = v3198 + v3527;
-            const bool v3531 = v3530 < v34;
-            const bool v3532 = v3529 && v3531;
-            const unsigned int v3534 = v3528 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3536 = v3534 + v3198;
-            const unsigned int v3537 = v3536 + v3527;
-            const unsigned int v3538 = v3532 ? v3537 : 0u;
-            const unsigned int v3540 = v3523 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3541 = v3202 + v3540;
-            const unsigned int v3542 = v3541 + v3527;
-            iron_copy_async<16>(shm0 + (v3542 ^ (((v3542 >> 6u) & 7u) << 3u)), x + v3538, v3532);
-            const unsigned int v3545 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3547 = v3545 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3550 = v3545 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3551 = v3550 << 3u;
-            const unsigned int v3552 = v79 + v3547;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3553 = v3552 < v60;
-            const unsigned int v3554 = v3198 + v3551;
-            const bool v3555 = v3554 < v34;
-            const bool v3556 = v3553 && v3555;
-            const unsigned int v3558 = v3552 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3560 = v3558 + v3198;
-            const unsigned int v3561 = v3560 + v3551;
-            const unsigned int v3562 = v3556 ? v3561 : 0u;
-            const unsigned int v3564 = v3547 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3565 = v3202 + v3564;
-            const unsigned int v3566 = v3565 + v3551;
-            iron_copy_async<16>(shm0 + (v3566 ^ (((v3566 >> 6u) & 7u) << 3u)), x + v3562, v3556);
-            const unsigned int v3569 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3571 = v3569 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3574 = v3569 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3575 = v3574 << 3u;
-            const unsigned int v3576 = v79 + v3571;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3577 = v3576 < v60;
-            const unsigned int v3578 = v3198 + v3575;
-            const bool v3579 = v3578 < v34;
-            const bool v3580 = v3577 && v3579;
-            const unsigned int v3582 = v3576 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3584 = v3582 + v3198;
-            const unsigned int v3585 = v3584 + v3575;
-            const unsigned int v3586 = v3580 ? v3585 : 0u;
-            const unsigned int v3588 = v3571 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3589 = v3202 + v3588;
-            const unsigned int v3590 = v3589 + v3575;
-            iron_copy_async<16>(shm0 + (v3590 ^ (((v3590 >> 6u) & 7u) << 3u)), x + v3586, v3580);
-            const unsigned int v3593 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3595 = v3593 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3598 = v3593 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3599 = v3598 << 3u;
-            const unsigned int v3600 = v79 + v3595;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3601 = v3600 < v60;
-            const unsigned int v3602 = v3198 + v3599;
-            const bool v3603 = v3602 < v34;
-            const bool v3604 = v3601 && v3603;
-            const unsigned int v3606 = v3600 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3608 = v3606 + v3198;
-            const unsigned int v3609 = v3608 + v3599;
-            const unsigned int v3610 = v3604 ? v3609 : 0u;
-            const unsigned int v3612 = v3595 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3613 = v3202 + v3612;
-            const unsigned int v3614 = v3613 + v3599;
-            iron_copy_async<16>(shm0 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), x + v3610, v3604);
+            const unsigned int v3243 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3244 = v3243 << 3u;
+            const unsigned int v3246 = v3012 + v3244;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3247 = v3246 < v34;
+            const unsigned int v3248 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3250 = v3248 + v3012;
+            const unsigned int v3251 = v3250 + v3244;
+            const unsigned int v3253 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3254 = v3016 + v3253;
+            const unsigned int v3255 = v3254 + v3244;
+            const bool v3259 = v3247 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3263 = v3259 ? v3251 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3263, v3259);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3269 = v3247 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3271 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3272 = v3251 + v3271;
+            const unsigned int v3273 = v3269 ? v3272 : 0u;
+            const unsigned int v3275 = v3255 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3275 ^ (((v3275 >> 6u) & 7u) << 3u)), x + v3273, v3269);
+            const bool v3279 = v3247 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3281 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3282 = v3251 + v3281;
+            const unsigned int v3283 = v3279 ? v3282 : 0u;
+            const unsigned int v3285 = v3255 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3285 ^ (((v3285 >> 6u) & 7u) << 3u)), x + v3283, v3279);
+            const bool v3289 = v3247 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3291 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3292 = v3251 + v3291;
+            const unsigned int v3293 = v3289 ? v3292 : 0u;
+            const unsigned int v3295 = v3255 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3295 ^ (((v3295 >> 6u) & 7u) << 3u)), x + v3293, v3289);
+            const bool v3299 = v3247 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3301 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3302 = v3251 + v3301;
+            const unsigned int v3303 = v3299 ? v3302 : 0u;
+            const unsigned int v3305 = v3255 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3305 ^ (((v3305 >> 6u) & 7u) << 3u)), x + v3303, v3299);
+            const bool v3309 = v3247 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3311 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3312 = v3251 + v3311;
+            const unsigned int v3313 = v3309 ? v3312 : 0u;
+            const unsigned int v3315 = v3255 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3315 ^ (((v3315 >> 6u) & 7u) << 3u)), x + v3313, v3309);
+            const bool v3319 = v3247 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3321 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3322 = v3251 + v3321;
+            const unsigned int v3323 = v3319 ? v3322 : 0u;
+            const unsigned int v3325 = v3255 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3325 ^ (((v3325 >> 6u) & 7u) << 3u)), x + v3323, v3319);
+            const bool v3329 = v3247 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3331 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3332 = v3251 + v3331;
+            const unsigned int v3333 = v3329 ? v3332 : 0u;
+            const unsigned int v3335 = v3255 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3335 ^ (((v3335 >> 6u) & 7u) << 3u)), x + v3333, v3329);
           }
-          const unsigned int v3624 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3625 = v3624 << 3u;
-          const unsigned int v3626 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3627 = v3626 < v15;
-          const unsigned int v3628 = v3198 + v3625;
-          const bool v3629 = v3628 < v34;
-          const bool v3630 = v3627 && v3629;
-          const unsigned int v3632 = v3626 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3633 = v85 + v3632;
-          const unsigned int v3634 = v3633 + v3198;
-          const unsigned int v3635 = v3634 + v3625;
-          const unsigned int v3636 = v3630 ? v3635 : v85;
-          const unsigned int v3638 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3639 = v3202 + v3638;
-          const unsigned int v3640 = v3639 + v3625;
-          iron_copy_async<16>(shm1 + (v3640 ^ (((v3640 >> 6u) & 7u) << 3u)), weight + v3636, v3630);
-          const unsigned int v3643 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3645 = v3643 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3648 = v3643 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3649 = v3648 << 3u;
-          const unsigned int v3650 = v83 + v3645;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3651 = v3650 < v15;
-          const unsigned int v3652 = v3198 + v3649;
-          const bool v3653 = v3652 < v34;
-          const bool v3654 = v3651 && v3653;
-          const unsigned int v3656 = v3650 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3657 = v85 + v3656;
-          const unsigned int v3658 = v3657 + v3198;
-          const unsigned int v3659 = v3658 + v3649;
-          const unsigned int v3660 = v3654 ? v3659 : v85;
-          const unsigned int v3662 = v3645 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3663 = v3202 + v3662;
-          const unsigned int v3664 = v3663 + v3649;
-          iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3660, v3654);
-          const unsigned int v3667 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3669 = v3667 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3672 = v3667 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3673 = v3672 << 3u;
-          const unsigned int v3674 = v83 + v3669;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3675 = v3674 < v15;
-          const unsigned int v3676 = v3198 + v3673;
-          const bool v3677 = v3676 < v34;
-          const bool v3678 = v3675 && v3677;
-          const unsigned int v3680 = v3674 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3681 = v85 + v3680;
-          const unsigned int v3682 = v3681 + v3198;
-          const unsigned int v3683 = v3682 + v3673;
-          const unsigned int v3684 = v3678 ? v3683 : v85;
-          const unsigned int v3686 = v3669 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3687 = v3202 + v3686;
-          const unsigned int v3688 = v3687 + v3673;
-          iron_copy_async<16>(shm1 + (v3688 ^ (((v3688 >> 6u) & 7u) << 3u)), weight + v3684, v3678);
-          const unsigned int v3691 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3693 = v3691 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3696 = v3691 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3697 = v3696 << 3u;
-          const unsigned int v3698 = v83 + v3693;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3699 = v3698 < v15;
-          const unsigned int v3700 = v3198 + v3697;
-          const bool v3701 = v3700 < v34;
-          const bool v3702 = v3699 && v3701;
-          const unsigned int v3704 = v3698 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3705 = v85 + v3704;
-          const unsigned int v3706 = v3705 + v3198;
-          const unsigned int v3707 = v3706 + v3697;
-          const unsigned int v3708 = v3702 ? v3707 : v85;
-          const unsigned int v3710 = v3693 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3711 = v3202 + v3710;
-          const unsigned int v3712 = v3711 + v3697;
-          iron_copy_async<16>(shm1 + (v3712 ^ (((v3712 >> 6u) & 7u) << 3u)), weight + v3708, v3702);
-          const unsigned int v3715 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3717 = v3715 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3720 = v3715 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3721 = v3720 << 3u;
-          const unsigned int v3722 = v83 + v3717;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3723 = v3722 < v15;
-          const unsigned int v3724 = v3198 + v3721;
-          const bool v3725 = v3724 < v34;
-          const bool v3726 = v3723 && v3725;
-          const unsigned int v3728 = v3722 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3729 = v85 + v3728;
-          const unsigned int v3730 = v3729 + v3198;
-          const unsigned int v3731 = v3730 + v3721;
-          const unsigned int v3732 = v3726 ? v3731 : v85;
-          const unsigned int v3734 = v3717 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3735 = v3202 + v3734;
-          const unsigned int v3736 = v3735 + v3721;
-          iron_copy_async<16>(shm1 + (v3736 ^ (((v3736 >> 6u) & 7u) << 3u)), weight + v3732, v3726);
-          const unsigned int v3739 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3741 = v3739 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3744 = v3739 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3745 = v3744 << 3u;
-          const unsigned int v3746 = v83 + v3741;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3747 = v3746 < v15;
-          const unsigned int v3748 = v3198 + v3745;
-          const bool v3749 = v3748 < v34;
-          const bool v3750 = v3747 && v3749;
-          const unsigned int v3752 = v3746 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3753 = v85 + v3752;
-          const unsigned int v3754 = v3753 + v3198;
-          const unsigned int v3755 = v3754 + v3745;
-          const unsigned int v3756 = v3750 ? v3755 : v85;
-          const unsigned int v3758 = v3741 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3759 = v3202 + v3758;
-          const unsigned int v3760 = v3759 + v3745;
-          iron_copy_async<16>(shm1 + (v3760 ^ (((v3760 >> 6u) & 7u) << 3u)), weight + v3756, v3750);
-          const unsigned int v3763 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3765 = v3763 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3768 = v3763 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3769 = v3768 << 3u;
-          const unsigned int v3770 = v83 + v3765;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3771 = v3770 < v15;
-          const unsigned int v3772 = v3198 + v3769;
-          const bool v3773 = v3772 < v34;
-          const bool v3774 = v3771 && v3773;
-          const unsigned int v3776 = v3770 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3777 = v85 + v3776;
-          const unsigned int v3778 = v3777 + v3198;
-          const unsigned int v3779 = v3778 + v3769;
-          const unsigned int v3780 = v3774 ? v3779 : v85;
-          const unsigned int v3782 = v3765 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3783 = v3202 + v3782;
-          const unsigned int v3784 = v3783 + v3769;
-          iron_copy_async<16>(shm1 + (v3784 ^ (((v3784 >> 6u) & 7u) << 3u)), weight + v3780, v3774);
-          const unsigned int v3787 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3789 = v3787 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3792 = v3787 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3793 = v3792 << 3u;
-          const unsigned int v3794 = v83 + v3789;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3795 = v3794 < v15;
-          const unsigned int v3796 = v3198 + v3793;
-          const bool v3797 = v3796 < v34;
-          const bool v3798 = v3795 && v3797;
-          const unsigned int v3800 = v3794 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3801 = v85 + v3800;
-          const unsigned int v3802 = v3801 + v3198;
-          const unsigned int v3803 = v3802 + v3793;
-          const unsigned int v3804 = v3798 ? v3803 : v85;
-          const unsigned int v3806 = v3789 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3807 = v3202 + v3806;
-          const unsigned int v3808 = v3807 + v3793;
-          iron_copy_async<16>(shm1 + (v3808 ^ (((v3808 >> 6u) & 7u) << 3u)), weight + v3804, v3798);
+          const unsigned int v3344 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3345 = v3344 << 3u;
+          const unsigned int v3346 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3347 = v3012 + v3345;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3348 = v3347 < v34;
+          const unsigned int v3349 = v3346 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3350 = v85 + v3349;
+          const unsigned int v3351 = v3350 + v3012;
+          const unsigned int v3352 = v3351 + v3345;
+          const unsigned int v3354 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3355 = v3016 + v3354;
+          const unsigned int v3356 = v3355 + v3345;
+          const bool v3359 = v3346 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3360 = v3348 && v3359;
+          const unsigned int v3364 = v3360 ? v3352 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3356 ^ (((v3356 >> 6u) & 7u) << 3u)), weight + v3364, v3360);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3368 = v3346 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3369 = v3368 < v15;
+          const bool v3370 = v3348 && v3369;
+          const unsigned int v3372 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3373 = v3352 + v3372;
+          const unsigned int v3374 = v3370 ? v3373 : v85;
+          const unsigned int v3376 = v3356 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3376 ^ (((v3376 >> 6u) & 7u) << 3u)), weight + v3374, v3370);
+          const unsigned int v3378 = v3346 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3379 = v3378 < v15;
+          const bool v3380 = v3348 && v3379;
+          const unsigned int v3382 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3383 = v3352 + v3382;
+          const unsigned int v3384 = v3380 ? v3383 : v85;
+          const unsigned int v3386 = v3356 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3386 ^ (((v3386 >> 6u) & 7u) << 3u)), weight + v3384, v3380);
+          const unsigned int v3388 = v3346 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3389 = v3388 < v15;
+          const bool v3390 = v3348 && v3389;
+          const unsigned int v3392 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3393 = v3352 + v3392;
+          const unsigned int v3394 = v3390 ? v3393 : v85;
+          const unsigned int v3396 = v3356 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3396 ^ (((v3396 >> 6u) & 7u) << 3u)), weight + v3394, v3390);
+          const unsigned int v3398 = v3346 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3399 = v3398 < v15;
+          const bool v3400 = v3348 && v3399;
+          const unsigned int v3402 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3403 = v3352 + v3402;
+          const unsigned int v3404 = v3400 ? v3403 : v85;
+          const unsigned int v3406 = v3356 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3406 ^ (((v3406 >> 6u) & 7u) << 3u)), weight + v3404, v3400);
+          const unsigned int v3408 = v3346 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3409 = v3408 < v15;
+          const bool v3410 = v3348 && v3409;
+          const unsigned int v3412 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3413 = v3352 + v3412;
+          const unsigned int v3414 = v3410 ? v3413 : v85;
+          const unsigned int v3416 = v3356 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3416 ^ (((v3416 >> 6u) & 7u) << 3u)), weight + v3414, v3410);
+          const unsigned int v3418 = v3346 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3419 = v3418 < v15;
+          const bool v3420 = v3348 && v3419;
+          const unsigned int v3422 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3423 = v3352 + v3422;
+          const unsigned int v3424 = v3420 ? v3423 : v85;
+          const unsigned int v3426 = v3356 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3426 ^ (((v3426 >> 6u) & 7u) << 3u)), weight + v3424, v3420);
+          const unsigned int v3428 = v3346 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3429 = v3428 < v15;
+          const bool v3430 = v3348 && v3429;
+          const unsigned int v3432 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3433 = v3352 + v3432;
+          const unsigned int v3434 = v3430 ? v3433 : v85;
+          const unsigned int v3436 = v3356 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3436 ^ (((v3436 >> 6u) & 7u) << 3u)), weight + v3434, v3430);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3821 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3826 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3449 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3454 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3809 = 0u; v3809 < v34; v3809 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3811 = v3809 >> 6u;
-        const unsigned int v3813 = v3811 % 3u;
+      for (unsigned int v3437 = 0u; v3437 < v34; v3437 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3439 = v3437 >> 6u;
+        const unsigned int v3441 = v3439 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3815 = v3813 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3822 = v3815 + v3821;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3822, 64u);
-        const unsigned int v3827 = v3815 + v3826;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3827, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3834 = v3822 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3834, 64u);
-        const unsigned int v3839 = v3827 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3839, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3845 = v3822 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3845, 64u);
-        const unsigned int v3850 = v3827 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3850, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3856 = v3822 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3856, 64u);
-        const unsigned int v3861 = v3827 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3861, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3864 = v3809 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3866 = v3811 + 2u;
-        const unsigned int v3867 = v3866 % 3u;
-        const bool v3868 = v3864 < v34;
-        if (v3868) {
-          const unsigned int v3870 = v3867 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3871 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3871) {
-            const unsigned int v3875 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3876 = v3875 << 3u;
-            const unsigned int v3877 = v3864 + v3876;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3879 = v3877 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3881 = v3879 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3882 = v3877 - v3881;
-            const unsigned int v3883 = v3879 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3884 = v3883 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3885 = v3883 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3886 = v3879 - v3885;
-            const unsigned int v3887 = v3886 * v12;
-            const unsigned int v3888 = v97 + v3882;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3889 = v3877 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3891 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3896 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3897 = v3896 + v3876;
-            const unsigned int v3898 = v156 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3899 = v161 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3900 = v3898 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3901 = v3889 && v3900;
-            const bool v3902 = v3898 < v154;
-            const bool v3903 = v3901 && v3902;
-            const bool v3904 = v3899 >= v10;
-            const bool v3905 = v3903 && v3904;
-            const bool v3906 = v3899 < v3891;
-            const bool v3907 = v3905 && v3906;
-            const unsigned int v3908 = max(v3898, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3909 = v3908 - v9;
-            const unsigned int v3910 = max(v3899, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3911 = v3910 - v10;
-            const unsigned int v3912 = v164 + v3909;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3913 = v3912 * v2;
-            const unsigned int v3914 = v3913 + v3911;
-            const unsigned int v3915 = v3914 * v3;
-            const unsigned int v3916 = v3915 + v3888;
-            const unsigned int v3918 = v3907 ? v3916 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3920 = v3870 + v3897;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3920 ^ (((v3920 >> 6u) & 7u) << 3u)), x + v3918, v3907);
-            const unsigned int v3922 = v174 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3923 = v179 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3924 = v3922 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3925 = v3889 && v3924;
-            const bool v3926 = v3922 < v154;
-            const bool v3927 = v3925 && v3926;
-            const bool v3928 = v3923 >= v10;
-            const bool v3929 = v3927 && v3928;
-            const bool v3930 = v3923 < v3891;
-            const bool v3931 = v3929 && v3930;
-            const unsigned int v3932 = max(v3922, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3933 = v3932 - v9;
-            const unsigned int v3934 = max(v3923, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3935 = v3934 - v10;
-            const unsigned int v3936 = v182 + v3933;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3937 = v3936 * v2;
-            const unsigned int v3938 = v3937 + v3935;
-            const unsigned int v3939 = v3938 * v3;
-            const unsigned int v3940 = v3939 + v3888;
-            const unsigned int v3942 = v3931 ? v3940 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3945 = v3920 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3945 ^ (((v3945 >> 6u) & 7u) << 3u)), x + v3942, v3931);
-            const unsigned int v3946 = v192 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3947 = v197 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3948 = v3946 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3949 = v3889 && v3948;
-            const bool v3950 = v3946 < v154;
-            const bool v3951 = v3949 && v3950;
-            const bool v3952 = v3947 >= v10;
-            const bool v3953 = v3951 && v3952;
-            const bool v3954 = v3947 < v3891;
-            const bool v3955 = v3953 && v3954;
-            const unsigned int v3956 = max(v3946, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3957 = v3956 - v9;
-            const unsigned int v3958 = max(v3947, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3959 = v3958 - v10;
-            const unsigned int v3960 = v200 + v3957;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3961 = v3960 * v2;
-            const unsigned int v3962 = v3961 + v3959;
-            const unsigned int v3963 = v3962 * v3;
-            const unsigned int v3964 = v3963 + v3888;
-            const unsigned int v3966 = v3955 ? v3964 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3969 = v3920 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3969 ^ (((v3969 >> 6u) & 7u) << 3u)), x + v3966, v3955);
-            const unsigned int v3970 = v210 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3971 = v215 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3972 = v3970 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3973 = v3889 && v3972;
-            const bool v3974 = v3970 < v154;
-            const bool v3975 = v3973 && v3974;
-            const bool v3976 = v3971 >= v10;
-            const bool v3977 = v3975 && v3976;
-            const bool v3978 = v3971 < v3891;
-            const bool v3979 = v3977 && v3978;
-            const unsigned int v3980 = max(v3970, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3981 = v3980 - v9;
-            const unsigned int v3982 = max(v3971, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3983 = v3982 - v10;
-            const unsigned int v3984 = v218 + v3981;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3985 = v3984 * v2;
-            const unsigned int v3986 = v3985 + v3983;
-            const unsigned int v3987 = v3986 * v3;
-            const unsigned int v3988 = v3987 + v3888;
-            const unsigned int v3990 = v3979 ? v3988 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3993 = v3920 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3993 ^ (((v3993 >> 6u) & 7u) << 3u)), x + v3990, v3979);
-            const unsigned int v3994 = v228 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3995 = v233 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3996 = v3994 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3997 = v3889 && v3996;
-            const bool v3998 = v3994 < v154;
-            const bool v3999 = v3997 && v3998;
-            const bool v4000 = v3995 >= v10;
-            const bool v4001 = v3999 && v4000;
-            const bool v4002 = v3995 < v3891;
-            const bool v4003 = v4001 && v4002;
-            const unsigned int v4004 = max(v3994, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4005 = v4004 - v9;
-            const unsigned int v4006 = max(v3995, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4007 = v4006 - v10;
-            const unsigned int v4008 = v236 + v4005;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4009 = v4008 * v2;
-            const unsigned int v4010 = v4009 + v4007;
-            const unsigned int v4011 = v4010 * v3;
-            const unsigned int v4012 = v4011 + v3888;
-            const unsigned int v4014 = v4003 ? v4012 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4017 = v3920 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4017 ^ (((v4017 >> 6u) & 7u) << 3u)), x + v4014, v4003);
-            const unsigned int v4018 = v246 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4019 = v251 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4020 = v4018 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4021 = v3889 && v4020;
-            const bool v4022 = v4018 < v154;
-            const bool v4023 = v4021 && v4022;
-            const bool v4024 = v4019 >= v10;
-            const bool v4025 = v4023 && v4024;
-            const bool v4026 = v4019 < v3891;
-            const bool v4027 = v4025 && v4026;
-            const unsigned int v4028 = max(v4018, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4029 = v4028 - v9;
-            const unsigned int v4030 = max(v4019, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4031 = v4030 - v10;
-            const unsigned int v4032 = v254 + v4029;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4033 = v4032 * v2;
-            const unsigned int v4034 = v4033 + v4031;
-            const unsigned int v4035 = v4034 * v3;
-            const unsigned int v4036 = v4035 + v3888;
-            const unsigned int v4038 = v4027 ? v4036 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4041 = v3920 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4041 ^ (((v4041 >> 6u) & 7u) << 3u)), x + v4038, v4027);
-            const unsigned int v4042 = v264 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4043 = v269 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4044 = v4042 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4045 = v3889 && v4044;
-            const bool v4046 = v4042 < v154;
-            const bool v4047 = v4045 && v4046;
-            const bool v4048 = v4043 >= v10;
-            const bool v4049 = v4047 && v4048;
-            const bool v4050 = v4043 < v3891;
-            const bool v4051 = v4049 && v4050;
-            const unsigned int v4052 = max(v4042, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4053 = v4052 - v9;
-            const unsigned int v4054 = max(v4043, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4055 = v4054 - v10;
-            const unsigned int v4056 = v272 + v4053;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4057 = v4056 * v2;
-            const unsigned int v4058 = v4057 + v4055;
-            const unsigned int v4059 = v4058 * v3;
-            const unsigned int v4060 = v4059 + v3888;
-            const unsigned int v4062 = v4051 ? v4060 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4065 = v3920 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4065 ^ (((v4065 >> 6u) & 7u) << 3u)), x + v4062, v4051);
-            const unsigned int v4066 = v282 + v3884;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4067 = v287 + v3887;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4068 = v4066 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4069 = v3889 && v4068;
-            const bool v4070 = v4066 < v154;
-            const bool v4071 = v4069 && v4070;
-            const bool v4072 = v4067 >= v10;
-            const bool v4073 = v4071 && v4072;
-            const bool v4074 = v4067 < v3891;
-            const bool v4075 = v4073 && v4074;
-            const unsigned int v4076 = max(v4066, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4077 = v4076 - v9;
-            const unsigned int v4078 = max(v4067, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4079 = v4078 - v10;
-            const unsigned int v4080 = v290 + v4077;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4081 = v4080 * v2;
-            const unsigned int v4082 = v4081 + v4079;
-            const unsigned int v4083 = v4082 * v3;
-            const unsigned int v4084 = v4083 + v3888;
-            const unsigned int v4086 = v4075 ? v4084 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4089 = v3920 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4089 ^ (((v4089 >> 6u) & 7u) << 3u)), x + v4086, v4075);
+        const unsigned int v3443 = v3441 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3450 = v3443 + v3449;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3450, 64u);
+        const unsigned int v3455 = v3443 + v3454;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3455, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3462 = v3450 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3462, 64u);
+        const unsigned int v3467 = v3455 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3467, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3473 = v3450 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3473, 64u);
+        const unsigned int v3478 = v3455 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3478, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3484 = v3450 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3484, 64u);
+        const unsigned int v3489 = v3455 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3489, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3492 = v3437 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3494 = v3439 + 2u;
+        const unsigned int v3495 = v3494 % 3u;
+        const bool v3496 = v3492 < v34;
+        if (v3496) {
+          const unsigned int v3498 = v3495 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3499 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3499) {
+            const unsigned int v3503 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3504 = v3503 << 3u;
+            const unsigned int v3505 = v3492 + v3504;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3507 = v3505 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3509 = v3507 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3510 = v3505 - v3509;
+            const unsigned int v3511 = v3507 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3512 = v3511 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3513 = v3511 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3514 = v3507 - v3513;
+            const unsigned int v3515 = v3514 * v12;
+            const unsigned int v3516 = v97 + v3510;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3517 = v3505 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3519 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3524 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3525 = v3524 + v3504;
+            const unsigned int v3526 = v156 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3527 = v161 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3528 = v3526 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3529 = v3517 && v3528;
+            const bool v3530 = v3526 < v154;
+            const bool v3531 = v3529 && v3530;
+            const bool v3532 = v3527 >= v10;
+            const bool v3533 = v3531 && v3532;
+            const bool v3534 = v3527 < v3519;
+            const bool v3535 = v3533 && v3534;
+            const unsigned int v3536 = max(v3526, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3537 = v3536 - v9;
+            const unsigned int v3538 = max(v3527, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3539 = v3538 - v10;
+            const unsigned int v3540 = v164 + v3537;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3541 = v3540 * v2;
+            const unsigned int v3542 = v3541 + v3539;
+            const unsigned int v3543 = v3542 * v3;
+            const unsigned int v3544 = v3543 + v3516;
+            const unsigned int v3546 = v3535 ? v3544 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3548 = v3498 + v3525;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3548 ^ (((v3548 >> 6u) & 7u) << 3u)), x + v3546, v3535);
+            const unsigned int v3550 = v174 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3551 = v179 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3552 = v3550 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3553 = v3517 && v3552;
+            const bool v3554 = v3550 < v154;
+            const bool v3555 = v3553 && v3554;
+            const bool v3556 = v3551 >= v10;
+            const bool v3557 = v3555 && v3556;
+            const bool v3558 = v3551 < v3519;
+            const bool v3559 = v3557 && v3558;
+            const unsigned int v3560 = max(v3550, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3561 = v3560 - v9;
+            const unsigned int v3562 = max(v3551, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3563 = v3562 - v10;
+            const unsigned int v3564 = v182 + v3561;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3565 = v3564 * v2;
+            const unsigned int v3566 = v3565 + v3563;
+            const unsigned int v3567 = v3566 * v3;
+            const unsigned int v3568 = v3567 + v3516;
+            const unsigned int v3570 = v3559 ? v3568 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3573 = v3548 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3570, v3559);
+            const unsigned int v3574 = v192 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3575 = v197 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3576 = v3574 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3577 = v3517 && v3576;
+            const bool v3578 = v3574 < v154;
+            const bool v3579 = v3577 && v3578;
+            const bool v3580 = v3575 >= v10;
+            const bool v3581 = v3579 && v3580;
+            const bool v3582 = v3575 < v3519;
+            const bool v3583 = v3581 && v3582;
+            const unsigned int v3584 = max(v3574, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3585 = v3584 - v9;
+            const unsigned int v3586 = max(v3575, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3587 = v3586 - v10;
+            const unsigned int v3588 = v200 + v3585;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3589 = v3588 * v2;
+            const unsigned int v3590 = v3589 + v3587;
+            const unsigned int v3591 = v3590 * v3;
+            const unsigned int v3592 = v3591 + v3516;
+            const unsigned int v3594 = v3583 ? v3592 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3597 = v3548 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3597 ^ (((v3597 >> 6u) & 7u) << 3u)), x + v3594, v3583);
+            const unsigned int v3598 = v210 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3599 = v215 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3600 = v3598 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3601 = v3517 && v3600;
+            const bool v3602 = v3598 < v154;
+            const bool v3603 = v3601 && v3602;
+            const bool v3604 = v3599 >= v10;
+            const bool v3605 = v3603 && v3604;
+            const bool v3606 = v3599 < v3519;
+            const bool v3607 = v3605 && v3606;
+            const unsigned int v3608 = max(v3598, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3609 = v3608 - v9;
+            const unsigned int v3610 = max(v3599, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3611 = v3610 - v10;
+            const unsigned int v3612 = v218 + v3609;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3613 = v3612 * v2;
+            const unsigned int v3614 = v3613 + v3611;
+            const unsigned int v3615 = v3614 * v3;
+            const unsigned int v3616 = v3615 + v3516;
+            const unsigned int v3618 = v3607 ? v3616 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3621 = v3548 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3621 ^ (((v3621 >> 6u) & 7u) << 3u)), x + v3618, v3607);
+            const unsigned int v3622 = v228 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3623 = v233 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3624 = v3622 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3625 = v3517 && v3624;
+            const bool v3626 = v3622 < v154;
+            const bool v3627 = v3625 && v3626;
+            const bool v3628 = v3623 >= v10;
+            const bool v3629 = v3627 && v3628;
+            const bool v3630 = v3623 < v3519;
+            const bool v3631 = v3629 && v3630;
+            const unsigned int v3632 = max(v3622, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3633 = v3632 - v9;
+            const unsigned int v3634 = max(v3623, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3635 = v3634 - v10;
+            const unsigned int v3636 = v236 + v3633;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3637 = v3636 * v2;
+            const unsigned int v3638 = v3637 + v3635;
+            const unsigned int v3639 = v3638 * v3;
+            const unsigned int v3640 = v3639 + v3516;
+            const unsigned int v3642 = v3631 ? v3640 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3645 = v3548 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3645 ^ (((v3645 >> 6u) & 7u) << 3u)), x + v3642, v3631);
+            const unsigned int v3646 = v246 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3647 = v251 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3648 = v3646 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3649 = v3517 && v3648;
+            const bool v3650 = v3646 < v154;
+            const bool v3651 = v3649 && v3650;
+            const bool v3652 = v3647 >= v10;
+            const bool v3653 = v3651 && v3652;
+            const bool v3654 = v3647 < v3519;
+            const bool v3655 = v3653 && v3654;
+            const unsigned int v3656 = max(v3646, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3657 = v3656 - v9;
+            const unsigned int v3658 = max(v3647, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3659 = v3658 - v10;
+            const unsigned int v3660 = v254 + v3657;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3661 = v3660 * v2;
+            const unsigned int v3662 = v3661 + v3659;
+            const unsigned int v3663 = v3662 * v3;
+            const unsigned int v3664 = v3663 + v3516;
+            const unsigned int v3666 = v3655 ? v3664 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3669 = v3548 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3669 ^ (((v3669 >> 6u) & 7u) << 3u)), x + v3666, v3655);
+            const unsigned int v3670 = v264 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3671 = v269 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3672 = v3670 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3673 = v3517 && v3672;
+            const bool v3674 = v3670 < v154;
+            const bool v3675 = v3673 && v3674;
+            const bool v3676 = v3671 >= v10;
+            const bool v3677 = v3675 && v3676;
+            const bool v3678 = v3671 < v3519;
+            const bool v3679 = v3677 && v3678;
+            const unsigned int v3680 = max(v3670, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3681 = v3680 - v9;
+            const unsigned int v3682 = max(v3671, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3683 = v3682 - v10;
+            const unsigned int v3684 = v272 + v3681;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3685 = v3684 * v2;
+            const unsigned int v3686 = v3685 + v3683;
+            const unsigned int v3687 = v3686 * v3;
+            const unsigned int v3688 = v3687 + v3516;
+            const unsigned int v3690 = v3679 ? v3688 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3693 = v3548 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3693 ^ (((v3693 >> 6u) & 7u) << 3u)), x + v3690, v3679);
+            const unsigned int v3694 = v282 + v3512;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3695 = v287 + v3515;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3696 = v3694 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3697 = v3517 && v3696;
+            const bool v3698 = v3694 < v154;
+            const bool v3699 = v3697 && v3698;
+            const bool v3700 = v3695 >= v10;
+            const bool v3701 = v3699 && v3700;
+            const bool v3702 = v3695 < v3519;
+            const bool v3703 = v3701 && v3702;
+            const unsigned int v3704 = max(v3694, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3705 = v3704 - v9;
+            const unsigned int v3706 = max(v3695, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3707 = v3706 - v10;
+            const unsigned int v3708 = v290 + v3705;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3709 = v3708 * v2;
+            const unsigned int v3710 = v3709 + v3707;
+            const unsigned int v3711 = v3710 * v3;
+            const unsigned int v3712 = v3711 + v3516;
+            const unsigned int v3714 = v3703 ? v3712 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3717 = v3548 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3717 ^ (((v3717 >> 6u) & 7u) << 3u)), x + v3714, v3703);
           } else {
-            const unsigned int v4098 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4099 = v4098 << 3u;
-            const unsigned int v4102 = v3864 + v4099;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4103 = v4102 < v34;
-            const bool v4104 = v153 && v4103;
-            const unsigned int v4106 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4108 = v4106 + v3864;
-            const unsigned int v4109 = v4108 + v4099;
-            const unsigned int v4110 = v4104 ? v4109 : 0u;
-            const unsigned int v4112 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4113 = v3870 + v4112;
-            const unsigned int v4114 = v4113 + v4099;
-            iron_copy_async<16>(shm0 + (v4114 ^ (((v4114 >> 6u) & 7u) << 3u)), x + v4110, v4104);
-            const unsigned int v4117 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4119 = v4117 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4122 = v4117 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4123 = v4122 << 3u;
-            const unsigned int v4124 = v79 + v4119;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4125 = v4124 < v60;
-            const unsigned int v4126 = v3864 + v4123;
-            const bool v4127 = v4126 < v34;
-            const bool v4128 = v4125 && v4127;
-            const unsigned int v4130 = v4124 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4132 = v4130 + v3864;
-            const unsigned int v4133 = v4132 + v4123;
-            const unsigned int v4134 = v4128 ? v4133 : 0u;
-            const unsigned int v4136 = v4119 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4137 = v3870 + v4136;
-            const unsigned int v4138 = v4137 + v4123;
-            iron_copy_async<16>(shm0 + (v4138 ^ (((v4138 >> 6u) & 7u) << 3u)), x + v4134, v4128);
-            const unsigned int v4141 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4143 = v4141 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4146 = v4141 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4147 = v4146 << 3u;
-            const unsigned int v4148 = v79 + v4143;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4149 = v4148 < v60;
-            const unsigned int v4150 = v3864 + v4147;
-            const bool v4151 = v4150 < v34;
-            const bool v4152 = v4149 && v4151;
-            const unsigned int v4154 = v4148 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4156 = v4154 + v3864;
-            const unsigned int v4157 = v4156 + v4147;
-            const unsigned int v4158 = v4152 ? v4157 : 0u;
-            const unsigned int v4160 = v4143 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4161 = v3870 + v4160;
-            const unsigned int v4162 = v4161 + v4147;
-            iron_copy_async<16>(shm0 + (v4162 ^ (((v4162 >> 6u) & 7u) << 3u)), x + v4158, v4152);
-            const unsigned int v4165 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4167 = v4165 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4170 = v4165 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4171 = v4170 << 3u;
-            const unsigned int v4172 = v79 + v4167;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4173 = v4172 < v60;
-            const unsigned int v4174 = v3864 + v4171;
-            const bool v4175 = v4174 < v34;
-            const bool v4176 = v4173 && v4175;
-            const unsigned int v4178 = v4172 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4180 = v4178 + v3864;
-            const unsigned int v4181 = v4180 + v4171;
-            const unsigned int v4182 = v4176 ? v4181 : 0u;
-            const unsigned int v4184 = v4167 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4185 = v3870 + v4184;
-            const unsigned int v4186 = v4185 + v4171;
-            iron_copy_async<16>(shm0 + (v4186 ^ (((v4186 >> 6u) & 7u) << 3u)), x + v4182, v4176);
-            const unsigned int v4189 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4191 = v4189 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4194 = v4189 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4195 = v4194 << 3u;
-            const unsigned int v4196 = v79 + v4191;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4197 = v4196 < v60;
-            const unsigned int v4198 = v3864 + v4195;
-            const bool v4199 = v4198 < v34;
-            const bool v4200 = v4197 && v4199;
-            const unsigned int v4202 = v4196 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4204 = v4202 + v3864;
-            const unsigned int v4205 = v4204 + v4195;
-            const unsigned int v4206 = v4200 ? v4205 : 0u;
-            const unsigned int v4208 = v4191 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4209 = v3870 + v4208;
-            const unsigned int v4210 = v4209 + v4195;
-            iron_copy_async<16>(shm0 + (v4210 ^ (((v4210 >> 6u) & 7u) << 3u)), x + v4206, v4200);
-            const unsigned int v4213 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4215 = v4213 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4218 = v4213 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4219 = v4218 << 3u;
-            const unsigned int v4220 = v79 + v4215;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4221 = v4220 < v60;
-            const unsigned int v4222 = v3864 + v4219;
-            const bool v4223 = v4222 < v34;
-            const bool v4224 = v4221 && v4223;
-            const unsigned int v4226 = v4220 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4228 = v4226 + v3864;
-            const unsigned int v4229 = v4228 + v4219;
-            const unsigned int v4230 = v4224 ? v4229 : 0u;
-            const unsigned int v4232 = v4215 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4233 = v3870 + v4232;
-            const unsigned int v4234 = v4233 + v4219;
-            iron_copy_async<16>(shm0 + (v4234 ^ (((v4234 >> 6u) & 7u) << 3u)), x + v4230, v4224);
-            const unsigned int v4237 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4239 = v4237 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4242 = v4237 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4243 = v4242 << 3u;
-            const unsigned int v4244 = v79 + v4239;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4245 = v4244 < v60;
-            const unsigned int v4246 = v3864 + v4243;
-            const bool v4247 = v4246 < v34;
-            const bool v4248 = v4245 && v4247;
-            const unsigned int v4250 = v4244 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4252 = v4250 + v3864;
-            const unsigned int v4253 = v4252 + v4243;
-            const unsigned int v4254 = v4248 ? v4253 : 0u;
-            const unsigned int v4256 = v4239 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4257 = v3870 + v4256;
-            const unsigned int v4258 = v4257 + v4243;
-            iron_copy_async<16>(shm0 + (v4258 ^ (((v4258 >> 6u) & 7u) << 3u)), x + v4254, v4248);
-            const unsigned int v4261 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4263 = v4261 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4266 = v4261 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4267 = v4266 << 3u;
-            const unsigned int v4268 = v79 + v4263;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4269 = v4268 < v60;
-            const unsigned int v4270 = v3864 + v4267;
-            const bool v4271 = v4270 < v34;
-            const bool v4272 = v4269 && v4271;
-            const unsigned int v4274 = v4268 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4276 = v4274 + v3864;
-            const unsigned int v4277 = v4276 + v4267;
-            const unsigned int v4278 = v4272 ? v4277 : 0u;
-            const unsigned int v4280 = v4263 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4281 = v3870 + v4280;
-            const unsigned int v4282 = v4281 + v4267;
-            iron_copy_async<16>(shm0 + (v4282 ^ (((v4282 >> 6u) & 7u) << 3u)), x + v4278, v4272);
+            const unsigned int v3725 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3726 = v3725 << 3u;
+            const unsigned int v3728 = v3492 + v3726;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3729 = v3728 < v34;
+            const unsigned int v3730 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3732 = v3730 + v3492;
+            const unsigned int v3733 = v3732 + v3726;
+            const unsigned int v3735 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3736 = v3498 + v3735;
+            const unsigned int v3737 = v3736 + v3726;
+            const bool v3741 = v3729 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3745 = v3741 ? v3733 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3745, v3741);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3751 = v3729 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3753 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3754 = v3733 + v3753;
+            const unsigned int v3755 = v3751 ? v3754 : 0u;
+            const unsigned int v3757 = v3737 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3757 ^ (((v3757 >> 6u) & 7u) << 3u)), x + v3755, v3751);
+            const bool v3761 = v3729 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3763 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3764 = v3733 + v3763;
+            const unsigned int v3765 = v3761 ? v3764 : 0u;
+            const unsigned int v3767 = v3737 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3767 ^ (((v3767 >> 6u) & 7u) << 3u)), x + v3765, v3761);
+            const bool v3771 = v3729 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3773 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3774 = v3733 + v3773;
+            const unsigned int v3775 = v3771 ? v3774 : 0u;
+            const unsigned int v3777 = v3737 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3777 ^ (((v3777 >> 6u) & 7u) << 3u)), x + v3775, v3771);
+            const bool v3781 = v3729 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3783 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3784 = v3733 + v3783;
+            const unsigned int v3785 = v3781 ? v3784 : 0u;
+            const unsigned int v3787 = v3737 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3787 ^ (((v3787 >> 6u) & 7u) << 3u)), x + v3785, v3781);
+            const bool v3791 = v3729 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3793 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3794 = v3733 + v3793;
+            const unsigned int v3795 = v3791 ? v3794 : 0u;
+            const unsigned int v3797 = v3737 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3797 ^ (((v3797 >> 6u) & 7u) << 3u)), x + v3795, v3791);
+            const bool v3801 = v3729 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3803 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3804 = v3733 + v3803;
+            const unsigned int v3805 = v3801 ? v3804 : 0u;
+            const unsigned int v3807 = v3737 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3807 ^ (((v3807 >> 6u) & 7u) << 3u)), x + v3805, v3801);
+            const bool v3811 = v3729 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3813 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3814 = v3733 + v3813;
+            const unsigned int v3815 = v3811 ? v3814 : 0u;
+            const unsigned int v3817 = v3737 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3817 ^ (((v3817 >> 6u) & 7u) << 3u)), x + v3815, v3811);
           }
-          const unsigned int v4292 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4293 = v4292 << 3u;
-          const unsigned int v4294 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4295 = v4294 < v15;
-          const unsigned int v4296 = v3864 + v4293;
-          const bool v4297 = v4296 < v34;
-          const bool v4298 = v4295 && v4297;
-          const unsigned int v4300 = v4294 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4301 = v85 + v4300;
-          const unsigned int v4302 = v4301 + v3864;
-          const unsigned int v4303 = v4302 + v4293;
-          const unsigned int v4304 = v4298 ? v4303 : v85;
-          const unsigned int v4306 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4307 = v3870 + v4306;
-          const unsigned int v4308 = v4307 + v4293;
-          iron_copy_async<16>(shm1 + (v4308 ^ (((v4308 >> 6u) & 7u) << 3u)), weight + v4304, v4298);
-          const unsigned int v4311 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4313 = v4311 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4316 = v4311 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4317 = v4316 << 3u;
-          const unsigned int v4318 = v83 + v4313;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4319 = v4318 < v15;
-          const unsigned int v4320 = v3864 + v4317;
-          const bool v4321 = v4320 < v34;
-          const bool v4322 = v4319 && v4321;
-          const unsigned int v4324 = v4318 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4325 = v85 + v4324;
-          const unsigned int v4326 = v4325 + v3864;
-          const unsigned int v4327 = v4326 + v4317;
-          const unsigned int v4328 = v4322 ? v4327 : v85;
-          const unsigned int v4330 = v4313 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4331 = v3870 + v4330;
-          const unsigned int v4332 = v4331 + v4317;
-          iron_copy_async<16>(shm1 + (v4332 ^ (((v4332 >> 6u) & 7u) << 3u)), weight + v4328, v4322);
-          const unsigned int v4335 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4337 = v4335 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4340 = v4335 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4341 = v4340 << 3u;
-          const unsigned int v4342 = v83 + v4337;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4343 = v4342 < v15;
-          const unsigned int v4344 = v3864 + v4341;
-          const bool v4345 = v4344 < v34;
-          const bool v4346 = v4343 && v4345;
-          const unsigned int v4348 = v4342 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4349 = v85 + v4348;
-          const unsigned int v4350 = v4349 + v3864;
-          const unsigned int v4351 = v4350 + v4341;
-          const unsigned int v4352 = v4346 ? v4351 : v85;
-          const unsigned int v4354 = v4337 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4355 = v3870 + v4354;
-          const unsigned int v4356 = v4355 + v4341;
-          iron_copy_async<16>(shm1 + (v4356 ^ (((v4356 >> 6u) & 7u) << 3u)), weight + v4352, v4346);
-          const unsigned int v4359 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4361 = v4359 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4364 = v4359 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4365 = v4364 << 3u;
-          const unsigned int v4366 = v83 + v4361;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4367 = v4366 < v15;
-          const unsigned int v4368 = v3864 + v4365;
-          const bool v4369 = v4368 < v34;
-          const bool v4370 = v4367 && v4369;
-          const unsigned int v4372 = v4366 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4373 = v85 + v4372;
-          const unsigned int v4374 = v4373 + v3864;
-          const unsigned int v4375 = v4374 + v4365;
-          const unsigned int v4376 = v4370 ? v4375 : v85;
-          const unsigned int v4378 = v4361 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4379 = v3870 + v4378;
-          const unsigned int v4380 = v4379 + v4365;
-          iron_copy_async<16>(shm1 + (v4380 ^ (((v4380 >> 6u) & 7u) << 3u)), weight + v4376, v4370);
-          const unsigned int v4383 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4385 = v4383 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4388 = v4383 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4389 = v4388 << 3u;
-          const unsigned int v4390 = v83 + v4385;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4391 = v4390 < v15;
-          const unsigned int v4392 = v3864 + v4389;
-          const bool v4393 = v4392 < v34;
-          const bool v4394 = v4391 && v4393;
-          const unsigned int v4396 = v4390 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4397 = v85 + v4396;
-          const unsigned int v4398 = v4397 + v3864;
-          const unsigned int v4399 = v4398 + v4389;
-          const unsigned int v4400 = v4394 ? v4399 : v85;
-          const unsigned int v4402 = v4385 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4403 = v3870 + v4402;
-          const unsigned int v4404 = v4403 + v4389;
-          iron_copy_async<16>(shm1 + (v4404 ^ (((v4404 >> 6u) & 7u) << 3u)), weight + v4400, v4394);
-          const unsigned int v4407 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4409 = v4407 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4412 = v4407 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4413 = v4412 << 3u;
-          const unsigned int v4414 = v83 + v4409;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4415 = v4414 < v15;
-          const unsigned int v4416 = v3864 + v4413;
-          const bool v4417 = v4416 < v34;
-          const bool v4418 = v4415 && v4417;
-          const unsigned int v4420 = v4414 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4421 = v85 + v4420;
-          const unsigned int v4422 = v4421 + v3864;
-          const unsigned int v4423 = v4422 + v4413;
-          const unsigned int v4424 = v4418 ? v4423 : v85;
-          const unsigned int v4426 = v4409 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4427 = v3870 + v4426;
-          const unsigned int v4428 = v4427 + v4413;
-          iron_copy_async<16>(shm1 + (v4428 ^ (((v4428 >> 6u) & 7u) << 3u)), weight + v4424, v4418);
-          const unsigned int v4431 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4433 = v4431 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4436 = v4431 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4437 = v4436 << 3u;
-          const unsigned int v4438 = v83 + v4433;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4439 = v4438 < v15;
-          const unsigned int v4440 = v3864 + v4437;
-          const bool v4441 = v4440 < v34;
-          const bool v4442 = v4439 && v4441;
-          const unsigned int v4444 = v4438 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4445 = v85 + v4444;
-          const unsigned int v4446 = v4445 + v3864;
-          const unsigned int v4447 = v4446 + v4437;
-          const unsigned int v4448 = v4442 ? v4447 : v85;
-          const unsigned int v4450 = v4433 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4451 = v3870 + v4450;
-          const unsigned int v4452 = v4451 + v4437;
-          iron_copy_async<16>(shm1 + (v4452 ^ (((v4452 >> 6u) & 7u) << 3u)), weight + v4448, v4442);
-          const unsigned int v4455 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4457 = v4455 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4460 = v4455 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4461 = v4460 << 3u;
-          const unsigned int v4462 = v83 + v4457;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4463 = v4462 < v15;
-          const unsigned int v4464 = v3864 + v4461;
-          const bool v4465 = v4464 < v34;
-          const bool v4466 = v4463 && v4465;
-          const unsigned int v4468 = v4462 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4469 = v85 + v4468;
-          const unsigned int v4470 = v4469 + v3864;
-          const unsigned int v4471 = v4470 + v4461;
-          const unsigned int v4472 = v4466 ? v4471 : v85;
-          const unsigned int v4474 = v4457 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4475 = v3870 + v4474;
-          const unsigned int v4476 = v4475 + v4461;
-          iron_copy_async<16>(shm1 + (v4476 ^ (((v4476 >> 6u) & 7u) << 3u)), weight + v4472, v4466);
+          const unsigned int v3826 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3827 = v3826 << 3u;
+          const unsigned int v3828 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3829 = v3492 + v3827;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3830 = v3829 < v34;
+          const unsigned int v3831 = v3828 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3832 = v85 + v3831;
+          const unsigned int v3833 = v3832 + v3492;
+          const unsigned int v3834 = v3833 + v3827;
+          const unsigned int v3836 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3837 = v3498 + v3836;
+          const unsigned int v3838 = v3837 + v3827;
+          const bool v3841 = v3828 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3842 = v3830 && v3841;
+          const unsigned int v3846 = v3842 ? v3834 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3838 ^ (((v3838 >> 6u) & 7u) << 3u)), weight + v3846, v3842);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3850 = v3828 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3851 = v3850 < v15;
+          const bool v3852 = v3830 && v3851;
+          const unsigned int v3854 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3855 = v3834 + v3854;
+          const unsigned int v3856 = v3852 ? v3855 : v85;
+          const unsigned int v3858 = v3838 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3858 ^ (((v3858 >> 6u) & 7u) << 3u)), weight + v3856, v3852);
+          const unsigned int v3860 = v3828 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3861 = v3860 < v15;
+          const bool v3862 = v3830 && v3861;
+          const unsigned int v3864 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3865 = v3834 + v3864;
+          const unsigned int v3866 = v3862 ? v3865 : v85;
+          const unsigned int v3868 = v3838 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3868 ^ (((v3868 >> 6u) & 7u) << 3u)), weight + v3866, v3862);
+          const unsigned int v3870 = v3828 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3871 = v3870 < v15;
+          const bool v3872 = v3830 && v3871;
+          const unsigned int v3874 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3875 = v3834 + v3874;
+          const unsigned int v3876 = v3872 ? v3875 : v85;
+          const unsigned int v3878 = v3838 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3878 ^ (((v3878 >> 6u) & 7u) << 3u)), weight + v3876, v3872);
+          const unsigned int v3880 = v3828 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3881 = v3880 < v15;
+          const bool v3882 = v3830 && v3881;
+          const unsigned int v3884 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3885 = v3834 + v3884;
+          const unsigned int v3886 = v3882 ? v3885 : v85;
+          const unsigned int v3888 = v3838 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3888 ^ (((v3888 >> 6u) & 7u) << 3u)), weight + v3886, v3882);
+          const unsigned int v3890 = v3828 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3891 = v3890 < v15;
+          const bool v3892 = v3830 && v3891;
+          const unsigned int v3894 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3895 = v3834 + v3894;
+          const unsigned int v3896 = v3892 ? v3895 : v85;
+          const unsigned int v3898 = v3838 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3898 ^ (((v3898 >> 6u) & 7u) << 3u)), weight + v3896, v3892);
+          const unsigned int v3900 = v3828 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3901 = v3900 < v15;
+          const bool v3902 = v3830 && v3901;
+          const unsigned int v3904 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3905 = v3834 + v3904;
+          const unsigned int v3906 = v3902 ? v3905 : v85;
+          const unsigned int v3908 = v3838 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3908 ^ (((v3908 >> 6u) & 7u) << 3u)), weight + v3906, v3902);
+          const unsigned int v3910 = v3828 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3911 = v3910 < v15;
+          const bool v3912 = v3830 && v3911;
+          const unsigned int v3914 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3915 = v3834 + v3914;
+          const unsigned int v3916 = v3912 ? v3915 : v85;
+          const unsigned int v3918 = v3838 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3918 ^ (((v3918 >> 6u) & 7u) << 3u)), weight + v3916, v3912);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
       __syncthreads();
     } else {
-      const unsigned int v993 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-      const unsigned int v1052 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v1106 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1111 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1119 = v1106 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1124 = v1111 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1130 = v1106 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1135 = v1111 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1141 = v1106 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1146 = v1111 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+      const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v992 = 0u; v992 < v34; v992 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-        for (unsigned int v996 = v144; v996 < 8192u; v996 += v993) {  // kernels/convolution/im2col_a.hpp:156
-          const unsigned int v998 = v996 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-          const unsigned int v1000 = v996 & 63u;  // kernels/convolution/im2col_a.hpp:158
-          const unsigned int v1001 = v992 + v1000;  // kernels/convolution/im2col_a.hpp:159
-          const unsigned int v1002 = v79 + v998;
-          const unsigned int v1028 = v1002 / v142;  // kernels/convolution/im2col_a.hpp:63
-          const unsigned int v1029 = v1002 % v142;  // kernels/convolution/im2col_a.hpp:64
-          const unsigned int v1031 = v1001 / v19;  // kernels/convolution/im2col_a.hpp:66
-          const unsigned int v1032 = v1031 / v6;  // kernels/convolution/im2col_a.hpp:68
-          const unsigned int v1033 = v1032 * v11;
-          const unsigned int v1034 = v1029 / v46;
-          const unsigned int v1035 = v1034 * v7;
-          const unsigned int v1036 = v1035 + v1033;
-          const unsigned int v1037 = v1031 % v6;  // kernels/convolution/im2col_a.hpp:69
-          const unsigned int v1038 = v1037 * v12;
-          const unsigned int v1039 = v1029 % v46;
-          const unsigned int v1040 = v1039 * v8;
-          const unsigned int v1041 = v1040 + v1038;
-          const bool v1042 = v1002 < v60;  // kernels/convolution/im2col_a.hpp:71
-          const bool v1043 = v1001 < v34;
-          const bool v1044 = v1042 && v1043;
-          const bool v1045 = v1036 >= v9;
-          const bool v1046 = v1044 && v1045;
-          const bool v1048 = v1036 < v154;
-          const bool v1049 = v1046 && v1048;
-          const bool v1050 = v1041 >= v10;
-          const bool v1051 = v1049 && v1050;
-          const bool v1053 = v1041 < v1052;
-          const bool v1054 = v1051 && v1053;
-          const unsigned int v1055 = max(v1036, v9);  // kernels/convolution/im2col_a.hpp:72
-          const unsigned int v1056 = v1055 - v9;
-          const unsigned int v1057 = max(v1041, v10);  // kernels/convolution/im2col_a.hpp:73
-          const unsigned int v1058 = v1057 - v10;
-          const unsigned int v1059 = v1001 % v19;  // kernels/convolution/im2col_a.hpp:74
-          const unsigned int v1060 = v1028 * v1;
-          const unsigned int v1061 = v1060 + v1056;
-          const unsigned int v1062 = v1061 * v2;
-          const unsigned int v1063 = v1062 + v1058;
-          const unsigned int v1064 = v1063 * v3;
-          const unsigned int v1065 = v1064 + v97;
-          const unsigned int v1066 = v1065 + v1059;
-          if (v1054) {  // kernels/convolution/im2col_a.hpp:160
-            const iron_bf16 v1067 = x[v1066];
-            const unsigned int v1069 = v998 << 6u;
-            const unsigned int v1070 = v1069 + v1000;
-            shm0[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+        for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
+          const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+          const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
+          const unsigned int v815 = v806 + v814;  // kernels/convolution/im2col_a.hpp:159
+          const unsigned int v816 = v79 + v812;
+          const unsigned int v842 = v816 / v142;  // kernels/convolution/im2col_a.hpp:63
+          const unsigned int v843 = v816 % v142;  // kernels/convolution/im2col_a.hpp:64
+          const unsigned int v845 = v815 / v19;  // kernels/convolution/im2col_a.hpp:66
+          const unsigned int v846 = v845 / v6;  // kernels/convolution/im2col_a.hpp:68
+          const unsigned int v847 = v846 * v11;
+          const unsigned int v848 = v843 / v46;
+          const unsigned int v849 = v848 * v7;
+          const unsigned int v850 = v849 + v847;
+          const unsigned int v851 = v845 % v6;  // kernels/convolution/im2col_a.hpp:69
+          const unsigned int v852 = v851 * v12;
+          const unsigned int v853 = v843 % v46;
+          const unsigned int v854 = v853 * v8;
+          const unsigned int v855 = v854 + v852;
+          const bool v856 = v816 < v60;  // kernels/convolution/im2col_a.hpp:71
+          const bool v857 = v815 < v34;
+          const bool v858 = v856 && v857;
+          const bool v859 = v850 >= v9;
+          const bool v860 = v858 && v859;
+          const bool v862 = v850 < v154;
+          const bool v863 = v860 && v862;
+          const bool v864 = v855 >= v10;
+          const bool v865 = v863 && v864;
+          const bool v867 = v855 < v866;
+          const bool v868 = v865 && v867;
+          const unsigned int v869 = max(v850, v9);  // kernels/convolution/im2col_a.hpp:72
+          const unsigned int v870 = v869 - v9;
+          const unsigned int v871 = max(v855, v10);  // kernels/convolution/im2col_a.hpp:73
+          const unsigned int v872 = v871 - v10;
+          const unsigned int v873 = v815 % v19;  // kernels/convolution/im2col_a.hpp:74
+          const unsigned int v874 = v842 * v1;
+          const unsigned int v875 = v874 + v870;
+          const unsigned int v876 = v875 * v2;
+          const unsigned int v877 = v876 + v872;
+          const unsigned int v878 = v877 * v3;
+          const unsigned int v879 = v878 + v97;
+          const unsigned int v880 = v879 + v873;
+          if (v868) {  // kernels/convolution/im2col_a.hpp:160
+            const iron_bf16 v881 = x[v880];
+            const unsigned int v883 = v812 << 6u;
+            const unsigned int v884 = v883 + v814;
+            shm0[(v884 ^ (((v884 >> 6u) & 7u) << 3u))] = v881;
           } else {
-            const unsigned int v1072 = v998 << 6u;  // kernels/convolution/im2col_a.hpp:161
-            const unsigned int v1073 = v1072 + v1000;
-            shm0[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v886 = v812 << 6u;  // kernels/convolution/im2col_a.hpp:161
+            const unsigned int v887 = v886 + v814;
+            shm0[(v887 ^ (((v887 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1078 = v144; v1078 < 8192u; v1078 += v993) {  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1080 = v1078 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1082 = v1078 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v1083 = v83 + v1080;  // kernels/gemm/gemm_tiles.hpp:99
-          const bool v1084 = v1083 < v15;
-          const unsigned int v1085 = v992 + v1082;
-          const bool v1086 = v1085 < v34;
-          const bool v1087 = v1084 && v1086;
-          if (v1087) {
-            const unsigned int v1089 = v1083 * v34;  // kernels/gemm/gemm_tiles.hpp:100
-            const unsigned int v1090 = v85 + v1089;
-            const unsigned int v1091 = v1090 + v992;
-            const unsigned int v1092 = v1091 + v1082;
-            const iron_bf16 v1093 = weight[v1092];
-            const unsigned int v1095 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-            const unsigned int v1096 = v1095 + v1082;
-            shm1[(v1096 ^ (((v1096 >> 6u) & 7u) << 3u))] = v1093;
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+          const bool v898 = v897 < v15;
+          const unsigned int v899 = v806 + v896;
+          const bool v900 = v899 < v34;
+          const bool v901 = v898 && v900;
+          if (v901) {
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v904 = v85 + v903;
+            const unsigned int v905 = v904 + v806;
+            const unsigned int v906 = v905 + v896;
+            const iron_bf16 v907 = weight[v906];
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v910 = v909 + v896;
+            shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v1098 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-            const unsigned int v1099 = v1098 + v1082;
-            shm1[(v1099 ^ (((v1099 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v913 = v912 + v896;
+            shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1130, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1135, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1141, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1146, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-    const bool v1151 = v1150 <= v60;
-    const unsigned int v1153 = v83 + 128u;
-    const bool v1154 = v1153 <= v15;
-    const bool v1155 = v1151 && v1154;
-    const bool v1156 = v1155 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const bool v965 = v964 <= v60;
+    const unsigned int v967 = v83 + 128u;
+    const bool v968 = v967 <= v15;
+    const bool v969 = v965 && v968;
+    const bool v970 = v969 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
-      if (v1163) {
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+      if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-      const unsigned int v1169 = v1168 << 6u;
-      const unsigned int v1170 = v83 + v1169;
-      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-      const unsigned int v1174 = v1173 << 6u;
-      const unsigned int v1175 = v79 + v1174;
-      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
-        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v1184 = v1175 + v1183;
-          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v1187 = v1170 + v1186;
-          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v1194 = v1193 + v1186;
-          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
-          const unsigned int v1200 = v84 + v1187;  // kernels/convolution/conv_tiles.hpp:114
-          const iron_bf16x8 v4706 = *reinterpret_cast<const iron_bf16x8*>(bias + v1200);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v1201 = v4706.v[0];
-          const iron_bf16 v1214 = v4706.v[1];
-          const iron_bf16 v1227 = v4706.v[2];
-          const iron_bf16 v1240 = v4706.v[3];
-          const iron_bf16 v1253 = v4706.v[4];
-          const iron_bf16 v1266 = v4706.v[5];
-          const iron_bf16 v1279 = v4706.v[6];
-          const iron_bf16 v1292 = v4706.v[7];
-          const float v1202 = iron_to_f32(v1201);
-          const float v1203 = v1197 + v1202;
-          const iron_bf16 v1204 = iron_f32_to_bf16(v1203);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1205 = v1184 * v4;
-          const unsigned int v1206 = v1205 + v84;
-          const unsigned int v1209 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1210 = shm2[v1209];
-          const float v1215 = iron_to_f32(v1214);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1216 = v1210 + v1215;
-          const iron_bf16 v1217 = iron_f32_to_bf16(v1216);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1222 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1223 = shm2[v1222];
-          const float v1228 = iron_to_f32(v1227);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1229 = v1223 + v1228;
-          const iron_bf16 v1230 = iron_f32_to_bf16(v1229);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1235 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1236 = shm2[v1235];
-          const float v1241 = iron_to_f32(v1240);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1242 = v1236 + v1241;
-          const iron_bf16 v1243 = iron_f32_to_bf16(v1242);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1248 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1249 = shm2[v1248];
-          const float v1254 = iron_to_f32(v1253);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1255 = v1249 + v1254;
-          const iron_bf16 v1256 = iron_f32_to_bf16(v1255);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1261 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1262 = shm2[v1261];
-          const float v1267 = iron_to_f32(v1266);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1268 = v1262 + v1267;
-          const iron_bf16 v1269 = iron_f32_to_bf16(v1268);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1274 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1275 = shm2[v1274];
-          const float v1280 = iron_to_f32(v1279);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1281 = v1275 + v1280;
-          const iron_bf16 v1282 = iron_f32_to_bf16(v1281);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1287 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1288 = shm2[v1287];
-          const float v1293 = iron_to_f32(v1292);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1294 = v1288 + v1293;
-          const iron_bf16 v1295 = iron_f32_to_bf16(v1294);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4707 = v1187 + v1206;
-          *reinterpret_cast<iron_bf16x8*>(out + v4707) = iron_bf16x8{{v1204, v1217, v1230, v1243, v1256, v1269, v1282, v1295}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v983 = v982 << 6u;
+      const unsigned int v984 = v83 + v983;
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v988 = v987 << 6u;
+      const unsigned int v989 = v79 + v988;
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v998 = v989 + v997;
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1001 = v984 + v1000;
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1008 = v1007 + v1000;
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16x8 v4048 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v1015 = v4048.v[0];
+          const iron_bf16 v1028 = v4048.v[1];
+          const iron_bf16 v1041 = v4048.v[2];
+          const iron_bf16 v1054 = v4048.v[3];
+          const iron_bf16 v1067 = v4048.v[4];
+          const iron_bf16 v1080 = v4048.v[5];
+          const iron_bf16 v1093 = v4048.v[6];
+          const iron_bf16 v1106 = v4048.v[7];
+          const float v1016 = iron_to_f32(v1015);
+          const float v1017 = v1011 + v1016;
+          const iron_bf16 v1018 = iron_f32_to_bf16(v1017);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1019 = v998 * v4;
+          const unsigned int v1020 = v1019 + v84;
+          const unsigned int v1023 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1024 = shm2[v1023];
+          const float v1029 = iron_to_f32(v1028);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1030 = v1024 + v1029;
+          const iron_bf16 v1031 = iron_f32_to_bf16(v1030);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1036 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1037 = shm2[v1036];
+          const float v1042 = iron_to_f32(v1041);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1043 = v1037 + v1042;
+          const iron_bf16 v1044 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1049 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1050 = shm2[v1049];
+          const float v1055 = iron_to_f32(v1054);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1056 = v1050 + v1055;
+          const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1062 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1063 = shm2[v1062];
+          const float v1068 = iron_to_f32(v1067);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1069 = v1063 + v1068;
+          const iron_bf16 v1070 = iron_f32_to_bf16(v1069);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1075 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1076 = shm2[v1075];
+          const float v1081 = iron_to_f32(v1080);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1082 = v1076 + v1081;
+          const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1088 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1089 = shm2[v1088];
+          const float v1094 = iron_to_f32(v1093);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1095 = v1089 + v1094;
+          const iron_bf16 v1096 = iron_f32_to_bf16(v1095);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1101 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1102 = shm2[v1101];
+          const float v1107 = iron_to_f32(v1106);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1108 = v1102 + v1107;
+          const iron_bf16 v1109 = iron_f32_to_bf16(v1108);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4049 = v1001 + v1020;
+          *reinterpret_cast<iron_bf16x8*>(out + v4049) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
         }
       } else {
-        for (unsigned int v1302 = v144; v1302 < 4096u; v1302 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v1304 = v1302 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1305 = v1175 + v1304;
-          const unsigned int v1307 = v1302 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1308 = v1170 + v1307;
-          const bool v1309 = v1305 < v60;  // kernels/gemm/gemm_tiles.hpp:353
-          const bool v1310 = v1308 < v15;
-          const bool v1311 = v1309 && v1310;
-          if (v1311) {
-            const unsigned int v1317 = v1304 * 68u;
-            const unsigned int v1318 = v1317 + v1307;
-            const float v1319 = shm2[v1318];
-            const unsigned int v1320 = v84 + v1308;  // kernels/convolution/conv_tiles.hpp:114
-            const iron_bf16 v1321 = bias[v1320];  // kernels/convolution/conv2d_bias.cpp:64
-            const float v1322 = iron_to_f32(v1321);
-            const float v1323 = v1319 + v1322;
-            const iron_bf16 v1324 = iron_f32_to_bf16(v1323);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v1325 = v1305 * v4;
-            const unsigned int v1326 = v1325 + v84;
-            const unsigned int v1327 = v1326 + v1308;
-            out[v1327] = v1324;
+        for (unsigned int v1116 = v144; v1116 < 4096u; v1116 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
+          const unsigned int v1118 = v1116 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v1119 = v989 + v1118;
+          const unsigned int v1121 = v1116 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1122 = v984 + v1121;
+          const bool v1123 = v1119 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1124 = v1122 < v15;
+          const bool v1125 = v1123 && v1124;
+          if (v1125) {
+            const unsigned int v1131 = v1118 * 68u;
+            const unsigned int v1132 = v1131 + v1121;
+            const float v1133 = shm2[v1132];
+            const unsigned int v1134 = v84 + v1122;  // kernels/convolution/conv_tiles.hpp:114
+            const iron_bf16 v1135 = bias[v1134];  // kernels/convolution/conv2d_bias.cpp:64
+            const float v1136 = iron_to_f32(v1135);
+            const float v1137 = v1133 + v1136;
+            const iron_bf16 v1138 = iron_f32_to_bf16(v1137);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1139 = v1119 * v4;
+            const unsigned int v1140 = v1139 + v84;
+            const unsigned int v1141 = v1140 + v1122;
+            out[v1141] = v1138;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
     }
   } else {
-    const unsigned int v2663 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2664 = v2663 & 15u;
-    const unsigned int v2665 = v2664 << 2u;
-    const unsigned int v2668 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2669 = v2668 * v19;
-    const unsigned int v2673 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2674 = v12 * v2673;
-    const unsigned int v2676 = v10 << 1u;
-    const unsigned int v2677 = v2 + v2676;
-    const unsigned int v2678 = v2677 - v2674;
-    const unsigned int v2679 = v2678 - 1u;
-    const unsigned int v2680 = v2679 / v8;
-    const unsigned int v2681 = v2680 + 1u;
-    const unsigned int v2685 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2686 = v11 * v2685;
-    const unsigned int v2688 = v9 << 1u;
-    const unsigned int v2689 = v1 + v2688;
-    const unsigned int v2690 = v2689 - v2686;
-    const unsigned int v2691 = v2690 - 1u;
-    const unsigned int v2692 = v2691 / v7;
-    const unsigned int v2693 = v2692 + 1u;
-    const unsigned int v2694 = v2693 * v2681;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2695 = v0 * v2694;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2700 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2701 = v2700 == 0u;
-    const unsigned int v2704 = v19 << 1u;
-    const bool v2705 = v2704 <= 64u;
-    const bool v2706 = v2701 && v2705;
-    const unsigned int v2707 = v2706 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2711 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2712 = v2711 == 0u;
-    const unsigned int v2715 = v19 << 2u;
-    const bool v2716 = v2715 <= 64u;
-    const bool v2717 = v2712 && v2716;
-    const unsigned int v2718 = v2717 ? 4u : v2707;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2722 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2723 = v2722 == 0u;
-    const unsigned int v2726 = v19 << 3u;
-    const bool v2727 = v2726 <= 64u;
-    const bool v2728 = v2723 && v2727;
-    const unsigned int v2729 = v2728 ? 8u : v2718;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2731 = 128u / v2729;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2732 = v13 / v2729;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2733 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2736 = v2695 + 127u;
-    const unsigned int v2737 = v2736 >> 7u;
-    const unsigned int v2738 = blockIdx.z;
-    const unsigned int v2739 = v2738 * v2737;
-    const unsigned int v2740 = v2739 + v2733;
-    const unsigned int v2741 = v2740 % v2732;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2742 = v2740 / v2732;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2743 = v2741 * v2729;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2745 = v2695 + v2731;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2746 = v2745 - 1u;
-    const unsigned int v2747 = v2746 / v2731;
-    const bool v2748 = v2742 < v2747;
-    if (v2748) {
-      const unsigned int v2750 = v2729 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2751 = v2750 >> 2u;
-      const bool v2755 = v2751 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2756 = v2755 ? 8u : 16u;
-      const bool v2759 = v2751 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2760 = v2759 ? 4u : v2756;
-      const bool v2763 = v2751 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2764 = v2763 ? 2u : v2760;
-      const bool v2767 = v2751 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2768 = v2767 ? 1u : v2764;
-      const unsigned int v2770 = v2663 % v2768;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2771 = v2770 < v2751;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2773 = v2770 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2774 = v2773 / v19;
-      const unsigned int v2775 = v2774 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2778 = v2773 - v2775;
-      const unsigned int v2781 = v2743 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2782 = v2781 + v2773;
-      const unsigned int v2784 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2785 = v2784 << 5u;
-      const unsigned int v2786 = v2785 / v2731;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2788 = v2785 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2789 = v2788 / v2731;
-      iron_frag<float, 2, 16, 16> v2791;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2791, 0.0f);
-      iron_frag<float, 2, 16, 16> v2793;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2793, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2795;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2795, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2797;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2797, iron_f32_to_bf16(0.0f));
-      const unsigned int v2800 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2903 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2924 = v2785 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2928 = v2786 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2934 = v2788 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2938 = v2789 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2477 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2478 = v2477 & 15u;
+    const unsigned int v2479 = v2478 << 2u;
+    const unsigned int v2482 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2483 = v2482 * v19;
+    const unsigned int v2487 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2488 = v12 * v2487;
+    const unsigned int v2490 = v10 << 1u;
+    const unsigned int v2491 = v2 + v2490;
+    const unsigned int v2492 = v2491 - v2488;
+    const unsigned int v2493 = v2492 - 1u;
+    const unsigned int v2494 = v2493 / v8;
+    const unsigned int v2495 = v2494 + 1u;
+    const unsigned int v2499 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2500 = v11 * v2499;
+    const unsigned int v2502 = v9 << 1u;
+    const unsigned int v2503 = v1 + v2502;
+    const unsigned int v2504 = v2503 - v2500;
+    const unsigned int v2505 = v2504 - 1u;
+    const unsigned int v2506 = v2505 / v7;
+    const unsigned int v2507 = v2506 + 1u;
+    const unsigned int v2508 = v2507 * v2495;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2509 = v0 * v2508;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2514 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2515 = v2514 == 0u;
+    const unsigned int v2518 = v19 << 1u;
+    const bool v2519 = v2518 <= 64u;
+    const bool v2520 = v2515 && v2519;
+    const unsigned int v2521 = v2520 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2525 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2526 = v2525 == 0u;
+    const unsigned int v2529 = v19 << 2u;
+    const bool v2530 = v2529 <= 64u;
+    const bool v2531 = v2526 && v2530;
+    const unsigned int v2532 = v2531 ? 4u : v2521;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2536 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2537 = v2536 == 0u;
+    const unsigned int v2540 = v19 << 3u;
+    const bool v2541 = v2540 <= 64u;
+    const bool v2542 = v2537 && v2541;
+    const unsigned int v2543 = v2542 ? 8u : v2532;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2545 = 128u / v2543;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2546 = v13 / v2543;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2547 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2550 = v2509 + 127u;
+    const unsigned int v2551 = v2550 >> 7u;
+    const unsigned int v2552 = blockIdx.z;
+    const unsigned int v2553 = v2552 * v2551;
+    const unsigned int v2554 = v2553 + v2547;
+    const unsigned int v2555 = v2554 % v2546;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2556 = v2554 / v2546;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2557 = v2555 * v2543;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2559 = v2509 + v2545;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2560 = v2559 - 1u;
+    const unsigned int v2561 = v2560 / v2545;
+    const bool v2562 = v2556 < v2561;
+    if (v2562) {
+      const unsigned int v2564 = v2543 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2565 = v2564 >> 2u;
+      const bool v2569 = v2565 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2570 = v2569 ? 8u : 16u;
+      const bool v2573 = v2565 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2574 = v2573 ? 4u : v2570;
+      const bool v2577 = v2565 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2578 = v2577 ? 2u : v2574;
+      const bool v2581 = v2565 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2582 = v2581 ? 1u : v2578;
+      const unsigned int v2584 = v2477 % v2582;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2585 = v2584 < v2565;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2587 = v2584 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2588 = v2587 / v19;
+      const unsigned int v2589 = v2588 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2592 = v2587 - v2589;
+      const unsigned int v2595 = v2557 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2596 = v2595 + v2587;
+      const unsigned int v2598 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2599 = v2598 << 5u;
+      const unsigned int v2600 = v2599 / v2545;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2602 = v2599 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2603 = v2602 / v2545;
+      iron_frag<float, 2, 16, 16> v2605;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2605, 0.0f);
+      iron_frag<float, 2, 16, 16> v2607;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2607, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2609;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2609, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2611;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2611, iron_f32_to_bf16(0.0f));
+      const unsigned int v2614 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2717 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2738 = v2599 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2742 = v2600 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2748 = v2602 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2752 = v2603 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2802 = 0u; v2802 < v5; v2802 += v2800) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2803 = v2802 + v2800;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2804 = min(v2803, v5);
-        const unsigned int v2805 = v2804 - v2802;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2806 = v2805 * v6;
-        const unsigned int v2807 = v2806 * v19;
-        const unsigned int v2811 = v2807 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2812 = v2811 >> 4u;
-        const unsigned int v2813 = v2812 << 4u;
-        const bool v2814 = v2665 < v2813;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2814) {
-          const unsigned int v2816 = v2729 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2819 = v2663 >> 4u;
-          const bool v2825 = v2665 < v2807;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2827 = v2802 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2828 = v2827 * v19;
+      for (unsigned int v2616 = 0u; v2616 < v5; v2616 += v2614) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2617 = v2616 + v2614;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2618 = min(v2617, v5);
+        const unsigned int v2619 = v2618 - v2616;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2620 = v2619 * v6;
+        const unsigned int v2621 = v2620 * v19;
+        const unsigned int v2625 = v2621 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2626 = v2625 >> 4u;
+        const unsigned int v2627 = v2626 << 4u;
+        const bool v2628 = v2479 < v2627;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2628) {
+          const unsigned int v2630 = v2543 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2633 = v2477 >> 4u;
+          const bool v2639 = v2479 < v2621;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2641 = v2616 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2642 = v2641 * v19;
 
-          for (unsigned int v2821 = v2819; v2821 < v2816; v2821 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2823 = v2821 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2824 = v2823 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2826 = v2824 && v2825;
-            const unsigned int v2830 = v2821 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2831 = v2743 + v2830;
-            const unsigned int v2832 = v2831 * v15;
-            const unsigned int v2833 = v2832 + v2823;
-            const unsigned int v2834 = v2833 * v2669;
-            const unsigned int v2835 = v2834 + v2828;
-            const unsigned int v2836 = v2835 + v2665;
-            const unsigned int v2838 = v2826 ? v2836 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2840 = v2821 * 56u;
-            const unsigned int v2841 = v2840 + v2665;
-            iron_copy_async<8>(shm5 + v2841, weight + v2838, v2826);
+          for (unsigned int v2635 = v2633; v2635 < v2630; v2635 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2637 = v2635 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2638 = v2637 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2640 = v2638 && v2639;
+            const unsigned int v2644 = v2635 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2645 = v2557 + v2644;
+            const unsigned int v2646 = v2645 * v15;
+            const unsigned int v2647 = v2646 + v2637;
+            const unsigned int v2648 = v2647 * v2483;
+            const unsigned int v2649 = v2648 + v2642;
+            const unsigned int v2650 = v2649 + v2479;
+            const unsigned int v2652 = v2640 ? v2650 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2654 = v2635 * 56u;
+            const unsigned int v2655 = v2654 + v2479;
+            iron_copy_async<8>(shm5 + v2655, weight + v2652, v2640);
           }
         }
-        if (v2771) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2843 = 128u / v2768;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2845 = v2663 / v2768;
-          const unsigned int v2847 = v2742 * v2731;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2859 = v2774 * v2731;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2869 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2886 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2585) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2657 = 128u / v2582;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2659 = v2477 / v2582;
+          const unsigned int v2661 = v2556 * v2545;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2673 = v2588 * v2545;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2683 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2700 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2846 = v2845; v2846 < v2731; v2846 += v2843) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2848 = v2847 + v2846;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2849 = v2848 / v2694;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2850 = v2849 * v2694;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2851 = v2848 - v2850;
-            const unsigned int v2852 = v2851 / v2681;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2853 = v2852 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2854 = v2852 * v2681;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2855 = v2851 - v2854;
-            const unsigned int v2856 = v2855 * v8;
-            const bool v2857 = v2848 < v2695;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2860 = v2859 + v2846;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2861 = v2860 * 56u;
-            const unsigned int v2862 = v2861 + v2778;
-            const unsigned int v2873 = v2849 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2660 = v2659; v2660 < v2545; v2660 += v2657) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2662 = v2661 + v2660;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2663 = v2662 / v2508;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2664 = v2663 * v2508;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2665 = v2662 - v2664;
+            const unsigned int v2666 = v2665 / v2495;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2667 = v2666 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2668 = v2666 * v2495;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2669 = v2665 - v2668;
+            const unsigned int v2670 = v2669 * v8;
+            const bool v2671 = v2662 < v2509;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2674 = v2673 + v2660;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2675 = v2674 * 56u;
+            const unsigned int v2676 = v2675 + v2592;
+            const unsigned int v2687 = v2663 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2864 = v2802; v2864 < v2804; v2864 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2865 = v2864 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2866 = v2853 + v2865;
-              const bool v2867 = v2866 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2868 = v2857 && v2867;
-              const bool v2870 = v2866 < v2869;
-              const bool v2871 = v2868 && v2870;
-              const unsigned int v2872 = max(v2866, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2874 = v2873 + v2872;
-              const unsigned int v2875 = v2874 - v9;
-              const unsigned int v2876 = v2864 - v2802;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2877 = v2876 * v6;
-              const unsigned int v2878 = v2877 * v19;
-              const unsigned int v2890 = v2875 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2898 = v2862 + v2878;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2678 = v2616; v2678 < v2618; v2678 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2679 = v2678 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2680 = v2667 + v2679;
+              const bool v2681 = v2680 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2682 = v2671 && v2681;
+              const bool v2684 = v2680 < v2683;
+              const bool v2685 = v2682 && v2684;
+              const unsigned int v2686 = max(v2680, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2688 = v2687 + v2686;
+              const unsigned int v2689 = v2688 - v9;
+              const unsigned int v2690 = v2678 - v2616;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2691 = v2690 * v6;
+              const unsigned int v2692 = v2691 * v19;
+              const unsigned int v2704 = v2689 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2712 = v2676 + v2692;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2881 = 0u; v2881 < v6; v2881 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2882 = v2881 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2883 = v2856 + v2882;
-                const bool v2884 = v2883 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2885 = v2871 && v2884;
-                const bool v2887 = v2883 < v2886;
-                const bool v2888 = v2885 && v2887;
-                const unsigned int v2889 = max(v2883, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2891 = v2890 + v2889;
-                const unsigned int v2892 = v2891 - v10;
-                const unsigned int v2893 = v2892 * v3;
-                const unsigned int v2894 = v2893 + v2782;
-                const unsigned int v2896 = v2888 ? v2894 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2897 = v2881 * v19;
-                const unsigned int v2899 = v2898 + v2897;
-                iron_copy_async<8>(shm4 + v2899, x + v2896, v2888);
+              for (unsigned int v2695 = 0u; v2695 < v6; v2695 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2696 = v2695 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2697 = v2670 + v2696;
+                const bool v2698 = v2697 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2699 = v2685 && v2698;
+                const bool v2701 = v2697 < v2700;
+                const bool v2702 = v2699 && v2701;
+                const unsigned int v2703 = max(v2697, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2705 = v2704 + v2703;
+                const unsigned int v2706 = v2705 - v10;
+                const unsigned int v2707 = v2706 * v3;
+                const unsigned int v2708 = v2707 + v2596;
+                const unsigned int v2710 = v2702 ? v2708 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2711 = v2695 * v19;
+                const unsigned int v2713 = v2712 + v2711;
+                iron_copy_async<8>(shm4 + v2713, x + v2710, v2702);
               }
             }
           }
         }
-        const unsigned int v2901 = v2813 - v2807;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2902 = v2901 >> 2u;
-        const unsigned int v2905 = v2902 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2715 = v2627 - v2621;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2716 = v2715 >> 2u;
+        const unsigned int v2719 = v2716 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2907 = v2663; v2907 < v2905; v2907 += v2903) {
-          const unsigned int v2908 = v2907 / v2902;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2912 = v2908 * v2902;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2913 = v2907 - v2912;
-          const unsigned int v2914 = v2913 << 2u;
-          const unsigned int v2916 = v2908 * 56u;
-          const unsigned int v2917 = v2916 + v2807;
-          const unsigned int v2918 = v2917 + v2914;
-          iron_copy_async<8>(shm4 + v2918, x + 0u, false);
+        for (unsigned int v2721 = v2477; v2721 < v2719; v2721 += v2717) {
+          const unsigned int v2722 = v2721 / v2716;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2726 = v2722 * v2716;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2727 = v2721 - v2726;
+          const unsigned int v2728 = v2727 << 2u;
+          const unsigned int v2730 = v2722 * 56u;
+          const unsigned int v2731 = v2730 + v2621;
+          const unsigned int v2732 = v2731 + v2728;
+          iron_copy_async<8>(shm4 + v2732, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2921 = 0u; v2921 < v2813; v2921 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2925 = v2924 + v2921;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2795, shm4, v2925, 56u);
-          const unsigned int v2929 = v2928 + v2921;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2797, shm5, v2929, 56u);
-          iron_frag_mma_sync(v2791, v2795, v2797);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2935 = v2934 + v2921;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2795, shm4, v2935, 56u);
-          const unsigned int v2939 = v2938 + v2921;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2797, shm5, v2939, 56u);
-          iron_frag_mma_sync(v2793, v2795, v2797);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2735 = 0u; v2735 < v2627; v2735 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2739 = v2738 + v2735;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2609, shm4, v2739, 56u);
+          const unsigned int v2743 = v2742 + v2735;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2611, shm5, v2743, 56u);
+          iron_frag_mma_sync(v2605, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2749 = v2748 + v2735;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2609, shm4, v2749, 56u);
+          const unsigned int v2753 = v2752 + v2735;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2611, shm5, v2753, 56u);
+          iron_frag_mma_sync(v2607, v2609, v2611);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2940 = v2786 * v2731;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2941 = v2742 * v2731;
-      const unsigned int v2942 = v2941 + v2785;
-      const unsigned int v2943 = v2942 - v2940;
-      const unsigned int v2944 = v2743 + v2786;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2945 = v2944 * v15;
-      const unsigned int v2946 = static_cast<unsigned int>(v2791.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2947 = v2943 + v2946;
-      const unsigned int v2948 = static_cast<unsigned int>(v2791.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2949 = v2947 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2950 = v2948 < v15;
-      const bool v2951 = v2949 && v2950;
-      if (v2951) {
-        const float v2952 = v2791.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2953 = v2945 + v2948;
-        const iron_bf16 v2954 = bias[v2953];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2955 = iron_to_f32(v2954);
-        const float v2956 = v2952 + v2955;
-        const iron_bf16 v2957 = iron_f32_to_bf16(v2956);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2958 = v2947 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2959 = v2958 + v2945;
-        const unsigned int v2960 = v2959 + v2948;
-        out[v2960] = v2957;
+      const unsigned int v2754 = v2600 * v2545;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2755 = v2556 * v2545;
+      const unsigned int v2756 = v2755 + v2599;
+      const unsigned int v2757 = v2756 - v2754;
+      const unsigned int v2758 = v2557 + v2600;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2759 = v2758 * v15;
+      const unsigned int v2760 = static_cast<unsigned int>(v2605.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2761 = v2757 + v2760;
+      const unsigned int v2762 = static_cast<unsigned int>(v2605.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2763 = v2761 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2764 = v2762 < v15;
+      const bool v2765 = v2763 && v2764;
+      if (v2765) {
+        const float v2766 = v2605.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2767 = v2759 + v2762;
+        const iron_bf16 v2768 = bias[v2767];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2769 = iron_to_f32(v2768);
+        const float v2770 = v2766 + v2769;
+        const iron_bf16 v2771 = iron_f32_to_bf16(v2770);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2772 = v2761 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2773 = v2772 + v2759;
+        const unsigned int v2774 = v2773 + v2762;
+        out[v2774] = v2771;
       }
-      const unsigned int v2961 = static_cast<unsigned int>(v2791.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2962 = v2943 + v2961;
-      const unsigned int v2963 = static_cast<unsigned int>(v2791.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2964 = v2962 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2965 = v2963 < v15;
-      const bool v2966 = v2964 && v2965;
-      if (v2966) {
-        const float v2967 = v2791.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2968 = v2945 + v2963;
-        const iron_bf16 v2969 = bias[v2968];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2970 = iron_to_f32(v2969);
-        const float v2971 = v2967 + v2970;
-        const iron_bf16 v2972 = iron_f32_to_bf16(v2971);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2973 = v2962 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2974 = v2973 + v2945;
-        const unsigned int v2975 = v2974 + v2963;
-        out[v2975] = v2972;
+      const unsigned int v2775 = static_cast<unsigned int>(v2605.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2776 = v2757 + v2775;
+      const unsigned int v2777 = static_cast<unsigned int>(v2605.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2778 = v2776 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2779 = v2777 < v15;
+      const bool v2780 = v2778 && v2779;
+      if (v2780) {
+        const float v2781 = v2605.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2782 = v2759 + v2777;
+        const iron_bf16 v2783 = bias[v2782];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2784 = iron_to_f32(v2783);
+        const float v2785 = v2781 + v2784;
+        const iron_bf16 v2786 = iron_f32_to_bf16(v2785);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2787 = v2776 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2788 = v2787 + v2759;
+        const unsigned int v2789 = v2788 + v2777;
+        out[v2789] = v2786;
       }
-      const unsigned int v2976 = static_cast<unsigned int>(v2791.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2977 = v2943 + v2976;
-      const unsigned int v2978 = static_cast<unsigned int>(v2791.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2979 = v2977 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2980 = v2978 < v15;
-      const bool v2981 = v2979 && v2980;
-      if (v2981) {
-        const float v2982 = v2791.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2983 = v2945 + v2978;
-        const iron_bf16 v2984 = bias[v2983];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2985 = iron_to_f32(v2984);
-        const float v2986 = v2982 + v2985;
-        const iron_bf16 v2987 = iron_f32_to_bf16(v2986);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2988 = v2977 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2989 = v2988 + v2945;
-        const unsigned int v2990 = v2989 + v2978;
-        out[v2990] = v2987;
+      const unsigned int v2790 = static_cast<unsigned int>(v2605.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2791 = v2757 + v2790;
+      const unsigned int v2792 = static_cast<unsigned int>(v2605.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2793 = v2791 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2794 = v2792 < v15;
+      const bool v2795 = v2793 && v2794;
+      if (v2795) {
+        const float v2796 = v2605.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2797 = v2759 + v2792;
+        const iron_bf16 v2798 = bias[v2797];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2799 = iron_to_f32(v2798);
+        const float v2800 = v2796 + v2799;
+        const iron_bf16 v2801 = iron_f32_to_bf16(v2800);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2802 = v2791 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2803 = v2802 + v2759;
+        const unsigned int v2804 = v2803 + v2792;
+        out[v2804] = v2801;
       }
-      const unsigned int v2991 = static_cast<unsigned int>(v2791.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2992 = v2943 + v2991;
-      const unsigned int v2993 = static_cast<unsigned int>(v2791.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2994 = v2992 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2995 = v2993 < v15;
-      const bool v2996 = v2994 && v2995;
-      if (v2996) {
-        const float v2997 = v2791.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2998 = v2945 + v2993;
-        const iron_bf16 v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3000 = iron_to_f32(v2999);
-        const float v3001 = v2997 + v3000;
-        const iron_bf16 v3002 = iron_f32_to_bf16(v3001);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3003 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3004 = v3003 + v2945;
-        const unsigned int v3005 = v3004 + v2993;
-        out[v3005] = v3002;
+      const unsigned int v2805 = static_cast<unsigned int>(v2605.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2806 = v2757 + v2805;
+      const unsigned int v2807 = static_cast<unsigned int>(v2605.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2808 = v2806 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2809 = v2807 < v15;
+      const bool v2810 = v2808 && v2809;
+      if (v2810) {
+        const float v2811 = v2605.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2812 = v2759 + v2807;
+        const iron_bf16 v2813 = bias[v2812];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2814 = iron_to_f32(v2813);
+        const float v2815 = v2811 + v2814;
+        const iron_bf16 v2816 = iron_f32_to_bf16(v2815);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2817 = v2806 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2818 = v2817 + v2759;
+        const unsigned int v2819 = v2818 + v2807;
+        out[v2819] = v2816;
       }
-      const unsigned int v3006 = static_cast<unsigned int>(v2791.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3007 = v2943 + v3006;
-      const unsigned int v3008 = static_cast<unsigned int>(v2791.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3009 = v3007 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3010 = v3008 < v15;
-      const bool v3011 = v3009 && v3010;
-      if (v3011) {
-        const float v3012 = v2791.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3013 = v2945 + v3008;
-        const iron_bf16 v3014 = bias[v3013];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3015 = iron_to_f32(v3014);
-        const float v3016 = v3012 + v3015;
-        const iron_bf16 v3017 = iron_f32_to_bf16(v3016);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3018 = v3007 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3019 = v3018 + v2945;
-        const unsigned int v3020 = v3019 + v3008;
-        out[v3020] = v3017;
+      const unsigned int v2820 = static_cast<unsigned int>(v2605.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2821 = v2757 + v2820;
+      const unsigned int v2822 = static_cast<unsigned int>(v2605.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2823 = v2821 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2824 = v2822 < v15;
+      const bool v2825 = v2823 && v2824;
+      if (v2825) {
+        const float v2826 = v2605.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2827 = v2759 + v2822;
+        const iron_bf16 v2828 = bias[v2827];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2829 = iron_to_f32(v2828);
+        const float v2830 = v2826 + v2829;
+        const iron_bf16 v2831 = iron_f32_to_bf16(v2830);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2832 = v2821 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2833 = v2832 + v2759;
+        const unsigned int v2834 = v2833 + v2822;
+        out[v2834] = v2831;
       }
-      const unsigned int v3021 = static_cast<unsigned int>(v2791.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3022 = v2943 + v3021;
-      const unsigned int v3023 = static_cast<unsigned int>(v2791.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3024 = v3022 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3025 = v3023 < v15;
-      const bool v3026 = v3024 && v3025;
-      if (v3026) {
-        const float v3027 = v2791.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3028 = v2945 + v3023;
-        const iron_bf16 v3029 = bias[v3028];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3030 = iron_to_f32(v3029);
-        const float v3031 = v3027 + v3030;
-        const iron_bf16 v3032 = iron_f32_to_bf16(v3031);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3033 = v3022 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3034 = v3033 + v2945;
-        const unsigned int v3035 = v3034 + v3023;
-        out[v3035] = v3032;
+      const unsigned int v2835 = static_cast<unsigned int>(v2605.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2836 = v2757 + v2835;
+      const unsigned int v2837 = static_cast<unsigned int>(v2605.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2838 = v2836 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2839 = v2837 < v15;
+      const bool v2840 = v2838 && v2839;
+      if (v2840) {
+        const float v2841 = v2605.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2842 = v2759 + v2837;
+        const iron_bf16 v2843 = bias[v2842];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2844 = iron_to_f32(v2843);
+        const float v2845 = v2841 + v2844;
+        const iron_bf16 v2846 = iron_f32_to_bf16(v2845);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2847 = v2836 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2848 = v2847 + v2759;
+        const unsigned int v2849 = v2848 + v2837;
+        out[v2849] = v2846;
       }
-      const unsigned int v3036 = static_cast<unsigned int>(v2791.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3037 = v2943 + v3036;
-      const unsigned int v3038 = static_cast<unsigned int>(v2791.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3039 = v3037 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3040 = v3038 < v15;
-      const bool v3041 = v3039 && v3040;
-      if (v3041) {
-        const float v3042 = v2791.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3043 = v2945 + v3038;
-        const iron_bf16 v3044 = bias[v3043];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3045 = iron_to_f32(v3044);
-        const float v3046 = v3042 + v3045;
-        const iron_bf16 v3047 = iron_f32_to_bf16(v3046);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3048 = v3037 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3049 = v3048 + v2945;
-        const unsigned int v3050 = v3049 + v3038;
-        out[v3050] = v3047;
+      const unsigned int v2850 = static_cast<unsigned int>(v2605.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2851 = v2757 + v2850;
+      const unsigned int v2852 = static_cast<unsigned int>(v2605.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2853 = v2851 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2854 = v2852 < v15;
+      const bool v2855 = v2853 && v2854;
+      if (v2855) {
+        const float v2856 = v2605.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2857 = v2759 + v2852;
+        const iron_bf16 v2858 = bias[v2857];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2859 = iron_to_f32(v2858);
+        const float v2860 = v2856 + v2859;
+        const iron_bf16 v2861 = iron_f32_to_bf16(v2860);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2862 = v2851 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2863 = v2862 + v2759;
+        const unsigned int v2864 = v2863 + v2852;
+        out[v2864] = v2861;
       }
-      const unsigned int v3051 = static_cast<unsigned int>(v2791.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3052 = v2943 + v3051;
-      const unsigned int v3053 = static_cast<unsigned int>(v2791.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3054 = v3052 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3055 = v3053 < v15;
-      const bool v3056 = v3054 && v3055;
-      if (v3056) {
-        const float v3057 = v2791.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3058 = v2945 + v3053;
-        const iron_bf16 v3059 = bias[v3058];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3060 = iron_to_f32(v3059);
-        const float v3061 = v3057 + v3060;
-        const iron_bf16 v3062 = iron_f32_to_bf16(v3061);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3063 = v3052 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3064 = v3063 + v2945;
-        const unsigned int v3065 = v3064 + v3053;
-        out[v3065] = v3062;
+      const unsigned int v2865 = static_cast<unsigned int>(v2605.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2866 = v2757 + v2865;
+      const unsigned int v2867 = static_cast<unsigned int>(v2605.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2868 = v2866 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2869 = v2867 < v15;
+      const bool v2870 = v2868 && v2869;
+      if (v2870) {
+        const float v2871 = v2605.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2872 = v2759 + v2867;
+        const iron_bf16 v2873 = bias[v2872];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2874 = iron_to_f32(v2873);
+        const float v2875 = v2871 + v2874;
+        const iron_bf16 v2876 = iron_f32_to_bf16(v2875);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2877 = v2866 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2878 = v2877 + v2759;
+        const unsigned int v2879 = v2878 + v2867;
+        out[v2879] = v2876;
       }
-      const unsigned int v3068 = v2789 * v2731;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v3070 = v2941 + v2788;
-      const unsigned int v3071 = v3070 - v3068;
-      const unsigned int v3072 = v2743 + v2789;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v3073 = v3072 * v15;
-      const unsigned int v3074 = static_cast<unsigned int>(v2793.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3075 = v3071 + v3074;
-      const unsigned int v3076 = static_cast<unsigned int>(v2793.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3077 = v3075 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3078 = v3076 < v15;
-      const bool v3079 = v3077 && v3078;
-      if (v3079) {
-        const float v3080 = v2793.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3081 = v3073 + v3076;
-        const iron_bf16 v3082 = bias[v3081];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3083 = iron_to_f32(v3082);
-        const float v3084 = v3080 + v3083;
-        const iron_bf16 v3085 = iron_f32_to_bf16(v3084);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3086 = v3075 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3087 = v3086 + v3073;
-        const unsigned int v3088 = v3087 + v3076;
-        out[v3088] = v3085;
+      const unsigned int v2882 = v2603 * v2545;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2884 = v2755 + v2602;
+      const unsigned int v2885 = v2884 - v2882;
+      const unsigned int v2886 = v2557 + v2603;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2887 = v2886 * v15;
+      const unsigned int v2888 = static_cast<unsigned int>(v2607.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2889 = v2885 + v2888;
+      const unsigned int v2890 = static_cast<unsigned int>(v2607.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2891 = v2889 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2892 = v2890 < v15;
+      const bool v2893 = v2891 && v2892;
+      if (v2893) {
+        const float v2894 = v2607.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2895 = v2887 + v2890;
+        const iron_bf16 v2896 = bias[v2895];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2897 = iron_to_f32(v2896);
+        const float v2898 = v2894 + v2897;
+        const iron_bf16 v2899 = iron_f32_to_bf16(v2898);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2900 = v2889 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2901 = v2900 + v2887;
+        const unsigned int v2902 = v2901 + v2890;
+        out[v2902] = v2899;
       }
-      const unsigned int v3089 = static_cast<unsigned int>(v2793.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3090 = v3071 + v3089;
-      const unsigned int v3091 = static_cast<unsigned int>(v2793.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3092 = v3090 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3093 = v3091 < v15;
-      const bool v3094 = v3092 && v3093;
-      if (v3094) {
-        const float v3095 = v2793.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3096 = v3073 + v3091;
-        const iron_bf16 v3097 = bias[v3096];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3098 = iron_to_f32(v3097);
-        const float v3099 = v3095 + v3098;
-        const iron_bf16 v3100 = iron_f32_to_bf16(v3099);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3101 = v3090 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3102 = v3101 + v3073;
-        const unsigned int v3103 = v3102 + v3091;
-        out[v3103] = v3100;
+      const unsigned int v2903 = static_cast<unsigned int>(v2607.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2904 = v2885 + v2903;
+      const unsigned int v2905 = static_cast<unsigned int>(v2607.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2906 = v2904 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2907 = v2905 < v15;
+      const bool v2908 = v2906 && v2907;
+      if (v2908) {
+        const float v2909 = v2607.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2910 = v2887 + v2905;
+        const iron_bf16 v2911 = bias[v2910];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2912 = iron_to_f32(v2911);
+        const float v2913 = v2909 + v2912;
+        const iron_bf16 v2914 = iron_f32_to_bf16(v2913);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2915 = v2904 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2916 = v2915 + v2887;
+        const unsigned int v2917 = v2916 + v2905;
+        out[v2917] = v2914;
       }
-      const unsigned int v3104 = static_cast<unsigned int>(v2793.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3105 = v3071 + v3104;
-      const unsigned int v3106 = static_cast<unsigned int>(v2793.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3107 = v3105 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3108 = v3106 < v15;
-      const bool v3109 = v3107 && v3108;
-      if (v3109) {
-        const float v3110 = v2793.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3111 = v3073 + v3106;
-        const iron_bf16 v3112 = bias[v3111];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3113 = iron_to_f32(v3112);
-        const float v3114 = v3110 + v3113;
-        const iron_bf16 v3115 = iron_f32_to_bf16(v3114);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3116 = v3105 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3117 = v3116 + v3073;
-        const unsigned int v3118 = v3117 + v3106;
-        out[v3118] = v3115;
+      const unsigned int v2918 = static_cast<unsigned int>(v2607.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2919 = v2885 + v2918;
+      const unsigned int v2920 = static_cast<unsigned int>(v2607.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2921 = v2919 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2922 = v2920 < v15;
+      const bool v2923 = v2921 && v2922;
+      if (v2923) {
+        const float v2924 = v2607.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2925 = v2887 + v2920;
+        const iron_bf16 v2926 = bias[v2925];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2927 = iron_to_f32(v2926);
+        const float v2928 = v2924 + v2927;
+        const iron_bf16 v2929 = iron_f32_to_bf16(v2928);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2930 = v2919 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2931 = v2930 + v2887;
+        const unsigned int v2932 = v2931 + v2920;
+        out[v2932] = v2929;
       }
-      const unsigned int v3119 = static_cast<unsigned int>(v2793.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3120 = v3071 + v3119;
-      const unsigned int v3121 = static_cast<unsigned int>(v2793.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3122 = v3120 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3123 = v3121 < v15;
-      const bool v3124 = v3122 && v3123;
-      if (v3124) {
-        const float v3125 = v2793.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3126 = v3073 + v3121;
-        const iron_bf16 v3127 = bias[v3126];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3128 = iron_to_f32(v3127);
-        const float v3129 = v3125 + v3128;
-        const iron_bf16 v3130 = iron_f32_to_bf16(v3129);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3131 = v3120 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3132 = v3131 + v3073;
-        const unsigned int v3133 = v3132 + v3121;
-        out[v3133] = v3130;
+      const unsigned int v2933 = static_cast<unsigned int>(v2607.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2934 = v2885 + v2933;
+      const unsigned int v2935 = static_cast<unsigned int>(v2607.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2936 = v2934 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2937 = v2935 < v15;
+      const bool v2938 = v2936 && v2937;
+      if (v2938) {
+        const float v2939 = v2607.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2940 = v2887 + v2935;
+        const iron_bf16 v2941 = bias[v2940];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2942 = iron_to_f32(v2941);
+        const float v2943 = v2939 + v2942;
+        const iron_bf16 v2944 = iron_f32_to_bf16(v2943);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2945 = v2934 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2946 = v2945 + v2887;
+        const unsigned int v2947 = v2946 + v2935;
+        out[v2947] = v2944;
       }
-      const unsigned int v3134 = static_cast<unsigned int>(v2793.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3135 = v3071 + v3134;
-      const unsigned int v3136 = static_cast<unsigned int>(v2793.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3137 = v3135 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3138 = v3136 < v15;
-      const bool v3139 = v3137 && v3138;
-      if (v3139) {
-        const float v3140 = v2793.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3141 = v3073 + v3136;
-        const iron_bf16 v3142 = bias[v3141];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3143 = iron_to_f32(v3142);
-        const float v3144 = v3140 + v3143;
-        const iron_bf16 v3145 = iron_f32_to_bf16(v3144);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3146 = v3135 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3147 = v3146 + v3073;
-        const unsigned int v3148 = v3147 + v3136;
-        out[v3148] = v3145;
+      const unsigned int v2948 = static_cast<unsigned int>(v2607.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2949 = v2885 + v2948;
+      const unsigned int v2950 = static_cast<unsigned int>(v2607.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2951 = v2949 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2952 = v2950 < v15;
+      const bool v2953 = v2951 && v2952;
+      if (v2953) {
+        const float v2954 = v2607.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2955 = v2887 + v2950;
+        const iron_bf16 v2956 = bias[v2955];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2957 = iron_to_f32(v2956);
+        const float v2958 = v2954 + v2957;
+        const iron_bf16 v2959 = iron_f32_to_bf16(v2958);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2960 = v2949 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2961 = v2960 + v2887;
+        const unsigned int v2962 = v2961 + v2950;
+        out[v2962] = v2959;
       }
-      const unsigned int v3149 = static_cast<unsigned int>(v2793.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3150 = v3071 + v3149;
-      const unsigned int v3151 = static_cast<unsigned int>(v2793.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3152 = v3150 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3153 = v3151 < v15;
-      const bool v3154 = v3152 && v3153;
-      if (v3154) {
-        const float v3155 = v2793.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3156 = v3073 + v3151;
-        const iron_bf16 v3157 = bias[v3156];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3158 = iron_to_f32(v3157);
-        const float v3159 = v3155 + v3158;
-        const iron_bf16 v3160 = iron_f32_to_bf16(v3159);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3161 = v3150 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3162 = v3161 + v3073;
-        const unsigned int v3163 = v3162 + v3151;
-        out[v3163] = v3160;
+      const unsigned int v2963 = static_cast<unsigned int>(v2607.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2964 = v2885 + v2963;
+      const unsigned int v2965 = static_cast<unsigned int>(v2607.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2966 = v2964 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2967 = v2965 < v15;
+      const bool v2968 = v2966 && v2967;
+      if (v2968) {
+        const float v2969 = v2607.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2970 = v2887 + v2965;
+        const iron_bf16 v2971 = bias[v2970];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2972 = iron_to_f32(v2971);
+        const float v2973 = v2969 + v2972;
+        const iron_bf16 v2974 = iron_f32_to_bf16(v2973);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2975 = v2964 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2976 = v2975 + v2887;
+        const unsigned int v2977 = v2976 + v2965;
+        out[v2977] = v2974;
       }
-      const unsigned int v3164 = static_cast<unsigned int>(v2793.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3165 = v3071 + v3164;
-      const unsigned int v3166 = static_cast<unsigned int>(v2793.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3167 = v3165 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3168 = v3166 < v15;
-      const bool v3169 = v3167 && v3168;
-      if (v3169) {
-        const float v3170 = v2793.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3171 = v3073 + v3166;
-        const iron_bf16 v3172 = bias[v3171];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3173 = iron_to_f32(v3172);
-        const float v3174 = v3170 + v3173;
-        const iron_bf16 v3175 = iron_f32_to_bf16(v3174);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3176 = v3165 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3177 = v3176 + v3073;
-        const unsigned int v3178 = v3177 + v3166;
-        out[v3178] = v3175;
+      const unsigned int v2978 = static_cast<unsigned int>(v2607.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2979 = v2885 + v2978;
+      const unsigned int v2980 = static_cast<unsigned int>(v2607.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2981 = v2979 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2982 = v2980 < v15;
+      const bool v2983 = v2981 && v2982;
+      if (v2983) {
+        const float v2984 = v2607.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2985 = v2887 + v2980;
+        const iron_bf16 v2986 = bias[v2985];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2987 = iron_to_f32(v2986);
+        const float v2988 = v2984 + v2987;
+        const iron_bf16 v2989 = iron_f32_to_bf16(v2988);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2990 = v2979 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2991 = v2990 + v2887;
+        const unsigned int v2992 = v2991 + v2980;
+        out[v2992] = v2989;
       }
-      const unsigned int v3179 = static_cast<unsigned int>(v2793.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3180 = v3071 + v3179;
-      const unsigned int v3181 = static_cast<unsigned int>(v2793.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3182 = v3180 < v2695;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3183 = v3181 < v15;
-      const bool v3184 = v3182 && v3183;
-      if (v3184) {
-        const float v3185 = v2793.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3186 = v3073 + v3181;
-        const iron_bf16 v3187 = bias[v3186];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3188 = iron_to_f32(v3187);
-        const float v3189 = v3185 + v3188;
-        const iron_bf16 v3190 = iron_f32_to_bf16(v3189);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3191 = v3180 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3192 = v3191 + v3073;
-        const unsigned int v3193 = v3192 + v3181;
-        out[v3193] = v3190;
+      const unsigned int v2993 = static_cast<unsigned int>(v2607.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2994 = v2885 + v2993;
+      const unsigned int v2995 = static_cast<unsigned int>(v2607.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2996 = v2994 < v2509;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2997 = v2995 < v15;
+      const bool v2998 = v2996 && v2997;
+      if (v2998) {
+        const float v2999 = v2607.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3000 = v2887 + v2995;
+        const iron_bf16 v3001 = bias[v3000];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3002 = iron_to_f32(v3001);
+        const float v3003 = v2999 + v3002;
+        const iron_bf16 v3004 = iron_f32_to_bf16(v3003);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3005 = v2994 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3006 = v3005 + v2887;
+        const unsigned int v3007 = v3006 + v2995;
+        out[v3007] = v3004;
       }
     }
   }

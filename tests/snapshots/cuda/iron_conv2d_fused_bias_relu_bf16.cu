@@ -350,22 +350,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:136
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:137
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:138
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
@@ -505,1776 +505,1482 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:266
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:267
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:268
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3265 = 0u; v3265 < 2u; v3265 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3266 = v3265 << 6u;
-        const bool v3268 = v3266 < v34;
-        if (v3268) {
-          const unsigned int v3270 = v3265 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3271 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3271) {
-            const unsigned int v3275 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3276 = v3275 << 3u;
-            const unsigned int v3277 = v3266 + v3276;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3279 = v3277 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3281 = v3279 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3282 = v3277 - v3281;
-            const unsigned int v3283 = v3279 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3284 = v3283 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3285 = v3283 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3286 = v3279 - v3285;
-            const unsigned int v3287 = v3286 * v12;
-            const unsigned int v3288 = v97 + v3282;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3289 = v3277 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3291 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3296 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3297 = v3296 + v3276;
-            const unsigned int v3298 = v156 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3299 = v161 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3300 = v3298 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3301 = v3289 && v3300;
-            const bool v3302 = v3298 < v154;
-            const bool v3303 = v3301 && v3302;
-            const bool v3304 = v3299 >= v10;
-            const bool v3305 = v3303 && v3304;
-            const bool v3306 = v3299 < v3291;
-            const bool v3307 = v3305 && v3306;
-            const unsigned int v3308 = max(v3298, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3309 = v3308 - v9;
-            const unsigned int v3310 = max(v3299, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3311 = v3310 - v10;
-            const unsigned int v3312 = v164 + v3309;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3313 = v3312 * v2;
-            const unsigned int v3314 = v3313 + v3311;
-            const unsigned int v3315 = v3314 * v3;
-            const unsigned int v3316 = v3315 + v3288;
-            const unsigned int v3318 = v3307 ? v3316 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3320 = v3270 + v3297;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3320 ^ (((v3320 >> 6u) & 7u) << 3u)), x + v3318, v3307);
-            const unsigned int v3322 = v174 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3323 = v179 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3324 = v3322 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3325 = v3289 && v3324;
-            const bool v3326 = v3322 < v154;
-            const bool v3327 = v3325 && v3326;
-            const bool v3328 = v3323 >= v10;
-            const bool v3329 = v3327 && v3328;
-            const bool v3330 = v3323 < v3291;
-            const bool v3331 = v3329 && v3330;
-            const unsigned int v3332 = max(v3322, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3333 = v3332 - v9;
-            const unsigned int v3334 = max(v3323, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3335 = v3334 - v10;
-            const unsigned int v3336 = v182 + v3333;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3337 = v3336 * v2;
-            const unsigned int v3338 = v3337 + v3335;
-            const unsigned int v3339 = v3338 * v3;
-            const unsigned int v3340 = v3339 + v3288;
-            const unsigned int v3342 = v3331 ? v3340 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3345 = v3320 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3345 ^ (((v3345 >> 6u) & 7u) << 3u)), x + v3342, v3331);
-            const unsigned int v3346 = v192 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3347 = v197 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3348 = v3346 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3349 = v3289 && v3348;
-            const bool v3350 = v3346 < v154;
-            const bool v3351 = v3349 && v3350;
-            const bool v3352 = v3347 >= v10;
-            const bool v3353 = v3351 && v3352;
-            const bool v3354 = v3347 < v3291;
-            const bool v3355 = v3353 && v3354;
-            const unsigned int v3356 = max(v3346, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3357 = v3356 - v9;
-            const unsigned int v3358 = max(v3347, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3359 = v3358 - v10;
-            const unsigned int v3360 = v200 + v3357;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3361 = v3360 * v2;
-            const unsigned int v3362 = v3361 + v3359;
-            const unsigned int v3363 = v3362 * v3;
-            const unsigned int v3364 = v3363 + v3288;
-            const unsigned int v3366 = v3355 ? v3364 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3369 = v3320 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3369 ^ (((v3369 >> 6u) & 7u) << 3u)), x + v3366, v3355);
-            const unsigned int v3370 = v210 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3371 = v215 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3372 = v3370 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3373 = v3289 && v3372;
-            const bool v3374 = v3370 < v154;
-            const bool v3375 = v3373 && v3374;
-            const bool v3376 = v3371 >= v10;
-            const bool v3377 = v3375 && v3376;
-            const bool v3378 = v3371 < v3291;
-            const bool v3379 = v3377 && v3378;
-            const unsigned int v3380 = max(v3370, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3381 = v3380 - v9;
-            const unsigned int v3382 = max(v3371, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3383 = v3382 - v10;
-            const unsigned int v3384 = v218 + v3381;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3385 = v3384 * v2;
-            const unsigned int v3386 = v3385 + v3383;
-            const unsigned int v3387 = v3386 * v3;
-            const unsigned int v3388 = v3387 + v3288;
-            const unsigned int v3390 = v3379 ? v3388 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3393 = v3320 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3390, v3379);
-            const unsigned int v3394 = v228 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3395 = v233 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3396 = v3394 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3397 = v3289 && v3396;
-            const bool v3398 = v3394 < v154;
-            const bool v3399 = v3397 && v3398;
-            const bool v3400 = v3395 >= v10;
-            const bool v3401 = v3399 && v3400;
-            const bool v3402 = v3395 < v3291;
-            const bool v3403 = v3401 && v3402;
-            const unsigned int v3404 = max(v3394, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3405 = v3404 - v9;
-            const unsigned int v3406 = max(v3395, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3407 = v3406 - v10;
-            const unsigned int v3408 = v236 + v3405;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3409 = v3408 * v2;
-            const unsigned int v3410 = v3409 + v3407;
-            const unsigned int v3411 = v3410 * v3;
-            const unsigned int v3412 = v3411 + v3288;
-            const unsigned int v3414 = v3403 ? v3412 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3417 = v3320 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3417 ^ (((v3417 >> 6u) & 7u) << 3u)), x + v3414, v3403);
-            const unsigned int v3418 = v246 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3419 = v251 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3420 = v3418 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3421 = v3289 && v3420;
-            const bool v3422 = v3418 < v154;
-            const bool v3423 = v3421 && v3422;
-            const bool v3424 = v3419 >= v10;
-            const bool v3425 = v3423 && v3424;
-            const bool v3426 = v3419 < v3291;
-            const bool v3427 = v3425 && v3426;
-            const unsigned int v3428 = max(v3418, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3429 = v3428 - v9;
-            const unsigned int v3430 = max(v3419, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3431 = v3430 - v10;
-            const unsigned int v3432 = v254 + v3429;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3433 = v3432 * v2;
-            const unsigned int v3434 = v3433 + v3431;
-            const unsigned int v3435 = v3434 * v3;
-            const unsigned int v3436 = v3435 + v3288;
-            const unsigned int v3438 = v3427 ? v3436 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3441 = v3320 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3441 ^ (((v3441 >> 6u) & 7u) << 3u)), x + v3438, v3427);
-            const unsigned int v3442 = v264 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3443 = v269 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3444 = v3442 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3445 = v3289 && v3444;
-            const bool v3446 = v3442 < v154;
-            const bool v3447 = v3445 && v3446;
-            const bool v3448 = v3443 >= v10;
-            const bool v3449 = v3447 && v3448;
-            const bool v3450 = v3443 < v3291;
-            const bool v3451 = v3449 && v3450;
-            const unsigned int v3452 = max(v3442, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3453 = v3452 - v9;
-            const unsigned int v3454 = max(v3443, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3455 = v3454 - v10;
-            const unsigned int v3456 = v272 + v3453;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3457 = v3456 * v2;
-            const unsigned int v3458 = v3457 + v3455;
-            const unsigned int v3459 = v3458 * v3;
-            const unsigned int v3460 = v3459 + v3288;
-            const unsigned int v3462 = v3451 ? v3460 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3465 = v3320 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3465 ^ (((v3465 >> 6u) & 7u) << 3u)), x + v3462, v3451);
-            const unsigned int v3466 = v282 + v3284;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3467 = v287 + v3287;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3468 = v3466 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3469 = v3289 && v3468;
-            const bool v3470 = v3466 < v154;
-            const bool v3471 = v3469 && v3470;
-            const bool v3472 = v3467 >= v10;
-            const bool v3473 = v3471 && v3472;
-            const bool v3474 = v3467 < v3291;
-            const bool v3475 = v3473 && v3474;
-            const unsigned int v3476 = max(v3466, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3477 = v3476 - v9;
-            const unsigned int v3478 = max(v3467, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3479 = v3478 - v10;
-            const unsigned int v3480 = v290 + v3477;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3481 = v3480 * v2;
-            const unsigned int v3482 = v3481 + v3479;
-            const unsigned int v3483 = v3482 * v3;
-            const unsigned int v3484 = v3483 + v3288;
-            const unsigned int v3486 = v3475 ? v3484 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3489 = v3320 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3489 ^ (((v3489 >> 6u) & 7u) << 3u)), x + v3486, v3475);
+      for (unsigned int v3079 = 0u; v3079 < 2u; v3079 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3080 = v3079 << 6u;
+        const bool v3082 = v3080 < v34;
+        if (v3082) {
+          const unsigned int v3084 = v3079 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3085 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3085) {
+            const unsigned int v3089 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3090 = v3089 << 3u;
+            const unsigned int v3091 = v3080 + v3090;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3093 = v3091 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3095 = v3093 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3096 = v3091 - v3095;
+            const unsigned int v3097 = v3093 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3098 = v3097 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3099 = v3097 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3100 = v3093 - v3099;
+            const unsigned int v3101 = v3100 * v12;
+            const unsigned int v3102 = v97 + v3096;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3103 = v3091 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3105 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3110 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3111 = v3110 + v3090;
+            const unsigned int v3112 = v156 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3113 = v161 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3114 = v3112 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3115 = v3103 && v3114;
+            const bool v3116 = v3112 < v154;
+            const bool v3117 = v3115 && v3116;
+            const bool v3118 = v3113 >= v10;
+            const bool v3119 = v3117 && v3118;
+            const bool v3120 = v3113 < v3105;
+            const bool v3121 = v3119 && v3120;
+            const unsigned int v3122 = max(v3112, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3123 = v3122 - v9;
+            const unsigned int v3124 = max(v3113, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3125 = v3124 - v10;
+            const unsigned int v3126 = v164 + v3123;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3127 = v3126 * v2;
+            const unsigned int v3128 = v3127 + v3125;
+            const unsigned int v3129 = v3128 * v3;
+            const unsigned int v3130 = v3129 + v3102;
+            const unsigned int v3132 = v3121 ? v3130 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3134 = v3084 + v3111;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3134 ^ (((v3134 >> 6u) & 7u) << 3u)), x + v3132, v3121);
+            const unsigned int v3136 = v174 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3137 = v179 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3138 = v3136 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3139 = v3103 && v3138;
+            const bool v3140 = v3136 < v154;
+            const bool v3141 = v3139 && v3140;
+            const bool v3142 = v3137 >= v10;
+            const bool v3143 = v3141 && v3142;
+            const bool v3144 = v3137 < v3105;
+            const bool v3145 = v3143 && v3144;
+            const unsigned int v3146 = max(v3136, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3147 = v3146 - v9;
+            const unsigned int v3148 = max(v3137, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3149 = v3148 - v10;
+            const unsigned int v3150 = v182 + v3147;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3151 = v3150 * v2;
+            const unsigned int v3152 = v3151 + v3149;
+            const unsigned int v3153 = v3152 * v3;
+            const unsigned int v3154 = v3153 + v3102;
+            const unsigned int v3156 = v3145 ? v3154 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3159 = v3134 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3159 ^ (((v3159 >> 6u) & 7u) << 3u)), x + v3156, v3145);
+            const unsigned int v3160 = v192 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3161 = v197 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3162 = v3160 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3163 = v3103 && v3162;
+            const bool v3164 = v3160 < v154;
+            const bool v3165 = v3163 && v3164;
+            const bool v3166 = v3161 >= v10;
+            const bool v3167 = v3165 && v3166;
+            const bool v3168 = v3161 < v3105;
+            const bool v3169 = v3167 && v3168;
+            const unsigned int v3170 = max(v3160, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3171 = v3170 - v9;
+            const unsigned int v3172 = max(v3161, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3173 = v3172 - v10;
+            const unsigned int v3174 = v200 + v3171;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3175 = v3174 * v2;
+            const unsigned int v3176 = v3175 + v3173;
+            const unsigned int v3177 = v3176 * v3;
+            const unsigned int v3178 = v3177 + v3102;
+            const unsigned int v3180 = v3169 ? v3178 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3183 = v3134 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3183 ^ (((v3183 >> 6u) & 7u) << 3u)), x + v3180, v3169);
+            const unsigned int v3184 = v210 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3185 = v215 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3186 = v3184 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3187 = v3103 && v3186;
+            const bool v3188 = v3184 < v154;
+            const bool v3189 = v3187 && v3188;
+            const bool v3190 = v3185 >= v10;
+            const bool v3191 = v3189 && v3190;
+            const bool v3192 = v3185 < v3105;
+            const bool v3193 = v3191 && v3192;
+            const unsigned int v3194 = max(v3184, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3195 = v3194 - v9;
+            const unsigned int v3196 = max(v3185, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3197 = v3196 - v10;
+            const unsigned int v3198 = v218 + v3195;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3199 = v3198 * v2;
+            const unsigned int v3200 = v3199 + v3197;
+            const unsigned int v3201 = v3200 * v3;
+            const unsigned int v3202 = v3201 + v3102;
+            const unsigned int v3204 = v3193 ? v3202 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3207 = v3134 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3207 ^ (((v3207 >> 6u) & 7u) << 3u)), x + v3204, v3193);
+            const unsigned int v3208 = v228 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3209 = v233 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3210 = v3208 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3211 = v3103 && v3210;
+            const bool v3212 = v3208 < v154;
+            const bool v3213 = v3211 && v3212;
+            const bool v3214 = v3209 >= v10;
+            const bool v3215 = v3213 && v3214;
+            const bool v3216 = v3209 < v3105;
+            const bool v3217 = v3215 && v3216;
+            const unsigned int v3218 = max(v3208, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3219 = v3218 - v9;
+            const unsigned int v3220 = max(v3209, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3221 = v3220 - v10;
+            const unsigned int v3222 = v236 + v3219;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3223 = v3222 * v2;
+            const unsigned int v3224 = v3223 + v3221;
+            const unsigned int v3225 = v3224 * v3;
+            const unsigned int v3226 = v3225 + v3102;
+            const unsigned int v3228 = v3217 ? v3226 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3231 = v3134 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3231 ^ (((v3231 >> 6u) & 7u) << 3u)), x + v3228, v3217);
+            const unsigned int v3232 = v246 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3233 = v251 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3234 = v3232 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3235 = v3103 && v3234;
+            const bool v3236 = v3232 < v154;
+            const bool v3237 = v3235 && v3236;
+            const bool v3238 = v3233 >= v10;
+            const bool v3239 = v3237 && v3238;
+            const bool v3240 = v3233 < v3105;
+            const bool v3241 = v3239 && v3240;
+            const unsigned int v3242 = max(v3232, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3243 = v3242 - v9;
+            const unsigned int v3244 = max(v3233, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3245 = v3244 - v10;
+            const unsigned int v3246 = v254 + v3243;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3247 = v3246 * v2;
+            const unsigned int v3248 = v3247 + v3245;
+            const unsigned int v3249 = v3248 * v3;
+            const unsigned int v3250 = v3249 + v3102;
+            const unsigned int v3252 = v3241 ? v3250 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3255 = v3134 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3255 ^ (((v3255 >> 6u) & 7u) << 3u)), x + v3252, v3241);
+            const unsigned int v3256 = v264 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3257 = v269 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3258 = v3256 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3259 = v3103 && v3258;
+            const bool v3260 = v3256 < v154;
+            const bool v3261 = v3259 && v3260;
+            const bool v3262 = v3257 >= v10;
+            const bool v3263 = v3261 && v3262;
+            const bool v3264 = v3257 < v3105;
+            const bool v3265 = v3263 && v3264;
+            const unsigned int v3266 = max(v3256, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3267 = v3266 - v9;
+            const unsigned int v3268 = max(v3257, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3269 = v3268 - v10;
+            const unsigned int v3270 = v272 + v3267;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3271 = v3270 * v2;
+            const unsigned int v3272 = v3271 + v3269;
+            const unsigned int v3273 = v3272 * v3;
+            const unsigned int v3274 = v3273 + v3102;
+            const unsigned int v3276 = v3265 ? v3274 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3279 = v3134 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3279 ^ (((v3279 >> 6u) & 7u) << 3u)), x + v3276, v3265);
+            const unsigned int v3280 = v282 + v3098;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3281 = v287 + v3101;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3282 = v3280 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3283 = v3103 && v3282;
+            const bool v3284 = v3280 < v154;
+            const bool v3285 = v3283 && v3284;
+            const bool v3286 = v3281 >= v10;
+            const bool v3287 = v3285 && v3286;
+            const bool v3288 = v3281 < v3105;
+            const bool v3289 = v3287 && v3288;
+            const unsigned int v3290 = max(v3280, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3291 = v3290 - v9;
+            const unsigned int v3292 = max(v3281, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3293 = v3292 - v10;
+            const unsigned int v3294 = v290 + v3291;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3295 = v3294 * v2;
+            const unsigned int v3296 = v3295 + v3293;
+            const unsigned int v3297 = v3296 * v3;
+            const unsigned int v3298 = v3297 + v3102;
+            const unsigned int v3300 = v3289 ? v3298 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3303 = v3134 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3303 ^ (((v3303 >> 6u) & 7u) << 3u)), x + v3300, v3289);
           } else {
-            const unsigned int v3498 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3499 = v3498 << 3u;
-            const unsigned int v3502 = v3266 + v3499;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3503 = v3502 < v34;
-            const bool v3504 = v153 && v3503;
-            const unsigned int v3506 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3508 = v3506 + v3266;
-            const unsigned int v3509 = v3508 + v3499;
-            const unsigned int v3510 = v3504 ? v3509 : 0u;
-            const unsigned int v3512 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3513 = v3270 + v3512;
-            const unsigned int v3514 = v3513 + v3499;
-            iron_copy_async<16>(shm0 + (v3514 ^ (((v3514 >> 6u) & 7u) << 3u)), x + v3510, v3504);
-            const unsigned int v3517 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3519 = v3517 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3522 = v3517 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3523 = v3522 << 3u;
-            const unsigned int v3524 = v79 + v3519;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3525 = v3524 < v60;
-            const unsigned int v3526 = v3266 + v3523;
-            const bool v3527 = v3526 < v34;
-            const bool v3528 = v3525 && v3527;
-            const unsigned int v3530 = v3524 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3532 = v3530 + v3266;
-            const unsigned int v3533 = v3532 + v3523;
-            const unsigned int v3534 = v3528 ? v3533 : 0u;
-            const unsigned int v3536 = v3519 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3537 = v3270 + v3536;
-            const unsigned int v3538 = v3537 + v3523;
-            iron_copy_async<16>(shm0 + (v3538 ^ (((v3538 >> 6u) & 7u) << 3u)), x + v3534, v3528);
-            const unsigned int v3541 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3543 = v3541 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3546 = v3541 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3547 = v3546 << 3u;
-            const unsigned int v3548 = v79 + v3543;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3549 = v3548 < v60;
-            const unsigned int v3550 = v3266 + v3547;
-            const bool v3551 = v3550 < v34;
-            const bool v3552 = v3549 && v3551;
-            const unsigned int v3554 = v3548 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3556 = v3554 + v3266;
-            const unsigned int v3557 = v3556 + v3547;
-            const unsigned int v3558 = v3552 ? v3557 : 0u;
-            const unsigned int v3560 = v3543 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3561 = v3270 + v3560;
-            const unsigned int v3562 = v3561 + v3547;
-            iron_copy_async<16>(shm0 + (v3562 ^ (((v3562 >> 6u) & 7u) << 3u)), x + v3558, v3552);
-            const unsigned int v3565 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3567 = v3565 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3570 = v3565 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3571 = v3570 << 3u;
-            const unsigned int v3572 = v79 + v3567;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3573 = v3572 < v60;
-            const unsigned int v3574 = v3266 + v3571;
-            const bool v3575 = v3574 < v34;
-            const bool v3576 = v3573 && v3575;
-            const unsigned int v3578 = v3572 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3580 = v3578 + v3266;
-            const unsigned int v3581 = v3580 + v3571;
-            const unsigned int v3582 = v3576 ? v3581 : 0u;
-            const unsigned int v3584 = v3567 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3585 = v3270 + v3584;
-            const unsigned int v3586 = v3585 + v3571;
-            iron_copy_async<16>(shm0 + (v3586 ^ (((v3586 >> 6u) & 7u) << 3u)), x + v3582, v3576);
-            const unsigned int v3589 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3591 = v3589 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3594 = v3589 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3595 = v3594 << 3u;
-            const unsigned int v3596 = v79 + v3591;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3597 = v3596 < v60;
-            const unsigned int v3598 = v3266 + v3595;
-            const bool v3599 = v3598 < v34;
-            const bool v3600 = v3597 && v3599;
-            const unsigned int v3602 = v3596 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3604 = v3602 + v3266;
-            const unsigned int v3605 = v3604 + v3595;
-            const unsigned int v3606 = v3600 ? v3605 : 0u;
-            const unsigned int v3608 = v3591 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3609 = v3270 + v3608;
-            const unsigned int v3610 = v3609 + v3595;
-            iron_copy_async<16>(shm0 + (v3610 ^ (((v3610 >> 6u) & 7u) << 3u)), x + v3606, v3600);
-            const unsigned int v3613 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3615 = v3613 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3618 = v3613 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3619 = v3618 << 3u;
-            const unsigned int v3620 = v79 + v3615;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3621 = v3620 < v60;
-            const unsigned int v3622 = v3266 + v3619;
-            const bool v3623 = v3622 < v34;
-            const bool v3624 = v3621 && v3623;
-            const unsigned int v3626 = v3620 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3628 = v3626 + v3266;
-            const unsigned int v3629 = v3628 + v3619;
-            const unsigned int v3630 = v3624 ? v3629 : 0u;
-            const unsigned int v3632 = v3615 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3633 = v3270 + v3632;
-            const unsigned int v3634 = v3633 + v3619;
-            iron_copy_async<16>(shm0 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), x + v3630, v3624);
-            const unsigned int v3637 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3639 = v3637 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3642 = v3637 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3643 = v3642 << 3u;
-            const unsigned int v3644 = v79 + v3639;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3645 = v3644 < v60;
-            const unsigned int v3646 = v3266 + v3643;
-            const bool v3647 = v3646 < v34;
-            const bool v3648 = v3645 && v3647;
-            const unsigned int v3650 = v3644 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3652 = v3650 + v3266;
-            const unsigned int v3653 = v3652 + v3643;
-            const unsigned int v3654 = v3648 ? v3653 : 0u;
-            const unsigned int v3656 = v3639 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3657 = v3270 + v3656;
-            const unsigned int v3658 = v3657 + v3643;
-            iron_copy_async<16>(shm0 + (v3658 ^ (((v3658 >> 6u) & 7u) << 3u)), x + v3654, v3648);
-            const unsigned int v3661 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3663 = v3661 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3666 = v3661 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3667 = v3666 << 3u;
-            const unsigned int v3668 = v79 + v3663;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3669 = v3668 < v60;
-            const unsigned int v3670 = v3266 + v3667;
-            const bool v3671 = v3670 < v34;
-            const bool v3672 = v3669 && v3671;
-            const unsigned int v3674 = v3668 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3676 = v3674 + v3266;
-            const unsigned int v3677 = v3676 + v3667;
-            const unsigned int v3678 = v3672 ? v3677 : 0u;
-            const unsigned int v3680 = v3663 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3681 = v3270 + v3680;
-            const unsigned int v3682 = v3681 + v3667;
-            iron_copy_async<16>(shm0 + (v3682 ^ (((v3682 >> 6u) & 7u) << 3u)), x + v3678, v3672);
+            const unsigned int v3311 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3312 = v3311 << 3u;
+            const unsigned int v3314 = v3080 + v3312;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3315 = v3314 < v34;
+            const unsigned int v3316 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3318 = v3316 + v3080;
+            const unsigned int v3319 = v3318 + v3312;
+            const unsigned int v3321 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3322 = v3084 + v3321;
+            const unsigned int v3323 = v3322 + v3312;
+            const bool v3327 = v3315 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3331 = v3327 ? v3319 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3323 ^ (((v3323 >> 6u) & 7u) << 3u)), x + v3331, v3327);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3337 = v3315 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3339 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3340 = v3319 + v3339;
+            const unsigned int v3341 = v3337 ? v3340 : 0u;
+            const unsigned int v3343 = v3323 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3343 ^ (((v3343 >> 6u) & 7u) << 3u)), x + v3341, v3337);
+            const bool v3347 = v3315 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3349 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3350 = v3319 + v3349;
+            const unsigned int v3351 = v3347 ? v3350 : 0u;
+            const unsigned int v3353 = v3323 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3351, v3347);
+            const bool v3357 = v3315 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3359 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3360 = v3319 + v3359;
+            const unsigned int v3361 = v3357 ? v3360 : 0u;
+            const unsigned int v3363 = v3323 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3363 ^ (((v3363 >> 6u) & 7u) << 3u)), x + v3361, v3357);
+            const bool v3367 = v3315 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3369 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3370 = v3319 + v3369;
+            const unsigned int v3371 = v3367 ? v3370 : 0u;
+            const unsigned int v3373 = v3323 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3373 ^ (((v3373 >> 6u) & 7u) << 3u)), x + v3371, v3367);
+            const bool v3377 = v3315 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3379 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3380 = v3319 + v3379;
+            const unsigned int v3381 = v3377 ? v3380 : 0u;
+            const unsigned int v3383 = v3323 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3383 ^ (((v3383 >> 6u) & 7u) << 3u)), x + v3381, v3377);
+            const bool v3387 = v3315 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3389 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3390 = v3319 + v3389;
+            const unsigned int v3391 = v3387 ? v3390 : 0u;
+            const unsigned int v3393 = v3323 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3393 ^ (((v3393 >> 6u) & 7u) << 3u)), x + v3391, v3387);
+            const bool v3397 = v3315 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3399 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3400 = v3319 + v3399;
+            const unsigned int v3401 = v3397 ? v3400 : 0u;
+            const unsigned int v3403 = v3323 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3403 ^ (((v3403 >> 6u) & 7u) << 3u)), x + v3401, v3397);
           }
-          const unsigned int v3692 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3693 = v3692 << 3u;
-          const unsigned int v3694 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3695 = v3694 < v15;
-          const unsigned int v3696 = v3266 + v3693;
-          const bool v3697 = v3696 < v34;
-          const bool v3698 = v3695 && v3697;
-          const unsigned int v3700 = v3694 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3701 = v85 + v3700;
-          const unsigned int v3702 = v3701 + v3266;
-          const unsigned int v3703 = v3702 + v3693;
-          const unsigned int v3704 = v3698 ? v3703 : v85;
-          const unsigned int v3706 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3707 = v3270 + v3706;
-          const unsigned int v3708 = v3707 + v3693;
-          iron_copy_async<16>(shm1 + (v3708 ^ (((v3708 >> 6u) & 7u) << 3u)), weight + v3704, v3698);
-          const unsigned int v3711 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3713 = v3711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3716 = v3711 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3717 = v3716 << 3u;
-          const unsigned int v3718 = v83 + v3713;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3719 = v3718 < v15;
-          const unsigned int v3720 = v3266 + v3717;
-          const bool v3721 = v3720 < v34;
-          const bool v3722 = v3719 && v3721;
-          const unsigned int v3724 = v3718 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3725 = v85 + v3724;
-          const unsigned int v3726 = v3725 + v3266;
-          const unsigned int v3727 = v3726 + v3717;
-          const unsigned int v3728 = v3722 ? v3727 : v85;
-          const unsigned int v3730 = v3713 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3731 = v3270 + v3730;
-          const unsigned int v3732 = v3731 + v3717;
-          iron_copy_async<16>(shm1 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), weight + v3728, v3722);
-          const unsigned int v3735 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3737 = v3735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3740 = v3735 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3741 = v3740 << 3u;
-          const unsigned int v3742 = v83 + v3737;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3743 = v3742 < v15;
-          const unsigned int v3744 = v3266 + v3741;
-          const bool v3745 = v3744 < v34;
-          const bool v3746 = v3743 && v3745;
-          const unsigned int v3748 = v3742 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3749 = v85 + v3748;
-          const unsigned int v3750 = v3749 + v3266;
-          const unsigned int v3751 = v3750 + v3741;
-          const unsigned int v3752 = v3746 ? v3751 : v85;
-          const unsigned int v3754 = v3737 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3755 = v3270 + v3754;
-          const unsigned int v3756 = v3755 + v3741;
-          iron_copy_async<16>(shm1 + (v3756 ^ (((v3756 >> 6u) & 7u) << 3u)), weight + v3752, v3746);
-          const unsigned int v3759 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3761 = v3759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3764 = v3759 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3765 = v3764 << 3u;
-          const unsigned int v3766 = v83 + v3761;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3767 = v3766 < v15;
-          const unsigned int v3768 = v3266 + v3765;
-          const bool v3769 = v3768 < v34;
-          const bool v3770 = v3767 && v3769;
-          const unsigned int v3772 = v3766 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3773 = v85 + v3772;
-          const unsigned int v3774 = v3773 + v3266;
-          const unsigned int v3775 = v3774 + v3765;
-          const unsigned int v3776 = v3770 ? v3775 : v85;
-          const unsigned int v3778 = v3761 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3779 = v3270 + v3778;
-          const unsigned int v3780 = v3779 + v3765;
-          iron_copy_async<16>(shm1 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), weight + v3776, v3770);
-          const unsigned int v3783 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3785 = v3783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3788 = v3783 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3789 = v3788 << 3u;
-          const unsigned int v3790 = v83 + v3785;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3791 = v3790 < v15;
-          const unsigned int v3792 = v3266 + v3789;
-          const bool v3793 = v3792 < v34;
-          const bool v3794 = v3791 && v3793;
-          const unsigned int v3796 = v3790 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3797 = v85 + v3796;
-          const unsigned int v3798 = v3797 + v3266;
-          const unsigned int v3799 = v3798 + v3789;
-          const unsigned int v3800 = v3794 ? v3799 : v85;
-          const unsigned int v3802 = v3785 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3803 = v3270 + v3802;
-          const unsigned int v3804 = v3803 + v3789;
-          iron_copy_async<16>(shm1 + (v3804 ^ (((v3804 >> 6u) & 7u) << 3u)), weight + v3800, v3794);
-          const unsigned int v3807 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3809 = v3807 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3812 = v3807 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3813 = v3812 << 3u;
-          const unsigned int v3814 = v83 + v3809;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3815 = v3814 < v15;
-          const unsigned int v3816 = v3266 + v3813;
-          const bool v3817 = v3816 < v34;
-          const bool v3818 = v3815 && v3817;
-          const unsigned int v3820 = v3814 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3821 = v85 + v3820;
-          const unsigned int v3822 = v3821 + v3266;
-          const unsigned int v3823 = v3822 + v3813;
-          const unsigned int v3824 = v3818 ? v3823 : v85;
-          const unsigned int v3826 = v3809 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3827 = v3270 + v3826;
-          const unsigned int v3828 = v3827 + v3813;
-          iron_copy_async<16>(shm1 + (v3828 ^ (((v3828 >> 6u) & 7u) << 3u)), weight + v3824, v3818);
-          const unsigned int v3831 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3833 = v3831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3836 = v3831 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3837 = v3836 << 3u;
-          const unsigned int v3838 = v83 + v3833;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3839 = v3838 < v15;
-          const unsigned int v3840 = v3266 + v3837;
-          const bool v3841 = v3840 < v34;
-          const bool v3842 = v3839 && v3841;
-          const unsigned int v3844 = v3838 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3845 = v85 + v3844;
-          const unsigned int v3846 = v3845 + v3266;
-          const unsigned int v3847 = v3846 + v3837;
-          const unsigned int v3848 = v3842 ? v3847 : v85;
-          const unsigned int v3850 = v3833 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3851 = v3270 + v3850;
-          const unsigned int v3852 = v3851 + v3837;
-          iron_copy_async<16>(shm1 + (v3852 ^ (((v3852 >> 6u) & 7u) << 3u)), weight + v3848, v3842);
-          const unsigned int v3855 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3857 = v3855 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3860 = v3855 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3861 = v3860 << 3u;
-          const unsigned int v3862 = v83 + v3857;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3863 = v3862 < v15;
-          const unsigned int v3864 = v3266 + v3861;
-          const bool v3865 = v3864 < v34;
-          const bool v3866 = v3863 && v3865;
-          const unsigned int v3868 = v3862 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3869 = v85 + v3868;
-          const unsigned int v3870 = v3869 + v3266;
-          const unsigned int v3871 = v3870 + v3861;
-          const unsigned int v3872 = v3866 ? v3871 : v85;
-          const unsigned int v3874 = v3857 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3875 = v3270 + v3874;
-          const unsigned int v3876 = v3875 + v3861;
-          iron_copy_async<16>(shm1 + (v3876 ^ (((v3876 >> 6u) & 7u) << 3u)), weight + v3872, v3866);
+          const unsigned int v3412 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3413 = v3412 << 3u;
+          const unsigned int v3414 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3415 = v3080 + v3413;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3416 = v3415 < v34;
+          const unsigned int v3417 = v3414 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3418 = v85 + v3417;
+          const unsigned int v3419 = v3418 + v3080;
+          const unsigned int v3420 = v3419 + v3413;
+          const unsigned int v3422 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3423 = v3084 + v3422;
+          const unsigned int v3424 = v3423 + v3413;
+          const bool v3427 = v3414 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3428 = v3416 && v3427;
+          const unsigned int v3432 = v3428 ? v3420 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3424 ^ (((v3424 >> 6u) & 7u) << 3u)), weight + v3432, v3428);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3436 = v3414 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3437 = v3436 < v15;
+          const bool v3438 = v3416 && v3437;
+          const unsigned int v3440 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3441 = v3420 + v3440;
+          const unsigned int v3442 = v3438 ? v3441 : v85;
+          const unsigned int v3444 = v3424 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3444 ^ (((v3444 >> 6u) & 7u) << 3u)), weight + v3442, v3438);
+          const unsigned int v3446 = v3414 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3447 = v3446 < v15;
+          const bool v3448 = v3416 && v3447;
+          const unsigned int v3450 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3451 = v3420 + v3450;
+          const unsigned int v3452 = v3448 ? v3451 : v85;
+          const unsigned int v3454 = v3424 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3454 ^ (((v3454 >> 6u) & 7u) << 3u)), weight + v3452, v3448);
+          const unsigned int v3456 = v3414 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3457 = v3456 < v15;
+          const bool v3458 = v3416 && v3457;
+          const unsigned int v3460 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3461 = v3420 + v3460;
+          const unsigned int v3462 = v3458 ? v3461 : v85;
+          const unsigned int v3464 = v3424 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3464 ^ (((v3464 >> 6u) & 7u) << 3u)), weight + v3462, v3458);
+          const unsigned int v3466 = v3414 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3467 = v3466 < v15;
+          const bool v3468 = v3416 && v3467;
+          const unsigned int v3470 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3471 = v3420 + v3470;
+          const unsigned int v3472 = v3468 ? v3471 : v85;
+          const unsigned int v3474 = v3424 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3474 ^ (((v3474 >> 6u) & 7u) << 3u)), weight + v3472, v3468);
+          const unsigned int v3476 = v3414 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3477 = v3476 < v15;
+          const bool v3478 = v3416 && v3477;
+          const unsigned int v3480 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3481 = v3420 + v3480;
+          const unsigned int v3482 = v3478 ? v3481 : v85;
+          const unsigned int v3484 = v3424 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3484 ^ (((v3484 >> 6u) & 7u) << 3u)), weight + v3482, v3478);
+          const unsigned int v3486 = v3414 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3487 = v3486 < v15;
+          const bool v3488 = v3416 && v3487;
+          const unsigned int v3490 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3491 = v3420 + v3490;
+          const unsigned int v3492 = v3488 ? v3491 : v85;
+          const unsigned int v3494 = v3424 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3494 ^ (((v3494 >> 6u) & 7u) << 3u)), weight + v3492, v3488);
+          const unsigned int v3496 = v3414 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3497 = v3496 < v15;
+          const bool v3498 = v3416 && v3497;
+          const unsigned int v3500 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3501 = v3420 + v3500;
+          const unsigned int v3502 = v3498 ? v3501 : v85;
+          const unsigned int v3504 = v3424 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3504 ^ (((v3504 >> 6u) & 7u) << 3u)), weight + v3502, v3498);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v3889 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v3894 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3517 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3522 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v3877 = 0u; v3877 < v34; v3877 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3879 = v3877 >> 6u;
-        const unsigned int v3881 = v3879 % 3u;
+      for (unsigned int v3505 = 0u; v3505 < v34; v3505 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3507 = v3505 >> 6u;
+        const unsigned int v3509 = v3507 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v3883 = v3881 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v3890 = v3883 + v3889;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3890, 64u);
-        const unsigned int v3895 = v3883 + v3894;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3895, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3902 = v3890 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3902, 64u);
-        const unsigned int v3907 = v3895 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3907, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3913 = v3890 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3913, 64u);
-        const unsigned int v3918 = v3895 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3918, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3924 = v3890 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3924, 64u);
-        const unsigned int v3929 = v3895 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3929, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v3932 = v3877 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3934 = v3879 + 2u;
-        const unsigned int v3935 = v3934 % 3u;
-        const bool v3936 = v3932 < v34;
-        if (v3936) {
-          const unsigned int v3938 = v3935 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3939 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3939) {
-            const unsigned int v3943 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3944 = v3943 << 3u;
-            const unsigned int v3945 = v3932 + v3944;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3947 = v3945 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3949 = v3947 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3950 = v3945 - v3949;
-            const unsigned int v3951 = v3947 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3952 = v3951 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3953 = v3951 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3954 = v3947 - v3953;
-            const unsigned int v3955 = v3954 * v12;
-            const unsigned int v3956 = v97 + v3950;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3957 = v3945 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3959 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3964 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3965 = v3964 + v3944;
-            const unsigned int v3966 = v156 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3967 = v161 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3968 = v3966 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3969 = v3957 && v3968;
-            const bool v3970 = v3966 < v154;
-            const bool v3971 = v3969 && v3970;
-            const bool v3972 = v3967 >= v10;
-            const bool v3973 = v3971 && v3972;
-            const bool v3974 = v3967 < v3959;
-            const bool v3975 = v3973 && v3974;
-            const unsigned int v3976 = max(v3966, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3977 = v3976 - v9;
-            const unsigned int v3978 = max(v3967, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3979 = v3978 - v10;
-            const unsigned int v3980 = v164 + v3977;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3981 = v3980 * v2;
-            const unsigned int v3982 = v3981 + v3979;
-            const unsigned int v3983 = v3982 * v3;
-            const unsigned int v3984 = v3983 + v3956;
-            const unsigned int v3986 = v3975 ? v3984 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3988 = v3938 + v3965;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3988 ^ (((v3988 >> 6u) & 7u) << 3u)), x + v3986, v3975);
-            const unsigned int v3990 = v174 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3991 = v179 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3992 = v3990 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3993 = v3957 && v3992;
-            const bool v3994 = v3990 < v154;
-            const bool v3995 = v3993 && v3994;
-            const bool v3996 = v3991 >= v10;
-            const bool v3997 = v3995 && v3996;
-            const bool v3998 = v3991 < v3959;
-            const bool v3999 = v3997 && v3998;
-            const unsigned int v4000 = max(v3990, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4001 = v4000 - v9;
-            const unsigned int v4002 = max(v3991, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4003 = v4002 - v10;
-            const unsigned int v4004 = v182 + v4001;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4005 = v4004 * v2;
-            const unsigned int v4006 = v4005 + v4003;
-            const unsigned int v4007 = v4006 * v3;
-            const unsigned int v4008 = v4007 + v3956;
-            const unsigned int v4010 = v3999 ? v4008 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4013 = v3988 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4013 ^ (((v4013 >> 6u) & 7u) << 3u)), x + v4010, v3999);
-            const unsigned int v4014 = v192 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4015 = v197 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4016 = v4014 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4017 = v3957 && v4016;
-            const bool v4018 = v4014 < v154;
-            const bool v4019 = v4017 && v4018;
-            const bool v4020 = v4015 >= v10;
-            const bool v4021 = v4019 && v4020;
-            const bool v4022 = v4015 < v3959;
-            const bool v4023 = v4021 && v4022;
-            const unsigned int v4024 = max(v4014, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4025 = v4024 - v9;
-            const unsigned int v4026 = max(v4015, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4027 = v4026 - v10;
-            const unsigned int v4028 = v200 + v4025;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4029 = v4028 * v2;
-            const unsigned int v4030 = v4029 + v4027;
-            const unsigned int v4031 = v4030 * v3;
-            const unsigned int v4032 = v4031 + v3956;
-            const unsigned int v4034 = v4023 ? v4032 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4037 = v3988 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4037 ^ (((v4037 >> 6u) & 7u) << 3u)), x + v4034, v4023);
-            const unsigned int v4038 = v210 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4039 = v215 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4040 = v4038 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4041 = v3957 && v4040;
-            const bool v4042 = v4038 < v154;
-            const bool v4043 = v4041 && v4042;
-            const bool v4044 = v4039 >= v10;
-            const bool v4045 = v4043 && v4044;
-            const bool v4046 = v4039 < v3959;
-            const bool v4047 = v4045 && v4046;
-            const unsigned int v4048 = max(v4038, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4049 = v4048 - v9;
-            const unsigned int v4050 = max(v4039, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4051 = v4050 - v10;
-            const unsigned int v4052 = v218 + v4049;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4053 = v4052 * v2;
-            const unsigned int v4054 = v4053 + v4051;
-            const unsigned int v4055 = v4054 * v3;
-            const unsigned int v4056 = v4055 + v3956;
-            const unsigned int v4058 = v4047 ? v4056 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4061 = v3988 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4061 ^ (((v4061 >> 6u) & 7u) << 3u)), x + v4058, v4047);
-            const unsigned int v4062 = v228 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4063 = v233 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4064 = v4062 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4065 = v3957 && v4064;
-            const bool v4066 = v4062 < v154;
-            const bool v4067 = v4065 && v4066;
-            const bool v4068 = v4063 >= v10;
-            const bool v4069 = v4067 && v4068;
-            const bool v4070 = v4063 < v3959;
-            const bool v4071 = v4069 && v4070;
-            const unsigned int v4072 = max(v4062, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4073 = v4072 - v9;
-            const unsigned int v4074 = max(v4063, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4075 = v4074 - v10;
-            const unsigned int v4076 = v236 + v4073;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4077 = v4076 * v2;
-            const unsigned int v4078 = v4077 + v4075;
-            const unsigned int v4079 = v4078 * v3;
-            const unsigned int v4080 = v4079 + v3956;
-            const unsigned int v4082 = v4071 ? v4080 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4085 = v3988 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4085 ^ (((v4085 >> 6u) & 7u) << 3u)), x + v4082, v4071);
-            const unsigned int v4086 = v246 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4087 = v251 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4088 = v4086 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4089 = v3957 && v4088;
-            const bool v4090 = v4086 < v154;
-            const bool v4091 = v4089 && v4090;
-            const bool v4092 = v4087 >= v10;
-            const bool v4093 = v4091 && v4092;
-            const bool v4094 = v4087 < v3959;
-            const bool v4095 = v4093 && v4094;
-            const unsigned int v4096 = max(v4086, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4097 = v4096 - v9;
-            const unsigned int v4098 = max(v4087, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4099 = v4098 - v10;
-            const unsigned int v4100 = v254 + v4097;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4101 = v4100 * v2;
-            const unsigned int v4102 = v4101 + v4099;
-            const unsigned int v4103 = v4102 * v3;
-            const unsigned int v4104 = v4103 + v3956;
-            const unsigned int v4106 = v4095 ? v4104 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4109 = v3988 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4109 ^ (((v4109 >> 6u) & 7u) << 3u)), x + v4106, v4095);
-            const unsigned int v4110 = v264 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4111 = v269 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4112 = v4110 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4113 = v3957 && v4112;
-            const bool v4114 = v4110 < v154;
-            const bool v4115 = v4113 && v4114;
-            const bool v4116 = v4111 >= v10;
-            const bool v4117 = v4115 && v4116;
-            const bool v4118 = v4111 < v3959;
-            const bool v4119 = v4117 && v4118;
-            const unsigned int v4120 = max(v4110, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4121 = v4120 - v9;
-            const unsigned int v4122 = max(v4111, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4123 = v4122 - v10;
-            const unsigned int v4124 = v272 + v4121;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4125 = v4124 * v2;
-            const unsigned int v4126 = v4125 + v4123;
-            const unsigned int v4127 = v4126 * v3;
-            const unsigned int v4128 = v4127 + v3956;
-            const unsigned int v4130 = v4119 ? v4128 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4133 = v3988 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4133 ^ (((v4133 >> 6u) & 7u) << 3u)), x + v4130, v4119);
-            const unsigned int v4134 = v282 + v3952;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4135 = v287 + v3955;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4136 = v4134 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4137 = v3957 && v4136;
-            const bool v4138 = v4134 < v154;
-            const bool v4139 = v4137 && v4138;
-            const bool v4140 = v4135 >= v10;
-            const bool v4141 = v4139 && v4140;
-            const bool v4142 = v4135 < v3959;
-            const bool v4143 = v4141 && v4142;
-            const unsigned int v4144 = max(v4134, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4145 = v4144 - v9;
-            const unsigned int v4146 = max(v4135, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4147 = v4146 - v10;
-            const unsigned int v4148 = v290 + v4145;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4149 = v4148 * v2;
-            const unsigned int v4150 = v4149 + v4147;
-            const unsigned int v4151 = v4150 * v3;
-            const unsigned int v4152 = v4151 + v3956;
-            const unsigned int v4154 = v4143 ? v4152 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4157 = v3988 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4157 ^ (((v4157 >> 6u) & 7u) << 3u)), x + v4154, v4143);
+        const unsigned int v3511 = v3509 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3518 = v3511 + v3517;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3518, 64u);
+        const unsigned int v3523 = v3511 + v3522;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3523, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3530 = v3518 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3530, 64u);
+        const unsigned int v3535 = v3523 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3535, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3541 = v3518 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3541, 64u);
+        const unsigned int v3546 = v3523 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3546, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3552 = v3518 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3552, 64u);
+        const unsigned int v3557 = v3523 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3557, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3560 = v3505 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3562 = v3507 + 2u;
+        const unsigned int v3563 = v3562 % 3u;
+        const bool v3564 = v3560 < v34;
+        if (v3564) {
+          const unsigned int v3566 = v3563 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3567 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3567) {
+            const unsigned int v3571 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3572 = v3571 << 3u;
+            const unsigned int v3573 = v3560 + v3572;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3575 = v3573 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3577 = v3575 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3578 = v3573 - v3577;
+            const unsigned int v3579 = v3575 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3580 = v3579 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3581 = v3579 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3582 = v3575 - v3581;
+            const unsigned int v3583 = v3582 * v12;
+            const unsigned int v3584 = v97 + v3578;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3585 = v3573 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3587 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3592 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3593 = v3592 + v3572;
+            const unsigned int v3594 = v156 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3595 = v161 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3596 = v3594 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3597 = v3585 && v3596;
+            const bool v3598 = v3594 < v154;
+            const bool v3599 = v3597 && v3598;
+            const bool v3600 = v3595 >= v10;
+            const bool v3601 = v3599 && v3600;
+            const bool v3602 = v3595 < v3587;
+            const bool v3603 = v3601 && v3602;
+            const unsigned int v3604 = max(v3594, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3605 = v3604 - v9;
+            const unsigned int v3606 = max(v3595, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3607 = v3606 - v10;
+            const unsigned int v3608 = v164 + v3605;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3609 = v3608 * v2;
+            const unsigned int v3610 = v3609 + v3607;
+            const unsigned int v3611 = v3610 * v3;
+            const unsigned int v3612 = v3611 + v3584;
+            const unsigned int v3614 = v3603 ? v3612 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3616 = v3566 + v3593;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3616 ^ (((v3616 >> 6u) & 7u) << 3u)), x + v3614, v3603);
+            const unsigned int v3618 = v174 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3619 = v179 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3620 = v3618 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3621 = v3585 && v3620;
+            const bool v3622 = v3618 < v154;
+            const bool v3623 = v3621 && v3622;
+            const bool v3624 = v3619 >= v10;
+            const bool v3625 = v3623 && v3624;
+            const bool v3626 = v3619 < v3587;
+            const bool v3627 = v3625 && v3626;
+            const unsigned int v3628 = max(v3618, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3629 = v3628 - v9;
+            const unsigned int v3630 = max(v3619, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3631 = v3630 - v10;
+            const unsigned int v3632 = v182 + v3629;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3633 = v3632 * v2;
+            const unsigned int v3634 = v3633 + v3631;
+            const unsigned int v3635 = v3634 * v3;
+            const unsigned int v3636 = v3635 + v3584;
+            const unsigned int v3638 = v3627 ? v3636 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3641 = v3616 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3641 ^ (((v3641 >> 6u) & 7u) << 3u)), x + v3638, v3627);
+            const unsigned int v3642 = v192 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3643 = v197 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3644 = v3642 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3645 = v3585 && v3644;
+            const bool v3646 = v3642 < v154;
+            const bool v3647 = v3645 && v3646;
+            const bool v3648 = v3643 >= v10;
+            const bool v3649 = v3647 && v3648;
+            const bool v3650 = v3643 < v3587;
+            const bool v3651 = v3649 && v3650;
+            const unsigned int v3652 = max(v3642, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3653 = v3652 - v9;
+            const unsigned int v3654 = max(v3643, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3655 = v3654 - v10;
+            const unsigned int v3656 = v200 + v3653;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3657 = v3656 * v2;
+            const unsigned int v3658 = v3657 + v3655;
+            const unsigned int v3659 = v3658 * v3;
+            const unsigned int v3660 = v3659 + v3584;
+            const unsigned int v3662 = v3651 ? v3660 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3665 = v3616 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3665 ^ (((v3665 >> 6u) & 7u) << 3u)), x + v3662, v3651);
+            const unsigned int v3666 = v210 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3667 = v215 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3668 = v3666 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3669 = v3585 && v3668;
+            const bool v3670 = v3666 < v154;
+            const bool v3671 = v3669 && v3670;
+            const bool v3672 = v3667 >= v10;
+            const bool v3673 = v3671 && v3672;
+            const bool v3674 = v3667 < v3587;
+            const bool v3675 = v3673 && v3674;
+            const unsigned int v3676 = max(v3666, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3677 = v3676 - v9;
+            const unsigned int v3678 = max(v3667, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3679 = v3678 - v10;
+            const unsigned int v3680 = v218 + v3677;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3681 = v3680 * v2;
+            const unsigned int v3682 = v3681 + v3679;
+            const unsigned int v3683 = v3682 * v3;
+            const unsigned int v3684 = v3683 + v3584;
+            const unsigned int v3686 = v3675 ? v3684 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3689 = v3616 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3689 ^ (((v3689 >> 6u) & 7u) << 3u)), x + v3686, v3675);
+            const unsigned int v3690 = v228 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3691 = v233 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3692 = v3690 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3693 = v3585 && v3692;
+            const bool v3694 = v3690 < v154;
+            const bool v3695 = v3693 && v3694;
+            const bool v3696 = v3691 >= v10;
+            const bool v3697 = v3695 && v3696;
+            const bool v3698 = v3691 < v3587;
+            const bool v3699 = v3697 && v3698;
+            const unsigned int v3700 = max(v3690, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3701 = v3700 - v9;
+            const unsigned int v3702 = max(v3691, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3703 = v3702 - v10;
+            const unsigned int v3704 = v236 + v3701;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3705 = v3704 * v2;
+            const unsigned int v3706 = v3705 + v3703;
+            const unsigned int v3707 = v3706 * v3;
+            const unsigned int v3708 = v3707 + v3584;
+            const unsigned int v3710 = v3699 ? v3708 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3713 = v3616 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3713 ^ (((v3713 >> 6u) & 7u) << 3u)), x + v3710, v3699);
+            const unsigned int v3714 = v246 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3715 = v251 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3716 = v3714 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3717 = v3585 && v3716;
+            const bool v3718 = v3714 < v154;
+            const bool v3719 = v3717 && v3718;
+            const bool v3720 = v3715 >= v10;
+            const bool v3721 = v3719 && v3720;
+            const bool v3722 = v3715 < v3587;
+            const bool v3723 = v3721 && v3722;
+            const unsigned int v3724 = max(v3714, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3725 = v3724 - v9;
+            const unsigned int v3726 = max(v3715, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3727 = v3726 - v10;
+            const unsigned int v3728 = v254 + v3725;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3729 = v3728 * v2;
+            const unsigned int v3730 = v3729 + v3727;
+            const unsigned int v3731 = v3730 * v3;
+            const unsigned int v3732 = v3731 + v3584;
+            const unsigned int v3734 = v3723 ? v3732 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3737 = v3616 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3737 ^ (((v3737 >> 6u) & 7u) << 3u)), x + v3734, v3723);
+            const unsigned int v3738 = v264 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3739 = v269 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3740 = v3738 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3741 = v3585 && v3740;
+            const bool v3742 = v3738 < v154;
+            const bool v3743 = v3741 && v3742;
+            const bool v3744 = v3739 >= v10;
+            const bool v3745 = v3743 && v3744;
+            const bool v3746 = v3739 < v3587;
+            const bool v3747 = v3745 && v3746;
+            const unsigned int v3748 = max(v3738, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3749 = v3748 - v9;
+            const unsigned int v3750 = max(v3739, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3751 = v3750 - v10;
+            const unsigned int v3752 = v272 + v3749;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3753 = v3752 * v2;
+            const unsigned int v3754 = v3753 + v3751;
+            const unsigned int v3755 = v3754 * v3;
+            const unsigned int v3756 = v3755 + v3584;
+            const unsigned int v3758 = v3747 ? v3756 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3761 = v3616 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3761 ^ (((v3761 >> 6u) & 7u) << 3u)), x + v3758, v3747);
+            const unsigned int v3762 = v282 + v3580;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3763 = v287 + v3583;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3764 = v3762 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3765 = v3585 && v3764;
+            const bool v3766 = v3762 < v154;
+            const bool v3767 = v3765 && v3766;
+            const bool v3768 = v3763 >= v10;
+            const bool v3769 = v3767 && v3768;
+            const bool v3770 = v3763 < v3587;
+            const bool v3771 = v3769 && v3770;
+            const unsigned int v3772 = max(v3762, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3773 = v3772 - v9;
+            const unsigned int v3774 = max(v3763, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3775 = v3774 - v10;
+            const unsigned int v3776 = v290 + v3773;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3777 = v3776 * v2;
+            const unsigned int v3778 = v3777 + v3775;
+            const unsigned int v3779 = v3778 * v3;
+            const unsigned int v3780 = v3779 + v3584;
+            const unsigned int v3782 = v3771 ? v3780 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3785 = v3616 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3785 ^ (((v3785 >> 6u) & 7u) << 3u)), x + v3782, v3771);
           } else {
-            const unsigned int v4166 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4167 = v4166 << 3u;
-            const unsigned int v4170 = v3932 + v4167;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4171 = v4170 < v34;
-            const bool v4172 = v153 && v4171;
-            const unsigned int v4174 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4176 = v4174 + v3932;
-            const unsigned int v4177 = v4176 + v4167;
-            const unsigned int v4178 = v4172 ? v4177 : 0u;
-            const unsigned int v4180 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4181 = v3938 + v4180;
-            const unsigned int v4182 = v4181 + v4167;
-            iron_copy_async<16>(shm0 + (v4182 ^ (((v4182 >> 6u) & 7u) << 3u)), x + v4178, v4172);
-            const unsigned int v4185 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4187 = v4185 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4190 = v4185 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4191 = v4190 << 3u;
-            const unsigned int v4192 = v79 + v4187;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4193 = v4192 < v60;
-            const unsigned int v4194 = v3932 + v4191;
-            const bool v4195 = v4194 < v34;
-            const bool v4196 = v4193 && v4195;
-            const unsigned int v4198 = v4192 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4200 = v4198 + v3932;
-            const unsigned int v4201 = v4200 + v4191;
-            const unsigned int v4202 = v4196 ? v4201 : 0u;
-            const unsigned int v4204 = v4187 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4205 = v3938 + v4204;
-            const unsigned int v4206 = v4205 + v4191;
-            iron_copy_async<16>(shm0 + (v4206 ^ (((v4206 >> 6u) & 7u) << 3u)), x + v4202, v4196);
-            const unsigned int v4209 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4211 = v4209 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4214 = v4209 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4215 = v4214 << 3u;
-            const unsigned int v4216 = v79 + v4211;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4217 = v4216 < v60;
-            const unsigned int v4218 = v3932 + v4215;
-            const bool v4219 = v4218 < v34;
-            const bool v4220 = v4217 && v4219;
-            const unsigned int v4222 = v4216 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4224 = v4222 + v3932;
-            const unsigned int v4225 = v4224 + v4215;
-            const unsigned int v4226 = v4220 ? v4225 : 0u;
-            const unsigned int v4228 = v4211 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4229 = v3938 + v4228;
-            const unsigned int v4230 = v4229 + v4215;
-            iron_copy_async<16>(shm0 + (v4230 ^ (((v4230 >> 6u) & 7u) << 3u)), x + v4226, v4220);
-            const unsigned int v4233 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4235 = v4233 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4238 = v4233 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4239 = v4238 << 3u;
-            const unsigned int v4240 = v79 + v4235;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4241 = v4240 < v60;
-            const unsigned int v4242 = v3932 + v4239;
-            const bool v4243 = v4242 < v34;
-            const bool v4244 = v4241 && v4243;
-            const unsigned int v4246 = v4240 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4248 = v4246 + v3932;
-            const unsigned int v4249 = v4248 + v4239;
-            const unsigned int v4250 = v4244 ? v4249 : 0u;
-            const unsigned int v4252 = v4235 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4253 = v3938 + v4252;
-            const unsigned int v4254 = v4253 + v4239;
-            iron_copy_async<16>(shm0 + (v4254 ^ (((v4254 >> 6u) & 7u) << 3u)), x + v4250, v4244);
-            const unsigned int v4257 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4259 = v4257 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4262 = v4257 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4263 = v4262 << 3u;
-            const unsigned int v4264 = v79 + v4259;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4265 = v4264 < v60;
-            const unsigned int v4266 = v3932 + v4263;
-            const bool v4267 = v4266 < v34;
-            const bool v4268 = v4265 && v4267;
-            const unsigned int v4270 = v4264 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4272 = v4270 + v3932;
-            const unsigned int v4273 = v4272 + v4263;
-            const unsigned int v4274 = v4268 ? v4273 : 0u;
-            const unsigned int v4276 = v4259 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4277 = v3938 + v4276;
-            const unsigned int v4278 = v4277 + v4263;
-            iron_copy_async<16>(shm0 + (v4278 ^ (((v4278 >> 6u) & 7u) << 3u)), x + v4274, v4268);
-            const unsigned int v4281 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4283 = v4281 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4286 = v4281 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4287 = v4286 << 3u;
-            const unsigned int v4288 = v79 + v4283;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4289 = v4288 < v60;
-            const unsigned int v4290 = v3932 + v4287;
-            const bool v4291 = v4290 < v34;
-            const bool v4292 = v4289 && v4291;
-            const unsigned int v4294 = v4288 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4296 = v4294 + v3932;
-            const unsigned int v4297 = v4296 + v4287;
-            const unsigned int v4298 = v4292 ? v4297 : 0u;
-            const unsigned int v4300 = v4283 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4301 = v3938 + v4300;
-            const unsigned int v4302 = v4301 + v4287;
-            iron_copy_async<16>(shm0 + (v4302 ^ (((v4302 >> 6u) & 7u) << 3u)), x + v4298, v4292);
-            const unsigned int v4305 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4307 = v4305 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4310 = v4305 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4311 = v4310 << 3u;
-            const unsigned int v4312 = v79 + v4307;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4313 = v4312 < v60;
-            const unsigned int v4314 = v3932 + v4311;
-            const bool v4315 = v4314 < v34;
-            const bool v4316 = v4313 && v4315;
-            const unsigned int v4318 = v4312 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4320 = v4318 + v3932;
-            const unsigned int v4321 = v4320 + v4311;
-            const unsigned int v4322 = v4316 ? v4321 : 0u;
-            const unsigned int v4324 = v4307 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4325 = v3938 + v4324;
-            const unsigned int v4326 = v4325 + v4311;
-            iron_copy_async<16>(shm0 + (v4326 ^ (((v4326 >> 6u) & 7u) << 3u)), x + v4322, v4316);
-            const unsigned int v4329 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4331 = v4329 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4334 = v4329 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4335 = v4334 << 3u;
-            const unsigned int v4336 = v79 + v4331;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4337 = v4336 < v60;
-            const unsigned int v4338 = v3932 + v4335;
-            const bool v4339 = v4338 < v34;
-            const bool v4340 = v4337 && v4339;
-            const unsigned int v4342 = v4336 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4344 = v4342 + v3932;
-            const unsigned int v4345 = v4344 + v4335;
-            const unsigned int v4346 = v4340 ? v4345 : 0u;
-            const unsigned int v4348 = v4331 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4349 = v3938 + v4348;
-            const unsigned int v4350 = v4349 + v4335;
-            iron_copy_async<16>(shm0 + (v4350 ^ (((v4350 >> 6u) & 7u) << 3u)), x + v4346, v4340);
+            const unsigned int v3793 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3794 = v3793 << 3u;
+            const unsigned int v3796 = v3560 + v3794;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3797 = v3796 < v34;
+            const unsigned int v3798 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3800 = v3798 + v3560;
+            const unsigned int v3801 = v3800 + v3794;
+            const unsigned int v3803 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3804 = v3566 + v3803;
+            const unsigned int v3805 = v3804 + v3794;
+            const bool v3809 = v3797 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3813 = v3809 ? v3801 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3805 ^ (((v3805 >> 6u) & 7u) << 3u)), x + v3813, v3809);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3819 = v3797 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3821 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3822 = v3801 + v3821;
+            const unsigned int v3823 = v3819 ? v3822 : 0u;
+            const unsigned int v3825 = v3805 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3825 ^ (((v3825 >> 6u) & 7u) << 3u)), x + v3823, v3819);
+            const bool v3829 = v3797 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3831 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3832 = v3801 + v3831;
+            const unsigned int v3833 = v3829 ? v3832 : 0u;
+            const unsigned int v3835 = v3805 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3833, v3829);
+            const bool v3839 = v3797 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3841 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3842 = v3801 + v3841;
+            const unsigned int v3843 = v3839 ? v3842 : 0u;
+            const unsigned int v3845 = v3805 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3845 ^ (((v3845 >> 6u) & 7u) << 3u)), x + v3843, v3839);
+            const bool v3849 = v3797 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3851 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3852 = v3801 + v3851;
+            const unsigned int v3853 = v3849 ? v3852 : 0u;
+            const unsigned int v3855 = v3805 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3855 ^ (((v3855 >> 6u) & 7u) << 3u)), x + v3853, v3849);
+            const bool v3859 = v3797 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3861 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3862 = v3801 + v3861;
+            const unsigned int v3863 = v3859 ? v3862 : 0u;
+            const unsigned int v3865 = v3805 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3865 ^ (((v3865 >> 6u) & 7u) << 3u)), x + v3863, v3859);
+            const bool v3869 = v3797 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3871 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3872 = v3801 + v3871;
+            const unsigned int v3873 = v3869 ? v3872 : 0u;
+            const unsigned int v3875 = v3805 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3875 ^ (((v3875 >> 6u) & 7u) << 3u)), x + v3873, v3869);
+            const bool v3879 = v3797 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3881 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3882 = v3801 + v3881;
+            const unsigned int v3883 = v3879 ? v3882 : 0u;
+            const unsigned int v3885 = v3805 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3885 ^ (((v3885 >> 6u) & 7u) << 3u)), x + v3883, v3879);
           }
-          const unsigned int v4360 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4361 = v4360 << 3u;
-          const unsigned int v4362 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4363 = v4362 < v15;
-          const unsigned int v4364 = v3932 + v4361;
-          const bool v4365 = v4364 < v34;
-          const bool v4366 = v4363 && v4365;
-          const unsigned int v4368 = v4362 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4369 = v85 + v4368;
-          const unsigned int v4370 = v4369 + v3932;
-          const unsigned int v4371 = v4370 + v4361;
-          const unsigned int v4372 = v4366 ? v4371 : v85;
-          const unsigned int v4374 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4375 = v3938 + v4374;
-          const unsigned int v4376 = v4375 + v4361;
-          iron_copy_async<16>(shm1 + (v4376 ^ (((v4376 >> 6u) & 7u) << 3u)), weight + v4372, v4366);
-          const unsigned int v4379 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4381 = v4379 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4384 = v4379 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4385 = v4384 << 3u;
-          const unsigned int v4386 = v83 + v4381;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4387 = v4386 < v15;
-          const unsigned int v4388 = v3932 + v4385;
-          const bool v4389 = v4388 < v34;
-          const bool v4390 = v4387 && v4389;
-          const unsigned int v4392 = v4386 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4393 = v85 + v4392;
-          const unsigned int v4394 = v4393 + v3932;
-          const unsigned int v4395 = v4394 + v4385;
-          const unsigned int v4396 = v4390 ? v4395 : v85;
-          const unsigned int v4398 = v4381 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4399 = v3938 + v4398;
-          const unsigned int v4400 = v4399 + v4385;
-          iron_copy_async<16>(shm1 + (v4400 ^ (((v4400 >> 6u) & 7u) << 3u)), weight + v4396, v4390);
-          const unsigned int v4403 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4405 = v4403 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4408 = v4403 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4409 = v4408 << 3u;
-          const unsigned int v4410 = v83 + v4405;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4411 = v4410 < v15;
-          const unsigned int v4412 = v3932 + v4409;
-          const bool v4413 = v4412 < v34;
-          const bool v4414 = v4411 && v4413;
-          const unsigned int v4416 = v4410 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4417 = v85 + v4416;
-          const unsigned int v4418 = v4417 + v3932;
-          const unsigned int v4419 = v4418 + v4409;
-          const unsigned int v4420 = v4414 ? v4419 : v85;
-          const unsigned int v4422 = v4405 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4423 = v3938 + v4422;
-          const unsigned int v4424 = v4423 + v4409;
-          iron_copy_async<16>(shm1 + (v4424 ^ (((v4424 >> 6u) & 7u) << 3u)), weight + v4420, v4414);
-          const unsigned int v4427 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4429 = v4427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4432 = v4427 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4433 = v4432 << 3u;
-          const unsigned int v4434 = v83 + v4429;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4435 = v4434 < v15;
-          const unsigned int v4436 = v3932 + v4433;
-          const bool v4437 = v4436 < v34;
-          const bool v4438 = v4435 && v4437;
-          const unsigned int v4440 = v4434 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4441 = v85 + v4440;
-          const unsigned int v4442 = v4441 + v3932;
-          const unsigned int v4443 = v4442 + v4433;
-          const unsigned int v4444 = v4438 ? v4443 : v85;
-          const unsigned int v4446 = v4429 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4447 = v3938 + v4446;
-          const unsigned int v4448 = v4447 + v4433;
-          iron_copy_async<16>(shm1 + (v4448 ^ (((v4448 >> 6u) & 7u) << 3u)), weight + v4444, v4438);
-          const unsigned int v4451 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4453 = v4451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4456 = v4451 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4457 = v4456 << 3u;
-          const unsigned int v4458 = v83 + v4453;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4459 = v4458 < v15;
-          const unsigned int v4460 = v3932 + v4457;
-          const bool v4461 = v4460 < v34;
-          const bool v4462 = v4459 && v4461;
-          const unsigned int v4464 = v4458 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4465 = v85 + v4464;
-          const unsigned int v4466 = v4465 + v3932;
-          const unsigned int v4467 = v4466 + v4457;
-          const unsigned int v4468 = v4462 ? v4467 : v85;
-          const unsigned int v4470 = v4453 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4471 = v3938 + v4470;
-          const unsigned int v4472 = v4471 + v4457;
-          iron_copy_async<16>(shm1 + (v4472 ^ (((v4472 >> 6u) & 7u) << 3u)), weight + v4468, v4462);
-          const unsigned int v4475 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4477 = v4475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4480 = v4475 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4481 = v4480 << 3u;
-          const unsigned int v4482 = v83 + v4477;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4483 = v4482 < v15;
-          const unsigned int v4484 = v3932 + v4481;
-          const bool v4485 = v4484 < v34;
-          const bool v4486 = v4483 && v4485;
-          const unsigned int v4488 = v4482 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4489 = v85 + v4488;
-          const unsigned int v4490 = v4489 + v3932;
-          const unsigned int v4491 = v4490 + v4481;
-          const unsigned int v4492 = v4486 ? v4491 : v85;
-          const unsigned int v4494 = v4477 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4495 = v3938 + v4494;
-          const unsigned int v4496 = v4495 + v4481;
-          iron_copy_async<16>(shm1 + (v4496 ^ (((v4496 >> 6u) & 7u) << 3u)), weight + v4492, v4486);
-          const unsigned int v4499 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4501 = v4499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4504 = v4499 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4505 = v4504 << 3u;
-          const unsigned int v4506 = v83 + v4501;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4507 = v4506 < v15;
-          const unsigned int v4508 = v3932 + v4505;
-          const bool v4509 = v4508 < v34;
-          const bool v4510 = v4507 && v4509;
-          const unsigned int v4512 = v4506 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4513 = v85 + v4512;
-          const unsigned int v4514 = v4513 + v3932;
-          const unsigned int v4515 = v4514 + v4505;
-          const unsigned int v4516 = v4510 ? v4515 : v85;
-          const unsigned int v4518 = v4501 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4519 = v3938 + v4518;
-          const unsigned int v4520 = v4519 + v4505;
-          iron_copy_async<16>(shm1 + (v4520 ^ (((v4520 >> 6u) & 7u) << 3u)), weight + v4516, v4510);
-          const unsigned int v4523 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4525 = v4523 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4528 = v4523 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4529 = v4528 << 3u;
-          const unsigned int v4530 = v83 + v4525;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4531 = v4530 < v15;
-          const unsigned int v4532 = v3932 + v4529;
-          const bool v4533 = v4532 < v34;
-          const bool v4534 = v4531 && v4533;
-          const unsigned int v4536 = v4530 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4537 = v85 + v4536;
-          const unsigned int v4538 = v4537 + v3932;
-          const unsigned int v4539 = v4538 + v4529;
-          const unsigned int v4540 = v4534 ? v4539 : v85;
-          const unsigned int v4542 = v4525 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4543 = v3938 + v4542;
-          const unsigned int v4544 = v4543 + v4529;
-          iron_copy_async<16>(shm1 + (v4544 ^ (((v4544 >> 6u) & 7u) << 3u)), weight + v4540, v4534);
+          const unsigned int v3894 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3895 = v3894 << 3u;
+          const unsigned int v3896 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3897 = v3560 + v3895;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3898 = v3897 < v34;
+          const unsigned int v3899 = v3896 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3900 = v85 + v3899;
+          const unsigned int v3901 = v3900 + v3560;
+          const unsigned int v3902 = v3901 + v3895;
+          const unsigned int v3904 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3905 = v3566 + v3904;
+          const unsigned int v3906 = v3905 + v3895;
+          const bool v3909 = v3896 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3910 = v3898 && v3909;
+          const unsigned int v3914 = v3910 ? v3902 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3906 ^ (((v3906 >> 6u) & 7u) << 3u)), weight + v3914, v3910);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3918 = v3896 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3919 = v3918 < v15;
+          const bool v3920 = v3898 && v3919;
+          const unsigned int v3922 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3923 = v3902 + v3922;
+          const unsigned int v3924 = v3920 ? v3923 : v85;
+          const unsigned int v3926 = v3906 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3926 ^ (((v3926 >> 6u) & 7u) << 3u)), weight + v3924, v3920);
+          const unsigned int v3928 = v3896 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3929 = v3928 < v15;
+          const bool v3930 = v3898 && v3929;
+          const unsigned int v3932 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3933 = v3902 + v3932;
+          const unsigned int v3934 = v3930 ? v3933 : v85;
+          const unsigned int v3936 = v3906 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3936 ^ (((v3936 >> 6u) & 7u) << 3u)), weight + v3934, v3930);
+          const unsigned int v3938 = v3896 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3939 = v3938 < v15;
+          const bool v3940 = v3898 && v3939;
+          const unsigned int v3942 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3943 = v3902 + v3942;
+          const unsigned int v3944 = v3940 ? v3943 : v85;
+          const unsigned int v3946 = v3906 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3946 ^ (((v3946 >> 6u) & 7u) << 3u)), weight + v3944, v3940);
+          const unsigned int v3948 = v3896 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3949 = v3948 < v15;
+          const bool v3950 = v3898 && v3949;
+          const unsigned int v3952 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3953 = v3902 + v3952;
+          const unsigned int v3954 = v3950 ? v3953 : v85;
+          const unsigned int v3956 = v3906 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3956 ^ (((v3956 >> 6u) & 7u) << 3u)), weight + v3954, v3950);
+          const unsigned int v3958 = v3896 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3959 = v3958 < v15;
+          const bool v3960 = v3898 && v3959;
+          const unsigned int v3962 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3963 = v3902 + v3962;
+          const unsigned int v3964 = v3960 ? v3963 : v85;
+          const unsigned int v3966 = v3906 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3966 ^ (((v3966 >> 6u) & 7u) << 3u)), weight + v3964, v3960);
+          const unsigned int v3968 = v3896 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3969 = v3968 < v15;
+          const bool v3970 = v3898 && v3969;
+          const unsigned int v3972 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3973 = v3902 + v3972;
+          const unsigned int v3974 = v3970 ? v3973 : v85;
+          const unsigned int v3976 = v3906 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3976 ^ (((v3976 >> 6u) & 7u) << 3u)), weight + v3974, v3970);
+          const unsigned int v3978 = v3896 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3979 = v3978 < v15;
+          const bool v3980 = v3898 && v3979;
+          const unsigned int v3982 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3983 = v3902 + v3982;
+          const unsigned int v3984 = v3980 ? v3983 : v85;
+          const unsigned int v3986 = v3906 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3986 ^ (((v3986 >> 6u) & 7u) << 3u)), weight + v3984, v3980);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
       __syncthreads();
     } else {
-      const unsigned int v993 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-      const unsigned int v1052 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v1106 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1111 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1119 = v1106 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1124 = v1111 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1130 = v1106 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1135 = v1111 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1141 = v1106 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1146 = v1111 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+      const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v992 = 0u; v992 < v34; v992 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-        for (unsigned int v996 = v144; v996 < 8192u; v996 += v993) {  // kernels/convolution/im2col_a.hpp:156
-          const unsigned int v998 = v996 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-          const unsigned int v1000 = v996 & 63u;  // kernels/convolution/im2col_a.hpp:158
-          const unsigned int v1001 = v992 + v1000;  // kernels/convolution/im2col_a.hpp:159
-          const unsigned int v1002 = v79 + v998;
-          const unsigned int v1028 = v1002 / v142;  // kernels/convolution/im2col_a.hpp:63
-          const unsigned int v1029 = v1002 % v142;  // kernels/convolution/im2col_a.hpp:64
-          const unsigned int v1031 = v1001 / v19;  // kernels/convolution/im2col_a.hpp:66
-          const unsigned int v1032 = v1031 / v6;  // kernels/convolution/im2col_a.hpp:68
-          const unsigned int v1033 = v1032 * v11;
-          const unsigned int v1034 = v1029 / v46;
-          const unsigned int v1035 = v1034 * v7;
-          const unsigned int v1036 = v1035 + v1033;
-          const unsigned int v1037 = v1031 % v6;  // kernels/convolution/im2col_a.hpp:69
-          const unsigned int v1038 = v1037 * v12;
-          const unsigned int v1039 = v1029 % v46;
-          const unsigned int v1040 = v1039 * v8;
-          const unsigned int v1041 = v1040 + v1038;
-          const bool v1042 = v1002 < v60;  // kernels/convolution/im2col_a.hpp:71
-          const bool v1043 = v1001 < v34;
-          const bool v1044 = v1042 && v1043;
-          const bool v1045 = v1036 >= v9;
-          const bool v1046 = v1044 && v1045;
-          const bool v1048 = v1036 < v154;
-          const bool v1049 = v1046 && v1048;
-          const bool v1050 = v1041 >= v10;
-          const bool v1051 = v1049 && v1050;
-          const bool v1053 = v1041 < v1052;
-          const bool v1054 = v1051 && v1053;
-          const unsigned int v1055 = max(v1036, v9);  // kernels/convolution/im2col_a.hpp:72
-          const unsigned int v1056 = v1055 - v9;
-          const unsigned int v1057 = max(v1041, v10);  // kernels/convolution/im2col_a.hpp:73
-          const unsigned int v1058 = v1057 - v10;
-          const unsigned int v1059 = v1001 % v19;  // kernels/convolution/im2col_a.hpp:74
-          const unsigned int v1060 = v1028 * v1;
-          const unsigned int v1061 = v1060 + v1056;
-          const unsigned int v1062 = v1061 * v2;
-          const unsigned int v1063 = v1062 + v1058;
-          const unsigned int v1064 = v1063 * v3;
-          const unsigned int v1065 = v1064 + v97;
-          const unsigned int v1066 = v1065 + v1059;
-          if (v1054) {  // kernels/convolution/im2col_a.hpp:160
-            const iron_bf16 v1067 = x[v1066];
-            const unsigned int v1069 = v998 << 6u;
-            const unsigned int v1070 = v1069 + v1000;
-            shm0[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+        for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
+          const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+          const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
+          const unsigned int v815 = v806 + v814;  // kernels/convolution/im2col_a.hpp:159
+          const unsigned int v816 = v79 + v812;
+          const unsigned int v842 = v816 / v142;  // kernels/convolution/im2col_a.hpp:63
+          const unsigned int v843 = v816 % v142;  // kernels/convolution/im2col_a.hpp:64
+          const unsigned int v845 = v815 / v19;  // kernels/convolution/im2col_a.hpp:66
+          const unsigned int v846 = v845 / v6;  // kernels/convolution/im2col_a.hpp:68
+          const unsigned int v847 = v846 * v11;
+          const unsigned int v848 = v843 / v46;
+          const unsigned int v849 = v848 * v7;
+          const unsigned int v850 = v849 + v847;
+          const unsigned int v851 = v845 % v6;  // kernels/convolution/im2col_a.hpp:69
+          const unsigned int v852 = v851 * v12;
+          const unsigned int v853 = v843 % v46;
+          const unsigned int v854 = v853 * v8;
+          const unsigned int v855 = v854 + v852;
+          const bool v856 = v816 < v60;  // kernels/convolution/im2col_a.hpp:71
+          const bool v857 = v815 < v34;
+          const bool v858 = v856 && v857;
+          const bool v859 = v850 >= v9;
+          const bool v860 = v858 && v859;
+          const bool v862 = v850 < v154;
+          const bool v863 = v860 && v862;
+          const bool v864 = v855 >= v10;
+          const bool v865 = v863 && v864;
+          const bool v867 = v855 < v866;
+          const bool v868 = v865 && v867;
+          const unsigned int v869 = max(v850, v9);  // kernels/convolution/im2col_a.hpp:72
+          const unsigned int v870 = v869 - v9;
+          const unsigned int v871 = max(v855, v10);  // kernels/convolution/im2col_a.hpp:73
+          const unsigned int v872 = v871 - v10;
+          const unsigned int v873 = v815 % v19;  // kernels/convolution/im2col_a.hpp:74
+          const unsigned int v874 = v842 * v1;
+          const unsigned int v875 = v874 + v870;
+          const unsigned int v876 = v875 * v2;
+          const unsigned int v877 = v876 + v872;
+          const unsigned int v878 = v877 * v3;
+          const unsigned int v879 = v878 + v97;
+          const unsigned int v880 = v879 + v873;
+          if (v868) {  // kernels/convolution/im2col_a.hpp:160
+            const iron_bf16 v881 = x[v880];
+            const unsigned int v883 = v812 << 6u;
+            const unsigned int v884 = v883 + v814;
+            shm0[(v884 ^ (((v884 >> 6u) & 7u) << 3u))] = v881;
           } else {
-            const unsigned int v1072 = v998 << 6u;  // kernels/convolution/im2col_a.hpp:161
-            const unsigned int v1073 = v1072 + v1000;
-            shm0[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v886 = v812 << 6u;  // kernels/convolution/im2col_a.hpp:161
+            const unsigned int v887 = v886 + v814;
+            shm0[(v887 ^ (((v887 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1078 = v144; v1078 < 8192u; v1078 += v993) {  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1080 = v1078 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1082 = v1078 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v1083 = v83 + v1080;  // kernels/gemm/gemm_tiles.hpp:99
-          const bool v1084 = v1083 < v15;
-          const unsigned int v1085 = v992 + v1082;
-          const bool v1086 = v1085 < v34;
-          const bool v1087 = v1084 && v1086;
-          if (v1087) {
-            const unsigned int v1089 = v1083 * v34;  // kernels/gemm/gemm_tiles.hpp:100
-            const unsigned int v1090 = v85 + v1089;
-            const unsigned int v1091 = v1090 + v992;
-            const unsigned int v1092 = v1091 + v1082;
-            const iron_bf16 v1093 = weight[v1092];
-            const unsigned int v1095 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-            const unsigned int v1096 = v1095 + v1082;
-            shm1[(v1096 ^ (((v1096 >> 6u) & 7u) << 3u))] = v1093;
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+          const bool v898 = v897 < v15;
+          const unsigned int v899 = v806 + v896;
+          const bool v900 = v899 < v34;
+          const bool v901 = v898 && v900;
+          if (v901) {
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v904 = v85 + v903;
+            const unsigned int v905 = v904 + v806;
+            const unsigned int v906 = v905 + v896;
+            const iron_bf16 v907 = weight[v906];
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v910 = v909 + v896;
+            shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v1098 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-            const unsigned int v1099 = v1098 + v1082;
-            shm1[(v1099 ^ (((v1099 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v913 = v912 + v896;
+            shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1130, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1135, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1141, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1146, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-    const bool v1151 = v1150 <= v60;
-    const unsigned int v1153 = v83 + 128u;
-    const bool v1154 = v1153 <= v15;
-    const bool v1155 = v1151 && v1154;
-    const bool v1156 = v1155 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const bool v965 = v964 <= v60;
+    const unsigned int v967 = v83 + 128u;
+    const bool v968 = v967 <= v15;
+    const bool v969 = v965 && v968;
+    const bool v970 = v969 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
-      if (v1163) {
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+      if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-      const unsigned int v1169 = v1168 << 6u;
-      const unsigned int v1170 = v83 + v1169;
-      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-      const unsigned int v1174 = v1173 << 6u;
-      const unsigned int v1175 = v79 + v1174;
-      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
-        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v1184 = v1175 + v1183;
-          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v1187 = v1170 + v1186;
-          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v1194 = v1193 + v1186;
-          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
-          const unsigned int v1200 = v84 + v1187;  // kernels/convolution/conv_tiles.hpp:114
-          const iron_bf16x8 v4774 = *reinterpret_cast<const iron_bf16x8*>(bias + v1200);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v1201 = v4774.v[0];
-          const iron_bf16 v1216 = v4774.v[1];
-          const iron_bf16 v1231 = v4774.v[2];
-          const iron_bf16 v1246 = v4774.v[3];
-          const iron_bf16 v1261 = v4774.v[4];
-          const iron_bf16 v1276 = v4774.v[5];
-          const iron_bf16 v1291 = v4774.v[6];
-          const iron_bf16 v1306 = v4774.v[7];
-          const float v1202 = iron_to_f32(v1201);
-          const float v1203 = v1197 + v1202;
-          const float v1205 = fmaxf(v1203, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1206 = iron_f32_to_bf16(v1205);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1207 = v1184 * v4;
-          const unsigned int v1208 = v1207 + v84;
-          const unsigned int v1211 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1212 = shm2[v1211];
-          const float v1217 = iron_to_f32(v1216);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1218 = v1212 + v1217;
-          const float v1220 = fmaxf(v1218, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1221 = iron_f32_to_bf16(v1220);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1226 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1227 = shm2[v1226];
-          const float v1232 = iron_to_f32(v1231);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1233 = v1227 + v1232;
-          const float v1235 = fmaxf(v1233, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1236 = iron_f32_to_bf16(v1235);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1241 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1242 = shm2[v1241];
-          const float v1247 = iron_to_f32(v1246);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1248 = v1242 + v1247;
-          const float v1250 = fmaxf(v1248, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1251 = iron_f32_to_bf16(v1250);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1256 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1257 = shm2[v1256];
-          const float v1262 = iron_to_f32(v1261);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1263 = v1257 + v1262;
-          const float v1265 = fmaxf(v1263, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1266 = iron_f32_to_bf16(v1265);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1271 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1272 = shm2[v1271];
-          const float v1277 = iron_to_f32(v1276);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1278 = v1272 + v1277;
-          const float v1280 = fmaxf(v1278, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1281 = iron_f32_to_bf16(v1280);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1286 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1287 = shm2[v1286];
-          const float v1292 = iron_to_f32(v1291);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1293 = v1287 + v1292;
-          const float v1295 = fmaxf(v1293, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1296 = iron_f32_to_bf16(v1295);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1301 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1302 = shm2[v1301];
-          const float v1307 = iron_to_f32(v1306);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1308 = v1302 + v1307;
-          const float v1310 = fmaxf(v1308, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-          const iron_bf16 v1311 = iron_f32_to_bf16(v1310);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4775 = v1187 + v1208;
-          *reinterpret_cast<iron_bf16x8*>(out + v4775) = iron_bf16x8{{v1206, v1221, v1236, v1251, v1266, v1281, v1296, v1311}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v983 = v982 << 6u;
+      const unsigned int v984 = v83 + v983;
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v988 = v987 << 6u;
+      const unsigned int v989 = v79 + v988;
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v998 = v989 + v997;
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1001 = v984 + v1000;
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1008 = v1007 + v1000;
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16x8 v4116 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v1015 = v4116.v[0];
+          const iron_bf16 v1030 = v4116.v[1];
+          const iron_bf16 v1045 = v4116.v[2];
+          const iron_bf16 v1060 = v4116.v[3];
+          const iron_bf16 v1075 = v4116.v[4];
+          const iron_bf16 v1090 = v4116.v[5];
+          const iron_bf16 v1105 = v4116.v[6];
+          const iron_bf16 v1120 = v4116.v[7];
+          const float v1016 = iron_to_f32(v1015);
+          const float v1017 = v1011 + v1016;
+          const float v1019 = fmaxf(v1017, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1020 = iron_f32_to_bf16(v1019);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1021 = v998 * v4;
+          const unsigned int v1022 = v1021 + v84;
+          const unsigned int v1025 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1026 = shm2[v1025];
+          const float v1031 = iron_to_f32(v1030);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1032 = v1026 + v1031;
+          const float v1034 = fmaxf(v1032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1035 = iron_f32_to_bf16(v1034);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1040 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1041 = shm2[v1040];
+          const float v1046 = iron_to_f32(v1045);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1047 = v1041 + v1046;
+          const float v1049 = fmaxf(v1047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1050 = iron_f32_to_bf16(v1049);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1055 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1056 = shm2[v1055];
+          const float v1061 = iron_to_f32(v1060);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1062 = v1056 + v1061;
+          const float v1064 = fmaxf(v1062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1070 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1071 = shm2[v1070];
+          const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1077 = v1071 + v1076;
+          const float v1079 = fmaxf(v1077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1080 = iron_f32_to_bf16(v1079);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1085 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1086 = shm2[v1085];
+          const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1092 = v1086 + v1091;
+          const float v1094 = fmaxf(v1092, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1100 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1101 = shm2[v1100];
+          const float v1106 = iron_to_f32(v1105);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1107 = v1101 + v1106;
+          const float v1109 = fmaxf(v1107, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1115 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1116 = shm2[v1115];
+          const float v1121 = iron_to_f32(v1120);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1122 = v1116 + v1121;
+          const float v1124 = fmaxf(v1122, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+          const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4117 = v1001 + v1022;
+          *reinterpret_cast<iron_bf16x8*>(out + v4117) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
         }
       } else {
-        for (unsigned int v1318 = v144; v1318 < 4096u; v1318 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v1320 = v1318 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1321 = v1175 + v1320;
-          const unsigned int v1323 = v1318 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1324 = v1170 + v1323;
-          const bool v1325 = v1321 < v60;  // kernels/gemm/gemm_tiles.hpp:353
-          const bool v1326 = v1324 < v15;
-          const bool v1327 = v1325 && v1326;
-          if (v1327) {
-            const unsigned int v1333 = v1320 * 68u;
-            const unsigned int v1334 = v1333 + v1323;
-            const float v1335 = shm2[v1334];
-            const unsigned int v1336 = v84 + v1324;  // kernels/convolution/conv_tiles.hpp:114
-            const iron_bf16 v1337 = bias[v1336];  // kernels/convolution/conv2d_bias.cpp:64
-            const float v1338 = iron_to_f32(v1337);
-            const float v1339 = v1335 + v1338;
-            const float v1341 = fmaxf(v1339, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-            const iron_bf16 v1342 = iron_f32_to_bf16(v1341);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v1343 = v1321 * v4;
-            const unsigned int v1344 = v1343 + v84;
-            const unsigned int v1345 = v1344 + v1324;
-            out[v1345] = v1342;
+        for (unsigned int v1132 = v144; v1132 < 4096u; v1132 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
+          const unsigned int v1134 = v1132 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v1135 = v989 + v1134;
+          const unsigned int v1137 = v1132 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1138 = v984 + v1137;
+          const bool v1139 = v1135 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1140 = v1138 < v15;
+          const bool v1141 = v1139 && v1140;
+          if (v1141) {
+            const unsigned int v1147 = v1134 * 68u;
+            const unsigned int v1148 = v1147 + v1137;
+            const float v1149 = shm2[v1148];
+            const unsigned int v1150 = v84 + v1138;  // kernels/convolution/conv_tiles.hpp:114
+            const iron_bf16 v1151 = bias[v1150];  // kernels/convolution/conv2d_bias.cpp:64
+            const float v1152 = iron_to_f32(v1151);
+            const float v1153 = v1149 + v1152;
+            const float v1155 = fmaxf(v1153, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+            const iron_bf16 v1156 = iron_f32_to_bf16(v1155);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1157 = v1135 * v4;
+            const unsigned int v1158 = v1157 + v84;
+            const unsigned int v1159 = v1158 + v1138;
+            out[v1159] = v1156;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
     }
   } else {
-    const unsigned int v2699 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2700 = v2699 & 15u;
-    const unsigned int v2701 = v2700 << 2u;
-    const unsigned int v2704 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2705 = v2704 * v19;
-    const unsigned int v2709 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2710 = v12 * v2709;
-    const unsigned int v2712 = v10 << 1u;
-    const unsigned int v2713 = v2 + v2712;
-    const unsigned int v2714 = v2713 - v2710;
-    const unsigned int v2715 = v2714 - 1u;
-    const unsigned int v2716 = v2715 / v8;
-    const unsigned int v2717 = v2716 + 1u;
-    const unsigned int v2721 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2722 = v11 * v2721;
-    const unsigned int v2724 = v9 << 1u;
-    const unsigned int v2725 = v1 + v2724;
-    const unsigned int v2726 = v2725 - v2722;
-    const unsigned int v2727 = v2726 - 1u;
-    const unsigned int v2728 = v2727 / v7;
-    const unsigned int v2729 = v2728 + 1u;
-    const unsigned int v2730 = v2729 * v2717;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2731 = v0 * v2730;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2736 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2737 = v2736 == 0u;
-    const unsigned int v2740 = v19 << 1u;
-    const bool v2741 = v2740 <= 64u;
-    const bool v2742 = v2737 && v2741;
-    const unsigned int v2743 = v2742 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2747 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2748 = v2747 == 0u;
-    const unsigned int v2751 = v19 << 2u;
-    const bool v2752 = v2751 <= 64u;
-    const bool v2753 = v2748 && v2752;
-    const unsigned int v2754 = v2753 ? 4u : v2743;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2758 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2759 = v2758 == 0u;
-    const unsigned int v2762 = v19 << 3u;
-    const bool v2763 = v2762 <= 64u;
-    const bool v2764 = v2759 && v2763;
-    const unsigned int v2765 = v2764 ? 8u : v2754;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2767 = 128u / v2765;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2768 = v13 / v2765;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2769 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2772 = v2731 + 127u;
-    const unsigned int v2773 = v2772 >> 7u;
-    const unsigned int v2774 = blockIdx.z;
-    const unsigned int v2775 = v2774 * v2773;
-    const unsigned int v2776 = v2775 + v2769;
-    const unsigned int v2777 = v2776 % v2768;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2778 = v2776 / v2768;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2779 = v2777 * v2765;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2781 = v2731 + v2767;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2782 = v2781 - 1u;
-    const unsigned int v2783 = v2782 / v2767;
-    const bool v2784 = v2778 < v2783;
-    if (v2784) {
-      const unsigned int v2786 = v2765 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2787 = v2786 >> 2u;
-      const bool v2791 = v2787 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2792 = v2791 ? 8u : 16u;
-      const bool v2795 = v2787 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2796 = v2795 ? 4u : v2792;
-      const bool v2799 = v2787 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2800 = v2799 ? 2u : v2796;
-      const bool v2803 = v2787 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2804 = v2803 ? 1u : v2800;
-      const unsigned int v2806 = v2699 % v2804;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2807 = v2806 < v2787;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2809 = v2806 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2810 = v2809 / v19;
-      const unsigned int v2811 = v2810 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2814 = v2809 - v2811;
-      const unsigned int v2817 = v2779 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2818 = v2817 + v2809;
-      const unsigned int v2820 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2821 = v2820 << 5u;
-      const unsigned int v2822 = v2821 / v2767;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2824 = v2821 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2825 = v2824 / v2767;
-      iron_frag<float, 2, 16, 16> v2827;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2827, 0.0f);
-      iron_frag<float, 2, 16, 16> v2829;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2829, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2831;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2831, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2833;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2833, iron_f32_to_bf16(0.0f));
-      const unsigned int v2836 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v2939 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v2960 = v2821 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v2964 = v2822 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v2970 = v2824 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v2974 = v2825 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2513 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2514 = v2513 & 15u;
+    const unsigned int v2515 = v2514 << 2u;
+    const unsigned int v2518 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2519 = v2518 * v19;
+    const unsigned int v2523 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2524 = v12 * v2523;
+    const unsigned int v2526 = v10 << 1u;
+    const unsigned int v2527 = v2 + v2526;
+    const unsigned int v2528 = v2527 - v2524;
+    const unsigned int v2529 = v2528 - 1u;
+    const unsigned int v2530 = v2529 / v8;
+    const unsigned int v2531 = v2530 + 1u;
+    const unsigned int v2535 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2536 = v11 * v2535;
+    const unsigned int v2538 = v9 << 1u;
+    const unsigned int v2539 = v1 + v2538;
+    const unsigned int v2540 = v2539 - v2536;
+    const unsigned int v2541 = v2540 - 1u;
+    const unsigned int v2542 = v2541 / v7;
+    const unsigned int v2543 = v2542 + 1u;
+    const unsigned int v2544 = v2543 * v2531;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2545 = v0 * v2544;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2550 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2551 = v2550 == 0u;
+    const unsigned int v2554 = v19 << 1u;
+    const bool v2555 = v2554 <= 64u;
+    const bool v2556 = v2551 && v2555;
+    const unsigned int v2557 = v2556 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2561 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2562 = v2561 == 0u;
+    const unsigned int v2565 = v19 << 2u;
+    const bool v2566 = v2565 <= 64u;
+    const bool v2567 = v2562 && v2566;
+    const unsigned int v2568 = v2567 ? 4u : v2557;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2572 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2573 = v2572 == 0u;
+    const unsigned int v2576 = v19 << 3u;
+    const bool v2577 = v2576 <= 64u;
+    const bool v2578 = v2573 && v2577;
+    const unsigned int v2579 = v2578 ? 8u : v2568;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2581 = 128u / v2579;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2582 = v13 / v2579;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2583 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2586 = v2545 + 127u;
+    const unsigned int v2587 = v2586 >> 7u;
+    const unsigned int v2588 = blockIdx.z;
+    const unsigned int v2589 = v2588 * v2587;
+    const unsigned int v2590 = v2589 + v2583;
+    const unsigned int v2591 = v2590 % v2582;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2592 = v2590 / v2582;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2593 = v2591 * v2579;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2595 = v2545 + v2581;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2596 = v2595 - 1u;
+    const unsigned int v2597 = v2596 / v2581;
+    const bool v2598 = v2592 < v2597;
+    if (v2598) {
+      const unsigned int v2600 = v2579 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2601 = v2600 >> 2u;
+      const bool v2605 = v2601 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2606 = v2605 ? 8u : 16u;
+      const bool v2609 = v2601 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2610 = v2609 ? 4u : v2606;
+      const bool v2613 = v2601 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2614 = v2613 ? 2u : v2610;
+      const bool v2617 = v2601 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2618 = v2617 ? 1u : v2614;
+      const unsigned int v2620 = v2513 % v2618;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2621 = v2620 < v2601;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2623 = v2620 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2624 = v2623 / v19;
+      const unsigned int v2625 = v2624 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2628 = v2623 - v2625;
+      const unsigned int v2631 = v2593 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2632 = v2631 + v2623;
+      const unsigned int v2634 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2635 = v2634 << 5u;
+      const unsigned int v2636 = v2635 / v2581;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2638 = v2635 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2639 = v2638 / v2581;
+      iron_frag<float, 2, 16, 16> v2641;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2641, 0.0f);
+      iron_frag<float, 2, 16, 16> v2643;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2643, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2645;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2645, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2647;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2647, iron_f32_to_bf16(0.0f));
+      const unsigned int v2650 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2753 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2774 = v2635 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2778 = v2636 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2784 = v2638 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2788 = v2639 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2838 = 0u; v2838 < v5; v2838 += v2836) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2839 = v2838 + v2836;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2840 = min(v2839, v5);
-        const unsigned int v2841 = v2840 - v2838;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2842 = v2841 * v6;
-        const unsigned int v2843 = v2842 * v19;
-        const unsigned int v2847 = v2843 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2848 = v2847 >> 4u;
-        const unsigned int v2849 = v2848 << 4u;
-        const bool v2850 = v2701 < v2849;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2850) {
-          const unsigned int v2852 = v2765 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2855 = v2699 >> 4u;
-          const bool v2861 = v2701 < v2843;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2863 = v2838 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2864 = v2863 * v19;
+      for (unsigned int v2652 = 0u; v2652 < v5; v2652 += v2650) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2653 = v2652 + v2650;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2654 = min(v2653, v5);
+        const unsigned int v2655 = v2654 - v2652;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2656 = v2655 * v6;
+        const unsigned int v2657 = v2656 * v19;
+        const unsigned int v2661 = v2657 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2662 = v2661 >> 4u;
+        const unsigned int v2663 = v2662 << 4u;
+        const bool v2664 = v2515 < v2663;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2664) {
+          const unsigned int v2666 = v2579 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2669 = v2513 >> 4u;
+          const bool v2675 = v2515 < v2657;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2677 = v2652 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2678 = v2677 * v19;
 
-          for (unsigned int v2857 = v2855; v2857 < v2852; v2857 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2859 = v2857 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2860 = v2859 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2862 = v2860 && v2861;
-            const unsigned int v2866 = v2857 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2867 = v2779 + v2866;
-            const unsigned int v2868 = v2867 * v15;
-            const unsigned int v2869 = v2868 + v2859;
-            const unsigned int v2870 = v2869 * v2705;
-            const unsigned int v2871 = v2870 + v2864;
-            const unsigned int v2872 = v2871 + v2701;
-            const unsigned int v2874 = v2862 ? v2872 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2876 = v2857 * 56u;
-            const unsigned int v2877 = v2876 + v2701;
-            iron_copy_async<8>(shm5 + v2877, weight + v2874, v2862);
+          for (unsigned int v2671 = v2669; v2671 < v2666; v2671 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2673 = v2671 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2674 = v2673 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2676 = v2674 && v2675;
+            const unsigned int v2680 = v2671 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2681 = v2593 + v2680;
+            const unsigned int v2682 = v2681 * v15;
+            const unsigned int v2683 = v2682 + v2673;
+            const unsigned int v2684 = v2683 * v2519;
+            const unsigned int v2685 = v2684 + v2678;
+            const unsigned int v2686 = v2685 + v2515;
+            const unsigned int v2688 = v2676 ? v2686 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2690 = v2671 * 56u;
+            const unsigned int v2691 = v2690 + v2515;
+            iron_copy_async<8>(shm5 + v2691, weight + v2688, v2676);
           }
         }
-        if (v2807) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2879 = 128u / v2804;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2881 = v2699 / v2804;
-          const unsigned int v2883 = v2778 * v2767;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2895 = v2810 * v2767;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2905 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v2922 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2621) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2693 = 128u / v2618;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2695 = v2513 / v2618;
+          const unsigned int v2697 = v2592 * v2581;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2709 = v2624 * v2581;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2719 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2736 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2882 = v2881; v2882 < v2767; v2882 += v2879) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2884 = v2883 + v2882;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2885 = v2884 / v2730;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2886 = v2885 * v2730;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2887 = v2884 - v2886;
-            const unsigned int v2888 = v2887 / v2717;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2889 = v2888 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2890 = v2888 * v2717;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2891 = v2887 - v2890;
-            const unsigned int v2892 = v2891 * v8;
-            const bool v2893 = v2884 < v2731;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2896 = v2895 + v2882;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2897 = v2896 * 56u;
-            const unsigned int v2898 = v2897 + v2814;
-            const unsigned int v2909 = v2885 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2696 = v2695; v2696 < v2581; v2696 += v2693) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2698 = v2697 + v2696;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2699 = v2698 / v2544;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2700 = v2699 * v2544;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2701 = v2698 - v2700;
+            const unsigned int v2702 = v2701 / v2531;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2703 = v2702 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2704 = v2702 * v2531;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2705 = v2701 - v2704;
+            const unsigned int v2706 = v2705 * v8;
+            const bool v2707 = v2698 < v2545;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2710 = v2709 + v2696;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2711 = v2710 * 56u;
+            const unsigned int v2712 = v2711 + v2628;
+            const unsigned int v2723 = v2699 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2900 = v2838; v2900 < v2840; v2900 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2901 = v2900 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2902 = v2889 + v2901;
-              const bool v2903 = v2902 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2904 = v2893 && v2903;
-              const bool v2906 = v2902 < v2905;
-              const bool v2907 = v2904 && v2906;
-              const unsigned int v2908 = max(v2902, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v2910 = v2909 + v2908;
-              const unsigned int v2911 = v2910 - v9;
-              const unsigned int v2912 = v2900 - v2838;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v2913 = v2912 * v6;
-              const unsigned int v2914 = v2913 * v19;
-              const unsigned int v2926 = v2911 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v2934 = v2898 + v2914;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2714 = v2652; v2714 < v2654; v2714 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2715 = v2714 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2716 = v2703 + v2715;
+              const bool v2717 = v2716 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2718 = v2707 && v2717;
+              const bool v2720 = v2716 < v2719;
+              const bool v2721 = v2718 && v2720;
+              const unsigned int v2722 = max(v2716, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2724 = v2723 + v2722;
+              const unsigned int v2725 = v2724 - v9;
+              const unsigned int v2726 = v2714 - v2652;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2727 = v2726 * v6;
+              const unsigned int v2728 = v2727 * v19;
+              const unsigned int v2740 = v2725 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2748 = v2712 + v2728;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v2917 = 0u; v2917 < v6; v2917 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v2918 = v2917 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v2919 = v2892 + v2918;
-                const bool v2920 = v2919 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v2921 = v2907 && v2920;
-                const bool v2923 = v2919 < v2922;
-                const bool v2924 = v2921 && v2923;
-                const unsigned int v2925 = max(v2919, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v2927 = v2926 + v2925;
-                const unsigned int v2928 = v2927 - v10;
-                const unsigned int v2929 = v2928 * v3;
-                const unsigned int v2930 = v2929 + v2818;
-                const unsigned int v2932 = v2924 ? v2930 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v2933 = v2917 * v19;
-                const unsigned int v2935 = v2934 + v2933;
-                iron_copy_async<8>(shm4 + v2935, x + v2932, v2924);
+              for (unsigned int v2731 = 0u; v2731 < v6; v2731 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2732 = v2731 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2733 = v2706 + v2732;
+                const bool v2734 = v2733 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2735 = v2721 && v2734;
+                const bool v2737 = v2733 < v2736;
+                const bool v2738 = v2735 && v2737;
+                const unsigned int v2739 = max(v2733, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2741 = v2740 + v2739;
+                const unsigned int v2742 = v2741 - v10;
+                const unsigned int v2743 = v2742 * v3;
+                const unsigned int v2744 = v2743 + v2632;
+                const unsigned int v2746 = v2738 ? v2744 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2747 = v2731 * v19;
+                const unsigned int v2749 = v2748 + v2747;
+                iron_copy_async<8>(shm4 + v2749, x + v2746, v2738);
               }
             }
           }
         }
-        const unsigned int v2937 = v2849 - v2843;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v2938 = v2937 >> 2u;
-        const unsigned int v2941 = v2938 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2751 = v2663 - v2657;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2752 = v2751 >> 2u;
+        const unsigned int v2755 = v2752 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v2943 = v2699; v2943 < v2941; v2943 += v2939) {
-          const unsigned int v2944 = v2943 / v2938;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v2948 = v2944 * v2938;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v2949 = v2943 - v2948;
-          const unsigned int v2950 = v2949 << 2u;
-          const unsigned int v2952 = v2944 * 56u;
-          const unsigned int v2953 = v2952 + v2843;
-          const unsigned int v2954 = v2953 + v2950;
-          iron_copy_async<8>(shm4 + v2954, x + 0u, false);
+        for (unsigned int v2757 = v2513; v2757 < v2755; v2757 += v2753) {
+          const unsigned int v2758 = v2757 / v2752;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2762 = v2758 * v2752;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2763 = v2757 - v2762;
+          const unsigned int v2764 = v2763 << 2u;
+          const unsigned int v2766 = v2758 * 56u;
+          const unsigned int v2767 = v2766 + v2657;
+          const unsigned int v2768 = v2767 + v2764;
+          iron_copy_async<8>(shm4 + v2768, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v2957 = 0u; v2957 < v2849; v2957 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v2961 = v2960 + v2957;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2831, shm4, v2961, 56u);
-          const unsigned int v2965 = v2964 + v2957;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2833, shm5, v2965, 56u);
-          iron_frag_mma_sync(v2827, v2831, v2833);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v2971 = v2970 + v2957;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2831, shm4, v2971, 56u);
-          const unsigned int v2975 = v2974 + v2957;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2833, shm5, v2975, 56u);
-          iron_frag_mma_sync(v2829, v2831, v2833);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2771 = 0u; v2771 < v2663; v2771 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2775 = v2774 + v2771;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2645, shm4, v2775, 56u);
+          const unsigned int v2779 = v2778 + v2771;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2647, shm5, v2779, 56u);
+          iron_frag_mma_sync(v2641, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2785 = v2784 + v2771;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2645, shm4, v2785, 56u);
+          const unsigned int v2789 = v2788 + v2771;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2647, shm5, v2789, 56u);
+          iron_frag_mma_sync(v2643, v2645, v2647);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v2976 = v2822 * v2767;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v2977 = v2778 * v2767;
-      const unsigned int v2978 = v2977 + v2821;
-      const unsigned int v2979 = v2978 - v2976;
-      const unsigned int v2980 = v2779 + v2822;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v2981 = v2980 * v15;
-      const unsigned int v2982 = static_cast<unsigned int>(v2827.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v2983 = v2979 + v2982;
-      const unsigned int v2984 = static_cast<unsigned int>(v2827.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v2985 = v2983 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v2986 = v2984 < v15;
-      const bool v2987 = v2985 && v2986;
-      if (v2987) {
-        const float v2988 = v2827.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2989 = v2981 + v2984;
-        const iron_bf16 v2990 = bias[v2989];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v2991 = iron_to_f32(v2990);
-        const float v2992 = v2988 + v2991;
-        const float v2994 = fmaxf(v2992, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v2995 = iron_f32_to_bf16(v2994);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v2996 = v2983 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v2997 = v2996 + v2981;
-        const unsigned int v2998 = v2997 + v2984;
-        out[v2998] = v2995;
+      const unsigned int v2790 = v2636 * v2581;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2791 = v2592 * v2581;
+      const unsigned int v2792 = v2791 + v2635;
+      const unsigned int v2793 = v2792 - v2790;
+      const unsigned int v2794 = v2593 + v2636;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2795 = v2794 * v15;
+      const unsigned int v2796 = static_cast<unsigned int>(v2641.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2797 = v2793 + v2796;
+      const unsigned int v2798 = static_cast<unsigned int>(v2641.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2799 = v2797 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2800 = v2798 < v15;
+      const bool v2801 = v2799 && v2800;
+      if (v2801) {
+        const float v2802 = v2641.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2803 = v2795 + v2798;
+        const iron_bf16 v2804 = bias[v2803];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2805 = iron_to_f32(v2804);
+        const float v2806 = v2802 + v2805;
+        const float v2808 = fmaxf(v2806, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2809 = iron_f32_to_bf16(v2808);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2810 = v2797 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2811 = v2810 + v2795;
+        const unsigned int v2812 = v2811 + v2798;
+        out[v2812] = v2809;
       }
-      const unsigned int v2999 = static_cast<unsigned int>(v2827.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3000 = v2979 + v2999;
-      const unsigned int v3001 = static_cast<unsigned int>(v2827.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3002 = v3000 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3003 = v3001 < v15;
-      const bool v3004 = v3002 && v3003;
-      if (v3004) {
-        const float v3005 = v2827.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3006 = v2981 + v3001;
-        const iron_bf16 v3007 = bias[v3006];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3008 = iron_to_f32(v3007);
-        const float v3009 = v3005 + v3008;
-        const float v3011 = fmaxf(v3009, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3012 = iron_f32_to_bf16(v3011);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3013 = v3000 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3014 = v3013 + v2981;
-        const unsigned int v3015 = v3014 + v3001;
-        out[v3015] = v3012;
+      const unsigned int v2813 = static_cast<unsigned int>(v2641.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2814 = v2793 + v2813;
+      const unsigned int v2815 = static_cast<unsigned int>(v2641.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2816 = v2814 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2817 = v2815 < v15;
+      const bool v2818 = v2816 && v2817;
+      if (v2818) {
+        const float v2819 = v2641.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2820 = v2795 + v2815;
+        const iron_bf16 v2821 = bias[v2820];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2822 = iron_to_f32(v2821);
+        const float v2823 = v2819 + v2822;
+        const float v2825 = fmaxf(v2823, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2826 = iron_f32_to_bf16(v2825);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2827 = v2814 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2828 = v2827 + v2795;
+        const unsigned int v2829 = v2828 + v2815;
+        out[v2829] = v2826;
       }
-      const unsigned int v3016 = static_cast<unsigned int>(v2827.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3017 = v2979 + v3016;
-      const unsigned int v3018 = static_cast<unsigned int>(v2827.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3019 = v3017 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3020 = v3018 < v15;
-      const bool v3021 = v3019 && v3020;
-      if (v3021) {
-        const float v3022 = v2827.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3023 = v2981 + v3018;
-        const iron_bf16 v3024 = bias[v3023];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3025 = iron_to_f32(v3024);
-        const float v3026 = v3022 + v3025;
-        const float v3028 = fmaxf(v3026, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3029 = iron_f32_to_bf16(v3028);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3030 = v3017 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3031 = v3030 + v2981;
-        const unsigned int v3032 = v3031 + v3018;
-        out[v3032] = v3029;
+      const unsigned int v2830 = static_cast<unsigned int>(v2641.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2831 = v2793 + v2830;
+      const unsigned int v2832 = static_cast<unsigned int>(v2641.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2833 = v2831 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2834 = v2832 < v15;
+      const bool v2835 = v2833 && v2834;
+      if (v2835) {
+        const float v2836 = v2641.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2837 = v2795 + v2832;
+        const iron_bf16 v2838 = bias[v2837];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2839 = iron_to_f32(v2838);
+        const float v2840 = v2836 + v2839;
+        const float v2842 = fmaxf(v2840, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2843 = iron_f32_to_bf16(v2842);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2844 = v2831 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2845 = v2844 + v2795;
+        const unsigned int v2846 = v2845 + v2832;
+        out[v2846] = v2843;
       }
-      const unsigned int v3033 = static_cast<unsigned int>(v2827.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3034 = v2979 + v3033;
-      const unsigned int v3035 = static_cast<unsigned int>(v2827.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3036 = v3034 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3037 = v3035 < v15;
-      const bool v3038 = v3036 && v3037;
-      if (v3038) {
-        const float v3039 = v2827.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3040 = v2981 + v3035;
-        const iron_bf16 v3041 = bias[v3040];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3042 = iron_to_f32(v3041);
-        const float v3043 = v3039 + v3042;
-        const float v3045 = fmaxf(v3043, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3046 = iron_f32_to_bf16(v3045);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3047 = v3034 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3048 = v3047 + v2981;
-        const unsigned int v3049 = v3048 + v3035;
-        out[v3049] = v3046;
+      const unsigned int v2847 = static_cast<unsigned int>(v2641.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2848 = v2793 + v2847;
+      const unsigned int v2849 = static_cast<unsigned int>(v2641.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2850 = v2848 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2851 = v2849 < v15;
+      const bool v2852 = v2850 && v2851;
+      if (v2852) {
+        const float v2853 = v2641.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2854 = v2795 + v2849;
+        const iron_bf16 v2855 = bias[v2854];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2856 = iron_to_f32(v2855);
+        const float v2857 = v2853 + v2856;
+        const float v2859 = fmaxf(v2857, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2860 = iron_f32_to_bf16(v2859);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2861 = v2848 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2862 = v2861 + v2795;
+        const unsigned int v2863 = v2862 + v2849;
+        out[v2863] = v2860;
       }
-      const unsigned int v3050 = static_cast<unsigned int>(v2827.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3051 = v2979 + v3050;
-      const unsigned int v3052 = static_cast<unsigned int>(v2827.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3053 = v3051 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3054 = v3052 < v15;
-      const bool v3055 = v3053 && v3054;
-      if (v3055) {
-        const float v3056 = v2827.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3057 = v2981 + v3052;
-        const iron_bf16 v3058 = bias[v3057];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3059 = iron_to_f32(v3058);
-        const float v3060 = v3056 + v3059;
-        const float v3062 = fmaxf(v3060, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3063 = iron_f32_to_bf16(v3062);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3064 = v3051 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3065 = v3064 + v2981;
-        const unsigned int v3066 = v3065 + v3052;
-        out[v3066] = v3063;
+      const unsigned int v2864 = static_cast<unsigned int>(v2641.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2865 = v2793 + v2864;
+      const unsigned int v2866 = static_cast<unsigned int>(v2641.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2867 = v2865 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2868 = v2866 < v15;
+      const bool v2869 = v2867 && v2868;
+      if (v2869) {
+        const float v2870 = v2641.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2871 = v2795 + v2866;
+        const iron_bf16 v2872 = bias[v2871];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2873 = iron_to_f32(v2872);
+        const float v2874 = v2870 + v2873;
+        const float v2876 = fmaxf(v2874, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2877 = iron_f32_to_bf16(v2876);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2878 = v2865 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2879 = v2878 + v2795;
+        const unsigned int v2880 = v2879 + v2866;
+        out[v2880] = v2877;
       }
-      const unsigned int v3067 = static_cast<unsigned int>(v2827.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3068 = v2979 + v3067;
-      const unsigned int v3069 = static_cast<unsigned int>(v2827.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3070 = v3068 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3071 = v3069 < v15;
-      const bool v3072 = v3070 && v3071;
-      if (v3072) {
-        const float v3073 = v2827.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3074 = v2981 + v3069;
-        const iron_bf16 v3075 = bias[v3074];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3076 = iron_to_f32(v3075);
-        const float v3077 = v3073 + v3076;
-        const float v3079 = fmaxf(v3077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3080 = iron_f32_to_bf16(v3079);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3081 = v3068 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3082 = v3081 + v2981;
-        const unsigned int v3083 = v3082 + v3069;
-        out[v3083] = v3080;
+      const unsigned int v2881 = static_cast<unsigned int>(v2641.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2882 = v2793 + v2881;
+      const unsigned int v2883 = static_cast<unsigned int>(v2641.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2884 = v2882 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2885 = v2883 < v15;
+      const bool v2886 = v2884 && v2885;
+      if (v2886) {
+        const float v2887 = v2641.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2888 = v2795 + v2883;
+        const iron_bf16 v2889 = bias[v2888];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2890 = iron_to_f32(v2889);
+        const float v2891 = v2887 + v2890;
+        const float v2893 = fmaxf(v2891, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2894 = iron_f32_to_bf16(v2893);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2895 = v2882 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2896 = v2895 + v2795;
+        const unsigned int v2897 = v2896 + v2883;
+        out[v2897] = v2894;
       }
-      const unsigned int v3084 = static_cast<unsigned int>(v2827.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3085 = v2979 + v3084;
-      const unsigned int v3086 = static_cast<unsigned int>(v2827.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3087 = v3085 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3088 = v3086 < v15;
-      const bool v3089 = v3087 && v3088;
-      if (v3089) {
-        const float v3090 = v2827.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3091 = v2981 + v3086;
-        const iron_bf16 v3092 = bias[v3091];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3093 = iron_to_f32(v3092);
-        const float v3094 = v3090 + v3093;
-        const float v3096 = fmaxf(v3094, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3097 = iron_f32_to_bf16(v3096);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3098 = v3085 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3099 = v3098 + v2981;
-        const unsigned int v3100 = v3099 + v3086;
-        out[v3100] = v3097;
+      const unsigned int v2898 = static_cast<unsigned int>(v2641.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2899 = v2793 + v2898;
+      const unsigned int v2900 = static_cast<unsigned int>(v2641.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2901 = v2899 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2902 = v2900 < v15;
+      const bool v2903 = v2901 && v2902;
+      if (v2903) {
+        const float v2904 = v2641.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2905 = v2795 + v2900;
+        const iron_bf16 v2906 = bias[v2905];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2907 = iron_to_f32(v2906);
+        const float v2908 = v2904 + v2907;
+        const float v2910 = fmaxf(v2908, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2911 = iron_f32_to_bf16(v2910);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2912 = v2899 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2913 = v2912 + v2795;
+        const unsigned int v2914 = v2913 + v2900;
+        out[v2914] = v2911;
       }
-      const unsigned int v3101 = static_cast<unsigned int>(v2827.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3102 = v2979 + v3101;
-      const unsigned int v3103 = static_cast<unsigned int>(v2827.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3104 = v3102 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3105 = v3103 < v15;
-      const bool v3106 = v3104 && v3105;
-      if (v3106) {
-        const float v3107 = v2827.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3108 = v2981 + v3103;
-        const iron_bf16 v3109 = bias[v3108];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3110 = iron_to_f32(v3109);
-        const float v3111 = v3107 + v3110;
-        const float v3113 = fmaxf(v3111, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3114 = iron_f32_to_bf16(v3113);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3115 = v3102 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3116 = v3115 + v2981;
-        const unsigned int v3117 = v3116 + v3103;
-        out[v3117] = v3114;
+      const unsigned int v2915 = static_cast<unsigned int>(v2641.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2916 = v2793 + v2915;
+      const unsigned int v2917 = static_cast<unsigned int>(v2641.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2918 = v2916 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2919 = v2917 < v15;
+      const bool v2920 = v2918 && v2919;
+      if (v2920) {
+        const float v2921 = v2641.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2922 = v2795 + v2917;
+        const iron_bf16 v2923 = bias[v2922];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2924 = iron_to_f32(v2923);
+        const float v2925 = v2921 + v2924;
+        const float v2927 = fmaxf(v2925, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2928 = iron_f32_to_bf16(v2927);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2929 = v2916 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2930 = v2929 + v2795;
+        const unsigned int v2931 = v2930 + v2917;
+        out[v2931] = v2928;
       }
-      const unsigned int v3120 = v2825 * v2767;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v3122 = v2977 + v2824;
-      const unsigned int v3123 = v3122 - v3120;
-      const unsigned int v3124 = v2779 + v2825;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v3125 = v3124 * v15;
-      const unsigned int v3126 = static_cast<unsigned int>(v2829.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3127 = v3123 + v3126;
-      const unsigned int v3128 = static_cast<unsigned int>(v2829.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3129 = v3127 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3130 = v3128 < v15;
-      const bool v3131 = v3129 && v3130;
-      if (v3131) {
-        const float v3132 = v2829.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3133 = v3125 + v3128;
-        const iron_bf16 v3134 = bias[v3133];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3135 = iron_to_f32(v3134);
-        const float v3136 = v3132 + v3135;
-        const float v3138 = fmaxf(v3136, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3139 = iron_f32_to_bf16(v3138);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3140 = v3127 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3141 = v3140 + v3125;
-        const unsigned int v3142 = v3141 + v3128;
-        out[v3142] = v3139;
+      const unsigned int v2934 = v2639 * v2581;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2936 = v2791 + v2638;
+      const unsigned int v2937 = v2936 - v2934;
+      const unsigned int v2938 = v2593 + v2639;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2939 = v2938 * v15;
+      const unsigned int v2940 = static_cast<unsigned int>(v2643.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2941 = v2937 + v2940;
+      const unsigned int v2942 = static_cast<unsigned int>(v2643.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2943 = v2941 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2944 = v2942 < v15;
+      const bool v2945 = v2943 && v2944;
+      if (v2945) {
+        const float v2946 = v2643.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2947 = v2939 + v2942;
+        const iron_bf16 v2948 = bias[v2947];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2949 = iron_to_f32(v2948);
+        const float v2950 = v2946 + v2949;
+        const float v2952 = fmaxf(v2950, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2953 = iron_f32_to_bf16(v2952);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2954 = v2941 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2955 = v2954 + v2939;
+        const unsigned int v2956 = v2955 + v2942;
+        out[v2956] = v2953;
       }
-      const unsigned int v3143 = static_cast<unsigned int>(v2829.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3144 = v3123 + v3143;
-      const unsigned int v3145 = static_cast<unsigned int>(v2829.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3146 = v3144 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3147 = v3145 < v15;
-      const bool v3148 = v3146 && v3147;
-      if (v3148) {
-        const float v3149 = v2829.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3150 = v3125 + v3145;
-        const iron_bf16 v3151 = bias[v3150];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3152 = iron_to_f32(v3151);
-        const float v3153 = v3149 + v3152;
-        const float v3155 = fmaxf(v3153, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3156 = iron_f32_to_bf16(v3155);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3157 = v3144 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3158 = v3157 + v3125;
-        const unsigned int v3159 = v3158 + v3145;
-        out[v3159] = v3156;
+      const unsigned int v2957 = static_cast<unsigned int>(v2643.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2958 = v2937 + v2957;
+      const unsigned int v2959 = static_cast<unsigned int>(v2643.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2960 = v2958 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2961 = v2959 < v15;
+      const bool v2962 = v2960 && v2961;
+      if (v2962) {
+        const float v2963 = v2643.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2964 = v2939 + v2959;
+        const iron_bf16 v2965 = bias[v2964];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2966 = iron_to_f32(v2965);
+        const float v2967 = v2963 + v2966;
+        const float v2969 = fmaxf(v2967, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2971 = v2958 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2972 = v2971 + v2939;
+        const unsigned int v2973 = v2972 + v2959;
+        out[v2973] = v2970;
       }
-      const unsigned int v3160 = static_cast<unsigned int>(v2829.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3161 = v3123 + v3160;
-      const unsigned int v3162 = static_cast<unsigned int>(v2829.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3163 = v3161 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3164 = v3162 < v15;
-      const bool v3165 = v3163 && v3164;
-      if (v3165) {
-        const float v3166 = v2829.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3167 = v3125 + v3162;
-        const iron_bf16 v3168 = bias[v3167];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3169 = iron_to_f32(v3168);
-        const float v3170 = v3166 + v3169;
-        const float v3172 = fmaxf(v3170, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3173 = iron_f32_to_bf16(v3172);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3174 = v3161 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3175 = v3174 + v3125;
-        const unsigned int v3176 = v3175 + v3162;
-        out[v3176] = v3173;
+      const unsigned int v2974 = static_cast<unsigned int>(v2643.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2975 = v2937 + v2974;
+      const unsigned int v2976 = static_cast<unsigned int>(v2643.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2977 = v2975 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v2643.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2981 = v2939 + v2976;
+        const iron_bf16 v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2983 = iron_to_f32(v2982);
+        const float v2984 = v2980 + v2983;
+        const float v2986 = fmaxf(v2984, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v2987 = iron_f32_to_bf16(v2986);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2988 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2989 = v2988 + v2939;
+        const unsigned int v2990 = v2989 + v2976;
+        out[v2990] = v2987;
       }
-      const unsigned int v3177 = static_cast<unsigned int>(v2829.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3178 = v3123 + v3177;
-      const unsigned int v3179 = static_cast<unsigned int>(v2829.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3180 = v3178 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3181 = v3179 < v15;
-      const bool v3182 = v3180 && v3181;
-      if (v3182) {
-        const float v3183 = v2829.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3184 = v3125 + v3179;
-        const iron_bf16 v3185 = bias[v3184];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3186 = iron_to_f32(v3185);
-        const float v3187 = v3183 + v3186;
-        const float v3189 = fmaxf(v3187, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3190 = iron_f32_to_bf16(v3189);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3191 = v3178 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3192 = v3191 + v3125;
-        const unsigned int v3193 = v3192 + v3179;
-        out[v3193] = v3190;
+      const unsigned int v2991 = static_cast<unsigned int>(v2643.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2992 = v2937 + v2991;
+      const unsigned int v2993 = static_cast<unsigned int>(v2643.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2994 = v2992 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2995 = v2993 < v15;
+      const bool v2996 = v2994 && v2995;
+      if (v2996) {
+        const float v2997 = v2643.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2998 = v2939 + v2993;
+        const iron_bf16 v2999 = bias[v2998];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3000 = iron_to_f32(v2999);
+        const float v3001 = v2997 + v3000;
+        const float v3003 = fmaxf(v3001, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3004 = iron_f32_to_bf16(v3003);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3005 = v2992 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3006 = v3005 + v2939;
+        const unsigned int v3007 = v3006 + v2993;
+        out[v3007] = v3004;
       }
-      const unsigned int v3194 = static_cast<unsigned int>(v2829.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3195 = v3123 + v3194;
-      const unsigned int v3196 = static_cast<unsigned int>(v2829.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3197 = v3195 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3198 = v3196 < v15;
-      const bool v3199 = v3197 && v3198;
-      if (v3199) {
-        const float v3200 = v2829.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3201 = v3125 + v3196;
-        const iron_bf16 v3202 = bias[v3201];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3203 = iron_to_f32(v3202);
-        const float v3204 = v3200 + v3203;
-        const float v3206 = fmaxf(v3204, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3207 = iron_f32_to_bf16(v3206);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3208 = v3195 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3209 = v3208 + v3125;
-        const unsigned int v3210 = v3209 + v3196;
-        out[v3210] = v3207;
+      const unsigned int v3008 = static_cast<unsigned int>(v2643.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3009 = v2937 + v3008;
+      const unsigned int v3010 = static_cast<unsigned int>(v2643.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3011 = v3009 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3012 = v3010 < v15;
+      const bool v3013 = v3011 && v3012;
+      if (v3013) {
+        const float v3014 = v2643.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3015 = v2939 + v3010;
+        const iron_bf16 v3016 = bias[v3015];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3017 = iron_to_f32(v3016);
+        const float v3018 = v3014 + v3017;
+        const float v3020 = fmaxf(v3018, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3021 = iron_f32_to_bf16(v3020);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3022 = v3009 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3023 = v3022 + v2939;
+        const unsigned int v3024 = v3023 + v3010;
+        out[v3024] = v3021;
       }
-      const unsigned int v3211 = static_cast<unsigned int>(v2829.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3212 = v3123 + v3211;
-      const unsigned int v3213 = static_cast<unsigned int>(v2829.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3214 = v3212 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3215 = v3213 < v15;
-      const bool v3216 = v3214 && v3215;
-      if (v3216) {
-        const float v3217 = v2829.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3218 = v3125 + v3213;
-        const iron_bf16 v3219 = bias[v3218];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3220 = iron_to_f32(v3219);
-        const float v3221 = v3217 + v3220;
-        const float v3223 = fmaxf(v3221, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3224 = iron_f32_to_bf16(v3223);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3225 = v3212 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3226 = v3225 + v3125;
-        const unsigned int v3227 = v3226 + v3213;
-        out[v3227] = v3224;
+      const unsigned int v3025 = static_cast<unsigned int>(v2643.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3026 = v2937 + v3025;
+      const unsigned int v3027 = static_cast<unsigned int>(v2643.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3028 = v3026 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3029 = v3027 < v15;
+      const bool v3030 = v3028 && v3029;
+      if (v3030) {
+        const float v3031 = v2643.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3032 = v2939 + v3027;
+        const iron_bf16 v3033 = bias[v3032];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3034 = iron_to_f32(v3033);
+        const float v3035 = v3031 + v3034;
+        const float v3037 = fmaxf(v3035, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3038 = iron_f32_to_bf16(v3037);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3039 = v3026 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3040 = v3039 + v2939;
+        const unsigned int v3041 = v3040 + v3027;
+        out[v3041] = v3038;
       }
-      const unsigned int v3228 = static_cast<unsigned int>(v2829.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3229 = v3123 + v3228;
-      const unsigned int v3230 = static_cast<unsigned int>(v2829.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3231 = v3229 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3232 = v3230 < v15;
-      const bool v3233 = v3231 && v3232;
-      if (v3233) {
-        const float v3234 = v2829.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3235 = v3125 + v3230;
-        const iron_bf16 v3236 = bias[v3235];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3237 = iron_to_f32(v3236);
-        const float v3238 = v3234 + v3237;
-        const float v3240 = fmaxf(v3238, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3241 = iron_f32_to_bf16(v3240);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3242 = v3229 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3243 = v3242 + v3125;
-        const unsigned int v3244 = v3243 + v3230;
-        out[v3244] = v3241;
+      const unsigned int v3042 = static_cast<unsigned int>(v2643.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3043 = v2937 + v3042;
+      const unsigned int v3044 = static_cast<unsigned int>(v2643.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3045 = v3043 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3046 = v3044 < v15;
+      const bool v3047 = v3045 && v3046;
+      if (v3047) {
+        const float v3048 = v2643.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3049 = v2939 + v3044;
+        const iron_bf16 v3050 = bias[v3049];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3051 = iron_to_f32(v3050);
+        const float v3052 = v3048 + v3051;
+        const float v3054 = fmaxf(v3052, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3055 = iron_f32_to_bf16(v3054);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3056 = v3043 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3057 = v3056 + v2939;
+        const unsigned int v3058 = v3057 + v3044;
+        out[v3058] = v3055;
       }
-      const unsigned int v3245 = static_cast<unsigned int>(v2829.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3246 = v3123 + v3245;
-      const unsigned int v3247 = static_cast<unsigned int>(v2829.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3248 = v3246 < v2731;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3249 = v3247 < v15;
-      const bool v3250 = v3248 && v3249;
-      if (v3250) {
-        const float v3251 = v2829.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3252 = v3125 + v3247;
-        const iron_bf16 v3253 = bias[v3252];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3254 = iron_to_f32(v3253);
-        const float v3255 = v3251 + v3254;
-        const float v3257 = fmaxf(v3255, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
-        const iron_bf16 v3258 = iron_f32_to_bf16(v3257);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3259 = v3246 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3260 = v3259 + v3125;
-        const unsigned int v3261 = v3260 + v3247;
-        out[v3261] = v3258;
+      const unsigned int v3059 = static_cast<unsigned int>(v2643.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3060 = v2937 + v3059;
+      const unsigned int v3061 = static_cast<unsigned int>(v2643.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3062 = v3060 < v2545;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3063 = v3061 < v15;
+      const bool v3064 = v3062 && v3063;
+      if (v3064) {
+        const float v3065 = v2643.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3066 = v2939 + v3061;
+        const iron_bf16 v3067 = bias[v3066];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3068 = iron_to_f32(v3067);
+        const float v3069 = v3065 + v3068;
+        const float v3071 = fmaxf(v3069, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
+        const iron_bf16 v3072 = iron_f32_to_bf16(v3071);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3073 = v3060 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3074 = v3073 + v2939;
+        const unsigned int v3075 = v3074 + v3061;
+        out[v3075] = v3072;
       }
     }
   }

@@ -366,22 +366,22 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v58 = v57 + 1u;
     const unsigned int v59 = v0 * v58;  // kernels/convolution/conv_tiles.hpp:105
     const unsigned int v60 = v59 * v46;
-    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+    const unsigned int v61 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+    const unsigned int v62 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
     const unsigned int v63 = blockIdx.x;
     const unsigned int v64 = blockIdx.y;
     const unsigned int v65 = v64 * v61;
     const unsigned int v66 = v65 + v63;
-    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:136
+    const unsigned int v68 = v61 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+    const unsigned int v70 = v66 / v68;  // kernels/gemm/gemm_tiles.hpp:144
     const unsigned int v71 = v70 << 3u;
-    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:137
+    const unsigned int v73 = v62 - v71;  // kernels/gemm/gemm_tiles.hpp:145
     const unsigned int v74 = min(v73, 8u);
-    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:138
+    const unsigned int v76 = v66 % v68;  // kernels/gemm/gemm_tiles.hpp:146
     const unsigned int v77 = v76 % v74;
     const unsigned int v78 = v71 + v77;
     const unsigned int v79 = v78 << 7u;
-    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:139
+    const unsigned int v82 = v76 / v74;  // kernels/gemm/gemm_tiles.hpp:147
     const unsigned int v83 = v82 << 7u;
     const unsigned int v84 = v30 * v15;  // kernels/convolution/conv_tiles.hpp:135
     const unsigned int v85 = v84 * v34;
@@ -521,1876 +521,1582 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
     const unsigned int v287 = v279 ? v286 : 0u;
     const unsigned int v289 = v275 * v1;  // kernels/convolution/im2col_a.hpp:191
     const unsigned int v290 = v279 ? v289 : 0u;
-    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+    const unsigned int v291 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+    const unsigned int v294 = v291 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
     const unsigned int v295 = v294 << 6u;
-    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+    const unsigned int v298 = v291 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
     const unsigned int v299 = v298 << 6u;
-    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:266
+    iron_frag<float, 2, 64, 64> v301;  // kernels/gemm/gemm_tiles.hpp:274
     iron_frag_fill(v301, 0.0f);
-    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:267
+    iron_frag<iron_bf16, 0, 64, 16> v303;  // kernels/gemm/gemm_tiles.hpp:275
     iron_frag_fill(v303, iron_f32_to_bf16(0.0f));
-    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:268
+    iron_frag<iron_bf16, 1, 16, 64> v305;  // kernels/gemm/gemm_tiles.hpp:276
     iron_frag_fill(v305, iron_f32_to_bf16(0.0f));
     const unsigned int v308 = v3 & 7u;  // kernels/convolution/im2col_a.hpp:51
     const bool v309 = v308 == 0u;
     const unsigned int v313 = v19 & 7u;
     const bool v314 = v313 == 0u;
     const bool v315 = v309 && v314;
-    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+    const unsigned int v318 = v34 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
     const bool v319 = v318 == 0u;
     const unsigned int v322 = v86 & 7u;
     const bool v323 = v322 == 0u;
     const bool v324 = v319 && v323;
-    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:286
+    const bool v325 = v315 && v324;  // kernels/gemm/gemm_tiles.hpp:294
     if (v325) {
-      for (unsigned int v3435 = 0u; v3435 < 2u; v3435 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v3436 = v3435 << 6u;
-        const bool v3438 = v3436 < v34;
-        if (v3438) {
-          const unsigned int v3440 = v3435 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v3441 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v3441) {
-            const unsigned int v3445 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v3446 = v3445 << 3u;
-            const unsigned int v3447 = v3436 + v3446;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v3449 = v3447 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v3451 = v3449 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v3452 = v3447 - v3451;
-            const unsigned int v3453 = v3449 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v3454 = v3453 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v3455 = v3453 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v3456 = v3449 - v3455;
-            const unsigned int v3457 = v3456 * v12;
-            const unsigned int v3458 = v97 + v3452;  // kernels/convolution/im2col_a.hpp:117
-            const bool v3459 = v3447 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v3461 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v3466 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v3467 = v3466 + v3446;
-            const unsigned int v3468 = v156 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3469 = v161 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3470 = v3468 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3471 = v3459 && v3470;
-            const bool v3472 = v3468 < v154;
-            const bool v3473 = v3471 && v3472;
-            const bool v3474 = v3469 >= v10;
-            const bool v3475 = v3473 && v3474;
-            const bool v3476 = v3469 < v3461;
-            const bool v3477 = v3475 && v3476;
-            const unsigned int v3478 = max(v3468, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3479 = v3478 - v9;
-            const unsigned int v3480 = max(v3469, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3481 = v3480 - v10;
-            const unsigned int v3482 = v164 + v3479;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3483 = v3482 * v2;
-            const unsigned int v3484 = v3483 + v3481;
-            const unsigned int v3485 = v3484 * v3;
-            const unsigned int v3486 = v3485 + v3458;
-            const unsigned int v3488 = v3477 ? v3486 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3490 = v3440 + v3467;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3490 ^ (((v3490 >> 6u) & 7u) << 3u)), x + v3488, v3477);
-            const unsigned int v3492 = v174 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3493 = v179 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3494 = v3492 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3495 = v3459 && v3494;
-            const bool v3496 = v3492 < v154;
-            const bool v3497 = v3495 && v3496;
-            const bool v3498 = v3493 >= v10;
-            const bool v3499 = v3497 && v3498;
-            const bool v3500 = v3493 < v3461;
-            const bool v3501 = v3499 && v3500;
-            const unsigned int v3502 = max(v3492, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3503 = v3502 - v9;
-            const unsigned int v3504 = max(v3493, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3505 = v3504 - v10;
-            const unsigned int v3506 = v182 + v3503;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3507 = v3506 * v2;
-            const unsigned int v3508 = v3507 + v3505;
-            const unsigned int v3509 = v3508 * v3;
-            const unsigned int v3510 = v3509 + v3458;
-            const unsigned int v3512 = v3501 ? v3510 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3515 = v3490 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3515 ^ (((v3515 >> 6u) & 7u) << 3u)), x + v3512, v3501);
-            const unsigned int v3516 = v192 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3517 = v197 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3518 = v3516 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3519 = v3459 && v3518;
-            const bool v3520 = v3516 < v154;
-            const bool v3521 = v3519 && v3520;
-            const bool v3522 = v3517 >= v10;
-            const bool v3523 = v3521 && v3522;
-            const bool v3524 = v3517 < v3461;
-            const bool v3525 = v3523 && v3524;
-            const unsigned int v3526 = max(v3516, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3527 = v3526 - v9;
-            const unsigned int v3528 = max(v3517, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3529 = v3528 - v10;
-            const unsigned int v3530 = v200 + v3527;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3531 = v3530 * v2;
-            const unsigned int v3532 = v3531 + v3529;
-            const unsigned int v3533 = v3532 * v3;
-            const unsigned int v3534 = v3533 + v3458;
-            const unsigned int v3536 = v3525 ? v3534 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3539 = v3490 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3539 ^ (((v3539 >> 6u) & 7u) << 3u)), x + v3536, v3525);
-            const unsigned int v3540 = v210 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3541 = v215 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3542 = v3540 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3543 = v3459 && v3542;
-            const bool v3544 = v3540 < v154;
-            const bool v3545 = v3543 && v3544;
-            const bool v3546 = v3541 >= v10;
-            const bool v3547 = v3545 && v3546;
-            const bool v3548 = v3541 < v3461;
-            const bool v3549 = v3547 && v3548;
-            const unsigned int v3550 = max(v3540, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3551 = v3550 - v9;
-            const unsigned int v3552 = max(v3541, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3553 = v3552 - v10;
-            const unsigned int v3554 = v218 + v3551;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3555 = v3554 * v2;
-            const unsigned int v3556 = v3555 + v3553;
-            const unsigned int v3557 = v3556 * v3;
-            const unsigned int v3558 = v3557 + v3458;
-            const unsigned int v3560 = v3549 ? v3558 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3563 = v3490 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), x + v3560, v3549);
-            const unsigned int v3564 = v228 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3565 = v233 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3566 = v3564 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3567 = v3459 && v3566;
-            const bool v3568 = v3564 < v154;
-            const bool v3569 = v3567 && v3568;
-            const bool v3570 = v3565 >= v10;
-            const bool v3571 = v3569 && v3570;
-            const bool v3572 = v3565 < v3461;
-            const bool v3573 = v3571 && v3572;
-            const unsigned int v3574 = max(v3564, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3575 = v3574 - v9;
-            const unsigned int v3576 = max(v3565, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3577 = v3576 - v10;
-            const unsigned int v3578 = v236 + v3575;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3579 = v3578 * v2;
-            const unsigned int v3580 = v3579 + v3577;
-            const unsigned int v3581 = v3580 * v3;
-            const unsigned int v3582 = v3581 + v3458;
-            const unsigned int v3584 = v3573 ? v3582 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3587 = v3490 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3587 ^ (((v3587 >> 6u) & 7u) << 3u)), x + v3584, v3573);
-            const unsigned int v3588 = v246 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3589 = v251 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3590 = v3588 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3591 = v3459 && v3590;
-            const bool v3592 = v3588 < v154;
-            const bool v3593 = v3591 && v3592;
-            const bool v3594 = v3589 >= v10;
-            const bool v3595 = v3593 && v3594;
-            const bool v3596 = v3589 < v3461;
-            const bool v3597 = v3595 && v3596;
-            const unsigned int v3598 = max(v3588, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3599 = v3598 - v9;
-            const unsigned int v3600 = max(v3589, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3601 = v3600 - v10;
-            const unsigned int v3602 = v254 + v3599;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3603 = v3602 * v2;
-            const unsigned int v3604 = v3603 + v3601;
-            const unsigned int v3605 = v3604 * v3;
-            const unsigned int v3606 = v3605 + v3458;
-            const unsigned int v3608 = v3597 ? v3606 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3611 = v3490 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3611 ^ (((v3611 >> 6u) & 7u) << 3u)), x + v3608, v3597);
-            const unsigned int v3612 = v264 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3613 = v269 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3614 = v3612 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3615 = v3459 && v3614;
-            const bool v3616 = v3612 < v154;
-            const bool v3617 = v3615 && v3616;
-            const bool v3618 = v3613 >= v10;
-            const bool v3619 = v3617 && v3618;
-            const bool v3620 = v3613 < v3461;
-            const bool v3621 = v3619 && v3620;
-            const unsigned int v3622 = max(v3612, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3623 = v3622 - v9;
-            const unsigned int v3624 = max(v3613, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3625 = v3624 - v10;
-            const unsigned int v3626 = v272 + v3623;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3627 = v3626 * v2;
-            const unsigned int v3628 = v3627 + v3625;
-            const unsigned int v3629 = v3628 * v3;
-            const unsigned int v3630 = v3629 + v3458;
-            const unsigned int v3632 = v3621 ? v3630 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3635 = v3490 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3635 ^ (((v3635 >> 6u) & 7u) << 3u)), x + v3632, v3621);
-            const unsigned int v3636 = v282 + v3454;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v3637 = v287 + v3457;  // kernels/convolution/im2col_a.hpp:125
-            const bool v3638 = v3636 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v3639 = v3459 && v3638;
-            const bool v3640 = v3636 < v154;
-            const bool v3641 = v3639 && v3640;
-            const bool v3642 = v3637 >= v10;
-            const bool v3643 = v3641 && v3642;
-            const bool v3644 = v3637 < v3461;
-            const bool v3645 = v3643 && v3644;
-            const unsigned int v3646 = max(v3636, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v3647 = v3646 - v9;
-            const unsigned int v3648 = max(v3637, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v3649 = v3648 - v10;
-            const unsigned int v3650 = v290 + v3647;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v3651 = v3650 * v2;
-            const unsigned int v3652 = v3651 + v3649;
-            const unsigned int v3653 = v3652 * v3;
-            const unsigned int v3654 = v3653 + v3458;
-            const unsigned int v3656 = v3645 ? v3654 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v3659 = v3490 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v3659 ^ (((v3659 >> 6u) & 7u) << 3u)), x + v3656, v3645);
+      for (unsigned int v3249 = 0u; v3249 < 2u; v3249 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3250 = v3249 << 6u;
+        const bool v3252 = v3250 < v34;
+        if (v3252) {
+          const unsigned int v3254 = v3249 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3255 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3255) {
+            const unsigned int v3259 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3260 = v3259 << 3u;
+            const unsigned int v3261 = v3250 + v3260;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3263 = v3261 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3265 = v3263 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3266 = v3261 - v3265;
+            const unsigned int v3267 = v3263 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3268 = v3267 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3269 = v3267 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3270 = v3263 - v3269;
+            const unsigned int v3271 = v3270 * v12;
+            const unsigned int v3272 = v97 + v3266;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3273 = v3261 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3275 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3280 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3281 = v3280 + v3260;
+            const unsigned int v3282 = v156 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3283 = v161 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3284 = v3282 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3285 = v3273 && v3284;
+            const bool v3286 = v3282 < v154;
+            const bool v3287 = v3285 && v3286;
+            const bool v3288 = v3283 >= v10;
+            const bool v3289 = v3287 && v3288;
+            const bool v3290 = v3283 < v3275;
+            const bool v3291 = v3289 && v3290;
+            const unsigned int v3292 = max(v3282, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3293 = v3292 - v9;
+            const unsigned int v3294 = max(v3283, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3295 = v3294 - v10;
+            const unsigned int v3296 = v164 + v3293;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3297 = v3296 * v2;
+            const unsigned int v3298 = v3297 + v3295;
+            const unsigned int v3299 = v3298 * v3;
+            const unsigned int v3300 = v3299 + v3272;
+            const unsigned int v3302 = v3291 ? v3300 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3304 = v3254 + v3281;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3304 ^ (((v3304 >> 6u) & 7u) << 3u)), x + v3302, v3291);
+            const unsigned int v3306 = v174 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3307 = v179 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3308 = v3306 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3309 = v3273 && v3308;
+            const bool v3310 = v3306 < v154;
+            const bool v3311 = v3309 && v3310;
+            const bool v3312 = v3307 >= v10;
+            const bool v3313 = v3311 && v3312;
+            const bool v3314 = v3307 < v3275;
+            const bool v3315 = v3313 && v3314;
+            const unsigned int v3316 = max(v3306, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3317 = v3316 - v9;
+            const unsigned int v3318 = max(v3307, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3319 = v3318 - v10;
+            const unsigned int v3320 = v182 + v3317;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3321 = v3320 * v2;
+            const unsigned int v3322 = v3321 + v3319;
+            const unsigned int v3323 = v3322 * v3;
+            const unsigned int v3324 = v3323 + v3272;
+            const unsigned int v3326 = v3315 ? v3324 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3329 = v3304 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3329 ^ (((v3329 >> 6u) & 7u) << 3u)), x + v3326, v3315);
+            const unsigned int v3330 = v192 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3331 = v197 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3332 = v3330 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3333 = v3273 && v3332;
+            const bool v3334 = v3330 < v154;
+            const bool v3335 = v3333 && v3334;
+            const bool v3336 = v3331 >= v10;
+            const bool v3337 = v3335 && v3336;
+            const bool v3338 = v3331 < v3275;
+            const bool v3339 = v3337 && v3338;
+            const unsigned int v3340 = max(v3330, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3341 = v3340 - v9;
+            const unsigned int v3342 = max(v3331, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3343 = v3342 - v10;
+            const unsigned int v3344 = v200 + v3341;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3345 = v3344 * v2;
+            const unsigned int v3346 = v3345 + v3343;
+            const unsigned int v3347 = v3346 * v3;
+            const unsigned int v3348 = v3347 + v3272;
+            const unsigned int v3350 = v3339 ? v3348 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3353 = v3304 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3353 ^ (((v3353 >> 6u) & 7u) << 3u)), x + v3350, v3339);
+            const unsigned int v3354 = v210 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3355 = v215 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3356 = v3354 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3357 = v3273 && v3356;
+            const bool v3358 = v3354 < v154;
+            const bool v3359 = v3357 && v3358;
+            const bool v3360 = v3355 >= v10;
+            const bool v3361 = v3359 && v3360;
+            const bool v3362 = v3355 < v3275;
+            const bool v3363 = v3361 && v3362;
+            const unsigned int v3364 = max(v3354, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3365 = v3364 - v9;
+            const unsigned int v3366 = max(v3355, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3367 = v3366 - v10;
+            const unsigned int v3368 = v218 + v3365;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3369 = v3368 * v2;
+            const unsigned int v3370 = v3369 + v3367;
+            const unsigned int v3371 = v3370 * v3;
+            const unsigned int v3372 = v3371 + v3272;
+            const unsigned int v3374 = v3363 ? v3372 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3377 = v3304 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3377 ^ (((v3377 >> 6u) & 7u) << 3u)), x + v3374, v3363);
+            const unsigned int v3378 = v228 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3379 = v233 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3380 = v3378 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3381 = v3273 && v3380;
+            const bool v3382 = v3378 < v154;
+            const bool v3383 = v3381 && v3382;
+            const bool v3384 = v3379 >= v10;
+            const bool v3385 = v3383 && v3384;
+            const bool v3386 = v3379 < v3275;
+            const bool v3387 = v3385 && v3386;
+            const unsigned int v3388 = max(v3378, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3389 = v3388 - v9;
+            const unsigned int v3390 = max(v3379, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3391 = v3390 - v10;
+            const unsigned int v3392 = v236 + v3389;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3393 = v3392 * v2;
+            const unsigned int v3394 = v3393 + v3391;
+            const unsigned int v3395 = v3394 * v3;
+            const unsigned int v3396 = v3395 + v3272;
+            const unsigned int v3398 = v3387 ? v3396 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3401 = v3304 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3401 ^ (((v3401 >> 6u) & 7u) << 3u)), x + v3398, v3387);
+            const unsigned int v3402 = v246 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3403 = v251 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3404 = v3402 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3405 = v3273 && v3404;
+            const bool v3406 = v3402 < v154;
+            const bool v3407 = v3405 && v3406;
+            const bool v3408 = v3403 >= v10;
+            const bool v3409 = v3407 && v3408;
+            const bool v3410 = v3403 < v3275;
+            const bool v3411 = v3409 && v3410;
+            const unsigned int v3412 = max(v3402, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3413 = v3412 - v9;
+            const unsigned int v3414 = max(v3403, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3415 = v3414 - v10;
+            const unsigned int v3416 = v254 + v3413;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3417 = v3416 * v2;
+            const unsigned int v3418 = v3417 + v3415;
+            const unsigned int v3419 = v3418 * v3;
+            const unsigned int v3420 = v3419 + v3272;
+            const unsigned int v3422 = v3411 ? v3420 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3425 = v3304 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3425 ^ (((v3425 >> 6u) & 7u) << 3u)), x + v3422, v3411);
+            const unsigned int v3426 = v264 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3427 = v269 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3428 = v3426 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3429 = v3273 && v3428;
+            const bool v3430 = v3426 < v154;
+            const bool v3431 = v3429 && v3430;
+            const bool v3432 = v3427 >= v10;
+            const bool v3433 = v3431 && v3432;
+            const bool v3434 = v3427 < v3275;
+            const bool v3435 = v3433 && v3434;
+            const unsigned int v3436 = max(v3426, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3437 = v3436 - v9;
+            const unsigned int v3438 = max(v3427, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3439 = v3438 - v10;
+            const unsigned int v3440 = v272 + v3437;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3441 = v3440 * v2;
+            const unsigned int v3442 = v3441 + v3439;
+            const unsigned int v3443 = v3442 * v3;
+            const unsigned int v3444 = v3443 + v3272;
+            const unsigned int v3446 = v3435 ? v3444 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3449 = v3304 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3449 ^ (((v3449 >> 6u) & 7u) << 3u)), x + v3446, v3435);
+            const unsigned int v3450 = v282 + v3268;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3451 = v287 + v3271;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3452 = v3450 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3453 = v3273 && v3452;
+            const bool v3454 = v3450 < v154;
+            const bool v3455 = v3453 && v3454;
+            const bool v3456 = v3451 >= v10;
+            const bool v3457 = v3455 && v3456;
+            const bool v3458 = v3451 < v3275;
+            const bool v3459 = v3457 && v3458;
+            const unsigned int v3460 = max(v3450, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3461 = v3460 - v9;
+            const unsigned int v3462 = max(v3451, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3463 = v3462 - v10;
+            const unsigned int v3464 = v290 + v3461;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3465 = v3464 * v2;
+            const unsigned int v3466 = v3465 + v3463;
+            const unsigned int v3467 = v3466 * v3;
+            const unsigned int v3468 = v3467 + v3272;
+            const unsigned int v3470 = v3459 ? v3468 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3473 = v3304 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3473 ^ (((v3473 >> 6u) & 7u) << 3u)), x + v3470, v3459);
           } else {
-            const unsigned int v3668 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3669 = v3668 << 3u;
-            const unsigned int v3672 = v3436 + v3669;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3673 = v3672 < v34;
-            const bool v3674 = v153 && v3673;
-            const unsigned int v3676 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3678 = v3676 + v3436;
-            const unsigned int v3679 = v3678 + v3669;
-            const unsigned int v3680 = v3674 ? v3679 : 0u;
-            const unsigned int v3682 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3683 = v3440 + v3682;
-            const unsigned int v3684 = v3683 + v3669;
-            iron_copy_async<16>(shm0 + (v3684 ^ (((v3684 >> 6u) & 7u) << 3u)), x + v3680, v3674);
-            const unsigned int v3687 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3689 = v3687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3692 = v3687 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3693 = v3692 << 3u;
-            const unsigned int v3694 = v79 + v3689;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3695 = v3694 < v60;
-            const unsigned int v3696 = v3436 + v3693;
-            const bool v3697 = v3696 < v34;
-            const bool v3698 = v3695 && v3697;
-            const unsigned int v3700 = v3694 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3702 = v3700 + v3436;
-            const unsigned int v3703 = v3702 + v3693;
-            const unsigned int v3704 = v3698 ? v3703 : 0u;
-            const unsigned int v3706 = v3689 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3707 = v3440 + v3706;
-            const unsigned int v3708 = v3707 + v3693;
-            iron_copy_async<16>(shm0 + (v3708 ^ (((v3708 >> 6u) & 7u) << 3u)), x + v3704, v3698);
-            const unsigned int v3711 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3713 = v3711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3716 = v3711 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3717 = v3716 << 3u;
-            const unsigned int v3718 = v79 + v3713;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3719 = v3718 < v60;
-            const unsigned int v3720 = v3436 + v3717;
-            const bool v3721 = v3720 < v34;
-            const bool v3722 = v3719 && v3721;
-            const unsigned int v3724 = v3718 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3726 = v3724 + v3436;
-            const unsigned int v3727 = v3726 + v3717;
-            const unsigned int v3728 = v3722 ? v3727 : 0u;
-            const unsigned int v3730 = v3713 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3731 = v3440 + v3730;
-            const unsigned int v3732 = v3731 + v3717;
-            iron_copy_async<16>(shm0 + (v3732 ^ (((v3732 >> 6u) & 7u) << 3u)), x + v3728, v3722);
-            const unsigned int v3735 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3737 = v3735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3740 = v3735 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3741 = v3740 << 3u;
-            const unsigned int v3742 = v79 + v3737;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3743 = v3742 < v60;
-            const unsigned int v3744 = v3436 + v3741;
-            const bool v3745 = v3744 < v34;
-            const bool v3746 = v3743 && v3745;
-            const unsigned int v3748 = v3742 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3750 = v3748 + v3436;
-            const unsigned int v3751 = v3750 + v3741;
-            const unsigned int v3752 = v3746 ? v3751 : 0u;
-            const unsigned int v3754 = v3737 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3755 = v3440 + v3754;
-            const unsigned int v3756 = v3755 + v3741;
-            iron_copy_async<16>(shm0 + (v3756 ^ (((v3756 >> 6u) & 7u) << 3u)), x + v3752, v3746);
-            const unsigned int v3759 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3761 = v3759 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3764 = v3759 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3765 = v3764 << 3u;
-            const unsigned int v3766 = v79 + v3761;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3767 = v3766 < v60;
-            const unsigned int v3768 = v3436 + v3765;
-            const bool v3769 = v3768 < v34;
-            const bool v3770 = v3767 && v3769;
-            const unsigned int v3772 = v3766 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3774 = v3772 + v3436;
-            const unsigned int v3775 = v3774 + v3765;
-            const unsigned int v3776 = v3770 ? v3775 : 0u;
-            const unsigned int v3778 = v3761 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3779 = v3440 + v3778;
-            const unsigned int v3780 = v3779 + v3765;
-            iron_copy_async<16>(shm0 + (v3780 ^ (((v3780 >> 6u) & 7u) << 3u)), x + v3776, v3770);
-            const unsigned int v3783 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3785 = v3783 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3788 = v3783 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3789 = v3788 << 3u;
-            const unsigned int v3790 = v79 + v3785;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3791 = v3790 < v60;
-            const unsigned int v3792 = v3436 + v3789;
-            const bool v3793 = v3792 < v34;
-            const bool v3794 = v3791 && v3793;
-            const unsigned int v3796 = v3790 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3798 = v3796 + v3436;
-            const unsigned int v3799 = v3798 + v3789;
-            const unsigned int v3800 = v3794 ? v3799 : 0u;
-            const unsigned int v3802 = v3785 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3803 = v3440 + v3802;
-            const unsigned int v3804 = v3803 + v3789;
-            iron_copy_async<16>(shm0 + (v3804 ^ (((v3804 >> 6u) & 7u) << 3u)), x + v3800, v3794);
-            const unsigned int v3807 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3809 = v3807 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3812 = v3807 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3813 = v3812 << 3u;
-            const unsigned int v3814 = v79 + v3809;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3815 = v3814 < v60;
-            const unsigned int v3816 = v3436 + v3813;
-            const bool v3817 = v3816 < v34;
-            const bool v3818 = v3815 && v3817;
-            const unsigned int v3820 = v3814 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3822 = v3820 + v3436;
-            const unsigned int v3823 = v3822 + v3813;
-            const unsigned int v3824 = v3818 ? v3823 : 0u;
-            const unsigned int v3826 = v3809 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3827 = v3440 + v3826;
-            const unsigned int v3828 = v3827 + v3813;
-            iron_copy_async<16>(shm0 + (v3828 ^ (((v3828 >> 6u) & 7u) << 3u)), x + v3824, v3818);
-            const unsigned int v3831 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v3833 = v3831 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v3836 = v3831 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v3837 = v3836 << 3u;
-            const unsigned int v3838 = v79 + v3833;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v3839 = v3838 < v60;
-            const unsigned int v3840 = v3436 + v3837;
-            const bool v3841 = v3840 < v34;
-            const bool v3842 = v3839 && v3841;
-            const unsigned int v3844 = v3838 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v3846 = v3844 + v3436;
-            const unsigned int v3847 = v3846 + v3837;
-            const unsigned int v3848 = v3842 ? v3847 : 0u;
-            const unsigned int v3850 = v3833 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v3851 = v3440 + v3850;
-            const unsigned int v3852 = v3851 + v3837;
-            iron_copy_async<16>(shm0 + (v3852 ^ (((v3852 >> 6u) & 7u) << 3u)), x + v3848, v3842);
+            const unsigned int v3481 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3482 = v3481 << 3u;
+            const unsigned int v3484 = v3250 + v3482;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3485 = v3484 < v34;
+            const unsigned int v3486 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3488 = v3486 + v3250;
+            const unsigned int v3489 = v3488 + v3482;
+            const unsigned int v3491 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3492 = v3254 + v3491;
+            const unsigned int v3493 = v3492 + v3482;
+            const bool v3497 = v3485 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3501 = v3497 ? v3489 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3493 ^ (((v3493 >> 6u) & 7u) << 3u)), x + v3501, v3497);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3507 = v3485 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3509 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3510 = v3489 + v3509;
+            const unsigned int v3511 = v3507 ? v3510 : 0u;
+            const unsigned int v3513 = v3493 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3513 ^ (((v3513 >> 6u) & 7u) << 3u)), x + v3511, v3507);
+            const bool v3517 = v3485 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3519 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3520 = v3489 + v3519;
+            const unsigned int v3521 = v3517 ? v3520 : 0u;
+            const unsigned int v3523 = v3493 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3523 ^ (((v3523 >> 6u) & 7u) << 3u)), x + v3521, v3517);
+            const bool v3527 = v3485 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3529 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3530 = v3489 + v3529;
+            const unsigned int v3531 = v3527 ? v3530 : 0u;
+            const unsigned int v3533 = v3493 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3533 ^ (((v3533 >> 6u) & 7u) << 3u)), x + v3531, v3527);
+            const bool v3537 = v3485 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3539 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3540 = v3489 + v3539;
+            const unsigned int v3541 = v3537 ? v3540 : 0u;
+            const unsigned int v3543 = v3493 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3543 ^ (((v3543 >> 6u) & 7u) << 3u)), x + v3541, v3537);
+            const bool v3547 = v3485 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3549 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3550 = v3489 + v3549;
+            const unsigned int v3551 = v3547 ? v3550 : 0u;
+            const unsigned int v3553 = v3493 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3553 ^ (((v3553 >> 6u) & 7u) << 3u)), x + v3551, v3547);
+            const bool v3557 = v3485 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3559 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3560 = v3489 + v3559;
+            const unsigned int v3561 = v3557 ? v3560 : 0u;
+            const unsigned int v3563 = v3493 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3563 ^ (((v3563 >> 6u) & 7u) << 3u)), x + v3561, v3557);
+            const bool v3567 = v3485 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3569 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3570 = v3489 + v3569;
+            const unsigned int v3571 = v3567 ? v3570 : 0u;
+            const unsigned int v3573 = v3493 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3573 ^ (((v3573 >> 6u) & 7u) << 3u)), x + v3571, v3567);
           }
-          const unsigned int v3862 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3863 = v3862 << 3u;
-          const unsigned int v3864 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3865 = v3864 < v15;
-          const unsigned int v3866 = v3436 + v3863;
-          const bool v3867 = v3866 < v34;
-          const bool v3868 = v3865 && v3867;
-          const unsigned int v3870 = v3864 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3871 = v85 + v3870;
-          const unsigned int v3872 = v3871 + v3436;
-          const unsigned int v3873 = v3872 + v3863;
-          const unsigned int v3874 = v3868 ? v3873 : v85;
-          const unsigned int v3876 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3877 = v3440 + v3876;
-          const unsigned int v3878 = v3877 + v3863;
-          iron_copy_async<16>(shm1 + (v3878 ^ (((v3878 >> 6u) & 7u) << 3u)), weight + v3874, v3868);
-          const unsigned int v3881 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3883 = v3881 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3886 = v3881 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3887 = v3886 << 3u;
-          const unsigned int v3888 = v83 + v3883;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3889 = v3888 < v15;
-          const unsigned int v3890 = v3436 + v3887;
-          const bool v3891 = v3890 < v34;
-          const bool v3892 = v3889 && v3891;
-          const unsigned int v3894 = v3888 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3895 = v85 + v3894;
-          const unsigned int v3896 = v3895 + v3436;
-          const unsigned int v3897 = v3896 + v3887;
-          const unsigned int v3898 = v3892 ? v3897 : v85;
-          const unsigned int v3900 = v3883 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3901 = v3440 + v3900;
-          const unsigned int v3902 = v3901 + v3887;
-          iron_copy_async<16>(shm1 + (v3902 ^ (((v3902 >> 6u) & 7u) << 3u)), weight + v3898, v3892);
-          const unsigned int v3905 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3907 = v3905 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3910 = v3905 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3911 = v3910 << 3u;
-          const unsigned int v3912 = v83 + v3907;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3913 = v3912 < v15;
-          const unsigned int v3914 = v3436 + v3911;
-          const bool v3915 = v3914 < v34;
-          const bool v3916 = v3913 && v3915;
-          const unsigned int v3918 = v3912 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3919 = v85 + v3918;
-          const unsigned int v3920 = v3919 + v3436;
-          const unsigned int v3921 = v3920 + v3911;
-          const unsigned int v3922 = v3916 ? v3921 : v85;
-          const unsigned int v3924 = v3907 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3925 = v3440 + v3924;
-          const unsigned int v3926 = v3925 + v3911;
-          iron_copy_async<16>(shm1 + (v3926 ^ (((v3926 >> 6u) & 7u) << 3u)), weight + v3922, v3916);
-          const unsigned int v3929 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3931 = v3929 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3934 = v3929 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3935 = v3934 << 3u;
-          const unsigned int v3936 = v83 + v3931;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3937 = v3936 < v15;
-          const unsigned int v3938 = v3436 + v3935;
-          const bool v3939 = v3938 < v34;
-          const bool v3940 = v3937 && v3939;
-          const unsigned int v3942 = v3936 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3943 = v85 + v3942;
-          const unsigned int v3944 = v3943 + v3436;
-          const unsigned int v3945 = v3944 + v3935;
-          const unsigned int v3946 = v3940 ? v3945 : v85;
-          const unsigned int v3948 = v3931 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3949 = v3440 + v3948;
-          const unsigned int v3950 = v3949 + v3935;
-          iron_copy_async<16>(shm1 + (v3950 ^ (((v3950 >> 6u) & 7u) << 3u)), weight + v3946, v3940);
-          const unsigned int v3953 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3955 = v3953 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3958 = v3953 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3959 = v3958 << 3u;
-          const unsigned int v3960 = v83 + v3955;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3961 = v3960 < v15;
-          const unsigned int v3962 = v3436 + v3959;
-          const bool v3963 = v3962 < v34;
-          const bool v3964 = v3961 && v3963;
-          const unsigned int v3966 = v3960 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3967 = v85 + v3966;
-          const unsigned int v3968 = v3967 + v3436;
-          const unsigned int v3969 = v3968 + v3959;
-          const unsigned int v3970 = v3964 ? v3969 : v85;
-          const unsigned int v3972 = v3955 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3973 = v3440 + v3972;
-          const unsigned int v3974 = v3973 + v3959;
-          iron_copy_async<16>(shm1 + (v3974 ^ (((v3974 >> 6u) & 7u) << 3u)), weight + v3970, v3964);
-          const unsigned int v3977 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v3979 = v3977 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v3982 = v3977 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v3983 = v3982 << 3u;
-          const unsigned int v3984 = v83 + v3979;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v3985 = v3984 < v15;
-          const unsigned int v3986 = v3436 + v3983;
-          const bool v3987 = v3986 < v34;
-          const bool v3988 = v3985 && v3987;
-          const unsigned int v3990 = v3984 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v3991 = v85 + v3990;
-          const unsigned int v3992 = v3991 + v3436;
-          const unsigned int v3993 = v3992 + v3983;
-          const unsigned int v3994 = v3988 ? v3993 : v85;
-          const unsigned int v3996 = v3979 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v3997 = v3440 + v3996;
-          const unsigned int v3998 = v3997 + v3983;
-          iron_copy_async<16>(shm1 + (v3998 ^ (((v3998 >> 6u) & 7u) << 3u)), weight + v3994, v3988);
-          const unsigned int v4001 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4003 = v4001 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4006 = v4001 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4007 = v4006 << 3u;
-          const unsigned int v4008 = v83 + v4003;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4009 = v4008 < v15;
-          const unsigned int v4010 = v3436 + v4007;
-          const bool v4011 = v4010 < v34;
-          const bool v4012 = v4009 && v4011;
-          const unsigned int v4014 = v4008 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4015 = v85 + v4014;
-          const unsigned int v4016 = v4015 + v3436;
-          const unsigned int v4017 = v4016 + v4007;
-          const unsigned int v4018 = v4012 ? v4017 : v85;
-          const unsigned int v4020 = v4003 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4021 = v3440 + v4020;
-          const unsigned int v4022 = v4021 + v4007;
-          iron_copy_async<16>(shm1 + (v4022 ^ (((v4022 >> 6u) & 7u) << 3u)), weight + v4018, v4012);
-          const unsigned int v4025 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4027 = v4025 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4030 = v4025 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4031 = v4030 << 3u;
-          const unsigned int v4032 = v83 + v4027;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4033 = v4032 < v15;
-          const unsigned int v4034 = v3436 + v4031;
-          const bool v4035 = v4034 < v34;
-          const bool v4036 = v4033 && v4035;
-          const unsigned int v4038 = v4032 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4039 = v85 + v4038;
-          const unsigned int v4040 = v4039 + v3436;
-          const unsigned int v4041 = v4040 + v4031;
-          const unsigned int v4042 = v4036 ? v4041 : v85;
-          const unsigned int v4044 = v4027 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4045 = v3440 + v4044;
-          const unsigned int v4046 = v4045 + v4031;
-          iron_copy_async<16>(shm1 + (v4046 ^ (((v4046 >> 6u) & 7u) << 3u)), weight + v4042, v4036);
+          const unsigned int v3582 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v3583 = v3582 << 3u;
+          const unsigned int v3584 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v3585 = v3250 + v3583;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v3586 = v3585 < v34;
+          const unsigned int v3587 = v3584 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v3588 = v85 + v3587;
+          const unsigned int v3589 = v3588 + v3250;
+          const unsigned int v3590 = v3589 + v3583;
+          const unsigned int v3592 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v3593 = v3254 + v3592;
+          const unsigned int v3594 = v3593 + v3583;
+          const bool v3597 = v3584 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3598 = v3586 && v3597;
+          const unsigned int v3602 = v3598 ? v3590 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v3594 ^ (((v3594 >> 6u) & 7u) << 3u)), weight + v3602, v3598);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v3606 = v3584 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3607 = v3606 < v15;
+          const bool v3608 = v3586 && v3607;
+          const unsigned int v3610 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3611 = v3590 + v3610;
+          const unsigned int v3612 = v3608 ? v3611 : v85;
+          const unsigned int v3614 = v3594 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3614 ^ (((v3614 >> 6u) & 7u) << 3u)), weight + v3612, v3608);
+          const unsigned int v3616 = v3584 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3617 = v3616 < v15;
+          const bool v3618 = v3586 && v3617;
+          const unsigned int v3620 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3621 = v3590 + v3620;
+          const unsigned int v3622 = v3618 ? v3621 : v85;
+          const unsigned int v3624 = v3594 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3624 ^ (((v3624 >> 6u) & 7u) << 3u)), weight + v3622, v3618);
+          const unsigned int v3626 = v3584 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3627 = v3626 < v15;
+          const bool v3628 = v3586 && v3627;
+          const unsigned int v3630 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3631 = v3590 + v3630;
+          const unsigned int v3632 = v3628 ? v3631 : v85;
+          const unsigned int v3634 = v3594 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3634 ^ (((v3634 >> 6u) & 7u) << 3u)), weight + v3632, v3628);
+          const unsigned int v3636 = v3584 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3637 = v3636 < v15;
+          const bool v3638 = v3586 && v3637;
+          const unsigned int v3640 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3641 = v3590 + v3640;
+          const unsigned int v3642 = v3638 ? v3641 : v85;
+          const unsigned int v3644 = v3594 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3644 ^ (((v3644 >> 6u) & 7u) << 3u)), weight + v3642, v3638);
+          const unsigned int v3646 = v3584 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3647 = v3646 < v15;
+          const bool v3648 = v3586 && v3647;
+          const unsigned int v3650 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3651 = v3590 + v3650;
+          const unsigned int v3652 = v3648 ? v3651 : v85;
+          const unsigned int v3654 = v3594 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3654 ^ (((v3654 >> 6u) & 7u) << 3u)), weight + v3652, v3648);
+          const unsigned int v3656 = v3584 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3657 = v3656 < v15;
+          const bool v3658 = v3586 && v3657;
+          const unsigned int v3660 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3661 = v3590 + v3660;
+          const unsigned int v3662 = v3658 ? v3661 : v85;
+          const unsigned int v3664 = v3594 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3664 ^ (((v3664 >> 6u) & 7u) << 3u)), weight + v3662, v3658);
+          const unsigned int v3666 = v3584 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v3667 = v3666 < v15;
+          const bool v3668 = v3586 && v3667;
+          const unsigned int v3670 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v3671 = v3590 + v3670;
+          const unsigned int v3672 = v3668 ? v3671 : v85;
+          const unsigned int v3674 = v3594 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v3674 ^ (((v3674 >> 6u) & 7u) << 3u)), weight + v3672, v3668);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
-      const unsigned int v4059 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v4064 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v3687 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v3692 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v4047 = 0u; v4047 < v34; v4047 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v4049 = v4047 >> 6u;
-        const unsigned int v4051 = v4049 % 3u;
+      for (unsigned int v3675 = 0u; v3675 < v34; v3675 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3677 = v3675 >> 6u;
+        const unsigned int v3679 = v3677 % 3u;
         asm volatile("cp.async.wait_group 1;" ::: "memory");
         __syncthreads();
-        const unsigned int v4053 = v4051 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-        const unsigned int v4060 = v4053 + v4059;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4060, 64u);
-        const unsigned int v4065 = v4053 + v4064;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4065, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v4072 = v4060 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4072, 64u);
-        const unsigned int v4077 = v4065 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4077, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v4083 = v4060 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4083, 64u);
-        const unsigned int v4088 = v4065 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4088, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v4094 = v4060 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v4094, 64u);
-        const unsigned int v4099 = v4065 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v4099, 64u);
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        const unsigned int v4102 = v4047 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-        const unsigned int v4104 = v4049 + 2u;
-        const unsigned int v4105 = v4104 % 3u;
-        const bool v4106 = v4102 < v34;
-        if (v4106) {
-          const unsigned int v4108 = v4105 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-          const bool v4109 = !v117;  // kernels/convolution/im2col_a.hpp:90
-          if (v4109) {
-            const unsigned int v4113 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
-            const unsigned int v4114 = v4113 << 3u;
-            const unsigned int v4115 = v4102 + v4114;  // kernels/convolution/im2col_a.hpp:110
-            const unsigned int v4117 = v4115 / v19;  // kernels/convolution/im2col_a.hpp:112
-            const unsigned int v4119 = v4117 * v19;  // kernels/convolution/im2col_a.hpp:113
-            const unsigned int v4120 = v4115 - v4119;
-            const unsigned int v4121 = v4117 / v6;  // kernels/convolution/im2col_a.hpp:114
-            const unsigned int v4122 = v4121 * v11;  // kernels/convolution/im2col_a.hpp:115
-            const unsigned int v4123 = v4121 * v6;  // kernels/convolution/im2col_a.hpp:116
-            const unsigned int v4124 = v4117 - v4123;
-            const unsigned int v4125 = v4124 * v12;
-            const unsigned int v4126 = v97 + v4120;  // kernels/convolution/im2col_a.hpp:117
-            const bool v4127 = v4115 < v34;  // kernels/convolution/im2col_a.hpp:118
-            const unsigned int v4129 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
-            const unsigned int v4134 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
-            const unsigned int v4135 = v4134 + v4114;
-            const unsigned int v4136 = v156 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4137 = v161 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4138 = v4136 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4139 = v4127 && v4138;
-            const bool v4140 = v4136 < v154;
-            const bool v4141 = v4139 && v4140;
-            const bool v4142 = v4137 >= v10;
-            const bool v4143 = v4141 && v4142;
-            const bool v4144 = v4137 < v4129;
-            const bool v4145 = v4143 && v4144;
-            const unsigned int v4146 = max(v4136, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4147 = v4146 - v9;
-            const unsigned int v4148 = max(v4137, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4149 = v4148 - v10;
-            const unsigned int v4150 = v164 + v4147;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4151 = v4150 * v2;
-            const unsigned int v4152 = v4151 + v4149;
-            const unsigned int v4153 = v4152 * v3;
-            const unsigned int v4154 = v4153 + v4126;
-            const unsigned int v4156 = v4145 ? v4154 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4158 = v4108 + v4135;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4158 ^ (((v4158 >> 6u) & 7u) << 3u)), x + v4156, v4145);
-            const unsigned int v4160 = v174 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4161 = v179 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4162 = v4160 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4163 = v4127 && v4162;
-            const bool v4164 = v4160 < v154;
-            const bool v4165 = v4163 && v4164;
-            const bool v4166 = v4161 >= v10;
-            const bool v4167 = v4165 && v4166;
-            const bool v4168 = v4161 < v4129;
-            const bool v4169 = v4167 && v4168;
-            const unsigned int v4170 = max(v4160, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4171 = v4170 - v9;
-            const unsigned int v4172 = max(v4161, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4173 = v4172 - v10;
-            const unsigned int v4174 = v182 + v4171;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4175 = v4174 * v2;
-            const unsigned int v4176 = v4175 + v4173;
-            const unsigned int v4177 = v4176 * v3;
-            const unsigned int v4178 = v4177 + v4126;
-            const unsigned int v4180 = v4169 ? v4178 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4183 = v4158 + 1024u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4183 ^ (((v4183 >> 6u) & 7u) << 3u)), x + v4180, v4169);
-            const unsigned int v4184 = v192 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4185 = v197 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4186 = v4184 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4187 = v4127 && v4186;
-            const bool v4188 = v4184 < v154;
-            const bool v4189 = v4187 && v4188;
-            const bool v4190 = v4185 >= v10;
-            const bool v4191 = v4189 && v4190;
-            const bool v4192 = v4185 < v4129;
-            const bool v4193 = v4191 && v4192;
-            const unsigned int v4194 = max(v4184, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4195 = v4194 - v9;
-            const unsigned int v4196 = max(v4185, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4197 = v4196 - v10;
-            const unsigned int v4198 = v200 + v4195;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4199 = v4198 * v2;
-            const unsigned int v4200 = v4199 + v4197;
-            const unsigned int v4201 = v4200 * v3;
-            const unsigned int v4202 = v4201 + v4126;
-            const unsigned int v4204 = v4193 ? v4202 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4207 = v4158 + 2048u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4207 ^ (((v4207 >> 6u) & 7u) << 3u)), x + v4204, v4193);
-            const unsigned int v4208 = v210 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4209 = v215 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4210 = v4208 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4211 = v4127 && v4210;
-            const bool v4212 = v4208 < v154;
-            const bool v4213 = v4211 && v4212;
-            const bool v4214 = v4209 >= v10;
-            const bool v4215 = v4213 && v4214;
-            const bool v4216 = v4209 < v4129;
-            const bool v4217 = v4215 && v4216;
-            const unsigned int v4218 = max(v4208, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4219 = v4218 - v9;
-            const unsigned int v4220 = max(v4209, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4221 = v4220 - v10;
-            const unsigned int v4222 = v218 + v4219;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4223 = v4222 * v2;
-            const unsigned int v4224 = v4223 + v4221;
-            const unsigned int v4225 = v4224 * v3;
-            const unsigned int v4226 = v4225 + v4126;
-            const unsigned int v4228 = v4217 ? v4226 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4231 = v4158 + 3072u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4231 ^ (((v4231 >> 6u) & 7u) << 3u)), x + v4228, v4217);
-            const unsigned int v4232 = v228 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4233 = v233 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4234 = v4232 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4235 = v4127 && v4234;
-            const bool v4236 = v4232 < v154;
-            const bool v4237 = v4235 && v4236;
-            const bool v4238 = v4233 >= v10;
-            const bool v4239 = v4237 && v4238;
-            const bool v4240 = v4233 < v4129;
-            const bool v4241 = v4239 && v4240;
-            const unsigned int v4242 = max(v4232, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4243 = v4242 - v9;
-            const unsigned int v4244 = max(v4233, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4245 = v4244 - v10;
-            const unsigned int v4246 = v236 + v4243;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4247 = v4246 * v2;
-            const unsigned int v4248 = v4247 + v4245;
-            const unsigned int v4249 = v4248 * v3;
-            const unsigned int v4250 = v4249 + v4126;
-            const unsigned int v4252 = v4241 ? v4250 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4255 = v4158 + 4096u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4255 ^ (((v4255 >> 6u) & 7u) << 3u)), x + v4252, v4241);
-            const unsigned int v4256 = v246 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4257 = v251 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4258 = v4256 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4259 = v4127 && v4258;
-            const bool v4260 = v4256 < v154;
-            const bool v4261 = v4259 && v4260;
-            const bool v4262 = v4257 >= v10;
-            const bool v4263 = v4261 && v4262;
-            const bool v4264 = v4257 < v4129;
-            const bool v4265 = v4263 && v4264;
-            const unsigned int v4266 = max(v4256, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4267 = v4266 - v9;
-            const unsigned int v4268 = max(v4257, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4269 = v4268 - v10;
-            const unsigned int v4270 = v254 + v4267;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4271 = v4270 * v2;
-            const unsigned int v4272 = v4271 + v4269;
-            const unsigned int v4273 = v4272 * v3;
-            const unsigned int v4274 = v4273 + v4126;
-            const unsigned int v4276 = v4265 ? v4274 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4279 = v4158 + 5120u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4279 ^ (((v4279 >> 6u) & 7u) << 3u)), x + v4276, v4265);
-            const unsigned int v4280 = v264 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4281 = v269 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4282 = v4280 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4283 = v4127 && v4282;
-            const bool v4284 = v4280 < v154;
-            const bool v4285 = v4283 && v4284;
-            const bool v4286 = v4281 >= v10;
-            const bool v4287 = v4285 && v4286;
-            const bool v4288 = v4281 < v4129;
-            const bool v4289 = v4287 && v4288;
-            const unsigned int v4290 = max(v4280, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4291 = v4290 - v9;
-            const unsigned int v4292 = max(v4281, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4293 = v4292 - v10;
-            const unsigned int v4294 = v272 + v4291;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4295 = v4294 * v2;
-            const unsigned int v4296 = v4295 + v4293;
-            const unsigned int v4297 = v4296 * v3;
-            const unsigned int v4298 = v4297 + v4126;
-            const unsigned int v4300 = v4289 ? v4298 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4303 = v4158 + 6144u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4303 ^ (((v4303 >> 6u) & 7u) << 3u)), x + v4300, v4289);
-            const unsigned int v4304 = v282 + v4122;  // kernels/convolution/im2col_a.hpp:124
-            const unsigned int v4305 = v287 + v4125;  // kernels/convolution/im2col_a.hpp:125
-            const bool v4306 = v4304 >= v9;  // kernels/convolution/im2col_a.hpp:126
-            const bool v4307 = v4127 && v4306;
-            const bool v4308 = v4304 < v154;
-            const bool v4309 = v4307 && v4308;
-            const bool v4310 = v4305 >= v10;
-            const bool v4311 = v4309 && v4310;
-            const bool v4312 = v4305 < v4129;
-            const bool v4313 = v4311 && v4312;
-            const unsigned int v4314 = max(v4304, v9);  // kernels/convolution/im2col_a.hpp:127
-            const unsigned int v4315 = v4314 - v9;
-            const unsigned int v4316 = max(v4305, v10);  // kernels/convolution/im2col_a.hpp:128
-            const unsigned int v4317 = v4316 - v10;
-            const unsigned int v4318 = v290 + v4315;  // kernels/convolution/im2col_a.hpp:129
-            const unsigned int v4319 = v4318 * v2;
-            const unsigned int v4320 = v4319 + v4317;
-            const unsigned int v4321 = v4320 * v3;
-            const unsigned int v4322 = v4321 + v4126;
-            const unsigned int v4324 = v4313 ? v4322 : 0u;  // kernels/convolution/im2col_a.hpp:131
-            const unsigned int v4327 = v4158 + 7168u;  // kernels/convolution/im2col_a.hpp:130
-            iron_copy_async<16>(shm0 + (v4327 ^ (((v4327 >> 6u) & 7u) << 3u)), x + v4324, v4313);
+        const unsigned int v3681 = v3679 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+        const unsigned int v3688 = v3681 + v3687;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3688, 64u);
+        const unsigned int v3693 = v3681 + v3692;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3693, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3700 = v3688 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3700, 64u);
+        const unsigned int v3705 = v3693 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3705, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3711 = v3688 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3711, 64u);
+        const unsigned int v3716 = v3693 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3716, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3722 = v3688 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v3722, 64u);
+        const unsigned int v3727 = v3693 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v3727, 64u);
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        const unsigned int v3730 = v3675 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+        const unsigned int v3732 = v3677 + 2u;
+        const unsigned int v3733 = v3732 % 3u;
+        const bool v3734 = v3730 < v34;
+        if (v3734) {
+          const unsigned int v3736 = v3733 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+          const bool v3737 = !v117;  // kernels/convolution/im2col_a.hpp:90
+          if (v3737) {
+            const unsigned int v3741 = v144 & 7u;  // kernels/convolution/im2col_a.hpp:109
+            const unsigned int v3742 = v3741 << 3u;
+            const unsigned int v3743 = v3730 + v3742;  // kernels/convolution/im2col_a.hpp:110
+            const unsigned int v3745 = v3743 / v19;  // kernels/convolution/im2col_a.hpp:112
+            const unsigned int v3747 = v3745 * v19;  // kernels/convolution/im2col_a.hpp:113
+            const unsigned int v3748 = v3743 - v3747;
+            const unsigned int v3749 = v3745 / v6;  // kernels/convolution/im2col_a.hpp:114
+            const unsigned int v3750 = v3749 * v11;  // kernels/convolution/im2col_a.hpp:115
+            const unsigned int v3751 = v3749 * v6;  // kernels/convolution/im2col_a.hpp:116
+            const unsigned int v3752 = v3745 - v3751;
+            const unsigned int v3753 = v3752 * v12;
+            const unsigned int v3754 = v97 + v3748;  // kernels/convolution/im2col_a.hpp:117
+            const bool v3755 = v3743 < v34;  // kernels/convolution/im2col_a.hpp:118
+            const unsigned int v3757 = v2 + v10;  // kernels/convolution/im2col_a.hpp:120
+            const unsigned int v3762 = v145 << 6u;  // kernels/convolution/im2col_a.hpp:121
+            const unsigned int v3763 = v3762 + v3742;
+            const unsigned int v3764 = v156 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3765 = v161 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3766 = v3764 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3767 = v3755 && v3766;
+            const bool v3768 = v3764 < v154;
+            const bool v3769 = v3767 && v3768;
+            const bool v3770 = v3765 >= v10;
+            const bool v3771 = v3769 && v3770;
+            const bool v3772 = v3765 < v3757;
+            const bool v3773 = v3771 && v3772;
+            const unsigned int v3774 = max(v3764, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3775 = v3774 - v9;
+            const unsigned int v3776 = max(v3765, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3777 = v3776 - v10;
+            const unsigned int v3778 = v164 + v3775;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3779 = v3778 * v2;
+            const unsigned int v3780 = v3779 + v3777;
+            const unsigned int v3781 = v3780 * v3;
+            const unsigned int v3782 = v3781 + v3754;
+            const unsigned int v3784 = v3773 ? v3782 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3786 = v3736 + v3763;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3786 ^ (((v3786 >> 6u) & 7u) << 3u)), x + v3784, v3773);
+            const unsigned int v3788 = v174 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3789 = v179 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3790 = v3788 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3791 = v3755 && v3790;
+            const bool v3792 = v3788 < v154;
+            const bool v3793 = v3791 && v3792;
+            const bool v3794 = v3789 >= v10;
+            const bool v3795 = v3793 && v3794;
+            const bool v3796 = v3789 < v3757;
+            const bool v3797 = v3795 && v3796;
+            const unsigned int v3798 = max(v3788, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3799 = v3798 - v9;
+            const unsigned int v3800 = max(v3789, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3801 = v3800 - v10;
+            const unsigned int v3802 = v182 + v3799;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3803 = v3802 * v2;
+            const unsigned int v3804 = v3803 + v3801;
+            const unsigned int v3805 = v3804 * v3;
+            const unsigned int v3806 = v3805 + v3754;
+            const unsigned int v3808 = v3797 ? v3806 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3811 = v3786 + 1024u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3811 ^ (((v3811 >> 6u) & 7u) << 3u)), x + v3808, v3797);
+            const unsigned int v3812 = v192 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3813 = v197 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3814 = v3812 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3815 = v3755 && v3814;
+            const bool v3816 = v3812 < v154;
+            const bool v3817 = v3815 && v3816;
+            const bool v3818 = v3813 >= v10;
+            const bool v3819 = v3817 && v3818;
+            const bool v3820 = v3813 < v3757;
+            const bool v3821 = v3819 && v3820;
+            const unsigned int v3822 = max(v3812, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3823 = v3822 - v9;
+            const unsigned int v3824 = max(v3813, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3825 = v3824 - v10;
+            const unsigned int v3826 = v200 + v3823;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3827 = v3826 * v2;
+            const unsigned int v3828 = v3827 + v3825;
+            const unsigned int v3829 = v3828 * v3;
+            const unsigned int v3830 = v3829 + v3754;
+            const unsigned int v3832 = v3821 ? v3830 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3835 = v3786 + 2048u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3835 ^ (((v3835 >> 6u) & 7u) << 3u)), x + v3832, v3821);
+            const unsigned int v3836 = v210 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3837 = v215 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3838 = v3836 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3839 = v3755 && v3838;
+            const bool v3840 = v3836 < v154;
+            const bool v3841 = v3839 && v3840;
+            const bool v3842 = v3837 >= v10;
+            const bool v3843 = v3841 && v3842;
+            const bool v3844 = v3837 < v3757;
+            const bool v3845 = v3843 && v3844;
+            const unsigned int v3846 = max(v3836, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3847 = v3846 - v9;
+            const unsigned int v3848 = max(v3837, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3849 = v3848 - v10;
+            const unsigned int v3850 = v218 + v3847;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3851 = v3850 * v2;
+            const unsigned int v3852 = v3851 + v3849;
+            const unsigned int v3853 = v3852 * v3;
+            const unsigned int v3854 = v3853 + v3754;
+            const unsigned int v3856 = v3845 ? v3854 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3859 = v3786 + 3072u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3859 ^ (((v3859 >> 6u) & 7u) << 3u)), x + v3856, v3845);
+            const unsigned int v3860 = v228 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3861 = v233 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3862 = v3860 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3863 = v3755 && v3862;
+            const bool v3864 = v3860 < v154;
+            const bool v3865 = v3863 && v3864;
+            const bool v3866 = v3861 >= v10;
+            const bool v3867 = v3865 && v3866;
+            const bool v3868 = v3861 < v3757;
+            const bool v3869 = v3867 && v3868;
+            const unsigned int v3870 = max(v3860, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3871 = v3870 - v9;
+            const unsigned int v3872 = max(v3861, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3873 = v3872 - v10;
+            const unsigned int v3874 = v236 + v3871;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3875 = v3874 * v2;
+            const unsigned int v3876 = v3875 + v3873;
+            const unsigned int v3877 = v3876 * v3;
+            const unsigned int v3878 = v3877 + v3754;
+            const unsigned int v3880 = v3869 ? v3878 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3883 = v3786 + 4096u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3883 ^ (((v3883 >> 6u) & 7u) << 3u)), x + v3880, v3869);
+            const unsigned int v3884 = v246 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3885 = v251 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3886 = v3884 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3887 = v3755 && v3886;
+            const bool v3888 = v3884 < v154;
+            const bool v3889 = v3887 && v3888;
+            const bool v3890 = v3885 >= v10;
+            const bool v3891 = v3889 && v3890;
+            const bool v3892 = v3885 < v3757;
+            const bool v3893 = v3891 && v3892;
+            const unsigned int v3894 = max(v3884, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3895 = v3894 - v9;
+            const unsigned int v3896 = max(v3885, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3897 = v3896 - v10;
+            const unsigned int v3898 = v254 + v3895;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3899 = v3898 * v2;
+            const unsigned int v3900 = v3899 + v3897;
+            const unsigned int v3901 = v3900 * v3;
+            const unsigned int v3902 = v3901 + v3754;
+            const unsigned int v3904 = v3893 ? v3902 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3907 = v3786 + 5120u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3907 ^ (((v3907 >> 6u) & 7u) << 3u)), x + v3904, v3893);
+            const unsigned int v3908 = v264 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3909 = v269 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3910 = v3908 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3911 = v3755 && v3910;
+            const bool v3912 = v3908 < v154;
+            const bool v3913 = v3911 && v3912;
+            const bool v3914 = v3909 >= v10;
+            const bool v3915 = v3913 && v3914;
+            const bool v3916 = v3909 < v3757;
+            const bool v3917 = v3915 && v3916;
+            const unsigned int v3918 = max(v3908, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3919 = v3918 - v9;
+            const unsigned int v3920 = max(v3909, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3921 = v3920 - v10;
+            const unsigned int v3922 = v272 + v3919;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3923 = v3922 * v2;
+            const unsigned int v3924 = v3923 + v3921;
+            const unsigned int v3925 = v3924 * v3;
+            const unsigned int v3926 = v3925 + v3754;
+            const unsigned int v3928 = v3917 ? v3926 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3931 = v3786 + 6144u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3931 ^ (((v3931 >> 6u) & 7u) << 3u)), x + v3928, v3917);
+            const unsigned int v3932 = v282 + v3750;  // kernels/convolution/im2col_a.hpp:124
+            const unsigned int v3933 = v287 + v3753;  // kernels/convolution/im2col_a.hpp:125
+            const bool v3934 = v3932 >= v9;  // kernels/convolution/im2col_a.hpp:126
+            const bool v3935 = v3755 && v3934;
+            const bool v3936 = v3932 < v154;
+            const bool v3937 = v3935 && v3936;
+            const bool v3938 = v3933 >= v10;
+            const bool v3939 = v3937 && v3938;
+            const bool v3940 = v3933 < v3757;
+            const bool v3941 = v3939 && v3940;
+            const unsigned int v3942 = max(v3932, v9);  // kernels/convolution/im2col_a.hpp:127
+            const unsigned int v3943 = v3942 - v9;
+            const unsigned int v3944 = max(v3933, v10);  // kernels/convolution/im2col_a.hpp:128
+            const unsigned int v3945 = v3944 - v10;
+            const unsigned int v3946 = v290 + v3943;  // kernels/convolution/im2col_a.hpp:129
+            const unsigned int v3947 = v3946 * v2;
+            const unsigned int v3948 = v3947 + v3945;
+            const unsigned int v3949 = v3948 * v3;
+            const unsigned int v3950 = v3949 + v3754;
+            const unsigned int v3952 = v3941 ? v3950 : 0u;  // kernels/convolution/im2col_a.hpp:131
+            const unsigned int v3955 = v3786 + 7168u;  // kernels/convolution/im2col_a.hpp:130
+            iron_copy_async<16>(shm0 + (v3955 ^ (((v3955 >> 6u) & 7u) << 3u)), x + v3952, v3941);
           } else {
-            const unsigned int v4336 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4337 = v4336 << 3u;
-            const unsigned int v4340 = v4102 + v4337;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4341 = v4340 < v34;
-            const bool v4342 = v153 && v4341;
-            const unsigned int v4344 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4346 = v4344 + v4102;
-            const unsigned int v4347 = v4346 + v4337;
-            const unsigned int v4348 = v4342 ? v4347 : 0u;
-            const unsigned int v4350 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4351 = v4108 + v4350;
-            const unsigned int v4352 = v4351 + v4337;
-            iron_copy_async<16>(shm0 + (v4352 ^ (((v4352 >> 6u) & 7u) << 3u)), x + v4348, v4342);
-            const unsigned int v4355 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4357 = v4355 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4360 = v4355 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4361 = v4360 << 3u;
-            const unsigned int v4362 = v79 + v4357;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4363 = v4362 < v60;
-            const unsigned int v4364 = v4102 + v4361;
-            const bool v4365 = v4364 < v34;
-            const bool v4366 = v4363 && v4365;
-            const unsigned int v4368 = v4362 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4370 = v4368 + v4102;
-            const unsigned int v4371 = v4370 + v4361;
-            const unsigned int v4372 = v4366 ? v4371 : 0u;
-            const unsigned int v4374 = v4357 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4375 = v4108 + v4374;
-            const unsigned int v4376 = v4375 + v4361;
-            iron_copy_async<16>(shm0 + (v4376 ^ (((v4376 >> 6u) & 7u) << 3u)), x + v4372, v4366);
-            const unsigned int v4379 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4381 = v4379 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4384 = v4379 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4385 = v4384 << 3u;
-            const unsigned int v4386 = v79 + v4381;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4387 = v4386 < v60;
-            const unsigned int v4388 = v4102 + v4385;
-            const bool v4389 = v4388 < v34;
-            const bool v4390 = v4387 && v4389;
-            const unsigned int v4392 = v4386 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4394 = v4392 + v4102;
-            const unsigned int v4395 = v4394 + v4385;
-            const unsigned int v4396 = v4390 ? v4395 : 0u;
-            const unsigned int v4398 = v4381 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4399 = v4108 + v4398;
-            const unsigned int v4400 = v4399 + v4385;
-            iron_copy_async<16>(shm0 + (v4400 ^ (((v4400 >> 6u) & 7u) << 3u)), x + v4396, v4390);
-            const unsigned int v4403 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4405 = v4403 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4408 = v4403 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4409 = v4408 << 3u;
-            const unsigned int v4410 = v79 + v4405;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4411 = v4410 < v60;
-            const unsigned int v4412 = v4102 + v4409;
-            const bool v4413 = v4412 < v34;
-            const bool v4414 = v4411 && v4413;
-            const unsigned int v4416 = v4410 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4418 = v4416 + v4102;
-            const unsigned int v4419 = v4418 + v4409;
-            const unsigned int v4420 = v4414 ? v4419 : 0u;
-            const unsigned int v4422 = v4405 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4423 = v4108 + v4422;
-            const unsigned int v4424 = v4423 + v4409;
-            iron_copy_async<16>(shm0 + (v4424 ^ (((v4424 >> 6u) & 7u) << 3u)), x + v4420, v4414);
-            const unsigned int v4427 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4429 = v4427 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4432 = v4427 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4433 = v4432 << 3u;
-            const unsigned int v4434 = v79 + v4429;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4435 = v4434 < v60;
-            const unsigned int v4436 = v4102 + v4433;
-            const bool v4437 = v4436 < v34;
-            const bool v4438 = v4435 && v4437;
-            const unsigned int v4440 = v4434 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4442 = v4440 + v4102;
-            const unsigned int v4443 = v4442 + v4433;
-            const unsigned int v4444 = v4438 ? v4443 : 0u;
-            const unsigned int v4446 = v4429 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4447 = v4108 + v4446;
-            const unsigned int v4448 = v4447 + v4433;
-            iron_copy_async<16>(shm0 + (v4448 ^ (((v4448 >> 6u) & 7u) << 3u)), x + v4444, v4438);
-            const unsigned int v4451 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4453 = v4451 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4456 = v4451 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4457 = v4456 << 3u;
-            const unsigned int v4458 = v79 + v4453;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4459 = v4458 < v60;
-            const unsigned int v4460 = v4102 + v4457;
-            const bool v4461 = v4460 < v34;
-            const bool v4462 = v4459 && v4461;
-            const unsigned int v4464 = v4458 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4466 = v4464 + v4102;
-            const unsigned int v4467 = v4466 + v4457;
-            const unsigned int v4468 = v4462 ? v4467 : 0u;
-            const unsigned int v4470 = v4453 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4471 = v4108 + v4470;
-            const unsigned int v4472 = v4471 + v4457;
-            iron_copy_async<16>(shm0 + (v4472 ^ (((v4472 >> 6u) & 7u) << 3u)), x + v4468, v4462);
-            const unsigned int v4475 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4477 = v4475 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4480 = v4475 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4481 = v4480 << 3u;
-            const unsigned int v4482 = v79 + v4477;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4483 = v4482 < v60;
-            const unsigned int v4484 = v4102 + v4481;
-            const bool v4485 = v4484 < v34;
-            const bool v4486 = v4483 && v4485;
-            const unsigned int v4488 = v4482 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4490 = v4488 + v4102;
-            const unsigned int v4491 = v4490 + v4481;
-            const unsigned int v4492 = v4486 ? v4491 : 0u;
-            const unsigned int v4494 = v4477 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4495 = v4108 + v4494;
-            const unsigned int v4496 = v4495 + v4481;
-            iron_copy_async<16>(shm0 + (v4496 ^ (((v4496 >> 6u) & 7u) << 3u)), x + v4492, v4486);
-            const unsigned int v4499 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-            const unsigned int v4501 = v4499 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-            const unsigned int v4504 = v4499 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-            const unsigned int v4505 = v4504 << 3u;
-            const unsigned int v4506 = v79 + v4501;  // kernels/gemm/gemm_tiles.hpp:82
-            const bool v4507 = v4506 < v60;
-            const unsigned int v4508 = v4102 + v4505;
-            const bool v4509 = v4508 < v34;
-            const bool v4510 = v4507 && v4509;
-            const unsigned int v4512 = v4506 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-            const unsigned int v4514 = v4512 + v4102;
-            const unsigned int v4515 = v4514 + v4505;
-            const unsigned int v4516 = v4510 ? v4515 : 0u;
-            const unsigned int v4518 = v4501 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-            const unsigned int v4519 = v4108 + v4518;
-            const unsigned int v4520 = v4519 + v4505;
-            iron_copy_async<16>(shm0 + (v4520 ^ (((v4520 >> 6u) & 7u) << 3u)), x + v4516, v4510);
+            const unsigned int v3963 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+            const unsigned int v3964 = v3963 << 3u;
+            const unsigned int v3966 = v3730 + v3964;  // kernels/gemm/gemm_tiles.hpp:86
+            const bool v3967 = v3966 < v34;
+            const unsigned int v3968 = v146 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+            const unsigned int v3970 = v3968 + v3730;
+            const unsigned int v3971 = v3970 + v3964;
+            const unsigned int v3973 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+            const unsigned int v3974 = v3736 + v3973;
+            const unsigned int v3975 = v3974 + v3964;
+            const bool v3979 = v3967 && v153;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3983 = v3979 ? v3971 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+            iron_copy_async<16>(shm0 + (v3975 ^ (((v3975 >> 6u) & 7u) << 3u)), x + v3983, v3979);  // kernels/gemm/gemm_tiles.hpp:92
+            const bool v3989 = v3967 && v171;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v3991 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v3992 = v3971 + v3991;
+            const unsigned int v3993 = v3989 ? v3992 : 0u;
+            const unsigned int v3995 = v3975 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v3995 ^ (((v3995 >> 6u) & 7u) << 3u)), x + v3993, v3989);
+            const bool v3999 = v3967 && v189;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4001 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4002 = v3971 + v4001;
+            const unsigned int v4003 = v3999 ? v4002 : 0u;
+            const unsigned int v4005 = v3975 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4005 ^ (((v4005 >> 6u) & 7u) << 3u)), x + v4003, v3999);
+            const bool v4009 = v3967 && v207;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4011 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4012 = v3971 + v4011;
+            const unsigned int v4013 = v4009 ? v4012 : 0u;
+            const unsigned int v4015 = v3975 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4015 ^ (((v4015 >> 6u) & 7u) << 3u)), x + v4013, v4009);
+            const bool v4019 = v3967 && v225;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4021 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4022 = v3971 + v4021;
+            const unsigned int v4023 = v4019 ? v4022 : 0u;
+            const unsigned int v4025 = v3975 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4025 ^ (((v4025 >> 6u) & 7u) << 3u)), x + v4023, v4019);
+            const bool v4029 = v3967 && v243;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4031 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4032 = v3971 + v4031;
+            const unsigned int v4033 = v4029 ? v4032 : 0u;
+            const unsigned int v4035 = v3975 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4035 ^ (((v4035 >> 6u) & 7u) << 3u)), x + v4033, v4029);
+            const bool v4039 = v3967 && v261;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4041 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4042 = v3971 + v4041;
+            const unsigned int v4043 = v4039 ? v4042 : 0u;
+            const unsigned int v4045 = v3975 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4045 ^ (((v4045 >> 6u) & 7u) << 3u)), x + v4043, v4039);
+            const bool v4049 = v3967 && v279;  // kernels/gemm/gemm_tiles.hpp:90
+            const unsigned int v4051 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+            const unsigned int v4052 = v3971 + v4051;
+            const unsigned int v4053 = v4049 ? v4052 : 0u;
+            const unsigned int v4055 = v3975 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+            iron_copy_async<16>(shm0 + (v4055 ^ (((v4055 >> 6u) & 7u) << 3u)), x + v4053, v4049);
           }
-          const unsigned int v4530 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4531 = v4530 << 3u;
-          const unsigned int v4532 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4533 = v4532 < v15;
-          const unsigned int v4534 = v4102 + v4531;
-          const bool v4535 = v4534 < v34;
-          const bool v4536 = v4533 && v4535;
-          const unsigned int v4538 = v4532 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4539 = v85 + v4538;
-          const unsigned int v4540 = v4539 + v4102;
-          const unsigned int v4541 = v4540 + v4531;
-          const unsigned int v4542 = v4536 ? v4541 : v85;
-          const unsigned int v4544 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4545 = v4108 + v4544;
-          const unsigned int v4546 = v4545 + v4531;
-          iron_copy_async<16>(shm1 + (v4546 ^ (((v4546 >> 6u) & 7u) << 3u)), weight + v4542, v4536);
-          const unsigned int v4549 = v144 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4551 = v4549 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4554 = v4549 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4555 = v4554 << 3u;
-          const unsigned int v4556 = v83 + v4551;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4557 = v4556 < v15;
-          const unsigned int v4558 = v4102 + v4555;
-          const bool v4559 = v4558 < v34;
-          const bool v4560 = v4557 && v4559;
-          const unsigned int v4562 = v4556 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4563 = v85 + v4562;
-          const unsigned int v4564 = v4563 + v4102;
-          const unsigned int v4565 = v4564 + v4555;
-          const unsigned int v4566 = v4560 ? v4565 : v85;
-          const unsigned int v4568 = v4551 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4569 = v4108 + v4568;
-          const unsigned int v4570 = v4569 + v4555;
-          iron_copy_async<16>(shm1 + (v4570 ^ (((v4570 >> 6u) & 7u) << 3u)), weight + v4566, v4560);
-          const unsigned int v4573 = v144 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4575 = v4573 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4578 = v4573 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4579 = v4578 << 3u;
-          const unsigned int v4580 = v83 + v4575;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4581 = v4580 < v15;
-          const unsigned int v4582 = v4102 + v4579;
-          const bool v4583 = v4582 < v34;
-          const bool v4584 = v4581 && v4583;
-          const unsigned int v4586 = v4580 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4587 = v85 + v4586;
-          const unsigned int v4588 = v4587 + v4102;
-          const unsigned int v4589 = v4588 + v4579;
-          const unsigned int v4590 = v4584 ? v4589 : v85;
-          const unsigned int v4592 = v4575 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4593 = v4108 + v4592;
-          const unsigned int v4594 = v4593 + v4579;
-          iron_copy_async<16>(shm1 + (v4594 ^ (((v4594 >> 6u) & 7u) << 3u)), weight + v4590, v4584);
-          const unsigned int v4597 = v144 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4599 = v4597 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4602 = v4597 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4603 = v4602 << 3u;
-          const unsigned int v4604 = v83 + v4599;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4605 = v4604 < v15;
-          const unsigned int v4606 = v4102 + v4603;
-          const bool v4607 = v4606 < v34;
-          const bool v4608 = v4605 && v4607;
-          const unsigned int v4610 = v4604 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4611 = v85 + v4610;
-          const unsigned int v4612 = v4611 + v4102;
-          const unsigned int v4613 = v4612 + v4603;
-          const unsigned int v4614 = v4608 ? v4613 : v85;
-          const unsigned int v4616 = v4599 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4617 = v4108 + v4616;
-          const unsigned int v4618 = v4617 + v4603;
-          iron_copy_async<16>(shm1 + (v4618 ^ (((v4618 >> 6u) & 7u) << 3u)), weight + v4614, v4608);
-          const unsigned int v4621 = v144 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4623 = v4621 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4626 = v4621 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4627 = v4626 << 3u;
-          const unsigned int v4628 = v83 + v4623;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4629 = v4628 < v15;
-          const unsigned int v4630 = v4102 + v4627;
-          const bool v4631 = v4630 < v34;
-          const bool v4632 = v4629 && v4631;
-          const unsigned int v4634 = v4628 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4635 = v85 + v4634;
-          const unsigned int v4636 = v4635 + v4102;
-          const unsigned int v4637 = v4636 + v4627;
-          const unsigned int v4638 = v4632 ? v4637 : v85;
-          const unsigned int v4640 = v4623 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4641 = v4108 + v4640;
-          const unsigned int v4642 = v4641 + v4627;
-          iron_copy_async<16>(shm1 + (v4642 ^ (((v4642 >> 6u) & 7u) << 3u)), weight + v4638, v4632);
-          const unsigned int v4645 = v144 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4647 = v4645 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4650 = v4645 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4651 = v4650 << 3u;
-          const unsigned int v4652 = v83 + v4647;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4653 = v4652 < v15;
-          const unsigned int v4654 = v4102 + v4651;
-          const bool v4655 = v4654 < v34;
-          const bool v4656 = v4653 && v4655;
-          const unsigned int v4658 = v4652 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4659 = v85 + v4658;
-          const unsigned int v4660 = v4659 + v4102;
-          const unsigned int v4661 = v4660 + v4651;
-          const unsigned int v4662 = v4656 ? v4661 : v85;
-          const unsigned int v4664 = v4647 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4665 = v4108 + v4664;
-          const unsigned int v4666 = v4665 + v4651;
-          iron_copy_async<16>(shm1 + (v4666 ^ (((v4666 >> 6u) & 7u) << 3u)), weight + v4662, v4656);
-          const unsigned int v4669 = v144 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4671 = v4669 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4674 = v4669 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4675 = v4674 << 3u;
-          const unsigned int v4676 = v83 + v4671;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4677 = v4676 < v15;
-          const unsigned int v4678 = v4102 + v4675;
-          const bool v4679 = v4678 < v34;
-          const bool v4680 = v4677 && v4679;
-          const unsigned int v4682 = v4676 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4683 = v85 + v4682;
-          const unsigned int v4684 = v4683 + v4102;
-          const unsigned int v4685 = v4684 + v4675;
-          const unsigned int v4686 = v4680 ? v4685 : v85;
-          const unsigned int v4688 = v4671 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4689 = v4108 + v4688;
-          const unsigned int v4690 = v4689 + v4675;
-          iron_copy_async<16>(shm1 + (v4690 ^ (((v4690 >> 6u) & 7u) << 3u)), weight + v4686, v4680);
-          const unsigned int v4693 = v144 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-          const unsigned int v4695 = v4693 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-          const unsigned int v4698 = v4693 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-          const unsigned int v4699 = v4698 << 3u;
-          const unsigned int v4700 = v83 + v4695;  // kernels/gemm/gemm_tiles.hpp:82
-          const bool v4701 = v4700 < v15;
-          const unsigned int v4702 = v4102 + v4699;
-          const bool v4703 = v4702 < v34;
-          const bool v4704 = v4701 && v4703;
-          const unsigned int v4706 = v4700 * v34;  // kernels/gemm/gemm_tiles.hpp:83
-          const unsigned int v4707 = v85 + v4706;
-          const unsigned int v4708 = v4707 + v4102;
-          const unsigned int v4709 = v4708 + v4699;
-          const unsigned int v4710 = v4704 ? v4709 : v85;
-          const unsigned int v4712 = v4695 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-          const unsigned int v4713 = v4108 + v4712;
-          const unsigned int v4714 = v4713 + v4699;
-          iron_copy_async<16>(shm1 + (v4714 ^ (((v4714 >> 6u) & 7u) << 3u)), weight + v4710, v4704);
+          const unsigned int v4064 = v144 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+          const unsigned int v4065 = v4064 << 3u;
+          const unsigned int v4066 = v83 + v145;  // kernels/gemm/gemm_tiles.hpp:85
+          const unsigned int v4067 = v3730 + v4065;  // kernels/gemm/gemm_tiles.hpp:86
+          const bool v4068 = v4067 < v34;
+          const unsigned int v4069 = v4066 * v34;  // kernels/gemm/gemm_tiles.hpp:87
+          const unsigned int v4070 = v85 + v4069;
+          const unsigned int v4071 = v4070 + v3730;
+          const unsigned int v4072 = v4071 + v4065;
+          const unsigned int v4074 = v145 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+          const unsigned int v4075 = v3736 + v4074;
+          const unsigned int v4076 = v4075 + v4065;
+          const bool v4079 = v4066 < v15;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4080 = v4068 && v4079;
+          const unsigned int v4084 = v4080 ? v4072 : v85;  // kernels/gemm/gemm_tiles.hpp:91
+          iron_copy_async<16>(shm1 + (v4076 ^ (((v4076 >> 6u) & 7u) << 3u)), weight + v4084, v4080);  // kernels/gemm/gemm_tiles.hpp:92
+          const unsigned int v4088 = v4066 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4089 = v4088 < v15;
+          const bool v4090 = v4068 && v4089;
+          const unsigned int v4092 = v34 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4093 = v4072 + v4092;
+          const unsigned int v4094 = v4090 ? v4093 : v85;
+          const unsigned int v4096 = v4076 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4096 ^ (((v4096 >> 6u) & 7u) << 3u)), weight + v4094, v4090);
+          const unsigned int v4098 = v4066 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4099 = v4098 < v15;
+          const bool v4100 = v4068 && v4099;
+          const unsigned int v4102 = v34 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4103 = v4072 + v4102;
+          const unsigned int v4104 = v4100 ? v4103 : v85;
+          const unsigned int v4106 = v4076 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4106 ^ (((v4106 >> 6u) & 7u) << 3u)), weight + v4104, v4100);
+          const unsigned int v4108 = v4066 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4109 = v4108 < v15;
+          const bool v4110 = v4068 && v4109;
+          const unsigned int v4112 = 48u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4113 = v4072 + v4112;
+          const unsigned int v4114 = v4110 ? v4113 : v85;
+          const unsigned int v4116 = v4076 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4116 ^ (((v4116 >> 6u) & 7u) << 3u)), weight + v4114, v4110);
+          const unsigned int v4118 = v4066 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4119 = v4118 < v15;
+          const bool v4120 = v4068 && v4119;
+          const unsigned int v4122 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4123 = v4072 + v4122;
+          const unsigned int v4124 = v4120 ? v4123 : v85;
+          const unsigned int v4126 = v4076 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4126 ^ (((v4126 >> 6u) & 7u) << 3u)), weight + v4124, v4120);
+          const unsigned int v4128 = v4066 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4129 = v4128 < v15;
+          const bool v4130 = v4068 && v4129;
+          const unsigned int v4132 = 80u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4133 = v4072 + v4132;
+          const unsigned int v4134 = v4130 ? v4133 : v85;
+          const unsigned int v4136 = v4076 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4136 ^ (((v4136 >> 6u) & 7u) << 3u)), weight + v4134, v4130);
+          const unsigned int v4138 = v4066 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4139 = v4138 < v15;
+          const bool v4140 = v4068 && v4139;
+          const unsigned int v4142 = 96u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4143 = v4072 + v4142;
+          const unsigned int v4144 = v4140 ? v4143 : v85;
+          const unsigned int v4146 = v4076 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4146 ^ (((v4146 >> 6u) & 7u) << 3u)), weight + v4144, v4140);
+          const unsigned int v4148 = v4066 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+          const bool v4149 = v4148 < v15;
+          const bool v4150 = v4068 && v4149;
+          const unsigned int v4152 = 112u * v34;  // kernels/gemm/gemm_tiles.hpp:91
+          const unsigned int v4153 = v4072 + v4152;
+          const unsigned int v4154 = v4150 ? v4153 : v85;
+          const unsigned int v4156 = v4076 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+          iron_copy_async<16>(shm1 + (v4156 ^ (((v4156 >> 6u) & 7u) << 3u)), weight + v4154, v4150);
         }
-        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+        asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
       }
       __syncthreads();
     } else {
-      const unsigned int v993 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
-      const unsigned int v1052 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
-      const unsigned int v1106 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1111 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1119 = v1106 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1124 = v1111 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1130 = v1106 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1135 = v1111 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      const unsigned int v1141 = v1106 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      const unsigned int v1146 = v1111 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+      const unsigned int v807 = blockDim.x;  // kernels/convolution/im2col_a.hpp:156
+      const unsigned int v866 = v2 + v10;  // kernels/convolution/im2col_a.hpp:71
+      const unsigned int v920 = v295 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v925 = v299 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v933 = v920 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v938 = v925 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v944 = v920 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v949 = v925 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      const unsigned int v955 = v920 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      const unsigned int v960 = v925 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-      for (unsigned int v992 = 0u; v992 < v34; v992 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-        for (unsigned int v996 = v144; v996 < 8192u; v996 += v993) {  // kernels/convolution/im2col_a.hpp:156
-          const unsigned int v998 = v996 >> 6u;  // kernels/convolution/im2col_a.hpp:157
-          const unsigned int v1000 = v996 & 63u;  // kernels/convolution/im2col_a.hpp:158
-          const unsigned int v1001 = v992 + v1000;  // kernels/convolution/im2col_a.hpp:159
-          const unsigned int v1002 = v79 + v998;
-          const unsigned int v1028 = v1002 / v142;  // kernels/convolution/im2col_a.hpp:63
-          const unsigned int v1029 = v1002 % v142;  // kernels/convolution/im2col_a.hpp:64
-          const unsigned int v1031 = v1001 / v19;  // kernels/convolution/im2col_a.hpp:66
-          const unsigned int v1032 = v1031 / v6;  // kernels/convolution/im2col_a.hpp:68
-          const unsigned int v1033 = v1032 * v11;
-          const unsigned int v1034 = v1029 / v46;
-          const unsigned int v1035 = v1034 * v7;
-          const unsigned int v1036 = v1035 + v1033;
-          const unsigned int v1037 = v1031 % v6;  // kernels/convolution/im2col_a.hpp:69
-          const unsigned int v1038 = v1037 * v12;
-          const unsigned int v1039 = v1029 % v46;
-          const unsigned int v1040 = v1039 * v8;
-          const unsigned int v1041 = v1040 + v1038;
-          const bool v1042 = v1002 < v60;  // kernels/convolution/im2col_a.hpp:71
-          const bool v1043 = v1001 < v34;
-          const bool v1044 = v1042 && v1043;
-          const bool v1045 = v1036 >= v9;
-          const bool v1046 = v1044 && v1045;
-          const bool v1048 = v1036 < v154;
-          const bool v1049 = v1046 && v1048;
-          const bool v1050 = v1041 >= v10;
-          const bool v1051 = v1049 && v1050;
-          const bool v1053 = v1041 < v1052;
-          const bool v1054 = v1051 && v1053;
-          const unsigned int v1055 = max(v1036, v9);  // kernels/convolution/im2col_a.hpp:72
-          const unsigned int v1056 = v1055 - v9;
-          const unsigned int v1057 = max(v1041, v10);  // kernels/convolution/im2col_a.hpp:73
-          const unsigned int v1058 = v1057 - v10;
-          const unsigned int v1059 = v1001 % v19;  // kernels/convolution/im2col_a.hpp:74
-          const unsigned int v1060 = v1028 * v1;
-          const unsigned int v1061 = v1060 + v1056;
-          const unsigned int v1062 = v1061 * v2;
-          const unsigned int v1063 = v1062 + v1058;
-          const unsigned int v1064 = v1063 * v3;
-          const unsigned int v1065 = v1064 + v97;
-          const unsigned int v1066 = v1065 + v1059;
-          if (v1054) {  // kernels/convolution/im2col_a.hpp:160
-            const iron_bf16 v1067 = x[v1066];
-            const unsigned int v1069 = v998 << 6u;
-            const unsigned int v1070 = v1069 + v1000;
-            shm0[(v1070 ^ (((v1070 >> 6u) & 7u) << 3u))] = v1067;
+      for (unsigned int v806 = 0u; v806 < v34; v806 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+        for (unsigned int v810 = v144; v810 < 8192u; v810 += v807) {  // kernels/convolution/im2col_a.hpp:156
+          const unsigned int v812 = v810 >> 6u;  // kernels/convolution/im2col_a.hpp:157
+          const unsigned int v814 = v810 & 63u;  // kernels/convolution/im2col_a.hpp:158
+          const unsigned int v815 = v806 + v814;  // kernels/convolution/im2col_a.hpp:159
+          const unsigned int v816 = v79 + v812;
+          const unsigned int v842 = v816 / v142;  // kernels/convolution/im2col_a.hpp:63
+          const unsigned int v843 = v816 % v142;  // kernels/convolution/im2col_a.hpp:64
+          const unsigned int v845 = v815 / v19;  // kernels/convolution/im2col_a.hpp:66
+          const unsigned int v846 = v845 / v6;  // kernels/convolution/im2col_a.hpp:68
+          const unsigned int v847 = v846 * v11;
+          const unsigned int v848 = v843 / v46;
+          const unsigned int v849 = v848 * v7;
+          const unsigned int v850 = v849 + v847;
+          const unsigned int v851 = v845 % v6;  // kernels/convolution/im2col_a.hpp:69
+          const unsigned int v852 = v851 * v12;
+          const unsigned int v853 = v843 % v46;
+          const unsigned int v854 = v853 * v8;
+          const unsigned int v855 = v854 + v852;
+          const bool v856 = v816 < v60;  // kernels/convolution/im2col_a.hpp:71
+          const bool v857 = v815 < v34;
+          const bool v858 = v856 && v857;
+          const bool v859 = v850 >= v9;
+          const bool v860 = v858 && v859;
+          const bool v862 = v850 < v154;
+          const bool v863 = v860 && v862;
+          const bool v864 = v855 >= v10;
+          const bool v865 = v863 && v864;
+          const bool v867 = v855 < v866;
+          const bool v868 = v865 && v867;
+          const unsigned int v869 = max(v850, v9);  // kernels/convolution/im2col_a.hpp:72
+          const unsigned int v870 = v869 - v9;
+          const unsigned int v871 = max(v855, v10);  // kernels/convolution/im2col_a.hpp:73
+          const unsigned int v872 = v871 - v10;
+          const unsigned int v873 = v815 % v19;  // kernels/convolution/im2col_a.hpp:74
+          const unsigned int v874 = v842 * v1;
+          const unsigned int v875 = v874 + v870;
+          const unsigned int v876 = v875 * v2;
+          const unsigned int v877 = v876 + v872;
+          const unsigned int v878 = v877 * v3;
+          const unsigned int v879 = v878 + v97;
+          const unsigned int v880 = v879 + v873;
+          if (v868) {  // kernels/convolution/im2col_a.hpp:160
+            const iron_bf16 v881 = x[v880];
+            const unsigned int v883 = v812 << 6u;
+            const unsigned int v884 = v883 + v814;
+            shm0[(v884 ^ (((v884 >> 6u) & 7u) << 3u))] = v881;
           } else {
-            const unsigned int v1072 = v998 << 6u;  // kernels/convolution/im2col_a.hpp:161
-            const unsigned int v1073 = v1072 + v1000;
-            shm0[(v1073 ^ (((v1073 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v886 = v812 << 6u;  // kernels/convolution/im2col_a.hpp:161
+            const unsigned int v887 = v886 + v814;
+            shm0[(v887 ^ (((v887 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
 
-        for (unsigned int v1078 = v144; v1078 < 8192u; v1078 += v993) {  // kernels/gemm/gemm_tiles.hpp:96
-          const unsigned int v1080 = v1078 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-          const unsigned int v1082 = v1078 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-          const unsigned int v1083 = v83 + v1080;  // kernels/gemm/gemm_tiles.hpp:99
-          const bool v1084 = v1083 < v15;
-          const unsigned int v1085 = v992 + v1082;
-          const bool v1086 = v1085 < v34;
-          const bool v1087 = v1084 && v1086;
-          if (v1087) {
-            const unsigned int v1089 = v1083 * v34;  // kernels/gemm/gemm_tiles.hpp:100
-            const unsigned int v1090 = v85 + v1089;
-            const unsigned int v1091 = v1090 + v992;
-            const unsigned int v1092 = v1091 + v1082;
-            const iron_bf16 v1093 = weight[v1092];
-            const unsigned int v1095 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-            const unsigned int v1096 = v1095 + v1082;
-            shm1[(v1096 ^ (((v1096 >> 6u) & 7u) << 3u))] = v1093;
+        for (unsigned int v892 = v144; v892 < 8192u; v892 += v807) {  // kernels/gemm/gemm_tiles.hpp:104
+          const unsigned int v894 = v892 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+          const unsigned int v896 = v892 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+          const unsigned int v897 = v83 + v894;  // kernels/gemm/gemm_tiles.hpp:107
+          const bool v898 = v897 < v15;
+          const unsigned int v899 = v806 + v896;
+          const bool v900 = v899 < v34;
+          const bool v901 = v898 && v900;
+          if (v901) {
+            const unsigned int v903 = v897 * v34;  // kernels/gemm/gemm_tiles.hpp:108
+            const unsigned int v904 = v85 + v903;
+            const unsigned int v905 = v904 + v806;
+            const unsigned int v906 = v905 + v896;
+            const iron_bf16 v907 = weight[v906];
+            const unsigned int v909 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+            const unsigned int v910 = v909 + v896;
+            shm1[(v910 ^ (((v910 >> 6u) & 7u) << 3u))] = v907;
           } else {
-            const unsigned int v1098 = v1080 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-            const unsigned int v1099 = v1098 + v1082;
-            shm1[(v1099 ^ (((v1099 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+            const unsigned int v912 = v894 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+            const unsigned int v913 = v912 + v896;
+            shm1[(v913 ^ (((v913 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
           }
         }
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1106, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1111, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1119, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1124, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1130, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1135, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        iron_frag_load_shared<false, 6, 3>(v303, shm0, v1141, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-        iron_frag_load_shared<true, 6, 3>(v305, shm1, v1146, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:277
-        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v920, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v925, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v933, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v938, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v944, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v949, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        iron_frag_load_shared<false, 6, 3>(v303, shm0, v955, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+        iron_frag_load_shared<true, 6, 3>(v305, shm1, v960, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+        iron_frag_mma_sync(v301, v303, v305);  // kernels/gemm/gemm_tiles.hpp:285
+        __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v1150 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-    const bool v1151 = v1150 <= v60;
-    const unsigned int v1153 = v83 + 128u;
-    const bool v1154 = v1153 <= v15;
-    const bool v1155 = v1151 && v1154;
-    const bool v1156 = v1155 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const bool v965 = v964 <= v60;
+    const unsigned int v967 = v83 + 128u;
+    const bool v968 = v967 <= v15;
+    const bool v969 = v965 && v968;
+    const bool v970 = v969 && v96;
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-    for (unsigned int v1162 = 0u; v1162 < 4u; v1162 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-      const bool v1163 = v291 == v1162;  // kernels/gemm/gemm_tiles.hpp:406
-      if (v1163) {
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+      if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-      const unsigned int v1168 = v1162 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-      const unsigned int v1169 = v1168 << 6u;
-      const unsigned int v1170 = v83 + v1169;
-      const unsigned int v1173 = v1162 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-      const unsigned int v1174 = v1173 << 6u;
-      const unsigned int v1175 = v79 + v1174;
-      if (v1156) {  // kernels/gemm/gemm_tiles.hpp:389
-        for (unsigned int v1179 = v144; v1179 < 512u; v1179 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
-          const unsigned int v1181 = v1179 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-          const unsigned int v1183 = v1181 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-          const unsigned int v1184 = v1175 + v1183;
-          const unsigned int v1186 = v1181 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-          const unsigned int v1187 = v1170 + v1186;
-          const unsigned int v1193 = v1183 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-          const unsigned int v1194 = v1193 + v1186;
-          const float v1197 = shm2[v1194];  // kernels/gemm/gemm_tiles.hpp:339
-          const unsigned int v1200 = v84 + v1187;  // kernels/convolution/conv_tiles.hpp:114
-          const iron_bf16x8 v4944 = *reinterpret_cast<const iron_bf16x8*>(bias + v1200);  // kernels/convolution/conv2d_bias.cpp:64
-          const iron_bf16 v1201 = v4944.v[0];
-          const iron_bf16 v1221 = v4944.v[1];
-          const iron_bf16 v1241 = v4944.v[2];
-          const iron_bf16 v1261 = v4944.v[3];
-          const iron_bf16 v1281 = v4944.v[4];
-          const iron_bf16 v1301 = v4944.v[5];
-          const iron_bf16 v1321 = v4944.v[6];
-          const iron_bf16 v1341 = v4944.v[7];
-          const float v1202 = iron_to_f32(v1201);
-          const float v1203 = v1197 + v1202;
-          const float v1205 = v1203 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1206 = iron_exp2_approx(v1205);
-          const float v1208 = 1.0f + v1206;
-          const float v1209 = iron_recip_approx(v1208);
-          const float v1210 = v1203 * v1209;
-          const iron_bf16 v1211 = iron_f32_to_bf16(v1210);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1212 = v1184 * v4;
-          const unsigned int v1213 = v1212 + v84;
-          const unsigned int v1216 = v1194 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1217 = shm2[v1216];
-          const float v1222 = iron_to_f32(v1221);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1223 = v1217 + v1222;
-          const float v1225 = v1223 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1226 = iron_exp2_approx(v1225);
-          const float v1228 = 1.0f + v1226;
-          const float v1229 = iron_recip_approx(v1228);
-          const float v1230 = v1223 * v1229;
-          const iron_bf16 v1231 = iron_f32_to_bf16(v1230);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1236 = v1194 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1237 = shm2[v1236];
-          const float v1242 = iron_to_f32(v1241);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1243 = v1237 + v1242;
-          const float v1245 = v1243 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1246 = iron_exp2_approx(v1245);
-          const float v1248 = 1.0f + v1246;
-          const float v1249 = iron_recip_approx(v1248);
-          const float v1250 = v1243 * v1249;
-          const iron_bf16 v1251 = iron_f32_to_bf16(v1250);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1256 = v1194 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1257 = shm2[v1256];
-          const float v1262 = iron_to_f32(v1261);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1263 = v1257 + v1262;
-          const float v1265 = v1263 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1266 = iron_exp2_approx(v1265);
-          const float v1268 = 1.0f + v1266;
-          const float v1269 = iron_recip_approx(v1268);
-          const float v1270 = v1263 * v1269;
-          const iron_bf16 v1271 = iron_f32_to_bf16(v1270);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1276 = v1194 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1277 = shm2[v1276];
-          const float v1282 = iron_to_f32(v1281);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1283 = v1277 + v1282;
-          const float v1285 = v1283 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1286 = iron_exp2_approx(v1285);
-          const float v1288 = 1.0f + v1286;
-          const float v1289 = iron_recip_approx(v1288);
-          const float v1290 = v1283 * v1289;
-          const iron_bf16 v1291 = iron_f32_to_bf16(v1290);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1296 = v1194 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1297 = shm2[v1296];
-          const float v1302 = iron_to_f32(v1301);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1303 = v1297 + v1302;
-          const float v1305 = v1303 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1306 = iron_exp2_approx(v1305);
-          const float v1308 = 1.0f + v1306;
-          const float v1309 = iron_recip_approx(v1308);
-          const float v1310 = v1303 * v1309;
-          const iron_bf16 v1311 = iron_f32_to_bf16(v1310);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1316 = v1194 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1317 = shm2[v1316];
-          const float v1322 = iron_to_f32(v1321);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1323 = v1317 + v1322;
-          const float v1325 = v1323 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1326 = iron_exp2_approx(v1325);
-          const float v1328 = 1.0f + v1326;
-          const float v1329 = iron_recip_approx(v1328);
-          const float v1330 = v1323 * v1329;
-          const iron_bf16 v1331 = iron_f32_to_bf16(v1330);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1336 = v1194 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-          const float v1337 = shm2[v1336];
-          const float v1342 = iron_to_f32(v1341);  // kernels/convolution/conv2d_bias.cpp:64
-          const float v1343 = v1337 + v1342;
-          const float v1345 = v1343 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v1346 = iron_exp2_approx(v1345);
-          const float v1348 = 1.0f + v1346;
-          const float v1349 = iron_recip_approx(v1348);
-          const float v1350 = v1343 * v1349;
-          const iron_bf16 v1351 = iron_f32_to_bf16(v1350);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v4945 = v1187 + v1213;
-          *reinterpret_cast<iron_bf16x8*>(out + v4945) = iron_bf16x8{{v1211, v1231, v1251, v1271, v1291, v1311, v1331, v1351}};
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v983 = v982 << 6u;
+      const unsigned int v984 = v83 + v983;
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v988 = v987 << 6u;
+      const unsigned int v989 = v79 + v988;
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v998 = v989 + v997;
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1001 = v984 + v1000;
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1008 = v1007 + v1000;
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:114
+          const iron_bf16x8 v4286 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:64
+          const iron_bf16 v1015 = v4286.v[0];
+          const iron_bf16 v1035 = v4286.v[1];
+          const iron_bf16 v1055 = v4286.v[2];
+          const iron_bf16 v1075 = v4286.v[3];
+          const iron_bf16 v1095 = v4286.v[4];
+          const iron_bf16 v1115 = v4286.v[5];
+          const iron_bf16 v1135 = v4286.v[6];
+          const iron_bf16 v1155 = v4286.v[7];
+          const float v1016 = iron_to_f32(v1015);
+          const float v1017 = v1011 + v1016;
+          const float v1019 = v1017 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1020 = iron_exp2_approx(v1019);
+          const float v1022 = 1.0f + v1020;
+          const float v1023 = iron_recip_approx(v1022);
+          const float v1024 = v1017 * v1023;
+          const iron_bf16 v1025 = iron_f32_to_bf16(v1024);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1026 = v998 * v4;
+          const unsigned int v1027 = v1026 + v84;
+          const unsigned int v1030 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1031 = shm2[v1030];
+          const float v1036 = iron_to_f32(v1035);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1037 = v1031 + v1036;
+          const float v1039 = v1037 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1040 = iron_exp2_approx(v1039);
+          const float v1042 = 1.0f + v1040;
+          const float v1043 = iron_recip_approx(v1042);
+          const float v1044 = v1037 * v1043;
+          const iron_bf16 v1045 = iron_f32_to_bf16(v1044);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1050 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1051 = shm2[v1050];
+          const float v1056 = iron_to_f32(v1055);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1057 = v1051 + v1056;
+          const float v1059 = v1057 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1060 = iron_exp2_approx(v1059);
+          const float v1062 = 1.0f + v1060;
+          const float v1063 = iron_recip_approx(v1062);
+          const float v1064 = v1057 * v1063;
+          const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1070 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1071 = shm2[v1070];
+          const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1077 = v1071 + v1076;
+          const float v1079 = v1077 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1080 = iron_exp2_approx(v1079);
+          const float v1082 = 1.0f + v1080;
+          const float v1083 = iron_recip_approx(v1082);
+          const float v1084 = v1077 * v1083;
+          const iron_bf16 v1085 = iron_f32_to_bf16(v1084);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1090 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1091 = shm2[v1090];
+          const float v1096 = iron_to_f32(v1095);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1097 = v1091 + v1096;
+          const float v1099 = v1097 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1100 = iron_exp2_approx(v1099);
+          const float v1102 = 1.0f + v1100;
+          const float v1103 = iron_recip_approx(v1102);
+          const float v1104 = v1097 * v1103;
+          const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1110 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1111 = shm2[v1110];
+          const float v1116 = iron_to_f32(v1115);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1117 = v1111 + v1116;
+          const float v1119 = v1117 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1120 = iron_exp2_approx(v1119);
+          const float v1122 = 1.0f + v1120;
+          const float v1123 = iron_recip_approx(v1122);
+          const float v1124 = v1117 * v1123;
+          const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1130 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1131 = shm2[v1130];
+          const float v1136 = iron_to_f32(v1135);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1137 = v1131 + v1136;
+          const float v1139 = v1137 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1140 = iron_exp2_approx(v1139);
+          const float v1142 = 1.0f + v1140;
+          const float v1143 = iron_recip_approx(v1142);
+          const float v1144 = v1137 * v1143;
+          const iron_bf16 v1145 = iron_f32_to_bf16(v1144);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v1150 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1151 = shm2[v1150];
+          const float v1156 = iron_to_f32(v1155);  // kernels/convolution/conv2d_bias.cpp:64
+          const float v1157 = v1151 + v1156;
+          const float v1159 = v1157 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v1160 = iron_exp2_approx(v1159);
+          const float v1162 = 1.0f + v1160;
+          const float v1163 = iron_recip_approx(v1162);
+          const float v1164 = v1157 * v1163;
+          const iron_bf16 v1165 = iron_f32_to_bf16(v1164);  // kernels/convolution/conv_tiles.hpp:114
+          const unsigned int v4287 = v1001 + v1027;
+          *reinterpret_cast<iron_bf16x8*>(out + v4287) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
         }
       } else {
-        for (unsigned int v1358 = v144; v1358 < 4096u; v1358 += 128u) {  // kernels/gemm/gemm_tiles.hpp:350
-          const unsigned int v1360 = v1358 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-          const unsigned int v1361 = v1175 + v1360;
-          const unsigned int v1363 = v1358 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-          const unsigned int v1364 = v1170 + v1363;
-          const bool v1365 = v1361 < v60;  // kernels/gemm/gemm_tiles.hpp:353
-          const bool v1366 = v1364 < v15;
-          const bool v1367 = v1365 && v1366;
-          if (v1367) {
-            const unsigned int v1373 = v1360 * 68u;
-            const unsigned int v1374 = v1373 + v1363;
-            const float v1375 = shm2[v1374];
-            const unsigned int v1376 = v84 + v1364;  // kernels/convolution/conv_tiles.hpp:114
-            const iron_bf16 v1377 = bias[v1376];  // kernels/convolution/conv2d_bias.cpp:64
-            const float v1378 = iron_to_f32(v1377);
-            const float v1379 = v1375 + v1378;
-            const float v1381 = v1379 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-            const float v1382 = iron_exp2_approx(v1381);
-            const float v1384 = 1.0f + v1382;
-            const float v1385 = iron_recip_approx(v1384);
-            const float v1386 = v1379 * v1385;
-            const iron_bf16 v1387 = iron_f32_to_bf16(v1386);  // kernels/convolution/conv_tiles.hpp:114
-            const unsigned int v1388 = v1361 * v4;
-            const unsigned int v1389 = v1388 + v84;
-            const unsigned int v1390 = v1389 + v1364;
-            out[v1390] = v1387;
+        for (unsigned int v1172 = v144; v1172 < 4096u; v1172 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
+          const unsigned int v1174 = v1172 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v1175 = v989 + v1174;
+          const unsigned int v1177 = v1172 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1178 = v984 + v1177;
+          const bool v1179 = v1175 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1180 = v1178 < v15;
+          const bool v1181 = v1179 && v1180;
+          if (v1181) {
+            const unsigned int v1187 = v1174 * 68u;
+            const unsigned int v1188 = v1187 + v1177;
+            const float v1189 = shm2[v1188];
+            const unsigned int v1190 = v84 + v1178;  // kernels/convolution/conv_tiles.hpp:114
+            const iron_bf16 v1191 = bias[v1190];  // kernels/convolution/conv2d_bias.cpp:64
+            const float v1192 = iron_to_f32(v1191);
+            const float v1193 = v1189 + v1192;
+            const float v1195 = v1193 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+            const float v1196 = iron_exp2_approx(v1195);
+            const float v1198 = 1.0f + v1196;
+            const float v1199 = iron_recip_approx(v1198);
+            const float v1200 = v1193 * v1199;
+            const iron_bf16 v1201 = iron_f32_to_bf16(v1200);  // kernels/convolution/conv_tiles.hpp:114
+            const unsigned int v1202 = v1175 * v4;
+            const unsigned int v1203 = v1202 + v84;
+            const unsigned int v1204 = v1203 + v1178;
+            out[v1204] = v1201;
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
     }
   } else {
-    const unsigned int v2789 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
-    const unsigned int v2790 = v2789 & 15u;
-    const unsigned int v2791 = v2790 << 2u;
-    const unsigned int v2794 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
-    const unsigned int v2795 = v2794 * v19;
-    const unsigned int v2799 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
-    const unsigned int v2800 = v12 * v2799;
-    const unsigned int v2802 = v10 << 1u;
-    const unsigned int v2803 = v2 + v2802;
-    const unsigned int v2804 = v2803 - v2800;
-    const unsigned int v2805 = v2804 - 1u;
-    const unsigned int v2806 = v2805 / v8;
-    const unsigned int v2807 = v2806 + 1u;
-    const unsigned int v2811 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
-    const unsigned int v2812 = v11 * v2811;
-    const unsigned int v2814 = v9 << 1u;
-    const unsigned int v2815 = v1 + v2814;
-    const unsigned int v2816 = v2815 - v2812;
-    const unsigned int v2817 = v2816 - 1u;
-    const unsigned int v2818 = v2817 / v7;
-    const unsigned int v2819 = v2818 + 1u;
-    const unsigned int v2820 = v2819 * v2807;  // kernels/convolution/narrow_groups.hpp:69
-    const unsigned int v2821 = v0 * v2820;  // kernels/convolution/narrow_groups.hpp:70
-    const unsigned int v2826 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2827 = v2826 == 0u;
-    const unsigned int v2830 = v19 << 1u;
-    const bool v2831 = v2830 <= 64u;
-    const bool v2832 = v2827 && v2831;
-    const unsigned int v2833 = v2832 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2837 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2838 = v2837 == 0u;
-    const unsigned int v2841 = v19 << 2u;
-    const bool v2842 = v2841 <= 64u;
-    const bool v2843 = v2838 && v2842;
-    const unsigned int v2844 = v2843 ? 4u : v2833;  // kernels/convolution/narrow_groups.hpp:78
-    const unsigned int v2848 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
-    const bool v2849 = v2848 == 0u;
-    const unsigned int v2852 = v19 << 3u;
-    const bool v2853 = v2852 <= 64u;
-    const bool v2854 = v2849 && v2853;
-    const unsigned int v2855 = v2854 ? 8u : v2844;  // kernels/convolution/narrow_groups.hpp:77
-    const unsigned int v2857 = 128u / v2855;  // kernels/convolution/narrow_groups.hpp:79
-    const unsigned int v2858 = v13 / v2855;  // kernels/convolution/narrow_groups.hpp:80
-    const unsigned int v2859 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
-    const unsigned int v2862 = v2821 + 127u;
-    const unsigned int v2863 = v2862 >> 7u;
-    const unsigned int v2864 = blockIdx.z;
-    const unsigned int v2865 = v2864 * v2863;
-    const unsigned int v2866 = v2865 + v2859;
-    const unsigned int v2867 = v2866 % v2858;  // kernels/convolution/narrow_groups.hpp:82
-    const unsigned int v2868 = v2866 / v2858;  // kernels/convolution/narrow_groups.hpp:83
-    const unsigned int v2869 = v2867 * v2855;  // kernels/convolution/narrow_groups.hpp:84
-    const unsigned int v2871 = v2821 + v2857;  // kernels/convolution/narrow_groups.hpp:86
-    const unsigned int v2872 = v2871 - 1u;
-    const unsigned int v2873 = v2872 / v2857;
-    const bool v2874 = v2868 < v2873;
-    if (v2874) {
-      const unsigned int v2876 = v2855 * v19;  // kernels/convolution/narrow_groups.hpp:93
-      const unsigned int v2877 = v2876 >> 2u;
-      const bool v2881 = v2877 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
-      const unsigned int v2882 = v2881 ? 8u : 16u;
-      const bool v2885 = v2877 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
-      const unsigned int v2886 = v2885 ? 4u : v2882;
-      const bool v2889 = v2877 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
-      const unsigned int v2890 = v2889 ? 2u : v2886;
-      const bool v2893 = v2877 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
-      const unsigned int v2894 = v2893 ? 1u : v2890;
-      const unsigned int v2896 = v2789 % v2894;  // kernels/convolution/narrow_groups.hpp:98
-      const bool v2897 = v2896 < v2877;  // kernels/convolution/narrow_groups.hpp:99
-      const unsigned int v2899 = v2896 << 2u;  // kernels/convolution/narrow_groups.hpp:100
-      const unsigned int v2900 = v2899 / v19;
-      const unsigned int v2901 = v2900 * v19;  // kernels/convolution/narrow_groups.hpp:101
-      const unsigned int v2904 = v2899 - v2901;
-      const unsigned int v2907 = v2869 * v19;  // kernels/convolution/narrow_groups.hpp:102
-      const unsigned int v2908 = v2907 + v2899;
-      const unsigned int v2910 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
-      const unsigned int v2911 = v2910 << 5u;
-      const unsigned int v2912 = v2911 / v2857;  // kernels/convolution/narrow_groups.hpp:105
-      const unsigned int v2914 = v2911 + 16u;  // kernels/convolution/narrow_groups.hpp:106
-      const unsigned int v2915 = v2914 / v2857;
-      iron_frag<float, 2, 16, 16> v2917;  // kernels/convolution/narrow_groups.hpp:107
-      iron_frag_fill(v2917, 0.0f);
-      iron_frag<float, 2, 16, 16> v2919;  // kernels/convolution/narrow_groups.hpp:108
-      iron_frag_fill(v2919, 0.0f);
-      iron_frag<iron_bf16, 0, 16, 16> v2921;  // kernels/convolution/narrow_groups.hpp:109
-      iron_frag_fill(v2921, iron_f32_to_bf16(0.0f));
-      iron_frag<iron_bf16, 1, 16, 16> v2923;  // kernels/convolution/narrow_groups.hpp:110
-      iron_frag_fill(v2923, iron_f32_to_bf16(0.0f));
-      const unsigned int v2926 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
-      const unsigned int v3029 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
-      const unsigned int v3050 = v2911 * 56u;  // kernels/convolution/narrow_groups.hpp:170
-      const unsigned int v3054 = v2912 * 896u;  // kernels/convolution/narrow_groups.hpp:171
-      const unsigned int v3060 = v2914 * 56u;  // kernels/convolution/narrow_groups.hpp:173
-      const unsigned int v3064 = v2915 * 896u;  // kernels/convolution/narrow_groups.hpp:174
+    const unsigned int v2603 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64
+    const unsigned int v2604 = v2603 & 15u;
+    const unsigned int v2605 = v2604 << 2u;
+    const unsigned int v2608 = v5 * v6;  // kernels/convolution/narrow_groups.hpp:67
+    const unsigned int v2609 = v2608 * v19;
+    const unsigned int v2613 = v6 - 1u;  // kernels/convolution/conv_shape.hpp:23
+    const unsigned int v2614 = v12 * v2613;
+    const unsigned int v2616 = v10 << 1u;
+    const unsigned int v2617 = v2 + v2616;
+    const unsigned int v2618 = v2617 - v2614;
+    const unsigned int v2619 = v2618 - 1u;
+    const unsigned int v2620 = v2619 / v8;
+    const unsigned int v2621 = v2620 + 1u;
+    const unsigned int v2625 = v5 - 1u;  // kernels/convolution/conv_shape.hpp:20
+    const unsigned int v2626 = v11 * v2625;
+    const unsigned int v2628 = v9 << 1u;
+    const unsigned int v2629 = v1 + v2628;
+    const unsigned int v2630 = v2629 - v2626;
+    const unsigned int v2631 = v2630 - 1u;
+    const unsigned int v2632 = v2631 / v7;
+    const unsigned int v2633 = v2632 + 1u;
+    const unsigned int v2634 = v2633 * v2621;  // kernels/convolution/narrow_groups.hpp:69
+    const unsigned int v2635 = v0 * v2634;  // kernels/convolution/narrow_groups.hpp:70
+    const unsigned int v2640 = v13 & 1u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2641 = v2640 == 0u;
+    const unsigned int v2644 = v19 << 1u;
+    const bool v2645 = v2644 <= 64u;
+    const bool v2646 = v2641 && v2645;
+    const unsigned int v2647 = v2646 ? 2u : 1u;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2651 = v13 & 3u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2652 = v2651 == 0u;
+    const unsigned int v2655 = v19 << 2u;
+    const bool v2656 = v2655 <= 64u;
+    const bool v2657 = v2652 && v2656;
+    const unsigned int v2658 = v2657 ? 4u : v2647;  // kernels/convolution/narrow_groups.hpp:78
+    const unsigned int v2662 = v13 & 7u;  // kernels/convolution/narrow_groups.hpp:74
+    const bool v2663 = v2662 == 0u;
+    const unsigned int v2666 = v19 << 3u;
+    const bool v2667 = v2666 <= 64u;
+    const bool v2668 = v2663 && v2667;
+    const unsigned int v2669 = v2668 ? 8u : v2658;  // kernels/convolution/narrow_groups.hpp:77
+    const unsigned int v2671 = 128u / v2669;  // kernels/convolution/narrow_groups.hpp:79
+    const unsigned int v2672 = v13 / v2669;  // kernels/convolution/narrow_groups.hpp:80
+    const unsigned int v2673 = blockIdx.y;  // kernels/convolution/narrow_groups.hpp:81
+    const unsigned int v2676 = v2635 + 127u;
+    const unsigned int v2677 = v2676 >> 7u;
+    const unsigned int v2678 = blockIdx.z;
+    const unsigned int v2679 = v2678 * v2677;
+    const unsigned int v2680 = v2679 + v2673;
+    const unsigned int v2681 = v2680 % v2672;  // kernels/convolution/narrow_groups.hpp:82
+    const unsigned int v2682 = v2680 / v2672;  // kernels/convolution/narrow_groups.hpp:83
+    const unsigned int v2683 = v2681 * v2669;  // kernels/convolution/narrow_groups.hpp:84
+    const unsigned int v2685 = v2635 + v2671;  // kernels/convolution/narrow_groups.hpp:86
+    const unsigned int v2686 = v2685 - 1u;
+    const unsigned int v2687 = v2686 / v2671;
+    const bool v2688 = v2682 < v2687;
+    if (v2688) {
+      const unsigned int v2690 = v2669 * v19;  // kernels/convolution/narrow_groups.hpp:93
+      const unsigned int v2691 = v2690 >> 2u;
+      const bool v2695 = v2691 <= 8u;  // kernels/convolution/narrow_groups.hpp:97
+      const unsigned int v2696 = v2695 ? 8u : 16u;
+      const bool v2699 = v2691 <= 4u;  // kernels/convolution/narrow_groups.hpp:96
+      const unsigned int v2700 = v2699 ? 4u : v2696;
+      const bool v2703 = v2691 <= 2u;  // kernels/convolution/narrow_groups.hpp:95
+      const unsigned int v2704 = v2703 ? 2u : v2700;
+      const bool v2707 = v2691 <= 1u;  // kernels/convolution/narrow_groups.hpp:94
+      const unsigned int v2708 = v2707 ? 1u : v2704;
+      const unsigned int v2710 = v2603 % v2708;  // kernels/convolution/narrow_groups.hpp:98
+      const bool v2711 = v2710 < v2691;  // kernels/convolution/narrow_groups.hpp:99
+      const unsigned int v2713 = v2710 << 2u;  // kernels/convolution/narrow_groups.hpp:100
+      const unsigned int v2714 = v2713 / v19;
+      const unsigned int v2715 = v2714 * v19;  // kernels/convolution/narrow_groups.hpp:101
+      const unsigned int v2718 = v2713 - v2715;
+      const unsigned int v2721 = v2683 * v19;  // kernels/convolution/narrow_groups.hpp:102
+      const unsigned int v2722 = v2721 + v2713;
+      const unsigned int v2724 = iron_linear_thread() >> 5;  // kernels/convolution/narrow_groups.hpp:104
+      const unsigned int v2725 = v2724 << 5u;
+      const unsigned int v2726 = v2725 / v2671;  // kernels/convolution/narrow_groups.hpp:105
+      const unsigned int v2728 = v2725 + 16u;  // kernels/convolution/narrow_groups.hpp:106
+      const unsigned int v2729 = v2728 / v2671;
+      iron_frag<float, 2, 16, 16> v2731;  // kernels/convolution/narrow_groups.hpp:107
+      iron_frag_fill(v2731, 0.0f);
+      iron_frag<float, 2, 16, 16> v2733;  // kernels/convolution/narrow_groups.hpp:108
+      iron_frag_fill(v2733, 0.0f);
+      iron_frag<iron_bf16, 0, 16, 16> v2735;  // kernels/convolution/narrow_groups.hpp:109
+      iron_frag_fill(v2735, iron_f32_to_bf16(0.0f));
+      iron_frag<iron_bf16, 1, 16, 16> v2737;  // kernels/convolution/narrow_groups.hpp:110
+      iron_frag_fill(v2737, iron_f32_to_bf16(0.0f));
+      const unsigned int v2740 = 48u / v25;  // kernels/convolution/narrow_groups.hpp:113
+      const unsigned int v2843 = blockDim.x;  // kernels/convolution/narrow_groups.hpp:159
+      const unsigned int v2864 = v2725 * 56u;  // kernels/convolution/narrow_groups.hpp:170
+      const unsigned int v2868 = v2726 * 896u;  // kernels/convolution/narrow_groups.hpp:171
+      const unsigned int v2874 = v2728 * 56u;  // kernels/convolution/narrow_groups.hpp:173
+      const unsigned int v2878 = v2729 * 896u;  // kernels/convolution/narrow_groups.hpp:174
 
-      for (unsigned int v2928 = 0u; v2928 < v5; v2928 += v2926) {  // kernels/convolution/narrow_groups.hpp:114
-        const unsigned int v2929 = v2928 + v2926;  // kernels/convolution/narrow_groups.hpp:115
-        const unsigned int v2930 = min(v2929, v5);
-        const unsigned int v2931 = v2930 - v2928;  // kernels/convolution/narrow_groups.hpp:116
-        const unsigned int v2932 = v2931 * v6;
-        const unsigned int v2933 = v2932 * v19;
-        const unsigned int v2937 = v2933 + 15u;  // kernels/convolution/narrow_groups.hpp:117
-        const unsigned int v2938 = v2937 >> 4u;
-        const unsigned int v2939 = v2938 << 4u;
-        const bool v2940 = v2791 < v2939;  // kernels/convolution/narrow_groups.hpp:121
-        if (v2940) {
-          const unsigned int v2942 = v2855 << 4u;  // kernels/convolution/narrow_groups.hpp:122
-          const unsigned int v2945 = v2789 >> 4u;
-          const bool v2951 = v2791 < v2933;  // kernels/convolution/narrow_groups.hpp:125
-          const unsigned int v2953 = v2928 * v6;  // kernels/convolution/narrow_groups.hpp:127
-          const unsigned int v2954 = v2953 * v19;
+      for (unsigned int v2742 = 0u; v2742 < v5; v2742 += v2740) {  // kernels/convolution/narrow_groups.hpp:114
+        const unsigned int v2743 = v2742 + v2740;  // kernels/convolution/narrow_groups.hpp:115
+        const unsigned int v2744 = min(v2743, v5);
+        const unsigned int v2745 = v2744 - v2742;  // kernels/convolution/narrow_groups.hpp:116
+        const unsigned int v2746 = v2745 * v6;
+        const unsigned int v2747 = v2746 * v19;
+        const unsigned int v2751 = v2747 + 15u;  // kernels/convolution/narrow_groups.hpp:117
+        const unsigned int v2752 = v2751 >> 4u;
+        const unsigned int v2753 = v2752 << 4u;
+        const bool v2754 = v2605 < v2753;  // kernels/convolution/narrow_groups.hpp:121
+        if (v2754) {
+          const unsigned int v2756 = v2669 << 4u;  // kernels/convolution/narrow_groups.hpp:122
+          const unsigned int v2759 = v2603 >> 4u;
+          const bool v2765 = v2605 < v2747;  // kernels/convolution/narrow_groups.hpp:125
+          const unsigned int v2767 = v2742 * v6;  // kernels/convolution/narrow_groups.hpp:127
+          const unsigned int v2768 = v2767 * v19;
 
-          for (unsigned int v2947 = v2945; v2947 < v2942; v2947 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
-            const unsigned int v2949 = v2947 & 15u;  // kernels/convolution/narrow_groups.hpp:124
-            const bool v2950 = v2949 < v15;  // kernels/convolution/narrow_groups.hpp:125
-            const bool v2952 = v2950 && v2951;
-            const unsigned int v2956 = v2947 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
-            const unsigned int v2957 = v2869 + v2956;
-            const unsigned int v2958 = v2957 * v15;
-            const unsigned int v2959 = v2958 + v2949;
-            const unsigned int v2960 = v2959 * v2795;
-            const unsigned int v2961 = v2960 + v2954;
-            const unsigned int v2962 = v2961 + v2791;
-            const unsigned int v2964 = v2952 ? v2962 : 0u;  // kernels/convolution/narrow_groups.hpp:128
-            const unsigned int v2966 = v2947 * 56u;
-            const unsigned int v2967 = v2966 + v2791;
-            iron_copy_async<8>(shm5 + v2967, weight + v2964, v2952);
+          for (unsigned int v2761 = v2759; v2761 < v2756; v2761 += 8u) {  // kernels/convolution/narrow_groups.hpp:122
+            const unsigned int v2763 = v2761 & 15u;  // kernels/convolution/narrow_groups.hpp:124
+            const bool v2764 = v2763 < v15;  // kernels/convolution/narrow_groups.hpp:125
+            const bool v2766 = v2764 && v2765;
+            const unsigned int v2770 = v2761 >> 4u;  // kernels/convolution/narrow_groups.hpp:127
+            const unsigned int v2771 = v2683 + v2770;
+            const unsigned int v2772 = v2771 * v15;
+            const unsigned int v2773 = v2772 + v2763;
+            const unsigned int v2774 = v2773 * v2609;
+            const unsigned int v2775 = v2774 + v2768;
+            const unsigned int v2776 = v2775 + v2605;
+            const unsigned int v2778 = v2766 ? v2776 : 0u;  // kernels/convolution/narrow_groups.hpp:128
+            const unsigned int v2780 = v2761 * 56u;
+            const unsigned int v2781 = v2780 + v2605;
+            iron_copy_async<8>(shm5 + v2781, weight + v2778, v2766);
           }
         }
-        if (v2897) {  // kernels/convolution/narrow_groups.hpp:133
-          const unsigned int v2969 = 128u / v2894;  // kernels/convolution/narrow_groups.hpp:134
-          const unsigned int v2971 = v2789 / v2894;
-          const unsigned int v2973 = v2868 * v2857;  // kernels/convolution/narrow_groups.hpp:135
-          const unsigned int v2985 = v2900 * v2857;  // kernels/convolution/narrow_groups.hpp:142
-          const unsigned int v2995 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
-          const unsigned int v3012 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
+        if (v2711) {  // kernels/convolution/narrow_groups.hpp:133
+          const unsigned int v2783 = 128u / v2708;  // kernels/convolution/narrow_groups.hpp:134
+          const unsigned int v2785 = v2603 / v2708;
+          const unsigned int v2787 = v2682 * v2671;  // kernels/convolution/narrow_groups.hpp:135
+          const unsigned int v2799 = v2714 * v2671;  // kernels/convolution/narrow_groups.hpp:142
+          const unsigned int v2809 = v1 + v9;  // kernels/convolution/narrow_groups.hpp:145
+          const unsigned int v2826 = v2 + v10;  // kernels/convolution/narrow_groups.hpp:150
 
-          for (unsigned int v2972 = v2971; v2972 < v2857; v2972 += v2969) {  // kernels/convolution/narrow_groups.hpp:134
-            const unsigned int v2974 = v2973 + v2972;  // kernels/convolution/narrow_groups.hpp:135
-            const unsigned int v2975 = v2974 / v2820;  // kernels/convolution/narrow_groups.hpp:136
-            const unsigned int v2976 = v2975 * v2820;  // kernels/convolution/narrow_groups.hpp:137
-            const unsigned int v2977 = v2974 - v2976;
-            const unsigned int v2978 = v2977 / v2807;  // kernels/convolution/narrow_groups.hpp:138
-            const unsigned int v2979 = v2978 * v7;  // kernels/convolution/narrow_groups.hpp:139
-            const unsigned int v2980 = v2978 * v2807;  // kernels/convolution/narrow_groups.hpp:140
-            const unsigned int v2981 = v2977 - v2980;
-            const unsigned int v2982 = v2981 * v8;
-            const bool v2983 = v2974 < v2821;  // kernels/convolution/narrow_groups.hpp:141
-            const unsigned int v2986 = v2985 + v2972;  // kernels/convolution/narrow_groups.hpp:142
-            const unsigned int v2987 = v2986 * 56u;
-            const unsigned int v2988 = v2987 + v2904;
-            const unsigned int v2999 = v2975 * v1;  // kernels/convolution/narrow_groups.hpp:146
+          for (unsigned int v2786 = v2785; v2786 < v2671; v2786 += v2783) {  // kernels/convolution/narrow_groups.hpp:134
+            const unsigned int v2788 = v2787 + v2786;  // kernels/convolution/narrow_groups.hpp:135
+            const unsigned int v2789 = v2788 / v2634;  // kernels/convolution/narrow_groups.hpp:136
+            const unsigned int v2790 = v2789 * v2634;  // kernels/convolution/narrow_groups.hpp:137
+            const unsigned int v2791 = v2788 - v2790;
+            const unsigned int v2792 = v2791 / v2621;  // kernels/convolution/narrow_groups.hpp:138
+            const unsigned int v2793 = v2792 * v7;  // kernels/convolution/narrow_groups.hpp:139
+            const unsigned int v2794 = v2792 * v2621;  // kernels/convolution/narrow_groups.hpp:140
+            const unsigned int v2795 = v2791 - v2794;
+            const unsigned int v2796 = v2795 * v8;
+            const bool v2797 = v2788 < v2635;  // kernels/convolution/narrow_groups.hpp:141
+            const unsigned int v2800 = v2799 + v2786;  // kernels/convolution/narrow_groups.hpp:142
+            const unsigned int v2801 = v2800 * 56u;
+            const unsigned int v2802 = v2801 + v2718;
+            const unsigned int v2813 = v2789 * v1;  // kernels/convolution/narrow_groups.hpp:146
 
-            for (unsigned int v2990 = v2928; v2990 < v2930; v2990 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
-              const unsigned int v2991 = v2990 * v11;  // kernels/convolution/narrow_groups.hpp:144
-              const unsigned int v2992 = v2979 + v2991;
-              const bool v2993 = v2992 >= v9;  // kernels/convolution/narrow_groups.hpp:145
-              const bool v2994 = v2983 && v2993;
-              const bool v2996 = v2992 < v2995;
-              const bool v2997 = v2994 && v2996;
-              const unsigned int v2998 = max(v2992, v9);  // kernels/convolution/narrow_groups.hpp:146
-              const unsigned int v3000 = v2999 + v2998;
-              const unsigned int v3001 = v3000 - v9;
-              const unsigned int v3002 = v2990 - v2928;  // kernels/convolution/narrow_groups.hpp:147
-              const unsigned int v3003 = v3002 * v6;
-              const unsigned int v3004 = v3003 * v19;
-              const unsigned int v3016 = v3001 * v2;  // kernels/convolution/narrow_groups.hpp:151
-              const unsigned int v3024 = v2988 + v3004;  // kernels/convolution/narrow_groups.hpp:152
+            for (unsigned int v2804 = v2742; v2804 < v2744; v2804 += 1u) {  // kernels/convolution/narrow_groups.hpp:143
+              const unsigned int v2805 = v2804 * v11;  // kernels/convolution/narrow_groups.hpp:144
+              const unsigned int v2806 = v2793 + v2805;
+              const bool v2807 = v2806 >= v9;  // kernels/convolution/narrow_groups.hpp:145
+              const bool v2808 = v2797 && v2807;
+              const bool v2810 = v2806 < v2809;
+              const bool v2811 = v2808 && v2810;
+              const unsigned int v2812 = max(v2806, v9);  // kernels/convolution/narrow_groups.hpp:146
+              const unsigned int v2814 = v2813 + v2812;
+              const unsigned int v2815 = v2814 - v9;
+              const unsigned int v2816 = v2804 - v2742;  // kernels/convolution/narrow_groups.hpp:147
+              const unsigned int v2817 = v2816 * v6;
+              const unsigned int v2818 = v2817 * v19;
+              const unsigned int v2830 = v2815 * v2;  // kernels/convolution/narrow_groups.hpp:151
+              const unsigned int v2838 = v2802 + v2818;  // kernels/convolution/narrow_groups.hpp:152
 
-              for (unsigned int v3007 = 0u; v3007 < v6; v3007 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
-                const unsigned int v3008 = v3007 * v12;  // kernels/convolution/narrow_groups.hpp:149
-                const unsigned int v3009 = v2982 + v3008;
-                const bool v3010 = v3009 >= v10;  // kernels/convolution/narrow_groups.hpp:150
-                const bool v3011 = v2997 && v3010;
-                const bool v3013 = v3009 < v3012;
-                const bool v3014 = v3011 && v3013;
-                const unsigned int v3015 = max(v3009, v10);  // kernels/convolution/narrow_groups.hpp:151
-                const unsigned int v3017 = v3016 + v3015;
-                const unsigned int v3018 = v3017 - v10;
-                const unsigned int v3019 = v3018 * v3;
-                const unsigned int v3020 = v3019 + v2908;
-                const unsigned int v3022 = v3014 ? v3020 : 0u;  // kernels/convolution/narrow_groups.hpp:152
-                const unsigned int v3023 = v3007 * v19;
-                const unsigned int v3025 = v3024 + v3023;
-                iron_copy_async<8>(shm4 + v3025, x + v3022, v3014);
+              for (unsigned int v2821 = 0u; v2821 < v6; v2821 += 1u) {  // kernels/convolution/narrow_groups.hpp:148
+                const unsigned int v2822 = v2821 * v12;  // kernels/convolution/narrow_groups.hpp:149
+                const unsigned int v2823 = v2796 + v2822;
+                const bool v2824 = v2823 >= v10;  // kernels/convolution/narrow_groups.hpp:150
+                const bool v2825 = v2811 && v2824;
+                const bool v2827 = v2823 < v2826;
+                const bool v2828 = v2825 && v2827;
+                const unsigned int v2829 = max(v2823, v10);  // kernels/convolution/narrow_groups.hpp:151
+                const unsigned int v2831 = v2830 + v2829;
+                const unsigned int v2832 = v2831 - v10;
+                const unsigned int v2833 = v2832 * v3;
+                const unsigned int v2834 = v2833 + v2722;
+                const unsigned int v2836 = v2828 ? v2834 : 0u;  // kernels/convolution/narrow_groups.hpp:152
+                const unsigned int v2837 = v2821 * v19;
+                const unsigned int v2839 = v2838 + v2837;
+                iron_copy_async<8>(shm4 + v2839, x + v2836, v2828);
               }
             }
           }
         }
-        const unsigned int v3027 = v2939 - v2933;  // kernels/convolution/narrow_groups.hpp:158
-        const unsigned int v3028 = v3027 >> 2u;
-        const unsigned int v3031 = v3028 << 7u;  // kernels/convolution/narrow_groups.hpp:159
+        const unsigned int v2841 = v2753 - v2747;  // kernels/convolution/narrow_groups.hpp:158
+        const unsigned int v2842 = v2841 >> 2u;
+        const unsigned int v2845 = v2842 << 7u;  // kernels/convolution/narrow_groups.hpp:159
 
-        for (unsigned int v3033 = v2789; v3033 < v3031; v3033 += v3029) {
-          const unsigned int v3034 = v3033 / v3028;  // kernels/convolution/narrow_groups.hpp:160
-          const unsigned int v3038 = v3034 * v3028;  // kernels/convolution/narrow_groups.hpp:161
-          const unsigned int v3039 = v3033 - v3038;
-          const unsigned int v3040 = v3039 << 2u;
-          const unsigned int v3042 = v3034 * 56u;
-          const unsigned int v3043 = v3042 + v2933;
-          const unsigned int v3044 = v3043 + v3040;
-          iron_copy_async<8>(shm4 + v3044, x + 0u, false);
+        for (unsigned int v2847 = v2603; v2847 < v2845; v2847 += v2843) {
+          const unsigned int v2848 = v2847 / v2842;  // kernels/convolution/narrow_groups.hpp:160
+          const unsigned int v2852 = v2848 * v2842;  // kernels/convolution/narrow_groups.hpp:161
+          const unsigned int v2853 = v2847 - v2852;
+          const unsigned int v2854 = v2853 << 2u;
+          const unsigned int v2856 = v2848 * 56u;
+          const unsigned int v2857 = v2856 + v2747;
+          const unsigned int v2858 = v2857 + v2854;
+          iron_copy_async<8>(shm4 + v2858, x + 0u, false);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:164
         asm volatile("cp.async.wait_group 0;" ::: "memory");  // kernels/convolution/narrow_groups.hpp:165
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:166
 
-        for (unsigned int v3047 = 0u; v3047 < v2939; v3047 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
-          const unsigned int v3051 = v3050 + v3047;  // kernels/convolution/narrow_groups.hpp:170
-          iron_frag_load_shared<false>(v2921, shm4, v3051, 56u);
-          const unsigned int v3055 = v3054 + v3047;  // kernels/convolution/narrow_groups.hpp:171
-          iron_frag_load_shared<true>(v2923, shm5, v3055, 56u);
-          iron_frag_mma_sync(v2917, v2921, v2923);  // kernels/convolution/narrow_groups.hpp:172
-          const unsigned int v3061 = v3060 + v3047;  // kernels/convolution/narrow_groups.hpp:173
-          iron_frag_load_shared<false>(v2921, shm4, v3061, 56u);
-          const unsigned int v3065 = v3064 + v3047;  // kernels/convolution/narrow_groups.hpp:174
-          iron_frag_load_shared<true>(v2923, shm5, v3065, 56u);
-          iron_frag_mma_sync(v2919, v2921, v2923);  // kernels/convolution/narrow_groups.hpp:175
+        for (unsigned int v2861 = 0u; v2861 < v2753; v2861 += 16u) {  // kernels/convolution/narrow_groups.hpp:169
+          const unsigned int v2865 = v2864 + v2861;  // kernels/convolution/narrow_groups.hpp:170
+          iron_frag_load_shared<false>(v2735, shm4, v2865, 56u);
+          const unsigned int v2869 = v2868 + v2861;  // kernels/convolution/narrow_groups.hpp:171
+          iron_frag_load_shared<true>(v2737, shm5, v2869, 56u);
+          iron_frag_mma_sync(v2731, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:172
+          const unsigned int v2875 = v2874 + v2861;  // kernels/convolution/narrow_groups.hpp:173
+          iron_frag_load_shared<false>(v2735, shm4, v2875, 56u);
+          const unsigned int v2879 = v2878 + v2861;  // kernels/convolution/narrow_groups.hpp:174
+          iron_frag_load_shared<true>(v2737, shm5, v2879, 56u);
+          iron_frag_mma_sync(v2733, v2735, v2737);  // kernels/convolution/narrow_groups.hpp:175
         }
         __syncthreads();  // kernels/convolution/narrow_groups.hpp:177
       }
-      const unsigned int v3066 = v2912 * v2857;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v3067 = v2868 * v2857;
-      const unsigned int v3068 = v3067 + v2911;
-      const unsigned int v3069 = v3068 - v3066;
-      const unsigned int v3070 = v2869 + v2912;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v3071 = v3070 * v15;
-      const unsigned int v3072 = static_cast<unsigned int>(v2917.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3073 = v3069 + v3072;
-      const unsigned int v3074 = static_cast<unsigned int>(v2917.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3075 = v3073 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3076 = v3074 < v15;
-      const bool v3077 = v3075 && v3076;
-      if (v3077) {
-        const float v3078 = v2917.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3079 = v3071 + v3074;
-        const iron_bf16 v3080 = bias[v3079];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3081 = iron_to_f32(v3080);
-        const float v3082 = v3078 + v3081;
-        const float v3084 = v3082 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3085 = iron_exp2_approx(v3084);
-        const float v3087 = 1.0f + v3085;
-        const float v3088 = iron_recip_approx(v3087);
-        const float v3089 = v3082 * v3088;
-        const iron_bf16 v3090 = iron_f32_to_bf16(v3089);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3091 = v3073 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3092 = v3091 + v3071;
-        const unsigned int v3093 = v3092 + v3074;
-        out[v3093] = v3090;
+      const unsigned int v2880 = v2726 * v2671;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v2881 = v2682 * v2671;
+      const unsigned int v2882 = v2881 + v2725;
+      const unsigned int v2883 = v2882 - v2880;
+      const unsigned int v2884 = v2683 + v2726;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v2885 = v2884 * v15;
+      const unsigned int v2886 = static_cast<unsigned int>(v2731.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2887 = v2883 + v2886;
+      const unsigned int v2888 = static_cast<unsigned int>(v2731.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2889 = v2887 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2890 = v2888 < v15;
+      const bool v2891 = v2889 && v2890;
+      if (v2891) {
+        const float v2892 = v2731.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2893 = v2885 + v2888;
+        const iron_bf16 v2894 = bias[v2893];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2895 = iron_to_f32(v2894);
+        const float v2896 = v2892 + v2895;
+        const float v2898 = v2896 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2899 = iron_exp2_approx(v2898);
+        const float v2901 = 1.0f + v2899;
+        const float v2902 = iron_recip_approx(v2901);
+        const float v2903 = v2896 * v2902;
+        const iron_bf16 v2904 = iron_f32_to_bf16(v2903);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2905 = v2887 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2906 = v2905 + v2885;
+        const unsigned int v2907 = v2906 + v2888;
+        out[v2907] = v2904;
       }
-      const unsigned int v3094 = static_cast<unsigned int>(v2917.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3095 = v3069 + v3094;
-      const unsigned int v3096 = static_cast<unsigned int>(v2917.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3097 = v3095 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3098 = v3096 < v15;
-      const bool v3099 = v3097 && v3098;
-      if (v3099) {
-        const float v3100 = v2917.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3101 = v3071 + v3096;
-        const iron_bf16 v3102 = bias[v3101];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3103 = iron_to_f32(v3102);
-        const float v3104 = v3100 + v3103;
-        const float v3106 = v3104 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3107 = iron_exp2_approx(v3106);
-        const float v3109 = 1.0f + v3107;
-        const float v3110 = iron_recip_approx(v3109);
-        const float v3111 = v3104 * v3110;
-        const iron_bf16 v3112 = iron_f32_to_bf16(v3111);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3113 = v3095 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3114 = v3113 + v3071;
-        const unsigned int v3115 = v3114 + v3096;
-        out[v3115] = v3112;
+      const unsigned int v2908 = static_cast<unsigned int>(v2731.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2909 = v2883 + v2908;
+      const unsigned int v2910 = static_cast<unsigned int>(v2731.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2911 = v2909 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2912 = v2910 < v15;
+      const bool v2913 = v2911 && v2912;
+      if (v2913) {
+        const float v2914 = v2731.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2915 = v2885 + v2910;
+        const iron_bf16 v2916 = bias[v2915];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2917 = iron_to_f32(v2916);
+        const float v2918 = v2914 + v2917;
+        const float v2920 = v2918 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2921 = iron_exp2_approx(v2920);
+        const float v2923 = 1.0f + v2921;
+        const float v2924 = iron_recip_approx(v2923);
+        const float v2925 = v2918 * v2924;
+        const iron_bf16 v2926 = iron_f32_to_bf16(v2925);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2927 = v2909 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2928 = v2927 + v2885;
+        const unsigned int v2929 = v2928 + v2910;
+        out[v2929] = v2926;
       }
-      const unsigned int v3116 = static_cast<unsigned int>(v2917.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3117 = v3069 + v3116;
-      const unsigned int v3118 = static_cast<unsigned int>(v2917.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3119 = v3117 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3120 = v3118 < v15;
-      const bool v3121 = v3119 && v3120;
-      if (v3121) {
-        const float v3122 = v2917.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3123 = v3071 + v3118;
-        const iron_bf16 v3124 = bias[v3123];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3125 = iron_to_f32(v3124);
-        const float v3126 = v3122 + v3125;
-        const float v3128 = v3126 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3129 = iron_exp2_approx(v3128);
-        const float v3131 = 1.0f + v3129;
-        const float v3132 = iron_recip_approx(v3131);
-        const float v3133 = v3126 * v3132;
-        const iron_bf16 v3134 = iron_f32_to_bf16(v3133);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3135 = v3117 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3136 = v3135 + v3071;
-        const unsigned int v3137 = v3136 + v3118;
-        out[v3137] = v3134;
+      const unsigned int v2930 = static_cast<unsigned int>(v2731.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2931 = v2883 + v2930;
+      const unsigned int v2932 = static_cast<unsigned int>(v2731.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2933 = v2931 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2934 = v2932 < v15;
+      const bool v2935 = v2933 && v2934;
+      if (v2935) {
+        const float v2936 = v2731.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2937 = v2885 + v2932;
+        const iron_bf16 v2938 = bias[v2937];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2939 = iron_to_f32(v2938);
+        const float v2940 = v2936 + v2939;
+        const float v2942 = v2940 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2943 = iron_exp2_approx(v2942);
+        const float v2945 = 1.0f + v2943;
+        const float v2946 = iron_recip_approx(v2945);
+        const float v2947 = v2940 * v2946;
+        const iron_bf16 v2948 = iron_f32_to_bf16(v2947);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2949 = v2931 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2950 = v2949 + v2885;
+        const unsigned int v2951 = v2950 + v2932;
+        out[v2951] = v2948;
       }
-      const unsigned int v3138 = static_cast<unsigned int>(v2917.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3139 = v3069 + v3138;
-      const unsigned int v3140 = static_cast<unsigned int>(v2917.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3141 = v3139 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3142 = v3140 < v15;
-      const bool v3143 = v3141 && v3142;
-      if (v3143) {
-        const float v3144 = v2917.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3145 = v3071 + v3140;
-        const iron_bf16 v3146 = bias[v3145];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3147 = iron_to_f32(v3146);
-        const float v3148 = v3144 + v3147;
-        const float v3150 = v3148 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3151 = iron_exp2_approx(v3150);
-        const float v3153 = 1.0f + v3151;
-        const float v3154 = iron_recip_approx(v3153);
-        const float v3155 = v3148 * v3154;
-        const iron_bf16 v3156 = iron_f32_to_bf16(v3155);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3157 = v3139 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3158 = v3157 + v3071;
-        const unsigned int v3159 = v3158 + v3140;
-        out[v3159] = v3156;
+      const unsigned int v2952 = static_cast<unsigned int>(v2731.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2953 = v2883 + v2952;
+      const unsigned int v2954 = static_cast<unsigned int>(v2731.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2955 = v2953 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2956 = v2954 < v15;
+      const bool v2957 = v2955 && v2956;
+      if (v2957) {
+        const float v2958 = v2731.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2959 = v2885 + v2954;
+        const iron_bf16 v2960 = bias[v2959];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2961 = iron_to_f32(v2960);
+        const float v2962 = v2958 + v2961;
+        const float v2964 = v2962 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2965 = iron_exp2_approx(v2964);
+        const float v2967 = 1.0f + v2965;
+        const float v2968 = iron_recip_approx(v2967);
+        const float v2969 = v2962 * v2968;
+        const iron_bf16 v2970 = iron_f32_to_bf16(v2969);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2971 = v2953 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2972 = v2971 + v2885;
+        const unsigned int v2973 = v2972 + v2954;
+        out[v2973] = v2970;
       }
-      const unsigned int v3160 = static_cast<unsigned int>(v2917.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3161 = v3069 + v3160;
-      const unsigned int v3162 = static_cast<unsigned int>(v2917.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3163 = v3161 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3164 = v3162 < v15;
-      const bool v3165 = v3163 && v3164;
-      if (v3165) {
-        const float v3166 = v2917.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3167 = v3071 + v3162;
-        const iron_bf16 v3168 = bias[v3167];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3169 = iron_to_f32(v3168);
-        const float v3170 = v3166 + v3169;
-        const float v3172 = v3170 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3173 = iron_exp2_approx(v3172);
-        const float v3175 = 1.0f + v3173;
-        const float v3176 = iron_recip_approx(v3175);
-        const float v3177 = v3170 * v3176;
-        const iron_bf16 v3178 = iron_f32_to_bf16(v3177);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3179 = v3161 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3180 = v3179 + v3071;
-        const unsigned int v3181 = v3180 + v3162;
-        out[v3181] = v3178;
+      const unsigned int v2974 = static_cast<unsigned int>(v2731.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2975 = v2883 + v2974;
+      const unsigned int v2976 = static_cast<unsigned int>(v2731.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2977 = v2975 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v2978 = v2976 < v15;
+      const bool v2979 = v2977 && v2978;
+      if (v2979) {
+        const float v2980 = v2731.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2981 = v2885 + v2976;
+        const iron_bf16 v2982 = bias[v2981];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v2983 = iron_to_f32(v2982);
+        const float v2984 = v2980 + v2983;
+        const float v2986 = v2984 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v2987 = iron_exp2_approx(v2986);
+        const float v2989 = 1.0f + v2987;
+        const float v2990 = iron_recip_approx(v2989);
+        const float v2991 = v2984 * v2990;
+        const iron_bf16 v2992 = iron_f32_to_bf16(v2991);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v2993 = v2975 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v2994 = v2993 + v2885;
+        const unsigned int v2995 = v2994 + v2976;
+        out[v2995] = v2992;
       }
-      const unsigned int v3182 = static_cast<unsigned int>(v2917.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3183 = v3069 + v3182;
-      const unsigned int v3184 = static_cast<unsigned int>(v2917.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3185 = v3183 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3186 = v3184 < v15;
-      const bool v3187 = v3185 && v3186;
-      if (v3187) {
-        const float v3188 = v2917.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3189 = v3071 + v3184;
-        const iron_bf16 v3190 = bias[v3189];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3191 = iron_to_f32(v3190);
-        const float v3192 = v3188 + v3191;
-        const float v3194 = v3192 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3195 = iron_exp2_approx(v3194);
-        const float v3197 = 1.0f + v3195;
-        const float v3198 = iron_recip_approx(v3197);
-        const float v3199 = v3192 * v3198;
-        const iron_bf16 v3200 = iron_f32_to_bf16(v3199);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3201 = v3183 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3202 = v3201 + v3071;
-        const unsigned int v3203 = v3202 + v3184;
-        out[v3203] = v3200;
+      const unsigned int v2996 = static_cast<unsigned int>(v2731.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v2997 = v2883 + v2996;
+      const unsigned int v2998 = static_cast<unsigned int>(v2731.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v2999 = v2997 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3000 = v2998 < v15;
+      const bool v3001 = v2999 && v3000;
+      if (v3001) {
+        const float v3002 = v2731.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3003 = v2885 + v2998;
+        const iron_bf16 v3004 = bias[v3003];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3005 = iron_to_f32(v3004);
+        const float v3006 = v3002 + v3005;
+        const float v3008 = v3006 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3009 = iron_exp2_approx(v3008);
+        const float v3011 = 1.0f + v3009;
+        const float v3012 = iron_recip_approx(v3011);
+        const float v3013 = v3006 * v3012;
+        const iron_bf16 v3014 = iron_f32_to_bf16(v3013);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3015 = v2997 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3016 = v3015 + v2885;
+        const unsigned int v3017 = v3016 + v2998;
+        out[v3017] = v3014;
       }
-      const unsigned int v3204 = static_cast<unsigned int>(v2917.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3205 = v3069 + v3204;
-      const unsigned int v3206 = static_cast<unsigned int>(v2917.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3207 = v3205 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3208 = v3206 < v15;
-      const bool v3209 = v3207 && v3208;
-      if (v3209) {
-        const float v3210 = v2917.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3211 = v3071 + v3206;
-        const iron_bf16 v3212 = bias[v3211];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3213 = iron_to_f32(v3212);
-        const float v3214 = v3210 + v3213;
-        const float v3216 = v3214 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3217 = iron_exp2_approx(v3216);
-        const float v3219 = 1.0f + v3217;
-        const float v3220 = iron_recip_approx(v3219);
-        const float v3221 = v3214 * v3220;
-        const iron_bf16 v3222 = iron_f32_to_bf16(v3221);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3223 = v3205 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3224 = v3223 + v3071;
-        const unsigned int v3225 = v3224 + v3206;
-        out[v3225] = v3222;
+      const unsigned int v3018 = static_cast<unsigned int>(v2731.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3019 = v2883 + v3018;
+      const unsigned int v3020 = static_cast<unsigned int>(v2731.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3021 = v3019 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3022 = v3020 < v15;
+      const bool v3023 = v3021 && v3022;
+      if (v3023) {
+        const float v3024 = v2731.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3025 = v2885 + v3020;
+        const iron_bf16 v3026 = bias[v3025];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3027 = iron_to_f32(v3026);
+        const float v3028 = v3024 + v3027;
+        const float v3030 = v3028 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3031 = iron_exp2_approx(v3030);
+        const float v3033 = 1.0f + v3031;
+        const float v3034 = iron_recip_approx(v3033);
+        const float v3035 = v3028 * v3034;
+        const iron_bf16 v3036 = iron_f32_to_bf16(v3035);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3037 = v3019 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3038 = v3037 + v2885;
+        const unsigned int v3039 = v3038 + v3020;
+        out[v3039] = v3036;
       }
-      const unsigned int v3226 = static_cast<unsigned int>(v2917.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3227 = v3069 + v3226;
-      const unsigned int v3228 = static_cast<unsigned int>(v2917.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3229 = v3227 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3230 = v3228 < v15;
-      const bool v3231 = v3229 && v3230;
-      if (v3231) {
-        const float v3232 = v2917.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3233 = v3071 + v3228;
-        const iron_bf16 v3234 = bias[v3233];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3235 = iron_to_f32(v3234);
-        const float v3236 = v3232 + v3235;
-        const float v3238 = v3236 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3239 = iron_exp2_approx(v3238);
-        const float v3241 = 1.0f + v3239;
-        const float v3242 = iron_recip_approx(v3241);
-        const float v3243 = v3236 * v3242;
-        const iron_bf16 v3244 = iron_f32_to_bf16(v3243);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3245 = v3227 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3246 = v3245 + v3071;
-        const unsigned int v3247 = v3246 + v3228;
-        out[v3247] = v3244;
+      const unsigned int v3040 = static_cast<unsigned int>(v2731.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3041 = v2883 + v3040;
+      const unsigned int v3042 = static_cast<unsigned int>(v2731.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3043 = v3041 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3044 = v3042 < v15;
+      const bool v3045 = v3043 && v3044;
+      if (v3045) {
+        const float v3046 = v2731.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3047 = v2885 + v3042;
+        const iron_bf16 v3048 = bias[v3047];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3049 = iron_to_f32(v3048);
+        const float v3050 = v3046 + v3049;
+        const float v3052 = v3050 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3053 = iron_exp2_approx(v3052);
+        const float v3055 = 1.0f + v3053;
+        const float v3056 = iron_recip_approx(v3055);
+        const float v3057 = v3050 * v3056;
+        const iron_bf16 v3058 = iron_f32_to_bf16(v3057);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3059 = v3041 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3060 = v3059 + v2885;
+        const unsigned int v3061 = v3060 + v3042;
+        out[v3061] = v3058;
       }
-      const unsigned int v3250 = v2915 * v2857;  // kernels/convolution/narrow_groups.hpp:182
-      const unsigned int v3252 = v3067 + v2914;
-      const unsigned int v3253 = v3252 - v3250;
-      const unsigned int v3254 = v2869 + v2915;  // kernels/convolution/narrow_groups.hpp:183
-      const unsigned int v3255 = v3254 * v15;
-      const unsigned int v3256 = static_cast<unsigned int>(v2919.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3257 = v3253 + v3256;
-      const unsigned int v3258 = static_cast<unsigned int>(v2919.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3259 = v3257 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3260 = v3258 < v15;
-      const bool v3261 = v3259 && v3260;
-      if (v3261) {
-        const float v3262 = v2919.x[0];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3263 = v3255 + v3258;
-        const iron_bf16 v3264 = bias[v3263];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3265 = iron_to_f32(v3264);
-        const float v3266 = v3262 + v3265;
-        const float v3268 = v3266 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3269 = iron_exp2_approx(v3268);
-        const float v3271 = 1.0f + v3269;
-        const float v3272 = iron_recip_approx(v3271);
-        const float v3273 = v3266 * v3272;
-        const iron_bf16 v3274 = iron_f32_to_bf16(v3273);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3275 = v3257 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3276 = v3275 + v3255;
-        const unsigned int v3277 = v3276 + v3258;
-        out[v3277] = v3274;
+      const unsigned int v3064 = v2729 * v2671;  // kernels/convolution/narrow_groups.hpp:182
+      const unsigned int v3066 = v2881 + v2728;
+      const unsigned int v3067 = v3066 - v3064;
+      const unsigned int v3068 = v2683 + v2729;  // kernels/convolution/narrow_groups.hpp:183
+      const unsigned int v3069 = v3068 * v15;
+      const unsigned int v3070 = static_cast<unsigned int>(v2733.row(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3071 = v3067 + v3070;
+      const unsigned int v3072 = static_cast<unsigned int>(v2733.col(0, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3073 = v3071 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3074 = v3072 < v15;
+      const bool v3075 = v3073 && v3074;
+      if (v3075) {
+        const float v3076 = v2733.x[0];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3077 = v3069 + v3072;
+        const iron_bf16 v3078 = bias[v3077];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3079 = iron_to_f32(v3078);
+        const float v3080 = v3076 + v3079;
+        const float v3082 = v3080 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3083 = iron_exp2_approx(v3082);
+        const float v3085 = 1.0f + v3083;
+        const float v3086 = iron_recip_approx(v3085);
+        const float v3087 = v3080 * v3086;
+        const iron_bf16 v3088 = iron_f32_to_bf16(v3087);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3089 = v3071 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3090 = v3089 + v3069;
+        const unsigned int v3091 = v3090 + v3072;
+        out[v3091] = v3088;
       }
-      const unsigned int v3278 = static_cast<unsigned int>(v2919.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3279 = v3253 + v3278;
-      const unsigned int v3280 = static_cast<unsigned int>(v2919.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3281 = v3279 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3282 = v3280 < v15;
-      const bool v3283 = v3281 && v3282;
-      if (v3283) {
-        const float v3284 = v2919.x[1];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3285 = v3255 + v3280;
-        const iron_bf16 v3286 = bias[v3285];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3287 = iron_to_f32(v3286);
-        const float v3288 = v3284 + v3287;
-        const float v3290 = v3288 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3291 = iron_exp2_approx(v3290);
-        const float v3293 = 1.0f + v3291;
-        const float v3294 = iron_recip_approx(v3293);
-        const float v3295 = v3288 * v3294;
-        const iron_bf16 v3296 = iron_f32_to_bf16(v3295);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3297 = v3279 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3298 = v3297 + v3255;
-        const unsigned int v3299 = v3298 + v3280;
-        out[v3299] = v3296;
+      const unsigned int v3092 = static_cast<unsigned int>(v2733.row(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3093 = v3067 + v3092;
+      const unsigned int v3094 = static_cast<unsigned int>(v2733.col(1, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3095 = v3093 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3096 = v3094 < v15;
+      const bool v3097 = v3095 && v3096;
+      if (v3097) {
+        const float v3098 = v2733.x[1];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3099 = v3069 + v3094;
+        const iron_bf16 v3100 = bias[v3099];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3101 = iron_to_f32(v3100);
+        const float v3102 = v3098 + v3101;
+        const float v3104 = v3102 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3105 = iron_exp2_approx(v3104);
+        const float v3107 = 1.0f + v3105;
+        const float v3108 = iron_recip_approx(v3107);
+        const float v3109 = v3102 * v3108;
+        const iron_bf16 v3110 = iron_f32_to_bf16(v3109);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3111 = v3093 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3112 = v3111 + v3069;
+        const unsigned int v3113 = v3112 + v3094;
+        out[v3113] = v3110;
       }
-      const unsigned int v3300 = static_cast<unsigned int>(v2919.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3301 = v3253 + v3300;
-      const unsigned int v3302 = static_cast<unsigned int>(v2919.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3303 = v3301 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3304 = v3302 < v15;
-      const bool v3305 = v3303 && v3304;
-      if (v3305) {
-        const float v3306 = v2919.x[2];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3307 = v3255 + v3302;
-        const iron_bf16 v3308 = bias[v3307];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3309 = iron_to_f32(v3308);
-        const float v3310 = v3306 + v3309;
-        const float v3312 = v3310 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3313 = iron_exp2_approx(v3312);
-        const float v3315 = 1.0f + v3313;
-        const float v3316 = iron_recip_approx(v3315);
-        const float v3317 = v3310 * v3316;
-        const iron_bf16 v3318 = iron_f32_to_bf16(v3317);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3319 = v3301 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3320 = v3319 + v3255;
-        const unsigned int v3321 = v3320 + v3302;
-        out[v3321] = v3318;
+      const unsigned int v3114 = static_cast<unsigned int>(v2733.row(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3115 = v3067 + v3114;
+      const unsigned int v3116 = static_cast<unsigned int>(v2733.col(2, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3117 = v3115 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3118 = v3116 < v15;
+      const bool v3119 = v3117 && v3118;
+      if (v3119) {
+        const float v3120 = v2733.x[2];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3121 = v3069 + v3116;
+        const iron_bf16 v3122 = bias[v3121];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3123 = iron_to_f32(v3122);
+        const float v3124 = v3120 + v3123;
+        const float v3126 = v3124 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3127 = iron_exp2_approx(v3126);
+        const float v3129 = 1.0f + v3127;
+        const float v3130 = iron_recip_approx(v3129);
+        const float v3131 = v3124 * v3130;
+        const iron_bf16 v3132 = iron_f32_to_bf16(v3131);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3133 = v3115 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3134 = v3133 + v3069;
+        const unsigned int v3135 = v3134 + v3116;
+        out[v3135] = v3132;
       }
-      const unsigned int v3322 = static_cast<unsigned int>(v2919.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3323 = v3253 + v3322;
-      const unsigned int v3324 = static_cast<unsigned int>(v2919.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3325 = v3323 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3326 = v3324 < v15;
-      const bool v3327 = v3325 && v3326;
-      if (v3327) {
-        const float v3328 = v2919.x[3];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3329 = v3255 + v3324;
-        const iron_bf16 v3330 = bias[v3329];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3331 = iron_to_f32(v3330);
-        const float v3332 = v3328 + v3331;
-        const float v3334 = v3332 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3335 = iron_exp2_approx(v3334);
-        const float v3337 = 1.0f + v3335;
-        const float v3338 = iron_recip_approx(v3337);
-        const float v3339 = v3332 * v3338;
-        const iron_bf16 v3340 = iron_f32_to_bf16(v3339);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3341 = v3323 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3342 = v3341 + v3255;
-        const unsigned int v3343 = v3342 + v3324;
-        out[v3343] = v3340;
+      const unsigned int v3136 = static_cast<unsigned int>(v2733.row(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3137 = v3067 + v3136;
+      const unsigned int v3138 = static_cast<unsigned int>(v2733.col(3, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3139 = v3137 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3140 = v3138 < v15;
+      const bool v3141 = v3139 && v3140;
+      if (v3141) {
+        const float v3142 = v2733.x[3];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3143 = v3069 + v3138;
+        const iron_bf16 v3144 = bias[v3143];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3145 = iron_to_f32(v3144);
+        const float v3146 = v3142 + v3145;
+        const float v3148 = v3146 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3149 = iron_exp2_approx(v3148);
+        const float v3151 = 1.0f + v3149;
+        const float v3152 = iron_recip_approx(v3151);
+        const float v3153 = v3146 * v3152;
+        const iron_bf16 v3154 = iron_f32_to_bf16(v3153);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3155 = v3137 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3156 = v3155 + v3069;
+        const unsigned int v3157 = v3156 + v3138;
+        out[v3157] = v3154;
       }
-      const unsigned int v3344 = static_cast<unsigned int>(v2919.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3345 = v3253 + v3344;
-      const unsigned int v3346 = static_cast<unsigned int>(v2919.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3347 = v3345 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3348 = v3346 < v15;
-      const bool v3349 = v3347 && v3348;
-      if (v3349) {
-        const float v3350 = v2919.x[4];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3351 = v3255 + v3346;
-        const iron_bf16 v3352 = bias[v3351];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3353 = iron_to_f32(v3352);
-        const float v3354 = v3350 + v3353;
-        const float v3356 = v3354 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3357 = iron_exp2_approx(v3356);
-        const float v3359 = 1.0f + v3357;
-        const float v3360 = iron_recip_approx(v3359);
-        const float v3361 = v3354 * v3360;
-        const iron_bf16 v3362 = iron_f32_to_bf16(v3361);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3363 = v3345 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3364 = v3363 + v3255;
-        const unsigned int v3365 = v3364 + v3346;
-        out[v3365] = v3362;
+      const unsigned int v3158 = static_cast<unsigned int>(v2733.row(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3159 = v3067 + v3158;
+      const unsigned int v3160 = static_cast<unsigned int>(v2733.col(4, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3161 = v3159 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3162 = v3160 < v15;
+      const bool v3163 = v3161 && v3162;
+      if (v3163) {
+        const float v3164 = v2733.x[4];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3165 = v3069 + v3160;
+        const iron_bf16 v3166 = bias[v3165];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3167 = iron_to_f32(v3166);
+        const float v3168 = v3164 + v3167;
+        const float v3170 = v3168 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3171 = iron_exp2_approx(v3170);
+        const float v3173 = 1.0f + v3171;
+        const float v3174 = iron_recip_approx(v3173);
+        const float v3175 = v3168 * v3174;
+        const iron_bf16 v3176 = iron_f32_to_bf16(v3175);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3177 = v3159 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3178 = v3177 + v3069;
+        const unsigned int v3179 = v3178 + v3160;
+        out[v3179] = v3176;
       }
-      const unsigned int v3366 = static_cast<unsigned int>(v2919.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3367 = v3253 + v3366;
-      const unsigned int v3368 = static_cast<unsigned int>(v2919.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3369 = v3367 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3370 = v3368 < v15;
-      const bool v3371 = v3369 && v3370;
-      if (v3371) {
-        const float v3372 = v2919.x[5];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3373 = v3255 + v3368;
-        const iron_bf16 v3374 = bias[v3373];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3375 = iron_to_f32(v3374);
-        const float v3376 = v3372 + v3375;
-        const float v3378 = v3376 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3379 = iron_exp2_approx(v3378);
-        const float v3381 = 1.0f + v3379;
-        const float v3382 = iron_recip_approx(v3381);
-        const float v3383 = v3376 * v3382;
-        const iron_bf16 v3384 = iron_f32_to_bf16(v3383);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3385 = v3367 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3386 = v3385 + v3255;
-        const unsigned int v3387 = v3386 + v3368;
-        out[v3387] = v3384;
+      const unsigned int v3180 = static_cast<unsigned int>(v2733.row(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3181 = v3067 + v3180;
+      const unsigned int v3182 = static_cast<unsigned int>(v2733.col(5, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3183 = v3181 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3184 = v3182 < v15;
+      const bool v3185 = v3183 && v3184;
+      if (v3185) {
+        const float v3186 = v2733.x[5];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3187 = v3069 + v3182;
+        const iron_bf16 v3188 = bias[v3187];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3189 = iron_to_f32(v3188);
+        const float v3190 = v3186 + v3189;
+        const float v3192 = v3190 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3193 = iron_exp2_approx(v3192);
+        const float v3195 = 1.0f + v3193;
+        const float v3196 = iron_recip_approx(v3195);
+        const float v3197 = v3190 * v3196;
+        const iron_bf16 v3198 = iron_f32_to_bf16(v3197);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3199 = v3181 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3200 = v3199 + v3069;
+        const unsigned int v3201 = v3200 + v3182;
+        out[v3201] = v3198;
       }
-      const unsigned int v3388 = static_cast<unsigned int>(v2919.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3389 = v3253 + v3388;
-      const unsigned int v3390 = static_cast<unsigned int>(v2919.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3391 = v3389 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3392 = v3390 < v15;
-      const bool v3393 = v3391 && v3392;
-      if (v3393) {
-        const float v3394 = v2919.x[6];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3395 = v3255 + v3390;
-        const iron_bf16 v3396 = bias[v3395];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3397 = iron_to_f32(v3396);
-        const float v3398 = v3394 + v3397;
-        const float v3400 = v3398 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3401 = iron_exp2_approx(v3400);
-        const float v3403 = 1.0f + v3401;
-        const float v3404 = iron_recip_approx(v3403);
-        const float v3405 = v3398 * v3404;
-        const iron_bf16 v3406 = iron_f32_to_bf16(v3405);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3407 = v3389 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3408 = v3407 + v3255;
-        const unsigned int v3409 = v3408 + v3390;
-        out[v3409] = v3406;
+      const unsigned int v3202 = static_cast<unsigned int>(v2733.row(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3203 = v3067 + v3202;
+      const unsigned int v3204 = static_cast<unsigned int>(v2733.col(6, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3205 = v3203 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3206 = v3204 < v15;
+      const bool v3207 = v3205 && v3206;
+      if (v3207) {
+        const float v3208 = v2733.x[6];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3209 = v3069 + v3204;
+        const iron_bf16 v3210 = bias[v3209];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3211 = iron_to_f32(v3210);
+        const float v3212 = v3208 + v3211;
+        const float v3214 = v3212 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3215 = iron_exp2_approx(v3214);
+        const float v3217 = 1.0f + v3215;
+        const float v3218 = iron_recip_approx(v3217);
+        const float v3219 = v3212 * v3218;
+        const iron_bf16 v3220 = iron_f32_to_bf16(v3219);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3221 = v3203 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3222 = v3221 + v3069;
+        const unsigned int v3223 = v3222 + v3204;
+        out[v3223] = v3220;
       }
-      const unsigned int v3410 = static_cast<unsigned int>(v2919.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
-      const unsigned int v3411 = v3253 + v3410;
-      const unsigned int v3412 = static_cast<unsigned int>(v2919.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
-      const bool v3413 = v3411 < v2821;  // kernels/convolution/narrow_groups.hpp:187
-      const bool v3414 = v3412 < v15;
-      const bool v3415 = v3413 && v3414;
-      if (v3415) {
-        const float v3416 = v2919.x[7];  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3417 = v3255 + v3412;
-        const iron_bf16 v3418 = bias[v3417];  // kernels/convolution/conv2d_bias.cpp:64
-        const float v3419 = iron_to_f32(v3418);
-        const float v3420 = v3416 + v3419;
-        const float v3422 = v3420 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v3423 = iron_exp2_approx(v3422);
-        const float v3425 = 1.0f + v3423;
-        const float v3426 = iron_recip_approx(v3425);
-        const float v3427 = v3420 * v3426;
-        const iron_bf16 v3428 = iron_f32_to_bf16(v3427);  // kernels/convolution/narrow_groups.hpp:189
-        const unsigned int v3429 = v3411 * v4;  // kernels/convolution/narrow_groups.hpp:188
-        const unsigned int v3430 = v3429 + v3255;
-        const unsigned int v3431 = v3430 + v3412;
-        out[v3431] = v3428;
+      const unsigned int v3224 = static_cast<unsigned int>(v2733.row(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:185
+      const unsigned int v3225 = v3067 + v3224;
+      const unsigned int v3226 = static_cast<unsigned int>(v2733.col(7, iron_linear_thread() & 31u));  // kernels/convolution/narrow_groups.hpp:186
+      const bool v3227 = v3225 < v2635;  // kernels/convolution/narrow_groups.hpp:187
+      const bool v3228 = v3226 < v15;
+      const bool v3229 = v3227 && v3228;
+      if (v3229) {
+        const float v3230 = v2733.x[7];  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3231 = v3069 + v3226;
+        const iron_bf16 v3232 = bias[v3231];  // kernels/convolution/conv2d_bias.cpp:64
+        const float v3233 = iron_to_f32(v3232);
+        const float v3234 = v3230 + v3233;
+        const float v3236 = v3234 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v3237 = iron_exp2_approx(v3236);
+        const float v3239 = 1.0f + v3237;
+        const float v3240 = iron_recip_approx(v3239);
+        const float v3241 = v3234 * v3240;
+        const iron_bf16 v3242 = iron_f32_to_bf16(v3241);  // kernels/convolution/narrow_groups.hpp:189
+        const unsigned int v3243 = v3225 * v4;  // kernels/convolution/narrow_groups.hpp:188
+        const unsigned int v3244 = v3243 + v3069;
+        const unsigned int v3245 = v3244 + v3226;
+        out[v3245] = v3242;
       }
     }
   }

@@ -293,825 +293,559 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_kn_bf16(
   const unsigned int v5 = stride_b;
   const float v6 = alpha;
   const unsigned int v7 = blockIdx.z;  // kernels/gemm/gemm.cpp:117
-  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v10 = blockIdx.x;
   const unsigned int v11 = blockIdx.y;
   const unsigned int v12 = v11 * v8;
   const unsigned int v13 = v12 + v10;
-  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v18 = v17 << 3u;
-  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v21 = min(v20, 8u);
-  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v24 = v23 % v21;
   const unsigned int v25 = v18 + v24;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v30 = v29 << 7u;
   const unsigned int v31 = v7 * v5;  // kernels/gemm/gemm.cpp:121
   const unsigned int v32 = v7 * v4;  // kernels/gemm/gemm.cpp:120
-  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+  const unsigned int v33 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v36 = v33 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
   const unsigned int v37 = v36 << 6u;
-  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+  const unsigned int v40 = v33 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v41 = v40 << 6u;
-  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:266
+  iron_frag<float, 2, 64, 64> v43;  // kernels/gemm/gemm_tiles.hpp:274
   iron_frag_fill(v43, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:267
+  iron_frag<iron_bf16, 0, 64, 16> v45;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v45, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:268
+  iron_frag<iron_bf16, 1, 16, 64> v47;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v47, iron_f32_to_bf16(0.0f));
-  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:214
+  const unsigned int v50 = v3 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
   const bool v51 = v50 == 0u;
   const unsigned int v54 = v4 & 7u;
   const bool v55 = v54 == 0u;
   const bool v56 = v51 && v55;
-  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+  const unsigned int v59 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
   const bool v60 = v59 == 0u;
   const unsigned int v63 = v5 & 7u;
   const bool v64 = v63 == 0u;
   const bool v65 = v60 && v64;
-  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v66 = v56 && v65;  // kernels/gemm/gemm_tiles.hpp:294
   if (v66) {
-    for (unsigned int v2096 = 0u; v2096 < 2u; v2096 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2097 = v2096 << 6u;
-      const bool v2099 = v2097 < v3;
-      if (v2099) {
-        const unsigned int v2101 = v2096 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2103 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2106 = v2103 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2109 = v2103 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2110 = v2109 << 3u;
-        const unsigned int v2111 = v26 + v2106;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2112 = v2111 < v1;
-        const unsigned int v2113 = v2097 + v2110;
-        const bool v2114 = v2113 < v3;
-        const bool v2115 = v2112 && v2114;
-        const unsigned int v2117 = v2111 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2118 = v32 + v2117;
-        const unsigned int v2119 = v2118 + v2097;
-        const unsigned int v2120 = v2119 + v2110;
-        const unsigned int v2121 = v2115 ? v2120 : v32;
-        const unsigned int v2123 = v2106 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2124 = v2101 + v2123;
-        const unsigned int v2125 = v2124 + v2110;
-        iron_copy_async<16>(shm0 + (v2125 ^ (((v2125 >> 6u) & 7u) << 3u)), a + v2121, v2115);
-        const unsigned int v2128 = v2103 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2130 = v2128 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2133 = v2128 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2134 = v2133 << 3u;
-        const unsigned int v2135 = v26 + v2130;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2136 = v2135 < v1;
-        const unsigned int v2137 = v2097 + v2134;
-        const bool v2138 = v2137 < v3;
-        const bool v2139 = v2136 && v2138;
-        const unsigned int v2141 = v2135 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2142 = v32 + v2141;
-        const unsigned int v2143 = v2142 + v2097;
-        const unsigned int v2144 = v2143 + v2134;
-        const unsigned int v2145 = v2139 ? v2144 : v32;
-        const unsigned int v2147 = v2130 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2148 = v2101 + v2147;
-        const unsigned int v2149 = v2148 + v2134;
-        iron_copy_async<16>(shm0 + (v2149 ^ (((v2149 >> 6u) & 7u) << 3u)), a + v2145, v2139);
-        const unsigned int v2152 = v2103 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2154 = v2152 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2157 = v2152 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2158 = v2157 << 3u;
-        const unsigned int v2159 = v26 + v2154;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2160 = v2159 < v1;
-        const unsigned int v2161 = v2097 + v2158;
-        const bool v2162 = v2161 < v3;
-        const bool v2163 = v2160 && v2162;
-        const unsigned int v2165 = v2159 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2166 = v32 + v2165;
-        const unsigned int v2167 = v2166 + v2097;
-        const unsigned int v2168 = v2167 + v2158;
-        const unsigned int v2169 = v2163 ? v2168 : v32;
-        const unsigned int v2171 = v2154 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2172 = v2101 + v2171;
-        const unsigned int v2173 = v2172 + v2158;
-        iron_copy_async<16>(shm0 + (v2173 ^ (((v2173 >> 6u) & 7u) << 3u)), a + v2169, v2163);
-        const unsigned int v2176 = v2103 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2178 = v2176 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2181 = v2176 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2182 = v2181 << 3u;
-        const unsigned int v2183 = v26 + v2178;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2184 = v2183 < v1;
-        const unsigned int v2185 = v2097 + v2182;
-        const bool v2186 = v2185 < v3;
-        const bool v2187 = v2184 && v2186;
-        const unsigned int v2189 = v2183 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2190 = v32 + v2189;
-        const unsigned int v2191 = v2190 + v2097;
-        const unsigned int v2192 = v2191 + v2182;
-        const unsigned int v2193 = v2187 ? v2192 : v32;
-        const unsigned int v2195 = v2178 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2196 = v2101 + v2195;
-        const unsigned int v2197 = v2196 + v2182;
-        iron_copy_async<16>(shm0 + (v2197 ^ (((v2197 >> 6u) & 7u) << 3u)), a + v2193, v2187);
-        const unsigned int v2200 = v2103 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2202 = v2200 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2205 = v2200 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2206 = v2205 << 3u;
-        const unsigned int v2207 = v26 + v2202;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2208 = v2207 < v1;
-        const unsigned int v2209 = v2097 + v2206;
-        const bool v2210 = v2209 < v3;
-        const bool v2211 = v2208 && v2210;
-        const unsigned int v2213 = v2207 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2214 = v32 + v2213;
-        const unsigned int v2215 = v2214 + v2097;
-        const unsigned int v2216 = v2215 + v2206;
-        const unsigned int v2217 = v2211 ? v2216 : v32;
-        const unsigned int v2219 = v2202 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2220 = v2101 + v2219;
-        const unsigned int v2221 = v2220 + v2206;
-        iron_copy_async<16>(shm0 + (v2221 ^ (((v2221 >> 6u) & 7u) << 3u)), a + v2217, v2211);
-        const unsigned int v2224 = v2103 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2226 = v2224 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2229 = v2224 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2230 = v2229 << 3u;
-        const unsigned int v2231 = v26 + v2226;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2232 = v2231 < v1;
-        const unsigned int v2233 = v2097 + v2230;
-        const bool v2234 = v2233 < v3;
-        const bool v2235 = v2232 && v2234;
-        const unsigned int v2237 = v2231 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2238 = v32 + v2237;
-        const unsigned int v2239 = v2238 + v2097;
-        const unsigned int v2240 = v2239 + v2230;
-        const unsigned int v2241 = v2235 ? v2240 : v32;
-        const unsigned int v2243 = v2226 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2244 = v2101 + v2243;
-        const unsigned int v2245 = v2244 + v2230;
-        iron_copy_async<16>(shm0 + (v2245 ^ (((v2245 >> 6u) & 7u) << 3u)), a + v2241, v2235);
-        const unsigned int v2248 = v2103 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2250 = v2248 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2253 = v2248 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2254 = v2253 << 3u;
-        const unsigned int v2255 = v26 + v2250;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2256 = v2255 < v1;
-        const unsigned int v2257 = v2097 + v2254;
-        const bool v2258 = v2257 < v3;
-        const bool v2259 = v2256 && v2258;
-        const unsigned int v2261 = v2255 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2262 = v32 + v2261;
-        const unsigned int v2263 = v2262 + v2097;
-        const unsigned int v2264 = v2263 + v2254;
-        const unsigned int v2265 = v2259 ? v2264 : v32;
-        const unsigned int v2267 = v2250 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2268 = v2101 + v2267;
-        const unsigned int v2269 = v2268 + v2254;
-        iron_copy_async<16>(shm0 + (v2269 ^ (((v2269 >> 6u) & 7u) << 3u)), a + v2265, v2259);
-        const unsigned int v2272 = v2103 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2274 = v2272 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2277 = v2272 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2278 = v2277 << 3u;
-        const unsigned int v2279 = v26 + v2274;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2280 = v2279 < v1;
-        const unsigned int v2281 = v2097 + v2278;
-        const bool v2282 = v2281 < v3;
-        const bool v2283 = v2280 && v2282;
-        const unsigned int v2285 = v2279 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2286 = v32 + v2285;
-        const unsigned int v2287 = v2286 + v2097;
-        const unsigned int v2288 = v2287 + v2278;
-        const unsigned int v2289 = v2283 ? v2288 : v32;
-        const unsigned int v2291 = v2274 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2292 = v2101 + v2291;
-        const unsigned int v2293 = v2292 + v2278;
-        iron_copy_async<16>(shm0 + (v2293 ^ (((v2293 >> 6u) & 7u) << 3u)), a + v2289, v2283);
-        const unsigned int v2300 = v2103 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2303 = v2103 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2304 = v2303 << 3u;
-        const unsigned int v2305 = v2097 + v2300;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2306 = v2305 < v3;
-        const unsigned int v2307 = v30 + v2304;
-        const bool v2308 = v2307 < v2;
-        const bool v2309 = v2306 && v2308;
-        const unsigned int v2311 = v2305 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2312 = v31 + v2311;
-        const unsigned int v2313 = v2312 + v30;
-        const unsigned int v2314 = v2313 + v2304;
-        const unsigned int v2315 = v2309 ? v2314 : v31;
-        const unsigned int v2317 = v2300 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2318 = v2101 + v2317;
-        const unsigned int v2319 = v2318 + v2304;
-        iron_copy_async<16>(shm1 + (v2319 ^ (((v2319 >> 7u) & 7u) << 3u)), b + v2315, v2309);
-        const unsigned int v2324 = v2128 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2327 = v2128 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2328 = v2327 << 3u;
-        const unsigned int v2329 = v2097 + v2324;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2330 = v2329 < v3;
-        const unsigned int v2331 = v30 + v2328;
-        const bool v2332 = v2331 < v2;
-        const bool v2333 = v2330 && v2332;
-        const unsigned int v2335 = v2329 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2336 = v31 + v2335;
-        const unsigned int v2337 = v2336 + v30;
-        const unsigned int v2338 = v2337 + v2328;
-        const unsigned int v2339 = v2333 ? v2338 : v31;
-        const unsigned int v2341 = v2324 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2342 = v2101 + v2341;
-        const unsigned int v2343 = v2342 + v2328;
-        iron_copy_async<16>(shm1 + (v2343 ^ (((v2343 >> 7u) & 7u) << 3u)), b + v2339, v2333);
-        const unsigned int v2348 = v2152 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2351 = v2152 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2352 = v2351 << 3u;
-        const unsigned int v2353 = v2097 + v2348;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2354 = v2353 < v3;
-        const unsigned int v2355 = v30 + v2352;
-        const bool v2356 = v2355 < v2;
-        const bool v2357 = v2354 && v2356;
-        const unsigned int v2359 = v2353 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2360 = v31 + v2359;
-        const unsigned int v2361 = v2360 + v30;
-        const unsigned int v2362 = v2361 + v2352;
-        const unsigned int v2363 = v2357 ? v2362 : v31;
-        const unsigned int v2365 = v2348 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2366 = v2101 + v2365;
-        const unsigned int v2367 = v2366 + v2352;
-        iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 7u) & 7u) << 3u)), b + v2363, v2357);
-        const unsigned int v2372 = v2176 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2375 = v2176 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2376 = v2375 << 3u;
-        const unsigned int v2377 = v2097 + v2372;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2378 = v2377 < v3;
-        const unsigned int v2379 = v30 + v2376;
-        const bool v2380 = v2379 < v2;
-        const bool v2381 = v2378 && v2380;
-        const unsigned int v2383 = v2377 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2384 = v31 + v2383;
-        const unsigned int v2385 = v2384 + v30;
-        const unsigned int v2386 = v2385 + v2376;
-        const unsigned int v2387 = v2381 ? v2386 : v31;
-        const unsigned int v2389 = v2372 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2390 = v2101 + v2389;
-        const unsigned int v2391 = v2390 + v2376;
-        iron_copy_async<16>(shm1 + (v2391 ^ (((v2391 >> 7u) & 7u) << 3u)), b + v2387, v2381);
-        const unsigned int v2396 = v2200 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2399 = v2200 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2400 = v2399 << 3u;
-        const unsigned int v2401 = v2097 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2402 = v2401 < v3;
-        const unsigned int v2403 = v30 + v2400;
-        const bool v2404 = v2403 < v2;
-        const bool v2405 = v2402 && v2404;
-        const unsigned int v2407 = v2401 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2408 = v31 + v2407;
-        const unsigned int v2409 = v2408 + v30;
-        const unsigned int v2410 = v2409 + v2400;
-        const unsigned int v2411 = v2405 ? v2410 : v31;
-        const unsigned int v2413 = v2396 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2414 = v2101 + v2413;
-        const unsigned int v2415 = v2414 + v2400;
-        iron_copy_async<16>(shm1 + (v2415 ^ (((v2415 >> 7u) & 7u) << 3u)), b + v2411, v2405);
-        const unsigned int v2420 = v2224 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2423 = v2224 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2424 = v2423 << 3u;
-        const unsigned int v2425 = v2097 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2426 = v2425 < v3;
-        const unsigned int v2427 = v30 + v2424;
-        const bool v2428 = v2427 < v2;
-        const bool v2429 = v2426 && v2428;
-        const unsigned int v2431 = v2425 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2432 = v31 + v2431;
-        const unsigned int v2433 = v2432 + v30;
-        const unsigned int v2434 = v2433 + v2424;
-        const unsigned int v2435 = v2429 ? v2434 : v31;
-        const unsigned int v2437 = v2420 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2438 = v2101 + v2437;
-        const unsigned int v2439 = v2438 + v2424;
-        iron_copy_async<16>(shm1 + (v2439 ^ (((v2439 >> 7u) & 7u) << 3u)), b + v2435, v2429);
-        const unsigned int v2444 = v2248 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2447 = v2248 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2448 = v2447 << 3u;
-        const unsigned int v2449 = v2097 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2450 = v2449 < v3;
-        const unsigned int v2451 = v30 + v2448;
-        const bool v2452 = v2451 < v2;
-        const bool v2453 = v2450 && v2452;
-        const unsigned int v2455 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2456 = v31 + v2455;
-        const unsigned int v2457 = v2456 + v30;
-        const unsigned int v2458 = v2457 + v2448;
-        const unsigned int v2459 = v2453 ? v2458 : v31;
-        const unsigned int v2461 = v2444 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2462 = v2101 + v2461;
-        const unsigned int v2463 = v2462 + v2448;
-        iron_copy_async<16>(shm1 + (v2463 ^ (((v2463 >> 7u) & 7u) << 3u)), b + v2459, v2453);
-        const unsigned int v2468 = v2272 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2471 = v2272 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2472 = v2471 << 3u;
-        const unsigned int v2473 = v2097 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2474 = v2473 < v3;
-        const unsigned int v2475 = v30 + v2472;
-        const bool v2476 = v2475 < v2;
-        const bool v2477 = v2474 && v2476;
-        const unsigned int v2479 = v2473 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2480 = v31 + v2479;
-        const unsigned int v2481 = v2480 + v30;
-        const unsigned int v2482 = v2481 + v2472;
-        const unsigned int v2483 = v2477 ? v2482 : v31;
-        const unsigned int v2485 = v2468 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2486 = v2101 + v2485;
-        const unsigned int v2487 = v2486 + v2472;
-        iron_copy_async<16>(shm1 + (v2487 ^ (((v2487 >> 7u) & 7u) << 3u)), b + v2483, v2477);
+    for (unsigned int v1910 = 0u; v1910 < 2u; v1910 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v1911 = v1910 << 6u;
+      const bool v1913 = v1911 < v3;
+      if (v1913) {
+        const unsigned int v1915 = v1910 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v1917 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1918 = v1917 >> 3u;
+        const unsigned int v1922 = v1917 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1923 = v1922 << 3u;
+        const unsigned int v1924 = v26 + v1918;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1925 = v1911 + v1923;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v1926 = v1925 < v3;
+        const unsigned int v1927 = v1924 * v3;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v1928 = v32 + v1927;
+        const unsigned int v1929 = v1928 + v1911;
+        const unsigned int v1930 = v1929 + v1923;
+        const unsigned int v1932 = v1918 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1933 = v1915 + v1932;
+        const unsigned int v1934 = v1933 + v1923;
+        const bool v1937 = v1924 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1938 = v1926 && v1937;
+        const unsigned int v1942 = v1938 ? v1930 : v32;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), a + v1942, v1938);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1946 = v1924 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1947 = v1946 < v1;
+        const bool v1948 = v1926 && v1947;
+        const unsigned int v1950 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1951 = v1930 + v1950;
+        const unsigned int v1952 = v1948 ? v1951 : v32;
+        const unsigned int v1954 = v1934 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), a + v1952, v1948);
+        const unsigned int v1956 = v1924 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1957 = v1956 < v1;
+        const bool v1958 = v1926 && v1957;
+        const unsigned int v1960 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1961 = v1930 + v1960;
+        const unsigned int v1962 = v1958 ? v1961 : v32;
+        const unsigned int v1964 = v1934 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1962, v1958);
+        const unsigned int v1966 = v1924 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1967 = v1966 < v1;
+        const bool v1968 = v1926 && v1967;
+        const unsigned int v1970 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1971 = v1930 + v1970;
+        const unsigned int v1972 = v1968 ? v1971 : v32;
+        const unsigned int v1974 = v1934 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), a + v1972, v1968);
+        const unsigned int v1976 = v1924 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1977 = v1976 < v1;
+        const bool v1978 = v1926 && v1977;
+        const unsigned int v1980 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1981 = v1930 + v1980;
+        const unsigned int v1982 = v1978 ? v1981 : v32;
+        const unsigned int v1984 = v1934 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1984 ^ (((v1984 >> 6u) & 7u) << 3u)), a + v1982, v1978);
+        const unsigned int v1986 = v1924 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1987 = v1986 < v1;
+        const bool v1988 = v1926 && v1987;
+        const unsigned int v1990 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1991 = v1930 + v1990;
+        const unsigned int v1992 = v1988 ? v1991 : v32;
+        const unsigned int v1994 = v1934 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1994 ^ (((v1994 >> 6u) & 7u) << 3u)), a + v1992, v1988);
+        const unsigned int v1996 = v1924 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1997 = v1996 < v1;
+        const bool v1998 = v1926 && v1997;
+        const unsigned int v2000 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2001 = v1930 + v2000;
+        const unsigned int v2002 = v1998 ? v2001 : v32;
+        const unsigned int v2004 = v1934 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2004 ^ (((v2004 >> 6u) & 7u) << 3u)), a + v2002, v1998);
+        const unsigned int v2006 = v1924 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2007 = v2006 < v1;
+        const bool v2008 = v1926 && v2007;
+        const unsigned int v2010 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2011 = v1930 + v2010;
+        const unsigned int v2012 = v2008 ? v2011 : v32;
+        const unsigned int v2014 = v1934 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2014 ^ (((v2014 >> 6u) & 7u) << 3u)), a + v2012, v2008);
+        const unsigned int v2019 = v1917 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2023 = v1917 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2024 = v2023 << 3u;
+        const unsigned int v2025 = v1911 + v2019;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2026 = v30 + v2024;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2027 = v2026 < v2;
+        const unsigned int v2028 = v2025 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2029 = v31 + v2028;
+        const unsigned int v2030 = v2029 + v30;
+        const unsigned int v2031 = v2030 + v2024;
+        const unsigned int v2033 = v2019 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2034 = v1915 + v2033;
+        const unsigned int v2035 = v2034 + v2024;
+        const bool v2038 = v2025 < v3;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2039 = v2027 && v2038;
+        const unsigned int v2043 = v2039 ? v2031 : v31;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2035 ^ (((v2035 >> 7u) & 7u) << 3u)), b + v2043, v2039);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2047 = v2025 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2048 = v2047 < v3;
+        const bool v2049 = v2027 && v2048;
+        const unsigned int v2051 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2052 = v2031 + v2051;
+        const unsigned int v2053 = v2049 ? v2052 : v31;
+        const unsigned int v2055 = v2035 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2055 ^ (((v2055 >> 7u) & 7u) << 3u)), b + v2053, v2049);
+        const unsigned int v2057 = v2025 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2058 = v2057 < v3;
+        const bool v2059 = v2027 && v2058;
+        const unsigned int v2061 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2062 = v2031 + v2061;
+        const unsigned int v2063 = v2059 ? v2062 : v31;
+        const unsigned int v2065 = v2035 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2065 ^ (((v2065 >> 7u) & 7u) << 3u)), b + v2063, v2059);
+        const unsigned int v2067 = v2025 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2068 = v2067 < v3;
+        const bool v2069 = v2027 && v2068;
+        const unsigned int v2071 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2072 = v2031 + v2071;
+        const unsigned int v2073 = v2069 ? v2072 : v31;
+        const unsigned int v2075 = v2035 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2075 ^ (((v2075 >> 7u) & 7u) << 3u)), b + v2073, v2069);
+        const unsigned int v2077 = v2025 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2078 = v2077 < v3;
+        const bool v2079 = v2027 && v2078;
+        const unsigned int v2081 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2082 = v2031 + v2081;
+        const unsigned int v2083 = v2079 ? v2082 : v31;
+        const unsigned int v2085 = v2035 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2085 ^ (((v2085 >> 7u) & 7u) << 3u)), b + v2083, v2079);
+        const unsigned int v2087 = v2025 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2088 = v2087 < v3;
+        const bool v2089 = v2027 && v2088;
+        const unsigned int v2091 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2092 = v2031 + v2091;
+        const unsigned int v2093 = v2089 ? v2092 : v31;
+        const unsigned int v2095 = v2035 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2095 ^ (((v2095 >> 7u) & 7u) << 3u)), b + v2093, v2089);
+        const unsigned int v2097 = v2025 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2098 = v2097 < v3;
+        const bool v2099 = v2027 && v2098;
+        const unsigned int v2101 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2102 = v2031 + v2101;
+        const unsigned int v2103 = v2099 ? v2102 : v31;
+        const unsigned int v2105 = v2035 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2105 ^ (((v2105 >> 7u) & 7u) << 3u)), b + v2103, v2099);
+        const unsigned int v2107 = v2025 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2108 = v2107 < v3;
+        const bool v2109 = v2027 && v2108;
+        const unsigned int v2111 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2112 = v2031 + v2111;
+        const unsigned int v2113 = v2109 ? v2112 : v31;
+        const unsigned int v2115 = v2035 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2115 ^ (((v2115 >> 7u) & 7u) << 3u)), b + v2113, v2109);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
-    const unsigned int v2500 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v2128 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
 
-    for (unsigned int v2488 = 0u; v2488 < v3; v2488 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2490 = v2488 >> 6u;
-      const unsigned int v2492 = v2490 % 3u;
+    for (unsigned int v2116 = 0u; v2116 < v3; v2116 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2118 = v2116 >> 6u;
+      const unsigned int v2120 = v2118 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2494 = v2492 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-      const unsigned int v2501 = v2494 + v2500;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2501, 64u);
-      const unsigned int v2507 = v2494 + v41;  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2507, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2513 = v2501 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2513, 64u);
-      const unsigned int v2517 = v2494 + 2048u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2518 = v2517 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2518, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2524 = v2501 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2524, 64u);
-      const unsigned int v2528 = v2494 + 4096u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2529 = v2528 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2529, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2535 = v2501 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2535, 64u);
-      const unsigned int v2539 = v2494 + 6144u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2540 = v2539 + v41;
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2540, 128u);
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2543 = v2488 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2545 = v2490 + 2u;
-      const unsigned int v2546 = v2545 % 3u;
-      const bool v2547 = v2543 < v3;
-      if (v2547) {
-        const unsigned int v2549 = v2546 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2551 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2554 = v2551 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2557 = v2551 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2558 = v2557 << 3u;
-        const unsigned int v2559 = v26 + v2554;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2560 = v2559 < v1;
-        const unsigned int v2561 = v2543 + v2558;
-        const bool v2562 = v2561 < v3;
-        const bool v2563 = v2560 && v2562;
-        const unsigned int v2565 = v2559 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2566 = v32 + v2565;
-        const unsigned int v2567 = v2566 + v2543;
-        const unsigned int v2568 = v2567 + v2558;
-        const unsigned int v2569 = v2563 ? v2568 : v32;
-        const unsigned int v2571 = v2554 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2572 = v2549 + v2571;
-        const unsigned int v2573 = v2572 + v2558;
-        iron_copy_async<16>(shm0 + (v2573 ^ (((v2573 >> 6u) & 7u) << 3u)), a + v2569, v2563);
-        const unsigned int v2576 = v2551 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2578 = v2576 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2581 = v2576 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2582 = v2581 << 3u;
-        const unsigned int v2583 = v26 + v2578;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2584 = v2583 < v1;
-        const unsigned int v2585 = v2543 + v2582;
-        const bool v2586 = v2585 < v3;
-        const bool v2587 = v2584 && v2586;
-        const unsigned int v2589 = v2583 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2590 = v32 + v2589;
-        const unsigned int v2591 = v2590 + v2543;
-        const unsigned int v2592 = v2591 + v2582;
-        const unsigned int v2593 = v2587 ? v2592 : v32;
-        const unsigned int v2595 = v2578 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2596 = v2549 + v2595;
-        const unsigned int v2597 = v2596 + v2582;
-        iron_copy_async<16>(shm0 + (v2597 ^ (((v2597 >> 6u) & 7u) << 3u)), a + v2593, v2587);
-        const unsigned int v2600 = v2551 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2602 = v2600 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2605 = v2600 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2606 = v2605 << 3u;
-        const unsigned int v2607 = v26 + v2602;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2608 = v2607 < v1;
-        const unsigned int v2609 = v2543 + v2606;
-        const bool v2610 = v2609 < v3;
-        const bool v2611 = v2608 && v2610;
-        const unsigned int v2613 = v2607 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2614 = v32 + v2613;
-        const unsigned int v2615 = v2614 + v2543;
-        const unsigned int v2616 = v2615 + v2606;
-        const unsigned int v2617 = v2611 ? v2616 : v32;
-        const unsigned int v2619 = v2602 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2620 = v2549 + v2619;
-        const unsigned int v2621 = v2620 + v2606;
-        iron_copy_async<16>(shm0 + (v2621 ^ (((v2621 >> 6u) & 7u) << 3u)), a + v2617, v2611);
-        const unsigned int v2624 = v2551 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2626 = v2624 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2629 = v2624 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2630 = v2629 << 3u;
-        const unsigned int v2631 = v26 + v2626;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2632 = v2631 < v1;
-        const unsigned int v2633 = v2543 + v2630;
-        const bool v2634 = v2633 < v3;
-        const bool v2635 = v2632 && v2634;
-        const unsigned int v2637 = v2631 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2638 = v32 + v2637;
-        const unsigned int v2639 = v2638 + v2543;
-        const unsigned int v2640 = v2639 + v2630;
-        const unsigned int v2641 = v2635 ? v2640 : v32;
-        const unsigned int v2643 = v2626 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2644 = v2549 + v2643;
-        const unsigned int v2645 = v2644 + v2630;
-        iron_copy_async<16>(shm0 + (v2645 ^ (((v2645 >> 6u) & 7u) << 3u)), a + v2641, v2635);
-        const unsigned int v2648 = v2551 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2650 = v2648 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2653 = v2648 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2654 = v2653 << 3u;
-        const unsigned int v2655 = v26 + v2650;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2656 = v2655 < v1;
-        const unsigned int v2657 = v2543 + v2654;
-        const bool v2658 = v2657 < v3;
-        const bool v2659 = v2656 && v2658;
-        const unsigned int v2661 = v2655 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2662 = v32 + v2661;
-        const unsigned int v2663 = v2662 + v2543;
-        const unsigned int v2664 = v2663 + v2654;
-        const unsigned int v2665 = v2659 ? v2664 : v32;
-        const unsigned int v2667 = v2650 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2668 = v2549 + v2667;
-        const unsigned int v2669 = v2668 + v2654;
-        iron_copy_async<16>(shm0 + (v2669 ^ (((v2669 >> 6u) & 7u) << 3u)), a + v2665, v2659);
-        const unsigned int v2672 = v2551 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2674 = v2672 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2677 = v2672 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2678 = v2677 << 3u;
-        const unsigned int v2679 = v26 + v2674;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2680 = v2679 < v1;
-        const unsigned int v2681 = v2543 + v2678;
-        const bool v2682 = v2681 < v3;
-        const bool v2683 = v2680 && v2682;
-        const unsigned int v2685 = v2679 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2686 = v32 + v2685;
-        const unsigned int v2687 = v2686 + v2543;
-        const unsigned int v2688 = v2687 + v2678;
-        const unsigned int v2689 = v2683 ? v2688 : v32;
-        const unsigned int v2691 = v2674 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2692 = v2549 + v2691;
-        const unsigned int v2693 = v2692 + v2678;
-        iron_copy_async<16>(shm0 + (v2693 ^ (((v2693 >> 6u) & 7u) << 3u)), a + v2689, v2683);
-        const unsigned int v2696 = v2551 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2698 = v2696 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2701 = v2696 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2702 = v2701 << 3u;
-        const unsigned int v2703 = v26 + v2698;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2704 = v2703 < v1;
-        const unsigned int v2705 = v2543 + v2702;
-        const bool v2706 = v2705 < v3;
-        const bool v2707 = v2704 && v2706;
-        const unsigned int v2709 = v2703 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2710 = v32 + v2709;
-        const unsigned int v2711 = v2710 + v2543;
-        const unsigned int v2712 = v2711 + v2702;
-        const unsigned int v2713 = v2707 ? v2712 : v32;
-        const unsigned int v2715 = v2698 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2716 = v2549 + v2715;
-        const unsigned int v2717 = v2716 + v2702;
-        iron_copy_async<16>(shm0 + (v2717 ^ (((v2717 >> 6u) & 7u) << 3u)), a + v2713, v2707);
-        const unsigned int v2720 = v2551 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2722 = v2720 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2725 = v2720 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2726 = v2725 << 3u;
-        const unsigned int v2727 = v26 + v2722;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2728 = v2727 < v1;
-        const unsigned int v2729 = v2543 + v2726;
-        const bool v2730 = v2729 < v3;
-        const bool v2731 = v2728 && v2730;
-        const unsigned int v2733 = v2727 * v3;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2734 = v32 + v2733;
-        const unsigned int v2735 = v2734 + v2543;
-        const unsigned int v2736 = v2735 + v2726;
-        const unsigned int v2737 = v2731 ? v2736 : v32;
-        const unsigned int v2739 = v2722 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2740 = v2549 + v2739;
-        const unsigned int v2741 = v2740 + v2726;
-        iron_copy_async<16>(shm0 + (v2741 ^ (((v2741 >> 6u) & 7u) << 3u)), a + v2737, v2731);
-        const unsigned int v2748 = v2551 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2751 = v2551 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2752 = v2751 << 3u;
-        const unsigned int v2753 = v2543 + v2748;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2754 = v2753 < v3;
-        const unsigned int v2755 = v30 + v2752;
-        const bool v2756 = v2755 < v2;
-        const bool v2757 = v2754 && v2756;
-        const unsigned int v2759 = v2753 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2760 = v31 + v2759;
-        const unsigned int v2761 = v2760 + v30;
-        const unsigned int v2762 = v2761 + v2752;
-        const unsigned int v2763 = v2757 ? v2762 : v31;
-        const unsigned int v2765 = v2748 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2766 = v2549 + v2765;
-        const unsigned int v2767 = v2766 + v2752;
-        iron_copy_async<16>(shm1 + (v2767 ^ (((v2767 >> 7u) & 7u) << 3u)), b + v2763, v2757);
-        const unsigned int v2772 = v2576 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2775 = v2576 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2776 = v2775 << 3u;
-        const unsigned int v2777 = v2543 + v2772;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2778 = v2777 < v3;
-        const unsigned int v2779 = v30 + v2776;
-        const bool v2780 = v2779 < v2;
-        const bool v2781 = v2778 && v2780;
-        const unsigned int v2783 = v2777 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2784 = v31 + v2783;
-        const unsigned int v2785 = v2784 + v30;
-        const unsigned int v2786 = v2785 + v2776;
-        const unsigned int v2787 = v2781 ? v2786 : v31;
-        const unsigned int v2789 = v2772 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2790 = v2549 + v2789;
-        const unsigned int v2791 = v2790 + v2776;
-        iron_copy_async<16>(shm1 + (v2791 ^ (((v2791 >> 7u) & 7u) << 3u)), b + v2787, v2781);
-        const unsigned int v2796 = v2600 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2799 = v2600 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2800 = v2799 << 3u;
-        const unsigned int v2801 = v2543 + v2796;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2802 = v2801 < v3;
-        const unsigned int v2803 = v30 + v2800;
-        const bool v2804 = v2803 < v2;
-        const bool v2805 = v2802 && v2804;
-        const unsigned int v2807 = v2801 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2808 = v31 + v2807;
-        const unsigned int v2809 = v2808 + v30;
-        const unsigned int v2810 = v2809 + v2800;
-        const unsigned int v2811 = v2805 ? v2810 : v31;
-        const unsigned int v2813 = v2796 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2814 = v2549 + v2813;
-        const unsigned int v2815 = v2814 + v2800;
-        iron_copy_async<16>(shm1 + (v2815 ^ (((v2815 >> 7u) & 7u) << 3u)), b + v2811, v2805);
-        const unsigned int v2820 = v2624 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2823 = v2624 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2824 = v2823 << 3u;
-        const unsigned int v2825 = v2543 + v2820;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2826 = v2825 < v3;
-        const unsigned int v2827 = v30 + v2824;
-        const bool v2828 = v2827 < v2;
-        const bool v2829 = v2826 && v2828;
-        const unsigned int v2831 = v2825 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2832 = v31 + v2831;
-        const unsigned int v2833 = v2832 + v30;
-        const unsigned int v2834 = v2833 + v2824;
-        const unsigned int v2835 = v2829 ? v2834 : v31;
-        const unsigned int v2837 = v2820 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2838 = v2549 + v2837;
-        const unsigned int v2839 = v2838 + v2824;
-        iron_copy_async<16>(shm1 + (v2839 ^ (((v2839 >> 7u) & 7u) << 3u)), b + v2835, v2829);
-        const unsigned int v2844 = v2648 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2847 = v2648 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2848 = v2847 << 3u;
-        const unsigned int v2849 = v2543 + v2844;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2850 = v2849 < v3;
-        const unsigned int v2851 = v30 + v2848;
-        const bool v2852 = v2851 < v2;
-        const bool v2853 = v2850 && v2852;
-        const unsigned int v2855 = v2849 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2856 = v31 + v2855;
-        const unsigned int v2857 = v2856 + v30;
-        const unsigned int v2858 = v2857 + v2848;
-        const unsigned int v2859 = v2853 ? v2858 : v31;
-        const unsigned int v2861 = v2844 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2862 = v2549 + v2861;
-        const unsigned int v2863 = v2862 + v2848;
-        iron_copy_async<16>(shm1 + (v2863 ^ (((v2863 >> 7u) & 7u) << 3u)), b + v2859, v2853);
-        const unsigned int v2868 = v2672 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2871 = v2672 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2872 = v2871 << 3u;
-        const unsigned int v2873 = v2543 + v2868;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2874 = v2873 < v3;
-        const unsigned int v2875 = v30 + v2872;
-        const bool v2876 = v2875 < v2;
-        const bool v2877 = v2874 && v2876;
-        const unsigned int v2879 = v2873 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2880 = v31 + v2879;
-        const unsigned int v2881 = v2880 + v30;
-        const unsigned int v2882 = v2881 + v2872;
-        const unsigned int v2883 = v2877 ? v2882 : v31;
-        const unsigned int v2885 = v2868 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2886 = v2549 + v2885;
-        const unsigned int v2887 = v2886 + v2872;
-        iron_copy_async<16>(shm1 + (v2887 ^ (((v2887 >> 7u) & 7u) << 3u)), b + v2883, v2877);
-        const unsigned int v2892 = v2696 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2895 = v2696 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2896 = v2895 << 3u;
-        const unsigned int v2897 = v2543 + v2892;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2898 = v2897 < v3;
-        const unsigned int v2899 = v30 + v2896;
-        const bool v2900 = v2899 < v2;
-        const bool v2901 = v2898 && v2900;
-        const unsigned int v2903 = v2897 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2904 = v31 + v2903;
-        const unsigned int v2905 = v2904 + v30;
-        const unsigned int v2906 = v2905 + v2896;
-        const unsigned int v2907 = v2901 ? v2906 : v31;
-        const unsigned int v2909 = v2892 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2910 = v2549 + v2909;
-        const unsigned int v2911 = v2910 + v2896;
-        iron_copy_async<16>(shm1 + (v2911 ^ (((v2911 >> 7u) & 7u) << 3u)), b + v2907, v2901);
-        const unsigned int v2916 = v2720 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2919 = v2720 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2920 = v2919 << 3u;
-        const unsigned int v2921 = v2543 + v2916;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2922 = v2921 < v3;
-        const unsigned int v2923 = v30 + v2920;
-        const bool v2924 = v2923 < v2;
-        const bool v2925 = v2922 && v2924;
-        const unsigned int v2927 = v2921 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2928 = v31 + v2927;
-        const unsigned int v2929 = v2928 + v30;
-        const unsigned int v2930 = v2929 + v2920;
-        const unsigned int v2931 = v2925 ? v2930 : v31;
-        const unsigned int v2933 = v2916 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2934 = v2549 + v2933;
-        const unsigned int v2935 = v2934 + v2920;
-        iron_copy_async<16>(shm1 + (v2935 ^ (((v2935 >> 7u) & 7u) << 3u)), b + v2931, v2925);
+      const unsigned int v2122 = v2120 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+      const unsigned int v2129 = v2122 + v2128;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2129, 64u);
+      const unsigned int v2135 = v2122 + v41;  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2135, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2141 = v2129 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2141, 64u);
+      const unsigned int v2145 = v2122 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2146 = v2145 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2146, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2152 = v2129 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2152, 64u);
+      const unsigned int v2156 = v2122 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2157 = v2156 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2157, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2163 = v2129 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v2163, 64u);
+      const unsigned int v2167 = v2122 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2168 = v2167 + v41;
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v2168, 128u);
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2171 = v2116 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2173 = v2118 + 2u;
+      const unsigned int v2174 = v2173 % 3u;
+      const bool v2175 = v2171 < v3;
+      if (v2175) {
+        const unsigned int v2177 = v2174 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2179 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2180 = v2179 >> 3u;
+        const unsigned int v2184 = v2179 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2185 = v2184 << 3u;
+        const unsigned int v2186 = v26 + v2180;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2187 = v2171 + v2185;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2188 = v2187 < v3;
+        const unsigned int v2189 = v2186 * v3;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2190 = v32 + v2189;
+        const unsigned int v2191 = v2190 + v2171;
+        const unsigned int v2192 = v2191 + v2185;
+        const unsigned int v2194 = v2180 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2195 = v2177 + v2194;
+        const unsigned int v2196 = v2195 + v2185;
+        const bool v2199 = v2186 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2200 = v2188 && v2199;
+        const unsigned int v2204 = v2200 ? v2192 : v32;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), a + v2204, v2200);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2208 = v2186 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2209 = v2208 < v1;
+        const bool v2210 = v2188 && v2209;
+        const unsigned int v2212 = v3 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2213 = v2192 + v2212;
+        const unsigned int v2214 = v2210 ? v2213 : v32;
+        const unsigned int v2216 = v2196 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2214, v2210);
+        const unsigned int v2218 = v2186 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2219 = v2218 < v1;
+        const bool v2220 = v2188 && v2219;
+        const unsigned int v2222 = v3 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2223 = v2192 + v2222;
+        const unsigned int v2224 = v2220 ? v2223 : v32;
+        const unsigned int v2226 = v2196 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2224, v2220);
+        const unsigned int v2228 = v2186 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2229 = v2228 < v1;
+        const bool v2230 = v2188 && v2229;
+        const unsigned int v2232 = 48u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2233 = v2192 + v2232;
+        const unsigned int v2234 = v2230 ? v2233 : v32;
+        const unsigned int v2236 = v2196 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2234, v2230);
+        const unsigned int v2238 = v2186 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2239 = v2238 < v1;
+        const bool v2240 = v2188 && v2239;
+        const unsigned int v2242 = v3 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2243 = v2192 + v2242;
+        const unsigned int v2244 = v2240 ? v2243 : v32;
+        const unsigned int v2246 = v2196 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2246 ^ (((v2246 >> 6u) & 7u) << 3u)), a + v2244, v2240);
+        const unsigned int v2248 = v2186 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2249 = v2248 < v1;
+        const bool v2250 = v2188 && v2249;
+        const unsigned int v2252 = 80u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2253 = v2192 + v2252;
+        const unsigned int v2254 = v2250 ? v2253 : v32;
+        const unsigned int v2256 = v2196 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2256 ^ (((v2256 >> 6u) & 7u) << 3u)), a + v2254, v2250);
+        const unsigned int v2258 = v2186 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2259 = v2258 < v1;
+        const bool v2260 = v2188 && v2259;
+        const unsigned int v2262 = 96u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2263 = v2192 + v2262;
+        const unsigned int v2264 = v2260 ? v2263 : v32;
+        const unsigned int v2266 = v2196 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2266 ^ (((v2266 >> 6u) & 7u) << 3u)), a + v2264, v2260);
+        const unsigned int v2268 = v2186 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2269 = v2268 < v1;
+        const bool v2270 = v2188 && v2269;
+        const unsigned int v2272 = 112u * v3;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2273 = v2192 + v2272;
+        const unsigned int v2274 = v2270 ? v2273 : v32;
+        const unsigned int v2276 = v2196 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2276 ^ (((v2276 >> 6u) & 7u) << 3u)), a + v2274, v2270);
+        const unsigned int v2281 = v2179 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2285 = v2179 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2286 = v2285 << 3u;
+        const unsigned int v2287 = v2171 + v2281;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2288 = v30 + v2286;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2289 = v2288 < v2;
+        const unsigned int v2290 = v2287 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2291 = v31 + v2290;
+        const unsigned int v2292 = v2291 + v30;
+        const unsigned int v2293 = v2292 + v2286;
+        const unsigned int v2295 = v2281 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2296 = v2177 + v2295;
+        const unsigned int v2297 = v2296 + v2286;
+        const bool v2300 = v2287 < v3;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2301 = v2289 && v2300;
+        const unsigned int v2305 = v2301 ? v2293 : v31;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2297 ^ (((v2297 >> 7u) & 7u) << 3u)), b + v2305, v2301);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2309 = v2287 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2310 = v2309 < v3;
+        const bool v2311 = v2289 && v2310;
+        const unsigned int v2313 = v2 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2314 = v2293 + v2313;
+        const unsigned int v2315 = v2311 ? v2314 : v31;
+        const unsigned int v2317 = v2297 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2317 ^ (((v2317 >> 7u) & 7u) << 3u)), b + v2315, v2311);
+        const unsigned int v2319 = v2287 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2320 = v2319 < v3;
+        const bool v2321 = v2289 && v2320;
+        const unsigned int v2323 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2324 = v2293 + v2323;
+        const unsigned int v2325 = v2321 ? v2324 : v31;
+        const unsigned int v2327 = v2297 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2327 ^ (((v2327 >> 7u) & 7u) << 3u)), b + v2325, v2321);
+        const unsigned int v2329 = v2287 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2330 = v2329 < v3;
+        const bool v2331 = v2289 && v2330;
+        const unsigned int v2333 = 24u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2334 = v2293 + v2333;
+        const unsigned int v2335 = v2331 ? v2334 : v31;
+        const unsigned int v2337 = v2297 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2337 ^ (((v2337 >> 7u) & 7u) << 3u)), b + v2335, v2331);
+        const unsigned int v2339 = v2287 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2340 = v2339 < v3;
+        const bool v2341 = v2289 && v2340;
+        const unsigned int v2343 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2344 = v2293 + v2343;
+        const unsigned int v2345 = v2341 ? v2344 : v31;
+        const unsigned int v2347 = v2297 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2347 ^ (((v2347 >> 7u) & 7u) << 3u)), b + v2345, v2341);
+        const unsigned int v2349 = v2287 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2350 = v2349 < v3;
+        const bool v2351 = v2289 && v2350;
+        const unsigned int v2353 = 40u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2354 = v2293 + v2353;
+        const unsigned int v2355 = v2351 ? v2354 : v31;
+        const unsigned int v2357 = v2297 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2357 ^ (((v2357 >> 7u) & 7u) << 3u)), b + v2355, v2351);
+        const unsigned int v2359 = v2287 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2360 = v2359 < v3;
+        const bool v2361 = v2289 && v2360;
+        const unsigned int v2363 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2364 = v2293 + v2363;
+        const unsigned int v2365 = v2361 ? v2364 : v31;
+        const unsigned int v2367 = v2297 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 7u) & 7u) << 3u)), b + v2365, v2361);
+        const unsigned int v2369 = v2287 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2370 = v2369 < v3;
+        const bool v2371 = v2289 && v2370;
+        const unsigned int v2373 = 56u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2374 = v2293 + v2373;
+        const unsigned int v2375 = v2371 ? v2374 : v31;
+        const unsigned int v2377 = v2297 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2377 ^ (((v2377 >> 7u) & 7u) << 3u)), b + v2375, v2371);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
     __syncthreads();
   } else {
-    const unsigned int v513 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v514 = threadIdx.x;
-    const unsigned int v570 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v583 = v570 + 16u;
-    const unsigned int v588 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:273
-    const unsigned int v594 = v570 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v599 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:273
-    const unsigned int v605 = v570 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v610 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:273
+    const unsigned int v327 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v328 = threadIdx.x;
+    const unsigned int v384 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v397 = v384 + 16u;
+    const unsigned int v402 = 2048u + v41;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v408 = v384 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v413 = 4096u + v41;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v419 = v384 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v424 = 6144u + v41;  // kernels/gemm/gemm_tiles.hpp:281
 
-    for (unsigned int v512 = 0u; v512 < v3; v512 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-      for (unsigned int v516 = v514; v516 < 8192u; v516 += v513) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v518 = v516 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v520 = v516 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v521 = v26 + v518;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v522 = v521 < v1;
-        const unsigned int v523 = v512 + v520;
-        const bool v524 = v523 < v3;
-        const bool v525 = v522 && v524;
-        if (v525) {
-          const unsigned int v527 = v521 * v3;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v528 = v32 + v527;
-          const unsigned int v529 = v528 + v512;
-          const unsigned int v530 = v529 + v520;
-          const iron_bf16 v531 = a[v530];
-          const unsigned int v533 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v534 = v533 + v520;
-          shm0[(v534 ^ (((v534 >> 6u) & 7u) << 3u))] = v531;
+    for (unsigned int v326 = 0u; v326 < v3; v326 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v330 = v328; v330 < 8192u; v330 += v327) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v332 = v330 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v334 = v330 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v335 = v26 + v332;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v336 = v335 < v1;
+        const unsigned int v337 = v326 + v334;
+        const bool v338 = v337 < v3;
+        const bool v339 = v336 && v338;
+        if (v339) {
+          const unsigned int v341 = v335 * v3;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v342 = v32 + v341;
+          const unsigned int v343 = v342 + v326;
+          const unsigned int v344 = v343 + v334;
+          const iron_bf16 v345 = a[v344];
+          const unsigned int v347 = v332 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v348 = v347 + v334;
+          shm0[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = v345;
         } else {
-          const unsigned int v536 = v518 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v537 = v536 + v520;
-          shm0[(v537 ^ (((v537 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v350 = v332 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v351 = v350 + v334;
+          shm0[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v542 = v514; v542 < 8192u; v542 += v513) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v544 = v542 >> 7u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v546 = v542 & 127u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v547 = v512 + v544;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v548 = v547 < v3;
-        const unsigned int v549 = v30 + v546;
-        const bool v550 = v549 < v2;
-        const bool v551 = v548 && v550;
-        if (v551) {
-          const unsigned int v553 = v547 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v554 = v31 + v553;
-          const unsigned int v555 = v554 + v30;
-          const unsigned int v556 = v555 + v546;
-          const iron_bf16 v557 = b[v556];
-          const unsigned int v559 = v544 << 7u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v560 = v559 + v546;
-          shm1[(v560 ^ (((v560 >> 7u) & 7u) << 3u))] = v557;
+      for (unsigned int v356 = v328; v356 < 8192u; v356 += v327) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v358 = v356 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v360 = v356 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v361 = v326 + v358;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v362 = v361 < v3;
+        const unsigned int v363 = v30 + v360;
+        const bool v364 = v363 < v2;
+        const bool v365 = v362 && v364;
+        if (v365) {
+          const unsigned int v367 = v361 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v368 = v31 + v367;
+          const unsigned int v369 = v368 + v30;
+          const unsigned int v370 = v369 + v360;
+          const iron_bf16 v371 = b[v370];
+          const unsigned int v373 = v358 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v374 = v373 + v360;
+          shm1[(v374 ^ (((v374 >> 7u) & 7u) << 3u))] = v371;
         } else {
-          const unsigned int v562 = v544 << 7u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v563 = v562 + v546;
-          shm1[(v563 ^ (((v563 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v376 = v358 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v377 = v376 + v360;
+          shm1[(v377 ^ (((v377 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v570, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v583, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v588, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v594, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v599, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v45, shm0, v605, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v47, shm1, v610, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:277
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v384, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v41, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v397, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v402, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v408, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v413, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v45, shm0, v419, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v47, shm1, v424, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v43, v45, v47);  // kernels/gemm/gemm_tiles.hpp:285
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v614 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-  const bool v615 = v614 <= v1;
-  const unsigned int v617 = v30 + 128u;
-  const bool v618 = v617 <= v2;
-  const bool v619 = v615 && v618;
-  const bool v624 = v619 && v60;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const bool v429 = v428 <= v1;
+  const unsigned int v431 = v30 + 128u;
+  const bool v432 = v431 <= v2;
+  const bool v433 = v429 && v432;
+  const bool v438 = v433 && v60;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-  for (unsigned int v630 = 0u; v630 < 4u; v630 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-    const bool v631 = v33 == v630;  // kernels/gemm/gemm_tiles.hpp:406
-    if (v631) {
+  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:414
+    if (v445) {
       iron_frag_store<false>(v43, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-    const unsigned int v636 = v630 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-    const unsigned int v637 = v636 << 6u;
-    const unsigned int v638 = v30 + v637;
-    const unsigned int v641 = v630 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-    const unsigned int v642 = v641 << 6u;
-    const unsigned int v643 = v26 + v642;
-    if (v624) {  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v644 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:334
-      const unsigned int v670 = v7 * v1;  // kernels/gemm/gemm.cpp:123
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v451 = v450 << 6u;
+    const unsigned int v452 = v30 + v451;
+    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v456 = v455 << 6u;
+    const unsigned int v457 = v26 + v456;
+    if (v438) {  // kernels/gemm/gemm_tiles.hpp:397
+      const unsigned int v458 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+      const unsigned int v484 = v7 * v1;  // kernels/gemm/gemm.cpp:123
 
-      for (unsigned int v647 = v644; v647 < 512u; v647 += 128u) {  // kernels/gemm/gemm_tiles.hpp:334
-        const unsigned int v649 = v647 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-        const unsigned int v651 = v649 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-        const unsigned int v652 = v643 + v651;
-        const unsigned int v654 = v649 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-        const unsigned int v655 = v638 + v654;
-        const unsigned int v661 = v651 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-        const unsigned int v662 = v661 + v654;
-        const float v665 = shm2[v662];  // kernels/gemm/gemm_tiles.hpp:339
-        const float v668 = v665 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v669 = iron_f32_to_bf16(v668);
-        const unsigned int v671 = v670 + v652;
-        const unsigned int v672 = v671 * v2;
-        const unsigned int v675 = v662 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v676 = shm2[v675];
-        const float v679 = v676 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v680 = iron_f32_to_bf16(v679);
-        const unsigned int v686 = v662 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v687 = shm2[v686];
-        const float v690 = v687 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v691 = iron_f32_to_bf16(v690);
-        const unsigned int v697 = v662 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v698 = shm2[v697];
-        const float v701 = v698 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v702 = iron_f32_to_bf16(v701);
-        const unsigned int v708 = v662 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v709 = shm2[v708];
-        const float v712 = v709 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v713 = iron_f32_to_bf16(v712);
-        const unsigned int v719 = v662 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v720 = shm2[v719];
-        const float v723 = v720 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v724 = iron_f32_to_bf16(v723);
-        const unsigned int v730 = v662 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v731 = shm2[v730];
-        const float v734 = v731 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v735 = iron_f32_to_bf16(v734);
-        const unsigned int v741 = v662 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v742 = shm2[v741];
-        const float v745 = v742 * v6;  // kernels/gemm/gemm.cpp:123
-        const iron_bf16 v746 = iron_f32_to_bf16(v745);
-        const unsigned int v3114 = v655 + v672;
-        *reinterpret_cast<iron_bf16x8*>(out + v3114) = iron_bf16x8{{v669, v680, v691, v702, v713, v724, v735, v746}};
+      for (unsigned int v461 = v458; v461 < 512u; v461 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
+        const unsigned int v463 = v461 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v466 = v457 + v465;
+        const unsigned int v468 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v469 = v452 + v468;
+        const unsigned int v475 = v465 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v476 = v475 + v468;
+        const float v479 = shm2[v476];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v482 = v479 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v483 = iron_f32_to_bf16(v482);
+        const unsigned int v485 = v484 + v466;
+        const unsigned int v486 = v485 * v2;
+        const unsigned int v489 = v476 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v490 = shm2[v489];
+        const float v493 = v490 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v494 = iron_f32_to_bf16(v493);
+        const unsigned int v500 = v476 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v501 = shm2[v500];
+        const float v504 = v501 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v505 = iron_f32_to_bf16(v504);
+        const unsigned int v511 = v476 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v512 = shm2[v511];
+        const float v515 = v512 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v516 = iron_f32_to_bf16(v515);
+        const unsigned int v522 = v476 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v523 = shm2[v522];
+        const float v526 = v523 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v527 = iron_f32_to_bf16(v526);
+        const unsigned int v533 = v476 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v534 = shm2[v533];
+        const float v537 = v534 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v538 = iron_f32_to_bf16(v537);
+        const unsigned int v544 = v476 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v545 = shm2[v544];
+        const float v548 = v545 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v549 = iron_f32_to_bf16(v548);
+        const unsigned int v555 = v476 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v556 = shm2[v555];
+        const float v559 = v556 * v6;  // kernels/gemm/gemm.cpp:123
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);
+        const unsigned int v2456 = v469 + v486;
+        *reinterpret_cast<iron_bf16x8*>(out + v2456) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};
       }
     } else {
-      const unsigned int v751 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v565 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
 
-      for (unsigned int v754 = v751; v754 < 4096u; v754 += 128u) {
-        const unsigned int v756 = v754 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v757 = v643 + v756;
-        const unsigned int v759 = v754 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v760 = v638 + v759;
-        const bool v761 = v757 < v1;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v762 = v760 < v2;
-        const bool v763 = v761 && v762;
-        if (v763) {
-          const unsigned int v769 = v756 * 68u;
-          const unsigned int v770 = v769 + v759;
-          const float v771 = shm2[v770];
-          const float v772 = v771 * v6;  // kernels/gemm/gemm.cpp:123
-          const iron_bf16 v773 = iron_f32_to_bf16(v772);
-          const unsigned int v774 = v7 * v1;
-          const unsigned int v775 = v774 + v757;
-          const unsigned int v776 = v775 * v2;
-          const unsigned int v777 = v776 + v760;
-          out[v777] = v773;
+      for (unsigned int v568 = v565; v568 < 4096u; v568 += 128u) {
+        const unsigned int v570 = v568 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v571 = v457 + v570;
+        const unsigned int v573 = v568 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v574 = v452 + v573;
+        const bool v575 = v571 < v1;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v576 = v574 < v2;
+        const bool v577 = v575 && v576;
+        if (v577) {
+          const unsigned int v583 = v570 * 68u;
+          const unsigned int v584 = v583 + v573;
+          const float v585 = shm2[v584];
+          const float v586 = v585 * v6;  // kernels/gemm/gemm.cpp:123
+          const iron_bf16 v587 = iron_f32_to_bf16(v586);
+          const unsigned int v588 = v7 * v1;
+          const unsigned int v589 = v588 + v571;
+          const unsigned int v590 = v589 * v2;
+          const unsigned int v591 = v590 + v574;
+          out[v591] = v587;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
   }
 }

@@ -282,698 +282,544 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_nk_bf16(
   const unsigned int v2 = k;
   const float v3 = alpha;
   const float v4 = beta;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v8 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v8 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v9 = blockIdx.x;
   const unsigned int v10 = blockIdx.y;
   const unsigned int v11 = v10 * v7;
   const unsigned int v12 = v11 + v9;
-  const unsigned int v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v17 = v16 << 3u;
-  const unsigned int v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v17 + v23;
   const unsigned int v25 = v24 << 7u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v29 = v28 << 7u;
-  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+  const unsigned int v30 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v33 = v30 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
   const unsigned int v34 = v33 << 6u;
-  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+  const unsigned int v37 = v30 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v38 = v37 << 6u;
-  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:266
+  iron_frag<float, 2, 64, 64> v40;  // kernels/gemm/gemm_tiles.hpp:274
   iron_frag_fill(v40, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:267
+  iron_frag<iron_bf16, 0, 64, 16> v42;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v42, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:268
+  iron_frag<iron_bf16, 1, 16, 64> v44;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v44, iron_f32_to_bf16(0.0f));
-  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:214
+  const unsigned int v47 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
   const bool v48 = v47 == 0u;
-  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v63 = v48 && v48;  // kernels/gemm/gemm_tiles.hpp:294
   if (v63) {
-    for (unsigned int v2111 = 0u; v2111 < 2u; v2111 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2112 = v2111 << 6u;
-      const bool v2114 = v2112 < v2;
-      if (v2114) {
-        const unsigned int v2116 = v2111 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2118 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2121 = v2118 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2124 = v2118 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2125 = v2124 << 3u;
-        const unsigned int v2126 = v25 + v2121;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2127 = v2126 < v0;
-        const unsigned int v2128 = v2112 + v2125;
-        const bool v2129 = v2128 < v2;
-        const bool v2130 = v2127 && v2129;
-        const unsigned int v2132 = v2126 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2134 = v2132 + v2112;
-        const unsigned int v2135 = v2134 + v2125;
-        const unsigned int v2136 = v2130 ? v2135 : 0u;
-        const unsigned int v2138 = v2121 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2139 = v2116 + v2138;
-        const unsigned int v2140 = v2139 + v2125;
-        iron_copy_async<16>(shm0 + (v2140 ^ (((v2140 >> 6u) & 7u) << 3u)), a + v2136, v2130);
-        const unsigned int v2143 = v2118 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2145 = v2143 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2148 = v2143 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2149 = v2148 << 3u;
-        const unsigned int v2150 = v25 + v2145;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2151 = v2150 < v0;
-        const unsigned int v2152 = v2112 + v2149;
-        const bool v2153 = v2152 < v2;
-        const bool v2154 = v2151 && v2153;
-        const unsigned int v2156 = v2150 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2158 = v2156 + v2112;
-        const unsigned int v2159 = v2158 + v2149;
-        const unsigned int v2160 = v2154 ? v2159 : 0u;
-        const unsigned int v2162 = v2145 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2163 = v2116 + v2162;
-        const unsigned int v2164 = v2163 + v2149;
-        iron_copy_async<16>(shm0 + (v2164 ^ (((v2164 >> 6u) & 7u) << 3u)), a + v2160, v2154);
-        const unsigned int v2167 = v2118 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2169 = v2167 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2172 = v2167 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2173 = v2172 << 3u;
-        const unsigned int v2174 = v25 + v2169;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2175 = v2174 < v0;
-        const unsigned int v2176 = v2112 + v2173;
-        const bool v2177 = v2176 < v2;
-        const bool v2178 = v2175 && v2177;
-        const unsigned int v2180 = v2174 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2182 = v2180 + v2112;
-        const unsigned int v2183 = v2182 + v2173;
-        const unsigned int v2184 = v2178 ? v2183 : 0u;
-        const unsigned int v2186 = v2169 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2187 = v2116 + v2186;
-        const unsigned int v2188 = v2187 + v2173;
-        iron_copy_async<16>(shm0 + (v2188 ^ (((v2188 >> 6u) & 7u) << 3u)), a + v2184, v2178);
-        const unsigned int v2191 = v2118 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2193 = v2191 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2196 = v2191 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2197 = v2196 << 3u;
-        const unsigned int v2198 = v25 + v2193;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2199 = v2198 < v0;
-        const unsigned int v2200 = v2112 + v2197;
-        const bool v2201 = v2200 < v2;
-        const bool v2202 = v2199 && v2201;
-        const unsigned int v2204 = v2198 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2206 = v2204 + v2112;
-        const unsigned int v2207 = v2206 + v2197;
-        const unsigned int v2208 = v2202 ? v2207 : 0u;
-        const unsigned int v2210 = v2193 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2211 = v2116 + v2210;
-        const unsigned int v2212 = v2211 + v2197;
-        iron_copy_async<16>(shm0 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), a + v2208, v2202);
-        const unsigned int v2215 = v2118 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2217 = v2215 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2220 = v2215 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2221 = v2220 << 3u;
-        const unsigned int v2222 = v25 + v2217;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2223 = v2222 < v0;
-        const unsigned int v2224 = v2112 + v2221;
-        const bool v2225 = v2224 < v2;
-        const bool v2226 = v2223 && v2225;
-        const unsigned int v2228 = v2222 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2230 = v2228 + v2112;
-        const unsigned int v2231 = v2230 + v2221;
-        const unsigned int v2232 = v2226 ? v2231 : 0u;
-        const unsigned int v2234 = v2217 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2235 = v2116 + v2234;
-        const unsigned int v2236 = v2235 + v2221;
-        iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2232, v2226);
-        const unsigned int v2239 = v2118 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2241 = v2239 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2244 = v2239 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2245 = v2244 << 3u;
-        const unsigned int v2246 = v25 + v2241;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2247 = v2246 < v0;
-        const unsigned int v2248 = v2112 + v2245;
-        const bool v2249 = v2248 < v2;
-        const bool v2250 = v2247 && v2249;
-        const unsigned int v2252 = v2246 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2254 = v2252 + v2112;
-        const unsigned int v2255 = v2254 + v2245;
-        const unsigned int v2256 = v2250 ? v2255 : 0u;
-        const unsigned int v2258 = v2241 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2259 = v2116 + v2258;
-        const unsigned int v2260 = v2259 + v2245;
-        iron_copy_async<16>(shm0 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), a + v2256, v2250);
-        const unsigned int v2263 = v2118 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2265 = v2263 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2268 = v2263 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2269 = v2268 << 3u;
-        const unsigned int v2270 = v25 + v2265;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2271 = v2270 < v0;
-        const unsigned int v2272 = v2112 + v2269;
-        const bool v2273 = v2272 < v2;
-        const bool v2274 = v2271 && v2273;
-        const unsigned int v2276 = v2270 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2278 = v2276 + v2112;
-        const unsigned int v2279 = v2278 + v2269;
-        const unsigned int v2280 = v2274 ? v2279 : 0u;
-        const unsigned int v2282 = v2265 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2283 = v2116 + v2282;
-        const unsigned int v2284 = v2283 + v2269;
-        iron_copy_async<16>(shm0 + (v2284 ^ (((v2284 >> 6u) & 7u) << 3u)), a + v2280, v2274);
-        const unsigned int v2287 = v2118 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2289 = v2287 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2292 = v2287 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2293 = v2292 << 3u;
-        const unsigned int v2294 = v25 + v2289;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2295 = v2294 < v0;
-        const unsigned int v2296 = v2112 + v2293;
-        const bool v2297 = v2296 < v2;
-        const bool v2298 = v2295 && v2297;
-        const unsigned int v2300 = v2294 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2302 = v2300 + v2112;
-        const unsigned int v2303 = v2302 + v2293;
-        const unsigned int v2304 = v2298 ? v2303 : 0u;
-        const unsigned int v2306 = v2289 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2307 = v2116 + v2306;
-        const unsigned int v2308 = v2307 + v2293;
-        iron_copy_async<16>(shm0 + (v2308 ^ (((v2308 >> 6u) & 7u) << 3u)), a + v2304, v2298);
-        const unsigned int v2320 = v29 + v2121;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2321 = v2320 < v1;
-        const bool v2324 = v2321 && v2129;
-        const unsigned int v2326 = v2320 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2328 = v2326 + v2112;
-        const unsigned int v2329 = v2328 + v2125;
-        const unsigned int v2330 = v2324 ? v2329 : 0u;
-        iron_copy_async<16>(shm1 + (v2140 ^ (((v2140 >> 6u) & 7u) << 3u)), b + v2330, v2324);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2344 = v29 + v2145;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2345 = v2344 < v1;
-        const bool v2348 = v2345 && v2153;
-        const unsigned int v2350 = v2344 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2352 = v2350 + v2112;
-        const unsigned int v2353 = v2352 + v2149;
-        const unsigned int v2354 = v2348 ? v2353 : 0u;
-        iron_copy_async<16>(shm1 + (v2164 ^ (((v2164 >> 6u) & 7u) << 3u)), b + v2354, v2348);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2368 = v29 + v2169;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2369 = v2368 < v1;
-        const bool v2372 = v2369 && v2177;
-        const unsigned int v2374 = v2368 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2376 = v2374 + v2112;
-        const unsigned int v2377 = v2376 + v2173;
-        const unsigned int v2378 = v2372 ? v2377 : 0u;
-        iron_copy_async<16>(shm1 + (v2188 ^ (((v2188 >> 6u) & 7u) << 3u)), b + v2378, v2372);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2392 = v29 + v2193;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2393 = v2392 < v1;
-        const bool v2396 = v2393 && v2201;
-        const unsigned int v2398 = v2392 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2400 = v2398 + v2112;
-        const unsigned int v2401 = v2400 + v2197;
-        const unsigned int v2402 = v2396 ? v2401 : 0u;
-        iron_copy_async<16>(shm1 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), b + v2402, v2396);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2416 = v29 + v2217;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2417 = v2416 < v1;
-        const bool v2420 = v2417 && v2225;
-        const unsigned int v2422 = v2416 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2424 = v2422 + v2112;
-        const unsigned int v2425 = v2424 + v2221;
-        const unsigned int v2426 = v2420 ? v2425 : 0u;
-        iron_copy_async<16>(shm1 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), b + v2426, v2420);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2440 = v29 + v2241;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2441 = v2440 < v1;
-        const bool v2444 = v2441 && v2249;
-        const unsigned int v2446 = v2440 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2448 = v2446 + v2112;
-        const unsigned int v2449 = v2448 + v2245;
-        const unsigned int v2450 = v2444 ? v2449 : 0u;
-        iron_copy_async<16>(shm1 + (v2260 ^ (((v2260 >> 6u) & 7u) << 3u)), b + v2450, v2444);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2464 = v29 + v2265;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2465 = v2464 < v1;
-        const bool v2468 = v2465 && v2273;
-        const unsigned int v2470 = v2464 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2472 = v2470 + v2112;
-        const unsigned int v2473 = v2472 + v2269;
-        const unsigned int v2474 = v2468 ? v2473 : 0u;
-        iron_copy_async<16>(shm1 + (v2284 ^ (((v2284 >> 6u) & 7u) << 3u)), b + v2474, v2468);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2488 = v29 + v2289;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2489 = v2488 < v1;
-        const bool v2492 = v2489 && v2297;
-        const unsigned int v2494 = v2488 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2496 = v2494 + v2112;
-        const unsigned int v2497 = v2496 + v2293;
-        const unsigned int v2498 = v2492 ? v2497 : 0u;
-        iron_copy_async<16>(shm1 + (v2308 ^ (((v2308 >> 6u) & 7u) << 3u)), b + v2498, v2492);  // kernels/gemm/gemm_tiles.hpp:84
+    for (unsigned int v1925 = 0u; v1925 < 2u; v1925 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v1926 = v1925 << 6u;
+      const bool v1928 = v1926 < v2;
+      if (v1928) {
+        const unsigned int v1930 = v1925 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v1932 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1933 = v1932 >> 3u;
+        const unsigned int v1937 = v1932 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1938 = v1937 << 3u;
+        const unsigned int v1939 = v25 + v1933;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1940 = v1926 + v1938;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v1941 = v1940 < v2;
+        const unsigned int v1942 = v1939 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v1944 = v1942 + v1926;
+        const unsigned int v1945 = v1944 + v1938;
+        const unsigned int v1947 = v1933 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1948 = v1930 + v1947;
+        const unsigned int v1949 = v1948 + v1938;
+        const bool v1952 = v1939 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1953 = v1941 && v1952;
+        const unsigned int v1957 = v1953 ? v1945 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v1949 ^ (((v1949 >> 6u) & 7u) << 3u)), a + v1957, v1953);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1961 = v1939 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1962 = v1961 < v0;
+        const bool v1963 = v1941 && v1962;
+        const unsigned int v1965 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1966 = v1945 + v1965;
+        const unsigned int v1967 = v1963 ? v1966 : 0u;
+        const unsigned int v1969 = v1949 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1969 ^ (((v1969 >> 6u) & 7u) << 3u)), a + v1967, v1963);
+        const unsigned int v1971 = v1939 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1972 = v1971 < v0;
+        const bool v1973 = v1941 && v1972;
+        const unsigned int v1975 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1976 = v1945 + v1975;
+        const unsigned int v1977 = v1973 ? v1976 : 0u;
+        const unsigned int v1979 = v1949 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1979 ^ (((v1979 >> 6u) & 7u) << 3u)), a + v1977, v1973);
+        const unsigned int v1981 = v1939 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1982 = v1981 < v0;
+        const bool v1983 = v1941 && v1982;
+        const unsigned int v1985 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1986 = v1945 + v1985;
+        const unsigned int v1987 = v1983 ? v1986 : 0u;
+        const unsigned int v1989 = v1949 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1989 ^ (((v1989 >> 6u) & 7u) << 3u)), a + v1987, v1983);
+        const unsigned int v1991 = v1939 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1992 = v1991 < v0;
+        const bool v1993 = v1941 && v1992;
+        const unsigned int v1995 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1996 = v1945 + v1995;
+        const unsigned int v1997 = v1993 ? v1996 : 0u;
+        const unsigned int v1999 = v1949 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), a + v1997, v1993);
+        const unsigned int v2001 = v1939 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2002 = v2001 < v0;
+        const bool v2003 = v1941 && v2002;
+        const unsigned int v2005 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2006 = v1945 + v2005;
+        const unsigned int v2007 = v2003 ? v2006 : 0u;
+        const unsigned int v2009 = v1949 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2009 ^ (((v2009 >> 6u) & 7u) << 3u)), a + v2007, v2003);
+        const unsigned int v2011 = v1939 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2012 = v2011 < v0;
+        const bool v2013 = v1941 && v2012;
+        const unsigned int v2015 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2016 = v1945 + v2015;
+        const unsigned int v2017 = v2013 ? v2016 : 0u;
+        const unsigned int v2019 = v1949 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), a + v2017, v2013);
+        const unsigned int v2021 = v1939 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2022 = v2021 < v0;
+        const bool v2023 = v1941 && v2022;
+        const unsigned int v2025 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2026 = v1945 + v2025;
+        const unsigned int v2027 = v2023 ? v2026 : 0u;
+        const unsigned int v2029 = v1949 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), a + v2027, v2023);
+        const unsigned int v2040 = v29 + v1933;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2043 = v2040 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2045 = v2043 + v1926;
+        const unsigned int v2046 = v2045 + v1938;
+        const bool v2053 = v2040 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2054 = v1941 && v2053;
+        const unsigned int v2058 = v2054 ? v2046 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v1949 ^ (((v1949 >> 6u) & 7u) << 3u)), b + v2058, v2054);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2062 = v2040 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2063 = v2062 < v1;
+        const bool v2064 = v1941 && v2063;
+        const unsigned int v2067 = v2046 + v1965;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2068 = v2064 ? v2067 : 0u;
+        iron_copy_async<16>(shm1 + (v1969 ^ (((v1969 >> 6u) & 7u) << 3u)), b + v2068, v2064);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2072 = v2040 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2073 = v2072 < v1;
+        const bool v2074 = v1941 && v2073;
+        const unsigned int v2077 = v2046 + v1975;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2078 = v2074 ? v2077 : 0u;
+        iron_copy_async<16>(shm1 + (v1979 ^ (((v1979 >> 6u) & 7u) << 3u)), b + v2078, v2074);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2082 = v2040 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2083 = v2082 < v1;
+        const bool v2084 = v1941 && v2083;
+        const unsigned int v2087 = v2046 + v1985;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2088 = v2084 ? v2087 : 0u;
+        iron_copy_async<16>(shm1 + (v1989 ^ (((v1989 >> 6u) & 7u) << 3u)), b + v2088, v2084);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2092 = v2040 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2093 = v2092 < v1;
+        const bool v2094 = v1941 && v2093;
+        const unsigned int v2097 = v2046 + v1995;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2098 = v2094 ? v2097 : 0u;
+        iron_copy_async<16>(shm1 + (v1999 ^ (((v1999 >> 6u) & 7u) << 3u)), b + v2098, v2094);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2102 = v2040 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2103 = v2102 < v1;
+        const bool v2104 = v1941 && v2103;
+        const unsigned int v2107 = v2046 + v2005;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2108 = v2104 ? v2107 : 0u;
+        iron_copy_async<16>(shm1 + (v2009 ^ (((v2009 >> 6u) & 7u) << 3u)), b + v2108, v2104);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2112 = v2040 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2113 = v2112 < v1;
+        const bool v2114 = v1941 && v2113;
+        const unsigned int v2117 = v2046 + v2015;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2118 = v2114 ? v2117 : 0u;
+        iron_copy_async<16>(shm1 + (v2019 ^ (((v2019 >> 6u) & 7u) << 3u)), b + v2118, v2114);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2122 = v2040 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2123 = v2122 < v1;
+        const bool v2124 = v1941 && v2123;
+        const unsigned int v2127 = v2046 + v2025;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2128 = v2124 ? v2127 : 0u;
+        iron_copy_async<16>(shm1 + (v2029 ^ (((v2029 >> 6u) & 7u) << 3u)), b + v2128, v2124);  // kernels/gemm/gemm_tiles.hpp:92
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
-    const unsigned int v2515 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v2520 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+    const unsigned int v2143 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2148 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-    for (unsigned int v2503 = 0u; v2503 < v2; v2503 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2505 = v2503 >> 6u;
-      const unsigned int v2507 = v2505 % 3u;
+    for (unsigned int v2131 = 0u; v2131 < v2; v2131 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2133 = v2131 >> 6u;
+      const unsigned int v2135 = v2133 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2509 = v2507 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-      const unsigned int v2516 = v2509 + v2515;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2516, 64u);
-      const unsigned int v2521 = v2509 + v2520;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2521, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2528 = v2516 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2528, 64u);
-      const unsigned int v2533 = v2521 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2533, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2539 = v2516 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2539, 64u);
-      const unsigned int v2544 = v2521 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2544, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2550 = v2516 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2550, 64u);
-      const unsigned int v2555 = v2521 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2555, 64u);
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2558 = v2503 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2560 = v2505 + 2u;
-      const unsigned int v2561 = v2560 % 3u;
-      const bool v2562 = v2558 < v2;
-      if (v2562) {
-        const unsigned int v2564 = v2561 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2566 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2569 = v2566 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2572 = v2566 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2573 = v2572 << 3u;
-        const unsigned int v2574 = v25 + v2569;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2575 = v2574 < v0;
-        const unsigned int v2576 = v2558 + v2573;
-        const bool v2577 = v2576 < v2;
-        const bool v2578 = v2575 && v2577;
-        const unsigned int v2580 = v2574 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2582 = v2580 + v2558;
-        const unsigned int v2583 = v2582 + v2573;
-        const unsigned int v2584 = v2578 ? v2583 : 0u;
-        const unsigned int v2586 = v2569 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2587 = v2564 + v2586;
-        const unsigned int v2588 = v2587 + v2573;
-        iron_copy_async<16>(shm0 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), a + v2584, v2578);
-        const unsigned int v2591 = v2566 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2593 = v2591 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2596 = v2591 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2597 = v2596 << 3u;
-        const unsigned int v2598 = v25 + v2593;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2599 = v2598 < v0;
-        const unsigned int v2600 = v2558 + v2597;
-        const bool v2601 = v2600 < v2;
-        const bool v2602 = v2599 && v2601;
-        const unsigned int v2604 = v2598 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2606 = v2604 + v2558;
-        const unsigned int v2607 = v2606 + v2597;
-        const unsigned int v2608 = v2602 ? v2607 : 0u;
-        const unsigned int v2610 = v2593 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2611 = v2564 + v2610;
-        const unsigned int v2612 = v2611 + v2597;
-        iron_copy_async<16>(shm0 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), a + v2608, v2602);
-        const unsigned int v2615 = v2566 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2617 = v2615 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2620 = v2615 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2621 = v2620 << 3u;
-        const unsigned int v2622 = v25 + v2617;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2623 = v2622 < v0;
-        const unsigned int v2624 = v2558 + v2621;
-        const bool v2625 = v2624 < v2;
-        const bool v2626 = v2623 && v2625;
-        const unsigned int v2628 = v2622 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2630 = v2628 + v2558;
-        const unsigned int v2631 = v2630 + v2621;
-        const unsigned int v2632 = v2626 ? v2631 : 0u;
-        const unsigned int v2634 = v2617 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2635 = v2564 + v2634;
-        const unsigned int v2636 = v2635 + v2621;
-        iron_copy_async<16>(shm0 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), a + v2632, v2626);
-        const unsigned int v2639 = v2566 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2641 = v2639 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2644 = v2639 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2645 = v2644 << 3u;
-        const unsigned int v2646 = v25 + v2641;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2647 = v2646 < v0;
-        const unsigned int v2648 = v2558 + v2645;
-        const bool v2649 = v2648 < v2;
-        const bool v2650 = v2647 && v2649;
-        const unsigned int v2652 = v2646 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2654 = v2652 + v2558;
-        const unsigned int v2655 = v2654 + v2645;
-        const unsigned int v2656 = v2650 ? v2655 : 0u;
-        const unsigned int v2658 = v2641 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2659 = v2564 + v2658;
-        const unsigned int v2660 = v2659 + v2645;
-        iron_copy_async<16>(shm0 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), a + v2656, v2650);
-        const unsigned int v2663 = v2566 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2665 = v2663 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2668 = v2663 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2669 = v2668 << 3u;
-        const unsigned int v2670 = v25 + v2665;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2671 = v2670 < v0;
-        const unsigned int v2672 = v2558 + v2669;
-        const bool v2673 = v2672 < v2;
-        const bool v2674 = v2671 && v2673;
-        const unsigned int v2676 = v2670 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2678 = v2676 + v2558;
-        const unsigned int v2679 = v2678 + v2669;
-        const unsigned int v2680 = v2674 ? v2679 : 0u;
-        const unsigned int v2682 = v2665 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2683 = v2564 + v2682;
-        const unsigned int v2684 = v2683 + v2669;
-        iron_copy_async<16>(shm0 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), a + v2680, v2674);
-        const unsigned int v2687 = v2566 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2689 = v2687 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2692 = v2687 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2693 = v2692 << 3u;
-        const unsigned int v2694 = v25 + v2689;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2695 = v2694 < v0;
-        const unsigned int v2696 = v2558 + v2693;
-        const bool v2697 = v2696 < v2;
-        const bool v2698 = v2695 && v2697;
-        const unsigned int v2700 = v2694 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2702 = v2700 + v2558;
-        const unsigned int v2703 = v2702 + v2693;
-        const unsigned int v2704 = v2698 ? v2703 : 0u;
-        const unsigned int v2706 = v2689 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2707 = v2564 + v2706;
-        const unsigned int v2708 = v2707 + v2693;
-        iron_copy_async<16>(shm0 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), a + v2704, v2698);
-        const unsigned int v2711 = v2566 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2713 = v2711 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2716 = v2711 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2717 = v2716 << 3u;
-        const unsigned int v2718 = v25 + v2713;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2719 = v2718 < v0;
-        const unsigned int v2720 = v2558 + v2717;
-        const bool v2721 = v2720 < v2;
-        const bool v2722 = v2719 && v2721;
-        const unsigned int v2724 = v2718 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2726 = v2724 + v2558;
-        const unsigned int v2727 = v2726 + v2717;
-        const unsigned int v2728 = v2722 ? v2727 : 0u;
-        const unsigned int v2730 = v2713 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2731 = v2564 + v2730;
-        const unsigned int v2732 = v2731 + v2717;
-        iron_copy_async<16>(shm0 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), a + v2728, v2722);
-        const unsigned int v2735 = v2566 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2737 = v2735 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2740 = v2735 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2741 = v2740 << 3u;
-        const unsigned int v2742 = v25 + v2737;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2743 = v2742 < v0;
-        const unsigned int v2744 = v2558 + v2741;
-        const bool v2745 = v2744 < v2;
-        const bool v2746 = v2743 && v2745;
-        const unsigned int v2748 = v2742 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2750 = v2748 + v2558;
-        const unsigned int v2751 = v2750 + v2741;
-        const unsigned int v2752 = v2746 ? v2751 : 0u;
-        const unsigned int v2754 = v2737 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2755 = v2564 + v2754;
-        const unsigned int v2756 = v2755 + v2741;
-        iron_copy_async<16>(shm0 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), a + v2752, v2746);
-        const unsigned int v2768 = v29 + v2569;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2769 = v2768 < v1;
-        const bool v2772 = v2769 && v2577;
-        const unsigned int v2774 = v2768 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2776 = v2774 + v2558;
-        const unsigned int v2777 = v2776 + v2573;
-        const unsigned int v2778 = v2772 ? v2777 : 0u;
-        iron_copy_async<16>(shm1 + (v2588 ^ (((v2588 >> 6u) & 7u) << 3u)), b + v2778, v2772);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2792 = v29 + v2593;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2793 = v2792 < v1;
-        const bool v2796 = v2793 && v2601;
-        const unsigned int v2798 = v2792 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2800 = v2798 + v2558;
-        const unsigned int v2801 = v2800 + v2597;
-        const unsigned int v2802 = v2796 ? v2801 : 0u;
-        iron_copy_async<16>(shm1 + (v2612 ^ (((v2612 >> 6u) & 7u) << 3u)), b + v2802, v2796);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2816 = v29 + v2617;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2817 = v2816 < v1;
-        const bool v2820 = v2817 && v2625;
-        const unsigned int v2822 = v2816 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2824 = v2822 + v2558;
-        const unsigned int v2825 = v2824 + v2621;
-        const unsigned int v2826 = v2820 ? v2825 : 0u;
-        iron_copy_async<16>(shm1 + (v2636 ^ (((v2636 >> 6u) & 7u) << 3u)), b + v2826, v2820);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2840 = v29 + v2641;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2841 = v2840 < v1;
-        const bool v2844 = v2841 && v2649;
-        const unsigned int v2846 = v2840 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2848 = v2846 + v2558;
-        const unsigned int v2849 = v2848 + v2645;
-        const unsigned int v2850 = v2844 ? v2849 : 0u;
-        iron_copy_async<16>(shm1 + (v2660 ^ (((v2660 >> 6u) & 7u) << 3u)), b + v2850, v2844);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2864 = v29 + v2665;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2865 = v2864 < v1;
-        const bool v2868 = v2865 && v2673;
-        const unsigned int v2870 = v2864 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2872 = v2870 + v2558;
-        const unsigned int v2873 = v2872 + v2669;
-        const unsigned int v2874 = v2868 ? v2873 : 0u;
-        iron_copy_async<16>(shm1 + (v2684 ^ (((v2684 >> 6u) & 7u) << 3u)), b + v2874, v2868);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2888 = v29 + v2689;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2889 = v2888 < v1;
-        const bool v2892 = v2889 && v2697;
-        const unsigned int v2894 = v2888 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2896 = v2894 + v2558;
-        const unsigned int v2897 = v2896 + v2693;
-        const unsigned int v2898 = v2892 ? v2897 : 0u;
-        iron_copy_async<16>(shm1 + (v2708 ^ (((v2708 >> 6u) & 7u) << 3u)), b + v2898, v2892);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2912 = v29 + v2713;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2913 = v2912 < v1;
-        const bool v2916 = v2913 && v2721;
-        const unsigned int v2918 = v2912 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2920 = v2918 + v2558;
-        const unsigned int v2921 = v2920 + v2717;
-        const unsigned int v2922 = v2916 ? v2921 : 0u;
-        iron_copy_async<16>(shm1 + (v2732 ^ (((v2732 >> 6u) & 7u) << 3u)), b + v2922, v2916);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2936 = v29 + v2737;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2937 = v2936 < v1;
-        const bool v2940 = v2937 && v2745;
-        const unsigned int v2942 = v2936 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2944 = v2942 + v2558;
-        const unsigned int v2945 = v2944 + v2741;
-        const unsigned int v2946 = v2940 ? v2945 : 0u;
-        iron_copy_async<16>(shm1 + (v2756 ^ (((v2756 >> 6u) & 7u) << 3u)), b + v2946, v2940);  // kernels/gemm/gemm_tiles.hpp:84
+      const unsigned int v2137 = v2135 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+      const unsigned int v2144 = v2137 + v2143;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2144, 64u);
+      const unsigned int v2149 = v2137 + v2148;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2149, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2156 = v2144 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2156, 64u);
+      const unsigned int v2161 = v2149 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2161, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2167 = v2144 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2167, 64u);
+      const unsigned int v2172 = v2149 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2172, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2178 = v2144 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v2178, 64u);
+      const unsigned int v2183 = v2149 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v2183, 64u);
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2186 = v2131 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2188 = v2133 + 2u;
+      const unsigned int v2189 = v2188 % 3u;
+      const bool v2190 = v2186 < v2;
+      if (v2190) {
+        const unsigned int v2192 = v2189 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2194 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2195 = v2194 >> 3u;
+        const unsigned int v2199 = v2194 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2200 = v2199 << 3u;
+        const unsigned int v2201 = v25 + v2195;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2202 = v2186 + v2200;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2203 = v2202 < v2;
+        const unsigned int v2204 = v2201 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2206 = v2204 + v2186;
+        const unsigned int v2207 = v2206 + v2200;
+        const unsigned int v2209 = v2195 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2210 = v2192 + v2209;
+        const unsigned int v2211 = v2210 + v2200;
+        const bool v2214 = v2201 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2215 = v2203 && v2214;
+        const unsigned int v2219 = v2215 ? v2207 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2211 ^ (((v2211 >> 6u) & 7u) << 3u)), a + v2219, v2215);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2223 = v2201 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2224 = v2223 < v0;
+        const bool v2225 = v2203 && v2224;
+        const unsigned int v2227 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2228 = v2207 + v2227;
+        const unsigned int v2229 = v2225 ? v2228 : 0u;
+        const unsigned int v2231 = v2211 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2231 ^ (((v2231 >> 6u) & 7u) << 3u)), a + v2229, v2225);
+        const unsigned int v2233 = v2201 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2234 = v2233 < v0;
+        const bool v2235 = v2203 && v2234;
+        const unsigned int v2237 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2238 = v2207 + v2237;
+        const unsigned int v2239 = v2235 ? v2238 : 0u;
+        const unsigned int v2241 = v2211 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2241 ^ (((v2241 >> 6u) & 7u) << 3u)), a + v2239, v2235);
+        const unsigned int v2243 = v2201 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2244 = v2243 < v0;
+        const bool v2245 = v2203 && v2244;
+        const unsigned int v2247 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2248 = v2207 + v2247;
+        const unsigned int v2249 = v2245 ? v2248 : 0u;
+        const unsigned int v2251 = v2211 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2251 ^ (((v2251 >> 6u) & 7u) << 3u)), a + v2249, v2245);
+        const unsigned int v2253 = v2201 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2254 = v2253 < v0;
+        const bool v2255 = v2203 && v2254;
+        const unsigned int v2257 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2258 = v2207 + v2257;
+        const unsigned int v2259 = v2255 ? v2258 : 0u;
+        const unsigned int v2261 = v2211 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), a + v2259, v2255);
+        const unsigned int v2263 = v2201 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2264 = v2263 < v0;
+        const bool v2265 = v2203 && v2264;
+        const unsigned int v2267 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2268 = v2207 + v2267;
+        const unsigned int v2269 = v2265 ? v2268 : 0u;
+        const unsigned int v2271 = v2211 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2271 ^ (((v2271 >> 6u) & 7u) << 3u)), a + v2269, v2265);
+        const unsigned int v2273 = v2201 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2274 = v2273 < v0;
+        const bool v2275 = v2203 && v2274;
+        const unsigned int v2277 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2278 = v2207 + v2277;
+        const unsigned int v2279 = v2275 ? v2278 : 0u;
+        const unsigned int v2281 = v2211 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), a + v2279, v2275);
+        const unsigned int v2283 = v2201 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2284 = v2283 < v0;
+        const bool v2285 = v2203 && v2284;
+        const unsigned int v2287 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2288 = v2207 + v2287;
+        const unsigned int v2289 = v2285 ? v2288 : 0u;
+        const unsigned int v2291 = v2211 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), a + v2289, v2285);
+        const unsigned int v2302 = v29 + v2195;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2305 = v2302 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2307 = v2305 + v2186;
+        const unsigned int v2308 = v2307 + v2200;
+        const bool v2315 = v2302 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2316 = v2203 && v2315;
+        const unsigned int v2320 = v2316 ? v2308 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2211 ^ (((v2211 >> 6u) & 7u) << 3u)), b + v2320, v2316);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2324 = v2302 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2325 = v2324 < v1;
+        const bool v2326 = v2203 && v2325;
+        const unsigned int v2329 = v2308 + v2227;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2330 = v2326 ? v2329 : 0u;
+        iron_copy_async<16>(shm1 + (v2231 ^ (((v2231 >> 6u) & 7u) << 3u)), b + v2330, v2326);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2334 = v2302 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2335 = v2334 < v1;
+        const bool v2336 = v2203 && v2335;
+        const unsigned int v2339 = v2308 + v2237;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2340 = v2336 ? v2339 : 0u;
+        iron_copy_async<16>(shm1 + (v2241 ^ (((v2241 >> 6u) & 7u) << 3u)), b + v2340, v2336);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2344 = v2302 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2345 = v2344 < v1;
+        const bool v2346 = v2203 && v2345;
+        const unsigned int v2349 = v2308 + v2247;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2350 = v2346 ? v2349 : 0u;
+        iron_copy_async<16>(shm1 + (v2251 ^ (((v2251 >> 6u) & 7u) << 3u)), b + v2350, v2346);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2354 = v2302 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2355 = v2354 < v1;
+        const bool v2356 = v2203 && v2355;
+        const unsigned int v2359 = v2308 + v2257;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2360 = v2356 ? v2359 : 0u;
+        iron_copy_async<16>(shm1 + (v2261 ^ (((v2261 >> 6u) & 7u) << 3u)), b + v2360, v2356);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2364 = v2302 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2365 = v2364 < v1;
+        const bool v2366 = v2203 && v2365;
+        const unsigned int v2369 = v2308 + v2267;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2370 = v2366 ? v2369 : 0u;
+        iron_copy_async<16>(shm1 + (v2271 ^ (((v2271 >> 6u) & 7u) << 3u)), b + v2370, v2366);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2374 = v2302 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2375 = v2374 < v1;
+        const bool v2376 = v2203 && v2375;
+        const unsigned int v2379 = v2308 + v2277;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2380 = v2376 ? v2379 : 0u;
+        iron_copy_async<16>(shm1 + (v2281 ^ (((v2281 >> 6u) & 7u) << 3u)), b + v2380, v2376);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2384 = v2302 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2385 = v2384 < v1;
+        const bool v2386 = v2203 && v2385;
+        const unsigned int v2389 = v2308 + v2287;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2390 = v2386 ? v2389 : 0u;
+        iron_copy_async<16>(shm1 + (v2291 ^ (((v2291 >> 6u) & 7u) << 3u)), b + v2390, v2386);  // kernels/gemm/gemm_tiles.hpp:92
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
     __syncthreads();
   } else {
-    const unsigned int v510 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v511 = threadIdx.x;
-    const unsigned int v567 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v572 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v580 = v567 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v585 = v572 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v591 = v567 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v596 = v572 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v602 = v567 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v607 = v572 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+    const unsigned int v324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v325 = threadIdx.x;
+    const unsigned int v381 = v34 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v386 = v38 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v394 = v381 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v399 = v386 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v405 = v381 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v410 = v386 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v416 = v381 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v421 = v386 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-    for (unsigned int v509 = 0u; v509 < v2; v509 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-      for (unsigned int v513 = v511; v513 < 8192u; v513 += v510) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v515 = v513 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v517 = v513 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v518 = v25 + v515;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v519 = v518 < v0;
-        const unsigned int v520 = v509 + v517;
-        const bool v521 = v520 < v2;
-        const bool v522 = v519 && v521;
-        if (v522) {
-          const unsigned int v524 = v518 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v526 = v524 + v509;
-          const unsigned int v527 = v526 + v517;
-          const iron_bf16 v528 = a[v527];
-          const unsigned int v530 = v515 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v531 = v530 + v517;
-          shm0[(v531 ^ (((v531 >> 6u) & 7u) << 3u))] = v528;
+    for (unsigned int v323 = 0u; v323 < v2; v323 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v327 = v325; v327 < 8192u; v327 += v324) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v329 = v327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v331 = v327 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v332 = v25 + v329;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v333 = v332 < v0;
+        const unsigned int v334 = v323 + v331;
+        const bool v335 = v334 < v2;
+        const bool v336 = v333 && v335;
+        if (v336) {
+          const unsigned int v338 = v332 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v340 = v338 + v323;
+          const unsigned int v341 = v340 + v331;
+          const iron_bf16 v342 = a[v341];
+          const unsigned int v344 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v345 = v344 + v331;
+          shm0[(v345 ^ (((v345 >> 6u) & 7u) << 3u))] = v342;
         } else {
-          const unsigned int v533 = v515 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v534 = v533 + v517;
-          shm0[(v534 ^ (((v534 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v347 = v329 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v348 = v347 + v331;
+          shm0[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v539 = v511; v539 < 8192u; v539 += v510) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v541 = v539 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v543 = v539 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v544 = v29 + v541;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v545 = v544 < v1;
-        const unsigned int v546 = v509 + v543;
-        const bool v547 = v546 < v2;
-        const bool v548 = v545 && v547;
-        if (v548) {
-          const unsigned int v550 = v544 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v552 = v550 + v509;
-          const unsigned int v553 = v552 + v543;
-          const iron_bf16 v554 = b[v553];
-          const unsigned int v556 = v541 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v557 = v556 + v543;
-          shm1[(v557 ^ (((v557 >> 6u) & 7u) << 3u))] = v554;
+      for (unsigned int v353 = v325; v353 < 8192u; v353 += v324) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v355 = v353 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v357 = v353 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v358 = v29 + v355;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v359 = v358 < v1;
+        const unsigned int v360 = v323 + v357;
+        const bool v361 = v360 < v2;
+        const bool v362 = v359 && v361;
+        if (v362) {
+          const unsigned int v364 = v358 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v366 = v364 + v323;
+          const unsigned int v367 = v366 + v357;
+          const iron_bf16 v368 = b[v367];
+          const unsigned int v370 = v355 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v371 = v370 + v357;
+          shm1[(v371 ^ (((v371 >> 6u) & 7u) << 3u))] = v368;
         } else {
-          const unsigned int v559 = v541 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v560 = v559 + v543;
-          shm1[(v560 ^ (((v560 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v373 = v355 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v374 = v373 + v357;
+          shm1[(v374 ^ (((v374 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v567, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v572, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v580, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v585, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v591, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v596, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v42, shm0, v602, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v44, shm1, v607, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:277
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v381, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v386, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v394, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v399, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v405, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v410, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v42, shm0, v416, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v44, shm1, v421, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v40, v42, v44);  // kernels/gemm/gemm_tiles.hpp:285
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v611 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-  const bool v612 = v611 <= v0;
-  const unsigned int v614 = v29 + 128u;
-  const bool v615 = v614 <= v1;
-  const bool v616 = v612 && v615;
-  const unsigned int v619 = v1 & 7u;
-  const bool v620 = v619 == 0u;
-  const bool v621 = v616 && v620;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const bool v426 = v425 <= v0;
+  const unsigned int v428 = v29 + 128u;
+  const bool v429 = v428 <= v1;
+  const bool v430 = v426 && v429;
+  const unsigned int v433 = v1 & 7u;
+  const bool v434 = v433 == 0u;
+  const bool v435 = v430 && v434;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-  for (unsigned int v627 = 0u; v627 < 4u; v627 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-    const bool v628 = v30 == v627;  // kernels/gemm/gemm_tiles.hpp:406
-    if (v628) {
+  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:414
+    if (v442) {
       iron_frag_store<false>(v40, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-    const unsigned int v633 = v627 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-    const unsigned int v634 = v633 << 6u;
-    const unsigned int v635 = v29 + v634;
-    const unsigned int v638 = v627 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-    const unsigned int v639 = v638 << 6u;
-    const unsigned int v640 = v25 + v639;
-    if (v621) {  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v641 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:334
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v448 = v447 << 6u;
+    const unsigned int v449 = v29 + v448;
+    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v453 = v452 << 6u;
+    const unsigned int v454 = v25 + v453;
+    if (v435) {  // kernels/gemm/gemm_tiles.hpp:397
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
 
-      for (unsigned int v644 = v641; v644 < 512u; v644 += 128u) {
-        const unsigned int v646 = v644 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-        const unsigned int v648 = v646 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-        const unsigned int v649 = v640 + v648;
-        const unsigned int v651 = v646 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-        const unsigned int v652 = v635 + v651;
-        const unsigned int v658 = v648 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-        const unsigned int v659 = v658 + v651;
-        const float v662 = shm2[v659];  // kernels/gemm/gemm_tiles.hpp:339
-        const unsigned int v665 = v649 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-        const unsigned int v666 = v665 + v652;
-        const iron_bf16 v667 = c[v666];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v668 = iron_to_f32(v667);
-        const float v669 = v668 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v670 = fmaf(v662, v3, v669);
-        const iron_bf16 v671 = iron_f32_to_bf16(v670);
-        c[v666] = v671;
-        const unsigned int v673 = v659 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v674 = shm2[v673];
-        const unsigned int v676 = v652 + 1u;
-        const unsigned int v678 = v665 + v676;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v679 = c[v678];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v680 = iron_to_f32(v679);
-        const float v681 = v680 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v682 = fmaf(v674, v3, v681);
-        const iron_bf16 v683 = iron_f32_to_bf16(v682);
-        c[v678] = v683;
-        const unsigned int v685 = v659 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v686 = shm2[v685];
-        const unsigned int v688 = v652 + 2u;
-        const unsigned int v690 = v665 + v688;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v691 = c[v690];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v692 = iron_to_f32(v691);
-        const float v693 = v692 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v694 = fmaf(v686, v3, v693);
-        const iron_bf16 v695 = iron_f32_to_bf16(v694);
-        c[v690] = v695;
-        const unsigned int v697 = v659 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v698 = shm2[v697];
-        const unsigned int v700 = v652 + 3u;
-        const unsigned int v702 = v665 + v700;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v703 = c[v702];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v704 = iron_to_f32(v703);
-        const float v705 = v704 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v706 = fmaf(v698, v3, v705);
-        const iron_bf16 v707 = iron_f32_to_bf16(v706);
-        c[v702] = v707;
-        const unsigned int v709 = v659 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v710 = shm2[v709];
-        const unsigned int v712 = v652 + 4u;
-        const unsigned int v714 = v665 + v712;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v715 = c[v714];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v716 = iron_to_f32(v715);
-        const float v717 = v716 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v718 = fmaf(v710, v3, v717);
-        const iron_bf16 v719 = iron_f32_to_bf16(v718);
-        c[v714] = v719;
-        const unsigned int v721 = v659 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v722 = shm2[v721];
-        const unsigned int v724 = v652 + 5u;
-        const unsigned int v726 = v665 + v724;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v727 = c[v726];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v728 = iron_to_f32(v727);
-        const float v729 = v728 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v730 = fmaf(v722, v3, v729);
-        const iron_bf16 v731 = iron_f32_to_bf16(v730);
-        c[v726] = v731;
-        const unsigned int v733 = v659 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v734 = shm2[v733];
-        const unsigned int v736 = v652 + 6u;
-        const unsigned int v738 = v665 + v736;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v739 = c[v738];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v740 = iron_to_f32(v739);
-        const float v741 = v740 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v742 = fmaf(v734, v3, v741);
-        const iron_bf16 v743 = iron_f32_to_bf16(v742);
-        c[v738] = v743;
-        const unsigned int v745 = v659 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v746 = shm2[v745];
-        const unsigned int v748 = v652 + 7u;
-        const unsigned int v750 = v665 + v748;  // kernels/gemm/gemm_epilogue.cpp:100
-        const iron_bf16 v751 = c[v750];  // kernels/gemm/gemm_epilogue.cpp:101
-        const float v752 = iron_to_f32(v751);
-        const float v753 = v752 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-        const float v754 = fmaf(v746, v3, v753);
-        const iron_bf16 v755 = iron_f32_to_bf16(v754);
-        c[v750] = v755;
+      for (unsigned int v458 = v455; v458 < 512u; v458 += 128u) {
+        const unsigned int v460 = v458 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v462 = v460 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v463 = v454 + v462;
+        const unsigned int v465 = v460 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v466 = v449 + v465;
+        const unsigned int v472 = v462 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v473 = v472 + v465;
+        const float v476 = shm2[v473];  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v479 = v463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+        const unsigned int v480 = v479 + v466;
+        const iron_bf16 v481 = c[v480];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v482 = iron_to_f32(v481);
+        const float v483 = v482 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v484 = fmaf(v476, v3, v483);
+        const iron_bf16 v485 = iron_f32_to_bf16(v484);
+        c[v480] = v485;
+        const unsigned int v487 = v473 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v488 = shm2[v487];
+        const unsigned int v490 = v466 + 1u;
+        const unsigned int v492 = v479 + v490;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v493 = c[v492];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v494 = iron_to_f32(v493);
+        const float v495 = v494 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v496 = fmaf(v488, v3, v495);
+        const iron_bf16 v497 = iron_f32_to_bf16(v496);
+        c[v492] = v497;
+        const unsigned int v499 = v473 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v500 = shm2[v499];
+        const unsigned int v502 = v466 + 2u;
+        const unsigned int v504 = v479 + v502;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v505 = c[v504];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v506 = iron_to_f32(v505);
+        const float v507 = v506 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v508 = fmaf(v500, v3, v507);
+        const iron_bf16 v509 = iron_f32_to_bf16(v508);
+        c[v504] = v509;
+        const unsigned int v511 = v473 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v512 = shm2[v511];
+        const unsigned int v514 = v466 + 3u;
+        const unsigned int v516 = v479 + v514;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v517 = c[v516];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v518 = iron_to_f32(v517);
+        const float v519 = v518 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v520 = fmaf(v512, v3, v519);
+        const iron_bf16 v521 = iron_f32_to_bf16(v520);
+        c[v516] = v521;
+        const unsigned int v523 = v473 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v524 = shm2[v523];
+        const unsigned int v526 = v466 + 4u;
+        const unsigned int v528 = v479 + v526;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v529 = c[v528];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v530 = iron_to_f32(v529);
+        const float v531 = v530 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v532 = fmaf(v524, v3, v531);
+        const iron_bf16 v533 = iron_f32_to_bf16(v532);
+        c[v528] = v533;
+        const unsigned int v535 = v473 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v536 = shm2[v535];
+        const unsigned int v538 = v466 + 5u;
+        const unsigned int v540 = v479 + v538;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v541 = c[v540];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v542 = iron_to_f32(v541);
+        const float v543 = v542 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v544 = fmaf(v536, v3, v543);
+        const iron_bf16 v545 = iron_f32_to_bf16(v544);
+        c[v540] = v545;
+        const unsigned int v547 = v473 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v548 = shm2[v547];
+        const unsigned int v550 = v466 + 6u;
+        const unsigned int v552 = v479 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v553 = c[v552];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v554 = iron_to_f32(v553);
+        const float v555 = v554 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v556 = fmaf(v548, v3, v555);
+        const iron_bf16 v557 = iron_f32_to_bf16(v556);
+        c[v552] = v557;
+        const unsigned int v559 = v473 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v560 = shm2[v559];
+        const unsigned int v562 = v466 + 7u;
+        const unsigned int v564 = v479 + v562;  // kernels/gemm/gemm_epilogue.cpp:100
+        const iron_bf16 v565 = c[v564];  // kernels/gemm/gemm_epilogue.cpp:101
+        const float v566 = iron_to_f32(v565);
+        const float v567 = v566 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+        const float v568 = fmaf(v560, v3, v567);
+        const iron_bf16 v569 = iron_f32_to_bf16(v568);
+        c[v564] = v569;
       }
     } else {
-      const unsigned int v756 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v570 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
 
-      for (unsigned int v759 = v756; v759 < 4096u; v759 += 128u) {
-        const unsigned int v761 = v759 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v762 = v640 + v761;
-        const unsigned int v764 = v759 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v765 = v635 + v764;
-        const bool v766 = v762 < v0;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v767 = v765 < v1;
-        const bool v768 = v766 && v767;
-        if (v768) {
-          const unsigned int v774 = v761 * 68u;
-          const unsigned int v775 = v774 + v764;
-          const float v776 = shm2[v775];
-          const unsigned int v777 = v762 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
-          const unsigned int v778 = v777 + v765;
-          const iron_bf16 v779 = c[v778];  // kernels/gemm/gemm_epilogue.cpp:101
-          const float v780 = iron_to_f32(v779);
-          const float v781 = v780 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
-          const float v782 = fmaf(v776, v3, v781);
-          const iron_bf16 v783 = iron_f32_to_bf16(v782);
-          c[v778] = v783;
+      for (unsigned int v573 = v570; v573 < 4096u; v573 += 128u) {
+        const unsigned int v575 = v573 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v576 = v454 + v575;
+        const unsigned int v578 = v573 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v579 = v449 + v578;
+        const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v581 = v579 < v1;
+        const bool v582 = v580 && v581;
+        if (v582) {
+          const unsigned int v588 = v575 * 68u;
+          const unsigned int v589 = v588 + v578;
+          const float v590 = shm2[v589];
+          const unsigned int v591 = v576 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
+          const unsigned int v592 = v591 + v579;
+          const iron_bf16 v593 = c[v592];  // kernels/gemm/gemm_epilogue.cpp:101
+          const float v594 = iron_to_f32(v593);
+          const float v595 = v594 * v4;  // kernels/gemm/gemm_epilogue.cpp:102
+          const float v596 = fmaf(v590, v3, v595);
+          const iron_bf16 v597 = iron_f32_to_bf16(v596);
+          c[v592] = v597;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
   }
 }

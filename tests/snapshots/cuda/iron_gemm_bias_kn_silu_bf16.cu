@@ -302,843 +302,605 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_kn_silu_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:266
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:267
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:268
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:214
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:294
   if (v62) {
-    for (unsigned int v2218 = 0u; v2218 < 2u; v2218 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2219 = v2218 << 6u;
-      const bool v2221 = v2219 < v2;
-      if (v2221) {
-        const unsigned int v2223 = v2218 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2225 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2228 = v2225 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2231 = v2225 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2232 = v2231 << 3u;
-        const unsigned int v2233 = v24 + v2228;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2234 = v2233 < v0;
-        const unsigned int v2235 = v2219 + v2232;
-        const bool v2236 = v2235 < v2;
-        const bool v2237 = v2234 && v2236;
-        const unsigned int v2239 = v2233 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2241 = v2239 + v2219;
-        const unsigned int v2242 = v2241 + v2232;
-        const unsigned int v2243 = v2237 ? v2242 : 0u;
-        const unsigned int v2245 = v2228 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2246 = v2223 + v2245;
-        const unsigned int v2247 = v2246 + v2232;
-        iron_copy_async<16>(shm0 + (v2247 ^ (((v2247 >> 6u) & 7u) << 3u)), a + v2243, v2237);
-        const unsigned int v2250 = v2225 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2252 = v2250 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2255 = v2250 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2256 = v2255 << 3u;
-        const unsigned int v2257 = v24 + v2252;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2258 = v2257 < v0;
-        const unsigned int v2259 = v2219 + v2256;
-        const bool v2260 = v2259 < v2;
-        const bool v2261 = v2258 && v2260;
-        const unsigned int v2263 = v2257 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2265 = v2263 + v2219;
-        const unsigned int v2266 = v2265 + v2256;
-        const unsigned int v2267 = v2261 ? v2266 : 0u;
-        const unsigned int v2269 = v2252 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2270 = v2223 + v2269;
-        const unsigned int v2271 = v2270 + v2256;
-        iron_copy_async<16>(shm0 + (v2271 ^ (((v2271 >> 6u) & 7u) << 3u)), a + v2267, v2261);
-        const unsigned int v2274 = v2225 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2276 = v2274 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2279 = v2274 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2280 = v2279 << 3u;
-        const unsigned int v2281 = v24 + v2276;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2282 = v2281 < v0;
-        const unsigned int v2283 = v2219 + v2280;
-        const bool v2284 = v2283 < v2;
-        const bool v2285 = v2282 && v2284;
-        const unsigned int v2287 = v2281 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2289 = v2287 + v2219;
-        const unsigned int v2290 = v2289 + v2280;
-        const unsigned int v2291 = v2285 ? v2290 : 0u;
-        const unsigned int v2293 = v2276 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2294 = v2223 + v2293;
-        const unsigned int v2295 = v2294 + v2280;
-        iron_copy_async<16>(shm0 + (v2295 ^ (((v2295 >> 6u) & 7u) << 3u)), a + v2291, v2285);
-        const unsigned int v2298 = v2225 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2300 = v2298 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2303 = v2298 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2304 = v2303 << 3u;
-        const unsigned int v2305 = v24 + v2300;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2306 = v2305 < v0;
-        const unsigned int v2307 = v2219 + v2304;
-        const bool v2308 = v2307 < v2;
-        const bool v2309 = v2306 && v2308;
-        const unsigned int v2311 = v2305 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2313 = v2311 + v2219;
-        const unsigned int v2314 = v2313 + v2304;
-        const unsigned int v2315 = v2309 ? v2314 : 0u;
-        const unsigned int v2317 = v2300 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2318 = v2223 + v2317;
-        const unsigned int v2319 = v2318 + v2304;
-        iron_copy_async<16>(shm0 + (v2319 ^ (((v2319 >> 6u) & 7u) << 3u)), a + v2315, v2309);
-        const unsigned int v2322 = v2225 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2324 = v2322 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2327 = v2322 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2328 = v2327 << 3u;
-        const unsigned int v2329 = v24 + v2324;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2330 = v2329 < v0;
-        const unsigned int v2331 = v2219 + v2328;
-        const bool v2332 = v2331 < v2;
-        const bool v2333 = v2330 && v2332;
-        const unsigned int v2335 = v2329 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2337 = v2335 + v2219;
-        const unsigned int v2338 = v2337 + v2328;
-        const unsigned int v2339 = v2333 ? v2338 : 0u;
-        const unsigned int v2341 = v2324 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2342 = v2223 + v2341;
-        const unsigned int v2343 = v2342 + v2328;
-        iron_copy_async<16>(shm0 + (v2343 ^ (((v2343 >> 6u) & 7u) << 3u)), a + v2339, v2333);
-        const unsigned int v2346 = v2225 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2348 = v2346 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2351 = v2346 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2352 = v2351 << 3u;
-        const unsigned int v2353 = v24 + v2348;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2354 = v2353 < v0;
-        const unsigned int v2355 = v2219 + v2352;
-        const bool v2356 = v2355 < v2;
-        const bool v2357 = v2354 && v2356;
-        const unsigned int v2359 = v2353 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2361 = v2359 + v2219;
-        const unsigned int v2362 = v2361 + v2352;
-        const unsigned int v2363 = v2357 ? v2362 : 0u;
-        const unsigned int v2365 = v2348 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2366 = v2223 + v2365;
-        const unsigned int v2367 = v2366 + v2352;
-        iron_copy_async<16>(shm0 + (v2367 ^ (((v2367 >> 6u) & 7u) << 3u)), a + v2363, v2357);
-        const unsigned int v2370 = v2225 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2372 = v2370 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2375 = v2370 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2376 = v2375 << 3u;
-        const unsigned int v2377 = v24 + v2372;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2378 = v2377 < v0;
-        const unsigned int v2379 = v2219 + v2376;
-        const bool v2380 = v2379 < v2;
-        const bool v2381 = v2378 && v2380;
-        const unsigned int v2383 = v2377 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2385 = v2383 + v2219;
-        const unsigned int v2386 = v2385 + v2376;
-        const unsigned int v2387 = v2381 ? v2386 : 0u;
-        const unsigned int v2389 = v2372 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2390 = v2223 + v2389;
-        const unsigned int v2391 = v2390 + v2376;
-        iron_copy_async<16>(shm0 + (v2391 ^ (((v2391 >> 6u) & 7u) << 3u)), a + v2387, v2381);
-        const unsigned int v2394 = v2225 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2396 = v2394 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2399 = v2394 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2400 = v2399 << 3u;
-        const unsigned int v2401 = v24 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2402 = v2401 < v0;
-        const unsigned int v2403 = v2219 + v2400;
-        const bool v2404 = v2403 < v2;
-        const bool v2405 = v2402 && v2404;
-        const unsigned int v2407 = v2401 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2409 = v2407 + v2219;
-        const unsigned int v2410 = v2409 + v2400;
-        const unsigned int v2411 = v2405 ? v2410 : 0u;
-        const unsigned int v2413 = v2396 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2414 = v2223 + v2413;
-        const unsigned int v2415 = v2414 + v2400;
-        iron_copy_async<16>(shm0 + (v2415 ^ (((v2415 >> 6u) & 7u) << 3u)), a + v2411, v2405);
-        const unsigned int v2422 = v2225 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2425 = v2225 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2426 = v2425 << 3u;
-        const unsigned int v2427 = v2219 + v2422;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2428 = v2427 < v2;
-        const unsigned int v2429 = v28 + v2426;
-        const bool v2430 = v2429 < v1;
-        const bool v2431 = v2428 && v2430;
-        const unsigned int v2433 = v2427 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2435 = v2433 + v28;
-        const unsigned int v2436 = v2435 + v2426;
-        const unsigned int v2437 = v2431 ? v2436 : 0u;
-        const unsigned int v2439 = v2422 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2440 = v2223 + v2439;
-        const unsigned int v2441 = v2440 + v2426;
-        iron_copy_async<16>(shm1 + (v2441 ^ (((v2441 >> 7u) & 7u) << 3u)), b + v2437, v2431);
-        const unsigned int v2446 = v2250 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2449 = v2250 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2450 = v2449 << 3u;
-        const unsigned int v2451 = v2219 + v2446;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2452 = v2451 < v2;
-        const unsigned int v2453 = v28 + v2450;
-        const bool v2454 = v2453 < v1;
-        const bool v2455 = v2452 && v2454;
-        const unsigned int v2457 = v2451 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2459 = v2457 + v28;
-        const unsigned int v2460 = v2459 + v2450;
-        const unsigned int v2461 = v2455 ? v2460 : 0u;
-        const unsigned int v2463 = v2446 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2464 = v2223 + v2463;
-        const unsigned int v2465 = v2464 + v2450;
-        iron_copy_async<16>(shm1 + (v2465 ^ (((v2465 >> 7u) & 7u) << 3u)), b + v2461, v2455);
-        const unsigned int v2470 = v2274 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2473 = v2274 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2474 = v2473 << 3u;
-        const unsigned int v2475 = v2219 + v2470;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2476 = v2475 < v2;
-        const unsigned int v2477 = v28 + v2474;
-        const bool v2478 = v2477 < v1;
-        const bool v2479 = v2476 && v2478;
-        const unsigned int v2481 = v2475 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2483 = v2481 + v28;
-        const unsigned int v2484 = v2483 + v2474;
-        const unsigned int v2485 = v2479 ? v2484 : 0u;
-        const unsigned int v2487 = v2470 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2488 = v2223 + v2487;
-        const unsigned int v2489 = v2488 + v2474;
-        iron_copy_async<16>(shm1 + (v2489 ^ (((v2489 >> 7u) & 7u) << 3u)), b + v2485, v2479);
-        const unsigned int v2494 = v2298 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2497 = v2298 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2498 = v2497 << 3u;
-        const unsigned int v2499 = v2219 + v2494;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2500 = v2499 < v2;
-        const unsigned int v2501 = v28 + v2498;
-        const bool v2502 = v2501 < v1;
-        const bool v2503 = v2500 && v2502;
-        const unsigned int v2505 = v2499 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2507 = v2505 + v28;
-        const unsigned int v2508 = v2507 + v2498;
-        const unsigned int v2509 = v2503 ? v2508 : 0u;
-        const unsigned int v2511 = v2494 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2512 = v2223 + v2511;
-        const unsigned int v2513 = v2512 + v2498;
-        iron_copy_async<16>(shm1 + (v2513 ^ (((v2513 >> 7u) & 7u) << 3u)), b + v2509, v2503);
-        const unsigned int v2518 = v2322 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2521 = v2322 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2522 = v2521 << 3u;
-        const unsigned int v2523 = v2219 + v2518;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2524 = v2523 < v2;
-        const unsigned int v2525 = v28 + v2522;
-        const bool v2526 = v2525 < v1;
-        const bool v2527 = v2524 && v2526;
-        const unsigned int v2529 = v2523 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2531 = v2529 + v28;
-        const unsigned int v2532 = v2531 + v2522;
-        const unsigned int v2533 = v2527 ? v2532 : 0u;
-        const unsigned int v2535 = v2518 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2536 = v2223 + v2535;
-        const unsigned int v2537 = v2536 + v2522;
-        iron_copy_async<16>(shm1 + (v2537 ^ (((v2537 >> 7u) & 7u) << 3u)), b + v2533, v2527);
-        const unsigned int v2542 = v2346 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2545 = v2346 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2546 = v2545 << 3u;
-        const unsigned int v2547 = v2219 + v2542;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2548 = v2547 < v2;
-        const unsigned int v2549 = v28 + v2546;
-        const bool v2550 = v2549 < v1;
-        const bool v2551 = v2548 && v2550;
-        const unsigned int v2553 = v2547 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2555 = v2553 + v28;
-        const unsigned int v2556 = v2555 + v2546;
-        const unsigned int v2557 = v2551 ? v2556 : 0u;
-        const unsigned int v2559 = v2542 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2560 = v2223 + v2559;
-        const unsigned int v2561 = v2560 + v2546;
-        iron_copy_async<16>(shm1 + (v2561 ^ (((v2561 >> 7u) & 7u) << 3u)), b + v2557, v2551);
-        const unsigned int v2566 = v2370 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2569 = v2370 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2570 = v2569 << 3u;
-        const unsigned int v2571 = v2219 + v2566;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2572 = v2571 < v2;
-        const unsigned int v2573 = v28 + v2570;
-        const bool v2574 = v2573 < v1;
-        const bool v2575 = v2572 && v2574;
-        const unsigned int v2577 = v2571 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2579 = v2577 + v28;
-        const unsigned int v2580 = v2579 + v2570;
-        const unsigned int v2581 = v2575 ? v2580 : 0u;
-        const unsigned int v2583 = v2566 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2584 = v2223 + v2583;
-        const unsigned int v2585 = v2584 + v2570;
-        iron_copy_async<16>(shm1 + (v2585 ^ (((v2585 >> 7u) & 7u) << 3u)), b + v2581, v2575);
-        const unsigned int v2590 = v2394 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2593 = v2394 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2594 = v2593 << 3u;
-        const unsigned int v2595 = v2219 + v2590;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2596 = v2595 < v2;
-        const unsigned int v2597 = v28 + v2594;
-        const bool v2598 = v2597 < v1;
-        const bool v2599 = v2596 && v2598;
-        const unsigned int v2601 = v2595 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2603 = v2601 + v28;
-        const unsigned int v2604 = v2603 + v2594;
-        const unsigned int v2605 = v2599 ? v2604 : 0u;
-        const unsigned int v2607 = v2590 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2608 = v2223 + v2607;
-        const unsigned int v2609 = v2608 + v2594;
-        iron_copy_async<16>(shm1 + (v2609 ^ (((v2609 >> 7u) & 7u) << 3u)), b + v2605, v2599);
+    for (unsigned int v2032 = 0u; v2032 < 2u; v2032 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2033 = v2032 << 6u;
+      const bool v2035 = v2033 < v2;
+      if (v2035) {
+        const unsigned int v2037 = v2032 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2039 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2040 = v2039 >> 3u;
+        const unsigned int v2044 = v2039 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2045 = v2044 << 3u;
+        const unsigned int v2046 = v24 + v2040;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2047 = v2033 + v2045;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2048 = v2047 < v2;
+        const unsigned int v2049 = v2046 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2051 = v2049 + v2033;
+        const unsigned int v2052 = v2051 + v2045;
+        const unsigned int v2054 = v2040 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2055 = v2037 + v2054;
+        const unsigned int v2056 = v2055 + v2045;
+        const bool v2059 = v2046 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2060 = v2048 && v2059;
+        const unsigned int v2064 = v2060 ? v2052 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2056 ^ (((v2056 >> 6u) & 7u) << 3u)), a + v2064, v2060);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2068 = v2046 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2069 = v2068 < v0;
+        const bool v2070 = v2048 && v2069;
+        const unsigned int v2072 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2073 = v2052 + v2072;
+        const unsigned int v2074 = v2070 ? v2073 : 0u;
+        const unsigned int v2076 = v2056 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2076 ^ (((v2076 >> 6u) & 7u) << 3u)), a + v2074, v2070);
+        const unsigned int v2078 = v2046 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2079 = v2078 < v0;
+        const bool v2080 = v2048 && v2079;
+        const unsigned int v2082 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2083 = v2052 + v2082;
+        const unsigned int v2084 = v2080 ? v2083 : 0u;
+        const unsigned int v2086 = v2056 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2086 ^ (((v2086 >> 6u) & 7u) << 3u)), a + v2084, v2080);
+        const unsigned int v2088 = v2046 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2089 = v2088 < v0;
+        const bool v2090 = v2048 && v2089;
+        const unsigned int v2092 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2093 = v2052 + v2092;
+        const unsigned int v2094 = v2090 ? v2093 : 0u;
+        const unsigned int v2096 = v2056 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2096 ^ (((v2096 >> 6u) & 7u) << 3u)), a + v2094, v2090);
+        const unsigned int v2098 = v2046 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2099 = v2098 < v0;
+        const bool v2100 = v2048 && v2099;
+        const unsigned int v2102 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2103 = v2052 + v2102;
+        const unsigned int v2104 = v2100 ? v2103 : 0u;
+        const unsigned int v2106 = v2056 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2106 ^ (((v2106 >> 6u) & 7u) << 3u)), a + v2104, v2100);
+        const unsigned int v2108 = v2046 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2109 = v2108 < v0;
+        const bool v2110 = v2048 && v2109;
+        const unsigned int v2112 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2113 = v2052 + v2112;
+        const unsigned int v2114 = v2110 ? v2113 : 0u;
+        const unsigned int v2116 = v2056 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2116 ^ (((v2116 >> 6u) & 7u) << 3u)), a + v2114, v2110);
+        const unsigned int v2118 = v2046 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2119 = v2118 < v0;
+        const bool v2120 = v2048 && v2119;
+        const unsigned int v2122 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2123 = v2052 + v2122;
+        const unsigned int v2124 = v2120 ? v2123 : 0u;
+        const unsigned int v2126 = v2056 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2126 ^ (((v2126 >> 6u) & 7u) << 3u)), a + v2124, v2120);
+        const unsigned int v2128 = v2046 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2129 = v2128 < v0;
+        const bool v2130 = v2048 && v2129;
+        const unsigned int v2132 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2133 = v2052 + v2132;
+        const unsigned int v2134 = v2130 ? v2133 : 0u;
+        const unsigned int v2136 = v2056 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2136 ^ (((v2136 >> 6u) & 7u) << 3u)), a + v2134, v2130);
+        const unsigned int v2141 = v2039 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2145 = v2039 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2146 = v2145 << 3u;
+        const unsigned int v2147 = v2033 + v2141;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2148 = v28 + v2146;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2149 = v2148 < v1;
+        const unsigned int v2150 = v2147 * v1;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2152 = v2150 + v28;
+        const unsigned int v2153 = v2152 + v2146;
+        const unsigned int v2155 = v2141 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2156 = v2037 + v2155;
+        const unsigned int v2157 = v2156 + v2146;
+        const bool v2160 = v2147 < v2;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2161 = v2149 && v2160;
+        const unsigned int v2165 = v2161 ? v2153 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2157 ^ (((v2157 >> 7u) & 7u) << 3u)), b + v2165, v2161);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2169 = v2147 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2170 = v2169 < v2;
+        const bool v2171 = v2149 && v2170;
+        const unsigned int v2173 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2174 = v2153 + v2173;
+        const unsigned int v2175 = v2171 ? v2174 : 0u;
+        const unsigned int v2177 = v2157 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2177 ^ (((v2177 >> 7u) & 7u) << 3u)), b + v2175, v2171);
+        const unsigned int v2179 = v2147 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2180 = v2179 < v2;
+        const bool v2181 = v2149 && v2180;
+        const unsigned int v2183 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2184 = v2153 + v2183;
+        const unsigned int v2185 = v2181 ? v2184 : 0u;
+        const unsigned int v2187 = v2157 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2187 ^ (((v2187 >> 7u) & 7u) << 3u)), b + v2185, v2181);
+        const unsigned int v2189 = v2147 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2190 = v2189 < v2;
+        const bool v2191 = v2149 && v2190;
+        const unsigned int v2193 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2194 = v2153 + v2193;
+        const unsigned int v2195 = v2191 ? v2194 : 0u;
+        const unsigned int v2197 = v2157 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2197 ^ (((v2197 >> 7u) & 7u) << 3u)), b + v2195, v2191);
+        const unsigned int v2199 = v2147 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2200 = v2199 < v2;
+        const bool v2201 = v2149 && v2200;
+        const unsigned int v2203 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2204 = v2153 + v2203;
+        const unsigned int v2205 = v2201 ? v2204 : 0u;
+        const unsigned int v2207 = v2157 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2207 ^ (((v2207 >> 7u) & 7u) << 3u)), b + v2205, v2201);
+        const unsigned int v2209 = v2147 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2210 = v2209 < v2;
+        const bool v2211 = v2149 && v2210;
+        const unsigned int v2213 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2214 = v2153 + v2213;
+        const unsigned int v2215 = v2211 ? v2214 : 0u;
+        const unsigned int v2217 = v2157 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2217 ^ (((v2217 >> 7u) & 7u) << 3u)), b + v2215, v2211);
+        const unsigned int v2219 = v2147 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2220 = v2219 < v2;
+        const bool v2221 = v2149 && v2220;
+        const unsigned int v2223 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2224 = v2153 + v2223;
+        const unsigned int v2225 = v2221 ? v2224 : 0u;
+        const unsigned int v2227 = v2157 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2227 ^ (((v2227 >> 7u) & 7u) << 3u)), b + v2225, v2221);
+        const unsigned int v2229 = v2147 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2230 = v2229 < v2;
+        const bool v2231 = v2149 && v2230;
+        const unsigned int v2233 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2234 = v2153 + v2233;
+        const unsigned int v2235 = v2231 ? v2234 : 0u;
+        const unsigned int v2237 = v2157 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2237 ^ (((v2237 >> 7u) & 7u) << 3u)), b + v2235, v2231);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
-    const unsigned int v2622 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v2250 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
 
-    for (unsigned int v2610 = 0u; v2610 < v2; v2610 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2612 = v2610 >> 6u;
-      const unsigned int v2614 = v2612 % 3u;
+    for (unsigned int v2238 = 0u; v2238 < v2; v2238 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2240 = v2238 >> 6u;
+      const unsigned int v2242 = v2240 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2616 = v2614 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-      const unsigned int v2623 = v2616 + v2622;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2623, 64u);
-      const unsigned int v2629 = v2616 + v37;  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2629, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2635 = v2623 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2635, 64u);
-      const unsigned int v2639 = v2616 + 2048u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2640 = v2639 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2640, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2646 = v2623 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2646, 64u);
-      const unsigned int v2650 = v2616 + 4096u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2651 = v2650 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2651, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2657 = v2623 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2657, 64u);
-      const unsigned int v2661 = v2616 + 6144u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2662 = v2661 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2662, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2665 = v2610 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2667 = v2612 + 2u;
-      const unsigned int v2668 = v2667 % 3u;
-      const bool v2669 = v2665 < v2;
-      if (v2669) {
-        const unsigned int v2671 = v2668 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2673 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2676 = v2673 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2679 = v2673 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2680 = v2679 << 3u;
-        const unsigned int v2681 = v24 + v2676;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2682 = v2681 < v0;
-        const unsigned int v2683 = v2665 + v2680;
-        const bool v2684 = v2683 < v2;
-        const bool v2685 = v2682 && v2684;
-        const unsigned int v2687 = v2681 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2689 = v2687 + v2665;
-        const unsigned int v2690 = v2689 + v2680;
-        const unsigned int v2691 = v2685 ? v2690 : 0u;
-        const unsigned int v2693 = v2676 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2694 = v2671 + v2693;
-        const unsigned int v2695 = v2694 + v2680;
-        iron_copy_async<16>(shm0 + (v2695 ^ (((v2695 >> 6u) & 7u) << 3u)), a + v2691, v2685);
-        const unsigned int v2698 = v2673 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2700 = v2698 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2703 = v2698 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2704 = v2703 << 3u;
-        const unsigned int v2705 = v24 + v2700;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2706 = v2705 < v0;
-        const unsigned int v2707 = v2665 + v2704;
-        const bool v2708 = v2707 < v2;
-        const bool v2709 = v2706 && v2708;
-        const unsigned int v2711 = v2705 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2713 = v2711 + v2665;
-        const unsigned int v2714 = v2713 + v2704;
-        const unsigned int v2715 = v2709 ? v2714 : 0u;
-        const unsigned int v2717 = v2700 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2718 = v2671 + v2717;
-        const unsigned int v2719 = v2718 + v2704;
-        iron_copy_async<16>(shm0 + (v2719 ^ (((v2719 >> 6u) & 7u) << 3u)), a + v2715, v2709);
-        const unsigned int v2722 = v2673 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2724 = v2722 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2727 = v2722 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2728 = v2727 << 3u;
-        const unsigned int v2729 = v24 + v2724;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2730 = v2729 < v0;
-        const unsigned int v2731 = v2665 + v2728;
-        const bool v2732 = v2731 < v2;
-        const bool v2733 = v2730 && v2732;
-        const unsigned int v2735 = v2729 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2737 = v2735 + v2665;
-        const unsigned int v2738 = v2737 + v2728;
-        const unsigned int v2739 = v2733 ? v2738 : 0u;
-        const unsigned int v2741 = v2724 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2742 = v2671 + v2741;
-        const unsigned int v2743 = v2742 + v2728;
-        iron_copy_async<16>(shm0 + (v2743 ^ (((v2743 >> 6u) & 7u) << 3u)), a + v2739, v2733);
-        const unsigned int v2746 = v2673 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2748 = v2746 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2751 = v2746 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2752 = v2751 << 3u;
-        const unsigned int v2753 = v24 + v2748;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2754 = v2753 < v0;
-        const unsigned int v2755 = v2665 + v2752;
-        const bool v2756 = v2755 < v2;
-        const bool v2757 = v2754 && v2756;
-        const unsigned int v2759 = v2753 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2761 = v2759 + v2665;
-        const unsigned int v2762 = v2761 + v2752;
-        const unsigned int v2763 = v2757 ? v2762 : 0u;
-        const unsigned int v2765 = v2748 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2766 = v2671 + v2765;
-        const unsigned int v2767 = v2766 + v2752;
-        iron_copy_async<16>(shm0 + (v2767 ^ (((v2767 >> 6u) & 7u) << 3u)), a + v2763, v2757);
-        const unsigned int v2770 = v2673 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2772 = v2770 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2775 = v2770 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2776 = v2775 << 3u;
-        const unsigned int v2777 = v24 + v2772;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2778 = v2777 < v0;
-        const unsigned int v2779 = v2665 + v2776;
-        const bool v2780 = v2779 < v2;
-        const bool v2781 = v2778 && v2780;
-        const unsigned int v2783 = v2777 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2785 = v2783 + v2665;
-        const unsigned int v2786 = v2785 + v2776;
-        const unsigned int v2787 = v2781 ? v2786 : 0u;
-        const unsigned int v2789 = v2772 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2790 = v2671 + v2789;
-        const unsigned int v2791 = v2790 + v2776;
-        iron_copy_async<16>(shm0 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), a + v2787, v2781);
-        const unsigned int v2794 = v2673 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2796 = v2794 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2799 = v2794 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2800 = v2799 << 3u;
-        const unsigned int v2801 = v24 + v2796;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2802 = v2801 < v0;
-        const unsigned int v2803 = v2665 + v2800;
-        const bool v2804 = v2803 < v2;
-        const bool v2805 = v2802 && v2804;
-        const unsigned int v2807 = v2801 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2809 = v2807 + v2665;
-        const unsigned int v2810 = v2809 + v2800;
-        const unsigned int v2811 = v2805 ? v2810 : 0u;
-        const unsigned int v2813 = v2796 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2814 = v2671 + v2813;
-        const unsigned int v2815 = v2814 + v2800;
-        iron_copy_async<16>(shm0 + (v2815 ^ (((v2815 >> 6u) & 7u) << 3u)), a + v2811, v2805);
-        const unsigned int v2818 = v2673 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2820 = v2818 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2823 = v2818 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2824 = v2823 << 3u;
-        const unsigned int v2825 = v24 + v2820;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2826 = v2825 < v0;
-        const unsigned int v2827 = v2665 + v2824;
-        const bool v2828 = v2827 < v2;
-        const bool v2829 = v2826 && v2828;
-        const unsigned int v2831 = v2825 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2833 = v2831 + v2665;
-        const unsigned int v2834 = v2833 + v2824;
-        const unsigned int v2835 = v2829 ? v2834 : 0u;
-        const unsigned int v2837 = v2820 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2838 = v2671 + v2837;
-        const unsigned int v2839 = v2838 + v2824;
-        iron_copy_async<16>(shm0 + (v2839 ^ (((v2839 >> 6u) & 7u) << 3u)), a + v2835, v2829);
-        const unsigned int v2842 = v2673 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2844 = v2842 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2847 = v2842 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2848 = v2847 << 3u;
-        const unsigned int v2849 = v24 + v2844;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2850 = v2849 < v0;
-        const unsigned int v2851 = v2665 + v2848;
-        const bool v2852 = v2851 < v2;
-        const bool v2853 = v2850 && v2852;
-        const unsigned int v2855 = v2849 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2857 = v2855 + v2665;
-        const unsigned int v2858 = v2857 + v2848;
-        const unsigned int v2859 = v2853 ? v2858 : 0u;
-        const unsigned int v2861 = v2844 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2862 = v2671 + v2861;
-        const unsigned int v2863 = v2862 + v2848;
-        iron_copy_async<16>(shm0 + (v2863 ^ (((v2863 >> 6u) & 7u) << 3u)), a + v2859, v2853);
-        const unsigned int v2870 = v2673 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2873 = v2673 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2874 = v2873 << 3u;
-        const unsigned int v2875 = v2665 + v2870;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2876 = v2875 < v2;
-        const unsigned int v2877 = v28 + v2874;
-        const bool v2878 = v2877 < v1;
-        const bool v2879 = v2876 && v2878;
-        const unsigned int v2881 = v2875 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2883 = v2881 + v28;
-        const unsigned int v2884 = v2883 + v2874;
-        const unsigned int v2885 = v2879 ? v2884 : 0u;
-        const unsigned int v2887 = v2870 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2888 = v2671 + v2887;
-        const unsigned int v2889 = v2888 + v2874;
-        iron_copy_async<16>(shm1 + (v2889 ^ (((v2889 >> 7u) & 7u) << 3u)), b + v2885, v2879);
-        const unsigned int v2894 = v2698 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2897 = v2698 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2898 = v2897 << 3u;
-        const unsigned int v2899 = v2665 + v2894;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2900 = v2899 < v2;
-        const unsigned int v2901 = v28 + v2898;
-        const bool v2902 = v2901 < v1;
-        const bool v2903 = v2900 && v2902;
-        const unsigned int v2905 = v2899 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2907 = v2905 + v28;
-        const unsigned int v2908 = v2907 + v2898;
-        const unsigned int v2909 = v2903 ? v2908 : 0u;
-        const unsigned int v2911 = v2894 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2912 = v2671 + v2911;
-        const unsigned int v2913 = v2912 + v2898;
-        iron_copy_async<16>(shm1 + (v2913 ^ (((v2913 >> 7u) & 7u) << 3u)), b + v2909, v2903);
-        const unsigned int v2918 = v2722 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2921 = v2722 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2922 = v2921 << 3u;
-        const unsigned int v2923 = v2665 + v2918;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2924 = v2923 < v2;
-        const unsigned int v2925 = v28 + v2922;
-        const bool v2926 = v2925 < v1;
-        const bool v2927 = v2924 && v2926;
-        const unsigned int v2929 = v2923 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2931 = v2929 + v28;
-        const unsigned int v2932 = v2931 + v2922;
-        const unsigned int v2933 = v2927 ? v2932 : 0u;
-        const unsigned int v2935 = v2918 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2936 = v2671 + v2935;
-        const unsigned int v2937 = v2936 + v2922;
-        iron_copy_async<16>(shm1 + (v2937 ^ (((v2937 >> 7u) & 7u) << 3u)), b + v2933, v2927);
-        const unsigned int v2942 = v2746 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2945 = v2746 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2946 = v2945 << 3u;
-        const unsigned int v2947 = v2665 + v2942;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2948 = v2947 < v2;
-        const unsigned int v2949 = v28 + v2946;
-        const bool v2950 = v2949 < v1;
-        const bool v2951 = v2948 && v2950;
-        const unsigned int v2953 = v2947 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2955 = v2953 + v28;
-        const unsigned int v2956 = v2955 + v2946;
-        const unsigned int v2957 = v2951 ? v2956 : 0u;
-        const unsigned int v2959 = v2942 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2960 = v2671 + v2959;
-        const unsigned int v2961 = v2960 + v2946;
-        iron_copy_async<16>(shm1 + (v2961 ^ (((v2961 >> 7u) & 7u) << 3u)), b + v2957, v2951);
-        const unsigned int v2966 = v2770 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2969 = v2770 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2970 = v2969 << 3u;
-        const unsigned int v2971 = v2665 + v2966;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2972 = v2971 < v2;
-        const unsigned int v2973 = v28 + v2970;
-        const bool v2974 = v2973 < v1;
-        const bool v2975 = v2972 && v2974;
-        const unsigned int v2977 = v2971 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2979 = v2977 + v28;
-        const unsigned int v2980 = v2979 + v2970;
-        const unsigned int v2981 = v2975 ? v2980 : 0u;
-        const unsigned int v2983 = v2966 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2984 = v2671 + v2983;
-        const unsigned int v2985 = v2984 + v2970;
-        iron_copy_async<16>(shm1 + (v2985 ^ (((v2985 >> 7u) & 7u) << 3u)), b + v2981, v2975);
-        const unsigned int v2990 = v2794 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2993 = v2794 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2994 = v2993 << 3u;
-        const unsigned int v2995 = v2665 + v2990;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2996 = v2995 < v2;
-        const unsigned int v2997 = v28 + v2994;
-        const bool v2998 = v2997 < v1;
-        const bool v2999 = v2996 && v2998;
-        const unsigned int v3001 = v2995 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3003 = v3001 + v28;
-        const unsigned int v3004 = v3003 + v2994;
-        const unsigned int v3005 = v2999 ? v3004 : 0u;
-        const unsigned int v3007 = v2990 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3008 = v2671 + v3007;
-        const unsigned int v3009 = v3008 + v2994;
-        iron_copy_async<16>(shm1 + (v3009 ^ (((v3009 >> 7u) & 7u) << 3u)), b + v3005, v2999);
-        const unsigned int v3014 = v2818 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3017 = v2818 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3018 = v3017 << 3u;
-        const unsigned int v3019 = v2665 + v3014;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3020 = v3019 < v2;
-        const unsigned int v3021 = v28 + v3018;
-        const bool v3022 = v3021 < v1;
-        const bool v3023 = v3020 && v3022;
-        const unsigned int v3025 = v3019 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3027 = v3025 + v28;
-        const unsigned int v3028 = v3027 + v3018;
-        const unsigned int v3029 = v3023 ? v3028 : 0u;
-        const unsigned int v3031 = v3014 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3032 = v2671 + v3031;
-        const unsigned int v3033 = v3032 + v3018;
-        iron_copy_async<16>(shm1 + (v3033 ^ (((v3033 >> 7u) & 7u) << 3u)), b + v3029, v3023);
-        const unsigned int v3038 = v2842 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v3041 = v2842 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v3042 = v3041 << 3u;
-        const unsigned int v3043 = v2665 + v3038;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3044 = v3043 < v2;
-        const unsigned int v3045 = v28 + v3042;
-        const bool v3046 = v3045 < v1;
-        const bool v3047 = v3044 && v3046;
-        const unsigned int v3049 = v3043 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3051 = v3049 + v28;
-        const unsigned int v3052 = v3051 + v3042;
-        const unsigned int v3053 = v3047 ? v3052 : 0u;
-        const unsigned int v3055 = v3038 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3056 = v2671 + v3055;
-        const unsigned int v3057 = v3056 + v3042;
-        iron_copy_async<16>(shm1 + (v3057 ^ (((v3057 >> 7u) & 7u) << 3u)), b + v3053, v3047);
+      const unsigned int v2244 = v2242 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+      const unsigned int v2251 = v2244 + v2250;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2251, 64u);
+      const unsigned int v2257 = v2244 + v37;  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2257, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2263 = v2251 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2263, 64u);
+      const unsigned int v2267 = v2244 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2268 = v2267 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2268, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2274 = v2251 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2274, 64u);
+      const unsigned int v2278 = v2244 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2279 = v2278 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2279, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2285 = v2251 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2285, 64u);
+      const unsigned int v2289 = v2244 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2290 = v2289 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2290, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2293 = v2238 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2295 = v2240 + 2u;
+      const unsigned int v2296 = v2295 % 3u;
+      const bool v2297 = v2293 < v2;
+      if (v2297) {
+        const unsigned int v2299 = v2296 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2301 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2302 = v2301 >> 3u;
+        const unsigned int v2306 = v2301 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2307 = v2306 << 3u;
+        const unsigned int v2308 = v24 + v2302;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2309 = v2293 + v2307;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2310 = v2309 < v2;
+        const unsigned int v2311 = v2308 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2313 = v2311 + v2293;
+        const unsigned int v2314 = v2313 + v2307;
+        const unsigned int v2316 = v2302 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2317 = v2299 + v2316;
+        const unsigned int v2318 = v2317 + v2307;
+        const bool v2321 = v2308 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2322 = v2310 && v2321;
+        const unsigned int v2326 = v2322 ? v2314 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2318 ^ (((v2318 >> 6u) & 7u) << 3u)), a + v2326, v2322);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2330 = v2308 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2331 = v2330 < v0;
+        const bool v2332 = v2310 && v2331;
+        const unsigned int v2334 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2335 = v2314 + v2334;
+        const unsigned int v2336 = v2332 ? v2335 : 0u;
+        const unsigned int v2338 = v2318 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2338 ^ (((v2338 >> 6u) & 7u) << 3u)), a + v2336, v2332);
+        const unsigned int v2340 = v2308 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2341 = v2340 < v0;
+        const bool v2342 = v2310 && v2341;
+        const unsigned int v2344 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2345 = v2314 + v2344;
+        const unsigned int v2346 = v2342 ? v2345 : 0u;
+        const unsigned int v2348 = v2318 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2348 ^ (((v2348 >> 6u) & 7u) << 3u)), a + v2346, v2342);
+        const unsigned int v2350 = v2308 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2351 = v2350 < v0;
+        const bool v2352 = v2310 && v2351;
+        const unsigned int v2354 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2355 = v2314 + v2354;
+        const unsigned int v2356 = v2352 ? v2355 : 0u;
+        const unsigned int v2358 = v2318 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2358 ^ (((v2358 >> 6u) & 7u) << 3u)), a + v2356, v2352);
+        const unsigned int v2360 = v2308 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2361 = v2360 < v0;
+        const bool v2362 = v2310 && v2361;
+        const unsigned int v2364 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2365 = v2314 + v2364;
+        const unsigned int v2366 = v2362 ? v2365 : 0u;
+        const unsigned int v2368 = v2318 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2368 ^ (((v2368 >> 6u) & 7u) << 3u)), a + v2366, v2362);
+        const unsigned int v2370 = v2308 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2371 = v2370 < v0;
+        const bool v2372 = v2310 && v2371;
+        const unsigned int v2374 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2375 = v2314 + v2374;
+        const unsigned int v2376 = v2372 ? v2375 : 0u;
+        const unsigned int v2378 = v2318 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2378 ^ (((v2378 >> 6u) & 7u) << 3u)), a + v2376, v2372);
+        const unsigned int v2380 = v2308 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2381 = v2380 < v0;
+        const bool v2382 = v2310 && v2381;
+        const unsigned int v2384 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2385 = v2314 + v2384;
+        const unsigned int v2386 = v2382 ? v2385 : 0u;
+        const unsigned int v2388 = v2318 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2388 ^ (((v2388 >> 6u) & 7u) << 3u)), a + v2386, v2382);
+        const unsigned int v2390 = v2308 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2391 = v2390 < v0;
+        const bool v2392 = v2310 && v2391;
+        const unsigned int v2394 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2395 = v2314 + v2394;
+        const unsigned int v2396 = v2392 ? v2395 : 0u;
+        const unsigned int v2398 = v2318 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2398 ^ (((v2398 >> 6u) & 7u) << 3u)), a + v2396, v2392);
+        const unsigned int v2403 = v2301 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2407 = v2301 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2408 = v2407 << 3u;
+        const unsigned int v2409 = v2293 + v2403;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2410 = v28 + v2408;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2411 = v2410 < v1;
+        const unsigned int v2412 = v2409 * v1;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2414 = v2412 + v28;
+        const unsigned int v2415 = v2414 + v2408;
+        const unsigned int v2417 = v2403 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2418 = v2299 + v2417;
+        const unsigned int v2419 = v2418 + v2408;
+        const bool v2422 = v2409 < v2;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2423 = v2411 && v2422;
+        const unsigned int v2427 = v2423 ? v2415 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2419 ^ (((v2419 >> 7u) & 7u) << 3u)), b + v2427, v2423);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2431 = v2409 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2432 = v2431 < v2;
+        const bool v2433 = v2411 && v2432;
+        const unsigned int v2435 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2436 = v2415 + v2435;
+        const unsigned int v2437 = v2433 ? v2436 : 0u;
+        const unsigned int v2439 = v2419 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2439 ^ (((v2439 >> 7u) & 7u) << 3u)), b + v2437, v2433);
+        const unsigned int v2441 = v2409 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2442 = v2441 < v2;
+        const bool v2443 = v2411 && v2442;
+        const unsigned int v2445 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2446 = v2415 + v2445;
+        const unsigned int v2447 = v2443 ? v2446 : 0u;
+        const unsigned int v2449 = v2419 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2449 ^ (((v2449 >> 7u) & 7u) << 3u)), b + v2447, v2443);
+        const unsigned int v2451 = v2409 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2452 = v2451 < v2;
+        const bool v2453 = v2411 && v2452;
+        const unsigned int v2455 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2456 = v2415 + v2455;
+        const unsigned int v2457 = v2453 ? v2456 : 0u;
+        const unsigned int v2459 = v2419 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2459 ^ (((v2459 >> 7u) & 7u) << 3u)), b + v2457, v2453);
+        const unsigned int v2461 = v2409 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2462 = v2461 < v2;
+        const bool v2463 = v2411 && v2462;
+        const unsigned int v2465 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2466 = v2415 + v2465;
+        const unsigned int v2467 = v2463 ? v2466 : 0u;
+        const unsigned int v2469 = v2419 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2469 ^ (((v2469 >> 7u) & 7u) << 3u)), b + v2467, v2463);
+        const unsigned int v2471 = v2409 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2472 = v2471 < v2;
+        const bool v2473 = v2411 && v2472;
+        const unsigned int v2475 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2476 = v2415 + v2475;
+        const unsigned int v2477 = v2473 ? v2476 : 0u;
+        const unsigned int v2479 = v2419 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2479 ^ (((v2479 >> 7u) & 7u) << 3u)), b + v2477, v2473);
+        const unsigned int v2481 = v2409 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2482 = v2481 < v2;
+        const bool v2483 = v2411 && v2482;
+        const unsigned int v2485 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2486 = v2415 + v2485;
+        const unsigned int v2487 = v2483 ? v2486 : 0u;
+        const unsigned int v2489 = v2419 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2489 ^ (((v2489 >> 7u) & 7u) << 3u)), b + v2487, v2483);
+        const unsigned int v2491 = v2409 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2492 = v2491 < v2;
+        const bool v2493 = v2411 && v2492;
+        const unsigned int v2495 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2496 = v2415 + v2495;
+        const unsigned int v2497 = v2493 ? v2496 : 0u;
+        const unsigned int v2499 = v2419 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2499 ^ (((v2499 >> 7u) & 7u) << 3u)), b + v2497, v2493);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
     __syncthreads();
   } else {
-    const unsigned int v509 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v510 = threadIdx.x;
-    const unsigned int v566 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v579 = v566 + 16u;
-    const unsigned int v584 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:273
-    const unsigned int v590 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v595 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:273
-    const unsigned int v601 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v606 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:273
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v324 = threadIdx.x;
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v393 = v380 + 16u;
+    const unsigned int v398 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v409 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v420 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:281
 
-    for (unsigned int v508 = 0u; v508 < v2; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-      for (unsigned int v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v517 = v24 + v514;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v518 = v517 < v0;
-        const unsigned int v519 = v508 + v516;
-        const bool v520 = v519 < v2;
-        const bool v521 = v518 && v520;
-        if (v521) {
-          const unsigned int v523 = v517 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v525 = v523 + v508;
-          const unsigned int v526 = v525 + v516;
-          const iron_bf16 v527 = a[v526];
-          const unsigned int v529 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v530 = v529 + v516;
-          shm0[(v530 ^ (((v530 >> 6u) & 7u) << 3u))] = v527;
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v332 = v331 < v0;
+        const unsigned int v333 = v322 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v339 = v337 + v322;
+          const unsigned int v340 = v339 + v330;
+          const iron_bf16 v341 = a[v340];
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v344 = v343 + v330;
+          shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v532 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v533 = v532 + v516;
-          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v347 = v346 + v330;
+          shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v538 = v510; v538 < 8192u; v538 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v540 = v538 >> 7u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v542 = v538 & 127u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v543 = v508 + v540;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v544 = v543 < v2;
-        const unsigned int v545 = v28 + v542;
-        const bool v546 = v545 < v1;
-        const bool v547 = v544 && v546;
-        if (v547) {
-          const unsigned int v549 = v543 * v1;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v551 = v549 + v28;
-          const unsigned int v552 = v551 + v542;
-          const iron_bf16 v553 = b[v552];
-          const unsigned int v555 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v556 = v555 + v542;
-          shm1[(v556 ^ (((v556 >> 7u) & 7u) << 3u))] = v553;
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v354 = v352 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v356 = v352 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v357 = v322 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v358 = v357 < v2;
+        const unsigned int v359 = v28 + v356;
+        const bool v360 = v359 < v1;
+        const bool v361 = v358 && v360;
+        if (v361) {
+          const unsigned int v363 = v357 * v1;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v365 = v363 + v28;
+          const unsigned int v366 = v365 + v356;
+          const iron_bf16 v367 = b[v366];
+          const unsigned int v369 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v370 = v369 + v356;
+          shm1[(v370 ^ (((v370 >> 7u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v558 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v559 = v558 + v542;
-          shm1[(v559 ^ (((v559 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v372 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v373 = v372 + v356;
+          shm1[(v373 ^ (((v373 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v584, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v595, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v606, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v398, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v409, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v420, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v610 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-  const bool v611 = v610 <= v0;
-  const unsigned int v613 = v28 + 128u;
-  const bool v614 = v613 <= v1;
-  const bool v615 = v611 && v614;
-  const bool v620 = v615 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const bool v425 = v424 <= v0;
+  const unsigned int v427 = v28 + 128u;
+  const bool v428 = v427 <= v1;
+  const bool v429 = v425 && v428;
+  const bool v434 = v429 && v56;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-  for (unsigned int v626 = 0u; v626 < 4u; v626 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-    const bool v627 = v29 == v626;  // kernels/gemm/gemm_tiles.hpp:406
-    if (v627) {
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+    if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-    const unsigned int v632 = v626 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-    const unsigned int v633 = v632 << 6u;
-    const unsigned int v634 = v28 + v633;
-    const unsigned int v637 = v626 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-    const unsigned int v638 = v637 << 6u;
-    const unsigned int v639 = v24 + v638;
-    if (v620) {  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v640 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:334
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v447 = v446 << 6u;
+    const unsigned int v448 = v28 + v447;
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v452 = v451 << 6u;
+    const unsigned int v453 = v24 + v452;
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
 
-      for (unsigned int v643 = v640; v643 < 512u; v643 += 128u) {
-        const unsigned int v645 = v643 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-        const unsigned int v647 = v645 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-        const unsigned int v648 = v639 + v647;
-        const unsigned int v650 = v645 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-        const unsigned int v651 = v634 + v650;
-        const unsigned int v657 = v647 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-        const unsigned int v658 = v657 + v650;
-        const float v661 = shm2[v658];  // kernels/gemm/gemm_tiles.hpp:339
-        const iron_bf16x8 v3234 = *reinterpret_cast<const iron_bf16x8*>(bias + v651);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v664 = v3234.v[0];
-        const iron_bf16 v682 = v3234.v[1];
-        const iron_bf16 v700 = v3234.v[2];
-        const iron_bf16 v718 = v3234.v[3];
-        const iron_bf16 v736 = v3234.v[4];
-        const iron_bf16 v754 = v3234.v[5];
-        const iron_bf16 v772 = v3234.v[6];
-        const iron_bf16 v790 = v3234.v[7];
-        const float v665 = iron_to_f32(v664);
-        const float v666 = fmaf(v661, v3, v665);
-        const float v668 = v666 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v669 = iron_exp2_approx(v668);
-        const float v671 = 1.0f + v669;
-        const float v672 = iron_recip_approx(v671);
-        const float v673 = v666 * v672;
-        const iron_bf16 v674 = iron_f32_to_bf16(v673);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v675 = v648 * v1;
-        const unsigned int v678 = v658 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v679 = shm2[v678];
-        const float v683 = iron_to_f32(v682);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v684 = fmaf(v679, v3, v683);
-        const float v686 = v684 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v687 = iron_exp2_approx(v686);
-        const float v689 = 1.0f + v687;
-        const float v690 = iron_recip_approx(v689);
-        const float v691 = v684 * v690;
-        const iron_bf16 v692 = iron_f32_to_bf16(v691);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v696 = v658 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v697 = shm2[v696];
-        const float v701 = iron_to_f32(v700);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v702 = fmaf(v697, v3, v701);
-        const float v704 = v702 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v705 = iron_exp2_approx(v704);
-        const float v707 = 1.0f + v705;
-        const float v708 = iron_recip_approx(v707);
-        const float v709 = v702 * v708;
-        const iron_bf16 v710 = iron_f32_to_bf16(v709);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v714 = v658 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v715 = shm2[v714];
-        const float v719 = iron_to_f32(v718);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v720 = fmaf(v715, v3, v719);
-        const float v722 = v720 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v723 = iron_exp2_approx(v722);
-        const float v725 = 1.0f + v723;
-        const float v726 = iron_recip_approx(v725);
-        const float v727 = v720 * v726;
-        const iron_bf16 v728 = iron_f32_to_bf16(v727);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v732 = v658 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v733 = shm2[v732];
-        const float v737 = iron_to_f32(v736);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v738 = fmaf(v733, v3, v737);
-        const float v740 = v738 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v741 = iron_exp2_approx(v740);
-        const float v743 = 1.0f + v741;
-        const float v744 = iron_recip_approx(v743);
-        const float v745 = v738 * v744;
-        const iron_bf16 v746 = iron_f32_to_bf16(v745);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v750 = v658 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v751 = shm2[v750];
-        const float v755 = iron_to_f32(v754);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v756 = fmaf(v751, v3, v755);
-        const float v758 = v756 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v759 = iron_exp2_approx(v758);
-        const float v761 = 1.0f + v759;
-        const float v762 = iron_recip_approx(v761);
-        const float v763 = v756 * v762;
-        const iron_bf16 v764 = iron_f32_to_bf16(v763);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v768 = v658 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v769 = shm2[v768];
-        const float v773 = iron_to_f32(v772);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v774 = fmaf(v769, v3, v773);
-        const float v776 = v774 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v777 = iron_exp2_approx(v776);
-        const float v779 = 1.0f + v777;
-        const float v780 = iron_recip_approx(v779);
-        const float v781 = v774 * v780;
-        const iron_bf16 v782 = iron_f32_to_bf16(v781);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v786 = v658 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v787 = shm2[v786];
-        const float v791 = iron_to_f32(v790);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v792 = fmaf(v787, v3, v791);
-        const float v794 = v792 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-        const float v795 = iron_exp2_approx(v794);
-        const float v797 = 1.0f + v795;
-        const float v798 = iron_recip_approx(v797);
-        const float v799 = v792 * v798;
-        const iron_bf16 v800 = iron_f32_to_bf16(v799);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v3235 = v651 + v675;
-        *reinterpret_cast<iron_bf16x8*>(out + v3235) = iron_bf16x8{{v674, v692, v710, v728, v746, v764, v782, v800}};
+      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v462 = v453 + v461;
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v465 = v448 + v464;
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v472 = v471 + v464;
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const iron_bf16x8 v2576 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v478 = v2576.v[0];
+        const iron_bf16 v496 = v2576.v[1];
+        const iron_bf16 v514 = v2576.v[2];
+        const iron_bf16 v532 = v2576.v[3];
+        const iron_bf16 v550 = v2576.v[4];
+        const iron_bf16 v568 = v2576.v[5];
+        const iron_bf16 v586 = v2576.v[6];
+        const iron_bf16 v604 = v2576.v[7];
+        const float v479 = iron_to_f32(v478);
+        const float v480 = fmaf(v475, v3, v479);
+        const float v482 = v480 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v483 = iron_exp2_approx(v482);
+        const float v485 = 1.0f + v483;
+        const float v486 = iron_recip_approx(v485);
+        const float v487 = v480 * v486;
+        const iron_bf16 v488 = iron_f32_to_bf16(v487);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v489 = v462 * v1;
+        const unsigned int v492 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v493 = shm2[v492];
+        const float v497 = iron_to_f32(v496);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v498 = fmaf(v493, v3, v497);
+        const float v500 = v498 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v501 = iron_exp2_approx(v500);
+        const float v503 = 1.0f + v501;
+        const float v504 = iron_recip_approx(v503);
+        const float v505 = v498 * v504;
+        const iron_bf16 v506 = iron_f32_to_bf16(v505);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v510 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v511 = shm2[v510];
+        const float v515 = iron_to_f32(v514);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v516 = fmaf(v511, v3, v515);
+        const float v518 = v516 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v519 = iron_exp2_approx(v518);
+        const float v521 = 1.0f + v519;
+        const float v522 = iron_recip_approx(v521);
+        const float v523 = v516 * v522;
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v528 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v529 = shm2[v528];
+        const float v533 = iron_to_f32(v532);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v534 = fmaf(v529, v3, v533);
+        const float v536 = v534 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v537 = iron_exp2_approx(v536);
+        const float v539 = 1.0f + v537;
+        const float v540 = iron_recip_approx(v539);
+        const float v541 = v534 * v540;
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v546 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v547 = shm2[v546];
+        const float v551 = iron_to_f32(v550);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v552 = fmaf(v547, v3, v551);
+        const float v554 = v552 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v555 = iron_exp2_approx(v554);
+        const float v557 = 1.0f + v555;
+        const float v558 = iron_recip_approx(v557);
+        const float v559 = v552 * v558;
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v564 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v565 = shm2[v564];
+        const float v569 = iron_to_f32(v568);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v570 = fmaf(v565, v3, v569);
+        const float v572 = v570 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v573 = iron_exp2_approx(v572);
+        const float v575 = 1.0f + v573;
+        const float v576 = iron_recip_approx(v575);
+        const float v577 = v570 * v576;
+        const iron_bf16 v578 = iron_f32_to_bf16(v577);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v582 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v583 = shm2[v582];
+        const float v587 = iron_to_f32(v586);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v588 = fmaf(v583, v3, v587);
+        const float v590 = v588 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v591 = iron_exp2_approx(v590);
+        const float v593 = 1.0f + v591;
+        const float v594 = iron_recip_approx(v593);
+        const float v595 = v588 * v594;
+        const iron_bf16 v596 = iron_f32_to_bf16(v595);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v600 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v601 = shm2[v600];
+        const float v605 = iron_to_f32(v604);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v606 = fmaf(v601, v3, v605);
+        const float v608 = v606 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+        const float v609 = iron_exp2_approx(v608);
+        const float v611 = 1.0f + v609;
+        const float v612 = iron_recip_approx(v611);
+        const float v613 = v606 * v612;
+        const iron_bf16 v614 = iron_f32_to_bf16(v613);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2577 = v465 + v489;
+        *reinterpret_cast<iron_bf16x8*>(out + v2577) = iron_bf16x8{{v488, v506, v524, v542, v560, v578, v596, v614}};
       }
     } else {
-      const unsigned int v803 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v617 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
 
-      for (unsigned int v806 = v803; v806 < 4096u; v806 += 128u) {
-        const unsigned int v808 = v806 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v809 = v639 + v808;
-        const unsigned int v811 = v806 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v812 = v634 + v811;
-        const bool v813 = v809 < v0;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v814 = v812 < v1;
-        const bool v815 = v813 && v814;
-        if (v815) {
-          const unsigned int v821 = v808 * 68u;
-          const unsigned int v822 = v821 + v811;
-          const float v823 = shm2[v822];
-          const iron_bf16 v824 = bias[v812];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v825 = iron_to_f32(v824);
-          const float v826 = fmaf(v823, v3, v825);
-          const float v828 = v826 * (-1.442695f);  // kernels/primitives/activation.hpp:28
-          const float v829 = iron_exp2_approx(v828);
-          const float v831 = 1.0f + v829;
-          const float v832 = iron_recip_approx(v831);
-          const float v833 = v826 * v832;
-          const iron_bf16 v834 = iron_f32_to_bf16(v833);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v835 = v809 * v1;
-          const unsigned int v836 = v835 + v812;
-          out[v836] = v834;
+      for (unsigned int v620 = v617; v620 < 4096u; v620 += 128u) {
+        const unsigned int v622 = v620 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v623 = v453 + v622;
+        const unsigned int v625 = v620 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v626 = v448 + v625;
+        const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v628 = v626 < v1;
+        const bool v629 = v627 && v628;
+        if (v629) {
+          const unsigned int v635 = v622 * 68u;
+          const unsigned int v636 = v635 + v625;
+          const float v637 = shm2[v636];
+          const iron_bf16 v638 = bias[v626];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v639 = iron_to_f32(v638);
+          const float v640 = fmaf(v637, v3, v639);
+          const float v642 = v640 * (-1.442695f);  // kernels/primitives/activation.hpp:28
+          const float v643 = iron_exp2_approx(v642);
+          const float v645 = 1.0f + v643;
+          const float v646 = iron_recip_approx(v645);
+          const float v647 = v640 * v646;
+          const iron_bf16 v648 = iron_f32_to_bf16(v647);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v649 = v623 * v1;
+          const unsigned int v650 = v649 + v626;
+          out[v650] = v648;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
   }
 }

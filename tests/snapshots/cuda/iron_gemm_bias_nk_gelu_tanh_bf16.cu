@@ -302,741 +302,587 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:266
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:267
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:268
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:214
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:294
   if (v62) {
-    for (unsigned int v2290 = 0u; v2290 < 2u; v2290 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2291 = v2290 << 6u;
-      const bool v2293 = v2291 < v2;
-      if (v2293) {
-        const unsigned int v2295 = v2290 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2297 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2300 = v2297 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2303 = v2297 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2304 = v2303 << 3u;
-        const unsigned int v2305 = v24 + v2300;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2306 = v2305 < v0;
-        const unsigned int v2307 = v2291 + v2304;
-        const bool v2308 = v2307 < v2;
-        const bool v2309 = v2306 && v2308;
-        const unsigned int v2311 = v2305 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2313 = v2311 + v2291;
-        const unsigned int v2314 = v2313 + v2304;
-        const unsigned int v2315 = v2309 ? v2314 : 0u;
-        const unsigned int v2317 = v2300 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2318 = v2295 + v2317;
-        const unsigned int v2319 = v2318 + v2304;
-        iron_copy_async<16>(shm0 + (v2319 ^ (((v2319 >> 6u) & 7u) << 3u)), a + v2315, v2309);
-        const unsigned int v2322 = v2297 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2324 = v2322 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2327 = v2322 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2328 = v2327 << 3u;
-        const unsigned int v2329 = v24 + v2324;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2330 = v2329 < v0;
-        const unsigned int v2331 = v2291 + v2328;
-        const bool v2332 = v2331 < v2;
-        const bool v2333 = v2330 && v2332;
-        const unsigned int v2335 = v2329 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2337 = v2335 + v2291;
-        const unsigned int v2338 = v2337 + v2328;
-        const unsigned int v2339 = v2333 ? v2338 : 0u;
-        const unsigned int v2341 = v2324 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2342 = v2295 + v2341;
-        const unsigned int v2343 = v2342 + v2328;
-        iron_copy_async<16>(shm0 + (v2343 ^ (((v2343 >> 6u) & 7u) << 3u)), a + v2339, v2333);
-        const unsigned int v2346 = v2297 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2348 = v2346 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2351 = v2346 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2352 = v2351 << 3u;
-        const unsigned int v2353 = v24 + v2348;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2354 = v2353 < v0;
-        const unsigned int v2355 = v2291 + v2352;
-        const bool v2356 = v2355 < v2;
-        const bool v2357 = v2354 && v2356;
-        const unsigned int v2359 = v2353 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2361 = v2359 + v2291;
-        const unsigned int v2362 = v2361 + v2352;
-        const unsigned int v2363 = v2357 ? v2362 : 0u;
-        const unsigned int v2365 = v2348 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2366 = v2295 + v2365;
-        const unsigned int v2367 = v2366 + v2352;
-        iron_copy_async<16>(shm0 + (v2367 ^ (((v2367 >> 6u) & 7u) << 3u)), a + v2363, v2357);
-        const unsigned int v2370 = v2297 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2372 = v2370 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2375 = v2370 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2376 = v2375 << 3u;
-        const unsigned int v2377 = v24 + v2372;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2378 = v2377 < v0;
-        const unsigned int v2379 = v2291 + v2376;
-        const bool v2380 = v2379 < v2;
-        const bool v2381 = v2378 && v2380;
-        const unsigned int v2383 = v2377 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2385 = v2383 + v2291;
-        const unsigned int v2386 = v2385 + v2376;
-        const unsigned int v2387 = v2381 ? v2386 : 0u;
-        const unsigned int v2389 = v2372 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2390 = v2295 + v2389;
-        const unsigned int v2391 = v2390 + v2376;
-        iron_copy_async<16>(shm0 + (v2391 ^ (((v2391 >> 6u) & 7u) << 3u)), a + v2387, v2381);
-        const unsigned int v2394 = v2297 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2396 = v2394 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2399 = v2394 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2400 = v2399 << 3u;
-        const unsigned int v2401 = v24 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2402 = v2401 < v0;
-        const unsigned int v2403 = v2291 + v2400;
-        const bool v2404 = v2403 < v2;
-        const bool v2405 = v2402 && v2404;
-        const unsigned int v2407 = v2401 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2409 = v2407 + v2291;
-        const unsigned int v2410 = v2409 + v2400;
-        const unsigned int v2411 = v2405 ? v2410 : 0u;
-        const unsigned int v2413 = v2396 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2414 = v2295 + v2413;
-        const unsigned int v2415 = v2414 + v2400;
-        iron_copy_async<16>(shm0 + (v2415 ^ (((v2415 >> 6u) & 7u) << 3u)), a + v2411, v2405);
-        const unsigned int v2418 = v2297 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2420 = v2418 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2423 = v2418 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2424 = v2423 << 3u;
-        const unsigned int v2425 = v24 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2426 = v2425 < v0;
-        const unsigned int v2427 = v2291 + v2424;
-        const bool v2428 = v2427 < v2;
-        const bool v2429 = v2426 && v2428;
-        const unsigned int v2431 = v2425 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2433 = v2431 + v2291;
-        const unsigned int v2434 = v2433 + v2424;
-        const unsigned int v2435 = v2429 ? v2434 : 0u;
-        const unsigned int v2437 = v2420 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2438 = v2295 + v2437;
-        const unsigned int v2439 = v2438 + v2424;
-        iron_copy_async<16>(shm0 + (v2439 ^ (((v2439 >> 6u) & 7u) << 3u)), a + v2435, v2429);
-        const unsigned int v2442 = v2297 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2444 = v2442 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2447 = v2442 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2448 = v2447 << 3u;
-        const unsigned int v2449 = v24 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2450 = v2449 < v0;
-        const unsigned int v2451 = v2291 + v2448;
-        const bool v2452 = v2451 < v2;
-        const bool v2453 = v2450 && v2452;
-        const unsigned int v2455 = v2449 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2457 = v2455 + v2291;
-        const unsigned int v2458 = v2457 + v2448;
-        const unsigned int v2459 = v2453 ? v2458 : 0u;
-        const unsigned int v2461 = v2444 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2462 = v2295 + v2461;
-        const unsigned int v2463 = v2462 + v2448;
-        iron_copy_async<16>(shm0 + (v2463 ^ (((v2463 >> 6u) & 7u) << 3u)), a + v2459, v2453);
-        const unsigned int v2466 = v2297 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2468 = v2466 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2471 = v2466 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2472 = v2471 << 3u;
-        const unsigned int v2473 = v24 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2474 = v2473 < v0;
-        const unsigned int v2475 = v2291 + v2472;
-        const bool v2476 = v2475 < v2;
-        const bool v2477 = v2474 && v2476;
-        const unsigned int v2479 = v2473 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2481 = v2479 + v2291;
-        const unsigned int v2482 = v2481 + v2472;
-        const unsigned int v2483 = v2477 ? v2482 : 0u;
-        const unsigned int v2485 = v2468 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2486 = v2295 + v2485;
-        const unsigned int v2487 = v2486 + v2472;
-        iron_copy_async<16>(shm0 + (v2487 ^ (((v2487 >> 6u) & 7u) << 3u)), a + v2483, v2477);
-        const unsigned int v2499 = v28 + v2300;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2500 = v2499 < v1;
-        const bool v2503 = v2500 && v2308;
-        const unsigned int v2505 = v2499 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2507 = v2505 + v2291;
-        const unsigned int v2508 = v2507 + v2304;
-        const unsigned int v2509 = v2503 ? v2508 : 0u;
-        iron_copy_async<16>(shm1 + (v2319 ^ (((v2319 >> 6u) & 7u) << 3u)), b + v2509, v2503);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2523 = v28 + v2324;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2524 = v2523 < v1;
-        const bool v2527 = v2524 && v2332;
-        const unsigned int v2529 = v2523 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2531 = v2529 + v2291;
-        const unsigned int v2532 = v2531 + v2328;
-        const unsigned int v2533 = v2527 ? v2532 : 0u;
-        iron_copy_async<16>(shm1 + (v2343 ^ (((v2343 >> 6u) & 7u) << 3u)), b + v2533, v2527);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2547 = v28 + v2348;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2548 = v2547 < v1;
-        const bool v2551 = v2548 && v2356;
-        const unsigned int v2553 = v2547 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2555 = v2553 + v2291;
-        const unsigned int v2556 = v2555 + v2352;
-        const unsigned int v2557 = v2551 ? v2556 : 0u;
-        iron_copy_async<16>(shm1 + (v2367 ^ (((v2367 >> 6u) & 7u) << 3u)), b + v2557, v2551);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2571 = v28 + v2372;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2572 = v2571 < v1;
-        const bool v2575 = v2572 && v2380;
-        const unsigned int v2577 = v2571 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2579 = v2577 + v2291;
-        const unsigned int v2580 = v2579 + v2376;
-        const unsigned int v2581 = v2575 ? v2580 : 0u;
-        iron_copy_async<16>(shm1 + (v2391 ^ (((v2391 >> 6u) & 7u) << 3u)), b + v2581, v2575);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2595 = v28 + v2396;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2596 = v2595 < v1;
-        const bool v2599 = v2596 && v2404;
-        const unsigned int v2601 = v2595 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2603 = v2601 + v2291;
-        const unsigned int v2604 = v2603 + v2400;
-        const unsigned int v2605 = v2599 ? v2604 : 0u;
-        iron_copy_async<16>(shm1 + (v2415 ^ (((v2415 >> 6u) & 7u) << 3u)), b + v2605, v2599);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2619 = v28 + v2420;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2620 = v2619 < v1;
-        const bool v2623 = v2620 && v2428;
-        const unsigned int v2625 = v2619 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2627 = v2625 + v2291;
-        const unsigned int v2628 = v2627 + v2424;
-        const unsigned int v2629 = v2623 ? v2628 : 0u;
-        iron_copy_async<16>(shm1 + (v2439 ^ (((v2439 >> 6u) & 7u) << 3u)), b + v2629, v2623);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2643 = v28 + v2444;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2644 = v2643 < v1;
-        const bool v2647 = v2644 && v2452;
-        const unsigned int v2649 = v2643 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2651 = v2649 + v2291;
-        const unsigned int v2652 = v2651 + v2448;
-        const unsigned int v2653 = v2647 ? v2652 : 0u;
-        iron_copy_async<16>(shm1 + (v2463 ^ (((v2463 >> 6u) & 7u) << 3u)), b + v2653, v2647);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2667 = v28 + v2468;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2668 = v2667 < v1;
-        const bool v2671 = v2668 && v2476;
-        const unsigned int v2673 = v2667 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2675 = v2673 + v2291;
-        const unsigned int v2676 = v2675 + v2472;
-        const unsigned int v2677 = v2671 ? v2676 : 0u;
-        iron_copy_async<16>(shm1 + (v2487 ^ (((v2487 >> 6u) & 7u) << 3u)), b + v2677, v2671);  // kernels/gemm/gemm_tiles.hpp:84
+    for (unsigned int v2104 = 0u; v2104 < 2u; v2104 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2105 = v2104 << 6u;
+      const bool v2107 = v2105 < v2;
+      if (v2107) {
+        const unsigned int v2109 = v2104 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2111 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2112 = v2111 >> 3u;
+        const unsigned int v2116 = v2111 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2117 = v2116 << 3u;
+        const unsigned int v2118 = v24 + v2112;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2119 = v2105 + v2117;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2120 = v2119 < v2;
+        const unsigned int v2121 = v2118 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2123 = v2121 + v2105;
+        const unsigned int v2124 = v2123 + v2117;
+        const unsigned int v2126 = v2112 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2127 = v2109 + v2126;
+        const unsigned int v2128 = v2127 + v2117;
+        const bool v2131 = v2118 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2132 = v2120 && v2131;
+        const unsigned int v2136 = v2132 ? v2124 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2128 ^ (((v2128 >> 6u) & 7u) << 3u)), a + v2136, v2132);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2140 = v2118 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2141 = v2140 < v0;
+        const bool v2142 = v2120 && v2141;
+        const unsigned int v2144 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2145 = v2124 + v2144;
+        const unsigned int v2146 = v2142 ? v2145 : 0u;
+        const unsigned int v2148 = v2128 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2148 ^ (((v2148 >> 6u) & 7u) << 3u)), a + v2146, v2142);
+        const unsigned int v2150 = v2118 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2151 = v2150 < v0;
+        const bool v2152 = v2120 && v2151;
+        const unsigned int v2154 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2155 = v2124 + v2154;
+        const unsigned int v2156 = v2152 ? v2155 : 0u;
+        const unsigned int v2158 = v2128 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2158 ^ (((v2158 >> 6u) & 7u) << 3u)), a + v2156, v2152);
+        const unsigned int v2160 = v2118 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2161 = v2160 < v0;
+        const bool v2162 = v2120 && v2161;
+        const unsigned int v2164 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2165 = v2124 + v2164;
+        const unsigned int v2166 = v2162 ? v2165 : 0u;
+        const unsigned int v2168 = v2128 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2168 ^ (((v2168 >> 6u) & 7u) << 3u)), a + v2166, v2162);
+        const unsigned int v2170 = v2118 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2171 = v2170 < v0;
+        const bool v2172 = v2120 && v2171;
+        const unsigned int v2174 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2175 = v2124 + v2174;
+        const unsigned int v2176 = v2172 ? v2175 : 0u;
+        const unsigned int v2178 = v2128 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2178 ^ (((v2178 >> 6u) & 7u) << 3u)), a + v2176, v2172);
+        const unsigned int v2180 = v2118 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2181 = v2180 < v0;
+        const bool v2182 = v2120 && v2181;
+        const unsigned int v2184 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2185 = v2124 + v2184;
+        const unsigned int v2186 = v2182 ? v2185 : 0u;
+        const unsigned int v2188 = v2128 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2188 ^ (((v2188 >> 6u) & 7u) << 3u)), a + v2186, v2182);
+        const unsigned int v2190 = v2118 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2191 = v2190 < v0;
+        const bool v2192 = v2120 && v2191;
+        const unsigned int v2194 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2195 = v2124 + v2194;
+        const unsigned int v2196 = v2192 ? v2195 : 0u;
+        const unsigned int v2198 = v2128 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2198 ^ (((v2198 >> 6u) & 7u) << 3u)), a + v2196, v2192);
+        const unsigned int v2200 = v2118 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2201 = v2200 < v0;
+        const bool v2202 = v2120 && v2201;
+        const unsigned int v2204 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2205 = v2124 + v2204;
+        const unsigned int v2206 = v2202 ? v2205 : 0u;
+        const unsigned int v2208 = v2128 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), a + v2206, v2202);
+        const unsigned int v2219 = v28 + v2112;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2222 = v2219 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2224 = v2222 + v2105;
+        const unsigned int v2225 = v2224 + v2117;
+        const bool v2232 = v2219 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2233 = v2120 && v2232;
+        const unsigned int v2237 = v2233 ? v2225 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2128 ^ (((v2128 >> 6u) & 7u) << 3u)), b + v2237, v2233);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2241 = v2219 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2242 = v2241 < v1;
+        const bool v2243 = v2120 && v2242;
+        const unsigned int v2246 = v2225 + v2144;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2247 = v2243 ? v2246 : 0u;
+        iron_copy_async<16>(shm1 + (v2148 ^ (((v2148 >> 6u) & 7u) << 3u)), b + v2247, v2243);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2251 = v2219 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2252 = v2251 < v1;
+        const bool v2253 = v2120 && v2252;
+        const unsigned int v2256 = v2225 + v2154;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2257 = v2253 ? v2256 : 0u;
+        iron_copy_async<16>(shm1 + (v2158 ^ (((v2158 >> 6u) & 7u) << 3u)), b + v2257, v2253);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2261 = v2219 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2262 = v2261 < v1;
+        const bool v2263 = v2120 && v2262;
+        const unsigned int v2266 = v2225 + v2164;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2267 = v2263 ? v2266 : 0u;
+        iron_copy_async<16>(shm1 + (v2168 ^ (((v2168 >> 6u) & 7u) << 3u)), b + v2267, v2263);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2271 = v2219 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2272 = v2271 < v1;
+        const bool v2273 = v2120 && v2272;
+        const unsigned int v2276 = v2225 + v2174;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2277 = v2273 ? v2276 : 0u;
+        iron_copy_async<16>(shm1 + (v2178 ^ (((v2178 >> 6u) & 7u) << 3u)), b + v2277, v2273);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2281 = v2219 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2282 = v2281 < v1;
+        const bool v2283 = v2120 && v2282;
+        const unsigned int v2286 = v2225 + v2184;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2287 = v2283 ? v2286 : 0u;
+        iron_copy_async<16>(shm1 + (v2188 ^ (((v2188 >> 6u) & 7u) << 3u)), b + v2287, v2283);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2291 = v2219 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2292 = v2291 < v1;
+        const bool v2293 = v2120 && v2292;
+        const unsigned int v2296 = v2225 + v2194;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2297 = v2293 ? v2296 : 0u;
+        iron_copy_async<16>(shm1 + (v2198 ^ (((v2198 >> 6u) & 7u) << 3u)), b + v2297, v2293);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2301 = v2219 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2302 = v2301 < v1;
+        const bool v2303 = v2120 && v2302;
+        const unsigned int v2306 = v2225 + v2204;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2307 = v2303 ? v2306 : 0u;
+        iron_copy_async<16>(shm1 + (v2208 ^ (((v2208 >> 6u) & 7u) << 3u)), b + v2307, v2303);  // kernels/gemm/gemm_tiles.hpp:92
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
-    const unsigned int v2694 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v2699 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+    const unsigned int v2322 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2327 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-    for (unsigned int v2682 = 0u; v2682 < v2; v2682 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2684 = v2682 >> 6u;
-      const unsigned int v2686 = v2684 % 3u;
+    for (unsigned int v2310 = 0u; v2310 < v2; v2310 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2312 = v2310 >> 6u;
+      const unsigned int v2314 = v2312 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2688 = v2686 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-      const unsigned int v2695 = v2688 + v2694;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2695, 64u);
-      const unsigned int v2700 = v2688 + v2699;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2700, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2707 = v2695 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2707, 64u);
-      const unsigned int v2712 = v2700 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2712, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2718 = v2695 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2718, 64u);
-      const unsigned int v2723 = v2700 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2723, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2729 = v2695 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2729, 64u);
-      const unsigned int v2734 = v2700 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2734, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2737 = v2682 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2739 = v2684 + 2u;
-      const unsigned int v2740 = v2739 % 3u;
-      const bool v2741 = v2737 < v2;
-      if (v2741) {
-        const unsigned int v2743 = v2740 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2745 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2748 = v2745 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2751 = v2745 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2752 = v2751 << 3u;
-        const unsigned int v2753 = v24 + v2748;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2754 = v2753 < v0;
-        const unsigned int v2755 = v2737 + v2752;
-        const bool v2756 = v2755 < v2;
-        const bool v2757 = v2754 && v2756;
-        const unsigned int v2759 = v2753 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2761 = v2759 + v2737;
-        const unsigned int v2762 = v2761 + v2752;
-        const unsigned int v2763 = v2757 ? v2762 : 0u;
-        const unsigned int v2765 = v2748 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2766 = v2743 + v2765;
-        const unsigned int v2767 = v2766 + v2752;
-        iron_copy_async<16>(shm0 + (v2767 ^ (((v2767 >> 6u) & 7u) << 3u)), a + v2763, v2757);
-        const unsigned int v2770 = v2745 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2772 = v2770 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2775 = v2770 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2776 = v2775 << 3u;
-        const unsigned int v2777 = v24 + v2772;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2778 = v2777 < v0;
-        const unsigned int v2779 = v2737 + v2776;
-        const bool v2780 = v2779 < v2;
-        const bool v2781 = v2778 && v2780;
-        const unsigned int v2783 = v2777 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2785 = v2783 + v2737;
-        const unsigned int v2786 = v2785 + v2776;
-        const unsigned int v2787 = v2781 ? v2786 : 0u;
-        const unsigned int v2789 = v2772 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2790 = v2743 + v2789;
-        const unsigned int v2791 = v2790 + v2776;
-        iron_copy_async<16>(shm0 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), a + v2787, v2781);
-        const unsigned int v2794 = v2745 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2796 = v2794 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2799 = v2794 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2800 = v2799 << 3u;
-        const unsigned int v2801 = v24 + v2796;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2802 = v2801 < v0;
-        const unsigned int v2803 = v2737 + v2800;
-        const bool v2804 = v2803 < v2;
-        const bool v2805 = v2802 && v2804;
-        const unsigned int v2807 = v2801 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2809 = v2807 + v2737;
-        const unsigned int v2810 = v2809 + v2800;
-        const unsigned int v2811 = v2805 ? v2810 : 0u;
-        const unsigned int v2813 = v2796 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2814 = v2743 + v2813;
-        const unsigned int v2815 = v2814 + v2800;
-        iron_copy_async<16>(shm0 + (v2815 ^ (((v2815 >> 6u) & 7u) << 3u)), a + v2811, v2805);
-        const unsigned int v2818 = v2745 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2820 = v2818 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2823 = v2818 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2824 = v2823 << 3u;
-        const unsigned int v2825 = v24 + v2820;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2826 = v2825 < v0;
-        const unsigned int v2827 = v2737 + v2824;
-        const bool v2828 = v2827 < v2;
-        const bool v2829 = v2826 && v2828;
-        const unsigned int v2831 = v2825 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2833 = v2831 + v2737;
-        const unsigned int v2834 = v2833 + v2824;
-        const unsigned int v2835 = v2829 ? v2834 : 0u;
-        const unsigned int v2837 = v2820 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2838 = v2743 + v2837;
-        const unsigned int v2839 = v2838 + v2824;
-        iron_copy_async<16>(shm0 + (v2839 ^ (((v2839 >> 6u) & 7u) << 3u)), a + v2835, v2829);
-        const unsigned int v2842 = v2745 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2844 = v2842 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2847 = v2842 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2848 = v2847 << 3u;
-        const unsigned int v2849 = v24 + v2844;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2850 = v2849 < v0;
-        const unsigned int v2851 = v2737 + v2848;
-        const bool v2852 = v2851 < v2;
-        const bool v2853 = v2850 && v2852;
-        const unsigned int v2855 = v2849 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2857 = v2855 + v2737;
-        const unsigned int v2858 = v2857 + v2848;
-        const unsigned int v2859 = v2853 ? v2858 : 0u;
-        const unsigned int v2861 = v2844 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2862 = v2743 + v2861;
-        const unsigned int v2863 = v2862 + v2848;
-        iron_copy_async<16>(shm0 + (v2863 ^ (((v2863 >> 6u) & 7u) << 3u)), a + v2859, v2853);
-        const unsigned int v2866 = v2745 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2868 = v2866 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2871 = v2866 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2872 = v2871 << 3u;
-        const unsigned int v2873 = v24 + v2868;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2874 = v2873 < v0;
-        const unsigned int v2875 = v2737 + v2872;
-        const bool v2876 = v2875 < v2;
-        const bool v2877 = v2874 && v2876;
-        const unsigned int v2879 = v2873 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2881 = v2879 + v2737;
-        const unsigned int v2882 = v2881 + v2872;
-        const unsigned int v2883 = v2877 ? v2882 : 0u;
-        const unsigned int v2885 = v2868 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2886 = v2743 + v2885;
-        const unsigned int v2887 = v2886 + v2872;
-        iron_copy_async<16>(shm0 + (v2887 ^ (((v2887 >> 6u) & 7u) << 3u)), a + v2883, v2877);
-        const unsigned int v2890 = v2745 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2892 = v2890 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2895 = v2890 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2896 = v2895 << 3u;
-        const unsigned int v2897 = v24 + v2892;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2898 = v2897 < v0;
-        const unsigned int v2899 = v2737 + v2896;
-        const bool v2900 = v2899 < v2;
-        const bool v2901 = v2898 && v2900;
-        const unsigned int v2903 = v2897 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2905 = v2903 + v2737;
-        const unsigned int v2906 = v2905 + v2896;
-        const unsigned int v2907 = v2901 ? v2906 : 0u;
-        const unsigned int v2909 = v2892 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2910 = v2743 + v2909;
-        const unsigned int v2911 = v2910 + v2896;
-        iron_copy_async<16>(shm0 + (v2911 ^ (((v2911 >> 6u) & 7u) << 3u)), a + v2907, v2901);
-        const unsigned int v2914 = v2745 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2916 = v2914 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2919 = v2914 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2920 = v2919 << 3u;
-        const unsigned int v2921 = v24 + v2916;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2922 = v2921 < v0;
-        const unsigned int v2923 = v2737 + v2920;
-        const bool v2924 = v2923 < v2;
-        const bool v2925 = v2922 && v2924;
-        const unsigned int v2927 = v2921 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2929 = v2927 + v2737;
-        const unsigned int v2930 = v2929 + v2920;
-        const unsigned int v2931 = v2925 ? v2930 : 0u;
-        const unsigned int v2933 = v2916 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2934 = v2743 + v2933;
-        const unsigned int v2935 = v2934 + v2920;
-        iron_copy_async<16>(shm0 + (v2935 ^ (((v2935 >> 6u) & 7u) << 3u)), a + v2931, v2925);
-        const unsigned int v2947 = v28 + v2748;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2948 = v2947 < v1;
-        const bool v2951 = v2948 && v2756;
-        const unsigned int v2953 = v2947 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2955 = v2953 + v2737;
-        const unsigned int v2956 = v2955 + v2752;
-        const unsigned int v2957 = v2951 ? v2956 : 0u;
-        iron_copy_async<16>(shm1 + (v2767 ^ (((v2767 >> 6u) & 7u) << 3u)), b + v2957, v2951);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2971 = v28 + v2772;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2972 = v2971 < v1;
-        const bool v2975 = v2972 && v2780;
-        const unsigned int v2977 = v2971 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2979 = v2977 + v2737;
-        const unsigned int v2980 = v2979 + v2776;
-        const unsigned int v2981 = v2975 ? v2980 : 0u;
-        iron_copy_async<16>(shm1 + (v2791 ^ (((v2791 >> 6u) & 7u) << 3u)), b + v2981, v2975);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2995 = v28 + v2796;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2996 = v2995 < v1;
-        const bool v2999 = v2996 && v2804;
-        const unsigned int v3001 = v2995 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3003 = v3001 + v2737;
-        const unsigned int v3004 = v3003 + v2800;
-        const unsigned int v3005 = v2999 ? v3004 : 0u;
-        iron_copy_async<16>(shm1 + (v2815 ^ (((v2815 >> 6u) & 7u) << 3u)), b + v3005, v2999);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3019 = v28 + v2820;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3020 = v3019 < v1;
-        const bool v3023 = v3020 && v2828;
-        const unsigned int v3025 = v3019 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3027 = v3025 + v2737;
-        const unsigned int v3028 = v3027 + v2824;
-        const unsigned int v3029 = v3023 ? v3028 : 0u;
-        iron_copy_async<16>(shm1 + (v2839 ^ (((v2839 >> 6u) & 7u) << 3u)), b + v3029, v3023);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3043 = v28 + v2844;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3044 = v3043 < v1;
-        const bool v3047 = v3044 && v2852;
-        const unsigned int v3049 = v3043 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3051 = v3049 + v2737;
-        const unsigned int v3052 = v3051 + v2848;
-        const unsigned int v3053 = v3047 ? v3052 : 0u;
-        iron_copy_async<16>(shm1 + (v2863 ^ (((v2863 >> 6u) & 7u) << 3u)), b + v3053, v3047);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3067 = v28 + v2868;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3068 = v3067 < v1;
-        const bool v3071 = v3068 && v2876;
-        const unsigned int v3073 = v3067 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3075 = v3073 + v2737;
-        const unsigned int v3076 = v3075 + v2872;
-        const unsigned int v3077 = v3071 ? v3076 : 0u;
-        iron_copy_async<16>(shm1 + (v2887 ^ (((v2887 >> 6u) & 7u) << 3u)), b + v3077, v3071);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3091 = v28 + v2892;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3092 = v3091 < v1;
-        const bool v3095 = v3092 && v2900;
-        const unsigned int v3097 = v3091 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3099 = v3097 + v2737;
-        const unsigned int v3100 = v3099 + v2896;
-        const unsigned int v3101 = v3095 ? v3100 : 0u;
-        iron_copy_async<16>(shm1 + (v2911 ^ (((v2911 >> 6u) & 7u) << 3u)), b + v3101, v3095);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v3115 = v28 + v2916;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v3116 = v3115 < v1;
-        const bool v3119 = v3116 && v2924;
-        const unsigned int v3121 = v3115 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v3123 = v3121 + v2737;
-        const unsigned int v3124 = v3123 + v2920;
-        const unsigned int v3125 = v3119 ? v3124 : 0u;
-        iron_copy_async<16>(shm1 + (v2935 ^ (((v2935 >> 6u) & 7u) << 3u)), b + v3125, v3119);  // kernels/gemm/gemm_tiles.hpp:84
+      const unsigned int v2316 = v2314 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+      const unsigned int v2323 = v2316 + v2322;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2323, 64u);
+      const unsigned int v2328 = v2316 + v2327;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2328, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2335 = v2323 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2335, 64u);
+      const unsigned int v2340 = v2328 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2340, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2346 = v2323 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2346, 64u);
+      const unsigned int v2351 = v2328 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2351, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2357 = v2323 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2357, 64u);
+      const unsigned int v2362 = v2328 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2362, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2365 = v2310 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2367 = v2312 + 2u;
+      const unsigned int v2368 = v2367 % 3u;
+      const bool v2369 = v2365 < v2;
+      if (v2369) {
+        const unsigned int v2371 = v2368 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2373 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2374 = v2373 >> 3u;
+        const unsigned int v2378 = v2373 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2379 = v2378 << 3u;
+        const unsigned int v2380 = v24 + v2374;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2381 = v2365 + v2379;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2382 = v2381 < v2;
+        const unsigned int v2383 = v2380 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2385 = v2383 + v2365;
+        const unsigned int v2386 = v2385 + v2379;
+        const unsigned int v2388 = v2374 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2389 = v2371 + v2388;
+        const unsigned int v2390 = v2389 + v2379;
+        const bool v2393 = v2380 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2394 = v2382 && v2393;
+        const unsigned int v2398 = v2394 ? v2386 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2390 ^ (((v2390 >> 6u) & 7u) << 3u)), a + v2398, v2394);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2402 = v2380 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2403 = v2402 < v0;
+        const bool v2404 = v2382 && v2403;
+        const unsigned int v2406 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2407 = v2386 + v2406;
+        const unsigned int v2408 = v2404 ? v2407 : 0u;
+        const unsigned int v2410 = v2390 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2410 ^ (((v2410 >> 6u) & 7u) << 3u)), a + v2408, v2404);
+        const unsigned int v2412 = v2380 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2413 = v2412 < v0;
+        const bool v2414 = v2382 && v2413;
+        const unsigned int v2416 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2417 = v2386 + v2416;
+        const unsigned int v2418 = v2414 ? v2417 : 0u;
+        const unsigned int v2420 = v2390 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2420 ^ (((v2420 >> 6u) & 7u) << 3u)), a + v2418, v2414);
+        const unsigned int v2422 = v2380 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2423 = v2422 < v0;
+        const bool v2424 = v2382 && v2423;
+        const unsigned int v2426 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2427 = v2386 + v2426;
+        const unsigned int v2428 = v2424 ? v2427 : 0u;
+        const unsigned int v2430 = v2390 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2430 ^ (((v2430 >> 6u) & 7u) << 3u)), a + v2428, v2424);
+        const unsigned int v2432 = v2380 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2433 = v2432 < v0;
+        const bool v2434 = v2382 && v2433;
+        const unsigned int v2436 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2437 = v2386 + v2436;
+        const unsigned int v2438 = v2434 ? v2437 : 0u;
+        const unsigned int v2440 = v2390 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), a + v2438, v2434);
+        const unsigned int v2442 = v2380 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2443 = v2442 < v0;
+        const bool v2444 = v2382 && v2443;
+        const unsigned int v2446 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2447 = v2386 + v2446;
+        const unsigned int v2448 = v2444 ? v2447 : 0u;
+        const unsigned int v2450 = v2390 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2450 ^ (((v2450 >> 6u) & 7u) << 3u)), a + v2448, v2444);
+        const unsigned int v2452 = v2380 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2453 = v2452 < v0;
+        const bool v2454 = v2382 && v2453;
+        const unsigned int v2456 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2457 = v2386 + v2456;
+        const unsigned int v2458 = v2454 ? v2457 : 0u;
+        const unsigned int v2460 = v2390 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2460 ^ (((v2460 >> 6u) & 7u) << 3u)), a + v2458, v2454);
+        const unsigned int v2462 = v2380 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2463 = v2462 < v0;
+        const bool v2464 = v2382 && v2463;
+        const unsigned int v2466 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2467 = v2386 + v2466;
+        const unsigned int v2468 = v2464 ? v2467 : 0u;
+        const unsigned int v2470 = v2390 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), a + v2468, v2464);
+        const unsigned int v2481 = v28 + v2374;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2484 = v2481 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2486 = v2484 + v2365;
+        const unsigned int v2487 = v2486 + v2379;
+        const bool v2494 = v2481 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2495 = v2382 && v2494;
+        const unsigned int v2499 = v2495 ? v2487 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2390 ^ (((v2390 >> 6u) & 7u) << 3u)), b + v2499, v2495);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2503 = v2481 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2504 = v2503 < v1;
+        const bool v2505 = v2382 && v2504;
+        const unsigned int v2508 = v2487 + v2406;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2509 = v2505 ? v2508 : 0u;
+        iron_copy_async<16>(shm1 + (v2410 ^ (((v2410 >> 6u) & 7u) << 3u)), b + v2509, v2505);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2513 = v2481 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2514 = v2513 < v1;
+        const bool v2515 = v2382 && v2514;
+        const unsigned int v2518 = v2487 + v2416;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2519 = v2515 ? v2518 : 0u;
+        iron_copy_async<16>(shm1 + (v2420 ^ (((v2420 >> 6u) & 7u) << 3u)), b + v2519, v2515);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2523 = v2481 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2524 = v2523 < v1;
+        const bool v2525 = v2382 && v2524;
+        const unsigned int v2528 = v2487 + v2426;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2529 = v2525 ? v2528 : 0u;
+        iron_copy_async<16>(shm1 + (v2430 ^ (((v2430 >> 6u) & 7u) << 3u)), b + v2529, v2525);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2533 = v2481 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2534 = v2533 < v1;
+        const bool v2535 = v2382 && v2534;
+        const unsigned int v2538 = v2487 + v2436;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2539 = v2535 ? v2538 : 0u;
+        iron_copy_async<16>(shm1 + (v2440 ^ (((v2440 >> 6u) & 7u) << 3u)), b + v2539, v2535);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2543 = v2481 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2544 = v2543 < v1;
+        const bool v2545 = v2382 && v2544;
+        const unsigned int v2548 = v2487 + v2446;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2549 = v2545 ? v2548 : 0u;
+        iron_copy_async<16>(shm1 + (v2450 ^ (((v2450 >> 6u) & 7u) << 3u)), b + v2549, v2545);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2553 = v2481 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2554 = v2553 < v1;
+        const bool v2555 = v2382 && v2554;
+        const unsigned int v2558 = v2487 + v2456;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2559 = v2555 ? v2558 : 0u;
+        iron_copy_async<16>(shm1 + (v2460 ^ (((v2460 >> 6u) & 7u) << 3u)), b + v2559, v2555);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2563 = v2481 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2564 = v2563 < v1;
+        const bool v2565 = v2382 && v2564;
+        const unsigned int v2568 = v2487 + v2466;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2569 = v2565 ? v2568 : 0u;
+        iron_copy_async<16>(shm1 + (v2470 ^ (((v2470 >> 6u) & 7u) << 3u)), b + v2569, v2565);  // kernels/gemm/gemm_tiles.hpp:92
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
     __syncthreads();
   } else {
-    const unsigned int v509 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v510 = threadIdx.x;
-    const unsigned int v566 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v571 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v579 = v566 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v584 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v590 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v595 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v601 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v606 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v324 = threadIdx.x;
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v385 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v393 = v380 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v398 = v385 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v409 = v385 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v420 = v385 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-    for (unsigned int v508 = 0u; v508 < v2; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-      for (unsigned int v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v517 = v24 + v514;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v518 = v517 < v0;
-        const unsigned int v519 = v508 + v516;
-        const bool v520 = v519 < v2;
-        const bool v521 = v518 && v520;
-        if (v521) {
-          const unsigned int v523 = v517 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v525 = v523 + v508;
-          const unsigned int v526 = v525 + v516;
-          const iron_bf16 v527 = a[v526];
-          const unsigned int v529 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v530 = v529 + v516;
-          shm0[(v530 ^ (((v530 >> 6u) & 7u) << 3u))] = v527;
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v332 = v331 < v0;
+        const unsigned int v333 = v322 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v339 = v337 + v322;
+          const unsigned int v340 = v339 + v330;
+          const iron_bf16 v341 = a[v340];
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v344 = v343 + v330;
+          shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v532 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v533 = v532 + v516;
-          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v347 = v346 + v330;
+          shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v538 = v510; v538 < 8192u; v538 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v540 = v538 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v542 = v538 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v543 = v28 + v540;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v544 = v543 < v1;
-        const unsigned int v545 = v508 + v542;
-        const bool v546 = v545 < v2;
-        const bool v547 = v544 && v546;
-        if (v547) {
-          const unsigned int v549 = v543 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v551 = v549 + v508;
-          const unsigned int v552 = v551 + v542;
-          const iron_bf16 v553 = b[v552];
-          const unsigned int v555 = v540 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v556 = v555 + v542;
-          shm1[(v556 ^ (((v556 >> 6u) & 7u) << 3u))] = v553;
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v357 = v28 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v358 = v357 < v1;
+        const unsigned int v359 = v322 + v356;
+        const bool v360 = v359 < v2;
+        const bool v361 = v358 && v360;
+        if (v361) {
+          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v365 = v363 + v322;
+          const unsigned int v366 = v365 + v356;
+          const iron_bf16 v367 = b[v366];
+          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v370 = v369 + v356;
+          shm1[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v558 = v540 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v559 = v558 + v542;
-          shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v373 = v372 + v356;
+          shm1[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v571, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v385, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v398, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v409, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v420, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v610 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-  const bool v611 = v610 <= v0;
-  const unsigned int v613 = v28 + 128u;
-  const bool v614 = v613 <= v1;
-  const bool v615 = v611 && v614;
-  const unsigned int v618 = v1 & 7u;
-  const bool v619 = v618 == 0u;
-  const bool v620 = v615 && v619;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const bool v425 = v424 <= v0;
+  const unsigned int v427 = v28 + 128u;
+  const bool v428 = v427 <= v1;
+  const bool v429 = v425 && v428;
+  const unsigned int v432 = v1 & 7u;
+  const bool v433 = v432 == 0u;
+  const bool v434 = v429 && v433;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-  for (unsigned int v626 = 0u; v626 < 4u; v626 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-    const bool v627 = v29 == v626;  // kernels/gemm/gemm_tiles.hpp:406
-    if (v627) {
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+    if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-    const unsigned int v632 = v626 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-    const unsigned int v633 = v632 << 6u;
-    const unsigned int v634 = v28 + v633;
-    const unsigned int v637 = v626 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-    const unsigned int v638 = v637 << 6u;
-    const unsigned int v639 = v24 + v638;
-    if (v620) {  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v640 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:334
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v447 = v446 << 6u;
+    const unsigned int v448 = v28 + v447;
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v452 = v451 << 6u;
+    const unsigned int v453 = v24 + v452;
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
 
-      for (unsigned int v643 = v640; v643 < 512u; v643 += 128u) {
-        const unsigned int v645 = v643 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-        const unsigned int v647 = v645 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-        const unsigned int v648 = v639 + v647;
-        const unsigned int v650 = v645 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-        const unsigned int v651 = v634 + v650;
-        const unsigned int v657 = v647 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-        const unsigned int v658 = v657 + v650;
-        const float v661 = shm2[v658];  // kernels/gemm/gemm_tiles.hpp:339
-        const iron_bf16x8 v3314 = *reinterpret_cast<const iron_bf16x8*>(bias + v651);  // kernels/gemm/gemm_epilogue.cpp:66
-        const iron_bf16 v664 = v3314.v[0];
-        const iron_bf16 v686 = v3314.v[1];
-        const iron_bf16 v708 = v3314.v[2];
-        const iron_bf16 v730 = v3314.v[3];
-        const iron_bf16 v752 = v3314.v[4];
-        const iron_bf16 v774 = v3314.v[5];
-        const iron_bf16 v796 = v3314.v[6];
-        const iron_bf16 v818 = v3314.v[7];
-        const float v665 = iron_to_f32(v664);
-        const float v666 = fmaf(v661, v3, v665);
-        const float v667 = v666 * v666;  // kernels/primitives/activation.hpp:38
-        const float v669 = 0.044715f * v666;
-        const float v670 = fmaf(v669, v667, v666);
-        const float v672 = (-2.3022082f) * v670;  // kernels/primitives/activation.hpp:41
-        const float v673 = iron_exp2_approx(v672);
-        const float v675 = 1.0f + v673;
-        const float v676 = iron_recip_approx(v675);
-        const float v677 = v666 * v676;
-        const iron_bf16 v678 = iron_f32_to_bf16(v677);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v679 = v648 * v1;
-        const unsigned int v682 = v658 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v683 = shm2[v682];
-        const float v687 = iron_to_f32(v686);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v688 = fmaf(v683, v3, v687);
-        const float v689 = v688 * v688;  // kernels/primitives/activation.hpp:38
-        const float v691 = 0.044715f * v688;
-        const float v692 = fmaf(v691, v689, v688);
-        const float v694 = (-2.3022082f) * v692;  // kernels/primitives/activation.hpp:41
-        const float v695 = iron_exp2_approx(v694);
-        const float v697 = 1.0f + v695;
-        const float v698 = iron_recip_approx(v697);
-        const float v699 = v688 * v698;
-        const iron_bf16 v700 = iron_f32_to_bf16(v699);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v704 = v658 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v705 = shm2[v704];
-        const float v709 = iron_to_f32(v708);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v710 = fmaf(v705, v3, v709);
-        const float v711 = v710 * v710;  // kernels/primitives/activation.hpp:38
-        const float v713 = 0.044715f * v710;
-        const float v714 = fmaf(v713, v711, v710);
-        const float v716 = (-2.3022082f) * v714;  // kernels/primitives/activation.hpp:41
-        const float v717 = iron_exp2_approx(v716);
-        const float v719 = 1.0f + v717;
-        const float v720 = iron_recip_approx(v719);
-        const float v721 = v710 * v720;
-        const iron_bf16 v722 = iron_f32_to_bf16(v721);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v726 = v658 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v727 = shm2[v726];
-        const float v731 = iron_to_f32(v730);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v732 = fmaf(v727, v3, v731);
-        const float v733 = v732 * v732;  // kernels/primitives/activation.hpp:38
-        const float v735 = 0.044715f * v732;
-        const float v736 = fmaf(v735, v733, v732);
-        const float v738 = (-2.3022082f) * v736;  // kernels/primitives/activation.hpp:41
-        const float v739 = iron_exp2_approx(v738);
-        const float v741 = 1.0f + v739;
-        const float v742 = iron_recip_approx(v741);
-        const float v743 = v732 * v742;
-        const iron_bf16 v744 = iron_f32_to_bf16(v743);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v748 = v658 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v749 = shm2[v748];
-        const float v753 = iron_to_f32(v752);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v754 = fmaf(v749, v3, v753);
-        const float v755 = v754 * v754;  // kernels/primitives/activation.hpp:38
-        const float v757 = 0.044715f * v754;
-        const float v758 = fmaf(v757, v755, v754);
-        const float v760 = (-2.3022082f) * v758;  // kernels/primitives/activation.hpp:41
-        const float v761 = iron_exp2_approx(v760);
-        const float v763 = 1.0f + v761;
-        const float v764 = iron_recip_approx(v763);
-        const float v765 = v754 * v764;
-        const iron_bf16 v766 = iron_f32_to_bf16(v765);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v770 = v658 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v771 = shm2[v770];
-        const float v775 = iron_to_f32(v774);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v776 = fmaf(v771, v3, v775);
-        const float v777 = v776 * v776;  // kernels/primitives/activation.hpp:38
-        const float v779 = 0.044715f * v776;
-        const float v780 = fmaf(v779, v777, v776);
-        const float v782 = (-2.3022082f) * v780;  // kernels/primitives/activation.hpp:41
-        const float v783 = iron_exp2_approx(v782);
-        const float v785 = 1.0f + v783;
-        const float v786 = iron_recip_approx(v785);
-        const float v787 = v776 * v786;
-        const iron_bf16 v788 = iron_f32_to_bf16(v787);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v792 = v658 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v793 = shm2[v792];
-        const float v797 = iron_to_f32(v796);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v798 = fmaf(v793, v3, v797);
-        const float v799 = v798 * v798;  // kernels/primitives/activation.hpp:38
-        const float v801 = 0.044715f * v798;
-        const float v802 = fmaf(v801, v799, v798);
-        const float v804 = (-2.3022082f) * v802;  // kernels/primitives/activation.hpp:41
-        const float v805 = iron_exp2_approx(v804);
-        const float v807 = 1.0f + v805;
-        const float v808 = iron_recip_approx(v807);
-        const float v809 = v798 * v808;
-        const iron_bf16 v810 = iron_f32_to_bf16(v809);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v814 = v658 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v815 = shm2[v814];
-        const float v819 = iron_to_f32(v818);  // kernels/gemm/gemm_epilogue.cpp:66
-        const float v820 = fmaf(v815, v3, v819);
-        const float v821 = v820 * v820;  // kernels/primitives/activation.hpp:38
-        const float v823 = 0.044715f * v820;
-        const float v824 = fmaf(v823, v821, v820);
-        const float v826 = (-2.3022082f) * v824;  // kernels/primitives/activation.hpp:41
-        const float v827 = iron_exp2_approx(v826);
-        const float v829 = 1.0f + v827;
-        const float v830 = iron_recip_approx(v829);
-        const float v831 = v820 * v830;
-        const iron_bf16 v832 = iron_f32_to_bf16(v831);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v3315 = v651 + v679;
-        *reinterpret_cast<iron_bf16x8*>(out + v3315) = iron_bf16x8{{v678, v700, v722, v744, v766, v788, v810, v832}};
+      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v462 = v453 + v461;
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v465 = v448 + v464;
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v472 = v471 + v464;
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const iron_bf16x8 v2656 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
+        const iron_bf16 v478 = v2656.v[0];
+        const iron_bf16 v500 = v2656.v[1];
+        const iron_bf16 v522 = v2656.v[2];
+        const iron_bf16 v544 = v2656.v[3];
+        const iron_bf16 v566 = v2656.v[4];
+        const iron_bf16 v588 = v2656.v[5];
+        const iron_bf16 v610 = v2656.v[6];
+        const iron_bf16 v632 = v2656.v[7];
+        const float v479 = iron_to_f32(v478);
+        const float v480 = fmaf(v475, v3, v479);
+        const float v481 = v480 * v480;  // kernels/primitives/activation.hpp:38
+        const float v483 = 0.044715f * v480;
+        const float v484 = fmaf(v483, v481, v480);
+        const float v486 = (-2.3022082f) * v484;  // kernels/primitives/activation.hpp:41
+        const float v487 = iron_exp2_approx(v486);
+        const float v489 = 1.0f + v487;
+        const float v490 = iron_recip_approx(v489);
+        const float v491 = v480 * v490;
+        const iron_bf16 v492 = iron_f32_to_bf16(v491);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v493 = v462 * v1;
+        const unsigned int v496 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v497 = shm2[v496];
+        const float v501 = iron_to_f32(v500);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v502 = fmaf(v497, v3, v501);
+        const float v503 = v502 * v502;  // kernels/primitives/activation.hpp:38
+        const float v505 = 0.044715f * v502;
+        const float v506 = fmaf(v505, v503, v502);
+        const float v508 = (-2.3022082f) * v506;  // kernels/primitives/activation.hpp:41
+        const float v509 = iron_exp2_approx(v508);
+        const float v511 = 1.0f + v509;
+        const float v512 = iron_recip_approx(v511);
+        const float v513 = v502 * v512;
+        const iron_bf16 v514 = iron_f32_to_bf16(v513);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v518 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v519 = shm2[v518];
+        const float v523 = iron_to_f32(v522);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v524 = fmaf(v519, v3, v523);
+        const float v525 = v524 * v524;  // kernels/primitives/activation.hpp:38
+        const float v527 = 0.044715f * v524;
+        const float v528 = fmaf(v527, v525, v524);
+        const float v530 = (-2.3022082f) * v528;  // kernels/primitives/activation.hpp:41
+        const float v531 = iron_exp2_approx(v530);
+        const float v533 = 1.0f + v531;
+        const float v534 = iron_recip_approx(v533);
+        const float v535 = v524 * v534;
+        const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v540 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v541 = shm2[v540];
+        const float v545 = iron_to_f32(v544);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v546 = fmaf(v541, v3, v545);
+        const float v547 = v546 * v546;  // kernels/primitives/activation.hpp:38
+        const float v549 = 0.044715f * v546;
+        const float v550 = fmaf(v549, v547, v546);
+        const float v552 = (-2.3022082f) * v550;  // kernels/primitives/activation.hpp:41
+        const float v553 = iron_exp2_approx(v552);
+        const float v555 = 1.0f + v553;
+        const float v556 = iron_recip_approx(v555);
+        const float v557 = v546 * v556;
+        const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v562 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v563 = shm2[v562];
+        const float v567 = iron_to_f32(v566);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v568 = fmaf(v563, v3, v567);
+        const float v569 = v568 * v568;  // kernels/primitives/activation.hpp:38
+        const float v571 = 0.044715f * v568;
+        const float v572 = fmaf(v571, v569, v568);
+        const float v574 = (-2.3022082f) * v572;  // kernels/primitives/activation.hpp:41
+        const float v575 = iron_exp2_approx(v574);
+        const float v577 = 1.0f + v575;
+        const float v578 = iron_recip_approx(v577);
+        const float v579 = v568 * v578;
+        const iron_bf16 v580 = iron_f32_to_bf16(v579);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v584 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v585 = shm2[v584];
+        const float v589 = iron_to_f32(v588);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v590 = fmaf(v585, v3, v589);
+        const float v591 = v590 * v590;  // kernels/primitives/activation.hpp:38
+        const float v593 = 0.044715f * v590;
+        const float v594 = fmaf(v593, v591, v590);
+        const float v596 = (-2.3022082f) * v594;  // kernels/primitives/activation.hpp:41
+        const float v597 = iron_exp2_approx(v596);
+        const float v599 = 1.0f + v597;
+        const float v600 = iron_recip_approx(v599);
+        const float v601 = v590 * v600;
+        const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v606 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v607 = shm2[v606];
+        const float v611 = iron_to_f32(v610);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v612 = fmaf(v607, v3, v611);
+        const float v613 = v612 * v612;  // kernels/primitives/activation.hpp:38
+        const float v615 = 0.044715f * v612;
+        const float v616 = fmaf(v615, v613, v612);
+        const float v618 = (-2.3022082f) * v616;  // kernels/primitives/activation.hpp:41
+        const float v619 = iron_exp2_approx(v618);
+        const float v621 = 1.0f + v619;
+        const float v622 = iron_recip_approx(v621);
+        const float v623 = v612 * v622;
+        const iron_bf16 v624 = iron_f32_to_bf16(v623);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v628 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v629 = shm2[v628];
+        const float v633 = iron_to_f32(v632);  // kernels/gemm/gemm_epilogue.cpp:66
+        const float v634 = fmaf(v629, v3, v633);
+        const float v635 = v634 * v634;  // kernels/primitives/activation.hpp:38
+        const float v637 = 0.044715f * v634;
+        const float v638 = fmaf(v637, v635, v634);
+        const float v640 = (-2.3022082f) * v638;  // kernels/primitives/activation.hpp:41
+        const float v641 = iron_exp2_approx(v640);
+        const float v643 = 1.0f + v641;
+        const float v644 = iron_recip_approx(v643);
+        const float v645 = v634 * v644;
+        const iron_bf16 v646 = iron_f32_to_bf16(v645);  // kernels/gemm/gemm_epilogue.cpp:67
+        const unsigned int v2657 = v465 + v493;
+        *reinterpret_cast<iron_bf16x8*>(out + v2657) = iron_bf16x8{{v492, v514, v536, v558, v580, v602, v624, v646}};
       }
     } else {
-      const unsigned int v835 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
 
-      for (unsigned int v838 = v835; v838 < 4096u; v838 += 128u) {
-        const unsigned int v840 = v838 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v841 = v639 + v840;
-        const unsigned int v843 = v838 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v844 = v634 + v843;
-        const bool v845 = v841 < v0;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v846 = v844 < v1;
-        const bool v847 = v845 && v846;
-        if (v847) {
-          const unsigned int v853 = v840 * 68u;
-          const unsigned int v854 = v853 + v843;
-          const float v855 = shm2[v854];
-          const iron_bf16 v856 = bias[v844];  // kernels/gemm/gemm_epilogue.cpp:66
-          const float v857 = iron_to_f32(v856);
-          const float v858 = fmaf(v855, v3, v857);
-          const float v859 = v858 * v858;  // kernels/primitives/activation.hpp:38
-          const float v861 = 0.044715f * v858;
-          const float v862 = fmaf(v861, v859, v858);
-          const float v864 = (-2.3022082f) * v862;  // kernels/primitives/activation.hpp:41
-          const float v865 = iron_exp2_approx(v864);
-          const float v867 = 1.0f + v865;
-          const float v868 = iron_recip_approx(v867);
-          const float v869 = v858 * v868;
-          const iron_bf16 v870 = iron_f32_to_bf16(v869);  // kernels/gemm/gemm_epilogue.cpp:67
-          const unsigned int v871 = v841 * v1;
-          const unsigned int v872 = v871 + v844;
-          out[v872] = v870;
+      for (unsigned int v652 = v649; v652 < 4096u; v652 += 128u) {
+        const unsigned int v654 = v652 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v655 = v453 + v654;
+        const unsigned int v657 = v652 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v658 = v448 + v657;
+        const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v660 = v658 < v1;
+        const bool v661 = v659 && v660;
+        if (v661) {
+          const unsigned int v667 = v654 * 68u;
+          const unsigned int v668 = v667 + v657;
+          const float v669 = shm2[v668];
+          const iron_bf16 v670 = bias[v658];  // kernels/gemm/gemm_epilogue.cpp:66
+          const float v671 = iron_to_f32(v670);
+          const float v672 = fmaf(v669, v3, v671);
+          const float v673 = v672 * v672;  // kernels/primitives/activation.hpp:38
+          const float v675 = 0.044715f * v672;
+          const float v676 = fmaf(v675, v673, v672);
+          const float v678 = (-2.3022082f) * v676;  // kernels/primitives/activation.hpp:41
+          const float v679 = iron_exp2_approx(v678);
+          const float v681 = 1.0f + v679;
+          const float v682 = iron_recip_approx(v681);
+          const float v683 = v672 * v682;
+          const iron_bf16 v684 = iron_f32_to_bf16(v683);  // kernels/gemm/gemm_epilogue.cpp:67
+          const unsigned int v685 = v655 * v1;
+          const unsigned int v686 = v685 + v658;
+          out[v686] = v684;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
   }
 }

@@ -335,22 +335,22 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   const unsigned int v2 = k;
   const unsigned int v5 = v2 + 127u;  // kernels/gemm/gemm_fp8.cpp:132
   const unsigned int v6 = v5 >> 7u;
-  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v8 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v7 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v8 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v9 = blockIdx.x;
   const unsigned int v10 = blockIdx.y;
   const unsigned int v11 = v10 * v7;
   const unsigned int v12 = v11 + v9;
-  const unsigned int v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v17 = v16 << 3u;
-  const unsigned int v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v20 = min(v19, 8u);
-  const unsigned int v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v23 = v22 % v20;
   const unsigned int v24 = v17 + v23;
   const unsigned int v25 = v24 << 6u;
-  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v29 = v28 << 7u;
   const unsigned int v1311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v1312 = v1311 < 4u;
@@ -359,53 +359,53 @@ extern "C" __global__ void __launch_bounds__(256) iron_gemm_fp8_blockwise_e4m3_n
   iron_frag_fill(v1318, 0.0f);
   iron_frag<float, 2, 16, 128> v1320;  // /usr/include/c++/12/bits/stl_construct.h:119
   iron_frag_fill(v1320, 0.0f);
-  const unsigned int v1324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const unsigned int v1324 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
   const unsigned int v1325 = threadIdx.x;
 
   for (unsigned int v1323 = 0u; v1323 < v2; v1323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (unsigned int v1327 = v1325; v1327 < 4096u; v1327 += v1324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1329 = v1327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1331 = v1327 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1332 = v25 + v1329;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v1327 = v1325; v1327 < 4096u; v1327 += v1324) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1329 = v1327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1331 = v1327 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1332 = v25 + v1329;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1333 = v1332 < v0;
       const unsigned int v1334 = v1323 + v1331;
       const bool v1335 = v1334 < v2;
       const bool v1336 = v1333 && v1335;
       if (v1336) {
-        const unsigned int v1338 = v1332 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1338 = v1332 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v1340 = v1338 + v1323;
         const unsigned int v1341 = v1340 + v1331;
         const iron_f8e4m3 v1342 = a[v1341];
-        const iron_f16 v1343 = iron_f32_to_f16(iron_to_f32(v1342));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v1343 = iron_f32_to_f16(iron_to_f32(v1342));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v1345 = v1329 << 6u;
         const unsigned int v1346 = v1345 + v1331;
         shm3[(v1346 ^ (((v1346 >> 6u) & 7u) << 3u))] = v1343;
       } else {
-        const unsigned int v1348 = v1329 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1348 = v1329 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v1349 = v1348 + v1331;
         shm3[(v1349 ^ (((v1349 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1355 = v1325; v1355 < 8192u; v1355 += v1324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1357 = v1355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1359 = v1355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1360 = v29 + v1357;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v1355 = v1325; v1355 < 8192u; v1355 += v1324) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1357 = v1355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1359 = v1355 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1360 = v29 + v1357;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1361 = v1360 < v1;
       const unsigned int v1362 = v1323 + v1359;
       const bool v1363 = v1362 < v2;
       const bool v1364 = v1361 && v1363;
       if (v1364) {
-        const unsigned int v1366 = v1360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1366 = v1360 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v1368 = v1366 + v1323;
         const unsigned int v1369 = v1368 + v1359;
         const iron_f8e4m3 v1370 = b[v1369];
-        const iron_f16 v1371 = iron_f32_to_f16(iron_to_f32(v1370));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v1371 = iron_f32_to_f16(iron_to_f32(v1370));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v1373 = v1357 << 6u;
         const unsigned int v1374 = v1373 + v1359;
         shm4[(v1374 ^ (((v1374 >> 6u) & 7u) << 3u))] = v1371;
       } else {
-        const unsigned int v1376 = v1357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1376 = v1357 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v1377 = v1376 + v1359;
         shm4[(v1377 ^ (((v1377 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }

@@ -336,75 +336,75 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
   const float v4 = scale_b[0u];  // kernels/gemm/gemm_fp8.cpp:69
   const float v6 = scale_a[0u];
   const float v7 = v6 * v4;
-  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v8 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v9 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v10 = blockIdx.x;
   const unsigned int v11 = blockIdx.y;
   const unsigned int v12 = v11 * v8;
   const unsigned int v13 = v12 + v10;
-  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v18 = v17 << 3u;
-  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v21 = min(v20, 8u);
-  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v24 = v23 % v21;
   const unsigned int v25 = v18 + v24;
   const unsigned int v26 = v25 << 7u;
-  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v30 = v29 << 8u;
   const unsigned int v287 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v288 = v287 < 8u;
   const unsigned int v292 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
   iron_frag<float, 2, 16, 128> v294;
   iron_frag_fill(v294, 0.0f);
-  const unsigned int v298 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const unsigned int v298 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
   const unsigned int v299 = threadIdx.x;
 
   for (unsigned int v297 = 0u; v297 < v2; v297 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (unsigned int v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v306 = v26 + v303;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v306 = v26 + v303;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v307 = v306 < v0;
       const unsigned int v308 = v297 + v305;
       const bool v309 = v308 < v2;
       const bool v310 = v307 && v309;
       if (v310) {
-        const unsigned int v312 = v306 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v312 = v306 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v314 = v312 + v297;
         const unsigned int v315 = v314 + v305;
         const iron_f8e4m3 v316 = a[v315];
-        const iron_f16 v317 = iron_f32_to_f16(iron_to_f32(v316));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v317 = iron_f32_to_f16(iron_to_f32(v316));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v319 = v303 << 6u;
         const unsigned int v320 = v319 + v305;
         shm3[(v320 ^ (((v320 >> 6u) & 7u) << 3u))] = v317;
       } else {
-        const unsigned int v322 = v303 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v322 = v303 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v323 = v322 + v305;
         shm3[(v323 ^ (((v323 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v329 = v299; v329 < 8192u; v329 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v329 = v299; v329 < 8192u; v329 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v335 = v334 < v1;
       const unsigned int v336 = v297 + v333;
       const bool v337 = v336 < v2;
       const bool v338 = v335 && v337;
       if (v338) {
-        const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v342 = v340 + v297;
         const unsigned int v343 = v342 + v333;
         const iron_f8e4m3 v344 = b[v343];
-        const iron_f16 v345 = iron_f32_to_f16(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v345 = iron_f32_to_f16(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v347 = v331 << 6u;
         const unsigned int v348 = v347 + v333;
         shm4[(v348 ^ (((v348 >> 6u) & 7u) << 3u))] = v345;
       } else {
-        const unsigned int v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v351 = v350 + v333;
         shm4[(v351 ^ (((v351 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
@@ -1485,49 +1485,49 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_e4m3_nk_bf16(
   iron_frag_fill(v1213, 0.0f);
 
   for (unsigned int v1216 = 0u; v1216 < v2; v1216 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (unsigned int v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1225 = v26 + v1222;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1225 = v26 + v1222;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1226 = v1225 < v0;
       const unsigned int v1227 = v1216 + v1224;
       const bool v1228 = v1227 < v2;
       const bool v1229 = v1226 && v1228;
       if (v1229) {
-        const unsigned int v1231 = v1225 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1231 = v1225 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v1233 = v1231 + v1216;
         const unsigned int v1234 = v1233 + v1224;
         const iron_f8e4m3 v1235 = a[v1234];
-        const iron_f16 v1236 = iron_f32_to_f16(iron_to_f32(v1235));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v1236 = iron_f32_to_f16(iron_to_f32(v1235));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v1238 = v1222 << 6u;
         const unsigned int v1239 = v1238 + v1224;
         shm3[(v1239 ^ (((v1239 >> 6u) & 7u) << 3u))] = v1236;
       } else {
-        const unsigned int v1241 = v1222 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1241 = v1222 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v1242 = v1241 + v1224;
         shm3[(v1242 ^ (((v1242 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1248 = v299; v1248 < 8192u; v1248 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v1248 = v299; v1248 < 8192u; v1248 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1254 = v1253 < v1;
       const unsigned int v1255 = v1216 + v1252;
       const bool v1256 = v1255 < v2;
       const bool v1257 = v1254 && v1256;
       if (v1257) {
-        const unsigned int v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v1261 = v1259 + v1216;
         const unsigned int v1262 = v1261 + v1252;
         const iron_f8e4m3 v1263 = b[v1262];
-        const iron_f16 v1264 = iron_f32_to_f16(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v1264 = iron_f32_to_f16(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v1266 = v1250 << 6u;
         const unsigned int v1267 = v1266 + v1252;
         shm4[(v1267 ^ (((v1267 >> 6u) & 7u) << 3u))] = v1264;
       } else {
-        const unsigned int v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v1270 = v1269 + v1252;
         shm4[(v1270 ^ (((v1270 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }

@@ -333,75 +333,75 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   const unsigned int v0 = m;  // kernels/gemm/gemm_fp8.cpp:83
   const unsigned int v1 = n;
   const unsigned int v2 = k;
-  const unsigned int v3 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v4 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v3 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v4 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v5 = blockIdx.x;
   const unsigned int v6 = blockIdx.y;
   const unsigned int v7 = v6 * v3;
   const unsigned int v8 = v7 + v5;
-  const unsigned int v10 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v10 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v13 = v12 << 3u;
-  const unsigned int v15 = v4 - v13;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v15 = v4 - v13;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v16 = min(v15, 8u);
-  const unsigned int v18 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v18 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v19 = v18 % v16;
   const unsigned int v20 = v13 + v19;
   const unsigned int v21 = v20 << 7u;
-  const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v25 = v24 << 8u;
   const unsigned int v309 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v310 = v309 < 8u;
   const unsigned int v314 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
   iron_frag<float, 2, 16, 128> v316;
   iron_frag_fill(v316, 0.0f);
-  const unsigned int v320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const unsigned int v320 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
   const unsigned int v321 = threadIdx.x;
 
   for (unsigned int v319 = 0u; v319 < v2; v319 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (unsigned int v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v328 = v21 + v325;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v328 = v21 + v325;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v329 = v328 < v0;
       const unsigned int v330 = v319 + v327;
       const bool v331 = v330 < v2;
       const bool v332 = v329 && v331;
       if (v332) {
-        const unsigned int v334 = v328 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v334 = v328 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v336 = v334 + v319;
         const unsigned int v337 = v336 + v327;
         const iron_f8e4m3 v338 = a[v337];
-        const iron_f16 v339 = iron_f32_to_f16(iron_to_f32(v338));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v339 = iron_f32_to_f16(iron_to_f32(v338));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v341 = v325 << 6u;
         const unsigned int v342 = v341 + v327;
         shm3[(v342 ^ (((v342 >> 6u) & 7u) << 3u))] = v339;
       } else {
-        const unsigned int v344 = v325 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v344 = v325 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v345 = v344 + v327;
         shm3[(v345 ^ (((v345 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v351 = v321; v351 < 8192u; v351 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v353 = v351 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v355 = v351 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v356 = v25 + v353;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v351 = v321; v351 < 8192u; v351 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v353 = v351 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v355 = v351 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v356 = v25 + v353;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v357 = v356 < v1;
       const unsigned int v358 = v319 + v355;
       const bool v359 = v358 < v2;
       const bool v360 = v357 && v359;
       if (v360) {
-        const unsigned int v362 = v356 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v362 = v356 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v364 = v362 + v319;
         const unsigned int v365 = v364 + v355;
         const iron_f8e4m3 v366 = b[v365];
-        const iron_f16 v367 = iron_f32_to_f16(iron_to_f32(v366));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v367 = iron_f32_to_f16(iron_to_f32(v366));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v369 = v353 << 6u;
         const unsigned int v370 = v369 + v355;
         shm4[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
       } else {
-        const unsigned int v372 = v353 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v372 = v353 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v373 = v372 + v355;
         shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
@@ -1674,49 +1674,49 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_fp8_rowwise_e4m3_nk_
   iron_frag_fill(v1427, 0.0f);
 
   for (unsigned int v1430 = 0u; v1430 < v2; v1430 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (unsigned int v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1439 = v21 + v1436;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1439 = v21 + v1436;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1440 = v1439 < v0;
       const unsigned int v1441 = v1430 + v1438;
       const bool v1442 = v1441 < v2;
       const bool v1443 = v1440 && v1442;
       if (v1443) {
-        const unsigned int v1445 = v1439 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1445 = v1439 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v1447 = v1445 + v1430;
         const unsigned int v1448 = v1447 + v1438;
         const iron_f8e4m3 v1449 = a[v1448];
-        const iron_f16 v1450 = iron_f32_to_f16(iron_to_f32(v1449));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v1450 = iron_f32_to_f16(iron_to_f32(v1449));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v1452 = v1436 << 6u;
         const unsigned int v1453 = v1452 + v1438;
         shm3[(v1453 ^ (((v1453 >> 6u) & 7u) << 3u))] = v1450;
       } else {
-        const unsigned int v1455 = v1436 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1455 = v1436 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v1456 = v1455 + v1438;
         shm3[(v1456 ^ (((v1456 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }
     }
 
-    for (unsigned int v1462 = v321; v1462 < 8192u; v1462 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const unsigned int v1464 = v1462 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const unsigned int v1466 = v1462 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const unsigned int v1467 = v1418 + v1464;  // kernels/gemm/gemm_tiles.hpp:99
+    for (unsigned int v1462 = v321; v1462 < 8192u; v1462 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const unsigned int v1464 = v1462 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const unsigned int v1466 = v1462 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const unsigned int v1467 = v1418 + v1464;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1468 = v1467 < v1;
       const unsigned int v1469 = v1430 + v1466;
       const bool v1470 = v1469 < v2;
       const bool v1471 = v1468 && v1470;
       if (v1471) {
-        const unsigned int v1473 = v1467 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const unsigned int v1473 = v1467 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const unsigned int v1475 = v1473 + v1430;
         const unsigned int v1476 = v1475 + v1466;
         const iron_f8e4m3 v1477 = b[v1476];
-        const iron_f16 v1478 = iron_f32_to_f16(iron_to_f32(v1477));  // kernels/gemm/gemm_tiles.hpp:104
+        const iron_f16 v1478 = iron_f32_to_f16(iron_to_f32(v1477));  // kernels/gemm/gemm_tiles.hpp:112
         const unsigned int v1480 = v1464 << 6u;
         const unsigned int v1481 = v1480 + v1466;
         shm4[(v1481 ^ (((v1481 >> 6u) & 7u) << 3u))] = v1478;
       } else {
-        const unsigned int v1483 = v1464 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const unsigned int v1483 = v1464 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const unsigned int v1484 = v1483 + v1466;
         shm4[(v1484 ^ (((v1484 >> 6u) & 7u) << 3u))] = iron_f32_to_f16(0.0f);
       }

@@ -284,779 +284,541 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:266
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:267
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:268
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:214
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
   const bool v47 = v46 == 0u;
-  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:171
+  const unsigned int v55 = v1 & 7u;  // kernels/gemm/gemm_tiles.hpp:179
   const bool v56 = v55 == 0u;
-  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v62 = v47 && v56;  // kernels/gemm/gemm_tiles.hpp:294
   if (v62) {
-    for (unsigned int v2056 = 0u; v2056 < 2u; v2056 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2057 = v2056 << 6u;
-      const bool v2059 = v2057 < v2;
-      if (v2059) {
-        const unsigned int v2061 = v2056 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2063 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2066 = v2063 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2069 = v2063 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2070 = v2069 << 3u;
-        const unsigned int v2071 = v24 + v2066;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2072 = v2071 < v0;
-        const unsigned int v2073 = v2057 + v2070;
-        const bool v2074 = v2073 < v2;
-        const bool v2075 = v2072 && v2074;
-        const unsigned int v2077 = v2071 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2079 = v2077 + v2057;
-        const unsigned int v2080 = v2079 + v2070;
-        const unsigned int v2081 = v2075 ? v2080 : 0u;
-        const unsigned int v2083 = v2066 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2084 = v2061 + v2083;
-        const unsigned int v2085 = v2084 + v2070;
-        iron_copy_async<16>(shm0 + (v2085 ^ (((v2085 >> 6u) & 7u) << 3u)), a + v2081, v2075);
-        const unsigned int v2088 = v2063 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2090 = v2088 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2093 = v2088 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2094 = v2093 << 3u;
-        const unsigned int v2095 = v24 + v2090;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2096 = v2095 < v0;
-        const unsigned int v2097 = v2057 + v2094;
-        const bool v2098 = v2097 < v2;
-        const bool v2099 = v2096 && v2098;
-        const unsigned int v2101 = v2095 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2103 = v2101 + v2057;
-        const unsigned int v2104 = v2103 + v2094;
-        const unsigned int v2105 = v2099 ? v2104 : 0u;
-        const unsigned int v2107 = v2090 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2108 = v2061 + v2107;
-        const unsigned int v2109 = v2108 + v2094;
-        iron_copy_async<16>(shm0 + (v2109 ^ (((v2109 >> 6u) & 7u) << 3u)), a + v2105, v2099);
-        const unsigned int v2112 = v2063 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2114 = v2112 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2117 = v2112 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2118 = v2117 << 3u;
-        const unsigned int v2119 = v24 + v2114;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2120 = v2119 < v0;
-        const unsigned int v2121 = v2057 + v2118;
-        const bool v2122 = v2121 < v2;
-        const bool v2123 = v2120 && v2122;
-        const unsigned int v2125 = v2119 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2127 = v2125 + v2057;
-        const unsigned int v2128 = v2127 + v2118;
-        const unsigned int v2129 = v2123 ? v2128 : 0u;
-        const unsigned int v2131 = v2114 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2132 = v2061 + v2131;
-        const unsigned int v2133 = v2132 + v2118;
-        iron_copy_async<16>(shm0 + (v2133 ^ (((v2133 >> 6u) & 7u) << 3u)), a + v2129, v2123);
-        const unsigned int v2136 = v2063 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2138 = v2136 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2141 = v2136 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2142 = v2141 << 3u;
-        const unsigned int v2143 = v24 + v2138;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2144 = v2143 < v0;
-        const unsigned int v2145 = v2057 + v2142;
-        const bool v2146 = v2145 < v2;
-        const bool v2147 = v2144 && v2146;
-        const unsigned int v2149 = v2143 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2151 = v2149 + v2057;
-        const unsigned int v2152 = v2151 + v2142;
-        const unsigned int v2153 = v2147 ? v2152 : 0u;
-        const unsigned int v2155 = v2138 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2156 = v2061 + v2155;
-        const unsigned int v2157 = v2156 + v2142;
-        iron_copy_async<16>(shm0 + (v2157 ^ (((v2157 >> 6u) & 7u) << 3u)), a + v2153, v2147);
-        const unsigned int v2160 = v2063 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2162 = v2160 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2165 = v2160 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2166 = v2165 << 3u;
-        const unsigned int v2167 = v24 + v2162;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2168 = v2167 < v0;
-        const unsigned int v2169 = v2057 + v2166;
-        const bool v2170 = v2169 < v2;
-        const bool v2171 = v2168 && v2170;
-        const unsigned int v2173 = v2167 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2175 = v2173 + v2057;
-        const unsigned int v2176 = v2175 + v2166;
-        const unsigned int v2177 = v2171 ? v2176 : 0u;
-        const unsigned int v2179 = v2162 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2180 = v2061 + v2179;
-        const unsigned int v2181 = v2180 + v2166;
-        iron_copy_async<16>(shm0 + (v2181 ^ (((v2181 >> 6u) & 7u) << 3u)), a + v2177, v2171);
-        const unsigned int v2184 = v2063 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2186 = v2184 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2189 = v2184 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2190 = v2189 << 3u;
-        const unsigned int v2191 = v24 + v2186;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2192 = v2191 < v0;
-        const unsigned int v2193 = v2057 + v2190;
-        const bool v2194 = v2193 < v2;
-        const bool v2195 = v2192 && v2194;
-        const unsigned int v2197 = v2191 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2199 = v2197 + v2057;
-        const unsigned int v2200 = v2199 + v2190;
-        const unsigned int v2201 = v2195 ? v2200 : 0u;
-        const unsigned int v2203 = v2186 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2204 = v2061 + v2203;
-        const unsigned int v2205 = v2204 + v2190;
-        iron_copy_async<16>(shm0 + (v2205 ^ (((v2205 >> 6u) & 7u) << 3u)), a + v2201, v2195);
-        const unsigned int v2208 = v2063 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2210 = v2208 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2213 = v2208 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2214 = v2213 << 3u;
-        const unsigned int v2215 = v24 + v2210;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2216 = v2215 < v0;
-        const unsigned int v2217 = v2057 + v2214;
-        const bool v2218 = v2217 < v2;
-        const bool v2219 = v2216 && v2218;
-        const unsigned int v2221 = v2215 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2223 = v2221 + v2057;
-        const unsigned int v2224 = v2223 + v2214;
-        const unsigned int v2225 = v2219 ? v2224 : 0u;
-        const unsigned int v2227 = v2210 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2228 = v2061 + v2227;
-        const unsigned int v2229 = v2228 + v2214;
-        iron_copy_async<16>(shm0 + (v2229 ^ (((v2229 >> 6u) & 7u) << 3u)), a + v2225, v2219);
-        const unsigned int v2232 = v2063 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2234 = v2232 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2237 = v2232 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2238 = v2237 << 3u;
-        const unsigned int v2239 = v24 + v2234;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2240 = v2239 < v0;
-        const unsigned int v2241 = v2057 + v2238;
-        const bool v2242 = v2241 < v2;
-        const bool v2243 = v2240 && v2242;
-        const unsigned int v2245 = v2239 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2247 = v2245 + v2057;
-        const unsigned int v2248 = v2247 + v2238;
-        const unsigned int v2249 = v2243 ? v2248 : 0u;
-        const unsigned int v2251 = v2234 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2252 = v2061 + v2251;
-        const unsigned int v2253 = v2252 + v2238;
-        iron_copy_async<16>(shm0 + (v2253 ^ (((v2253 >> 6u) & 7u) << 3u)), a + v2249, v2243);
-        const unsigned int v2260 = v2063 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2263 = v2063 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2264 = v2263 << 3u;
-        const unsigned int v2265 = v2057 + v2260;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2266 = v2265 < v2;
-        const unsigned int v2267 = v28 + v2264;
-        const bool v2268 = v2267 < v1;
-        const bool v2269 = v2266 && v2268;
-        const unsigned int v2271 = v2265 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2273 = v2271 + v28;
-        const unsigned int v2274 = v2273 + v2264;
-        const unsigned int v2275 = v2269 ? v2274 : 0u;
-        const unsigned int v2277 = v2260 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2278 = v2061 + v2277;
-        const unsigned int v2279 = v2278 + v2264;
-        iron_copy_async<16>(shm1 + (v2279 ^ (((v2279 >> 7u) & 7u) << 3u)), b + v2275, v2269);
-        const unsigned int v2284 = v2088 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2287 = v2088 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2288 = v2287 << 3u;
-        const unsigned int v2289 = v2057 + v2284;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2290 = v2289 < v2;
-        const unsigned int v2291 = v28 + v2288;
-        const bool v2292 = v2291 < v1;
-        const bool v2293 = v2290 && v2292;
-        const unsigned int v2295 = v2289 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2297 = v2295 + v28;
-        const unsigned int v2298 = v2297 + v2288;
-        const unsigned int v2299 = v2293 ? v2298 : 0u;
-        const unsigned int v2301 = v2284 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2302 = v2061 + v2301;
-        const unsigned int v2303 = v2302 + v2288;
-        iron_copy_async<16>(shm1 + (v2303 ^ (((v2303 >> 7u) & 7u) << 3u)), b + v2299, v2293);
-        const unsigned int v2308 = v2112 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2311 = v2112 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2312 = v2311 << 3u;
-        const unsigned int v2313 = v2057 + v2308;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2314 = v2313 < v2;
-        const unsigned int v2315 = v28 + v2312;
-        const bool v2316 = v2315 < v1;
-        const bool v2317 = v2314 && v2316;
-        const unsigned int v2319 = v2313 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2321 = v2319 + v28;
-        const unsigned int v2322 = v2321 + v2312;
-        const unsigned int v2323 = v2317 ? v2322 : 0u;
-        const unsigned int v2325 = v2308 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2326 = v2061 + v2325;
-        const unsigned int v2327 = v2326 + v2312;
-        iron_copy_async<16>(shm1 + (v2327 ^ (((v2327 >> 7u) & 7u) << 3u)), b + v2323, v2317);
-        const unsigned int v2332 = v2136 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2335 = v2136 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2336 = v2335 << 3u;
-        const unsigned int v2337 = v2057 + v2332;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2338 = v2337 < v2;
-        const unsigned int v2339 = v28 + v2336;
-        const bool v2340 = v2339 < v1;
-        const bool v2341 = v2338 && v2340;
-        const unsigned int v2343 = v2337 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2345 = v2343 + v28;
-        const unsigned int v2346 = v2345 + v2336;
-        const unsigned int v2347 = v2341 ? v2346 : 0u;
-        const unsigned int v2349 = v2332 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2350 = v2061 + v2349;
-        const unsigned int v2351 = v2350 + v2336;
-        iron_copy_async<16>(shm1 + (v2351 ^ (((v2351 >> 7u) & 7u) << 3u)), b + v2347, v2341);
-        const unsigned int v2356 = v2160 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2359 = v2160 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2360 = v2359 << 3u;
-        const unsigned int v2361 = v2057 + v2356;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2362 = v2361 < v2;
-        const unsigned int v2363 = v28 + v2360;
-        const bool v2364 = v2363 < v1;
-        const bool v2365 = v2362 && v2364;
-        const unsigned int v2367 = v2361 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2369 = v2367 + v28;
-        const unsigned int v2370 = v2369 + v2360;
-        const unsigned int v2371 = v2365 ? v2370 : 0u;
-        const unsigned int v2373 = v2356 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2374 = v2061 + v2373;
-        const unsigned int v2375 = v2374 + v2360;
-        iron_copy_async<16>(shm1 + (v2375 ^ (((v2375 >> 7u) & 7u) << 3u)), b + v2371, v2365);
-        const unsigned int v2380 = v2184 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2383 = v2184 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2384 = v2383 << 3u;
-        const unsigned int v2385 = v2057 + v2380;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2386 = v2385 < v2;
-        const unsigned int v2387 = v28 + v2384;
-        const bool v2388 = v2387 < v1;
-        const bool v2389 = v2386 && v2388;
-        const unsigned int v2391 = v2385 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2393 = v2391 + v28;
-        const unsigned int v2394 = v2393 + v2384;
-        const unsigned int v2395 = v2389 ? v2394 : 0u;
-        const unsigned int v2397 = v2380 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2398 = v2061 + v2397;
-        const unsigned int v2399 = v2398 + v2384;
-        iron_copy_async<16>(shm1 + (v2399 ^ (((v2399 >> 7u) & 7u) << 3u)), b + v2395, v2389);
-        const unsigned int v2404 = v2208 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2407 = v2208 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2408 = v2407 << 3u;
-        const unsigned int v2409 = v2057 + v2404;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2410 = v2409 < v2;
-        const unsigned int v2411 = v28 + v2408;
-        const bool v2412 = v2411 < v1;
-        const bool v2413 = v2410 && v2412;
-        const unsigned int v2415 = v2409 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2417 = v2415 + v28;
-        const unsigned int v2418 = v2417 + v2408;
-        const unsigned int v2419 = v2413 ? v2418 : 0u;
-        const unsigned int v2421 = v2404 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2422 = v2061 + v2421;
-        const unsigned int v2423 = v2422 + v2408;
-        iron_copy_async<16>(shm1 + (v2423 ^ (((v2423 >> 7u) & 7u) << 3u)), b + v2419, v2413);
-        const unsigned int v2428 = v2232 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2431 = v2232 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2432 = v2431 << 3u;
-        const unsigned int v2433 = v2057 + v2428;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2434 = v2433 < v2;
-        const unsigned int v2435 = v28 + v2432;
-        const bool v2436 = v2435 < v1;
-        const bool v2437 = v2434 && v2436;
-        const unsigned int v2439 = v2433 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2441 = v2439 + v28;
-        const unsigned int v2442 = v2441 + v2432;
-        const unsigned int v2443 = v2437 ? v2442 : 0u;
-        const unsigned int v2445 = v2428 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2446 = v2061 + v2445;
-        const unsigned int v2447 = v2446 + v2432;
-        iron_copy_async<16>(shm1 + (v2447 ^ (((v2447 >> 7u) & 7u) << 3u)), b + v2443, v2437);
+    for (unsigned int v1870 = 0u; v1870 < 2u; v1870 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v1871 = v1870 << 6u;
+      const bool v1873 = v1871 < v2;
+      if (v1873) {
+        const unsigned int v1875 = v1870 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v1877 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1878 = v1877 >> 3u;
+        const unsigned int v1882 = v1877 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1883 = v1882 << 3u;
+        const unsigned int v1884 = v24 + v1878;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1885 = v1871 + v1883;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v1886 = v1885 < v2;
+        const unsigned int v1887 = v1884 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v1889 = v1887 + v1871;
+        const unsigned int v1890 = v1889 + v1883;
+        const unsigned int v1892 = v1878 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1893 = v1875 + v1892;
+        const unsigned int v1894 = v1893 + v1883;
+        const bool v1897 = v1884 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1898 = v1886 && v1897;
+        const unsigned int v1902 = v1898 ? v1890 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v1894 ^ (((v1894 >> 6u) & 7u) << 3u)), a + v1902, v1898);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1906 = v1884 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1907 = v1906 < v0;
+        const bool v1908 = v1886 && v1907;
+        const unsigned int v1910 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1911 = v1890 + v1910;
+        const unsigned int v1912 = v1908 ? v1911 : 0u;
+        const unsigned int v1914 = v1894 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1914 ^ (((v1914 >> 6u) & 7u) << 3u)), a + v1912, v1908);
+        const unsigned int v1916 = v1884 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1917 = v1916 < v0;
+        const bool v1918 = v1886 && v1917;
+        const unsigned int v1920 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1921 = v1890 + v1920;
+        const unsigned int v1922 = v1918 ? v1921 : 0u;
+        const unsigned int v1924 = v1894 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1924 ^ (((v1924 >> 6u) & 7u) << 3u)), a + v1922, v1918);
+        const unsigned int v1926 = v1884 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1927 = v1926 < v0;
+        const bool v1928 = v1886 && v1927;
+        const unsigned int v1930 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1931 = v1890 + v1930;
+        const unsigned int v1932 = v1928 ? v1931 : 0u;
+        const unsigned int v1934 = v1894 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1934 ^ (((v1934 >> 6u) & 7u) << 3u)), a + v1932, v1928);
+        const unsigned int v1936 = v1884 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1937 = v1936 < v0;
+        const bool v1938 = v1886 && v1937;
+        const unsigned int v1940 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1941 = v1890 + v1940;
+        const unsigned int v1942 = v1938 ? v1941 : 0u;
+        const unsigned int v1944 = v1894 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1944 ^ (((v1944 >> 6u) & 7u) << 3u)), a + v1942, v1938);
+        const unsigned int v1946 = v1884 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1947 = v1946 < v0;
+        const bool v1948 = v1886 && v1947;
+        const unsigned int v1950 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1951 = v1890 + v1950;
+        const unsigned int v1952 = v1948 ? v1951 : 0u;
+        const unsigned int v1954 = v1894 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1954 ^ (((v1954 >> 6u) & 7u) << 3u)), a + v1952, v1948);
+        const unsigned int v1956 = v1884 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1957 = v1956 < v0;
+        const bool v1958 = v1886 && v1957;
+        const unsigned int v1960 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1961 = v1890 + v1960;
+        const unsigned int v1962 = v1958 ? v1961 : 0u;
+        const unsigned int v1964 = v1894 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1964 ^ (((v1964 >> 6u) & 7u) << 3u)), a + v1962, v1958);
+        const unsigned int v1966 = v1884 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1967 = v1966 < v0;
+        const bool v1968 = v1886 && v1967;
+        const unsigned int v1970 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1971 = v1890 + v1970;
+        const unsigned int v1972 = v1968 ? v1971 : 0u;
+        const unsigned int v1974 = v1894 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1974 ^ (((v1974 >> 6u) & 7u) << 3u)), a + v1972, v1968);
+        const unsigned int v1979 = v1877 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1983 = v1877 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1984 = v1983 << 3u;
+        const unsigned int v1985 = v1871 + v1979;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1986 = v28 + v1984;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v1987 = v1986 < v1;
+        const unsigned int v1988 = v1985 * v1;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v1990 = v1988 + v28;
+        const unsigned int v1991 = v1990 + v1984;
+        const unsigned int v1993 = v1979 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1994 = v1875 + v1993;
+        const unsigned int v1995 = v1994 + v1984;
+        const bool v1998 = v1985 < v2;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1999 = v1987 && v1998;
+        const unsigned int v2003 = v1999 ? v1991 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v1995 ^ (((v1995 >> 7u) & 7u) << 3u)), b + v2003, v1999);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2007 = v1985 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2008 = v2007 < v2;
+        const bool v2009 = v1987 && v2008;
+        const unsigned int v2011 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2012 = v1991 + v2011;
+        const unsigned int v2013 = v2009 ? v2012 : 0u;
+        const unsigned int v2015 = v1995 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2015 ^ (((v2015 >> 7u) & 7u) << 3u)), b + v2013, v2009);
+        const unsigned int v2017 = v1985 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2018 = v2017 < v2;
+        const bool v2019 = v1987 && v2018;
+        const unsigned int v2021 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2022 = v1991 + v2021;
+        const unsigned int v2023 = v2019 ? v2022 : 0u;
+        const unsigned int v2025 = v1995 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2025 ^ (((v2025 >> 7u) & 7u) << 3u)), b + v2023, v2019);
+        const unsigned int v2027 = v1985 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2028 = v2027 < v2;
+        const bool v2029 = v1987 && v2028;
+        const unsigned int v2031 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2032 = v1991 + v2031;
+        const unsigned int v2033 = v2029 ? v2032 : 0u;
+        const unsigned int v2035 = v1995 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2035 ^ (((v2035 >> 7u) & 7u) << 3u)), b + v2033, v2029);
+        const unsigned int v2037 = v1985 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2038 = v2037 < v2;
+        const bool v2039 = v1987 && v2038;
+        const unsigned int v2041 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2042 = v1991 + v2041;
+        const unsigned int v2043 = v2039 ? v2042 : 0u;
+        const unsigned int v2045 = v1995 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2045 ^ (((v2045 >> 7u) & 7u) << 3u)), b + v2043, v2039);
+        const unsigned int v2047 = v1985 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2048 = v2047 < v2;
+        const bool v2049 = v1987 && v2048;
+        const unsigned int v2051 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2052 = v1991 + v2051;
+        const unsigned int v2053 = v2049 ? v2052 : 0u;
+        const unsigned int v2055 = v1995 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2055 ^ (((v2055 >> 7u) & 7u) << 3u)), b + v2053, v2049);
+        const unsigned int v2057 = v1985 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2058 = v2057 < v2;
+        const bool v2059 = v1987 && v2058;
+        const unsigned int v2061 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2062 = v1991 + v2061;
+        const unsigned int v2063 = v2059 ? v2062 : 0u;
+        const unsigned int v2065 = v1995 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2065 ^ (((v2065 >> 7u) & 7u) << 3u)), b + v2063, v2059);
+        const unsigned int v2067 = v1985 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2068 = v2067 < v2;
+        const bool v2069 = v1987 && v2068;
+        const unsigned int v2071 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2072 = v1991 + v2071;
+        const unsigned int v2073 = v2069 ? v2072 : 0u;
+        const unsigned int v2075 = v1995 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2075 ^ (((v2075 >> 7u) & 7u) << 3u)), b + v2073, v2069);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
-    const unsigned int v2460 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
+    const unsigned int v2088 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
 
-    for (unsigned int v2448 = 0u; v2448 < v2; v2448 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2450 = v2448 >> 6u;
-      const unsigned int v2452 = v2450 % 3u;
+    for (unsigned int v2076 = 0u; v2076 < v2; v2076 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2078 = v2076 >> 6u;
+      const unsigned int v2080 = v2078 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2454 = v2452 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-      const unsigned int v2461 = v2454 + v2460;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2461, 64u);
-      const unsigned int v2467 = v2454 + v37;  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2467, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2473 = v2461 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2473, 64u);
-      const unsigned int v2477 = v2454 + 2048u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2478 = v2477 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2478, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2484 = v2461 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2484, 64u);
-      const unsigned int v2488 = v2454 + 4096u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2489 = v2488 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2489, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2495 = v2461 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2495, 64u);
-      const unsigned int v2499 = v2454 + 6144u;  // kernels/gemm/gemm_tiles.hpp:273
-      const unsigned int v2500 = v2499 + v37;
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2500, 128u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2503 = v2448 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2505 = v2450 + 2u;
-      const unsigned int v2506 = v2505 % 3u;
-      const bool v2507 = v2503 < v2;
-      if (v2507) {
-        const unsigned int v2509 = v2506 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2511 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2514 = v2511 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2517 = v2511 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2518 = v2517 << 3u;
-        const unsigned int v2519 = v24 + v2514;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2520 = v2519 < v0;
-        const unsigned int v2521 = v2503 + v2518;
-        const bool v2522 = v2521 < v2;
-        const bool v2523 = v2520 && v2522;
-        const unsigned int v2525 = v2519 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2527 = v2525 + v2503;
-        const unsigned int v2528 = v2527 + v2518;
-        const unsigned int v2529 = v2523 ? v2528 : 0u;
-        const unsigned int v2531 = v2514 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2532 = v2509 + v2531;
-        const unsigned int v2533 = v2532 + v2518;
-        iron_copy_async<16>(shm0 + (v2533 ^ (((v2533 >> 6u) & 7u) << 3u)), a + v2529, v2523);
-        const unsigned int v2536 = v2511 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2538 = v2536 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2541 = v2536 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2542 = v2541 << 3u;
-        const unsigned int v2543 = v24 + v2538;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2544 = v2543 < v0;
-        const unsigned int v2545 = v2503 + v2542;
-        const bool v2546 = v2545 < v2;
-        const bool v2547 = v2544 && v2546;
-        const unsigned int v2549 = v2543 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2551 = v2549 + v2503;
-        const unsigned int v2552 = v2551 + v2542;
-        const unsigned int v2553 = v2547 ? v2552 : 0u;
-        const unsigned int v2555 = v2538 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2556 = v2509 + v2555;
-        const unsigned int v2557 = v2556 + v2542;
-        iron_copy_async<16>(shm0 + (v2557 ^ (((v2557 >> 6u) & 7u) << 3u)), a + v2553, v2547);
-        const unsigned int v2560 = v2511 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2562 = v2560 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2565 = v2560 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2566 = v2565 << 3u;
-        const unsigned int v2567 = v24 + v2562;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2568 = v2567 < v0;
-        const unsigned int v2569 = v2503 + v2566;
-        const bool v2570 = v2569 < v2;
-        const bool v2571 = v2568 && v2570;
-        const unsigned int v2573 = v2567 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2575 = v2573 + v2503;
-        const unsigned int v2576 = v2575 + v2566;
-        const unsigned int v2577 = v2571 ? v2576 : 0u;
-        const unsigned int v2579 = v2562 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2580 = v2509 + v2579;
-        const unsigned int v2581 = v2580 + v2566;
-        iron_copy_async<16>(shm0 + (v2581 ^ (((v2581 >> 6u) & 7u) << 3u)), a + v2577, v2571);
-        const unsigned int v2584 = v2511 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2586 = v2584 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2589 = v2584 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2590 = v2589 << 3u;
-        const unsigned int v2591 = v24 + v2586;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2592 = v2591 < v0;
-        const unsigned int v2593 = v2503 + v2590;
-        const bool v2594 = v2593 < v2;
-        const bool v2595 = v2592 && v2594;
-        const unsigned int v2597 = v2591 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2599 = v2597 + v2503;
-        const unsigned int v2600 = v2599 + v2590;
-        const unsigned int v2601 = v2595 ? v2600 : 0u;
-        const unsigned int v2603 = v2586 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2604 = v2509 + v2603;
-        const unsigned int v2605 = v2604 + v2590;
-        iron_copy_async<16>(shm0 + (v2605 ^ (((v2605 >> 6u) & 7u) << 3u)), a + v2601, v2595);
-        const unsigned int v2608 = v2511 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2610 = v2608 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2613 = v2608 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2614 = v2613 << 3u;
-        const unsigned int v2615 = v24 + v2610;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2616 = v2615 < v0;
-        const unsigned int v2617 = v2503 + v2614;
-        const bool v2618 = v2617 < v2;
-        const bool v2619 = v2616 && v2618;
-        const unsigned int v2621 = v2615 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2623 = v2621 + v2503;
-        const unsigned int v2624 = v2623 + v2614;
-        const unsigned int v2625 = v2619 ? v2624 : 0u;
-        const unsigned int v2627 = v2610 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2628 = v2509 + v2627;
-        const unsigned int v2629 = v2628 + v2614;
-        iron_copy_async<16>(shm0 + (v2629 ^ (((v2629 >> 6u) & 7u) << 3u)), a + v2625, v2619);
-        const unsigned int v2632 = v2511 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2634 = v2632 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2637 = v2632 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2638 = v2637 << 3u;
-        const unsigned int v2639 = v24 + v2634;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2640 = v2639 < v0;
-        const unsigned int v2641 = v2503 + v2638;
-        const bool v2642 = v2641 < v2;
-        const bool v2643 = v2640 && v2642;
-        const unsigned int v2645 = v2639 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2647 = v2645 + v2503;
-        const unsigned int v2648 = v2647 + v2638;
-        const unsigned int v2649 = v2643 ? v2648 : 0u;
-        const unsigned int v2651 = v2634 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2652 = v2509 + v2651;
-        const unsigned int v2653 = v2652 + v2638;
-        iron_copy_async<16>(shm0 + (v2653 ^ (((v2653 >> 6u) & 7u) << 3u)), a + v2649, v2643);
-        const unsigned int v2656 = v2511 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2658 = v2656 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2661 = v2656 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2662 = v2661 << 3u;
-        const unsigned int v2663 = v24 + v2658;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2664 = v2663 < v0;
-        const unsigned int v2665 = v2503 + v2662;
-        const bool v2666 = v2665 < v2;
-        const bool v2667 = v2664 && v2666;
-        const unsigned int v2669 = v2663 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2671 = v2669 + v2503;
-        const unsigned int v2672 = v2671 + v2662;
-        const unsigned int v2673 = v2667 ? v2672 : 0u;
-        const unsigned int v2675 = v2658 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2676 = v2509 + v2675;
-        const unsigned int v2677 = v2676 + v2662;
-        iron_copy_async<16>(shm0 + (v2677 ^ (((v2677 >> 6u) & 7u) << 3u)), a + v2673, v2667);
-        const unsigned int v2680 = v2511 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2682 = v2680 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2685 = v2680 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2686 = v2685 << 3u;
-        const unsigned int v2687 = v24 + v2682;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2688 = v2687 < v0;
-        const unsigned int v2689 = v2503 + v2686;
-        const bool v2690 = v2689 < v2;
-        const bool v2691 = v2688 && v2690;
-        const unsigned int v2693 = v2687 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2695 = v2693 + v2503;
-        const unsigned int v2696 = v2695 + v2686;
-        const unsigned int v2697 = v2691 ? v2696 : 0u;
-        const unsigned int v2699 = v2682 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2700 = v2509 + v2699;
-        const unsigned int v2701 = v2700 + v2686;
-        iron_copy_async<16>(shm0 + (v2701 ^ (((v2701 >> 6u) & 7u) << 3u)), a + v2697, v2691);
-        const unsigned int v2708 = v2511 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2711 = v2511 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2712 = v2711 << 3u;
-        const unsigned int v2713 = v2503 + v2708;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2714 = v2713 < v2;
-        const unsigned int v2715 = v28 + v2712;
-        const bool v2716 = v2715 < v1;
-        const bool v2717 = v2714 && v2716;
-        const unsigned int v2719 = v2713 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2721 = v2719 + v28;
-        const unsigned int v2722 = v2721 + v2712;
-        const unsigned int v2723 = v2717 ? v2722 : 0u;
-        const unsigned int v2725 = v2708 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2726 = v2509 + v2725;
-        const unsigned int v2727 = v2726 + v2712;
-        iron_copy_async<16>(shm1 + (v2727 ^ (((v2727 >> 7u) & 7u) << 3u)), b + v2723, v2717);
-        const unsigned int v2732 = v2536 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2735 = v2536 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2736 = v2735 << 3u;
-        const unsigned int v2737 = v2503 + v2732;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2738 = v2737 < v2;
-        const unsigned int v2739 = v28 + v2736;
-        const bool v2740 = v2739 < v1;
-        const bool v2741 = v2738 && v2740;
-        const unsigned int v2743 = v2737 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2745 = v2743 + v28;
-        const unsigned int v2746 = v2745 + v2736;
-        const unsigned int v2747 = v2741 ? v2746 : 0u;
-        const unsigned int v2749 = v2732 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2750 = v2509 + v2749;
-        const unsigned int v2751 = v2750 + v2736;
-        iron_copy_async<16>(shm1 + (v2751 ^ (((v2751 >> 7u) & 7u) << 3u)), b + v2747, v2741);
-        const unsigned int v2756 = v2560 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2759 = v2560 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2760 = v2759 << 3u;
-        const unsigned int v2761 = v2503 + v2756;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2762 = v2761 < v2;
-        const unsigned int v2763 = v28 + v2760;
-        const bool v2764 = v2763 < v1;
-        const bool v2765 = v2762 && v2764;
-        const unsigned int v2767 = v2761 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2769 = v2767 + v28;
-        const unsigned int v2770 = v2769 + v2760;
-        const unsigned int v2771 = v2765 ? v2770 : 0u;
-        const unsigned int v2773 = v2756 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2774 = v2509 + v2773;
-        const unsigned int v2775 = v2774 + v2760;
-        iron_copy_async<16>(shm1 + (v2775 ^ (((v2775 >> 7u) & 7u) << 3u)), b + v2771, v2765);
-        const unsigned int v2780 = v2584 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2783 = v2584 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2784 = v2783 << 3u;
-        const unsigned int v2785 = v2503 + v2780;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2786 = v2785 < v2;
-        const unsigned int v2787 = v28 + v2784;
-        const bool v2788 = v2787 < v1;
-        const bool v2789 = v2786 && v2788;
-        const unsigned int v2791 = v2785 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2793 = v2791 + v28;
-        const unsigned int v2794 = v2793 + v2784;
-        const unsigned int v2795 = v2789 ? v2794 : 0u;
-        const unsigned int v2797 = v2780 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2798 = v2509 + v2797;
-        const unsigned int v2799 = v2798 + v2784;
-        iron_copy_async<16>(shm1 + (v2799 ^ (((v2799 >> 7u) & 7u) << 3u)), b + v2795, v2789);
-        const unsigned int v2804 = v2608 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2807 = v2608 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2808 = v2807 << 3u;
-        const unsigned int v2809 = v2503 + v2804;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2810 = v2809 < v2;
-        const unsigned int v2811 = v28 + v2808;
-        const bool v2812 = v2811 < v1;
-        const bool v2813 = v2810 && v2812;
-        const unsigned int v2815 = v2809 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2817 = v2815 + v28;
-        const unsigned int v2818 = v2817 + v2808;
-        const unsigned int v2819 = v2813 ? v2818 : 0u;
-        const unsigned int v2821 = v2804 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2822 = v2509 + v2821;
-        const unsigned int v2823 = v2822 + v2808;
-        iron_copy_async<16>(shm1 + (v2823 ^ (((v2823 >> 7u) & 7u) << 3u)), b + v2819, v2813);
-        const unsigned int v2828 = v2632 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2831 = v2632 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2832 = v2831 << 3u;
-        const unsigned int v2833 = v2503 + v2828;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2834 = v2833 < v2;
-        const unsigned int v2835 = v28 + v2832;
-        const bool v2836 = v2835 < v1;
-        const bool v2837 = v2834 && v2836;
-        const unsigned int v2839 = v2833 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2841 = v2839 + v28;
-        const unsigned int v2842 = v2841 + v2832;
-        const unsigned int v2843 = v2837 ? v2842 : 0u;
-        const unsigned int v2845 = v2828 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2846 = v2509 + v2845;
-        const unsigned int v2847 = v2846 + v2832;
-        iron_copy_async<16>(shm1 + (v2847 ^ (((v2847 >> 7u) & 7u) << 3u)), b + v2843, v2837);
-        const unsigned int v2852 = v2656 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2855 = v2656 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2856 = v2855 << 3u;
-        const unsigned int v2857 = v2503 + v2852;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2858 = v2857 < v2;
-        const unsigned int v2859 = v28 + v2856;
-        const bool v2860 = v2859 < v1;
-        const bool v2861 = v2858 && v2860;
-        const unsigned int v2863 = v2857 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2865 = v2863 + v28;
-        const unsigned int v2866 = v2865 + v2856;
-        const unsigned int v2867 = v2861 ? v2866 : 0u;
-        const unsigned int v2869 = v2852 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2870 = v2509 + v2869;
-        const unsigned int v2871 = v2870 + v2856;
-        iron_copy_async<16>(shm1 + (v2871 ^ (((v2871 >> 7u) & 7u) << 3u)), b + v2867, v2861);
-        const unsigned int v2876 = v2680 >> 4u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2879 = v2680 & 15u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2880 = v2879 << 3u;
-        const unsigned int v2881 = v2503 + v2876;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2882 = v2881 < v2;
-        const unsigned int v2883 = v28 + v2880;
-        const bool v2884 = v2883 < v1;
-        const bool v2885 = v2882 && v2884;
-        const unsigned int v2887 = v2881 * v1;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2889 = v2887 + v28;
-        const unsigned int v2890 = v2889 + v2880;
-        const unsigned int v2891 = v2885 ? v2890 : 0u;
-        const unsigned int v2893 = v2876 << 7u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2894 = v2509 + v2893;
-        const unsigned int v2895 = v2894 + v2880;
-        iron_copy_async<16>(shm1 + (v2895 ^ (((v2895 >> 7u) & 7u) << 3u)), b + v2891, v2885);
+      const unsigned int v2082 = v2080 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+      const unsigned int v2089 = v2082 + v2088;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2089, 64u);
+      const unsigned int v2095 = v2082 + v37;  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2095, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2101 = v2089 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2101, 64u);
+      const unsigned int v2105 = v2082 + 2048u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2106 = v2105 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2106, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2112 = v2089 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2112, 64u);
+      const unsigned int v2116 = v2082 + 4096u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2117 = v2116 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2117, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2123 = v2089 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2123, 64u);
+      const unsigned int v2127 = v2082 + 6144u;  // kernels/gemm/gemm_tiles.hpp:281
+      const unsigned int v2128 = v2127 + v37;
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v2128, 128u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2131 = v2076 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2133 = v2078 + 2u;
+      const unsigned int v2134 = v2133 % 3u;
+      const bool v2135 = v2131 < v2;
+      if (v2135) {
+        const unsigned int v2137 = v2134 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2139 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2140 = v2139 >> 3u;
+        const unsigned int v2144 = v2139 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2145 = v2144 << 3u;
+        const unsigned int v2146 = v24 + v2140;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2147 = v2131 + v2145;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2148 = v2147 < v2;
+        const unsigned int v2149 = v2146 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2151 = v2149 + v2131;
+        const unsigned int v2152 = v2151 + v2145;
+        const unsigned int v2154 = v2140 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2155 = v2137 + v2154;
+        const unsigned int v2156 = v2155 + v2145;
+        const bool v2159 = v2146 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2160 = v2148 && v2159;
+        const unsigned int v2164 = v2160 ? v2152 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2156 ^ (((v2156 >> 6u) & 7u) << 3u)), a + v2164, v2160);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2168 = v2146 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2169 = v2168 < v0;
+        const bool v2170 = v2148 && v2169;
+        const unsigned int v2172 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2173 = v2152 + v2172;
+        const unsigned int v2174 = v2170 ? v2173 : 0u;
+        const unsigned int v2176 = v2156 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2176 ^ (((v2176 >> 6u) & 7u) << 3u)), a + v2174, v2170);
+        const unsigned int v2178 = v2146 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2179 = v2178 < v0;
+        const bool v2180 = v2148 && v2179;
+        const unsigned int v2182 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2183 = v2152 + v2182;
+        const unsigned int v2184 = v2180 ? v2183 : 0u;
+        const unsigned int v2186 = v2156 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2186 ^ (((v2186 >> 6u) & 7u) << 3u)), a + v2184, v2180);
+        const unsigned int v2188 = v2146 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2189 = v2188 < v0;
+        const bool v2190 = v2148 && v2189;
+        const unsigned int v2192 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2193 = v2152 + v2192;
+        const unsigned int v2194 = v2190 ? v2193 : 0u;
+        const unsigned int v2196 = v2156 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2196 ^ (((v2196 >> 6u) & 7u) << 3u)), a + v2194, v2190);
+        const unsigned int v2198 = v2146 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2199 = v2198 < v0;
+        const bool v2200 = v2148 && v2199;
+        const unsigned int v2202 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2203 = v2152 + v2202;
+        const unsigned int v2204 = v2200 ? v2203 : 0u;
+        const unsigned int v2206 = v2156 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2206 ^ (((v2206 >> 6u) & 7u) << 3u)), a + v2204, v2200);
+        const unsigned int v2208 = v2146 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2209 = v2208 < v0;
+        const bool v2210 = v2148 && v2209;
+        const unsigned int v2212 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2213 = v2152 + v2212;
+        const unsigned int v2214 = v2210 ? v2213 : 0u;
+        const unsigned int v2216 = v2156 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2216 ^ (((v2216 >> 6u) & 7u) << 3u)), a + v2214, v2210);
+        const unsigned int v2218 = v2146 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2219 = v2218 < v0;
+        const bool v2220 = v2148 && v2219;
+        const unsigned int v2222 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2223 = v2152 + v2222;
+        const unsigned int v2224 = v2220 ? v2223 : 0u;
+        const unsigned int v2226 = v2156 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2226 ^ (((v2226 >> 6u) & 7u) << 3u)), a + v2224, v2220);
+        const unsigned int v2228 = v2146 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2229 = v2228 < v0;
+        const bool v2230 = v2148 && v2229;
+        const unsigned int v2232 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2233 = v2152 + v2232;
+        const unsigned int v2234 = v2230 ? v2233 : 0u;
+        const unsigned int v2236 = v2156 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2236 ^ (((v2236 >> 6u) & 7u) << 3u)), a + v2234, v2230);
+        const unsigned int v2241 = v2139 >> 4u;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2245 = v2139 & 15u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2246 = v2245 << 3u;
+        const unsigned int v2247 = v2131 + v2241;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2248 = v28 + v2246;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2249 = v2248 < v1;
+        const unsigned int v2250 = v2247 * v1;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2252 = v2250 + v28;
+        const unsigned int v2253 = v2252 + v2246;
+        const unsigned int v2255 = v2241 << 7u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2256 = v2137 + v2255;
+        const unsigned int v2257 = v2256 + v2246;
+        const bool v2260 = v2247 < v2;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2261 = v2249 && v2260;
+        const unsigned int v2265 = v2261 ? v2253 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2257 ^ (((v2257 >> 7u) & 7u) << 3u)), b + v2265, v2261);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2269 = v2247 + 8u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2270 = v2269 < v2;
+        const bool v2271 = v2249 && v2270;
+        const unsigned int v2273 = v1 << 3u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2274 = v2253 + v2273;
+        const unsigned int v2275 = v2271 ? v2274 : 0u;
+        const unsigned int v2277 = v2257 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2277 ^ (((v2277 >> 7u) & 7u) << 3u)), b + v2275, v2271);
+        const unsigned int v2279 = v2247 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2280 = v2279 < v2;
+        const bool v2281 = v2249 && v2280;
+        const unsigned int v2283 = v1 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2284 = v2253 + v2283;
+        const unsigned int v2285 = v2281 ? v2284 : 0u;
+        const unsigned int v2287 = v2257 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2287 ^ (((v2287 >> 7u) & 7u) << 3u)), b + v2285, v2281);
+        const unsigned int v2289 = v2247 + 24u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2290 = v2289 < v2;
+        const bool v2291 = v2249 && v2290;
+        const unsigned int v2293 = 24u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2294 = v2253 + v2293;
+        const unsigned int v2295 = v2291 ? v2294 : 0u;
+        const unsigned int v2297 = v2257 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2297 ^ (((v2297 >> 7u) & 7u) << 3u)), b + v2295, v2291);
+        const unsigned int v2299 = v2247 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2300 = v2299 < v2;
+        const bool v2301 = v2249 && v2300;
+        const unsigned int v2303 = v1 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2304 = v2253 + v2303;
+        const unsigned int v2305 = v2301 ? v2304 : 0u;
+        const unsigned int v2307 = v2257 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2307 ^ (((v2307 >> 7u) & 7u) << 3u)), b + v2305, v2301);
+        const unsigned int v2309 = v2247 + 40u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2310 = v2309 < v2;
+        const bool v2311 = v2249 && v2310;
+        const unsigned int v2313 = 40u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2314 = v2253 + v2313;
+        const unsigned int v2315 = v2311 ? v2314 : 0u;
+        const unsigned int v2317 = v2257 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2317 ^ (((v2317 >> 7u) & 7u) << 3u)), b + v2315, v2311);
+        const unsigned int v2319 = v2247 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2320 = v2319 < v2;
+        const bool v2321 = v2249 && v2320;
+        const unsigned int v2323 = 48u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2324 = v2253 + v2323;
+        const unsigned int v2325 = v2321 ? v2324 : 0u;
+        const unsigned int v2327 = v2257 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2327 ^ (((v2327 >> 7u) & 7u) << 3u)), b + v2325, v2321);
+        const unsigned int v2329 = v2247 + 56u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2330 = v2329 < v2;
+        const bool v2331 = v2249 && v2330;
+        const unsigned int v2333 = 56u * v1;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2334 = v2253 + v2333;
+        const unsigned int v2335 = v2331 ? v2334 : 0u;
+        const unsigned int v2337 = v2257 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm1 + (v2337 ^ (((v2337 >> 7u) & 7u) << 3u)), b + v2335, v2331);
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
     __syncthreads();
   } else {
-    const unsigned int v509 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v510 = threadIdx.x;
-    const unsigned int v566 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v579 = v566 + 16u;
-    const unsigned int v584 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:273
-    const unsigned int v590 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v595 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:273
-    const unsigned int v601 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v606 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:273
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v324 = threadIdx.x;
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v393 = v380 + 16u;
+    const unsigned int v398 = 2048u + v37;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v409 = 4096u + v37;  // kernels/gemm/gemm_tiles.hpp:281
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v420 = 6144u + v37;  // kernels/gemm/gemm_tiles.hpp:281
 
-    for (unsigned int v508 = 0u; v508 < v2; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-      for (unsigned int v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v517 = v24 + v514;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v518 = v517 < v0;
-        const unsigned int v519 = v508 + v516;
-        const bool v520 = v519 < v2;
-        const bool v521 = v518 && v520;
-        if (v521) {
-          const unsigned int v523 = v517 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v525 = v523 + v508;
-          const unsigned int v526 = v525 + v516;
-          const iron_bf16 v527 = a[v526];
-          const unsigned int v529 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v530 = v529 + v516;
-          shm0[(v530 ^ (((v530 >> 6u) & 7u) << 3u))] = v527;
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v332 = v331 < v0;
+        const unsigned int v333 = v322 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v339 = v337 + v322;
+          const unsigned int v340 = v339 + v330;
+          const iron_bf16 v341 = a[v340];
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v344 = v343 + v330;
+          shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v532 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v533 = v532 + v516;
-          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v347 = v346 + v330;
+          shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v538 = v510; v538 < 8192u; v538 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v540 = v538 >> 7u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v542 = v538 & 127u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v543 = v508 + v540;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v544 = v543 < v2;
-        const unsigned int v545 = v28 + v542;
-        const bool v546 = v545 < v1;
-        const bool v547 = v544 && v546;
-        if (v547) {
-          const unsigned int v549 = v543 * v1;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v551 = v549 + v28;
-          const unsigned int v552 = v551 + v542;
-          const iron_bf16 v553 = b[v552];
-          const unsigned int v555 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v556 = v555 + v542;
-          shm1[(v556 ^ (((v556 >> 7u) & 7u) << 3u))] = v553;
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v354 = v352 >> 7u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v356 = v352 & 127u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v357 = v322 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v358 = v357 < v2;
+        const unsigned int v359 = v28 + v356;
+        const bool v360 = v359 < v1;
+        const bool v361 = v358 && v360;
+        if (v361) {
+          const unsigned int v363 = v357 * v1;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v365 = v363 + v28;
+          const unsigned int v366 = v365 + v356;
+          const iron_bf16 v367 = b[v366];
+          const unsigned int v369 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v370 = v369 + v356;
+          shm1[(v370 ^ (((v370 >> 7u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v558 = v540 << 7u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v559 = v558 + v542;
-          shm1[(v559 ^ (((v559 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v372 = v354 << 7u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v373 = v372 + v356;
+          shm1[(v373 ^ (((v373 >> 7u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v584, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v595, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 7, 3>(v43, shm1, v606, 128u);  // kernels/gemm/gemm_tiles.hpp:273
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v37, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v398, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v409, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 7, 3>(v43, shm1, v420, 128u);  // kernels/gemm/gemm_tiles.hpp:281
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v610 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-  const bool v611 = v610 <= v0;
-  const unsigned int v613 = v28 + 128u;
-  const bool v614 = v613 <= v1;
-  const bool v615 = v611 && v614;
-  const bool v620 = v615 && v56;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const bool v425 = v424 <= v0;
+  const unsigned int v427 = v28 + 128u;
+  const bool v428 = v427 <= v1;
+  const bool v429 = v425 && v428;
+  const bool v434 = v429 && v56;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-  for (unsigned int v626 = 0u; v626 < 4u; v626 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-    const bool v627 = v29 == v626;  // kernels/gemm/gemm_tiles.hpp:406
-    if (v627) {
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+    if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-    const unsigned int v632 = v626 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-    const unsigned int v633 = v632 << 6u;
-    const unsigned int v634 = v28 + v633;
-    const unsigned int v637 = v626 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-    const unsigned int v638 = v637 << 6u;
-    const unsigned int v639 = v24 + v638;
-    if (v620) {  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v640 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:334
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v447 = v446 << 6u;
+    const unsigned int v448 = v28 + v447;
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v452 = v451 << 6u;
+    const unsigned int v453 = v24 + v452;
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
 
-      for (unsigned int v643 = v640; v643 < 512u; v643 += 128u) {
-        const unsigned int v645 = v643 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-        const unsigned int v647 = v645 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-        const unsigned int v648 = v639 + v647;
-        const unsigned int v650 = v645 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-        const unsigned int v651 = v634 + v650;
-        const unsigned int v657 = v647 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-        const unsigned int v658 = v657 + v650;
-        const float v661 = shm2[v658];  // kernels/gemm/gemm_tiles.hpp:339
-        const float v664 = v661 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v665 = iron_f32_to_bf16(v664);
-        const unsigned int v666 = v648 * v1;
-        const unsigned int v669 = v658 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v670 = shm2[v669];
-        const float v673 = v670 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v674 = iron_f32_to_bf16(v673);
-        const unsigned int v678 = v658 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v679 = shm2[v678];
-        const float v682 = v679 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v683 = iron_f32_to_bf16(v682);
-        const unsigned int v687 = v658 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v688 = shm2[v687];
-        const float v691 = v688 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v692 = iron_f32_to_bf16(v691);
-        const unsigned int v696 = v658 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v697 = shm2[v696];
-        const float v700 = v697 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v701 = iron_f32_to_bf16(v700);
-        const unsigned int v705 = v658 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v706 = shm2[v705];
-        const float v709 = v706 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v710 = iron_f32_to_bf16(v709);
-        const unsigned int v714 = v658 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v715 = shm2[v714];
-        const float v718 = v715 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v719 = iron_f32_to_bf16(v718);
-        const unsigned int v723 = v658 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v724 = shm2[v723];
-        const float v727 = v724 * v3;  // kernels/gemm/gemm.cpp:70
-        const iron_bf16 v728 = iron_f32_to_bf16(v727);
-        const unsigned int v3072 = v651 + v666;
-        *reinterpret_cast<iron_bf16x8*>(out + v3072) = iron_bf16x8{{v665, v674, v683, v692, v701, v710, v719, v728}};
+      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v462 = v453 + v461;
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v465 = v448 + v464;
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v472 = v471 + v464;
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v478 = v475 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v479 = iron_f32_to_bf16(v478);
+        const unsigned int v480 = v462 * v1;
+        const unsigned int v483 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v484 = shm2[v483];
+        const float v487 = v484 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v488 = iron_f32_to_bf16(v487);
+        const unsigned int v492 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v493 = shm2[v492];
+        const float v496 = v493 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v497 = iron_f32_to_bf16(v496);
+        const unsigned int v501 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v502 = shm2[v501];
+        const float v505 = v502 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v506 = iron_f32_to_bf16(v505);
+        const unsigned int v510 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v511 = shm2[v510];
+        const float v514 = v511 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v515 = iron_f32_to_bf16(v514);
+        const unsigned int v519 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v520 = shm2[v519];
+        const float v523 = v520 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v524 = iron_f32_to_bf16(v523);
+        const unsigned int v528 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v529 = shm2[v528];
+        const float v532 = v529 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v533 = iron_f32_to_bf16(v532);
+        const unsigned int v537 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v538 = shm2[v537];
+        const float v541 = v538 * v3;  // kernels/gemm/gemm.cpp:70
+        const iron_bf16 v542 = iron_f32_to_bf16(v541);
+        const unsigned int v2414 = v465 + v480;
+        *reinterpret_cast<iron_bf16x8*>(out + v2414) = iron_bf16x8{{v479, v488, v497, v506, v515, v524, v533, v542}};
       }
     } else {
-      const unsigned int v731 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v545 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
 
-      for (unsigned int v734 = v731; v734 < 4096u; v734 += 128u) {
-        const unsigned int v736 = v734 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v737 = v639 + v736;
-        const unsigned int v739 = v734 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v740 = v634 + v739;
-        const bool v741 = v737 < v0;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v742 = v740 < v1;
-        const bool v743 = v741 && v742;
-        if (v743) {
-          const unsigned int v749 = v736 * 68u;
-          const unsigned int v750 = v749 + v739;
-          const float v751 = shm2[v750];
-          const float v752 = v751 * v3;  // kernels/gemm/gemm.cpp:70
-          const iron_bf16 v753 = iron_f32_to_bf16(v752);
-          const unsigned int v754 = v737 * v1;
-          const unsigned int v755 = v754 + v740;
-          out[v755] = v753;
+      for (unsigned int v548 = v545; v548 < 4096u; v548 += 128u) {
+        const unsigned int v550 = v548 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v551 = v453 + v550;
+        const unsigned int v553 = v548 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v554 = v448 + v553;
+        const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v556 = v554 < v1;
+        const bool v557 = v555 && v556;
+        if (v557) {
+          const unsigned int v563 = v550 * 68u;
+          const unsigned int v564 = v563 + v553;
+          const float v565 = shm2[v564];
+          const float v566 = v565 * v3;  // kernels/gemm/gemm.cpp:70
+          const iron_bf16 v567 = iron_f32_to_bf16(v566);
+          const unsigned int v568 = v551 * v1;
+          const unsigned int v569 = v568 + v554;
+          out[v569] = v567;
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
   }
 }

@@ -286,669 +286,515 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_residual_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v6 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v7 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v8 = blockIdx.x;
   const unsigned int v9 = blockIdx.y;
   const unsigned int v10 = v9 * v6;
   const unsigned int v11 = v10 + v8;
-  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v13 = v6 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v15 = v11 / v13;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v16 = v15 << 3u;
-  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v18 = v7 - v16;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v19 = min(v18, 8u);
-  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v21 = v11 % v13;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v22 = v21 % v19;
   const unsigned int v23 = v16 + v22;
   const unsigned int v24 = v23 << 7u;
-  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v27 = v21 / v19;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v28 = v27 << 7u;
-  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:262
-  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:263
+  const unsigned int v29 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_tiles.hpp:270
+  const unsigned int v32 = v29 >> 1u;  // kernels/gemm/gemm_tiles.hpp:271
   const unsigned int v33 = v32 << 6u;
-  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:264
+  const unsigned int v36 = v29 & 1u;  // kernels/gemm/gemm_tiles.hpp:272
   const unsigned int v37 = v36 << 6u;
-  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:266
+  iron_frag<float, 2, 64, 64> v39;  // kernels/gemm/gemm_tiles.hpp:274
   iron_frag_fill(v39, 0.0f);
-  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:267
+  iron_frag<iron_bf16, 0, 64, 16> v41;  // kernels/gemm/gemm_tiles.hpp:275
   iron_frag_fill(v41, iron_f32_to_bf16(0.0f));
-  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:268
+  iron_frag<iron_bf16, 1, 16, 64> v43;  // kernels/gemm/gemm_tiles.hpp:276
   iron_frag_fill(v43, iron_f32_to_bf16(0.0f));
-  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:214
+  const unsigned int v46 = v2 & 7u;  // kernels/gemm/gemm_tiles.hpp:222
   const bool v47 = v46 == 0u;
-  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:286
+  const bool v62 = v47 && v47;  // kernels/gemm/gemm_tiles.hpp:294
   if (v62) {
-    for (unsigned int v2092 = 0u; v2092 < 2u; v2092 += 1u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2093 = v2092 << 6u;
-      const bool v2095 = v2093 < v2;
-      if (v2095) {
-        const unsigned int v2097 = v2092 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2099 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2102 = v2099 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2105 = v2099 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2106 = v2105 << 3u;
-        const unsigned int v2107 = v24 + v2102;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2108 = v2107 < v0;
-        const unsigned int v2109 = v2093 + v2106;
-        const bool v2110 = v2109 < v2;
-        const bool v2111 = v2108 && v2110;
-        const unsigned int v2113 = v2107 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2115 = v2113 + v2093;
-        const unsigned int v2116 = v2115 + v2106;
-        const unsigned int v2117 = v2111 ? v2116 : 0u;
-        const unsigned int v2119 = v2102 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2120 = v2097 + v2119;
-        const unsigned int v2121 = v2120 + v2106;
-        iron_copy_async<16>(shm0 + (v2121 ^ (((v2121 >> 6u) & 7u) << 3u)), a + v2117, v2111);
-        const unsigned int v2124 = v2099 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2126 = v2124 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2129 = v2124 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2130 = v2129 << 3u;
-        const unsigned int v2131 = v24 + v2126;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2132 = v2131 < v0;
-        const unsigned int v2133 = v2093 + v2130;
-        const bool v2134 = v2133 < v2;
-        const bool v2135 = v2132 && v2134;
-        const unsigned int v2137 = v2131 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2139 = v2137 + v2093;
-        const unsigned int v2140 = v2139 + v2130;
-        const unsigned int v2141 = v2135 ? v2140 : 0u;
-        const unsigned int v2143 = v2126 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2144 = v2097 + v2143;
-        const unsigned int v2145 = v2144 + v2130;
-        iron_copy_async<16>(shm0 + (v2145 ^ (((v2145 >> 6u) & 7u) << 3u)), a + v2141, v2135);
-        const unsigned int v2148 = v2099 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2150 = v2148 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2153 = v2148 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2154 = v2153 << 3u;
-        const unsigned int v2155 = v24 + v2150;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2156 = v2155 < v0;
-        const unsigned int v2157 = v2093 + v2154;
-        const bool v2158 = v2157 < v2;
-        const bool v2159 = v2156 && v2158;
-        const unsigned int v2161 = v2155 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2163 = v2161 + v2093;
-        const unsigned int v2164 = v2163 + v2154;
-        const unsigned int v2165 = v2159 ? v2164 : 0u;
-        const unsigned int v2167 = v2150 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2168 = v2097 + v2167;
-        const unsigned int v2169 = v2168 + v2154;
-        iron_copy_async<16>(shm0 + (v2169 ^ (((v2169 >> 6u) & 7u) << 3u)), a + v2165, v2159);
-        const unsigned int v2172 = v2099 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2174 = v2172 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2177 = v2172 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2178 = v2177 << 3u;
-        const unsigned int v2179 = v24 + v2174;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2180 = v2179 < v0;
-        const unsigned int v2181 = v2093 + v2178;
-        const bool v2182 = v2181 < v2;
-        const bool v2183 = v2180 && v2182;
-        const unsigned int v2185 = v2179 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2187 = v2185 + v2093;
-        const unsigned int v2188 = v2187 + v2178;
-        const unsigned int v2189 = v2183 ? v2188 : 0u;
-        const unsigned int v2191 = v2174 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2192 = v2097 + v2191;
-        const unsigned int v2193 = v2192 + v2178;
-        iron_copy_async<16>(shm0 + (v2193 ^ (((v2193 >> 6u) & 7u) << 3u)), a + v2189, v2183);
-        const unsigned int v2196 = v2099 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2198 = v2196 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2201 = v2196 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2202 = v2201 << 3u;
-        const unsigned int v2203 = v24 + v2198;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2204 = v2203 < v0;
-        const unsigned int v2205 = v2093 + v2202;
-        const bool v2206 = v2205 < v2;
-        const bool v2207 = v2204 && v2206;
-        const unsigned int v2209 = v2203 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2211 = v2209 + v2093;
-        const unsigned int v2212 = v2211 + v2202;
-        const unsigned int v2213 = v2207 ? v2212 : 0u;
-        const unsigned int v2215 = v2198 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2216 = v2097 + v2215;
-        const unsigned int v2217 = v2216 + v2202;
-        iron_copy_async<16>(shm0 + (v2217 ^ (((v2217 >> 6u) & 7u) << 3u)), a + v2213, v2207);
-        const unsigned int v2220 = v2099 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2222 = v2220 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2225 = v2220 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2226 = v2225 << 3u;
-        const unsigned int v2227 = v24 + v2222;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2228 = v2227 < v0;
-        const unsigned int v2229 = v2093 + v2226;
-        const bool v2230 = v2229 < v2;
-        const bool v2231 = v2228 && v2230;
-        const unsigned int v2233 = v2227 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2235 = v2233 + v2093;
-        const unsigned int v2236 = v2235 + v2226;
-        const unsigned int v2237 = v2231 ? v2236 : 0u;
-        const unsigned int v2239 = v2222 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2240 = v2097 + v2239;
-        const unsigned int v2241 = v2240 + v2226;
-        iron_copy_async<16>(shm0 + (v2241 ^ (((v2241 >> 6u) & 7u) << 3u)), a + v2237, v2231);
-        const unsigned int v2244 = v2099 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2246 = v2244 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2249 = v2244 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2250 = v2249 << 3u;
-        const unsigned int v2251 = v24 + v2246;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2252 = v2251 < v0;
-        const unsigned int v2253 = v2093 + v2250;
-        const bool v2254 = v2253 < v2;
-        const bool v2255 = v2252 && v2254;
-        const unsigned int v2257 = v2251 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2259 = v2257 + v2093;
-        const unsigned int v2260 = v2259 + v2250;
-        const unsigned int v2261 = v2255 ? v2260 : 0u;
-        const unsigned int v2263 = v2246 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2264 = v2097 + v2263;
-        const unsigned int v2265 = v2264 + v2250;
-        iron_copy_async<16>(shm0 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), a + v2261, v2255);
-        const unsigned int v2268 = v2099 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2270 = v2268 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2273 = v2268 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2274 = v2273 << 3u;
-        const unsigned int v2275 = v24 + v2270;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2276 = v2275 < v0;
-        const unsigned int v2277 = v2093 + v2274;
-        const bool v2278 = v2277 < v2;
-        const bool v2279 = v2276 && v2278;
-        const unsigned int v2281 = v2275 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2283 = v2281 + v2093;
-        const unsigned int v2284 = v2283 + v2274;
-        const unsigned int v2285 = v2279 ? v2284 : 0u;
-        const unsigned int v2287 = v2270 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2288 = v2097 + v2287;
-        const unsigned int v2289 = v2288 + v2274;
-        iron_copy_async<16>(shm0 + (v2289 ^ (((v2289 >> 6u) & 7u) << 3u)), a + v2285, v2279);
-        const unsigned int v2301 = v28 + v2102;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2302 = v2301 < v1;
-        const bool v2305 = v2302 && v2110;
-        const unsigned int v2307 = v2301 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2309 = v2307 + v2093;
-        const unsigned int v2310 = v2309 + v2106;
-        const unsigned int v2311 = v2305 ? v2310 : 0u;
-        iron_copy_async<16>(shm1 + (v2121 ^ (((v2121 >> 6u) & 7u) << 3u)), b + v2311, v2305);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2325 = v28 + v2126;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2326 = v2325 < v1;
-        const bool v2329 = v2326 && v2134;
-        const unsigned int v2331 = v2325 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2333 = v2331 + v2093;
-        const unsigned int v2334 = v2333 + v2130;
-        const unsigned int v2335 = v2329 ? v2334 : 0u;
-        iron_copy_async<16>(shm1 + (v2145 ^ (((v2145 >> 6u) & 7u) << 3u)), b + v2335, v2329);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2349 = v28 + v2150;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2350 = v2349 < v1;
-        const bool v2353 = v2350 && v2158;
-        const unsigned int v2355 = v2349 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2357 = v2355 + v2093;
-        const unsigned int v2358 = v2357 + v2154;
-        const unsigned int v2359 = v2353 ? v2358 : 0u;
-        iron_copy_async<16>(shm1 + (v2169 ^ (((v2169 >> 6u) & 7u) << 3u)), b + v2359, v2353);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2373 = v28 + v2174;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2374 = v2373 < v1;
-        const bool v2377 = v2374 && v2182;
-        const unsigned int v2379 = v2373 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2381 = v2379 + v2093;
-        const unsigned int v2382 = v2381 + v2178;
-        const unsigned int v2383 = v2377 ? v2382 : 0u;
-        iron_copy_async<16>(shm1 + (v2193 ^ (((v2193 >> 6u) & 7u) << 3u)), b + v2383, v2377);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2397 = v28 + v2198;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2398 = v2397 < v1;
-        const bool v2401 = v2398 && v2206;
-        const unsigned int v2403 = v2397 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2405 = v2403 + v2093;
-        const unsigned int v2406 = v2405 + v2202;
-        const unsigned int v2407 = v2401 ? v2406 : 0u;
-        iron_copy_async<16>(shm1 + (v2217 ^ (((v2217 >> 6u) & 7u) << 3u)), b + v2407, v2401);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2421 = v28 + v2222;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2422 = v2421 < v1;
-        const bool v2425 = v2422 && v2230;
-        const unsigned int v2427 = v2421 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2429 = v2427 + v2093;
-        const unsigned int v2430 = v2429 + v2226;
-        const unsigned int v2431 = v2425 ? v2430 : 0u;
-        iron_copy_async<16>(shm1 + (v2241 ^ (((v2241 >> 6u) & 7u) << 3u)), b + v2431, v2425);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2445 = v28 + v2246;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2446 = v2445 < v1;
-        const bool v2449 = v2446 && v2254;
-        const unsigned int v2451 = v2445 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2453 = v2451 + v2093;
-        const unsigned int v2454 = v2453 + v2250;
-        const unsigned int v2455 = v2449 ? v2454 : 0u;
-        iron_copy_async<16>(shm1 + (v2265 ^ (((v2265 >> 6u) & 7u) << 3u)), b + v2455, v2449);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2469 = v28 + v2270;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2470 = v2469 < v1;
-        const bool v2473 = v2470 && v2278;
-        const unsigned int v2475 = v2469 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2477 = v2475 + v2093;
-        const unsigned int v2478 = v2477 + v2274;
-        const unsigned int v2479 = v2473 ? v2478 : 0u;
-        iron_copy_async<16>(shm1 + (v2289 ^ (((v2289 >> 6u) & 7u) << 3u)), b + v2479, v2473);  // kernels/gemm/gemm_tiles.hpp:84
+    for (unsigned int v1906 = 0u; v1906 < 2u; v1906 += 1u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v1907 = v1906 << 6u;
+      const bool v1909 = v1907 < v2;
+      if (v1909) {
+        const unsigned int v1911 = v1906 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v1913 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v1914 = v1913 >> 3u;
+        const unsigned int v1918 = v1913 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v1919 = v1918 << 3u;
+        const unsigned int v1920 = v24 + v1914;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v1921 = v1907 + v1919;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v1922 = v1921 < v2;
+        const unsigned int v1923 = v1920 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v1925 = v1923 + v1907;
+        const unsigned int v1926 = v1925 + v1919;
+        const unsigned int v1928 = v1914 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v1929 = v1911 + v1928;
+        const unsigned int v1930 = v1929 + v1919;
+        const bool v1933 = v1920 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1934 = v1922 && v1933;
+        const unsigned int v1938 = v1934 ? v1926 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v1930 ^ (((v1930 >> 6u) & 7u) << 3u)), a + v1938, v1934);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v1942 = v1920 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1943 = v1942 < v0;
+        const bool v1944 = v1922 && v1943;
+        const unsigned int v1946 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1947 = v1926 + v1946;
+        const unsigned int v1948 = v1944 ? v1947 : 0u;
+        const unsigned int v1950 = v1930 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1950 ^ (((v1950 >> 6u) & 7u) << 3u)), a + v1948, v1944);
+        const unsigned int v1952 = v1920 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1953 = v1952 < v0;
+        const bool v1954 = v1922 && v1953;
+        const unsigned int v1956 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1957 = v1926 + v1956;
+        const unsigned int v1958 = v1954 ? v1957 : 0u;
+        const unsigned int v1960 = v1930 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1960 ^ (((v1960 >> 6u) & 7u) << 3u)), a + v1958, v1954);
+        const unsigned int v1962 = v1920 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1963 = v1962 < v0;
+        const bool v1964 = v1922 && v1963;
+        const unsigned int v1966 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1967 = v1926 + v1966;
+        const unsigned int v1968 = v1964 ? v1967 : 0u;
+        const unsigned int v1970 = v1930 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), a + v1968, v1964);
+        const unsigned int v1972 = v1920 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1973 = v1972 < v0;
+        const bool v1974 = v1922 && v1973;
+        const unsigned int v1976 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1977 = v1926 + v1976;
+        const unsigned int v1978 = v1974 ? v1977 : 0u;
+        const unsigned int v1980 = v1930 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), a + v1978, v1974);
+        const unsigned int v1982 = v1920 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1983 = v1982 < v0;
+        const bool v1984 = v1922 && v1983;
+        const unsigned int v1986 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1987 = v1926 + v1986;
+        const unsigned int v1988 = v1984 ? v1987 : 0u;
+        const unsigned int v1990 = v1930 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), a + v1988, v1984);
+        const unsigned int v1992 = v1920 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v1993 = v1992 < v0;
+        const bool v1994 = v1922 && v1993;
+        const unsigned int v1996 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v1997 = v1926 + v1996;
+        const unsigned int v1998 = v1994 ? v1997 : 0u;
+        const unsigned int v2000 = v1930 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), a + v1998, v1994);
+        const unsigned int v2002 = v1920 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2003 = v2002 < v0;
+        const bool v2004 = v1922 && v2003;
+        const unsigned int v2006 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2007 = v1926 + v2006;
+        const unsigned int v2008 = v2004 ? v2007 : 0u;
+        const unsigned int v2010 = v1930 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), a + v2008, v2004);
+        const unsigned int v2021 = v28 + v1914;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2024 = v2021 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2026 = v2024 + v1907;
+        const unsigned int v2027 = v2026 + v1919;
+        const bool v2034 = v2021 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2035 = v1922 && v2034;
+        const unsigned int v2039 = v2035 ? v2027 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v1930 ^ (((v1930 >> 6u) & 7u) << 3u)), b + v2039, v2035);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2043 = v2021 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2044 = v2043 < v1;
+        const bool v2045 = v1922 && v2044;
+        const unsigned int v2048 = v2027 + v1946;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2049 = v2045 ? v2048 : 0u;
+        iron_copy_async<16>(shm1 + (v1950 ^ (((v1950 >> 6u) & 7u) << 3u)), b + v2049, v2045);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2053 = v2021 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2054 = v2053 < v1;
+        const bool v2055 = v1922 && v2054;
+        const unsigned int v2058 = v2027 + v1956;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2059 = v2055 ? v2058 : 0u;
+        iron_copy_async<16>(shm1 + (v1960 ^ (((v1960 >> 6u) & 7u) << 3u)), b + v2059, v2055);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2063 = v2021 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2064 = v2063 < v1;
+        const bool v2065 = v1922 && v2064;
+        const unsigned int v2068 = v2027 + v1966;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2069 = v2065 ? v2068 : 0u;
+        iron_copy_async<16>(shm1 + (v1970 ^ (((v1970 >> 6u) & 7u) << 3u)), b + v2069, v2065);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2073 = v2021 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2074 = v2073 < v1;
+        const bool v2075 = v1922 && v2074;
+        const unsigned int v2078 = v2027 + v1976;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2079 = v2075 ? v2078 : 0u;
+        iron_copy_async<16>(shm1 + (v1980 ^ (((v1980 >> 6u) & 7u) << 3u)), b + v2079, v2075);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2083 = v2021 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2084 = v2083 < v1;
+        const bool v2085 = v1922 && v2084;
+        const unsigned int v2088 = v2027 + v1986;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2089 = v2085 ? v2088 : 0u;
+        iron_copy_async<16>(shm1 + (v1990 ^ (((v1990 >> 6u) & 7u) << 3u)), b + v2089, v2085);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2093 = v2021 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2094 = v2093 < v1;
+        const bool v2095 = v1922 && v2094;
+        const unsigned int v2098 = v2027 + v1996;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2099 = v2095 ? v2098 : 0u;
+        iron_copy_async<16>(shm1 + (v2000 ^ (((v2000 >> 6u) & 7u) << 3u)), b + v2099, v2095);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2103 = v2021 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2104 = v2103 < v1;
+        const bool v2105 = v1922 && v2104;
+        const unsigned int v2108 = v2027 + v2006;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2109 = v2105 ? v2108 : 0u;
+        iron_copy_async<16>(shm1 + (v2010 ^ (((v2010 >> 6u) & 7u) << 3u)), b + v2109, v2105);  // kernels/gemm/gemm_tiles.hpp:92
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
-    const unsigned int v2496 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v2501 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
+    const unsigned int v2124 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v2129 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
 
-    for (unsigned int v2484 = 0u; v2484 < v2; v2484 += 64u) {  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2486 = v2484 >> 6u;
-      const unsigned int v2488 = v2486 % 3u;
+    for (unsigned int v2112 = 0u; v2112 < v2; v2112 += 64u) {  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2114 = v2112 >> 6u;
+      const unsigned int v2116 = v2114 % 3u;
       asm volatile("cp.async.wait_group 1;" ::: "memory");
       __syncthreads();
-      const unsigned int v2490 = v2488 << 13u;  // kernels/gemm/gemm_tiles.hpp:295
-      const unsigned int v2497 = v2490 + v2496;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2497, 64u);
-      const unsigned int v2502 = v2490 + v2501;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2502, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2509 = v2497 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2509, 64u);
-      const unsigned int v2514 = v2502 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2514, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2520 = v2497 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2520, 64u);
-      const unsigned int v2525 = v2502 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2525, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2531 = v2497 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2531, 64u);
-      const unsigned int v2536 = v2502 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2536, 64u);
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      const unsigned int v2539 = v2484 + 128u;  // kernels/gemm/gemm_tiles.hpp:293
-      const unsigned int v2541 = v2486 + 2u;
-      const unsigned int v2542 = v2541 % 3u;
-      const bool v2543 = v2539 < v2;
-      if (v2543) {
-        const unsigned int v2545 = v2542 << 13u;  // kernels/gemm/gemm_tiles.hpp:290
-        const unsigned int v2547 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2550 = v2547 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2553 = v2547 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2554 = v2553 << 3u;
-        const unsigned int v2555 = v24 + v2550;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2556 = v2555 < v0;
-        const unsigned int v2557 = v2539 + v2554;
-        const bool v2558 = v2557 < v2;
-        const bool v2559 = v2556 && v2558;
-        const unsigned int v2561 = v2555 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2563 = v2561 + v2539;
-        const unsigned int v2564 = v2563 + v2554;
-        const unsigned int v2565 = v2559 ? v2564 : 0u;
-        const unsigned int v2567 = v2550 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2568 = v2545 + v2567;
-        const unsigned int v2569 = v2568 + v2554;
-        iron_copy_async<16>(shm0 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), a + v2565, v2559);
-        const unsigned int v2572 = v2547 + 128u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2574 = v2572 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2577 = v2572 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2578 = v2577 << 3u;
-        const unsigned int v2579 = v24 + v2574;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2580 = v2579 < v0;
-        const unsigned int v2581 = v2539 + v2578;
-        const bool v2582 = v2581 < v2;
-        const bool v2583 = v2580 && v2582;
-        const unsigned int v2585 = v2579 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2587 = v2585 + v2539;
-        const unsigned int v2588 = v2587 + v2578;
-        const unsigned int v2589 = v2583 ? v2588 : 0u;
-        const unsigned int v2591 = v2574 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2592 = v2545 + v2591;
-        const unsigned int v2593 = v2592 + v2578;
-        iron_copy_async<16>(shm0 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), a + v2589, v2583);
-        const unsigned int v2596 = v2547 + 256u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2598 = v2596 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2601 = v2596 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2602 = v2601 << 3u;
-        const unsigned int v2603 = v24 + v2598;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2604 = v2603 < v0;
-        const unsigned int v2605 = v2539 + v2602;
-        const bool v2606 = v2605 < v2;
-        const bool v2607 = v2604 && v2606;
-        const unsigned int v2609 = v2603 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2611 = v2609 + v2539;
-        const unsigned int v2612 = v2611 + v2602;
-        const unsigned int v2613 = v2607 ? v2612 : 0u;
-        const unsigned int v2615 = v2598 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2616 = v2545 + v2615;
-        const unsigned int v2617 = v2616 + v2602;
-        iron_copy_async<16>(shm0 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), a + v2613, v2607);
-        const unsigned int v2620 = v2547 + 384u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2622 = v2620 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2625 = v2620 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2626 = v2625 << 3u;
-        const unsigned int v2627 = v24 + v2622;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2628 = v2627 < v0;
-        const unsigned int v2629 = v2539 + v2626;
-        const bool v2630 = v2629 < v2;
-        const bool v2631 = v2628 && v2630;
-        const unsigned int v2633 = v2627 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2635 = v2633 + v2539;
-        const unsigned int v2636 = v2635 + v2626;
-        const unsigned int v2637 = v2631 ? v2636 : 0u;
-        const unsigned int v2639 = v2622 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2640 = v2545 + v2639;
-        const unsigned int v2641 = v2640 + v2626;
-        iron_copy_async<16>(shm0 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), a + v2637, v2631);
-        const unsigned int v2644 = v2547 + 512u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2646 = v2644 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2649 = v2644 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2650 = v2649 << 3u;
-        const unsigned int v2651 = v24 + v2646;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2652 = v2651 < v0;
-        const unsigned int v2653 = v2539 + v2650;
-        const bool v2654 = v2653 < v2;
-        const bool v2655 = v2652 && v2654;
-        const unsigned int v2657 = v2651 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2659 = v2657 + v2539;
-        const unsigned int v2660 = v2659 + v2650;
-        const unsigned int v2661 = v2655 ? v2660 : 0u;
-        const unsigned int v2663 = v2646 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2664 = v2545 + v2663;
-        const unsigned int v2665 = v2664 + v2650;
-        iron_copy_async<16>(shm0 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), a + v2661, v2655);
-        const unsigned int v2668 = v2547 + 640u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2670 = v2668 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2673 = v2668 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2674 = v2673 << 3u;
-        const unsigned int v2675 = v24 + v2670;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2676 = v2675 < v0;
-        const unsigned int v2677 = v2539 + v2674;
-        const bool v2678 = v2677 < v2;
-        const bool v2679 = v2676 && v2678;
-        const unsigned int v2681 = v2675 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2683 = v2681 + v2539;
-        const unsigned int v2684 = v2683 + v2674;
-        const unsigned int v2685 = v2679 ? v2684 : 0u;
-        const unsigned int v2687 = v2670 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2688 = v2545 + v2687;
-        const unsigned int v2689 = v2688 + v2674;
-        iron_copy_async<16>(shm0 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), a + v2685, v2679);
-        const unsigned int v2692 = v2547 + 768u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2694 = v2692 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2697 = v2692 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2698 = v2697 << 3u;
-        const unsigned int v2699 = v24 + v2694;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2700 = v2699 < v0;
-        const unsigned int v2701 = v2539 + v2698;
-        const bool v2702 = v2701 < v2;
-        const bool v2703 = v2700 && v2702;
-        const unsigned int v2705 = v2699 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2707 = v2705 + v2539;
-        const unsigned int v2708 = v2707 + v2698;
-        const unsigned int v2709 = v2703 ? v2708 : 0u;
-        const unsigned int v2711 = v2694 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2712 = v2545 + v2711;
-        const unsigned int v2713 = v2712 + v2698;
-        iron_copy_async<16>(shm0 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), a + v2709, v2703);
-        const unsigned int v2716 = v2547 + 896u;  // kernels/gemm/gemm_tiles.hpp:79
-        const unsigned int v2718 = v2716 >> 3u;  // kernels/gemm/gemm_tiles.hpp:80
-        const unsigned int v2721 = v2716 & 7u;  // kernels/gemm/gemm_tiles.hpp:81
-        const unsigned int v2722 = v2721 << 3u;
-        const unsigned int v2723 = v24 + v2718;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2724 = v2723 < v0;
-        const unsigned int v2725 = v2539 + v2722;
-        const bool v2726 = v2725 < v2;
-        const bool v2727 = v2724 && v2726;
-        const unsigned int v2729 = v2723 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2731 = v2729 + v2539;
-        const unsigned int v2732 = v2731 + v2722;
-        const unsigned int v2733 = v2727 ? v2732 : 0u;
-        const unsigned int v2735 = v2718 << 6u;  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2736 = v2545 + v2735;
-        const unsigned int v2737 = v2736 + v2722;
-        iron_copy_async<16>(shm0 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), a + v2733, v2727);
-        const unsigned int v2749 = v28 + v2550;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2750 = v2749 < v1;
-        const bool v2753 = v2750 && v2558;
-        const unsigned int v2755 = v2749 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2757 = v2755 + v2539;
-        const unsigned int v2758 = v2757 + v2554;
-        const unsigned int v2759 = v2753 ? v2758 : 0u;
-        iron_copy_async<16>(shm1 + (v2569 ^ (((v2569 >> 6u) & 7u) << 3u)), b + v2759, v2753);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2773 = v28 + v2574;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2774 = v2773 < v1;
-        const bool v2777 = v2774 && v2582;
-        const unsigned int v2779 = v2773 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2781 = v2779 + v2539;
-        const unsigned int v2782 = v2781 + v2578;
-        const unsigned int v2783 = v2777 ? v2782 : 0u;
-        iron_copy_async<16>(shm1 + (v2593 ^ (((v2593 >> 6u) & 7u) << 3u)), b + v2783, v2777);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2797 = v28 + v2598;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2798 = v2797 < v1;
-        const bool v2801 = v2798 && v2606;
-        const unsigned int v2803 = v2797 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2805 = v2803 + v2539;
-        const unsigned int v2806 = v2805 + v2602;
-        const unsigned int v2807 = v2801 ? v2806 : 0u;
-        iron_copy_async<16>(shm1 + (v2617 ^ (((v2617 >> 6u) & 7u) << 3u)), b + v2807, v2801);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2821 = v28 + v2622;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2822 = v2821 < v1;
-        const bool v2825 = v2822 && v2630;
-        const unsigned int v2827 = v2821 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2829 = v2827 + v2539;
-        const unsigned int v2830 = v2829 + v2626;
-        const unsigned int v2831 = v2825 ? v2830 : 0u;
-        iron_copy_async<16>(shm1 + (v2641 ^ (((v2641 >> 6u) & 7u) << 3u)), b + v2831, v2825);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2845 = v28 + v2646;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2846 = v2845 < v1;
-        const bool v2849 = v2846 && v2654;
-        const unsigned int v2851 = v2845 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2853 = v2851 + v2539;
-        const unsigned int v2854 = v2853 + v2650;
-        const unsigned int v2855 = v2849 ? v2854 : 0u;
-        iron_copy_async<16>(shm1 + (v2665 ^ (((v2665 >> 6u) & 7u) << 3u)), b + v2855, v2849);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2869 = v28 + v2670;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2870 = v2869 < v1;
-        const bool v2873 = v2870 && v2678;
-        const unsigned int v2875 = v2869 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2877 = v2875 + v2539;
-        const unsigned int v2878 = v2877 + v2674;
-        const unsigned int v2879 = v2873 ? v2878 : 0u;
-        iron_copy_async<16>(shm1 + (v2689 ^ (((v2689 >> 6u) & 7u) << 3u)), b + v2879, v2873);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2893 = v28 + v2694;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2894 = v2893 < v1;
-        const bool v2897 = v2894 && v2702;
-        const unsigned int v2899 = v2893 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2901 = v2899 + v2539;
-        const unsigned int v2902 = v2901 + v2698;
-        const unsigned int v2903 = v2897 ? v2902 : 0u;
-        iron_copy_async<16>(shm1 + (v2713 ^ (((v2713 >> 6u) & 7u) << 3u)), b + v2903, v2897);  // kernels/gemm/gemm_tiles.hpp:84
-        const unsigned int v2917 = v28 + v2718;  // kernels/gemm/gemm_tiles.hpp:82
-        const bool v2918 = v2917 < v1;
-        const bool v2921 = v2918 && v2726;
-        const unsigned int v2923 = v2917 * v2;  // kernels/gemm/gemm_tiles.hpp:83
-        const unsigned int v2925 = v2923 + v2539;
-        const unsigned int v2926 = v2925 + v2722;
-        const unsigned int v2927 = v2921 ? v2926 : 0u;
-        iron_copy_async<16>(shm1 + (v2737 ^ (((v2737 >> 6u) & 7u) << 3u)), b + v2927, v2921);  // kernels/gemm/gemm_tiles.hpp:84
+      const unsigned int v2118 = v2116 << 13u;  // kernels/gemm/gemm_tiles.hpp:303
+      const unsigned int v2125 = v2118 + v2124;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2125, 64u);
+      const unsigned int v2130 = v2118 + v2129;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2130, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2137 = v2125 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2137, 64u);
+      const unsigned int v2142 = v2130 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2142, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2148 = v2125 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2148, 64u);
+      const unsigned int v2153 = v2130 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2153, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2159 = v2125 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v2159, 64u);
+      const unsigned int v2164 = v2130 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v2164, 64u);
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      const unsigned int v2167 = v2112 + 128u;  // kernels/gemm/gemm_tiles.hpp:301
+      const unsigned int v2169 = v2114 + 2u;
+      const unsigned int v2170 = v2169 % 3u;
+      const bool v2171 = v2167 < v2;
+      if (v2171) {
+        const unsigned int v2173 = v2170 << 13u;  // kernels/gemm/gemm_tiles.hpp:298
+        const unsigned int v2175 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:83
+        const unsigned int v2176 = v2175 >> 3u;
+        const unsigned int v2180 = v2175 & 7u;  // kernels/gemm/gemm_tiles.hpp:84
+        const unsigned int v2181 = v2180 << 3u;
+        const unsigned int v2182 = v24 + v2176;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2183 = v2167 + v2181;  // kernels/gemm/gemm_tiles.hpp:86
+        const bool v2184 = v2183 < v2;
+        const unsigned int v2185 = v2182 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2187 = v2185 + v2167;
+        const unsigned int v2188 = v2187 + v2181;
+        const unsigned int v2190 = v2176 << 6u;  // kernels/gemm/gemm_tiles.hpp:88
+        const unsigned int v2191 = v2173 + v2190;
+        const unsigned int v2192 = v2191 + v2181;
+        const bool v2195 = v2182 < v0;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2196 = v2184 && v2195;
+        const unsigned int v2200 = v2196 ? v2188 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm0 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), a + v2200, v2196);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2204 = v2182 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2205 = v2204 < v0;
+        const bool v2206 = v2184 && v2205;
+        const unsigned int v2208 = v2 << 4u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2209 = v2188 + v2208;
+        const unsigned int v2210 = v2206 ? v2209 : 0u;
+        const unsigned int v2212 = v2192 + 1024u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), a + v2210, v2206);
+        const unsigned int v2214 = v2182 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2215 = v2214 < v0;
+        const bool v2216 = v2184 && v2215;
+        const unsigned int v2218 = v2 << 5u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2219 = v2188 + v2218;
+        const unsigned int v2220 = v2216 ? v2219 : 0u;
+        const unsigned int v2222 = v2192 + 2048u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), a + v2220, v2216);
+        const unsigned int v2224 = v2182 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2225 = v2224 < v0;
+        const bool v2226 = v2184 && v2225;
+        const unsigned int v2228 = 48u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2229 = v2188 + v2228;
+        const unsigned int v2230 = v2226 ? v2229 : 0u;
+        const unsigned int v2232 = v2192 + 3072u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), a + v2230, v2226);
+        const unsigned int v2234 = v2182 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2235 = v2234 < v0;
+        const bool v2236 = v2184 && v2235;
+        const unsigned int v2238 = v2 << 6u;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2239 = v2188 + v2238;
+        const unsigned int v2240 = v2236 ? v2239 : 0u;
+        const unsigned int v2242 = v2192 + 4096u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), a + v2240, v2236);
+        const unsigned int v2244 = v2182 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2245 = v2244 < v0;
+        const bool v2246 = v2184 && v2245;
+        const unsigned int v2248 = 80u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2249 = v2188 + v2248;
+        const unsigned int v2250 = v2246 ? v2249 : 0u;
+        const unsigned int v2252 = v2192 + 5120u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), a + v2250, v2246);
+        const unsigned int v2254 = v2182 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2255 = v2254 < v0;
+        const bool v2256 = v2184 && v2255;
+        const unsigned int v2258 = 96u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2259 = v2188 + v2258;
+        const unsigned int v2260 = v2256 ? v2259 : 0u;
+        const unsigned int v2262 = v2192 + 6144u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), a + v2260, v2256);
+        const unsigned int v2264 = v2182 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2265 = v2264 < v0;
+        const bool v2266 = v2184 && v2265;
+        const unsigned int v2268 = 112u * v2;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2269 = v2188 + v2268;
+        const unsigned int v2270 = v2266 ? v2269 : 0u;
+        const unsigned int v2272 = v2192 + 7168u;  // kernels/gemm/gemm_tiles.hpp:92
+        iron_copy_async<16>(shm0 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), a + v2270, v2266);
+        const unsigned int v2283 = v28 + v2176;  // kernels/gemm/gemm_tiles.hpp:85
+        const unsigned int v2286 = v2283 * v2;  // kernels/gemm/gemm_tiles.hpp:87
+        const unsigned int v2288 = v2286 + v2167;
+        const unsigned int v2289 = v2288 + v2181;
+        const bool v2296 = v2283 < v1;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2297 = v2184 && v2296;
+        const unsigned int v2301 = v2297 ? v2289 : 0u;  // kernels/gemm/gemm_tiles.hpp:91
+        iron_copy_async<16>(shm1 + (v2192 ^ (((v2192 >> 6u) & 7u) << 3u)), b + v2301, v2297);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2305 = v2283 + 16u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2306 = v2305 < v1;
+        const bool v2307 = v2184 && v2306;
+        const unsigned int v2310 = v2289 + v2208;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2311 = v2307 ? v2310 : 0u;
+        iron_copy_async<16>(shm1 + (v2212 ^ (((v2212 >> 6u) & 7u) << 3u)), b + v2311, v2307);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2315 = v2283 + 32u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2316 = v2315 < v1;
+        const bool v2317 = v2184 && v2316;
+        const unsigned int v2320 = v2289 + v2218;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2321 = v2317 ? v2320 : 0u;
+        iron_copy_async<16>(shm1 + (v2222 ^ (((v2222 >> 6u) & 7u) << 3u)), b + v2321, v2317);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2325 = v2283 + 48u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2326 = v2325 < v1;
+        const bool v2327 = v2184 && v2326;
+        const unsigned int v2330 = v2289 + v2228;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2331 = v2327 ? v2330 : 0u;
+        iron_copy_async<16>(shm1 + (v2232 ^ (((v2232 >> 6u) & 7u) << 3u)), b + v2331, v2327);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2335 = v2283 + 64u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2336 = v2335 < v1;
+        const bool v2337 = v2184 && v2336;
+        const unsigned int v2340 = v2289 + v2238;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2341 = v2337 ? v2340 : 0u;
+        iron_copy_async<16>(shm1 + (v2242 ^ (((v2242 >> 6u) & 7u) << 3u)), b + v2341, v2337);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2345 = v2283 + 80u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2346 = v2345 < v1;
+        const bool v2347 = v2184 && v2346;
+        const unsigned int v2350 = v2289 + v2248;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2351 = v2347 ? v2350 : 0u;
+        iron_copy_async<16>(shm1 + (v2252 ^ (((v2252 >> 6u) & 7u) << 3u)), b + v2351, v2347);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2355 = v2283 + 96u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2356 = v2355 < v1;
+        const bool v2357 = v2184 && v2356;
+        const unsigned int v2360 = v2289 + v2258;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2361 = v2357 ? v2360 : 0u;
+        iron_copy_async<16>(shm1 + (v2262 ^ (((v2262 >> 6u) & 7u) << 3u)), b + v2361, v2357);  // kernels/gemm/gemm_tiles.hpp:92
+        const unsigned int v2365 = v2283 + 112u;  // kernels/gemm/gemm_tiles.hpp:90
+        const bool v2366 = v2365 < v1;
+        const bool v2367 = v2184 && v2366;
+        const unsigned int v2370 = v2289 + v2268;  // kernels/gemm/gemm_tiles.hpp:91
+        const unsigned int v2371 = v2367 ? v2370 : 0u;
+        iron_copy_async<16>(shm1 + (v2272 ^ (((v2272 >> 6u) & 7u) << 3u)), b + v2371, v2367);  // kernels/gemm/gemm_tiles.hpp:92
       }
-      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:293
+      asm volatile("cp.async.commit_group;" ::: "memory");  // kernels/gemm/gemm_tiles.hpp:301
     }
     __syncthreads();
   } else {
-    const unsigned int v509 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
-    const unsigned int v510 = threadIdx.x;
-    const unsigned int v566 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v571 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v579 = v566 + 16u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v584 = v571 + 16u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v590 = v566 + 32u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v595 = v571 + 32u;  // kernels/gemm/gemm_tiles.hpp:275
-    const unsigned int v601 = v566 + 48u;  // kernels/gemm/gemm_tiles.hpp:271
-    const unsigned int v606 = v571 + 48u;  // kernels/gemm/gemm_tiles.hpp:275
+    const unsigned int v323 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
+    const unsigned int v324 = threadIdx.x;
+    const unsigned int v380 = v33 << 6u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v385 = v37 << 6u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v393 = v380 + 16u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v398 = v385 + 16u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v404 = v380 + 32u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v409 = v385 + 32u;  // kernels/gemm/gemm_tiles.hpp:283
+    const unsigned int v415 = v380 + 48u;  // kernels/gemm/gemm_tiles.hpp:279
+    const unsigned int v420 = v385 + 48u;  // kernels/gemm/gemm_tiles.hpp:283
 
-    for (unsigned int v508 = 0u; v508 < v2; v508 += 64u) {  // kernels/gemm/gemm_tiles.hpp:298
-      for (unsigned int v512 = v510; v512 < 8192u; v512 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v514 = v512 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v516 = v512 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v517 = v24 + v514;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v518 = v517 < v0;
-        const unsigned int v519 = v508 + v516;
-        const bool v520 = v519 < v2;
-        const bool v521 = v518 && v520;
-        if (v521) {
-          const unsigned int v523 = v517 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v525 = v523 + v508;
-          const unsigned int v526 = v525 + v516;
-          const iron_bf16 v527 = a[v526];
-          const unsigned int v529 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v530 = v529 + v516;
-          shm0[(v530 ^ (((v530 >> 6u) & 7u) << 3u))] = v527;
+    for (unsigned int v322 = 0u; v322 < v2; v322 += 64u) {  // kernels/gemm/gemm_tiles.hpp:306
+      for (unsigned int v326 = v324; v326 < 8192u; v326 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v328 = v326 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v330 = v326 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v331 = v24 + v328;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v332 = v331 < v0;
+        const unsigned int v333 = v322 + v330;
+        const bool v334 = v333 < v2;
+        const bool v335 = v332 && v334;
+        if (v335) {
+          const unsigned int v337 = v331 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v339 = v337 + v322;
+          const unsigned int v340 = v339 + v330;
+          const iron_bf16 v341 = a[v340];
+          const unsigned int v343 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v344 = v343 + v330;
+          shm0[(v344 ^ (((v344 >> 6u) & 7u) << 3u))] = v341;
         } else {
-          const unsigned int v532 = v514 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v533 = v532 + v516;
-          shm0[(v533 ^ (((v533 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v346 = v328 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v347 = v346 + v330;
+          shm0[(v347 ^ (((v347 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v538 = v510; v538 < 8192u; v538 += v509) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v540 = v538 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v542 = v538 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v543 = v28 + v540;  // kernels/gemm/gemm_tiles.hpp:99
-        const bool v544 = v543 < v1;
-        const unsigned int v545 = v508 + v542;
-        const bool v546 = v545 < v2;
-        const bool v547 = v544 && v546;
-        if (v547) {
-          const unsigned int v549 = v543 * v2;  // kernels/gemm/gemm_tiles.hpp:100
-          const unsigned int v551 = v549 + v508;
-          const unsigned int v552 = v551 + v542;
-          const iron_bf16 v553 = b[v552];
-          const unsigned int v555 = v540 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
-          const unsigned int v556 = v555 + v542;
-          shm1[(v556 ^ (((v556 >> 6u) & 7u) << 3u))] = v553;
+      for (unsigned int v352 = v324; v352 < 8192u; v352 += v323) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v357 = v28 + v354;  // kernels/gemm/gemm_tiles.hpp:107
+        const bool v358 = v357 < v1;
+        const unsigned int v359 = v322 + v356;
+        const bool v360 = v359 < v2;
+        const bool v361 = v358 && v360;
+        if (v361) {
+          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
+          const unsigned int v365 = v363 + v322;
+          const unsigned int v366 = v365 + v356;
+          const iron_bf16 v367 = b[v366];
+          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
+          const unsigned int v370 = v369 + v356;
+          shm1[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v558 = v540 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
-          const unsigned int v559 = v558 + v542;
-          shm1[(v559 ^ (((v559 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
+          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
+          const unsigned int v373 = v372 + v356;
+          shm1[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:301
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v566, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v571, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v579, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v584, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v590, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v595, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      iron_frag_load_shared<false, 6, 3>(v41, shm0, v601, 64u);  // kernels/gemm/gemm_tiles.hpp:271
-      iron_frag_load_shared<true, 6, 3>(v43, shm1, v606, 64u);  // kernels/gemm/gemm_tiles.hpp:275
-      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:277
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:303
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:309
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v380, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v385, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v393, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v398, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v404, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v409, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      iron_frag_load_shared<false, 6, 3>(v41, shm0, v415, 64u);  // kernels/gemm/gemm_tiles.hpp:279
+      iron_frag_load_shared<true, 6, 3>(v43, shm1, v420, 64u);  // kernels/gemm/gemm_tiles.hpp:283
+      iron_frag_mma_sync(v39, v41, v43);  // kernels/gemm/gemm_tiles.hpp:285
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v610 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:382
-  const bool v611 = v610 <= v0;
-  const unsigned int v613 = v28 + 128u;
-  const bool v614 = v613 <= v1;
-  const bool v615 = v611 && v614;
-  const unsigned int v618 = v1 & 7u;
-  const bool v619 = v618 == 0u;
-  const bool v620 = v615 && v619;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:401
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const bool v425 = v424 <= v0;
+  const unsigned int v427 = v28 + 128u;
+  const bool v428 = v427 <= v1;
+  const bool v429 = v425 && v428;
+  const unsigned int v432 = v1 & 7u;
+  const bool v433 = v432 == 0u;
+  const bool v434 = v429 && v433;
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
 
-  for (unsigned int v626 = 0u; v626 < 4u; v626 += 1u) {  // kernels/gemm/gemm_tiles.hpp:405
-    const bool v627 = v29 == v626;  // kernels/gemm/gemm_tiles.hpp:406
-    if (v627) {
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+    if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:407
-    const unsigned int v632 = v626 & 1u;  // kernels/gemm/gemm_tiles.hpp:409
-    const unsigned int v633 = v632 << 6u;
-    const unsigned int v634 = v28 + v633;
-    const unsigned int v637 = v626 >> 1u;  // kernels/gemm/gemm_tiles.hpp:408
-    const unsigned int v638 = v637 << 6u;
-    const unsigned int v639 = v24 + v638;
-    if (v620) {  // kernels/gemm/gemm_tiles.hpp:389
-      const unsigned int v640 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:334
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v447 = v446 << 6u;
+    const unsigned int v448 = v28 + v447;
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v452 = v451 << 6u;
+    const unsigned int v453 = v24 + v452;
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
 
-      for (unsigned int v643 = v640; v643 < 512u; v643 += 128u) {
-        const unsigned int v645 = v643 << 3u;  // kernels/gemm/gemm_tiles.hpp:335
-        const unsigned int v647 = v645 >> 6u;  // kernels/gemm/gemm_tiles.hpp:336
-        const unsigned int v648 = v639 + v647;
-        const unsigned int v650 = v645 & 63u;  // kernels/gemm/gemm_tiles.hpp:337
-        const unsigned int v651 = v634 + v650;
-        const unsigned int v657 = v647 * 68u;  // kernels/gemm/gemm_tiles.hpp:338
-        const unsigned int v658 = v657 + v650;
-        const float v661 = shm2[v658];  // kernels/gemm/gemm_tiles.hpp:339
-        const unsigned int v664 = v648 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-        const unsigned int v3116 = v651 + v664;  // kernels/gemm/gemm_epilogue.cpp:87
-        const iron_bf16x8 v3117 = *reinterpret_cast<const iron_bf16x8*>(residual + v3116);
-        const iron_bf16 v666 = v3117.v[0];
-        const iron_bf16 v677 = v3117.v[1];
-        const iron_bf16 v688 = v3117.v[2];
-        const iron_bf16 v699 = v3117.v[3];
-        const iron_bf16 v710 = v3117.v[4];
-        const iron_bf16 v721 = v3117.v[5];
-        const iron_bf16 v732 = v3117.v[6];
-        const iron_bf16 v743 = v3117.v[7];
-        const float v667 = iron_to_f32(v666);
-        const float v668 = fmaf(v661, v3, v667);
-        const iron_bf16 v669 = iron_f32_to_bf16(v668);
-        const unsigned int v671 = v658 + 1u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v672 = shm2[v671];
-        const float v678 = iron_to_f32(v677);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v679 = fmaf(v672, v3, v678);
-        const iron_bf16 v680 = iron_f32_to_bf16(v679);
-        const unsigned int v682 = v658 + 2u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v683 = shm2[v682];
-        const float v689 = iron_to_f32(v688);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v690 = fmaf(v683, v3, v689);
-        const iron_bf16 v691 = iron_f32_to_bf16(v690);
-        const unsigned int v693 = v658 + 3u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v694 = shm2[v693];
-        const float v700 = iron_to_f32(v699);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v701 = fmaf(v694, v3, v700);
-        const iron_bf16 v702 = iron_f32_to_bf16(v701);
-        const unsigned int v704 = v658 + 4u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v705 = shm2[v704];
-        const float v711 = iron_to_f32(v710);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v712 = fmaf(v705, v3, v711);
-        const iron_bf16 v713 = iron_f32_to_bf16(v712);
-        const unsigned int v715 = v658 + 5u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v716 = shm2[v715];
-        const float v722 = iron_to_f32(v721);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v723 = fmaf(v716, v3, v722);
-        const iron_bf16 v724 = iron_f32_to_bf16(v723);
-        const unsigned int v726 = v658 + 6u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v727 = shm2[v726];
-        const float v733 = iron_to_f32(v732);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v734 = fmaf(v727, v3, v733);
-        const iron_bf16 v735 = iron_f32_to_bf16(v734);
-        const unsigned int v737 = v658 + 7u;  // kernels/gemm/gemm_tiles.hpp:339
-        const float v738 = shm2[v737];
-        const float v744 = iron_to_f32(v743);  // kernels/gemm/gemm_epilogue.cpp:87
-        const float v745 = fmaf(v738, v3, v744);
-        const iron_bf16 v746 = iron_f32_to_bf16(v745);
-        *reinterpret_cast<iron_bf16x8*>(out + v3116) = iron_bf16x8{{v669, v680, v691, v702, v713, v724, v735, v746}};  // kernels/gemm/gemm_epilogue.cpp:86
+      for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v462 = v453 + v461;
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v465 = v448 + v464;
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v472 = v471 + v464;
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v478 = v462 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+        const unsigned int v2458 = v465 + v478;  // kernels/gemm/gemm_epilogue.cpp:87
+        const iron_bf16x8 v2459 = *reinterpret_cast<const iron_bf16x8*>(residual + v2458);
+        const iron_bf16 v480 = v2459.v[0];
+        const iron_bf16 v491 = v2459.v[1];
+        const iron_bf16 v502 = v2459.v[2];
+        const iron_bf16 v513 = v2459.v[3];
+        const iron_bf16 v524 = v2459.v[4];
+        const iron_bf16 v535 = v2459.v[5];
+        const iron_bf16 v546 = v2459.v[6];
+        const iron_bf16 v557 = v2459.v[7];
+        const float v481 = iron_to_f32(v480);
+        const float v482 = fmaf(v475, v3, v481);
+        const iron_bf16 v483 = iron_f32_to_bf16(v482);
+        const unsigned int v485 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v486 = shm2[v485];
+        const float v492 = iron_to_f32(v491);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v493 = fmaf(v486, v3, v492);
+        const iron_bf16 v494 = iron_f32_to_bf16(v493);
+        const unsigned int v496 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v497 = shm2[v496];
+        const float v503 = iron_to_f32(v502);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v504 = fmaf(v497, v3, v503);
+        const iron_bf16 v505 = iron_f32_to_bf16(v504);
+        const unsigned int v507 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v508 = shm2[v507];
+        const float v514 = iron_to_f32(v513);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v515 = fmaf(v508, v3, v514);
+        const iron_bf16 v516 = iron_f32_to_bf16(v515);
+        const unsigned int v518 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v519 = shm2[v518];
+        const float v525 = iron_to_f32(v524);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v526 = fmaf(v519, v3, v525);
+        const iron_bf16 v527 = iron_f32_to_bf16(v526);
+        const unsigned int v529 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v530 = shm2[v529];
+        const float v536 = iron_to_f32(v535);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v537 = fmaf(v530, v3, v536);
+        const iron_bf16 v538 = iron_f32_to_bf16(v537);
+        const unsigned int v540 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v541 = shm2[v540];
+        const float v547 = iron_to_f32(v546);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v548 = fmaf(v541, v3, v547);
+        const iron_bf16 v549 = iron_f32_to_bf16(v548);
+        const unsigned int v551 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const float v552 = shm2[v551];
+        const float v558 = iron_to_f32(v557);  // kernels/gemm/gemm_epilogue.cpp:87
+        const float v559 = fmaf(v552, v3, v558);
+        const iron_bf16 v560 = iron_f32_to_bf16(v559);
+        *reinterpret_cast<iron_bf16x8*>(out + v2458) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};  // kernels/gemm/gemm_epilogue.cpp:86
       }
     } else {
-      const unsigned int v747 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:350
+      const unsigned int v561 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
 
-      for (unsigned int v750 = v747; v750 < 4096u; v750 += 128u) {
-        const unsigned int v752 = v750 >> 6u;  // kernels/gemm/gemm_tiles.hpp:351
-        const unsigned int v753 = v639 + v752;
-        const unsigned int v755 = v750 & 63u;  // kernels/gemm/gemm_tiles.hpp:352
-        const unsigned int v756 = v634 + v755;
-        const bool v757 = v753 < v0;  // kernels/gemm/gemm_tiles.hpp:353
-        const bool v758 = v756 < v1;
-        const bool v759 = v757 && v758;
-        if (v759) {
-          const unsigned int v765 = v752 * 68u;
-          const unsigned int v766 = v765 + v755;
-          const float v767 = shm2[v766];
-          const unsigned int v768 = v753 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
-          const unsigned int v769 = v768 + v756;
-          const iron_bf16 v770 = residual[v769];  // kernels/gemm/gemm_epilogue.cpp:87
-          const float v771 = iron_to_f32(v770);
-          const float v772 = fmaf(v767, v3, v771);
-          const iron_bf16 v773 = iron_f32_to_bf16(v772);
-          out[v769] = v773;  // kernels/gemm/gemm_epilogue.cpp:86
+      for (unsigned int v564 = v561; v564 < 4096u; v564 += 128u) {
+        const unsigned int v566 = v564 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v567 = v453 + v566;
+        const unsigned int v569 = v564 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v570 = v448 + v569;
+        const bool v571 = v567 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v572 = v570 < v1;
+        const bool v573 = v571 && v572;
+        if (v573) {
+          const unsigned int v579 = v566 * 68u;
+          const unsigned int v580 = v579 + v569;
+          const float v581 = shm2[v580];
+          const unsigned int v582 = v567 * v1;  // kernels/gemm/gemm_epilogue.cpp:85
+          const unsigned int v583 = v582 + v570;
+          const iron_bf16 v584 = residual[v583];  // kernels/gemm/gemm_epilogue.cpp:87
+          const float v585 = iron_to_f32(v584);
+          const float v586 = fmaf(v581, v3, v585);
+          const iron_bf16 v587 = iron_f32_to_bf16(v586);
+          out[v583] = v587;  // kernels/gemm/gemm_epilogue.cpp:86
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:410
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
   }
 }

@@ -259,22 +259,22 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v6 = blockIdx.x;
   const unsigned int v7 = blockIdx.y;
   const unsigned int v8 = v7 * v4;
   const unsigned int v9 = v8 + v6;
-  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v14 = v13 << 3u;
-  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v14 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v26 = v25 << 8u;
   unsigned int v308 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:526
   const unsigned int v311 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
@@ -645,28 +645,28 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     }
     __syncthreads();
   } else {
-    const unsigned int v356 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const unsigned int v356 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v357 = threadIdx.x;
 
     for (unsigned int v355 = v308; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (unsigned int v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:99
+      for (unsigned int v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v365 = v364 < v0;
         const unsigned int v366 = v355 + v363;
         const bool v367 = v366 < v2;
         const bool v368 = v365 && v367;
         if (v368) {
-          const unsigned int v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const unsigned int v372 = v370 + v355;
           const unsigned int v373 = v372 + v363;
           const iron_bf16 v374 = a[v373];
-          const unsigned int v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const unsigned int v377 = v376 + v363;
           shm3[(v377 ^ (((v377 >> 6u) & 7u) << 3u))] = v374;
         } else {
-          const unsigned int v379 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v379 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const unsigned int v380 = v379 + v363;
           shm3[(v380 ^ (((v380 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
@@ -2122,28 +2122,28 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_kn_bf16(
     }
     __syncthreads();
   } else {
-    const unsigned int v1303 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const unsigned int v1303 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1304 = threadIdx.x;
 
     for (unsigned int v1302 = v308; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (unsigned int v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:99
+      for (unsigned int v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1312 = v1311 < v0;
         const unsigned int v1313 = v1302 + v1310;
         const bool v1314 = v1313 < v2;
         const bool v1315 = v1312 && v1314;
         if (v1315) {
-          const unsigned int v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const unsigned int v1319 = v1317 + v1302;
           const unsigned int v1320 = v1319 + v1310;
           const iron_bf16 v1321 = a[v1320];
-          const unsigned int v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const unsigned int v1324 = v1323 + v1310;
           shm3[(v1324 ^ (((v1324 >> 6u) & 7u) << 3u))] = v1321;
         } else {
-          const unsigned int v1326 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1326 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const unsigned int v1327 = v1326 + v1310;
           shm3[(v1327 ^ (((v1327 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }

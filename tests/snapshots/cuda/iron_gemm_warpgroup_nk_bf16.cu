@@ -259,22 +259,22 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
   const unsigned int v1 = n;
   const unsigned int v2 = k;
   const float v3 = alpha;
-  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const unsigned int v4 = gridDim.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const unsigned int v5 = gridDim.y;  // kernels/gemm/gemm_tiles.hpp:156
   const unsigned int v6 = blockIdx.x;
   const unsigned int v7 = blockIdx.y;
   const unsigned int v8 = v7 * v4;
   const unsigned int v9 = v8 + v6;
-  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:136
+  const unsigned int v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const unsigned int v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
   const unsigned int v14 = v13 << 3u;
-  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:137
+  const unsigned int v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
   const unsigned int v17 = min(v16, 8u);
-  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:138
+  const unsigned int v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
   const unsigned int v20 = v19 % v17;
   const unsigned int v21 = v14 + v20;
   const unsigned int v22 = v21 << 7u;
-  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
+  const unsigned int v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const unsigned int v26 = v25 << 8u;
   unsigned int v280 = 0u;  // kernels/gemm/gemm_warpgroup.hpp:526
   const unsigned int v283 = iron_linear_thread() >> 5;  // kernels/gemm/gemm_warpgroup.hpp:421
@@ -598,51 +598,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     }
     __syncthreads();
   } else {
-    const unsigned int v322 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const unsigned int v322 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v323 = threadIdx.x;
 
     for (unsigned int v321 = v280; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (unsigned int v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:99
+      for (unsigned int v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v331 = v330 < v0;
         const unsigned int v332 = v321 + v329;
         const bool v333 = v332 < v2;
         const bool v334 = v331 && v333;
         if (v334) {
-          const unsigned int v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const unsigned int v338 = v336 + v321;
           const unsigned int v339 = v338 + v329;
           const iron_bf16 v340 = a[v339];
-          const unsigned int v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const unsigned int v343 = v342 + v329;
           shm3[(v343 ^ (((v343 >> 6u) & 7u) << 3u))] = v340;
         } else {
-          const unsigned int v345 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v345 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const unsigned int v346 = v345 + v329;
           shm3[(v346 ^ (((v346 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v352 = v323; v352 < 8192u; v352 += v322) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:99
+      for (unsigned int v352 = v323; v352 < 8192u; v352 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v358 = v357 < v1;
         const unsigned int v359 = v321 + v356;
         const bool v360 = v359 < v2;
         const bool v361 = v358 && v360;
         if (v361) {
-          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const unsigned int v365 = v363 + v321;
           const unsigned int v366 = v365 + v356;
           const iron_bf16 v367 = b[v366];
-          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const unsigned int v370 = v369 + v356;
           shm4[(v370 ^ (((v370 >> 6u) & 7u) << 3u))] = v367;
         } else {
-          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const unsigned int v373 = v372 + v356;
           shm4[(v373 ^ (((v373 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
@@ -2033,51 +2033,51 @@ extern "C" __global__ void __launch_bounds__(384) iron_gemm_warpgroup_nk_bf16(
     }
     __syncthreads();
   } else {
-    const unsigned int v1267 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const unsigned int v1267 = blockDim.x;  // kernels/gemm/gemm_tiles.hpp:104
     const unsigned int v1268 = threadIdx.x;
 
     for (unsigned int v1266 = v280; v1266 < v2; v1266 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (unsigned int v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:99
+      for (unsigned int v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1276 = v1275 < v0;
         const unsigned int v1277 = v1266 + v1274;
         const bool v1278 = v1277 < v2;
         const bool v1279 = v1276 && v1278;
         if (v1279) {
-          const unsigned int v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const unsigned int v1283 = v1281 + v1266;
           const unsigned int v1284 = v1283 + v1274;
           const iron_bf16 v1285 = a[v1284];
-          const unsigned int v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const unsigned int v1288 = v1287 + v1274;
           shm3[(v1288 ^ (((v1288 >> 6u) & 7u) << 3u))] = v1285;
         } else {
-          const unsigned int v1290 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1290 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const unsigned int v1291 = v1290 + v1274;
           shm3[(v1291 ^ (((v1291 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }
       }
 
-      for (unsigned int v1297 = v1268; v1297 < 8192u; v1297 += v1267) {  // kernels/gemm/gemm_tiles.hpp:96
-        const unsigned int v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const unsigned int v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const unsigned int v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:99
+      for (unsigned int v1297 = v1268; v1297 < 8192u; v1297 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
+        const unsigned int v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const unsigned int v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const unsigned int v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1303 = v1302 < v1;
         const unsigned int v1304 = v1266 + v1301;
         const bool v1305 = v1304 < v2;
         const bool v1306 = v1303 && v1305;
         if (v1306) {
-          const unsigned int v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const unsigned int v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const unsigned int v1310 = v1308 + v1266;
           const unsigned int v1311 = v1310 + v1301;
           const iron_bf16 v1312 = b[v1311];
-          const unsigned int v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const unsigned int v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const unsigned int v1315 = v1314 + v1301;
           shm4[(v1315 ^ (((v1315 >> 6u) & 7u) << 3u))] = v1312;
         } else {
-          const unsigned int v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const unsigned int v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const unsigned int v1318 = v1317 + v1301;
           shm4[(v1318 ^ (((v1318 >> 6u) & 7u) << 3u))] = iron_f32_to_bf16(0.0f);
         }

@@ -128,22 +128,22 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   const uint v2 = k;
   const uint v5 = v2 + 127u;  // kernels/gemm/gemm_fp8.cpp:132
   const uint v6 = v5 >> 7u;
-  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const uint v8 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const uint v7 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const uint v8 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
   const uint v9 = iron_gid.x;
   const uint v10 = iron_gid.y;
   const uint v11 = v10 * v7;
   const uint v12 = v11 + v9;
-  const uint v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const uint v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v14 = v7 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const uint v16 = v12 / v14;  // kernels/gemm/gemm_tiles.hpp:144
   const uint v17 = v16 << 3u;
-  const uint v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v19 = v8 - v17;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v20 = min(v19, 8u);
-  const uint v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v22 = v12 % v14;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v23 = v22 % v20;
   const uint v24 = v17 + v23;
   const uint v25 = v24 << 6u;
-  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:139
+  const uint v28 = v22 / v20;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v29 = v28 << 7u;
   const uint v1311 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v1312 = v1311 < 4u;
@@ -152,53 +152,53 @@ kernel void iron_gemm_fp8_blockwise_e4m3_nk_bf16(
   iron_frag_fill(v1318, float(0.0f));
   iron_frag<float, 16, 128> v1320;  // /usr/include/c++/12/bits/stl_construct.h:119
   iron_frag_fill(v1320, float(0.0f));
-  const uint v1324 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const uint v1324 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
   const uint v1325 = iron_tid.x;
 
   for (uint v1323 = 0u; v1323 < v2; v1323 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (uint v1327 = v1325; v1327 < 4096u; v1327 += v1324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1329 = v1327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1331 = v1327 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1332 = v25 + v1329;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v1327 = v1325; v1327 < 4096u; v1327 += v1324) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1329 = v1327 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1331 = v1327 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1332 = v25 + v1329;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1333 = v1332 < v0;
       const uint v1334 = v1323 + v1331;
       const bool v1335 = v1334 < v2;
       const bool v1336 = v1333 && v1335;
       if (v1336) {
-        const uint v1338 = v1332 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1338 = v1332 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v1340 = v1338 + v1323;
         const uint v1341 = v1340 + v1331;
         const iron_f8e4m3 v1342 = a[v1341];
-        const half v1343 = half(iron_to_f32(v1342));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v1343 = half(iron_to_f32(v1342));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v1345 = v1329 << 6u;
         const uint v1346 = v1345 + v1331;
         shm3[v1346] = v1343;
       } else {
-        const uint v1348 = v1329 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1348 = v1329 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v1349 = v1348 + v1331;
         shm3[v1349] = half(0.0f);
       }
     }
 
-    for (uint v1355 = v1325; v1355 < 8192u; v1355 += v1324) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1357 = v1355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1359 = v1355 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1360 = v29 + v1357;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v1355 = v1325; v1355 < 8192u; v1355 += v1324) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1357 = v1355 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1359 = v1355 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1360 = v29 + v1357;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1361 = v1360 < v1;
       const uint v1362 = v1323 + v1359;
       const bool v1363 = v1362 < v2;
       const bool v1364 = v1361 && v1363;
       if (v1364) {
-        const uint v1366 = v1360 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1366 = v1360 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v1368 = v1366 + v1323;
         const uint v1369 = v1368 + v1359;
         const iron_f8e4m3 v1370 = b[v1369];
-        const half v1371 = half(iron_to_f32(v1370));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v1371 = half(iron_to_f32(v1370));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v1373 = v1357 << 6u;
         const uint v1374 = v1373 + v1359;
         shm4[v1374] = v1371;
       } else {
-        const uint v1376 = v1357 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1376 = v1357 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v1377 = v1376 + v1359;
         shm4[v1377] = half(0.0f);
       }

@@ -129,75 +129,75 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   const float v4 = scale_b[0u];  // kernels/gemm/gemm_fp8.cpp:69
   const float v6 = scale_a[0u];
   const float v7 = v6 * v4;
-  const uint v8 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const uint v9 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const uint v8 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const uint v9 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
   const uint v10 = iron_gid.x;
   const uint v11 = iron_gid.y;
   const uint v12 = v11 * v8;
   const uint v13 = v12 + v10;
-  const uint v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const uint v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v15 = v8 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const uint v17 = v13 / v15;  // kernels/gemm/gemm_tiles.hpp:144
   const uint v18 = v17 << 3u;
-  const uint v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v20 = v9 - v18;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v21 = min(v20, 8u);
-  const uint v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v23 = v13 % v15;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v24 = v23 % v21;
   const uint v25 = v18 + v24;
   const uint v26 = v25 << 7u;
-  const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:139
+  const uint v29 = v23 / v21;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v30 = v29 << 8u;
   const uint v287 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v288 = v287 < 8u;
   const uint v292 = v287 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
   iron_frag<float, 16, 128> v294;
   iron_frag_fill(v294, float(0.0f));
-  const uint v298 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const uint v298 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
   const uint v299 = iron_tid.x;
 
   for (uint v297 = 0u; v297 < v2; v297 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (uint v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v306 = v26 + v303;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v301 = v299; v301 < 8192u; v301 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v303 = v301 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v305 = v301 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v306 = v26 + v303;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v307 = v306 < v0;
       const uint v308 = v297 + v305;
       const bool v309 = v308 < v2;
       const bool v310 = v307 && v309;
       if (v310) {
-        const uint v312 = v306 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v312 = v306 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v314 = v312 + v297;
         const uint v315 = v314 + v305;
         const iron_f8e4m3 v316 = a[v315];
-        const half v317 = half(iron_to_f32(v316));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v317 = half(iron_to_f32(v316));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v319 = v303 << 6u;
         const uint v320 = v319 + v305;
         shm3[v320] = v317;
       } else {
-        const uint v322 = v303 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v322 = v303 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v323 = v322 + v305;
         shm3[v323] = half(0.0f);
       }
     }
 
-    for (uint v329 = v299; v329 < 8192u; v329 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v329 = v299; v329 < 8192u; v329 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v331 = v329 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v333 = v329 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v334 = v30 + v331;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v335 = v334 < v1;
       const uint v336 = v297 + v333;
       const bool v337 = v336 < v2;
       const bool v338 = v335 && v337;
       if (v338) {
-        const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v340 = v334 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v342 = v340 + v297;
         const uint v343 = v342 + v333;
         const iron_f8e4m3 v344 = b[v343];
-        const half v345 = half(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v345 = half(iron_to_f32(v344));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v347 = v331 << 6u;
         const uint v348 = v347 + v333;
         shm4[v348] = v345;
       } else {
-        const uint v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v350 = v331 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v351 = v350 + v333;
         shm4[v351] = half(0.0f);
       }
@@ -1278,49 +1278,49 @@ kernel void iron_gemm_fp8_e4m3_nk_bf16(
   iron_frag_fill(v1213, float(0.0f));
 
   for (uint v1216 = 0u; v1216 < v2; v1216 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (uint v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1225 = v26 + v1222;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v1220 = v299; v1220 < 8192u; v1220 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1222 = v1220 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1224 = v1220 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1225 = v26 + v1222;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1226 = v1225 < v0;
       const uint v1227 = v1216 + v1224;
       const bool v1228 = v1227 < v2;
       const bool v1229 = v1226 && v1228;
       if (v1229) {
-        const uint v1231 = v1225 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1231 = v1225 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v1233 = v1231 + v1216;
         const uint v1234 = v1233 + v1224;
         const iron_f8e4m3 v1235 = a[v1234];
-        const half v1236 = half(iron_to_f32(v1235));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v1236 = half(iron_to_f32(v1235));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v1238 = v1222 << 6u;
         const uint v1239 = v1238 + v1224;
         shm3[v1239] = v1236;
       } else {
-        const uint v1241 = v1222 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1241 = v1222 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v1242 = v1241 + v1224;
         shm3[v1242] = half(0.0f);
       }
     }
 
-    for (uint v1248 = v299; v1248 < 8192u; v1248 += v298) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v1248 = v299; v1248 < 8192u; v1248 += v298) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1250 = v1248 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1252 = v1248 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1253 = v1204 + v1250;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1254 = v1253 < v1;
       const uint v1255 = v1216 + v1252;
       const bool v1256 = v1255 < v2;
       const bool v1257 = v1254 && v1256;
       if (v1257) {
-        const uint v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1259 = v1253 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v1261 = v1259 + v1216;
         const uint v1262 = v1261 + v1252;
         const iron_f8e4m3 v1263 = b[v1262];
-        const half v1264 = half(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v1264 = half(iron_to_f32(v1263));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v1266 = v1250 << 6u;
         const uint v1267 = v1266 + v1252;
         shm4[v1267] = v1264;
       } else {
-        const uint v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1269 = v1250 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v1270 = v1269 + v1252;
         shm4[v1270] = half(0.0f);
       }

@@ -126,75 +126,75 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   const uint v0 = m;  // kernels/gemm/gemm_fp8.cpp:83
   const uint v1 = n;
   const uint v2 = k;
-  const uint v3 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const uint v4 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const uint v3 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const uint v4 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
   const uint v5 = iron_gid.x;
   const uint v6 = iron_gid.y;
   const uint v7 = v6 * v3;
   const uint v8 = v7 + v5;
-  const uint v10 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v10 = v3 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const uint v12 = v8 / v10;  // kernels/gemm/gemm_tiles.hpp:144
   const uint v13 = v12 << 3u;
-  const uint v15 = v4 - v13;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v15 = v4 - v13;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v16 = min(v15, 8u);
-  const uint v18 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v18 = v8 % v10;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v19 = v18 % v16;
   const uint v20 = v13 + v19;
   const uint v21 = v20 << 7u;
-  const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:139
+  const uint v24 = v18 / v16;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v25 = v24 << 8u;
   const uint v309 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v310 = v309 < 8u;
   const uint v314 = v309 >> 2u;  // kernels/gemm/gemm_warpgroup.hpp:339
   iron_frag<float, 16, 128> v316;
   iron_frag_fill(v316, float(0.0f));
-  const uint v320 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+  const uint v320 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
   const uint v321 = iron_tid.x;
 
   for (uint v319 = 0u; v319 < v2; v319 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (uint v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v328 = v21 + v325;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v323 = v321; v323 < 8192u; v323 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v325 = v323 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v327 = v323 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v328 = v21 + v325;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v329 = v328 < v0;
       const uint v330 = v319 + v327;
       const bool v331 = v330 < v2;
       const bool v332 = v329 && v331;
       if (v332) {
-        const uint v334 = v328 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v334 = v328 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v336 = v334 + v319;
         const uint v337 = v336 + v327;
         const iron_f8e4m3 v338 = a[v337];
-        const half v339 = half(iron_to_f32(v338));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v339 = half(iron_to_f32(v338));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v341 = v325 << 6u;
         const uint v342 = v341 + v327;
         shm3[v342] = v339;
       } else {
-        const uint v344 = v325 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v344 = v325 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v345 = v344 + v327;
         shm3[v345] = half(0.0f);
       }
     }
 
-    for (uint v351 = v321; v351 < 8192u; v351 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v353 = v351 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v355 = v351 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v356 = v25 + v353;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v351 = v321; v351 < 8192u; v351 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v353 = v351 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v355 = v351 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v356 = v25 + v353;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v357 = v356 < v1;
       const uint v358 = v319 + v355;
       const bool v359 = v358 < v2;
       const bool v360 = v357 && v359;
       if (v360) {
-        const uint v362 = v356 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v362 = v356 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v364 = v362 + v319;
         const uint v365 = v364 + v355;
         const iron_f8e4m3 v366 = b[v365];
-        const half v367 = half(iron_to_f32(v366));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v367 = half(iron_to_f32(v366));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v369 = v353 << 6u;
         const uint v370 = v369 + v355;
         shm4[v370] = v367;
       } else {
-        const uint v372 = v353 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v372 = v353 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v373 = v372 + v355;
         shm4[v373] = half(0.0f);
       }
@@ -1467,49 +1467,49 @@ kernel void iron_gemm_fp8_rowwise_e4m3_nk_bf16(
   iron_frag_fill(v1427, float(0.0f));
 
   for (uint v1430 = 0u; v1430 < v2; v1430 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-    for (uint v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1439 = v21 + v1436;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v1434 = v321; v1434 < 8192u; v1434 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1436 = v1434 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1438 = v1434 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1439 = v21 + v1436;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1440 = v1439 < v0;
       const uint v1441 = v1430 + v1438;
       const bool v1442 = v1441 < v2;
       const bool v1443 = v1440 && v1442;
       if (v1443) {
-        const uint v1445 = v1439 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1445 = v1439 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v1447 = v1445 + v1430;
         const uint v1448 = v1447 + v1438;
         const iron_f8e4m3 v1449 = a[v1448];
-        const half v1450 = half(iron_to_f32(v1449));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v1450 = half(iron_to_f32(v1449));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v1452 = v1436 << 6u;
         const uint v1453 = v1452 + v1438;
         shm3[v1453] = v1450;
       } else {
-        const uint v1455 = v1436 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1455 = v1436 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v1456 = v1455 + v1438;
         shm3[v1456] = half(0.0f);
       }
     }
 
-    for (uint v1462 = v321; v1462 < 8192u; v1462 += v320) {  // kernels/gemm/gemm_tiles.hpp:96
-      const uint v1464 = v1462 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-      const uint v1466 = v1462 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-      const uint v1467 = v1418 + v1464;  // kernels/gemm/gemm_tiles.hpp:99
+    for (uint v1462 = v321; v1462 < 8192u; v1462 += v320) {  // kernels/gemm/gemm_tiles.hpp:104
+      const uint v1464 = v1462 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+      const uint v1466 = v1462 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+      const uint v1467 = v1418 + v1464;  // kernels/gemm/gemm_tiles.hpp:107
       const bool v1468 = v1467 < v1;
       const uint v1469 = v1430 + v1466;
       const bool v1470 = v1469 < v2;
       const bool v1471 = v1468 && v1470;
       if (v1471) {
-        const uint v1473 = v1467 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+        const uint v1473 = v1467 * v2;  // kernels/gemm/gemm_tiles.hpp:108
         const uint v1475 = v1473 + v1430;
         const uint v1476 = v1475 + v1466;
         const iron_f8e4m3 v1477 = b[v1476];
-        const half v1478 = half(iron_to_f32(v1477));  // kernels/gemm/gemm_tiles.hpp:104
+        const half v1478 = half(iron_to_f32(v1477));  // kernels/gemm/gemm_tiles.hpp:112
         const uint v1480 = v1464 << 6u;
         const uint v1481 = v1480 + v1466;
         shm4[v1481] = v1478;
       } else {
-        const uint v1483 = v1464 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+        const uint v1483 = v1464 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
         const uint v1484 = v1483 + v1466;
         shm4[v1484] = half(0.0f);
       }

@@ -84,22 +84,22 @@ kernel void iron_gemm_warpgroup_kn_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
   const uint v6 = iron_gid.x;
   const uint v7 = iron_gid.y;
   const uint v8 = v7 * v4;
   const uint v9 = v8 + v6;
-  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
   const uint v14 = v13 << 3u;
-  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v17 = min(v16, 8u);
-  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v20 = v19 % v17;
   const uint v21 = v14 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v26 = v25 << 8u;
   const uint v311 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v312 = v311 < 8u;
@@ -279,28 +279,28 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
   } else {
-    const uint v356 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const uint v356 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v357 = iron_tid.x;
 
     for (uint v355 = 0u; v355 < v2; v355 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (uint v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:99
+      for (uint v359 = v357; v359 < 8192u; v359 += v356) {  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v361 = v359 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v363 = v359 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v364 = v22 + v361;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v365 = v364 < v0;
         const uint v366 = v355 + v363;
         const bool v367 = v366 < v2;
         const bool v368 = v365 && v367;
         if (v368) {
-          const uint v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v370 = v364 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const uint v372 = v370 + v355;
           const uint v373 = v372 + v363;
           const bfloat v374 = a[v373];
-          const uint v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v376 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const uint v377 = v376 + v363;
           shm3[v377] = v374;
         } else {
-          const uint v379 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v379 = v361 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const uint v380 = v379 + v363;
           shm3[v380] = bfloat(0.0f);
         }
@@ -1566,28 +1566,28 @@ kernel void iron_gemm_warpgroup_kn_bf16(
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
   } else {
-    const uint v1303 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const uint v1303 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v1304 = iron_tid.x;
 
     for (uint v1302 = 0u; v1302 < v2; v1302 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (uint v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:99
+      for (uint v1306 = v1304; v1306 < 8192u; v1306 += v1303) {  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1308 = v1306 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1310 = v1306 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1311 = v22 + v1308;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1312 = v1311 < v0;
         const uint v1313 = v1302 + v1310;
         const bool v1314 = v1313 < v2;
         const bool v1315 = v1312 && v1314;
         if (v1315) {
-          const uint v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v1317 = v1311 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const uint v1319 = v1317 + v1302;
           const uint v1320 = v1319 + v1310;
           const bfloat v1321 = a[v1320];
-          const uint v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v1323 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const uint v1324 = v1323 + v1310;
           shm3[v1324] = v1321;
         } else {
-          const uint v1326 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1326 = v1308 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const uint v1327 = v1326 + v1310;
           shm3[v1327] = bfloat(0.0f);
         }

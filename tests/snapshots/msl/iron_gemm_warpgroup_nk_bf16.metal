@@ -84,22 +84,22 @@ kernel void iron_gemm_warpgroup_nk_bf16(
   const uint v1 = n;
   const uint v2 = k;
   const float v3 = alpha;
-  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:147
-  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:148
+  const uint v4 = iron_ngroups.x;  // kernels/gemm/gemm_tiles.hpp:155
+  const uint v5 = iron_ngroups.y;  // kernels/gemm/gemm_tiles.hpp:156
   const uint v6 = iron_gid.x;
   const uint v7 = iron_gid.y;
   const uint v8 = v7 * v4;
   const uint v9 = v8 + v6;
-  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:135
-  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:136
+  const uint v11 = v4 << 3u;  // kernels/gemm/gemm_tiles.hpp:143
+  const uint v13 = v9 / v11;  // kernels/gemm/gemm_tiles.hpp:144
   const uint v14 = v13 << 3u;
-  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:137
+  const uint v16 = v5 - v14;  // kernels/gemm/gemm_tiles.hpp:145
   const uint v17 = min(v16, 8u);
-  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:138
+  const uint v19 = v9 % v11;  // kernels/gemm/gemm_tiles.hpp:146
   const uint v20 = v19 % v17;
   const uint v21 = v14 + v20;
   const uint v22 = v21 << 7u;
-  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:139
+  const uint v25 = v19 / v17;  // kernels/gemm/gemm_tiles.hpp:147
   const uint v26 = v25 << 8u;
   const uint v283 = iron_sg;  // kernels/gemm/gemm_warpgroup.hpp:421
   const bool v284 = v283 < 8u;
@@ -260,51 +260,51 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
   } else {
-    const uint v322 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const uint v322 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v323 = iron_tid.x;
 
     for (uint v321 = 0u; v321 < v2; v321 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (uint v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:99
+      for (uint v325 = v323; v325 < 8192u; v325 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v327 = v325 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v329 = v325 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v330 = v22 + v327;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v331 = v330 < v0;
         const uint v332 = v321 + v329;
         const bool v333 = v332 < v2;
         const bool v334 = v331 && v333;
         if (v334) {
-          const uint v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v336 = v330 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const uint v338 = v336 + v321;
           const uint v339 = v338 + v329;
           const bfloat v340 = a[v339];
-          const uint v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v342 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const uint v343 = v342 + v329;
           shm3[v343] = v340;
         } else {
-          const uint v345 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v345 = v327 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const uint v346 = v345 + v329;
           shm3[v346] = bfloat(0.0f);
         }
       }
 
-      for (uint v352 = v323; v352 < 8192u; v352 += v322) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:99
+      for (uint v352 = v323; v352 < 8192u; v352 += v322) {  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v354 = v352 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v356 = v352 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v357 = v26 + v354;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v358 = v357 < v1;
         const uint v359 = v321 + v356;
         const bool v360 = v359 < v2;
         const bool v361 = v358 && v360;
         if (v361) {
-          const uint v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v363 = v357 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const uint v365 = v363 + v321;
           const uint v366 = v365 + v356;
           const bfloat v367 = b[v366];
-          const uint v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v369 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const uint v370 = v369 + v356;
           shm4[v370] = v367;
         } else {
-          const uint v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v372 = v354 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const uint v373 = v372 + v356;
           shm4[v373] = bfloat(0.0f);
         }
@@ -1533,51 +1533,51 @@ kernel void iron_gemm_warpgroup_nk_bf16(
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);  // kernels/gemm/gemm_warpgroup.hpp:443
   } else {
-    const uint v1267 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:96
+    const uint v1267 = iron_tpg.x;  // kernels/gemm/gemm_tiles.hpp:104
     const uint v1268 = iron_tid.x;
 
     for (uint v1266 = 0u; v1266 < v2; v1266 += 64u) {  // kernels/gemm/gemm_warpgroup.hpp:431
-      for (uint v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:99
+      for (uint v1270 = v1268; v1270 < 8192u; v1270 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1272 = v1270 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1274 = v1270 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1275 = v22 + v1272;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1276 = v1275 < v0;
         const uint v1277 = v1266 + v1274;
         const bool v1278 = v1277 < v2;
         const bool v1279 = v1276 && v1278;
         if (v1279) {
-          const uint v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v1281 = v1275 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const uint v1283 = v1281 + v1266;
           const uint v1284 = v1283 + v1274;
           const bfloat v1285 = a[v1284];
-          const uint v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v1287 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const uint v1288 = v1287 + v1274;
           shm3[v1288] = v1285;
         } else {
-          const uint v1290 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1290 = v1272 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const uint v1291 = v1290 + v1274;
           shm3[v1291] = bfloat(0.0f);
         }
       }
 
-      for (uint v1297 = v1268; v1297 < 8192u; v1297 += v1267) {  // kernels/gemm/gemm_tiles.hpp:96
-        const uint v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:97
-        const uint v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:98
-        const uint v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:99
+      for (uint v1297 = v1268; v1297 < 8192u; v1297 += v1267) {  // kernels/gemm/gemm_tiles.hpp:104
+        const uint v1299 = v1297 >> 6u;  // kernels/gemm/gemm_tiles.hpp:105
+        const uint v1301 = v1297 & 63u;  // kernels/gemm/gemm_tiles.hpp:106
+        const uint v1302 = v1226 + v1299;  // kernels/gemm/gemm_tiles.hpp:107
         const bool v1303 = v1302 < v1;
         const uint v1304 = v1266 + v1301;
         const bool v1305 = v1304 < v2;
         const bool v1306 = v1303 && v1305;
         if (v1306) {
-          const uint v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:100
+          const uint v1308 = v1302 * v2;  // kernels/gemm/gemm_tiles.hpp:108
           const uint v1310 = v1308 + v1266;
           const uint v1311 = v1310 + v1301;
           const bfloat v1312 = b[v1311];
-          const uint v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:102
+          const uint v1314 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:110
           const uint v1315 = v1314 + v1301;
           shm4[v1315] = v1312;
         } else {
-          const uint v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:107
+          const uint v1317 = v1299 << 6u;  // kernels/gemm/gemm_tiles.hpp:115
           const uint v1318 = v1317 + v1301;
           shm4[v1318] = bfloat(0.0f);
         }
