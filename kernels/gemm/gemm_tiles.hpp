@@ -332,14 +332,15 @@ inline constexpr std::uint32_t kRun = 8;
 /// sum) for out's rows first_row … and columns col0 …, THREADS threads taking runs of kRun
 /// consecutive columns in straight-line order, so that an epilogue's stores of a run merge into
 /// one 16-byte store (docs/compiler.md, "vectorize"): a warp writes 256 consecutive elements of
-/// the band's rows a time.
+/// the band's rows a time. The loop stays rolled: unrolled, its copies of the epilogue cost NVRTC
+/// a tenth of a GEMM's compile and the kernel nothing (bench/NOTES.md §62).
 /// For a band wholly inside out, whose row pitch is a multiple of kRun.
 template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
           class Epilogue>
 void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
                   const dsl::Expr<dsl::u32>& col0, Epilogue&& epilogue) {
   using namespace iron::dsl;
-  for (auto u : range(thread_id<0>(), ROWS * COLS / kRun, THREADS)) {
+  for (auto u : rolled_range(thread_id<0>(), ROWS * COLS / kRun, THREADS)) {
     auto v = u * kRun;
     auto r = first_row + v / COLS;
     auto c = col0 + v % COLS;
@@ -348,14 +349,15 @@ void hand_on_runs(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>
   }
 }
 
-/// The same, each element checked against (m, n): for a band that may reach past out's edges.
+/// The same, each element checked against (m, n): for a band that may reach past out's edges
+/// (rolled too).
 template <std::uint32_t ROWS, std::uint32_t COLS, std::uint32_t PITCH, std::uint32_t THREADS,
           class Epilogue>
 void hand_on_checked(const dsl::Shared<dsl::f32>& staged, const dsl::Expr<dsl::u32>& first_row,
                      const dsl::Expr<dsl::u32>& col0, const dsl::Expr<dsl::u32>& m,
                      const dsl::Expr<dsl::u32>& n, Epilogue&& epilogue) {
   using namespace iron::dsl;
-  for (auto v : range(thread_id<0>(), ROWS * COLS, THREADS)) {
+  for (auto v : rolled_range(thread_id<0>(), ROWS * COLS, THREADS)) {
     auto r = first_row + v / COLS;
     auto c = col0 + v % COLS;
     IRON_IF(r < m && c < n) { epilogue(r, c, load(staged[v / COLS * PITCH + v % COLS])); }

@@ -33,7 +33,7 @@ class Hasher {
       u64(s.offset);
       u64(s.ring ? 1 : 0);
       u64(s.swizzle);
-      u64(static_cast<std::uint64_t>(s.overlays + 1));
+      u64(static_cast<std::uint64_t>(s.overlays) + 1);  // -1 (none) is 0
     }
     u64(k_.shared_bytes);
     u64(k_.tensor_maps.size());
@@ -218,6 +218,7 @@ class Hasher {
     u64(op.args.size());
     for (ValueId a : op.args) value(a);
     attributes(op);
+    if (op.kind == OpKind::For) u64(static_cast<std::uint64_t>(op.ivalue));  // rolled
     u64(op.blocks.size());
     for (const Block& b : op.blocks) block(b);
   }

@@ -723,6 +723,10 @@ class Parser {
     op.args.push_back(c.value("the loop end"));
     c.keyword("step");
     op.args.push_back(c.value("the loop step"));
+    if (c.at(Token::Kind::Word) && c.peek()->text == "rolled") {
+      c.keyword("rolled");
+      op.ivalue = 1;
+    }
     op.type = c.type_suffix();
     c.punct('{', "opening the loop body");
     c.end();

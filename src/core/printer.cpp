@@ -110,9 +110,9 @@ class Printer {
     if (op.kind == OpKind::For) {
       IRON_INTERNAL_ASSERT(op.args.size() == 3 && op.blocks.size() == 1, "malformed for op");
       const ForOp loop(op);
-      out_ += fmt::format("for {} = {} to {} step {} : {} {{", value(loop.induction()),
+      out_ += fmt::format("for {} = {} to {} step {}{} : {} {{", value(loop.induction()),
                           value(loop.start()), value(loop.end()), value(loop.step()),
-                          dtype_name(op.type));
+                          op.ivalue == 1 ? " rolled" : "", dtype_name(op.type));
       end_line(op.loc);
       block(loop.body(), depth + 1);
       out_ += indent + "}\n";

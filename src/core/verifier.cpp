@@ -369,6 +369,9 @@ class Verifier {
       return;
     }
     if (op.kind == OpKind::For) {
+      if (op.ivalue != 0 && op.ivalue != 1) {
+        report(op.loc, fmt::format("for: ivalue {} is neither 0 nor 1 (rolled)", op.ivalue));
+      }
       scopes_.emplace_back();  // the induction value is visible in the body only
       define(op);
       if (!op.blocks.empty()) {

@@ -34,8 +34,11 @@ ScopeGuard::~ScopeGuard() {
   while (tracer_->depth() >= depth_) tracer_->close_block();
 }
 
-ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type) {
-  return Tracer::current().record(ir::OpKind::For, type, {start, end, step}).result;
+ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type,
+                       bool rolled) {
+  ir::Op& op = Tracer::current().record(ir::OpKind::For, type, {start, end, step});
+  op.ivalue = rolled ? 1 : 0;
+  return op.result;
 }
 
 void record_pipeline(ir::ValueId start, ir::ValueId end, ir::ValueId step, std::uint32_t stages,

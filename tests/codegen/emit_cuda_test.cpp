@@ -164,6 +164,20 @@ TEST(EmitCuda, LoopsBranchesVariablesAndUnusedValues) {
 )");
 }
 
+// A rolled loop (dsl::rolled_range) is one NVVM must not unroll either; Metal keeps its
+// compiler's choice.
+TEST(EmitCuda, ARolledLoopIsPrecededByPragmaUnrollOne) {
+  std::string rolled(kControl);
+  const std::string step = "step %5 : u32 {";
+  rolled.replace(rolled.find(step), step.size(), "step %5 rolled : u32 {");
+  EXPECT_NE(body_of(cuda(rolled))
+                .find("\n  #pragma unroll 1\n  for (unsigned int v6 = 0u; v6 < v4; v6 += 4u) {"),
+            std::string::npos)
+      << body_of(cuda(rolled));
+  EXPECT_EQ(body_of(cuda(kControl)).find("#pragma"), std::string::npos);
+  EXPECT_EQ(body_of(msl(rolled)), body_of(msl(kControl)));
+}
+
 // The compilers warn about unread locals: nothing only unemitted ops read is emitted.
 TEST(EmitCuda, ChainsOfUnreadValuesAreLeftOut) {
   EXPECT_EQ(body_of(cuda(kDeadChain)),

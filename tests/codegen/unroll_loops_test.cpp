@@ -136,6 +136,22 @@ TEST(PassUnrollLoops, LongOrNonConstantLoopsStay) {
   expect_unchanged(unroll_loops, kIr, 14);
 }
 
+// A loop asked to stay rolled (dsl::rolled_range) stays, its constant bounds notwithstanding.
+TEST(PassUnrollLoops, RolledLoopsStay) {
+  expect_unchanged(unroll_loops, R"(
+  %0 = builtin global_id.x : u32
+  %1 = const 0 : u32
+  %2 = const 4 : u32
+  %3 = const 1 : u32
+  for %4 = %1 to %2 step %3 rolled : u32 {
+    %5 = add %0, %4 : u32
+    %6 = load x[%5] : f32
+    store out[%5], %6 : f32
+  }
+)",
+                   7);
+}
+
 TEST(PassUnrollLoops, BodiesTooLargeOnceUnrolledStay) {
   // 8 trips of a 33-op body would be 264 ops, over the 256 limit; 32 ops would be 256.
   std::string body = R"(

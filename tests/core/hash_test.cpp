@@ -106,6 +106,7 @@ TEST(IrHash, SeesEveryChange) {
       {"reduce.sum", "reduce.max"},                                // an op kind
       {"builtin thread_id.x", "builtin thread_id.y"},              // a builtin axis
       {"for %5 = %0 to %2 step %1", "for %5 = %0 to %2 step %0"},  // a loop bound
+      {"step %1 : u32 {", "step %1 rolled : u32 {"},               // a loop kept rolled
       {"load x[%5] : bf16", "load x[%5] : bf16x8"},                // a vector width
       {"partial: f32[32]", "partial: f32[32] offset=64"},          // a shared offset
       {"store y[%0], %15", "store x[%0], %15"},                    // an access's target

@@ -175,7 +175,7 @@ constexpr std::string_view kEveryOp =
     var.store %77, %80 : f32
     %81 = lt %78, %3 : bool
     if %81 {  ; kernels/test/every-op_v2.cpp:33
-      for %82 = %78 to %11 step %21 : u32 {
+      for %82 = %78 to %11 step %21 rolled : u32 {
         %83 = var.load %77 : f32
         var.store %77, %83 : f32
       }
@@ -355,6 +355,8 @@ TEST(IrText, ParsesFieldsAsPrinted) {
   ASSERT_EQ(branch.kind, OpKind::If);
   ASSERT_EQ(branch.blocks.size(), 2u);
   EXPECT_EQ(branch.blocks[0].ops[0].kind, OpKind::For);
+  EXPECT_EQ(loop->ivalue, 0) << "unrolled as the compilers choose";
+  EXPECT_EQ(branch.blocks[0].ops[0].ivalue, 1) << "rolled";
   EXPECT_EQ(branch.blocks[1].ops[0].kind, OpKind::AtomicAdd);
   EXPECT_EQ(branch.blocks[1].ops[0].param, k.find_param("sums"));
   EXPECT_EQ(branch.blocks[1].ops[0].shared, -1);

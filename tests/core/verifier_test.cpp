@@ -100,6 +100,19 @@ TEST(IrVerifier, OperandCountsAndResults) {
   expect_problem(kernel("  %6 = store out[%0], %1 : f32"), "store cannot define a value");
 }
 
+// A loop's ivalue says whether it stays rolled: 0 or 1, nothing else.
+TEST(IrVerifier, ALoopIsRolledOrNot) {
+  const std::string text =
+      kernel("  for %6 = %0 to %5 step %5 rolled : u32 {\n    store out[%6], %1 : f32\n  }");
+  EXPECT_EQ(problems(text), std::vector<std::string>{});
+  ir::Kernel k = parse_kernel(text);
+  for (ir::Op& op : k.body.ops) {
+    if (op.kind == ir::OpKind::For) op.ivalue = 2;
+  }
+  EXPECT_EQ(verify(k),
+            (std::vector<std::string>{"kernel k: for: ivalue 2 is neither 0 nor 1 (rolled)"}));
+}
+
 TEST(IrVerifier, ArithmeticTypes) {
   expect_problem(kernel("  %6 = add %1, %2 : f16"), "add: types differ (f32, f32, f16)");
   expect_problem(kernel("  %6 = and %1, %2 : f32"), "and: needs integers or bools, got f32");

@@ -137,6 +137,7 @@ struct Block {
 ///   axis = the lag (steps a compute's warpgroup products may keep reading its slot),
 ///   consumers = the threads that compute when the rest of the group is a producer (0: none).
 ///   For: args=[start, end, step], result = induction value, blocks=[body]; runs while i < end.
+///   ivalue = 1: kept rolled (neither unroll_loops nor the target's compiler unrolls it).
 ///   If: args=[cond], blocks=[then, else].
 struct Op {
   OpKind kind = OpKind::Const;

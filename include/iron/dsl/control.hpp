@@ -34,7 +34,8 @@ class ScopeGuard {
   int exceptions_ = 0;
 };
 
-ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type);
+ir::ValueId record_for(ir::ValueId start, ir::ValueId end, ir::ValueId step, DType type,
+                       bool rolled);
 void record_if(ir::ValueId cond);
 
 }  // namespace detail
@@ -43,8 +44,8 @@ void record_if(ir::ValueId cond);
 template <IntegerElement I>
 class Range {
  public:
-  Range(Expr<I> start, Expr<I> end, Expr<I> step, SourceLocation where)
-      : start_(start), end_(end), step_(step), where_(where) {}
+  Range(Expr<I> start, Expr<I> end, Expr<I> step, SourceLocation where, bool rolled = false)
+      : start_(start), end_(end), step_(step), where_(where), rolled_(rolled) {}
 
   class Iterator {
    public:
@@ -63,7 +64,8 @@ class Range {
 
   Iterator begin() {
     detail::Tracer::current().at(where_);
-    induction_ = Expr<I>::wrap(detail::record_for(start_.id(), end_.id(), step_.id(), dtype_of<I>));
+    induction_ =
+        Expr<I>::wrap(detail::record_for(start_.id(), end_.id(), step_.id(), dtype_of<I>, rolled_));
     guard_.open(0, "symbolic loop");
     return Iterator(this);
   }
@@ -72,6 +74,7 @@ class Range {
  private:
   Expr<I> start_, end_, step_, induction_;
   SourceLocation where_;
+  bool rolled_;
   detail::ScopeGuard guard_;
   bool done_ = false;
 };
@@ -86,6 +89,20 @@ auto range(const A& start, const B& end, const C& step = 1,
   detail::Tracer::current().at(where);
   return Range<I>(detail::to_expr<I>(start), detail::to_expr<I>(end), detail::to_expr<I>(step),
                   where);
+}
+
+/// range() kept rolled: neither Iron nor the target's compiler unrolls it (CUDA's
+/// `#pragma unroll 1`). For a loop whose body is large and runs a few times a kernel, such as an
+/// epilogue's, whose copies the target's compiler would spend time on and gain nothing from.
+template <class A, class B, class C = int>
+auto rolled_range(const A& start, const B& end, const C& step = 1,
+                  SourceLocation where = SourceLocation::current()) {
+  using I = typename detail::element_or<
+      A, typename detail::element_or<B, typename detail::element_or<C, u32>::type>::type>::type;
+  static_assert(IntegerElement<I>, "Iron: rolled_range() needs integer bounds");
+  detail::Tracer::current().at(where);
+  return Range<I>(detail::to_expr<I>(start), detail::to_expr<I>(end), detail::to_expr<I>(step),
+                  where, /*rolled=*/true);
 }
 
 namespace detail {

@@ -302,6 +302,7 @@ class BodyWriter {
     const Values& v = values_;
     const ir::ForOp loop(op);
     const std::string i = v.name(loop.induction());
+    if (op.ivalue == 1 && !cx_.dialect.rolled_loop().empty()) line(cx_.dialect.rolled_loop(), {});
     line("for (" + cx_.dialect.type(op.type) + " " + i + " = " + v.name(loop.start()) + "; " + i +
              " < " + v.operand(loop.end()) + "; " + i + " += " + v.name(loop.step()) + ") {",
          op.loc);

@@ -44,6 +44,8 @@ std::string Dialect::type(DType t) const {
 
 std::string Dialect::barrier_among(std::uint32_t) const { return ""; }
 
+std::string Dialect::rolled_loop() const { return ""; }
+
 namespace {
 [[noreturn]] void no_warpgroup_products() {
   IRON_INTERNAL_ERROR(

@@ -150,6 +150,9 @@ class Dialect {
   /// The statement that makes the group's first `threads` threads wait for each other (the
   /// others go on); empty where the target has no such barrier (Metal).
   virtual std::string barrier_among(std::uint32_t threads) const;
+  /// The line before a loop that its compiler must not unroll (a rolled `for`); empty where the
+  /// target has none (Metal: the choice stays its compiler's).
+  virtual std::string rolled_loop() const;
   /// The declaration of the kernel's threadgroup allocation `index` (placed by
   /// layout_shared_memory); `vector_access` when vector loads or stores use it, so it must be
   /// 16-byte aligned. May be several lines.

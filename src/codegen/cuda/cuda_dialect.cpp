@@ -180,6 +180,8 @@ std::string CudaDialect::atomic(OpKind k, const Access& a, const std::string& v,
 
 std::string CudaDialect::barrier() const { return "__syncthreads();"; }
 
+std::string CudaDialect::rolled_loop() const { return "#pragma unroll 1"; }
+
 std::string CudaDialect::barrier_among(std::uint32_t threads) const {
   return fmt::format(R"(asm volatile("bar.sync {}, {};" ::: "memory");)", ir::kAmongBarrier,
                      threads);

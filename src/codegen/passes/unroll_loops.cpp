@@ -82,7 +82,7 @@ class Unroller {
 
   ir::Rewrite unroll_if_small(ir::Op& op) {
     if (op.kind == OpKind::Const) consts_[op.result] = const_value(op);
-    if (op.kind != OpKind::For) return ir::Rewrite::keep();
+    if (op.kind != OpKind::For || op.ivalue == 1) return ir::Rewrite::keep();  // or rolled
     const bool registers = accesses_registers(ir::ForOp(op).body());
     const std::optional<std::vector<ConstValue>> trips =
         trip_values(op, registers ? static_cast<std::size_t>(ir::kMaxRegs) : kMaxTrips);

@@ -1912,70 +1912,72 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v1897 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v1897 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v1898 = v1897 <= v44;
   const unsigned int v1900 = v67 + 128u;
   const bool v1901 = v1900 <= v4;
   const bool v1902 = v1898 && v1901;
   const bool v1903 = v1902 && v77;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v1909 = 0u; v1909 < 4u; v1909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v1910 = v200 == v1909;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v1909 = 0u; v1909 < 4u; v1909 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v1910 = v200 == v1909;  // kernels/gemm/gemm_tiles.hpp:416
     if (v1910) {
       iron_frag_store<false>(v210, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v1915 = v1909 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v1915 = v1909 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v1916 = v1915 << 6u;
     const unsigned int v1917 = v67 + v1916;
-    const unsigned int v1920 = v1909 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v1920 = v1909 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v1921 = v1920 << 6u;
     const unsigned int v1922 = v63 + v1921;
-    if (v1903) {  // kernels/gemm/gemm_tiles.hpp:397
-      for (unsigned int v1926 = v125; v1926 < 512u; v1926 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-        const unsigned int v1928 = v1926 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v1930 = v1928 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+    if (v1903) {  // kernels/gemm/gemm_tiles.hpp:399
+      #pragma unroll 1
+      for (unsigned int v1926 = v125; v1926 < 512u; v1926 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v1928 = v1926 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v1930 = v1928 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v1931 = v1922 + v1930;
-        const unsigned int v1933 = v1928 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v1933 = v1928 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v1934 = v1917 + v1933;
-        const unsigned int v1940 = v1930 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v1940 = v1930 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1941 = v1940 + v1933;
-        const float v1944 = shm2[v1941];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v1944 = shm2[v1941];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16 v1948 = iron_f32_to_bf16(v1944);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v1949 = v1931 * v4;
         const unsigned int v1950 = v1949 + v68;
-        const unsigned int v1953 = v1941 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1953 = v1941 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1954 = shm2[v1953];
         const iron_bf16 v1958 = iron_f32_to_bf16(v1954);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v1963 = v1941 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1963 = v1941 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1964 = shm2[v1963];
         const iron_bf16 v1968 = iron_f32_to_bf16(v1964);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v1973 = v1941 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1973 = v1941 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1974 = shm2[v1973];
         const iron_bf16 v1978 = iron_f32_to_bf16(v1974);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v1983 = v1941 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1983 = v1941 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1984 = shm2[v1983];
         const iron_bf16 v1988 = iron_f32_to_bf16(v1984);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v1993 = v1941 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1993 = v1941 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1994 = shm2[v1993];
         const iron_bf16 v1998 = iron_f32_to_bf16(v1994);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2003 = v1941 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2003 = v1941 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2004 = shm2[v2003];
         const iron_bf16 v2008 = iron_f32_to_bf16(v2004);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2013 = v1941 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2013 = v1941 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2014 = shm2[v2013];
         const iron_bf16 v2018 = iron_f32_to_bf16(v2014);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v5245 = v1934 + v1950;
         *reinterpret_cast<iron_bf16x8*>(out + v5245) = iron_bf16x8{{v1948, v1958, v1968, v1978, v1988, v1998, v2008, v2018}};
       }
     } else {
-      for (unsigned int v2025 = v125; v2025 < 4096u; v2025 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v2027 = v2025 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+      #pragma unroll 1
+      for (unsigned int v2025 = v125; v2025 < 4096u; v2025 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v2027 = v2025 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v2028 = v1922 + v2027;
-        const unsigned int v2030 = v2025 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v2030 = v2025 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v2031 = v1917 + v2030;
-        const bool v2032 = v2028 < v44;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v2032 = v2028 < v44;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v2033 = v2031 < v4;
         const bool v2034 = v2032 && v2033;
         if (v2034) {
@@ -1990,6 +1992,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_affine_b4_g128_bf1
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

@@ -1324,70 +1324,72 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+        #pragma unroll 1
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
           const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const iron_bf16 v1015 = iron_f32_to_bf16(v1011);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v1016 = v998 * v4;
           const unsigned int v1017 = v1016 + v84;
-          const unsigned int v1020 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1020 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1021 = shm2[v1020];
           const iron_bf16 v1025 = iron_f32_to_bf16(v1021);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1030 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1030 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1031 = shm2[v1030];
           const iron_bf16 v1035 = iron_f32_to_bf16(v1031);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1040 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1040 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1041 = shm2[v1040];
           const iron_bf16 v1045 = iron_f32_to_bf16(v1041);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1050 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1050 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1051 = shm2[v1050];
           const iron_bf16 v1055 = iron_f32_to_bf16(v1051);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1060 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1060 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1061 = shm2[v1060];
           const iron_bf16 v1065 = iron_f32_to_bf16(v1061);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1070 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1070 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1071 = shm2[v1070];
           const iron_bf16 v1075 = iron_f32_to_bf16(v1071);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1080 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1080 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1081 = shm2[v1080];
           const iron_bf16 v1085 = iron_f32_to_bf16(v1081);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v3945 = v1001 + v1017;
           *reinterpret_cast<iron_bf16x8*>(out + v3945) = iron_bf16x8{{v1015, v1025, v1035, v1045, v1055, v1065, v1075, v1085}};
         }
       } else {
-        for (unsigned int v1092 = v144; v1092 < 4096u; v1092 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1094 = v1092 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        #pragma unroll 1
+        for (unsigned int v1092 = v144; v1092 < 4096u; v1092 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1094 = v1092 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
           const unsigned int v1095 = v989 + v1094;
-          const unsigned int v1097 = v1092 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1097 = v1092 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
           const unsigned int v1098 = v984 + v1097;
-          const bool v1099 = v1095 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1099 = v1095 < v60;  // kernels/gemm/gemm_tiles.hpp:363
           const bool v1100 = v1098 < v15;
           const bool v1101 = v1099 && v1100;
           if (v1101) {
@@ -1402,7 +1404,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
     const unsigned int v2423 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

@@ -1326,36 +1326,37 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+        #pragma unroll 1
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
           const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4048 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:64
           const iron_bf16 v1015 = v4048.v[0];
@@ -1371,37 +1372,37 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           const iron_bf16 v1018 = iron_f32_to_bf16(v1017);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v1019 = v998 * v4;
           const unsigned int v1020 = v1019 + v84;
-          const unsigned int v1023 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1023 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1024 = shm2[v1023];
           const float v1029 = iron_to_f32(v1028);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1030 = v1024 + v1029;
           const iron_bf16 v1031 = iron_f32_to_bf16(v1030);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1036 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1036 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1037 = shm2[v1036];
           const float v1042 = iron_to_f32(v1041);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1043 = v1037 + v1042;
           const iron_bf16 v1044 = iron_f32_to_bf16(v1043);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1049 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1049 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1050 = shm2[v1049];
           const float v1055 = iron_to_f32(v1054);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1056 = v1050 + v1055;
           const iron_bf16 v1057 = iron_f32_to_bf16(v1056);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1062 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1062 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1063 = shm2[v1062];
           const float v1068 = iron_to_f32(v1067);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1069 = v1063 + v1068;
           const iron_bf16 v1070 = iron_f32_to_bf16(v1069);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1075 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1075 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1076 = shm2[v1075];
           const float v1081 = iron_to_f32(v1080);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1082 = v1076 + v1081;
           const iron_bf16 v1083 = iron_f32_to_bf16(v1082);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1088 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1088 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1089 = shm2[v1088];
           const float v1094 = iron_to_f32(v1093);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1095 = v1089 + v1094;
           const iron_bf16 v1096 = iron_f32_to_bf16(v1095);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1101 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1101 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1102 = shm2[v1101];
           const float v1107 = iron_to_f32(v1106);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1108 = v1102 + v1107;
@@ -1410,12 +1411,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           *reinterpret_cast<iron_bf16x8*>(out + v4049) = iron_bf16x8{{v1018, v1031, v1044, v1057, v1070, v1083, v1096, v1109}};
         }
       } else {
-        for (unsigned int v1116 = v144; v1116 < 4096u; v1116 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1118 = v1116 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        #pragma unroll 1
+        for (unsigned int v1116 = v144; v1116 < 4096u; v1116 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1118 = v1116 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
           const unsigned int v1119 = v989 + v1118;
-          const unsigned int v1121 = v1116 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1121 = v1116 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
           const unsigned int v1122 = v984 + v1121;
-          const bool v1123 = v1119 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1123 = v1119 < v60;  // kernels/gemm/gemm_tiles.hpp:363
           const bool v1124 = v1122 < v15;
           const bool v1125 = v1123 && v1124;
           if (v1125) {
@@ -1434,7 +1436,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
     const unsigned int v2477 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

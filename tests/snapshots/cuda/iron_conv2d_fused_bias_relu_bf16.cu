@@ -1326,36 +1326,37 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+        #pragma unroll 1
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
           const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4116 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:64
           const iron_bf16 v1015 = v4116.v[0];
@@ -1372,43 +1373,43 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           const iron_bf16 v1020 = iron_f32_to_bf16(v1019);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v1021 = v998 * v4;
           const unsigned int v1022 = v1021 + v84;
-          const unsigned int v1025 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1025 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1026 = shm2[v1025];
           const float v1031 = iron_to_f32(v1030);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1032 = v1026 + v1031;
           const float v1034 = fmaxf(v1032, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v1035 = iron_f32_to_bf16(v1034);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1040 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1040 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1041 = shm2[v1040];
           const float v1046 = iron_to_f32(v1045);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1047 = v1041 + v1046;
           const float v1049 = fmaxf(v1047, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v1050 = iron_f32_to_bf16(v1049);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1055 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1055 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1056 = shm2[v1055];
           const float v1061 = iron_to_f32(v1060);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1062 = v1056 + v1061;
           const float v1064 = fmaxf(v1062, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1070 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1070 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1071 = shm2[v1070];
           const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1077 = v1071 + v1076;
           const float v1079 = fmaxf(v1077, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v1080 = iron_f32_to_bf16(v1079);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1085 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1085 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1086 = shm2[v1085];
           const float v1091 = iron_to_f32(v1090);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1092 = v1086 + v1091;
           const float v1094 = fmaxf(v1092, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v1095 = iron_f32_to_bf16(v1094);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1100 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1100 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1101 = shm2[v1100];
           const float v1106 = iron_to_f32(v1105);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1107 = v1101 + v1106;
           const float v1109 = fmaxf(v1107, 0.0f);  // kernels/convolution/conv2d_bias.cpp:37
           const iron_bf16 v1110 = iron_f32_to_bf16(v1109);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1115 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1115 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1116 = shm2[v1115];
           const float v1121 = iron_to_f32(v1120);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1122 = v1116 + v1121;
@@ -1418,12 +1419,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           *reinterpret_cast<iron_bf16x8*>(out + v4117) = iron_bf16x8{{v1020, v1035, v1050, v1065, v1080, v1095, v1110, v1125}};
         }
       } else {
-        for (unsigned int v1132 = v144; v1132 < 4096u; v1132 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1134 = v1132 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        #pragma unroll 1
+        for (unsigned int v1132 = v144; v1132 < 4096u; v1132 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1134 = v1132 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
           const unsigned int v1135 = v989 + v1134;
-          const unsigned int v1137 = v1132 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1137 = v1132 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
           const unsigned int v1138 = v984 + v1137;
-          const bool v1139 = v1135 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1139 = v1135 < v60;  // kernels/gemm/gemm_tiles.hpp:363
           const bool v1140 = v1138 < v15;
           const bool v1141 = v1139 && v1140;
           if (v1141) {
@@ -1443,7 +1445,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_relu_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
     const unsigned int v2513 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

@@ -1342,36 +1342,37 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const unsigned int v964 = v79 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
     const bool v965 = v964 <= v60;
     const unsigned int v967 = v83 + 128u;
     const bool v968 = v967 <= v15;
     const bool v969 = v965 && v968;
     const bool v970 = v969 && v96;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:414
+    for (unsigned int v976 = 0u; v976 < 4u; v976 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+      const bool v977 = v291 == v976;  // kernels/gemm/gemm_tiles.hpp:416
       if (v977) {
         iron_frag_store<false>(v301, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v982 = v976 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v983 = v982 << 6u;
       const unsigned int v984 = v83 + v983;
-      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v987 = v976 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
       const unsigned int v988 = v987 << 6u;
       const unsigned int v989 = v79 + v988;
-      if (v970) {  // kernels/gemm/gemm_tiles.hpp:397
-        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+      if (v970) {  // kernels/gemm/gemm_tiles.hpp:399
+        #pragma unroll 1
+        for (unsigned int v993 = v144; v993 < 512u; v993 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+          const unsigned int v995 = v993 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v997 = v995 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
           const unsigned int v998 = v989 + v997;
-          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1000 = v995 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1001 = v984 + v1000;
-          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1007 = v997 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1008 = v1007 + v1000;
-          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1011 = shm2[v1008];  // kernels/gemm/gemm_tiles.hpp:348
           const unsigned int v1014 = v84 + v1001;  // kernels/convolution/conv_tiles.hpp:114
           const iron_bf16x8 v4286 = *reinterpret_cast<const iron_bf16x8*>(bias + v1014);  // kernels/convolution/conv2d_bias.cpp:64
           const iron_bf16 v1015 = v4286.v[0];
@@ -1392,7 +1393,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const iron_bf16 v1025 = iron_f32_to_bf16(v1024);  // kernels/convolution/conv_tiles.hpp:114
           const unsigned int v1026 = v998 * v4;
           const unsigned int v1027 = v1026 + v84;
-          const unsigned int v1030 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1030 = v1008 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1031 = shm2[v1030];
           const float v1036 = iron_to_f32(v1035);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1037 = v1031 + v1036;
@@ -1402,7 +1403,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1043 = iron_recip_approx(v1042);
           const float v1044 = v1037 * v1043;
           const iron_bf16 v1045 = iron_f32_to_bf16(v1044);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1050 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1050 = v1008 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1051 = shm2[v1050];
           const float v1056 = iron_to_f32(v1055);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1057 = v1051 + v1056;
@@ -1412,7 +1413,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1063 = iron_recip_approx(v1062);
           const float v1064 = v1057 * v1063;
           const iron_bf16 v1065 = iron_f32_to_bf16(v1064);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1070 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1070 = v1008 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1071 = shm2[v1070];
           const float v1076 = iron_to_f32(v1075);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1077 = v1071 + v1076;
@@ -1422,7 +1423,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1083 = iron_recip_approx(v1082);
           const float v1084 = v1077 * v1083;
           const iron_bf16 v1085 = iron_f32_to_bf16(v1084);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1090 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1090 = v1008 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1091 = shm2[v1090];
           const float v1096 = iron_to_f32(v1095);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1097 = v1091 + v1096;
@@ -1432,7 +1433,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1103 = iron_recip_approx(v1102);
           const float v1104 = v1097 * v1103;
           const iron_bf16 v1105 = iron_f32_to_bf16(v1104);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1110 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1110 = v1008 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1111 = shm2[v1110];
           const float v1116 = iron_to_f32(v1115);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1117 = v1111 + v1116;
@@ -1442,7 +1443,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1123 = iron_recip_approx(v1122);
           const float v1124 = v1117 * v1123;
           const iron_bf16 v1125 = iron_f32_to_bf16(v1124);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1130 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1130 = v1008 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1131 = shm2[v1130];
           const float v1136 = iron_to_f32(v1135);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1137 = v1131 + v1136;
@@ -1452,7 +1453,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           const float v1143 = iron_recip_approx(v1142);
           const float v1144 = v1137 * v1143;
           const iron_bf16 v1145 = iron_f32_to_bf16(v1144);  // kernels/convolution/conv_tiles.hpp:114
-          const unsigned int v1150 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1150 = v1008 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1151 = shm2[v1150];
           const float v1156 = iron_to_f32(v1155);  // kernels/convolution/conv2d_bias.cpp:64
           const float v1157 = v1151 + v1156;
@@ -1466,12 +1467,13 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           *reinterpret_cast<iron_bf16x8*>(out + v4287) = iron_bf16x8{{v1025, v1045, v1065, v1085, v1105, v1125, v1145, v1165}};
         }
       } else {
-        for (unsigned int v1172 = v144; v1172 < 4096u; v1172 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
-          const unsigned int v1174 = v1172 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        #pragma unroll 1
+        for (unsigned int v1172 = v144; v1172 < 4096u; v1172 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1174 = v1172 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
           const unsigned int v1175 = v989 + v1174;
-          const unsigned int v1177 = v1172 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1177 = v1172 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
           const unsigned int v1178 = v984 + v1177;
-          const bool v1179 = v1175 < v60;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1179 = v1175 < v60;  // kernels/gemm/gemm_tiles.hpp:363
           const bool v1180 = v1178 < v15;
           const bool v1181 = v1179 && v1180;
           if (v1181) {
@@ -1495,7 +1497,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_fused_bias_silu_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
     const unsigned int v2603 = threadIdx.x;  // kernels/convolution/narrow_groups.hpp:64

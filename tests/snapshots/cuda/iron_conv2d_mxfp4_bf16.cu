@@ -2534,70 +2534,72 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v2465 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v2465 = v63 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v2466 = v2465 <= v44;
   const unsigned int v2468 = v67 + 128u;
   const bool v2469 = v2468 <= v4;
   const bool v2470 = v2466 && v2469;
   const bool v2471 = v2470 && v77;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v2477 = 0u; v2477 < 4u; v2477 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v2478 = v200 == v2477;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v2477 = 0u; v2477 < 4u; v2477 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v2478 = v200 == v2477;  // kernels/gemm/gemm_tiles.hpp:416
     if (v2478) {
       iron_frag_store<false>(v210, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v2483 = v2477 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v2483 = v2477 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v2484 = v2483 << 6u;
     const unsigned int v2485 = v67 + v2484;
-    const unsigned int v2488 = v2477 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v2488 = v2477 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v2489 = v2488 << 6u;
     const unsigned int v2490 = v63 + v2489;
-    if (v2471) {  // kernels/gemm/gemm_tiles.hpp:397
-      for (unsigned int v2494 = v125; v2494 < 512u; v2494 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-        const unsigned int v2496 = v2494 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v2498 = v2496 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+    if (v2471) {  // kernels/gemm/gemm_tiles.hpp:399
+      #pragma unroll 1
+      for (unsigned int v2494 = v125; v2494 < 512u; v2494 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v2496 = v2494 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v2498 = v2496 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v2499 = v2490 + v2498;
-        const unsigned int v2501 = v2496 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v2501 = v2496 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v2502 = v2485 + v2501;
-        const unsigned int v2508 = v2498 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v2508 = v2498 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v2509 = v2508 + v2501;
-        const float v2512 = shm2[v2509];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v2512 = shm2[v2509];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16 v2516 = iron_f32_to_bf16(v2512);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v2517 = v2499 * v4;
         const unsigned int v2518 = v2517 + v68;
-        const unsigned int v2521 = v2509 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2521 = v2509 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2522 = shm2[v2521];
         const iron_bf16 v2526 = iron_f32_to_bf16(v2522);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2531 = v2509 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2531 = v2509 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2532 = shm2[v2531];
         const iron_bf16 v2536 = iron_f32_to_bf16(v2532);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2541 = v2509 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2541 = v2509 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2542 = shm2[v2541];
         const iron_bf16 v2546 = iron_f32_to_bf16(v2542);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2551 = v2509 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2551 = v2509 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2552 = shm2[v2551];
         const iron_bf16 v2556 = iron_f32_to_bf16(v2552);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2561 = v2509 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2561 = v2509 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2562 = shm2[v2561];
         const iron_bf16 v2566 = iron_f32_to_bf16(v2562);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2571 = v2509 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2571 = v2509 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2572 = shm2[v2571];
         const iron_bf16 v2576 = iron_f32_to_bf16(v2572);  // kernels/convolution/conv_tiles.hpp:114
-        const unsigned int v2581 = v2509 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2581 = v2509 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2582 = shm2[v2581];
         const iron_bf16 v2586 = iron_f32_to_bf16(v2582);  // kernels/convolution/conv_tiles.hpp:114
         const unsigned int v6381 = v2502 + v2518;
         *reinterpret_cast<iron_bf16x8*>(out + v6381) = iron_bf16x8{{v2516, v2526, v2536, v2546, v2556, v2566, v2576, v2586}};
       }
     } else {
-      for (unsigned int v2593 = v125; v2593 < 4096u; v2593 += 128u) {  // kernels/gemm/gemm_tiles.hpp:358
-        const unsigned int v2595 = v2593 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+      #pragma unroll 1
+      for (unsigned int v2593 = v125; v2593 < 4096u; v2593 += 128u) {  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v2595 = v2593 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v2596 = v2490 + v2595;
-        const unsigned int v2598 = v2593 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v2598 = v2593 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v2599 = v2485 + v2598;
-        const bool v2600 = v2596 < v44;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v2600 = v2596 < v44;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v2601 = v2599 < v4;
         const bool v2602 = v2600 && v2601;
         if (v2602) {
@@ -2612,6 +2614,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_conv2d_mxfp4_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

@@ -1545,7 +1545,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v1542 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v1542 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v1543 = v1542 <= v0;
   const unsigned int v1545 = v26 + 128u;
   const bool v1546 = v1545 <= v1;
@@ -1553,67 +1553,69 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
   const unsigned int v1550 = v1 & 7u;
   const bool v1551 = v1550 == 0u;
   const bool v1552 = v1547 && v1551;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v1558 = 0u; v1558 < 4u; v1558 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v1559 = v27 == v1558;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v1558 = 0u; v1558 < 4u; v1558 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v1559 = v27 == v1558;  // kernels/gemm/gemm_tiles.hpp:416
     if (v1559) {
       iron_frag_store<false>(v37, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v1564 = v1558 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v1564 = v1558 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v1565 = v1564 << 6u;
     const unsigned int v1566 = v26 + v1565;
-    const unsigned int v1569 = v1558 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v1569 = v1558 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v1570 = v1569 << 6u;
     const unsigned int v1571 = v22 + v1570;
-    if (v1552) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v1572 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v1552) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v1572 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v1575 = v1572; v1575 < 512u; v1575 += 128u) {
-        const unsigned int v1577 = v1575 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v1579 = v1577 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v1577 = v1575 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v1579 = v1577 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v1580 = v1571 + v1579;
-        const unsigned int v1582 = v1577 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v1582 = v1577 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v1583 = v1566 + v1582;
-        const unsigned int v1589 = v1579 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v1589 = v1579 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1590 = v1589 + v1582;
-        const float v1593 = shm2[v1590];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v1593 = shm2[v1590];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16 v1596 = iron_f32_to_bf16(v1593);  // kernels/gemm/gemm_quant.cpp:57
         const unsigned int v1597 = v1580 * v1;
-        const unsigned int v1600 = v1590 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1600 = v1590 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1601 = shm2[v1600];
         const iron_bf16 v1604 = iron_f32_to_bf16(v1601);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1608 = v1590 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1608 = v1590 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1609 = shm2[v1608];
         const iron_bf16 v1612 = iron_f32_to_bf16(v1609);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1616 = v1590 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1616 = v1590 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1617 = shm2[v1616];
         const iron_bf16 v1620 = iron_f32_to_bf16(v1617);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1624 = v1590 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1624 = v1590 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1625 = shm2[v1624];
         const iron_bf16 v1628 = iron_f32_to_bf16(v1625);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1632 = v1590 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1632 = v1590 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1633 = shm2[v1632];
         const iron_bf16 v1636 = iron_f32_to_bf16(v1633);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1640 = v1590 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1640 = v1590 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1641 = shm2[v1640];
         const iron_bf16 v1644 = iron_f32_to_bf16(v1641);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1648 = v1590 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1648 = v1590 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1649 = shm2[v1648];
         const iron_bf16 v1652 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
         const unsigned int v4595 = v1583 + v1597;
         *reinterpret_cast<iron_bf16x8*>(out + v4595) = iron_bf16x8{{v1596, v1604, v1612, v1620, v1628, v1636, v1644, v1652}};
       }
     } else {
-      const unsigned int v1655 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v1655 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v1658 = v1655; v1658 < 4096u; v1658 += 128u) {
-        const unsigned int v1660 = v1658 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v1660 = v1658 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v1661 = v1571 + v1660;
-        const unsigned int v1663 = v1658 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v1663 = v1658 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v1664 = v1566 + v1663;
-        const bool v1665 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v1665 = v1661 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v1666 = v1664 < v1;
         const bool v1667 = v1665 && v1666;
         if (v1667) {
@@ -1627,6 +1629,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b4_g64_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

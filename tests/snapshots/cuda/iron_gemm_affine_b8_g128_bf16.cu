@@ -1572,7 +1572,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v1566 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v1566 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v1567 = v1566 <= v0;
   const unsigned int v1569 = v26 + 128u;
   const bool v1570 = v1569 <= v1;
@@ -1580,67 +1580,69 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
   const unsigned int v1574 = v1 & 7u;
   const bool v1575 = v1574 == 0u;
   const bool v1576 = v1571 && v1575;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v1582 = 0u; v1582 < 4u; v1582 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v1583 = v27 == v1582;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v1582 = 0u; v1582 < 4u; v1582 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v1583 = v27 == v1582;  // kernels/gemm/gemm_tiles.hpp:416
     if (v1583) {
       iron_frag_store<false>(v37, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v1588 = v1582 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v1588 = v1582 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v1589 = v1588 << 6u;
     const unsigned int v1590 = v26 + v1589;
-    const unsigned int v1593 = v1582 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v1593 = v1582 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v1594 = v1593 << 6u;
     const unsigned int v1595 = v22 + v1594;
-    if (v1576) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v1596 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v1576) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v1596 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v1599 = v1596; v1599 < 512u; v1599 += 128u) {
-        const unsigned int v1601 = v1599 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v1603 = v1601 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v1601 = v1599 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v1603 = v1601 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v1604 = v1595 + v1603;
-        const unsigned int v1606 = v1601 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v1606 = v1601 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v1607 = v1590 + v1606;
-        const unsigned int v1613 = v1603 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v1613 = v1603 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v1614 = v1613 + v1606;
-        const float v1617 = shm2[v1614];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v1617 = shm2[v1614];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16 v1620 = iron_f32_to_bf16(v1617);  // kernels/gemm/gemm_quant.cpp:57
         const unsigned int v1621 = v1604 * v1;
-        const unsigned int v1624 = v1614 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1624 = v1614 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1625 = shm2[v1624];
         const iron_bf16 v1628 = iron_f32_to_bf16(v1625);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1632 = v1614 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1632 = v1614 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1633 = shm2[v1632];
         const iron_bf16 v1636 = iron_f32_to_bf16(v1633);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1640 = v1614 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1640 = v1614 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1641 = shm2[v1640];
         const iron_bf16 v1644 = iron_f32_to_bf16(v1641);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1648 = v1614 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1648 = v1614 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1649 = shm2[v1648];
         const iron_bf16 v1652 = iron_f32_to_bf16(v1649);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1656 = v1614 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1656 = v1614 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1657 = shm2[v1656];
         const iron_bf16 v1660 = iron_f32_to_bf16(v1657);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1664 = v1614 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1664 = v1614 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1665 = shm2[v1664];
         const iron_bf16 v1668 = iron_f32_to_bf16(v1665);  // kernels/gemm/gemm_quant.cpp:57
-        const unsigned int v1672 = v1614 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v1672 = v1614 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v1673 = shm2[v1672];
         const iron_bf16 v1676 = iron_f32_to_bf16(v1673);  // kernels/gemm/gemm_quant.cpp:57
         const unsigned int v4647 = v1607 + v1621;
         *reinterpret_cast<iron_bf16x8*>(out + v4647) = iron_bf16x8{{v1620, v1628, v1636, v1644, v1652, v1660, v1668, v1676}};
       }
     } else {
-      const unsigned int v1679 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v1679 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v1682 = v1679; v1682 < 4096u; v1682 += 128u) {
-        const unsigned int v1684 = v1682 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v1684 = v1682 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v1685 = v1595 + v1684;
-        const unsigned int v1687 = v1682 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v1687 = v1682 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v1688 = v1590 + v1687;
-        const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v1689 = v1685 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v1690 = v1688 < v1;
         const bool v1691 = v1689 && v1690;
         if (v1691) {
@@ -1654,6 +1656,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_affine_b8_g128_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

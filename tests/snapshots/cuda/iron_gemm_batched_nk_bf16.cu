@@ -706,7 +706,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v428 = v26 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v429 = v428 <= v1;
   const unsigned int v431 = v30 + 128u;
   const bool v432 = v431 <= v2;
@@ -714,62 +714,63 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
   const unsigned int v436 = v2 & 7u;
   const bool v437 = v436 == 0u;
   const bool v438 = v433 && v437;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v444 = 0u; v444 < 4u; v444 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v445 = v33 == v444;  // kernels/gemm/gemm_tiles.hpp:416
     if (v445) {
       iron_frag_store<false>(v43, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v450 = v444 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v451 = v450 << 6u;
     const unsigned int v452 = v30 + v451;
-    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v455 = v444 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v456 = v455 << 6u;
     const unsigned int v457 = v26 + v456;
-    if (v438) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v458 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v438) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v458 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
       const unsigned int v484 = v7 * v1;  // kernels/gemm/gemm.cpp:123
 
-      for (unsigned int v461 = v458; v461 < 512u; v461 += 128u) {  // kernels/gemm/gemm_tiles.hpp:342
-        const unsigned int v463 = v461 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+      #pragma unroll 1
+      for (unsigned int v461 = v458; v461 < 512u; v461 += 128u) {  // kernels/gemm/gemm_tiles.hpp:343
+        const unsigned int v463 = v461 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v465 = v463 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v466 = v457 + v465;
-        const unsigned int v468 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v468 = v463 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v469 = v452 + v468;
-        const unsigned int v475 = v465 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v475 = v465 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v476 = v475 + v468;
-        const float v479 = shm2[v476];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v479 = shm2[v476];  // kernels/gemm/gemm_tiles.hpp:348
         const float v482 = v479 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v483 = iron_f32_to_bf16(v482);
         const unsigned int v485 = v484 + v466;
         const unsigned int v486 = v485 * v2;
-        const unsigned int v489 = v476 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v489 = v476 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v490 = shm2[v489];
         const float v493 = v490 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v494 = iron_f32_to_bf16(v493);
-        const unsigned int v500 = v476 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v500 = v476 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v501 = shm2[v500];
         const float v504 = v501 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v505 = iron_f32_to_bf16(v504);
-        const unsigned int v511 = v476 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v511 = v476 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v512 = shm2[v511];
         const float v515 = v512 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v516 = iron_f32_to_bf16(v515);
-        const unsigned int v522 = v476 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v522 = v476 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v523 = shm2[v522];
         const float v526 = v523 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v527 = iron_f32_to_bf16(v526);
-        const unsigned int v533 = v476 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v533 = v476 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v534 = shm2[v533];
         const float v537 = v534 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v538 = iron_f32_to_bf16(v537);
-        const unsigned int v544 = v476 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v544 = v476 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v545 = shm2[v544];
         const float v548 = v545 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v549 = iron_f32_to_bf16(v548);
-        const unsigned int v555 = v476 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v555 = v476 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v556 = shm2[v555];
         const float v559 = v556 * v6;  // kernels/gemm/gemm.cpp:123
         const iron_bf16 v560 = iron_f32_to_bf16(v559);
@@ -777,14 +778,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         *reinterpret_cast<iron_bf16x8*>(out + v2464) = iron_bf16x8{{v483, v494, v505, v516, v527, v538, v549, v560}};
       }
     } else {
-      const unsigned int v565 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v565 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v568 = v565; v568 < 4096u; v568 += 128u) {
-        const unsigned int v570 = v568 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v570 = v568 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v571 = v457 + v570;
-        const unsigned int v573 = v568 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v573 = v568 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v574 = v452 + v573;
-        const bool v575 = v571 < v1;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v575 = v571 < v1;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v576 = v574 < v2;
         const bool v577 = v575 && v576;
         if (v577) {
@@ -801,6 +803,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_batched_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

@@ -728,38 +728,39 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v425 = v25 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v426 = v425 <= v0;
   const unsigned int v428 = v29 + 128u;
   const bool v429 = v428 <= v1;
   const bool v430 = v426 && v429;
   const bool v435 = v430 && v57;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v441 = 0u; v441 < 4u; v441 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v442 = v30 == v441;  // kernels/gemm/gemm_tiles.hpp:416
     if (v442) {
       iron_frag_store<false>(v40, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v447 = v441 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v448 = v447 << 6u;
     const unsigned int v449 = v29 + v448;
-    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v452 = v441 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v453 = v452 << 6u;
     const unsigned int v454 = v25 + v453;
-    if (v435) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v435) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v455 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v458 = v455; v458 < 512u; v458 += 128u) {
-        const unsigned int v460 = v458 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v462 = v460 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v460 = v458 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v462 = v460 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v463 = v454 + v462;
-        const unsigned int v465 = v460 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v465 = v460 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v466 = v449 + v465;
-        const unsigned int v472 = v462 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v472 = v462 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v473 = v472 + v465;
-        const float v476 = shm2[v473];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v476 = shm2[v473];  // kernels/gemm/gemm_tiles.hpp:348
         const unsigned int v479 = v463 * v1;  // kernels/gemm/gemm_epilogue.cpp:100
         const unsigned int v480 = v479 + v466;
         const iron_bf16 v481 = c[v480];  // kernels/gemm/gemm_epilogue.cpp:101
@@ -768,7 +769,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v484 = fmaf(v476, v3, v483);
         const iron_bf16 v485 = iron_f32_to_bf16(v484);
         c[v480] = v485;
-        const unsigned int v487 = v473 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v487 = v473 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v488 = shm2[v487];
         const unsigned int v490 = v466 + 1u;
         const unsigned int v492 = v479 + v490;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -778,7 +779,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v496 = fmaf(v488, v3, v495);
         const iron_bf16 v497 = iron_f32_to_bf16(v496);
         c[v492] = v497;
-        const unsigned int v499 = v473 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v499 = v473 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v500 = shm2[v499];
         const unsigned int v502 = v466 + 2u;
         const unsigned int v504 = v479 + v502;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -788,7 +789,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v508 = fmaf(v500, v3, v507);
         const iron_bf16 v509 = iron_f32_to_bf16(v508);
         c[v504] = v509;
-        const unsigned int v511 = v473 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v511 = v473 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v512 = shm2[v511];
         const unsigned int v514 = v466 + 3u;
         const unsigned int v516 = v479 + v514;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -798,7 +799,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v520 = fmaf(v512, v3, v519);
         const iron_bf16 v521 = iron_f32_to_bf16(v520);
         c[v516] = v521;
-        const unsigned int v523 = v473 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v523 = v473 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v524 = shm2[v523];
         const unsigned int v526 = v466 + 4u;
         const unsigned int v528 = v479 + v526;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -808,7 +809,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v532 = fmaf(v524, v3, v531);
         const iron_bf16 v533 = iron_f32_to_bf16(v532);
         c[v528] = v533;
-        const unsigned int v535 = v473 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v535 = v473 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v536 = shm2[v535];
         const unsigned int v538 = v466 + 5u;
         const unsigned int v540 = v479 + v538;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -818,7 +819,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v544 = fmaf(v536, v3, v543);
         const iron_bf16 v545 = iron_f32_to_bf16(v544);
         c[v540] = v545;
-        const unsigned int v547 = v473 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v547 = v473 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v548 = shm2[v547];
         const unsigned int v550 = v466 + 6u;
         const unsigned int v552 = v479 + v550;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -828,7 +829,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         const float v556 = fmaf(v548, v3, v555);
         const iron_bf16 v557 = iron_f32_to_bf16(v556);
         c[v552] = v557;
-        const unsigned int v559 = v473 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v559 = v473 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v560 = shm2[v559];
         const unsigned int v562 = v466 + 7u;
         const unsigned int v564 = v479 + v562;  // kernels/gemm/gemm_epilogue.cpp:100
@@ -840,14 +841,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         c[v564] = v569;
       }
     } else {
-      const unsigned int v570 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v570 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v573 = v570; v573 < 4096u; v573 += 128u) {
-        const unsigned int v575 = v573 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v575 = v573 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v576 = v454 + v575;
-        const unsigned int v578 = v573 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v578 = v573 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v579 = v449 + v578;
-        const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v580 = v576 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v581 = v579 < v1;
         const bool v582 = v580 && v581;
         if (v582) {
@@ -865,6 +867,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_beta_kn_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

@@ -701,7 +701,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -709,32 +709,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16x8 v2656 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
         const iron_bf16 v478 = v2656.v[0];
         const iron_bf16 v500 = v2656.v[1];
@@ -756,7 +757,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v491 = v480 * v490;
         const iron_bf16 v492 = iron_f32_to_bf16(v491);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v493 = v462 * v1;
-        const unsigned int v496 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v496 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v497 = shm2[v496];
         const float v501 = iron_to_f32(v500);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v502 = fmaf(v497, v3, v501);
@@ -769,7 +770,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v512 = iron_recip_approx(v511);
         const float v513 = v502 * v512;
         const iron_bf16 v514 = iron_f32_to_bf16(v513);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v518 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v518 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v519 = shm2[v518];
         const float v523 = iron_to_f32(v522);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v524 = fmaf(v519, v3, v523);
@@ -782,7 +783,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v534 = iron_recip_approx(v533);
         const float v535 = v524 * v534;
         const iron_bf16 v536 = iron_f32_to_bf16(v535);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v540 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v540 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v541 = shm2[v540];
         const float v545 = iron_to_f32(v544);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v546 = fmaf(v541, v3, v545);
@@ -795,7 +796,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v556 = iron_recip_approx(v555);
         const float v557 = v546 * v556;
         const iron_bf16 v558 = iron_f32_to_bf16(v557);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v562 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v562 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v563 = shm2[v562];
         const float v567 = iron_to_f32(v566);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v568 = fmaf(v563, v3, v567);
@@ -808,7 +809,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v578 = iron_recip_approx(v577);
         const float v579 = v568 * v578;
         const iron_bf16 v580 = iron_f32_to_bf16(v579);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v584 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v584 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v585 = shm2[v584];
         const float v589 = iron_to_f32(v588);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v590 = fmaf(v585, v3, v589);
@@ -821,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v600 = iron_recip_approx(v599);
         const float v601 = v590 * v600;
         const iron_bf16 v602 = iron_f32_to_bf16(v601);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v606 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v606 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v607 = shm2[v606];
         const float v611 = iron_to_f32(v610);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v612 = fmaf(v607, v3, v611);
@@ -834,7 +835,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         const float v622 = iron_recip_approx(v621);
         const float v623 = v612 * v622;
         const iron_bf16 v624 = iron_f32_to_bf16(v623);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v628 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v628 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v629 = shm2[v628];
         const float v633 = iron_to_f32(v632);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v634 = fmaf(v629, v3, v633);
@@ -851,14 +852,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         *reinterpret_cast<iron_bf16x8*>(out + v2657) = iron_bf16x8{{v492, v514, v536, v558, v580, v602, v624, v646}};
       }
     } else {
-      const unsigned int v649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v649 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v652 = v649; v652 < 4096u; v652 += 128u) {
-        const unsigned int v654 = v652 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v654 = v652 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v655 = v453 + v654;
-        const unsigned int v657 = v652 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v657 = v652 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v658 = v448 + v657;
-        const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v659 = v655 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v660 = v658 < v1;
         const bool v661 = v659 && v660;
         if (v661) {
@@ -883,6 +885,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_gelu_tanh_bf
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

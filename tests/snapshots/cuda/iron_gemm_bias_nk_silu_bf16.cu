@@ -701,7 +701,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -709,32 +709,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16x8 v2584 = *reinterpret_cast<const iron_bf16x8*>(bias + v465);  // kernels/gemm/gemm_epilogue.cpp:66
         const iron_bf16 v478 = v2584.v[0];
         const iron_bf16 v496 = v2584.v[1];
@@ -753,7 +754,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v487 = v480 * v486;
         const iron_bf16 v488 = iron_f32_to_bf16(v487);  // kernels/gemm/gemm_epilogue.cpp:67
         const unsigned int v489 = v462 * v1;
-        const unsigned int v492 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v492 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v493 = shm2[v492];
         const float v497 = iron_to_f32(v496);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v498 = fmaf(v493, v3, v497);
@@ -763,7 +764,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v504 = iron_recip_approx(v503);
         const float v505 = v498 * v504;
         const iron_bf16 v506 = iron_f32_to_bf16(v505);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v510 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v510 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v511 = shm2[v510];
         const float v515 = iron_to_f32(v514);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v516 = fmaf(v511, v3, v515);
@@ -773,7 +774,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v522 = iron_recip_approx(v521);
         const float v523 = v516 * v522;
         const iron_bf16 v524 = iron_f32_to_bf16(v523);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v528 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v528 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v529 = shm2[v528];
         const float v533 = iron_to_f32(v532);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v534 = fmaf(v529, v3, v533);
@@ -783,7 +784,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v540 = iron_recip_approx(v539);
         const float v541 = v534 * v540;
         const iron_bf16 v542 = iron_f32_to_bf16(v541);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v546 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v546 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v547 = shm2[v546];
         const float v551 = iron_to_f32(v550);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v552 = fmaf(v547, v3, v551);
@@ -793,7 +794,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v558 = iron_recip_approx(v557);
         const float v559 = v552 * v558;
         const iron_bf16 v560 = iron_f32_to_bf16(v559);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v564 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v564 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v565 = shm2[v564];
         const float v569 = iron_to_f32(v568);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v570 = fmaf(v565, v3, v569);
@@ -803,7 +804,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v576 = iron_recip_approx(v575);
         const float v577 = v570 * v576;
         const iron_bf16 v578 = iron_f32_to_bf16(v577);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v582 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v582 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v583 = shm2[v582];
         const float v587 = iron_to_f32(v586);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v588 = fmaf(v583, v3, v587);
@@ -813,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         const float v594 = iron_recip_approx(v593);
         const float v595 = v588 * v594;
         const iron_bf16 v596 = iron_f32_to_bf16(v595);  // kernels/gemm/gemm_epilogue.cpp:67
-        const unsigned int v600 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v600 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v601 = shm2[v600];
         const float v605 = iron_to_f32(v604);  // kernels/gemm/gemm_epilogue.cpp:66
         const float v606 = fmaf(v601, v3, v605);
@@ -827,14 +828,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         *reinterpret_cast<iron_bf16x8*>(out + v2585) = iron_bf16x8{{v488, v506, v524, v542, v560, v578, v596, v614}};
       }
     } else {
-      const unsigned int v617 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v617 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v620 = v617; v620 < 4096u; v620 += 128u) {
-        const unsigned int v622 = v620 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v622 = v620 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v623 = v453 + v622;
-        const unsigned int v625 = v620 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v625 = v620 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v626 = v448 + v625;
-        const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v627 = v623 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v628 = v626 < v1;
         const bool v629 = v627 && v628;
         if (v629) {
@@ -856,6 +858,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_bias_nk_silu_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

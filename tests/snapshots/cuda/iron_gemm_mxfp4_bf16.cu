@@ -2167,7 +2167,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v2110 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v2110 = v22 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v2111 = v2110 <= v0;
   const unsigned int v2113 = v26 + 128u;
   const bool v2114 = v2113 <= v1;
@@ -2175,67 +2175,69 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
   const unsigned int v2118 = v1 & 7u;
   const bool v2119 = v2118 == 0u;
   const bool v2120 = v2115 && v2119;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v2126 = 0u; v2126 < 4u; v2126 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v2127 = v27 == v2126;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v2126 = 0u; v2126 < 4u; v2126 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v2127 = v27 == v2126;  // kernels/gemm/gemm_tiles.hpp:416
     if (v2127) {
       iron_frag_store<false>(v37, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v2132 = v2126 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v2132 = v2126 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v2133 = v2132 << 6u;
     const unsigned int v2134 = v26 + v2133;
-    const unsigned int v2137 = v2126 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v2137 = v2126 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v2138 = v2137 << 6u;
     const unsigned int v2139 = v22 + v2138;
-    if (v2120) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v2140 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v2120) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v2140 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v2143 = v2140; v2143 < 512u; v2143 += 128u) {
-        const unsigned int v2145 = v2143 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v2147 = v2145 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v2145 = v2143 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v2147 = v2145 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v2148 = v2139 + v2147;
-        const unsigned int v2150 = v2145 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v2150 = v2145 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v2151 = v2134 + v2150;
-        const unsigned int v2157 = v2147 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v2157 = v2147 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v2158 = v2157 + v2150;
-        const float v2161 = shm2[v2158];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v2161 = shm2[v2158];  // kernels/gemm/gemm_tiles.hpp:348
         const iron_bf16 v2164 = iron_f32_to_bf16(v2161);  // kernels/gemm/gemm_quant.cpp:77
         const unsigned int v2165 = v2148 * v1;
-        const unsigned int v2168 = v2158 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2168 = v2158 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2169 = shm2[v2168];
         const iron_bf16 v2172 = iron_f32_to_bf16(v2169);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2176 = v2158 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2176 = v2158 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2177 = shm2[v2176];
         const iron_bf16 v2180 = iron_f32_to_bf16(v2177);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2184 = v2158 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2184 = v2158 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2185 = shm2[v2184];
         const iron_bf16 v2188 = iron_f32_to_bf16(v2185);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2192 = v2158 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2192 = v2158 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2193 = shm2[v2192];
         const iron_bf16 v2196 = iron_f32_to_bf16(v2193);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2200 = v2158 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2200 = v2158 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2201 = shm2[v2200];
         const iron_bf16 v2204 = iron_f32_to_bf16(v2201);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2208 = v2158 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2208 = v2158 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2209 = shm2[v2208];
         const iron_bf16 v2212 = iron_f32_to_bf16(v2209);  // kernels/gemm/gemm_quant.cpp:77
-        const unsigned int v2216 = v2158 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v2216 = v2158 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v2217 = shm2[v2216];
         const iron_bf16 v2220 = iron_f32_to_bf16(v2217);  // kernels/gemm/gemm_quant.cpp:77
         const unsigned int v5731 = v2151 + v2165;
         *reinterpret_cast<iron_bf16x8*>(out + v5731) = iron_bf16x8{{v2164, v2172, v2180, v2188, v2196, v2204, v2212, v2220}};
       }
     } else {
-      const unsigned int v2223 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v2223 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v2226 = v2223; v2226 < 4096u; v2226 += 128u) {
-        const unsigned int v2228 = v2226 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v2228 = v2226 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v2229 = v2139 + v2228;
-        const unsigned int v2231 = v2226 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v2231 = v2226 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v2232 = v2134 + v2231;
-        const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v2233 = v2229 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v2234 = v2232 < v1;
         const bool v2235 = v2233 && v2234;
         if (v2235) {
@@ -2249,6 +2251,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_mxfp4_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

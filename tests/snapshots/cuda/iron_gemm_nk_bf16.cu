@@ -683,7 +683,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
       __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
     }
   }
-  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+  const unsigned int v424 = v24 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
   const bool v425 = v424 <= v0;
   const unsigned int v427 = v28 + 128u;
   const bool v428 = v427 <= v1;
@@ -691,60 +691,61 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
   const unsigned int v432 = v1 & 7u;
   const bool v433 = v432 == 0u;
   const bool v434 = v429 && v433;
-  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+  __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:414
+  for (unsigned int v440 = 0u; v440 < 4u; v440 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+    const bool v441 = v29 == v440;  // kernels/gemm/gemm_tiles.hpp:416
     if (v441) {
       iron_frag_store<false>(v39, shm2, 0u, 68u);
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+    const unsigned int v446 = v440 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
     const unsigned int v447 = v446 << 6u;
     const unsigned int v448 = v28 + v447;
-    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+    const unsigned int v451 = v440 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
     const unsigned int v452 = v451 << 6u;
     const unsigned int v453 = v24 + v452;
-    if (v434) {  // kernels/gemm/gemm_tiles.hpp:397
-      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+    if (v434) {  // kernels/gemm/gemm_tiles.hpp:399
+      const unsigned int v454 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+      #pragma unroll 1
       for (unsigned int v457 = v454; v457 < 512u; v457 += 128u) {
-        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v459 = v457 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+        const unsigned int v461 = v459 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
         const unsigned int v462 = v453 + v461;
-        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+        const unsigned int v464 = v459 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
         const unsigned int v465 = v448 + v464;
-        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+        const unsigned int v471 = v461 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
         const unsigned int v472 = v471 + v464;
-        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:347
+        const float v475 = shm2[v472];  // kernels/gemm/gemm_tiles.hpp:348
         const float v478 = v475 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v479 = iron_f32_to_bf16(v478);
         const unsigned int v480 = v462 * v1;
-        const unsigned int v483 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v483 = v472 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v484 = shm2[v483];
         const float v487 = v484 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v488 = iron_f32_to_bf16(v487);
-        const unsigned int v492 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v492 = v472 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v493 = shm2[v492];
         const float v496 = v493 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v497 = iron_f32_to_bf16(v496);
-        const unsigned int v501 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v501 = v472 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v502 = shm2[v501];
         const float v505 = v502 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v506 = iron_f32_to_bf16(v505);
-        const unsigned int v510 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v510 = v472 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v511 = shm2[v510];
         const float v514 = v511 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v515 = iron_f32_to_bf16(v514);
-        const unsigned int v519 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v519 = v472 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v520 = shm2[v519];
         const float v523 = v520 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v524 = iron_f32_to_bf16(v523);
-        const unsigned int v528 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v528 = v472 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v529 = shm2[v528];
         const float v532 = v529 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v533 = iron_f32_to_bf16(v532);
-        const unsigned int v537 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+        const unsigned int v537 = v472 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
         const float v538 = shm2[v537];
         const float v541 = v538 * v3;  // kernels/gemm/gemm.cpp:70
         const iron_bf16 v542 = iron_f32_to_bf16(v541);
@@ -752,14 +753,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         *reinterpret_cast<iron_bf16x8*>(out + v2422) = iron_bf16x8{{v479, v488, v497, v506, v515, v524, v533, v542}};
       }
     } else {
-      const unsigned int v545 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+      const unsigned int v545 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+      #pragma unroll 1
       for (unsigned int v548 = v545; v548 < 4096u; v548 += 128u) {
-        const unsigned int v550 = v548 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+        const unsigned int v550 = v548 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
         const unsigned int v551 = v453 + v550;
-        const unsigned int v553 = v548 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+        const unsigned int v553 = v548 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
         const unsigned int v554 = v448 + v553;
-        const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:361
+        const bool v555 = v551 < v0;  // kernels/gemm/gemm_tiles.hpp:363
         const bool v556 = v554 < v1;
         const bool v557 = v555 && v556;
         if (v557) {
@@ -774,6 +776,6 @@ extern "C" __global__ void __launch_bounds__(128) iron_gemm_nk_bf16(
         }
       }
     }
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
   }
 }

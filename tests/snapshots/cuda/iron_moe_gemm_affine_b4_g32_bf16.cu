@@ -1606,7 +1606,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v1597 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const unsigned int v1597 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
     const bool v1598 = v1597 <= v76;
     const unsigned int v1600 = v80 + 128u;
     const bool v1601 = v1600 <= v79;
@@ -1614,32 +1614,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
     const unsigned int v1605 = v79 & 7u;
     const bool v1606 = v1605 == 0u;
     const bool v1607 = v1602 && v1606;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v1613 = 0u; v1613 < 4u; v1613 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-      const bool v1614 = v82 == v1613;  // kernels/gemm/gemm_tiles.hpp:414
+    for (unsigned int v1613 = 0u; v1613 < 4u; v1613 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+      const bool v1614 = v82 == v1613;  // kernels/gemm/gemm_tiles.hpp:416
       if (v1614) {
         iron_frag_store<false>(v92, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-      const unsigned int v1619 = v1613 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v1619 = v1613 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v1620 = v1619 << 6u;
       const unsigned int v1621 = v80 + v1620;
-      const unsigned int v1624 = v1613 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v1624 = v1613 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
       const unsigned int v1625 = v1624 << 6u;
       const unsigned int v1626 = v75 + v1625;
-      if (v1607) {  // kernels/gemm/gemm_tiles.hpp:397
-        const unsigned int v1627 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+      if (v1607) {  // kernels/gemm/gemm_tiles.hpp:399
+        const unsigned int v1627 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+        #pragma unroll 1
         for (unsigned int v1630 = v1627; v1630 < 512u; v1630 += 128u) {
-          const unsigned int v1632 = v1630 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v1634 = v1632 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v1632 = v1630 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v1634 = v1632 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
           const unsigned int v1635 = v1626 + v1634;
-          const unsigned int v1637 = v1632 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v1637 = v1632 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v1638 = v1621 + v1637;
-          const unsigned int v1644 = v1634 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v1644 = v1634 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v1645 = v1644 + v1637;
-          const float v1648 = shm2[v1645];  // kernels/gemm/gemm_tiles.hpp:347
+          const float v1648 = shm2[v1645];  // kernels/gemm/gemm_tiles.hpp:348
           const bool v1651 = v1635 < v76;  // kernels/moe/grouped_gemm.cpp:88
           const unsigned int v1652 = v1638 - v78;
           const bool v1653 = v1652 < v2;
@@ -1651,7 +1652,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1658 = v1657 - v78;
             out[v1658] = v1655;
           }
-          const unsigned int v1660 = v1645 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1660 = v1645 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1661 = shm2[v1660];
           const unsigned int v1663 = v1638 + 1u;
           const unsigned int v1665 = v1663 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1664,7 +1665,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1671 = v1670 - v78;
             out[v1671] = v1668;
           }
-          const unsigned int v1673 = v1645 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1673 = v1645 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1674 = shm2[v1673];
           const unsigned int v1676 = v1638 + 2u;
           const unsigned int v1678 = v1676 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1677,7 +1678,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1684 = v1683 - v78;
             out[v1684] = v1681;
           }
-          const unsigned int v1686 = v1645 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1686 = v1645 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1687 = shm2[v1686];
           const unsigned int v1689 = v1638 + 3u;
           const unsigned int v1691 = v1689 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1690,7 +1691,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1697 = v1696 - v78;
             out[v1697] = v1694;
           }
-          const unsigned int v1699 = v1645 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1699 = v1645 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1700 = shm2[v1699];
           const unsigned int v1702 = v1638 + 4u;
           const unsigned int v1704 = v1702 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1703,7 +1704,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1710 = v1709 - v78;
             out[v1710] = v1707;
           }
-          const unsigned int v1712 = v1645 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1712 = v1645 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1713 = shm2[v1712];
           const unsigned int v1715 = v1638 + 5u;
           const unsigned int v1717 = v1715 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1716,7 +1717,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1723 = v1722 - v78;
             out[v1723] = v1720;
           }
-          const unsigned int v1725 = v1645 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1725 = v1645 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1726 = shm2[v1725];
           const unsigned int v1728 = v1638 + 6u;
           const unsigned int v1730 = v1728 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1729,7 +1730,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
             const unsigned int v1736 = v1735 - v78;
             out[v1736] = v1733;
           }
-          const unsigned int v1738 = v1645 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v1738 = v1645 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v1739 = shm2[v1738];
           const unsigned int v1741 = v1638 + 7u;
           const unsigned int v1743 = v1741 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -1744,14 +1745,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
           }
         }
       } else {
-        const unsigned int v1750 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v1750 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+        #pragma unroll 1
         for (unsigned int v1753 = v1750; v1753 < 4096u; v1753 += 128u) {
-          const unsigned int v1755 = v1753 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v1755 = v1753 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
           const unsigned int v1756 = v1626 + v1755;
-          const unsigned int v1758 = v1753 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v1758 = v1753 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
           const unsigned int v1759 = v1621 + v1758;
-          const bool v1760 = v1756 < v76;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v1760 = v1756 < v76;  // kernels/gemm/gemm_tiles.hpp:363
           const bool v1761 = v1759 < v79;
           const bool v1762 = v1760 && v1761;
           if (v1762) {
@@ -1771,7 +1773,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_affine_b4_g32_bf
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
     const unsigned int v3112 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64

@@ -2228,7 +2228,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
         __syncthreads();  // kernels/gemm/gemm_tiles.hpp:311
       }
     }
-    const unsigned int v2165 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:390
+    const unsigned int v2165 = v75 + 128u;  // kernels/gemm/gemm_tiles.hpp:392
     const bool v2166 = v2165 <= v76;
     const unsigned int v2168 = v80 + 128u;
     const bool v2169 = v2168 <= v79;
@@ -2236,32 +2236,33 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
     const unsigned int v2173 = v79 & 7u;
     const bool v2174 = v2173 == 0u;
     const bool v2175 = v2170 && v2174;
-    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:409
+    __syncthreads();  // kernels/gemm/gemm_tiles.hpp:411
 
-    for (unsigned int v2181 = 0u; v2181 < 4u; v2181 += 1u) {  // kernels/gemm/gemm_tiles.hpp:413
-      const bool v2182 = v82 == v2181;  // kernels/gemm/gemm_tiles.hpp:414
+    for (unsigned int v2181 = 0u; v2181 < 4u; v2181 += 1u) {  // kernels/gemm/gemm_tiles.hpp:415
+      const bool v2182 = v82 == v2181;  // kernels/gemm/gemm_tiles.hpp:416
       if (v2182) {
         iron_frag_store<false>(v92, shm2, 0u, 68u);
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:415
-      const unsigned int v2187 = v2181 & 1u;  // kernels/gemm/gemm_tiles.hpp:417
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:417
+      const unsigned int v2187 = v2181 & 1u;  // kernels/gemm/gemm_tiles.hpp:419
       const unsigned int v2188 = v2187 << 6u;
       const unsigned int v2189 = v80 + v2188;
-      const unsigned int v2192 = v2181 >> 1u;  // kernels/gemm/gemm_tiles.hpp:416
+      const unsigned int v2192 = v2181 >> 1u;  // kernels/gemm/gemm_tiles.hpp:418
       const unsigned int v2193 = v2192 << 6u;
       const unsigned int v2194 = v75 + v2193;
-      if (v2175) {  // kernels/gemm/gemm_tiles.hpp:397
-        const unsigned int v2195 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:342
+      if (v2175) {  // kernels/gemm/gemm_tiles.hpp:399
+        const unsigned int v2195 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:343
 
+        #pragma unroll 1
         for (unsigned int v2198 = v2195; v2198 < 512u; v2198 += 128u) {
-          const unsigned int v2200 = v2198 << 3u;  // kernels/gemm/gemm_tiles.hpp:343
-          const unsigned int v2202 = v2200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v2200 = v2198 << 3u;  // kernels/gemm/gemm_tiles.hpp:344
+          const unsigned int v2202 = v2200 >> 6u;  // kernels/gemm/gemm_tiles.hpp:345
           const unsigned int v2203 = v2194 + v2202;
-          const unsigned int v2205 = v2200 & 63u;  // kernels/gemm/gemm_tiles.hpp:345
+          const unsigned int v2205 = v2200 & 63u;  // kernels/gemm/gemm_tiles.hpp:346
           const unsigned int v2206 = v2189 + v2205;
-          const unsigned int v2212 = v2202 * 68u;  // kernels/gemm/gemm_tiles.hpp:346
+          const unsigned int v2212 = v2202 * 68u;  // kernels/gemm/gemm_tiles.hpp:347
           const unsigned int v2213 = v2212 + v2205;
-          const float v2216 = shm2[v2213];  // kernels/gemm/gemm_tiles.hpp:347
+          const float v2216 = shm2[v2213];  // kernels/gemm/gemm_tiles.hpp:348
           const bool v2219 = v2203 < v76;  // kernels/moe/grouped_gemm.cpp:88
           const unsigned int v2220 = v2206 - v78;
           const bool v2221 = v2220 < v2;
@@ -2273,7 +2274,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2226 = v2225 - v78;
             out[v2226] = v2223;
           }
-          const unsigned int v2228 = v2213 + 1u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2228 = v2213 + 1u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2229 = shm2[v2228];
           const unsigned int v2231 = v2206 + 1u;
           const unsigned int v2233 = v2231 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2286,7 +2287,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2239 = v2238 - v78;
             out[v2239] = v2236;
           }
-          const unsigned int v2241 = v2213 + 2u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2241 = v2213 + 2u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2242 = shm2[v2241];
           const unsigned int v2244 = v2206 + 2u;
           const unsigned int v2246 = v2244 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2299,7 +2300,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2252 = v2251 - v78;
             out[v2252] = v2249;
           }
-          const unsigned int v2254 = v2213 + 3u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2254 = v2213 + 3u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2255 = shm2[v2254];
           const unsigned int v2257 = v2206 + 3u;
           const unsigned int v2259 = v2257 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2312,7 +2313,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2265 = v2264 - v78;
             out[v2265] = v2262;
           }
-          const unsigned int v2267 = v2213 + 4u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2267 = v2213 + 4u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2268 = shm2[v2267];
           const unsigned int v2270 = v2206 + 4u;
           const unsigned int v2272 = v2270 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2325,7 +2326,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2278 = v2277 - v78;
             out[v2278] = v2275;
           }
-          const unsigned int v2280 = v2213 + 5u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2280 = v2213 + 5u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2281 = shm2[v2280];
           const unsigned int v2283 = v2206 + 5u;
           const unsigned int v2285 = v2283 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2338,7 +2339,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2291 = v2290 - v78;
             out[v2291] = v2288;
           }
-          const unsigned int v2293 = v2213 + 6u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2293 = v2213 + 6u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2294 = shm2[v2293];
           const unsigned int v2296 = v2206 + 6u;
           const unsigned int v2298 = v2296 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2351,7 +2352,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
             const unsigned int v2304 = v2303 - v78;
             out[v2304] = v2301;
           }
-          const unsigned int v2306 = v2213 + 7u;  // kernels/gemm/gemm_tiles.hpp:347
+          const unsigned int v2306 = v2213 + 7u;  // kernels/gemm/gemm_tiles.hpp:348
           const float v2307 = shm2[v2306];
           const unsigned int v2309 = v2206 + 7u;
           const unsigned int v2311 = v2309 - v78;  // kernels/moe/grouped_gemm.cpp:88
@@ -2366,14 +2367,15 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           }
         }
       } else {
-        const unsigned int v2318 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:358
+        const unsigned int v2318 = threadIdx.x;  // kernels/gemm/gemm_tiles.hpp:360
 
+        #pragma unroll 1
         for (unsigned int v2321 = v2318; v2321 < 4096u; v2321 += 128u) {
-          const unsigned int v2323 = v2321 >> 6u;  // kernels/gemm/gemm_tiles.hpp:359
+          const unsigned int v2323 = v2321 >> 6u;  // kernels/gemm/gemm_tiles.hpp:361
           const unsigned int v2324 = v2194 + v2323;
-          const unsigned int v2326 = v2321 & 63u;  // kernels/gemm/gemm_tiles.hpp:360
+          const unsigned int v2326 = v2321 & 63u;  // kernels/gemm/gemm_tiles.hpp:362
           const unsigned int v2327 = v2189 + v2326;
-          const bool v2328 = v2324 < v76;  // kernels/gemm/gemm_tiles.hpp:361
+          const bool v2328 = v2324 < v76;  // kernels/gemm/gemm_tiles.hpp:363
           const bool v2329 = v2327 < v79;
           const bool v2330 = v2328 && v2329;
           if (v2330) {
@@ -2393,7 +2395,7 @@ extern "C" __global__ void __launch_bounds__(128) iron_moe_gemm_mxfp4_bf16(
           }
         }
       }
-      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:418
+      __syncthreads();  // kernels/gemm/gemm_tiles.hpp:420
     }
   } else {
     const unsigned int v3680 = blockDim.x;  // kernels/moe/expert_tiles.hpp:64
