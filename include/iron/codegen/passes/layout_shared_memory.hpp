@@ -11,8 +11,10 @@ namespace iron::codegen {
 void layout_shared_memory(ir::Kernel& kernel, const TargetProfile& target);
 
 /// The bytes layout_shared_memory gives the kernel's allocations on CUDA (sizes as they stand:
-/// a ring's one stage before expand_pipelines), the sides of launch-constant branches sharing
-/// bytes where the memory is dynamic: the dispatch guard's measure of what a launch needs.
+/// a ring's one stage before expand_pipelines, so an overlay wider than that stage counts bytes
+/// of its own, as in a launch whose ring keeps one stage), the sides of launch-constant branches
+/// sharing bytes where the memory is dynamic: the dispatch guard's measure of what a launch
+/// needs.
 std::uint64_t cuda_shared_footprint(const ir::Kernel& kernel);
 
 /// Whether two allocations of a laid-out kernel (overlays aside) share bytes: the sides of a
