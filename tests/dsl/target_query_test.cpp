@@ -57,9 +57,9 @@ TEST(TargetQueries, SimulatorReportsPathsThatDisagree) {
   EXPECT_EQ(found->kind(), SimError::Kind::TargetPathDependent);
   const std::string what = found->what();
   EXPECT_NE(what.find("two_paths_differ: element 0 of 'out' differs between the path of targets "
-                      "with warpgroup products and with paired accumulator columns and the path "
-                      "of targets without warpgroup products and without paired accumulator "
-                      "columns"),
+                      "with warpgroup products, with paired accumulator columns and with large "
+                      "shared memory and the path of targets without warpgroup products, without "
+                      "paired accumulator columns and without large shared memory"),
             std::string::npos)
       << what;
 }
