@@ -79,16 +79,25 @@ class Range {
   bool done_ = false;
 };
 
+namespace detail {
+
+/// The Range of range() and rolled_range(): its element type is the bounds' (u32 for literals).
+template <class A, class B, class C>
+auto make_range(const A& start, const B& end, const C& step, SourceLocation where, bool rolled) {
+  using I =
+      typename element_or<A, typename element_or<B, typename element_or<C, u32>::type>::type>::type;
+  static_assert(IntegerElement<I>, "Iron: range() and rolled_range() need integer bounds");
+  Tracer::current().at(where);
+  return Range<I>(to_expr<I>(start), to_expr<I>(end), to_expr<I>(step), where, rolled);
+}
+
+}  // namespace detail
+
 /// A symbolic loop from `start` to `end` (exclusive) by `step`, which must be positive.
 template <class A, class B, class C = int>
 auto range(const A& start, const B& end, const C& step = 1,
            SourceLocation where = SourceLocation::current()) {
-  using I = typename detail::element_or<
-      A, typename detail::element_or<B, typename detail::element_or<C, u32>::type>::type>::type;
-  static_assert(IntegerElement<I>, "Iron: range() needs integer bounds");
-  detail::Tracer::current().at(where);
-  return Range<I>(detail::to_expr<I>(start), detail::to_expr<I>(end), detail::to_expr<I>(step),
-                  where);
+  return detail::make_range(start, end, step, where, /*rolled=*/false);
 }
 
 /// range() kept rolled: neither Iron nor the target's compiler unrolls it (CUDA's
@@ -97,12 +106,7 @@ auto range(const A& start, const B& end, const C& step = 1,
 template <class A, class B, class C = int>
 auto rolled_range(const A& start, const B& end, const C& step = 1,
                   SourceLocation where = SourceLocation::current()) {
-  using I = typename detail::element_or<
-      A, typename detail::element_or<B, typename detail::element_or<C, u32>::type>::type>::type;
-  static_assert(IntegerElement<I>, "Iron: rolled_range() needs integer bounds");
-  detail::Tracer::current().at(where);
-  return Range<I>(detail::to_expr<I>(start), detail::to_expr<I>(end), detail::to_expr<I>(step),
-                  where, /*rolled=*/true);
+  return detail::make_range(start, end, step, where, /*rolled=*/true);
 }
 
 namespace detail {
