@@ -178,12 +178,13 @@ ShapeOutcome run_shape(const TuneOptions& o, const KernelForm& form, const Shape
 int tune(const TuneOptions& o) {
   if (o.list) return list_knobs(o);
   if (o.dtype.empty()) throw UsageError("--dtype is required");
+  // The kernel first: a misspelt name is the error to hear about, not a missing --shape.
+  const KernelForm form = resolve_kernel(o.kernel, o.dtype);
   if (o.shapes.empty() && o.benches.empty())
     throw UsageError("give at least one --shape or --bench");
   if (o.dry_run && !o.tuning.empty()) {
     throw UsageError("--dry-run times nothing, so it writes no --tuning file");
   }
-  const KernelForm form = resolve_kernel(o.kernel, o.dtype);
   dsl::TuningTable table;
   if (!o.tuning.empty() && std::filesystem::exists(o.tuning)) {
     try {

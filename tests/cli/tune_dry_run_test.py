@@ -54,6 +54,9 @@ for args, says in [
 ]:
     code, out = run(kernel, *args)
     assert code == 2 and says in out, (args, code, out)
+# A misspelt kernel is named before any missing option.
+code, out = run("iron_gemm_warpgroup_nkk", "--dtype", "bf16")
+assert code == 2 and "no kernel named 'iron_gemm_warpgroup_nkk'" in out, (code, out)
 # A bench case's constexprs are the shape: the grouped expert products at DeepSeek-V3's shape.
 moe = "iron_moe_gemm_fp8_blockwise_e4m3"
 case = "tokens4096_experts256_top8_n2048_k7168"
