@@ -43,6 +43,10 @@ class Hasher {
       u64(m.box_rows);
       u64(m.box_cols);
       u64(m.swizzle);
+      if (m.box_width != 0) {  // an image map; a matrix map's hash stays what it was
+        for (const SizeExpr* e : {&m.images, &m.image_width}) size(*e);
+        u64(m.box_width);
+      }
     }
     u64(k_.dispatch.group_size_rules.size());
     for (const SizeRule& r : k_.dispatch.group_size_rules) rule(r);
@@ -192,8 +196,14 @@ class Hasher {
         target(op);
         u64(op.fragment.rows);
         u64(op.fragment.cols);
+        if (op.ivalue != 0) u64(static_cast<std::uint64_t>(op.ivalue));  // an image's box width
         return;
       case OpAttributes::TensorBox:
+        target(op);
+        u64(static_cast<std::uint64_t>(op.shared_b));
+        u64(static_cast<std::uint64_t>(op.ivalue));
+        if (op.axis != 0) u64(op.axis);  // an image map's copy
+        return;
       case OpAttributes::Barrier:
         target(op);
         u64(static_cast<std::uint64_t>(op.shared_b));

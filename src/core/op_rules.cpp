@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 namespace iron::ir {
 namespace {
@@ -309,9 +310,29 @@ class TypeCheck {
     }
   }
 
-  /// copy.tile: a tensor and an allocation of one type; a box of whole 16-byte row pieces.
+  /// Operands u32 but those at `signed_at`, i32 (an image copy's pixel coordinates).
+  void unsigned_operands_but(std::initializer_list<std::size_t> signed_at) {
+    for (std::size_t i = 0; i < t_.size(); ++i) {
+      const bool coordinate = std::find(signed_at.begin(), signed_at.end(), i) != signed_at.end();
+      const DType want = coordinate ? DType::I32 : DType::U32;
+      if (t_[i] != want) {
+        fail("operand {} must be {}, got {}", i, dtype_name(want), dtype_name(t_[i]));
+      }
+    }
+  }
+
+  /// copy.tile: a tensor and an allocation of one type; a box of whole 16-byte row pieces; the
+  /// image form's box whole pixel rows, its row and column coordinates i32.
   void tile_copy() {
-    unsigned_operands();
+    if (op_.ivalue == 0) {
+      unsigned_operands();
+    } else {
+      unsigned_operands_but({4, 9});
+      if (op_.ivalue < 0 || op_.fragment.rows % static_cast<std::uint64_t>(op_.ivalue) != 0) {
+        fail("an image box of {} rows is not whole rows of {} pixels", op_.fragment.rows,
+             op_.ivalue);
+      }
+    }
     const Param* p = param();
     const SharedAlloc* s = shared();
     if (p == nullptr || p->kind == ParamKind::Constexpr || s == nullptr) {
@@ -333,13 +354,22 @@ class TypeCheck {
   /// copy.tensor: one of the kernel's tensor maps into an allocation of its type, completing an
   /// mbarrier's transaction.
   void tensor_copy() {
-    unsigned_operands();
     const SharedAlloc* s = shared();
     if (op_.ivalue < 0 || static_cast<std::size_t>(op_.ivalue) >= k_.tensor_maps.size()) {
       fail("reads tensor map {}, which the kernel does not have", op_.ivalue);
       return;
     }
     const TensorMap& map = k_.tensor_maps[static_cast<std::size_t>(op_.ivalue)];
+    if ((map.box_width != 0) != (op_.axis == 1)) {
+      fail("copies {} map with the operands of {} one",
+           map.box_width != 0 ? "an image" : "a matrix", op_.axis == 1 ? "an image" : "a matrix");
+      return;
+    }
+    if (op_.axis == 1) {
+      unsigned_operands_but({1, 5});
+    } else {
+      unsigned_operands();
+    }
     const bool tensor = map.param >= 0 && static_cast<std::size_t>(map.param) < k_.params.size();
     if (s == nullptr || !tensor) {
       fail("copies from a tensor map into a shared allocation");
@@ -551,8 +581,13 @@ std::size_t op_arity(const Op& op) {
   // a row-major B adds its panel stride.
   const bool registers_form = op.kind == OpKind::WgMma && op.shared < 0;
   const bool b_panels = op.kind == OpKind::WgMma && op.layout == MatrixLayout::RowMajor;
+  // An image copy adds the images, their width, the image and the box's first column (copy.tile)
+  // or the last two (copy.tensor).
+  std::size_t image = 0;
+  if (op.kind == OpKind::CopyTile && op.ivalue != 0) image = 4;
+  if (op.kind == OpKind::CopyTensor && op.axis == 1) image = 2;
   return info.operands + (vector_store ? op.lanes - 1 : 0) - (registers_form ? 1 : 0) +
-         (b_panels ? 1 : 0);
+         (b_panels ? 1 : 0) + image;
 }
 
 std::size_t op_block_count(OpKind k) { return op_info(k).blocks; }

@@ -396,7 +396,8 @@ class Parser {
     k_.dispatch.layouts.push_back(std::move(l));
   }
 
-  /// `tensor_map PARAM [base, height, width] box ROWS, COLS swizzle S`
+  /// `tensor_map PARAM [base, height, width] box ROWS, COLS swizzle S`, an image map's followed by
+  /// ` image [images, image_width] across W`
   void tensor_map(const Line& line) {
     Cursor c(line);
     c.keyword("tensor_map");
@@ -414,7 +415,12 @@ class Parser {
     m.base = dims[0];
     m.height = dims[1];
     m.width = dims[2];
-    const std::string rest(text.substr(close + 1));
+    std::string rest(text.substr(close + 1));
+    const std::size_t image = rest.find(" image ");
+    if (image != std::string::npos) {
+      image_map(line, rest.substr(image), m);
+      rest.resize(image);
+    }
     unsigned rows = 0;
     unsigned cols = 0;
     unsigned swizzle = 0;
@@ -427,6 +433,27 @@ class Parser {
     m.box_cols = cols;
     m.swizzle = swizzle;
     k_.tensor_maps.push_back(std::move(m));
+  }
+
+  /// An image map's ` image [images, image_width] across W`.
+  void image_map(const Line& line, const std::string& text, TensorMap& m) {
+    const std::size_t open = text.find('[');
+    const std::size_t close = text.find(']');
+    if (open == std::string::npos || close == std::string::npos || close < open) {
+      fail(line.number, "expected 'image [images, image_width] across W'");
+    }
+    const std::vector<SizeExpr> dims = expression(line, [&] {
+      return parse_size_dims(std::string_view(text).substr(open, close - open + 1));
+    });
+    if (dims.size() != 2) fail(line.number, "an image map has images and an image width");
+    m.images = dims[0];
+    m.image_width = dims[1];
+    unsigned width = 0;
+    char end = 0;
+    if (std::sscanf(text.c_str() + close + 1, " across %u %c", &width, &end) != 1 || width == 0) {
+      fail(line.number, "expected 'across W' (the box's width in pixels) after the image's dims");
+    }
+    m.box_width = width;
   }
 
   /// `require NAME multiple_of M` or `require NAME <=|>= EXPR`
@@ -676,6 +703,13 @@ class Parser {
         c.punct(',', "before the mbarriers");
         op.shared_b = shared_ref(c);
         op.args.push_back(bracketed(c, "the mbarrier"));
+        if (c.accept_punct(',')) {  // an image map's copy
+          c.keyword("image");
+          op.axis = 1;
+          op.args.push_back(c.value("the image"));
+          c.punct(',', "before the box's first pixel column");
+          op.args.push_back(c.value("the box's first pixel column"));
+        }
         break;
       case OpAttributes::Barrier:
         op.shared = shared_ref(c);
@@ -902,6 +936,17 @@ class Parser {
     op.fragment.rows = c.integer<std::uint32_t>("the box's rows");
     c.punct(',', "before the box's columns");
     op.fragment.cols = c.integer<std::uint32_t>("the box's columns");
+    if (!c.accept_punct(',')) return;
+    c.keyword("image");
+    for (const char* what : {"the images", "the image's width", "the image",
+                             "the box's first "
+                             "pixel column"}) {
+      op.args.push_back(c.value(what));
+      if (op.args.size() < 10) c.punct(',', "before an image operand");
+    }
+    c.punct(',', "before the box's width");
+    c.keyword("across");
+    op.ivalue = c.integer<std::int64_t>("the box's width in pixels");
   }
 
   /// wg.mma: `%d, @a[%offset], %stride, @b[%offset], %stride, row %panel|col, K`, or the

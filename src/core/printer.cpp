@@ -67,9 +67,14 @@ class Printer {
       end_line(l.loc);
     }
     for (const TensorMap& m : k_.tensor_maps) {
-      out_ += fmt::format("  tensor_map {} {} box {}, {} swizzle {}\n", param_name(m.param),
+      out_ += fmt::format("  tensor_map {} {} box {}, {} swizzle {}", param_name(m.param),
                           print_size_dims({m.base, m.height, m.width}), m.box_rows, m.box_cols,
                           m.swizzle);
+      if (m.box_width != 0) {
+        out_ += fmt::format(" image {} across {}", print_size_dims({m.images, m.image_width}),
+                            m.box_width);
+      }
+      out_ += "\n";
     }
     for (const ConstexprRule& r : k_.dispatch.constexpr_rules) {
       out_ += fmt::format("  require {} multiple_of {}", r.constexpr_name, r.multiple);
@@ -210,17 +215,31 @@ class Printer {
         return fmt::format(" {} {}", op.axis == 1 ? "inc" : "dec", op.ivalue);
       case OpAttributes::Turn:
         return fmt::format(" {} {}", turn_step_name(static_cast<TurnStep>(op.axis)), op.ivalue);
-      case OpAttributes::TileBox:
-        IRON_INTERNAL_ASSERT(op.args.size() == 6, "copy.tile without its six operands");
-        return fmt::format(" {}[{}], {}[{}], {}, {}, {}, {}, box {}, {}", shared_name(op.shared),
-                           value(op.args[0]), param_name(op.param), value(op.args[1]),
-                           value(op.args[2]), value(op.args[3]), value(op.args[4]),
-                           value(op.args[5]), op.fragment.rows, op.fragment.cols);
-      case OpAttributes::TensorBox:
-        IRON_INTERNAL_ASSERT(op.args.size() == 4, "copy.tensor without its four operands");
-        return fmt::format(" {}[{}], map {}, {}, {}, {}[{}]", shared_name(op.shared),
-                           value(op.args[0]), op.ivalue, value(op.args[1]), value(op.args[2]),
-                           shared_name(op.shared_b), value(op.args[3]));
+      case OpAttributes::TileBox: {
+        const bool image = op.ivalue != 0;
+        IRON_INTERNAL_ASSERT(op.args.size() == (image ? 10U : 6U),
+                             "copy.tile without its six (an image's ten) operands");
+        std::string text =
+            fmt::format(" {}[{}], {}[{}], {}, {}, {}, {}, box {}, {}", shared_name(op.shared),
+                        value(op.args[0]), param_name(op.param), value(op.args[1]),
+                        value(op.args[2]), value(op.args[3]), value(op.args[4]), value(op.args[5]),
+                        op.fragment.rows, op.fragment.cols);
+        if (image) {
+          text += fmt::format(", image {}, {}, {}, {}, across {}", value(op.args[6]),
+                              value(op.args[7]), value(op.args[8]), value(op.args[9]), op.ivalue);
+        }
+        return text;
+      }
+      case OpAttributes::TensorBox: {
+        const bool image = op.axis == 1;
+        IRON_INTERNAL_ASSERT(op.args.size() == (image ? 6U : 4U),
+                             "copy.tensor without its four (an image's six) operands");
+        std::string text = fmt::format(
+            " {}[{}], map {}, {}, {}, {}[{}]", shared_name(op.shared), value(op.args[0]), op.ivalue,
+            value(op.args[1]), value(op.args[2]), shared_name(op.shared_b), value(op.args[3]));
+        if (image) text += fmt::format(", image {}, {}", value(op.args[4]), value(op.args[5]));
+        return text;
+      }
       case OpAttributes::Barrier: {
         std::string text = fmt::format(" {}[{}]", shared_name(op.shared), value(op.args.at(0)));
         if (op.kind == OpKind::MbarWait) return text + ", " + value(op.args.at(1));

@@ -120,6 +120,20 @@ void record_copy_tile(int shared, ir::ValueId at, int param, ir::ValueId base, i
   op.fragment.cols = cols;
 }
 
+void record_copy_image_tile(int shared, ir::ValueId at, int param,
+                            const std::array<ir::ValueId, 5>& extent, ir::ValueId image,
+                            ir::ValueId y0, ir::ValueId x0, ir::ValueId c0, std::uint32_t box_h,
+                            std::uint32_t box_w, std::uint32_t cols, DType type) {
+  const auto [base, images, height, width, channels] = extent;
+  ir::Op& op = Tracer::current().record(
+      ir::OpKind::CopyTile, type, {at, base, height, channels, y0, c0, images, width, image, x0});
+  op.shared = shared;
+  op.param = param;
+  op.fragment.rows = box_h * box_w;
+  op.fragment.cols = cols;
+  op.ivalue = box_w;
+}
+
 void record_wg_mma(ir::ValueId d, int a_alloc, ir::ValueId a_offset, ir::ValueId a_stride,
                    int b_alloc, ir::ValueId b_offset, ir::ValueId b_stride, ir::ValueId b_panel,
                    ir::MatrixLayout b_layout, std::uint32_t k) {

@@ -114,10 +114,15 @@ struct Block {
 ///   rows row0 … and columns col0 … of the row-major height × width matrix at src[base] to
 ///   dst[dst_index + r·cols + c] (zeros outside the matrix), landing as copy.async's do.
 ///   lower_tile_copies makes it each thread's copy.async, or leaves it for expand_pipelines to
-///   make a CopyTensor on a target with tensor maps.
+///   make a CopyTensor on a target with tensor maps. The image form (ivalue = W ≥ 1, the box's
+///   width in pixels) adds args [images, image_width, image, x0]: the source is `images` images
+///   of height × image_width pixels of `width` channels each (NHWC), the box H·W pixels of
+///   image `image` from pixel row row0 and column x0 (row0 and x0 i32, negative allowed), rows in
+///   (y, x) order, pixels outside the image landing as zeros (a convolution's padding).
 ///   CopyTensor: shared (destination), shared_b (mbarriers), ivalue = the kernel's tensor map,
 ///   args=[dst_index, row0, col0, barrier]: one thread starts the map's box at (row0, col0),
-///   which completes the transaction of mbarrier `barrier` when it lands (Hopper's TMA).
+///   which completes the transaction of mbarrier `barrier` when it lands (Hopper's TMA); an image
+///   map's copy adds [image, x0] (row0 and x0 i32).
 ///   MbarInit/MbarExpect/MbarWait/MbarInval/MbarArrive: shared = an allocation of mbarriers (2 u32
 ///   words each), args[0] = which: init to ivalue arrivals; arrive expecting ivalue bytes; wait
 ///   until the phase of parity args[1] has completed; invalidate; arrive once for the simdgroup
@@ -291,12 +296,17 @@ struct DispatchContract {
 /// box_cols elements of the row-major matrix of `height` rows of `width` elements at element
 /// `base` of tensor parameter `param`, placed in rows of `swizzle` elements XOR-swizzled as
 /// SharedAlloc::swizzle says (0: in order). The host encodes it before each launch.
+/// A TMA descriptor of the matrix [height, width] at param[base]; an image map (box_width ≥ 1)
+/// is of the NHWC tensor [images, height, image_width, width] instead, its box box_rows /
+/// box_width pixel rows of box_width pixels.
 struct TensorMap {
   int param = -1;
   SizeExpr base, height, width;
   std::uint32_t box_rows = 0;
   std::uint32_t box_cols = 0;
   std::uint32_t swizzle = 0;
+  SizeExpr images, image_width;  ///< an image map's
+  std::uint32_t box_width = 0;   ///< 0: a matrix map
   bool operator==(const TensorMap&) const = default;
 };
 

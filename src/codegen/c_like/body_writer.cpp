@@ -214,9 +214,11 @@ class BodyWriter {
   void tensor_copy(const ir::Op& op) {
     const ir::SharedAlloc& dst = cx_.kernel.shared.at(static_cast<std::size_t>(op.shared));
     const std::string to = dst.name + " + " + placed_index(dst, values_.name(op.args[0]));
-    line(cx_.dialect.tensor_copy(to, static_cast<std::size_t>(op.ivalue), values_.name(op.args[1]),
-                                 values_.name(op.args[2]), barrier_address(op.shared_b, op.args[3]),
-                                 cx_.needs),
+    std::vector<std::string> coordinates = {values_.name(op.args[1]), values_.name(op.args[2])};
+    for (std::size_t i = 4; i < op.args.size(); ++i)
+      coordinates.push_back(values_.name(op.args[i]));
+    line(cx_.dialect.tensor_copy(to, static_cast<std::size_t>(op.ivalue), coordinates,
+                                 barrier_address(op.shared_b, op.args[3]), cx_.needs),
          op.loc);
   }
 

@@ -103,8 +103,8 @@ std::string Dialect::tensor_map_param(std::size_t) const {
 std::string Dialect::tensor_map_name(std::size_t) const {
   IRON_INTERNAL_ERROR("tensor maps reached a target without them");
 }
-std::string Dialect::tensor_copy(const std::string&, std::size_t, const std::string&,
-                                 const std::string&, const std::string&, Needs&) const {
+std::string Dialect::tensor_copy(const std::string&, std::size_t, const std::vector<std::string>&,
+                                 const std::string&, Needs&) const {
   IRON_INTERNAL_ERROR("copy.tensor reached a target without tensor maps");
 }
 std::string Dialect::mbarrier(ir::OpKind, const std::string&, std::int64_t, const std::string&,

@@ -186,14 +186,15 @@ class Dialect {
   virtual std::string turn(ir::TurnStep step, std::uint32_t warpgroups, Needs& needs) const;
   /// Hopper's tensor-memory-accelerator copies and mbarriers (CUDA's sm_90a alone; the others
   /// never see them): the k-th tensor map parameter and its name; copy.tensor of the box at
-  /// (row0, col0) of map `map` to `dst` (a pointer) completing mbarrier `bar` (a pointer to its
-  /// 8 bytes); mbar.init (count arrivals), mbar.expect (count bytes), mbar.wait (parity),
-  /// mbar.inval, mbar.arrive (once a simdgroup).
+  /// `coordinates` (row0, col0 of a matrix map; row0, col0, image, x0 of an image map) of map
+  /// `map` to `dst` (a pointer) completing mbarrier `bar` (a pointer to its 8 bytes); mbar.init
+  /// (count arrivals), mbar.expect (count bytes), mbar.wait (parity), mbar.inval, mbar.arrive (once
+  /// a simdgroup).
   virtual std::string tensor_map_param(std::size_t k) const;
   virtual std::string tensor_map_name(std::size_t k) const;
-  virtual std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,
-                                  const std::string& col0, const std::string& bar,
-                                  Needs& needs) const;
+  virtual std::string tensor_copy(const std::string& dst, std::size_t map,
+                                  const std::vector<std::string>& coordinates,
+                                  const std::string& bar, Needs& needs) const;
   virtual std::string mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count,
                                const std::string& parity, Needs& needs) const;
 

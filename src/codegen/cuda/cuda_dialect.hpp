@@ -57,8 +57,8 @@ class CudaDialect final : public c_like::Dialect {
                    c_like::Needs& needs) const override;
   std::string tensor_map_param(std::size_t k) const override;
   std::string tensor_map_name(std::size_t k) const override;
-  std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,
-                          const std::string& col0, const std::string& bar,
+  std::string tensor_copy(const std::string& dst, std::size_t map,
+                          const std::vector<std::string>& coordinates, const std::string& bar,
                           c_like::Needs& needs) const override;
   std::string mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count,
                        const std::string& parity, c_like::Needs& needs) const override;

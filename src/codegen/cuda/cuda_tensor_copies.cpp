@@ -37,6 +37,24 @@ __device__ __forceinline__ void iron_tensor_copy(void* dst, const iron_tensor_ma
       : "memory");
 }
 )"},
+      {"iron_image_copy",
+       {"iron_tensor_map"},
+       R"(// Starts the TMA copy of the box of an image map (NHWC: channels, x, y, image innermost
+// first) at pixel (y, x) of image n from channel c, completing `bar`'s bytes; y and x may be
+// negative (pixels outside the image land as zeros).
+__device__ __forceinline__ void iron_image_copy(void* dst, const iron_tensor_map& map,
+                                                unsigned int n, int y, int x, unsigned int c,
+                                                unsigned int* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];"
+      :
+      : "r"(static_cast<unsigned int>(__cvta_generic_to_shared(dst))),
+        "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c), "r"(x), "r"(y), "r"(n),
+        "r"(static_cast<unsigned int>(__cvta_generic_to_shared(bar)))
+      : "memory");
+}
+)"},
       {"iron_mbarrier",
        {},
        R"(// mbarrier operations on the 8 bytes at `bar` (two words of a u32 allocation) in shared memory.
@@ -91,11 +109,18 @@ std::string tensor_map_param(std::size_t k) {
   return "const __grid_constant__ iron_tensor_map " + tensor_map_name(k);
 }
 
-std::string tensor_copy(const std::string& dst, std::size_t map, const std::string& row0,
-                        const std::string& col0, const std::string& bar, c_like::Needs& needs) {
+std::string tensor_copy(const std::string& dst, std::size_t map,
+                        const std::vector<std::string>& coordinates, const std::string& bar,
+                        c_like::Needs& needs) {
+  if (coordinates.size() == 4) {  // row0, col0, image, x0 of an image map
+    needs.helpers.insert("iron_image_copy");
+    return fmt::format("iron_image_copy({}, {}, {}, {}, {}, {}, {});", dst, tensor_map_name(map),
+                       coordinates[2], coordinates[0], coordinates[3], coordinates[1], bar);
+  }
+  IRON_INTERNAL_ASSERT(coordinates.size() == 2, "copy.tensor of a matrix map at (row0, col0)");
   needs.helpers.insert("iron_tensor_copy");
-  return fmt::format("iron_tensor_copy({}, {}, {}, {}, {});", dst, tensor_map_name(map), row0, col0,
-                     bar);
+  return fmt::format("iron_tensor_copy({}, {}, {}, {}, {});", dst, tensor_map_name(map),
+                     coordinates[0], coordinates[1], bar);
 }
 
 std::string mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count,
@@ -115,9 +140,9 @@ std::string mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count
 std::string CudaDialect::tensor_map_param(std::size_t k) const { return cuda::tensor_map_param(k); }
 std::string CudaDialect::tensor_map_name(std::size_t k) const { return cuda::tensor_map_name(k); }
 std::string CudaDialect::tensor_copy(const std::string& dst, std::size_t map,
-                                     const std::string& row0, const std::string& col0,
+                                     const std::vector<std::string>& coordinates,
                                      const std::string& bar, c_like::Needs& needs) const {
-  return cuda::tensor_copy(dst, map, row0, col0, bar, needs);
+  return cuda::tensor_copy(dst, map, coordinates, bar, needs);
 }
 std::string CudaDialect::mbarrier(ir::OpKind kind, const std::string& bar, std::int64_t count,
                                   const std::string& parity, c_like::Needs& needs) const {

@@ -255,8 +255,11 @@ class Expander {
       bytes += std::uint64_t{op.fragment.rows} * op.fragment.cols * dtype_size(op.type);
       Builder c(kernel_, copies);
       c.at(op.loc);
-      ir::Op& copy =
-          c.make(OpKind::CopyTensor, op.type, {op.args[0], op.args[4], op.args[5], slot});
+      std::vector<ValueId> coordinates = {op.args[0], op.args[4], op.args[5], slot};
+      const bool image = op.ivalue != 0;  // an image copy: its image and first pixel column too
+      if (image) coordinates.insert(coordinates.end(), {op.args[8], op.args[9]});
+      ir::Op& copy = c.make(OpKind::CopyTensor, op.type, std::move(coordinates));
+      copy.axis = image ? 1 : 0;
       copy.shared = op.shared;
       copy.shared_b = bars;
       copy.ivalue = maps.at(copies.size() - 1);

@@ -4,7 +4,9 @@
 ///   r = v / (C/W); c = v % (C/W) · W; inside = row0 + r < height && col0 + c < width
 ///   copy.async @dst[at + r·C + c], src[inside ? base + (row0 + r)·width + col0 + c : base], inside
 ///
-/// unrolled over T = the group size when the dispatch fixes it (exactly N), a loop otherwise.
+/// unrolled over T = the group size when the dispatch fixes it (exactly N), a loop otherwise. An
+/// image copy's rows are pixels of an NHWC image, checked against the image's bounds in place of
+/// the matrix's (image_chunk).
 /// On a target with tensor maps (TargetProfile::tensor_maps), the copies of a pipeline's load
 /// block stay as they are when every op of the block is pure or a qualifying copy.tile
 /// (tile_tensor_map): expand_pipelines makes each one TMA copy on an mbarrier ring. There, a
@@ -130,6 +132,14 @@ std::optional<ir::TensorMap> map_of(const ir::Kernel& kernel, const Definitions&
   map.base = std::move(*base);
   map.height = std::move(*height);
   map.width = std::move(*width);
+  if (op.ivalue != 0) {  // an image copy: its images and their width too
+    auto images = host_expression(kernel, defs, op.args[6]);
+    auto image_width = host_expression(kernel, defs, op.args[7]);
+    if (!images || !image_width) return std::nullopt;
+    map.images = std::move(*images);
+    map.image_width = std::move(*image_width);
+    map.box_width = static_cast<std::uint32_t>(op.ivalue);
+  }
   return map;
 }
 
@@ -261,9 +271,13 @@ class Lowering {
     out.back().blocks[0].ops = std::move(body);
   }
 
-  /// The copy of chunk `v` of the box.
+  /// The copy of chunk `v` of the box (an image copy's: image_chunk).
   static void chunk(ir::Builder& b, const ir::Op& copy, ValueId v, std::uint32_t per_row,
                     std::uint32_t width) {
+    if (copy.ivalue != 0) {
+      image_chunk(b, copy, v, per_row, width);
+      return;
+    }
     const DType u32 = DType::U32;
     const ValueId at = copy.args[0];
     const ValueId base = copy.args[1];
@@ -279,6 +293,64 @@ class Lowering {
                                    b.make(OpKind::Lt, DType::Bool, {col, matrix_width}).result})
                                .result;
     const ValueId offset = b.make(OpKind::Mul, u32, {row, matrix_width}).result;
+    const ValueId element =
+        b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {base, offset}).result, col}).result;
+    const ValueId from = b.make(OpKind::Select, u32, {inside, element, base}).result;
+    const ValueId place = b.make(OpKind::Mul, u32, {r, b.constant(u32, copy.fragment.cols)}).result;
+    const ValueId to =
+        b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {at, place}).result, c}).result;
+    ir::Op& started = b.make(OpKind::CopyAsync, copy.type, {to, from, inside});
+    started.shared = copy.shared;
+    started.param = copy.param;
+    started.lanes = static_cast<std::uint8_t>(width);
+  }
+
+  /// The copy of chunk `v` of an image copy's box: row r = v / per_row is pixel (y0 + r / W,
+  /// x0 + r % W) of the image, W the box's width; a pixel outside the image (a coordinate
+  /// below 0 wraps past the image as u32) or a column past the channels copies zeros.
+  static void image_chunk(ir::Builder& b, const ir::Op& copy, ValueId v, std::uint32_t per_row,
+                          std::uint32_t width) {
+    const DType u32 = DType::U32;
+    const DType i32 = DType::I32;
+    const DType boolean = DType::Bool;
+    const ValueId at = copy.args[0];
+    const ValueId base = copy.args[1];
+    const ValueId height = copy.args[2];
+    const ValueId channels = copy.args[3];
+    const ValueId images = copy.args[6];
+    const ValueId image_width = copy.args[7];
+    const ValueId image = copy.args[8];
+    const auto box_width = static_cast<std::uint32_t>(copy.ivalue);
+    const ValueId r = b.make(OpKind::Div, u32, {v, b.constant(u32, per_row)}).result;
+    const ValueId piece = b.make(OpKind::Rem, u32, {v, b.constant(u32, per_row)}).result;
+    const ValueId c = b.make(OpKind::Mul, u32, {piece, b.constant(u32, width)}).result;
+    const auto coordinate = [&](ValueId first, OpKind part) {
+      const ValueId along = b.make(part, u32, {r, b.constant(u32, box_width)}).result;
+      const ValueId signed_along = b.make(OpKind::Cast, i32, {along}).result;
+      const ValueId at_pixel = b.make(OpKind::Add, i32, {first, signed_along}).result;
+      return b.make(OpKind::Cast, u32, {at_pixel}).result;
+    };
+    const ValueId y = coordinate(copy.args[4], OpKind::Div);
+    const ValueId x = coordinate(copy.args[9], OpKind::Rem);
+    const ValueId col = b.make(OpKind::Add, u32, {copy.args[5], c}).result;
+    const auto below = [&](ValueId a, ValueId limit) {
+      return b.make(OpKind::Lt, boolean, {a, limit}).result;
+    };
+    const auto both = [&](ValueId p, ValueId q) {
+      return b.make(OpKind::And, boolean, {p, q}).result;
+    };
+    const ValueId in_rows = below(y, height);
+    const ValueId in_columns = below(x, image_width);
+    const ValueId in_pixels = both(in_rows, in_columns);
+    const ValueId in_images = below(image, images);
+    const ValueId in_channels = below(col, channels);
+    const ValueId inside = both(in_pixels, both(in_images, in_channels));
+    const ValueId image_row =
+        b.make(OpKind::Add, u32, {b.make(OpKind::Mul, u32, {image, height}).result, y}).result;
+    const ValueId pixel =
+        b.make(OpKind::Add, u32, {b.make(OpKind::Mul, u32, {image_row, image_width}).result, x})
+            .result;
+    const ValueId offset = b.make(OpKind::Mul, u32, {pixel, channels}).result;
     const ValueId element =
         b.make(OpKind::Add, u32, {b.make(OpKind::Add, u32, {base, offset}).result, col}).result;
     const ValueId from = b.make(OpKind::Select, u32, {inside, element, base}).result;

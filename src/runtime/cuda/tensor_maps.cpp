@@ -53,9 +53,10 @@ int data_type(DType t) {
                           dtype_name(t)));
 }
 
-/// What makes one map: the buffer's address and everything the descriptor holds.
-using Key =
-    std::tuple<CUdeviceptr, int, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t, int>;
+/// What makes one map: the buffer's address and everything the descriptor holds (an image map's
+/// images, image width and box width; 0 for a matrix map).
+using Key = std::tuple<CUdeviceptr, int, std::uint64_t, std::uint64_t, std::uint32_t, std::uint32_t,
+                       int, std::uint64_t, std::uint64_t, std::uint32_t>;
 
 std::mutex cache_mutex;
 std::map<Key, EncodedTensorMap>& cache() {
@@ -94,24 +95,41 @@ std::vector<EncodedTensorMap> encode_tensor_maps(const ir::Kernel& kernel,
     const std::uint64_t row_bytes = static_cast<std::uint64_t>(width) * size;
     if (address % kAlignment != 0 || row_bytes % kAlignment != 0) continue;
     const int swizzle = map.swizzle != 0 ? kSwizzle128 : 0;
-    const Key key{address,   data_type(t), static_cast<std::uint64_t>(height),
-                  row_bytes, map.box_rows, map.box_cols,
-                  swizzle};
+    const bool image = map.box_width != 0;
+    const std::int64_t images = image ? value_of(kernel, args, map.images, map, "images") : 0;
+    const std::int64_t image_width =
+        image ? value_of(kernel, args, map.image_width, map, "image width") : 0;
+    if (image && (images < 1 || image_width < 1)) continue;
+    const Key key{address,
+                  data_type(t),
+                  static_cast<std::uint64_t>(height),
+                  row_bytes,
+                  map.box_rows,
+                  map.box_cols,
+                  swizzle,
+                  static_cast<std::uint64_t>(images),
+                  static_cast<std::uint64_t>(image_width),
+                  map.box_width};
     const std::lock_guard<std::mutex> lock(cache_mutex);
     const auto found = cache().find(key);
     if (found != cache().end()) {
       out[k] = found->second;
       continue;
     }
-    const unsigned long long dims[2] = {static_cast<unsigned long long>(width),
-                                        static_cast<unsigned long long>(height)};
-    const unsigned long long strides[1] = {row_bytes};
-    const unsigned int box[2] = {map.box_cols, map.box_rows};
-    const unsigned int element_strides[2] = {1, 1};
+    // Innermost first: a matrix's columns and rows; an image's channels, pixel columns, pixel
+    // rows and images (the box one image deep).
+    const auto w = static_cast<unsigned long long>(image_width);
+    const unsigned long long dims[4] = {
+        static_cast<unsigned long long>(width), image ? w : static_cast<unsigned long long>(height),
+        static_cast<unsigned long long>(height), static_cast<unsigned long long>(images)};
+    const unsigned long long strides[3] = {row_bytes, row_bytes * w, row_bytes * w * dims[2]};
+    const unsigned int box[4] = {map.box_cols, image ? map.box_width : map.box_rows,
+                                 image ? map.box_rows / map.box_width : 1, 1};
+    const unsigned int element_strides[4] = {1, 1, 1, 1};
     EncodedTensorMap encoded;
     const Driver& d = driver();
     d.check(d.api().tensor_map_encode_tiled(
-                encoded.opaque.data(), data_type(t), 2,
+                encoded.opaque.data(), data_type(t), image ? 4 : 2,
                 // NOLINTNEXTLINE(performance-no-int-to-ptr): the API takes a pointer
                 reinterpret_cast<void*>(address), dims, strides, box, element_strides, 0, swizzle,
                 kL2Promotion256, 0),

@@ -28,6 +28,7 @@ namespace iron::runtime::sim {
 /// tensor's first element and its rows 16-byte aligned).
 struct MapExtent {
   std::int64_t base = 0, height = 0, width = 0;
+  std::int64_t images = 1, image_width = 1;  ///< an image map's (a matrix is one image one wide)
   bool encodable = false;
   std::string why;  ///< why not, when it is not
 };

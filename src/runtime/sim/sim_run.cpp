@@ -33,7 +33,7 @@ constexpr std::uint64_t kMaxThreads = 0xFFFFFFFEu;
 
 /// The extent of tensor map `map` for a launch with `args`, and whether the GPU could encode it:
 /// the tensor's first element and its rows 16-byte aligned (a tensor's elements start aligned),
-/// the matrix inside the tensor.
+/// the matrix (an image map: the images) inside the tensor.
 sim::MapExtent map_extent(const ir::Kernel& kernel, const std::vector<Arg>& args,
                           const ir::TensorMap& map, std::uint64_t count) {
   sim::MapExtent e;
@@ -46,21 +46,28 @@ sim::MapExtent map_extent(const ir::Kernel& kernel, const std::vector<Arg>& args
   e.base = value(map.base);
   e.height = value(map.height);
   e.width = value(map.width);
+  if (map.box_width != 0) {  // an image map: `images` images of height × image_width pixels
+    e.images = value(map.images);
+    e.image_width = value(map.image_width);
+  }
+  const std::uint64_t rows = static_cast<std::uint64_t>(std::max<std::int64_t>(e.images, 0)) *
+                             static_cast<std::uint64_t>(std::max<std::int64_t>(e.height, 0)) *
+                             static_cast<std::uint64_t>(std::max<std::int64_t>(e.image_width, 0));
   const std::uint64_t size =
       dtype_size(kernel.params.at(static_cast<std::size_t>(map.param)).dtype);
   if (!error.empty()) {
     e.why = "cannot be evaluated: " + error;
-  } else if (e.base < 0 || e.height < 1 || e.width < 1) {
-    e.why = fmt::format("starts at {} with {} rows of {}", e.base, e.height, e.width);
+  } else if (e.base < 0 || e.height < 1 || e.width < 1 || e.images < 1 || e.image_width < 1) {
+    e.why = fmt::format("starts at {} with {} rows of {} ({} images {} pixels wide)", e.base,
+                        e.height, e.width, e.images, e.image_width);
   } else if (static_cast<std::uint64_t>(e.base) * size % 16 != 0) {
     e.why = fmt::format("starts at element {}, not 16-byte aligned", e.base);
   } else if (static_cast<std::uint64_t>(e.width) * size % 16 != 0) {
     e.why = fmt::format("has rows of {} elements, not a multiple of 16 bytes", e.width);
-  } else if (static_cast<std::uint64_t>(e.base) +
-                 static_cast<std::uint64_t>(e.height) * static_cast<std::uint64_t>(e.width) >
+  } else if (static_cast<std::uint64_t>(e.base) + rows * static_cast<std::uint64_t>(e.width) >
              count) {
     e.why = fmt::format("spans elements {} to {} of a tensor of {}", e.base,
-                        e.base + e.height * e.width - 1, count);
+                        static_cast<std::uint64_t>(e.base) + rows * e.width - 1, count);
   } else {
     e.encodable = true;
   }

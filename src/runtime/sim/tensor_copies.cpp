@@ -176,6 +176,12 @@ void GroupRunner::copy_tensor(const Instr& in, Active active) {
     }
     const std::int64_t row0 = int_value(row(in.args[1])[t], in.arg_types[1]);
     const std::int64_t col0 = int_value(row(in.args[2])[t], in.arg_types[2]);
+    // An image map's box: rows of box_width pixels from (row0, x0) of image `image`; a matrix
+    // map's: rows row0 … of the one image one pixel wide.
+    const bool image = map.box_width != 0;
+    const std::uint32_t box_width = image ? map.box_width : 1;
+    const std::int64_t which = image ? int_value(row(in.args[4])[t], in.arg_types[4]) : 0;
+    const std::int64_t x0 = image ? int_value(row(in.args[5])[t], in.arg_types[5]) : 0;
     const CopyTag tag{b + 1, bar.phases + 1};
     Slot* data = shared_.data(in.buffer);
     with_type(in.type, [&](auto d) {
@@ -189,11 +195,15 @@ void GroupRunner::copy_tensor(const Instr& in, Active active) {
           if (shared_.product_reads(in.buffer, i) != 0) {
             throw report_.operand_overwritten(in, t, Access::Write, alloc, i, size);
           }
-          const bool inside = row0 + r < extent.height && col0 + c < extent.width;
+          const std::int64_t y = row0 + r / box_width;
+          const std::int64_t x = x0 + r % box_width;
+          const bool inside = y >= 0 && y < extent.height && x >= 0 && x < extent.image_width &&
+                              which < extent.images && col0 + c < extent.width;
           Slot value = 0;  // the bits of +0 in every type
           if (inside) {
+            const std::int64_t pixel = (which * extent.height + y) * extent.image_width + x;
             const auto from =
-                static_cast<std::uint64_t>(extent.base + (row0 + r) * extent.width + col0 + c);
+                static_cast<std::uint64_t>(extent.base + pixel * extent.width + col0 + c);
             value = decode<D>(view.data + from * sizeof_dtype<D>);
           }
           data[i] = value;
