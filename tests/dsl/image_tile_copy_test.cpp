@@ -12,6 +12,7 @@
 #include "../sim/sim_helpers.hpp"
 #include "iron/codegen/compile.hpp"
 #include "iron/iron.hpp"
+#include "iron/runtime/device.hpp"
 
 namespace {
 using namespace iron::dsl;
@@ -167,6 +168,35 @@ TEST(ImageTileCopy, HoppersSourceCompilesForSm90a) {
                                                   /*arch_specific=*/true);
   EXPECT_FALSE(cubin.cubin.empty());
   EXPECT_TRUE(cubin.log.empty()) << cubin.log;
+}
+
+/// A device tensor holding `h`'s bytes.
+iron::runtime::DeviceTensor on_device(const iron::runtime::HostTensor& h) {
+  auto t = iron::runtime::DeviceTensor::allocate(h.dtype, h.count());
+  t.upload(h.bytes);
+  return t;
+}
+
+TEST(ImageTileCopyGpu, TheDevicesPathLandsTheSameBoxes) {
+  if (!iron::runtime::cuda_available()) {
+    GTEST_SKIP() << "no CUDA: " << iron::runtime::cuda_unavailable_reason();
+  }
+  const ir::Kernel k = kernel_ir_for("image_box_product", DType::BF16);
+  const auto x = on_device(sim_test::make_tensor(DType::BF16, image_values()));
+  const auto w = on_device(sim_test::make_tensor(DType::BF16, weight_values()));
+  const std::vector<double> poison(std::size_t{kRow} * kRow, -12345.0);
+  const auto out = on_device(sim_test::make_tensor(DType::F32, poison));
+  const auto stream = iron::runtime::Stream::borrow(nullptr);
+  iron::runtime::launch_async(
+      k,
+      {&x, &w, &out, sim_test::scalar(DType::U32, kImages), sim_test::scalar(DType::U32, kHeight),
+       sim_test::scalar(DType::U32, kWidth), sim_test::scalar(DType::U32, kChannels)},
+      {{1, 1, 1}, {128, 1, 1}}, stream);
+  stream.synchronize();
+  std::vector<float> got(std::size_t{kRow} * kRow);
+  out.download(std::as_writable_bytes(std::span(got)));
+  const std::vector<double> want = expected_product(image_values(), weight_values());
+  for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
 }
 
 }  // namespace
